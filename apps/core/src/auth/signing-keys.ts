@@ -1,0 +1,82 @@
+import { generateKeyPairSync, createPrivateKey, createPublicKey, KeyObject } from 'node:crypto';
+import type { Db, Queryable } from '../db/knex';
+import { randomId } from '../ids';
+import { deriveKey, seal, unseal } from './sealing';
+import { REFRESH_TOKEN_SECONDS } from './token-claims';
+
+export interface PublicJwk {
+  kty: 'OKP';
+  crv: 'Ed25519';
+  x: string;
+  kid: string;
+  alg: 'EdDSA';
+  use: 'sig';
+}
+
+export interface SigningKey {
+  kid: string;
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+  jwk: PublicJwk;
+  createdAt: Date;
+  retiredAt: Date | null;
+}
+
+/** A retired key stays published (and accepted) until the last token it signed has expired. */
+const PUBLISH_AFTER_RETIREMENT_MS = (REFRESH_TOKEN_SECONDS + 60) * 1000;
+const ADVISORY_LOCK = 727_001;
+
+function newKeyPair(): { kid: string; jwk: PublicJwk; privatePem: string } {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const kid = randomId(16);
+  const x = (publicKey.export({ format: 'jwk' }) as { x: string }).x;
+  return {
+    kid,
+    jwk: { kty: 'OKP', crv: 'Ed25519', x, kid, alg: 'EdDSA', use: 'sig' },
+    privatePem: privateKey.export({ format: 'pem', type: 'pkcs8' }) as string,
+  };
+}
+
+async function insertKey(trx: Queryable, sealingKey: Buffer): Promise<string> {
+  const { kid, jwk, privatePem } = newKeyPair();
+  await trx('signing_keys').insert({ kid, public_jwk: jwk, private_key_encrypted: seal(sealingKey, privatePem) });
+  return kid;
+}
+
+/** Makes the first signing key when there is none; safe when several processes start at once. */
+export async function ensureSigningKey(db: Db, masterKey: Buffer): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(?)', [ADVISORY_LOCK]);
+    const active = await trx('signing_keys').whereNull('retired_at').first();
+    if (!active) await insertKey(trx, deriveKey(masterKey, 'signing-keys'));
+  });
+}
+
+/** `hearth signing-keys rotate`: a new key signs from now on; the old one is retired but still published. */
+export async function rotateSigningKey(db: Db, masterKey: Buffer): Promise<{ kid: string; retired: string[] }> {
+  return db.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(?)', [ADVISORY_LOCK]);
+    const retired = await trx('signing_keys').whereNull('retired_at').update({ retired_at: trx.fn.now() }).returning('kid');
+    const kid = await insertKey(trx, deriveKey(masterKey, 'signing-keys'));
+    return { kid, retired: retired.map((r: { kid: string }) => r.kid) };
+  });
+}
+
+/** Loads the keys still worth knowing: the active one first, then retired ones still published. */
+export async function loadSigningKeys(db: Queryable, masterKey: Buffer, now = Date.now()): Promise<SigningKey[]> {
+  const sealingKey = deriveKey(masterKey, 'signing-keys');
+  const rows = await db('signing_keys')
+    .where((q) => q.whereNull('retired_at').orWhere('retired_at', '>', new Date(now - PUBLISH_AFTER_RETIREMENT_MS)))
+    .orderByRaw('retired_at IS NOT NULL, created_at DESC');
+  return rows.map((row: Record<string, unknown>) => {
+    const privateKey = createPrivateKey(unseal(sealingKey, row.private_key_encrypted as string));
+    return {
+      kid: row.kid as string,
+      privateKey,
+      publicKey: createPublicKey(privateKey),
+      jwk: row.public_jwk as PublicJwk,
+      createdAt: new Date(row.created_at as string),
+      retiredAt: row.retired_at ? new Date(row.retired_at as string) : null,
+    };
+  });
+}

@@ -1,0 +1,125 @@
+import { KeyObject } from 'node:crypto';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import type { Db } from '../db/knex';
+import { TtlCache } from '../cache';
+import { randomId } from '../ids';
+import type { InvalidationBus } from '../invalidation';
+import { ensureSigningKey, loadSigningKeys, PublicJwk, SigningKey } from './signing-keys';
+import {
+  ACCESS_TOKEN_SECONDS,
+  CLOCK_TOLERANCE_SECONDS,
+  PlayerTokenClaims,
+  REFRESH_TOKEN_SECONDS,
+  TOKEN_AUDIENCE,
+  TokenType,
+} from './token-claims';
+
+export interface IssuedTokens {
+  accessToken: string;
+  refreshToken: string;
+  expiresIn: number;
+}
+
+const RELOAD_EVERY_MS = 60_000;
+const UNKNOWN_KID_RELOAD_GAP_MS = 5_000;
+
+/**
+ * Signs and verifies player tokens (Ed25519 JWTs via jose, alg pinned to EdDSA, audience checked).
+ * A verified token is remembered until it expires, so the hot path verifies each token once per
+ * process; whether its player still exists and is not signed out is checked on every use elsewhere.
+ */
+export class TokenService {
+  private keys: SigningKey[] = [];
+  private verified = new TtlCache<string, PlayerTokenClaims>(ACCESS_TOKEN_SECONDS * 1000, 200_000);
+  private lastReload = 0;
+  private reloading?: Promise<void>;
+  private timer?: NodeJS.Timeout;
+
+  constructor(private readonly db: Db, private readonly masterKey: Buffer, bus: InvalidationBus) {
+    bus.on((event) => {
+      if (event.kind === 'signing-keys') void this.reload().catch(() => undefined);
+    });
+  }
+
+  async start(): Promise<void> {
+    await ensureSigningKey(this.db, this.masterKey);
+    await this.reload();
+    this.timer = setInterval(() => void this.reload().catch(() => undefined), RELOAD_EVERY_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** The public key set: the signing key first, then retired keys whose tokens may still be alive. */
+  jwks(): { keys: PublicJwk[] } {
+    return { keys: this.keys.map((k) => k.jwk) };
+  }
+
+  /**
+   * Issues an access and a refresh token. `notBeforeSeconds` is the player's sign-out cut-off: a token
+   * issued in the same second as a sign-out must still be newer than it.
+   */
+  async issue(playerId: string, appKey: string, notBeforeSeconds = 0): Promise<IssuedTokens> {
+    const signer = this.keys[0];
+    if (!signer || signer.retiredAt) throw new Error('no active signing key');
+    const iat = Math.max(Math.floor(Date.now() / 1000), notBeforeSeconds);
+    const sign = (type: TokenType, lifetime: number) =>
+      new SignJWT({ type, game: appKey })
+        .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ: 'JWT' })
+        .setAudience(TOKEN_AUDIENCE)
+        .setSubject(playerId)
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + lifetime)
+        .setJti(randomId(22))
+        .sign(signer.privateKey);
+    const [accessToken, refreshToken] = await Promise.all([sign('access', ACCESS_TOKEN_SECONDS), sign('refresh', REFRESH_TOKEN_SECONDS)]);
+    return { accessToken, refreshToken, expiresIn: ACCESS_TOKEN_SECONDS };
+  }
+
+  /** The claims of a genuine, unexpired token of ours, or null. Type and player checks are the caller's. */
+  async verify(token: string): Promise<PlayerTokenClaims | null> {
+    const now = Date.now();
+    const hit = this.verified.get(token, now);
+    if (hit) return hit.exp * 1000 + CLOCK_TOLERANCE_SECONDS * 1000 > now ? hit : null;
+    try {
+      const { payload } = await jwtVerify(token, (header) => this.keyFor(header.kid), {
+        algorithms: ['EdDSA'],
+        audience: TOKEN_AUDIENCE,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        requiredClaims: ['sub', 'exp', 'iat', 'jti'],
+      });
+      const claims = payload as unknown as PlayerTokenClaims;
+      if ((claims.type !== 'access' && claims.type !== 'refresh') || typeof claims.game !== 'string') return null;
+      const ttl = claims.exp * 1000 + CLOCK_TOLERANCE_SECONDS * 1000 - now;
+      if (ttl > 0) this.verified.set(token, claims, ttl);
+      return claims;
+    } catch (err) {
+      if (err instanceof joseErrors.JOSEError || err instanceof TypeError) return null;
+      throw err;
+    }
+  }
+
+  private async keyFor(kid: string | undefined): Promise<KeyObject> {
+    let key = this.keys.find((k) => k.kid === kid);
+    if (!key && kid && Date.now() - this.lastReload > UNKNOWN_KID_RELOAD_GAP_MS) {
+      await this.reload();
+      key = this.keys.find((k) => k.kid === kid);
+    }
+    if (!key) throw new joseErrors.JWKSNoMatchingKey();
+    return key.publicKey;
+  }
+
+  private reload(): Promise<void> {
+    this.reloading ??= loadSigningKeys(this.db, this.masterKey)
+      .then((keys) => {
+        this.keys = keys;
+        this.lastReload = Date.now();
+      })
+      .finally(() => {
+        this.reloading = undefined;
+      });
+    return this.reloading;
+  }
+}

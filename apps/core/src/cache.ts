@@ -1,0 +1,51 @@
+/**
+ * A small in-process cache with a time-to-live and an upper size; entries can also be dropped by key
+ * when another process announces a change (see the invalidation bus).
+ */
+export class TtlCache<K, V> {
+  private entries = new Map<K, { value: V; expiresAt: number }>();
+  constructor(private readonly ttlMs: number, private readonly maxEntries = 100_000) {}
+
+  get(key: K, now = Date.now()): V | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= now) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  set(key: K, value: V, ttlMs = this.ttlMs): void {
+    if (this.entries.size >= this.maxEntries) {
+      // Drop the oldest insertion: Map iterates in insertion order.
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(key, { value, expiresAt: Date.now() + ttlMs });
+  }
+
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+
+  deleteWhere(predicate: (key: K, value: V) => boolean): void {
+    for (const [k, e] of this.entries) if (predicate(k, e.value)) this.entries.delete(k);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** Runs a loader once for concurrent callers of the same key. */
+export class SingleFlight<K, V> {
+  private inFlight = new Map<K, Promise<V>>();
+  run(key: K, load: () => Promise<V>): Promise<V> {
+    const existing = this.inFlight.get(key);
+    if (existing) return existing;
+    const p = load().finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, p);
+    return p;
+  }
+}

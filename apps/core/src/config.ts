@@ -1,0 +1,80 @@
+/**
+ * Process configuration from environment variables, read once at start.
+ * A missing or malformed variable stops the process with a message that names it.
+ */
+export class ConfigError extends Error {
+  constructor(readonly variable: string, reason: string) {
+    super(`${variable}: ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function port(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(name, `must be a port number 0-65535, got "${raw}"`);
+  return n;
+}
+
+function url(env: Env, name: string, protocols: string[], required: boolean): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') {
+    if (required) throw new ConfigError(name, 'is required');
+    return undefined;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'is not a URL');
+  }
+  if (!protocols.includes(parsed.protocol)) throw new ConfigError(name, `must start with ${protocols.join(' or ')}`);
+  return raw;
+}
+
+/** HEARTH_MASTER_KEY: 32 bytes, base64 or hex. It encrypts signing keys at rest and keys the cursor MACs. */
+function masterKey(env: Env, required: boolean): Buffer | undefined {
+  const raw = env.HEARTH_MASTER_KEY;
+  if (raw === undefined || raw === '') {
+    if (required) throw new ConfigError('HEARTH_MASTER_KEY', 'is required (32 bytes, base64 or hex)');
+    return undefined;
+  }
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError('HEARTH_MASTER_KEY', 'must decode to exactly 32 bytes (base64 or hex)');
+  return key;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export interface HearthConfig {
+  databaseUrl?: string;
+  redisUrl?: string;
+  masterKey?: Buffer;
+  port: number;
+  metricsPort: number;
+  realtimePort: number;
+  logLevel: string;
+}
+
+export interface ConfigNeeds {
+  database?: boolean;
+  redis?: boolean;
+  masterKey?: boolean;
+}
+
+export function loadConfig(env: Env = process.env, needs: ConfigNeeds = {}): HearthConfig {
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  return {
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], needs.database ?? false),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:'], needs.redis ?? false),
+    masterKey: masterKey(env, needs.masterKey ?? false),
+    port: port(env, 'PORT', 8080),
+    metricsPort: port(env, 'METRICS_PORT', 9090),
+    realtimePort: port(env, 'REALTIME_PORT', 8081),
+    logLevel,
+  };
+}

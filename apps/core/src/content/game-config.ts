@@ -1,0 +1,153 @@
+import { createHash } from 'node:crypto';
+import type { Db, Queryable } from '../db/knex';
+import { refuse } from '../errors';
+import { SingleFlight, TtlCache } from '../cache';
+import type { InvalidationBus } from '../invalidation';
+import { CursorCodec, keysetPage, Page } from '../pagination';
+import type { EnvironmentContext } from '../tenancy/environments';
+
+/** ConfigRow, ConfigTable and Flag of spec §2. */
+export interface ConfigRow {
+  key: string;
+  groupName: string | null;
+  type: string;
+  valueStr: string | null;
+  valueInt: number | null;
+  valueFloat: number | null;
+  valueBool: boolean | null;
+  LevelRateConfig: null;
+}
+export type Cell = string | number | boolean | null;
+export interface ConfigTable {
+  key: string;
+  name: string;
+  description: string | null;
+  groupName: string | null;
+  columns: { key: string; label: string; type: 'string' | 'int' | 'float' | 'bool' }[];
+  rows: { key: string; sortOrder: number; cells: Record<string, Cell> }[];
+}
+export interface Flag {
+  name: string;
+  isEnabled: boolean;
+}
+
+/** Content versions are counted per environment for all of GameConfig; ETags derive from them. */
+export const GAME_CONFIG_CONTENT = 'game-config';
+
+function toConfigRow(row: { key: string; group_name: string | null; type: string; value: Cell }): ConfigRow {
+  const v = row.value;
+  return {
+    key: row.key,
+    groupName: row.group_name,
+    type: row.type,
+    valueStr: row.type === 'string' && typeof v === 'string' ? v : null,
+    valueInt: row.type === 'int' && typeof v === 'number' ? v : null,
+    valueFloat: row.type === 'float' && typeof v === 'number' ? v : null,
+    valueBool: row.type === 'bool' && typeof v === 'boolean' ? v : null,
+    LevelRateConfig: null,
+  };
+}
+
+function toConfigTable(row: Record<string, unknown>): ConfigTable {
+  return {
+    key: row.key as string,
+    name: row.name as string,
+    description: (row.description as string | null) ?? null,
+    groupName: (row.group_name as string | null) ?? null,
+    columns: row.columns as ConfigTable['columns'],
+    rows: row.rows as ConfigTable['rows'],
+  };
+}
+
+export class GameConfigService {
+  private versions = new TtlCache<number, number>(30_000);
+  private flight = new SingleFlight<number, number>();
+
+  constructor(private readonly db: Db, private readonly cursors: CursorCodec, bus: InvalidationBus) {
+    bus.on((event) => {
+      if (event.kind === 'content') this.versions.delete(event.environmentId);
+      if (event.kind === 'environments') this.versions.clear();
+    });
+  }
+
+  /** The environment's content version, from memory on the hot path. */
+  async version(envId: number): Promise<number> {
+    const hit = this.versions.get(envId);
+    if (hit !== undefined) return hit;
+    return this.flight.run(envId, async () => {
+      const row = await this.db('content_versions').where({ environment_id: envId, kind: GAME_CONFIG_CONTENT }).first('version');
+      const version = row ? Number(row.version) : 0;
+      this.versions.set(envId, version);
+      return version;
+    });
+  }
+
+  /** A strong ETag for one read: the content version plus what was asked (route, query). */
+  async etag(envId: number, request: string): Promise<string> {
+    const version = await this.version(envId);
+    const digest = createHash('sha256').update(request).digest('base64url').slice(0, 16);
+    return `"${version}-${digest}"`;
+  }
+
+  async listValues(env: EnvironmentContext, q: { groupName?: string; limit?: number; cursor?: string }): Promise<Page<ConfigRow>> {
+    const listId = `config-values|${env.id}|${q.groupName ?? ''}`;
+    return keysetPage(
+      this.cursors,
+      listId,
+      q,
+      (after: string | undefined, take) => {
+        const query = this.db('config_values').where({ environment_id: env.id }).orderBy('key').limit(take);
+        if (q.groupName !== undefined) query.where({ group_name: q.groupName });
+        if (after !== undefined) query.where('key', '>', after);
+        return query;
+      },
+      (row) => row.key as string,
+      toConfigRow,
+    );
+  }
+
+  async listTables(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<ConfigTable>> {
+    return keysetPage(
+      this.cursors,
+      `config-tables|${env.id}`,
+      q,
+      (after: string | undefined, take) => {
+        const query = this.db('config_tables').where({ environment_id: env.id }).orderBy('key').limit(take);
+        if (after !== undefined) query.where('key', '>', after);
+        return query;
+      },
+      (row) => row.key as string,
+      toConfigTable,
+    );
+  }
+
+  async getTable(env: EnvironmentContext, key: string): Promise<ConfigTable> {
+    const row = await this.db('config_tables').where({ environment_id: env.id, key }).first();
+    if (!row) throw refuse.notFound('The config table');
+    return toConfigTable(row);
+  }
+
+  async listFlags(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<Flag>> {
+    return keysetPage(
+      this.cursors,
+      `flags|${env.id}`,
+      q,
+      (after: string | undefined, take) => {
+        const query = this.db('flags').where({ environment_id: env.id }).orderBy('name').limit(take);
+        if (after !== undefined) query.where('name', '>', after);
+        return query;
+      },
+      (row) => row.name as string,
+      (row) => ({ name: row.name as string, isEnabled: row.enabled as boolean }),
+    );
+  }
+}
+
+/** Bumps the environment's content version (inside the writer's transaction). */
+export async function bumpContentVersion(trx: Queryable, envId: number, kind = GAME_CONFIG_CONTENT): Promise<void> {
+  await trx.raw(
+    `INSERT INTO content_versions (environment_id, kind, version) VALUES (?, ?, 1)
+     ON CONFLICT (environment_id, kind) DO UPDATE SET version = content_versions.version + 1`,
+    [envId, kind],
+  );
+}

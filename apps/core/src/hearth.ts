@@ -1,0 +1,75 @@
+import type { Db } from './db/knex';
+import type { Coordination } from './coord/coordination';
+import type { Logger } from './logger';
+import { InvalidationBus } from './invalidation';
+import { EnvironmentRegistry } from './tenancy/registry';
+import { ServerKeyVerifier } from './auth/server-keys';
+import { TokenService } from './auth/tokens';
+import { PlayerService } from './players/service';
+import { Authenticator } from './auth/authenticate';
+import { RefreshService } from './auth/refresh';
+import { IdentityProviderVerifier } from './auth/idp';
+import { GameConfigService } from './content/game-config';
+import { CursorCodec } from './pagination';
+import { deriveKey } from './auth/sealing';
+import { pruneIdempotencyRecords } from './idempotency';
+
+export interface HearthDeps {
+  db: Db;
+  coordination: Coordination;
+  masterKey: Buffer;
+  logger: Logger;
+}
+
+/** The domain services one process needs, wired once; the API and the realtime server both build on it. */
+export class HearthCore {
+  readonly db: Db;
+  readonly coordination: Coordination;
+  readonly logger: Logger;
+  readonly bus: InvalidationBus;
+  readonly environments: EnvironmentRegistry;
+  readonly serverKeys: ServerKeyVerifier;
+  readonly tokens: TokenService;
+  readonly players: PlayerService;
+  readonly authenticator: Authenticator;
+  readonly refresh: RefreshService;
+  readonly idp: IdentityProviderVerifier;
+  readonly cursors: CursorCodec;
+  readonly gameConfig: GameConfigService;
+  private housekeeping?: NodeJS.Timeout;
+
+  constructor(deps: HearthDeps) {
+    this.db = deps.db;
+    this.coordination = deps.coordination;
+    this.logger = deps.logger;
+    this.bus = new InvalidationBus(deps.coordination);
+    this.environments = new EnvironmentRegistry(deps.db, this.bus);
+    this.serverKeys = new ServerKeyVerifier(deps.db, this.bus);
+    this.tokens = new TokenService(deps.db, deps.masterKey, this.bus);
+    this.players = new PlayerService(deps.db, this.bus);
+    this.authenticator = new Authenticator(this.serverKeys, this.tokens, this.environments, this.players);
+    this.refresh = new RefreshService(deps.db, deps.masterKey, this.tokens, this.authenticator, this.players);
+    this.idp = new IdentityProviderVerifier();
+    this.cursors = new CursorCodec(deriveKey(deps.masterKey, 'cursors'));
+    this.gameConfig = new GameConfigService(deps.db, this.cursors, this.bus);
+  }
+
+  async start(): Promise<void> {
+    await this.bus.start();
+    await this.tokens.start();
+    // Expired idempotency records and used refresh tokens are swept now and then by every process;
+    // the deletes are idempotent, so several processes sweeping at once is harmless.
+    this.housekeeping = setInterval(() => {
+      Promise.all([pruneIdempotencyRecords(this.db), this.refresh.prune()]).catch((err) =>
+        this.logger.warn({ err }, 'housekeeping failed'),
+      );
+    }, 10 * 60_000);
+    this.housekeeping.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.housekeeping) clearInterval(this.housekeeping);
+    this.tokens.stop();
+    await this.bus.stop();
+  }
+}

@@ -1,0 +1,62 @@
+import { createHash } from 'node:crypto';
+import type { Db, Tx } from './db/knex';
+import { ApiError } from './errors';
+
+/** How long a key's first answer is kept for replays (documented in docs/api-conventions.md). */
+export const IDEMPOTENCY_RETENTION_HOURS = 24;
+
+export interface IdempotentAnswer {
+  status: number;
+  body: unknown;
+}
+
+export interface IdempotencyScope {
+  environmentId: number;
+  /** The player for player tokens, `server` for server keys: keys never collide across callers. */
+  scope: string;
+  key: string;
+  /** A digest of what makes the request this request: method, route, path parameters, query, body. */
+  fingerprint: string;
+}
+
+export function fingerprintOf(parts: unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
+}
+
+/**
+ * Runs `effect` at most once per key. The key's record is claimed by an INSERT in the same transaction
+ * as the effect: a concurrent duplicate blocks on the row until the first commits, then replays its
+ * answer; if the first fails (a refusal or a fault), its transaction rolls back, the claim with it, and
+ * the key is free again. The same key with another fingerprint is `idempotency-conflict`.
+ */
+export async function runIdempotent(
+  db: Db,
+  scope: IdempotencyScope,
+  effect: (trx: Tx) => Promise<IdempotentAnswer>,
+): Promise<IdempotentAnswer & { replayed: boolean }> {
+  return db.transaction(async (trx) => {
+    const claimed = await trx('idempotency_records')
+      .insert({ environment_id: scope.environmentId, scope: scope.scope, key: scope.key, fingerprint: scope.fingerprint })
+      .onConflict(['environment_id', 'scope', 'key'])
+      .ignore()
+      .returning('key');
+    if (claimed.length === 0) {
+      const record = await trx('idempotency_records')
+        .where({ environment_id: scope.environmentId, scope: scope.scope, key: scope.key })
+        .first();
+      if (record.fingerprint !== scope.fingerprint) {
+        throw new ApiError('idempotency-conflict', 'This Idempotency-Key was already used for a different request.');
+      }
+      return { status: record.status as number, body: record.body, replayed: true };
+    }
+    const answer = await effect(trx);
+    await trx('idempotency_records')
+      .where({ environment_id: scope.environmentId, scope: scope.scope, key: scope.key })
+      .update({ status: answer.status, body: JSON.stringify(answer.body ?? null) });
+    return { ...answer, replayed: false };
+  });
+}
+
+export async function pruneIdempotencyRecords(db: Db): Promise<number> {
+  return db('idempotency_records').where('created_at', '<', new Date(Date.now() - IDEMPOTENCY_RETENTION_HOURS * 3600_000)).delete();
+}

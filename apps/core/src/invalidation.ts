@@ -1,0 +1,53 @@
+import type { Coordination } from './coord/coordination';
+
+/**
+ * Cache invalidation between processes: whoever changes a cached thing announces it here, and every
+ * process (including the announcer) drops its copy. Caches also expire on their own, so a missed
+ * message costs seconds of staleness, never correctness of durable data.
+ */
+export type Invalidation =
+  | { kind: 'environments' }
+  | { kind: 'server-key'; keyId: string }
+  | { kind: 'player'; playerId: string; reason: 'signed-out' | 'deleted' | 'renamed' }
+  | { kind: 'content'; environmentId: number }
+  | { kind: 'signing-keys' };
+
+const CHANNEL = 'invalidate';
+
+export class InvalidationBus {
+  private listeners = new Set<(event: Invalidation) => void>();
+  private unsubscribe?: () => Promise<void>;
+
+  constructor(private readonly coordination: Coordination) {}
+
+  async start(): Promise<void> {
+    this.unsubscribe = await this.coordination.subscribe(CHANNEL, (message) => {
+      let event: Invalidation;
+      try {
+        event = JSON.parse(message) as Invalidation;
+      } catch {
+        return;
+      }
+      this.deliver(event);
+    });
+  }
+
+  on(listener: (event: Invalidation) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Drops this process's copy at once, then tells the others. */
+  async announce(event: Invalidation): Promise<void> {
+    this.deliver(event);
+    await this.coordination.publish(CHANNEL, JSON.stringify(event));
+  }
+
+  async stop(): Promise<void> {
+    await this.unsubscribe?.();
+  }
+
+  private deliver(event: Invalidation): void {
+    for (const listener of this.listeners) listener(event);
+  }
+}

@@ -1,0 +1,44 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { Db } from '../db/knex';
+import type { InvalidationBus } from '../invalidation';
+import { ManifestError, ReconcileResult, reconcileAll, validateManifest } from './reconcile';
+import type { AnyManifest } from './schemas';
+
+export interface LoadedManifest {
+  doc: AnyManifest;
+  origin: string;
+}
+
+/** Reads a YAML file, or every .yaml/.yml file of a folder (in name order), into validated documents. */
+export function loadManifests(fileOrDir: string): LoadedManifest[] {
+  const stat = fs.statSync(fileOrDir);
+  const files = stat.isDirectory()
+    ? fs.readdirSync(fileOrDir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => path.join(fileOrDir, f))
+    : [fileOrDir];
+  const loaded: LoadedManifest[] = [];
+  for (const file of files) {
+    const docs = parseAllDocuments(fs.readFileSync(file, 'utf8'));
+    docs.forEach((parsed, i) => {
+      const origin = `${path.basename(file)}#${i + 1}`;
+      if (parsed.errors.length > 0) throw new ManifestError(origin, 'yaml', parsed.errors[0].message);
+      const doc = parsed.toJS();
+      if (doc === null || doc === undefined) return; // an empty document between separators
+      loaded.push({ doc: validateManifest(doc, origin), origin });
+    });
+  }
+  return loaded;
+}
+
+/**
+ * Applies documents all or nothing: every one is checked first, then all are reconciled in one
+ * transaction, so a bad document leaves nothing of the batch applied. Caches are told afterwards.
+ */
+export async function applyManifests(db: Db, docs: LoadedManifest[], bus?: InvalidationBus): Promise<ReconcileResult[]> {
+  const results = await db.transaction((trx) => reconcileAll(trx, docs));
+  if (bus && results.some((r) => r.action !== 'unchanged')) {
+    await bus.announce({ kind: 'environments' });
+  }
+  return results;
+}

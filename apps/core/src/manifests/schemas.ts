@@ -1,0 +1,178 @@
+/**
+ * The Hearth custom resources (API group hearth.gg, v1alpha1), written once: `hearth apply`, the
+ * operator and the generated CRD YAML all validate with these schemas.
+ */
+import { Static, TSchema, Type } from '@sinclair/typebox';
+
+export const API_VERSION = 'hearth.gg/v1alpha1';
+
+const Name = Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' });
+const Count = (description: string) => Type.Integer({ minimum: 0, description });
+const PositiveCount = (description: string) => Type.Integer({ minimum: 1, description });
+
+const Metadata = (namespaced: boolean) =>
+  Type.Object(
+    {
+      name: Name,
+      ...(namespaced ? { namespace: Type.Optional(Name) } : {}),
+      labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+      annotations: Type.Optional(Type.Record(Type.String(), Type.String())),
+    },
+    { additionalProperties: true },
+  );
+
+function kind<K extends string, S extends TSchema>(kindName: K, spec: S, namespaced = true) {
+  return Type.Object(
+    {
+      apiVersion: Type.Literal(API_VERSION),
+      kind: Type.Literal(kindName),
+      metadata: Metadata(namespaced),
+      spec,
+    },
+    { additionalProperties: true },
+  );
+}
+
+export const SERVICES = [
+  'config', 'flags', 'sessions', 'legal', 'tours', 'blog', 'support', 'persistence', 'crashes',
+  'commerce', 'realms', 'inventory', 'cards', 'progression', 'stats',
+] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+export const RealtimeLimitsSchema = Type.Object(
+  {
+    maxMessageBytes: PositiveCount('largest client frame, in bytes'),
+    messagesPerSecond: PositiveCount('client frames a second per socket'),
+    messagesPerMinute: PositiveCount('client frames a minute per socket'),
+    maxSubscriptions: PositiveCount('sessions one socket may follow'),
+  },
+  { additionalProperties: false },
+);
+
+export const PlanSpec = Type.Object(
+  {
+    playersPerEnvironment: Count('player cap per environment'),
+    playerDataBytesPerEnvironment: Count('saved bytes per environment'),
+    serverKeysPerEnvironment: Count('live server keys per environment'),
+    requestsPerMinutePerEnvironment: PositiveCount('requests a clock minute, all credentials of an environment'),
+    requestsPerMinutePerCredential: PositiveCount('requests a clock minute, one credential'),
+    requestsPerDayPerEnvironment: PositiveCount('requests a UTC day per environment'),
+    sessionSeats: PositiveCount('the most seats a project may give a session'),
+    realtime: RealtimeLimitsSchema,
+    licenceSeats: Count('licence seats'),
+  },
+  { additionalProperties: false },
+);
+
+export const REVIEW_STATES = ['pending', 'approved', 'rejected', 'suspended'] as const;
+
+export const IdentityProviderSpec = Type.Object(
+  {
+    issuer: Type.String({ minLength: 1, description: 'the id token issuer (iss)' }),
+    jwksUri: Type.String({ minLength: 1, pattern: '^https?://', description: 'where the provider publishes its keys' }),
+    clientId: Type.String({ minLength: 1, description: 'the audience the id tokens carry' }),
+    deploymentId: Type.String({ minLength: 1, description: 'the deployment the tokens must name (pfdid claim)' }),
+    enabled: Type.Optional(Type.Boolean({ default: true })),
+  },
+  { additionalProperties: false },
+);
+
+export const ProjectSpec = Type.Object(
+  {
+    plan: Name,
+    review: Type.Union(REVIEW_STATES.map((s) => Type.Literal(s))),
+    sessionSeats: PositiveCount('seats per session, held to the plan'),
+    services: Type.Partial(Type.Object(Object.fromEntries(SERVICES.map((s) => [s, Type.Boolean()])) as Record<ServiceName, ReturnType<typeof Type.Boolean>>), {
+      additionalProperties: false,
+    }),
+    identityProvider: Type.Optional(IdentityProviderSpec),
+    wordFilter: Type.Optional(
+      Type.Object({ words: Type.Array(Type.String({ minLength: 1, maxLength: 60 }), { maxItems: 10000 }) }, { additionalProperties: false }),
+    ),
+    store: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    dashboard: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { additionalProperties: false },
+);
+
+export const GameEnvironmentSpec = Type.Object(
+  {
+    project: Name,
+    appKey: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' }),
+  },
+  { additionalProperties: false },
+);
+
+export const ServerKeySpec = Type.Object({ environment: Name }, { additionalProperties: false });
+
+const ConfigKey = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s/\\\\?%]+$' });
+const GroupName = Type.String({ minLength: 1, maxLength: 120 });
+const ColumnType = Type.Union([Type.Literal('string'), Type.Literal('int'), Type.Literal('float'), Type.Literal('bool')]);
+const Cell = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
+
+export const GameConfigSpec = Type.Object(
+  {
+    environment: Name,
+    values: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            key: ConfigKey,
+            type: ColumnType,
+            value: Cell,
+            groupName: Type.Optional(GroupName),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
+    tables: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            key: ConfigKey,
+            name: Type.String({ minLength: 1, maxLength: 200 }),
+            description: Type.Optional(Type.String({ maxLength: 2000 })),
+            groupName: Type.Optional(GroupName),
+            columns: Type.Array(
+              Type.Object({ key: Type.String({ minLength: 1, maxLength: 120 }), label: Type.String({ maxLength: 200 }), type: ColumnType }, { additionalProperties: false }),
+            ),
+            rows: Type.Array(
+              Type.Object({ key: Type.String({ minLength: 1, maxLength: 200 }), cells: Type.Record(Type.String(), Cell) }, { additionalProperties: false }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
+    flags: Type.Optional(
+      Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), enabled: Type.Boolean() }, { additionalProperties: false })),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const PlanManifest = kind('Plan', PlanSpec, false);
+export const ProjectManifest = kind('Project', ProjectSpec);
+export const GameEnvironmentManifest = kind('GameEnvironment', GameEnvironmentSpec);
+export const ServerKeyManifest = kind('ServerKey', ServerKeySpec);
+export const GameConfigManifest = kind('GameConfig', GameConfigSpec);
+
+/** Every kind, in the order a file's documents are applied (what others point at comes first). */
+export const MANIFEST_KINDS = {
+  Plan: { schema: PlanManifest, namespaced: false },
+  Project: { schema: ProjectManifest, namespaced: true },
+  GameEnvironment: { schema: GameEnvironmentManifest, namespaced: true },
+  ServerKey: { schema: ServerKeyManifest, namespaced: true },
+  GameConfig: { schema: GameConfigManifest, namespaced: true },
+} as const;
+export type ManifestKind = keyof typeof MANIFEST_KINDS;
+
+export type Plan = Static<typeof PlanManifest>;
+export type PlanLimits = Static<typeof PlanSpec>;
+export type Project = Static<typeof ProjectManifest>;
+export type ProjectSpecT = Static<typeof ProjectSpec>;
+export type GameEnvironment = Static<typeof GameEnvironmentManifest>;
+export type ServerKey = Static<typeof ServerKeyManifest>;
+export type GameConfig = Static<typeof GameConfigManifest>;
+export type AnyManifest = Plan | Project | GameEnvironment | ServerKey | GameConfig;

@@ -1,0 +1,67 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { refuse } from './errors';
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+export interface Page<T> {
+  items: T[];
+  next: string | null;
+}
+
+/**
+ * Opaque keyset cursors: the position (the last item's sort key) and the list it belongs to, signed
+ * with a MAC so a cursor cannot be forged, edited, or carried to another list (or another
+ * environment, or the same list with other filters).
+ */
+export class CursorCodec {
+  constructor(private readonly key: Buffer) {}
+
+  encode(listId: string, position: unknown): string {
+    const body = Buffer.from(JSON.stringify(position)).toString('base64url');
+    return `${body}.${this.mac(listId, body)}`;
+  }
+
+  /** The position a cursor carries, or `invalid-request` naming `query.cursor`. */
+  decode<T>(listId: string, cursor: string): T {
+    const dot = cursor.indexOf('.');
+    const body = cursor.slice(0, dot);
+    const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
+    const expected = Buffer.from(this.mac(listId, body), 'base64url');
+    if (dot <= 0 || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      throw refuse.invalid('query.cursor', 'The cursor was not made by this list.');
+    }
+    try {
+      return JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as T;
+    } catch {
+      throw refuse.invalid('query.cursor', 'The cursor was not made by this list.');
+    }
+  }
+
+  private mac(listId: string, body: string): string {
+    return createHmac('sha256', this.key).update(listId).update('\u0000').update(body).digest('base64url').slice(0, 32);
+  }
+}
+
+/**
+ * Runs a keyset query asking for one row more than the page, so `next` is null exactly on the last page.
+ * `fetch` gets the decoded position (or undefined for the first page) and how many rows to read.
+ */
+export async function keysetPage<Row, Item, Pos>(
+  codec: CursorCodec,
+  listId: string,
+  query: { limit?: number; cursor?: string },
+  fetch: (after: Pos | undefined, take: number) => Promise<Row[]>,
+  positionOf: (row: Row) => Pos,
+  toItem: (row: Row) => Item,
+): Promise<Page<Item>> {
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+  const after = query.cursor === undefined ? undefined : codec.decode<Pos>(listId, query.cursor);
+  const rows = await fetch(after, limit + 1);
+  const more = rows.length > limit;
+  const pageRows = more ? rows.slice(0, limit) : rows;
+  return {
+    items: pageRows.map(toItem),
+    next: more ? codec.encode(listId, positionOf(pageRows[pageRows.length - 1])) : null,
+  };
+}

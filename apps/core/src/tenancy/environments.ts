@@ -1,0 +1,72 @@
+import type { Queryable } from '../db/knex';
+import type { PlanLimits, ProjectSpecT, ServiceName } from '../manifests/schemas';
+import { SERVICES } from '../manifests/schemas';
+
+export type ReviewState = ProjectSpecT['review'];
+
+/** Everything a request needs to know about the environment it acts in; cached per process. */
+export interface EnvironmentContext {
+  id: number;
+  appKey: string;
+  namespace: string;
+  name: string;
+  project: { id: number; name: string; review: ReviewState; sessionSeats: number };
+  services: Record<ServiceName, boolean>;
+  plan: PlanLimits & { name: string };
+  identityProvider: ProjectSpecT['identityProvider'] | null;
+  wordFilter: string[];
+}
+
+interface Row {
+  id: string;
+  app_key: string;
+  namespace: string;
+  name: string;
+  project_id: string;
+  project_name: string;
+  project_spec: ProjectSpecT;
+  plan_name: string;
+  plan_spec: PlanLimits;
+}
+
+function toContext(row: Row): EnvironmentContext {
+  const spec = row.project_spec;
+  const services = Object.fromEntries(SERVICES.map((s) => [s, spec.services?.[s] === true])) as Record<ServiceName, boolean>;
+  return {
+    id: Number(row.id),
+    appKey: row.app_key,
+    namespace: row.namespace,
+    name: row.name,
+    project: {
+      id: Number(row.project_id),
+      name: row.project_name,
+      review: spec.review,
+      // Held to the plan: a plan lowered after the project was applied still caps it.
+      sessionSeats: Math.min(spec.sessionSeats, row.plan_spec.sessionSeats),
+    },
+    services,
+    plan: { ...row.plan_spec, name: row.plan_name },
+    identityProvider: spec.identityProvider ?? null,
+    wordFilter: spec.wordFilter?.words ?? [],
+  };
+}
+
+function baseQuery(db: Queryable) {
+  return db('environments as e')
+    .join('projects as p', 'p.id', 'e.project_id')
+    .join('plans as pl', 'pl.name', 'p.plan_name')
+    .select(
+      'e.id', 'e.app_key', 'e.namespace', 'e.name', 'p.id as project_id', 'p.name as project_name',
+      'p.spec as project_spec', 'pl.name as plan_name', 'pl.spec as plan_spec',
+    );
+}
+
+export async function loadEnvironmentById(db: Queryable, id: number): Promise<EnvironmentContext | null> {
+  const row = (await baseQuery(db).where('e.id', id).first()) as Row | undefined;
+  return row ? toContext(row) : null;
+}
+
+export async function loadEnvironmentByAppKey(db: Queryable, appKey: string): Promise<EnvironmentContext | null> {
+  const row = (await baseQuery(db).where('e.app_key', appKey).first()) as Row | undefined;
+  return row ? toContext(row) : null;
+}

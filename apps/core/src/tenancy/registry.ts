@@ -1,0 +1,50 @@
+import type { Db } from '../db/knex';
+import { SingleFlight, TtlCache } from '../cache';
+import type { InvalidationBus } from '../invalidation';
+import { EnvironmentContext, loadEnvironmentByAppKey, loadEnvironmentById } from './environments';
+
+/** Environments with their project and plan, cached per process; a reconcile announces changes. */
+export class EnvironmentRegistry {
+  private byIdCache = new TtlCache<number, EnvironmentContext | null>(10_000);
+  private byAppKeyCache = new TtlCache<string, EnvironmentContext | null>(10_000);
+  private flight = new SingleFlight<string, EnvironmentContext | null>();
+
+  constructor(private readonly db: Db, bus: InvalidationBus) {
+    bus.on((event) => {
+      if (event.kind === 'environments') {
+        this.byIdCache.clear();
+        this.byAppKeyCache.clear();
+      }
+    });
+  }
+
+  async byId(id: number): Promise<EnvironmentContext | null> {
+    const hit = this.byIdCache.get(id);
+    if (hit !== undefined) return hit;
+    return this.flight.run(`id:${id}`, async () => {
+      const env = await loadEnvironmentById(this.db, id);
+      this.remember(env, { id });
+      return env;
+    });
+  }
+
+  async byAppKey(appKey: string): Promise<EnvironmentContext | null> {
+    const hit = this.byAppKeyCache.get(appKey);
+    if (hit !== undefined) return hit;
+    return this.flight.run(`key:${appKey}`, async () => {
+      const env = await loadEnvironmentByAppKey(this.db, appKey);
+      this.remember(env, { appKey });
+      return env;
+    });
+  }
+
+  private remember(env: EnvironmentContext | null, asked: { id?: number; appKey?: string }): void {
+    if (env) {
+      this.byIdCache.set(env.id, env);
+      this.byAppKeyCache.set(env.appKey, env);
+    } else {
+      if (asked.id !== undefined) this.byIdCache.set(asked.id, null, 2_000);
+      if (asked.appKey !== undefined) this.byAppKeyCache.set(asked.appKey, null, 2_000);
+    }
+  }
+}

@@ -1,0 +1,51 @@
+import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { TSchema } from '@sinclair/typebox';
+
+/**
+ * One ajv instance for every schema (route schemas and manifest schemas): strict, all errors off so
+ * the first failure is reported, and no coercion except where a caller asks (query strings).
+ */
+export function createAjv(options: { coerceTypes?: boolean } = {}): Ajv {
+  const ajv = new Ajv({
+    strict: false,
+    allErrors: false,
+    coerceTypes: options.coerceTypes ?? false,
+    useDefaults: true,
+    removeAdditional: false,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+const compiled = new WeakMap<TSchema, ValidateFunction>();
+const sharedAjv = createAjv();
+
+export function compile(schema: TSchema, ajv: Ajv = sharedAjv): ValidateFunction {
+  if (ajv !== sharedAjv) return ajv.compile(schema);
+  let fn = compiled.get(schema);
+  if (!fn) {
+    fn = ajv.compile(schema);
+    compiled.set(schema, fn);
+  }
+  return fn;
+}
+
+/** The dotted path of the field an ajv error is about, under `prefix` (e.g. `body.displayName`). */
+export function fieldOf(error: ErrorObject, prefix: string): string {
+  const parts = error.instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (error.keyword === 'additionalProperties') parts.push(String(error.params.additionalProperty));
+  if (error.keyword === 'required') parts.push(String(error.params.missingProperty));
+  return [prefix, ...parts].filter(Boolean).join('.');
+}
+
+export function describe(error: ErrorObject): string {
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return 'is not taken here';
+    case 'required':
+      return 'is required';
+    default:
+      return error.message ?? 'is not valid';
+  }
+}
