@@ -32,13 +32,13 @@ export class RefreshService {
   }
 
   /** Checks the token and answers the environment it belongs to (for review checks) and the new tokens. */
-  async refresh(refreshToken: string, checkEnvironment: (env: EnvironmentContext) => void): Promise<PlatformTokens> {
+  async refresh(refreshToken: string, enter: (env: EnvironmentContext, playerId: string) => Promise<void>): Promise<PlatformTokens> {
     const claims = await this.tokens.verify(refreshToken);
     if (!claims || claims.type !== 'refresh') throw refuse.unauthorized('The refresh token is not valid.');
     const principal = await this.authenticator.playerPrincipal(claims);
     if (!principal) throw refuse.unauthorized('The refresh token is no longer valid; sign in again.');
     const env = principal.environment;
-    checkEnvironment(env);
+    await enter(env, claims.sub);
 
     return this.db.transaction(async (trx) => {
       const used = await trx('refresh_tokens_used').where({ jti: claims.jti }).forUpdate().first();

@@ -1,0 +1,285 @@
+/**
+ * The request pipeline every route goes through. Order of checks (DESIGN.md): route match → body
+ * size → credential → rate limits → review → service switch → body read and validation → handler.
+ */
+import type Koa from 'koa';
+import getRawBody from 'raw-body';
+import type { TSchema } from '@sinclair/typebox';
+import type { ValidateFunction } from 'ajv';
+import {
+  ApiError,
+  EnvironmentContext,
+  HearthCore,
+  Principal,
+  RateCheck,
+  RateOutcome,
+  createAjv,
+  describe,
+  fieldOf,
+  fingerprintOf,
+  refuse,
+  runIdempotent,
+} from '@hearth/core';
+import { AnyRoute, BODY_LIMITS, HandlerContext, HandlerResult } from './route';
+import { applyTrim, hasTrim } from './schema-helpers';
+import type { ApiMetrics } from './metrics';
+
+/** Per-address limits for requests with no or a bad credential (spec §8). */
+export const ADDRESS_LIMIT_PER_MINUTE = 600;
+export const IDP_ADDRESS_LIMIT_PER_MINUTE = 120;
+
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,128}$/;
+
+export interface PipelineState {
+  requestId: string;
+  rate?: RateOutcome;
+  routeTemplate?: string;
+}
+
+const inputAjv = createAjv({ coerceTypes: true });
+const bodyAjv = createAjv();
+
+interface CompiledRoute {
+  route: AnyRoute;
+  params?: ValidateFunction;
+  query: ValidateFunction | null;
+  body?: ValidateFunction;
+  trimBody: boolean;
+  bodyLimit: number;
+}
+
+export function compileRoute(route: AnyRoute): CompiledRoute {
+  const compile = (ajv: typeof inputAjv, schema: TSchema | undefined) => (schema ? ajv.compile(schema) : undefined);
+  return {
+    route,
+    params: compile(inputAjv, route.params),
+    query: route.query ? inputAjv.compile(route.query) : null,
+    body: compile(bodyAjv, route.body),
+    trimBody: hasTrim(route.body),
+    bodyLimit: route.bodyLimit ?? BODY_LIMITS.default,
+  };
+}
+
+function validate(fn: ValidateFunction, value: unknown, prefix: string): void {
+  if (!fn(value)) {
+    const error = fn.errors![0];
+    const field = fieldOf(error, prefix);
+    throw new ApiError('invalid-request', `${field} ${describe(error)}.`, { field });
+  }
+}
+
+export function environmentChecks(env: EnvironmentContext, credentialKey: string): RateCheck[] {
+  const tag = `{e${env.id}}`; // one hash tag per environment keeps the Lua call on one Cluster slot
+  return [
+    { name: 'environment-minute', key: `${tag}:m`, limit: env.plan.requestsPerMinutePerEnvironment, windowSeconds: 60 },
+    { name: 'credential-minute', key: `${tag}:c:${credentialKey}`, limit: env.plan.requestsPerMinutePerCredential, windowSeconds: 60 },
+    { name: 'environment-day', key: `${tag}:d`, limit: env.plan.requestsPerDayPerEnvironment, windowSeconds: 86_400 },
+  ];
+}
+
+export function addressChecks(ip: string, idpEnvironment?: EnvironmentContext): RateCheck[] {
+  const tag = `{a${ip}}`;
+  const checks: RateCheck[] = [{ name: 'address-minute', key: `${tag}:m`, limit: ADDRESS_LIMIT_PER_MINUTE, windowSeconds: 60 }];
+  if (idpEnvironment) {
+    checks.push({ name: 'idp-address-minute', key: `${tag}:idp:${idpEnvironment.id}`, limit: IDP_ADDRESS_LIMIT_PER_MINUTE, windowSeconds: 60 });
+  }
+  return checks;
+}
+
+export function credentialKeyOf(principal: Principal): string {
+  return principal.kind === 'server' ? `k:${principal.keyId}` : `p:${principal.playerId}`;
+}
+
+export class Pipeline {
+  constructor(private readonly core: HearthCore, private readonly metrics: ApiMetrics) {}
+
+  /** Checks and counts limits; a refusal throws 429. The outcome feeds the X-RateLimit headers. */
+  async limit(ctx: Koa.Context, checks: RateCheck[]): Promise<void> {
+    let outcome: RateOutcome;
+    try {
+      outcome = await this.core.coordination.rateLimit(checks);
+    } catch (err) {
+      // Redis down: keep serving (limits fail open), say so in a metric and the log.
+      this.metrics.rateLimitFailOpen.inc();
+      this.core.logger.warn({ err: (err as Error).message }, 'rate limits unavailable; failing open');
+      const first = checks[0];
+      outcome = { allowed: true, nearest: { name: first.name, limit: first.limit, remaining: first.limit, resetSeconds: first.windowSeconds } };
+    }
+    (ctx.state as PipelineState).rate = outcome;
+    if (!outcome.allowed) {
+      this.metrics.rateLimited.inc({ limit: outcome.nearest.name });
+      const retry = Math.max(1, outcome.nearest.resetSeconds);
+      throw new ApiError('rate-limited', `Too many requests (${outcome.nearest.name}); retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'Retry-After': String(retry) });
+    }
+  }
+
+  /** Review and service switches of the environment a request acts in. */
+  checkEnvironment(env: EnvironmentContext, route: AnyRoute): void {
+    if (env.project.review !== 'approved') {
+      throw new ApiError('project-not-approved', `This project is ${env.project.review === 'pending' ? 'awaiting review' : env.project.review === 'rejected' ? 'not approved' : 'suspended'}.`);
+    }
+    if (route.service && !env.services[route.service]) {
+      throw new ApiError('service-disabled', `The ${route.service} service is not switched on for this project.`);
+    }
+  }
+
+  middleware(compiled: CompiledRoute): Koa.Middleware {
+    const { route } = compiled;
+    return async (ctx) => {
+      const state = ctx.state as PipelineState;
+      state.routeTemplate = route.path;
+
+      // Body size, before reading a byte of it.
+      const declared = ctx.request.length;
+      if (route.bodyMode !== 'ignored' && declared !== undefined && declared > compiled.bodyLimit) throw refuse.tooLarge(compiled.bodyLimit);
+
+      // Credential, rate limits, review, service switch.
+      let principal: Principal | null = null;
+      let env: EnvironmentContext | null = null;
+      if (route.credential !== 'none') {
+        const credential = bearerOf(ctx);
+        principal = credential ? await this.core.authenticator.authenticate(credential) : null;
+        if (!principal) {
+          await this.limit(ctx, addressChecks(ctx.ip));
+          throw refuse.unauthorized(credential ? 'The credential is not valid.' : 'This route needs a credential: Authorization: Bearer <credential>.');
+        }
+        env = principal.environment;
+        await this.limit(ctx, environmentChecks(env, credentialKeyOf(principal)));
+        if (route.credential === 'server' && principal.kind !== 'server') throw refuse.forbidden('This route takes a server key.');
+        if (route.credential === 'player' && principal.kind !== 'player') throw refuse.forbidden('This route takes a player token.');
+        this.checkEnvironment(env, route);
+      } else if (route.environmentFrom !== 'body-app-key') {
+        await this.limit(ctx, addressChecks(ctx.ip));
+      }
+
+      // Inputs.
+      const params = { ...ctx.params };
+      if (compiled.params) validate(compiled.params, params, 'path');
+      const query: Record<string, unknown> = { ...(ctx.query as Record<string, unknown>) };
+      if (compiled.query) validate(compiled.query, query, 'query');
+      else {
+        const unknown = Object.keys(query)[0];
+        if (unknown !== undefined) throw refuse.invalid(`query.${unknown}`, `query.${unknown} is not taken by this route.`);
+      }
+      const body = route.bodyMode === 'ignored' ? undefined : await readJsonBody(ctx, compiled.bodyLimit);
+      let input: unknown = body;
+      if (compiled.body) {
+        input = body === undefined ? {} : body;
+        if (compiled.trimBody) input = applyTrim(route.body, input);
+        validate(compiled.body, input, 'body');
+      } else if (route.bodyMode !== 'ignored' && body !== undefined && !isEmptyObject(body)) {
+        const field = typeof body === 'object' && body !== null && !Array.isArray(body) ? `body.${Object.keys(body)[0]}` : 'body';
+        throw refuse.invalid(field, `${field} is not taken by this route.`);
+      }
+
+      // The identity-provider sign-in names its environment in the body.
+      if (route.environmentFrom === 'body-app-key') {
+        const appKey = (input as { appKey: string }).appKey;
+        env = await this.core.environments.byAppKey(appKey);
+        await this.limit(ctx, addressChecks(ctx.ip, env ?? undefined));
+        if (!env) throw new ApiError('service-disabled', 'No environment has that app key.');
+        this.checkEnvironment(env, route);
+      }
+
+      const handlerContext: HandlerContext<unknown, unknown, unknown> = {
+        params,
+        query,
+        body: input,
+        headers: ctx.headers,
+        principal,
+        env,
+        core: this.core,
+        db: this.core.db,
+        log: this.core.logger.child({ requestId: state.requestId }),
+        request: { ip: ctx.ip, host: ctx.host, protocol: ctx.protocol, requestId: state.requestId },
+        enterEnvironment: async (environment, credentialKey) => {
+          await this.limit(ctx, environmentChecks(environment, credentialKey));
+          this.checkEnvironment(environment, route);
+        },
+      };
+
+      // Conditional reads.
+      if (route.etag) {
+        const etag = await route.etag(handlerContext as never);
+        ctx.set('ETag', etag);
+        if (ifNoneMatch(ctx.get('If-None-Match'), etag)) {
+          ctx.status = 304;
+          ctx.body = null;
+          return;
+        }
+      }
+
+      const result = await this.runHandler(ctx, compiled, handlerContext);
+      ctx.status = result.status ?? route.success.status;
+      if (result.headers) ctx.set(result.headers);
+      if (ctx.status === 204) ctx.body = null;
+      else ctx.body = result.body;
+    };
+  }
+
+  private async runHandler(ctx: Koa.Context, compiled: CompiledRoute, hc: HandlerContext<unknown, unknown, unknown>): Promise<HandlerResult> {
+    const { route } = compiled;
+    const mode = route.idempotency ?? 'none';
+    if (mode === 'none') return route.handler(hc as never);
+    const key = ctx.get('Idempotency-Key');
+    if (key === '') {
+      if (mode === 'required') throw refuse.invalid('header.Idempotency-Key', 'header.Idempotency-Key is required on this route.');
+      return route.handler(hc as never);
+    }
+    if (!IDEMPOTENCY_KEY.test(key)) throw refuse.invalid('header.Idempotency-Key', 'header.Idempotency-Key must be 1-128 printable ASCII characters.');
+    const principal = hc.principal;
+    const envId = hc.env!.id;
+    const answer = await runIdempotent(
+      this.core.db,
+      {
+        environmentId: envId,
+        scope: principal?.kind === 'player' ? `p:${principal.playerId}` : 'server',
+        key,
+        fingerprint: fingerprintOf([route.operationId, hc.params, hc.query, hc.body]),
+      },
+      async (trx) => {
+        const result = await route.handler({ ...hc, db: trx } as never);
+        return { status: result.status ?? route.success.status, body: result.body ?? null };
+      },
+    );
+    return { status: answer.status, body: answer.status === 204 ? undefined : answer.body, headers: { 'Idempotent-Replayed': String(answer.replayed) } };
+  }
+}
+
+function bearerOf(ctx: Koa.Context): string | null {
+  const header = ctx.get('Authorization');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+}
+
+function ifNoneMatch(header: string, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+/** Reads a JSON body, counting bytes as they stream (a body with no Content-Length is held to the limit too). */
+async function readJsonBody(ctx: Koa.Context, limit: number): Promise<unknown> {
+  const length = ctx.request.length;
+  const chunked = ctx.get('Transfer-Encoding') !== '';
+  if (!chunked && (length === undefined || length === 0)) return undefined;
+  let text: string;
+  try {
+    text = await getRawBody(ctx.req, { length, limit, encoding: 'utf8' });
+  } catch (err) {
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.too.large') throw refuse.tooLarge(limit);
+    throw refuse.invalid('body', 'The body could not be read.');
+  }
+  if (text.length === 0) return undefined;
+  if (!ctx.is('application/json')) throw refuse.invalid('body', 'The body must be JSON, sent with Content-Type: application/json.');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw refuse.invalid('body', 'The body is not valid JSON.');
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * A route is data: this one object drives the router, the validators, the pipeline's checks and the
+ * OpenAPI document. Every route of every area is declared with `defineRoute`.
+ */
+import type { Static, TSchema } from '@sinclair/typebox';
+import type {
+  EnvironmentContext,
+  ErrorCode,
+  HearthCore,
+  Logger,
+  Principal,
+  Queryable,
+  ServiceName,
+} from '@hearth/core';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * Who may call: `none`; `server` (server key); `player` (player access token); `either`; and
+ * `either-or-dashboard` for the reads a custom dashboard may also make.
+ */
+export type CredentialKind = 'none' | 'server' | 'player' | 'either' | 'either-or-dashboard';
+
+export const KB = 1024;
+export const MB = 1024 * 1024;
+/** Spec §8 body limits, in bytes (binary units, see DESIGN.md). */
+export const BODY_LIMITS = { default: 64 * KB, signIn: 16 * KB, gameService: 16 * KB, licence: 16 * KB, saveWrite: 512 * KB, crashUpload: 20 * MB };
+
+/**
+ * Rate-limit classes: `standard` counts against the credential's environment (or the caller's
+ * address when there is no good credential); `idp-sign-in` adds the per-address limit of the
+ * environment the body names.
+ */
+export type RateLimitClass = 'standard' | 'idp-sign-in';
+
+export interface HandlerResult {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RequestInfo {
+  ip: string;
+  host: string;
+  protocol: string;
+  requestId: string;
+}
+
+export interface HandlerContext<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  headers: Record<string, string | string[] | undefined>;
+  /** Who is calling, when the route takes a credential. */
+  principal: Principal | null;
+  /** The environment the request acts in (from the credential, or from the body for sign-ins). */
+  env: EnvironmentContext | null;
+  core: HearthCore;
+  /** The pool, or the idempotency transaction on idempotent routes: write through this. */
+  db: Queryable;
+  log: Logger;
+  request: RequestInfo;
+  /**
+   * For routes that learn their environment late (sign-ins, refresh): counts the request against the
+   * environment's limits and applies its review and service checks.
+   */
+  enterEnvironment(env: EnvironmentContext, credentialKey: string): Promise<void>;
+}
+
+export interface RouteSpec<
+  P extends TSchema | undefined = TSchema | undefined,
+  Q extends TSchema | undefined = TSchema | undefined,
+  B extends TSchema | undefined = TSchema | undefined,
+> {
+  operationId: string;
+  method: Method;
+  /** Relative to the base URL (which ends in /v1), with `:name` parameters. */
+  path: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  credential: CredentialKind;
+  /** The service switch the route needs; the players service is always on and names none. */
+  service?: ServiceName;
+  /** `body-app-key`: the environment is the body's `appKey` (the identity-provider sign-in). */
+  environmentFrom?: 'credential' | 'body-app-key' | 'handler';
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** `ignored`: any body or none is accepted and not read (spec: "any body ignored"). */
+  bodyMode?: 'json' | 'ignored';
+  bodyLimit?: number;
+  rateLimit?: RateLimitClass;
+  idempotency?: 'none' | 'optional' | 'required';
+  /** Conditional reads: the ETag of what this request would answer, computed before the handler. */
+  etag?: (ctx: HandlerContext<Static<NonNullable<P>>, Static<NonNullable<Q>>, unknown>) => Promise<string>;
+  success: { status: number; description: string; schema?: TSchema; also?: { status: number; description: string }[] };
+  /** Refusals of the route's own logic; the pipeline adds those its checks can answer. */
+  refusals: ErrorCode[];
+  handler: (
+    ctx: HandlerContext<
+      P extends TSchema ? Static<P> : Record<string, never>,
+      Q extends TSchema ? Static<Q> : Record<string, never>,
+      B extends TSchema ? Static<B> : undefined
+    >,
+  ) => Promise<HandlerResult>;
+}
+
+export type AnyRoute = RouteSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined>;
+
+export function defineRoute<P extends TSchema | undefined, Q extends TSchema | undefined, B extends TSchema | undefined>(
+  spec: RouteSpec<P, Q, B>,
+): AnyRoute {
+  return spec as unknown as AnyRoute;
+}
+
+/** The refusals a route can answer: its own plus those its pipeline checks can produce. */
+export function refusalsOf(route: AnyRoute): ErrorCode[] {
+  const codes = new Set<ErrorCode>(route.refusals);
+  codes.add('rate-limited');
+  if (route.params || route.query || route.body || route.idempotency === 'required') codes.add('invalid-request');
+  if (route.body || route.bodyMode === 'ignored') codes.add('payload-too-large');
+  if (route.credential !== 'none') {
+    codes.add('unauthorized');
+    codes.add('forbidden');
+  }
+  if (route.credential !== 'none' || route.environmentFrom === 'body-app-key') codes.add('project-not-approved');
+  if (route.service) codes.add('service-disabled');
+  if (route.idempotency && route.idempotency !== 'none') codes.add('idempotency-conflict');
+  return [...codes];
+}

@@ -1,0 +1,6 @@
+export * from './server';
+export * from './http/route';
+export * from './http/app';
+export * from './http/openapi';
+export * from './http/metrics';
+export { routeTable } from './routes';

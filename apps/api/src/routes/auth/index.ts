@@ -1,0 +1,82 @@
+import { Type } from '@sinclair/typebox';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { Trimmed } from '../../http/schema-helpers';
+import { PlatformTokens } from '../shapes';
+
+const signInAnswers = { status: 201, description: 'Signed in; the player was made', schema: PlatformTokens, also: [{ status: 200, description: 'Signed in; the player was found' }] };
+
+export const signInServer = defineRoute({
+  operationId: 'signInServer',
+  method: 'POST',
+  path: '/auth/server',
+  summary: "Sign a player in on a game server's word",
+  tag: 'auth',
+  credential: 'server',
+  body: Type.Object(
+    {
+      subject: Type.String({ minLength: 1, maxLength: 200, description: "the caller's id for the player" }),
+      displayName: Type.Optional(Trimmed({ minLength: 1, maxLength: 40, description: "replaces the player's name when given" })),
+    },
+    { additionalProperties: false },
+  ),
+  bodyLimit: BODY_LIMITS.signIn,
+  success: signInAnswers,
+  refusals: ['conflict', 'quota-exceeded'],
+  handler: async (ctx) => {
+    const env = ctx.env!;
+    const { player, created, tokensValidAfter } = await ctx.core.players.signIn(env, 'server', ctx.body.subject, ctx.body.displayName);
+    const tokens = await ctx.core.tokens.issue(player.id, env.appKey, tokensValidAfter);
+    return { status: created ? 201 : 200, body: { ...tokens, player } };
+  },
+});
+
+export const signInIdp = defineRoute({
+  operationId: 'signInIdp',
+  method: 'POST',
+  path: '/auth/idp',
+  summary: "Sign a player in with the identity provider's Connect id token",
+  tag: 'auth',
+  credential: 'none',
+  environmentFrom: 'body-app-key',
+  rateLimit: 'idp-sign-in',
+  body: Type.Object(
+    {
+      appKey: Type.String({ minLength: 1, maxLength: 64, description: "the environment's app key" }),
+      idToken: Type.String({ minLength: 1, maxLength: 8000, description: "the provider's Connect id token of the player's product user" }),
+    },
+    { additionalProperties: false },
+  ),
+  bodyLimit: BODY_LIMITS.signIn,
+  success: signInAnswers,
+  refusals: ['provider-disabled', 'unauthorized', 'service-disabled', 'conflict', 'quota-exceeded', 'unavailable'],
+  handler: async (ctx) => {
+    const env = ctx.env!;
+    const { subject } = await ctx.core.idp.verify(env, ctx.body.idToken);
+    // Once its token is checked, the sign-in counts against its environment's limits (spec §8).
+    await ctx.enterEnvironment(env, `idp:${subject}`);
+    const { player, created, tokensValidAfter } = await ctx.core.players.signIn(env, 'idp', subject);
+    const tokens = await ctx.core.tokens.issue(player.id, env.appKey, tokensValidAfter);
+    return { status: created ? 201 : 200, body: { ...tokens, player } };
+  },
+});
+
+export const refreshTokens = defineRoute({
+  operationId: 'refreshTokens',
+  method: 'POST',
+  path: '/auth/refresh',
+  summary: 'Exchange a refresh token for new tokens',
+  description: 'A refresh token works once; presented again within 60 seconds it answers what it answered the first time.',
+  tag: 'auth',
+  credential: 'none',
+  environmentFrom: 'handler',
+  body: Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 4000 }) }, { additionalProperties: false }),
+  bodyLimit: BODY_LIMITS.signIn,
+  success: { status: 200, description: 'New tokens', schema: PlatformTokens },
+  refusals: ['unauthorized', 'project-not-approved'],
+  handler: async (ctx) => {
+    // The refresh counts with the player's access tokens: one credential per player (spec §8).
+    const tokens = await ctx.core.refresh.refresh(ctx.body.refreshToken, (env, playerId) => ctx.enterEnvironment(env, `p:${playerId}`));
+    return { body: tokens };
+  },
+});
+

@@ -1,0 +1,96 @@
+import { Type } from '@sinclair/typebox';
+import { defineRoute, HandlerContext } from '../../http/route';
+import { PageOf, PageQuery } from '../../http/schema-helpers';
+
+const Cell = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
+const ColumnType = Type.Union([Type.Literal('string'), Type.Literal('int'), Type.Literal('float'), Type.Literal('bool')]);
+
+const ConfigRow = Type.Object({
+  key: Type.String(),
+  groupName: Type.Union([Type.String(), Type.Null()]),
+  type: Type.String({ description: '`string`, `int`, `float` or `bool`' }),
+  valueStr: Type.Union([Type.String(), Type.Null()]),
+  valueInt: Type.Union([Type.Number(), Type.Null()]),
+  valueFloat: Type.Union([Type.Number(), Type.Null()]),
+  valueBool: Type.Union([Type.Boolean(), Type.Null()]),
+  LevelRateConfig: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+});
+
+const ConfigTable = Type.Object({
+  key: Type.String(),
+  name: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  groupName: Type.Union([Type.String(), Type.Null()]),
+  columns: Type.Array(Type.Object({ key: Type.String(), label: Type.String(), type: ColumnType })),
+  rows: Type.Array(Type.Object({ key: Type.String(), sortOrder: Type.Number(), cells: Type.Record(Type.String(), Cell) })),
+});
+
+const Flag = Type.Object({ name: Type.String(), isEnabled: Type.Boolean() });
+
+/** Every conditional read's ETag: the environment's content version and exactly what was asked. */
+function contentEtag(ctx: HandlerContext<unknown, unknown, unknown>, operationId: string): Promise<string> {
+  return ctx.core.gameConfig.etag(ctx.env!.id, JSON.stringify([operationId, ctx.params, ctx.query]));
+}
+
+export const listConfigValues = defineRoute({
+  operationId: 'listConfigValues',
+  method: 'GET',
+  path: '/config/values',
+  summary: 'Config values, ordered by key',
+  tag: 'config',
+  credential: 'either-or-dashboard',
+  service: 'config',
+  query: Type.Object({ groupName: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })), ...PageQuery }, { additionalProperties: false }),
+  etag: (ctx) => contentEtag(ctx, 'listConfigValues'),
+  success: { status: 200, description: 'A page of config values', schema: PageOf(ConfigRow) },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.gameConfig.listValues(ctx.env!, ctx.query) }),
+});
+
+export const listConfigTables = defineRoute({
+  operationId: 'listConfigTables',
+  method: 'GET',
+  path: '/config/tables',
+  summary: 'Config tables, ordered by key',
+  tag: 'config',
+  credential: 'either-or-dashboard',
+  service: 'config',
+  query: Type.Object(PageQuery, { additionalProperties: false }),
+  etag: (ctx) => contentEtag(ctx, 'listConfigTables'),
+  success: { status: 200, description: 'A page of config tables', schema: PageOf(ConfigTable) },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.gameConfig.listTables(ctx.env!, ctx.query) }),
+});
+
+export const getConfigTable = defineRoute({
+  operationId: 'getConfigTable',
+  method: 'GET',
+  path: '/config/tables/:key',
+  summary: 'One config table',
+  tag: 'config',
+  credential: 'either-or-dashboard',
+  service: 'config',
+  params: Type.Object(
+    { key: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s/\\\\?%]+$', description: 'no whitespace and none of / \\ ? %' }) },
+    { additionalProperties: false },
+  ),
+  etag: (ctx) => contentEtag(ctx, 'getConfigTable'),
+  success: { status: 200, description: 'The table', schema: ConfigTable },
+  refusals: ['not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.gameConfig.getTable(ctx.env!, ctx.params.key) }),
+});
+
+export const listFlags = defineRoute({
+  operationId: 'listFlags',
+  method: 'GET',
+  path: '/flags',
+  summary: 'Feature flags, ordered by name',
+  tag: 'flags',
+  credential: 'either-or-dashboard',
+  service: 'flags',
+  query: Type.Object(PageQuery, { additionalProperties: false }),
+  etag: (ctx) => contentEtag(ctx, 'listFlags'),
+  success: { status: 200, description: 'A page of flags', schema: PageOf(Flag) },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.gameConfig.listFlags(ctx.env!, ctx.query) }),
+});

@@ -1,0 +1,28 @@
+import type { AnyRoute } from '../http/route';
+import { buildOpenApi } from '../http/openapi';
+import { getJwks, openApiRoute } from './reference';
+import { refreshTokens, signInIdp, signInServer } from './auth';
+import { deletePlayer, getPlayer, renamePlayer, signOutPlayer } from './players';
+import { getConfigTable, listConfigTables, listConfigValues, listFlags } from './config';
+
+/** The route table: every route of the API, in the order of the spec's summary table. */
+export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
+  let document: unknown;
+  const routes: AnyRoute[] = [
+    openApiRoute(() => (document ??= buildOpenApi(routes))),
+    signInIdp,
+    refreshTokens,
+    signInServer,
+    getJwks,
+    getPlayer,
+    renamePlayer,
+    deletePlayer,
+    signOutPlayer,
+    listConfigValues,
+    listConfigTables,
+    getConfigTable,
+    listFlags,
+    ...extra,
+  ];
+  return routes;
+}

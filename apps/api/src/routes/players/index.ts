@@ -1,0 +1,70 @@
+import { Type } from '@sinclair/typebox';
+import { defineRoute } from '../../http/route';
+import { Id, Trimmed } from '../../http/schema-helpers';
+import { PlatformPlayer } from '../shapes';
+import { targetPlayerId } from './target';
+
+const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
+
+export const getPlayer = defineRoute({
+  operationId: 'getPlayer',
+  method: 'GET',
+  path: '/players/:playerId',
+  summary: 'Read a player',
+  description: 'With `me` and a player token this is also how a server checks a token a client hands it: 200 good, 401 not valid.',
+  tag: 'players',
+  credential: 'either',
+  params: PlayerPath,
+  success: { status: 200, description: 'The player', schema: PlatformPlayer },
+  refusals: ['not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.players.get(ctx.env!, targetPlayerId(ctx)) }),
+});
+
+export const renamePlayer = defineRoute({
+  operationId: 'renamePlayer',
+  method: 'PATCH',
+  path: '/players/:playerId',
+  summary: "Change a player's display name",
+  description: 'The name passes a word filter that stars out disallowed words; the answer shows the name as stored.',
+  tag: 'players',
+  credential: 'either',
+  params: PlayerPath,
+  body: Type.Object({ displayName: Trimmed({ minLength: 1, maxLength: 40 }) }, { additionalProperties: false }),
+  success: { status: 200, description: 'The player as stored', schema: PlatformPlayer },
+  refusals: ['not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.players.rename(ctx.env!, targetPlayerId(ctx), ctx.body.displayName) }),
+});
+
+export const deletePlayer = defineRoute({
+  operationId: 'deletePlayer',
+  method: 'DELETE',
+  path: '/players/:playerId',
+  summary: 'Delete a player and everything they hold',
+  description: "Deletes the player's name, identities and (as later areas add them) saves, tours, seats, game state and holdings; every token they hold stops working.",
+  tag: 'players',
+  credential: 'server',
+  params: PlayerPath,
+  success: { status: 204, description: 'Deleted' },
+  refusals: ['not-found'],
+  handler: async (ctx) => {
+    await ctx.core.players.delete(ctx.env!, targetPlayerId(ctx));
+    return {};
+  },
+});
+
+export const signOutPlayer = defineRoute({
+  operationId: 'signOutPlayer',
+  method: 'POST',
+  path: '/players/:playerId/sign-out',
+  summary: 'Sign a player out everywhere',
+  description: 'Every access and refresh token of the player stops working within moments; nothing the player owns is touched.',
+  tag: 'players',
+  credential: 'either',
+  params: PlayerPath,
+  success: { status: 204, description: 'Signed out everywhere' },
+  refusals: ['not-found'],
+  handler: async (ctx) => {
+    await ctx.core.players.signOutEverywhere(ctx.env!, targetPlayerId(ctx));
+    return {};
+  },
+});

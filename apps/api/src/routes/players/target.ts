@@ -1,0 +1,18 @@
+import { refuse } from '@hearth/core';
+import type { HandlerContext } from '../../http/route';
+
+/**
+ * The player a `/players/:playerId` route acts on (spec §4 path rule): with a player token the path
+ * must say `me` (naming any id, even their own, is forbidden); with a server key it names a player
+ * of the key's environment, and `me` names nobody (404).
+ */
+export function targetPlayerId(ctx: HandlerContext<{ playerId: string }, unknown, unknown>): string {
+  const { playerId } = ctx.params;
+  const principal = ctx.principal!;
+  if (principal.kind === 'player') {
+    if (playerId !== 'me') throw refuse.forbidden('With a player token, name the player as `me`.');
+    return principal.playerId;
+  }
+  if (playerId === 'me') throw refuse.notFound('The player');
+  return playerId;
+}

