@@ -16,8 +16,8 @@ dev: node_modules
 services:
 	bash .ci/services.sh
 
-## Type check, then every test against the real PostgreSQL and Redis of `make services`.
-test: node_modules
+## Type check, then every test against the real PostgreSQL and Redis (started by `make services`).
+test: node_modules services
 	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npm test
 
 typecheck: node_modules

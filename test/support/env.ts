@@ -1,0 +1,21 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { MIGRATIONS_DIR } from '@hearth/core';
+
+/** The real services of `make services`; override with TEST_DATABASE_URL / TEST_REDIS_URL. */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export function databaseUrl(name: string): string {
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** A migrated template database named by the migrations' content: each test file copies it. */
+export function templateName(): string {
+  const hash = createHash('sha256');
+  for (const file of fs.readdirSync(MIGRATIONS_DIR).sort()) hash.update(file).update(fs.readFileSync(path.join(MIGRATIONS_DIR, file)));
+  return `hearth_tpl_${hash.digest('hex').slice(0, 12)}`;
+}

@@ -1,0 +1,133 @@
+/**
+ * Starts what a test talks to: a fresh database copied from the migrated template, Redis under a key
+ * prefix of its own, the domain core, and the API listening on 127.0.0.1. Tests use real HTTP.
+ */
+import { randomBytes } from 'node:crypto';
+import knexFactory from 'knex';
+import { stringify } from 'yaml';
+import {
+  Db,
+  HearthCore,
+  RedisCoordination,
+  applyManifests,
+  createDb,
+  createLogger,
+  validateManifest,
+  type AnyManifest,
+} from '@hearth/core';
+import { startApiServer, ApiServer, AnyRoute } from '@hearth/api';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl, templateName } from './env';
+import { Manifests, standardManifests } from './manifests';
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  db: Db;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `hearth_t_${randomBytes(6).toString('hex')}`;
+  const admin = knexFactory({ client: 'pg', connection: TEST_DATABASE_URL, pool: { min: 0, max: 1 } });
+  await admin.raw(`CREATE DATABASE ${name} TEMPLATE ${templateName()}`);
+  await admin.destroy();
+  const url = databaseUrl(name);
+  const db = createDb(url, 10);
+  return {
+    name,
+    url,
+    db,
+    drop: async () => {
+      await db.destroy();
+      const a = knexFactory({ client: 'pg', connection: TEST_DATABASE_URL, pool: { min: 0, max: 1 } });
+      await a.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.destroy();
+    },
+  };
+}
+
+export interface ApiInstance {
+  core: HearthCore;
+  api: ApiServer;
+  /** Base URL including /v1. */
+  base: string;
+  stop(): Promise<void>;
+}
+
+/** One API process: its own core (caches) over the shared database and Redis prefix. */
+export async function startApiInstance(opts: {
+  db: Db;
+  redisPrefix: string;
+  masterKey: Buffer;
+  extraRoutes?: AnyRoute[];
+  trustProxy?: boolean;
+}): Promise<ApiInstance> {
+  const coordination = new RedisCoordination(TEST_REDIS_URL, { prefix: opts.redisPrefix });
+  const core = new HearthCore({ db: opts.db, coordination, masterKey: opts.masterKey, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
+  await core.start();
+  const api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0, extraRoutes: opts.extraRoutes, trustProxy: opts.trustProxy });
+  return {
+    core,
+    api,
+    base: `${api.url}/v1`,
+    stop: async () => {
+      await api.close();
+      await core.stop();
+      await coordination.close();
+    },
+  };
+}
+
+export interface Harness extends ApiInstance {
+  database: TestDatabase;
+  db: Db;
+  masterKey: Buffer;
+  redisPrefix: string;
+  /** Whole server keys minted by the applied ServerKey manifests, by manifest name. */
+  serverKeys: Record<string, string>;
+  apply(docs: AnyManifest[]): Promise<void>;
+  /** Another API process over the same database and Redis (cross-process behaviour). */
+  startAnotherApi(): Promise<ApiInstance>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(options: { manifests?: Manifests; extraRoutes?: AnyRoute[]; trustProxy?: boolean } = {}): Promise<Harness> {
+  const database = await createTestDatabase();
+  const masterKey = randomBytes(32);
+  const redisPrefix = `hearth-test:${randomBytes(6).toString('hex')}:`;
+  const instance = await startApiInstance({ db: database.db, redisPrefix, masterKey, extraRoutes: options.extraRoutes, trustProxy: options.trustProxy });
+  const serverKeys: Record<string, string> = {};
+  const others: ApiInstance[] = [];
+
+  const apply = async (docs: AnyManifest[]) => {
+    const loaded = docs.map((doc, i) => ({ doc: validateManifest(JSON.parse(JSON.stringify(doc)), `test#${i + 1}`), origin: `test#${i + 1}` }));
+    const results = await applyManifests(database.db, loaded, instance.core.bus);
+    for (const r of results) if (r.serverKey) serverKeys[r.name] = r.serverKey.key;
+  };
+  await apply(options.manifests ?? standardManifests());
+
+  return {
+    ...instance,
+    database,
+    db: database.db,
+    masterKey,
+    redisPrefix,
+    serverKeys,
+    apply,
+    startAnotherApi: async () => {
+      const other = await startApiInstance({ db: database.db, redisPrefix, masterKey, extraRoutes: options.extraRoutes });
+      others.push(other);
+      return other;
+    },
+    close: async () => {
+      for (const other of others) await other.stop();
+      await instance.stop();
+      await database.drop();
+    },
+  };
+}
+
+/** Manifests as YAML, for tests of `hearth apply`. */
+export function toYaml(docs: AnyManifest[]): string {
+  return docs.map((d) => stringify(d)).join('---\n');
+}

@@ -1,0 +1,71 @@
+/** Builders for the manifests tests apply; each returns a plain document of the real schema. */
+import type { AnyManifest, PlanLimits, ProjectSpecT } from '@hearth/core';
+import { API_VERSION, SERVICES } from '@hearth/core';
+
+export type Manifests = AnyManifest[];
+export const NAMESPACE = 'tests';
+
+export function plan(name: string, overrides: Partial<PlanLimits> = {}): AnyManifest {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Plan',
+    metadata: { name },
+    spec: {
+      playersPerEnvironment: 1000,
+      playerDataBytesPerEnvironment: 1073741824,
+      serverKeysPerEnvironment: 5,
+      requestsPerMinutePerEnvironment: 100000,
+      requestsPerMinutePerCredential: 100000,
+      requestsPerDayPerEnvironment: 10000000,
+      sessionSeats: 16,
+      realtime: { maxMessageBytes: 4096, messagesPerSecond: 10, messagesPerMinute: 300, maxSubscriptions: 10 },
+      licenceSeats: 2,
+      ...overrides,
+    },
+  } as AnyManifest;
+}
+
+export const allServices = Object.fromEntries(SERVICES.map((s) => [s, true])) as ProjectSpecT['services'];
+
+export function project(name: string, overrides: Partial<ProjectSpecT> = {}): AnyManifest {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Project',
+    metadata: { name, namespace: NAMESPACE },
+    spec: { plan: 'test', review: 'approved', sessionSeats: 8, services: allServices, ...overrides },
+  } as AnyManifest;
+}
+
+export function environment(name: string, projectName: string, appKey = name): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'GameEnvironment', metadata: { name, namespace: NAMESPACE }, spec: { project: projectName, appKey } } as AnyManifest;
+}
+
+export function serverKey(name: string, environmentName: string): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'ServerKey', metadata: { name, namespace: NAMESPACE }, spec: { environment: environmentName } } as AnyManifest;
+}
+
+export function gameConfig(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'GameConfig', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}
+
+/**
+ * The usual fixture: project `alpha` (approved, every service) with environments `alpha-live` and
+ * `alpha-test`; `pending` (awaiting review); `plain` (config and flags switched off). One server key
+ * per environment, named `<environment>-key`.
+ */
+export function standardManifests(planOverrides: Partial<PlanLimits> = {}): Manifests {
+  return [
+    plan('test', planOverrides),
+    project('alpha'),
+    environment('alpha-live', 'alpha'),
+    environment('alpha-test', 'alpha'),
+    project('pending', { review: 'pending' }),
+    environment('pending-live', 'pending'),
+    project('plain', { services: { ...allServices, config: false, flags: false } }),
+    environment('plain-live', 'plain'),
+    serverKey('alpha-live-key', 'alpha-live'),
+    serverKey('alpha-test-key', 'alpha-test'),
+    serverKey('pending-live-key', 'pending-live'),
+    serverKey('plain-live-key', 'plain-live'),
+  ];
+}
