@@ -26,6 +26,8 @@ end
 return out
 `;
 
+const SUBSCRIBE_WAIT_MS = 2000;
+
 type RedisWithScript = Redis & { hearthRateLimit(numKeys: number, ...args: (string | number)[]): Promise<number[]> };
 
 export interface RedisCoordinationOptions {
@@ -55,6 +57,8 @@ export class RedisCoordination implements Coordination {
   }
 
   async rateLimit(checks: RateCheck[], nowMs = Date.now()): Promise<RateOutcome> {
+    // While disconnected, answer at once so the caller fails open instead of waiting on retries.
+    if (this.command.status !== 'ready') throw new Error(`redis is ${this.command.status}`);
     const windows = checks.map((c) => windowOf(nowMs, c.windowSeconds));
     const keys = checks.map((c, i) => `${this.prefix}rl:${c.key}:${windows[i].start}`);
     const argv: number[] = [];
@@ -86,7 +90,11 @@ export class RedisCoordination implements Coordination {
     if (!set) {
       set = new Set();
       this.handlers.set(full, set);
-      await this.subscriber.subscribe(full);
+      // Redis down at start must not stop a process from serving (DESIGN: losing Redis loses no data):
+      // wait a bounded time; ioredis sends the queued SUBSCRIBE once it connects.
+      const subscribed = this.subscriber.subscribe(full);
+      subscribed.catch((err: Error) => this.options.onError?.(err));
+      await Promise.race([subscribed, new Promise((resolve) => setTimeout(resolve, SUBSCRIBE_WAIT_MS).unref())]);
     }
     set.add(onMessage);
     return async () => {
