@@ -13,6 +13,7 @@ import { GameConfigService } from './content/game-config';
 import { CursorCodec } from './pagination';
 import { deriveKey } from './auth/sealing';
 import { pruneIdempotencyRecords } from './idempotency';
+import { SessionService } from './sessions/service';
 
 export interface HearthDeps {
   db: Db;
@@ -36,6 +37,7 @@ export class HearthCore {
   readonly idp: IdentityProviderVerifier;
   readonly cursors: CursorCodec;
   readonly gameConfig: GameConfigService;
+  readonly sessions: SessionService;
   private housekeeping?: NodeJS.Timeout;
 
   constructor(deps: HearthDeps) {
@@ -52,6 +54,7 @@ export class HearthCore {
     this.idp = new IdentityProviderVerifier();
     this.cursors = new CursorCodec(deriveKey(deps.masterKey, 'cursors'));
     this.gameConfig = new GameConfigService(deps.db, this.cursors, this.bus);
+    this.sessions = new SessionService(deps.db, deps.coordination, deps.logger);
   }
 
   async start(): Promise<void> {

@@ -27,3 +27,5 @@ export * from './content/game-config';
 export * from './manifests/schemas';
 export * from './manifests/reconcile';
 export * from './manifests/apply';
+export * from './sessions/events';
+export * from './sessions/service';

@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../db/knex';
+import type { Db, Queryable, Tx } from '../db/knex';
 import { refuse } from '../errors';
 import { randomId } from '../ids';
 import { TtlCache } from '../cache';
@@ -22,6 +22,13 @@ export interface PlayerState {
 
 export type IdentityProvider = 'server' | 'idp';
 
+/** One `players` row as requests need it: token checks and the PlatformPlayer answer. */
+interface PlayerRecord extends PlayerState {
+  player: PlatformPlayer;
+}
+
+const RECORD_COLUMNS = ['id', 'environment_id', 'tokens_valid_after', 'display_name', 'created_at'];
+
 function toPlayer(row: Record<string, unknown>): PlatformPlayer {
   return {
     id: row.id as string,
@@ -30,26 +37,49 @@ function toPlayer(row: Record<string, unknown>): PlatformPlayer {
   };
 }
 
+/**
+ * Players. What requests read on every call (token checks, `GET /players/me`) is cached per process
+ * and dropped when any process announces a rename, sign-out or deletion of the player.
+ */
 export class PlayerService {
-  private states = new TtlCache<string, PlayerState | null>(30_000, 500_000);
+  private records = new TtlCache<string, PlayerRecord | null>(30_000, 500_000);
+  /** Bumped on every drop: a load that began before a drop must not keep what it read. */
+  private drops = 0;
 
   constructor(private readonly db: Db, private readonly bus: InvalidationBus) {
     bus.on((event) => {
-      if (event.kind === 'player') this.states.delete(event.playerId);
+      if (event.kind === 'player') {
+        this.drops++;
+        this.records.delete(event.playerId);
+      }
     });
   }
 
-  /** For token checks on every request: served from memory after the first look. */
-  async state(playerId: string): Promise<PlayerState | null> {
-    const hit = this.states.get(playerId);
+  /** Served from memory after the first look; `rememberMissing` caches that no such player exists too. */
+  private async record(playerId: string, rememberMissing: boolean): Promise<PlayerRecord | null> {
+    const hit = this.records.get(playerId);
     if (hit !== undefined) return hit;
-    const row = await this.db('players').where({ id: playerId }).first('environment_id', 'tokens_valid_after');
-    const state = row ? { environmentId: Number(row.environment_id), tokensValidAfter: Number(row.tokens_valid_after) } : null;
-    this.states.set(playerId, state);
-    return state;
+    const dropsBefore = this.drops;
+    const row = await this.db('players').where({ id: playerId }).first(RECORD_COLUMNS);
+    const record: PlayerRecord | null = row
+      ? { environmentId: Number(row.environment_id), tokensValidAfter: Number(row.tokens_valid_after), player: Object.freeze(toPlayer(row)) }
+      : null;
+    if (this.drops === dropsBefore && (record || rememberMissing)) this.records.set(playerId, record);
+    return record;
   }
 
+  /** For token checks on every request. */
+  async state(playerId: string): Promise<PlayerState | null> {
+    return this.record(playerId, true);
+  }
+
+  /** A player of the environment; inside a transaction (`db`) it is read there, not from the cache. */
   async get(env: EnvironmentContext, playerId: string, db: Queryable = this.db): Promise<PlatformPlayer> {
+    if (db === this.db) {
+      const record = await this.record(playerId, false);
+      if (!record || record.environmentId !== env.id) throw refuse.notFound('The player');
+      return record.player;
+    }
     const row = await db('players').where({ id: playerId, environment_id: env.id }).first();
     if (!row) throw refuse.notFound('The player');
     return toPlayer(row);
@@ -68,12 +98,12 @@ export class PlayerService {
   ): Promise<{ player: PlatformPlayer; created: boolean; tokensValidAfter: number }> {
     const name = displayName === undefined ? undefined : filterWords(displayName, env.wordFilter);
     const existing = await this.findByIdentity(this.db, env, provider, subject, name);
-    if (existing) return { ...existing, created: false };
+    if (existing) return this.announcedIfRenamed(existing);
 
-    return this.db.transaction(async (trx) => {
-      const [lockedEnv] = (await trx.raw('SELECT player_count FROM environments WHERE id = ? FOR UPDATE', [env.id])).rows;
+    const outcome = await this.db.transaction(async (trx) => {
+      const [lockedEnv] = (await trx.raw('SELECT player_count FROM environments WHERE id = ? FOR NO KEY UPDATE', [env.id])).rows;
       const again = await this.findByIdentity(trx, env, provider, subject, name);
-      if (again) return { ...again, created: false };
+      if (again) return again;
       const cap = env.plan.playersPerEnvironment;
       if (Number(lockedEnv.player_count) >= cap) {
         throw refuse.conflict(`This environment is full: its plan allows ${cap} players.`, { limit: cap });
@@ -83,8 +113,21 @@ export class PlayerService {
         .returning('*');
       await trx('player_identities').insert({ environment_id: env.id, provider, subject, player_id: row.id });
       await trx('environments').where({ id: env.id }).increment('player_count', 1);
-      return { player: toPlayer(row), created: true, tokensValidAfter: 0 };
+      return { player: toPlayer(row), created: true, tokensValidAfter: 0, renamed: false };
     });
+    return this.announcedIfRenamed(outcome);
+  }
+
+  /** A sign-in that changed the display name tells every process, once the change is committed. */
+  private async announcedIfRenamed(outcome: { player: PlatformPlayer; created: boolean; tokensValidAfter: number; renamed: boolean }) {
+    const { renamed, ...answer } = outcome;
+    if (renamed) await this.announceRename(answer.player.id);
+    return answer;
+  }
+
+  /** Other processes drop their copy of the name; with Redis unreachable theirs expires within 30 s. */
+  private async announceRename(playerId: string): Promise<void> {
+    await this.bus.announce({ kind: 'player', playerId, reason: 'renamed' }).catch(() => undefined);
   }
 
   private async findByIdentity(
@@ -93,17 +136,18 @@ export class PlayerService {
     provider: IdentityProvider,
     subject: string,
     displayName: string | undefined,
-  ): Promise<{ player: PlatformPlayer; tokensValidAfter: number } | null> {
+  ): Promise<{ player: PlatformPlayer; created: false; tokensValidAfter: number; renamed: boolean } | null> {
     const found = await db('player_identities as i')
       .join('players as p', 'p.id', 'i.player_id')
       .where({ 'i.environment_id': env.id, 'i.provider': provider, 'i.subject': subject })
       .first('p.*');
     if (!found) return null;
     let row = found;
-    if (displayName !== undefined && displayName !== found.display_name) {
+    const renamed = displayName !== undefined && displayName !== found.display_name;
+    if (renamed) {
       [row] = await db('players').where({ id: found.id }).update({ display_name: displayName }).returning('*');
     }
-    return { player: toPlayer(row), tokensValidAfter: Number(found.tokens_valid_after) };
+    return { player: toPlayer(row), created: false, tokensValidAfter: Number(found.tokens_valid_after), renamed };
   }
 
   async rename(env: EnvironmentContext, playerId: string, displayName: string): Promise<PlatformPlayer> {
@@ -112,6 +156,7 @@ export class PlayerService {
       .update({ display_name: filterWords(displayName, env.wordFilter) })
       .returning('*');
     if (!row) throw refuse.notFound('The player');
+    await this.announceRename(playerId);
     return toPlayer(row);
   }
 
@@ -125,10 +170,14 @@ export class PlayerService {
     await this.bus.announce({ kind: 'player', playerId, reason: 'signed-out' });
   }
 
-  /** Deletes the player and, by cascade, everything they hold; their tokens stop working. */
-  async delete(env: EnvironmentContext, playerId: string): Promise<void> {
+  /**
+   * Deletes the player and, by cascade, everything they hold; their tokens stop working. `endHoldings`
+   * runs first in the same transaction, for what must end with more than a cascade (seats: events).
+   */
+  async delete(env: EnvironmentContext, playerId: string, endHoldings?: (trx: Tx) => Promise<void>): Promise<void> {
     const deleted = await this.db.transaction(async (trx) => {
-      await trx.raw('SELECT id FROM environments WHERE id = ? FOR UPDATE', [env.id]);
+      await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [env.id]);
+      if (endHoldings) await endHoldings(trx);
       const n = await trx('players').where({ id: playerId, environment_id: env.id }).delete();
       if (n > 0) await trx('environments').where({ id: env.id }).decrement('player_count', n);
       return n;

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { SessionChange } from '@hearth/core';
 import { defineRoute } from '../../http/route';
 import { Id, Trimmed } from '../../http/schema-helpers';
 import { PlatformPlayer } from '../shapes';
@@ -47,7 +48,14 @@ export const deletePlayer = defineRoute({
   success: { status: 204, description: 'Deleted' },
   refusals: ['not-found'],
   handler: async (ctx) => {
-    await ctx.core.players.delete(ctx.env!, targetPlayerId(ctx));
+    const env = ctx.env!;
+    const playerId = targetPlayerId(ctx);
+    // Seats end in the deleting transaction; their events go out once it has committed.
+    let endedSeats: SessionChange[] = [];
+    await ctx.core.players.delete(env, playerId, async (trx) => {
+      endedSeats = await ctx.core.sessions.endSeatsOfDeletedPlayer(trx, env, playerId);
+    });
+    await ctx.core.sessions.announce(endedSeats);
     return {};
   },
 });

@@ -1,0 +1,186 @@
+import { Type } from '@sinclair/typebox';
+import { refuse } from '@hearth/core';
+import { defineRoute, HandlerContext } from '../../http/route';
+import { Id, Timestamp, Trimmed } from '../../http/schema-helpers';
+
+/** PlatformSession (spec §2); a seat's uniqueNetId is stored and never answered. */
+export const PlatformSession = Type.Object({
+  id: Type.String(),
+  status: Type.Union(
+    ['CONFIGURING', 'PREPARING_INSTANCE', 'AWAITING_PLAYERS', 'PLAYING', 'COMPLETE', 'ERROR'].map((s) => Type.Literal(s)),
+  ),
+  gameMode: Type.String(),
+  map: Type.String(),
+  conclusion: Type.Union([Type.String(), Type.Null()]),
+  seats: Type.Number({ description: "how many players it seats: the project's seats, held to the plan" }),
+  players: Type.Array(
+    Type.Object({ playerId: Type.String(), playerName: Type.String(), isHost: Type.Boolean(), isReady: Type.Boolean() }),
+  ),
+  createdAt: Timestamp,
+});
+
+/** The player calling a player-token route (the pipeline has refused every other credential). */
+function callerOf(ctx: HandlerContext<unknown, unknown, unknown>): string {
+  const principal = ctx.principal!;
+  if (principal.kind !== 'player') throw refuse.forbidden('This route takes a player token.');
+  return principal.playerId;
+}
+
+const SeatFields = {
+  playerName: Type.Optional(Trimmed({ minLength: 1, maxLength: 40, description: "defaults to the player's display name, or `Player`" })),
+  uniqueNetId: Type.Optional(Type.String({ maxLength: 200, description: 'stored with the seat, never answered' })),
+};
+
+const SessionPath = Type.Object({ sessionId: Id('a session id') }, { additionalProperties: false });
+const SeatPath = Type.Object({ sessionId: Id('a session id'), playerId: Id("a seated player's id") }, { additionalProperties: false });
+
+export const createSession = defineRoute({
+  operationId: 'createSession',
+  method: 'POST',
+  path: '/sessions',
+  summary: 'Make a session, seated as its host',
+  tag: 'sessions',
+  credential: 'player',
+  service: 'sessions',
+  body: Type.Object(
+    {
+      gameMode: Trimmed({ minLength: 1, maxLength: 60 }),
+      map: Trimmed({ minLength: 1, maxLength: 60 }),
+      ...SeatFields,
+    },
+    { additionalProperties: false },
+  ),
+  success: { status: 201, description: 'The session, in CONFIGURING', schema: PlatformSession },
+  refusals: [],
+  handler: async (ctx) => ({
+    status: 201,
+    body: await ctx.core.sessions.create(ctx.env!, callerOf(ctx), ctx.body),
+  }),
+});
+
+export const getSession = defineRoute({
+  operationId: 'getSession',
+  method: 'GET',
+  path: '/sessions/:sessionId',
+  summary: 'Read a session',
+  description: 'A player token reads any session of its environment.',
+  tag: 'sessions',
+  credential: 'either',
+  service: 'sessions',
+  params: SessionPath,
+  success: { status: 200, description: 'The session', schema: PlatformSession },
+  refusals: ['not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.sessions.get(ctx.env!, ctx.params.sessionId) }),
+});
+
+export const joinSession = defineRoute({
+  operationId: 'joinSession',
+  method: 'POST',
+  path: '/sessions/:sessionId/join',
+  summary: 'Take a seat in a session',
+  description: 'Send `{}` when giving neither field. A full session is refused with `conflict` and `details.limit` (its seats).',
+  tag: 'sessions',
+  credential: 'player',
+  service: 'sessions',
+  params: SessionPath,
+  body: Type.Object(SeatFields, { additionalProperties: false }),
+  success: { status: 200, description: 'The session with the caller seated', schema: PlatformSession },
+  refusals: ['not-found', 'conflict'],
+  handler: async (ctx) => ({
+    body: await ctx.core.sessions.join(ctx.env!, ctx.params.sessionId, callerOf(ctx), ctx.body),
+  }),
+});
+
+export const leaveSession = defineRoute({
+  operationId: 'leaveSession',
+  method: 'POST',
+  path: '/sessions/:sessionId/leave',
+  summary: "Give up the caller's seat",
+  description:
+    'Allowed in any status; any body is ignored. The host role is not passed on. A lobby in CONFIGURING that its last player leaves is closed (see docs/sessions.md).',
+  tag: 'sessions',
+  credential: 'player',
+  service: 'sessions',
+  params: SessionPath,
+  bodyMode: 'ignored',
+  success: { status: 204, description: 'Seat given up' },
+  refusals: ['not-found'],
+  handler: async (ctx) => {
+    await ctx.core.sessions.leave(ctx.env!, ctx.params.sessionId, callerOf(ctx));
+    return {};
+  },
+});
+
+export const readySession = defineRoute({
+  operationId: 'readySession',
+  method: 'POST',
+  path: '/sessions/:sessionId/ready',
+  summary: "Set the caller's ready flag",
+  description: 'When the caller readies and every other seated player is ready, the session moves to PREPARING_INSTANCE and the answer shows it.',
+  tag: 'sessions',
+  credential: 'player',
+  service: 'sessions',
+  params: SessionPath,
+  body: Type.Object({ isReady: Type.Boolean() }, { additionalProperties: false }),
+  success: { status: 200, description: 'The session', schema: PlatformSession },
+  refusals: ['not-found', 'conflict'],
+  handler: async (ctx) => ({
+    body: await ctx.core.sessions.setReady(ctx.env!, ctx.params.sessionId, callerOf(ctx), ctx.body.isReady),
+  }),
+});
+
+export const kickSessionPlayer = defineRoute({
+  operationId: 'kickSessionPlayer',
+  method: 'POST',
+  path: '/sessions/:sessionId/players/:playerId/kick',
+  summary: 'The host takes a seat away',
+  tag: 'sessions',
+  credential: 'player',
+  service: 'sessions',
+  params: SeatPath,
+  success: { status: 200, description: 'The session without the player', schema: PlatformSession },
+  refusals: ['not-found', 'forbidden', 'conflict'],
+  handler: async (ctx) => ({
+    body: await ctx.core.sessions.kick(ctx.env!, ctx.params.sessionId, callerOf(ctx), ctx.params.playerId),
+  }),
+});
+
+export const promoteSessionPlayer = defineRoute({
+  operationId: 'promoteSessionPlayer',
+  method: 'POST',
+  path: '/sessions/:sessionId/players/:playerId/promote',
+  summary: 'The host makes another seated player host',
+  tag: 'sessions',
+  credential: 'player',
+  service: 'sessions',
+  params: SeatPath,
+  success: { status: 200, description: 'The session with its new host', schema: PlatformSession },
+  refusals: ['not-found', 'forbidden', 'conflict'],
+  handler: async (ctx) => ({
+    body: await ctx.core.sessions.promote(ctx.env!, ctx.params.sessionId, callerOf(ctx), ctx.params.playerId),
+  }),
+});
+
+export const reportSessionStatus = defineRoute({
+  operationId: 'reportSessionStatus',
+  method: 'POST',
+  path: '/sessions/:sessionId/status',
+  summary: "A game server reports the session's status",
+  description:
+    'Moves of spec §3 only; any other move, or a report that another report beat to it, is `conflict`. `conclusion` is kept with COMPLETE; `error` is kept with ERROR for staff and never answered.',
+  tag: 'sessions',
+  credential: 'server',
+  service: 'sessions',
+  params: SessionPath,
+  body: Type.Object(
+    {
+      status: Type.Union([Type.Literal('AWAITING_PLAYERS'), Type.Literal('PLAYING'), Type.Literal('COMPLETE'), Type.Literal('ERROR')]),
+      conclusion: Type.Optional(Trimmed({ minLength: 1, maxLength: 60 })),
+      error: Type.Optional(Type.String({ maxLength: 500 })),
+    },
+    { additionalProperties: false },
+  ),
+  success: { status: 200, description: 'The session', schema: PlatformSession },
+  refusals: ['not-found', 'conflict'],
+  handler: async (ctx) => ({ body: await ctx.core.sessions.reportStatus(ctx.env!, ctx.params.sessionId, ctx.body) }),
+});

@@ -1,0 +1,35 @@
+/**
+ * The contract between the sessions service (in API processes) and the realtime process: after every
+ * committed change to a session, the API publishes one SessionEvent on SESSION_EVENTS_CHANNEL through
+ * the coordination (Redis pub/sub, or in-process on the embedded default). Realtime processes fan it
+ * out to every socket subscribed to that session.
+ */
+export const SESSION_EVENTS_CHANNEL = 'sessions';
+
+export type SessionStatus = 'CONFIGURING' | 'PREPARING_INSTANCE' | 'AWAITING_PLAYERS' | 'PLAYING' | 'COMPLETE' | 'ERROR';
+
+/** PlatformSession of spec §2: exactly these fields. */
+export interface PlatformSession {
+  id: string;
+  status: SessionStatus;
+  gameMode: string;
+  map: string;
+  conclusion: string | null;
+  seats: number;
+  players: { playerId: string; playerName: string; isHost: boolean; isReady: boolean }[];
+  createdAt: string;
+}
+
+export type SeatEndReason = 'left' | 'kicked' | 'deleted';
+
+export interface SessionEvent {
+  environmentId: number;
+  /** The session after the change; every subscriber gets it as a `session` frame. */
+  session: PlatformSession;
+  /** Players who lost their seat in this change: their sockets get `session-closed` and stop following it. */
+  removed: { playerId: string; reason: SeatEndReason }[];
+  /** Players who gained a seat in this change: their sockets start following the session. */
+  added: string[];
+  /** Milliseconds since 1970 when the API committed the change (for latency figures). */
+  committedAt: number;
+}

@@ -1,0 +1,370 @@
+import type { Db, Queryable, Tx } from '../db/knex';
+import type { Coordination } from '../coord/coordination';
+import type { Logger } from '../logger';
+import type { EnvironmentContext } from '../tenancy/environments';
+import { ApiError, refuse } from '../errors';
+import { randomId } from '../ids';
+import { filterWords } from '../players/word-filter';
+import {
+  PlatformSession,
+  SESSION_EVENTS_CHANNEL,
+  SessionEvent,
+  SessionStatus,
+} from './events';
+
+/** The statuses a game server reports (POST /sessions/:id/status). */
+export type ReportedStatus = 'AWAITING_PLAYERS' | 'PLAYING' | 'COMPLETE' | 'ERROR';
+
+/** Spec §3: the moves a report may make from each status; every other move is a conflict. */
+export const REPORTED_MOVES: Readonly<Record<SessionStatus, readonly ReportedStatus[]>> = {
+  CONFIGURING: [],
+  PREPARING_INSTANCE: ['AWAITING_PLAYERS', 'PLAYING', 'ERROR'],
+  AWAITING_PLAYERS: ['PLAYING', 'ERROR'],
+  PLAYING: ['COMPLETE', 'ERROR'],
+  COMPLETE: [],
+  ERROR: [],
+};
+
+/** The name a seat shows when neither the request nor the player's display name gives one. */
+export const DEFAULT_PLAYER_NAME = 'Player';
+
+export interface SeatInput {
+  playerName?: string;
+  uniqueNetId?: string;
+}
+
+export interface CreateSessionInput extends SeatInput {
+  gameMode: string;
+  map: string;
+}
+
+export interface StatusReport {
+  status: ReportedStatus;
+  conclusion?: string;
+  error?: string;
+}
+
+interface SessionRow {
+  id: string;
+  environment_id: string;
+  status: SessionStatus;
+  game_mode: string;
+  map: string;
+  seats: number;
+  conclusion: string | null;
+  created_at: Date | string;
+}
+
+interface SeatRow {
+  session_id: string;
+  player_id: string;
+  player_name: string;
+  is_host: boolean;
+  is_ready: boolean;
+}
+
+interface PlayerRow {
+  display_name: string | null;
+}
+
+/** A committed change's event before `announce` stamps it with the time. */
+export type SessionChange = Omit<SessionEvent, 'committedAt'>;
+
+/** What a seat change did, for its event. */
+interface SeatOutcome {
+  removed?: SessionEvent['removed'];
+  added?: string[];
+}
+
+const SEAT_COLUMNS = ['session_id', 'player_id', 'player_name', 'is_host', 'is_ready'];
+
+function toSession(row: SessionRow, seats: SeatRow[]): PlatformSession {
+  return {
+    id: row.id,
+    status: row.status,
+    gameMode: row.game_mode,
+    map: row.map,
+    conclusion: row.conclusion,
+    seats: Number(row.seats),
+    players: seats.map((s) => ({ playerId: s.player_id, playerName: s.player_name, isHost: s.is_host, isReady: s.is_ready })),
+    createdAt: new Date(row.created_at).toISOString(),
+  };
+}
+
+/** The seat's name: the one asked for (through the word filter), else the player's display name, else `Player`. */
+function seatName(env: EnvironmentContext, asked: string | undefined, displayName: string | null): string {
+  if (asked !== undefined) return filterWords(asked, env.wordFilter);
+  return displayName ?? DEFAULT_PLAYER_NAME;
+}
+
+const pastConfiguring = () => refuse.conflict('The session is past CONFIGURING: seats no longer change.');
+const sessionNotFound = () => refuse.notFound('The session');
+const notSeated = () => new ApiError('not-found', 'You do not hold a seat in this session.');
+
+/**
+ * Sessions (spec §3, §4). Concurrency, as docs/sessions.md describes:
+ * - every seat change runs in a transaction holding the session row's lock (SELECT ... FOR UPDATE),
+ *   so capacity, host and ready checks see the seats as they are and nobody changes them meanwhile;
+ * - locks are taken in one order, environment → player → session, the order player deletion takes
+ *   them in: a change that adds a seat first takes a key-share lock on the player's row (creation one
+ *   on the environment's before that), so the two never deadlock and a deleted player's seats all end
+ *   with an event;
+ * - status reports are compare-and-set on the status they read: a report that loses a race is a conflict.
+ * After every commit one SessionEvent goes out on SESSION_EVENTS_CHANNEL for the realtime processes.
+ */
+export class SessionService {
+  constructor(
+    private readonly db: Db,
+    private readonly coordination: Coordination,
+    private readonly logger: Logger,
+  ) {}
+
+  async get(env: EnvironmentContext, sessionId: string, db: Queryable = this.db): Promise<PlatformSession> {
+    const row = (await db('sessions').where({ id: sessionId, environment_id: env.id }).first()) as SessionRow | undefined;
+    if (!row) throw sessionNotFound();
+    return toSession(row, await this.seatsOf(db, sessionId));
+  }
+
+  /** The sessions in which the player holds a seat (any status), newest first. */
+  async listForPlayer(env: EnvironmentContext, playerId: string): Promise<PlatformSession[]> {
+    const rows = (await this.db('sessions as s')
+      .join('session_players as sp', 'sp.session_id', 's.id')
+      .where({ 'sp.environment_id': env.id, 'sp.player_id': playerId, 's.environment_id': env.id })
+      .orderBy([{ column: 's.created_at', order: 'desc' }, { column: 's.id', order: 'asc' }])
+      .select('s.*')) as SessionRow[];
+    if (rows.length === 0) return [];
+    const seats = (await this.db('session_players')
+      .whereIn('session_id', rows.map((r) => r.id))
+      .orderBy('seat_order')
+      .select(SEAT_COLUMNS)) as SeatRow[];
+    return rows.map((row) => toSession(row, seats.filter((s) => s.session_id === row.id)));
+  }
+
+  /** POST /sessions: a lobby in CONFIGURING with the caller seated as host. */
+  async create(env: EnvironmentContext, playerId: string, input: CreateSessionInput): Promise<PlatformSession> {
+    const session = await this.db.transaction(async (trx) => {
+      // Lock order environment → player → session, as player deletion takes them: the new row's
+      // foreign key would take the environment's key-share lock anyway, only later.
+      await trx.raw('SELECT id FROM environments WHERE id = ? FOR KEY SHARE', [env.id]);
+      const player = await this.lockPlayer(trx, env, playerId);
+      const [row] = (await trx('sessions')
+        .insert({
+          id: randomId(22),
+          environment_id: env.id,
+          status: 'CONFIGURING',
+          game_mode: input.gameMode,
+          map: input.map,
+          seats: env.project.sessionSeats,
+        })
+        .returning('*')) as SessionRow[];
+      await trx('session_players').insert({
+        session_id: row.id,
+        player_id: playerId,
+        environment_id: env.id,
+        player_name: seatName(env, input.playerName, player.display_name),
+        unique_net_id: input.uniqueNetId ?? null,
+        is_host: true,
+      });
+      return toSession(row, await this.seatsOf(trx, row.id));
+    });
+    await this.announce([{ environmentId: env.id, session, removed: [], added: [playerId] }]);
+    return session;
+  }
+
+  async join(env: EnvironmentContext, sessionId: string, playerId: string, input: SeatInput): Promise<PlatformSession> {
+    return this.seatChange(env, sessionId, { addingPlayer: playerId }, async (trx, session, seats, player) => {
+      if (session.status !== 'CONFIGURING') throw pastConfiguring();
+      if (seats.some((s) => s.player_id === playerId)) throw refuse.conflict('You already hold a seat in this session.');
+      if (seats.length >= session.seats) {
+        throw refuse.conflict(`The session is full: it seats ${session.seats}.`, { limit: Number(session.seats) });
+      }
+      await trx('session_players').insert({
+        session_id: sessionId,
+        player_id: playerId,
+        environment_id: env.id,
+        player_name: seatName(env, input.playerName, player!.display_name),
+        unique_net_id: input.uniqueNetId ?? null,
+      });
+      return { added: [playerId] };
+    });
+  }
+
+  /** Gives up the caller's seat in any status; the host role is not passed on. */
+  async leave(env: EnvironmentContext, sessionId: string, playerId: string): Promise<void> {
+    await this.seatChange(env, sessionId, {}, async (trx, _session, seats) => {
+      if (!seats.some((s) => s.player_id === playerId)) throw notSeated();
+      await trx('session_players').where({ session_id: sessionId, player_id: playerId }).delete();
+      return { removed: [{ playerId, reason: 'left' }] };
+    });
+  }
+
+  /** Sets the caller's ready flag; the caller readying with everybody else ready starts the match. */
+  async setReady(env: EnvironmentContext, sessionId: string, playerId: string, isReady: boolean): Promise<PlatformSession> {
+    return this.seatChange(env, sessionId, {}, async (trx, session, seats) => {
+      if (!seats.some((s) => s.player_id === playerId)) throw notSeated();
+      if (session.status !== 'CONFIGURING') throw pastConfiguring();
+      await trx('session_players').where({ session_id: sessionId, player_id: playerId }).update({ is_ready: isReady });
+      if (isReady && seats.every((s) => s.player_id === playerId || s.is_ready)) {
+        await trx('sessions').where({ id: sessionId }).update({ status: 'PREPARING_INSTANCE', updated_at: trx.fn.now() });
+      }
+      return {};
+    });
+  }
+
+  /** The host takes another seat away (or their own: then they are out like anybody kicked). */
+  async kick(env: EnvironmentContext, sessionId: string, callerId: string, targetId: string): Promise<PlatformSession> {
+    return this.seatChange(env, sessionId, {}, async (trx, session, seats) => {
+      this.hostAction(session, seats, callerId, targetId);
+      await trx('session_players').where({ session_id: sessionId, player_id: targetId }).delete();
+      return { removed: [{ playerId: targetId, reason: 'kicked' }] };
+    });
+  }
+
+  /** The host hands the host role to another seated player; promoting oneself changes nothing. */
+  async promote(env: EnvironmentContext, sessionId: string, callerId: string, targetId: string): Promise<PlatformSession> {
+    return this.seatChange(env, sessionId, {}, async (trx, session, seats) => {
+      this.hostAction(session, seats, callerId, targetId);
+      if (targetId !== callerId) {
+        // In this order: the one-host index is checked after each statement.
+        await trx('session_players').where({ session_id: sessionId, player_id: callerId }).update({ is_host: false });
+        await trx('session_players').where({ session_id: sessionId, player_id: targetId }).update({ is_host: true });
+      }
+      return {};
+    });
+  }
+
+  /**
+   * A game server's report. Compare-and-set: the move is checked against the status read, and the
+   * update applies only while the session still has that status, so of two racing reports the one
+   * that finds the status already changed is refused, even when its move would be allowed afterwards.
+   */
+  async reportStatus(env: EnvironmentContext, sessionId: string, report: StatusReport): Promise<PlatformSession> {
+    const current = (await this.db('sessions').where({ id: sessionId, environment_id: env.id }).first('status')) as
+      | { status: SessionStatus }
+      | undefined;
+    if (!current) throw sessionNotFound();
+    if (!REPORTED_MOVES[current.status].includes(report.status)) {
+      throw refuse.conflict(`A session in ${current.status} cannot move to ${report.status}.`);
+    }
+    const session = await this.db.transaction(async (trx) => {
+      const [row] = (await trx('sessions')
+        .where({ id: sessionId, environment_id: env.id, status: current.status })
+        .update({
+          status: report.status,
+          // COMPLETE and ERROR are final, so these are null in every other status.
+          conclusion: report.status === 'COMPLETE' ? report.conclusion ?? null : null,
+          error: report.status === 'ERROR' ? report.error ?? null : null,
+          updated_at: trx.fn.now(),
+        })
+        .returning('*')) as SessionRow[];
+      if (!row) throw refuse.conflict('The session changed while this report was made; read it and report again if still right.');
+      return toSession(row, await this.seatsOf(trx, sessionId));
+    });
+    if (report.status === 'ERROR') {
+      // Kept for staff: the error text is stored and logged, never answered.
+      this.logger.warn({ environmentId: env.id, sessionId, error: report.error ?? null }, 'session reported ERROR');
+    }
+    await this.announce([{ environmentId: env.id, session, removed: [], added: [] }]);
+    return session;
+  }
+
+  /**
+   * Ends every seat of a player being deleted, inside the deleting transaction (run it there, then
+   * `announce` what it answers once that transaction has committed). Locks the player's row first,
+   * so no seat can be taken meanwhile, then the sessions in id order.
+   */
+  async endSeatsOfDeletedPlayer(trx: Tx, env: EnvironmentContext, playerId: string): Promise<SessionChange[]> {
+    const player = await trx.raw('SELECT id FROM players WHERE id = ? AND environment_id = ? FOR UPDATE', [playerId, env.id]);
+    if (player.rows.length === 0) return [];
+    const held = (await trx('session_players').where({ environment_id: env.id, player_id: playerId }).pluck('session_id')) as string[];
+    const events: SessionChange[] = [];
+    for (const sessionId of [...held].sort()) {
+      const locked = await this.lockSession(trx, env, sessionId);
+      if (!locked) continue;
+      const n = await trx('session_players').where({ session_id: sessionId, player_id: playerId }).delete();
+      if (n === 0) continue;
+      const session = await this.afterSeatChange(trx, locked);
+      events.push({ environmentId: env.id, session, removed: [{ playerId, reason: 'deleted' }], added: [] });
+    }
+    return events;
+  }
+
+  /**
+   * Publishes the events of a change that has committed (call it only then), stamped with the time;
+   * the change stands whether or not the publish reaches Redis, so a failure is logged, never thrown.
+   */
+  async announce(changes: SessionChange[]): Promise<void> {
+    const committedAt = Date.now();
+    for (const change of changes) {
+      const event: SessionEvent = { ...change, committedAt };
+      try {
+        await this.coordination.publish(SESSION_EVENTS_CHANNEL, JSON.stringify(event));
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message, sessionId: change.session.id }, 'session event not published');
+      }
+    }
+  }
+
+  /**
+   * One seat change: locks the session (after the joining player's row, when a seat is added), runs
+   * the change against the seats as they are, applies the last-player rule, commits, then announces.
+   */
+  private async seatChange(
+    env: EnvironmentContext,
+    sessionId: string,
+    options: { addingPlayer?: string },
+    change: (trx: Tx, session: SessionRow, seats: SeatRow[], adding: PlayerRow | null) => Promise<SeatOutcome>,
+  ): Promise<PlatformSession> {
+    const { session, outcome } = await this.db.transaction(async (trx) => {
+      const adding = options.addingPlayer ? await this.lockPlayer(trx, env, options.addingPlayer) : null;
+      const locked = await this.lockSession(trx, env, sessionId);
+      if (!locked) throw sessionNotFound();
+      const outcome = await change(trx, locked, await this.seatsOf(trx, sessionId), adding);
+      return { session: await this.afterSeatChange(trx, locked), outcome };
+    });
+    await this.announce([{ environmentId: env.id, session, removed: outcome.removed ?? [], added: outcome.added ?? [] }]);
+    return session;
+  }
+
+  /**
+   * The session after a seat change, inside its transaction. The last-player rule: a lobby still in
+   * CONFIGURING that nobody holds a seat in any more is closed (deleted); a session past CONFIGURING
+   * stays, for its game server to report how it ended.
+   */
+  private async afterSeatChange(trx: Tx, locked: SessionRow): Promise<PlatformSession> {
+    const row = (await trx('sessions').where({ id: locked.id }).first()) as SessionRow;
+    const seats = await this.seatsOf(trx, locked.id);
+    if (seats.length === 0 && row.status === 'CONFIGURING') await trx('sessions').where({ id: locked.id }).delete();
+    else await trx('sessions').where({ id: locked.id }).update({ updated_at: trx.fn.now() });
+    return toSession(row, seats);
+  }
+
+  /** kick and promote: the caller must be seated (else not-found) and host (else forbidden); the target seated, in CONFIGURING. */
+  private hostAction(session: SessionRow, seats: SeatRow[], callerId: string, targetId: string): void {
+    const caller = seats.find((s) => s.player_id === callerId);
+    if (!caller) throw notSeated();
+    if (!caller.is_host) throw refuse.forbidden('Only the host of the session may do that.');
+    if (session.status !== 'CONFIGURING') throw pastConfiguring();
+    if (!seats.some((s) => s.player_id === targetId)) throw refuse.conflict('That player does not hold a seat in this session.');
+  }
+
+  private async lockSession(trx: Tx, env: EnvironmentContext, sessionId: string): Promise<SessionRow | null> {
+    const result = await trx.raw('SELECT * FROM sessions WHERE id = ? AND environment_id = ? FOR UPDATE', [sessionId, env.id]);
+    return (result.rows[0] as SessionRow | undefined) ?? null;
+  }
+
+  /**
+   * A key-share lock on a player taking a seat, taken before any session lock: player deletion locks
+   * the player's row (FOR UPDATE) and then their sessions, so the two wait for each other in one order.
+   */
+  private async lockPlayer(trx: Tx, env: EnvironmentContext, playerId: string): Promise<PlayerRow> {
+    const result = await trx.raw('SELECT display_name FROM players WHERE id = ? AND environment_id = ? FOR KEY SHARE', [playerId, env.id]);
+    const player = result.rows[0] as PlayerRow | undefined;
+    if (!player) throw refuse.unauthorized('The player no longer exists.');
+    return player;
+  }
+
+  private async seatsOf(db: Queryable, sessionId: string): Promise<SeatRow[]> {
+    return (await db('session_players').where({ session_id: sessionId }).orderBy('seat_order').select(SEAT_COLUMNS)) as SeatRow[];
+  }
+}
