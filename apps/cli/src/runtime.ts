@@ -25,7 +25,7 @@ export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig>
   const logger = createLogger(config.logLevel);
   const db = createDb(config.databaseUrl!);
   const coordination: Coordination = config.redisUrl
-    ? new RedisCoordination(config.redisUrl, { onError: (err) => logger.warn({ err: err.message }, 'redis error') })
+    ? new RedisCoordination(config.redisUrl, { prefix: config.redisPrefix, onError: (err) => logger.warn({ err: err.message }, 'redis error') })
     : new MemoryCoordination();
   return {
     config,

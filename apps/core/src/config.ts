@@ -47,11 +47,20 @@ function masterKey(env: Env, required: boolean): Buffer | undefined {
   return key;
 }
 
+/** REDIS_PREFIX: prepended to every Redis key and channel, so deployments can share one Redis. */
+function redisPrefix(env: Env): string {
+  const raw = env.REDIS_PREFIX;
+  if (raw === undefined || raw === '') return 'hearth:';
+  if (!/^[\x21-\x7e]{1,64}$/.test(raw)) throw new ConfigError('REDIS_PREFIX', 'must be 1-64 printable ASCII characters without spaces');
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export interface HearthConfig {
   databaseUrl?: string;
   redisUrl?: string;
+  redisPrefix: string;
   masterKey?: Buffer;
   port: number;
   metricsPort: number;
@@ -71,6 +80,7 @@ export function loadConfig(env: Env = process.env, needs: ConfigNeeds = {}): Hea
   return {
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], needs.database ?? false),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:'], needs.redis ?? false),
+    redisPrefix: redisPrefix(env),
     masterKey: masterKey(env, needs.masterKey ?? false),
     port: port(env, 'PORT', 8080),
     metricsPort: port(env, 'METRICS_PORT', 9090),

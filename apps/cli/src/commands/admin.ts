@@ -66,15 +66,22 @@ async function environmentOrFail(rt: Runtime, appKey: string) {
   return env;
 }
 
+const KEY_NAME_MAX = 200;
+
 export async function runKeysCreate(opts: { environment: string; name: string; json?: boolean }): Promise<void> {
+  const name = opts.name.trim();
+  if (name.length < 1 || name.length > KEY_NAME_MAX) throw new CliError(`--name must be 1-${KEY_NAME_MAX} characters (says what the key is for)`);
   await withRuntime({}, async (rt) => {
     const env = await environmentOrFail(rt, opts.environment);
     try {
-      const minted = await rt.db.transaction((trx) => mintServerKey(trx, env.id, opts.name, env.plan.serverKeysPerEnvironment));
+      const minted = await rt.db.transaction((trx) => mintServerKey(trx, env.id, name, env.plan.serverKeysPerEnvironment));
       emit(!!opts.json, { keyId: minted.keyId, key: minted.key, environment: env.appKey, name: minted.name }, () =>
         `server key ${minted.keyId} "${minted.name}" for ${env.appKey}\n${minted.key}\n(the whole key is shown this once)`,
       );
     } catch (err) {
+      if (err instanceof ApiError && err.details?.quota) {
+        throw new CliError(`${err.message} (plan "${env.plan.name}": ${err.details.quota} ${err.details.limit})`);
+      }
       if (err instanceof ApiError) throw new CliError(err.message);
       throw err;
     }

@@ -33,6 +33,7 @@ export interface Flag {
 
 /** Content versions are counted per environment for all of GameConfig; ETags derive from them. */
 export const GAME_CONFIG_CONTENT = 'game-config';
+const MAX_REMEMBERED_DIGESTS = 10_000;
 
 function toConfigRow(row: { key: string; group_name: string | null; type: string; value: Cell }): ConfigRow {
   const v = row.value;
@@ -62,6 +63,8 @@ function toConfigTable(row: Record<string, unknown>): ConfigTable {
 export class GameConfigService {
   private versions = new TtlCache<number, number>(30_000);
   private flight = new SingleFlight<number, number>();
+  /** What was asked → its digest in ETags (a pure function: never stale). */
+  private digests = new Map<string, string>();
 
   constructor(private readonly db: Db, private readonly cursors: CursorCodec, bus: InvalidationBus) {
     bus.on((event) => {
@@ -82,10 +85,21 @@ export class GameConfigService {
     });
   }
 
-  /** A strong ETag for one read: the content version plus what was asked (route, query). */
+  /**
+   * A strong ETag for one read: the content version plus what was asked (route, query) and where.
+   * The environment is part of it: one URL answers each environment its own content, and a client
+   * that changes credential must not get a 304 for the other environment's copy.
+   */
   async etag(envId: number, request: string): Promise<string> {
     const version = await this.version(envId);
-    const digest = createHash('sha256').update(request).digest('base64url').slice(0, 16);
+    const asked = `${envId}|${request}`;
+    let digest = this.digests.get(asked);
+    if (digest === undefined) {
+      digest = createHash('sha256').update(asked).digest('base64url').slice(0, 16);
+      // Polling clients ask the same few things over and over; a flood of distinct asks only resets the memo.
+      if (this.digests.size >= MAX_REMEMBERED_DIGESTS) this.digests.clear();
+      this.digests.set(asked, digest);
+    }
     return `"${version}-${digest}"`;
   }
 

@@ -103,7 +103,8 @@ export class RedisCoordination implements Coordination {
       current.delete(onMessage);
       if (current.size === 0) {
         this.handlers.delete(full);
-        await this.subscriber?.unsubscribe(full);
+        // Offline, UNSUBSCRIBE would wait for Redis; a channel without handlers is harmless meanwhile.
+        if (this.subscriber?.status === 'ready') await this.subscriber.unsubscribe(full);
       }
     };
   }
@@ -117,6 +118,11 @@ export class RedisCoordination implements Coordination {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.command.quit(), this.subscriber?.quit()]);
+    // QUIT waits for a connection; a client still trying to reach Redis is just dropped.
+    const end = async (client?: Redis) => {
+      if (client?.status === 'ready') await client.quit();
+      else client?.disconnect();
+    };
+    await Promise.allSettled([end(this.command), end(this.subscriber)]);
   }
 }

@@ -22,7 +22,8 @@ export function loadManifests(fileOrDir: string): LoadedManifest[] {
     const docs = parseAllDocuments(fs.readFileSync(file, 'utf8'));
     docs.forEach((parsed, i) => {
       const origin = `${path.basename(file)}#${i + 1}`;
-      if (parsed.errors.length > 0) throw new ManifestError(origin, 'yaml', parsed.errors[0].message);
+      // The parser's message goes on to quote the source over several lines; the first says it all.
+      if (parsed.errors.length > 0) throw new ManifestError(origin, 'yaml', parsed.errors[0].message.split('\n')[0]);
       const doc = parsed.toJS();
       if (doc === null || doc === undefined) return; // an empty document between separators
       loaded.push({ doc: validateManifest(doc, origin), origin });

@@ -1,3 +1,4 @@
+import type { ErrorObject } from 'ajv';
 import type { Tx } from '../db/knex';
 import { ApiError } from '../errors';
 import { compile, describe, fieldOf } from '../validation';
@@ -56,18 +57,41 @@ export function validateManifest(doc: unknown, origin?: string): AnyManifest {
   }
   const validate = compile(MANIFEST_KINDS[kind as ManifestKind].schema);
   if (!validate(doc)) {
-    const error = validate.errors![0];
-    throw new ManifestError(label, fieldOf(error, ''), describe(error));
+    const { field, reason } = reasonOf(validate.errors!);
+    throw new ManifestError(label, field, reason);
   }
   return doc as AnyManifest;
+}
+
+/** The first failure, with a union's choices spelled out (ajv alone says "must be equal to constant"). */
+function reasonOf(errors: ErrorObject[]): { field: string; reason: string } {
+  const first = errors[0];
+  const field = fieldOf(first, '');
+  if (errors.some((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath)) {
+    const choices = errors
+      .filter((e) => e.instancePath === first.instancePath && (e.keyword === 'const' || e.keyword === 'type'))
+      .map((e) => (e.keyword === 'const' ? JSON.stringify(e.params.allowedValue) : String(e.params.type)));
+    if (choices.length > 0) return { field, reason: `must be one of ${[...new Set(choices)].join(', ')}` };
+  }
+  if (first.keyword === 'const') return { field, reason: `must be ${JSON.stringify(first.params.allowedValue)}` };
+  return { field, reason: describe(first) };
 }
 
 function namespaceOf(doc: { metadata: { namespace?: string } }): string {
   return doc.metadata.namespace ?? DEFAULT_NAMESPACE;
 }
 
+/** Equal as JSON whatever the key order: jsonb hands objects back with its own key order. */
 function same(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]))
+      : v,
+  );
 }
 
 export async function reconcilePlan(trx: Tx, doc: Plan): Promise<ReconcileResult> {
@@ -101,7 +125,11 @@ export async function reconcileGameEnvironment(trx: Tx, doc: GameEnvironment, la
   const base = { kind: 'GameEnvironment' as const, namespace, name: doc.metadata.name };
   const project = await trx('projects').where({ namespace, name: doc.spec.project }).first();
   if (!project) throw new ManifestError(label, 'spec.project', `names project "${doc.spec.project}", which does not exist in namespace "${namespace}"`);
-  const taken = await trx('environments').where({ app_key: doc.spec.appKey }).whereNot({ namespace, name: doc.metadata.name }).first();
+  // whereNot({ a, b }) would negate each column alone; this is "not this very environment".
+  const taken = await trx('environments')
+    .where({ app_key: doc.spec.appKey })
+    .whereNot((q) => q.where({ namespace, name: doc.metadata.name }))
+    .first();
   if (taken) throw new ManifestError(label, 'spec.appKey', `"${doc.spec.appKey}" is already the app key of GameEnvironment ${taken.namespace}/${taken.name}`);
   const existing = await trx('environments').where({ namespace, name: doc.metadata.name }).first();
   if (existing && Number(existing.project_id) === Number(project.id) && existing.app_key === doc.spec.appKey) {
@@ -176,17 +204,20 @@ export async function reconcileGameConfig(trx: Tx, doc: GameConfig, label: strin
     };
   });
   const flags = (doc.spec.flags ?? []).map((f) => ({ name: f.name, owner, enabled: f.enabled }));
-  checkUnique(values.map((v) => v.key), label, 'spec.values');
-  checkUnique(tables.map((t) => t.key), label, 'spec.tables');
-  checkUnique(flags.map((f) => f.name), label, 'spec.flags');
+  checkUnique(values.map((v) => v.key), label, 'spec.values', 'key');
+  checkUnique(tables.map((t) => t.key), label, 'spec.tables', 'key');
+  checkUnique(flags.map((f) => f.name), label, 'spec.flags', 'name');
 
-  const changed =
-    (await syncOwned(trx, { name: 'config_values', keyColumn: 'key', jsonColumns: ['value'] }, env.id, owner, values, label)) |
-    (await syncOwned(trx, { name: 'config_tables', keyColumn: 'key', jsonColumns: ['columns', 'rows'] }, env.id, owner, tables, label)) |
-    (await syncOwned(trx, { name: 'flags', keyColumn: 'name', jsonColumns: [] }, env.id, owner, flags, label));
-  if (!changed) return { ...base, action: 'unchanged' };
+  const synced = [
+    await syncOwned(trx, { name: 'config_values', keyColumn: 'key', jsonColumns: ['value'], field: 'spec.values' }, env.id, owner, values, label),
+    await syncOwned(trx, { name: 'config_tables', keyColumn: 'key', jsonColumns: ['columns', 'rows'], field: 'spec.tables' }, env.id, owner, tables, label),
+    await syncOwned(trx, { name: 'flags', keyColumn: 'name', jsonColumns: [], field: 'spec.flags' }, env.id, owner, flags, label),
+  ];
+  const released = await releaseOtherEnvironments(trx, env.id, owner);
+  if (!synced.some((s) => s.changed) && !released) return { ...base, action: 'unchanged' };
   await bumpContentVersion(trx, env.id);
-  return { ...base, action: 'updated' };
+  // The document exists only through the rows it owns: none before means it was just created.
+  return { ...base, action: released || synced.some((s) => s.ownedBefore) ? 'updated' : 'created' };
 }
 
 function checkCell(type: string, value: unknown, label: string, field: string): void {
@@ -199,46 +230,57 @@ function checkCell(type: string, value: unknown, label: string, field: string): 
   if (!ok) throw new ManifestError(label, field, `must be of type ${type}`);
 }
 
-function checkUnique(keys: string[], label: string, field: string): void {
+function checkUnique(keys: string[], label: string, list: string, keyField: string): void {
   const seen = new Set<string>();
-  for (const k of keys) {
-    if (seen.has(k)) throw new ManifestError(label, field, `lists "${k}" twice`);
+  keys.forEach((k, i) => {
+    if (seen.has(k)) throw new ManifestError(label, `${list}.${i}.${keyField}`, `"${k}" is listed twice`);
     seen.add(k);
-  }
+  });
 }
 
-/** Makes this owner's rows in one table exactly `rows`; answers 1 when anything changed. */
+/** A GameConfig moved to another environment takes its rows out of the one it left. */
+async function releaseOtherEnvironments(trx: Tx, envId: number, owner: string): Promise<boolean> {
+  const left = new Set<number>();
+  for (const table of ['config_values', 'config_tables', 'flags']) {
+    const rows: { environment_id: string }[] = await trx(table).where({ owner }).whereNot({ environment_id: envId }).delete().returning('environment_id');
+    rows.forEach((r) => left.add(Number(r.environment_id)));
+  }
+  for (const id of left) await bumpContentVersion(trx, id);
+  return left.size > 0;
+}
+
+/** Makes this owner's rows in one table exactly `rows`; answers whether anything changed and whether it owned any before. */
 async function syncOwned(
   trx: Tx,
-  table: { name: string; keyColumn: string; jsonColumns: string[] },
+  table: { name: string; keyColumn: string; jsonColumns: string[]; field: string },
   envId: number,
   owner: string,
   rows: Record<string, unknown>[],
   label: string,
-): Promise<number> {
-  const { name, keyColumn, jsonColumns } = table;
+): Promise<{ changed: boolean; ownedBefore: boolean }> {
+  const { name, keyColumn, jsonColumns, field } = table;
   const current: Record<string, unknown>[] = await trx(name).where({ environment_id: envId });
   const byKey = new Map(current.map((r) => [r[keyColumn] as string, r]));
   const fields = rows.length > 0 ? Object.keys(rows[0]) : [];
-  let changed = 0;
-  for (const row of rows) {
+  let changed = false;
+  for (const [i, row] of rows.entries()) {
     const existing = byKey.get(row[keyColumn] as string);
     if (existing && existing.owner !== owner) {
-      throw new ManifestError(label, 'spec', `${name} "${row[keyColumn]}" already belongs to GameConfig ${existing.owner}`);
+      throw new ManifestError(label, `${field}.${i}.${keyColumn}`, `"${row[keyColumn]}" already belongs to GameConfig ${existing.owner}`);
     }
     if (existing && fields.every((f) => same(existing[f] ?? null, row[f] ?? null))) continue;
     const stored: Record<string, unknown> = { ...row, environment_id: envId };
     for (const c of jsonColumns) stored[c] = JSON.stringify(row[c]);
     await trx(name).insert(stored).onConflict(['environment_id', keyColumn]).merge();
-    changed = 1;
+    changed = true;
   }
   const wanted = new Set(rows.map((r) => r[keyColumn] as string));
   const stale = current.filter((r) => r.owner === owner && !wanted.has(r[keyColumn] as string)).map((r) => r[keyColumn] as string);
   if (stale.length > 0) {
     await trx(name).where({ environment_id: envId }).whereIn(keyColumn, stale).delete();
-    changed = 1;
+    changed = true;
   }
-  return changed;
+  return { changed, ownedBefore: current.some((r) => r.owner === owner) };
 }
 
 /** Applies documents in dependency order inside the caller's transaction. */

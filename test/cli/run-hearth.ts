@@ -1,0 +1,85 @@
+/** Runs the real `hearth` executable as a subprocess, with an environment built from scratch. */
+import { ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Db } from '@hearth/core';
+
+export const REPO_ROOT = path.resolve(__dirname, '../..');
+const HEARTH = path.join(REPO_ROOT, 'apps/cli/bin/hearth');
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Only what the command is given: nothing of the developer's DATABASE_URL, REDIS_URL or keys leaks in. */
+export function baseEnv(vars: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn' };
+  for (const [k, v] of Object.entries(vars)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+export function spawnHearth(args: string[], vars: Record<string, string | undefined>): ChildProcess {
+  return spawn(process.execPath, [HEARTH, ...args], { cwd: REPO_ROOT, env: baseEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Runs a command to its end; a command still running after `timeoutMs` is killed and the test fails. */
+export function runHearth(args: string[], vars: Record<string, string | undefined>, timeoutMs = 20_000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawnHearth(args, vars);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`hearth ${args.join(' ')} did not finish within ${timeoutMs} ms\n${stderr}`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** The one line a failed command prints (stderr, without the trailing newline); fails when there are more. */
+export function oneLine(text: string): string {
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  expect(lines).toHaveLength(1);
+  return lines[0];
+}
+
+export function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-cli-'));
+}
+
+/** A port nobody listens on right now: taken from the system, then let go. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Everything `hearth apply` may write, in a stable order, for before/after comparisons. */
+export async function snapshot(db: Db): Promise<Record<string, unknown[]>> {
+  const tables: [string, string[]][] = [
+    ['plans', ['name']],
+    ['projects', ['namespace', 'name']],
+    ['environments', ['namespace', 'name']],
+    ['server_keys', ['key_id']],
+    ['config_values', ['environment_id', 'key']],
+    ['config_tables', ['environment_id', 'key']],
+    ['flags', ['environment_id', 'name']],
+    ['content_versions', ['environment_id', 'kind']],
+  ];
+  const out: Record<string, unknown[]> = {};
+  for (const [table, order] of tables) out[table] = await db(table).orderBy(order.map((column) => ({ column })));
+  return out;
+}
