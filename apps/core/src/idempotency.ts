@@ -19,8 +19,21 @@ export interface IdempotencyScope {
   fingerprint: string;
 }
 
+/** A digest of the request's parts; object keys are sorted, so a retry re-serialised in another order still matches. */
 export function fingerprintOf(parts: unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
+  return createHash('sha256').update(canonicalJson(parts)).digest('base64url');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 /**

@@ -32,25 +32,33 @@ function parametersOf(schema: TSchema | undefined, where: 'path' | 'query' | 'he
   }));
 }
 
+/** Paths are relative to the server URL, which carries the version segment (as the spec's {base_url} does). */
 function toOpenApiPath(path: string): string {
-  return BASE_PATH + path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  return path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
+
+/** Every answer carries these (spec §4). */
+const RATE_LIMIT_HEADERS = Object.fromEntries(
+  ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+);
 
 /** The OpenAPI 3.1 document of the route table: nothing in it is written by hand. */
 export function buildOpenApi(routes: AnyRoute[]): Json {
   const paths: Record<string, Record<string, Json>> = {};
   for (const route of routes) {
     const responses: Record<string, Json> = {};
-    const ok: Json = { description: route.success.description };
+    const ok: Json = { description: route.success.description, headers: { ...RATE_LIMIT_HEADERS } };
     if (route.success.schema) ok.content = { 'application/json': { schema: clean(route.success.schema) } };
-    if (route.etag) ok.headers = { ETag: { schema: { type: 'string' } } };
+    if (route.etag) ok.headers = { ...RATE_LIMIT_HEADERS, ETag: { schema: { type: 'string' } } };
     responses[String(route.success.status)] = ok;
     for (const also of route.success.also ?? []) {
       responses[String(also.status)] = route.success.schema
-        ? { description: also.description, content: { 'application/json': { schema: clean(route.success.schema) } } }
-        : { description: also.description };
+        ? { description: also.description, headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema: clean(route.success.schema) } } }
+        : { description: also.description, headers: RATE_LIMIT_HEADERS };
     }
-    if (route.etag) responses['304'] = { description: 'Not modified: the ETag sent in If-None-Match is current.' };
+    if (route.etag) {
+      responses['304'] = { description: 'Not modified: the ETag sent in If-None-Match is current.', headers: { ...RATE_LIMIT_HEADERS, ETag: { schema: { type: 'string' } } } };
+    }
 
     const byStatus = new Map<number, ErrorCode[]>();
     for (const code of refusalsOf(route)) {
@@ -59,10 +67,12 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
     }
     byStatus.set(404, [...new Set([...(byStatus.get(404) ?? []), 'not-found' as ErrorCode])]);
     for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+      // The codes are in the schema too, so a client generator knows exactly what each status may carry.
+      const schema = { allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', properties: { error: { enum: codes } } }] };
       responses[String(status)] = {
         description: `Refused: ${codes.join(', ')}`,
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-        ...(status === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' } } } } : {}),
+        headers: status === 429 ? { ...RATE_LIMIT_HEADERS, 'Retry-After': { schema: { type: 'integer' } } } : RATE_LIMIT_HEADERS,
+        content: { 'application/json': { schema } },
       };
     }
 
@@ -97,7 +107,7 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
   return {
     openapi: '3.1.0',
     info: { title: 'Hearth platform API', version: '1.0.0', description: 'The game platform API, version 1.' },
-    servers: [{ url: '/' }],
+    servers: [{ url: BASE_PATH, description: 'this API, version 1' }],
     paths,
     components: {
       schemas: {
@@ -110,6 +120,11 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
             details: { type: 'object' },
           },
         },
+      },
+      headers: {
+        'X-RateLimit-Limit': { description: 'the limit nearest to refusing the caller', schema: { type: 'integer' } },
+        'X-RateLimit-Remaining': { description: 'requests left of that limit in its window', schema: { type: 'integer' } },
+        'X-RateLimit-Reset': { description: 'seconds until that window restarts', schema: { type: 'integer' } },
       },
       securitySchemes: {
         serverKey: { type: 'http', scheme: 'bearer', description: 'A server key: hsk_<keyId>_<secret>' },
