@@ -44,7 +44,9 @@ export class HearthCore {
     this.db = deps.db;
     this.coordination = deps.coordination;
     this.logger = deps.logger;
-    this.bus = new InvalidationBus(deps.coordination);
+    this.bus = new InvalidationBus(deps.coordination, (err) =>
+      deps.logger.warn({ err: err.message }, 'could not announce a change; other processes will see it when their caches expire'),
+    );
     this.environments = new EnvironmentRegistry(deps.db, this.bus);
     this.serverKeys = new ServerKeyVerifier(deps.db, this.bus);
     this.tokens = new TokenService(deps.db, deps.masterKey, this.bus);

@@ -18,7 +18,10 @@ export class InvalidationBus {
   private listeners = new Set<(event: Invalidation) => void>();
   private unsubscribe?: () => Promise<void>;
 
-  constructor(private readonly coordination: Coordination) {}
+  constructor(
+    private readonly coordination: Coordination,
+    private readonly onPublishError: (err: Error) => void = () => undefined,
+  ) {}
 
   async start(): Promise<void> {
     this.unsubscribe = await this.coordination.subscribe(CHANNEL, (message) => {
@@ -37,10 +40,18 @@ export class InvalidationBus {
     return () => this.listeners.delete(listener);
   }
 
-  /** Drops this process's copy at once, then tells the others. */
+  /**
+   * Drops this process's copy at once, then tells the others. The change it announces is already
+   * committed, so a failed publish (Redis down) is reported, not thrown: the other processes' copies
+   * then expire on their own within their time-to-live.
+   */
   async announce(event: Invalidation): Promise<void> {
     this.deliver(event);
-    await this.coordination.publish(CHANNEL, JSON.stringify(event));
+    try {
+      await this.coordination.publish(CHANNEL, JSON.stringify(event));
+    } catch (err) {
+      this.onPublishError(err as Error);
+    }
   }
 
   async stop(): Promise<void> {

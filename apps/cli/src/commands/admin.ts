@@ -18,7 +18,9 @@ import { Runtime, openRuntime } from '../runtime';
 /** Opens the database (and Redis when REDIS_URL is set, so running processes hear of changes). */
 async function withRuntime<T>(needs: { masterKey?: boolean }, fn: (rt: Runtime, bus: InvalidationBus) => Promise<T>): Promise<T> {
   const rt = openRuntime({ database: true, masterKey: needs.masterKey });
-  const bus = new InvalidationBus(rt.coordination);
+  const bus = new InvalidationBus(rt.coordination, (err) =>
+    process.stderr.write(`hearth: warning: running processes were not told (${err.message}); they catch up within seconds\n`),
+  );
   try {
     return await fn(rt, bus);
   } finally {

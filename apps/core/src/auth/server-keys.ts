@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { randomId } from '../ids';
-import { TtlCache } from '../cache';
+import { SingleFlight, TtlCache } from '../cache';
 import type { InvalidationBus } from '../invalidation';
 
 /** Server keys: `hsk_<keyId>_<secret>`; only a SHA-256 of the (high-entropy) secret is stored. */
@@ -67,7 +67,7 @@ export async function mintServerKey(
   liveKeyLimit: number,
   manifest?: { namespace: string; name: string },
 ): Promise<MintedServerKey> {
-  await trx.raw('SELECT id FROM environments WHERE id = ? FOR UPDATE', [environmentId]);
+  await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [environmentId]);
   const [{ count }] = await trx('server_keys').where({ environment_id: environmentId }).whereNull('revoked_at').count({ count: '*' });
   if (Number(count) >= liveKeyLimit) {
     throw refuse.quota('serverKeysPerEnvironment', liveKeyLimit, `This environment already has ${liveKeyLimit} live server keys, the most its plan allows.`);
@@ -102,6 +102,8 @@ export async function revokeServerKey(db: Queryable, keyId: string): Promise<Ser
 /** Verifies presented server keys with a short per-process cache; revocations are pushed over the bus. */
 export class ServerKeyVerifier {
   private cache = new TtlCache<string, CachedKey | null>(5_000);
+  /** Concurrent first uses share one load (and so one entry), so last use is written once, not once each. */
+  private loads = new SingleFlight<string, CachedKey | null>();
 
   constructor(private readonly db: Db, private readonly bus: InvalidationBus) {
     bus.on((event) => {
@@ -115,22 +117,25 @@ export class ServerKeyVerifier {
     if (!match) return null;
     const [, keyId, secret] = match;
     let entry = this.cache.get(keyId);
-    if (entry === undefined) {
-      const row = await this.db('server_keys').where({ key_id: keyId }).first();
-      entry = row
-        ? {
-            environmentId: Number(row.environment_id),
-            hash: row.secret_hash as Buffer,
-            revoked: row.revoked_at !== null,
-            lastUsedAt: row.last_used_at ? new Date(row.last_used_at).getTime() : 0,
-          }
-        : null;
-      this.cache.set(keyId, entry);
-    }
+    if (entry === undefined) entry = await this.loads.run(keyId, () => this.load(keyId));
     if (!entry || entry.revoked) return null;
     if (!timingSafeEqual(entry.hash, hashSecret(secret))) return null;
     this.noteUse(keyId, entry);
     return { keyId, environmentId: entry.environmentId };
+  }
+
+  private async load(keyId: string): Promise<CachedKey | null> {
+    const row = await this.db('server_keys').where({ key_id: keyId }).first();
+    const entry = row
+      ? {
+          environmentId: Number(row.environment_id),
+          hash: row.secret_hash as Buffer,
+          revoked: row.revoked_at !== null,
+          lastUsedAt: row.last_used_at ? new Date(row.last_used_at).getTime() : 0,
+        }
+      : null;
+    this.cache.set(keyId, entry);
+    return entry;
   }
 
   /** Writes last use when the stored value is more than an hour old; never on the request's path. */

@@ -1,6 +1,7 @@
 import { generateKeyPairSync, createPrivateKey, createPublicKey, KeyObject } from 'node:crypto';
 import type { Db, Queryable } from '../db/knex';
 import { randomId } from '../ids';
+import { ConfigError } from '../config';
 import { deriveKey, seal, unseal } from './sealing';
 import { REFRESH_TOKEN_SECONDS } from './token-claims';
 
@@ -69,7 +70,13 @@ export async function loadSigningKeys(db: Queryable, masterKey: Buffer, now = Da
     .where((q) => q.whereNull('retired_at').orWhere('retired_at', '>', new Date(now - PUBLISH_AFTER_RETIREMENT_MS)))
     .orderByRaw('retired_at IS NOT NULL, created_at DESC');
   return rows.map((row: Record<string, unknown>) => {
-    const privateKey = createPrivateKey(unseal(sealingKey, row.private_key_encrypted as string));
+    let pem: string;
+    try {
+      pem = unseal(sealingKey, row.private_key_encrypted as string);
+    } catch {
+      throw new ConfigError('HEARTH_MASTER_KEY', `does not decrypt signing key ${row.kid as string}: it is not the key they were stored with`);
+    }
+    const privateKey = createPrivateKey(pem);
     return {
       kid: row.kid as string,
       privateKey,

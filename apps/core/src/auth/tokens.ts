@@ -37,7 +37,8 @@ export class TokenService {
 
   constructor(private readonly db: Db, private readonly masterKey: Buffer, bus: InvalidationBus) {
     bus.on((event) => {
-      if (event.kind === 'signing-keys') void this.reload().catch(() => undefined);
+      // A reload already under way may have read the keys before the change: load again after it.
+      if (event.kind === 'signing-keys') void (this.reloading ?? Promise.resolve()).catch(() => undefined).then(() => this.reload()).catch(() => undefined);
     });
   }
 
@@ -64,7 +65,11 @@ export class TokenService {
   async issue(playerId: string, appKey: string, notBeforeSeconds = 0): Promise<IssuedTokens> {
     const signer = this.keys[0];
     if (!signer || signer.retiredAt) throw new Error('no active signing key');
-    const iat = Math.max(Math.floor(Date.now() / 1000), notBeforeSeconds);
+    // Right after a sign-out the cut-off is the next whole second: wait for it (under a second)
+    // rather than stamp a future `iat`, which strict verifiers elsewhere refuse.
+    const wait = notBeforeSeconds * 1000 - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const iat = Math.floor(Date.now() / 1000);
     const sign = (type: TokenType, lifetime: number) =>
       new SignJWT({ type, game: appKey })
         .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ: 'JWT' })
