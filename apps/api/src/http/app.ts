@@ -21,15 +21,18 @@ export function createApiApp(options: ApiAppOptions): { app: Koa; metrics: ApiMe
   const { core, routes } = options;
   const metrics = options.metrics ?? new ApiMetrics();
   const pipeline = new Pipeline(core, metrics);
+  // Request ids only need to be unique: a random prefix per app and a counter (no random bytes per request).
+  const requestIdPrefix = `${randomId(12)}-`;
+  let requestCount = 0;
   const app = new Koa({ proxy: options.trustProxy ?? false });
   app.silent = true;
 
-  // Outermost: request id, the error shape, X-RateLimit headers, metrics and the 5xx log line.
+  // Outermost: request id, the error shape, X-RateLimit headers, metrics and the access log line.
   app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('X-Request-Id');
     const state = ctx.state as PipelineState;
-    state.requestId = REQUEST_ID.test(incoming) ? incoming : randomId(20);
+    state.requestId = REQUEST_ID.test(incoming) ? incoming : requestIdPrefix + (++requestCount).toString(36);
     ctx.set('X-Request-Id', state.requestId);
     try {
       await next();
@@ -49,9 +52,15 @@ export function createApiApp(options: ApiAppOptions): { app: Koa; metrics: ApiMe
       ctx.set('X-RateLimit-Remaining', String(state.rate.nearest.remaining));
       ctx.set('X-RateLimit-Reset', String(state.rate.nearest.resetSeconds));
     }
-    const labels = { route: state.routeTemplate ?? 'unmatched', method: ctx.method, status: String(ctx.status) };
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const route = state.routeTemplate ?? 'unmatched';
+    const labels = { route, method: ctx.method, status: String(ctx.status) };
     metrics.requests.inc(labels);
-    metrics.duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    metrics.duration.observe(labels, ms / 1000);
+    // The access line: one per request, at error for the 5xx answers (whose cause is logged above).
+    const access = { requestId: state.requestId, method: ctx.method, route, status: ctx.status, ms: Math.round(ms * 1000) / 1000 };
+    if (ctx.status >= 500) core.logger.error(access, 'request');
+    else core.logger.info(access, 'request');
   });
 
   // Probes live outside /v1: they are for the cluster, not for games.

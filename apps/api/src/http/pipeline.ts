@@ -10,6 +10,7 @@ import {
   ApiError,
   EnvironmentContext,
   HearthCore,
+  Logger,
   Principal,
   RateCheck,
   RateOutcome,
@@ -20,7 +21,7 @@ import {
   refuse,
   runIdempotent,
 } from '@hearth/core';
-import { AnyRoute, BODY_LIMITS, HandlerContext, HandlerResult } from './route';
+import { AnyRoute, BODY_LIMITS, HandlerContext, HandlerResult, RequestInfo } from './route';
 import { applyTrim, hasTrim } from './schema-helpers';
 import type { ApiMetrics } from './metrics';
 
@@ -131,7 +132,11 @@ export class Pipeline {
 
       // Body size, before reading a byte of it.
       const declared = ctx.request.length;
-      if (route.bodyMode !== 'ignored' && declared !== undefined && declared > compiled.bodyLimit) throw refuse.tooLarge(compiled.bodyLimit);
+      if (route.bodyMode !== 'ignored' && declared !== undefined && declared > compiled.bodyLimit) {
+        // Refused before its credential is read, so it counts like a request without one (and carries X-RateLimit-*).
+        await this.limit(ctx, addressChecks(ctx.ip));
+        throw refuse.tooLarge(compiled.bodyLimit);
+      }
 
       // Credential, rate limits, review, service switch.
       let principal: Principal | null = null;
@@ -181,6 +186,9 @@ export class Pipeline {
         this.checkEnvironment(env, route);
       }
 
+      const core = this.core;
+      let log: Logger | undefined;
+      let request: RequestInfo | undefined;
       const handlerContext: HandlerContext<unknown, unknown, unknown> = {
         params,
         query,
@@ -190,8 +198,13 @@ export class Pipeline {
         env,
         core: this.core,
         db: this.core.db,
-        log: this.core.logger.child({ requestId: state.requestId }),
-        request: { ip: ctx.ip, host: ctx.host, protocol: ctx.protocol, requestId: state.requestId },
+        // The request's logger and address are made when a handler first asks: most never do.
+        get log() {
+          return (log ??= core.logger.child({ requestId: state.requestId }));
+        },
+        get request() {
+          return (request ??= { ip: ctx.ip, host: ctx.host, protocol: ctx.protocol, requestId: state.requestId });
+        },
         enterEnvironment: async (environment, credentialKey) => {
           await this.limit(ctx, environmentChecks(environment, credentialKey));
           this.checkEnvironment(environment, route);
