@@ -2,12 +2,14 @@ import { Command } from 'commander';
 import { ConfigError } from '@hearth/core';
 import { CliError } from './output';
 import { runApi } from './commands/api';
+import { runRealtime } from './commands/realtime';
 import { runApply, runKeysCreate, runKeysList, runKeysRevoke, runMigrate, runSigningKeysRotate } from './commands/admin';
 import { runDev } from './commands/dev';
 
 const program = new Command('hearth').description('Hearth: a Kubernetes-native backend for games').showHelpAfterError();
 
 program.command('api').description('serve the HTTP API (PORT, METRICS_PORT)').action(runApi);
+program.command('realtime').description('serve the sessions socket (REALTIME_PORT, METRICS_PORT)').action(runRealtime);
 program.command('migrate').description('apply database migrations').option('--json', 'print JSON').action(runMigrate);
 program
   .command('apply')
@@ -44,7 +46,10 @@ program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CliError || err instanceof ConfigError) {
     process.stderr.write(`hearth: ${err.message}\n`);
   } else {
-    process.stderr.write(`hearth: ${(err as Error)?.stack ?? String(err)}\n`);
+    // Still one line; the stack only when asked for (LOG_LEVEL=debug or trace).
+    const verbose = ['debug', 'trace'].includes(process.env.LOG_LEVEL ?? '');
+    const text = verbose ? ((err as Error)?.stack ?? String(err)) : String((err as Error)?.message ?? err).replace(/\s*\n\s*/g, ' ');
+    process.stderr.write(`hearth: ${text}\n`);
   }
   process.exit(1);
 });

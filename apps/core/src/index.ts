@@ -28,4 +28,5 @@ export * from './manifests/schemas';
 export * from './manifests/reconcile';
 export * from './manifests/apply';
 export * from './sessions/events';
+export * from './sessions/socket';
 export * from './sessions/service';

@@ -4,6 +4,17 @@ import { getJwks, openApiRoute } from './reference';
 import { refreshTokens, signInIdp, signInServer } from './auth';
 import { deletePlayer, getPlayer, renamePlayer, signOutPlayer } from './players';
 import { getConfigTable, listConfigTables, listConfigValues, listFlags } from './config';
+import { getRealtime } from './realtime';
+import {
+  createSession,
+  getSession,
+  joinSession,
+  kickSessionPlayer,
+  leaveSession,
+  promoteSessionPlayer,
+  readySession,
+  reportSessionStatus,
+} from './sessions';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -22,6 +33,15 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     listConfigTables,
     getConfigTable,
     listFlags,
+    getRealtime,
+    createSession,
+    getSession,
+    joinSession,
+    leaveSession,
+    readySession,
+    kickSessionPlayer,
+    promoteSessionPlayer,
+    reportSessionStatus,
     ...extra,
   ];
   return routes;

@@ -15,6 +15,7 @@ import {
   type Coordination,
 } from '@hearth/core';
 import { startApiServer } from '@hearth/api';
+import { RealtimeServer } from '@hearth/realtime';
 import { onShutdown } from '../runtime';
 
 const REPO_ROOT = path.resolve(__dirname, '../../../..');
@@ -41,7 +42,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
     stopEmbedded = embedded.stop;
   }
   const db = createDb(databaseUrl);
-  const coordination: Coordination = config.redisUrl ? new RedisCoordination(config.redisUrl) : new MemoryCoordination();
+  const coordination: Coordination = config.redisUrl ? new RedisCoordination(config.redisUrl, { prefix: config.redisPrefix }) : new MemoryCoordination();
 
   await migrateLatest(db);
   const core = new HearthCore({ db, coordination, masterKey, logger });
@@ -50,6 +51,10 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   const serverKey = rememberServerKey(dataDir, results);
 
   const api = await startApiServer({ core, port: config.port, host: '127.0.0.1', metricsPort: config.metricsPort });
+  // The sessions socket on the API's own port, at /v1/realtime/socket (what GET /v1/realtime answers).
+  const realtime = new RealtimeServer({ core });
+  await realtime.start();
+  realtime.attach(api.server);
   const appKey = (await db('environments').orderBy('id').first('app_key'))?.app_key;
   process.stdout.write(
     [
@@ -65,6 +70,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   );
 
   onShutdown(logger, async () => {
+    await realtime.close();
     await api.close();
     await core.stop();
     await coordination.close();

@@ -22,14 +22,15 @@ export class Authenticator {
     private readonly players: PlayerService,
   ) {}
 
-  async authenticate(credential: string): Promise<Principal | null> {
+  /** `rememberToken: false`: see TokenService.verify (the realtime server's authorize uses it). */
+  async authenticate(credential: string, options: { rememberToken?: boolean } = {}): Promise<Principal | null> {
     if (looksLikeServerKey(credential)) {
       const key = await this.serverKeys.verify(credential);
       if (!key) return null;
       const environment = await this.environments.byId(key.environmentId);
       return environment ? { kind: 'server', keyId: key.keyId, environment } : null;
     }
-    const claims = await this.tokens.verify(credential);
+    const claims = await this.tokens.verify(credential, { remember: options.rememberToken });
     if (!claims || claims.type !== 'access') return null;
     return this.playerPrincipal(claims);
   }

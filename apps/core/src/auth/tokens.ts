@@ -83,8 +83,12 @@ export class TokenService {
     return { accessToken, refreshToken, expiresIn: ACCESS_TOKEN_SECONDS };
   }
 
-  /** The claims of a genuine, unexpired token of ours, or null. Type and player checks are the caller's. */
-  async verify(token: string): Promise<PlayerTokenClaims | null> {
+  /**
+   * The claims of a genuine, unexpired token of ours, or null. Type and player checks are the caller's.
+   * `remember: false` verifies without keeping the token: a socket checks its token once, and a cache
+   * entry per socket would only hold memory for as long as the socket lives.
+   */
+  async verify(token: string, options: { remember?: boolean } = {}): Promise<PlayerTokenClaims | null> {
     const now = Date.now();
     const hit = this.verified.get(token, now);
     if (hit) return hit.exp * 1000 + CLOCK_TOLERANCE_SECONDS * 1000 > now ? hit : null;
@@ -98,7 +102,7 @@ export class TokenService {
       const claims = payload as unknown as PlayerTokenClaims;
       if ((claims.type !== 'access' && claims.type !== 'refresh') || typeof claims.game !== 'string') return null;
       const ttl = claims.exp * 1000 + CLOCK_TOLERANCE_SECONDS * 1000 - now;
-      if (ttl > 0) this.verified.set(token, claims, ttl);
+      if (ttl > 0 && options.remember !== false) this.verified.set(token, claims, ttl);
       return claims;
     } catch (err) {
       if (err instanceof joseErrors.JOSEError || err instanceof TypeError) return null;

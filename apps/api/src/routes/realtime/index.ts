@@ -1,0 +1,45 @@
+import { Type } from '@sinclair/typebox';
+import { PROTOCOL_VERSION, SOCKET_PATH, effectiveLimits } from '@hearth/core';
+import { defineRoute } from '../../http/route';
+
+const Count = (description: string) => Type.Integer({ minimum: 1, description });
+
+export const PlatformRealtimeInfo = Type.Object({
+  url: Type.String({ description: 'the sessions socket address on the API’s own host (wss behind https)' }),
+  protocol: Type.Integer({ description: 'the protocol version, carried as `v` in every frame' }),
+  limits: Type.Object({
+    maxMessageBytes: Count('largest frame a client may send, in bytes; a larger one closes the socket with 1009'),
+    messagesPerSecond: Count('client frames a clock second per socket'),
+    messagesPerMinute: Count('client frames a clock minute per socket'),
+    maxSubscriptions: Count('sessions a socket may follow through subscribe besides those it holds a seat in'),
+  }),
+});
+
+/**
+ * GET /realtime: where the sessions socket is and the limits it holds the caller to. The address is
+ * on the host and scheme the request came by (X-Forwarded-Host/Proto behind the ingress), https → wss.
+ */
+export const getRealtime = defineRoute({
+  operationId: 'getRealtime',
+  method: 'GET',
+  path: '/realtime',
+  summary: 'Where the sessions socket is, and its limits',
+  description:
+    'Open a WebSocket to `url` and first send `{ v, type: "authorize", payload: { token } }` with the player’s access token. ' +
+    'Read this at game start rather than hard-coding it: the address may move and the limits follow the plan. See docs/realtime.md.',
+  tag: 'sessions',
+  credential: 'player',
+  service: 'sessions',
+  success: { status: 200, description: 'The socket’s address, protocol version and limits', schema: PlatformRealtimeInfo },
+  refusals: [],
+  handler: async (ctx) => {
+    const scheme = ctx.request.protocol === 'https' ? 'wss' : 'ws';
+    return {
+      body: {
+        url: `${scheme}://${ctx.request.host}${SOCKET_PATH}`,
+        protocol: PROTOCOL_VERSION,
+        limits: effectiveLimits(ctx.env!.plan.realtime),
+      },
+    };
+  },
+});

@@ -1,0 +1,21 @@
+import { HearthCore } from '@hearth/core';
+import { startRealtimeServer } from '@hearth/realtime';
+import { onShutdown, openRuntime } from '../runtime';
+
+/**
+ * `hearth realtime`: the sessions socket on REALTIME_PORT (default 8081) at /v1/realtime/socket, with
+ * /healthz and /readyz beside it and Prometheus metrics on METRICS_PORT (default 9090). On SIGTERM every
+ * socket is closed with 1001 (going away) and clients reconnect to another pod.
+ */
+export async function runRealtime(): Promise<void> {
+  const rt = openRuntime({ database: true, redis: true, masterKey: true });
+  const core = new HearthCore({ db: rt.db, coordination: rt.coordination, masterKey: rt.config.masterKey!, logger: rt.logger });
+  await core.start();
+  const realtime = await startRealtimeServer({ core, port: rt.config.realtimePort, metricsPort: rt.config.metricsPort });
+  rt.logger.info({ url: realtime.url, metrics: realtime.metricsUrl }, 'realtime listening');
+  onShutdown(rt.logger, async () => {
+    await realtime.close();
+    await core.stop();
+    await rt.close();
+  });
+}

@@ -1,0 +1,4 @@
+export * from './protocol';
+export * from './server';
+export * from './standalone';
+export * from './metrics';

@@ -1,0 +1,164 @@
+/**
+ * Real `ws` clients against real realtime servers, with bounded waits: every wait names what it waits
+ * for and fails after a timeout instead of hanging the test.
+ */
+import WebSocket from 'ws';
+import { HearthCore, RedisCoordination, createLogger } from '@hearth/core';
+import { startRealtimeServer, type RealtimeProcess, type RealtimeServerOptions } from '@hearth/realtime';
+import { TEST_REDIS_URL } from '../support/env';
+import type { Harness } from '../support/harness';
+
+export interface Frame {
+  v: number;
+  type: string;
+  id?: string | number;
+  payload?: any;
+}
+
+export interface Closed {
+  code: number;
+  reason: string;
+}
+
+export const WAIT_MS = 3000;
+
+export class Client {
+  readonly frames: Frame[] = [];
+  /** Every frame received, in order (what `next` consumed included). */
+  readonly seen: Frame[] = [];
+  private waiters: (() => void)[] = [];
+  closed: Closed | null = null;
+
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data, isBinary) => {
+      const frame = JSON.parse(data.toString()) as Frame;
+      if (isBinary) throw new Error('the server sent a binary frame');
+      this.frames.push(frame);
+      this.seen.push(frame);
+      this.wake();
+    });
+    ws.on('close', (code, reason) => {
+      this.closed = { code, reason: reason.toString() };
+      this.wake();
+    });
+    ws.on('error', () => undefined);
+  }
+
+  static async open(url: string, options: WebSocket.ClientOptions = {}): Promise<Client> {
+    const ws = new WebSocket(url, options);
+    const client = new Client(ws);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no connection to ${url} within ${WAIT_MS} ms`)), WAIT_MS);
+      ws.once('open', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      ws.once('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+    });
+    return client;
+  }
+
+  /** Opens a socket and authorizes it; answers once `authorized` arrived (session frames may follow). */
+  static async authorized(url: string, token: string): Promise<Client> {
+    const client = await Client.open(url);
+    client.send({ v: 1, type: 'authorize', id: 'auth', payload: { token } });
+    const frame = await client.next();
+    if (frame.type !== 'authorized') throw new Error(`expected authorized, got ${JSON.stringify(frame)}`);
+    return client;
+  }
+
+  send(frame: unknown): void {
+    this.ws.send(JSON.stringify(frame));
+  }
+
+  sendRaw(data: string | Buffer, options: { binary?: boolean } = {}): void {
+    this.ws.send(data, options);
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+
+  private async until<T>(what: string, check: () => T | undefined, timeoutMs: number): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = check();
+      if (found !== undefined) return found;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; frames left: ${JSON.stringify(this.frames)}; closed: ${JSON.stringify(this.closed)}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** The next frame, in order. */
+  next(timeoutMs = WAIT_MS): Promise<Frame> {
+    return this.until('a frame', () => this.frames.shift(), timeoutMs);
+  }
+
+  /** The first frame that matches, dropping those before it. */
+  waitFor(match: (f: Frame) => boolean, what = 'a matching frame', timeoutMs = WAIT_MS): Promise<Frame> {
+    return this.until(what, () => {
+      const i = this.frames.findIndex(match);
+      if (i < 0) return undefined;
+      const [frame] = this.frames.splice(0, i + 1).slice(-1);
+      return frame;
+    }, timeoutMs);
+  }
+
+  /** The next `session` frame for that session. */
+  session(sessionId: string, timeoutMs = WAIT_MS): Promise<Frame> {
+    return this.waitFor((f) => f.type === 'session' && f.payload?.session?.id === sessionId, `a session frame of ${sessionId}`, timeoutMs);
+  }
+
+  waitClosed(timeoutMs = WAIT_MS): Promise<Closed> {
+    return this.until('the socket to close', () => this.closed ?? undefined, timeoutMs);
+  }
+
+  /** Asserts that no frame arrives for a while (and the socket stays open). */
+  async quiet(ms = 300): Promise<void> {
+    await new Promise((r) => setTimeout(r, ms));
+    expect(this.frames).toEqual([]);
+    expect(this.closed).toBeNull();
+  }
+
+  close(): void {
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.terminate();
+  }
+}
+
+export interface RealtimeInstance extends RealtimeProcess {
+  core: HearthCore;
+  stop(): Promise<void>;
+}
+
+/** One realtime process: its own core (caches) and Redis connections over the harness's database and prefix. */
+export async function startRealtime(h: Harness, options: Partial<Omit<RealtimeServerOptions, 'core'>> = {}): Promise<RealtimeInstance> {
+  const coordination = new RedisCoordination(TEST_REDIS_URL, { prefix: h.redisPrefix });
+  const core = new HearthCore({ db: h.db, coordination, masterKey: h.masterKey, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
+  await core.start();
+  const proc = await startRealtimeServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0, ...options });
+  return {
+    ...proc,
+    core,
+    stop: async () => {
+      await proc.close();
+      await core.stop();
+      await coordination.close();
+    },
+  };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
