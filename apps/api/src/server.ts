@@ -1,6 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { HearthCore } from '@hearth/core';
+import { closeServer, listen, shownHost, startMetricsServer, type HearthCore } from '@hearth/core';
 import { createApiApp } from './http/app';
 import type { AnyRoute } from './http/route';
 import { routeTable } from './routes';
@@ -22,13 +21,6 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-function listen(server: http.Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
-  });
-}
-
 /** Starts the API (and its metrics listener); `close` stops accepting, lets requests finish, then returns. */
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   const host = options.host ?? '0.0.0.0';
@@ -36,35 +28,15 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeout
   const port = await listen(server, options.port, host);
-  const shownHost = host === '0.0.0.0' ? '127.0.0.1' : host;
-
-  let metricsServer: http.Server | null = null;
-  let metricsUrl: string | null = null;
-  if (options.metricsPort !== null && options.metricsPort !== undefined) {
-    metricsServer = http.createServer(async (req, res) => {
-      if (req.url !== '/metrics') {
-        res.writeHead(404).end();
-        return;
-      }
-      res.writeHead(200, { 'Content-Type': metrics.registry.contentType });
-      res.end(await metrics.registry.metrics());
-    });
-    const mport = await listen(metricsServer, options.metricsPort, host);
-    metricsUrl = `http://${shownHost}:${mport}/metrics`;
-  }
+  const metricsServer =
+    options.metricsPort !== null && options.metricsPort !== undefined ? await startMetricsServer(metrics.registry, options.metricsPort, host) : null;
 
   return {
     server,
-    url: `http://${shownHost}:${port}`,
-    metricsUrl,
+    url: `http://${shownHost(host)}:${port}`,
+    metricsUrl: metricsServer?.url ?? null,
     close: async () => {
-      await Promise.all([
-        new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        }),
-        metricsServer ? new Promise<void>((resolve) => metricsServer!.close(() => resolve())) : Promise.resolve(),
-      ]);
+      await Promise.all([closeServer(server), metricsServer ? closeServer(metricsServer.server) : undefined]);
     },
   };
 }

@@ -30,3 +30,4 @@ export * from './manifests/apply';
 export * from './sessions/events';
 export * from './sessions/socket';
 export * from './sessions/service';
+export * from './process/serving';

@@ -1,6 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { HearthCore } from '@hearth/core';
+import { closeServer, listen, readiness, shownHost, startMetricsServer, type HearthCore } from '@hearth/core';
 import { RealtimeServer, type RealtimeServerOptions } from './server';
 import { CLOSE } from './protocol';
 
@@ -22,13 +21,6 @@ export interface RealtimeProcess {
   close(): Promise<void>;
 }
 
-function listen(server: http.Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
-  });
-}
-
 function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
 }
@@ -47,9 +39,9 @@ export async function startRealtimeServer(options: RealtimeProcessOptions): Prom
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path === '/healthz') return json(res, 200, { status: 'ok' });
     if (path === '/readyz') {
-      void Promise.all([core.db.raw('SELECT 1').then(() => true, () => false), core.coordination.ping()]).then(([db, redis]) => {
-        const ready = db && redis && realtime.ready;
-        json(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not-ready', postgres: db, redis, sockets: realtime.stats().connections });
+      void readiness(core).then(({ ready: backends, postgres, redis }) => {
+        const ready = backends && realtime.ready;
+        json(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not-ready', postgres, redis, sockets: realtime.stats().connections });
       });
       return;
     }
@@ -57,34 +49,19 @@ export async function startRealtimeServer(options: RealtimeProcessOptions): Prom
   });
   realtime.attach(server);
   const port = await listen(server, options.port, host);
-  const shownHost = host === '0.0.0.0' ? '127.0.0.1' : host;
-
-  let metricsServer: http.Server | null = null;
-  let metricsUrl: string | null = null;
-  if (options.metricsPort !== null && options.metricsPort !== undefined) {
-    metricsServer = http.createServer(async (req, res) => {
-      if (req.url !== '/metrics') return void res.writeHead(404).end();
-      res.writeHead(200, { 'Content-Type': realtime.metrics.registry.contentType });
-      res.end(await realtime.metrics.registry.metrics());
-    });
-    const mport = await listen(metricsServer, options.metricsPort, host);
-    metricsUrl = `http://${shownHost}:${mport}/metrics`;
-  }
+  const metricsServer =
+    options.metricsPort !== null && options.metricsPort !== undefined
+      ? await startMetricsServer(realtime.metrics.registry, options.metricsPort, host)
+      : null;
 
   return {
     realtime,
     server,
-    url: `ws://${shownHost}:${port}${realtime.path}`,
-    metricsUrl,
+    url: `ws://${shownHost(host)}:${port}${realtime.path}`,
+    metricsUrl: metricsServer?.url ?? null,
     close: async () => {
       await realtime.close(CLOSE.goingAway);
-      await Promise.all([
-        new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        }),
-        metricsServer ? new Promise<void>((resolve) => metricsServer!.close(() => resolve())) : Promise.resolve(),
-      ]);
+      await Promise.all([closeServer(server, { dropAll: true }), metricsServer ? closeServer(metricsServer.server) : undefined]);
     },
   };
 }

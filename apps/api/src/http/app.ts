@@ -1,6 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
-import { ApiError, HearthCore, randomId } from '@hearth/core';
+import { ApiError, HearthCore, randomId, readiness } from '@hearth/core';
 import type { AnyRoute } from './route';
 import { ApiMetrics } from './metrics';
 import { Pipeline, PipelineState, addressChecks, compileRoute } from './pipeline';
@@ -70,12 +70,9 @@ export function createApiApp(options: ApiAppOptions): { app: Koa; metrics: ApiMe
       return;
     }
     if (ctx.path === '/readyz') {
-      const [db, coordination] = await Promise.all([
-        core.db.raw('SELECT 1').then(() => true, () => false),
-        core.coordination.ping(),
-      ]);
-      ctx.status = db && coordination ? 200 : 503;
-      ctx.body = { status: ctx.status === 200 ? 'ready' : 'not-ready', postgres: db, redis: coordination };
+      const { ready, postgres, redis } = await readiness(core);
+      ctx.status = ready ? 200 : 503;
+      ctx.body = { status: ready ? 'ready' : 'not-ready', postgres, redis };
       return;
     }
     await next();
