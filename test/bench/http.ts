@@ -1,0 +1,280 @@
+/**
+ * The HTTP bench: bare koa hello-world, GET /v1/players/me with a player token and GET /v1/flags
+ * answered 304, each against a server in a child process of its own, loaded by a loader child.
+ * Per target: a warm-up, the peak (as fast as the server answers), then 80% of that peak at a fixed
+ * rate, where p50/p99 are read.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createReadStream } from 'node:fs';
+import Redis from 'ioredis';
+import { TEST_REDIS_URL } from '../support/env';
+import { startChild, Child, CpuSample, coreShare } from './child';
+import type { PhaseJob, PhaseResult } from './loader';
+
+export interface HttpBenchOptions {
+  warmupSeconds: number;
+  durationSeconds: number;
+  connections: number;
+  /** Share of the peak for the latency phase. */
+  loadShare: number;
+  /** Folder for `node --cpu-prof` profiles of the server children; none when absent. */
+  cpuProfDir?: string;
+  /** Target ids to run (all when absent). */
+  only?: string[];
+  logDir: string;
+}
+
+export interface PhaseFigures extends PhaseResult {
+  /** Share of a core the server child used. */
+  serverCore: number;
+  /** Share of a core Redis used (its main thread and the rest). */
+  redisCore: number;
+  /** Busy share of the whole machine (1 = every core busy). */
+  machineBusy: number;
+  /** Cores busy with anything else (PostgreSQL, the parent, other work on the machine), in cores. */
+  otherCores: number;
+  /** Server CPU time per answered request, in µs: steadier than req/s when the machine is shared. */
+  serverMicrosPerRequest: number;
+  /** Database queries the server made meanwhile (the hot path should make none). */
+  databaseQueries: number;
+}
+
+export interface TargetResult {
+  id: string;
+  name: string;
+  peak: PhaseFigures;
+  atShare: PhaseFigures & { rate: number };
+  /** For the API targets: what the server's own metrics and log say about the run. */
+  checks?: { rateLimitFailOpen: number; rateLimitRefusals: number; accessLines: number; logFile: string; requestsServed: number };
+}
+
+interface Prepared {
+  url: string;
+  headers: Record<string, string>;
+  expectStatus: number;
+}
+
+interface Target {
+  id: string;
+  name: string;
+  server: 'koa-hello' | 'hearth-api';
+  prepare(ready: any): Promise<Prepared>;
+}
+
+export const TARGETS: Target[] = [
+  {
+    id: 'koa',
+    name: 'bare koa hello-world',
+    server: 'koa-hello',
+    prepare: async (ready) => {
+      await expectStatus(ready.url + '/', {}, 200);
+      return { url: ready.url + '/', headers: {}, expectStatus: 200 };
+    },
+  },
+  {
+    id: 'players-me',
+    name: 'GET /v1/players/me (player token)',
+    server: 'hearth-api',
+    prepare: async (ready) => {
+      const token = await signIn(ready);
+      const headers = { Authorization: `Bearer ${token}` };
+      const reply = await expectStatus(`${ready.base}/players/me`, headers, 200);
+      if (!reply.headers.get('x-ratelimit-limit')) throw new Error('GET /players/me answered without X-RateLimit-* headers: are rate limits on?');
+      return { url: `${ready.base}/players/me`, headers, expectStatus: 200 };
+    },
+  },
+  {
+    id: 'flags-304',
+    name: 'GET /v1/flags answered 304 (player token)',
+    server: 'hearth-api',
+    prepare: async (ready) => {
+      const token = await signIn(ready);
+      const auth = { Authorization: `Bearer ${token}` };
+      const first = await expectStatus(`${ready.base}/flags`, auth, 200);
+      const etag = first.headers.get('etag');
+      if (!etag) throw new Error('GET /flags answered no ETag');
+      const body = (await first.json()) as { items?: unknown[] };
+      if (!Array.isArray(body.items) || body.items.length === 0) throw new Error(`GET /flags answered no flags: ${JSON.stringify(body)}`);
+      const headers = { ...auth, 'If-None-Match': etag };
+      const again = await expectStatus(`${ready.base}/flags`, headers, 304);
+      if (!again.headers.get('x-ratelimit-limit')) throw new Error('GET /flags answered without X-RateLimit-* headers: are rate limits on?');
+      return { url: `${ready.base}/flags`, headers, expectStatus: 304 };
+    },
+  },
+];
+
+async function expectStatus(url: string, headers: Record<string, string>, status: number): Promise<Response> {
+  const reply = await fetch(url, { headers });
+  if (reply.status !== status) throw new Error(`GET ${url} answered ${reply.status}, not ${status}: ${await reply.text()}`);
+  return reply;
+}
+
+async function signIn(ready: { base: string; serverKey: string }): Promise<string> {
+  const reply = await fetch(`${ready.base}/auth/server`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${ready.serverKey}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ subject: 'bench-player-1', displayName: 'Bench' }),
+  });
+  if (reply.status !== 200 && reply.status !== 201) throw new Error(`sign-in failed: ${reply.status} ${await reply.text()}`);
+  return ((await reply.json()) as { accessToken: string }).accessToken;
+}
+
+/** CPU of the things besides our children that share the machine: Redis, and every core's busy time. */
+async function redisCpuSeconds(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const read = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return read('used_cpu_user') + read('used_cpu_sys');
+}
+
+function machineTicks(): { busy: number; total: number } {
+  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]; // "cpu  user nice system idle iowait irq softirq steal ..."
+  const fields = line.trim().split(/\s+/).slice(1).map(Number);
+  const idle = fields[3] + (fields[4] ?? 0);
+  const total = fields.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+async function measured(server: Child, loader: Child, redis: Redis, job: PhaseJob): Promise<PhaseFigures> {
+  const sample = async (): Promise<CpuSample> => {
+    server.send({ type: 'cpu' });
+    return server.next('cpu');
+  };
+  const [s0, r0, m0] = [await sample(), await redisCpuSeconds(redis), machineTicks()];
+  const started = performance.now();
+  loader.send(job);
+  const result = await Promise.race([
+    loader.next<PhaseResult>('phase-result', (job.durationSeconds + 60) * 1000),
+    loader.next('phase-error', (job.durationSeconds + 60) * 1000).then((e: any) => Promise.reject(new Error(e.message))),
+  ]);
+  const wallSeconds = (performance.now() - started) / 1000;
+  const [s1, r1, m1] = [await sample(), await redisCpuSeconds(redis), machineTicks()];
+  const problems = [
+    Object.keys(result.unexpected).length > 0 ? `unexpected statuses ${JSON.stringify(result.unexpected)} (expected only ${job.expectStatus})` : '',
+    result.errors > 0 ? `${result.errors} connection errors` : '',
+    result.timeouts > 0 ? `${result.timeouts} timeouts` : '',
+    result.requests === 0 ? 'no answers at all' : '',
+  ].filter(Boolean);
+  if (problems.length > 0) throw new Error(`${job.url}: ${problems.join('; ')}`);
+  const serverCore = coreShare(s0, s1);
+  const redisCore = (r1 - r0) / wallSeconds;
+  const machineBusy = (m1.busy - m0.busy) / Math.max(1, m1.total - m0.total);
+  return {
+    ...result,
+    serverCore,
+    redisCore,
+    machineBusy,
+    otherCores: Math.max(0, machineBusy * os.availableParallelism() - serverCore - result.loaderCore - redisCore),
+    serverMicrosPerRequest: (s1.usage.user - s0.usage.user + s1.usage.system - s0.usage.system) / result.requests,
+    databaseQueries: s1.databaseQueries - s0.databaseQueries,
+  };
+}
+
+/** The server's own account of the run: rate limits checked (never failed open nor refused), requests served. */
+async function serverChecks(metricsUrl: string): Promise<{ rateLimitFailOpen: number; rateLimitRefusals: number; requestsServed: number }> {
+  const text = await (await fetch(metricsUrl)).text();
+  const sum = (metric: string) =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith(metric + ' ') || l.startsWith(metric + '{'))
+      .reduce((total, l) => total + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  return {
+    rateLimitFailOpen: sum('hearth_rate_limit_fail_open_total'),
+    rateLimitRefusals: sum('hearth_rate_limit_refusals_total'),
+    requestsServed: sum('hearth_http_requests_total'),
+  };
+}
+
+/** How many times `needle` occurs in the file, read in chunks (the logs of a run are large). */
+async function countOccurrences(file: string, needle: string): Promise<number> {
+  const pattern = Buffer.from(needle);
+  let count = 0;
+  let carry = Buffer.alloc(0);
+  for await (const chunk of createReadStream(file)) {
+    const data = Buffer.concat([carry, chunk as Buffer]);
+    for (let at = data.indexOf(pattern); at >= 0; at = data.indexOf(pattern, at + pattern.length)) count++;
+    carry = data.subarray(Math.max(0, data.length - pattern.length + 1));
+  }
+  return count;
+}
+
+export async function runTarget(target: Target, options: HttpBenchOptions, log: (line: string) => void): Promise<TargetResult> {
+  const logFile = path.join(options.logDir, `${target.id}.log`);
+  const server = startChild(`servers/${target.server}.ts`, {
+    role: 'server',
+    stdout: logFile,
+    // One folder per target: node writes a profile per thread (tsx's loader thread too), the largest is the server's.
+    nodeArgs: [
+      ...(options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(options.cpuProfDir, target.id)] : []),
+      // For experiments with V8 flags on the servers (e.g. --max-semi-space-size=32); none by default.
+      ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    ],
+  });
+  const loader = startChild('loader.ts', { role: 'loader', stdout: 'inherit' });
+  const redis = new Redis(TEST_REDIS_URL);
+  try {
+    const ready = await server.next('ready');
+    await loader.next('ready');
+    const prepared = await target.prepare(ready);
+    const job = (durationSeconds: number, overallRate?: number): PhaseJob => ({
+      type: 'phase',
+      url: prepared.url,
+      headers: prepared.headers,
+      connections: options.connections,
+      durationSeconds,
+      overallRate,
+      expectStatus: prepared.expectStatus,
+    });
+
+    log(`  ${target.name}: warm-up ${options.warmupSeconds} s`);
+    await measured(server, loader, redis, job(options.warmupSeconds));
+    log(`  ${target.name}: peak, ${options.durationSeconds} s with ${options.connections} connections`);
+    const peak = await measured(server, loader, redis, job(options.durationSeconds));
+    const rate = Math.round(peak.reqPerSec * options.loadShare);
+    log(`  ${target.name}: ${Math.round(peak.reqPerSec)} req/s at peak; now ${rate} req/s (${options.loadShare * 100}%) for ${options.durationSeconds} s`);
+    const atShare = await measured(server, loader, redis, job(options.durationSeconds, rate));
+
+    let checks: TargetResult['checks'];
+    if (ready.metricsUrl) {
+      const fromMetrics = await serverChecks(ready.metricsUrl);
+      if (fromMetrics.rateLimitFailOpen > 0) throw new Error(`${fromMetrics.rateLimitFailOpen} requests passed with rate limits failing open: Redis was not checked`);
+      if (fromMetrics.rateLimitRefusals > 0) throw new Error(`${fromMetrics.rateLimitRefusals} requests refused by rate limits: the bench plan should never refuse`);
+      checks = { ...fromMetrics, accessLines: 0, logFile };
+    }
+    server.send({ type: 'stop' });
+    if (target.server === 'hearth-api') await server.next('stopped', 60_000);
+    await server.exited;
+    if (checks) {
+      checks.accessLines = await countOccurrences(logFile, '"msg":"request"');
+      if (checks.accessLines < checks.requestsServed && process.env.BENCH_EXPERIMENT !== 'no-access-log') {
+        throw new Error(`the log has ${checks.accessLines} access lines for ${checks.requestsServed} requests: is the per-request line on?`);
+      }
+    }
+    return { id: target.id, name: target.name, peak, atShare: { ...atShare, rate }, checks };
+  } finally {
+    loader.send({ type: 'stop' });
+    const running = () => server.process.exitCode === null && server.process.signalCode === null;
+    if (running()) {
+      // After a failure: let the server drop its database if it can, then make sure it is gone.
+      server.send({ type: 'stop' });
+      await Promise.race([server.exited, new Promise((r) => setTimeout(r, 30_000).unref())]);
+      if (running()) server.process.kill();
+    }
+    await Promise.all([loader.exited, server.exited]);
+    await redis.quit();
+  }
+}
+
+export async function runHttpBench(options: HttpBenchOptions, log: (line: string) => void): Promise<TargetResult[]> {
+  fs.mkdirSync(options.logDir, { recursive: true });
+  if (options.cpuProfDir) fs.mkdirSync(options.cpuProfDir, { recursive: true });
+  const results: TargetResult[] = [];
+  for (const target of TARGETS) {
+    if (options.only && !options.only.includes(target.id)) continue;
+    results.push(await runTarget(target, options, log));
+  }
+  return results;
+}
+
+export const DEFAULT_LOG_DIR = path.join(os.tmpdir(), 'hearth-bench');

@@ -1,0 +1,142 @@
+/**
+ * Bench child: the load generator (autocannon's programmatic API), on a core of its own. Runs one
+ * phase per `phase` message and answers its figures; latencies are taken from every response
+ * (sub-millisecond resolution), and any answer other than the expected status is counted.
+ * Keep-alive connections, no HTTP pipelining.
+ */
+import autocannon from 'autocannon';
+
+export interface PhaseJob {
+  type: 'phase';
+  url: string;
+  headers: Record<string, string>;
+  connections: number;
+  durationSeconds: number;
+  /** Requests a second for all connections together; absent: as fast as the server answers. */
+  overallRate?: number;
+  expectStatus: number;
+}
+
+export interface PhaseResult {
+  type: 'phase-result';
+  requests: number;
+  seconds: number;
+  reqPerSec: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  /** Answers with another status than the expected one, by status. */
+  unexpected: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  /** Share of its core the loader used (near 1: the loader, not the server, may be the limit). */
+  loaderCore: number;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** Latencies of every answer of a phase, in ms, and the answers with another status than expected. */
+class Answers {
+  latencies = new Float64Array(1 << 18);
+  count = 0;
+  unexpected: Record<string, number> = {};
+
+  constructor(private readonly expectStatus: number) {}
+
+  record(statusCode: number, ms: number): void {
+    if (statusCode !== this.expectStatus) this.unexpected[statusCode] = (this.unexpected[statusCode] ?? 0) + 1;
+    if (this.count === this.latencies.length) {
+      const grown = new Float64Array(this.latencies.length * 2);
+      grown.set(this.latencies);
+      this.latencies = grown;
+    }
+    this.latencies[this.count++] = ms;
+  }
+}
+
+/** One autocannon instance, started after `delayMs`; its answers go to `answers`. */
+function cannon(options: autocannon.Options, answers: Answers, delayMs: number): Promise<{ result: autocannon.Result; reqPerSec: number }> {
+  return new Promise((resolve, reject) => {
+    setTimeout(() => {
+      const started = performance.now();
+      let answered = 0;
+      const instance = autocannon(options, (err, result) =>
+        err ? reject(err) : resolve({ result, reqPerSec: answered / ((performance.now() - started) / 1000) }),
+      );
+      instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+        answered++;
+        answers.record(statusCode, responseTime);
+      });
+    }, delayMs);
+  });
+}
+
+/**
+ * As fast as answered: one instance with every connection. At a fixed rate: autocannon gives each
+ * connection a budget per second that it spends at once, as fast as the server answers, at the start
+ * of the second; one instance would load the server at its peak for 80% of each second and idle the
+ * rest. So the rate is split over STAGGER instances (connections / STAGGER each) started 1/STAGGER s
+ * apart: the budget is spent in ten smaller bursts a second, nearer to a steady 80%.
+ */
+const STAGGER = 10;
+
+async function runPhase(job: PhaseJob): Promise<PhaseResult> {
+  const answers = new Answers(job.expectStatus);
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  const base: autocannon.Options = { url: job.url, method: 'GET', headers: job.headers, pipelining: 1, duration: job.durationSeconds, timeout: 10 };
+  let results: { result: autocannon.Result; reqPerSec: number }[];
+  if (job.overallRate === undefined) {
+    results = [await cannon({ ...base, connections: job.connections }, answers, 0)];
+  } else {
+    const instances = Math.min(STAGGER, job.connections);
+    results = await Promise.all(
+      Array.from({ length: instances }, (_, i) =>
+        cannon(
+          {
+            ...base,
+            connections: Math.floor(job.connections / instances) + (i < job.connections % instances ? 1 : 0),
+            overallRate: Math.floor(job.overallRate! / instances) + (i < job.overallRate! % instances ? 1 : 0),
+            // Latencies are recorded here, as measured; autocannon's correction assumes a rate in ms.
+            ignoreCoordinatedOmission: true,
+          },
+          answers,
+          (i * 1000) / instances,
+        ),
+      ),
+    );
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const { count } = answers;
+  const sorted = answers.latencies.subarray(0, count).sort();
+  return {
+    type: 'phase-result',
+    requests: count,
+    seconds,
+    reqPerSec: results.reduce((sum, r) => sum + r.reqPerSec, 0),
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    max: count > 0 ? sorted[count - 1] : NaN,
+    unexpected: answers.unexpected,
+    errors: results.reduce((n, r) => n + r.result.errors, 0),
+    timeouts: results.reduce((n, r) => n + r.result.timeouts, 0),
+    loaderCore: (cpu.user + cpu.system) / 1e6 / seconds,
+  };
+}
+
+process.on('message', (message: any) => {
+  if (message?.type === 'phase') {
+    runPhase(message as PhaseJob).then(
+      (result) => process.send!(result),
+      (err) => process.send!({ type: 'phase-error', message: String(err?.stack ?? err) }),
+    );
+  }
+  if (message?.type === 'stop') process.exit(0);
+});
+process.send!({ type: 'ready' });

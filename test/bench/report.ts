@@ -1,0 +1,216 @@
+/** The bench's verdicts, its table, and the generated part of docs/performance.md. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../support/env';
+import type { HttpBenchOptions, TargetResult } from './http';
+
+export const DOCS_FILE = path.join(__dirname, '..', '..', 'docs', 'performance.md');
+const BEGIN = '<!-- bench:figures:begin (written by `make bench`; edits here are overwritten) -->';
+const END = '<!-- bench:figures:end -->';
+
+/** The issue's targets: share of bare koa's peak req/s, and p99 at 80% of the target's own peak. */
+const TARGETS: { id: string; minShareOfKoa: number; maxP99Ms: number }[] = [
+  { id: 'players-me', minShareOfKoa: 0.5, maxP99Ms: 20 },
+  { id: 'flags-304', minShareOfKoa: 0.6, maxP99Ms: 20 },
+];
+
+export interface Verdict {
+  target: string;
+  what: string;
+  measured: string;
+  met: boolean;
+}
+
+export interface MachineFacts {
+  cpus: number;
+  cpuModel: string;
+  memoryGiB: number;
+  kernel: string;
+  node: string;
+  koa: string;
+  autocannon: string;
+  redis: string;
+  postgres: string;
+}
+
+export async function machineFacts(): Promise<MachineFacts> {
+  const redis = new Redis(TEST_REDIS_URL);
+  const redisVersion = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? '?';
+  await redis.quit();
+  const pg = new Client({ connectionString: TEST_DATABASE_URL });
+  await pg.connect();
+  const postgres = (await pg.query('SHOW server_version')).rows[0].server_version as string;
+  await pg.end();
+  return {
+    cpus: os.availableParallelism(),
+    cpuModel: os.cpus()[0]?.model.trim() ?? '?',
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    kernel: os.release(),
+    node: process.version,
+    koa: require('koa/package.json').version,
+    autocannon: require('autocannon/package.json').version,
+    redis: redisVersion,
+    postgres,
+  };
+}
+
+const koaOf = (results: TargetResult[]) => results.find((r) => r.id === 'koa');
+
+export function evaluate(results: TargetResult[], loadShare: number): Verdict[] {
+  const koa = koaOf(results);
+  const verdicts: Verdict[] = [];
+  for (const t of TARGETS) {
+    const r = results.find((x) => x.id === t.id);
+    if (!r) continue;
+    if (koa) {
+      const share = r.peak.reqPerSec / koa.peak.reqPerSec;
+      verdicts.push({ target: r.name, what: `peak req/s ≥ ${pct(t.minShareOfKoa)} of bare koa`, measured: pct(share), met: share >= t.minShareOfKoa });
+    }
+    verdicts.push({
+      target: r.name,
+      what: `p99 < ${t.maxP99Ms} ms at ${pct(loadShare)} of its peak`,
+      measured: `${ms(r.atShare.p99)} ms`,
+      met: r.atShare.p99 < t.maxP99Ms,
+    });
+  }
+  return verdicts;
+}
+
+const pct = (x: number) => `${Math.round(x * 100)}%`;
+const ms = (x: number) => (x >= 10 ? x.toFixed(1) : x.toFixed(2));
+const int = (x: number) => Math.round(x).toLocaleString('en-US');
+
+function rows(results: TargetResult[]): string[][] {
+  const koa = koaOf(results);
+  return results.map((r) => [
+    r.name,
+    int(r.peak.reqPerSec),
+    ms(r.peak.p50),
+    ms(r.peak.p99),
+    koa ? pct(r.peak.reqPerSec / koa.peak.reqPerSec) : '-',
+    int(r.atShare.rate),
+    int(r.atShare.reqPerSec),
+    ms(r.atShare.p50),
+    ms(r.atShare.p99),
+    int(r.peak.serverMicrosPerRequest),
+    `${pct(r.peak.serverCore)} / ${pct(r.peak.loaderCore)} / ${pct(r.peak.redisCore)} / ${pct(r.peak.otherCores)}`,
+  ]);
+}
+
+function header(loadShare: number): string[] {
+  return [
+    'target',
+    'peak req/s',
+    'p50 ms',
+    'p99 ms',
+    'of koa',
+    `${pct(loadShare)} rate`,
+    'served req/s',
+    'p50 ms',
+    'p99 ms',
+    'server µs/req',
+    'CPU at peak: server / loader / redis / rest',
+  ];
+}
+
+/** A flat view of whatever figures the realtime bench printed. */
+function flatten(value: unknown, prefix = '', out: [string, string][] = []): [string, string][] {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    for (const [k, v] of Object.entries(value)) flatten(v, prefix ? `${prefix}.${k}` : k, out);
+  } else {
+    out.push([prefix || 'value', typeof value === 'number' ? String(Math.round(value * 100) / 100) : JSON.stringify(value)]);
+  }
+  return out;
+}
+
+export function renderTable(results: TargetResult[], realtime: unknown, verdicts: Verdict[], loadShare: number): string {
+  const all = [header(loadShare), ...rows(results)];
+  const widths = all[0].map((_, i) => Math.max(...all.map((r) => r[i].length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  const out = [
+    `HTTP (peak: as fast as answered; then ${pct(loadShare)} of that peak at a fixed rate)`,
+    line(all[0]),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...all.slice(1).map(line),
+    '',
+    'server-side checks',
+    ...results
+      .filter((r) => r.checks)
+      .map((r) => {
+        const queries = r.peak.databaseQueries + r.atShare.databaseQueries;
+        return `  ${r.id}: ${int(r.checks!.requestsServed)} requests, ${int(r.checks!.accessLines)} access log lines, ` +
+          `${r.checks!.rateLimitFailOpen} rate-limit checks failed open, ${queries} database queries while measured` +
+          // A few are the caches' expiry refreshes; one per thousand answers is a read on the hot path.
+          (queries * 1000 > r.peak.requests + r.atShare.requests ? '  <- the hot path reads the database' : ' (cache refreshes)');
+      }),
+    '',
+    'targets',
+    ...verdicts.map((v) => `  ${v.met ? 'met   ' : 'MISSED'}  ${v.target}: ${v.what}: ${v.measured}`),
+  ];
+  if (realtime !== null) {
+    out.push('', 'realtime (test/bench/realtime.ts)', ...flatten(realtime).map(([k, v]) => `  ${k}: ${v}`));
+  }
+  return out.join('\n');
+}
+
+export function renderDocsBlock(run: {
+  at: string;
+  machine: MachineFacts;
+  pinning: string;
+  options: HttpBenchOptions;
+  http: TargetResult[];
+  realtime: unknown;
+  verdicts: Verdict[];
+}): string {
+  const { machine: m, options: o } = run;
+  const md = (r: string[]) => `| ${r.join(' | ')} |`;
+  const head = header(o.loadShare);
+  const lines = [
+    BEGIN,
+    `### Figures of the last run (${run.at.slice(0, 16).replace('T', ' ')} UTC)`,
+    '',
+    `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, Linux ${m.kernel}; node ${m.node}, koa ${m.koa}, ` +
+      `autocannon ${m.autocannon}, Redis ${m.redis}, PostgreSQL ${m.postgres}; ${run.pinning}. ` +
+      `Warm-up ${o.warmupSeconds} s, peak ${o.durationSeconds} s with ${o.connections} connections, ` +
+      `then ${pct(o.loadShare)} of the peak for ${o.durationSeconds} s.`,
+    '',
+    md(head),
+    md(head.map((_, i) => (i === 0 ? '---' : '---:'))),
+    ...rows(run.http).map(md),
+    '',
+    '| target | goal | measured | |',
+    '|---|---|---:|---|',
+    ...run.verdicts.map((v) => md([v.target, v.what, v.measured, v.met ? 'met' : '**missed**'])),
+  ];
+  const checked = run.http.filter((r) => r.checks);
+  if (checked.length > 0) {
+    lines.push(
+      '',
+      'Server-side checks of the API runs: ' +
+        checked
+          .map((r) => `${r.id}: ${int(r.checks!.requestsServed)} requests counted by the API's metrics, ${int(r.checks!.accessLines)} access log lines, ` +
+            `${r.checks!.rateLimitFailOpen} rate-limit checks failed open, ${r.checks!.rateLimitRefusals} refused, ` +
+            `${r.peak.databaseQueries + r.atShare.databaseQueries} database queries while measured (the caches' refreshes)`)
+          .join('; ') +
+        '.',
+    );
+  }
+  if (run.realtime !== null && run.realtime !== undefined) {
+    lines.push('', 'Realtime (`test/bench/realtime.ts`, its own figures):', '', '| figure | value |', '|---|---:|');
+    lines.push(...flatten(run.realtime).map(([k, v]) => md([k, v])));
+  }
+  lines.push(END);
+  return lines.join('\n');
+}
+
+/** Replaces the generated block of docs/performance.md (appends it when the file has none). */
+export function writeDocs(block: string): void {
+  const current = fs.existsSync(DOCS_FILE) ? fs.readFileSync(DOCS_FILE, 'utf8') : '# Performance\n';
+  const start = current.indexOf(BEGIN);
+  const end = current.indexOf(END);
+  const next = start >= 0 && end > start ? current.slice(0, start) + block + current.slice(end + END.length) : `${current.trimEnd()}\n\n${block}\n`;
+  fs.writeFileSync(DOCS_FILE, next);
+}

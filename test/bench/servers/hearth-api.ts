@@ -1,0 +1,95 @@
+/**
+ * Bench child: the real Hearth API over a fresh test database and Redis (rate limits on: a Redis Lua
+ * call per request), logging at info (an access line per request) to this process's stdout, which
+ * the runner sends to a file. Answers `ready` with what the loader needs, and stops on `stop`.
+ */
+import { randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
+import pino from 'pino';
+import { HearthCore, Logger, RedisCoordination, applyManifests, createLogger, validateManifest } from '@hearth/core';
+import { startApiServer } from '@hearth/api';
+import { createTestDatabase } from '../../support/harness';
+import { TEST_REDIS_URL } from '../../support/env';
+import { environment, gameConfig, plan, project, serverKey } from '../../support/manifests';
+import { answerCpuQueries } from '../child';
+
+/** Limits far above anything one core can serve: the bench measures the check, never a refusal. */
+const NEVER_REFUSING = {
+  requestsPerMinutePerEnvironment: 1_000_000_000,
+  requestsPerMinutePerCredential: 1_000_000_000,
+  requestsPerDayPerEnvironment: 1_000_000_000_000,
+};
+
+/**
+ * BENCH_EXPERIMENT, for measuring what a part costs (never set by `make bench`; see docs/performance.md):
+ * `no-access-log` logs at warn, so no access lines; `buffered-log` writes the log through a 4 KB buffer
+ * (pino.destination minLength); `no-redis` answers every rate-limit check from memory, allowed.
+ */
+function experiment(coordination: RedisCoordination): Logger {
+  const name = process.env.BENCH_EXPERIMENT ?? '';
+  const logger =
+    name === 'buffered-log'
+      ? pino({ name: 'hearth-bench', level: 'info', base: { pid: process.pid } }, pino.destination({ dest: 1, minLength: 4096 }))
+      : createLogger(name === 'no-access-log' ? 'warn' : 'info', 'hearth-bench');
+  if (name === 'no-redis') {
+    coordination.rateLimit = async (checks) => ({ allowed: true, nearest: { name: checks[0].name, limit: checks[0].limit, remaining: checks[0].limit, resetSeconds: 60 } });
+  }
+  return logger;
+}
+
+async function main(): Promise<void> {
+  const database = await createTestDatabase();
+  const redisPrefix = `hearth-bench:${randomBytes(6).toString('hex')}:`;
+  const coordination = new RedisCoordination(TEST_REDIS_URL, { prefix: redisPrefix });
+  const core = new HearthCore({ db: database.db, coordination, masterKey: randomBytes(32), logger: experiment(coordination) });
+  await core.start();
+
+  const docs = [
+    plan('test', NEVER_REFUSING),
+    project('bench'),
+    environment('bench-live', 'bench'),
+    serverKey('bench-live-key', 'bench-live'),
+    gameConfig('bench-live', {
+      environment: 'bench-live',
+      values: [
+        { key: 'max_party_size', type: 'int', value: 4, groupName: 'matchmaking' },
+        { key: 'motd', type: 'string', value: 'Welcome' },
+      ],
+      flags: [
+        { name: 'new_shop', enabled: true },
+        { name: 'winter_event', enabled: false },
+        { name: 'ranked_queue', enabled: true },
+        { name: 'voice_chat', enabled: false },
+      ],
+    }),
+  ];
+  const loaded = docs.map((doc, i) => ({ doc: validateManifest(JSON.parse(JSON.stringify(doc)), `bench#${i + 1}`), origin: `bench#${i + 1}` }));
+  const results = await applyManifests(database.db, loaded, core.bus);
+  const key = results.find((r) => r.serverKey)?.serverKey?.key;
+  if (!key) throw new Error('the ServerKey manifest minted no key');
+
+  const api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0 });
+
+  let databaseQueries = 0;
+  database.db.on('query', () => databaseQueries++);
+  answerCpuQueries(() => databaseQueries);
+  process.on('message', async (message: any) => {
+    if (message?.type !== 'stop') return;
+    await api.close();
+    await core.stop();
+    await coordination.close();
+    await database.drop();
+    // Rate-limit counters of the day window would otherwise linger for a day.
+    const redis = new Redis(TEST_REDIS_URL);
+    const stale = await redis.keys(`${redisPrefix}*`);
+    if (stale.length > 0) await redis.unlink(...stale);
+    await redis.quit();
+    process.send!({ type: 'stopped' }, () => process.exit(0));
+  });
+  process.send!({ type: 'ready', url: api.url, base: `${api.url}/v1`, metricsUrl: api.metricsUrl, serverKey: key });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

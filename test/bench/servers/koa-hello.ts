@@ -1,0 +1,20 @@
+/** Bench child: bare koa hello-world (the same koa the API uses), the baseline the API is measured against. */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import { answerCpuQueries } from '../child';
+
+const app = new Koa();
+app.use((ctx) => {
+  ctx.body = 'Hello World';
+});
+const server = http.createServer(app.callback());
+server.keepAliveTimeout = 65_000; // as the API server sets it
+
+answerCpuQueries();
+process.on('message', (message: any) => {
+  if (message?.type === 'stop') server.close(() => process.exit(0));
+});
+server.listen(0, '127.0.0.1', () => {
+  process.send!({ type: 'ready', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+});
