@@ -32,6 +32,8 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   const logger = createLogger(config.logLevel);
   const dataDir = path.resolve(opts.dataDir);
   fs.mkdirSync(dataDir, { recursive: true });
+  // As root, PostgreSQL runs as the `postgres` user, which must be able to reach its folder in here.
+  if (process.getuid?.() === 0) fs.chmodSync(dataDir, fs.statSync(dataDir).mode | 0o111);
 
   const masterKey = config.masterKey ?? devMasterKey(dataDir);
   let stopEmbedded: () => Promise<void> = async () => undefined;

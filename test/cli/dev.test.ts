@@ -1,0 +1,110 @@
+/**
+ * `hearth dev`, what the README's first command runs: embedded PostgreSQL (no DATABASE_URL), the
+ * in-process coordination (no REDIS_URL), the dev examples applied, the API and the socket on one
+ * port; data, keys and tokens survive a restart.
+ */
+import { ChildProcess } from 'node:child_process';
+import WebSocket from 'ws';
+import { call, signIn } from '../support/http';
+import { freePort, spawnHearth, tempDir } from './run-hearth';
+
+jest.setTimeout(240_000);
+
+interface Running {
+  child: ChildProcess;
+  base: string;
+  appKey: string;
+  serverKey: string;
+}
+
+/** Starts `hearth dev` and reads what it prints; fails after 120 s. */
+function startDev(vars: Record<string, string>): Promise<Running> {
+  const child = spawnHearth(['dev', '--data-dir', vars.DATA_DIR], vars);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`hearth dev did not start in 120 s:\n${out}\n${err}`));
+    }, 120_000);
+    child.stderr!.on('data', (d) => (err += d));
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const base = /base URL\s+(\S+)/.exec(out)?.[1];
+      const appKey = /app key\s+(\S+)/.exec(out)?.[1];
+      const serverKey = /server key\s+(hsk_\S+)/.exec(out)?.[1];
+      if (base && appKey && serverKey) {
+        clearTimeout(timer);
+        resolve({ child, base, appKey, serverKey });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`hearth dev exited with ${code}:\n${out}\n${err}`));
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.removeAllListeners('exit');
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+test('runs on the embedded default, serves the README walk-through and the socket, and keeps its data across a restart', async () => {
+  const [port, metricsPort, pgPort] = [await freePort(), await freePort(), await freePort()];
+  const vars = { DATA_DIR: tempDir(), PORT: String(port), METRICS_PORT: String(metricsPort), HEARTH_DEV_PG_PORT: String(pgPort) };
+
+  const first = await startDev(vars);
+  expect(first.base).toBe(`http://127.0.0.1:${port}/v1`);
+  expect(first.appKey).toBe('demo-dev');
+
+  // The README's walk-through: server key → tokens → /players/me → flags with If-None-Match → 304.
+  const tokens = await signIn(first.base, first.serverKey, 'readme-player', 'Ada');
+  const me = await call(first.base, 'GET', '/players/me', { token: tokens.accessToken });
+  expect(me.status).toBe(200);
+  expect(me.body.displayName).toBe('Ada');
+  const flags = await call(first.base, 'GET', '/flags', { token: tokens.accessToken });
+  expect(flags.status).toBe(200);
+  expect(flags.body.items.map((f: { name: string }) => f.name)).toEqual(['new_shop', 'winter_event']);
+  const notModified = await call(first.base, 'GET', '/flags', { token: tokens.accessToken, headers: { 'If-None-Match': flags.headers.get('etag')! } });
+  expect(notModified.status).toBe(304);
+  expect(notModified.text).toBe('');
+
+  // The socket is on the same port, where GET /realtime says.
+  const info = await call(first.base, 'GET', '/realtime', { token: tokens.accessToken });
+  expect(info.body.url).toBe(`ws://127.0.0.1:${port}/v1/realtime/socket`);
+  const authorized = await new Promise<unknown>((resolve, reject) => {
+    const ws = new WebSocket(info.body.url);
+    const timer = setTimeout(() => reject(new Error('no authorized frame in 10 s')), 10_000);
+    ws.on('open', () => ws.send(JSON.stringify({ v: 1, type: 'authorize', payload: { token: tokens.accessToken } })));
+    ws.on('message', (data) => {
+      clearTimeout(timer);
+      ws.close();
+      resolve(JSON.parse(String(data)));
+    });
+    ws.on('error', reject);
+  });
+  expect(authorized).toMatchObject({ v: 1, type: 'authorized', payload: { playerId: tokens.player.id } });
+
+  expect(await stop(first.child)).toBe(0);
+
+  // Restarted on the same data: same key, same player, the old token still good (same master key).
+  const second = await startDev(vars);
+  try {
+    expect(second.serverKey).toBe(first.serverKey);
+    const again = await call(second.base, 'GET', '/players/me', { token: tokens.accessToken });
+    expect(again.status).toBe(200);
+    expect(again.body.id).toBe(tokens.player.id);
+    const signedInAgain = await call(second.base, 'POST', '/auth/server', { token: second.serverKey, body: { subject: 'readme-player' } });
+    expect(signedInAgain.status).toBe(200);
+  } finally {
+    expect(await stop(second.child)).toBe(0);
+  }
+});
