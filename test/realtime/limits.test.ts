@@ -24,9 +24,10 @@ async function socket(key: string): Promise<{ c: Client; token: string; id: stri
 }
 
 /** Waits until `ms` into a clock second, so a burst of frames lands in one second. */
+/** Waits for `ms` into the next clock second (always the next one: a frame sent now may be counted in this one). */
 async function startOfSecond(ms = 20): Promise<void> {
   const into = Date.now() % 1000;
-  await sleep((1000 - into + ms) % 1000);
+  await sleep(1000 - into + ms);
 }
 
 beforeAll(async () => {
