@@ -12,14 +12,7 @@ import { ApiInstance, Harness, TestDatabase, createTestDatabase, startHarness } 
 import { TEST_REDIS_URL } from '../support/env';
 import { call, expectError, signIn } from '../support/http';
 import { standardManifests } from '../support/manifests';
-
-async function eventually(check: () => Promise<boolean>, withinMs: number): Promise<void> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > withinMs) throw new Error(`condition not met within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+import { eventually } from '../support/wait';
 
 describe('cached player answers across processes', () => {
   let h: Harness;

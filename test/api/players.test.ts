@@ -5,6 +5,7 @@
 import { ApiInstance, Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
+import { eventually } from '../support/wait';
 
 let h: Harness;
 let other: ApiInstance;
@@ -41,15 +42,6 @@ async function playersIn(appKey: string): Promise<number> {
   const env = await h.core.environments.byAppKey(appKey);
   const [{ n }] = await h.db('players').where({ environment_id: env!.id }).count({ n: '*' });
   return Number(n);
-}
-
-async function eventually(check: () => Promise<boolean>, withinMs: number, stepMs = 25): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > withinMs) throw new Error(`condition not met within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
 }
 
 describe('GET /players/:playerId', () => {

@@ -6,6 +6,7 @@
 import { ApiInstance, Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, project, serverKey, standardManifests } from '../support/manifests';
+import { eventually } from '../support/wait';
 
 let h: Harness;
 let other: ApiInstance;
@@ -25,15 +26,6 @@ afterAll(async () => {
 const refresh = (refreshToken: unknown, base = h.base) => call(base, 'POST', '/auth/refresh', { body: { refreshToken } });
 const me = (token: string, base = h.base) => call(base, 'GET', '/players/me', { token });
 const jtiOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')).jti as string;
-
-async function eventually(check: () => Promise<boolean>, withinMs: number, stepMs = 25): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > withinMs) throw new Error(`condition not met within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}
 
 describe('rotation', () => {
   test('a refresh answers new tokens in the PlatformTokens shape; the new refresh token works in turn', async () => {

@@ -7,6 +7,7 @@ import { ApiError, mintServerKey, revokeServerKey, SERVER_KEY_PREFIX } from '@he
 import { ApiInstance, Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
+import { eventually } from '../support/wait';
 
 let h: Harness;
 let other: ApiInstance;
@@ -44,16 +45,6 @@ async function mint(appKey: string, name: string, limit = 5) {
 async function liveKeys(appKey: string): Promise<number> {
   const [{ count }] = await h.db('server_keys').where({ environment_id: await environmentId(appKey) }).whereNull('revoked_at').count({ count: '*' });
   return Number(count);
-}
-
-/** Polls until `check` holds, at most `withinMs`; answers how long it took. */
-async function eventually(check: () => Promise<boolean>, withinMs: number, stepMs = 25): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > withinMs) throw new Error(`condition not met within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
 }
 
 describe('a key acts only in its environment', () => {

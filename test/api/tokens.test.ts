@@ -8,6 +8,7 @@ import { SignJWT } from 'jose';
 import { loadSigningKeys, rotateSigningKey, TOKEN_AUDIENCE } from '@hearth/core';
 import { ApiInstance, Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
+import { eventually } from '../support/wait';
 
 let h: Harness;
 let liveKey: string;
@@ -74,15 +75,6 @@ function accessClaims(playerId: string, appKey = 'alpha-live', overrides: Record
 }
 
 const me = (base: string, token: string) => call(base, 'GET', '/players/me', { token });
-
-async function eventually(check: () => Promise<boolean>, withinMs: number, stepMs = 50): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > withinMs) throw new Error(`condition not met within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}
 
 describe('POST /auth/server', () => {
   test('201 for a new subject, 200 afterwards, in the PlatformTokens shape', async () => {
