@@ -283,6 +283,15 @@ async function syncOwned(
   return { changed, ownedBefore: current.some((r) => r.owner === owner) };
 }
 
+/** One reconcile function per kind (the operator's controllers call the same ones). */
+const RECONCILERS: Record<ManifestKind, (trx: Tx, doc: never, label: string) => Promise<ReconcileResult>> = {
+  Plan: reconcilePlan,
+  Project: reconcileProject,
+  GameEnvironment: reconcileGameEnvironment,
+  ServerKey: reconcileServerKey,
+  GameConfig: reconcileGameConfig,
+};
+
 /** Applies documents in dependency order inside the caller's transaction. */
 export async function reconcileAll(trx: Tx, docs: { doc: AnyManifest; origin?: string }[]): Promise<ReconcileResult[]> {
   const order: ManifestKind[] = Object.keys(MANIFEST_KINDS) as ManifestKind[];
@@ -290,23 +299,8 @@ export async function reconcileAll(trx: Tx, docs: { doc: AnyManifest; origin?: s
   const results: ReconcileResult[] = [];
   for (const { doc, origin } of sorted) {
     const label = describeDocument(doc, origin);
-    switch (doc.kind) {
-      case 'Plan':
-        results.push(await reconcilePlan(trx, doc as Plan));
-        break;
-      case 'Project':
-        results.push(await reconcileProject(trx, doc as Project, label));
-        break;
-      case 'GameEnvironment':
-        results.push(await reconcileGameEnvironment(trx, doc as GameEnvironment, label));
-        break;
-      case 'ServerKey':
-        results.push(await reconcileServerKey(trx, doc as ServerKey, label));
-        break;
-      case 'GameConfig':
-        results.push(await reconcileGameConfig(trx, doc as GameConfig, label));
-        break;
-    }
+    // validateManifest checked each document against its own kind's schema, so it fits its reconciler.
+    results.push(await RECONCILERS[doc.kind as ManifestKind](trx, doc as never, label));
   }
   return results;
 }
