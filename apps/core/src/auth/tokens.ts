@@ -67,8 +67,10 @@ export class TokenService {
     if (!signer || signer.retiredAt) throw new Error('no active signing key');
     // Right after a sign-out the cut-off is the next whole second: wait for it (under a second)
     // rather than stamp a future `iat`, which strict verifiers elsewhere refuse.
-    const wait = notBeforeSeconds * 1000 - Date.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    // A loop, not one timer: timers run on the event loop's cached clock and can fire a little early.
+    for (let wait = notBeforeSeconds * 1000 - Date.now(); wait > 0; wait = notBeforeSeconds * 1000 - Date.now()) {
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
     const iat = Math.floor(Date.now() / 1000);
     const sign = (type: TokenType, lifetime: number) =>
       new SignJWT({ type, game: appKey })
