@@ -18,7 +18,10 @@ services:
 
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`).
 test: node_modules services
-	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npm test
+	npm run typecheck
+	@status=0; TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npx jest --runInBand \
+	  --json --outputFile=$${TMPDIR:-/tmp}/hearth-jest.json || status=$$?; \
+	  node test/support/summary.js $${TMPDIR:-/tmp}/hearth-jest.json; exit $$status
 
 typecheck: node_modules
 	npm run typecheck
