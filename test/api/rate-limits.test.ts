@@ -407,3 +407,23 @@ describe('with Redis out of reach', () => {
     }
   });
 });
+
+test('identity-provider sign-in: 120 a minute per address for the environment named; the 121st is 429 and other environments are still open', async () => {
+  h = await harnessWith({});
+  await waitForRoomInMinute(15);
+  // alpha has no identity provider set up: each sign-in is counted, then refused provider-disabled.
+  const signInIdp = (appKey: string) => call(h!.base, 'POST', '/auth/idp', { body: { appKey, idToken: 'not-a-token' } });
+  for (let i = 1; i <= 120; i++) {
+    const reply = await signInIdp('alpha-live');
+    expectError(reply, 403, 'provider-disabled');
+    if (i === 1) expect(limits(reply)).toMatchObject({ limit: 120, remaining: 119 });
+  }
+  expectRateLimited(await signInIdp('alpha-live'));
+  // Its own limit: the same address may still sign in to another environment.
+  expectError(await signInIdp('alpha-test'), 403, 'provider-disabled');
+  // Counted per address, not against the environment: a key of alpha-live still has its full minute.
+  const tokens = await signIn(h.base, h.serverKeys['alpha-live-key'], 'idp-limit-bystander');
+  const read = await flags(h, tokens.accessToken);
+  expect(read.status).toBe(200);
+  expect(limits(read).limit).toBeGreaterThan(120);
+});

@@ -181,7 +181,7 @@ export class Pipeline {
       if (route.environmentFrom === 'body-app-key') {
         const appKey = (input as { appKey: string }).appKey;
         env = await this.core.environments.byAppKey(appKey);
-        await this.limit(ctx, addressChecks(ctx.ip, env ?? undefined));
+        await this.limit(ctx, addressChecks(ctx.ip, route.rateLimit === 'idp-sign-in' ? (env ?? undefined) : undefined));
         if (!env) throw new ApiError('service-disabled', 'No environment has that app key.');
         this.checkEnvironment(env, route);
       }

@@ -19,15 +19,6 @@ export function PageOf(item: TSchema, extra: Record<string, TSchema> = {}) {
   return Type.Object({ items: Type.Array(item), next: Type.Union([Type.String(), Type.Null()]), ...extra });
 }
 
-export const ErrorBody = Type.Object(
-  {
-    error: Type.String({ description: 'a stable code (spec §7)' }),
-    message: Type.String({ description: 'a sentence for people; may be reworded' }),
-    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  },
-  { $id: 'Error' },
-);
-
 /** Trims, in place, every string the schema marks `x-trim` (nested objects and arrays included). */
 export function applyTrim(schema: TSchema | undefined, value: unknown): unknown {
   if (!schema || value === null || value === undefined) return value;
