@@ -157,14 +157,7 @@ export class SessionService {
           seats: env.project.sessionSeats,
         })
         .returning('*')) as SessionRow[];
-      await trx('session_players').insert({
-        session_id: row.id,
-        player_id: playerId,
-        environment_id: env.id,
-        player_name: seatName(env, input.playerName, player.display_name),
-        unique_net_id: input.uniqueNetId ?? null,
-        is_host: true,
-      });
+      await this.insertSeat(trx, env, row.id, playerId, input, player, true);
       return toSession(row, await this.seatsOf(trx, row.id));
     });
     await this.announce([{ environmentId: env.id, session, removed: [], added: [playerId] }]);
@@ -178,13 +171,7 @@ export class SessionService {
       if (seats.length >= session.seats) {
         throw refuse.conflict(`The session is full: it seats ${session.seats}.`, { limit: Number(session.seats) });
       }
-      await trx('session_players').insert({
-        session_id: sessionId,
-        player_id: playerId,
-        environment_id: env.id,
-        player_name: seatName(env, input.playerName, player!.display_name),
-        unique_net_id: input.uniqueNetId ?? null,
-      });
+      await this.insertSeat(trx, env, sessionId, playerId, input, player!, false);
       return { added: [playerId] };
     });
   }
@@ -346,6 +333,18 @@ export class SessionService {
     if (!caller.is_host) throw refuse.forbidden('Only the host of the session may do that.');
     if (session.status !== 'CONFIGURING') throw pastConfiguring();
     if (!seats.some((s) => s.player_id === targetId)) throw refuse.conflict('That player does not hold a seat in this session.');
+  }
+
+  /** A seat: its name as asked (filtered) or the player's; `uniqueNetId` is stored, never answered. */
+  private async insertSeat(trx: Tx, env: EnvironmentContext, sessionId: string, playerId: string, input: SeatInput, player: PlayerRow, isHost: boolean): Promise<void> {
+    await trx('session_players').insert({
+      session_id: sessionId,
+      player_id: playerId,
+      environment_id: env.id,
+      player_name: seatName(env, input.playerName, player.display_name),
+      unique_net_id: input.uniqueNetId ?? null,
+      is_host: isHost,
+    });
   }
 
   private async lockSession(trx: Tx, env: EnvironmentContext, sessionId: string): Promise<SessionRow | null> {
