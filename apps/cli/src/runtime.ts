@@ -20,16 +20,13 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig> = {}): Runtime {
-  const config = { ...loadConfig(process.env, needs), ...overrides };
-  const logger = createLogger(config.logLevel);
+/** The database pool and the coordination (Redis when REDIS_URL is set, else in-process) of a config. */
+export function connect(config: HearthConfig, logger: Logger): Pick<Runtime, 'db' | 'coordination' | 'close'> {
   const db = createDb(config.databaseUrl!);
   const coordination: Coordination = config.redisUrl
     ? new RedisCoordination(config.redisUrl, { prefix: config.redisPrefix, onError: (err) => logger.warn({ err: err.message }, 'redis error') })
     : new MemoryCoordination();
   return {
-    config,
-    logger,
     db,
     coordination,
     close: async () => {
@@ -37,6 +34,12 @@ export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig>
       await db.destroy();
     },
   };
+}
+
+export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig> = {}): Runtime {
+  const config = { ...loadConfig(process.env, needs), ...overrides };
+  const logger = createLogger(config.logLevel);
+  return { config, logger, ...connect(config, logger) };
 }
 
 /** Runs `stop` once on SIGTERM or SIGINT, then exits. */

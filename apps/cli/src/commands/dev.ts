@@ -3,20 +3,15 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
   HearthCore,
-
   applyManifests,
   loadManifests,
   migrateLatest,
-  MemoryCoordination,
-  RedisCoordination,
-  createDb,
   createLogger,
   loadConfig,
-  type Coordination,
 } from '@hearth/core';
 import { startApiServer } from '@hearth/api';
 import { RealtimeServer } from '@hearth/realtime';
-import { onShutdown } from '../runtime';
+import { connect, onShutdown } from '../runtime';
 
 const REPO_ROOT = path.resolve(__dirname, '../../../..');
 const EXAMPLES = path.join(REPO_ROOT, 'examples/dev');
@@ -43,8 +38,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
     databaseUrl = embedded.url;
     stopEmbedded = embedded.stop;
   }
-  const db = createDb(databaseUrl);
-  const coordination: Coordination = config.redisUrl ? new RedisCoordination(config.redisUrl, { prefix: config.redisPrefix }) : new MemoryCoordination();
+  const { db, coordination, close } = connect({ ...config, databaseUrl }, logger);
 
   await migrateLatest(db);
   const core = new HearthCore({ db, coordination, masterKey, logger });
@@ -75,8 +69,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
     await realtime.close();
     await api.close();
     await core.stop();
-    await coordination.close();
-    await db.destroy();
+    await close();
     await stopEmbedded();
   });
 }
