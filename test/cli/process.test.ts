@@ -51,6 +51,7 @@ describe('bad configuration stops `hearth api` with one line naming the variable
     { name: 'PORT=70000', vars: () => ({ ...validEnv, PORT: '70000' }), line: /^hearth: PORT: must be a port number/ },
     { name: 'METRICS_PORT=1.5', vars: () => ({ ...validEnv, METRICS_PORT: '1.5' }), line: /^hearth: METRICS_PORT: must be a port number/ },
     { name: 'LOG_LEVEL=loud', vars: () => ({ ...validEnv, LOG_LEVEL: 'loud' }), line: /^hearth: LOG_LEVEL: must be one of/ },
+    { name: 'HEARTH_TRUST_PROXY=yes', vars: () => ({ ...validEnv, HEARTH_TRUST_PROXY: 'yes' }), line: /^hearth: HEARTH_TRUST_PROXY: must be 1 or 0, got "yes"$/ },
   ];
 
   test.each(cases)('$name', async (c) => {

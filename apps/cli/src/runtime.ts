@@ -9,6 +9,7 @@ import {
   createLogger,
   loadConfig,
   Db,
+  HearthCore,
 } from '@hearth/core';
 
 /** What every long-running command opens from its configuration, and closes on the way out. */
@@ -40,6 +41,13 @@ export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig>
   const config = { ...loadConfig(process.env, needs), ...overrides };
   const logger = createLogger(config.logLevel);
   return { config, logger, ...connect(config, logger) };
+}
+
+/** The domain core over a runtime, started (API and realtime processes). */
+export async function startCore(rt: Runtime): Promise<HearthCore> {
+  const core = new HearthCore({ db: rt.db, coordination: rt.coordination, masterKey: rt.config.masterKey!, logger: rt.logger });
+  await core.start();
+  return core;
 }
 
 /** Runs `stop` once on SIGTERM or SIGINT, then exits. */

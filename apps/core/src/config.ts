@@ -55,6 +55,13 @@ function redisPrefix(env: Env): string {
   return raw;
 }
 
+function flag(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === '0') return false;
+  if (raw === '1') return true;
+  throw new ConfigError(name, `must be 1 or 0, got "${raw}"`);
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export interface HearthConfig {
@@ -66,6 +73,8 @@ export interface HearthConfig {
   metricsPort: number;
   realtimePort: number;
   logLevel: string;
+  /** HEARTH_TRUST_PROXY=1 behind an ingress: client address, host and protocol from X-Forwarded-*. */
+  trustProxy: boolean;
 }
 
 export interface ConfigNeeds {
@@ -86,5 +95,6 @@ export function loadConfig(env: Env = process.env, needs: ConfigNeeds = {}): Hea
     metricsPort: port(env, 'METRICS_PORT', 9090),
     realtimePort: port(env, 'REALTIME_PORT', 8081),
     logLevel,
+    trustProxy: flag(env, 'HEARTH_TRUST_PROXY'),
   };
 }

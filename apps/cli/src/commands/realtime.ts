@@ -1,6 +1,5 @@
-import { HearthCore } from '@hearth/core';
 import { startRealtimeServer } from '@hearth/realtime';
-import { onShutdown, openRuntime } from '../runtime';
+import { onShutdown, openRuntime, startCore } from '../runtime';
 
 /**
  * `hearth realtime`: the sessions socket on REALTIME_PORT (default 8081) at /v1/realtime/socket, with
@@ -9,8 +8,7 @@ import { onShutdown, openRuntime } from '../runtime';
  */
 export async function runRealtime(): Promise<void> {
   const rt = openRuntime({ database: true, redis: true, masterKey: true });
-  const core = new HearthCore({ db: rt.db, coordination: rt.coordination, masterKey: rt.config.masterKey!, logger: rt.logger });
-  await core.start();
+  const core = await startCore(rt);
   const realtime = await startRealtimeServer({ core, port: rt.config.realtimePort, metricsPort: rt.config.metricsPort });
   rt.logger.info({ url: realtime.url, metrics: realtime.metricsUrl }, 'realtime listening');
   onShutdown(rt.logger, async () => {
