@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Db, Tx } from './db/knex';
 import { ApiError } from './errors';
+import { canonicalJson } from './canonical-json';
 
 /** How long a key's first answer is kept for replays (documented in docs/api-conventions.md). */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
@@ -22,18 +23,6 @@ export interface IdempotencyScope {
 /** A digest of the request's parts; object keys are sorted, so a retry re-serialised in another order still matches. */
 export function fingerprintOf(parts: unknown[]): string {
   return createHash('sha256').update(canonicalJson(parts)).digest('base64url');
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /**

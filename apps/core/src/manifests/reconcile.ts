@@ -2,6 +2,7 @@ import type { ErrorObject } from 'ajv';
 import type { Tx } from '../db/knex';
 import { ApiError } from '../errors';
 import { compile, describe, fieldOf } from '../validation';
+import { canonicalJson } from '../canonical-json';
 import { bumpContentVersion } from '../content/game-config';
 import { mintServerKey } from '../auth/server-keys';
 import {
@@ -84,14 +85,6 @@ function namespaceOf(doc: { metadata: { namespace?: string } }): string {
 /** Equal as JSON whatever the key order: jsonb hands objects back with its own key order. */
 function same(a: unknown, b: unknown): boolean {
   return canonicalJson(a) === canonicalJson(b);
-}
-
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]))
-      : v,
-  );
 }
 
 export async function reconcilePlan(trx: Tx, doc: Plan): Promise<ReconcileResult> {
