@@ -12,10 +12,10 @@ import { Harness, startHarness } from '../support/harness';
 import { call, expectError, Reply, signIn } from '../support/http';
 import { serverKey, standardManifests } from '../support/manifests';
 import { TEST_REDIS_URL } from '../support/env';
+import { sleep } from '../support/wait';
 
 jest.setTimeout(60_000);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A scenario must not straddle two clock minutes: when fewer than `margin` seconds are left in this

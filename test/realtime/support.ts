@@ -159,6 +159,6 @@ export async function startRealtime(h: Harness, options: Partial<Omit<RealtimeSe
   };
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
+import { sleep } from '../support/wait';
+
+export { sleep };

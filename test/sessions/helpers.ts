@@ -106,9 +106,9 @@ export class EventLog {
   }
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+import { sleep } from '../support/wait';
+
+export { sleep };
 
 /** Waits (bounded) until `n` backends of this test's database are waiting for a lock. */
 export async function waitForLockWaiters(h: Harness, n: number, timeoutMs = 5000): Promise<void> {

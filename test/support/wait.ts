@@ -1,3 +1,7 @@
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 /** Polls until `check` holds, for at most `withinMs`; answers how long it took. Bounded: it always ends. */
 export async function eventually(check: () => Promise<boolean>, withinMs: number, stepMs = 25): Promise<number> {
   const started = Date.now();
