@@ -1,9 +1,10 @@
-import Koa from 'koa';
-import Router from '@koa/router';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import FindMyWay, { HTTPVersion } from 'find-my-way';
 import { ApiError, HearthCore, randomId, readiness } from '@hearth/core';
 import type { AnyRoute } from './route';
+import { Exchange } from './exchange';
 import { ApiMetrics } from './metrics';
-import { Pipeline, PipelineState, addressChecks, compileRoute } from './pipeline';
+import { CompiledRoute, Pipeline, addressChecks, compileRoute } from './pipeline';
 
 export const BASE_PATH = '/v1';
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -16,85 +17,105 @@ export interface ApiAppOptions {
   trustProxy?: boolean;
 }
 
-/** Builds the koa app: every route of the table through the pipeline, under /v1. */
-export function createApiApp(options: ApiAppOptions): { app: Koa; metrics: ApiMetrics } {
+export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * The API as node's request listener: every route of the table through the pipeline, under /v1.
+ * Routing is find-my-way (fastify's router) over the table; see docs/architecture.md for why there is
+ * no web framework in between.
+ */
+export function createApiApp(options: ApiAppOptions): { handle: RequestListener; metrics: ApiMetrics } {
   const { core, routes } = options;
+  const trustProxy = options.trustProxy ?? false;
   const metrics = options.metrics ?? new ApiMetrics();
   const pipeline = new Pipeline(core, metrics);
   // Request ids only need to be unique: a random prefix per app and a counter (no random bytes per request).
   const requestIdPrefix = `${randomId(12)}-`;
   let requestCount = 0;
-  const app = new Koa({ proxy: options.trustProxy ?? false });
-  app.silent = true;
 
-  // Outermost: request id, the error shape, X-RateLimit headers, metrics and the access log line.
-  app.use(async (ctx, next) => {
+  // Parameters of any length reach validation, which names them (find-my-way's default cuts at 100).
+  const router = FindMyWay<HTTPVersion.V1>({ maxParamLength: 16 * 1024 });
+  for (const route of routes) {
+    const compiled = compileRoute(route);
+    const path = BASE_PATH + route.path;
+    router.on(route.method, path, noHandler, compiled);
+    if (route.method === 'GET') router.on('HEAD', path, noHandler, compiled);
+  }
+
+  /** The route of a path, trailing slashes ignored. A path whose escapes cannot be decoded still finds
+   * its route, with the undecodable parameter kept as sent, so that validation names it. */
+  const find = (method: string, path: string) => {
+    const trimmed = path.length > 1 && path.endsWith('/') ? path.replace(/\/+$/, '') || '/' : path;
+    const found = router.find(method as 'GET', trimmed) ?? (trimmed.includes('%') ? router.find(method as 'GET', trimmed.replace(/%/g, '%25')) : null);
+    return found ? { compiled: found.store as CompiledRoute, params: found.params as Record<string, string> } : null;
+  };
+
+  const dispatch = async (exchange: Exchange): Promise<void> => {
+    const { path } = exchange;
+    // Probes live outside /v1: they are for the cluster, not for games.
+    if (path === '/healthz') {
+      exchange.body = { status: 'ok' };
+      return;
+    }
+    if (path === '/readyz') {
+      const { ready, postgres, redis } = await readiness(core);
+      exchange.status = ready ? 200 : 503;
+      exchange.body = { status: ready ? 'ready' : 'not-ready', postgres, redis };
+      return;
+    }
+    const found = find(exchange.method, path);
+    if (!found) {
+      // Anything the table does not name (a known path with another method included) is 404.
+      await pipeline.limit(exchange, addressChecks(exchange.ip));
+      throw new ApiError('not-found', `No route ${exchange.method} ${path}.`);
+    }
+    exchange.params = found.params;
+    await pipeline.run(exchange, found.compiled);
+  };
+
+  // Around every request: request id, the error shape, X-RateLimit headers, metrics and the access line.
+  const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = process.hrtime.bigint();
-    const incoming = ctx.get('X-Request-Id');
-    const state = ctx.state as PipelineState;
-    state.requestId = REQUEST_ID.test(incoming) ? incoming : requestIdPrefix + (++requestCount).toString(36);
-    ctx.set('X-Request-Id', state.requestId);
+    const exchange = new Exchange(req, res, trustProxy);
+    const incoming = req.headers['x-request-id'];
+    exchange.requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : requestIdPrefix + (++requestCount).toString(36);
+    exchange.setHeader('X-Request-Id', exchange.requestId);
     try {
-      await next();
+      await dispatch(exchange);
     } catch (err) {
       if (err instanceof ApiError) {
-        ctx.status = err.status;
-        ctx.body = err.toBody();
-        if (err.headers) ctx.set(err.headers);
+        exchange.status = err.status;
+        exchange.body = err.toBody();
+        if (err.headers) exchange.setHeaders(err.headers);
       } else {
-        ctx.status = 500;
-        ctx.body = { error: 'internal-error', message: 'Something went wrong on our side; retry with backoff.' };
-        core.logger.error({ err, requestId: state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
+        exchange.status = 500;
+        exchange.body = { error: 'internal-error', message: 'Something went wrong on our side; retry with backoff.' };
+        core.logger.error({ err, requestId: exchange.requestId, method: exchange.method, path: exchange.path }, 'request failed');
       }
     }
-    if (state.rate) {
-      ctx.set('X-RateLimit-Limit', String(state.rate.nearest.limit));
-      ctx.set('X-RateLimit-Remaining', String(state.rate.nearest.remaining));
-      ctx.set('X-RateLimit-Reset', String(state.rate.nearest.resetSeconds));
+    const { rate, status } = exchange;
+    if (rate) {
+      exchange.setHeader('X-RateLimit-Limit', rate.nearest.limit);
+      exchange.setHeader('X-RateLimit-Remaining', rate.nearest.remaining);
+      exchange.setHeader('X-RateLimit-Reset', rate.nearest.resetSeconds);
     }
+    exchange.send();
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    const route = state.routeTemplate ?? 'unmatched';
-    const labels = { route, method: ctx.method, status: String(ctx.status) };
+    const route = exchange.routeTemplate ?? 'unmatched';
+    const labels = { route, method: exchange.method, status: String(status) };
     metrics.requests.inc(labels);
     metrics.duration.observe(labels, ms / 1000);
     // The access line: one per request, at error for the 5xx answers (whose cause is logged above).
-    const access = { requestId: state.requestId, method: ctx.method, route, status: ctx.status, ms: Math.round(ms * 1000) / 1000 };
-    if (ctx.status >= 500) core.logger.error(access, 'request');
+    const access = { requestId: exchange.requestId, method: exchange.method, route, status, ms: Math.round(ms * 1000) / 1000 };
+    if (status >= 500) core.logger.error(access, 'request');
     else core.logger.info(access, 'request');
-  });
+  };
+  const handle: RequestListener = (req, res) => {
+    answer(req, res).catch((err) => core.logger.error({ err }, 'answer failed'));
+  };
 
-  // Probes live outside /v1: they are for the cluster, not for games.
-  app.use(async (ctx, next) => {
-    if (ctx.path === '/healthz') {
-      ctx.body = { status: 'ok' };
-      return;
-    }
-    if (ctx.path === '/readyz') {
-      const { ready, postgres, redis } = await readiness(core);
-      ctx.status = ready ? 200 : 503;
-      ctx.body = { status: ready ? 'ready' : 'not-ready', postgres, redis };
-      return;
-    }
-    await next();
-  });
-
-  // Trailing slashes make no difference.
-  app.use(async (ctx, next) => {
-    if (ctx.path.length > 1 && ctx.path.endsWith('/')) ctx.path = ctx.path.replace(/\/+$/, '') || '/';
-    await next();
-  });
-
-  const router = new Router({ prefix: BASE_PATH });
-  for (const route of routes) {
-    router.register(route.path, [route.method], pipeline.middleware(compileRoute(route)), { name: route.operationId });
-  }
-  app.use(router.routes());
-
-  // Anything the table does not name (a known path with another method included) is 404.
-  app.use(async (ctx) => {
-    await pipeline.limit(ctx, addressChecks(ctx.ip));
-    throw new ApiError('not-found', `No route ${ctx.method} ${ctx.path}.`);
-  });
-
-  return { app, metrics };
+  return { handle, metrics };
 }
+
+/** find-my-way wants a handler per route; the pipeline is what handles, with the route as the store. */
+function noHandler(): void {}

@@ -2,7 +2,6 @@
  * The request pipeline every route goes through. Order of checks (DESIGN.md): route match → body
  * size → credential → rate limits → review → service switch → body read and validation → handler.
  */
-import type Koa from 'koa';
 import getRawBody from 'raw-body';
 import type { TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
@@ -24,6 +23,7 @@ import {
 import { AnyRoute, BODY_LIMITS, HandlerContext, HandlerResult, RequestInfo } from './route';
 import { applyTrim, hasTrim } from './schema-helpers';
 import type { ApiMetrics } from './metrics';
+import type { Exchange } from './exchange';
 
 /** Per-address limits for requests with no or a bad credential (spec §8). */
 export const ADDRESS_LIMIT_PER_MINUTE = 600;
@@ -31,16 +31,10 @@ export const IDP_ADDRESS_LIMIT_PER_MINUTE = 120;
 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,128}$/;
 
-export interface PipelineState {
-  requestId: string;
-  rate?: RateOutcome;
-  routeTemplate?: string;
-}
-
 const inputAjv = createAjv({ coerceTypes: true });
 const bodyAjv = createAjv();
 
-interface CompiledRoute {
+export interface CompiledRoute {
   route: AnyRoute;
   params?: ValidateFunction;
   query: ValidateFunction | null;
@@ -95,7 +89,7 @@ export class Pipeline {
   constructor(private readonly core: HearthCore, private readonly metrics: ApiMetrics) {}
 
   /** Checks and counts limits; a refusal throws 429. The outcome feeds the X-RateLimit headers. */
-  async limit(ctx: Koa.Context, checks: RateCheck[]): Promise<void> {
+  async limit(exchange: Exchange, checks: RateCheck[]): Promise<void> {
     let outcome: RateOutcome;
     try {
       outcome = await this.core.coordination.rateLimit(checks);
@@ -106,7 +100,7 @@ export class Pipeline {
       const first = checks[0];
       outcome = { allowed: true, nearest: { name: first.name, limit: first.limit, remaining: first.limit, resetSeconds: first.windowSeconds } };
     }
-    (ctx.state as PipelineState).rate = outcome;
+    exchange.rate = outcome;
     if (!outcome.allowed) {
       this.metrics.rateLimited.inc({ limit: outcome.nearest.name });
       const retry = Math.max(1, outcome.nearest.resetSeconds);
@@ -124,117 +118,113 @@ export class Pipeline {
     }
   }
 
-  middleware(compiled: CompiledRoute): Koa.Middleware {
+  /** Runs one request of a matched route, leaving the answer on the exchange (errors are thrown). */
+  async run(exchange: Exchange, compiled: CompiledRoute): Promise<void> {
     const { route } = compiled;
-    return async (ctx) => {
-      const state = ctx.state as PipelineState;
-      state.routeTemplate = route.path;
+    exchange.routeTemplate = route.path;
 
-      // Body size, before reading a byte of it.
-      const declared = ctx.request.length;
-      if (route.bodyMode !== 'ignored' && declared !== undefined && declared > compiled.bodyLimit) {
-        // Refused before its credential is read, so it counts like a request without one (and carries X-RateLimit-*).
-        await this.limit(ctx, addressChecks(ctx.ip));
-        throw refuse.tooLarge(compiled.bodyLimit);
+    // Body size, before reading a byte of it.
+    const declared = exchange.contentLength;
+    if (route.bodyMode !== 'ignored' && declared !== undefined && declared > compiled.bodyLimit) {
+      // Refused before its credential is read, so it counts like a request without one (and carries X-RateLimit-*).
+      await this.limit(exchange, addressChecks(exchange.ip));
+      throw refuse.tooLarge(compiled.bodyLimit);
+    }
+
+    // Credential, rate limits, review, service switch.
+    let principal: Principal | null = null;
+    let env: EnvironmentContext | null = null;
+    if (route.credential !== 'none') {
+      const credential = bearerOf(exchange.header('authorization'));
+      principal = credential ? await this.core.authenticator.authenticate(credential) : null;
+      if (!principal) {
+        await this.limit(exchange, addressChecks(exchange.ip));
+        throw refuse.unauthorized(credential ? 'The credential is not valid.' : 'This route needs a credential: Authorization: Bearer <credential>.');
       }
+      env = principal.environment;
+      await this.limit(exchange, environmentChecks(env, credentialKeyOf(principal)));
+      if (route.credential === 'server' && principal.kind !== 'server') throw refuse.forbidden('This route takes a server key.');
+      if (route.credential === 'player' && principal.kind !== 'player') throw refuse.forbidden('This route takes a player token.');
+      this.checkEnvironment(env, route);
+    } else if (route.environmentFrom !== 'body-app-key') {
+      await this.limit(exchange, addressChecks(exchange.ip));
+    }
 
-      // Credential, rate limits, review, service switch.
-      let principal: Principal | null = null;
-      let env: EnvironmentContext | null = null;
-      if (route.credential !== 'none') {
-        const credential = bearerOf(ctx);
-        principal = credential ? await this.core.authenticator.authenticate(credential) : null;
-        if (!principal) {
-          await this.limit(ctx, addressChecks(ctx.ip));
-          throw refuse.unauthorized(credential ? 'The credential is not valid.' : 'This route needs a credential: Authorization: Bearer <credential>.');
-        }
-        env = principal.environment;
-        await this.limit(ctx, environmentChecks(env, credentialKeyOf(principal)));
-        if (route.credential === 'server' && principal.kind !== 'server') throw refuse.forbidden('This route takes a server key.');
-        if (route.credential === 'player' && principal.kind !== 'player') throw refuse.forbidden('This route takes a player token.');
-        this.checkEnvironment(env, route);
-      } else if (route.environmentFrom !== 'body-app-key') {
-        await this.limit(ctx, addressChecks(ctx.ip));
-      }
+    // Inputs.
+    const params = { ...exchange.params };
+    if (compiled.params) validate(compiled.params, params, 'path');
+    const query: Record<string, unknown> = exchange.query();
+    if (compiled.query) validate(compiled.query, query, 'query');
+    else {
+      const unknown = Object.keys(query)[0];
+      if (unknown !== undefined) throw refuse.invalid(`query.${unknown}`, `query.${unknown} is not taken by this route.`);
+    }
+    const body = route.bodyMode === 'ignored' || !hasBody(exchange) ? undefined : await readJsonBody(exchange, compiled.bodyLimit);
+    let input: unknown = body;
+    if (compiled.body) {
+      input = body === undefined ? {} : body;
+      if (compiled.trimBody) input = applyTrim(route.body, input);
+      validate(compiled.body, input, 'body');
+    } else if (route.bodyMode !== 'ignored' && body !== undefined && !isEmptyObject(body)) {
+      const field = typeof body === 'object' && body !== null && !Array.isArray(body) ? `body.${Object.keys(body)[0]}` : 'body';
+      throw refuse.invalid(field, `${field} is not taken by this route.`);
+    }
 
-      // Inputs.
-      const params = { ...ctx.params };
-      if (compiled.params) validate(compiled.params, params, 'path');
-      const query: Record<string, unknown> = { ...(ctx.query as Record<string, unknown>) };
-      if (compiled.query) validate(compiled.query, query, 'query');
-      else {
-        const unknown = Object.keys(query)[0];
-        if (unknown !== undefined) throw refuse.invalid(`query.${unknown}`, `query.${unknown} is not taken by this route.`);
-      }
-      const body = route.bodyMode === 'ignored' ? undefined : await readJsonBody(ctx, compiled.bodyLimit);
-      let input: unknown = body;
-      if (compiled.body) {
-        input = body === undefined ? {} : body;
-        if (compiled.trimBody) input = applyTrim(route.body, input);
-        validate(compiled.body, input, 'body');
-      } else if (route.bodyMode !== 'ignored' && body !== undefined && !isEmptyObject(body)) {
-        const field = typeof body === 'object' && body !== null && !Array.isArray(body) ? `body.${Object.keys(body)[0]}` : 'body';
-        throw refuse.invalid(field, `${field} is not taken by this route.`);
-      }
+    // The identity-provider sign-in names its environment in the body.
+    if (route.environmentFrom === 'body-app-key') {
+      const appKey = (input as { appKey: string }).appKey;
+      env = await this.core.environments.byAppKey(appKey);
+      await this.limit(exchange, addressChecks(exchange.ip, route.rateLimit === 'idp-sign-in' ? (env ?? undefined) : undefined));
+      if (!env) throw new ApiError('service-disabled', 'No environment has that app key.');
+      this.checkEnvironment(env, route);
+    }
 
-      // The identity-provider sign-in names its environment in the body.
-      if (route.environmentFrom === 'body-app-key') {
-        const appKey = (input as { appKey: string }).appKey;
-        env = await this.core.environments.byAppKey(appKey);
-        await this.limit(ctx, addressChecks(ctx.ip, route.rateLimit === 'idp-sign-in' ? (env ?? undefined) : undefined));
-        if (!env) throw new ApiError('service-disabled', 'No environment has that app key.');
-        this.checkEnvironment(env, route);
-      }
-
-      const core = this.core;
-      let log: Logger | undefined;
-      let request: RequestInfo | undefined;
-      const handlerContext: HandlerContext<unknown, unknown, unknown> = {
-        params,
-        query,
-        body: input,
-        headers: ctx.headers,
-        principal,
-        env,
-        core: this.core,
-        db: this.core.db,
-        // The request's logger and address are made when a handler first asks: most never do.
-        get log() {
-          return (log ??= core.logger.child({ requestId: state.requestId }));
-        },
-        get request() {
-          return (request ??= { ip: ctx.ip, host: ctx.host, protocol: ctx.protocol, requestId: state.requestId });
-        },
-        enterEnvironment: async (environment, credentialKey) => {
-          await this.limit(ctx, environmentChecks(environment, credentialKey));
-          this.checkEnvironment(environment, route);
-        },
-      };
-
-      // Conditional reads.
-      if (route.etag) {
-        const etag = await route.etag(handlerContext as never);
-        ctx.set('ETag', etag);
-        if (ifNoneMatch(ctx.get('If-None-Match'), etag)) {
-          ctx.status = 304;
-          ctx.body = null;
-          return;
-        }
-      }
-
-      const result = await this.runHandler(ctx, compiled, handlerContext);
-      ctx.status = result.status ?? route.success.status;
-      if (result.headers) ctx.set(result.headers);
-      if (ctx.status === 204) ctx.body = null;
-      else ctx.body = result.body;
+    const core = this.core;
+    let log: Logger | undefined;
+    let request: RequestInfo | undefined;
+    const handlerContext: HandlerContext<unknown, unknown, unknown> = {
+      params,
+      query,
+      body: input,
+      headers: exchange.req.headers,
+      principal,
+      env,
+      core: this.core,
+      db: this.core.db,
+      // The request's logger and address are made when a handler first asks: most never do.
+      get log() {
+        return (log ??= core.logger.child({ requestId: exchange.requestId }));
+      },
+      get request() {
+        return (request ??= { ip: exchange.ip, host: exchange.host, protocol: exchange.protocol, requestId: exchange.requestId });
+      },
+      enterEnvironment: async (environment, credentialKey) => {
+        await this.limit(exchange, environmentChecks(environment, credentialKey));
+        this.checkEnvironment(environment, route);
+      },
     };
+
+    // Conditional reads.
+    if (route.etag) {
+      const etag = await route.etag(handlerContext as never);
+      exchange.setHeader('ETag', etag);
+      if (ifNoneMatch(exchange.header('if-none-match'), etag)) {
+        exchange.status = 304;
+        return;
+      }
+    }
+
+    const result = await this.runHandler(exchange, compiled, handlerContext);
+    exchange.status = result.status ?? route.success.status;
+    if (result.headers) exchange.setHeaders(result.headers);
+    exchange.body = exchange.status === 204 ? null : result.body;
   }
 
-  private async runHandler(ctx: Koa.Context, compiled: CompiledRoute, hc: HandlerContext<unknown, unknown, unknown>): Promise<HandlerResult> {
+  private async runHandler(exchange: Exchange, compiled: CompiledRoute, hc: HandlerContext<unknown, unknown, unknown>): Promise<HandlerResult> {
     const { route } = compiled;
     const mode = route.idempotency ?? 'none';
     if (mode === 'none') return route.handler(hc as never);
-    const key = ctx.get('Idempotency-Key');
+    const key = exchange.header('idempotency-key');
     if (key === '') {
       if (mode === 'required') throw refuse.invalid('header.Idempotency-Key', 'header.Idempotency-Key is required on this route.');
       return route.handler(hc as never);
@@ -259,10 +249,15 @@ export class Pipeline {
   }
 }
 
-function bearerOf(ctx: Koa.Context): string | null {
-  const header = ctx.get('Authorization');
+function bearerOf(header: string): string | null {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match ? match[1] : null;
+}
+
+/** application/json, with or without parameters such as charset. */
+function isJson(contentType: string): boolean {
+  const semicolon = contentType.indexOf(';');
+  return (semicolon < 0 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase() === 'application/json';
 }
 
 function isEmptyObject(value: unknown): boolean {
@@ -275,21 +270,25 @@ function ifNoneMatch(header: string, etag: string): boolean {
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
+/** A request has a body when it declares a length above zero or streams one in chunks. */
+function hasBody(exchange: Exchange): boolean {
+  const length = exchange.contentLength;
+  return (length !== undefined && length > 0) || exchange.header('transfer-encoding') !== '';
+}
+
 /** Reads a JSON body, counting bytes as they stream (a body with no Content-Length is held to the limit too). */
-async function readJsonBody(ctx: Koa.Context, limit: number): Promise<unknown> {
-  const length = ctx.request.length;
-  const chunked = ctx.get('Transfer-Encoding') !== '';
-  if (!chunked && (length === undefined || length === 0)) return undefined;
+async function readJsonBody(exchange: Exchange, limit: number): Promise<unknown> {
+  const length = exchange.contentLength;
   let text: string;
   try {
-    text = await getRawBody(ctx.req, { length, limit, encoding: 'utf8' });
+    text = await getRawBody(exchange.req, { length, limit, encoding: 'utf8' });
   } catch (err) {
     const type = (err as { type?: string }).type;
     if (type === 'entity.too.large') throw refuse.tooLarge(limit);
     throw refuse.invalid('body', 'The body could not be read.');
   }
   if (text.length === 0) return undefined;
-  if (!ctx.is('application/json')) throw refuse.invalid('body', 'The body must be JSON, sent with Content-Type: application/json.');
+  if (!isJson(exchange.header('content-type'))) throw refuse.invalid('body', 'The body must be JSON, sent with Content-Type: application/json.');
   try {
     return JSON.parse(text);
   } catch {

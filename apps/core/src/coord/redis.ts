@@ -2,33 +2,69 @@ import Redis from 'ioredis';
 import { Coordination, RateCheck, RateOutcome, Unsubscribe, nearestOf, windowOf } from './coordination';
 
 /**
- * Checks every counter, and only when none would pass its limit increments them all, in one round trip.
- * KEYS: the counters (sharing one hash tag, so this runs on Redis Cluster). ARGV: limit and ttl per key.
- * Returns the refusing key's 1-based index (0 when allowed) followed by every counter's value.
+ * Rate-limit checks of one batch (the requests of one event-loop turn that share a hash tag), in one
+ * round trip. Each request is checked and counted in order, exactly as if each had its own atomic call:
+ * a request passes only when none of its counters would pass its limit, and only then counts.
+ * KEYS: the distinct counters of the batch (one hash tag, so this runs on Redis Cluster).
+ * ARGV: the number of check lists G; per list, its number of checks m and m triples (counter's 1-based
+ * index in KEYS, limit, ttl); then, per request in order, the index of its check list.
+ * Returns each counter's value before the batch, then per request the refusing check's 1-based index
+ * (0 when it passed): enough for the caller to replay every request's counts.
  */
-const RATE_LIMIT_LUA = `
-local n = #KEYS
+const RATE_LIMIT_BATCH_LUA = `
 local counts = {}
-for i = 1, n do
-  counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0')
-  if counts[i] + 1 > tonumber(ARGV[i * 2 - 1]) then
-    local out = { i }
-    for j = 1, n do out[j + 1] = counts[j] end
-    return out
+local before = redis.call('MGET', unpack(KEYS))
+for i = 1, #KEYS do counts[i] = tonumber(before[i] or '0') end
+local lists = {}
+local p = 2
+for g = 1, tonumber(ARGV[1]) do
+  local m = tonumber(ARGV[p])
+  local list = {}
+  for j = 1, m do
+    list[j] = { tonumber(ARGV[p + j * 3 - 2]), tonumber(ARGV[p + j * 3 - 1]), ARGV[p + j * 3] }
   end
+  lists[g] = list
+  p = p + 1 + m * 3
 end
-local out = { 0 }
-for i = 1, n do
-  local v = redis.call('INCR', KEYS[i])
-  if v == 1 then redis.call('EXPIRE', KEYS[i], tonumber(ARGV[i * 2])) end
-  out[i + 1] = v
+local out = {}
+for i = 1, #KEYS do out[i] = tonumber(before[i] or '0') end
+local ttls = {}
+for r = p, #ARGV do
+  local list = lists[tonumber(ARGV[r])]
+  local refused = 0
+  for j = 1, #list do
+    if counts[list[j][1]] + 1 > list[j][2] then
+      refused = j
+      break
+    end
+  end
+  if refused == 0 then
+    for j = 1, #list do
+      counts[list[j][1]] = counts[list[j][1]] + 1
+      ttls[list[j][1]] = list[j][3]
+    end
+  end
+  out[#out + 1] = refused
+end
+for i = 1, #KEYS do
+  local added = counts[i] - out[i]
+  if added > 0 and redis.call('INCRBY', KEYS[i], added) == added then redis.call('EXPIRE', KEYS[i], ttls[i]) end
 end
 return out
 `;
 
+/** One request's checks waiting for the batch of its event-loop turn. */
+interface PendingRateCheck {
+  checks: RateCheck[];
+  keys: string[];
+  resets: number[];
+  resolve(outcome: RateOutcome): void;
+  reject(err: Error): void;
+}
+
 const SUBSCRIBE_WAIT_MS = 2000;
 
-type RedisWithScript = Redis & { hearthRateLimit(numKeys: number, ...args: (string | number)[]): Promise<number[]> };
+type RedisWithScript = Redis & { hearthRateLimitBatch(numKeys: number, ...args: (string | number)[]): Promise<number[]> };
 
 export interface RedisCoordinationOptions {
   /** Prepended to every key and channel: lets several deployments (or test files) share one Redis. */
@@ -36,41 +72,117 @@ export interface RedisCoordinationOptions {
   onError?: (err: Error) => void;
 }
 
+/** The `{...}` hash tag a counter's key starts with (all of one request's counters share it). */
+function hashTagOf(key: string): string {
+  const end = key.indexOf('}');
+  return key.startsWith('{') && end > 0 ? key.slice(0, end + 1) : key;
+}
+
 export class RedisCoordination implements Coordination {
   private readonly command: RedisWithScript;
   private subscriber?: Redis;
   private handlers = new Map<string, Set<(message: string) => void>>();
   private readonly prefix: string;
+  /** Rate-limit checks of the current event-loop turn, by hash tag; sent together at its end. */
+  private pendingChecks = new Map<string, PendingRateCheck[]>();
+  private flushScheduled = false;
 
   constructor(private readonly url: string, private readonly options: RedisCoordinationOptions = {}) {
     this.prefix = options.prefix ?? 'hearth:';
     // Fail fast rather than queue: a rate-limit check that cannot reach Redis fails open (see api pipeline).
     this.command = new Redis(url, {
-      enableAutoPipelining: true,
+      // Rate-limit checks are batched per event-loop turn by this class; auto-pipelining on top costs more than it saves.
+      enableAutoPipelining: false,
       maxRetriesPerRequest: 1,
       commandTimeout: 1000,
       enableOfflineQueue: true,
       lazyConnect: false,
     }) as RedisWithScript;
-    this.command.defineCommand('hearthRateLimit', { lua: RATE_LIMIT_LUA });
+    this.command.defineCommand('hearthRateLimitBatch', { lua: RATE_LIMIT_BATCH_LUA });
     this.command.on('error', (err) => options.onError?.(err));
   }
 
-  async rateLimit(checks: RateCheck[], nowMs = Date.now()): Promise<RateOutcome> {
+  /**
+   * Queues the request's checks; every request that asks in the same event-loop turn (under load, the
+   * dozens read in one turn) is checked in one Lua call per hash tag, saving a round trip and a
+   * command's client-side cost per request. Checks of one request must share one hash tag.
+   */
+  rateLimit(checks: RateCheck[], nowMs = Date.now()): Promise<RateOutcome> {
     // While disconnected, answer at once so the caller fails open instead of waiting on retries.
-    if (this.command.status !== 'ready') throw new Error(`redis is ${this.command.status}`);
-    const windows = checks.map((c) => windowOf(nowMs, c.windowSeconds));
-    const keys = checks.map((c, i) => `${this.prefix}rl:${c.key}:${windows[i].start}`);
-    const argv: number[] = [];
-    checks.forEach((c, i) => argv.push(c.limit, windows[i].resetSeconds + 1));
-    const reply = await this.command.hearthRateLimit(keys.length, ...keys, ...argv);
-    const refused = Number(reply[0]);
-    const resets = windows.map((w) => w.resetSeconds);
-    if (refused > 0) {
-      const c = checks[refused - 1];
-      return { allowed: false, nearest: { name: c.name, limit: c.limit, remaining: 0, resetSeconds: resets[refused - 1] } };
+    if (this.command.status !== 'ready') return Promise.reject(new Error(`redis is ${this.command.status}`));
+    const keys: string[] = new Array(checks.length);
+    const resets: number[] = new Array(checks.length);
+    for (let i = 0; i < checks.length; i++) {
+      const window = windowOf(nowMs, checks[i].windowSeconds);
+      keys[i] = `${this.prefix}rl:${checks[i].key}:${window.start}`;
+      resets[i] = window.resetSeconds;
     }
-    return { allowed: true, nearest: nearestOf(checks, reply.slice(1).map(Number), resets) };
+    const tag = hashTagOf(checks[0].key);
+    return new Promise((resolve, reject) => {
+      let queue = this.pendingChecks.get(tag);
+      if (!queue) this.pendingChecks.set(tag, (queue = []));
+      queue.push({ checks, keys, resets, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(this.flushChecks);
+      }
+    });
+  }
+
+  private readonly flushChecks = (): void => {
+    this.flushScheduled = false;
+    const batches = this.pendingChecks;
+    this.pendingChecks = new Map();
+    for (const batch of batches.values()) void this.sendBatch(batch);
+  };
+
+  private async sendBatch(batch: PendingRateCheck[]): Promise<void> {
+    // Requests of one credential share one check list: send each list once, and per request its number.
+    const keyIndex = new Map<string, number>();
+    const listIndex = new Map<string, number>();
+    const lists: (string | number)[] = [];
+    const requestLists: number[] = new Array(batch.length);
+    const indexesOf: number[][] = [];
+    for (let r = 0; r < batch.length; r++) {
+      const { checks, keys } = batch[r];
+      let signature = '';
+      for (let i = 0; i < checks.length; i++) signature += `${keys[i]} ${checks[i].limit} `;
+      let list = listIndex.get(signature);
+      if (list === undefined) {
+        listIndex.set(signature, (list = listIndex.size + 1));
+        const indexes: number[] = [];
+        lists.push(checks.length);
+        for (let i = 0; i < checks.length; i++) {
+          let index = keyIndex.get(keys[i]);
+          if (index === undefined) keyIndex.set(keys[i], (index = keyIndex.size + 1));
+          indexes.push(index);
+          lists.push(index, checks[i].limit, batch[r].resets[i] + 1);
+        }
+        indexesOf.push(indexes);
+      }
+      requestLists[r] = list;
+    }
+    let reply: number[];
+    try {
+      reply = await this.command.hearthRateLimitBatch(keyIndex.size, ...keyIndex.keys(), listIndex.size, ...lists, ...requestLists);
+    } catch (err) {
+      for (const request of batch) request.reject(err as Error);
+      return;
+    }
+    // Replay the batch as the script ran it: each passing request adds one to each of its counters.
+    const counts = reply.slice(0, keyIndex.size).map(Number);
+    for (let r = 0; r < batch.length; r++) {
+      const { checks, resets, resolve } = batch[r];
+      const indexes = indexesOf[requestLists[r] - 1];
+      const refused = Number(reply[keyIndex.size + r]);
+      if (refused > 0) {
+        const c = checks[refused - 1];
+        resolve({ allowed: false, nearest: { name: c.name, limit: c.limit, remaining: 0, resetSeconds: resets[refused - 1] } });
+        continue;
+      }
+      const after = indexes.map((k) => ++counts[k - 1]);
+      resolve({ allowed: true, nearest: nearestOf(checks, after, resets) });
+    }
   }
 
   async publish(channel: string, message: string): Promise<void> {

@@ -1,0 +1,108 @@
+/**
+ * One request and its answer, over node's own HTTP objects. The API does not use a web framework:
+ * its route table already says everything a framework would be told, and the hot paths
+ * (docs/performance.md) cannot afford a framework's per-request objects.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import querystring from 'node:querystring';
+import type { TLSSocket } from 'node:tls';
+import type { RateOutcome } from '@hearth/core';
+
+export class Exchange {
+  /** The path without the query, as sent (not decoded). */
+  readonly path: string;
+  private readonly rawQuery: string;
+  /** Decoded path parameters of the matched route. */
+  params: Record<string, string> = {};
+  status = 200;
+  /** Sent as JSON; null or undefined sends no body. */
+  body: unknown = undefined;
+  private readonly answerHeaders: Record<string, string | number> = {};
+
+  requestId = '';
+  /** The rate-limit outcome nearest to refusing, for the X-RateLimit-* headers. */
+  rate?: RateOutcome;
+  /** The matched route's template, for metrics and the access line. */
+  routeTemplate?: string;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    /** Trust X-Forwarded-* from the ingress (client address, host, protocol). */
+    private readonly trustProxy: boolean,
+  ) {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    this.path = q < 0 ? url : url.slice(0, q);
+    this.rawQuery = q < 0 ? '' : url.slice(q + 1);
+  }
+
+  get method(): string {
+    return this.req.method ?? 'GET';
+  }
+
+  /** A request header's value ('' when absent; repeated headers joined by node). */
+  header(name: string): string {
+    const value = this.req.headers[name];
+    return value === undefined ? '' : Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  /** The query string's parameters (repeated names become arrays), a fresh object per call. */
+  query(): Record<string, string | string[] | undefined> {
+    return this.rawQuery === '' ? {} : querystring.parse(this.rawQuery);
+  }
+
+  /** The declared body length, when the request declares one. */
+  get contentLength(): number | undefined {
+    const value = this.req.headers['content-length'];
+    return value === undefined || value === '' ? undefined : Number.parseInt(value, 10) || 0;
+  }
+
+  /** The client's address: the first X-Forwarded-For entry behind a trusted ingress, else the peer. */
+  get ip(): string {
+    if (this.trustProxy) {
+      const forwarded = firstOf(this.header('x-forwarded-for'));
+      if (forwarded) return forwarded;
+    }
+    return this.req.socket.remoteAddress ?? '';
+  }
+
+  get host(): string {
+    return firstOf((this.trustProxy && this.header('x-forwarded-host')) || this.header('host'));
+  }
+
+  get protocol(): string {
+    if ((this.req.socket as TLSSocket).encrypted) return 'https';
+    return (this.trustProxy && firstOf(this.header('x-forwarded-proto')).toLowerCase()) || 'http';
+  }
+
+  setHeader(name: string, value: string | number): void {
+    this.answerHeaders[name] = value;
+  }
+
+  setHeaders(headers: Record<string, string>): void {
+    Object.assign(this.answerHeaders, headers);
+  }
+
+  /** Writes the answer: JSON when there is a body; 204 and 304 never carry one. */
+  send(): void {
+    const { res } = this;
+    if (res.headersSent) return;
+    const headers = this.answerHeaders;
+    if (this.status === 204 || this.status === 304 || this.body === undefined || this.body === null) {
+      res.writeHead(this.status, headers);
+      res.end();
+      return;
+    }
+    const payload = JSON.stringify(this.body);
+    headers['Content-Type'] = 'application/json; charset=utf-8';
+    headers['Content-Length'] = Buffer.byteLength(payload);
+    res.writeHead(this.status, headers);
+    res.end(payload); // node leaves the body out of an answer to HEAD
+  }
+}
+
+function firstOf(list: string): string {
+  const comma = list.indexOf(',');
+  return (comma < 0 ? list : list.slice(0, comma)).trim();
+}
