@@ -2,6 +2,7 @@
  * The request pipeline every route goes through. Order of checks (DESIGN.md): route match → body
  * size → credential → rate limits → review → service switch → body read and validation → handler.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import getRawBody from 'raw-body';
 import type { TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
@@ -10,6 +11,7 @@ import {
   EnvironmentContext,
   HearthCore,
   Logger,
+  Queryable,
   Principal,
   RateCheck,
   RateOutcome,
@@ -86,7 +88,7 @@ export function credentialKeyOf(principal: Principal): string {
 }
 
 export class Pipeline {
-  constructor(private readonly core: HearthCore, private readonly metrics: ApiMetrics) {}
+  constructor(readonly core: HearthCore, private readonly metrics: ApiMetrics) {}
 
   /** Checks and counts limits; a refusal throws 429. The outcome feeds the X-RateLimit headers. */
   async limit(exchange: Exchange, checks: RateCheck[]): Promise<void> {
@@ -179,30 +181,7 @@ export class Pipeline {
       this.checkEnvironment(env, route);
     }
 
-    const core = this.core;
-    let log: Logger | undefined;
-    let request: RequestInfo | undefined;
-    const handlerContext: HandlerContext<unknown, unknown, unknown> = {
-      params,
-      query,
-      body: input,
-      headers: exchange.req.headers,
-      principal,
-      env,
-      core: this.core,
-      db: this.core.db,
-      // The request's logger and address are made when a handler first asks: most never do.
-      get log() {
-        return (log ??= core.logger.child({ requestId: exchange.requestId }));
-      },
-      get request() {
-        return (request ??= { ip: exchange.ip, host: exchange.host, protocol: exchange.protocol, requestId: exchange.requestId });
-      },
-      enterEnvironment: async (environment, credentialKey) => {
-        await this.limit(exchange, environmentChecks(environment, credentialKey));
-        this.checkEnvironment(environment, route);
-      },
-    };
+    const handlerContext = new RequestContext(this, exchange, route, params, query, input, principal, env, this.core.db);
 
     // Conditional reads.
     if (route.etag) {
@@ -220,7 +199,7 @@ export class Pipeline {
     exchange.body = exchange.status === 204 ? null : result.body;
   }
 
-  private async runHandler(exchange: Exchange, compiled: CompiledRoute, hc: HandlerContext<unknown, unknown, unknown>): Promise<HandlerResult> {
+  private async runHandler(exchange: Exchange, compiled: CompiledRoute, hc: RequestContext): Promise<HandlerResult> {
     const { route } = compiled;
     const mode = route.idempotency ?? 'none';
     if (mode === 'none') return route.handler(hc as never);
@@ -241,11 +220,60 @@ export class Pipeline {
         fingerprint: fingerprintOf([route.operationId, hc.params, hc.query, hc.body]),
       },
       async (trx) => {
-        const result = await route.handler({ ...hc, db: trx } as never);
+        const result = await route.handler(hc.withDb(trx) as never);
         return { status: result.status ?? route.success.status, body: result.body ?? null };
       },
     );
     return { status: answer.status, body: answer.status === 204 ? undefined : answer.body, headers: { 'Idempotent-Replayed': String(answer.replayed) } };
+  }
+}
+
+/**
+ * What a handler sees of its request. A class, so that a request makes one object and no closures; the
+ * request's logger and address are made when a handler first asks (most never do).
+ */
+class RequestContext implements HandlerContext<unknown, unknown, unknown> {
+  private logger?: Logger;
+  private info?: RequestInfo;
+
+  constructor(
+    private readonly pipeline: Pipeline,
+    private readonly exchange: Exchange,
+    private readonly route: AnyRoute,
+    readonly params: unknown,
+    readonly query: unknown,
+    readonly body: unknown,
+    readonly principal: Principal | null,
+    readonly env: EnvironmentContext | null,
+    readonly db: Queryable,
+  ) {}
+
+  get core(): HearthCore {
+    return this.pipeline.core;
+  }
+
+  get headers(): IncomingHttpHeaders {
+    return this.exchange.req.headers;
+  }
+
+  get log(): Logger {
+    return (this.logger ??= this.core.logger.child({ requestId: this.exchange.requestId }));
+  }
+
+  get request(): RequestInfo {
+    const { exchange } = this;
+    return (this.info ??= { ip: exchange.ip, host: exchange.host, protocol: exchange.protocol, requestId: exchange.requestId });
+  }
+
+  async enterEnvironment(environment: EnvironmentContext, credentialKey: string): Promise<void> {
+    await this.pipeline.limit(this.exchange, environmentChecks(environment, credentialKey));
+    this.pipeline.checkEnvironment(environment, this.route);
+  }
+
+  /** The same request, writing through the idempotency transaction. */
+  withDb(db: Queryable): RequestContext {
+    const { pipeline, exchange, route, params, query, body, principal, env } = this;
+    return new RequestContext(pipeline, exchange, route, params, query, body, principal, env, db);
   }
 }
 
