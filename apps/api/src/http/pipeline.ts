@@ -185,7 +185,7 @@ export class Pipeline {
 
     // Conditional reads.
     if (route.etag) {
-      const etag = await route.etag(handlerContext as never);
+      const etag = await route.etag(handlerContext as never, JSON.stringify([route.operationId, params, query]));
       exchange.setHeader('ETag', etag);
       if (ifNoneMatch(exchange.header('if-none-match'), etag)) {
         exchange.status = 304;

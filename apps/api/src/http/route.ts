@@ -92,8 +92,11 @@ export interface RouteSpec<
   bodyLimit?: number;
   rateLimit?: RateLimitClass;
   idempotency?: 'none' | 'optional' | 'required';
-  /** Conditional reads: the ETag of what this request would answer, computed before the handler. */
-  etag?: (ctx: HandlerContext<Static<NonNullable<P>>, Static<NonNullable<Q>>, unknown>) => Promise<string>;
+  /**
+   * Conditional reads: the ETag of what this request would answer, computed before the handler.
+   * `ask` names what was asked (the operation, its path parameters and query) as one string.
+   */
+  etag?: (ctx: HandlerContext<Static<NonNullable<P>>, Static<NonNullable<Q>>, unknown>, ask: string) => Promise<string>;
   success: { status: number; description: string; schema?: TSchema; also?: { status: number; description: string }[] };
   /** Refusals of the route's own logic; the pipeline adds those its checks can answer. */
   refusals: ErrorCode[];

@@ -28,8 +28,8 @@ const ConfigTable = Type.Object({
 const Flag = Type.Object({ name: Type.String(), isEnabled: Type.Boolean() });
 
 /** Every conditional read's ETag: the environment's content version and exactly what was asked. */
-function contentEtag(ctx: HandlerContext<unknown, unknown, unknown>, operationId: string): Promise<string> {
-  return ctx.core.gameConfig.etag(ctx.env!.id, JSON.stringify([operationId, ctx.params, ctx.query]));
+function contentEtag(ctx: HandlerContext<unknown, unknown, unknown>, ask: string): Promise<string> {
+  return ctx.core.gameConfig.etag(ctx.env!.id, ask);
 }
 
 export const listConfigValues = defineRoute({
@@ -41,7 +41,7 @@ export const listConfigValues = defineRoute({
   credential: 'either-or-dashboard',
   service: 'config',
   query: Type.Object({ groupName: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })), ...PageQuery }, { additionalProperties: false }),
-  etag: (ctx) => contentEtag(ctx, 'listConfigValues'),
+  etag: contentEtag,
   success: { status: 200, description: 'A page of config values', schema: PageOf(ConfigRow) },
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.gameConfig.listValues(ctx.env!, ctx.query) }),
@@ -56,7 +56,7 @@ export const listConfigTables = defineRoute({
   credential: 'either-or-dashboard',
   service: 'config',
   query: Type.Object(PageQuery, { additionalProperties: false }),
-  etag: (ctx) => contentEtag(ctx, 'listConfigTables'),
+  etag: contentEtag,
   success: { status: 200, description: 'A page of config tables', schema: PageOf(ConfigTable) },
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.gameConfig.listTables(ctx.env!, ctx.query) }),
@@ -74,7 +74,7 @@ export const getConfigTable = defineRoute({
     { key: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s/\\\\?%]+$', description: 'no whitespace and none of / \\ ? %' }) },
     { additionalProperties: false },
   ),
-  etag: (ctx) => contentEtag(ctx, 'getConfigTable'),
+  etag: contentEtag,
   success: { status: 200, description: 'The table', schema: ConfigTable },
   refusals: ['not-found'],
   handler: async (ctx) => ({ body: await ctx.core.gameConfig.getTable(ctx.env!, ctx.params.key) }),
@@ -89,7 +89,7 @@ export const listFlags = defineRoute({
   credential: 'either-or-dashboard',
   service: 'flags',
   query: Type.Object(PageQuery, { additionalProperties: false }),
-  etag: (ctx) => contentEtag(ctx, 'listFlags'),
+  etag: contentEtag,
   success: { status: 200, description: 'A page of flags', schema: PageOf(Flag) },
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.gameConfig.listFlags(ctx.env!, ctx.query) }),
