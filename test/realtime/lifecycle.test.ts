@@ -73,6 +73,29 @@ describe('heartbeats', () => {
     const metrics = await (await fetch(rt.metricsUrl!)).text();
     expect(metrics).toMatch(/hearth_realtime_closes_total\{code="1006"\} 1/);
   });
+
+  test("the client's WebSocket pings are answered with their payload, before and after authorize, and are not counted as frames", async () => {
+    const c = await track(Client.open(rt.url));
+    const pongs: string[] = [];
+    c.ws.on('pong', (data) => pongs.push(data.toString()));
+    const pongsReach = async (count: number) => {
+      for (let waited = 0; pongs.length < count && waited < 2000; waited += 20) await sleep(20);
+      expect(pongs.length).toBe(count);
+    };
+    c.ws.ping(Buffer.from('before'));
+    await pongsReach(1);
+    expect(pongs).toEqual(['before']);
+
+    c.send({ v: 1, type: 'authorize', payload: { token: (await tokenFor()).accessToken } });
+    expect((await c.next()).type).toBe('authorized');
+    // More pings in a second than the plan's messagesPerSecond (10): control frames are not rate-limited.
+    for (let i = 0; i < 15; i++) c.ws.ping(Buffer.from(`after-${i}`));
+    await pongsReach(16);
+    expect(pongs.slice(1)).toEqual(Array.from({ length: 15 }, (_, i) => `after-${i}`));
+    c.send({ v: 1, type: 'ping', id: 'still' });
+    expect(await c.next()).toEqual({ v: 1, type: 'pong', id: 'still', payload: {} });
+    expect(c.closed).toBeNull();
+  });
 });
 
 describe('token expiry', () => {

@@ -4,9 +4,10 @@
  * events the API processes publish on SESSION_EVENTS_CHANNEL. docs/realtime.md is the client's view.
  *
  * Built to hold tens of thousands of idle sockets in one process: the state of a socket lives in a few
- * fields of the socket object itself, listeners are shared functions, and there is no timer per socket
- * (one tick sweeps authorize deadlines and token expiries; heartbeats go to one slice of the sockets
- * a second, so tens of thousands of pings never leave in one burst).
+ * fields of the socket object itself, its events reach the server through one shared `emit` (no
+ * listener, no closure per socket), and there is no timer per socket (one tick sweeps authorize
+ * deadlines and token expiries; heartbeats go to one slice of the sockets a second, so tens of
+ * thousands of pings never leave in one burst).
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -89,8 +90,6 @@ export class HearthSocket extends WebSocket {
   alive = true;
   /** The heartbeat slice the socket is in. */
   slice = 0;
-  /** When authorize is due (ms). */
-  deadline = 0;
   /** Frames received before authorization completed. */
   early = 0;
   /** Frames received while the authorize frame was being checked, handled in order afterwards. */
@@ -144,8 +143,13 @@ export class RealtimeServer {
   /** Token expiries: second → sockets whose token expires then. */
   private readonly expiries = new Map<number, Set<HearthSocket>>();
   private expirySweptTo = Math.floor(Date.now() / 1000);
-  /** Sockets awaiting authorize, in order of arrival (so of deadline); `awaitingHead` is the first live one. */
+  /**
+   * Sockets awaiting authorize, in order of arrival (so of deadline), and when authorize is due for
+   * each (ms): kept here, not on the socket, as only the first seconds of a socket need it.
+   * `awaitingHead` is the first live one.
+   */
   private awaiting: (HearthSocket | null)[] = [];
+  private awaitingDue: number[] = [];
   private awaitingHead = 0;
   /** Rate windows count seconds from a minute boundary, so they stay small integers. */
   private readonly clockBase = Math.floor(Date.now() / 60_000) * 60_000;
@@ -163,12 +167,6 @@ export class RealtimeServer {
   private stopBus?: () => void;
 
   private readonly out: Record<ServerFrameType, { inc(n?: number): void }>;
-  private readonly listeners: {
-    message: (this: WebSocket, data: RawData, isBinary: boolean) => void;
-    close: (this: WebSocket, code: number) => void;
-    error: (this: WebSocket, err: Error & { code?: string }) => void;
-    pong: (this: WebSocket) => void;
-  };
   private readonly upgradeListener: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void;
 
   constructor(options: RealtimeServerOptions) {
@@ -182,35 +180,49 @@ export class RealtimeServer {
     this.tickMs = options.tickMs ?? 1000;
     // About a second between heartbeat ticks (a short heartbeat, as in tests, is one slice).
     this.slices = Array.from({ length: Math.max(1, Math.round(this.heartbeatMs / 1000)) }, () => new Set<HearthSocket>());
+
+    // ws reports a socket's events through the socket's `emit`: this server's own socket class takes
+    // them there, so a socket carries no listener (four of them grow an emitter's listener table by
+    // about 100 bytes) and no closure. Listeners added with `on` still hear every event.
+    const server = this;
+    class ServerSocket extends HearthSocket {
+      override emit(event: string | symbol, ...args: unknown[]): boolean {
+        switch (event) {
+          case 'message':
+            server.onFrame(this, args[0] as RawData, args[1] as boolean);
+            break;
+          case 'close':
+            server.onClosed(this, args[0] as number);
+            break;
+          case 'ping':
+            server.onPing(this, args[0] as Buffer);
+            break;
+          case 'pong':
+            this.alive = true;
+            break;
+          case 'error': {
+            const err = args[0] as Error & { code?: string };
+            // After a protocol error (an oversized frame: 1009) ws closes the socket itself, with that code.
+            if (this.closeCode === 0 && err.code?.startsWith('WS_ERR_')) this.closeCode = WS_ERROR_CLOSE_CODES[err.code] ?? 1002;
+            server.forget(this);
+            // An emitter throws an 'error' nobody listens to: handled here, it goes on only to listeners.
+            return this.listenerCount('error') > 0 ? super.emit(event, ...args) : true;
+          }
+        }
+        return super.emit(event, ...args);
+      }
+    }
     this.wss = new WebSocketServer({
       noServer: true,
       clientTracking: false,
       perMessageDeflate: false,
+      // The client's pings are answered in onPing: ws's own answer keeps a closure on every socket.
+      autoPong: false,
       maxPayload: MAX_FRAME_BYTES,
-      WebSocket: HearthSocket,
+      WebSocket: ServerSocket,
     });
     const types: ServerFrameType[] = ['authorized', 'subscribed', 'session', 'session-closed', 'error', 'pong'];
     this.out = Object.fromEntries(types.map((t) => [t, this.metrics.framesOut.labels(t)])) as RealtimeServer['out'];
-
-    // One function each for every socket (`this` is the socket, a HearthSocket): no closure per socket.
-    const server = this;
-    this.listeners = {
-      message(data, isBinary) {
-        server.onFrame(this as HearthSocket, data, isBinary);
-      },
-      close(code) {
-        server.onClosed(this as HearthSocket, code);
-      },
-      error(err) {
-        const ws = this as HearthSocket;
-        // After a protocol error (an oversized frame: 1009) ws closes the socket itself, with that code.
-        if (ws.closeCode === 0 && err.code?.startsWith('WS_ERR_')) ws.closeCode = WS_ERROR_CLOSE_CODES[err.code] ?? 1002;
-        server.forget(ws);
-      },
-      pong() {
-        (this as HearthSocket).alive = true;
-      },
-    };
     this.upgradeListener = (req, socket, head) => {
       if (!this.handleUpgrade(req, socket, head)) {
         socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -281,15 +293,11 @@ export class RealtimeServer {
   // ---- connections -------------------------------------------------------------------------------
 
   private onConnection(ws: HearthSocket): void {
-    ws.on('message', this.listeners.message);
-    ws.on('close', this.listeners.close);
-    ws.on('error', this.listeners.error);
-    ws.on('pong', this.listeners.pong);
-    ws.deadline = Date.now() + this.authorizeTimeoutMs;
     ws.slice = this.nextSlice;
     this.nextSlice = (this.nextSlice + 1) % this.slices.length;
     this.slices[ws.slice].add(ws);
     this.awaiting.push(ws);
+    this.awaitingDue.push(Date.now() + this.authorizeTimeoutMs);
     this.pending++;
     this.metrics.connections.set({ state: 'pending' }, this.pending);
   }
@@ -297,6 +305,19 @@ export class RealtimeServer {
   private onClosed(ws: HearthSocket, code: number): void {
     this.forget(ws);
     this.metrics.closes.inc({ code: String(ws.closeCode || code) });
+  }
+
+  /**
+   * A WebSocket ping from the client is answered with its payload, as RFC 6455 asks. A client that
+   * pings without reading the answers is a slow consumer like any other.
+   */
+  private onPing(ws: HearthSocket, data: Buffer): void {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (ws.bufferedAmount > SLOW_CONSUMER_BYTES) {
+      this.closeSocket(ws, CLOSE.policy, 'slow-consumer');
+      return;
+    }
+    ws.pong(data);
   }
 
   /** Closes from this side: nothing more is handled or sent, the socket leaves every map at once. */
@@ -702,8 +723,8 @@ export class RealtimeServer {
   /** Authorize deadlines and token expiries. */
   private tick(now: number): void {
     while (this.awaitingHead < this.awaiting.length) {
+      if (this.awaitingDue[this.awaitingHead] > now) break;
       const ws = this.awaiting[this.awaitingHead];
-      if (ws && ws.deadline > now) break;
       this.awaiting[this.awaitingHead++] = null;
       if (ws && ws.state === AWAITING) {
         this.send(ws, errorFrame('unauthorized', `No authorize frame within ${this.authorizeTimeoutMs / 1000} s.`), 'error');
@@ -712,6 +733,7 @@ export class RealtimeServer {
     }
     if (this.awaitingHead > 1024 && this.awaitingHead * 2 > this.awaiting.length) {
       this.awaiting = this.awaiting.slice(this.awaitingHead);
+      this.awaitingDue = this.awaitingDue.slice(this.awaitingHead);
       this.awaitingHead = 0;
     }
 
