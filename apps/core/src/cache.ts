@@ -4,6 +4,7 @@
  */
 export class TtlCache<K, V> {
   private entries = new Map<K, { value: V; expiresAt: number }>();
+  private lastSweep = Date.now();
   constructor(private readonly ttlMs: number, private readonly maxEntries = 100_000) {}
 
   get(key: K, now = Date.now()): V | undefined {
@@ -17,12 +18,18 @@ export class TtlCache<K, V> {
   }
 
   set(key: K, value: V, ttlMs = this.ttlMs): void {
+    // Expired entries nobody reads again would stay until the size bound: drop them once per lifetime.
+    const now = Date.now();
+    if (now - this.lastSweep >= this.ttlMs) {
+      this.lastSweep = now;
+      for (const [k, e] of this.entries) if (e.expiresAt <= now) this.entries.delete(k);
+    }
     if (this.entries.size >= this.maxEntries) {
       // Drop the oldest insertion: Map iterates in insertion order.
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
     }
-    this.entries.set(key, { value, expiresAt: Date.now() + ttlMs });
+    this.entries.set(key, { value, expiresAt: now + ttlMs });
   }
 
   delete(key: K): void {
@@ -31,6 +38,10 @@ export class TtlCache<K, V> {
 
   deleteWhere(predicate: (key: K, value: V) => boolean): void {
     for (const [k, e] of this.entries) if (predicate(k, e.value)) this.entries.delete(k);
+  }
+
+  get size(): number {
+    return this.entries.size;
   }
 
   clear(): void {
