@@ -75,7 +75,7 @@ export function createApiApp(options: ApiAppOptions): { handle: RequestListener;
 
   // Around every request: request id, the error shape, X-RateLimit headers, metrics and the access line.
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     const exchange = new Exchange(req, res, trustProxy);
     const incoming = req.headers['x-request-id'];
     exchange.requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : requestIdPrefix + (++requestCount).toString(36);
@@ -100,7 +100,7 @@ export function createApiApp(options: ApiAppOptions): { handle: RequestListener;
       exchange.setHeader('X-RateLimit-Reset', rate.nearest.resetSeconds);
     }
     exchange.send();
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const ms = performance.now() - started;
     const route = exchange.routeTemplate ?? 'unmatched';
     const labels = { route, method: exchange.method, status: String(status) };
     metrics.requests.inc(labels);

@@ -1,6 +1,6 @@
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EnvironmentRegistry } from '../tenancy/registry';
-import type { PlayerService } from '../players/service';
+import type { PlayerService, PlayerState } from '../players/service';
 import type { PlayerTokenClaims } from './token-claims';
 import { looksLikeServerKey, ServerKeyVerifier } from './server-keys';
 import type { TokenService } from './tokens';
@@ -24,6 +24,8 @@ export class Authenticator {
 
   /** `rememberToken: false`: see TokenService.verify (the realtime server's authorize uses it). */
   async authenticate(credential: string, options: { rememberToken?: boolean } = {}): Promise<Principal | null> {
+    const known = this.peek(credential);
+    if (known !== undefined) return known;
     if (looksLikeServerKey(credential)) {
       const key = await this.serverKeys.verify(credential);
       if (!key) return null;
@@ -35,12 +37,30 @@ export class Authenticator {
     return this.playerPrincipal(claims);
   }
 
+  /**
+   * What `authenticate` answers for a player access token when everything it needs is in this
+   * process's caches, without waiting (the hot path); undefined when something must be loaded.
+   */
+  peek(credential: string): Principal | null | undefined {
+    if (looksLikeServerKey(credential)) return undefined;
+    const claims = this.tokens.peek(credential);
+    if (claims === undefined) return undefined;
+    if (!claims || claims.type !== 'access') return null;
+    const environment = this.environments.peekByAppKey(claims.game);
+    if (environment === undefined) return undefined;
+    const state = environment ? this.players.peekState(claims.sub) : null;
+    if (state === undefined) return undefined;
+    return principalOf(claims, environment, state);
+  }
+
   /** The checks every use of a verified player token needs (also used for refresh tokens and sockets). */
   async playerPrincipal(claims: PlayerTokenClaims): Promise<Extract<Principal, { kind: 'player' }> | null> {
     const environment = await this.environments.byAppKey(claims.game);
-    if (!environment) return null;
-    const state = await this.players.state(claims.sub);
-    if (!state || state.environmentId !== environment.id || claims.iat < state.tokensValidAfter) return null;
-    return { kind: 'player', playerId: claims.sub, claims, environment };
+    return principalOf(claims, environment, environment ? await this.players.state(claims.sub) : null);
   }
+}
+
+function principalOf(claims: PlayerTokenClaims, environment: EnvironmentContext | null, state: PlayerState | null): Extract<Principal, { kind: 'player' }> | null {
+  if (!environment || !state || state.environmentId !== environment.id || claims.iat < state.tokensValidAfter) return null;
+  return { kind: 'player', playerId: claims.sub, claims, environment };
 }

@@ -90,10 +90,17 @@ export class TokenService {
    * `remember: false` verifies without keeping the token: a socket checks its token once, and a cache
    * entry per socket would only hold memory for as long as the socket lives.
    */
+  /** What `verify` answers for a token verified before, without waiting; undefined when it was not. */
+  peek(token: string, now = Date.now()): PlayerTokenClaims | null | undefined {
+    const hit = this.verified.get(token, now);
+    if (!hit) return undefined;
+    return hit.exp * 1000 + CLOCK_TOLERANCE_SECONDS * 1000 > now ? hit : null;
+  }
+
   async verify(token: string, options: { remember?: boolean } = {}): Promise<PlayerTokenClaims | null> {
     const now = Date.now();
-    const hit = this.verified.get(token, now);
-    if (hit) return hit.exp * 1000 + CLOCK_TOLERANCE_SECONDS * 1000 > now ? hit : null;
+    const known = this.peek(token, now);
+    if (known !== undefined) return known;
     try {
       const { payload } = await jwtVerify(token, (header) => this.keyFor(header.kid), {
         algorithms: ['EdDSA'],

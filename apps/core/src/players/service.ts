@@ -68,6 +68,11 @@ export class PlayerService {
     return record;
   }
 
+  /** What `state` answers when it is cached, without waiting; undefined when it is not. */
+  peekState(playerId: string): PlayerState | null | undefined {
+    return this.records.get(playerId);
+  }
+
   /** For token checks on every request. */
   async state(playerId: string): Promise<PlayerState | null> {
     return this.record(playerId, true);

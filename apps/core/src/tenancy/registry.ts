@@ -28,6 +28,11 @@ export class EnvironmentRegistry {
     });
   }
 
+  /** What `byAppKey` answers when it is cached, without waiting; undefined when it is not. */
+  peekByAppKey(appKey: string): EnvironmentContext | null | undefined {
+    return this.byAppKeyCache.get(appKey);
+  }
+
   async byAppKey(appKey: string): Promise<EnvironmentContext | null> {
     const hit = this.byAppKeyCache.get(appKey);
     if (hit !== undefined) return hit;
