@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import pino from 'pino';
 import { HearthCore, Logger, RedisCoordination, applyManifests, createLogger, validateManifest } from '@hearth/core';
 import { startApiServer } from '@hearth/api';
 import { createTestDatabase } from '../../support/harness';
@@ -22,19 +21,15 @@ const NEVER_REFUSING = {
 
 /**
  * BENCH_EXPERIMENT, for measuring what a part costs (never set by `make bench`; see docs/performance.md):
- * `no-access-log` logs at warn, so no access lines; `buffered-log` writes the log through a 4 KB buffer
- * (pino.destination minLength); `no-redis` answers every rate-limit check from memory, allowed.
+ * `no-access-log` logs at warn, so no access lines; `no-redis` answers every rate-limit check from
+ * memory, allowed.
  */
 function experiment(coordination: RedisCoordination): Logger {
   const name = process.env.BENCH_EXPERIMENT ?? '';
-  const logger =
-    name === 'buffered-log'
-      ? pino({ name: 'hearth-bench', level: 'info', base: { pid: process.pid } }, pino.destination({ dest: 1, minLength: 4096 }))
-      : createLogger(name === 'no-access-log' ? 'warn' : 'info', 'hearth-bench');
   if (name === 'no-redis') {
     coordination.rateLimit = async (checks) => ({ allowed: true, nearest: { name: checks[0].name, limit: checks[0].limit, remaining: checks[0].limit, resetSeconds: 60 } });
   }
-  return logger;
+  return createLogger(name === 'no-access-log' ? 'warn' : 'info', 'hearth-bench');
 }
 
 async function main(): Promise<void> {
