@@ -111,7 +111,12 @@ export function createApiApp(options: ApiAppOptions): { handle: RequestListener;
     else core.logger.info(access, 'request');
   };
   const handle: RequestListener = (req, res) => {
-    answer(req, res).catch((err) => core.logger.error({ err }, 'answer failed'));
+    answer(req, res).catch((err) => {
+      // Only a fault in writing the answer itself lands here: never leave the client waiting.
+      core.logger.error({ err, method: req.method, url: req.url }, 'answer failed');
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ error: 'internal-error', message: 'Something went wrong on our side; retry with backoff.' }));
+    });
   };
 
   return { handle, metrics };
