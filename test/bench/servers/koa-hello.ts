@@ -1,4 +1,4 @@
-/** Bench child: bare koa hello-world (the same koa the API uses), the baseline the API is measured against. */
+/** Bench child: bare koa hello-world (koa 3, a dev dependency), the baseline the issue measures the API against. */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
