@@ -30,6 +30,19 @@ export async function join(h: Harness, p: TestPlayer, sessionId: string, body: R
   return call(h.base, 'POST', `/sessions/${sessionId}/join`, { token: p.token, body });
 }
 
+/** A lobby of three: `host` made it, then `a` and `b` joined, in that order. */
+export async function lobbyOfThree(h: Harness) {
+  const host = await newPlayer(h);
+  const a = await newPlayer(h);
+  const b = await newPlayer(h);
+  const s = await newSession(h, host);
+  for (const p of [a, b]) {
+    const joined = await join(h, p, s.id);
+    if (joined.status !== 200) throw new Error(`join failed: ${joined.status} ${joined.text}`);
+  }
+  return { host, a, b, s };
+}
+
 /** A solo session moved past CONFIGURING to PREPARING_INSTANCE (its host readies). */
 export async function preparingSession(h: Harness, host: TestPlayer) {
   const session = await newSession(h, host);

@@ -6,7 +6,7 @@ import type { SessionEvent } from '@hearth/core';
 import { Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { allServices, environment, plan, project, serverKey, standardManifests } from '../support/manifests';
-import { EventLog, TestPlayer, join, newPlayer, newSession, preparingSession, report } from './helpers';
+import { EventLog, TestPlayer, join, lobbyOfThree, newPlayer, newSession, preparingSession, report } from './helpers';
 
 let h: Harness;
 let log: EventLog;
@@ -254,12 +254,7 @@ describe('POST /sessions/:sessionId/join', () => {
 
 describe('POST /sessions/:sessionId/leave', () => {
   test('gives up the seat (204, any body ignored); the host role is not passed on', async () => {
-    const host = await newPlayer(h);
-    const a = await newPlayer(h);
-    const b = await newPlayer(h);
-    const s = await newSession(h, host);
-    await join(h, a, s.id);
-    await join(h, b, s.id);
+    const { host, a, b, s } = await lobbyOfThree(h);
 
     const left = await call(h.base, 'POST', `/sessions/${s.id}/leave`, { token: host.token, rawBody: 'not json at all', headers: { 'Content-Type': 'text/plain' } });
     expect(left.status).toBe(204);
@@ -385,12 +380,7 @@ describe('POST /sessions/:sessionId/ready', () => {
 
 describe.each(['kick', 'promote'] as const)('POST /sessions/:sessionId/players/:playerId/%s refusals', (action) => {
   test('not-found, forbidden and conflict in the spec order; nothing changes', async () => {
-    const host = await newPlayer(h);
-    const a = await newPlayer(h);
-    const b = await newPlayer(h);
-    const s = await newSession(h, host);
-    await join(h, a, s.id);
-    await join(h, b, s.id);
+    const { host, a, b, s } = await lobbyOfThree(h);
     const act = (caller: TestPlayer | string, sessionId: string, target: string) =>
       call(h.base, 'POST', `/sessions/${sessionId}/players/${target}/${action}`, { token: typeof caller === 'string' ? caller : caller.token });
     const before = await seatRows(s.id);
@@ -418,12 +408,7 @@ describe.each(['kick', 'promote'] as const)('POST /sessions/:sessionId/players/:
   });
 
   test('after the host left nobody is host, so nobody may do it', async () => {
-    const host = await newPlayer(h);
-    const a = await newPlayer(h);
-    const b = await newPlayer(h);
-    const s = await newSession(h, host);
-    await join(h, a, s.id);
-    await join(h, b, s.id);
+    const { host, a, b, s } = await lobbyOfThree(h);
     await call(h.base, 'POST', `/sessions/${s.id}/leave`, { token: host.token });
     expectError(await call(h.base, 'POST', `/sessions/${s.id}/players/${b.id}/${action}`, { token: a.token }), 403, 'forbidden');
   });
@@ -431,12 +416,7 @@ describe.each(['kick', 'promote'] as const)('POST /sessions/:sessionId/players/:
 
 describe('kick and promote', () => {
   test('kick takes the seat away and announces it with reason kicked', async () => {
-    const host = await newPlayer(h);
-    const a = await newPlayer(h);
-    const b = await newPlayer(h);
-    const s = await newSession(h, host);
-    await join(h, a, s.id);
-    await join(h, b, s.id);
+    const { host, a, b, s } = await lobbyOfThree(h);
     const kicked = await call(h.base, 'POST', `/sessions/${s.id}/players/${a.id}/kick`, { token: host.token });
     expect(kicked.status).toBe(200);
     expect(kicked.body).toEqual({ ...s, players: [seat(host, { isHost: true }), seat(b)] });
