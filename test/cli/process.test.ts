@@ -51,7 +51,8 @@ describe('bad configuration stops `hearth api` with one line naming the variable
     { name: 'PORT=70000', vars: () => ({ ...validEnv, PORT: '70000' }), line: /^hearth: PORT: must be a port number/ },
     { name: 'METRICS_PORT=1.5', vars: () => ({ ...validEnv, METRICS_PORT: '1.5' }), line: /^hearth: METRICS_PORT: must be a port number/ },
     { name: 'LOG_LEVEL=loud', vars: () => ({ ...validEnv, LOG_LEVEL: 'loud' }), line: /^hearth: LOG_LEVEL: must be one of/ },
-    { name: 'HEARTH_TRUST_PROXY=yes', vars: () => ({ ...validEnv, HEARTH_TRUST_PROXY: 'yes' }), line: /^hearth: HEARTH_TRUST_PROXY: must be 1 or 0, got "yes"$/ },
+    { name: 'HEARTH_TRUST_PROXY (replaced)', vars: () => ({ ...validEnv, HEARTH_TRUST_PROXY: '1' }), line: /^hearth: HEARTH_TRUST_PROXY: is replaced by HEARTH_TRUSTED_PROXIES/ },
+    { name: 'HEARTH_TRUSTED_PROXIES=nonsense', vars: () => ({ ...validEnv, HEARTH_TRUSTED_PROXIES: '10.0.0.0/99' }), line: /^hearth: HEARTH_TRUSTED_PROXIES: must be a hop count or a list of addresses and CIDR ranges/ },
   ];
 
   test.each(cases)('$name', async (c) => {

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { MAX_FRAME_BYTES } from '@hearth/realtime';
+import { parseTrustedProxies } from '@hearth/core';
 import { ApiInstance, Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { allServices, environment, plan, project, serverKey, standardManifests } from '../support/manifests';
@@ -12,7 +13,7 @@ const LIMITS = { maxMessageBytes: 4096, messagesPerSecond: 10, messagesPerMinute
 
 beforeAll(async () => {
   h = await startHarness({
-    trustProxy: true,
+    trustedProxies: parseTrustedProxies('loopback'),
     manifests: [
       ...standardManifests(),
       project('quiet', { services: { ...allServices, sessions: false } }),

@@ -14,6 +14,7 @@ import {
   createLogger,
   validateManifest,
   type AnyManifest,
+  type ProxyTrust,
 } from '@hearth/core';
 import { startApiServer, ApiServer, AnyRoute } from '@hearth/api';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl, templateName } from './env';
@@ -60,12 +61,12 @@ export async function startApiInstance(opts: {
   redisPrefix: string;
   masterKey: Buffer;
   extraRoutes?: AnyRoute[];
-  trustProxy?: boolean;
+  trustedProxies?: ProxyTrust;
 }): Promise<ApiInstance> {
   const coordination = new RedisCoordination(TEST_REDIS_URL, { prefix: opts.redisPrefix });
   const core = new HearthCore({ db: opts.db, coordination, masterKey: opts.masterKey, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
   await core.start();
-  const api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0, extraRoutes: opts.extraRoutes, trustProxy: opts.trustProxy });
+  const api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0, extraRoutes: opts.extraRoutes, trustedProxies: opts.trustedProxies });
   return {
     core,
     api,
@@ -91,11 +92,11 @@ export interface Harness extends ApiInstance {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: { manifests?: Manifests; extraRoutes?: AnyRoute[]; trustProxy?: boolean } = {}): Promise<Harness> {
+export async function startHarness(options: { manifests?: Manifests; extraRoutes?: AnyRoute[]; trustedProxies?: ProxyTrust } = {}): Promise<Harness> {
   const database = await createTestDatabase();
   const masterKey = randomBytes(32);
   const redisPrefix = `hearth-test:${randomBytes(6).toString('hex')}:`;
-  const instance = await startApiInstance({ db: database.db, redisPrefix, masterKey, extraRoutes: options.extraRoutes, trustProxy: options.trustProxy });
+  const instance = await startApiInstance({ db: database.db, redisPrefix, masterKey, extraRoutes: options.extraRoutes, trustedProxies: options.trustedProxies });
   const serverKeys: Record<string, string> = {};
   const others: ApiInstance[] = [];
 

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { closeServer, listen, shownHost, startMetricsServer, type HearthCore } from '@hearth/core';
+import { closeServer, listen, shownHost, startMetricsServer, type HearthCore, type ProxyTrust } from '@hearth/core';
 import { createApiApp } from './http/app';
 import type { AnyRoute } from './http/route';
 import { routeTable } from './routes';
@@ -10,7 +10,7 @@ export interface ApiServerOptions {
   host?: string;
   /** 0 picks a free port; null serves no metrics listener (tests). */
   metricsPort?: number | null;
-  trustProxy?: boolean;
+  trustedProxies?: ProxyTrust;
   extraRoutes?: AnyRoute[];
 }
 
@@ -24,7 +24,7 @@ export interface ApiServer {
 /** Starts the API (and its metrics listener); `close` stops accepting, lets requests finish, then returns. */
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   const host = options.host ?? '0.0.0.0';
-  const { handle, metrics } = createApiApp({ core: options.core, routes: routeTable(options.extraRoutes), trustProxy: options.trustProxy });
+  const { handle, metrics } = createApiApp({ core: options.core, routes: routeTable(options.extraRoutes), trustedProxies: options.trustedProxies });
   const server = http.createServer(handle);
   server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeout
   const port = await listen(server, options.port, host);

@@ -1,3 +1,5 @@
+import { ProxyTrust, parseTrustedProxies } from './net/client-address';
+
 /**
  * Process configuration from environment variables, read once at start.
  * A missing or malformed variable stops the process with a message that names it.
@@ -55,11 +57,15 @@ function redisPrefix(env: Env): string {
   return raw;
 }
 
-function flag(env: Env, name: string): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '' || raw === '0') return false;
-  if (raw === '1') return true;
-  throw new ConfigError(name, `must be 1 or 0, got "${raw}"`);
+function trustedProxies(env: Env): ProxyTrust {
+  if (env.HEARTH_TRUST_PROXY !== undefined && env.HEARTH_TRUST_PROXY !== '') {
+    throw new ConfigError('HEARTH_TRUST_PROXY', 'is replaced by HEARTH_TRUSTED_PROXIES (a hop count, or a list of proxy addresses and CIDR ranges)');
+  }
+  try {
+    return parseTrustedProxies(env.HEARTH_TRUSTED_PROXIES);
+  } catch (err) {
+    throw new ConfigError('HEARTH_TRUSTED_PROXIES', (err as Error).message);
+  }
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -73,8 +79,8 @@ export interface HearthConfig {
   metricsPort: number;
   realtimePort: number;
   logLevel: string;
-  /** HEARTH_TRUST_PROXY=1 behind an ingress: client address, host and protocol from X-Forwarded-*. */
-  trustProxy: boolean;
+  /** HEARTH_TRUSTED_PROXIES: which hops in front of us may tell the client's address, host and protocol. */
+  trustedProxies: ProxyTrust;
 }
 
 export interface ConfigNeeds {
@@ -95,6 +101,6 @@ export function loadConfig(env: Env = process.env, needs: ConfigNeeds = {}): Hea
     metricsPort: port(env, 'METRICS_PORT', 9090),
     realtimePort: port(env, 'REALTIME_PORT', 8081),
     logLevel,
-    trustProxy: flag(env, 'HEARTH_TRUST_PROXY'),
+    trustedProxies: trustedProxies(env),
   };
 }

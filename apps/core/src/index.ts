@@ -31,3 +31,5 @@ export * from './sessions/events';
 export * from './sessions/socket';
 export * from './sessions/service';
 export * from './process/serving';
+export * from './net/client-address';
+export * from './tenancy/access';

@@ -15,6 +15,7 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import {
   ApiError,
   SESSION_EVENTS_CHANNEL,
+  environmentRefusal,
   type EnvironmentContext,
   type HearthCore,
   type Invalidation,
@@ -451,10 +452,7 @@ export class RealtimeServer {
     if (!principal) return new ApiError('unauthorized', 'The token is not valid.');
     if (principal.kind !== 'player') return new ApiError('unauthorized', "The socket takes a player's access token, not a server key.");
     if (principal.claims.exp * 1000 <= Date.now()) return new ApiError('unauthorized', 'The token has expired.');
-    const env = principal.environment;
-    if (env.project.review !== 'approved') return new ApiError('project-not-approved', 'This project is not approved.');
-    if (!env.services.sessions) return new ApiError('service-disabled', 'The sessions service is not switched on for this project.');
-    return null;
+    return environmentRefusal(principal.environment, 'sessions');
   }
 
   private refuseAuthorization(ws: HearthSocket, err: ApiError, id?: FrameId): void {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay, { HTTPVersion } from 'find-my-way';
-import { ApiError, HearthCore, randomId, readiness } from '@hearth/core';
+import { ApiError, HearthCore, TRUST_NO_PROXY, randomId, readiness, type ProxyTrust } from '@hearth/core';
 import type { AnyRoute } from './route';
 import { Exchange } from './exchange';
 import { ApiMetrics } from './metrics';
@@ -13,8 +13,8 @@ export interface ApiAppOptions {
   core: HearthCore;
   routes: AnyRoute[];
   metrics?: ApiMetrics;
-  /** Trust X-Forwarded-* from the ingress (client address, host, protocol). */
-  trustProxy?: boolean;
+  /** Which hops in front of us may tell the client's address, host and protocol (default: none). */
+  trustedProxies?: ProxyTrust;
 }
 
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -26,7 +26,7 @@ export type RequestListener = (req: IncomingMessage, res: ServerResponse) => voi
  */
 export function createApiApp(options: ApiAppOptions): { handle: RequestListener; metrics: ApiMetrics } {
   const { core, routes } = options;
-  const trustProxy = options.trustProxy ?? false;
+  const trustedProxies = options.trustedProxies ?? TRUST_NO_PROXY;
   const metrics = options.metrics ?? new ApiMetrics();
   const pipeline = new Pipeline(core, metrics);
   // Request ids only need to be unique: a random prefix per app and a counter (no random bytes per request).
@@ -76,7 +76,7 @@ export function createApiApp(options: ApiAppOptions): { handle: RequestListener;
   // Around every request: request id, the error shape, X-RateLimit headers, metrics and the access line.
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
-    const exchange = new Exchange(req, res, trustProxy);
+    const exchange = new Exchange(req, res, trustedProxies);
     const incoming = req.headers['x-request-id'];
     exchange.requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : requestIdPrefix + (++requestCount).toString(36);
     exchange.setHeader('X-Request-Id', exchange.requestId);

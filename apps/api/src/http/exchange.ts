@@ -5,8 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
-import type { TLSSocket } from 'node:tls';
-import type { RateOutcome } from '@hearth/core';
+import { clientAddressOf, requestHostOf, requestProtocolOf, type ProxyTrust, type RateOutcome } from '@hearth/core';
 
 export class Exchange {
   /** The path without the query, as sent (not decoded). */
@@ -28,8 +27,8 @@ export class Exchange {
   constructor(
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
-    /** Trust X-Forwarded-* from the ingress (client address, host, protocol). */
-    private readonly trustProxy: boolean,
+    /** Which hops in front of us may tell the client's address, host and protocol (X-Forwarded-*). */
+    private readonly trustedProxies: ProxyTrust,
   ) {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -58,22 +57,18 @@ export class Exchange {
     return value === undefined || value === '' ? undefined : Number.parseInt(value, 10) || 0;
   }
 
-  /** The client's address: the first X-Forwarded-For entry behind a trusted ingress, else the peer. */
+  /** The client's address, as far back along X-Forwarded-For as our trusted proxies vouch for it. */
   get ip(): string {
-    if (this.trustProxy) {
-      const forwarded = firstOf(this.header('x-forwarded-for'));
-      if (forwarded) return forwarded;
-    }
-    return this.req.socket.remoteAddress ?? '';
+    return (this.address ??= clientAddressOf(this.req, this.trustedProxies));
   }
+  private address?: string;
 
   get host(): string {
-    return firstOf((this.trustProxy && this.header('x-forwarded-host')) || this.header('host'));
+    return requestHostOf(this.req, this.trustedProxies);
   }
 
   get protocol(): string {
-    if ((this.req.socket as TLSSocket).encrypted) return 'https';
-    return (this.trustProxy && firstOf(this.header('x-forwarded-proto')).toLowerCase()) || 'http';
+    return requestProtocolOf(this.req, this.trustedProxies);
   }
 
   setHeader(name: string, value: string | number): void {
@@ -100,9 +95,4 @@ export class Exchange {
     res.writeHead(this.status, headers);
     res.end(payload); // node leaves the body out of an answer to HEAD
   }
-}
-
-function firstOf(list: string): string {
-  const comma = list.indexOf(',');
-  return (comma < 0 ? list : list.slice(0, comma)).trim();
 }

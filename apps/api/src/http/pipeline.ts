@@ -17,6 +17,7 @@ import {
   RateOutcome,
   createAjv,
   describe,
+  environmentRefusal,
   fieldOf,
   fingerprintOf,
   refuse,
@@ -112,12 +113,8 @@ export class Pipeline {
 
   /** Review and service switches of the environment a request acts in. */
   checkEnvironment(env: EnvironmentContext, route: AnyRoute): void {
-    if (env.project.review !== 'approved') {
-      throw new ApiError('project-not-approved', `This project is ${env.project.review === 'pending' ? 'awaiting review' : env.project.review === 'rejected' ? 'not approved' : 'suspended'}.`);
-    }
-    if (route.service && !env.services[route.service]) {
-      throw new ApiError('service-disabled', `The ${route.service} service is not switched on for this project.`);
-    }
+    const refusal = environmentRefusal(env, route.service);
+    if (refusal) throw refusal;
   }
 
   /** Runs one request of a matched route, leaving the answer on the exchange (errors are thrown). */

@@ -8,7 +8,7 @@ export async function runApi(): Promise<void> {
     core,
     port: rt.config.port,
     metricsPort: rt.config.metricsPort,
-    trustProxy: rt.config.trustProxy,
+    trustedProxies: rt.config.trustedProxies,
   });
   rt.logger.info({ url: api.url, metrics: api.metricsUrl }, 'api listening');
   onShutdown(rt.logger, async () => {
