@@ -16,6 +16,7 @@ import {
   ApiError,
   SESSION_EVENTS_CHANNEL,
   environmentRefusal,
+  withoutTrailingSlashes,
   type EnvironmentContext,
   type HearthCore,
   type Invalidation,
@@ -111,8 +112,7 @@ function byteLength(data: RawData): number {
 }
 
 function pathOf(url: string | undefined): string {
-  const path = (url ?? '/').split('?', 1)[0];
-  return path.length > 1 ? path.replace(/\/+$/, '') : path;
+  return withoutTrailingSlashes((url ?? '/').split('?', 1)[0]);
 }
 
 function remove(list: string[] | null, id: string): boolean {

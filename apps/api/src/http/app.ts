@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay, { HTTPVersion } from 'find-my-way';
-import { ApiError, HearthCore, TRUST_NO_PROXY, randomId, readiness, type ProxyTrust } from '@hearth/core';
+import { ApiError, HearthCore, TRUST_NO_PROXY, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
 import type { AnyRoute } from './route';
 import { Exchange } from './exchange';
 import { ApiMetrics } from './metrics';
@@ -45,7 +45,7 @@ export function createApiApp(options: ApiAppOptions): { handle: RequestListener;
   /** The route of a path, trailing slashes ignored. A path whose escapes cannot be decoded still finds
    * its route, with the undecodable parameter kept as sent, so that validation names it. */
   const find = (method: string, path: string) => {
-    const trimmed = path.length > 1 && path.endsWith('/') ? path.replace(/\/+$/, '') || '/' : path;
+    const trimmed = withoutTrailingSlashes(path);
     const found = router.find(method as 'GET', trimmed) ?? (trimmed.includes('%') ? router.find(method as 'GET', trimmed.replace(/%/g, '%25')) : null);
     return found ? { compiled: found.store as CompiledRoute, params: found.params as Record<string, string> } : null;
   };
