@@ -116,17 +116,54 @@ function header(loadShare: number): string[] {
   ];
 }
 
-/** A flat view of whatever figures the realtime bench printed. */
-function flatten(value: unknown, prefix = '', out: [string, string][] = []): [string, string][] {
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    for (const [k, v] of Object.entries(value)) flatten(v, prefix ? `${prefix}.${k}` : k, out);
-  } else {
-    out.push([prefix || 'value', typeof value === 'number' ? String(Math.round(value * 100) / 100) : JSON.stringify(value)]);
-  }
-  return out;
+/** What test/bench/realtime.ts prints on its BENCH_JSON line (or why it failed). */
+interface LatencyPass {
+  concurrency: number;
+  requests: number;
+  frames: number;
+  missing: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  commitToFrameP50Ms: number;
+  commitToFrameP99Ms: number;
+}
+export interface RealtimeFigures {
+  sockets: { target: number; attempted: number; held: number; failed: number; connectSeconds: number; limitedBy: string | null };
+  memory: { heapUsedPerSocketBytes: number; heldRssPerSocketBytes: number; heapSlackPerSocketBytes: number; baseRssMB: number; rssMB: number };
+  latency: { sequential: LatencyPass; concurrent: LatencyPass; realtimeEventLoopDelay: { p50Ms: number; p99Ms: number; maxMs: number } };
+  verdicts: Verdict[];
+}
+export type RealtimeOutcome = RealtimeFigures | { failed: string } | null;
+
+function realtimeFiguresOf(realtime: RealtimeOutcome): RealtimeFigures | null {
+  return realtime !== null && 'sockets' in realtime ? realtime : null;
 }
 
-export function renderTable(results: TargetResult[], realtime: unknown, verdicts: Verdict[], loadShare: number): string {
+/** The realtime bench's verdicts, to list with the HTTP ones. */
+export function realtimeVerdicts(realtime: RealtimeOutcome): Verdict[] {
+  return realtimeFiguresOf(realtime)?.verdicts ?? [];
+}
+
+/** The realtime figures as rows of [figure, value], for the terminal and for the docs. */
+function realtimeRows(realtime: RealtimeOutcome): [string, string][] {
+  if (realtime === null) return [];
+  if (!('sockets' in realtime)) return [['the realtime bench', `failed: ${realtime.failed}`]];
+  const { sockets: s, memory: m, latency: l } = realtime;
+  const pass = (p: LatencyPass) =>
+    `p50 ${ms(p.p50Ms)} / p99 ${ms(p.p99Ms)} / max ${ms(p.maxMs)} ms; commit → frame p50 ${ms(p.commitToFrameP50Ms)} / p99 ${ms(p.commitToFrameP99Ms)} ms; ` +
+    `${int(p.frames)} frames of ${int(p.requests)} requests, ${p.missing} missing`;
+  const d = l.realtimeEventLoopDelay;
+  return [
+    ['idle authorized sockets held', `${int(s.held)} of ${int(s.target)} asked, ${s.failed} failed, opened in ${s.connectSeconds} s${s.limitedBy ? ` (held to ${s.limitedBy})` : ''}`],
+    ['memory per socket beyond the base', `heap ${int(m.heapUsedPerSocketBytes)} B; RSS held ${int(m.heldRssPerSocketBytes)} B (plus ${int(m.heapSlackPerSocketBytes)} B of unused heap pages); RSS ${m.baseRssMB} → ${m.rssMB} MB`],
+    [`HTTP change → every seat's frame, ${l.sequential.concurrency} at a time`, pass(l.sequential)],
+    [`the same, ${l.concurrent.concurrency} at a time`, pass(l.concurrent)],
+    ["realtime process's event-loop delay meanwhile", `p50 ${ms(d.p50Ms)} / p99 ${ms(d.p99Ms)} / max ${ms(d.maxMs)} ms`],
+  ];
+}
+
+export function renderTable(results: TargetResult[], realtime: RealtimeOutcome, verdicts: Verdict[], loadShare: number): string {
   const all = [header(loadShare), ...rows(results)];
   const widths = all[0].map((_, i) => Math.max(...all.map((r) => r[i].length)));
   const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
@@ -146,13 +183,9 @@ export function renderTable(results: TargetResult[], realtime: unknown, verdicts
           // A few are the caches' expiry refreshes; one per thousand answers is a read on the hot path.
           (queries * 1000 > r.peak.requests + r.atShare.requests ? '  <- the hot path reads the database' : ' (cache refreshes)');
       }),
-    '',
-    'targets',
-    ...verdicts.map((v) => `  ${v.met ? 'met   ' : 'MISSED'}  ${v.target}: ${v.what}: ${v.measured}`),
   ];
-  if (realtime !== null) {
-    out.push('', 'realtime (test/bench/realtime.ts)', ...flatten(realtime).map(([k, v]) => `  ${k}: ${v}`));
-  }
+  if (realtime !== null) out.push('', 'realtime (test/bench/realtime.ts)', ...realtimeRows(realtime).map(([k, v]) => `  ${k}: ${v}`));
+  out.push('', 'targets', ...verdicts.map((v) => `  ${v.met ? 'met   ' : 'MISSED'}  ${v.target}: ${v.what}: ${v.measured}`));
   return out.join('\n');
 }
 
@@ -162,7 +195,7 @@ export function renderDocsBlock(run: {
   pinning: string;
   options: HttpBenchOptions;
   http: TargetResult[];
-  realtime: unknown;
+  realtime: RealtimeOutcome;
   verdicts: Verdict[];
 }): string {
   const { machine: m, options: o } = run;
@@ -177,13 +210,13 @@ export function renderDocsBlock(run: {
       `Warm-up ${o.warmupSeconds} s, peak ${o.durationSeconds} s with ${o.connections} connections, ` +
       `then ${pct(o.loadShare)} of the peak for ${o.durationSeconds} s.`,
     '',
-    md(head),
-    md(head.map((_, i) => (i === 0 ? '---' : '---:'))),
-    ...rows(run.http).map(md),
-    '',
     '| target | goal | measured | |',
     '|---|---|---:|---|',
     ...run.verdicts.map((v) => md([v.target, v.what, v.measured, v.met ? 'met' : '**missed**'])),
+    '',
+    md(head),
+    md(head.map((_, i) => (i === 0 ? '---' : '---:'))),
+    ...rows(run.http).map(md),
   ];
   const checked = run.http.filter((r) => r.checks);
   if (checked.length > 0) {
@@ -198,9 +231,9 @@ export function renderDocsBlock(run: {
         '.',
     );
   }
-  if (run.realtime !== null && run.realtime !== undefined) {
-    lines.push('', 'Realtime (`test/bench/realtime.ts`, its own figures):', '', '| figure | value |', '|---|---:|');
-    lines.push(...flatten(run.realtime).map(([k, v]) => md([k, v])));
+  if (run.realtime !== null) {
+    lines.push('', 'Realtime (`test/bench/realtime.ts`):', '', '| figure | value |', '|---|---|');
+    lines.push(...realtimeRows(run.realtime).map(md));
   }
   lines.push(END);
   return lines.join('\n');

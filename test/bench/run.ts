@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import globalSetup from '../support/global-setup';
 import { BENCH_DIR, pinningNote } from './child';
 import { DEFAULT_LOG_DIR, HttpBenchOptions, runHttpBench, TargetResult } from './http';
-import { evaluate, machineFacts, renderDocsBlock, renderTable, writeDocs, Verdict } from './report';
+import { evaluate, machineFacts, realtimeVerdicts, renderDocsBlock, renderTable, writeDocs, RealtimeOutcome, Verdict } from './report';
 
 const { values } = parseArgs({
   options: {
@@ -33,7 +33,7 @@ const { values } = parseArgs({
 const log = (line: string) => process.stderr.write(line + '\n');
 
 /** Runs the realtime bench as a child and collects the figures it prints on its `BENCH_JSON ` line. */
-async function runRealtimeBench(): Promise<unknown | null> {
+async function runRealtimeBench(): Promise<RealtimeOutcome> {
   const script = path.join(BENCH_DIR, 'realtime.ts');
   if (!fs.existsSync(script)) {
     log('realtime: test/bench/realtime.ts does not exist; skipped');
@@ -42,7 +42,7 @@ async function runRealtimeBench(): Promise<unknown | null> {
   log('realtime: running test/bench/realtime.ts');
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
-    let figures: unknown = null;
+    let figures: RealtimeOutcome = null;
     let pending = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
@@ -90,7 +90,7 @@ async function main(): Promise<void> {
         return { failed: err.message };
       });
 
-  const verdicts: Verdict[] = evaluate(http, options.loadShare);
+  const verdicts: Verdict[] = [...evaluate(http, options.loadShare), ...realtimeVerdicts(realtime)];
   process.stdout.write('\n' + renderTable(http, realtime, verdicts, options.loadShare) + '\n');
 
   const results = { at: new Date().toISOString(), machine, pinning: pinningNote(), options, http, realtime, verdicts };
