@@ -30,8 +30,8 @@ function effectRoute(operationId: string, path: string, idempotency: 'required' 
       if (ctx.body.label === 'flaky' && flakyCalls++ === 0) throw new ApiError('conflict', 'Refused on purpose.');
       const [row] = await ctx.db('test_effects')
         .insert({
-          environment_id: ctx.env!.id,
-          caller: ctx.principal!.kind === 'player' ? ctx.principal!.playerId : 'server',
+          environment_id: ctx.env.id,
+          caller: ctx.principal.kind === 'player' ? ctx.principal.playerId : 'server',
           label: ctx.body.label,
           amount: ctx.body.amount ?? 1,
         })

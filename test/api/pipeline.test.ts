@@ -533,7 +533,7 @@ describe('review and service switches (spec §4)', () => {
   beforeAll(async () => {
     // A player of the pending project, made directly: its sign-in routes are closed by review.
     const env = (await h.core.environments.byAppKey('pending-live'))!;
-    const { player: made, tokensValidAfter } = await h.core.players.signIn(env, 'server', 'pending-player');
+    const { player: made, tokensValidAfter } = await h.core.players.signIn(h.db, env, 'server', 'pending-player');
     pendingPlayer = await h.core.tokens.issue(made.id, env.appKey, tokensValidAfter);
   });
 

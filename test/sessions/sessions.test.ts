@@ -187,13 +187,13 @@ describe('GET /sessions/:sessionId', () => {
     expect((await join(h, a, second.id)).status).toBe(200);
     const env = (await h.core.environments.byAppKey('alpha-live'))!;
     const otherEnv = (await h.core.environments.byAppKey('alpha-test'))!;
-    expect(await h.core.sessions.get(env, first.id)).toEqual(first);
-    await expect(h.core.sessions.get(otherEnv, first.id)).rejects.toMatchObject({ code: 'not-found', status: 404 });
-    const listed = await h.core.sessions.listForPlayer(env, a.id);
+    expect(await h.core.sessions.get(h.db, env, first.id)).toEqual(first);
+    await expect(h.core.sessions.get(h.db, otherEnv, first.id)).rejects.toMatchObject({ code: 'not-found', status: 404 });
+    const listed = await h.core.sessions.listForPlayer(h.db, env, a.id);
     expect(listed.map((s) => s.id).sort()).toEqual([first.id, second.id].sort());
     expect(listed.find((s) => s.id === second.id)!.players.map((p) => p.playerId)).toEqual([b.id, a.id]);
-    expect(await h.core.sessions.listForPlayer(otherEnv, a.id)).toEqual([]);
-    expect(await h.core.sessions.listForPlayer(env, (await newPlayer(h)).id)).toEqual([]);
+    expect(await h.core.sessions.listForPlayer(h.db, otherEnv, a.id)).toEqual([]);
+    expect(await h.core.sessions.listForPlayer(h.db, env, (await newPlayer(h)).id)).toEqual([]);
   });
 });
 

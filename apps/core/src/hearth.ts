@@ -47,16 +47,19 @@ export class HearthCore {
     this.bus = new InvalidationBus(deps.coordination, (err) =>
       deps.logger.warn({ err: err.message }, 'could not announce a change; other processes will see it when their caches expire'),
     );
+    // The services given the pool here load process-wide caches on it (environments, server keys,
+    // signing keys, players' token state, content versions): the hot path reads them without waiting,
+    // and they hold committed data only. Every other read and write takes its database from its caller.
     this.environments = new EnvironmentRegistry(deps.db, this.bus);
     this.serverKeys = new ServerKeyVerifier(deps.db, this.bus);
     this.tokens = new TokenService(deps.db, deps.masterKey, this.bus);
     this.players = new PlayerService(deps.db, this.bus);
     this.authenticator = new Authenticator(this.serverKeys, this.tokens, this.environments, this.players);
-    this.refresh = new RefreshService(deps.db, deps.masterKey, this.tokens, this.authenticator, this.players);
+    this.refresh = new RefreshService(deps.masterKey, this.tokens, this.authenticator, this.players);
     this.idp = new IdentityProviderVerifier();
     this.cursors = new CursorCodec(deriveKey(deps.masterKey, 'cursors'));
     this.gameConfig = new GameConfigService(deps.db, this.cursors, this.bus);
-    this.sessions = new SessionService(deps.db, deps.coordination, deps.logger);
+    this.sessions = new SessionService(deps.coordination, deps.logger);
   }
 
   async start(): Promise<void> {
@@ -65,7 +68,7 @@ export class HearthCore {
     // Expired idempotency records and used refresh tokens are swept now and then by every process;
     // the deletes are idempotent, so several processes sweeping at once is harmless.
     this.housekeeping = setInterval(() => {
-      Promise.all([pruneIdempotencyRecords(this.db), this.refresh.prune()]).catch((err) =>
+      Promise.all([pruneIdempotencyRecords(this.db), this.refresh.prune(this.db)]).catch((err) =>
         this.logger.warn({ err }, 'housekeeping failed'),
       );
     }, 10 * 60_000);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Db, Tx } from './db/knex';
+import type { Queryable, Tx } from './db/knex';
+import { inTransaction } from './db/transaction';
 import { ApiError } from './errors';
 import { canonicalJson } from './canonical-json';
 
@@ -27,16 +28,18 @@ export function fingerprintOf(parts: unknown[]): string {
 
 /**
  * Runs `effect` at most once per key. The key's record is claimed by an INSERT in the same transaction
- * as the effect: a concurrent duplicate blocks on the row until the first commits, then replays its
- * answer; if the first fails (a refusal or a fault), its transaction rolls back, the claim with it, and
- * the key is free again. The same key with another fingerprint is `idempotency-conflict`.
+ * as the effect (the caller's when `db` is one): a concurrent duplicate blocks on the row until the
+ * first commits, then replays its answer; if the first fails (a refusal or a fault), its transaction
+ * rolls back, the claim with it, and the key is free again. The effect hands `trx` to every core
+ * function it calls, so what they write and announce (after commit) stands or falls with the record.
+ * The same key with another fingerprint is `idempotency-conflict`.
  */
 export async function runIdempotent(
-  db: Db,
+  db: Queryable,
   scope: IdempotencyScope,
   effect: (trx: Tx) => Promise<IdempotentAnswer>,
 ): Promise<IdempotentAnswer & { replayed: boolean }> {
-  return db.transaction(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const claimed = await trx('idempotency_records')
       .insert({ environment_id: scope.environmentId, scope: scope.scope, key: scope.key, fingerprint: scope.fingerprint })
       .onConflict(['environment_id', 'scope', 'key'])
@@ -59,6 +62,6 @@ export async function runIdempotent(
   });
 }
 
-export async function pruneIdempotencyRecords(db: Db): Promise<number> {
+export async function pruneIdempotencyRecords(db: Queryable): Promise<number> {
   return db('idempotency_records').where('created_at', '<', new Date(Date.now() - IDEMPOTENCY_RETENTION_HOURS * 3600_000)).delete();
 }

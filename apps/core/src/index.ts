@@ -23,6 +23,7 @@ export * from './auth/authenticate';
 export * from './auth/refresh';
 export * from './auth/sealing';
 export * from './players/service';
+export * from './players/deletion';
 export * from './players/word-filter';
 export * from './content/game-config';
 export * from './manifests/schemas';

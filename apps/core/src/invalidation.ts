@@ -12,7 +12,8 @@ export type Invalidation =
   | { kind: 'content'; environmentId: number }
   | { kind: 'signing-keys' };
 
-const CHANNEL = 'invalidate';
+/** The pub/sub channel every process listens on for invalidations. */
+export const INVALIDATION_CHANNEL = 'invalidate';
 
 export class InvalidationBus {
   private listeners = new Set<(event: Invalidation) => void>();
@@ -24,7 +25,7 @@ export class InvalidationBus {
   ) {}
 
   async start(): Promise<void> {
-    this.unsubscribe = await this.coordination.subscribe(CHANNEL, (message) => {
+    this.unsubscribe = await this.coordination.subscribe(INVALIDATION_CHANNEL, (message) => {
       let event: Invalidation;
       try {
         event = JSON.parse(message) as Invalidation;
@@ -48,7 +49,7 @@ export class InvalidationBus {
   async announce(event: Invalidation): Promise<void> {
     this.deliver(event);
     try {
-      await this.coordination.publish(CHANNEL, JSON.stringify(event));
+      await this.coordination.publish(INVALIDATION_CHANNEL, JSON.stringify(event));
     } catch (err) {
       this.onPublishError(err as Error);
     }

@@ -53,9 +53,17 @@ export interface SessionReader {
   listForPlayer(env: EnvironmentContext, playerId: string): Promise<PlatformSession[]>;
 }
 
+/** core.sessions reading on the pool: the socket reads committed sessions, outside any transaction. */
+export function poolSessionReader(core: HearthCore): SessionReader {
+  return {
+    get: (env, sessionId) => core.sessions.get(core.db, env, sessionId),
+    listForPlayer: (env, playerId) => core.sessions.listForPlayer(core.db, env, playerId),
+  };
+}
+
 export interface RealtimeServerOptions {
   core: HearthCore;
-  /** Defaults to core.sessions. */
+  /** Defaults to core.sessions on the pool (poolSessionReader). */
   sessions?: SessionReader;
   metrics?: RealtimeMetrics;
   heartbeatMs?: number;
@@ -172,7 +180,7 @@ export class RealtimeServer {
 
   constructor(options: RealtimeServerOptions) {
     this.core = options.core;
-    this.sessions = options.sessions ?? options.core.sessions;
+    this.sessions = options.sessions ?? poolSessionReader(options.core);
     this.metrics = options.metrics ?? new RealtimeMetrics();
     this.path = options.path ?? SOCKET_PATH;
     this.log = options.core.logger.child({ component: 'realtime' });

@@ -201,17 +201,19 @@ export class Pipeline {
   private async runHandler(exchange: Exchange, compiled: CompiledRoute, hc: RequestContext): Promise<HandlerResult> {
     const { route } = compiled;
     const mode = route.idempotency ?? 'none';
-    if (mode === 'none') return route.handler(hc as never);
+    if (mode === 'none') return route.handler(hc);
     const key = exchange.header('idempotency-key');
     if (key === '') {
       if (mode === 'required') throw refuse.invalid('header.Idempotency-Key', 'header.Idempotency-Key is required on this route.');
-      return route.handler(hc as never);
+      return route.handler(hc);
     }
     if (!IDEMPOTENCY_KEY.test(key)) throw refuse.invalid('header.Idempotency-Key', 'header.Idempotency-Key must be 1-128 printable ASCII characters.');
     const principal = hc.principal;
     const envId = hc.env!.id;
+    // The handler gets the idempotency transaction as ctx.db and hands it to every core function it
+    // calls: its effect, their after-commit announcements and the record commit or roll back together.
     const answer = await runIdempotent(
-      this.core.db,
+      hc.db,
       {
         environmentId: envId,
         scope: principal?.kind === 'player' ? `p:${principal.playerId}` : 'server',
@@ -219,7 +221,7 @@ export class Pipeline {
         fingerprint: fingerprintOf([route.operationId, hc.params, hc.query, hc.body]),
       },
       async (trx) => {
-        const result = await route.handler(hc.withDb(trx) as never);
+        const result = await route.handler(hc.withDb(trx));
         return { status: result.status ?? route.success.status, body: result.body ?? null };
       },
     );

@@ -46,15 +46,42 @@ export interface RequestInfo {
   requestId: string;
 }
 
-export interface HandlerContext<P, Q, B> {
+/** Where a route's environment comes from (see RouteSpec.environmentFrom). */
+export type EnvironmentSource = 'credential' | 'body-app-key' | 'handler';
+
+/** Who calls a route of this credential kind, as the pipeline has checked before the handler runs. */
+export type PrincipalOf<C extends CredentialKind> = C extends 'player'
+  ? Extract<Principal, { kind: 'player' }>
+  : C extends 'server'
+    ? Extract<Principal, { kind: 'server' }>
+    : C extends 'either' | 'either-or-dashboard'
+      ? Principal
+      : null;
+
+/**
+ * The environment known before the handler runs: the credential's, or the body's app key on the
+ * identity-provider sign-in. Other routes without a credential learn theirs in the handler, if at all.
+ */
+export type EnvironmentOf<C extends CredentialKind, F extends EnvironmentSource | undefined> = C extends 'none'
+  ? F extends 'body-app-key'
+    ? EnvironmentContext
+    : null
+  : EnvironmentContext;
+
+/**
+ * What a handler sees of its request, typed by its route's credential `C` and environment source `F`:
+ * a handler never has to check what the pipeline has already checked. The defaults give the context
+ * of any route, for code that serves them all.
+ */
+export interface HandlerContext<P, Q, B, C extends CredentialKind = CredentialKind, F extends EnvironmentSource | undefined = EnvironmentSource | undefined> {
   params: P;
   query: Q;
   body: B;
   headers: Record<string, string | string[] | undefined>;
-  /** Who is calling, when the route takes a credential. */
-  principal: Principal | null;
-  /** The environment the request acts in (from the credential, or from the body for sign-ins). */
-  env: EnvironmentContext | null;
+  /** Who is calling: the player on `player` routes, the server key on `server` routes, null on `none`. */
+  principal: PrincipalOf<C>;
+  /** The environment the request acts in (from the credential, or from the body for the identity-provider sign-in). */
+  env: EnvironmentOf<C, F>;
   core: HearthCore;
   /** The pool, or the idempotency transaction on idempotent routes: write through this. */
   db: Queryable;
@@ -71,6 +98,8 @@ export interface RouteSpec<
   P extends TSchema | undefined = TSchema | undefined,
   Q extends TSchema | undefined = TSchema | undefined,
   B extends TSchema | undefined = TSchema | undefined,
+  C extends CredentialKind = CredentialKind,
+  F extends EnvironmentSource | undefined = EnvironmentSource | undefined,
 > {
   operationId: string;
   method: Method;
@@ -79,11 +108,11 @@ export interface RouteSpec<
   summary: string;
   description?: string;
   tag: string;
-  credential: CredentialKind;
+  credential: C;
   /** The service switch the route needs; the players service is always on and names none. */
   service?: ServiceName;
   /** `body-app-key`: the environment is the body's `appKey` (the identity-provider sign-in). */
-  environmentFrom?: 'credential' | 'body-app-key' | 'handler';
+  environmentFrom?: F;
   params?: P;
   query?: Q;
   body?: B;
@@ -96,7 +125,7 @@ export interface RouteSpec<
    * Conditional reads: the ETag of what this request would answer, computed before the handler.
    * `ask` names what was asked (the operation, its path parameters and query) as one string.
    */
-  etag?: (ctx: HandlerContext<Static<NonNullable<P>>, Static<NonNullable<Q>>, unknown>, ask: string) => Promise<string>;
+  etag?: (ctx: HandlerContext<Static<NonNullable<P>>, Static<NonNullable<Q>>, unknown, C, F>, ask: string) => Promise<string>;
   success: { status: number; description: string; schema?: TSchema; also?: { status: number; description: string }[] };
   /** Refusals of the route's own logic; the pipeline adds those its checks can answer. */
   refusals: ErrorCode[];
@@ -104,16 +133,22 @@ export interface RouteSpec<
     ctx: HandlerContext<
       P extends TSchema ? Static<P> : Record<string, never>,
       Q extends TSchema ? Static<Q> : Record<string, never>,
-      B extends TSchema ? Static<B> : undefined
+      B extends TSchema ? Static<B> : undefined,
+      C,
+      F
     >,
   ) => Promise<HandlerResult>;
 }
 
-export type AnyRoute = RouteSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined>;
+export type AnyRoute = RouteSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined, CredentialKind, EnvironmentSource | undefined>;
 
-export function defineRoute<P extends TSchema | undefined, Q extends TSchema | undefined, B extends TSchema | undefined>(
-  spec: RouteSpec<P, Q, B>,
-): AnyRoute {
+export function defineRoute<
+  P extends TSchema | undefined,
+  Q extends TSchema | undefined,
+  B extends TSchema | undefined,
+  C extends CredentialKind,
+  F extends EnvironmentSource | undefined = undefined,
+>(spec: RouteSpec<P, Q, B, C, F>): AnyRoute {
   return spec as unknown as AnyRoute;
 }
 

@@ -1,4 +1,5 @@
-import type { Db } from '../db/knex';
+import type { Queryable } from '../db/knex';
+import { inTransaction } from '../db/transaction';
 import { ApiError, refuse } from '../errors';
 import type { Authenticator } from './authenticate';
 import { deriveKey, seal, unseal } from './sealing';
@@ -22,7 +23,6 @@ export class RefreshService {
   private readonly sealingKey: Buffer;
 
   constructor(
-    private readonly db: Db,
     masterKey: Buffer,
     private readonly tokens: TokenService,
     private readonly authenticator: Authenticator,
@@ -32,7 +32,11 @@ export class RefreshService {
   }
 
   /** Checks the token and answers the environment it belongs to (for review checks) and the new tokens. */
-  async refresh(refreshToken: string, enter: (env: EnvironmentContext, playerId: string) => Promise<void>): Promise<PlatformTokens> {
+  async refresh(
+    db: Queryable,
+    refreshToken: string,
+    enter: (env: EnvironmentContext, playerId: string) => Promise<void>,
+  ): Promise<PlatformTokens> {
     const claims = await this.tokens.verify(refreshToken);
     if (!claims || claims.type !== 'refresh') throw refuse.unauthorized('The refresh token is not valid.');
     const principal = await this.authenticator.playerPrincipal(claims);
@@ -40,10 +44,10 @@ export class RefreshService {
     const env = principal.environment;
     await enter(env, claims.sub);
 
-    return this.db.transaction(async (trx) => {
+    return inTransaction(db, async (trx) => {
       const used = await trx('refresh_tokens_used').where({ jti: claims.jti }).forUpdate().first();
       if (used) return this.replay(used);
-      const player = await this.players.get(env, claims.sub, trx).catch((err) => {
+      const player = await this.players.get(trx, env, claims.sub).catch((err) => {
         if (err instanceof ApiError && err.code === 'not-found') throw refuse.unauthorized('The player no longer exists.');
         throw err;
       });
@@ -70,7 +74,7 @@ export class RefreshService {
   }
 
   /** Removes records past the replay window (the tokens themselves expire on their own). */
-  async prune(): Promise<number> {
-    return this.db('refresh_tokens_used').where('used_at', '<', new Date(Date.now() - REFRESH_REPLAY_SECONDS * 2000)).delete();
+  async prune(db: Queryable): Promise<number> {
+    return db('refresh_tokens_used').where('used_at', '<', new Date(Date.now() - REFRESH_REPLAY_SECONDS * 2000)).delete();
   }
 }

@@ -1,5 +1,6 @@
 import { generateKeyPairSync, createPrivateKey, createPublicKey, KeyObject } from 'node:crypto';
-import type { Db, Queryable } from '../db/knex';
+import type { Queryable } from '../db/knex';
+import { inTransaction } from '../db/transaction';
 import { randomId } from '../ids';
 import { ConfigError } from '../config';
 import { deriveKey, seal, unseal } from './sealing';
@@ -45,8 +46,8 @@ async function insertKey(trx: Queryable, sealingKey: Buffer): Promise<string> {
 }
 
 /** Makes the first signing key when there is none; safe when several processes start at once. */
-export async function ensureSigningKey(db: Db, masterKey: Buffer): Promise<void> {
-  await db.transaction(async (trx) => {
+export async function ensureSigningKey(db: Queryable, masterKey: Buffer): Promise<void> {
+  await inTransaction(db, async (trx) => {
     await trx.raw('SELECT pg_advisory_xact_lock(?)', [ADVISORY_LOCK]);
     const active = await trx('signing_keys').whereNull('retired_at').first();
     if (!active) await insertKey(trx, deriveKey(masterKey, 'signing-keys'));
@@ -54,8 +55,8 @@ export async function ensureSigningKey(db: Db, masterKey: Buffer): Promise<void>
 }
 
 /** `hearth signing-keys rotate`: a new key signs from now on; the old one is retired but still published. */
-export async function rotateSigningKey(db: Db, masterKey: Buffer): Promise<{ kid: string; retired: string[] }> {
-  return db.transaction(async (trx) => {
+export async function rotateSigningKey(db: Queryable, masterKey: Buffer): Promise<{ kid: string; retired: string[] }> {
+  return inTransaction(db, async (trx) => {
     await trx.raw('SELECT pg_advisory_xact_lock(?)', [ADVISORY_LOCK]);
     const retired = await trx('signing_keys').whereNull('retired_at').update({ retired_at: trx.fn.now() }).returning('kid');
     const kid = await insertKey(trx, deriveKey(masterKey, 'signing-keys'));

@@ -35,7 +35,8 @@ export class TokenService {
   private reloading?: Promise<void>;
   private timer?: NodeJS.Timeout;
 
-  constructor(private readonly db: Db, private readonly masterKey: Buffer, bus: InvalidationBus) {
+  /** `pool` loads the signing keys every process holds in memory (committed keys only, never a caller's transaction's). */
+  constructor(private readonly pool: Db, private readonly masterKey: Buffer, bus: InvalidationBus) {
     bus.on((event) => {
       // A reload already under way may have read the keys before the change: load again after it.
       if (event.kind === 'signing-keys') void (this.reloading ?? Promise.resolve()).catch(() => undefined).then(() => this.reload()).catch(() => undefined);
@@ -43,7 +44,7 @@ export class TokenService {
   }
 
   async start(): Promise<void> {
-    await ensureSigningKey(this.db, this.masterKey);
+    await ensureSigningKey(this.pool, this.masterKey);
     await this.reload();
     this.timer = setInterval(() => void this.reload().catch(() => undefined), RELOAD_EVERY_MS);
     this.timer.unref();
@@ -130,7 +131,7 @@ export class TokenService {
   }
 
   private reload(): Promise<void> {
-    this.reloading ??= loadSigningKeys(this.db, this.masterKey)
+    this.reloading ??= loadSigningKeys(this.pool, this.masterKey)
       .then((keys) => {
         this.keys = keys;
         this.lastReload = Date.now();

@@ -66,7 +66,12 @@ export class GameConfigService {
   /** What was asked → its digest in ETags (a pure function: never stale). */
   private digests = new Map<string, string>();
 
-  constructor(private readonly db: Db, private readonly cursors: CursorCodec, bus: InvalidationBus) {
+  /**
+   * `pool` serves the content-version cache only: it is shared by every request of the process (the
+   * ETag of a conditional read waits for nothing once it is there), so it loads committed data. The
+   * reads below take their database from their caller like every core function.
+   */
+  constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus) {
     bus.on((event) => {
       if (event.kind === 'content') this.versions.delete(event.environmentId);
       if (event.kind === 'environments') this.versions.clear();
@@ -78,7 +83,7 @@ export class GameConfigService {
     const hit = this.versions.get(envId);
     if (hit !== undefined) return hit;
     return this.flight.run(envId, async () => {
-      const row = await this.db('content_versions').where({ environment_id: envId, kind: GAME_CONFIG_CONTENT }).first('version');
+      const row = await this.pool('content_versions').where({ environment_id: envId, kind: GAME_CONFIG_CONTENT }).first('version');
       const version = row ? Number(row.version) : 0;
       this.versions.set(envId, version);
       return version;
@@ -103,14 +108,14 @@ export class GameConfigService {
     return `"${version}-${digest}"`;
   }
 
-  async listValues(env: EnvironmentContext, q: { groupName?: string; limit?: number; cursor?: string }): Promise<Page<ConfigRow>> {
+  async listValues(db: Queryable, env: EnvironmentContext, q: { groupName?: string; limit?: number; cursor?: string }): Promise<Page<ConfigRow>> {
     const listId = `config-values|${env.id}|${q.groupName ?? ''}`;
     return keysetPage(
       this.cursors,
       listId,
       q,
       (after: string | undefined, take) => {
-        const query = this.db('config_values').where({ environment_id: env.id }).orderBy('key').limit(take);
+        const query = db('config_values').where({ environment_id: env.id }).orderBy('key').limit(take);
         if (q.groupName !== undefined) query.where({ group_name: q.groupName });
         if (after !== undefined) query.where('key', '>', after);
         return query;
@@ -120,13 +125,13 @@ export class GameConfigService {
     );
   }
 
-  async listTables(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<ConfigTable>> {
+  async listTables(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<ConfigTable>> {
     return keysetPage(
       this.cursors,
       `config-tables|${env.id}`,
       q,
       (after: string | undefined, take) => {
-        const query = this.db('config_tables').where({ environment_id: env.id }).orderBy('key').limit(take);
+        const query = db('config_tables').where({ environment_id: env.id }).orderBy('key').limit(take);
         if (after !== undefined) query.where('key', '>', after);
         return query;
       },
@@ -135,19 +140,19 @@ export class GameConfigService {
     );
   }
 
-  async getTable(env: EnvironmentContext, key: string): Promise<ConfigTable> {
-    const row = await this.db('config_tables').where({ environment_id: env.id, key }).first();
+  async getTable(db: Queryable, env: EnvironmentContext, key: string): Promise<ConfigTable> {
+    const row = await db('config_tables').where({ environment_id: env.id, key }).first();
     if (!row) throw refuse.notFound('The config table');
     return toConfigTable(row);
   }
 
-  async listFlags(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<Flag>> {
+  async listFlags(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<Flag>> {
     return keysetPage(
       this.cursors,
       `flags|${env.id}`,
       q,
       (after: string | undefined, take) => {
-        const query = this.db('flags').where({ environment_id: env.id }).orderBy('name').limit(take);
+        const query = db('flags').where({ environment_id: env.id }).orderBy('name').limit(take);
         if (after !== undefined) query.where('name', '>', after);
         return query;
       },

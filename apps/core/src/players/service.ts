@@ -1,8 +1,9 @@
 import type { Db, Queryable, Tx } from '../db/knex';
+import { afterCommit, inTransaction, isTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { randomId } from '../ids';
 import { TtlCache } from '../cache';
-import type { InvalidationBus } from '../invalidation';
+import type { Invalidation, InvalidationBus } from '../invalidation';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { filterWords } from './word-filter';
 
@@ -22,6 +23,9 @@ export interface PlayerState {
 
 export type IdentityProvider = 'server' | 'idp';
 
+/** Why every process drops its copy of a player. */
+export type PlayerChange = Extract<Invalidation, { kind: 'player' }>['reason'];
+
 /** One `players` row as requests need it: token checks and the PlatformPlayer answer. */
 interface PlayerRecord extends PlayerState {
   player: PlatformPlayer;
@@ -40,13 +44,19 @@ function toPlayer(row: Record<string, unknown>): PlatformPlayer {
 /**
  * Players. What requests read on every call (token checks, `GET /players/me`) is cached per process
  * and dropped when any process announces a rename, sign-out or deletion of the player.
+ *
+ * Every method that reads or writes takes its database first (the pool or the caller's transaction)
+ * and writes through `inTransaction`. Only the cache loads on the pool given at construction: it is
+ * shared by every request of the process, so what it holds must be committed data, never what one
+ * caller's transaction sees. Deleting a player is `deletePlayer` (./deletion.ts): it ends what other
+ * areas hold too.
  */
 export class PlayerService {
   private records = new TtlCache<string, PlayerRecord | null>(30_000, 500_000);
   /** Bumped on every drop: a load that began before a drop must not keep what it read. */
   private drops = 0;
 
-  constructor(private readonly db: Db, private readonly bus: InvalidationBus) {
+  constructor(private readonly pool: Db, private readonly bus: InvalidationBus) {
     bus.on((event) => {
       if (event.kind === 'player') {
         this.drops++;
@@ -60,7 +70,7 @@ export class PlayerService {
     const hit = this.records.get(playerId);
     if (hit !== undefined) return hit;
     const dropsBefore = this.drops;
-    const row = await this.db('players').where({ id: playerId }).first(RECORD_COLUMNS);
+    const row = await this.pool('players').where({ id: playerId }).first(RECORD_COLUMNS);
     const record: PlayerRecord | null = row
       ? { environmentId: Number(row.environment_id), tokensValidAfter: Number(row.tokens_valid_after), player: Object.freeze(toPlayer(row)) }
       : null;
@@ -73,14 +83,17 @@ export class PlayerService {
     return this.records.get(playerId);
   }
 
-  /** For token checks on every request. */
+  /** For token checks on every request: from the cache (committed data only). */
   async state(playerId: string): Promise<PlayerState | null> {
     return this.record(playerId, true);
   }
 
-  /** A player of the environment; inside a transaction (`db`) it is read there, not from the cache. */
-  async get(env: EnvironmentContext, playerId: string, db: Queryable = this.db): Promise<PlatformPlayer> {
-    if (db === this.db) {
+  /**
+   * A player of the environment: on the pool from the cache (`GET /players/me` waits for nothing once
+   * it is there), in a transaction read there, so the caller sees its own uncommitted changes.
+   */
+  async get(db: Queryable, env: EnvironmentContext, playerId: string): Promise<PlatformPlayer> {
+    if (!isTransaction(db)) {
       const record = await this.record(playerId, false);
       if (!record || record.environmentId !== env.id) throw refuse.notFound('The player');
       return record.player;
@@ -96,16 +109,17 @@ export class PlayerService {
    * first sign-ins neither pass the cap nor make two players for one subject.
    */
   async signIn(
+    db: Queryable,
     env: EnvironmentContext,
     provider: IdentityProvider,
     subject: string,
     displayName?: string,
   ): Promise<{ player: PlatformPlayer; created: boolean; tokensValidAfter: number }> {
     const name = displayName === undefined ? undefined : filterWords(displayName, env.wordFilter);
-    const existing = await this.findByIdentity(this.db, env, provider, subject, name);
-    if (existing) return this.announcedIfRenamed(existing);
-
-    const outcome = await this.db.transaction(async (trx) => {
+    return inTransaction(db, async (trx) => {
+      // Most sign-ins find their player: the environment is locked only to make one.
+      const existing = await this.findByIdentity(trx, env, provider, subject, name);
+      if (existing) return existing;
       const [lockedEnv] = (await trx.raw('SELECT player_count FROM environments WHERE id = ? FOR NO KEY UPDATE', [env.id])).rows;
       const again = await this.findByIdentity(trx, env, provider, subject, name);
       if (again) return again;
@@ -118,76 +132,60 @@ export class PlayerService {
         .returning('*');
       await trx('player_identities').insert({ environment_id: env.id, provider, subject, player_id: row.id });
       await trx('environments').where({ id: env.id }).increment('player_count', 1);
-      return { player: toPlayer(row), created: true, tokensValidAfter: 0, renamed: false };
+      return { player: toPlayer(row), created: true, tokensValidAfter: 0 };
     });
-    return this.announcedIfRenamed(outcome);
   }
 
-  /** A sign-in that changed the display name tells every process, once the change is committed. */
-  private async announcedIfRenamed(outcome: { player: PlatformPlayer; created: boolean; tokensValidAfter: number; renamed: boolean }) {
-    const { renamed, ...answer } = outcome;
-    if (renamed) await this.announceRename(answer.player.id);
-    return answer;
-  }
-
-  /** Other processes drop their copy of the name; with Redis unreachable theirs expires within 30 s. */
-  private async announceRename(playerId: string): Promise<void> {
-    await this.bus.announce({ kind: 'player', playerId, reason: 'renamed' }).catch(() => undefined);
-  }
-
+  /** The player behind a provider's subject; a sign-in that brings another display name renames them. */
   private async findByIdentity(
-    db: Queryable,
+    trx: Tx,
     env: EnvironmentContext,
     provider: IdentityProvider,
     subject: string,
     displayName: string | undefined,
-  ): Promise<{ player: PlatformPlayer; created: false; tokensValidAfter: number; renamed: boolean } | null> {
-    const found = await db('player_identities as i')
+  ): Promise<{ player: PlatformPlayer; created: false; tokensValidAfter: number } | null> {
+    const found = await trx('player_identities as i')
       .join('players as p', 'p.id', 'i.player_id')
       .where({ 'i.environment_id': env.id, 'i.provider': provider, 'i.subject': subject })
       .first('p.*');
     if (!found) return null;
     let row = found;
-    const renamed = displayName !== undefined && displayName !== found.display_name;
-    if (renamed) {
-      [row] = await db('players').where({ id: found.id }).update({ display_name: displayName }).returning('*');
+    if (displayName !== undefined && displayName !== found.display_name) {
+      [row] = await trx('players').where({ id: found.id }).update({ display_name: displayName }).returning('*');
+      await this.announceAfterCommit(trx, found.id as string, 'renamed');
     }
-    return { player: toPlayer(row), created: false, tokensValidAfter: Number(found.tokens_valid_after), renamed };
+    return { player: toPlayer(row), created: false, tokensValidAfter: Number(found.tokens_valid_after) };
   }
 
-  async rename(env: EnvironmentContext, playerId: string, displayName: string): Promise<PlatformPlayer> {
-    const [row] = await this.db('players')
-      .where({ id: playerId, environment_id: env.id })
-      .update({ display_name: filterWords(displayName, env.wordFilter) })
-      .returning('*');
-    if (!row) throw refuse.notFound('The player');
-    await this.announceRename(playerId);
-    return toPlayer(row);
+  async rename(db: Queryable, env: EnvironmentContext, playerId: string, displayName: string): Promise<PlatformPlayer> {
+    return inTransaction(db, async (trx) => {
+      const [row] = await trx('players')
+        .where({ id: playerId, environment_id: env.id })
+        .update({ display_name: filterWords(displayName, env.wordFilter) })
+        .returning('*');
+      if (!row) throw refuse.notFound('The player');
+      await this.announceAfterCommit(trx, playerId, 'renamed');
+      return toPlayer(row);
+    });
   }
 
   /** Ends every token the player holds: tokens issued before the next whole second are refused. */
-  async signOutEverywhere(env: EnvironmentContext, playerId: string): Promise<void> {
+  async signOutEverywhere(db: Queryable, env: EnvironmentContext, playerId: string): Promise<void> {
     const cutoff = Math.floor(Date.now() / 1000) + 1;
-    const updated = await this.db('players')
-      .where({ id: playerId, environment_id: env.id })
-      .update({ tokens_valid_after: this.db.raw('GREATEST(tokens_valid_after, ?)', [cutoff]) });
-    if (updated === 0) throw refuse.notFound('The player');
-    await this.bus.announce({ kind: 'player', playerId, reason: 'signed-out' });
+    await inTransaction(db, async (trx) => {
+      const updated = await trx('players')
+        .where({ id: playerId, environment_id: env.id })
+        .update({ tokens_valid_after: trx.raw('GREATEST(tokens_valid_after, ?)', [cutoff]) });
+      if (updated === 0) throw refuse.notFound('The player');
+      await this.announceAfterCommit(trx, playerId, 'signed-out');
+    });
   }
 
   /**
-   * Deletes the player and, by cascade, everything they hold; their tokens stop working. `endHoldings`
-   * runs first in the same transaction, for what must end with more than a cascade (seats: events).
+   * Once the change made in `trx` is committed, every process (this one first) drops its copy of the
+   * player; with Redis unreachable the others' copies expire within 30 s.
    */
-  async delete(env: EnvironmentContext, playerId: string, endHoldings?: (trx: Tx) => Promise<void>): Promise<void> {
-    const deleted = await this.db.transaction(async (trx) => {
-      await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [env.id]);
-      if (endHoldings) await endHoldings(trx);
-      const n = await trx('players').where({ id: playerId, environment_id: env.id }).delete();
-      if (n > 0) await trx('environments').where({ id: env.id }).decrement('player_count', n);
-      return n;
-    });
-    if (deleted === 0) throw refuse.notFound('The player');
-    await this.bus.announce({ kind: 'player', playerId, reason: 'deleted' });
+  announceAfterCommit(trx: Tx, playerId: string, reason: PlayerChange): Promise<void> {
+    return afterCommit(trx, () => this.bus.announce({ kind: 'player', playerId, reason }));
   }
 }

@@ -1,4 +1,5 @@
-import type { Db, Queryable, Tx } from '../db/knex';
+import type { Queryable, Tx } from '../db/knex';
+import { afterCommit, inTransaction } from '../db/transaction';
 import type { Coordination } from '../coord/coordination';
 import type { Logger } from '../logger';
 import type { EnvironmentContext } from '../tenancy/environments';
@@ -67,7 +68,7 @@ interface PlayerRow {
   display_name: string | null;
 }
 
-/** A committed change's event before `announce` stamps it with the time. */
+/** A change's event before it is published, stamped with the time, once committed. */
 export type SessionChange = Omit<SessionEvent, 'committedAt'>;
 
 /** What a seat change did, for its event. */
@@ -110,30 +111,31 @@ const notSeated = () => new ApiError('not-found', 'You do not hold a seat in thi
  *   on the environment's before that), so the two never deadlock and a deleted player's seats all end
  *   with an event;
  * - status reports are compare-and-set on the status they read: a report that loses a race is a conflict.
- * After every commit one SessionEvent goes out on SESSION_EVENTS_CHANNEL for the realtime processes.
+ * Every method takes its database first (the pool, or the caller's transaction, which a change joins).
+ * Once a change is committed (the caller's whole transaction, when it runs in one) one SessionEvent per
+ * session goes out on SESSION_EVENTS_CHANNEL for the realtime processes; a rolled-back change sends none.
  */
 export class SessionService {
   constructor(
-    private readonly db: Db,
     private readonly coordination: Coordination,
     private readonly logger: Logger,
   ) {}
 
-  async get(env: EnvironmentContext, sessionId: string, db: Queryable = this.db): Promise<PlatformSession> {
+  async get(db: Queryable, env: EnvironmentContext, sessionId: string): Promise<PlatformSession> {
     const row = (await db('sessions').where({ id: sessionId, environment_id: env.id }).first()) as SessionRow | undefined;
     if (!row) throw sessionNotFound();
     return toSession(row, await this.seatsOf(db, sessionId));
   }
 
   /** The sessions in which the player holds a seat (any status), newest first. */
-  async listForPlayer(env: EnvironmentContext, playerId: string): Promise<PlatformSession[]> {
-    const rows = (await this.db('sessions as s')
+  async listForPlayer(db: Queryable, env: EnvironmentContext, playerId: string): Promise<PlatformSession[]> {
+    const rows = (await db('sessions as s')
       .join('session_players as sp', 'sp.session_id', 's.id')
       .where({ 'sp.environment_id': env.id, 'sp.player_id': playerId, 's.environment_id': env.id })
       .orderBy([{ column: 's.created_at', order: 'desc' }, { column: 's.id', order: 'asc' }])
       .select('s.*')) as SessionRow[];
     if (rows.length === 0) return [];
-    const seats = (await this.db('session_players')
+    const seats = (await db('session_players')
       .whereIn('session_id', rows.map((r) => r.id))
       .orderBy('seat_order')
       .select(SEAT_COLUMNS)) as SeatRow[];
@@ -141,8 +143,8 @@ export class SessionService {
   }
 
   /** POST /sessions: a lobby in CONFIGURING with the caller seated as host. */
-  async create(env: EnvironmentContext, playerId: string, input: CreateSessionInput): Promise<PlatformSession> {
-    const session = await this.db.transaction(async (trx) => {
+  async create(db: Queryable, env: EnvironmentContext, playerId: string, input: CreateSessionInput): Promise<PlatformSession> {
+    return inTransaction(db, async (trx) => {
       // Lock order environment → player → session, as player deletion takes them: the new row's
       // foreign key would take the environment's key-share lock anyway, only later.
       await trx.raw('SELECT id FROM environments WHERE id = ? FOR KEY SHARE', [env.id]);
@@ -158,14 +160,14 @@ export class SessionService {
         })
         .returning('*')) as SessionRow[];
       await this.insertSeat(trx, env, row.id, playerId, input, player, true);
-      return toSession(row, await this.seatsOf(trx, row.id));
+      const session = toSession(row, await this.seatsOf(trx, row.id));
+      await this.publishAfterCommit(trx, [{ environmentId: env.id, session, removed: [], added: [playerId] }]);
+      return session;
     });
-    await this.announce([{ environmentId: env.id, session, removed: [], added: [playerId] }]);
-    return session;
   }
 
-  async join(env: EnvironmentContext, sessionId: string, playerId: string, input: SeatInput): Promise<PlatformSession> {
-    return this.seatChange(env, sessionId, { addingPlayer: playerId }, async (trx, session, seats, player) => {
+  async join(db: Queryable, env: EnvironmentContext, sessionId: string, playerId: string, input: SeatInput): Promise<PlatformSession> {
+    return this.seatChange(db, env, sessionId, { addingPlayer: playerId }, async (trx, session, seats, player) => {
       if (session.status !== 'CONFIGURING') throw pastConfiguring();
       if (seats.some((s) => s.player_id === playerId)) throw refuse.conflict('You already hold a seat in this session.');
       if (seats.length >= session.seats) {
@@ -177,8 +179,8 @@ export class SessionService {
   }
 
   /** Gives up the caller's seat in any status; the host role is not passed on. */
-  async leave(env: EnvironmentContext, sessionId: string, playerId: string): Promise<void> {
-    await this.seatChange(env, sessionId, {}, async (trx, _session, seats) => {
+  async leave(db: Queryable, env: EnvironmentContext, sessionId: string, playerId: string): Promise<void> {
+    await this.seatChange(db, env, sessionId, {}, async (trx, _session, seats) => {
       if (!seats.some((s) => s.player_id === playerId)) throw notSeated();
       await trx('session_players').where({ session_id: sessionId, player_id: playerId }).delete();
       return { removed: [{ playerId, reason: 'left' }] };
@@ -186,8 +188,8 @@ export class SessionService {
   }
 
   /** Sets the caller's ready flag; the caller readying with everybody else ready starts the match. */
-  async setReady(env: EnvironmentContext, sessionId: string, playerId: string, isReady: boolean): Promise<PlatformSession> {
-    return this.seatChange(env, sessionId, {}, async (trx, session, seats) => {
+  async setReady(db: Queryable, env: EnvironmentContext, sessionId: string, playerId: string, isReady: boolean): Promise<PlatformSession> {
+    return this.seatChange(db, env, sessionId, {}, async (trx, session, seats) => {
       if (!seats.some((s) => s.player_id === playerId)) throw notSeated();
       if (session.status !== 'CONFIGURING') throw pastConfiguring();
       await trx('session_players').where({ session_id: sessionId, player_id: playerId }).update({ is_ready: isReady });
@@ -199,8 +201,8 @@ export class SessionService {
   }
 
   /** The host takes another seat away (or their own: then they are out like anybody kicked). */
-  async kick(env: EnvironmentContext, sessionId: string, callerId: string, targetId: string): Promise<PlatformSession> {
-    return this.seatChange(env, sessionId, {}, async (trx, session, seats) => {
+  async kick(db: Queryable, env: EnvironmentContext, sessionId: string, callerId: string, targetId: string): Promise<PlatformSession> {
+    return this.seatChange(db, env, sessionId, {}, async (trx, session, seats) => {
       this.hostAction(session, seats, callerId, targetId);
       await trx('session_players').where({ session_id: sessionId, player_id: targetId }).delete();
       return { removed: [{ playerId: targetId, reason: 'kicked' }] };
@@ -208,8 +210,8 @@ export class SessionService {
   }
 
   /** The host hands the host role to another seated player; promoting oneself changes nothing. */
-  async promote(env: EnvironmentContext, sessionId: string, callerId: string, targetId: string): Promise<PlatformSession> {
-    return this.seatChange(env, sessionId, {}, async (trx, session, seats) => {
+  async promote(db: Queryable, env: EnvironmentContext, sessionId: string, callerId: string, targetId: string): Promise<PlatformSession> {
+    return this.seatChange(db, env, sessionId, {}, async (trx, session, seats) => {
       this.hostAction(session, seats, callerId, targetId);
       if (targetId !== callerId) {
         // In this order: the one-host index is checked after each statement.
@@ -225,15 +227,15 @@ export class SessionService {
    * update applies only while the session still has that status, so of two racing reports the one
    * that finds the status already changed is refused, even when its move would be allowed afterwards.
    */
-  async reportStatus(env: EnvironmentContext, sessionId: string, report: StatusReport): Promise<PlatformSession> {
-    const current = (await this.db('sessions').where({ id: sessionId, environment_id: env.id }).first('status')) as
-      | { status: SessionStatus }
-      | undefined;
-    if (!current) throw sessionNotFound();
-    if (!REPORTED_MOVES[current.status].includes(report.status)) {
-      throw refuse.conflict(`A session in ${current.status} cannot move to ${report.status}.`);
-    }
-    const session = await this.db.transaction(async (trx) => {
+  async reportStatus(db: Queryable, env: EnvironmentContext, sessionId: string, report: StatusReport): Promise<PlatformSession> {
+    return inTransaction(db, async (trx) => {
+      const current = (await trx('sessions').where({ id: sessionId, environment_id: env.id }).first('status')) as
+        | { status: SessionStatus }
+        | undefined;
+      if (!current) throw sessionNotFound();
+      if (!REPORTED_MOVES[current.status].includes(report.status)) {
+        throw refuse.conflict(`A session in ${current.status} cannot move to ${report.status}.`);
+      }
       const [row] = (await trx('sessions')
         .where({ id: sessionId, environment_id: env.id, status: current.status })
         .update({
@@ -245,42 +247,49 @@ export class SessionService {
         })
         .returning('*')) as SessionRow[];
       if (!row) throw refuse.conflict('The session changed while this report was made; read it and report again if still right.');
-      return toSession(row, await this.seatsOf(trx, sessionId));
+      const session = toSession(row, await this.seatsOf(trx, sessionId));
+      if (report.status === 'ERROR') {
+        // Kept for staff: the error text is stored and logged (once it stands), never answered.
+        await afterCommit(trx, () => this.logger.warn({ environmentId: env.id, sessionId, error: report.error ?? null }, 'session reported ERROR'));
+      }
+      await this.publishAfterCommit(trx, [{ environmentId: env.id, session, removed: [], added: [] }]);
+      return session;
     });
-    if (report.status === 'ERROR') {
-      // Kept for staff: the error text is stored and logged, never answered.
-      this.logger.warn({ environmentId: env.id, sessionId, error: report.error ?? null }, 'session reported ERROR');
-    }
-    await this.announce([{ environmentId: env.id, session, removed: [], added: [] }]);
-    return session;
   }
 
   /**
-   * Ends every seat of a player being deleted, inside the deleting transaction (run it there, then
-   * `announce` what it answers once that transaction has committed). Locks the player's row first,
-   * so no seat can be taken meanwhile, then the sessions in id order.
+   * Ends every seat of a player being deleted: a step of `deletePlayer`, in its transaction, with one
+   * event per session once that commits. Locks the player's row first, so no seat can be taken
+   * meanwhile, then the sessions in id order.
    */
-  async endSeatsOfDeletedPlayer(trx: Tx, env: EnvironmentContext, playerId: string): Promise<SessionChange[]> {
-    const player = await trx.raw('SELECT id FROM players WHERE id = ? AND environment_id = ? FOR UPDATE', [playerId, env.id]);
-    if (player.rows.length === 0) return [];
-    const held = (await trx('session_players').where({ environment_id: env.id, player_id: playerId }).pluck('session_id')) as string[];
-    const events: SessionChange[] = [];
-    for (const sessionId of [...held].sort()) {
-      const locked = await this.lockSession(trx, env, sessionId);
-      if (!locked) continue;
-      const n = await trx('session_players').where({ session_id: sessionId, player_id: playerId }).delete();
-      if (n === 0) continue;
-      const session = await this.afterSeatChange(trx, locked);
-      events.push({ environmentId: env.id, session, removed: [{ playerId, reason: 'deleted' }], added: [] });
-    }
-    return events;
+  async endSeatsOfDeletedPlayer(db: Queryable, env: EnvironmentContext, playerId: string): Promise<void> {
+    await inTransaction(db, async (trx) => {
+      const player = await trx.raw('SELECT id FROM players WHERE id = ? AND environment_id = ? FOR UPDATE', [playerId, env.id]);
+      if (player.rows.length === 0) return;
+      const held = (await trx('session_players').where({ environment_id: env.id, player_id: playerId }).pluck('session_id')) as string[];
+      const events: SessionChange[] = [];
+      for (const sessionId of [...held].sort()) {
+        const locked = await this.lockSession(trx, env, sessionId);
+        if (!locked) continue;
+        const n = await trx('session_players').where({ session_id: sessionId, player_id: playerId }).delete();
+        if (n === 0) continue;
+        const session = await this.afterSeatChange(trx, locked);
+        events.push({ environmentId: env.id, session, removed: [{ playerId, reason: 'deleted' }], added: [] });
+      }
+      await this.publishAfterCommit(trx, events);
+    });
+  }
+
+  /** Queues a change's events to go out once the transaction that made it has committed. */
+  private publishAfterCommit(trx: Tx, changes: SessionChange[]): Promise<void> {
+    return changes.length === 0 ? Promise.resolve() : afterCommit(trx, () => this.publish(changes));
   }
 
   /**
-   * Publishes the events of a change that has committed (call it only then), stamped with the time;
-   * the change stands whether or not the publish reaches Redis, so a failure is logged, never thrown.
+   * Publishes the events of a change that has committed, stamped with the time; the change stands
+   * whether or not the publish reaches Redis, so a failure is logged, never thrown.
    */
-  async announce(changes: SessionChange[]): Promise<void> {
+  private async publish(changes: SessionChange[]): Promise<void> {
     const committedAt = Date.now();
     for (const change of changes) {
       const event: SessionEvent = { ...change, committedAt };
@@ -294,23 +303,24 @@ export class SessionService {
 
   /**
    * One seat change: locks the session (after the joining player's row, when a seat is added), runs
-   * the change against the seats as they are, applies the last-player rule, commits, then announces.
+   * the change against the seats as they are, applies the last-player rule; its event goes out on commit.
    */
   private async seatChange(
+    db: Queryable,
     env: EnvironmentContext,
     sessionId: string,
     options: { addingPlayer?: string },
     change: (trx: Tx, session: SessionRow, seats: SeatRow[], adding: PlayerRow | null) => Promise<SeatOutcome>,
   ): Promise<PlatformSession> {
-    const { session, outcome } = await this.db.transaction(async (trx) => {
+    return inTransaction(db, async (trx) => {
       const adding = options.addingPlayer ? await this.lockPlayer(trx, env, options.addingPlayer) : null;
       const locked = await this.lockSession(trx, env, sessionId);
       if (!locked) throw sessionNotFound();
       const outcome = await change(trx, locked, await this.seatsOf(trx, sessionId), adding);
-      return { session: await this.afterSeatChange(trx, locked), outcome };
+      const session = await this.afterSeatChange(trx, locked);
+      await this.publishAfterCommit(trx, [{ environmentId: env.id, session, removed: outcome.removed ?? [], added: outcome.added ?? [] }]);
+      return session;
     });
-    await this.announce([{ environmentId: env.id, session, removed: outcome.removed ?? [], added: outcome.added ?? [] }]);
-    return session;
   }
 
   /**

@@ -9,7 +9,11 @@ export class EnvironmentRegistry {
   private byAppKeyCache = new TtlCache<string, EnvironmentContext | null>(10_000);
   private flight = new SingleFlight<string, EnvironmentContext | null>();
 
-  constructor(private readonly db: Db, bus: InvalidationBus) {
+  /**
+   * `pool` loads the cache every request of the process reads (the hot path waits for nothing once an
+   * environment is there), so it holds committed data only, never what a caller's transaction sees.
+   */
+  constructor(private readonly pool: Db, bus: InvalidationBus) {
     bus.on((event) => {
       if (event.kind === 'environments') {
         this.byIdCache.clear();
@@ -22,7 +26,7 @@ export class EnvironmentRegistry {
     const hit = this.byIdCache.get(id);
     if (hit !== undefined) return hit;
     return this.flight.run(`id:${id}`, async () => {
-      const env = await loadEnvironmentById(this.db, id);
+      const env = await loadEnvironmentById(this.pool, id);
       this.remember(env, { id });
       return env;
     });
@@ -37,7 +41,7 @@ export class EnvironmentRegistry {
     const hit = this.byAppKeyCache.get(appKey);
     if (hit !== undefined) return hit;
     return this.flight.run(`key:${appKey}`, async () => {
-      const env = await loadEnvironmentByAppKey(this.db, appKey);
+      const env = await loadEnvironmentByAppKey(this.pool, appKey);
       this.remember(env, { appKey });
       return env;
     });

@@ -23,8 +23,8 @@ export const signInServer = defineRoute({
   success: signInAnswers,
   refusals: ['conflict', 'quota-exceeded'],
   handler: async (ctx) => {
-    const env = ctx.env!;
-    const { player, created, tokensValidAfter } = await ctx.core.players.signIn(env, 'server', ctx.body.subject, ctx.body.displayName);
+    const { env } = ctx;
+    const { player, created, tokensValidAfter } = await ctx.core.players.signIn(ctx.db, env, 'server', ctx.body.subject, ctx.body.displayName);
     const tokens = await ctx.core.tokens.issue(player.id, env.appKey, tokensValidAfter);
     return { status: created ? 201 : 200, body: { ...tokens, player } };
   },
@@ -50,11 +50,11 @@ export const signInIdp = defineRoute({
   success: signInAnswers,
   refusals: ['provider-disabled', 'unauthorized', 'service-disabled', 'conflict', 'quota-exceeded', 'unavailable'],
   handler: async (ctx) => {
-    const env = ctx.env!;
+    const { env } = ctx;
     const { subject } = await ctx.core.idp.verify(env, ctx.body.idToken);
     // Once its token is checked, the sign-in counts against its environment's limits (spec §8).
     await ctx.enterEnvironment(env, `idp:${subject}`);
-    const { player, created, tokensValidAfter } = await ctx.core.players.signIn(env, 'idp', subject);
+    const { player, created, tokensValidAfter } = await ctx.core.players.signIn(ctx.db, env, 'idp', subject);
     const tokens = await ctx.core.tokens.issue(player.id, env.appKey, tokensValidAfter);
     return { status: created ? 201 : 200, body: { ...tokens, player } };
   },
@@ -75,7 +75,7 @@ export const refreshTokens = defineRoute({
   refusals: ['unauthorized', 'project-not-approved'],
   handler: async (ctx) => {
     // The refresh counts with the player's access tokens: one credential per player (spec §8).
-    const tokens = await ctx.core.refresh.refresh(ctx.body.refreshToken, (env, playerId) => ctx.enterEnvironment(env, `p:${playerId}`));
+    const tokens = await ctx.core.refresh.refresh(ctx.db, ctx.body.refreshToken, (env, playerId) => ctx.enterEnvironment(env, `p:${playerId}`));
     return { body: tokens };
   },
 });

@@ -28,8 +28,8 @@ const ConfigTable = Type.Object({
 const Flag = Type.Object({ name: Type.String(), isEnabled: Type.Boolean() });
 
 /** Every conditional read's ETag: the environment's content version and exactly what was asked. */
-function contentEtag(ctx: HandlerContext<unknown, unknown, unknown>, ask: string): Promise<string> {
-  return ctx.core.gameConfig.etag(ctx.env!.id, ask);
+function contentEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either-or-dashboard'>, ask: string): Promise<string> {
+  return ctx.core.gameConfig.etag(ctx.env.id, ask);
 }
 
 export const listConfigValues = defineRoute({
@@ -44,7 +44,7 @@ export const listConfigValues = defineRoute({
   etag: contentEtag,
   success: { status: 200, description: 'A page of config values', schema: PageOf(ConfigRow) },
   refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.gameConfig.listValues(ctx.env!, ctx.query) }),
+  handler: async (ctx) => ({ body: await ctx.core.gameConfig.listValues(ctx.db, ctx.env, ctx.query) }),
 });
 
 export const listConfigTables = defineRoute({
@@ -59,7 +59,7 @@ export const listConfigTables = defineRoute({
   etag: contentEtag,
   success: { status: 200, description: 'A page of config tables', schema: PageOf(ConfigTable) },
   refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.gameConfig.listTables(ctx.env!, ctx.query) }),
+  handler: async (ctx) => ({ body: await ctx.core.gameConfig.listTables(ctx.db, ctx.env, ctx.query) }),
 });
 
 export const getConfigTable = defineRoute({
@@ -77,7 +77,7 @@ export const getConfigTable = defineRoute({
   etag: contentEtag,
   success: { status: 200, description: 'The table', schema: ConfigTable },
   refusals: ['not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.gameConfig.getTable(ctx.env!, ctx.params.key) }),
+  handler: async (ctx) => ({ body: await ctx.core.gameConfig.getTable(ctx.db, ctx.env, ctx.params.key) }),
 });
 
 export const listFlags = defineRoute({
@@ -92,5 +92,5 @@ export const listFlags = defineRoute({
   etag: contentEtag,
   success: { status: 200, description: 'A page of flags', schema: PageOf(Flag) },
   refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.gameConfig.listFlags(ctx.env!, ctx.query) }),
+  handler: async (ctx) => ({ body: await ctx.core.gameConfig.listFlags(ctx.db, ctx.env, ctx.query) }),
 });

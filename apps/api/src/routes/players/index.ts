@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { SessionChange } from '@hearth/core';
+import { deletePlayer as deletePlayerAndHoldings } from '@hearth/core';
 import { defineRoute } from '../../http/route';
 import { Id, Trimmed } from '../../http/schema-helpers';
 import { PlatformPlayer } from '../shapes';
@@ -18,7 +18,7 @@ export const getPlayer = defineRoute({
   params: PlayerPath,
   success: { status: 200, description: 'The player', schema: PlatformPlayer },
   refusals: ['not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.players.get(ctx.env!, targetPlayerId(ctx)) }),
+  handler: async (ctx) => ({ body: await ctx.core.players.get(ctx.db, ctx.env, targetPlayerId(ctx)) }),
 });
 
 export const renamePlayer = defineRoute({
@@ -33,7 +33,7 @@ export const renamePlayer = defineRoute({
   body: Type.Object({ displayName: Trimmed({ minLength: 1, maxLength: 40 }) }, { additionalProperties: false }),
   success: { status: 200, description: 'The player as stored', schema: PlatformPlayer },
   refusals: ['not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.players.rename(ctx.env!, targetPlayerId(ctx), ctx.body.displayName) }),
+  handler: async (ctx) => ({ body: await ctx.core.players.rename(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body.displayName) }),
 });
 
 export const deletePlayer = defineRoute({
@@ -48,14 +48,7 @@ export const deletePlayer = defineRoute({
   success: { status: 204, description: 'Deleted' },
   refusals: ['not-found'],
   handler: async (ctx) => {
-    const env = ctx.env!;
-    const playerId = targetPlayerId(ctx);
-    // Seats end in the deleting transaction; their events go out once it has committed.
-    let endedSeats: SessionChange[] = [];
-    await ctx.core.players.delete(env, playerId, async (trx) => {
-      endedSeats = await ctx.core.sessions.endSeatsOfDeletedPlayer(trx, env, playerId);
-    });
-    await ctx.core.sessions.announce(endedSeats);
+    await deletePlayerAndHoldings(ctx.db, ctx.core, ctx.env, targetPlayerId(ctx));
     return {};
   },
 });
@@ -72,7 +65,7 @@ export const signOutPlayer = defineRoute({
   success: { status: 204, description: 'Signed out everywhere' },
   refusals: ['not-found'],
   handler: async (ctx) => {
-    await ctx.core.players.signOutEverywhere(ctx.env!, targetPlayerId(ctx));
+    await ctx.core.players.signOutEverywhere(ctx.db, ctx.env, targetPlayerId(ctx));
     return {};
   },
 });

@@ -6,9 +6,9 @@ import type { HandlerContext } from '../../http/route';
  * must say `me` (naming any id, even their own, is forbidden); with a server key it names a player
  * of the key's environment, and `me` names nobody (404).
  */
-export function targetPlayerId(ctx: HandlerContext<{ playerId: string }, unknown, unknown>): string {
+export function targetPlayerId(ctx: Pick<HandlerContext<{ playerId: string }, unknown, unknown, 'either' | 'server'>, 'params' | 'principal'>): string {
   const { playerId } = ctx.params;
-  const principal = ctx.principal!;
+  const { principal } = ctx;
   if (principal.kind === 'player') {
     if (playerId !== 'me') throw refuse.forbidden('With a player token, name the player as `me`.');
     return principal.playerId;

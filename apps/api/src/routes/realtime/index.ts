@@ -38,7 +38,7 @@ export const getRealtime = defineRoute({
       body: {
         url: `${scheme}://${ctx.request.host}${SOCKET_PATH}`,
         protocol: PROTOCOL_VERSION,
-        limits: effectiveLimits(ctx.env!.plan.realtime),
+        limits: effectiveLimits(ctx.env.plan.realtime),
       },
     };
   },

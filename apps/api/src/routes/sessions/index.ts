@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { refuse } from '@hearth/core';
-import { defineRoute, HandlerContext } from '../../http/route';
+import { defineRoute } from '../../http/route';
 import { Id, Timestamp, Trimmed } from '../../http/schema-helpers';
 
 /** PlatformSession (spec §2); a seat's uniqueNetId is stored and never answered. */
@@ -18,13 +17,6 @@ export const PlatformSession = Type.Object({
   ),
   createdAt: Timestamp,
 });
-
-/** The player calling a player-token route (the pipeline has refused every other credential). */
-function callerOf(ctx: HandlerContext<unknown, unknown, unknown>): string {
-  const principal = ctx.principal!;
-  if (principal.kind !== 'player') throw refuse.forbidden('This route takes a player token.');
-  return principal.playerId;
-}
 
 const SeatFields = {
   playerName: Type.Optional(Trimmed({ minLength: 1, maxLength: 40, description: "defaults to the player's display name, or `Player`" })),
@@ -54,7 +46,7 @@ export const createSession = defineRoute({
   refusals: [],
   handler: async (ctx) => ({
     status: 201,
-    body: await ctx.core.sessions.create(ctx.env!, callerOf(ctx), ctx.body),
+    body: await ctx.core.sessions.create(ctx.db, ctx.env, ctx.principal.playerId, ctx.body),
   }),
 });
 
@@ -70,7 +62,7 @@ export const getSession = defineRoute({
   params: SessionPath,
   success: { status: 200, description: 'The session', schema: PlatformSession },
   refusals: ['not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.sessions.get(ctx.env!, ctx.params.sessionId) }),
+  handler: async (ctx) => ({ body: await ctx.core.sessions.get(ctx.db, ctx.env, ctx.params.sessionId) }),
 });
 
 export const joinSession = defineRoute({
@@ -87,7 +79,7 @@ export const joinSession = defineRoute({
   success: { status: 200, description: 'The session with the caller seated', schema: PlatformSession },
   refusals: ['not-found', 'conflict'],
   handler: async (ctx) => ({
-    body: await ctx.core.sessions.join(ctx.env!, ctx.params.sessionId, callerOf(ctx), ctx.body),
+    body: await ctx.core.sessions.join(ctx.db, ctx.env, ctx.params.sessionId, ctx.principal.playerId, ctx.body),
   }),
 });
 
@@ -106,7 +98,7 @@ export const leaveSession = defineRoute({
   success: { status: 204, description: 'Seat given up' },
   refusals: ['not-found'],
   handler: async (ctx) => {
-    await ctx.core.sessions.leave(ctx.env!, ctx.params.sessionId, callerOf(ctx));
+    await ctx.core.sessions.leave(ctx.db, ctx.env, ctx.params.sessionId, ctx.principal.playerId);
     return {};
   },
 });
@@ -125,7 +117,7 @@ export const readySession = defineRoute({
   success: { status: 200, description: 'The session', schema: PlatformSession },
   refusals: ['not-found', 'conflict'],
   handler: async (ctx) => ({
-    body: await ctx.core.sessions.setReady(ctx.env!, ctx.params.sessionId, callerOf(ctx), ctx.body.isReady),
+    body: await ctx.core.sessions.setReady(ctx.db, ctx.env, ctx.params.sessionId, ctx.principal.playerId, ctx.body.isReady),
   }),
 });
 
@@ -141,7 +133,7 @@ export const kickSessionPlayer = defineRoute({
   success: { status: 200, description: 'The session without the player', schema: PlatformSession },
   refusals: ['not-found', 'forbidden', 'conflict'],
   handler: async (ctx) => ({
-    body: await ctx.core.sessions.kick(ctx.env!, ctx.params.sessionId, callerOf(ctx), ctx.params.playerId),
+    body: await ctx.core.sessions.kick(ctx.db, ctx.env, ctx.params.sessionId, ctx.principal.playerId, ctx.params.playerId),
   }),
 });
 
@@ -157,7 +149,7 @@ export const promoteSessionPlayer = defineRoute({
   success: { status: 200, description: 'The session with its new host', schema: PlatformSession },
   refusals: ['not-found', 'forbidden', 'conflict'],
   handler: async (ctx) => ({
-    body: await ctx.core.sessions.promote(ctx.env!, ctx.params.sessionId, callerOf(ctx), ctx.params.playerId),
+    body: await ctx.core.sessions.promote(ctx.db, ctx.env, ctx.params.sessionId, ctx.principal.playerId, ctx.params.playerId),
   }),
 });
 
@@ -182,5 +174,5 @@ export const reportSessionStatus = defineRoute({
   ),
   success: { status: 200, description: 'The session', schema: PlatformSession },
   refusals: ['not-found', 'conflict'],
-  handler: async (ctx) => ({ body: await ctx.core.sessions.reportStatus(ctx.env!, ctx.params.sessionId, ctx.body) }),
+  handler: async (ctx) => ({ body: await ctx.core.sessions.reportStatus(ctx.db, ctx.env, ctx.params.sessionId, ctx.body) }),
 });

@@ -1,0 +1,101 @@
+/**
+ * The handler context is typed by its route's credential and environment source. Checked by
+ * `npm run typecheck` (which takes test/**), not run by jest: every `Same<...>` must hold and every
+ * `@ts-expect-error` must stay an error, or the typecheck fails.
+ */
+import { Type } from '@sinclair/typebox';
+import { defineRoute } from '@hearth/api';
+import type { EnvironmentContext, Principal } from '@hearth/core';
+
+/** true only when A and B are the same type (`any` is the same as nothing else). */
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type PlayerPrincipal = Extract<Principal, { kind: 'player' }>;
+type ServerPrincipal = Extract<Principal, { kind: 'server' }>;
+
+const common = { method: 'POST' as 'POST' | 'GET', summary: 'types only', tag: 'test', success: { status: 200, description: 'ok' }, refusals: [] };
+
+export const typedRoutes = [
+  defineRoute({
+    ...common,
+    operationId: 'player',
+    path: '/t/player',
+    credential: 'player',
+    handler: async (ctx) => {
+      const principal: Same<typeof ctx.principal, PlayerPrincipal> = true;
+      const env: Same<typeof ctx.env, EnvironmentContext> = true;
+      return { body: [principal, env, ctx.principal.playerId, ctx.env.id] };
+    },
+  }),
+  defineRoute({
+    ...common,
+    operationId: 'server',
+    path: '/t/server',
+    credential: 'server',
+    handler: async (ctx) => {
+      const principal: Same<typeof ctx.principal, ServerPrincipal> = true;
+      const env: Same<typeof ctx.env, EnvironmentContext> = true;
+      // @ts-expect-error a server key names no player
+      void ctx.principal.playerId;
+      return { body: [principal, env, ctx.principal.keyId] };
+    },
+  }),
+  defineRoute({
+    ...common,
+    operationId: 'either',
+    path: '/t/either',
+    credential: 'either',
+    handler: async (ctx) => {
+      const principal: Same<typeof ctx.principal, Principal> = true;
+      const env: Same<typeof ctx.env, EnvironmentContext> = true;
+      // @ts-expect-error either credential: ask its kind first
+      void ctx.principal.playerId;
+      return { body: [principal, env, ctx.principal.kind === 'player' ? ctx.principal.playerId : ctx.principal.keyId] };
+    },
+  }),
+  defineRoute({
+    ...common,
+    operationId: 'dashboard',
+    path: '/t/dashboard',
+    credential: 'either-or-dashboard',
+    etag: async (ctx) => String(ctx.env.id),
+    handler: async (ctx) => {
+      const env: Same<typeof ctx.env, EnvironmentContext> = true;
+      return { body: env };
+    },
+  }),
+  defineRoute({
+    ...common,
+    operationId: 'none',
+    path: '/t/none',
+    credential: 'none',
+    handler: async (ctx) => {
+      const principal: Same<typeof ctx.principal, null> = true;
+      const env: Same<typeof ctx.env, null> = true;
+      return { body: [principal, env] };
+    },
+  }),
+  defineRoute({
+    ...common,
+    operationId: 'appKey',
+    path: '/t/app-key',
+    credential: 'none',
+    environmentFrom: 'body-app-key',
+    body: Type.Object({ appKey: Type.String() }),
+    handler: async (ctx) => {
+      const principal: Same<typeof ctx.principal, null> = true;
+      const env: Same<typeof ctx.env, EnvironmentContext> = true;
+      return { body: [principal, env, ctx.env.id] };
+    },
+  }),
+  defineRoute({
+    ...common,
+    operationId: 'late',
+    path: '/t/late',
+    credential: 'none',
+    environmentFrom: 'handler',
+    handler: async (ctx) => {
+      const env: Same<typeof ctx.env, null> = true;
+      return { body: env };
+    },
+  }),
+];
