@@ -23,7 +23,7 @@ export interface Runtime {
 
 /** The database pool and the coordination (Redis when REDIS_URL is set, else in-process) of a config. */
 export function connect(config: HearthConfig, logger: Logger): Pick<Runtime, 'db' | 'coordination' | 'close'> {
-  const db = createDb(config.databaseUrl!);
+  const db = createDb(config.databaseUrl!, undefined, logger);
   const coordination: Coordination = config.redisUrl
     ? new RedisCoordination(config.redisUrl, { prefix: config.redisPrefix, onError: (err) => logger.warn({ err: err.message }, 'redis error') })
     : new MemoryCoordination();

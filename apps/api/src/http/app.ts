@@ -3,6 +3,7 @@ import FindMyWay, { HTTPVersion } from 'find-my-way';
 import { ApiError, HearthCore, TRUST_NO_PROXY, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
 import type { AnyRoute } from './route';
 import { Exchange } from './exchange';
+import { INTERNAL_ERROR, answerFor } from './errors';
 import { ApiMetrics } from './metrics';
 import { CompiledRoute, Pipeline, addressChecks, compileRoute } from './pipeline';
 
@@ -83,15 +84,11 @@ export function createApiApp(options: ApiAppOptions): { handle: RequestListener;
     try {
       await dispatch(exchange);
     } catch (err) {
-      if (err instanceof ApiError) {
-        exchange.status = err.status;
-        exchange.body = err.toBody();
-        if (err.headers) exchange.setHeaders(err.headers);
-      } else {
-        exchange.status = 500;
-        exchange.body = { error: 'internal-error', message: 'Something went wrong on our side; retry with backoff.' };
-        core.logger.error({ err, requestId: exchange.requestId, method: exchange.method, path: exchange.path }, 'request failed');
-      }
+      const answer = answerFor(err);
+      exchange.status = answer.status;
+      exchange.body = answer.body;
+      if (answer.headers) exchange.setHeaders(answer.headers);
+      if (answer.log !== 'none') core.logger[answer.log]({ err, requestId: exchange.requestId, method: exchange.method, path: exchange.path }, 'request failed');
     }
     const { rate, status } = exchange;
     if (rate) {
@@ -115,7 +112,7 @@ export function createApiApp(options: ApiAppOptions): { handle: RequestListener;
       // Only a fault in writing the answer itself lands here: never leave the client waiting.
       core.logger.error({ err, method: req.method, url: req.url }, 'answer failed');
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
-      res.end(JSON.stringify({ error: 'internal-error', message: 'Something went wrong on our side; retry with backoff.' }));
+      res.end(JSON.stringify(INTERNAL_ERROR));
     });
   };
 
