@@ -93,7 +93,7 @@ export class Pipeline {
   constructor(readonly core: HearthCore, private readonly metrics: ApiMetrics) {}
 
   /** Checks and counts limits; a refusal throws 429. The outcome feeds the X-RateLimit headers. */
-  async limit(exchange: Exchange, checks: RateCheck[]): Promise<void> {
+  async limit(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<void> {
     let outcome: RateOutcome;
     try {
       outcome = await this.core.coordination.rateLimit(checks);
