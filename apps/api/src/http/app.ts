@@ -79,7 +79,8 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     if (!found) {
       // Anything the table does not name (a known path with another method included) is 404.
       await pipeline.limit(exchange, addressChecks(exchange.ip));
-      throw new ApiError('not-found', `No route ${exchange.method} ${path}.`);
+      // HEAD is GET without the body, its refusal too (same message, same Content-Length).
+      throw new ApiError('not-found', `No route ${exchange.method === 'HEAD' ? 'GET' : exchange.method} ${path}.`);
     }
     exchange.params = found.params;
     await pipeline.run(exchange, found.compiled);
