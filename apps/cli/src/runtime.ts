@@ -23,7 +23,7 @@ export interface Runtime {
 
 /** The database pool and the coordination (Redis when REDIS_URL is set, else in-process) of a config. */
 export function connect(config: HearthConfig, logger: Logger): Pick<Runtime, 'db' | 'coordination' | 'close'> {
-  const db = createDb(config.databaseUrl!);
+  const db = createDb(config.databaseUrl!, undefined, logger);
   const coordination: Coordination = config.redisUrl
     ? new RedisCoordination(config.redisUrl, { prefix: config.redisPrefix, onError: (err) => logger.warn({ err: err.message }, 'redis error') })
     : new MemoryCoordination();
@@ -37,9 +37,18 @@ export function connect(config: HearthConfig, logger: Logger): Pick<Runtime, 'db
   };
 }
 
+/**
+ * The logger of a command. JSON lines, one per event, are what a cluster's log pipeline reads, so
+ * every command writes them, even on a terminal; `hearth dev` on a terminal has a person reading it
+ * and writes readable lines instead (pino-pretty). Piped or redirected, `hearth dev` writes JSON too.
+ */
+export function commandLogger(command: string, level: string, stdout: { isTTY?: boolean } = process.stdout): Logger {
+  return createLogger(level, 'hearth', { readable: command === 'dev' && stdout.isTTY === true });
+}
+
 export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig> = {}): Runtime {
   const config = { ...loadConfig(process.env, needs), ...overrides };
-  const logger = createLogger(config.logLevel);
+  const logger = commandLogger('service', config.logLevel);
   return { config, logger, ...connect(config, logger) };
 }
 

@@ -10,6 +10,7 @@ export * from './invalidation';
 export * from './hearth';
 export * from './db/knex';
 export * from './db/transaction';
+export * from './db/unreachable';
 export * from './coord/coordination';
 export { MemoryCoordination } from './coord/memory';
 export { RedisCoordination } from './coord/redis';

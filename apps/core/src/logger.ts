@@ -3,7 +3,19 @@ import pino, { Logger } from 'pino';
 
 export type { Logger };
 
-export function createLogger(level = 'info', name = 'hearth'): Logger {
+export interface LoggerOptions {
+  /**
+   * Lines for a person at a terminal (pino-pretty, as a pino transport in a worker thread) instead of
+   * JSON lines. Only `hearth dev` asks for it, and only when its output is a terminal.
+   */
+  readable?: boolean;
+}
+
+export function createLogger(level = 'info', name = 'hearth', options: LoggerOptions = {}): Logger {
+  if (options.readable) {
+    const pretty = pino.transport({ target: 'pino-pretty', options: { destination: 1, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } });
+    return pino({ name, level, base: { pid: process.pid } }, pretty);
+  }
   return pino({ name, level, base: { pid: process.pid } }, stdoutDestination());
 }
 

@@ -1,8 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
 import FindMyWay, { HTTPVersion } from 'find-my-way';
 import { ApiError, HearthCore, TRUST_NO_PROXY, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
 import type { AnyRoute } from './route';
 import { Exchange } from './exchange';
+import { INTERNAL_ERROR, answerFor } from './errors';
+import { clientErrorListener, type ClientErrorListener } from './client-error';
 import { ApiMetrics } from './metrics';
 import { CompiledRoute, Pipeline, addressChecks, compileRoute } from './pipeline';
 
@@ -19,12 +21,19 @@ export interface ApiAppOptions {
 
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
+export interface ApiApp {
+  handle: RequestListener;
+  /** For the server's 'clientError': what the HTTP parser refused, answered in the spec's shape. */
+  clientError: ClientErrorListener;
+  metrics: ApiMetrics;
+}
+
 /**
  * The API as node's request listener: every route of the table through the pipeline, under /v1.
  * Routing is find-my-way (fastify's router) over the table; see docs/architecture.md for why there is
  * no web framework in between.
  */
-export function createApiApp(options: ApiAppOptions): { handle: RequestListener; metrics: ApiMetrics } {
+export function createApiApp(options: ApiAppOptions): ApiApp {
   const { core, routes } = options;
   const trustedProxies = options.trustedProxies ?? TRUST_NO_PROXY;
   const metrics = options.metrics ?? new ApiMetrics();
@@ -32,6 +41,9 @@ export function createApiApp(options: ApiAppOptions): { handle: RequestListener;
   // Request ids only need to be unique: a random prefix per app and a counter (no random bytes per request).
   const requestIdPrefix = `${randomId(12)}-`;
   let requestCount = 0;
+  const nextRequestId = () => requestIdPrefix + (++requestCount).toString(36);
+  /** Connections with a request in the pipeline: a parse error there closes rather than answers. */
+  const answering = new WeakSet<object>();
 
   // Parameters of any length reach validation, which names them (find-my-way's default cuts at 100).
   const router = FindMyWay<HTTPVersion.V1>({ maxParamLength: 16 * 1024 });
@@ -67,7 +79,8 @@ export function createApiApp(options: ApiAppOptions): { handle: RequestListener;
     if (!found) {
       // Anything the table does not name (a known path with another method included) is 404.
       await pipeline.limit(exchange, addressChecks(exchange.ip));
-      throw new ApiError('not-found', `No route ${exchange.method} ${path}.`);
+      // HEAD is GET without the body, its refusal too (same message, same Content-Length).
+      throw new ApiError('not-found', `No route ${exchange.method === 'HEAD' ? 'GET' : exchange.method} ${path}.`);
     }
     exchange.params = found.params;
     await pipeline.run(exchange, found.compiled);
@@ -76,22 +89,19 @@ export function createApiApp(options: ApiAppOptions): { handle: RequestListener;
   // Around every request: request id, the error shape, X-RateLimit headers, metrics and the access line.
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
+    answering.add(req.socket);
     const exchange = new Exchange(req, res, trustedProxies);
     const incoming = req.headers['x-request-id'];
-    exchange.requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : requestIdPrefix + (++requestCount).toString(36);
+    exchange.requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : nextRequestId();
     exchange.setHeader('X-Request-Id', exchange.requestId);
     try {
       await dispatch(exchange);
     } catch (err) {
-      if (err instanceof ApiError) {
-        exchange.status = err.status;
-        exchange.body = err.toBody();
-        if (err.headers) exchange.setHeaders(err.headers);
-      } else {
-        exchange.status = 500;
-        exchange.body = { error: 'internal-error', message: 'Something went wrong on our side; retry with backoff.' };
-        core.logger.error({ err, requestId: exchange.requestId, method: exchange.method, path: exchange.path }, 'request failed');
-      }
+      const answer = answerFor(err);
+      exchange.status = answer.status;
+      exchange.body = answer.body;
+      if (answer.headers) exchange.setHeaders(answer.headers);
+      if (answer.log !== 'none') core.logger[answer.log]({ err, requestId: exchange.requestId, method: exchange.method, path: exchange.path }, 'request failed');
     }
     const { rate, status } = exchange;
     if (rate) {
@@ -100,6 +110,7 @@ export function createApiApp(options: ApiAppOptions): { handle: RequestListener;
       exchange.setHeader('X-RateLimit-Reset', rate.nearest.resetSeconds);
     }
     exchange.send();
+    answering.delete(req.socket);
     const ms = performance.now() - started;
     const route = exchange.routeTemplate ?? 'unmatched';
     const labels = { route, method: exchange.method, status: String(status) };
@@ -115,11 +126,21 @@ export function createApiApp(options: ApiAppOptions): { handle: RequestListener;
       // Only a fault in writing the answer itself lands here: never leave the client waiting.
       core.logger.error({ err, method: req.method, url: req.url }, 'answer failed');
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
-      res.end(JSON.stringify({ error: 'internal-error', message: 'Something went wrong on our side; retry with backoff.' }));
+      res.end(JSON.stringify(INTERNAL_ERROR));
+      answering.delete(req.socket);
     });
   };
+  const clientError = clientErrorListener({
+    pipeline,
+    metrics,
+    logger: core.logger,
+    trustedProxies,
+    maxHeaderSize,
+    nextRequestId,
+    answering: (socket) => answering.has(socket),
+  });
 
-  return { handle, metrics };
+  return { handle, clientError, metrics };
 }
 
 /** find-my-way wants a handler per route; the pipeline is what handles, with the route as the store. */

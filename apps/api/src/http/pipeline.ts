@@ -3,7 +3,6 @@
  * size → credential → rate limits → review → service switch → body read and validation → handler.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import getRawBody from 'raw-body';
 import type { TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import {
@@ -25,6 +24,8 @@ import {
 } from '@hearth/core';
 import { AnyRoute, BODY_LIMITS, HandlerContext, HandlerResult, RequestInfo } from './route';
 import { applyTrim, hasTrim } from './schema-helpers';
+import { declaredTooLarge, readBody } from './body';
+import { bearerOf } from './credentials';
 import type { ApiMetrics } from './metrics';
 import type { Exchange } from './exchange';
 
@@ -92,7 +93,7 @@ export class Pipeline {
   constructor(readonly core: HearthCore, private readonly metrics: ApiMetrics) {}
 
   /** Checks and counts limits; a refusal throws 429. The outcome feeds the X-RateLimit headers. */
-  async limit(exchange: Exchange, checks: RateCheck[]): Promise<void> {
+  async limit(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<void> {
     let outcome: RateOutcome;
     try {
       outcome = await this.core.coordination.rateLimit(checks);
@@ -122,9 +123,8 @@ export class Pipeline {
     const { route } = compiled;
     exchange.routeTemplate = route.path;
 
-    // Body size, before reading a byte of it.
-    const declared = exchange.contentLength;
-    if (route.bodyMode !== 'ignored' && declared !== undefined && declared > compiled.bodyLimit) {
+    // Body size, before reading a byte of it (routes that ignore their body too).
+    if (declaredTooLarge(exchange, compiled.bodyLimit)) {
       // Refused before its credential is read, so it counts like a request without one (and carries X-RateLimit-*).
       await this.limit(exchange, addressChecks(exchange.ip));
       throw refuse.tooLarge(compiled.bodyLimit);
@@ -134,13 +134,13 @@ export class Pipeline {
     let principal: Principal | null = null;
     let env: EnvironmentContext | null = null;
     if (route.credential !== 'none') {
-      const credential = bearerOf(exchange.header('authorization'));
+      const { credential, problem } = bearerOf(exchange.header('authorization'));
       // A token whose checks are all cached is answered without waiting (the hot path).
       const known = credential ? this.core.authenticator.peek(credential) : null;
       principal = known !== undefined ? known : await this.core.authenticator.authenticate(credential!);
       if (!principal) {
         await this.limit(exchange, addressChecks(exchange.ip));
-        throw refuse.unauthorized(credential ? 'The credential is not valid.' : 'This route needs a credential: Authorization: Bearer <credential>.');
+        throw refuse.unauthorized(problem ?? 'The credential is not valid.');
       }
       env = principal.environment;
       await this.limit(exchange, environmentChecks(env, credentialKeyOf(principal)));
@@ -160,7 +160,7 @@ export class Pipeline {
       const unknown = Object.keys(query)[0];
       if (unknown !== undefined) throw refuse.invalid(`query.${unknown}`, `query.${unknown} is not taken by this route.`);
     }
-    const body = route.bodyMode === 'ignored' || !hasBody(exchange) ? undefined : await readJsonBody(exchange, compiled.bodyLimit);
+    const body = await readBody(exchange, compiled.bodyLimit, route.bodyMode);
     let input: unknown = body;
     if (compiled.body) {
       input = body === undefined ? {} : body;
@@ -278,17 +278,6 @@ class RequestContext implements HandlerContext<unknown, unknown, unknown> {
   }
 }
 
-function bearerOf(header: string): string | null {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match ? match[1] : null;
-}
-
-/** application/json, with or without parameters such as charset. */
-function isJson(contentType: string): boolean {
-  const semicolon = contentType.indexOf(';');
-  return (semicolon < 0 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase() === 'application/json';
-}
-
 function isEmptyObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
 }
@@ -298,30 +287,4 @@ function ifNoneMatch(header: string, etag: string): boolean {
   if (header === etag) return true; // what clients send back: the one ETag they were given
   if (header.trim() === '*') return true;
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
-}
-
-/** A request has a body when it declares a length above zero or streams one in chunks. */
-function hasBody(exchange: Exchange): boolean {
-  const length = exchange.contentLength;
-  return (length !== undefined && length > 0) || exchange.header('transfer-encoding') !== '';
-}
-
-/** Reads a JSON body, counting bytes as they stream (a body with no Content-Length is held to the limit too). */
-async function readJsonBody(exchange: Exchange, limit: number): Promise<unknown> {
-  const length = exchange.contentLength;
-  let text: string;
-  try {
-    text = await getRawBody(exchange.req, { length, limit, encoding: 'utf8' });
-  } catch (err) {
-    const type = (err as { type?: string }).type;
-    if (type === 'entity.too.large') throw refuse.tooLarge(limit);
-    throw refuse.invalid('body', 'The body could not be read.');
-  }
-  if (text.length === 0) return undefined;
-  if (!isJson(exchange.header('content-type'))) throw refuse.invalid('body', 'The body must be JSON, sent with Content-Type: application/json.');
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw refuse.invalid('body', 'The body is not valid JSON.');
-  }
 }

@@ -11,7 +11,7 @@ import {
 } from '@hearth/core';
 import { startApiServer } from '@hearth/api';
 import { RealtimeServer } from '@hearth/realtime';
-import { connect, onShutdown } from '../runtime';
+import { commandLogger, connect, onShutdown } from '../runtime';
 
 const REPO_ROOT = path.resolve(__dirname, '../../../..');
 const EXAMPLES = path.join(REPO_ROOT, 'examples/dev');
@@ -24,7 +24,7 @@ const EMBEDDED_PG_PORT = Number(process.env.HEARTH_DEV_PG_PORT ?? 54329);
  */
 export async function runDev(opts: { dataDir: string }): Promise<void> {
   const config = loadConfig(process.env, {});
-  const logger = createLogger(config.logLevel);
+  const logger = commandLogger('dev', config.logLevel);
   const dataDir = path.resolve(opts.dataDir);
   fs.mkdirSync(dataDir, { recursive: true });
   // As root, PostgreSQL runs as the `postgres` user, which must reach its binaries and its data.

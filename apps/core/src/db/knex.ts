@@ -1,5 +1,6 @@
 import path from 'node:path';
 import knexFactory, { Knex } from 'knex';
+import type { Logger } from '../logger';
 
 export type Db = Knex;
 export type Tx = Knex.Transaction;
@@ -8,11 +9,28 @@ export type Queryable = Knex | Knex.Transaction;
 
 export const MIGRATIONS_DIR = path.resolve(__dirname, '../../../../migrations');
 
-export function createDb(databaseUrl: string, poolMax = 10): Db {
+/**
+ * How long a query waits for a pooled connection before failing (knex's default is a minute). A
+ * database that is down refuses at once; this bounds the other cases (a hung server, a pool held by
+ * slow work), so a request hears 503 `unavailable` well before a client's own timeout.
+ */
+export const ACQUIRE_TIMEOUT_MS = 5_000;
+
+/** `logger`, when given, takes knex's own warnings (a connection that ended, one that could not be made) as log lines. */
+export function createDb(databaseUrl: string, poolMax = 10, logger?: Logger): Db {
   return knexFactory({
     client: 'pg',
     connection: databaseUrl,
     pool: { min: 0, max: poolMax },
+    acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
+    ...(logger && {
+      log: {
+        warn: (message: string) => logger.warn({ knex: message }, 'database'),
+        error: (message: string) => logger.error({ knex: message }, 'database'),
+        deprecate: (method: string, alternative: string) => logger.warn({ knex: `${method} is deprecated; use ${alternative}` }, 'database'),
+        debug: (message: string) => logger.debug({ knex: message }, 'database'),
+      },
+    }),
     migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts'], tableName: 'knex_migrations' },
   });
 }

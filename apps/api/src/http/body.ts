@@ -1,0 +1,93 @@
+/**
+ * Request bodies: the size limit (from Content-Length before reading, counted while streaming), the
+ * JSON media type (`content-type`), and JSON parsing that refuses prototype keys (`secure-json-parse`,
+ * fastify's parser). Every route's body goes through here, those that ignore theirs too: an ignored
+ * body is still held to the limit, so no route is a way to stream without end.
+ */
+import contentType from 'content-type';
+import getRawBody from 'raw-body';
+import secureJson from 'secure-json-parse';
+import { refuse } from '@hearth/core';
+import type { Exchange } from './exchange';
+
+/** Whether the declared Content-Length alone is over `limit` (then refused before a byte is read). */
+export function declaredTooLarge(exchange: Exchange, limit: number): boolean {
+  const declared = exchange.contentLength;
+  return declared !== undefined && declared > limit;
+}
+
+/** A request has a body when it declares a length above zero or streams one in chunks. */
+export function hasBody(exchange: Exchange): boolean {
+  const length = exchange.contentLength;
+  return (length !== undefined && length > 0) || exchange.header('transfer-encoding') !== '';
+}
+
+/**
+ * The request's body as JSON (`undefined` when there is none), or, for a route that ignores its
+ * body, `undefined` once the body has been read and dropped within the limit.
+ */
+export async function readBody(exchange: Exchange, limit: number, mode: 'json' | 'ignored' = 'json'): Promise<unknown> {
+  if (!hasBody(exchange)) return undefined;
+  const bytes = await readBytes(exchange, limit);
+  if (mode === 'ignored' || bytes.length === 0) return undefined;
+  if (!isJsonMediaType(exchange.header('content-type'))) {
+    throw refuse.invalid('body', 'The body must be JSON, sent with Content-Type: application/json.');
+  }
+  return parseJsonBody(decodeUtf8(bytes));
+}
+
+/** Reads the whole body, counting bytes as they stream (a body with no Content-Length is held to the limit too). */
+async function readBytes(exchange: Exchange, limit: number): Promise<Buffer> {
+  try {
+    return await getRawBody(exchange.req, { length: exchange.contentLength, limit });
+  } catch (err) {
+    if ((err as getRawBody.RawBodyError).type === 'entity.too.large') throw refuse.tooLarge(limit);
+    throw refuse.invalid('body', 'The body could not be read.');
+  }
+}
+
+/**
+ * `application/json`, with or without parameters; a charset, when given, must be UTF-8 (RFC 8259 §8.1:
+ * JSON exchanged between systems is UTF-8). A header `content-type` cannot parse is not JSON.
+ */
+export function isJsonMediaType(header: string): boolean {
+  if (header === '') return false;
+  let parsed: contentType.ParsedMediaType;
+  try {
+    parsed = contentType.parse(header);
+  } catch {
+    return false;
+  }
+  if (parsed.type !== 'application/json') return false;
+  const charset = parsed.parameters.charset;
+  return charset === undefined || charset.toLowerCase() === 'utf-8';
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Bytes that are not UTF-8 are not JSON text: refused rather than patched with U+FFFD. */
+function decodeUtf8(bytes: Buffer): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw refuse.invalid('body', 'The body is not valid UTF-8.');
+  }
+}
+
+/**
+ * Parses JSON text, refusing `__proto__` keys and `constructor.prototype` anywhere in it: such a body
+ * is not stripped but refused, so what a handler sees is always exactly what was sent.
+ */
+export function parseJsonBody(text: string): unknown {
+  let value: unknown;
+  try {
+    // `safe` answers null for a forbidden key; malformed JSON still throws.
+    value = secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'error', safe: true });
+  } catch {
+    throw refuse.invalid('body', 'The body is not valid JSON.');
+  }
+  if (value === null && text.trim() !== 'null') {
+    throw refuse.invalid('body', 'The body may not hold a "__proto__" key or a "constructor" with a "prototype".');
+  }
+  return value;
+}
