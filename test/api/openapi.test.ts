@@ -240,6 +240,31 @@ test('every answer documents the rate-limit headers as required; a 429 adds Retr
   for (const code of Object.keys(ERROR_STATUS)) expect(error.properties.error.enum).toContain(code);
 });
 
+test('every success schema is exact: each object in it says additionalProperties false (or is declared free-form)', () => {
+  const open: string[] = [];
+  const walk = (node: unknown, where: string) => {
+    if (!node || typeof node !== 'object') return;
+    const schema = node as Json;
+    if (schema.type === 'object') {
+      const freeForm = schema.additionalProperties === true && Object.keys(schema.properties ?? {}).length === 0 && !schema.patternProperties;
+      if (schema.additionalProperties !== false && !freeForm) open.push(where);
+    }
+    for (const [key, value] of Object.entries(schema)) walk(value, `${where}/${key}`);
+  };
+  let successes = 0;
+  for (const { name, operation } of operations()) {
+    for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+      const schema = response.content?.['application/json']?.schema;
+      if (Number(status) < 300 && schema) {
+        successes++;
+        walk(schema, `${name} ${status}`);
+      }
+    }
+  }
+  expect(successes).toBeGreaterThan(15);
+  expect(open).toEqual([]);
+});
+
 test('every schema in the document is valid JSON Schema 2020-12', () => {
   const ajv = new Ajv2020({ strict: false });
   const schemas: unknown[] = [];
@@ -269,8 +294,9 @@ test('the test client refuses an answer the document does not describe, and says
     };
   };
   expect(served.check(answer({}))).toEqual({ checked: true, operationId: 'getJwks' });
-  // A status the operation does not list, a missing header, a code the status does not carry.
+  // A status the operation does not list, a field the schema does not have, a missing header.
   expect(() => served.check(answer({ status: 418 }))).toThrow(ContractViolation);
+  expect(() => served.check(answer({ text: '{"keys":[],"extra":1}' }))).toThrow(/extra|additional/);
   expect(() => served.check(answer({ headers: { 'content-type': 'application/json' } }))).toThrow(/X-RateLimit-Limit/);
   expect(() => served.check(answer({ status: 400, text: '{"error":"forbidden","message":"no"}' }))).toThrow(ContractViolation);
   // What it does not check, it says.

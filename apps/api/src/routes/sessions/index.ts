@@ -14,10 +14,10 @@ export const PlatformSession = Type.Object({
   conclusion: Type.Union([Type.String(), Type.Null()]),
   seats: Type.Number({ description: "how many players it seats: the project's seats, held to the plan" }),
   players: Type.Array(
-    Type.Object({ playerId: Type.String(), playerName: Type.String(), isHost: Type.Boolean(), isReady: Type.Boolean() }),
+    Type.Object({ playerId: Type.String(), playerName: Type.String(), isHost: Type.Boolean(), isReady: Type.Boolean() }, { additionalProperties: false }),
   ),
   createdAt: Timestamp,
-});
+}, { additionalProperties: false });
 
 /** The player calling a player-token route (the pipeline has refused every other credential). */
 function callerOf(ctx: HandlerContext<unknown, unknown, unknown>): string {
