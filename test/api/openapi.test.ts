@@ -21,7 +21,7 @@ import { ERROR_STATUS, parseTrustedProxies, type ErrorCode, type ProjectSpecT } 
 import { AnyRoute, CHECKS, CheckName, checksOf, defineRoute, routeTable } from '@hearth/api';
 import { Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
-import { Contract, ContractViolation, contractDocument } from '../support/contract';
+import { Contract, ContractViolation, checkAnswer, contractDocument } from '../support/contract';
 import { allServices, environment, plan, project, serverKey, standardManifests } from '../support/manifests';
 import { eventually, sleep } from '../support/wait';
 
@@ -301,6 +301,7 @@ test('the test client refuses an answer the document does not describe, and says
   expect(() => served.check(answer({ status: 400, text: '{"error":"forbidden","message":"no"}' }))).toThrow(ContractViolation);
   // What it does not check, it says.
   expect(served.check(answer({ path: '/nope' }))).toEqual({ checked: false, reason: expect.stringContaining('no operation') });
+  expect(checkAnswer(answer({ method: 'POST', path: '/test/keyed' }))).toEqual({ checked: false, reason: expect.stringContaining('extraRoutes') });
 });
 
 // ---------------------------------------------------------------------------------------------
