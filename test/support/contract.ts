@@ -15,7 +15,11 @@
  * Not checked, and said so on the reply (`reply.contract.reason`): routes a test declares itself
  * (extraRoutes, told by the harness) and requests no operation of the document takes (outside
  * /v1, unknown paths, a method a path does not take).
+ *
+ * With HEARTH_CONTRACT_LOG=<file>, each checked answer appends `<operationId> <status>` to the file:
+ * which operations and answers a run of the suite held to the document.
  */
+import { appendFileSync } from 'node:fs';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import FindMyWay, { HTTPVersion } from 'find-my-way';
@@ -162,7 +166,10 @@ function theContract(): Contract {
 
 /** Checks one answer against the document; throws a ContractViolation when the document does not describe it. */
 export function checkAnswer(answer: Answer): ContractCheck {
-  return theContract().check(answer);
+  const checked = theContract().check(answer);
+  const log = process.env.HEARTH_CONTRACT_LOG;
+  if (log && checked.checked) appendFileSync(log, `${checked.operationId} ${answer.status}\n`);
+  return checked;
 }
 
 /** Routes a test adds to its API: their answers are the test's business, not the document's. */
