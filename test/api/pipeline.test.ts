@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox';
 import { defineRoute, routeTable } from '@hearth/api';
 import { Harness, startHarness } from '../support/harness';
 import { call, expectError, Reply, signIn } from '../support/http';
+import { checkAnswer } from '../support/contract';
 import { gameConfig } from '../support/manifests';
 
 const boomRoute = defineRoute({
@@ -61,7 +62,12 @@ function rawRequest(
         const text = Buffer.concat(chunks).toString('utf8');
         const responseHeaders = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') responseHeaders.set(k, v);
-        resolve({ status: res.statusCode!, headers: responseHeaders, body: text ? JSON.parse(text) : undefined, text });
+        try {
+          const contract = checkAnswer({ method, url: url.href, status: res.statusCode!, header: (name) => responseHeaders.get(name), text });
+          resolve({ status: res.statusCode!, headers: responseHeaders, body: text ? JSON.parse(text) : undefined, text, contract });
+        } catch (err) {
+          reject(err);
+        }
         req.destroy();
       });
     });

@@ -19,6 +19,7 @@ import {
 import { startApiServer, ApiServer, AnyRoute } from '@hearth/api';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl, templateName } from './env';
 import { Manifests, standardManifests } from './manifests';
+import { declareTestRoutes } from './contract';
 
 export interface TestDatabase {
   name: string;
@@ -67,6 +68,8 @@ export async function startApiInstance(opts: {
   const core = new HearthCore({ db: opts.db, coordination, masterKey: opts.masterKey, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
   await core.start();
   const api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0, extraRoutes: opts.extraRoutes, trustedProxies: opts.trustedProxies });
+  // The test client checks answers against the document; the test's own routes are not in it.
+  declareTestRoutes(opts.extraRoutes ?? []);
   return {
     core,
     api,

@@ -1,9 +1,16 @@
-/** A thin real-HTTP client for tests (Node's fetch). */
+/**
+ * A thin real-HTTP client for tests (Node's fetch). Every answer it receives is checked against the
+ * API's OpenAPI document (contract.ts): an answer the document does not describe fails the test.
+ */
+import { checkAnswer, type ContractCheck } from './contract';
+
 export interface Reply<T = any> {
   status: number;
   headers: Headers;
   body: T;
   text: string;
+  /** Whether the answer was held to the document, or why not. */
+  contract: ContractCheck;
 }
 
 export interface CallOptions {
@@ -23,8 +30,10 @@ export async function call<T = any>(base: string, method: string, path: string, 
     body = JSON.stringify(options.body);
     headers['Content-Type'] ??= 'application/json';
   }
-  const res = await fetch(base + path, { method, headers, body });
+  const url = base + path;
+  const res = await fetch(url, { method, headers, body });
   const text = await res.text();
+  const contract = checkAnswer({ method, url, status: res.status, header: (name) => res.headers.get(name), text });
   let parsed: unknown = undefined;
   if (text.length > 0) {
     try {
@@ -33,7 +42,7 @@ export async function call<T = any>(base: string, method: string, path: string, 
       parsed = undefined;
     }
   }
-  return { status: res.status, headers: res.headers, body: parsed as T, text };
+  return { status: res.status, headers: res.headers, body: parsed as T, text, contract };
 }
 
 /** Signs a player in with a server key; answers the tokens and the player. */

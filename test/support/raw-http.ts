@@ -5,6 +5,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { Reply } from './http';
+import { checkAnswer } from './contract';
 
 /** A request over node:http whose body `write` sends; resolves with the answer as soon as it is complete. */
 export function rawRequest(
@@ -26,7 +27,9 @@ export function rawRequest(
         const text = Buffer.concat(chunks).toString('utf8');
         const responseHeaders = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') responseHeaders.set(k, v);
-        resolve({ status: res.statusCode!, headers: responseHeaders, body: text ? JSON.parse(text) : undefined, text });
+        // Held to the document like every answer fetch gets (test/support/contract.ts).
+        const contract = checkAnswer({ method, url: url.toString(), status: res.statusCode!, header: (name) => responseHeaders.get(name), text });
+        resolve({ status: res.statusCode!, headers: responseHeaders, body: text ? JSON.parse(text) : undefined, text, contract });
         req.destroy();
       });
     });

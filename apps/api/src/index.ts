@@ -4,3 +4,4 @@ export * from './http/app';
 export * from './http/openapi';
 export * from './http/metrics';
 export { routeTable } from './routes';
+export * from './http/checks';

@@ -1,17 +1,24 @@
 import type { TSchema } from '@sinclair/typebox';
 import { ERROR_STATUS, ErrorCode } from '@hearth/core';
-import { AnyRoute, CredentialKind, refusalsOf } from './route';
+import type { AnyRoute } from './route';
+import { CREDENTIALS_TAKEN, IdempotencyKeyHeader, PrincipalKind, bodyLimitOf, refusalsOf } from './checks';
 import { BASE_PATH } from './app';
 
 type Json = Record<string, unknown>;
 
-const SECURITY: Record<CredentialKind, Json[]> = {
-  none: [],
-  server: [{ serverKey: [] }],
-  player: [{ playerToken: [] }],
-  either: [{ serverKey: [] }, { playerToken: [] }],
-  'either-or-dashboard': [{ serverKey: [] }, { playerToken: [] }, { dashboardToken: [] }],
+/**
+ * The security scheme of each credential the API accepts. Only credentials something accepts today
+ * are named: no dashboard scheme until dashboard tokens are (CREDENTIALS_TAKEN in checks.ts).
+ */
+const SCHEMES: Record<PrincipalKind, { name: string; scheme: Json }> = {
+  server: { name: 'serverKey', scheme: { type: 'http', scheme: 'bearer', description: 'A server key: hsk_<keyId>_<secret>' } },
+  player: { name: 'playerToken', scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A player access token' } },
 };
+
+/** Any one of the credentials the route takes (an empty list: none). */
+function securityOf(route: AnyRoute): Json[] {
+  return CREDENTIALS_TAKEN[route.credential].map((kind) => ({ [SCHEMES[kind].name]: [] }));
+}
 
 /** TypeBox schemas are JSON Schema already; drop our private keywords. */
 function clean(schema: TSchema): Json {
@@ -41,6 +48,19 @@ function toOpenApiPath(path: string): string {
 const RATE_LIMIT_HEADERS = Object.fromEntries(
   ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
 );
+const ETAG_HEADER = { required: true, schema: { type: 'string' } };
+
+/** The `details` of the pipeline's refusals that always carry some (spec §7). */
+function detailsOf(code: ErrorCode, route: AnyRoute): Json | undefined {
+  switch (code) {
+    case 'payload-too-large':
+      return { type: 'object', required: ['limit'], properties: { limit: { const: bodyLimitOf(route), description: 'the most this route takes, in bytes' } } };
+    case 'rate-limited':
+      return { type: 'object', required: ['retryAfterSeconds'], properties: { retryAfterSeconds: { type: 'integer', minimum: 1, description: 'as Retry-After' } } };
+    default:
+      return undefined;
+  }
+}
 
 /** The OpenAPI 3.1 document of the route table: nothing in it is written by hand. */
 export function buildOpenApi(routes: AnyRoute[]): Json {
@@ -49,7 +69,7 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
     const responses: Record<string, Json> = {};
     const ok: Json = { description: route.success.description, headers: { ...RATE_LIMIT_HEADERS } };
     if (route.success.schema) ok.content = { 'application/json': { schema: clean(route.success.schema) } };
-    if (route.etag) ok.headers = { ...RATE_LIMIT_HEADERS, ETag: { schema: { type: 'string' } } };
+    if (route.etag) ok.headers = { ...RATE_LIMIT_HEADERS, ETag: ETAG_HEADER };
     responses[String(route.success.status)] = ok;
     for (const also of route.success.also ?? []) {
       responses[String(also.status)] = route.success.schema
@@ -57,33 +77,38 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
         : { description: also.description, headers: RATE_LIMIT_HEADERS };
     }
     if (route.etag) {
-      responses['304'] = { description: 'Not modified: the ETag sent in If-None-Match is current.', headers: { ...RATE_LIMIT_HEADERS, ETag: { schema: { type: 'string' } } } };
+      responses['304'] = { description: 'Not modified: the ETag sent in If-None-Match is current.', headers: { ...RATE_LIMIT_HEADERS, ETag: ETAG_HEADER } };
     }
 
+    // The route's own refusals and those of the pipeline's checks that apply to it (checks.ts).
     const byStatus = new Map<number, ErrorCode[]>();
     for (const code of refusalsOf(route)) {
       const status = ERROR_STATUS[code];
       byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
     }
-    byStatus.set(404, [...new Set([...(byStatus.get(404) ?? []), 'not-found' as ErrorCode])]);
     for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
       // The codes are in the schema too, so a client generator knows exactly what each status may carry.
-      const schema = { allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', properties: { error: { enum: codes } } }] };
+      const details = codes.length === 1 ? detailsOf(codes[0], route) : undefined;
+      const refusal: Json = details
+        ? { type: 'object', required: ['details'], properties: { error: { enum: codes }, details } }
+        : { type: 'object', properties: { error: { enum: codes } } };
+      const schema = { allOf: [{ $ref: '#/components/schemas/Error' }, refusal] };
       responses[String(status)] = {
         description: `Refused: ${codes.join(', ')}`,
-        headers: status === 429 ? { ...RATE_LIMIT_HEADERS, 'Retry-After': { schema: { type: 'integer' } } } : RATE_LIMIT_HEADERS,
+        headers: status === 429 ? { ...RATE_LIMIT_HEADERS, 'Retry-After': { required: true, schema: { type: 'integer', minimum: 1 } } } : RATE_LIMIT_HEADERS,
         content: { 'application/json': { schema } },
       };
     }
 
     const parameters = [...parametersOf(route.params, 'path'), ...parametersOf(route.query, 'query')];
     if (route.etag) parameters.push({ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } });
-    if (route.idempotency && route.idempotency !== 'none') {
+    if (route.idempotency === 'optional' || route.idempotency === 'required') {
       parameters.push({
-        name: 'Idempotency-Key',
+        name: IdempotencyKeyHeader.name,
         in: 'header',
         required: route.idempotency === 'required',
-        schema: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[\\x20-\\x7E]+$' },
+        description: 'Identical on every retry: a retry answers what the first request answered and does nothing again.',
+        schema: clean(IdempotencyKeyHeader.schema),
       });
     }
 
@@ -92,7 +117,7 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
       tags: [route.tag],
-      security: SECURITY[route.credential],
+      security: securityOf(route),
       ...(parameters.length ? { parameters } : {}),
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: clean(route.body) } } } }
@@ -106,7 +131,12 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
 
   return {
     openapi: '3.1.0',
-    info: { title: 'Hearth platform API', version: '1.0.0', description: 'The game platform API, version 1.' },
+    info: {
+      title: 'Hearth platform API',
+      version: '1.0.0',
+      // The route-match check answers no operation's request, so it is said here once.
+      description: 'The game platform API, version 1. A request no operation here takes (an unknown path, or a known path with another method) answers 404 `not-found`.',
+    },
     servers: [{ url: BASE_PATH, description: 'this API, version 1' }],
     paths,
     components: {
@@ -122,15 +152,11 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
         },
       },
       headers: {
-        'X-RateLimit-Limit': { description: 'the limit nearest to refusing the caller', schema: { type: 'integer' } },
-        'X-RateLimit-Remaining': { description: 'requests left of that limit in its window', schema: { type: 'integer' } },
-        'X-RateLimit-Reset': { description: 'seconds until that window restarts', schema: { type: 'integer' } },
+        'X-RateLimit-Limit': { description: 'the limit nearest to refusing the caller', required: true, schema: { type: 'integer', minimum: 0 } },
+        'X-RateLimit-Remaining': { description: 'requests left of that limit in its window', required: true, schema: { type: 'integer', minimum: 0 } },
+        'X-RateLimit-Reset': { description: 'seconds until that window restarts', required: true, schema: { type: 'integer', minimum: 0 } },
       },
-      securitySchemes: {
-        serverKey: { type: 'http', scheme: 'bearer', description: 'A server key: hsk_<keyId>_<secret>' },
-        playerToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A player access token' },
-        dashboardToken: { type: 'http', scheme: 'bearer', description: 'A custom dashboard token' },
-      },
+      securitySchemes: Object.fromEntries(Object.values(SCHEMES).map(({ name, scheme }) => [name, scheme])),
     },
   };
 }

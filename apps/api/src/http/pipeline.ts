@@ -1,6 +1,9 @@
 /**
- * The request pipeline every route goes through. Order of checks (DESIGN.md): route match → body
- * size → credential → rate limits → review → service switch → body read and validation → handler.
+ * The request pipeline every route goes through. Which checks a route goes through, and what each
+ * can answer, is declared once in checks.ts (the document reads the same table); this file carries
+ * them out, in the order given there: route match → body size → credential → rate limits →
+ * credential kind → review → service switch → input validation → ETag → idempotency key →
+ * handler.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
@@ -22,7 +25,8 @@ import {
   refuse,
   runIdempotent,
 } from '@hearth/core';
-import { AnyRoute, BODY_LIMITS, HandlerContext, HandlerResult, RequestInfo } from './route';
+import { AnyRoute, HandlerContext, HandlerResult, RequestInfo } from './route';
+import { AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, PrincipalKind, bodyLimitOf, checksOf, takesCredential } from './checks';
 import { applyTrim, hasTrim } from './schema-helpers';
 import { declaredTooLarge, readBody } from './body';
 import { bearerOf } from './credentials';
@@ -33,13 +37,16 @@ import type { Exchange } from './exchange';
 export const ADDRESS_LIMIT_PER_MINUTE = 600;
 export const IDP_ADDRESS_LIMIT_PER_MINUTE = 120;
 
-const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,128}$/;
-
 const inputAjv = createAjv({ coerceTypes: true });
 const bodyAjv = createAjv();
+const validIdempotencyKey = bodyAjv.compile(IdempotencyKeyHeader.schema);
+
+const CREDENTIAL_NAMES: Record<PrincipalKind, string> = { server: 'a server key', player: 'a player token' };
 
 export interface CompiledRoute {
   route: AnyRoute;
+  /** The checks of checks.ts this route goes through. */
+  checks: AppliedChecks;
   params?: ValidateFunction;
   query: ValidateFunction | null;
   body?: ValidateFunction;
@@ -51,11 +58,12 @@ export function compileRoute(route: AnyRoute): CompiledRoute {
   const compile = (ajv: typeof inputAjv, schema: TSchema | undefined) => (schema ? ajv.compile(schema) : undefined);
   return {
     route,
+    checks: checksOf(route),
     params: compile(inputAjv, route.params),
     query: route.query ? inputAjv.compile(route.query) : null,
     body: compile(bodyAjv, route.body),
     trimBody: hasTrim(route.body),
-    bodyLimit: route.bodyLimit ?? BODY_LIMITS.default,
+    bodyLimit: bodyLimitOf(route),
   };
 }
 
@@ -112,19 +120,30 @@ export class Pipeline {
     }
   }
 
-  /** Review and service switches of the environment a request acts in. */
-  checkEnvironment(env: EnvironmentContext, route: AnyRoute): void {
-    const refusal = environmentRefusal(env, route.service);
+  /** Review and service switch of the environment a request acts in (every request that has one is reviewed). */
+  checkEnvironment(env: EnvironmentContext, { route, checks }: CompiledRoute): void {
+    const refusal = environmentRefusal(env, checks.serviceSwitch ? route.service : undefined);
     if (refusal) throw refusal;
   }
 
   /** Runs one request of a matched route, leaving the answer on the exchange (errors are thrown). */
   async run(exchange: Exchange, compiled: CompiledRoute): Promise<void> {
-    const { route } = compiled;
+    try {
+      await this.runChecked(exchange, compiled);
+    } catch (err) {
+      // Every request is counted (the rate-limits check applies to all): one refused before it was
+      // counted (a sign-in naming its environment in its body, refused on its input) counts by address.
+      if (exchange.rate === undefined && err instanceof ApiError) await this.limit(exchange, addressChecks(exchange.ip));
+      throw err;
+    }
+  }
+
+  private async runChecked(exchange: Exchange, compiled: CompiledRoute): Promise<void> {
+    const { route, checks } = compiled;
     exchange.routeTemplate = route.path;
 
     // Body size, before reading a byte of it (routes that ignore their body too).
-    if (declaredTooLarge(exchange, compiled.bodyLimit)) {
+    if (checks.bodySize && declaredTooLarge(exchange, compiled.bodyLimit)) {
       // Refused before its credential is read, so it counts like a request without one (and carries X-RateLimit-*).
       await this.limit(exchange, addressChecks(exchange.ip));
       throw refuse.tooLarge(compiled.bodyLimit);
@@ -133,7 +152,7 @@ export class Pipeline {
     // Credential, rate limits, review, service switch.
     let principal: Principal | null = null;
     let env: EnvironmentContext | null = null;
-    if (route.credential !== 'none') {
+    if (checks.credential) {
       const { credential, problem } = bearerOf(exchange.header('authorization'));
       // A token whose checks are all cached is answered without waiting (the hot path).
       const known = credential ? this.core.authenticator.peek(credential) : null;
@@ -144,10 +163,11 @@ export class Pipeline {
       }
       env = principal.environment;
       await this.limit(exchange, environmentChecks(env, credentialKeyOf(principal)));
-      if (route.credential === 'server' && principal.kind !== 'server') throw refuse.forbidden('This route takes a server key.');
-      if (route.credential === 'player' && principal.kind !== 'player') throw refuse.forbidden('This route takes a player token.');
-      this.checkEnvironment(env, route);
-    } else if (route.environmentFrom !== 'body-app-key') {
+      if (checks.credentialKind && !takesCredential(route, principal.kind)) {
+        throw refuse.forbidden(`This route takes ${CREDENTIALS_TAKEN[route.credential].map((kind) => CREDENTIAL_NAMES[kind]).join(' or ')}.`);
+      }
+      this.checkEnvironment(env, compiled);
+    } else if (!checks.environmentFromBody) {
       await this.limit(exchange, addressChecks(exchange.ip));
     }
 
@@ -172,15 +192,15 @@ export class Pipeline {
     }
 
     // The identity-provider sign-in names its environment in the body.
-    if (route.environmentFrom === 'body-app-key') {
+    if (checks.environmentFromBody) {
       const appKey = (input as { appKey: string }).appKey;
       env = await this.core.environments.byAppKey(appKey);
       await this.limit(exchange, addressChecks(exchange.ip, route.rateLimit === 'idp-sign-in' ? (env ?? undefined) : undefined));
       if (!env) throw new ApiError('service-disabled', 'No environment has that app key.');
-      this.checkEnvironment(env, route);
+      this.checkEnvironment(env, compiled);
     }
 
-    const handlerContext = new RequestContext(this, exchange, route, params, query, input, principal, env, this.core.db);
+    const handlerContext = new RequestContext(this, exchange, compiled, params, query, input, principal, env, this.core.db);
 
     // Conditional reads.
     if (route.etag) {
@@ -200,14 +220,14 @@ export class Pipeline {
 
   private async runHandler(exchange: Exchange, compiled: CompiledRoute, hc: RequestContext): Promise<HandlerResult> {
     const { route } = compiled;
-    const mode = route.idempotency ?? 'none';
-    if (mode === 'none') return route.handler(hc);
+    if (!compiled.checks.idempotencyKey) return route.handler(hc);
     const key = exchange.header('idempotency-key');
+    const field = `header.${IdempotencyKeyHeader.name}`;
     if (key === '') {
-      if (mode === 'required') throw refuse.invalid('header.Idempotency-Key', 'header.Idempotency-Key is required on this route.');
+      if (route.idempotency === 'required') throw refuse.invalid(field, `${field} is required on this route.`);
       return route.handler(hc);
     }
-    if (!IDEMPOTENCY_KEY.test(key)) throw refuse.invalid('header.Idempotency-Key', 'header.Idempotency-Key must be 1-128 printable ASCII characters.');
+    if (!validIdempotencyKey(key)) throw refuse.invalid(field, `${field} must be ${IdempotencyKeyHeader.schema.description}.`);
     const principal = hc.principal;
     const envId = hc.env!.id;
     // The handler gets the idempotency transaction as ctx.db and hands it to every core function it
@@ -240,7 +260,7 @@ class RequestContext implements HandlerContext<unknown, unknown, unknown> {
   constructor(
     private readonly pipeline: Pipeline,
     private readonly exchange: Exchange,
-    private readonly route: AnyRoute,
+    private readonly compiled: CompiledRoute,
     readonly params: unknown,
     readonly query: unknown,
     readonly body: unknown,
@@ -268,13 +288,13 @@ class RequestContext implements HandlerContext<unknown, unknown, unknown> {
 
   async enterEnvironment(environment: EnvironmentContext, credentialKey: string): Promise<void> {
     await this.pipeline.limit(this.exchange, environmentChecks(environment, credentialKey));
-    this.pipeline.checkEnvironment(environment, this.route);
+    this.pipeline.checkEnvironment(environment, this.compiled);
   }
 
   /** The same request, writing through the idempotency transaction. */
   withDb(db: Queryable): RequestContext {
-    const { pipeline, exchange, route, params, query, body, principal, env } = this;
-    return new RequestContext(pipeline, exchange, route, params, query, body, principal, env, db);
+    const { pipeline, exchange, compiled, params, query, body, principal, env } = this;
+    return new RequestContext(pipeline, exchange, compiled, params, query, body, principal, env, db);
   }
 }
 

@@ -17,7 +17,8 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
  * Who may call: `none`; `server` (server key); `player` (player access token); `either`; and
- * `either-or-dashboard` for the reads a custom dashboard may also make.
+ * `either-or-dashboard` for the reads the spec also opens to custom dashboards (which take what
+ * `either` takes until dashboard tokens are accepted: see CREDENTIALS_TAKEN in checks.ts).
  */
 export type CredentialKind = 'none' | 'server' | 'player' | 'either' | 'either-or-dashboard';
 
@@ -127,7 +128,10 @@ export interface RouteSpec<
    */
   etag?: (ctx: HandlerContext<Static<NonNullable<P>>, Static<NonNullable<Q>>, unknown, C, F>, ask: string) => Promise<string>;
   success: { status: number; description: string; schema?: TSchema; also?: { status: number; description: string }[] };
-  /** Refusals of the route's own logic; the pipeline adds those its checks can answer. */
+  /**
+   * Refusals of the route's own logic. The document adds those of the pipeline's checks that apply
+   * to the route (CHECKS in checks.ts): list here only what the handler answers.
+   */
   refusals: ErrorCode[];
   handler: (
     ctx: HandlerContext<
@@ -150,20 +154,4 @@ export function defineRoute<
   F extends EnvironmentSource | undefined = undefined,
 >(spec: RouteSpec<P, Q, B, C, F>): AnyRoute {
   return spec as unknown as AnyRoute;
-}
-
-/** The refusals a route can answer: its own plus those its pipeline checks can produce. */
-export function refusalsOf(route: AnyRoute): ErrorCode[] {
-  const codes = new Set<ErrorCode>(route.refusals);
-  codes.add('rate-limited');
-  if (route.params || route.query || route.body || route.idempotency === 'required') codes.add('invalid-request');
-  if (route.body || route.bodyMode === 'ignored') codes.add('payload-too-large');
-  if (route.credential !== 'none') {
-    codes.add('unauthorized');
-    codes.add('forbidden');
-  }
-  if (route.credential !== 'none' || route.environmentFrom === 'body-app-key') codes.add('project-not-approved');
-  if (route.service) codes.add('service-disabled');
-  if (route.idempotency && route.idempotency !== 'none') codes.add('idempotency-conflict');
-  return [...codes];
 }

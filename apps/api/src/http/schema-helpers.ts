@@ -16,7 +16,7 @@ export const PageQuery = {
 };
 
 export function PageOf(item: TSchema, extra: Record<string, TSchema> = {}) {
-  return Type.Object({ items: Type.Array(item), next: Type.Union([Type.String(), Type.Null()]), ...extra });
+  return Type.Object({ items: Type.Array(item), next: Type.Union([Type.String(), Type.Null()]), ...extra }, { additionalProperties: false });
 }
 
 /** Trims, in place, every string the schema marks `x-trim` (nested objects and arrays included). */

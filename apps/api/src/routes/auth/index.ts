@@ -48,7 +48,7 @@ export const signInIdp = defineRoute({
   ),
   bodyLimit: BODY_LIMITS.signIn,
   success: signInAnswers,
-  refusals: ['provider-disabled', 'unauthorized', 'service-disabled', 'conflict', 'quota-exceeded', 'unavailable'],
+  refusals: ['provider-disabled', 'unauthorized', 'conflict', 'quota-exceeded', 'unavailable'],
   handler: async (ctx) => {
     const { env } = ctx;
     const { subject } = await ctx.core.idp.verify(env, ctx.body.idToken);
@@ -72,7 +72,7 @@ export const refreshTokens = defineRoute({
   body: Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 4000 }) }, { additionalProperties: false }),
   bodyLimit: BODY_LIMITS.signIn,
   success: { status: 200, description: 'New tokens', schema: PlatformTokens },
-  refusals: ['unauthorized', 'project-not-approved'],
+  refusals: ['unauthorized'],
   handler: async (ctx) => {
     // The refresh counts with the player's access tokens: one credential per player (spec §8).
     const tokens = await ctx.core.refresh.refresh(ctx.db, ctx.body.refreshToken, (env, playerId) => ctx.enterEnvironment(env, `p:${playerId}`));

@@ -13,19 +13,22 @@ const ConfigRow = Type.Object({
   valueInt: Type.Union([Type.Number(), Type.Null()]),
   valueFloat: Type.Union([Type.Number(), Type.Null()]),
   valueBool: Type.Union([Type.Boolean(), Type.Null()]),
+  // Spec §2: "object or null", always null for values made in the console; its content is not the API's to fix.
   LevelRateConfig: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-});
+}, { additionalProperties: false });
 
 const ConfigTable = Type.Object({
   key: Type.String(),
   name: Type.String(),
   description: Type.Union([Type.String(), Type.Null()]),
   groupName: Type.Union([Type.String(), Type.Null()]),
-  columns: Type.Array(Type.Object({ key: Type.String(), label: Type.String(), type: ColumnType })),
-  rows: Type.Array(Type.Object({ key: Type.String(), sortOrder: Type.Number(), cells: Type.Record(Type.String(), Cell) })),
-});
+  columns: Type.Array(Type.Object({ key: Type.String(), label: Type.String(), type: ColumnType }, { additionalProperties: false })),
+  rows: Type.Array(
+    Type.Object({ key: Type.String(), sortOrder: Type.Number(), cells: Type.Record(Type.String(), Cell, { additionalProperties: false }) }, { additionalProperties: false }),
+  ),
+}, { additionalProperties: false });
 
-const Flag = Type.Object({ name: Type.String(), isEnabled: Type.Boolean() });
+const Flag = Type.Object({ name: Type.String(), isEnabled: Type.Boolean() }, { additionalProperties: false });
 
 /** Every conditional read's ETag: the environment's content version and exactly what was asked. */
 function contentEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either-or-dashboard'>, ask: string): Promise<string> {

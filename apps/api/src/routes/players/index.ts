@@ -17,7 +17,7 @@ export const getPlayer = defineRoute({
   credential: 'either',
   params: PlayerPath,
   success: { status: 200, description: 'The player', schema: PlatformPlayer },
-  refusals: ['not-found'],
+  refusals: ['not-found', 'forbidden'],
   handler: async (ctx) => ({ body: await ctx.core.players.get(ctx.db, ctx.env, targetPlayerId(ctx)) }),
 });
 
@@ -32,7 +32,7 @@ export const renamePlayer = defineRoute({
   params: PlayerPath,
   body: Type.Object({ displayName: Trimmed({ minLength: 1, maxLength: 40 }) }, { additionalProperties: false }),
   success: { status: 200, description: 'The player as stored', schema: PlatformPlayer },
-  refusals: ['not-found'],
+  refusals: ['not-found', 'forbidden'],
   handler: async (ctx) => ({ body: await ctx.core.players.rename(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body.displayName) }),
 });
 
@@ -63,7 +63,7 @@ export const signOutPlayer = defineRoute({
   credential: 'either',
   params: PlayerPath,
   success: { status: 204, description: 'Signed out everywhere' },
-  refusals: ['not-found'],
+  refusals: ['not-found', 'forbidden'],
   handler: async (ctx) => {
     await ctx.core.players.signOutEverywhere(ctx.db, ctx.env, targetPlayerId(ctx));
     return {};

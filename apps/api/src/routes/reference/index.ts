@@ -12,15 +12,36 @@ export const getJwks = defineRoute({
   success: {
     status: 200,
     description: 'The key set',
-    schema: Type.Object({
-      keys: Type.Array(
-        Type.Object({ kty: Type.Literal('OKP'), crv: Type.Literal('Ed25519'), x: Type.String(), kid: Type.String(), alg: Type.Literal('EdDSA'), use: Type.Literal('sig') }),
-      ),
-    }),
+    schema: Type.Object(
+      {
+        keys: Type.Array(
+          Type.Object(
+            { kty: Type.Literal('OKP'), crv: Type.Literal('Ed25519'), x: Type.String(), kid: Type.String(), alg: Type.Literal('EdDSA'), use: Type.Literal('sig') },
+            { additionalProperties: false },
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
   },
   refusals: [],
   handler: async (ctx) => ({ body: ctx.core.tokens.jwks(), headers: { 'Cache-Control': 'public, max-age=300' } }),
 });
+
+/**
+ * The document's top level, closed like every answer. What is inside each part is OpenAPI 3.1's to
+ * define (and test/api/openapi.test.ts validates the whole against it).
+ */
+const OpenApiDocument = Type.Object(
+  {
+    openapi: Type.String({ pattern: '^3\\.1\\.\\d+$' }),
+    info: Type.Object({}, { additionalProperties: true }),
+    servers: Type.Array(Type.Object({}, { additionalProperties: true })),
+    paths: Type.Record(Type.String({ pattern: '^/' }), Type.Object({}, { additionalProperties: true }), { additionalProperties: false }),
+    components: Type.Object({}, { additionalProperties: true }),
+  },
+  { additionalProperties: false },
+);
 
 /** GET /openapi.json answers the document built from the whole route table (set by the route list). */
 export function openApiRoute(document: () => unknown) {
@@ -31,7 +52,7 @@ export function openApiRoute(document: () => unknown) {
     summary: 'This API as an OpenAPI 3.1 document',
     tag: 'reference',
     credential: 'none',
-    success: { status: 200, description: 'The OpenAPI document', schema: Type.Object({}, { additionalProperties: true }) },
+    success: { status: 200, description: 'The OpenAPI document', schema: OpenApiDocument },
     refusals: [],
     handler: async () => ({ body: document() }),
   });

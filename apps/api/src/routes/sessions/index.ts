@@ -13,10 +13,10 @@ export const PlatformSession = Type.Object({
   conclusion: Type.Union([Type.String(), Type.Null()]),
   seats: Type.Number({ description: "how many players it seats: the project's seats, held to the plan" }),
   players: Type.Array(
-    Type.Object({ playerId: Type.String(), playerName: Type.String(), isHost: Type.Boolean(), isReady: Type.Boolean() }),
+    Type.Object({ playerId: Type.String(), playerName: Type.String(), isHost: Type.Boolean(), isReady: Type.Boolean() }, { additionalProperties: false }),
   ),
   createdAt: Timestamp,
-});
+}, { additionalProperties: false });
 
 const SeatFields = {
   playerName: Type.Optional(Trimmed({ minLength: 1, maxLength: 40, description: "defaults to the player's display name, or `Player`" })),
