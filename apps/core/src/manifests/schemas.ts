@@ -167,6 +167,8 @@ export const MANIFEST_KINDS = {
   GameConfig: { schema: GameConfigManifest, namespaced: true },
 } as const;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
+/** The document type of one kind, from its schema. */
+export type ManifestOf<K extends ManifestKind> = Static<(typeof MANIFEST_KINDS)[K]['schema']>;
 
 export type Plan = Static<typeof PlanManifest>;
 export type PlanLimits = Static<typeof PlanSpec>;
