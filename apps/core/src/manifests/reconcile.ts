@@ -29,7 +29,7 @@ function namespaceFor(kind: ManifestKind, namespace: string | undefined): string
 export async function reconcileManifest(db: Queryable, doc: AnyManifest, bus: Announcer, origin?: string): Promise<ReconcileResult> {
   const kind = doc.kind;
   const outcome = await reconcilerOf(kind).reconcile(db, doc, { bus, label: describeDocument(doc, origin) });
-  const namespace = namespaceFor(kind, (doc.metadata as { namespace?: string }).namespace);
+  const namespace = namespaceFor(kind, 'namespace' in doc.metadata ? doc.metadata.namespace : undefined);
   return { kind, namespace, name: doc.metadata.name, ...outcome };
 }
 

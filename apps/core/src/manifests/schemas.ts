@@ -177,4 +177,5 @@ export type ProjectSpecT = Static<typeof ProjectSpec>;
 export type GameEnvironment = Static<typeof GameEnvironmentManifest>;
 export type ServerKey = Static<typeof ServerKeyManifest>;
 export type GameConfig = Static<typeof GameConfigManifest>;
-export type AnyManifest = Plan | Project | GameEnvironment | ServerKey | GameConfig;
+/** A document of any kind, discriminated by `kind`. */
+export type AnyManifest = ManifestOf<ManifestKind>;
