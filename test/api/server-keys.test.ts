@@ -39,7 +39,7 @@ async function environmentId(appKey: string): Promise<number> {
 
 async function mint(appKey: string, name: string, limit = 5) {
   const envId = await environmentId(appKey);
-  return h.db.transaction((trx) => mintServerKey(trx, envId, name, limit));
+  return mintServerKey(h.db, envId, name, limit);
 }
 
 async function liveKeys(appKey: string): Promise<number> {
@@ -113,9 +113,8 @@ describe('revocation', () => {
     expect((await call(h.base, 'POST', '/auth/server', { token: minted.key, body: { subject: 'rev-1' } })).status).toBe(201);
     expect((await call(other.base, 'POST', '/auth/server', { token: minted.key, body: { subject: 'rev-1' } })).status).toBe(200);
 
-    // As `hearth keys revoke` does: revoke in the database, then announce.
-    expect(await revokeServerKey(h.db, minted.keyId)).toMatchObject({ keyId: minted.keyId, revokedAt: expect.any(String) });
-    await h.core.bus.announce({ kind: 'server-key', keyId: minted.keyId });
+    // What `hearth keys revoke` calls: it revokes, and announces once that commits.
+    expect(await revokeServerKey(h.db, h.core.bus, minted.keyId)).toMatchObject({ keyId: minted.keyId, revokedAt: expect.any(String) });
 
     expectError(await call(h.base, 'GET', '/players/me', { token: minted.key }), 401, 'unauthorized');
     // The other process's cache lives 5 s; the announcement must beat it by far.
@@ -125,7 +124,7 @@ describe('revocation', () => {
     expect(await h.db('player_identities').where({ subject: 'rev-2' }).first()).toBeUndefined();
 
     // Revoking again finds no live key; other keys of the environment are untouched.
-    expect(await revokeServerKey(h.db, minted.keyId)).toBeNull();
+    expect(await revokeServerKey(h.db, h.core.bus, minted.keyId)).toBeNull();
     expect((await call(other.base, 'POST', '/auth/server', { token: h.serverKeys['alpha-live-key'], body: { subject: 'rev-1' } })).status).toBe(200);
   });
 });
@@ -142,7 +141,7 @@ describe('storage', () => {
       const text = Buffer.isBuffer(value) ? value.toString('latin1') + value.toString('hex') + value.toString('base64') : String(value);
       expect({ column, hasSecret: text.includes(secret) || text.includes(minted.key) }).toEqual({ column, hasSecret: false });
     }
-    await revokeServerKey(h.db, minted.keyId);
+    await revokeServerKey(h.db, h.core.bus, minted.keyId);
   });
 
   test('last use is written once (to within an hour), not on every request, whichever process serves', async () => {
@@ -177,7 +176,7 @@ describe('storage', () => {
     h.db.removeListener('query', onQuery);
     expect(updates).toEqual([]);
     expect((await lastUsed())!.getTime()).toBe(written.getTime());
-    await revokeServerKey(h.db, minted.keyId);
+    await revokeServerKey(h.db, h.core.bus, minted.keyId);
   });
 });
 
@@ -196,9 +195,9 @@ describe("the plan's live-key limit", () => {
 
     // Another environment of the same plan has its own count.
     const elsewhere = await mint('keys-b', 'elsewhere', limit);
-    await revokeServerKey(h.db, elsewhere.keyId);
+    await revokeServerKey(h.db, h.core.bus, elsewhere.keyId);
 
-    await revokeServerKey(h.db, keys[0].keyId);
+    await revokeServerKey(h.db, h.core.bus, keys[0].keyId);
     const again = await mint('keys-a', 'after-revoke', limit);
     expect(again.key.startsWith(SERVER_KEY_PREFIX)).toBe(true);
     expect(await liveKeys('keys-a')).toBe(3);

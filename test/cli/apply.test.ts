@@ -15,6 +15,8 @@ import { oneLine, runHearth, snapshot, tempDir } from './run-hearth';
 jest.setTimeout(120_000); // every step runs the real command, a process start each
 
 let database: TestDatabase;
+/** The API processes these tests start share the database, so they seal its signing keys with one key. */
+const API_MASTER_KEY = randomBytes(32);
 let dir: string;
 let env: Record<string, string>;
 
@@ -169,7 +171,7 @@ describe('a file of every kind', () => {
 describe('running API processes hear of an apply at once', () => {
   test('with REDIS_URL, a changed GameConfig shows on the next read (not after the cache expires)', async () => {
     const redisPrefix = `hearth-test:${randomBytes(6).toString('hex')}:`;
-    const api = await startApiInstance({ db: database.db, redisPrefix, masterKey: randomBytes(32) });
+    const api = await startApiInstance({ db: database.db, redisPrefix, masterKey: API_MASTER_KEY });
     try {
       // A key of our own: the minted one was only shown once, to the first test.
       const made = await runHearth(['keys', 'create', '--environment', 'starfall-live-key', '--name', 'reader', '--json'], env);
@@ -199,6 +201,58 @@ describe('running API processes hear of an apply at once', () => {
         { name: 'winter', isEnabled: true },
       ]);
       expect(reply.headers.get('etag')).not.toBe(etag);
+    } finally {
+      await api.stop();
+    }
+  });
+
+  test('with REDIS_URL, a ServerKey moved to another environment is refused at once by an API process that had it cached', async () => {
+    const redisPrefix = `hearth-test:${randomBytes(6).toString('hex')}:`;
+    const withRedis = { ...env, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: redisPrefix };
+    const api = await startApiInstance({ db: database.db, redisPrefix, masterKey: API_MASTER_KEY });
+    try {
+      const placed = await runHearth(
+        [
+          'apply', '-f',
+          write('mover.yaml', [
+            environment('starfall-test', 'starfall', 'starfall-test-key'),
+            environment('starfall-staging', 'starfall', 'starfall-staging-key'),
+            serverKey('mover', 'starfall-test'),
+          ]),
+          '--json',
+        ],
+        withRedis,
+      );
+      expect(placed.code).toBe(0);
+      const oldKey = JSON.parse(placed.stdout).results.find((r: { kind: string }) => r.kind === 'ServerKey').serverKey.key as string;
+      expect((await call(api.base, 'GET', '/flags', { token: oldKey })).status).toBe(200);
+      const cachedAt = Date.now();
+
+      const moved = await runHearth(['apply', '-f', write('mover-moved.yaml', [serverKey('mover', 'starfall-staging')]), '--json'], withRedis);
+      const movedAt = Date.now();
+      expect(moved.code).toBe(0);
+      const [result] = JSON.parse(moved.stdout).results;
+      expect(result).toMatchObject({ kind: 'ServerKey', name: 'mover', action: 'updated' });
+
+      let status = 0;
+      let seenAt = 0;
+      for (let i = 0; i < 40 && status !== 401; i++) {
+        status = (await call(api.base, 'GET', '/flags', { token: oldKey })).status;
+        seenAt = Date.now();
+        if (status !== 401) await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(status).toBe(401);
+      expect(seenAt - movedAt).toBeLessThan(1000);
+      // The verifier caches a key for 5 s: when the CLI was quick, a 401 before then is the push's doing.
+      if (movedAt - cachedAt < 4000) expect(seenAt - cachedAt).toBeLessThan(5000);
+
+      const newKey = result.serverKey.key as string;
+      expect((await call(api.base, 'GET', '/flags', { token: newKey })).status).toBe(200);
+      const rows = await database.db('server_keys').where({ manifest_name: 'mover' }).orderBy('created_at');
+      expect(rows.map((r) => [r.key_id, r.revoked_at !== null])).toEqual([
+        [oldKey.split('_')[1], true],
+        [result.serverKey.keyId, false],
+      ]);
     } finally {
       await api.stop();
     }

@@ -9,3 +9,8 @@ export function canonicalJson(value: unknown): string {
       : v,
   ) ?? 'null';
 }
+
+/** Equal as JSON whatever the key order (jsonb hands objects back with its own key order). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}

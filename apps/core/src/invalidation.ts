@@ -1,4 +1,6 @@
 import type { Coordination } from './coord/coordination';
+import type { Queryable, Tx } from './db/knex';
+import { afterCommit, isTransaction } from './db/transaction';
 
 /**
  * Cache invalidation between processes: whoever changes a cached thing announces it here, and every
@@ -62,4 +64,29 @@ export class InvalidationBus {
   private deliver(event: Invalidation): void {
     for (const listener of this.listeners) listener(event);
   }
+}
+
+/** What a writer needs of the bus: a domain function that changes a cached thing takes one. */
+export type Announcer = Pick<InvalidationBus, 'announce'>;
+
+/** Events already queued on each outermost transaction, by bus: a batch announces each change once. */
+const queued = new WeakMap<Announcer, WeakMap<Tx, Set<string>>>();
+
+/**
+ * Announces `event` once the change made through `db` has committed (never after a rollback). The
+ * same event queued twice in one transaction (an apply that upserts eight environments) goes out once.
+ */
+export async function announceAfterCommit(db: Queryable, bus: Announcer, event: Invalidation): Promise<void> {
+  if (isTransaction(db)) {
+    let root: Tx = db;
+    while (root.parentTransaction) root = root.parentTransaction;
+    const byTransaction = queued.get(bus) ?? new WeakMap<Tx, Set<string>>();
+    queued.set(bus, byTransaction);
+    const events = byTransaction.get(root) ?? new Set<string>();
+    byTransaction.set(root, events);
+    const key = JSON.stringify(event);
+    if (events.has(key)) return;
+    events.add(key);
+  }
+  await afterCommit(db, () => bus.announce(event));
 }

@@ -76,7 +76,7 @@ export async function runKeysCreate(opts: { environment: string; name: string; j
   await withRuntime({}, async (rt) => {
     const env = await environmentOrFail(rt, opts.environment);
     try {
-      const minted = await rt.db.transaction((trx) => mintServerKey(trx, env.id, name, env.plan.serverKeysPerEnvironment));
+      const minted = await mintServerKey(rt.db, env.id, name, env.plan.serverKeysPerEnvironment);
       emit(!!opts.json, { keyId: minted.keyId, key: minted.key, environment: env.appKey, name: minted.name }, () =>
         `server key ${minted.keyId} "${minted.name}" for ${env.appKey}\n${minted.key}\n(the whole key is shown this once)`,
       );
@@ -106,9 +106,9 @@ export async function runKeysList(opts: { environment: string; json?: boolean })
 
 export async function runKeysRevoke(opts: { keyId: string; json?: boolean }): Promise<void> {
   await withRuntime({}, async (rt, bus) => {
-    const revoked = await revokeServerKey(rt.db, opts.keyId);
+    // Announced to every process once the revocation commits (the same function a ServerKey's reconciler calls).
+    const revoked = await revokeServerKey(rt.db, bus, opts.keyId);
     if (!revoked) throw new CliError(`no live server key has id "${opts.keyId}"`);
-    await bus.announce({ kind: 'server-key', keyId: opts.keyId });
     emit(!!opts.json, revoked, () => `revoked server key ${revoked.keyId} "${revoked.name}"`);
   });
 }

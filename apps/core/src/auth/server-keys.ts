@@ -3,7 +3,8 @@ import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { randomId } from '../ids';
 import { SingleFlight, TtlCache } from '../cache';
-import type { InvalidationBus } from '../invalidation';
+import { inTransaction } from '../db/transaction';
+import { Announcer, InvalidationBus, announceAfterCommit } from '../invalidation';
 
 /** Server keys: `hsk_<keyId>_<secret>`; only a SHA-256 of the (high-entropy) secret is stored. */
 export const SERVER_KEY_PREFIX = 'hsk_';
@@ -58,34 +59,37 @@ function toInfo(row: Record<string, unknown>): ServerKeyInfo {
 
 /**
  * Mints a key in an environment, refusing past the plan's live-key limit. The environment row is
- * locked so two concurrent mints cannot both take the last place.
+ * locked so two concurrent mints cannot both take the last place. Nothing is announced: no process
+ * can have a key cached before it exists. `manifest` names the ServerKey document the key stands for.
  */
 export async function mintServerKey(
-  trx: Queryable,
+  db: Queryable,
   environmentId: number,
   name: string,
   liveKeyLimit: number,
   manifest?: { namespace: string; name: string },
 ): Promise<MintedServerKey> {
-  await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [environmentId]);
-  const [{ count }] = await trx('server_keys').where({ environment_id: environmentId }).whereNull('revoked_at').count({ count: '*' });
-  if (Number(count) >= liveKeyLimit) {
-    throw refuse.quota('serverKeysPerEnvironment', liveKeyLimit, `This environment already has ${liveKeyLimit} live server keys, the most its plan allows.`);
-  }
-  const keyId = randomId(KEY_ID_LENGTH);
-  const secret = randomId(SECRET_LENGTH);
-  const [row] = await trx('server_keys')
-    .insert({
-      key_id: keyId,
-      environment_id: environmentId,
-      name,
-      secret_hash: hashSecret(secret),
-      secret_hint: secret.slice(-4),
-      manifest_namespace: manifest?.namespace ?? null,
-      manifest_name: manifest?.name ?? null,
-    })
-    .returning('*');
-  return { ...toInfo(row), key: `${SERVER_KEY_PREFIX}${keyId}_${secret}` };
+  return inTransaction(db, async (trx) => {
+    await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [environmentId]);
+    const [{ count }] = await trx('server_keys').where({ environment_id: environmentId }).whereNull('revoked_at').count({ count: '*' });
+    if (Number(count) >= liveKeyLimit) {
+      throw refuse.quota('serverKeysPerEnvironment', liveKeyLimit, `This environment already has ${liveKeyLimit} live server keys, the most its plan allows.`);
+    }
+    const keyId = randomId(KEY_ID_LENGTH);
+    const secret = randomId(SECRET_LENGTH);
+    const [row] = await trx('server_keys')
+      .insert({
+        key_id: keyId,
+        environment_id: environmentId,
+        name,
+        secret_hash: hashSecret(secret),
+        secret_hint: secret.slice(-4),
+        manifest_namespace: manifest?.namespace ?? null,
+        manifest_name: manifest?.name ?? null,
+      })
+      .returning('*');
+    return { ...toInfo(row), key: `${SERVER_KEY_PREFIX}${keyId}_${secret}` };
+  });
 }
 
 export async function listServerKeys(db: Queryable, environmentId: number): Promise<ServerKeyInfo[]> {
@@ -93,9 +97,22 @@ export async function listServerKeys(db: Queryable, environmentId: number): Prom
   return rows.map(toInfo);
 }
 
-/** Revokes a key; answers false when there is no live key by that id. */
-export async function revokeServerKey(db: Queryable, keyId: string): Promise<ServerKeyInfo | null> {
-  const [row] = await db('server_keys').where({ key_id: keyId }).whereNull('revoked_at').update({ revoked_at: db.fn.now() }).returning('*');
+/**
+ * Revokes a key and, once that commits, tells every process to drop its cached copy, so the key is
+ * refused everywhere at once (not when caches expire). Answers null when there is no live key by that id.
+ */
+export async function revokeServerKey(db: Queryable, bus: Announcer, keyId: string): Promise<ServerKeyInfo | null> {
+  return inTransaction(db, async (trx) => {
+    const [row] = await trx('server_keys').where({ key_id: keyId }).whereNull('revoked_at').update({ revoked_at: trx.fn.now() }).returning('*');
+    if (!row) return null;
+    await announceAfterCommit(trx, bus, { kind: 'server-key', keyId });
+    return toInfo(row);
+  });
+}
+
+/** The live key a ServerKey document stands for, if it has one. */
+export async function liveKeyOfManifest(db: Queryable, manifest: { namespace: string; name: string }): Promise<ServerKeyInfo | null> {
+  const row = await db('server_keys').where({ manifest_namespace: manifest.namespace, manifest_name: manifest.name }).whereNull('revoked_at').first();
   return row ? toInfo(row) : null;
 }
 

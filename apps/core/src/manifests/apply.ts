@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { Db } from '../db/knex';
-import type { InvalidationBus } from '../invalidation';
-import { ManifestError, ReconcileResult, reconcileAll, validateManifest } from './reconcile';
+import type { Queryable } from '../db/knex';
+import { inTransaction } from '../db/transaction';
+import type { Announcer } from '../invalidation';
+import { ReconcileResult, reconcileAll } from './reconcile';
+import { ManifestError, validateManifest } from './validate';
 import type { AnyManifest } from './schemas';
 
 export interface LoadedManifest {
@@ -32,14 +34,14 @@ export function loadManifests(fileOrDir: string): LoadedManifest[] {
   return loaded;
 }
 
+/** For an apply no running process has to hear of: seeding a database before anything serves it. */
+const NOBODY_LISTENING: Announcer = { announce: async () => undefined };
+
 /**
  * Applies documents all or nothing: every one is checked first, then all are reconciled in one
- * transaction, so a bad document leaves nothing of the batch applied. Caches are told afterwards.
+ * transaction, so a bad document leaves nothing of the batch applied. What changed is announced on
+ * `bus` once that transaction commits (each change once), never for a batch that rolled back.
  */
-export async function applyManifests(db: Db, docs: LoadedManifest[], bus?: InvalidationBus): Promise<ReconcileResult[]> {
-  const results = await db.transaction((trx) => reconcileAll(trx, docs));
-  if (bus && results.some((r) => r.action !== 'unchanged')) {
-    await bus.announce({ kind: 'environments' });
-  }
-  return results;
+export async function applyManifests(db: Queryable, docs: LoadedManifest[], bus: Announcer = NOBODY_LISTENING): Promise<ReconcileResult[]> {
+  return inTransaction(db, (trx) => reconcileAll(trx, docs, bus));
 }

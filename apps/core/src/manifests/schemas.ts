@@ -167,6 +167,8 @@ export const MANIFEST_KINDS = {
   GameConfig: { schema: GameConfigManifest, namespaced: true },
 } as const;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
+/** The document type of one kind, from its schema. */
+export type ManifestOf<K extends ManifestKind> = Static<(typeof MANIFEST_KINDS)[K]['schema']>;
 
 export type Plan = Static<typeof PlanManifest>;
 export type PlanLimits = Static<typeof PlanSpec>;
@@ -175,4 +177,5 @@ export type ProjectSpecT = Static<typeof ProjectSpec>;
 export type GameEnvironment = Static<typeof GameEnvironmentManifest>;
 export type ServerKey = Static<typeof ServerKeyManifest>;
 export type GameConfig = Static<typeof GameConfigManifest>;
-export type AnyManifest = Plan | Project | GameEnvironment | ServerKey | GameConfig;
+/** A document of any kind, discriminated by `kind`. */
+export type AnyManifest = ManifestOf<ManifestKind>;

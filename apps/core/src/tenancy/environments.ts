@@ -70,3 +70,9 @@ export async function loadEnvironmentByAppKey(db: Queryable, appKey: string): Pr
   const row = (await baseQuery(db).where('e.app_key', appKey).first()) as Row | undefined;
   return row ? toContext(row) : null;
 }
+
+/** By the name a GameEnvironment document gave it in its namespace (what manifests point at). */
+export async function loadEnvironmentByName(db: Queryable, namespace: string, name: string): Promise<EnvironmentContext | null> {
+  const row = (await baseQuery(db).where({ 'e.namespace': namespace, 'e.name': name }).first()) as Row | undefined;
+  return row ? toContext(row) : null;
+}

@@ -1,0 +1,12 @@
+import { upsertEnvironment } from '../../tenancy/catalog';
+import type { GameEnvironment } from '../schemas';
+import { Reconciler, namespaceOf, refusalsNamed } from './shared';
+
+/** A GameEnvironment is upserted by namespace and name, under a Project of its namespace, with an app key of its own. */
+export const gameEnvironmentReconciler: Reconciler<GameEnvironment> = {
+  reconcile: async (db, doc, { bus, label }) => ({
+    action: await refusalsNamed(label, () =>
+      upsertEnvironment(db, bus, { namespace: namespaceOf(doc), name: doc.metadata.name, project: doc.spec.project, appKey: doc.spec.appKey }),
+    ),
+  }),
+};

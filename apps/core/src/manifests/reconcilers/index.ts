@@ -1,0 +1,29 @@
+/**
+ * Every kind's reconciler, by kind. Adding a kind: its schema in ../schemas.ts (MANIFEST_KINDS, in
+ * dependency order), its reconciler in a file of this folder, and its line here; the type below
+ * refuses to compile while a kind of MANIFEST_KINDS has no reconciler.
+ */
+import type { ManifestKind, ManifestOf } from '../schemas';
+import { gameConfigReconciler } from './game-config';
+import { gameEnvironmentReconciler } from './game-environment';
+import { planReconciler } from './plan';
+import { projectReconciler } from './project';
+import { serverKeyReconciler } from './server-key';
+import type { Reconciler } from './shared';
+
+export type ReconcilerTable = { [K in ManifestKind]: Reconciler<ManifestOf<K>> };
+
+export const RECONCILERS: ReconcilerTable = {
+  Plan: planReconciler,
+  Project: projectReconciler,
+  GameEnvironment: gameEnvironmentReconciler,
+  ServerKey: serverKeyReconciler,
+  GameConfig: gameConfigReconciler,
+};
+
+/** The reconciler of one kind, typed for that kind's documents. */
+export function reconcilerOf<K extends ManifestKind>(kind: K): Reconciler<ManifestOf<K>> {
+  return RECONCILERS[kind];
+}
+
+export * from './shared';

@@ -1,0 +1,52 @@
+import type { ErrorObject } from 'ajv';
+import { compile, describe, fieldOf } from '../validation';
+import { AnyManifest, MANIFEST_KINDS, ManifestKind } from './schemas';
+
+/** A document refused: by its schema, or by a rule of the database it is reconciled into. */
+export class ManifestError extends Error {
+  constructor(readonly document: string, readonly field: string, readonly reason: string) {
+    super(`${document}: ${field} ${reason}`);
+    this.name = 'ManifestError';
+  }
+}
+
+/** Outside Kubernetes, a namespaced document that names no namespace is in this one. */
+export const DEFAULT_NAMESPACE = 'default';
+
+/** The document as messages name it: `file.yaml#2 Project starfall/starfall`. */
+export function describeDocument(doc: unknown, origin?: string): string {
+  const d = doc as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } } | null;
+  const kind = typeof d?.kind === 'string' ? d.kind : 'document';
+  const name = typeof d?.metadata?.name === 'string' ? d.metadata.name : '(unnamed)';
+  const ns = typeof d?.metadata?.namespace === 'string' ? `${d.metadata.namespace}/` : '';
+  return `${origin ? `${origin} ` : ''}${kind} ${ns}${name}`;
+}
+
+/** Checks a document against its kind's schema; the message names the document, the field and the reason. */
+export function validateManifest(doc: unknown, origin?: string): AnyManifest {
+  const label = describeDocument(doc, origin);
+  const kind = (doc as { kind?: unknown } | null)?.kind;
+  if (typeof kind !== 'string' || !(kind in MANIFEST_KINDS)) {
+    throw new ManifestError(label, 'kind', `must be one of ${Object.keys(MANIFEST_KINDS).join(', ')}`);
+  }
+  const validate = compile(MANIFEST_KINDS[kind as ManifestKind].schema);
+  if (!validate(doc)) {
+    const { field, reason } = reasonOf(validate.errors!);
+    throw new ManifestError(label, field, reason);
+  }
+  return doc as AnyManifest;
+}
+
+/** The first failure, with a union's choices spelled out (ajv alone says "must be equal to constant"). */
+function reasonOf(errors: ErrorObject[]): { field: string; reason: string } {
+  const first = errors[0];
+  const field = fieldOf(first, '');
+  if (errors.some((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath)) {
+    const choices = errors
+      .filter((e) => e.instancePath === first.instancePath && (e.keyword === 'const' || e.keyword === 'type'))
+      .map((e) => (e.keyword === 'const' ? JSON.stringify(e.params.allowedValue) : String(e.params.type)));
+    if (choices.length > 0) return { field, reason: `must be one of ${[...new Set(choices)].join(', ')}` };
+  }
+  if (first.keyword === 'const') return { field, reason: `must be ${JSON.stringify(first.params.allowedValue)}` };
+  return { field, reason: describe(first) };
+}

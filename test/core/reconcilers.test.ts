@@ -1,0 +1,256 @@
+/**
+ * Reconcilers write through the domain functions the CLI calls, so their changes reach every API
+ * process the same way: a ServerKey moved or removed is refused at once by another process that had
+ * it cached, a GameConfig applied or removed changes the ETags another process answers at once.
+ * Announcements go out after the commit, each once, and never for a refused batch.
+ */
+import {
+  Invalidation,
+  InvalidationBus,
+  ManifestKind,
+  MemoryCoordination,
+  announceAfterCommit,
+  inTransaction,
+  isRemovable,
+  reconcileManifest,
+  removeManifest,
+  validateManifest,
+} from '@hearth/core';
+import { ApiInstance, Harness, startHarness } from '../support/harness';
+import { call, expectError } from '../support/http';
+import { NAMESPACE, environment, gameConfig, plan, project, serverKey, standardManifests } from '../support/manifests';
+import { eventually } from '../support/wait';
+
+/** The verifier caches a server key for 5 s, content versions for 30 s: a push must beat both by far. */
+const PUSHED_WITHIN_MS = 1500;
+
+let h: Harness;
+let other: ApiInstance;
+/** What the other process heard over Redis (the announcer also hears its own, twice: at once and echoed). */
+let heard: Invalidation[];
+
+beforeAll(async () => {
+  h = await startHarness({
+    manifests: [
+      ...standardManifests(),
+      // An environment already at its plan's single live key.
+      plan('one-key', { serverKeysPerEnvironment: 1 }),
+      project('full', { plan: 'one-key' }),
+      environment('full-live', 'full'),
+      serverKey('full-live-key', 'full-live'),
+    ],
+  });
+  other = await h.startAnotherApi();
+  other.core.bus.on((event) => heard.push(event));
+});
+beforeEach(() => {
+  heard = [];
+});
+afterAll(async () => {
+  await h.close();
+});
+
+/** A marker no cache acts on: Redis delivers in order, so once it arrives, everything announced before it has. */
+const MARKER: Invalidation = { kind: 'content', environmentId: -1 };
+
+/** Everything announced since the last call, as the other process heard it. */
+async function announced(): Promise<Invalidation[]> {
+  await h.core.bus.announce(MARKER);
+  await eventually(async () => heard.some((e) => JSON.stringify(e) === JSON.stringify(MARKER)), 2000, 5);
+  const events = heard.slice(0, heard.findIndex((e) => JSON.stringify(e) === JSON.stringify(MARKER)));
+  heard = [];
+  return events;
+}
+
+const flags = (base: string, token: string, etag?: string) => call(base, 'GET', '/flags', { token, headers: etag ? { 'If-None-Match': etag } : {} });
+const keyIdOf = (key: string) => key.split('_')[1];
+
+async function environmentId(appKey: string): Promise<number> {
+  return Number((await h.db('environments').where({ app_key: appKey }).first('id')).id);
+}
+
+/** Both processes use the key, so each holds it in its cache as good. */
+async function cachedAsGoodByBoth(key: string): Promise<void> {
+  expect((await flags(h.base, key)).status).toBe(200);
+  expect((await flags(other.base, key)).status).toBe(200);
+}
+
+async function refusedByTheOtherWithinMoments(key: string): Promise<void> {
+  const tookMs = await eventually(async () => (await flags(other.base, key)).status === 401, PUSHED_WITHIN_MS);
+  expect(tookMs).toBeLessThan(PUSHED_WITHIN_MS);
+  expectError(await flags(other.base, key), 401, 'unauthorized');
+}
+
+describe('ServerKey', () => {
+  test('moved to another environment by apply: the old key is revoked and refused at once by another process that had it cached', async () => {
+    await h.apply([serverKey('mover', 'alpha-live')]);
+    const oldKey = h.serverKeys.mover;
+    await cachedAsGoodByBoth(oldKey);
+
+    await h.apply([serverKey('mover', 'alpha-test')]);
+    const newKey = h.serverKeys.mover;
+    expect(keyIdOf(newKey)).not.toBe(keyIdOf(oldKey));
+    expect(await announced()).toContainEqual({ kind: 'server-key', keyId: keyIdOf(oldKey) });
+
+    expectError(await flags(h.base, oldKey), 401, 'unauthorized');
+    await refusedByTheOtherWithinMoments(oldKey);
+
+    const rows = await h.db('server_keys').whereIn('key_id', [keyIdOf(oldKey), keyIdOf(newKey)]);
+    const byId = Object.fromEntries(rows.map((r) => [r.key_id, { env: Number(r.environment_id), revoked: r.revoked_at !== null }]));
+    expect(byId[keyIdOf(oldKey)]).toEqual({ env: await environmentId('alpha-live'), revoked: true });
+    expect(byId[keyIdOf(newKey)]).toEqual({ env: await environmentId('alpha-test'), revoked: false });
+    expect((await flags(other.base, newKey)).status).toBe(200);
+  });
+
+  test("moved into an environment at its plan's limit: refused, the old key stays live and nothing is announced", async () => {
+    await h.apply([serverKey('stayer', 'alpha-live')]);
+    const key = h.serverKeys.stayer;
+    await cachedAsGoodByBoth(key);
+    await announced();
+
+    await expect(h.apply([serverKey('stayer', 'full-live')])).rejects.toThrow(
+      `test#1 ServerKey ${NAMESPACE}/stayer: spec.environment This environment already has 1 live server keys, the most its plan allows.`,
+    );
+    expect(await announced()).toEqual([]);
+    const row = await h.db('server_keys').where({ key_id: keyIdOf(key) }).first();
+    expect({ env: Number(row.environment_id), revoked: row.revoked_at }).toEqual({ env: await environmentId('alpha-live'), revoked: null });
+    expect(await h.db('server_keys').where({ manifest_name: 'stayer' }).count({ n: '*' })).toEqual([{ n: '1' }]);
+    expect((await flags(h.base, key)).status).toBe(200);
+    expect((await flags(other.base, key)).status).toBe(200);
+  });
+
+  test('removed (the operator deleting it, on the pool outside any apply): revoked everywhere at once; removing again finds nothing', async () => {
+    await h.apply([serverKey('doomed', 'alpha-live')]);
+    const key = h.serverKeys.doomed;
+    await cachedAsGoodByBoth(key);
+    await announced();
+
+    expect(await removeManifest(h.db, { kind: 'ServerKey', namespace: NAMESPACE, name: 'doomed' }, h.core.bus)).toEqual({
+      kind: 'ServerKey',
+      namespace: NAMESPACE,
+      name: 'doomed',
+      action: 'removed',
+    });
+    expectError(await flags(h.base, key), 401, 'unauthorized');
+    await refusedByTheOtherWithinMoments(key);
+    expect(await announced()).toEqual([{ kind: 'server-key', keyId: keyIdOf(key) }]);
+
+    expect((await removeManifest(h.db, { kind: 'ServerKey', namespace: NAMESPACE, name: 'doomed' }, h.core.bus)).action).toBe('absent');
+    expect(await announced()).toEqual([]);
+    // Applied again, the document stands for a new key.
+    await h.apply([serverKey('doomed', 'alpha-live')]);
+    expect(keyIdOf(h.serverKeys.doomed)).not.toBe(keyIdOf(key));
+    expect((await flags(other.base, h.serverKeys.doomed)).status).toBe(200);
+  });
+});
+
+describe('GameConfig', () => {
+  const readerKey = () => h.serverKeys['alpha-live-key'];
+
+  /** The other process's ETag for /flags, with its content version cached (it answers 304 to it). */
+  async function cachedEtagOfTheOther(): Promise<string> {
+    const first = await flags(other.base, readerKey());
+    expect(first.status).toBe(200);
+    const etag = first.headers.get('etag')!;
+    expect((await flags(other.base, readerKey(), etag)).status).toBe(304);
+    return etag;
+  }
+
+  async function answeredAnewByTheOther(etag: string) {
+    let reply = await flags(other.base, readerKey(), etag);
+    const tookMs = await eventually(async () => {
+      reply = await flags(other.base, readerKey(), etag);
+      return reply.status === 200;
+    }, PUSHED_WITHIN_MS);
+    expect(tookMs).toBeLessThan(PUSHED_WITHIN_MS);
+    expect(reply.headers.get('etag')).not.toBe(etag);
+    return reply;
+  }
+
+  test('applied: another process answers the new flags, under a new ETag, at once', async () => {
+    const etag = await cachedEtagOfTheOther();
+    await announced();
+    await h.apply([gameConfig('live-flags', { environment: 'alpha-live', flags: [{ name: 'winter', enabled: true }] })]);
+    const reply = await answeredAnewByTheOther(etag);
+    expect(reply.body.items).toEqual([{ name: 'winter', isEnabled: true }]);
+    // Content changes announce the one environment's content, not every environment.
+    expect(await announced()).toEqual([{ kind: 'content', environmentId: await environmentId('alpha-live') }]);
+
+    // The same again changes nothing and announces nothing: the ETag stays.
+    const again = await flags(other.base, readerKey());
+    await h.apply([gameConfig('live-flags', { environment: 'alpha-live', flags: [{ name: 'winter', enabled: true }] })]);
+    expect(await announced()).toEqual([]);
+    expect((await flags(other.base, readerKey(), again.headers.get('etag')!)).status).toBe(304);
+  });
+
+  test('reconciled on the pool (as the operator will), then removed: each change reaches another process at once', async () => {
+    const doc = validateManifest(gameConfig('pool-flags', { environment: 'alpha-live', flags: [{ name: 'spring', enabled: false }] }));
+    let etag = await cachedEtagOfTheOther();
+    expect(await reconcileManifest(h.db, doc, h.core.bus)).toEqual({ kind: 'GameConfig', namespace: NAMESPACE, name: 'pool-flags', action: 'created' });
+    expect((await answeredAnewByTheOther(etag)).body.items).toContainEqual({ name: 'spring', isEnabled: false });
+
+    etag = await cachedEtagOfTheOther();
+    expect((await removeManifest(h.db, { kind: 'GameConfig', namespace: NAMESPACE, name: 'pool-flags' }, h.core.bus)).action).toBe('removed');
+    const reply = await answeredAnewByTheOther(etag);
+    expect(reply.body.items.map((f: { name: string }) => f.name)).not.toContain('spring');
+    expect(await h.db('flags').where({ owner: `${NAMESPACE}/pool-flags` })).toEqual([]);
+
+    await announced();
+    expect((await removeManifest(h.db, { kind: 'GameConfig', namespace: NAMESPACE, name: 'pool-flags' }, h.core.bus)).action).toBe('absent');
+    expect(await announced()).toEqual([]);
+  });
+});
+
+describe('announcements', () => {
+  test('a batch announces each change once, after the commit; a refused batch announces nothing', async () => {
+    await announced();
+    await h.apply([plan('batch-plan'), project('batch', { plan: 'batch-plan' }), environment('batch-a', 'batch'), environment('batch-b', 'batch')]);
+    expect(await announced()).toEqual([{ kind: 'environments' }]);
+
+    await expect(
+      h.apply([plan('batch-plan', { licenceSeats: 3 }), environment('batch-c', 'batch'), environment('batch-d', 'no-such-project')]),
+    ).rejects.toThrow('spec.project names project "no-such-project"');
+    expect(await announced()).toEqual([]);
+    expect(await h.db('environments').where({ name: 'batch-c' }).first()).toBeUndefined();
+    expect((await h.db('plans').where({ name: 'batch-plan' }).first()).spec.licenceSeats).toBe(2);
+  });
+
+  test('announceAfterCommit: on the pool at once; in a transaction after its commit, each event once; after a rollback never', async () => {
+    const coordination = new MemoryCoordination();
+    const bus = new InvalidationBus(coordination);
+    const told: Invalidation[] = [];
+    bus.on((event) => told.push(event));
+
+    await announceAfterCommit(h.db, bus, { kind: 'content', environmentId: 1 });
+    expect(told).toEqual([{ kind: 'content', environmentId: 1 }]);
+
+    told.length = 0;
+    await inTransaction(h.db, async (trx) => {
+      await announceAfterCommit(trx, bus, { kind: 'environments' });
+      await inTransaction(trx, (joined) => announceAfterCommit(joined, bus, { kind: 'environments' }));
+      await announceAfterCommit(trx, bus, { kind: 'content', environmentId: 1 });
+      await announceAfterCommit(trx, bus, { kind: 'content', environmentId: 2 });
+      expect(told).toEqual([]);
+    });
+    expect(told).toEqual([{ kind: 'environments' }, { kind: 'content', environmentId: 1 }, { kind: 'content', environmentId: 2 }]);
+
+    told.length = 0;
+    await expect(
+      inTransaction(h.db, async (trx) => {
+        await announceAfterCommit(trx, bus, { kind: 'environments' });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(told).toEqual([]);
+    await coordination.close();
+  });
+});
+
+test('which kinds are cleaned up on deletion, and a kind that is not says so', async () => {
+  const kinds: ManifestKind[] = ['Plan', 'Project', 'GameEnvironment', 'ServerKey', 'GameConfig'];
+  expect(kinds.filter(isRemovable)).toEqual(['ServerKey', 'GameConfig']);
+  await expect(removeManifest(h.db, { kind: 'GameEnvironment', namespace: NAMESPACE, name: 'alpha-live' }, h.core.bus)).rejects.toThrow(
+    'Hearth does not remove GameEnvironment documents yet',
+  );
+  expect(await h.db('environments').where({ app_key: 'alpha-live' }).first()).toBeDefined();
+});
