@@ -11,6 +11,7 @@ export * from './hearth';
 export * from './db/knex';
 export * from './db/transaction';
 export * from './coord/coordination';
+export * from './coord/limits';
 export { MemoryCoordination } from './coord/memory';
 export { RedisCoordination } from './coord/redis';
 export * from './tenancy/environments';
