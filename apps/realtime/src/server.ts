@@ -11,6 +11,7 @@
  *   authorization.ts       authorize, authorize again, expiry, sign-out and deletion
  *   fanout.ts              subscribe, unsubscribe, and session events to their followers
  *   session-reader.ts      what the socket reads of the sessions service (the one adapter to core.sessions)
+ *   upgrades.ts            the client's address and the per-address limit on opening sockets
  * This file owns the `ws` server, the life of a connection (open, frames in, frames out, close),
  * the heartbeat and the one tick.
  *
@@ -23,7 +24,18 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import { ApiError, SESSION_EVENTS_CHANNEL, effectiveLimits, withoutTrailingSlashes, type HearthCore, type Logger, type Unsubscribe } from '@hearth/core';
+import {
+  ApiError,
+  SESSION_EVENTS_CHANNEL,
+  TRUST_NO_PROXY,
+  effectiveLimits,
+  withoutTrailingSlashes,
+  type HearthCore,
+  type Logger,
+  type ProxyTrust,
+  type RateOutcome,
+  type Unsubscribe,
+} from '@hearth/core';
 import {
   AUTHORIZE_TIMEOUT_MS,
   CLOSE,
@@ -47,6 +59,7 @@ import { AuthorizeDeadlines } from './authorize-deadlines';
 import { Authorization } from './authorization';
 import { Fanout } from './fanout';
 import { coreSessionReader, type SessionReader } from './session-reader';
+import { UpgradeLimit, rateLimitHeaders, refuseUpgrade, type UpgradeCheck } from './upgrades';
 
 export interface RealtimeServerOptions {
   core: HearthCore;
@@ -59,6 +72,10 @@ export interface RealtimeServerOptions {
   tickMs?: number;
   /** The path upgrades are taken on (`attach`, `handleUpgrade`). */
   path?: string;
+  /** Which hops in front of us may tell the client's address (HEARTH_TRUSTED_PROXIES; default: none). */
+  trustedProxies?: ProxyTrust;
+  /** Upgrades a minute per client address: the API's limit for requests without a credential unless a test or bench sets another. */
+  addressLimitPerMinute?: number;
 }
 
 const WS_ERROR_CLOSE_CODES: Record<string, number> = { WS_ERR_UNSUPPORTED_MESSAGE_LENGTH: 1009, WS_ERR_INVALID_UTF8: 1007 };
@@ -68,6 +85,13 @@ function byteLength(data: RawData): number {
   if (Array.isArray(data)) return data.reduce((n, b) => n + b.length, 0);
   return data instanceof ArrayBuffer ? data.byteLength : data.length;
 }
+
+/** A socket error while an upgrade waits for its rate check: the connection is dropped (one function, no closure). */
+function destroyOnError(this: Duplex): void {
+  this.destroy();
+}
+
+const SHUTTING_DOWN = 'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 
 function pathOf(url: string | undefined): string {
   return withoutTrailingSlashes((url ?? '/').split('?', 1)[0]);
@@ -92,6 +116,9 @@ export class RealtimeServer {
   private readonly recent = new RecentEvents();
   private readonly authorization: Authorization;
   private readonly fanout: Fanout;
+  private readonly upgradeLimit: UpgradeLimit;
+  /** The rate outcome of each upgrade in flight, for the X-RateLimit headers of its 101 answer. */
+  private readonly upgradeRates = new WeakMap<http.IncomingMessage, RateOutcome>();
 
   private pending = 0;
   private authorized = 0;
@@ -125,6 +152,13 @@ export class RealtimeServer {
     const shared = { sessions, index: this.index, recent: this.recent, host, log: this.log };
     this.authorization = new Authorization({ ...shared, core: options.core, admitted: (ws) => this.admitted(ws) });
     this.fanout = new Fanout({ ...shared, metrics: this.metrics });
+    this.upgradeLimit = new UpgradeLimit({
+      coordination: options.core.coordination,
+      trustedProxies: options.trustedProxies ?? TRUST_NO_PROXY,
+      perMinute: options.addressLimitPerMinute,
+      metrics: this.metrics,
+      log: this.log,
+    });
 
     // ws reports a socket's events through the socket's `emit`: this server's own socket class takes
     // them there, so a socket carries no listener (four of them grow an emitter's listener table by
@@ -166,6 +200,10 @@ export class RealtimeServer {
       maxPayload: MAX_FRAME_BYTES,
       WebSocket: ServerSocket,
     });
+    this.wss.on('headers', (headers: string[], req: http.IncomingMessage) => {
+      const outcome = this.upgradeRates.get(req);
+      if (outcome) for (const [name, value] of Object.entries(rateLimitHeaders(outcome))) headers.push(`${name}: ${value}`);
+    });
     const types: ServerFrameType[] = ['authorized', 'subscribed', 'session', 'session-closed', 'error', 'pong'];
     this.out = Object.fromEntries(types.map((t) => [t, this.metrics.framesOut.labels(t)])) as RealtimeServer['out'];
     this.upgradeListener = (req, socket, head) => {
@@ -205,15 +243,50 @@ export class RealtimeServer {
     server.off('upgrade', this.upgradeListener);
   }
 
-  /** Takes an upgrade request for this server's path; answers false (touching nothing) for other paths. */
+  /**
+   * Takes an upgrade request for this server's path; answers false (touching nothing) for other paths.
+   * The upgrade is counted against its client's address first (upgrades.ts): over the limit it is
+   * answered 429 and never becomes a socket.
+   */
   handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): boolean {
     if (pathOf(req.url) !== this.path) return false;
     if (!this.ready) {
-      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      socket.end(SHUTTING_DOWN);
       return true;
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws as HearthSocket));
+    void this.upgrade(req, socket, head);
     return true;
+  }
+
+  /** Counts the upgrade against its client's address, then upgrades it, or answers 429. */
+  private async upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    // Until ws takes the socket, a reset while the check is in flight must not go unheard.
+    socket.on('error', destroyOnError);
+    let check: UpgradeCheck;
+    try {
+      check = await this.upgradeLimit.check(req);
+    } catch (err) {
+      this.log.error({ err }, 'upgrade failed');
+      socket.destroy();
+      return;
+    } finally {
+      socket.off('error', destroyOnError);
+    }
+    const { address, outcome, refusal } = check;
+    if (socket.destroyed) return; // the client went away meanwhile
+    if (refusal) {
+      this.log.debug({ address }, 'upgrade refused: rate-limited');
+      refuseUpgrade(socket, refusal, rateLimitHeaders(outcome));
+      return;
+    }
+    if (!this.ready) {
+      socket.end(SHUTTING_DOWN);
+      return;
+    }
+    // ws asks for the 101's headers (the 'headers' listener) while handleUpgrade runs.
+    this.upgradeRates.set(req, outcome);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws as HearthSocket, address));
+    this.upgradeRates.delete(req);
   }
 
   /** Stops taking sockets, closes every open one with `code` (1001: going away) and waits a moment for them. */
@@ -237,7 +310,8 @@ export class RealtimeServer {
 
   // ---- connections -------------------------------------------------------------------------------
 
-  private onConnection(ws: HearthSocket): void {
+  private onConnection(ws: HearthSocket, address: string): void {
+    ws.address = address;
     ws.slice = this.nextSlice;
     this.nextSlice = (this.nextSlice + 1) % this.slices.length;
     this.slices[ws.slice].add(ws);
@@ -261,6 +335,7 @@ export class RealtimeServer {
   private onClosed(ws: HearthSocket, code: number): void {
     this.forget(ws);
     this.metrics.closes.inc({ code: String(ws.closeCode || code) });
+    this.log.debug({ address: ws.address, playerId: ws.playerId, code: ws.closeCode || code }, 'socket closed');
   }
 
   /**
@@ -303,7 +378,7 @@ export class RealtimeServer {
 
   /** Something behind the socket failed (database, Redis): 1011, the client retries with backoff. */
   private fault(ws: HearthSocket, err: unknown, what: string): void {
-    this.log.error({ err, playerId: ws.playerId }, what);
+    this.log.error({ err, address: ws.address, playerId: ws.playerId }, what);
     if (ws.state !== CLOSED) this.closeSocket(ws, 1011, 'unavailable');
   }
 

@@ -18,6 +18,8 @@ export const CLOSED = 3;
 
 export class HearthSocket extends WebSocket {
   state = AWAITING;
+  /** The client's address (behind trusted proxies, the client's own), for log lines. */
+  address = '';
   playerId: string | null = null;
   env: EnvironmentContext | null = null;
   /** The token's `iat` (sign-out cut-off check) and `exp` (seconds). */
