@@ -23,8 +23,8 @@ import type { RealtimeMetrics } from './metrics';
 
 /**
  * Reading a net.Socket's `remoteAddress` makes node keep the peer's address object on the socket (its
- * `_peername`) for the socket's life: about 100 bytes of every idle socket, measured by
- * test/bench/realtime.ts. The socket keeps the one string it needs (HearthSocket.address), so the
+ * `_peername`) for the socket's life: about 100 bytes of every idle socket (measured on a bare ws
+ * server holding 3,000 sockets: +100 B read, +14 B read and dropped). The socket keeps the one string it needs (HearthSocket.address), so the
  * cache is dropped; node reads the address afresh if anybody asks again.
  */
 function forgetPeerAddress(socket: Socket): void {
