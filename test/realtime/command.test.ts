@@ -43,10 +43,13 @@ test('serves the socket on REALTIME_PORT with probes and metrics, and closes soc
     HEARTH_MASTER_KEY: h.masterKey.toString('hex'),
     REALTIME_PORT: String(port),
     METRICS_PORT: String(metricsPort),
-    LOG_LEVEL: 'info',
+    LOG_LEVEL: 'debug',
+    HEARTH_TRUSTED_PROXIES: 'loopback',
   });
   let stderr = '';
+  let stdout = '';
   child.stderr!.on('data', (d) => (stderr += d));
+  child.stdout!.on('data', (d) => (stdout += d));
   const listening = JSON.parse(await lineMatching(child, /realtime listening/));
   expect(listening.url).toBe(`ws://127.0.0.1:${port}/v1/realtime/socket`);
   expect(listening.metrics).toBe(`http://127.0.0.1:${metricsPort}/metrics`);
@@ -57,7 +60,10 @@ test('serves the socket on REALTIME_PORT with probes and metrics, and closes soc
 
   // A change made through the API (another process) reaches a seat on this one.
   const t = await signIn(h.base, h.serverKeys['alpha-live-key'], 'command-1');
-  const c = await Client.authorized(listening.url, t.accessToken);
+  // Through a proxy of ours (HEARTH_TRUSTED_PROXIES): the socket's log lines name the client behind it.
+  const c = await Client.open(listening.url, { headers: { 'X-Forwarded-For': '203.0.113.77' } });
+  c.send({ v: 1, type: 'authorize', payload: { token: t.accessToken } });
+  expect((await c.next()).type).toBe('authorized');
   const made = await call(h.base, 'POST', '/sessions', { token: t.accessToken, body: { gameMode: 'g', map: 'm' } });
   expect(await c.next()).toEqual({ v: 1, type: 'session', payload: { session: made.body } });
 
@@ -71,5 +77,7 @@ test('serves the socket on REALTIME_PORT with probes and metrics, and closes soc
   expect(await c.waitClosed(5000)).toEqual({ code: 1001, reason: 'going-away' });
   expect(await exited).toBe(0);
   expect(stderr).toBe('');
+  const closedLine = stdout.split('\n').find((line) => line.includes('"socket closed"'));
+  expect(closedLine && JSON.parse(closedLine)).toMatchObject({ address: '203.0.113.77', playerId: t.player.id, code: 1001 });
   await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
 });

@@ -5,7 +5,7 @@
 import { ApiInstance, Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import type { EnvironmentContext, PlatformSession } from '@hearth/core';
-import { poolSessionReader, type SessionReader } from '@hearth/realtime';
+import { coreSessionReader, type SessionReader } from '@hearth/realtime';
 import { Client, Frame, RealtimeInstance, sleep, startRealtime } from './support';
 
 let h: Harness;
@@ -333,7 +333,7 @@ describe('changes committed while the socket reads a session', () => {
   let rtGated: RealtimeInstance;
   beforeAll(async () => {
     rtGated = await startRealtime(h, { sessions: reader, tickMs: 100 });
-    reader.inner = poolSessionReader(rtGated.core);
+    reader.inner = coreSessionReader(rtGated.core);
   });
   afterAll(async () => {
     reader.release();

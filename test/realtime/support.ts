@@ -142,9 +142,15 @@ export interface RealtimeInstance extends RealtimeProcess {
   stop(): Promise<void>;
 }
 
-/** One realtime process: its own core (caches) and Redis connections over the harness's database and prefix. */
-export async function startRealtime(h: Harness, options: Partial<Omit<RealtimeServerOptions, 'core'>> = {}): Promise<RealtimeInstance> {
-  const coordination = new RedisCoordination(TEST_REDIS_URL, { prefix: h.redisPrefix });
+/**
+ * One realtime process: its own core (caches) and Redis connections over the harness's database and
+ * prefix (through `redisUrl` when given: a relay a test can cut).
+ */
+export async function startRealtime(
+  h: Harness,
+  { redisUrl = TEST_REDIS_URL, ...options }: Partial<Omit<RealtimeServerOptions, 'core'>> & { redisUrl?: string } = {},
+): Promise<RealtimeInstance> {
+  const coordination = new RedisCoordination(redisUrl, { prefix: h.redisPrefix });
   const core = new HearthCore({ db: h.db, coordination, masterKey: h.masterKey, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
   await core.start();
   const proc = await startRealtimeServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0, ...options });

@@ -12,6 +12,7 @@ export * from './db/knex';
 export * from './db/transaction';
 export * from './db/unreachable';
 export * from './coord/coordination';
+export * from './coord/limits';
 export { MemoryCoordination } from './coord/memory';
 export { RedisCoordination } from './coord/redis';
 export * from './tenancy/environments';

@@ -39,6 +39,18 @@ export class RealtimeMetrics {
     registers: [this.registry],
   });
 
+  readonly upgradesRefused = new client.Counter({
+    name: 'hearth_realtime_upgrades_refused_total',
+    help: 'Upgrades answered with an HTTP error instead of a socket, by reason (rate-limited: the per-address limit)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly rateLimitFailOpen = new client.Counter({
+    name: 'hearth_realtime_rate_limit_fail_open_total',
+    help: 'Upgrades let through unchecked because the rate-limit store could not be reached',
+    registers: [this.registry],
+  });
+
   constructor(collectDefaults = true) {
     if (collectDefaults) client.collectDefaultMetrics({ register: this.registry });
   }

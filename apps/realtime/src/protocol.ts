@@ -3,7 +3,9 @@
  * `{ v: 1, type, id?, payload? }`. This module is the one place for the protocol's constants, its
  * close codes and the parsing of client frames; the constants the API shares (version, path, limits) live in @hearth/core's sessions/socket.ts.
  */
-import { ApiError, PROTOCOL_VERSION, type ErrorCode } from '@hearth/core';
+import { Type, type Static } from '@sinclair/typebox';
+import type { ValidateFunction } from 'ajv';
+import { ApiError, PROTOCOL_VERSION, createAjv, describe, fieldOf, type ErrorCode } from '@hearth/core';
 
 export { PROTOCOL_VERSION, SOCKET_PATH, MAX_FRAME_BYTES, effectiveLimits, type RealtimeLimits } from '@hearth/core';
 
@@ -43,26 +45,59 @@ export interface FrameRefusal {
   id?: FrameId;
 }
 
-const FRAME_KEYS = new Set(['v', 'type', 'id', 'payload']);
 const MAX_ID_LENGTH = 64;
 const MAX_TOKEN_LENGTH = 4000;
 
-const invalid = (field: string, message: string) => new ApiError('invalid-request', message, { field });
+// Frames are validated as the API validates bodies: TypeBox schemas compiled by ajv, the first failure
+// answered `invalid-request` with `details.field` naming it (fields of the frame at the top level,
+// `payload.<name>` inside the payload).
+const ajv = createAjv();
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+/** `id`, checked before the rest so that a usable id is echoed on whatever refusal follows. */
+const FrameIdSchema = Type.Union([
+  Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH }),
+  Type.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }),
+]);
+
+/** Every frame: `{ v: 1, type, id?, payload? }` and nothing else; the payload is checked by type below. */
+const EnvelopeSchema = Type.Object(
+  {
+    v: Type.Literal(PROTOCOL_VERSION),
+    type: Type.String(),
+    id: Type.Optional(Type.Unknown()),
+    payload: Type.Optional(Type.Object({})),
+  },
+  { additionalProperties: false },
+);
 
 /** A session id as the HTTP routes take it: 1 to 64 characters. */
-function sessionIdOf(payload: Record<string, unknown>): string | ApiError {
-  const unknown = Object.keys(payload).find((k) => k !== 'sessionId');
-  if (unknown !== undefined) return invalid(`payload.${unknown}`, `payload.${unknown} is not taken by this frame.`);
-  const id = payload.sessionId;
-  if (typeof id !== 'string' || id.length < 1 || id.length > MAX_ID_LENGTH) {
-    return invalid('payload.sessionId', 'payload.sessionId must be a string of 1 to 64 characters.');
-  }
-  return id;
+const SessionIdPayload = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH }) }, { additionalProperties: false });
+
+/** Each client frame type's payload (an absent payload is checked as `{}`). */
+const PayloadSchemas = {
+  authorize: Type.Object({ token: Type.String({ minLength: 1, maxLength: MAX_TOKEN_LENGTH }) }, { additionalProperties: false }),
+  subscribe: SessionIdPayload,
+  unsubscribe: SessionIdPayload,
+  ping: Type.Object({}, { additionalProperties: false }),
+};
+type ClientFrameType = keyof typeof PayloadSchemas;
+
+const validId = ajv.compile(FrameIdSchema);
+const validEnvelope = ajv.compile<Static<typeof EnvelopeSchema>>(EnvelopeSchema);
+/** A Map, not an object: a `type` such as "constructor" must not find anything. */
+const validPayload = new Map<string, ValidateFunction>(Object.entries(PayloadSchemas).map(([type, schema]) => [type, ajv.compile(schema)]));
+
+const invalid = (field: string, message: string) => new ApiError('invalid-request', message, { field });
+
+/** The refusal for a validator's first error; `prefix` names where the value sits (`''`: the frame itself). */
+function refusalOf(fn: ValidateFunction, prefix: string): ApiError {
+  const error = fn.errors![0];
+  const field = fieldOf(error, prefix);
+  if (field === '') return invalid('frame', NOT_AN_OBJECT);
+  return invalid(field, `${field} ${describe(error)}.`);
 }
+
+const NOT_AN_OBJECT = 'A frame must be a JSON object.';
 
 /**
  * Parses one client text frame. Strict like the HTTP API: an unknown field, a wrong `v`, an unknown
@@ -73,52 +108,39 @@ export function parseClientFrame(text: string): ClientFrame | FrameRefusal {
   try {
     raw = JSON.parse(text);
   } catch {
-    return { error: invalid('frame', 'A frame must be a JSON object.') };
+    return { error: invalid('frame', NOT_AN_OBJECT) };
   }
-  if (!isObject(raw)) return { error: invalid('frame', 'A frame must be a JSON object.') };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { error: invalid('frame', NOT_AN_OBJECT) };
 
-  let id: FrameId | undefined;
-  if (raw.id !== undefined) {
-    const ok =
-      (typeof raw.id === 'string' && raw.id.length >= 1 && raw.id.length <= MAX_ID_LENGTH) ||
-      (typeof raw.id === 'number' && Number.isSafeInteger(raw.id));
-    if (!ok) return { error: invalid('id', 'id must be a string of 1 to 64 characters or an integer.') };
-    id = raw.id as FrameId;
+  const rawId = (raw as { id?: unknown }).id;
+  if (rawId !== undefined && !validId(rawId)) {
+    return { error: invalid('id', `id must be a string of 1 to ${MAX_ID_LENGTH} characters or an integer.`) };
   }
+  const id = rawId as FrameId | undefined;
   const refuse = (error: ApiError): FrameRefusal => (id === undefined ? { error } : { error, id });
 
-  const unknownKey = Object.keys(raw).find((k) => !FRAME_KEYS.has(k));
-  if (unknownKey !== undefined) return refuse(invalid(unknownKey, `${unknownKey} is not a field of a frame.`));
-  if (raw.v !== PROTOCOL_VERSION) return refuse(invalid('v', `v must be ${PROTOCOL_VERSION}, the protocol version.`));
-  if (typeof raw.type !== 'string') return refuse(invalid('type', 'type is required.'));
-  if (raw.payload !== undefined && !isObject(raw.payload)) return refuse(invalid('payload', 'payload must be a JSON object.'));
-  const payload = (raw.payload ?? {}) as Record<string, unknown>;
-  const withId = <T extends ClientFrame>(frame: T): T => (id === undefined ? frame : { ...frame, id });
+  if (!validEnvelope(raw)) return refuse(refusalOf(validEnvelope, ''));
+  const validate = validPayload.get(raw.type);
+  if (!validate) return refuse(invalid('type', `Unknown frame type "${raw.type.slice(0, 40)}".`));
+  const payload = raw.payload ?? {};
+  if (!validate(payload)) return refuse(refusalOf(validate, 'payload'));
 
-  switch (raw.type) {
-    case 'authorize': {
-      const unknown = Object.keys(payload).find((k) => k !== 'token');
-      if (unknown !== undefined) return refuse(invalid(`payload.${unknown}`, `payload.${unknown} is not taken by this frame.`));
-      const token = payload.token;
-      if (typeof token !== 'string' || token.length < 1 || token.length > MAX_TOKEN_LENGTH) {
-        return refuse(invalid('payload.token', "payload.token must be the player's access token."));
-      }
-      return withId({ type: 'authorize', token });
-    }
+  const type = raw.type as ClientFrameType;
+  let frame: ClientFrame;
+  switch (type) {
+    case 'authorize':
+      frame = { type, token: (payload as Static<(typeof PayloadSchemas)['authorize']>).token };
+      break;
     case 'subscribe':
-    case 'unsubscribe': {
-      const sessionId = sessionIdOf(payload);
-      if (sessionId instanceof ApiError) return refuse(sessionId);
-      return withId({ type: raw.type, sessionId });
-    }
-    case 'ping': {
-      const unknown = Object.keys(payload)[0];
-      if (unknown !== undefined) return refuse(invalid(`payload.${unknown}`, `payload.${unknown} is not taken by this frame.`));
-      return withId({ type: 'ping' });
-    }
-    default:
-      return refuse(invalid('type', `Unknown frame type "${String(raw.type).slice(0, 40)}".`));
+    case 'unsubscribe':
+      frame = { type, sessionId: (payload as Static<typeof SessionIdPayload>).sessionId };
+      break;
+    case 'ping':
+      frame = { type };
+      break;
   }
+  if (id !== undefined) frame.id = id;
+  return frame;
 }
 
 /** One server frame as sent. */

@@ -1,12 +1,12 @@
 import { maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
 import FindMyWay, { HTTPVersion } from 'find-my-way';
-import { ApiError, HearthCore, TRUST_NO_PROXY, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
+import { ApiError, HearthCore, TRUST_NO_PROXY, addressChecks, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
 import type { AnyRoute } from './route';
 import { Exchange } from './exchange';
 import { INTERNAL_ERROR, answerFor } from './errors';
 import { clientErrorListener, type ClientErrorListener } from './client-error';
 import { ApiMetrics } from './metrics';
-import { CompiledRoute, Pipeline, addressChecks, compileRoute } from './pipeline';
+import { CompiledRoute, Pipeline, compileRoute } from './pipeline';
 
 export const BASE_PATH = '/v1';
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;

@@ -11,9 +11,9 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ApiError, type Logger, type ProxyTrust, type RateOutcome } from '@hearth/core';
+import { ApiError, addressChecks, type Logger, type ProxyTrust, type RateOutcome } from '@hearth/core';
 import type { ApiMetrics } from './metrics';
-import { addressChecks, type Pipeline } from './pipeline';
+import type { Pipeline } from './pipeline';
 
 /** How long the answer waits for the per-address count; past it, it goes without X-RateLimit-*. */
 const RATE_WAIT_MS = 200;

@@ -17,6 +17,7 @@ import {
   Principal,
   RateCheck,
   RateOutcome,
+  addressChecks,
   createAjv,
   describe,
   environmentRefusal,
@@ -33,9 +34,6 @@ import { bearerOf } from './credentials';
 import type { ApiMetrics } from './metrics';
 import type { Exchange } from './exchange';
 
-/** Per-address limits for requests with no or a bad credential (spec §8). */
-export const ADDRESS_LIMIT_PER_MINUTE = 600;
-export const IDP_ADDRESS_LIMIT_PER_MINUTE = 120;
 
 const inputAjv = createAjv({ coerceTypes: true });
 const bodyAjv = createAjv();
@@ -82,15 +80,6 @@ export function environmentChecks(env: EnvironmentContext, credentialKey: string
     { name: 'credential-minute', key: `${tag}:c:${credentialKey}`, limit: env.plan.requestsPerMinutePerCredential, windowSeconds: 60 },
     { name: 'environment-day', key: `${tag}:d`, limit: env.plan.requestsPerDayPerEnvironment, windowSeconds: 86_400 },
   ];
-}
-
-export function addressChecks(ip: string, idpEnvironment?: EnvironmentContext): RateCheck[] {
-  const tag = `{a${ip}}`;
-  const checks: RateCheck[] = [{ name: 'address-minute', key: `${tag}:m`, limit: ADDRESS_LIMIT_PER_MINUTE, windowSeconds: 60 }];
-  if (idpEnvironment) {
-    checks.push({ name: 'idp-address-minute', key: `${tag}:idp:${idpEnvironment.id}`, limit: IDP_ADDRESS_LIMIT_PER_MINUTE, windowSeconds: 60 });
-  }
-  return checks;
 }
 
 export function credentialKeyOf(principal: Principal): string {

@@ -50,9 +50,10 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   const results = await applyManifests(db, loadManifests(EXAMPLES), core.bus);
   const serverKey = rememberServerKey(dataDir, results);
 
-  const api = await startApiServer({ core, port: config.port, host: '127.0.0.1', metricsPort: config.metricsPort });
+  const { trustedProxies } = config;
+  const api = await startApiServer({ core, port: config.port, host: '127.0.0.1', metricsPort: config.metricsPort, trustedProxies });
   // The sessions socket on the API's own port, at /v1/realtime/socket (what GET /v1/realtime answers).
-  const realtime = new RealtimeServer({ core });
+  const realtime = new RealtimeServer({ core, trustedProxies });
   await realtime.start();
   realtime.attach(api.server);
   const appKey = (await db('environments').orderBy('id').first('app_key'))?.app_key;

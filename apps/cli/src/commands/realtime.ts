@@ -9,7 +9,12 @@ import { onShutdown, openRuntime, startCore } from '../runtime';
 export async function runRealtime(): Promise<void> {
   const rt = openRuntime({ database: true, redis: true, masterKey: true });
   const core = await startCore(rt);
-  const realtime = await startRealtimeServer({ core, port: rt.config.realtimePort, metricsPort: rt.config.metricsPort });
+  const realtime = await startRealtimeServer({
+    core,
+    port: rt.config.realtimePort,
+    metricsPort: rt.config.metricsPort,
+    trustedProxies: rt.config.trustedProxies,
+  });
   rt.logger.info({ url: realtime.url, metrics: realtime.metricsUrl }, 'realtime listening');
   onShutdown(rt.logger, async () => {
     await realtime.close();

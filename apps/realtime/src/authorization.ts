@@ -1,0 +1,184 @@
+/**
+ * Who may hold a socket, and until when (docs/realtime.md "Authorizing", "Heartbeats and expiry"):
+ * the authorize frame (the API's own token checks, then the sessions the player holds a seat in),
+ * authorize again with a fresh token, the token's expiry, and sign-out or deletion of the player.
+ */
+import {
+  ApiError,
+  environmentRefusal,
+  type HearthCore,
+  type Invalidation,
+  type Logger,
+  type PlatformSession,
+  type Principal,
+  type SessionEvent,
+} from '@hearth/core';
+import { CLOSE, encodeFrame, errorFrame, type ClientFrame, type FrameId } from './protocol';
+import type { RecentEvents } from './recent-events';
+import type { SessionReader } from './session-reader';
+import type { SocketIndex } from './socket-index';
+import { AUTHORIZED, AUTHORIZING, type HearthSocket, type SocketHost } from './socket';
+import { TokenExpiries } from './token-expiries';
+
+export type PlayerPrincipal = Extract<Principal, { kind: 'player' }>;
+type AuthorizeFrame = Extract<ClientFrame, { type: 'authorize' }>;
+
+/** A socket's token is verified once per authorize: the core need not keep it (see TokenService.verify). */
+const NOT_REMEMBERED = { rememberToken: false };
+
+/** Why a principal may not hold a socket, or null: the API's checks (credential, review, service switch). */
+export function refusalOf(principal: Principal | null, nowMs: number): ApiError | null {
+  if (!principal) return new ApiError('unauthorized', 'The token is not valid.');
+  if (principal.kind !== 'player') return new ApiError('unauthorized', "The socket takes a player's access token, not a server key.");
+  if (principal.claims.exp * 1000 <= nowMs) return new ApiError('unauthorized', 'The token has expired.');
+  return environmentRefusal(principal.environment, 'sessions');
+}
+
+/**
+ * The sessions a player holds a seat in as they are now: what the read listed, brought up to date with
+ * the events of the player's environment that arrived while it ran (oldest first). A session the
+ * player took a seat in meanwhile is added; one whose seat ended is left out.
+ */
+export function seatedNow(listed: PlatformSession[], events: SessionEvent[], environmentId: number, playerId: string): PlatformSession[] {
+  const latest = new Map<string, PlatformSession>(listed.map((s) => [s.id, s]));
+  for (const event of events) {
+    if (event.environmentId !== environmentId) continue;
+    const seated = event.session.players.some((p) => p.playerId === playerId);
+    if (seated || latest.has(event.session.id)) latest.set(event.session.id, event.session);
+  }
+  return [...latest.values()].filter((session) => session.players.some((p) => p.playerId === playerId));
+}
+
+export interface AuthorizationOptions {
+  core: Pick<HearthCore, 'authenticator' | 'players'>;
+  sessions: SessionReader;
+  index: SocketIndex;
+  recent: RecentEvents;
+  host: SocketHost;
+  /** The socket is authorized and follows its sessions: the server counts it and handles the frames that waited. */
+  admitted(ws: HearthSocket): void;
+  log: Logger;
+}
+
+export class Authorization {
+  readonly expiries = new TokenExpiries<HearthSocket>();
+  /** Sockets whose token passed and whose sessions are being listed: a sign-out meanwhile must reach them too. */
+  private readonly listing = new Set<HearthSocket>();
+
+  constructor(private readonly options: AuthorizationOptions) {}
+
+  /** The first authorize of a socket (AWAITING): on success it is AUTHORIZED and follows the sessions it holds a seat in. */
+  async authorize(ws: HearthSocket, frame: AuthorizeFrame): Promise<void> {
+    const { core, sessions, index, recent, host } = this.options;
+    ws.state = AUTHORIZING;
+    let start = -1;
+    try {
+      const principal = await core.authenticator.authenticate(frame.token, NOT_REMEMBERED);
+      if (ws.state !== AUTHORIZING) return;
+      const refusal = refusalOf(principal, Date.now());
+      if (refusal) {
+        this.refuse(ws, refusal, frame.id);
+        return;
+      }
+      const { playerId, environment: env, claims } = principal as PlayerPrincipal;
+      ws.playerId = playerId;
+      ws.env = env;
+      ws.iat = claims.iat;
+      ws.exp = claims.exp;
+      this.listing.add(ws);
+      start = recent.begin();
+      const listed = await sessions.listForPlayer(env, playerId);
+      this.listing.delete(ws);
+      if (ws.state !== AUTHORIZING) return;
+      const seated = seatedNow(listed, recent.since(start), env.id, playerId);
+
+      // From here to the end nothing awaits: no event can fall between following and being indexed.
+      ws.state = AUTHORIZED;
+      index.add(ws);
+      this.expiries.schedule(ws);
+      host.send(ws, encodeFrame('authorized', { playerId }, frame.id), 'authorized');
+      for (const session of seated) {
+        index.follow(ws, session.id, true);
+        host.send(ws, encodeFrame('session', { session }), 'session');
+      }
+      this.options.admitted(ws);
+    } catch (err) {
+      host.fault(ws, err, 'authorize failed');
+    } finally {
+      if (start >= 0) recent.end(start);
+    }
+  }
+
+  /** authorize again on an authorized socket: a fresh token of the same player moves the expiry on. */
+  async reauthorize(ws: HearthSocket, frame: AuthorizeFrame): Promise<void> {
+    const { core, host } = this.options;
+    try {
+      const principal = await core.authenticator.authenticate(frame.token, NOT_REMEMBERED);
+      if (ws.state !== AUTHORIZED) return;
+      const refusal = refusalOf(principal, Date.now());
+      if (refusal) {
+        this.refuse(ws, refusal, frame.id);
+        return;
+      }
+      const player = principal as PlayerPrincipal;
+      if (player.playerId !== ws.playerId) {
+        host.send(ws, errorFrame('forbidden', 'A socket belongs to one player: open another socket for another player.', undefined, frame.id), 'error');
+        return;
+      }
+      this.expiries.cancel(ws);
+      ws.iat = Math.max(ws.iat, player.claims.iat);
+      ws.exp = player.claims.exp;
+      ws.env = player.environment;
+      this.expiries.schedule(ws);
+      host.send(ws, encodeFrame('authorized', { playerId: ws.playerId }, frame.id), 'authorized');
+    } catch (err) {
+      host.fault(ws, err, 'authorize failed');
+    }
+  }
+
+  /** A refused authorization: the error, then close 4401 with the error's code as reason. */
+  refuse(ws: HearthSocket, err: ApiError, id?: FrameId): void {
+    this.options.host.send(ws, errorFrame(err.code, err.message, err.details, id), 'error');
+    this.options.host.close(ws, CLOSE.unauthorized, err.code);
+  }
+
+  /** Closes the sockets whose token expired by `nowMs` (4401 token-expired). */
+  sweepExpiries(nowMs: number): void {
+    const { host } = this.options;
+    this.expiries.sweep(nowMs, (ws) => {
+      host.send(ws, errorFrame('unauthorized', 'The token has expired.'), 'error');
+      host.close(ws, CLOSE.unauthorized, 'token-expired');
+    });
+  }
+
+  /** Sign-out everywhere and deletion end the player's sockets (their tokens no longer work). */
+  onInvalidation(event: Invalidation): void {
+    if (event.kind !== 'player' || event.reason === 'renamed') return;
+    const { core, index, host, log } = this.options;
+    const { playerId, reason } = event;
+    const socketsNow = () => [...index.socketsOf(playerId), ...[...this.listing].filter((ws) => ws.playerId === playerId)];
+    if (socketsNow().length === 0) return;
+    // The player's cached state was dropped by this same event: this reads the cut-off as it is now,
+    // so a socket authorized with a token issued after the sign-out stays.
+    core.players
+      .state(playerId)
+      .then((state) => {
+        for (const ws of socketsNow()) {
+          if (state && state.environmentId === ws.env!.id && ws.iat >= state.tokensValidAfter) continue;
+          host.send(ws, errorFrame('unauthorized', reason === 'deleted' ? 'The player was deleted.' : 'The player was signed out everywhere.'), 'error');
+          host.close(ws, CLOSE.unauthorized, reason);
+        }
+      })
+      .catch((err) => {
+        // Cannot tell which tokens are still good: end them all, the client signs in or reconnects.
+        log.warn({ err: (err as Error).message }, 'player state unavailable; closing the player’s sockets');
+        for (const ws of socketsNow()) host.close(ws, CLOSE.unauthorized, reason);
+      });
+  }
+
+  /** The socket closed: it no longer waits for its expiry or its sessions' listing. */
+  forget(ws: HearthSocket): void {
+    this.listing.delete(ws);
+    this.expiries.cancel(ws);
+  }
+}
