@@ -117,11 +117,18 @@ export function checksOf(route: AnyRoute): AppliedChecks {
   return applied;
 }
 
-/** Every refusal a route can answer: its own, then those of the checks it goes through. */
+/**
+ * Not a check but an outage: a route that reads or writes PostgreSQL answers 503 unavailable while
+ * the database is out of reach (errors.ts answers it, one rule for every route). Those are the routes
+ * that act in an environment; the OpenAPI document and the key set are served from memory.
+ * test/api/database-down.test.ts provokes it.
+ */
+export const DATABASE_OUTAGE = { answers: ['unavailable'], appliesTo: actsInEnvironment } as const satisfies PipelineCheck;
+
+/** Every refusal a route can answer: its own, then those of the checks it goes through, then an outage's. */
 export function refusalsOf(route: AnyRoute): ErrorCode[] {
   const codes = new Set<ErrorCode>(route.refusals);
-  for (const name of CHECK_NAMES) {
-    const check: PipelineCheck = CHECKS[name];
+  for (const check of [...CHECK_NAMES.map((name): PipelineCheck => CHECKS[name]), DATABASE_OUTAGE]) {
     if (check.appliesTo(route)) for (const code of check.answers) codes.add(code);
   }
   return [...codes];
