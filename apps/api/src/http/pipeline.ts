@@ -120,9 +120,11 @@ export class Pipeline {
     try {
       await this.runChecked(exchange, compiled);
     } catch (err) {
-      // Every request is counted (the rate-limits check applies to all): one refused before it was
-      // counted (a sign-in naming its environment in its body, refused on its input) counts by address.
-      if (exchange.rate === undefined && err instanceof ApiError) await this.limit(exchange, addressChecks(exchange.ip));
+      // Every request is counted and every answer carries X-RateLimit-* (spec §4, §8): one that ended
+      // before it was counted (a sign-in refused on the input that names its environment, a credential
+      // that could not be checked because the database is out of reach) counts by address. A 429 from
+      // that count answers instead: the address is over its limit either way.
+      if (exchange.rate === undefined) await this.limit(exchange, addressChecks(exchange.ip));
       throw err;
     }
   }
