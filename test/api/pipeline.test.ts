@@ -2,12 +2,11 @@
  * The conventions every route shares (spec §4, §7, §8 body sizes): strict input, body limits before
  * reading, routing, the error shape, request ids, pagination, conditional reads, review and services.
  */
-import http from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { defineRoute, routeTable } from '@hearth/api';
 import { Harness, startHarness } from '../support/harness';
-import { call, expectError, Reply, signIn } from '../support/http';
-import { checkAnswer } from '../support/contract';
+import { call, expectError, signIn } from '../support/http';
+import { chunked, rawRequest } from '../support/raw-http';
 import { gameConfig } from '../support/manifests';
 
 const boomRoute = defineRoute({
@@ -41,58 +40,6 @@ async function displayNameOf(token: string): Promise<string | null> {
   const me = await call(h.base, 'GET', '/players/me', { token });
   expect(me.status).toBe(200);
   return me.body.displayName;
-}
-
-/** A request over node:http, for what fetch will not send: chunked bodies and bodies cut short. */
-function rawRequest(
-  method: string,
-  path: string,
-  headers: Record<string, string | number>,
-  write: (req: http.ClientRequest) => Promise<void>,
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const url = new URL(h.base + path);
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers });
-    let answered = false;
-    req.on('response', (res) => {
-      answered = true;
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const responseHeaders = new Headers();
-        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') responseHeaders.set(k, v);
-        try {
-          const contract = checkAnswer({ method, url: url.href, status: res.statusCode!, header: (name) => responseHeaders.get(name), text });
-          resolve({ status: res.statusCode!, headers: responseHeaders, body: text ? JSON.parse(text) : undefined, text, contract });
-        } catch (err) {
-          reject(err);
-        }
-        req.destroy();
-      });
-    });
-    // The server may answer and close before the client has written everything: only a failure
-    // before any answer is an error.
-    req.on('error', (err) => {
-      if (!answered) reject(err);
-    });
-    write(req).catch((err) => {
-      if (!answered) reject(err);
-    });
-  });
-}
-
-/** Writes `body` in pieces with pauses, then ends: no Content-Length, so Node sends it chunked. */
-function chunked(body: string, pieces = 4) {
-  return async (req: http.ClientRequest) => {
-    const size = Math.ceil(body.length / pieces);
-    for (let i = 0; i < body.length; i += size) {
-      if (req.destroyed) return;
-      req.write(body.slice(i, i + size));
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    req.end();
-  };
 }
 
 /** JSON padded with trailing spaces to exactly `bytes` bytes (still valid JSON). */
@@ -238,6 +185,7 @@ describe('body limits, before reading (spec §8)', () => {
   test('a declared length over the limit is refused without waiting for the body', async () => {
     // Declares 1 MB, sends 20 bytes and waits: only a server that refuses on the header answers.
     const reply = await rawRequest(
+      h.base,
       'PATCH',
       '/players/me',
       { Authorization: `Bearer ${player.accessToken}`, 'Content-Type': 'application/json', 'Content-Length': 1_048_576 },
@@ -250,6 +198,7 @@ describe('body limits, before reading (spec §8)', () => {
 
   test('a chunked body (no Content-Length) over the limit is 413 too', async () => {
     const reply = await rawRequest(
+      h.base,
       'POST',
       '/auth/server',
       { Authorization: `Bearer ${server}`, 'Content-Type': 'application/json' },
@@ -259,6 +208,7 @@ describe('body limits, before reading (spec §8)', () => {
     expect(await h.db('player_identities').where({ subject: 'chunked-too-big' }).first()).toBeUndefined();
 
     const patch = await rawRequest(
+      h.base,
       'PATCH',
       '/players/me',
       { Authorization: `Bearer ${player.accessToken}`, 'Content-Type': 'application/json' },
@@ -270,6 +220,7 @@ describe('body limits, before reading (spec §8)', () => {
 
   test('a chunked body within the limit is read and acted on', async () => {
     const reply = await rawRequest(
+      h.base,
       'POST',
       '/auth/server',
       { Authorization: `Bearer ${server}`, 'Content-Type': 'application/json' },

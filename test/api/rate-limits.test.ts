@@ -13,6 +13,7 @@ import { call, expectError, Reply, signIn } from '../support/http';
 import { serverKey, standardManifests } from '../support/manifests';
 import { TEST_REDIS_URL } from '../support/env';
 import { sleep } from '../support/wait';
+import { RedisRelay } from '../support/relay';
 
 jest.setTimeout(60_000);
 
@@ -284,36 +285,6 @@ test('a bad or missing credential is held to the per-address limit of 600 a minu
 });
 
 describe('with Redis out of reach', () => {
-  /** A TCP relay to the test Redis that can be cut and restored, so "Redis is down" is real to the client. */
-  class Relay {
-    private server?: net.Server;
-    private sockets = new Set<net.Socket>();
-    port = 0;
-
-    async open(port = 0): Promise<void> {
-      const target = new URL(TEST_REDIS_URL);
-      this.server = net.createServer((client) => {
-        const upstream = net.connect(Number(target.port || 6379), target.hostname);
-        for (const s of [client, upstream]) {
-          this.sockets.add(s);
-          s.on('close', () => this.sockets.delete(s));
-          s.on('error', () => undefined);
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      await new Promise<void>((resolve, reject) => {
-        this.server!.once('error', reject);
-        this.server!.listen(port, '127.0.0.1', () => resolve());
-      });
-      this.port = (this.server.address() as net.AddressInfo).port;
-    }
-
-    async cut(): Promise<void> {
-      const closed = new Promise<void>((resolve) => this.server!.close(() => resolve()));
-      for (const s of this.sockets) s.destroy();
-      await closed;
-    }
-  }
 
   async function apiOver(harness: Harness, redisUrl: string): Promise<{ core: HearthCore; api: ApiServer; base: string; coordination: RedisCoordination; stop(): Promise<void> }> {
     const coordination = new RedisCoordination(redisUrl, { prefix: harness.redisPrefix });
@@ -335,7 +306,7 @@ describe('with Redis out of reach', () => {
 
   test('requests are still served (limits fail open, and a metric says so); limits resume when Redis is back', async () => {
     h = await harnessWith({ requestsPerMinutePerCredential: 5 });
-    const relay = new Relay();
+    const relay = new RedisRelay();
     await relay.open();
     const instance = await apiOver(h, `redis://127.0.0.1:${relay.port}`);
     const key = h.serverKeys['alpha-live-key'];

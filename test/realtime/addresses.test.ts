@@ -6,13 +6,12 @@
  * the product's own, only the figure is small enough to reach quickly.
  */
 import http from 'node:http';
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { parseTrustedProxies } from '@hearth/core';
 import { Harness, startHarness } from '../support/harness';
-import { TEST_REDIS_URL } from '../support/env';
 import { call, signIn } from '../support/http';
 import { Client, RealtimeInstance, sleep, startRealtime } from './support';
+import { RedisRelay } from '../support/relay';
 
 const LIMIT = 3;
 
@@ -151,36 +150,9 @@ test('upgrades and the API’s requests without a credential count against one c
 });
 
 describe('with Redis out of reach', () => {
-  /** A TCP relay to the test Redis that can be cut, so "Redis is down" is real to the client. */
-  class Relay {
-    private server?: net.Server;
-    private readonly sockets = new Set<net.Socket>();
-    port = 0;
-
-    async open(port = 0): Promise<void> {
-      const target = new URL(TEST_REDIS_URL);
-      this.server = net.createServer((client) => {
-        const upstream = net.connect(Number(target.port || 6379), target.hostname);
-        for (const s of [client, upstream]) {
-          this.sockets.add(s);
-          s.on('close', () => this.sockets.delete(s));
-          s.on('error', () => undefined);
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', () => resolve()));
-      this.port = (this.server.address() as net.AddressInfo).port;
-    }
-
-    async cut(): Promise<void> {
-      const closed = new Promise<void>((resolve) => this.server!.close(() => resolve()));
-      for (const s of this.sockets) s.destroy();
-      await closed;
-    }
-  }
 
   test('upgrades fail open, at once, and a metric says so', async () => {
-    const relay = new Relay();
+    const relay = new RedisRelay();
     await relay.open();
     const rt = await startRealtime(h, { redisUrl: `redis://127.0.0.1:${relay.port}`, trustedProxies: parseTrustedProxies('loopback'), addressLimitPerMinute: 1, tickMs: 100 });
     try {

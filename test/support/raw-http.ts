@@ -27,9 +27,13 @@ export function rawRequest(
         const text = Buffer.concat(chunks).toString('utf8');
         const responseHeaders = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') responseHeaders.set(k, v);
-        // Held to the document like every answer fetch gets (test/support/contract.ts).
-        const contract = checkAnswer({ method, url: url.toString(), status: res.statusCode!, header: (name) => responseHeaders.get(name), text });
-        resolve({ status: res.statusCode!, headers: responseHeaders, body: text ? JSON.parse(text) : undefined, text, contract });
+        // Held to the document like every answer fetch gets (test/support/contract.ts); a violation fails the request.
+        try {
+          const contract = checkAnswer({ method, url: url.href, status: res.statusCode!, header: (name) => responseHeaders.get(name), text });
+          resolve({ status: res.statusCode!, headers: responseHeaders, body: text ? JSON.parse(text) : undefined, text, contract });
+        } catch (err) {
+          reject(err);
+        }
         req.destroy();
       });
     });
