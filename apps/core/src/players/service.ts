@@ -1,9 +1,9 @@
 import type { Db, Queryable, Tx } from '../db/knex';
-import { afterCommit, inTransaction, isTransaction } from '../db/transaction';
+import { inTransaction, isTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { randomId } from '../ids';
 import { TtlCache } from '../cache';
-import type { Invalidation, InvalidationBus } from '../invalidation';
+import { announceAfterCommit, type Invalidation, type InvalidationBus } from '../invalidation';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { filterWords } from './word-filter';
 
@@ -186,6 +186,6 @@ export class PlayerService {
    * player; with Redis unreachable the others' copies expire within 30 s.
    */
   announceAfterCommit(trx: Tx, playerId: string, reason: PlayerChange): Promise<void> {
-    return afterCommit(trx, () => this.bus.announce({ kind: 'player', playerId, reason }));
+    return announceAfterCommit(trx, this.bus, { kind: 'player', playerId, reason });
   }
 }
