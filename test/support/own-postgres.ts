@@ -11,6 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
+import { embeddedPostgresBinDir, letOthersTraverse } from '../../apps/cli/src/embedded-postgres-files';
 
 export interface OwnPostgres {
   url: string;
@@ -21,8 +22,7 @@ export interface OwnPostgres {
   remove(): Promise<void>;
 }
 
-/** The package of this platform's binaries: dist/index.js, beside native/bin. */
-const BIN = path.join(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)), '../native/bin');
+const BIN = embeddedPostgresBinDir();
 
 async function freePort(): Promise<number> {
   const probe = net.createServer();
@@ -50,7 +50,11 @@ function run(binary: string, args: string[], timeoutMs: number): Promise<void> {
 export async function startOwnPostgres(): Promise<OwnPostgres> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-own-pg-'));
   const { uid, gid } = runAs();
-  if (uid !== undefined) fs.chownSync(dir, uid, gid!);
+  if (uid !== undefined) {
+    fs.chownSync(dir, uid, gid!);
+    // As `hearth dev` does: the postgres user must reach the binaries, wherever the checkout is.
+    for (const folder of [dir, BIN]) letOthersTraverse(folder);
+  }
   const data = path.join(dir, 'data');
   const port = await freePort();
 

