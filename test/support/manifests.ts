@@ -69,3 +69,11 @@ export function standardManifests(planOverrides: Partial<PlanLimits> = {}): Mani
     serverKey('plain-live-key', 'plain-live'),
   ];
 }
+
+export function legalDocument(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'LegalDocument', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}
+
+export function tour(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'Tour', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}

@@ -14,6 +14,8 @@ import { CursorCodec } from './pagination';
 import { deriveKey } from './auth/sealing';
 import { pruneIdempotencyRecords } from './idempotency';
 import { SessionService } from './sessions/service';
+import { LegalService } from './legal/legal';
+import { TourService } from './tours/tours';
 
 export interface HearthDeps {
   db: Db;
@@ -38,6 +40,8 @@ export class HearthCore {
   readonly cursors: CursorCodec;
   readonly gameConfig: GameConfigService;
   readonly sessions: SessionService;
+  readonly legal: LegalService;
+  readonly tours: TourService;
   private housekeeping?: NodeJS.Timeout;
 
   constructor(deps: HearthDeps) {
@@ -60,6 +64,8 @@ export class HearthCore {
     this.cursors = new CursorCodec(deriveKey(deps.masterKey, 'cursors'));
     this.gameConfig = new GameConfigService(deps.db, this.cursors, this.bus);
     this.sessions = new SessionService(deps.coordination, deps.logger);
+    this.legal = new LegalService(deps.db, this.cursors, this.bus, this.players);
+    this.tours = new TourService(this.cursors);
   }
 
   async start(): Promise<void> {

@@ -30,6 +30,8 @@ export * from './players/deletion';
 export * from './players/word-filter';
 export * from './content/game-config';
 export * from './content/game-config-sync';
+export * from './legal/legal';
+export * from './tours/tours';
 export * from './manifests/schemas';
 export * from './manifests/validate';
 export * from './manifests/reconcilers';

@@ -15,6 +15,8 @@ import {
   readySession,
   reportSessionStatus,
 } from './sessions';
+import { acceptLegal, getLegalStanding, listLegalDocuments, listOutstandingLegal } from './legal';
+import { completeTour, listTours } from './tours';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -42,6 +44,12 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     kickSessionPlayer,
     promoteSessionPlayer,
     reportSessionStatus,
+    listLegalDocuments,
+    getLegalStanding,
+    listOutstandingLegal,
+    acceptLegal,
+    listTours,
+    completeTour,
     ...extra,
   ];
   return routes;

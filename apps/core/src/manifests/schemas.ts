@@ -152,11 +152,38 @@ export const GameConfigSpec = Type.Object(
   { additionalProperties: false },
 );
 
+/** Keys players' clients name (legal documents, tours): ASCII, so byte order is the order everywhere. */
+const ContentKey = (description: string) => Type.String({ minLength: 1, maxLength: 120, pattern: '^[A-Za-z0-9._:-]+$', description });
+
+export const LegalDocumentSpec = Type.Object(
+  {
+    environment: Name,
+    document: Type.Optional(ContentKey("the environment's key for it; metadata.name when absent")),
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    url: Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://' }),
+    version: Type.String({ minLength: 1, maxLength: 64, description: 'the current version, the one a player accepts' }),
+    required: Type.Boolean({ description: 'whether a player must accept it to play' }),
+  },
+  { additionalProperties: false },
+);
+
+export const TourSpec = Type.Object(
+  {
+    environment: Name,
+    id: Type.Optional(ContentKey('the tour id clients name; metadata.name when absent')),
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players; tours are listed by it' }),
+    enabled: Type.Optional(Type.Boolean({ default: true, description: 'only switched-on tours are listed and completed' })),
+  },
+  { additionalProperties: false },
+);
+
 export const PlanManifest = kind('Plan', PlanSpec, false);
 export const ProjectManifest = kind('Project', ProjectSpec);
 export const GameEnvironmentManifest = kind('GameEnvironment', GameEnvironmentSpec);
 export const ServerKeyManifest = kind('ServerKey', ServerKeySpec);
 export const GameConfigManifest = kind('GameConfig', GameConfigSpec);
+export const LegalDocumentManifest = kind('LegalDocument', LegalDocumentSpec);
+export const TourManifest = kind('Tour', TourSpec);
 
 /** Every kind, in the order a file's documents are applied (what others point at comes first). */
 export const MANIFEST_KINDS = {
@@ -165,6 +192,8 @@ export const MANIFEST_KINDS = {
   GameEnvironment: { schema: GameEnvironmentManifest, namespaced: true },
   ServerKey: { schema: ServerKeyManifest, namespaced: true },
   GameConfig: { schema: GameConfigManifest, namespaced: true },
+  LegalDocument: { schema: LegalDocumentManifest, namespaced: true },
+  Tour: { schema: TourManifest, namespaced: true },
 } as const;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
 /** The document type of one kind, from its schema. */
@@ -177,5 +206,7 @@ export type ProjectSpecT = Static<typeof ProjectSpec>;
 export type GameEnvironment = Static<typeof GameEnvironmentManifest>;
 export type ServerKey = Static<typeof ServerKeyManifest>;
 export type GameConfig = Static<typeof GameConfigManifest>;
+export type LegalDocumentManifestT = Static<typeof LegalDocumentManifest>;
+export type TourManifestT = Static<typeof TourManifest>;
 /** A document of any kind, discriminated by `kind`. */
 export type AnyManifest = ManifestOf<ManifestKind>;

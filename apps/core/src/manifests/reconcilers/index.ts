@@ -6,9 +6,11 @@
 import type { ManifestKind, ManifestOf } from '../schemas';
 import { gameConfigReconciler } from './game-config';
 import { gameEnvironmentReconciler } from './game-environment';
+import { legalDocumentReconciler } from './legal-document';
 import { planReconciler } from './plan';
 import { projectReconciler } from './project';
 import { serverKeyReconciler } from './server-key';
+import { tourReconciler } from './tour';
 import type { Reconciler } from './shared';
 
 export type ReconcilerTable = { [K in ManifestKind]: Reconciler<ManifestOf<K>> };
@@ -19,6 +21,8 @@ export const RECONCILERS: ReconcilerTable = {
   GameEnvironment: gameEnvironmentReconciler,
   ServerKey: serverKeyReconciler,
   GameConfig: gameConfigReconciler,
+  LegalDocument: legalDocumentReconciler,
+  Tour: tourReconciler,
 };
 
 /** The reconciler of one kind, typed for that kind's documents. */

@@ -1,0 +1,106 @@
+import { Type } from '@sinclair/typebox';
+import { defineRoute } from '../../http/route';
+import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { targetPlayerId } from '../players/target';
+
+const documentFields = {
+  document: Type.String({ description: "the environment's key for it" }),
+  title: Type.String(),
+  url: Type.String(),
+  version: Type.String({ description: 'the current version, the one a player accepts' }),
+  required: Type.Boolean(),
+};
+
+/** LegalDocument (spec §2). */
+const LegalDocument = Type.Object(documentFields, { additionalProperties: false });
+
+/** LegalStanding (spec §2): every document with the player's latest acceptance, and the required ones still to accept. */
+const LegalStanding = Type.Object(
+  {
+    documents: Type.Array(
+      Type.Object(
+        {
+          ...documentFields,
+          acceptedVersion: Type.Union([Type.String(), Type.Null()], { description: 'the latest version accepted' }),
+          acceptedAt: Type.Union([Timestamp, Type.Null()], { description: 'when that version was first accepted' }),
+          current: Type.Boolean({ description: 'whether the current version is accepted' }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    outstanding: Type.Array(Type.String(), { description: 'keys of required documents not accepted at their current version' }),
+  },
+  { additionalProperties: false },
+);
+
+const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
+
+export const listLegalDocuments = defineRoute({
+  operationId: 'listLegalDocuments',
+  method: 'GET',
+  path: '/legal/documents',
+  summary: "The environment's legal documents, ordered by key",
+  tag: 'legal',
+  credential: 'either',
+  service: 'legal',
+  query: Type.Object(PageQuery, { additionalProperties: false }),
+  etag: (ctx, ask) => ctx.core.legal.etag(ctx.env.id, ask),
+  success: { status: 200, description: 'A page of legal documents', schema: PageOf(LegalDocument) },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.legal.listDocuments(ctx.env, ctx.query) }),
+});
+
+export const getLegalStanding = defineRoute({
+  operationId: 'getLegalStanding',
+  method: 'GET',
+  path: '/players/:playerId/legal',
+  summary: "A player's standing with the environment's legal documents",
+  tag: 'legal',
+  credential: 'either',
+  service: 'legal',
+  params: PlayerPath,
+  success: { status: 200, description: 'The standing', schema: LegalStanding },
+  refusals: ['not-found', 'forbidden'],
+  handler: async (ctx) => ({ body: await ctx.core.legal.standing(ctx.db, ctx.env, targetPlayerId(ctx)) }),
+});
+
+export const listOutstandingLegal = defineRoute({
+  operationId: 'listOutstandingLegal',
+  method: 'GET',
+  path: '/players/:playerId/legal/outstanding',
+  summary: 'Required documents whose current version the player has not accepted',
+  description: 'An empty list means the player may play.',
+  tag: 'legal',
+  credential: 'either',
+  service: 'legal',
+  params: PlayerPath,
+  query: Type.Object(PageQuery, { additionalProperties: false }),
+  success: { status: 200, description: 'A page of legal documents, ordered by key', schema: PageOf(LegalDocument) },
+  refusals: ['not-found', 'forbidden'],
+  handler: async (ctx) => ({ body: await ctx.core.legal.outstanding(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
+});
+
+export const acceptLegal = defineRoute({
+  operationId: 'acceptLegal',
+  method: 'POST',
+  path: '/players/:playerId/legal/accept',
+  summary: 'Accept the current version of legal documents',
+  description:
+    'Each entry names a document and its current version; a document that does not exist or a version that is not current is refused with `invalid-request` naming the entry, and nothing is recorded. Re-accepting changes nothing (acceptedAt stays the first).',
+  tag: 'legal',
+  credential: 'player',
+  service: 'legal',
+  params: PlayerPath,
+  body: Type.Object(
+    {
+      documents: Type.Array(
+        Type.Object({ document: Type.String({ minLength: 1, maxLength: 120 }), version: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+        { minItems: 1, maxItems: 20 },
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  success: { status: 200, description: 'The standing after accepting', schema: LegalStanding },
+  refusals: ['not-found', 'forbidden'],
+  handler: async (ctx) => ({ body: await ctx.core.legal.accept(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body.documents) }),
+});

@@ -1,0 +1,44 @@
+import { Type } from '@sinclair/typebox';
+import { defineRoute } from '../../http/route';
+import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { targetPlayerId } from '../players/target';
+
+/** Tour (spec §2). */
+const Tour = Type.Object(
+  { id: Type.String(), name: Type.String(), completed: Type.Boolean(), completedAt: Type.Union([Timestamp, Type.Null()]) },
+  { additionalProperties: false },
+);
+
+export const listTours = defineRoute({
+  operationId: 'listTours',
+  method: 'GET',
+  path: '/players/:playerId/tours',
+  summary: "The environment's switched-on tours with the player's completion, ordered by name",
+  tag: 'tours',
+  credential: 'player',
+  service: 'tours',
+  params: Type.Object({ playerId: Id('`me`') }, { additionalProperties: false }),
+  query: Type.Object(PageQuery, { additionalProperties: false }),
+  success: { status: 200, description: 'A page of tours', schema: PageOf(Tour) },
+  refusals: ['forbidden'],
+  handler: async (ctx) => ({ body: await ctx.core.tours.list(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
+});
+
+export const completeTour = defineRoute({
+  operationId: 'completeTour',
+  method: 'POST',
+  path: '/players/:playerId/tours/:tourId/complete',
+  summary: 'Mark a tour completed',
+  description: 'Any body is ignored. Repeating it answers 204 again and keeps the first completedAt. A tour that does not exist or is switched off is `not-found`.',
+  tag: 'tours',
+  credential: 'player',
+  service: 'tours',
+  bodyMode: 'ignored',
+  params: Type.Object({ playerId: Id('`me`'), tourId: Type.String({ minLength: 1, maxLength: 120, description: 'a tour id' }) }, { additionalProperties: false }),
+  success: { status: 204, description: 'Completed' },
+  refusals: ['not-found', 'forbidden'],
+  handler: async (ctx) => {
+    await ctx.core.tours.complete(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.tourId);
+    return {};
+  },
+});
