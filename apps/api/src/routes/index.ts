@@ -15,6 +15,7 @@ import {
   readySession,
   reportSessionStatus,
 } from './sessions';
+import { deleteSave, getSave, listSaves, putSave } from './saves';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -42,6 +43,10 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     kickSessionPlayer,
     promoteSessionPlayer,
     reportSessionStatus,
+    listSaves,
+    getSave,
+    putSave,
+    deleteSave,
     ...extra,
   ];
   return routes;
