@@ -42,6 +42,29 @@ export interface SaveList {
   limitBytes: number;
 }
 
+/**
+ * The statements of a save write, in order, with `?` placeholders (exported so `make bench` runs the
+ * very same transaction under pgbench: test/bench/pgbench.ts).
+ */
+export const SAVE_WRITE_SQL = {
+  lockEnvironment: 'SELECT player_save_bytes FROM environments WHERE id = ? FOR NO KEY UPDATE',
+  lockPlayer: 'SELECT save_bytes FROM players WHERE id = ? AND environment_id = ? FOR NO KEY UPDATE',
+  lockSlot: 'SELECT version, size_bytes FROM player_saves WHERE player_id = ? AND key = ? FOR UPDATE',
+  // The slot and both counters in one statement (one round trip); every row it touches is already locked.
+  write: `WITH saved AS (
+      INSERT INTO player_saves (player_id, key, environment_id, version, size_bytes, data)
+      VALUES (?, ?, ?, 1, ?, ?::json)
+      ON CONFLICT (player_id, key) DO UPDATE
+        SET version = player_saves.version + 1, size_bytes = EXCLUDED.size_bytes, data = EXCLUDED.data, updated_at = now()
+      RETURNING key, version, size_bytes, updated_at
+    ), player AS (
+      UPDATE players SET save_bytes = save_bytes + ? WHERE id = ? AND ? <> 0
+    ), environment AS (
+      UPDATE environments SET player_save_bytes = player_save_bytes + ? WHERE id = ? AND ? <> 0
+    )
+    SELECT * FROM saved`,
+};
+
 /** Who writes: a server key may write every slot, a player token all but `server:` slots. */
 export type SaveWriter = 'server' | 'player';
 
@@ -93,8 +116,8 @@ export function compactSaveValue(data: unknown): { text: string; sizeBytes: numb
  * their byte counters; `not-found` for a player not of the environment.
  */
 async function lockUsage(trx: Tx, env: EnvironmentContext, playerId: string): Promise<{ environmentBytes: number; playerBytes: number }> {
-  const environment = (await trx.raw('SELECT player_save_bytes FROM environments WHERE id = ? FOR NO KEY UPDATE', [env.id])).rows[0];
-  const player = (await trx.raw('SELECT save_bytes FROM players WHERE id = ? AND environment_id = ? FOR NO KEY UPDATE', [playerId, env.id])).rows[0];
+  const environment = (await trx.raw(SAVE_WRITE_SQL.lockEnvironment, [env.id])).rows[0];
+  const player = (await trx.raw(SAVE_WRITE_SQL.lockPlayer, [playerId, env.id])).rows[0];
   if (!player) throw refuse.notFound('The player');
   return { environmentBytes: Number(environment.player_save_bytes), playerBytes: Number(player.save_bytes) };
 }
@@ -144,7 +167,7 @@ export class SaveService {
     checkWriter(writer, key);
     return inTransaction(db, async (trx) => {
       const usage = await lockUsage(trx, env, playerId);
-      const slot = (await trx.raw('SELECT version, size_bytes FROM player_saves WHERE player_id = ? AND key = ? FOR UPDATE', [playerId, key])).rows[0];
+      const slot = (await trx.raw(SAVE_WRITE_SQL.lockSlot, [playerId, key])).rows[0];
       const currentVersion = slot ? Number(slot.version) : 0;
       if (write.expectedVersion !== undefined && write.expectedVersion !== currentVersion) {
         throw refuse.conflict(
@@ -161,23 +184,8 @@ export class SaveService {
       if (growth > 0 && usage.environmentBytes + growth > environmentLimit) {
         throw refuse.quota('playerDataBytes', environmentLimit, "The environment's saves would pass its plan's limit.");
       }
-      // The slot and both counters in one statement (one round trip); every row it touches is already locked.
       const row = (
-        await trx.raw(
-          `WITH saved AS (
-             INSERT INTO player_saves (player_id, key, environment_id, version, size_bytes, data)
-             VALUES (?, ?, ?, 1, ?, ?::json)
-             ON CONFLICT (player_id, key) DO UPDATE
-               SET version = player_saves.version + 1, size_bytes = EXCLUDED.size_bytes, data = EXCLUDED.data, updated_at = now()
-             RETURNING key, version, size_bytes, updated_at
-           ), player AS (
-             UPDATE players SET save_bytes = save_bytes + ? WHERE id = ? AND ? <> 0
-           ), environment AS (
-             UPDATE environments SET player_save_bytes = player_save_bytes + ? WHERE id = ? AND ? <> 0
-           )
-           SELECT * FROM saved`,
-          [playerId, key, env.id, sizeBytes, text, growth, playerId, growth, growth, env.id, growth],
-        )
+        await trx.raw(SAVE_WRITE_SQL.write, [playerId, key, env.id, sizeBytes, text, growth, playerId, growth, growth, env.id, growth])
       ).rows[0] as EntryRow;
       return { entry: toEntry(row), created: !slot };
     });
