@@ -11,6 +11,11 @@ declare module 'autocannon' {
       overallRate?: number;
       timeout?: number;
       ignoreCoordinatedOmission?: boolean;
+      /** Per request: build it (from the connection's context, cleared before each request) and read its answer. */
+      requests?: {
+        setupRequest?: (req: Record<string, unknown>, context: Record<string, any>) => Record<string, unknown>;
+        onResponse?: (status: number, body: string, context: Record<string, any>) => void;
+      }[];
     }
     interface Result {
       errors: number;

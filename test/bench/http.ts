@@ -12,6 +12,7 @@ import Redis from 'ioredis';
 import { TEST_REDIS_URL } from '../support/env';
 import { startChild, Child, CpuSample, coreShare } from './child';
 import type { PhaseJob, PhaseResult } from './loader';
+import { PgbenchFigures, runPgbench } from './pgbench';
 
 export interface HttpBenchOptions {
   warmupSeconds: number;
@@ -47,6 +48,8 @@ export interface TargetResult {
   peak: PhaseFigures;
   atShare: PhaseFigures & { rate: number };
   /** For the API targets: what the server's own metrics and log say about the run. */
+  /** For saves-put: pgbench running the same transaction on the same database with the API's pool size. */
+  pgbench?: PgbenchFigures;
   checks?: { rateLimitFailOpen: number; rateLimitRefusals: number; accessLines: number; logFile: string; requestsServed: number };
 }
 
@@ -54,6 +57,10 @@ interface Prepared {
   url: string;
   headers: Record<string, string>;
   expectStatus: number;
+  alsoExpect?: number[];
+  versionedPut?: PhaseJob['versionedPut'];
+  /** Runs after the API's phases, on the same database: the figures the API's are compared with. */
+  compare?: (seconds: number, log: (line: string) => void) => Promise<PgbenchFigures>;
 }
 
 interface Target {
@@ -101,6 +108,37 @@ export const TARGETS: Target[] = [
       const again = await expectStatus(`${ready.base}/flags`, headers, 304);
       if (!again.headers.get('x-ratelimit-limit')) throw new Error('GET /flags answered without X-RateLimit-* headers: are rate limits on?');
       return { url: `${ready.base}/flags`, headers, expectStatus: 304 };
+    },
+  },
+  {
+    id: 'saves-put',
+    name: 'PUT /v1/players/me/data/:key, 1 KB with expectedVersion',
+    server: 'hearth-api',
+    prepare: async (ready) => {
+      const token = await signIn(ready);
+      const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+      const data = { tag: 'bench', pad: 'x'.repeat(1024 - 24) };
+      const size = Buffer.byteLength(JSON.stringify(data));
+      if (size !== 1024) throw new Error(`the bench value is ${size} bytes, not 1024`);
+      const first = await fetch(`${ready.base}/players/me/data/bench-check`, { method: 'PUT', headers, body: JSON.stringify({ data, expectedVersion: 0 }) });
+      if (first.status !== 201) throw new Error(`PUT answered ${first.status}: ${await first.text()}`);
+      if (!first.headers.get('x-ratelimit-limit')) throw new Error('PUT answered without X-RateLimit-* headers: are rate limits on?');
+      const me = (await (await fetch(`${ready.base}/players/me`, { headers })).json()) as { id: string };
+      return {
+        url: `${ready.base}/players/me/data/bench`,
+        headers,
+        expectStatus: 200,
+        alsoExpect: [201],
+        versionedPut: { body: { data } },
+        compare: (seconds, log) =>
+          runPgbench({
+            databaseUrl: ready.databaseUrl,
+            clients: ready.databasePoolSize,
+            seconds,
+            variables: { env: ready.environmentId, player: me.id, size, data: JSON.stringify(data) },
+            log,
+          }),
+      };
     },
   },
 ];
@@ -225,6 +263,8 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
       durationSeconds,
       overallRate,
       expectStatus: prepared.expectStatus,
+      alsoExpect: prepared.alsoExpect,
+      versionedPut: prepared.versionedPut,
     });
 
     log(`  ${target.name}: warm-up ${options.warmupSeconds} s`);
@@ -234,6 +274,8 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
     const rate = Math.round(peak.reqPerSec * options.loadShare);
     log(`  ${target.name}: ${Math.round(peak.reqPerSec)} req/s at peak; now ${rate} req/s (${options.loadShare * 100}%) for ${options.durationSeconds} s`);
     const atShare = await measured(server, loader, redis, job(options.durationSeconds, rate));
+
+    const pgbench = prepared.compare ? await prepared.compare(options.durationSeconds, log) : undefined;
 
     let checks: TargetResult['checks'];
     if (ready.metricsUrl) {
@@ -251,7 +293,7 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
         throw new Error(`the log has ${checks.accessLines} access lines for ${checks.requestsServed} requests: is the per-request line on?`);
       }
     }
-    return { id: target.id, name: target.name, peak, atShare: { ...atShare, rate }, checks };
+    return { id: target.id, name: target.name, peak, atShare: { ...atShare, rate }, pgbench, checks };
   } finally {
     loader.send({ type: 'stop' });
     const running = () => server.process.exitCode === null && server.process.signalCode === null;

@@ -15,6 +15,14 @@ export interface PhaseJob {
   /** Requests a second for all connections together; absent: as fast as the server answers. */
   overallRate?: number;
   expectStatus: number;
+  /** Other statuses that count as answered as expected (a versioned write's first answer is 201). */
+  alsoExpect?: number[];
+  /**
+   * Versioned save writes: each connection PUTs `body` to a slot of its own (`url` + `-<phase>-<n>`,
+   * new in every phase so a write cut at a phase's end cannot desynchronize the next), sending the
+   * version its previous answer gave as `expectedVersion` (0 first). The JSON `body` gets the field.
+   */
+  versionedPut?: { body: Record<string, unknown> };
 }
 
 export interface PhaseResult {
@@ -45,10 +53,10 @@ class Answers {
   count = 0;
   unexpected: Record<string, number> = {};
 
-  constructor(private readonly expectStatus: number) {}
+  constructor(private readonly expectStatus: number, private readonly alsoExpect: number[] = []) {}
 
   record(statusCode: number, ms: number): void {
-    if (statusCode !== this.expectStatus) this.unexpected[statusCode] = (this.unexpected[statusCode] ?? 0) + 1;
+    if (statusCode !== this.expectStatus && !this.alsoExpect.includes(statusCode)) this.unexpected[statusCode] = (this.unexpected[statusCode] ?? 0) + 1;
     if (this.count === this.latencies.length) {
       const grown = new Float64Array(this.latencies.length * 2);
       grown.set(this.latencies);
@@ -84,11 +92,49 @@ function cannon(options: autocannon.Options, answers: Answers, delayMs: number):
  */
 const STAGGER = 10;
 
+let phaseCount = 0;
+
+/**
+ * Autocannon options for versioned PUTs. Autocannon clears a connection's context before each request,
+ * so the slots and their versions live in a free list: a request takes a slot (or makes a new one at
+ * version 0) and its answer gives it back at the version answered. A slot whose answer never came
+ * (cut at the phase's end) or was not a write is left out, so no two requests ever share a slot.
+ */
+function versionedPutOptions(job: PhaseJob): Partial<autocannon.Options> {
+  const phase = ++phaseCount;
+  const path = new URL(job.url).pathname;
+  const free: { slot: string; version: number }[] = [];
+  let made = 0;
+  return {
+    method: 'PUT',
+    requests: [
+      {
+        setupRequest: (req: any, context: any) => {
+          const taken = free.pop() ?? { slot: `${path}-${phase}-${made++}`, version: 0 };
+          context.taken = taken;
+          return { ...req, method: 'PUT', path: taken.slot, body: JSON.stringify({ ...job.versionedPut!.body, expectedVersion: taken.version }) };
+        },
+        onResponse: (status: number, body: string, context: any) => {
+          if (status === 200 || status === 201) free.push({ slot: context.taken.slot, version: JSON.parse(body).version });
+        },
+      },
+    ],
+  };
+}
+
 async function runPhase(job: PhaseJob): Promise<PhaseResult> {
-  const answers = new Answers(job.expectStatus);
+  const answers = new Answers(job.expectStatus, job.alsoExpect);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  const base: autocannon.Options = { url: job.url, method: 'GET', headers: job.headers, pipelining: 1, duration: job.durationSeconds, timeout: 10 };
+  const base: autocannon.Options = {
+    url: job.url,
+    method: 'GET',
+    headers: job.headers,
+    pipelining: 1,
+    duration: job.durationSeconds,
+    timeout: 10,
+    ...(job.versionedPut ? versionedPutOptions(job) : {}),
+  };
   let results: { result: autocannon.Result; reqPerSec: number }[];
   if (job.overallRate === undefined) {
     results = [await cannon({ ...base, connections: job.connections }, answers, 0)];

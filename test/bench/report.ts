@@ -76,8 +76,18 @@ export function evaluate(results: TargetResult[], loadShare: number): Verdict[] 
       met: r.atShare.p99 < t.maxP99Ms,
     });
   }
+  // The saves write: against pgbench running its own transaction on the same database, same connections.
+  for (const r of results.filter((x) => x.pgbench)) {
+    const share = r.peak.reqPerSec / r.pgbench!.tps;
+    verdicts.push({ target: r.name, what: `peak req/s ≥ ${pct(SAVES_MIN_SHARE_OF_PGBENCH)} of pgbench's tps (same transaction, ${r.pgbench!.clients} connections)`, measured: `${pct(share)} (${int(r.peak.reqPerSec)} / ${int(r.pgbench!.tps)})`, met: share >= SAVES_MIN_SHARE_OF_PGBENCH });
+    verdicts.push({ target: r.name, what: `p99 < ${SAVES_MAX_P99_MS} ms at ${pct(loadShare)} of its peak`, measured: `${ms(r.atShare.p99)} ms`, met: r.atShare.p99 < SAVES_MAX_P99_MS });
+  }
   return verdicts;
 }
+
+/** The saves write's targets: its peak against pgbench's tps for the same SQL, and p99 at 80% of its peak. */
+const SAVES_MIN_SHARE_OF_PGBENCH = 0.7;
+const SAVES_MAX_P99_MS = 20;
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const ms = (x: number) => (x >= 10 ? x.toFixed(1) : x.toFixed(2));
@@ -218,6 +228,11 @@ export function renderDocsBlock(run: {
     md(head.map((_, i) => (i === 0 ? '---' : '---:'))),
     ...rows(run.http).map(md),
   ];
+  for (const r of run.http.filter((x) => x.pgbench)) {
+    const p = r.pgbench!;
+    lines.push('', `${r.id}: pgbench running the same transaction (test/bench/pgbench.ts) on the same database in the same run: ` +
+      `${int(p.tps)} tps with ${p.clients} clients for ${p.seconds} s, latency average ${ms(p.latencyAverageMs)} ms; the API's peak is ${pct(r.peak.reqPerSec / p.tps)} of it.`);
+  }
   const checked = run.http.filter((r) => r.checks);
   if (checked.length > 0) {
     lines.push(

@@ -16,6 +16,7 @@ import { pruneIdempotencyRecords } from './idempotency';
 import { SessionService } from './sessions/service';
 import { LegalService } from './legal/legal';
 import { TourService } from './tours/tours';
+import { SaveService } from './saves/service';
 
 export interface HearthDeps {
   db: Db;
@@ -42,6 +43,7 @@ export class HearthCore {
   readonly sessions: SessionService;
   readonly legal: LegalService;
   readonly tours: TourService;
+  readonly saves: SaveService;
   private housekeeping?: NodeJS.Timeout;
 
   constructor(deps: HearthDeps) {
@@ -66,6 +68,7 @@ export class HearthCore {
     this.sessions = new SessionService(deps.coordination, deps.logger);
     this.legal = new LegalService(deps.db, this.cursors, this.bus, this.players);
     this.tours = new TourService(this.cursors);
+    this.saves = new SaveService(this.cursors);
   }
 
   async start(): Promise<void> {

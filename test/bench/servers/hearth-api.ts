@@ -32,6 +32,9 @@ function experiment(coordination: RedisCoordination): Logger {
   return createLogger(name === 'no-access-log' ? 'warn' : 'info', 'hearth-bench');
 }
 
+/** The API's database pool (createTestDatabase's): pgbench runs with as many clients. */
+const BENCH_POOL_SIZE = 10;
+
 async function main(): Promise<void> {
   const database = await createTestDatabase();
   const redisPrefix = `hearth-bench:${randomBytes(6).toString('hex')}:`;
@@ -81,7 +84,12 @@ async function main(): Promise<void> {
     await redis.quit();
     process.send!({ type: 'stopped' }, () => process.exit(0));
   });
-  process.send!({ type: 'ready', url: api.url, base: `${api.url}/v1`, metricsUrl: api.metricsUrl, serverKey: key });
+  const environmentId = (await database.db('environments').where({ app_key: 'bench-live' }).first('id')).id;
+  process.send!({
+    type: 'ready', url: api.url, base: `${api.url}/v1`, metricsUrl: api.metricsUrl, serverKey: key,
+    // For the saves bench's pgbench run on this database, with as many connections as the API's pool.
+    databaseUrl: database.url, databasePoolSize: BENCH_POOL_SIZE, environmentId: Number(environmentId),
+  });
 }
 
 main().catch((err) => {

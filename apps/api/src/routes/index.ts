@@ -17,6 +17,7 @@ import {
 } from './sessions';
 import { acceptLegal, getLegalStanding, listLegalDocuments, listOutstandingLegal } from './legal';
 import { completeTour, listTours } from './tours';
+import { deleteSave, getSave, listSaves, putSave } from './saves';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -50,6 +51,10 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     acceptLegal,
     listTours,
     completeTour,
+    listSaves,
+    getSave,
+    putSave,
+    deleteSave,
     ...extra,
   ];
   return routes;

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
+import { releaseSavesOfDeletedPlayer } from '../saves/service';
 import type { SessionService } from '../sessions/service';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { PlayerService } from './service';
@@ -27,6 +28,7 @@ export async function deletePlayer(db: Queryable, areas: PlayerHoldings, env: En
     // What the player holds, area by area. A new area adds its step here (saves, tours, legal
     // acceptances, economy: a step ending their holdings with their own events or ledger entries).
     await areas.sessions.endSeatsOfDeletedPlayer(trx, env, playerId);
+    await releaseSavesOfDeletedPlayer(trx, env, playerId);
 
     // The player (identities and the rest cascade) and the environment's count of players.
     const deleted = await trx('players').where({ id: playerId, environment_id: env.id }).delete();

@@ -1,0 +1,109 @@
+import { Type } from '@sinclair/typebox';
+import { SAVE_LIMITS } from '@hearth/core';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { targetPlayerId } from '../players/target';
+
+/** SaveEntry, Save and SaveList of spec §2. */
+const SaveEntryFields = {
+  key: Type.String(),
+  version: Type.Integer({ minimum: 1, description: '1 when first written, +1 with every write' }),
+  sizeBytes: Type.Integer({ minimum: 1, description: 'the value written compactly, in UTF-8 bytes' }),
+  updatedAt: Timestamp,
+};
+const SaveEntry = Type.Object(SaveEntryFields, { additionalProperties: false });
+const Save = Type.Object(
+  { ...SaveEntryFields, data: Type.Unknown({ description: 'any JSON value but null' }), createdAt: Timestamp },
+  { additionalProperties: false },
+);
+const SaveList = PageOf(SaveEntry, {
+  totalBytes: Type.Integer({ minimum: 0, description: "all the player's slots, not only this page" }),
+  limitBytes: Type.Integer({ description: `${SAVE_LIMITS.playerBytes}` }),
+});
+
+const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
+const SlotPath = Type.Object(
+  {
+    playerId: Id('a player id, or `me` with a player token'),
+    key: Type.String({ minLength: 1, maxLength: 120, pattern: '^[A-Za-z0-9._:-]+$', description: '1-120 letters, digits and . _ : -; `server:` slots are written only with a server key' }),
+  },
+  { additionalProperties: false },
+);
+
+/** A player token writes as the player; a server key writes every slot, `server:` ones included. */
+const writerOf = (principal: { kind: string }) => (principal.kind === 'player' ? 'player' : 'server');
+
+export const listSaves = defineRoute({
+  operationId: 'listSaves',
+  method: 'GET',
+  path: '/players/:playerId/data',
+  summary: "A player's save slots, ordered by key (values omitted)",
+  tag: 'saves',
+  credential: 'either',
+  service: 'persistence',
+  params: PlayerPath,
+  query: Type.Object(PageQuery, { additionalProperties: false }),
+  success: { status: 200, description: "A page of the player's slots, with the bytes all of them hold", schema: SaveList },
+  refusals: ['not-found', 'forbidden'],
+  handler: async (ctx) => ({ body: await ctx.core.saves.list(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
+});
+
+export const getSave = defineRoute({
+  operationId: 'getSave',
+  method: 'GET',
+  path: '/players/:playerId/data/:key',
+  summary: 'Read one save slot',
+  tag: 'saves',
+  credential: 'either',
+  service: 'persistence',
+  params: SlotPath,
+  success: { status: 200, description: 'The save', schema: Save },
+  refusals: ['not-found', 'forbidden'],
+  handler: async (ctx) => ({ body: await ctx.core.saves.get(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.key) }),
+});
+
+export const putSave = defineRoute({
+  operationId: 'putSave',
+  method: 'PUT',
+  path: '/players/:playerId/data/:key',
+  summary: 'Write a save slot',
+  description:
+    'Versioned write: with `expectedVersion` the write happens only if the slot is at that version now (0: only if it does not exist), ' +
+    'so a client retrying a write it got no answer to cannot write twice. Held to 5 MB per player and the plan\'s bytes per environment.',
+  tag: 'saves',
+  credential: 'either',
+  service: 'persistence',
+  params: SlotPath,
+  body: Type.Object(
+    {
+      data: Type.Unknown({ description: `any JSON value but null, up to ${SAVE_LIMITS.valueBytes} bytes written compactly` }),
+      expectedVersion: Type.Optional(Type.Integer({ minimum: 0, description: 'write only if the slot is at this version now; 0: only if it does not exist' })),
+    },
+    { additionalProperties: false },
+  ),
+  bodyLimit: BODY_LIMITS.saveWrite,
+  success: { status: 201, description: 'Written; the write made the slot', schema: SaveEntry, also: [{ status: 200, description: 'Written; the write replaced the slot' }] },
+  refusals: ['not-found', 'forbidden', 'conflict', 'quota-exceeded'],
+  handler: async (ctx) => {
+    const { entry, created } = await ctx.core.saves.write(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.key, ctx.body, writerOf(ctx.principal));
+    return { status: created ? 201 : 200, body: entry };
+  },
+});
+
+export const deleteSave = defineRoute({
+  operationId: 'deleteSave',
+  method: 'DELETE',
+  path: '/players/:playerId/data/:key',
+  summary: 'Empty a save slot',
+  description: 'Done whether or not the slot held anything; its bytes are given back to the quotas.',
+  tag: 'saves',
+  credential: 'either',
+  service: 'persistence',
+  params: SlotPath,
+  success: { status: 204, description: 'The slot is empty' },
+  refusals: ['not-found', 'forbidden'],
+  handler: async (ctx) => {
+    await ctx.core.saves.delete(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.key, writerOf(ctx.principal));
+    return {};
+  },
+});

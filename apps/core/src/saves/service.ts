@@ -1,0 +1,223 @@
+/**
+ * Player saves (spec §2 Save, §4 "Player saves", §8 limits): JSON slots per player, each write adding
+ * one to the slot's version, held to two quotas (the player's 5 MB and the environment's plan).
+ *
+ * Concurrency (docs/saves.md): a write or delete locks, in the one order every area uses, the
+ * environment row (its byte counter), the player row (their byte counter), then the slot; it checks the
+ * version and both quotas against what it holds locked and updates the slot and both counters in the
+ * same transaction. So two writers never answer the same version, never lose each other's update and
+ * never pass a quota together, and the counters always equal the sum of the slots' sizes.
+ */
+import type { Queryable, Tx } from '../db/knex';
+import { inTransaction } from '../db/transaction';
+import { refuse } from '../errors';
+import { CursorCodec, keysetPage } from '../pagination';
+import type { EnvironmentContext } from '../tenancy/environments';
+
+/** Spec §8. */
+export const SAVE_LIMITS = {
+  /** A value's compact JSON, in UTF-8 bytes. */
+  valueBytes: 256 * 1024,
+  /** All of one player's slots. */
+  playerBytes: 5_242_880,
+  keyPattern: /^[A-Za-z0-9._:-]{1,120}$/,
+  /** Slots only a server key writes or deletes; a player token reads them. */
+  serverPrefix: 'server:',
+};
+
+export interface SaveEntry {
+  key: string;
+  version: number;
+  sizeBytes: number;
+  updatedAt: string;
+}
+export interface Save extends SaveEntry {
+  data: unknown;
+  createdAt: string;
+}
+export interface SaveList {
+  items: SaveEntry[];
+  next: string | null;
+  totalBytes: number;
+  limitBytes: number;
+}
+
+/**
+ * The statements of a save write, in order, with `?` placeholders (exported so `make bench` runs the
+ * very same transaction under pgbench: test/bench/pgbench.ts).
+ */
+export const SAVE_WRITE_SQL = {
+  lockEnvironment: 'SELECT player_save_bytes FROM environments WHERE id = ? FOR NO KEY UPDATE',
+  lockPlayer: 'SELECT save_bytes FROM players WHERE id = ? AND environment_id = ? FOR NO KEY UPDATE',
+  lockSlot: 'SELECT version, size_bytes FROM player_saves WHERE player_id = ? AND key = ? FOR UPDATE',
+  // The slot and both counters in one statement (one round trip); every row it touches is already locked.
+  write: `WITH saved AS (
+      INSERT INTO player_saves (player_id, key, environment_id, version, size_bytes, data)
+      VALUES (?, ?, ?, 1, ?, ?::json)
+      ON CONFLICT (player_id, key) DO UPDATE
+        SET version = player_saves.version + 1, size_bytes = EXCLUDED.size_bytes, data = EXCLUDED.data, updated_at = now()
+      RETURNING key, version, size_bytes, updated_at
+    ), player AS (
+      UPDATE players SET save_bytes = save_bytes + ? WHERE id = ? AND ? <> 0
+    ), environment AS (
+      UPDATE environments SET player_save_bytes = player_save_bytes + ? WHERE id = ? AND ? <> 0
+    )
+    SELECT * FROM saved`,
+};
+
+/** Who writes: a server key may write every slot, a player token all but `server:` slots. */
+export type SaveWriter = 'server' | 'player';
+
+export interface SaveWrite {
+  data: unknown;
+  /** Write only if the slot is at this version now; 0: only if it does not exist. Absent: always. */
+  expectedVersion?: number;
+}
+
+interface EntryRow {
+  key: string;
+  version: string | number;
+  size_bytes: number;
+  updated_at: Date | string;
+}
+
+const toEntry = (row: EntryRow): SaveEntry => ({
+  key: row.key,
+  version: Number(row.version),
+  sizeBytes: Number(row.size_bytes),
+  updatedAt: new Date(row.updated_at).toISOString(),
+});
+
+/** `forbidden` for a player token writing or deleting a `server:` slot (it may read them). */
+function checkWriter(writer: SaveWriter, key: string): void {
+  if (writer === 'player' && key.startsWith(SAVE_LIMITS.serverPrefix)) {
+    throw refuse.forbidden('Slots whose key starts `server:` are written and deleted only with a server key.');
+  }
+}
+
+/** The key rule (the route's schema says the same; this holds it for every caller). */
+function checkKey(key: string): void {
+  if (!SAVE_LIMITS.keyPattern.test(key)) throw refuse.invalid('path.key', 'A save key is 1-120 characters of letters, digits and . _ : -');
+}
+
+/** The value's compact JSON text, or `invalid-request` naming body.data for null or a value over 256 KB. */
+export function compactSaveValue(data: unknown): { text: string; sizeBytes: number } {
+  if (data === null || data === undefined) throw refuse.invalid('body.data', 'A save value is any JSON value but null.');
+  const text = JSON.stringify(data);
+  const sizeBytes = Buffer.byteLength(text, 'utf8');
+  if (sizeBytes > SAVE_LIMITS.valueBytes) {
+    throw refuse.invalid('body.data', `A save value is at most ${SAVE_LIMITS.valueBytes} bytes written compactly; this one is ${sizeBytes}.`);
+  }
+  return { text, sizeBytes };
+}
+
+/**
+ * Locks the environment's and then the player's row (the order of docs/architecture.md) and answers
+ * their byte counters; `not-found` for a player not of the environment.
+ */
+async function lockUsage(trx: Tx, env: EnvironmentContext, playerId: string): Promise<{ environmentBytes: number; playerBytes: number }> {
+  const environment = (await trx.raw(SAVE_WRITE_SQL.lockEnvironment, [env.id])).rows[0];
+  const player = (await trx.raw(SAVE_WRITE_SQL.lockPlayer, [playerId, env.id])).rows[0];
+  if (!player) throw refuse.notFound('The player');
+  return { environmentBytes: Number(environment.player_save_bytes), playerBytes: Number(player.save_bytes) };
+}
+
+export class SaveService {
+  constructor(private readonly cursors: CursorCodec) {}
+
+  /** SaveList: a page of the player's slots by key (byte order) with the player's total bytes. */
+  async list(db: Queryable, env: EnvironmentContext, playerId: string, query: { limit?: number; cursor?: string }): Promise<SaveList> {
+    const player = await db('players').where({ id: playerId, environment_id: env.id }).first('save_bytes');
+    if (!player) throw refuse.notFound('The player');
+    const page = await keysetPage(
+      this.cursors,
+      `saves|${env.id}|${playerId}`,
+      query,
+      (after: string | undefined, take) => {
+        const q = db('player_saves')
+          .where({ player_id: playerId, environment_id: env.id })
+          .select('key', 'version', 'size_bytes', 'updated_at')
+          .orderBy('key')
+          .limit(take);
+        return after === undefined ? q : q.andWhere('key', '>', after);
+      },
+      (row: EntryRow) => row.key,
+      toEntry,
+    );
+    return { ...page, totalBytes: Number(player.save_bytes), limitBytes: SAVE_LIMITS.playerBytes };
+  }
+
+  /** Save, or `not-found` for a slot never written (or emptied, or of another environment's player). */
+  async get(db: Queryable, env: EnvironmentContext, playerId: string, key: string): Promise<Save> {
+    const row = await db('player_saves')
+      .where({ player_id: playerId, key, environment_id: env.id })
+      .first('key', 'version', 'size_bytes', 'data', 'created_at', 'updated_at');
+    if (!row) throw refuse.notFound('The save');
+    return { ...toEntry(row), data: row.data, createdAt: new Date(row.created_at).toISOString() };
+  }
+
+  /**
+   * Writes a slot: the new SaveEntry and whether the write made the slot (201) or replaced it (200).
+   * Refusals, in this order: the value (invalid-request), a player writing a `server:` slot
+   * (forbidden), the player (not-found), the version (conflict), the quotas (quota-exceeded).
+   */
+  async write(db: Queryable, env: EnvironmentContext, playerId: string, key: string, write: SaveWrite, writer: SaveWriter): Promise<{ entry: SaveEntry; created: boolean }> {
+    checkKey(key);
+    const { text, sizeBytes } = compactSaveValue(write.data);
+    checkWriter(writer, key);
+    return inTransaction(db, async (trx) => {
+      const usage = await lockUsage(trx, env, playerId);
+      const slot = (await trx.raw(SAVE_WRITE_SQL.lockSlot, [playerId, key])).rows[0];
+      const currentVersion = slot ? Number(slot.version) : 0;
+      if (write.expectedVersion !== undefined && write.expectedVersion !== currentVersion) {
+        throw refuse.conflict(
+          slot ? `The save is at version ${currentVersion}, not ${write.expectedVersion}: it was written by somebody else.` : `The save does not exist, so it is not at version ${write.expectedVersion}.`,
+        );
+      }
+      const growth = sizeBytes - (slot ? Number(slot.size_bytes) : 0);
+      // Only growth is held to the quotas: a write that shrinks or keeps its size always goes through,
+      // even if a lowered plan left the environment over its limit.
+      if (growth > 0 && usage.playerBytes + growth > SAVE_LIMITS.playerBytes) {
+        throw refuse.quota('playerDataBytesPerPlayer', SAVE_LIMITS.playerBytes, `The player's saves would pass ${SAVE_LIMITS.playerBytes} bytes.`);
+      }
+      const environmentLimit = env.plan.playerDataBytesPerEnvironment;
+      if (growth > 0 && usage.environmentBytes + growth > environmentLimit) {
+        throw refuse.quota('playerDataBytes', environmentLimit, "The environment's saves would pass its plan's limit.");
+      }
+      const row = (
+        await trx.raw(SAVE_WRITE_SQL.write, [playerId, key, env.id, sizeBytes, text, growth, playerId, growth, growth, env.id, growth])
+      ).rows[0] as EntryRow;
+      return { entry: toEntry(row), created: !slot };
+    });
+  }
+
+  /** Empties a slot and gives back its bytes; done whether or not it held anything. `not-found` for an unknown player. */
+  async delete(db: Queryable, env: EnvironmentContext, playerId: string, key: string, writer: SaveWriter): Promise<void> {
+    checkKey(key);
+    checkWriter(writer, key);
+    await inTransaction(db, async (trx) => {
+      await lockUsage(trx, env, playerId);
+      await trx.raw(
+        `WITH emptied AS (
+           DELETE FROM player_saves WHERE player_id = ? AND key = ? RETURNING size_bytes
+         ), player AS (
+           UPDATE players SET save_bytes = save_bytes - emptied.size_bytes FROM emptied WHERE id = ?
+         )
+         UPDATE environments SET player_save_bytes = player_save_bytes - emptied.size_bytes FROM emptied WHERE id = ?`,
+        [playerId, key, playerId, env.id],
+      );
+    });
+  }
+}
+
+/**
+ * The saves step of deleting a player (deletePlayer holds the environment's row lock): locks the
+ * player's row and gives their saved bytes back to the environment; the cascade removes the slots.
+ */
+export async function releaseSavesOfDeletedPlayer(db: Queryable, env: EnvironmentContext, playerId: string): Promise<void> {
+  await inTransaction(db, async (trx) => {
+    const player = (await trx.raw('SELECT save_bytes FROM players WHERE id = ? AND environment_id = ? FOR UPDATE', [playerId, env.id])).rows[0];
+    if (!player || Number(player.save_bytes) === 0) return;
+    await trx.raw('UPDATE environments SET player_save_bytes = player_save_bytes - ? WHERE id = ?', [player.save_bytes, env.id]);
+  });
+}
