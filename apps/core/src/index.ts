@@ -38,6 +38,7 @@ export * from './manifests/apply';
 export * from './sessions/events';
 export * from './sessions/socket';
 export * from './sessions/service';
+export * from './support/service';
 export * from './process/serving';
 export * from './net/client-address';
 export * from './net/paths';

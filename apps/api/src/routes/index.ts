@@ -15,6 +15,7 @@ import {
   readySession,
   reportSessionStatus,
 } from './sessions';
+import { createPlayerReport, createSupportRequest } from './support';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -42,6 +43,8 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     kickSessionPlayer,
     promoteSessionPlayer,
     reportSessionStatus,
+    createSupportRequest,
+    createPlayerReport,
     ...extra,
   ];
   return routes;
