@@ -5,6 +5,7 @@ import { runApi } from './commands/api';
 import { runRealtime } from './commands/realtime';
 import { runApply, runKeysCreate, runKeysList, runKeysRevoke, runMigrate, runSigningKeysRotate } from './commands/admin';
 import { runDev } from './commands/dev';
+import { runSupportList } from './commands/support';
 
 const program = new Command('hearth').description('Hearth: a Kubernetes-native backend for games').showHelpAfterError();
 
@@ -27,6 +28,17 @@ keys
   .action(runKeysCreate);
 keys.command('list').requiredOption('--environment <appKey>', "the environment's app key").option('--json', 'print JSON').action(runKeysList);
 keys.command('revoke').argument('<keyId>', 'the key id (the part after hsk_)').option('--json', 'print JSON').action((keyId, opts) => runKeysRevoke({ keyId, ...opts }));
+
+program
+  .command('support')
+  .description("players' support requests and reports")
+  .command('list')
+  .description('list an environment\'s filings, newest first')
+  .requiredOption('--environment <appKey>', "the environment's app key")
+  .option('--kind <kind>', 'requests or reports (default: both)')
+  .option('--limit <n>', 'at most this many, 1-1000', '100')
+  .option('--json', 'print JSON')
+  .action(runSupportList);
 
 program
   .command('signing-keys')

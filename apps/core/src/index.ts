@@ -41,6 +41,7 @@ export * from './sessions/events';
 export * from './sessions/socket';
 export * from './sessions/service';
 export * from './saves/service';
+export * from './support/service';
 export * from './process/serving';
 export * from './net/client-address';
 export * from './net/paths';

@@ -282,6 +282,15 @@ class RequestContext implements HandlerContext<unknown, unknown, unknown> {
     this.pipeline.checkEnvironment(environment, this.compiled);
   }
 
+  noteLimit(standing: RateOutcome['nearest']): void {
+    const current = this.exchange.rate;
+    const nearer =
+      !current ||
+      standing.remaining < current.nearest.remaining ||
+      (standing.remaining === current.nearest.remaining && standing.resetSeconds < current.nearest.resetSeconds);
+    if (nearer) this.exchange.rate = { allowed: current?.allowed ?? true, nearest: standing };
+  }
+
   /** The same request, writing through the idempotency transaction. */
   withDb(db: Queryable): RequestContext {
     const { pipeline, exchange, compiled, params, query, body, principal, env } = this;

@@ -10,6 +10,7 @@ import type {
   Logger,
   Principal,
   Queryable,
+  RateOutcome,
   ServiceName,
 } from '@hearth/core';
 
@@ -93,6 +94,11 @@ export interface HandlerContext<P, Q, B, C extends CredentialKind = CredentialKi
    * environment's limits and applies its review and service checks.
    */
   enterEnvironment(env: EnvironmentContext, credentialKey: string): Promise<void>;
+  /**
+   * A route limit the handler counted itself (the support filings' hour, kept in the database): its
+   * standing goes into the X-RateLimit-* headers when it is nearer to refusing than the request limits.
+   */
+  noteLimit(standing: RateOutcome['nearest']): void;
 }
 
 export interface RouteSpec<

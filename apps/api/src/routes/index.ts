@@ -18,6 +18,7 @@ import {
 import { acceptLegal, getLegalStanding, listLegalDocuments, listOutstandingLegal } from './legal';
 import { completeTour, listTours } from './tours';
 import { deleteSave, getSave, listSaves, putSave } from './saves';
+import { createPlayerReport, createSupportRequest } from './support';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -51,6 +52,8 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     acceptLegal,
     listTours,
     completeTour,
+    createSupportRequest,
+    createPlayerReport,
     listSaves,
     getSave,
     putSave,

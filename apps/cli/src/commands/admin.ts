@@ -16,7 +16,7 @@ import { CliError, emit } from '../output';
 import { Runtime, openRuntime } from '../runtime';
 
 /** Opens the database (and Redis when REDIS_URL is set, so running processes hear of changes). */
-async function withRuntime<T>(needs: { masterKey?: boolean }, fn: (rt: Runtime, bus: InvalidationBus) => Promise<T>): Promise<T> {
+export async function withRuntime<T>(needs: { masterKey?: boolean }, fn: (rt: Runtime, bus: InvalidationBus) => Promise<T>): Promise<T> {
   const rt = openRuntime({ database: true, masterKey: needs.masterKey });
   const bus = new InvalidationBus(rt.coordination, (err) =>
     process.stderr.write(`hearth: warning: running processes were not told (${err.message}); they catch up within seconds\n`),
@@ -62,7 +62,7 @@ export async function runApply(opts: { file: string; json?: boolean }): Promise<
   });
 }
 
-async function environmentOrFail(rt: Runtime, appKey: string) {
+export async function environmentOrFail(rt: Runtime, appKey: string) {
   const env = await loadEnvironmentByAppKey(rt.db, appKey);
   if (!env) throw new CliError(`no environment has app key "${appKey}"`);
   return env;

@@ -1,0 +1,153 @@
+/**
+ * Support filings (spec §4 Support): a player's support requests and their reports of other players,
+ * stored for staff, who read them with `hearth support list`.
+ *
+ * The filing limit (spec §8: ten filings an hour per player, requests and reports together) is counted
+ * from the filings themselves, in the transaction that stores one, under the filer's row lock: exact
+ * under concurrency, only what was stored counts (a refused or invalid filing counts nothing), and it
+ * holds while Redis is down. Windows are clock hours, like every other limit (windowOf).
+ */
+import type { Queryable, Tx } from '../db/knex';
+import { inTransaction } from '../db/transaction';
+import { ApiError, refuse } from '../errors';
+import { randomId } from '../ids';
+import { windowOf, type RateOutcome } from '../coord/coordination';
+import type { EnvironmentContext } from '../tenancy/environments';
+
+/** The one definition of the filing limit: the routes' documentation and the count both read it. */
+export const SUPPORT_FILING_LIMIT = { name: 'support-filings-hour', limit: 10, windowSeconds: 3600 } as const;
+
+/** Where a player stands against the filing limit, in the shape of the other limits (X-RateLimit-*). */
+export type FilingStanding = RateOutcome['nearest'];
+
+/** The eleventh filing of an hour: 429 with Retry-After, carrying the standing for the headers. */
+export class FilingLimitReached extends ApiError {
+  constructor(readonly standing: FilingStanding) {
+    const retry = Math.max(1, standing.resetSeconds);
+    super(
+      'rate-limited',
+      `At most ${standing.limit} support requests and reports an hour; retry in ${retry} s.`,
+      { retryAfterSeconds: retry },
+      { 'Retry-After': String(retry) },
+    );
+  }
+}
+
+export interface SupportRequestInput {
+  subject: string;
+  message: string;
+  contactEmail?: string;
+}
+
+export interface PlayerReportInput {
+  playerId: string;
+  reason: string;
+  details?: string;
+}
+
+export interface Filed {
+  id: string;
+  /** The filer's standing after this filing. */
+  standing: FilingStanding;
+}
+
+export type SupportKind = 'request' | 'report';
+
+export interface SupportFiling {
+  id: string;
+  kind: SupportKind;
+  /** Who filed it. */
+  playerId: string;
+  createdAt: string;
+  subject?: string;
+  message?: string;
+  contactEmail?: string | null;
+  /** null once the reported player was deleted. */
+  reportedPlayerId?: string | null;
+  reason?: string;
+  details?: string | null;
+}
+
+export async function fileSupportRequest(db: Queryable, env: EnvironmentContext, playerId: string, input: SupportRequestInput): Promise<Filed> {
+  return inTransaction(db, async (trx) => {
+    const standing = await claimFiling(trx, env, playerId);
+    const id = randomId();
+    await trx('support_filings').insert({
+      id,
+      environment_id: env.id,
+      kind: 'request',
+      player_id: playerId,
+      subject: input.subject,
+      message: input.message,
+      contact_email: input.contactEmail ?? null,
+    });
+    return { id, standing };
+  });
+}
+
+export async function filePlayerReport(db: Queryable, env: EnvironmentContext, playerId: string, input: PlayerReportInput): Promise<Filed> {
+  if (input.playerId === playerId) throw refuse.invalid('body.playerId', 'body.playerId names the caller: a player cannot report themselves.');
+  return inTransaction(db, async (trx) => {
+    // The filer's lock first (every area's order: environment, then player), then the reported player's
+    // row, held until commit so it cannot be deleted in between. Another environment's player is not-found.
+    const standing = await claimFiling(trx, env, playerId, async () => {
+      const reported = await trx.raw('SELECT id FROM players WHERE id = ? AND environment_id = ? FOR KEY SHARE', [input.playerId, env.id]);
+      if (reported.rows.length === 0) throw refuse.notFound('The reported player');
+    });
+    const id = randomId();
+    await trx('support_filings').insert({
+      id,
+      environment_id: env.id,
+      kind: 'report',
+      player_id: playerId,
+      reported_player_id: input.playerId,
+      reason: input.reason,
+      details: input.details ?? null,
+    });
+    return { id, standing };
+  });
+}
+
+/**
+ * Locks the filer's row (filings of one player then take turns), runs the filing's own checks, and
+ * counts this hour's filings: refuses the one past the limit, otherwise answers the standing once this
+ * filing is stored. The clock is the database's, so every API process agrees on the window.
+ */
+async function claimFiling(trx: Tx, env: EnvironmentContext, playerId: string, checks?: () => Promise<void>): Promise<FilingStanding> {
+  const filer = await trx.raw(
+    'SELECT (extract(epoch FROM now()) * 1000)::float8 AS now_ms FROM players WHERE id = ? AND environment_id = ? FOR NO KEY UPDATE',
+    [playerId, env.id],
+  );
+  if (filer.rows.length === 0) throw refuse.unauthorized('The player no longer exists.');
+  // Input that refers to something (the reported player) is checked before the limit: a refused filing is not counted anyway.
+  if (checks) await checks();
+  const { limit, name, windowSeconds } = SUPPORT_FILING_LIMIT;
+  const window = windowOf(Number(filer.rows[0].now_ms), windowSeconds);
+  const counted = await trx.raw('SELECT count(*)::int AS n FROM support_filings WHERE player_id = ? AND created_at >= to_timestamp(?)', [
+    playerId,
+    window.start,
+  ]);
+  const filed = counted.rows[0].n as number;
+  if (filed >= limit) throw new FilingLimitReached({ name, limit, remaining: 0, resetSeconds: window.resetSeconds });
+  return { name, limit, remaining: limit - filed - 1, resetSeconds: window.resetSeconds };
+}
+
+/** Staff's list (`hearth support list`): an environment's filings, newest first. */
+export async function listSupportFilings(
+  db: Queryable,
+  environmentId: number,
+  options: { kind?: SupportKind; limit?: number } = {},
+): Promise<SupportFiling[]> {
+  const query = db('support_filings')
+    .where({ environment_id: environmentId })
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(options.limit ?? 100);
+  if (options.kind) query.andWhere({ kind: options.kind });
+  const rows = await query;
+  return rows.map((row: Record<string, any>): SupportFiling => {
+    const common = { id: row.id, kind: row.kind, playerId: row.player_id, createdAt: new Date(row.created_at).toISOString() };
+    return row.kind === 'request'
+      ? { ...common, subject: row.subject, message: row.message, contactEmail: row.contact_email }
+      : { ...common, reportedPlayerId: row.reported_player_id, reason: row.reason, details: row.details };
+  });
+}
