@@ -69,3 +69,11 @@ export function standardManifests(planOverrides: Partial<PlanLimits> = {}): Mani
     serverKey('plain-live-key', 'plain-live'),
   ];
 }
+
+export function blogCategory(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'BlogCategory', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}
+
+export function blogPost(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'BlogPost', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}

@@ -14,6 +14,7 @@ import { CursorCodec } from './pagination';
 import { deriveKey } from './auth/sealing';
 import { pruneIdempotencyRecords } from './idempotency';
 import { SessionService } from './sessions/service';
+import { BlogService } from './blog/service';
 
 export interface HearthDeps {
   db: Db;
@@ -38,6 +39,7 @@ export class HearthCore {
   readonly cursors: CursorCodec;
   readonly gameConfig: GameConfigService;
   readonly sessions: SessionService;
+  readonly blog: BlogService;
   private housekeeping?: NodeJS.Timeout;
 
   constructor(deps: HearthDeps) {
@@ -60,6 +62,7 @@ export class HearthCore {
     this.cursors = new CursorCodec(deriveKey(deps.masterKey, 'cursors'));
     this.gameConfig = new GameConfigService(deps.db, this.cursors, this.bus);
     this.sessions = new SessionService(deps.coordination, deps.logger);
+    this.blog = new BlogService(deps.db, this.cursors, this.bus);
   }
 
   async start(): Promise<void> {

@@ -5,6 +5,7 @@ import { refreshTokens, signInIdp, signInServer } from './auth';
 import { deletePlayer, getPlayer, renamePlayer, signOutPlayer } from './players';
 import { getConfigTable, listConfigTables, listConfigValues, listFlags } from './config';
 import { getRealtime } from './realtime';
+import { getBlogPost, listBlogCategories, listBlogPosts, listBlogTags } from './blog';
 import {
   createSession,
   getSession,
@@ -42,6 +43,10 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     kickSessionPlayer,
     promoteSessionPlayer,
     reportSessionStatus,
+    listBlogPosts,
+    getBlogPost,
+    listBlogCategories,
+    listBlogTags,
     ...extra,
   ];
   return routes;

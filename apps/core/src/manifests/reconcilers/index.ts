@@ -4,6 +4,8 @@
  * refuses to compile while a kind of MANIFEST_KINDS has no reconciler.
  */
 import type { ManifestKind, ManifestOf } from '../schemas';
+import { blogCategoryReconciler } from './blog-category';
+import { blogPostReconciler } from './blog-post';
 import { gameConfigReconciler } from './game-config';
 import { gameEnvironmentReconciler } from './game-environment';
 import { planReconciler } from './plan';
@@ -19,6 +21,8 @@ export const RECONCILERS: ReconcilerTable = {
   GameEnvironment: gameEnvironmentReconciler,
   ServerKey: serverKeyReconciler,
   GameConfig: gameConfigReconciler,
+  BlogCategory: blogCategoryReconciler,
+  BlogPost: blogPostReconciler,
 };
 
 /** The reconciler of one kind, typed for that kind's documents. */
