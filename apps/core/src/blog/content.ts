@@ -11,7 +11,7 @@ const ImageUrl = Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?:
 
 export const BLOG_BLOCK_TYPES = ['paragraph', 'heading', 'image', 'list', 'quote', 'code'] as const;
 
-export const BlogBlock = Type.Union([
+const BLOCK_VARIANTS = [
   Type.Object({ type: Type.Literal('paragraph'), text: Text(20_000) }, { additionalProperties: false }),
   Type.Object(
     { type: Type.Literal('heading'), level: Type.Integer({ minimum: 2, maximum: 4, description: '2 to 4: the title is the level-1 heading' }), text: Text(300) },
@@ -30,8 +30,28 @@ export const BlogBlock = Type.Union([
     { type: Type.Literal('code'), language: Type.Optional(Type.String({ minLength: 1, maxLength: 40, pattern: '^[A-Za-z0-9_+#.-]+$' })), code: Text(50_000) },
     { additionalProperties: false },
   ),
-]);
-export type BlogBlock = Static<typeof BlogBlock>;
+] as const;
+const BlockUnion = Type.Union([...BLOCK_VARIANTS]);
+export type BlogBlock = Static<typeof BlockUnion>;
+
+/**
+ * One block: its `type` first, then the fields of that type. Written as if/then rather than a plain
+ * union so that a refusal names what is wrong (`type must be one of ...`, `level must be >= 2`)
+ * instead of the first union member's complaint.
+ */
+const FIELDS_OF_ANY_BLOCK = [...new Set(BLOCK_VARIANTS.flatMap((variant) => Object.keys(variant.properties)))];
+export const BlogBlock = Type.Unsafe<BlogBlock>({
+  type: 'object',
+  description: 'a block: `type`, then the fields of that type (docs/blog.md)',
+  required: ['type'],
+  // No field outside every type's fields; each type's own schema (below) then holds the rest.
+  properties: { ...Object.fromEntries(FIELDS_OF_ANY_BLOCK.map((field) => [field, true])), type: { type: 'string', enum: [...BLOG_BLOCK_TYPES] } },
+  additionalProperties: false,
+  allOf: BLOCK_VARIANTS.map((variant) => ({
+    if: { properties: { type: { const: variant.properties.type.const } } },
+    then: variant,
+  })),
+});
 
 /** A post's content: `{ blocks: [...] }`, at most 500 blocks. */
 export const BlogContent = Type.Object(
