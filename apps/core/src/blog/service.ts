@@ -12,7 +12,7 @@
  * view from memory, so a cached list neither hides a post past its time nor shows one before it.
  */
 import { createHash } from 'node:crypto';
-import type { Db } from '../db/knex';
+import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { SingleFlight } from '../cache';
 import type { InvalidationBus } from '../invalidation';
@@ -144,30 +144,36 @@ export class BlogService {
   /** Keeps a snapshot whose version did not move; loads one otherwise. */
   private async refresh(envId: number, held: Snapshot | undefined): Promise<Snapshot> {
     const generation = this.generations.get(envId) ?? 0;
-    const version = await this.versionOf(envId);
     let snapshot: Snapshot;
-    if (held && held.version === version) {
+    if (held && held.version === (await this.versionOf(this.pool, envId))) {
       held.checkedAt = this.now();
       snapshot = held;
     } else {
-      snapshot = await this.load(envId, version);
+      snapshot = await this.load(envId);
     }
     // An invalidation during the load may have come after what it read: let the next read load again.
     if ((this.generations.get(envId) ?? 0) === generation) this.snapshots.set(envId, snapshot);
     return snapshot;
   }
 
-  private async versionOf(envId: number): Promise<number> {
-    const row = await this.pool('content_versions').where({ environment_id: envId, kind: BLOG_CONTENT }).first('version');
+  private async versionOf(db: Queryable, envId: number): Promise<number> {
+    const row = await db('content_versions').where({ environment_id: envId, kind: BLOG_CONTENT }).first('version');
     return row ? Number(row.version) : 0;
   }
 
-  /** Reads the version first: content read after it is never older than the version it is labelled with. */
-  private async load(envId: number, version: number): Promise<Snapshot> {
-    const [categoryRows, postRows] = await Promise.all([
-      this.pool('blog_categories').where({ environment_id: envId }).orderBy([{ column: 'sort_order' }, { column: 'slug' }]),
-      this.pool('blog_posts').where({ environment_id: envId }).whereNotNull('published_at').orderBy([{ column: 'published_at', order: 'desc' }, { column: 'slug' }]),
-    ]);
+  /** The version, categories and posts as of one moment (one repeatable-read transaction): every post's category is there. */
+  private async load(envId: number): Promise<Snapshot> {
+    const { version, categoryRows, postRows } = await this.pool.transaction(
+      async (trx) => ({
+        version: await this.versionOf(trx, envId),
+        categoryRows: await trx('blog_categories').where({ environment_id: envId }).orderBy([{ column: 'sort_order' }, { column: 'slug' }]),
+        postRows: await trx('blog_posts')
+          .where({ environment_id: envId })
+          .whereNotNull('published_at')
+          .orderBy([{ column: 'published_at', order: 'desc' }, { column: 'slug' }]),
+      }),
+      { isolationLevel: 'repeatable read', readOnly: true },
+    );
     const categories = new Map<string, HeldCategory>();
     for (const row of categoryRows) {
       categories.set(row.slug, { slug: row.slug, name: row.name, description: row.description ?? null, order: row.sort_order });
