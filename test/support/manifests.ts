@@ -77,3 +77,11 @@ export function legalDocument(name: string, spec: Record<string, unknown>): AnyM
 export function tour(name: string, spec: Record<string, unknown>): AnyManifest {
   return { apiVersion: API_VERSION, kind: 'Tour', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
 }
+
+export function blogCategory(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'BlogCategory', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}
+
+export function blogPost(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'BlogPost', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}

@@ -17,6 +17,7 @@ import { SessionService } from './sessions/service';
 import { LegalService } from './legal/legal';
 import { TourService } from './tours/tours';
 import { SaveService } from './saves/service';
+import { BlogService } from './blog/service';
 
 export interface HearthDeps {
   db: Db;
@@ -44,6 +45,7 @@ export class HearthCore {
   readonly legal: LegalService;
   readonly tours: TourService;
   readonly saves: SaveService;
+  readonly blog: BlogService;
   private housekeeping?: NodeJS.Timeout;
 
   constructor(deps: HearthDeps) {
@@ -69,6 +71,7 @@ export class HearthCore {
     this.legal = new LegalService(deps.db, this.cursors, this.bus, this.players);
     this.tours = new TourService(this.cursors);
     this.saves = new SaveService(this.cursors);
+    this.blog = new BlogService(deps.db, this.cursors, this.bus);
   }
 
   async start(): Promise<void> {

@@ -5,6 +5,7 @@ import { refreshTokens, signInIdp, signInServer } from './auth';
 import { deletePlayer, getPlayer, renamePlayer, signOutPlayer } from './players';
 import { getConfigTable, listConfigTables, listConfigValues, listFlags } from './config';
 import { getRealtime } from './realtime';
+import { getBlogPost, listBlogCategories, listBlogPosts, listBlogTags } from './blog';
 import {
   createSession,
   getSession,
@@ -52,6 +53,10 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     acceptLegal,
     listTours,
     completeTour,
+    listBlogPosts,
+    getBlogPost,
+    listBlogCategories,
+    listBlogTags,
     createSupportRequest,
     createPlayerReport,
     listSaves,

@@ -3,6 +3,7 @@
  * operator and the generated CRD YAML all validate with these schemas.
  */
 import { Static, TSchema, Type } from '@sinclair/typebox';
+import { BlogContent } from '../blog/content';
 
 export const API_VERSION = 'hearth.gg/v1alpha1';
 
@@ -177,6 +178,48 @@ export const TourSpec = Type.Object(
   { additionalProperties: false },
 );
 
+/** Blog slugs: lower-case words joined by single hyphens, as they appear in addresses. */
+const BlogSlug = Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' });
+const BlogTimestamp = Type.String({ format: 'date-time', description: 'ISO 8601 with an offset' });
+
+export const BlogCategorySpec = Type.Object(
+  {
+    environment: Name,
+    slug: Type.Optional(BlogSlug),
+    name: Type.String({ minLength: 1, maxLength: 120 }),
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    order: Type.Optional(Type.Integer({ minimum: -1_000_000, maximum: 1_000_000, default: 0, description: 'console order: lower first, then by slug' })),
+  },
+  { additionalProperties: false },
+);
+
+export const BLOG_POST_STATUSES = ['draft', 'scheduled', 'published'] as const;
+
+export const BlogPostSpec = Type.Object(
+  {
+    environment: Name,
+    slug: Type.Optional(BlogSlug),
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    subtitle: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
+    excerpt: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+    content: BlogContent,
+    seoTitle: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    seoDescription: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    authorName: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
+    category: BlogSlug,
+    tags: Type.Optional(
+      Type.Array(Type.Object({ slug: BlogSlug, name: Type.String({ minLength: 1, maxLength: 60 }) }, { additionalProperties: false }), { maxItems: 20 }),
+    ),
+    cover: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' }), Type.Null()])),
+    featured: Type.Optional(Type.Boolean({ default: false })),
+    readingMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'computed from the content when absent' })),
+    status: Type.Union(BLOG_POST_STATUSES.map((s) => Type.Literal(s))),
+    publishAt: Type.Optional(BlogTimestamp),
+    publishedAt: Type.Optional(BlogTimestamp),
+  },
+  { additionalProperties: false },
+);
+
 export const PlanManifest = kind('Plan', PlanSpec, false);
 export const ProjectManifest = kind('Project', ProjectSpec);
 export const GameEnvironmentManifest = kind('GameEnvironment', GameEnvironmentSpec);
@@ -184,6 +227,8 @@ export const ServerKeyManifest = kind('ServerKey', ServerKeySpec);
 export const GameConfigManifest = kind('GameConfig', GameConfigSpec);
 export const LegalDocumentManifest = kind('LegalDocument', LegalDocumentSpec);
 export const TourManifest = kind('Tour', TourSpec);
+export const BlogCategoryManifest = kind('BlogCategory', BlogCategorySpec);
+export const BlogPostManifest = kind('BlogPost', BlogPostSpec);
 
 /** Every kind, in the order a file's documents are applied (what others point at comes first). */
 export const MANIFEST_KINDS = {
@@ -194,6 +239,8 @@ export const MANIFEST_KINDS = {
   GameConfig: { schema: GameConfigManifest, namespaced: true },
   LegalDocument: { schema: LegalDocumentManifest, namespaced: true },
   Tour: { schema: TourManifest, namespaced: true },
+  BlogCategory: { schema: BlogCategoryManifest, namespaced: true },
+  BlogPost: { schema: BlogPostManifest, namespaced: true },
 } as const;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
 /** The document type of one kind, from its schema. */
@@ -208,5 +255,7 @@ export type ServerKey = Static<typeof ServerKeyManifest>;
 export type GameConfig = Static<typeof GameConfigManifest>;
 export type LegalDocumentManifestT = Static<typeof LegalDocumentManifest>;
 export type TourManifestT = Static<typeof TourManifest>;
+export type BlogCategory = Static<typeof BlogCategoryManifest>;
+export type BlogPost = Static<typeof BlogPostManifest>;
 /** A document of any kind, discriminated by `kind`. */
 export type AnyManifest = ManifestOf<ManifestKind>;

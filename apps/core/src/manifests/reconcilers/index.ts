@@ -4,6 +4,8 @@
  * refuses to compile while a kind of MANIFEST_KINDS has no reconciler.
  */
 import type { ManifestKind, ManifestOf } from '../schemas';
+import { blogCategoryReconciler } from './blog-category';
+import { blogPostReconciler } from './blog-post';
 import { gameConfigReconciler } from './game-config';
 import { gameEnvironmentReconciler } from './game-environment';
 import { legalDocumentReconciler } from './legal-document';
@@ -23,6 +25,8 @@ export const RECONCILERS: ReconcilerTable = {
   GameConfig: gameConfigReconciler,
   LegalDocument: legalDocumentReconciler,
   Tour: tourReconciler,
+  BlogCategory: blogCategoryReconciler,
+  BlogPost: blogPostReconciler,
 };
 
 /** The reconciler of one kind, typed for that kind's documents. */

@@ -1,0 +1,112 @@
+/**
+ * The read-only blog (spec §4 Blog): published posts, their categories and tags, answered from the
+ * process's in-memory copy of the environment's blog (BlogService), with a strong ETag.
+ */
+import { Type } from '@sinclair/typebox';
+import { BlogContent } from '@hearth/core';
+import { defineRoute, HandlerContext } from '../../http/route';
+import { PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+
+const Slug = (description: string) => Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description });
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+const BlogTag = Type.Object({ slug: Type.String(), name: Type.String() }, { additionalProperties: false });
+const BlogCategory = Type.Object({ slug: Type.String(), name: Type.String(), description: NullableString }, { additionalProperties: false });
+
+const summaryFields = {
+  slug: Type.String(),
+  title: Type.String(),
+  subtitle: NullableString,
+  excerpt: NullableString,
+  publishedAt: Timestamp,
+  readingMinutes: Type.Integer({ minimum: 1, description: 'given by the post, or its words at 200 a minute, rounded up' }),
+  featured: Type.Boolean(),
+  authorName: NullableString,
+  category: Type.Object({ slug: Type.String(), name: Type.String() }, { additionalProperties: false }),
+  tags: Type.Array(BlogTag),
+  cover: Type.Union([Type.String({ description: 'an image address' }), Type.Null()]),
+};
+const BlogPostSummary = Type.Object(summaryFields, { additionalProperties: false });
+const BlogPost = Type.Object(
+  {
+    ...summaryFields,
+    content: BlogContent,
+    seoTitle: Type.String({ description: 'the title when the post gives none' }),
+    seoDescription: Type.Union([Type.String(), Type.Null()], { description: 'the excerpt when the post gives none' }),
+    updatedAt: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask: string): Promise<string> {
+  return ctx.core.blog.etag(ctx.env.id, ask);
+}
+
+export const listBlogPosts = defineRoute({
+  operationId: 'listBlogPosts',
+  method: 'GET',
+  path: '/blog/posts',
+  summary: 'Published posts, newest first',
+  description: 'Ordered by publishedAt, newest first, then by slug. `category` or `tag` (or both) narrow the list; one that does not exist is not-found.',
+  tag: 'blog',
+  credential: 'either',
+  service: 'blog',
+  query: Type.Object(
+    { category: Type.Optional(Slug('a category slug')), tag: Type.Optional(Slug('a tag slug')), ...PageQuery },
+    { additionalProperties: false },
+  ),
+  etag: blogEtag,
+  success: { status: 200, description: 'A page of post summaries', schema: PageOf(BlogPostSummary) },
+  refusals: ['not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.blog.listPosts(ctx.env, ctx.query) }),
+});
+
+export const getBlogPost = defineRoute({
+  operationId: 'getBlogPost',
+  method: 'GET',
+  path: '/blog/posts/:slug',
+  summary: 'One published post and related posts',
+  description: 'Drafts and scheduled posts not yet due are not-found. `related`: up to 3 other published posts, of the same category first, newest first.',
+  tag: 'blog',
+  credential: 'either',
+  service: 'blog',
+  params: Type.Object({ slug: Slug('the post slug') }, { additionalProperties: false }),
+  etag: blogEtag,
+  success: {
+    status: 200,
+    description: 'The post',
+    schema: Type.Object({ post: BlogPost, related: Type.Array(BlogPostSummary, { maxItems: 3 }) }, { additionalProperties: false }),
+  },
+  refusals: ['not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.blog.getPost(ctx.env, ctx.params.slug) }),
+});
+
+export const listBlogCategories = defineRoute({
+  operationId: 'listBlogCategories',
+  method: 'GET',
+  path: '/blog/categories',
+  summary: 'Categories with a published post, in console order',
+  tag: 'blog',
+  credential: 'either',
+  service: 'blog',
+  query: Type.Object(PageQuery, { additionalProperties: false }),
+  etag: blogEtag,
+  success: { status: 200, description: 'A page of categories', schema: PageOf(BlogCategory) },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.blog.listCategories(ctx.env, ctx.query) }),
+});
+
+export const listBlogTags = defineRoute({
+  operationId: 'listBlogTags',
+  method: 'GET',
+  path: '/blog/tags',
+  summary: 'Tags on a published post, by name',
+  tag: 'blog',
+  credential: 'either',
+  service: 'blog',
+  query: Type.Object(PageQuery, { additionalProperties: false }),
+  etag: blogEtag,
+  success: { status: 200, description: 'A page of tags', schema: PageOf(BlogTag) },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.blog.listTags(ctx.env, ctx.query) }),
+});

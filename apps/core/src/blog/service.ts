@@ -1,0 +1,355 @@
+/**
+ * Reading the blog, from memory. Each environment's blog (its categories and every post that is not
+ * a draft, with their content) is loaded once into a snapshot; every read answers from it with no
+ * database query until the blog changes: the reconcilers bump the blog content version and announce
+ * `content`, which drops the snapshot in every process. A snapshot older than SNAPSHOT_CHECK_MS asks
+ * the database for the version once (a lost announcement costs at most that much staleness) and is
+ * kept when it did not move.
+ *
+ * Scheduled posts appear by themselves: a post is visible once its time (`published_at`) is not
+ * after this process's clock. What readers see is a view of the snapshot at a moment, and a view is
+ * valid only until the next scheduled time after it; the first read past that time builds the next
+ * view from memory, so a cached list neither hides a post past its time nor shows one before it.
+ */
+import { createHash } from 'node:crypto';
+import type { Db, Queryable } from '../db/knex';
+import { refuse } from '../errors';
+import { SingleFlight } from '../cache';
+import type { InvalidationBus } from '../invalidation';
+import { CursorCodec, keysetPage, Page } from '../pagination';
+import type { EnvironmentContext } from '../tenancy/environments';
+import type { BlogContent } from './content';
+import { BLOG_CONTENT } from './sync';
+
+/** How old a snapshot may get before its version is checked against the database again. */
+export const SNAPSHOT_CHECK_MS = 30_000;
+/** How many related posts a post is answered with. */
+export const RELATED_POSTS = 3;
+const MAX_REMEMBERED_DIGESTS = 10_000;
+
+export interface BlogCategoryRef {
+  slug: string;
+  name: string;
+}
+export interface BlogCategoryInfo extends BlogCategoryRef {
+  description: string | null;
+}
+export interface BlogTag {
+  slug: string;
+  name: string;
+}
+/** Spec §2 post summary. */
+export interface BlogPostSummary {
+  slug: string;
+  title: string;
+  subtitle: string | null;
+  excerpt: string | null;
+  publishedAt: string;
+  readingMinutes: number;
+  featured: boolean;
+  authorName: string | null;
+  category: BlogCategoryRef;
+  tags: BlogTag[];
+  cover: string | null;
+}
+/** Spec §2 post: the summary, its content and what search engines are told. */
+export interface BlogPostFull extends BlogPostSummary {
+  content: BlogContent;
+  seoTitle: string;
+  seoDescription: string | null;
+  updatedAt: string;
+}
+
+/** A post as the snapshot holds it: its answers built once, its time as a number. */
+interface HeldPost {
+  at: number;
+  summary: BlogPostSummary;
+  full: BlogPostFull;
+}
+interface HeldCategory extends BlogCategoryInfo {
+  order: number;
+}
+
+/** What readers see at one moment. */
+interface BlogView {
+  /** Posts visible at that moment, newest first (publishedAt desc, slug asc). */
+  posts: HeldPost[];
+  bySlug: Map<string, HeldPost>;
+  /** Categories with a visible post, in console order. */
+  categories: BlogCategoryInfo[];
+  /** Tags on a visible post, by name then slug; a tag's name is the one its newest visible post gives it. */
+  tags: BlogTag[];
+  /** Lists filtered by category or tag, built on first ask. */
+  filtered: Map<string, HeldPost[]>;
+  /** The next scheduled time after this view's moment: the view is stale from then on. */
+  validUntil: number;
+  /** The newest visible time: with the content version, it names what readers see (the ETag). */
+  stamp: number;
+}
+
+interface Snapshot {
+  version: number;
+  checkedAt: number;
+  /** Every post that is not a draft, newest first, scheduled ones included. */
+  posts: HeldPost[];
+  categories: Map<string, HeldCategory>;
+  view?: BlogView;
+}
+
+/** Newest first, then by slug: the one order of every post list (and of cursors into it). */
+function before(a: { at: number; slug: string }, b: { at: number; slug: string }): boolean {
+  return a.at > b.at || (a.at === b.at && a.slug < b.slug);
+}
+
+export class BlogService {
+  private snapshots = new Map<number, Snapshot>();
+  /** Moves on every invalidation of an environment: a load that saw an older generation is not kept. */
+  private generations = new Map<number, number>();
+  private flight = new SingleFlight<number, Snapshot>();
+  private digests = new Map<string, string>();
+
+  /**
+   * `pool` serves the snapshots only: shared by every request of the process, they hold committed
+   * data. `now` is the clock that decides visibility (tests may give their own).
+   */
+  constructor(
+    private readonly pool: Db,
+    private readonly cursors: CursorCodec,
+    bus: InvalidationBus,
+    private readonly now: () => number = Date.now,
+  ) {
+    bus.on((event) => {
+      if (event.kind === 'content') this.drop(event.environmentId);
+      if (event.kind === 'environments') for (const id of [...this.snapshots.keys()]) this.drop(id);
+    });
+  }
+
+  private drop(envId: number): void {
+    this.generations.set(envId, (this.generations.get(envId) ?? 0) + 1);
+    this.snapshots.delete(envId);
+  }
+
+  /** The environment's blog as readers see it now, and the snapshot it is a view of: from memory while nothing changed. */
+  private async current(envId: number): Promise<{ snapshot: Snapshot; view: BlogView }> {
+    const now = this.now();
+    let snapshot = this.snapshots.get(envId);
+    if (!snapshot || now - snapshot.checkedAt >= SNAPSHOT_CHECK_MS) {
+      const held = snapshot;
+      snapshot = await this.flight.run(envId, () => this.refresh(envId, held));
+    }
+    if (!snapshot.view || now >= snapshot.view.validUntil) snapshot.view = viewAt(snapshot, now);
+    return { snapshot, view: snapshot.view };
+  }
+
+  /** Keeps a snapshot whose version did not move; loads one otherwise. */
+  private async refresh(envId: number, held: Snapshot | undefined): Promise<Snapshot> {
+    const generation = this.generations.get(envId) ?? 0;
+    let snapshot: Snapshot;
+    if (held && held.version === (await this.versionOf(this.pool, envId))) {
+      held.checkedAt = this.now();
+      snapshot = held;
+    } else {
+      snapshot = await this.load(envId);
+    }
+    // An invalidation during the load may have come after what it read: let the next read load again.
+    if ((this.generations.get(envId) ?? 0) === generation) this.snapshots.set(envId, snapshot);
+    return snapshot;
+  }
+
+  private async versionOf(db: Queryable, envId: number): Promise<number> {
+    const row = await db('content_versions').where({ environment_id: envId, kind: BLOG_CONTENT }).first('version');
+    return row ? Number(row.version) : 0;
+  }
+
+  /** The version, categories and posts as of one moment (one repeatable-read transaction): every post's category is there. */
+  private async load(envId: number): Promise<Snapshot> {
+    const { version, categoryRows, postRows } = await this.pool.transaction(
+      async (trx) => ({
+        version: await this.versionOf(trx, envId),
+        categoryRows: await trx('blog_categories').where({ environment_id: envId }).orderBy([{ column: 'sort_order' }, { column: 'slug' }]),
+        postRows: await trx('blog_posts')
+          .where({ environment_id: envId })
+          .whereNotNull('published_at')
+          .orderBy([{ column: 'published_at', order: 'desc' }, { column: 'slug' }]),
+      }),
+      { isolationLevel: 'repeatable read', readOnly: true },
+    );
+    const categories = new Map<string, HeldCategory>();
+    for (const row of categoryRows) {
+      categories.set(row.slug, { slug: row.slug, name: row.name, description: row.description ?? null, order: row.sort_order });
+    }
+    const posts = postRows.map((row): HeldPost => {
+      const category = categories.get(row.category_slug)!;
+      const summary: BlogPostSummary = {
+        slug: row.slug,
+        title: row.title,
+        subtitle: row.subtitle ?? null,
+        excerpt: row.excerpt ?? null,
+        publishedAt: (row.published_at as Date).toISOString(),
+        readingMinutes: row.reading_minutes,
+        featured: row.featured,
+        authorName: row.author_name ?? null,
+        category: { slug: category.slug, name: category.name },
+        tags: row.tags as BlogTag[],
+        cover: row.cover ?? null,
+      };
+      const full: BlogPostFull = {
+        ...summary,
+        content: row.content as BlogContent,
+        seoTitle: row.seo_title ?? row.title,
+        seoDescription: row.seo_description ?? row.excerpt ?? null,
+        updatedAt: (row.updated_at as Date).toISOString(),
+      };
+      return { at: (row.published_at as Date).getTime(), summary, full };
+    });
+    return { version, checkedAt: this.now(), posts, categories };
+  }
+
+  /**
+   * A strong ETag: the blog's content version, the newest visible time (a scheduled post appearing
+   * changes it), the environment and what was asked.
+   */
+  async etag(envId: number, request: string): Promise<string> {
+    const { snapshot, view } = await this.current(envId);
+    const version = snapshot.version;
+    const asked = `${envId}|${request}`;
+    let digest = this.digests.get(asked);
+    if (digest === undefined) {
+      digest = createHash('sha256').update(asked).digest('base64url').slice(0, 16);
+      if (this.digests.size >= MAX_REMEMBERED_DIGESTS) this.digests.clear();
+      this.digests.set(asked, digest);
+    }
+    return `"b${version}.${view.stamp.toString(36)}-${digest}"`;
+  }
+
+  /** Visible posts, newest first, optionally of one category or one tag (each must exist: else not-found). */
+  async listPosts(env: EnvironmentContext, q: { category?: string; tag?: string; limit?: number; cursor?: string }): Promise<Page<BlogPostSummary>> {
+    const { snapshot, view } = await this.current(env.id);
+    if (q.category !== undefined && !snapshot.categories.has(q.category)) throw refuse.notFound('The category');
+    if (q.tag !== undefined && !view.tags.some((t) => t.slug === q.tag)) throw refuse.notFound('The tag');
+    const posts = filtered(view, q.category, q.tag);
+    const listId = `blog-posts|${env.id}|${q.category ?? ''}|${q.tag ?? ''}`;
+    return keysetPage(
+      this.cursors,
+      listId,
+      q,
+      async (after: [number, string] | undefined, take) => {
+        const from = after === undefined ? 0 : firstAfter(posts, { at: after[0], slug: after[1] });
+        return posts.slice(from, from + take);
+      },
+      (post): [number, string] => [post.at, post.summary.slug],
+      (post) => post.summary,
+    );
+  }
+
+  /** One visible post and up to RELATED_POSTS others: of its category first, then any, newest first each. */
+  async getPost(env: EnvironmentContext, slug: string): Promise<{ post: BlogPostFull; related: BlogPostSummary[] }> {
+    const { view } = await this.current(env.id);
+    const held = view.bySlug.get(slug);
+    if (!held) throw refuse.notFound('The post');
+    const related: BlogPostSummary[] = [];
+    const take = (sameCategory: boolean) => {
+      for (const other of view.posts) {
+        if (related.length >= RELATED_POSTS) return;
+        if (other === held || (other.summary.category.slug === held.summary.category.slug) !== sameCategory) continue;
+        related.push(other.summary);
+      }
+    };
+    take(true);
+    take(false);
+    return { post: held.full, related };
+  }
+
+  /** Categories with at least one visible post, in console order. */
+  async listCategories(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<BlogCategoryInfo>> {
+    const { view } = await this.current(env.id);
+    return pageOfArray(this.cursors, `blog-categories|${env.id}`, view.categories, q, (c) => c.slug);
+  }
+
+  /** Tags on at least one visible post, by name (then slug). */
+  async listTags(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<BlogTag>> {
+    const { view } = await this.current(env.id);
+    return pageOfArray(this.cursors, `blog-tags|${env.id}`, view.tags, q, (t) => t.slug);
+  }
+
+}
+
+/** The visible posts of one category or tag (or both), built once per view. */
+function filtered(view: BlogView, category: string | undefined, tag: string | undefined): HeldPost[] {
+  if (category === undefined && tag === undefined) return view.posts;
+  const key = `${category ?? ''}|${tag ?? ''}`;
+  let posts = view.filtered.get(key);
+  if (!posts) {
+    posts = view.posts.filter(
+      (p) => (category === undefined || p.summary.category.slug === category) && (tag === undefined || p.summary.tags.some((t) => t.slug === tag)),
+    );
+    view.filtered.set(key, posts);
+  }
+  return posts;
+}
+
+/** What readers see of a snapshot at `now`. Posts are newest first, so the visible ones are a tail. */
+function viewAt(snapshot: Snapshot, now: number): BlogView {
+  const firstVisible = snapshot.posts.findIndex((p) => p.at <= now);
+  const posts = firstVisible < 0 ? [] : snapshot.posts.slice(firstVisible);
+  // The scheduled posts are the head; the last of them is the next to appear.
+  const scheduled = firstVisible < 0 ? snapshot.posts.length : firstVisible;
+  const validUntil = scheduled === 0 ? Infinity : snapshot.posts[scheduled - 1].at;
+  const used = new Set(posts.map((p) => p.summary.category.slug));
+  const categories = [...snapshot.categories.values()]
+    .filter((c) => used.has(c.slug))
+    .map(({ slug, name, description }) => ({ slug, name, description }));
+  const tags = new Map<string, BlogTag>();
+  for (const post of posts) for (const tag of post.summary.tags) if (!tags.has(tag.slug)) tags.set(tag.slug, { slug: tag.slug, name: tag.name });
+  const sortedTags = [...tags.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
+  return {
+    posts,
+    bySlug: new Map(posts.map((p) => [p.summary.slug, p])),
+    categories,
+    tags: sortedTags,
+    filtered: new Map(),
+    validUntil,
+    stamp: posts.length > 0 ? posts[0].at : 0,
+  };
+}
+
+/** The index of the first post after `position` in the list's order (binary search). */
+function firstAfter(posts: HeldPost[], position: { at: number; slug: string }): number {
+  let low = 0;
+  let high = posts.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    const p = posts[mid];
+    if (before({ at: p.at, slug: p.summary.slug }, position) || (p.at === position.at && p.summary.slug === position.slug)) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/**
+ * A page of a short list held in memory (categories, tags), keyed by slug: the cursor names the last
+ * slug answered, and the next page starts after it (or, if it is gone since, after where it stood).
+ */
+async function pageOfArray<T>(
+  codec: CursorCodec,
+  listId: string,
+  items: T[],
+  q: { limit?: number; cursor?: string },
+  slugOf: (item: T) => string,
+): Promise<Page<T>> {
+  return keysetPage(
+    codec,
+    listId,
+    q,
+    async (after: [number, string] | undefined, take) => {
+      let from = 0;
+      if (after !== undefined) {
+        const at = items.findIndex((item) => slugOf(item) === after[1]);
+        from = at >= 0 ? at + 1 : Math.min(after[0] + 1, items.length);
+      }
+      return items.slice(from, from + take).map((item, i) => ({ item, index: from + i }));
+    },
+    ({ item, index }): [number, string] => [index, slugOf(item)],
+    ({ item }) => item,
+  );
+}
