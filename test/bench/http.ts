@@ -111,6 +111,18 @@ export const TARGETS: Target[] = [
     },
   },
   {
+    id: 'legal-documents',
+    name: 'GET /v1/legal/documents (player token)',
+    server: 'hearth-api',
+    prepare: async (ready) => cachedRead(ready, '/legal/documents', 2),
+  },
+  {
+    id: 'blog-posts',
+    name: 'GET /v1/blog/posts (player token)',
+    server: 'hearth-api',
+    prepare: async (ready) => cachedRead(ready, '/blog/posts', 12),
+  },
+  {
     id: 'saves-put',
     name: 'PUT /v1/players/me/data/:key, 1 KB with expectedVersion',
     server: 'hearth-api',
@@ -142,6 +154,17 @@ export const TARGETS: Target[] = [
     },
   },
 ];
+
+/** A list read from the process's cache: checked to answer 200 with its `items` and rate-limit headers. */
+async function cachedRead(ready: { base: string; serverKey: string }, path: string, items: number): Promise<Prepared> {
+  const token = await signIn(ready);
+  const headers = { Authorization: `Bearer ${token}` };
+  const reply = await expectStatus(`${ready.base}${path}`, headers, 200);
+  if (!reply.headers.get('x-ratelimit-limit')) throw new Error(`GET ${path} answered without X-RateLimit-* headers: are rate limits on?`);
+  const body = (await reply.json()) as { items?: unknown[] };
+  if (body.items?.length !== items) throw new Error(`GET ${path} answered ${body.items?.length ?? 'no'} items, not ${items}: ${JSON.stringify(body).slice(0, 200)}`);
+  return { url: `${ready.base}${path}`, headers, expectStatus: 200 };
+}
 
 async function expectStatus(url: string, headers: Record<string, string>, status: number): Promise<Response> {
   const reply = await fetch(url, { headers });

@@ -76,6 +76,13 @@ export function evaluate(results: TargetResult[], loadShare: number): Verdict[] 
       met: r.atShare.p99 < t.maxP99Ms,
     });
   }
+  // Reads served from each process's caches: no database read per request while nothing changes (the
+  // few counted are the caches' expiry refreshes; one per thousand answers would be a read per request).
+  for (const r of results.filter((x) => CACHED_READS.includes(x.id))) {
+    const queries = r.peak.databaseQueries + r.atShare.databaseQueries;
+    const answers = r.peak.requests + r.atShare.requests;
+    verdicts.push({ target: r.name, what: 'no database read per request (served from cache)', measured: `${int(queries)} queries for ${int(answers)} answers`, met: queries * 1000 <= answers });
+  }
   // The saves write: against pgbench running its own transaction on the same database, same connections.
   for (const r of results.filter((x) => x.pgbench)) {
     const share = r.peak.reqPerSec / r.pgbench!.tps;
@@ -84,6 +91,9 @@ export function evaluate(results: TargetResult[], loadShare: number): Verdict[] 
   }
   return verdicts;
 }
+
+/** The reads that must be answered from cache (spec'd like flags by issues 2 and 8). */
+const CACHED_READS = ['players-me', 'flags-304', 'legal-documents', 'blog-posts'];
 
 /** The saves write's targets: its peak against pgbench's tps for the same SQL, and p99 at 80% of its peak. */
 const SAVES_MIN_SHARE_OF_PGBENCH = 0.7;

@@ -9,7 +9,7 @@ import { HearthCore, Logger, RedisCoordination, applyManifests, createLogger, va
 import { startApiServer } from '@hearth/api';
 import { createTestDatabase } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/env';
-import { environment, gameConfig, plan, project, serverKey } from '../../support/manifests';
+import { blogCategory, blogPost, environment, gameConfig, legalDocument, plan, project, serverKey } from '../../support/manifests';
 import { answerCpuQueries } from '../child';
 
 /** Limits far above anything one core can serve: the bench measures the check, never a refusal. */
@@ -60,6 +60,22 @@ async function main(): Promise<void> {
         { name: 'voice_chat', enabled: false },
       ],
     }),
+    // What GET /legal/documents and GET /blog/posts answer, from each process's cache.
+    legalDocument('terms', { environment: 'bench-live', title: 'Terms of Service', url: 'https://example.com/terms', version: '3', required: true }),
+    legalDocument('privacy', { environment: 'bench-live', title: 'Privacy', url: 'https://example.com/privacy', version: '2', required: true }),
+    blogCategory('news', { environment: 'bench-live', name: 'News', description: 'What is new' }),
+    ...Array.from({ length: 12 }, (_, i) =>
+      blogPost(`post-${i + 1}`, {
+        environment: 'bench-live',
+        title: `Patch ${i + 1}`,
+        excerpt: 'What changed this week.',
+        content: { blocks: [{ type: 'paragraph', text: 'Balance changes and fixes. '.repeat(20) }] },
+        category: 'news',
+        tags: [{ slug: 'patch', name: 'Patch' }],
+        status: 'published',
+        publishedAt: new Date(Date.UTC(2026, 10, 1 + i)).toISOString(),
+      }),
+    ),
   ];
   const loaded = docs.map((doc, i) => ({ doc: validateManifest(JSON.parse(JSON.stringify(doc)), `bench#${i + 1}`), origin: `bench#${i + 1}` }));
   const results = await applyManifests(database.db, loaded, core.bus);
