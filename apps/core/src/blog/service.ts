@@ -11,7 +11,6 @@
  * valid only until the next scheduled time after it; the first read past that time builds the next
  * view from memory, so a cached list neither hides a post past its time nor shows one before it.
  */
-import { createHash } from 'node:crypto';
 import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { SingleFlight } from '../cache';
@@ -20,12 +19,12 @@ import { CursorCodec, keysetPage, Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { BlogContent } from './content';
 import { BLOG_CONTENT } from './sync';
+import { AskDigests } from '../content/ask-digests';
 
 /** How old a snapshot may get before its version is checked against the database again. */
 export const SNAPSHOT_CHECK_MS = 30_000;
 /** How many related posts a post is answered with. */
 export const RELATED_POSTS = 3;
-const MAX_REMEMBERED_DIGESTS = 10_000;
 
 export interface BlogCategoryRef {
   slug: string;
@@ -106,7 +105,7 @@ export class BlogService {
   /** Moves on every invalidation of an environment: a load that saw an older generation is not kept. */
   private generations = new Map<number, number>();
   private flight = new SingleFlight<number, Snapshot>();
-  private digests = new Map<string, string>();
+  private readonly asks = new AskDigests();
 
   /**
    * `pool` serves the snapshots only: shared by every request of the process, they hold committed
@@ -211,15 +210,7 @@ export class BlogService {
    */
   async etag(envId: number, request: string): Promise<string> {
     const { snapshot, view } = await this.current(envId);
-    const version = snapshot.version;
-    const asked = `${envId}|${request}`;
-    let digest = this.digests.get(asked);
-    if (digest === undefined) {
-      digest = createHash('sha256').update(asked).digest('base64url').slice(0, 16);
-      if (this.digests.size >= MAX_REMEMBERED_DIGESTS) this.digests.clear();
-      this.digests.set(asked, digest);
-    }
-    return `"b${version}.${view.stamp.toString(36)}-${digest}"`;
+    return `"b${snapshot.version}.${view.stamp.toString(36)}-${this.asks.of(envId, request)}"`;
   }
 
   /** Visible posts, newest first, optionally of one category or one tag (each must exist: else not-found). */

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { SingleFlight, TtlCache } from '../cache';
 import type { InvalidationBus } from '../invalidation';
 import { CursorCodec, keysetPage, Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
+import { AskDigests } from './ask-digests';
 
 /** ConfigRow, ConfigTable and Flag of spec §2. */
 export interface ConfigRow {
@@ -33,7 +33,6 @@ export interface Flag {
 
 /** Content versions are counted per environment for all of GameConfig; ETags derive from them. */
 export const GAME_CONFIG_CONTENT = 'game-config';
-const MAX_REMEMBERED_DIGESTS = 10_000;
 
 function toConfigRow(row: { key: string; group_name: string | null; type: string; value: Cell }): ConfigRow {
   const v = row.value;
@@ -64,7 +63,7 @@ export class GameConfigService {
   private versions = new TtlCache<number, number>(30_000);
   private flight = new SingleFlight<number, number>();
   /** What was asked → its digest in ETags (a pure function: never stale). */
-  private digests = new Map<string, string>();
+  private readonly asks = new AskDigests();
 
   /**
    * `pool` serves the content-version cache only: it is shared by every request of the process (the
@@ -97,15 +96,7 @@ export class GameConfigService {
    */
   async etag(envId: number, request: string): Promise<string> {
     const version = await this.version(envId);
-    const asked = `${envId}|${request}`;
-    let digest = this.digests.get(asked);
-    if (digest === undefined) {
-      digest = createHash('sha256').update(asked).digest('base64url').slice(0, 16);
-      // Polling clients ask the same few things over and over; a flood of distinct asks only resets the memo.
-      if (this.digests.size >= MAX_REMEMBERED_DIGESTS) this.digests.clear();
-      this.digests.set(asked, digest);
-    }
-    return `"${version}-${digest}"`;
+    return `"${version}-${this.asks.of(envId, request)}"`;
   }
 
   async listValues(db: Queryable, env: EnvironmentContext, q: { groupName?: string; limit?: number; cursor?: string }): Promise<Page<ConfigRow>> {

@@ -8,7 +8,6 @@
  * standing): loaded once, dropped by every process when a `content` invalidation for the
  * environment arrives (the sync bumps the `legal` content version and announces it after commit).
  */
-import { createHash } from 'node:crypto';
 import { SingleFlight, TtlCache } from '../cache';
 import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
@@ -20,6 +19,7 @@ import type { PlayerService } from '../players/service';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { bumpContentVersion } from '../content/game-config';
 import { OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
+import { AskDigests } from '../content/ask-digests';
 
 export interface LegalDocument {
   document: string;
@@ -87,7 +87,6 @@ interface Catalog {
 }
 
 const DOCUMENT_COLUMNS = ['document', 'title', 'url', 'version', 'required'] as const;
-const MAX_REMEMBERED_DIGESTS = 10_000;
 
 function toDocument(row: Record<string, unknown>): LegalDocument {
   return { document: row.document as string, title: row.title as string, url: row.url as string, version: row.version as string, required: row.required as boolean };
@@ -130,7 +129,7 @@ export class LegalService {
   private flight = new SingleFlight<number, Catalog>();
   /** Bumped on every drop: a load that began before a drop must not keep what it read. */
   private drops = 0;
-  private digests = new Map<string, string>();
+  private readonly asks = new AskDigests();
 
   /** `pool` loads the process-wide cache only (committed data); every other read takes its database from the caller. */
   constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus, private readonly players: PlayerService) {
@@ -161,14 +160,7 @@ export class LegalService {
   /** A strong ETag for one read of the documents list: the legal content version, the environment and what was asked. */
   async etag(environmentId: number, ask: string): Promise<string> {
     const { version } = await this.catalog(environmentId);
-    const asked = `${environmentId}|${ask}`;
-    let digest = this.digests.get(asked);
-    if (digest === undefined) {
-      digest = createHash('sha256').update(asked).digest('base64url').slice(0, 16);
-      if (this.digests.size >= MAX_REMEMBERED_DIGESTS) this.digests.clear();
-      this.digests.set(asked, digest);
-    }
-    return `"${version}-${digest}"`;
+    return `"${version}-${this.asks.of(environmentId, ask)}"`;
   }
 
   /** GET /legal/documents: a page of the environment's documents by key, from memory. */
