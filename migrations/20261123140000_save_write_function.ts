@@ -11,6 +11,7 @@ import type { Knex } from 'knex';
  * Outcomes: `created` / `replaced` (with the slot's new version, size and time), `player-not-found`,
  * `version-conflict` (with the slot's version, 0 when it does not exist), `player-quota`,
  * `environment-quota` — checked in that order, the service's order of refusals. A refusal writes nothing.
+ * `hearth_save_delete` does a slot's delete the same way.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -75,9 +76,31 @@ export async function up(knex: Knex): Promise<void> {
       END IF;
     END
     $fn$;
+
+    -- A slot's delete likewise: the same locks in the same order, then the slot and its bytes given back.
+    -- Answers false for a player not of the environment (the service's not-found), true otherwise.
+    CREATE FUNCTION hearth_save_delete(p_environment_id bigint, p_player_id text, p_key text) RETURNS boolean
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      freed integer;
+    BEGIN
+      PERFORM 1 FROM environments e WHERE e.id = p_environment_id FOR NO KEY UPDATE;
+      PERFORM 1 FROM players p WHERE p.id = p_player_id AND p.environment_id = p_environment_id FOR NO KEY UPDATE;
+      IF NOT FOUND THEN
+        RETURN false;
+      END IF;
+      DELETE FROM player_saves s WHERE s.player_id = p_player_id AND s.key = p_key RETURNING s.size_bytes INTO freed;
+      IF FOUND THEN
+        UPDATE players SET save_bytes = save_bytes - freed WHERE id = p_player_id;
+        UPDATE environments SET player_save_bytes = player_save_bytes - freed WHERE id = p_environment_id;
+      END IF;
+      RETURN true;
+    END
+    $fn$;
   `);
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.raw('DROP FUNCTION hearth_save_delete(bigint, text, text)');
   await knex.raw('DROP FUNCTION hearth_save_write(bigint, text, text, integer, json, bigint, bigint, bigint)');
 }

@@ -5,11 +5,11 @@
  * Concurrency (docs/saves.md): a write or delete locks, in the one order every area uses, the
  * environment row (its byte counter), the player row (their byte counter), then the slot; it checks the
  * version and both quotas against what it holds locked and updates the slot and both counters in the
- * same transaction (a write does all of it in one statement, hearth_save_write, so it holds the locks
- * for no client round trip). So two writers never answer the same version, never lose each other's update and
- * never pass a quota together, and the counters always equal the sum of the slots' sizes.
+ * same transaction — one statement (hearth_save_write, hearth_save_delete), so the locks are held for
+ * no client round trip. So two writers never answer the same version, never lose each other's update
+ * and never pass a quota together, and the counters always equal the sum of the slots' sizes.
  */
-import type { Queryable, Tx } from '../db/knex';
+import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { CursorCodec, keysetPage } from '../pagination';
@@ -100,17 +100,6 @@ export function compactSaveValue(data: unknown): { text: string; sizeBytes: numb
   return { text, sizeBytes };
 }
 
-/**
- * Locks the environment's and then the player's row (the order of docs/architecture.md) and answers
- * their byte counters; `not-found` for a player not of the environment.
- */
-async function lockUsage(trx: Tx, env: EnvironmentContext, playerId: string): Promise<{ environmentBytes: number; playerBytes: number }> {
-  const environment = (await trx.raw('SELECT player_save_bytes FROM environments WHERE id = ? FOR NO KEY UPDATE', [env.id])).rows[0];
-  const player = (await trx.raw('SELECT save_bytes FROM players WHERE id = ? AND environment_id = ? FOR NO KEY UPDATE', [playerId, env.id])).rows[0];
-  if (!player) throw refuse.notFound('The player');
-  return { environmentBytes: Number(environment.player_save_bytes), playerBytes: Number(player.save_bytes) };
-}
-
 export class SaveService {
   constructor(private readonly cursors: CursorCodec) {}
 
@@ -186,18 +175,9 @@ export class SaveService {
   async delete(db: Queryable, env: EnvironmentContext, playerId: string, key: string, writer: SaveWriter): Promise<void> {
     checkKey(key);
     checkWriter(writer, key);
-    await inTransaction(db, async (trx) => {
-      await lockUsage(trx, env, playerId);
-      await trx.raw(
-        `WITH emptied AS (
-           DELETE FROM player_saves WHERE player_id = ? AND key = ? RETURNING size_bytes
-         ), player AS (
-           UPDATE players SET save_bytes = save_bytes - emptied.size_bytes FROM emptied WHERE id = ?
-         )
-         UPDATE environments SET player_save_bytes = player_save_bytes - emptied.size_bytes FROM emptied WHERE id = ?`,
-        [playerId, key, playerId, env.id],
-      );
-    });
+    // One statement (hearth_save_delete): the locks in their order, the slot and its bytes given back.
+    const found = (await db.raw('SELECT hearth_save_delete(?, ?, ?) AS found', [env.id, playerId, key])).rows[0].found;
+    if (!found) throw refuse.notFound('The player');
   }
 }
 
