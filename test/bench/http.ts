@@ -147,7 +147,7 @@ export const TARGETS: Target[] = [
             databaseUrl: ready.databaseUrl,
             clients: ready.databasePoolSize,
             seconds,
-            variables: { env: ready.environmentId, player: me.id, size, data: JSON.stringify(data) },
+            variables: { env: ready.environmentId, player: me.id, size, data: JSON.stringify(data), version: 0, player_limit: ready.playerSaveLimit, environment_limit: ready.environmentSaveLimit },
             log,
           }),
       };

@@ -1,8 +1,8 @@
 /**
- * pgbench running the saves write's own transaction (SAVE_WRITE_SQL, the statements PUT
- * /players/:playerId/data/:key runs, in its order) on the API's database, with as many clients as the
+ * pgbench running the saves write's own statement (SAVE_WRITE_SQL, the one statement PUT
+ * /players/:playerId/data/:key runs, by itself as its own transaction, as the API runs it) on the API's database, with as many clients as the
  * API's pool has connections: the ceiling the database gives that write, to compare the API's peak with.
- * Each client rewrites a slot of its own (key = its client id) with the same 1 KB value.
+ * Each client rewrites a slot of its own (key = its client id) with the same 1 KB value, at the version it last wrote.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,7 +19,7 @@ export interface PgbenchFigures {
   failed: number;
 }
 
-/** The statements with their `?` placeholders bound, in order, to pgbench variables. */
+/** The statement with its `?` placeholders bound, in order, to pgbench variables. */
 function bind(sql: string, names: string[]): string {
   let i = 0;
   const bound = sql.replace(/\?/g, () => `:${names[i++]}`);
@@ -28,17 +28,10 @@ function bind(sql: string, names: string[]): string {
 }
 
 export function saveWriteScript(): string {
-  return [
-    // What the service computes in JavaScript between the statements: a rewrite at the same size grows by 0.
-    '\\set growth 0',
-    'BEGIN;',
-    `${bind(SAVE_WRITE_SQL.lockEnvironment, ['env'])};`,
-    `${bind(SAVE_WRITE_SQL.lockPlayer, ['player', 'env'])};`,
-    `${bind(SAVE_WRITE_SQL.lockSlot, ['player', 'client_id'])};`,
-    `${bind(SAVE_WRITE_SQL.write, ['player', 'client_id', 'env', 'size', 'data', 'growth', 'player', 'growth', 'growth', 'env', 'growth'])};`,
-    'END;',
-    '',
-  ].join('\n');
+  // Like the API's bench, each client sends the version it holds as expectedVersion: \gset keeps the
+  // answer's columns as the client's variables, so :version is the slot's version after its last write
+  // (0, from -D, before its first).
+  return `${bind(SAVE_WRITE_SQL, ['env', 'player', 'client_id', 'size', 'data', 'version', 'player_limit', 'environment_limit'])} \\gset\n`;
 }
 
 export async function runPgbench(options: {

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { HearthCore, Logger, RedisCoordination, applyManifests, createLogger, validateManifest } from '@hearth/core';
+import { HearthCore, Logger, RedisCoordination, SAVE_LIMITS, applyManifests, createLogger, validateManifest } from '@hearth/core';
 import { startApiServer } from '@hearth/api';
 import { createTestDatabase } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/env';
@@ -101,10 +101,13 @@ async function main(): Promise<void> {
     process.send!({ type: 'stopped' }, () => process.exit(0));
   });
   const environmentId = (await database.db('environments').where({ app_key: 'bench-live' }).first('id')).id;
+  const planLimit = (plan('test', NEVER_REFUSING) as any).spec.playerDataBytesPerEnvironment;
   process.send!({
     type: 'ready', url: api.url, base: `${api.url}/v1`, metricsUrl: api.metricsUrl, serverKey: key,
     // For the saves bench's pgbench run on this database, with as many connections as the API's pool.
     databaseUrl: database.url, databasePoolSize: BENCH_POOL_SIZE, environmentId: Number(environmentId),
+    // The byte limits the API passes to hearth_save_write (the player's, and the plan's for the environment).
+    playerSaveLimit: SAVE_LIMITS.playerBytes, environmentSaveLimit: Number(planLimit),
   });
 }
 

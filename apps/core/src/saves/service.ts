@@ -5,10 +5,11 @@
  * Concurrency (docs/saves.md): a write or delete locks, in the one order every area uses, the
  * environment row (its byte counter), the player row (their byte counter), then the slot; it checks the
  * version and both quotas against what it holds locked and updates the slot and both counters in the
- * same transaction. So two writers never answer the same version, never lose each other's update and
- * never pass a quota together, and the counters always equal the sum of the slots' sizes.
+ * same transaction — one statement (hearth_save_write, hearth_save_delete), so the locks are held for
+ * no client round trip. So two writers never answer the same version, never lose each other's update
+ * and never pass a quota together, and the counters always equal the sum of the slots' sizes.
  */
-import type { Queryable, Tx } from '../db/knex';
+import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { CursorCodec, keysetPage } from '../pagination';
@@ -43,27 +44,15 @@ export interface SaveList {
 }
 
 /**
- * The statements of a save write, in order, with `?` placeholders (exported so `make bench` runs the
- * very same transaction under pgbench: test/bench/pgbench.ts).
+ * A save write: one statement, the function of migrations/20261123140000_save_write_function.ts, which
+ * locks, checks and writes (docs/saves.md). Exported so `make bench` runs the very same SQL under
+ * pgbench (test/bench/pgbench.ts). Parameters: environment id, player id, key, size in bytes, the
+ * compact JSON text, the expected version (null: any), the player's and the environment's byte limits.
  */
-export const SAVE_WRITE_SQL = {
-  lockEnvironment: 'SELECT player_save_bytes FROM environments WHERE id = ? FOR NO KEY UPDATE',
-  lockPlayer: 'SELECT save_bytes FROM players WHERE id = ? AND environment_id = ? FOR NO KEY UPDATE',
-  lockSlot: 'SELECT version, size_bytes FROM player_saves WHERE player_id = ? AND key = ? FOR UPDATE',
-  // The slot and both counters in one statement (one round trip); every row it touches is already locked.
-  write: `WITH saved AS (
-      INSERT INTO player_saves (player_id, key, environment_id, version, size_bytes, data)
-      VALUES (?, ?, ?, 1, ?, ?::json)
-      ON CONFLICT (player_id, key) DO UPDATE
-        SET version = player_saves.version + 1, size_bytes = EXCLUDED.size_bytes, data = EXCLUDED.data, updated_at = now()
-      RETURNING key, version, size_bytes, updated_at
-    ), player AS (
-      UPDATE players SET save_bytes = save_bytes + ? WHERE id = ? AND ? <> 0
-    ), environment AS (
-      UPDATE environments SET player_save_bytes = player_save_bytes + ? WHERE id = ? AND ? <> 0
-    )
-    SELECT * FROM saved`,
-};
+export const SAVE_WRITE_SQL = 'SELECT outcome, version, size_bytes, updated_at FROM hearth_save_write(?, ?, ?, ?, ?::json, ?, ?, ?)';
+
+/** What hearth_save_write answers; the refusals in the order it checks them. */
+type SaveWriteOutcome = 'created' | 'replaced' | 'player-not-found' | 'version-conflict' | 'player-quota' | 'environment-quota';
 
 /** Who writes: a server key may write every slot, a player token all but `server:` slots. */
 export type SaveWriter = 'server' | 'player';
@@ -111,17 +100,6 @@ export function compactSaveValue(data: unknown): { text: string; sizeBytes: numb
   return { text, sizeBytes };
 }
 
-/**
- * Locks the environment's and then the player's row (the order of docs/architecture.md) and answers
- * their byte counters; `not-found` for a player not of the environment.
- */
-async function lockUsage(trx: Tx, env: EnvironmentContext, playerId: string): Promise<{ environmentBytes: number; playerBytes: number }> {
-  const environment = (await trx.raw(SAVE_WRITE_SQL.lockEnvironment, [env.id])).rows[0];
-  const player = (await trx.raw(SAVE_WRITE_SQL.lockPlayer, [playerId, env.id])).rows[0];
-  if (!player) throw refuse.notFound('The player');
-  return { environmentBytes: Number(environment.player_save_bytes), playerBytes: Number(player.save_bytes) };
-}
-
 export class SaveService {
   constructor(private readonly cursors: CursorCodec) {}
 
@@ -165,48 +143,41 @@ export class SaveService {
     checkKey(key);
     const { text, sizeBytes } = compactSaveValue(write.data);
     checkWriter(writer, key);
-    return inTransaction(db, async (trx) => {
-      const usage = await lockUsage(trx, env, playerId);
-      const slot = (await trx.raw(SAVE_WRITE_SQL.lockSlot, [playerId, key])).rows[0];
-      const currentVersion = slot ? Number(slot.version) : 0;
-      if (write.expectedVersion !== undefined && write.expectedVersion !== currentVersion) {
+    const environmentLimit = env.plan.playerDataBytesPerEnvironment;
+    // One statement: atomic by itself on the pool, or part of the caller's transaction.
+    const outcome = (
+      await db.raw(SAVE_WRITE_SQL, [env.id, playerId, key, sizeBytes, text, write.expectedVersion ?? null, SAVE_LIMITS.playerBytes, environmentLimit])
+    ).rows[0] as EntryRow & { outcome: SaveWriteOutcome };
+    switch (outcome.outcome) {
+      case 'created':
+      case 'replaced':
+        return { entry: toEntry({ ...outcome, key }), created: outcome.outcome === 'created' };
+      case 'player-not-found':
+        throw refuse.notFound('The player');
+      case 'version-conflict': {
+        const currentVersion = Number(outcome.version);
         throw refuse.conflict(
-          slot ? `The save is at version ${currentVersion}, not ${write.expectedVersion}: it was written by somebody else.` : `The save does not exist, so it is not at version ${write.expectedVersion}.`,
+          currentVersion > 0
+            ? `The save is at version ${currentVersion}, not ${write.expectedVersion}: it was written by somebody else.`
+            : `The save does not exist, so it is not at version ${write.expectedVersion}.`,
         );
       }
-      const growth = sizeBytes - (slot ? Number(slot.size_bytes) : 0);
-      // Only growth is held to the quotas: a write that shrinks or keeps its size always goes through,
-      // even if a lowered plan left the environment over its limit.
-      if (growth > 0 && usage.playerBytes + growth > SAVE_LIMITS.playerBytes) {
+      case 'player-quota':
         throw refuse.quota('playerDataBytesPerPlayer', SAVE_LIMITS.playerBytes, `The player's saves would pass ${SAVE_LIMITS.playerBytes} bytes.`);
-      }
-      const environmentLimit = env.plan.playerDataBytesPerEnvironment;
-      if (growth > 0 && usage.environmentBytes + growth > environmentLimit) {
+      case 'environment-quota':
         throw refuse.quota('playerDataBytes', environmentLimit, "The environment's saves would pass its plan's limit.");
-      }
-      const row = (
-        await trx.raw(SAVE_WRITE_SQL.write, [playerId, key, env.id, sizeBytes, text, growth, playerId, growth, growth, env.id, growth])
-      ).rows[0] as EntryRow;
-      return { entry: toEntry(row), created: !slot };
-    });
+      default:
+        throw new Error(`hearth_save_write answered an unknown outcome ${String(outcome.outcome)}`);
+    }
   }
 
   /** Empties a slot and gives back its bytes; done whether or not it held anything. `not-found` for an unknown player. */
   async delete(db: Queryable, env: EnvironmentContext, playerId: string, key: string, writer: SaveWriter): Promise<void> {
     checkKey(key);
     checkWriter(writer, key);
-    await inTransaction(db, async (trx) => {
-      await lockUsage(trx, env, playerId);
-      await trx.raw(
-        `WITH emptied AS (
-           DELETE FROM player_saves WHERE player_id = ? AND key = ? RETURNING size_bytes
-         ), player AS (
-           UPDATE players SET save_bytes = save_bytes - emptied.size_bytes FROM emptied WHERE id = ?
-         )
-         UPDATE environments SET player_save_bytes = player_save_bytes - emptied.size_bytes FROM emptied WHERE id = ?`,
-        [playerId, key, playerId, env.id],
-      );
-    });
+    // One statement (hearth_save_delete): the locks in their order, the slot and its bytes given back.
+    const found = (await db.raw('SELECT hearth_save_delete(?, ?, ?) AS found', [env.id, playerId, key])).rows[0].found;
+    if (!found) throw refuse.notFound('The player');
   }
 }
 
