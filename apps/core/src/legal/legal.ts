@@ -14,7 +14,7 @@ import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { Announcer, InvalidationBus, announceAfterCommit } from '../invalidation';
 import type { LegalDocumentManifestT } from '../manifests/schemas';
-import { CursorCodec, DEFAULT_PAGE_SIZE, Page } from '../pagination';
+import { CursorCodec, keysetPage, Page } from '../pagination';
 import type { PlayerService } from '../players/service';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { bumpContentVersion } from '../content/game-config';
@@ -113,15 +113,20 @@ async function readCatalog(db: Queryable, environmentId: number): Promise<Catalo
 
 /**
  * A page of `items` (already in key order; keys are ASCII, so JS order is byte order) after the
- * cursor's key, with the same signed cursors as database lists.
+ * cursor's key: the same keyset paging and signed cursors as database lists, over memory.
  */
-function pageFromMemory<T>(codec: CursorCodec, listId: string, q: { limit?: number; cursor?: string }, items: T[], keyOf: (item: T) => string): Page<T> {
-  const limit = q.limit ?? DEFAULT_PAGE_SIZE;
-  const after = q.cursor === undefined ? undefined : codec.decode<string>(listId, q.cursor);
-  const start = after === undefined ? 0 : items.findIndex((item) => keyOf(item) > after);
-  const rest = start < 0 ? [] : items.slice(start);
-  const page = rest.slice(0, limit);
-  return { items: page, next: rest.length > limit ? codec.encode(listId, keyOf(page[page.length - 1])) : null };
+function pageFromMemory<T>(codec: CursorCodec, listId: string, q: { limit?: number; cursor?: string }, items: T[], keyOf: (item: T) => string): Promise<Page<T>> {
+  return keysetPage(
+    codec,
+    listId,
+    q,
+    async (after: string | undefined, take) => {
+      const start = after === undefined ? 0 : items.findIndex((item) => keyOf(item) > after);
+      return start < 0 ? [] : items.slice(start, start + take);
+    },
+    keyOf,
+    (item) => item,
+  );
 }
 
 export class LegalService {
