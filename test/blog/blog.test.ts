@@ -5,7 +5,7 @@
 import type { AnyManifest } from '@hearth/core';
 import { Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
-import { allServices, blogCategory, blogPost, environment, project, serverKey, standardManifests } from '../support/manifests';
+import { blogCategory, blogPost, environment, project, standardManifests, projectWithout } from '../support/manifests';
 import { eventually, sleep } from '../support/wait';
 
 const paragraph = (text: string) => ({ blocks: [{ type: 'paragraph', text }] });
@@ -19,9 +19,7 @@ const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 12, minute)).toISOS
 function blogManifests(): AnyManifest[] {
   return [
     ...standardManifests(),
-    project('noblog', { services: { ...allServices, blog: false } }),
-    environment('noblog-live', 'noblog'),
-    serverKey('noblog-live-key', 'noblog-live'),
+    ...projectWithout('noblog', 'blog'),
     blogCategory('news', { environment: 'alpha-live', name: 'News', description: 'What is new', order: 2 }),
     blogCategory('patch-notes', { environment: 'alpha-live', name: 'Patch notes', order: 1 }),
     blogCategory('empty', { environment: 'alpha-live', name: 'Empty', order: 0 }),

@@ -6,7 +6,7 @@
 import { ManifestError, removeManifest } from '@hearth/core';
 import { ApiInstance, Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
-import { allServices, environment, legalDocument, project, serverKey, standardManifests } from '../support/manifests';
+import { environment, legalDocument, project, standardManifests, projectWithout } from '../support/manifests';
 import { eventually } from '../support/wait';
 
 const terms = (version: string) =>
@@ -30,9 +30,7 @@ describe('legal documents', () => {
     h = await startHarness({
       manifests: [
         ...standardManifests(),
-        project('nolegal', { services: { ...allServices, legal: false } }),
-        environment('nolegal-live', 'nolegal'),
-        serverKey('nolegal-live-key', 'nolegal-live'),
+        ...projectWithout('nolegal', 'legal'),
         terms('1'),
         privacy,
         marketing,

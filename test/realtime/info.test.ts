@@ -5,7 +5,7 @@ import { MAX_FRAME_BYTES } from '@hearth/realtime';
 import { parseTrustedProxies } from '@hearth/core';
 import { ApiInstance, Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
-import { allServices, environment, plan, project, serverKey, standardManifests } from '../support/manifests';
+import { environment, plan, project, serverKey, standardManifests, projectWithout } from '../support/manifests';
 
 let h: Harness;
 let plainApi: ApiInstance;
@@ -16,9 +16,7 @@ beforeAll(async () => {
     trustedProxies: parseTrustedProxies('loopback'),
     manifests: [
       ...standardManifests(),
-      project('quiet', { services: { ...allServices, sessions: false } }),
-      environment('quiet-live', 'quiet'),
-      serverKey('quiet-live-key', 'quiet-live'),
+      ...projectWithout('quiet', 'sessions'),
       plan('huge', { realtime: { ...LIMITS, maxMessageBytes: 10 * 1024 * 1024 } }),
       project('huge', { plan: 'huge' }),
       environment('huge-live', 'huge'),

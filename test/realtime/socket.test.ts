@@ -8,7 +8,7 @@ import { loadSigningKeys, TOKEN_AUDIENCE } from '@hearth/core';
 import { MAX_FRAME_BYTES } from '@hearth/realtime';
 import { Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
-import { environment, project, serverKey, allServices } from '../support/manifests';
+import { environment, project, serverKey, projectWithout } from '../support/manifests';
 import { Client, RealtimeInstance, sleep, startRealtime } from './support';
 
 let h: Harness;
@@ -54,9 +54,7 @@ async function expectRefused(token: string, code: string): Promise<void> {
 beforeAll(async () => {
   h = await startHarness();
   await h.apply([
-    project('quiet', { services: { ...allServices, sessions: false } }),
-    environment('quiet-live', 'quiet'),
-    serverKey('quiet-live-key', 'quiet-live'),
+    ...projectWithout('quiet', 'sessions'),
     project('later'),
     environment('later-live', 'later'),
     serverKey('later-live-key', 'later-live'),

@@ -5,7 +5,7 @@
 import type { SessionEvent } from '@hearth/core';
 import { Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
-import { allServices, environment, plan, project, serverKey, standardManifests } from '../support/manifests';
+import { environment, plan, project, serverKey, standardManifests, projectWithout } from '../support/manifests';
 import { EventLog, TestPlayer, join, lobbyOfThree, newPlayer, newSession, preparingSession, report } from './helpers';
 
 let h: Harness;
@@ -18,9 +18,7 @@ beforeAll(async () => {
       project('duo', { sessionSeats: 2 }),
       environment('duo-live', 'duo'),
       serverKey('duo-live-key', 'duo-live'),
-      project('quiet', { services: { ...allServices, sessions: false } }),
-      environment('quiet-live', 'quiet'),
-      serverKey('quiet-live-key', 'quiet-live'),
+      ...projectWithout('quiet', 'sessions'),
       plan('small', {}),
       project('capped', { plan: 'small', sessionSeats: 12 }),
       environment('capped-live', 'capped'),

@@ -1,7 +1,7 @@
 /** Shared by the support filing tests: players, filings and what the database holds of them. */
 import type { Harness } from '../support/harness';
 import { call, signIn, type Reply } from '../support/http';
-import { allServices, environment, project, serverKey, standardManifests } from '../support/manifests';
+import { project, standardManifests, projectWithout } from '../support/manifests';
 
 export interface TestPlayer {
   id: string;
@@ -14,9 +14,7 @@ let counter = 0;
 export function supportManifests() {
   return [
     ...standardManifests(),
-    project('quiet', { services: { ...allServices, support: false } }),
-    environment('quiet-live', 'quiet'),
-    serverKey('quiet-live-key', 'quiet-live'),
+    ...projectWithout('quiet', 'support'),
   ];
 }
 

@@ -1,5 +1,5 @@
 /** Builders for the manifests tests apply; each returns a plain document of the real schema. */
-import type { AnyManifest, PlanLimits, ProjectSpecT } from '@hearth/core';
+import type { AnyManifest, PlanLimits, ProjectSpecT, ServiceName } from '@hearth/core';
 import { API_VERSION, SERVICES } from '@hearth/core';
 
 export type Manifests = AnyManifest[];
@@ -42,6 +42,18 @@ export function environment(name: string, projectName: string, appKey = name): A
 
 export function serverKey(name: string, environmentName: string): AnyManifest {
   return { apiVersion: API_VERSION, kind: 'ServerKey', metadata: { name, namespace: NAMESPACE }, spec: { environment: environmentName } } as AnyManifest;
+}
+
+/**
+ * A project with one service switched off, its environment `<name>-live` and that environment's key
+ * `<name>-live-key`: what a test needs to see a route answer service-disabled.
+ */
+export function projectWithout(name: string, service: ServiceName): AnyManifest[] {
+  return [
+    project(name, { services: { ...allServices, [service]: false } }),
+    environment(`${name}-live`, name),
+    serverKey(`${name}-live-key`, `${name}-live`),
+  ];
 }
 
 export function gameConfig(name: string, spec: Record<string, unknown>): AnyManifest {

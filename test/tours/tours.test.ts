@@ -5,7 +5,7 @@
 import { removeManifest } from '@hearth/core';
 import { Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
-import { allServices, environment, project, serverKey, standardManifests, tour } from '../support/manifests';
+import { environment, project, standardManifests, tour, projectWithout } from '../support/manifests';
 
 const tours = [
   tour('shop-intro', { environment: 'alpha-live', name: 'Buying things' }),
@@ -23,9 +23,7 @@ describe('tours', () => {
     h = await startHarness({
       manifests: [
         ...standardManifests(),
-        project('notours', { services: { ...allServices, tours: false } }),
-        environment('notours-live', 'notours'),
-        serverKey('notours-live-key', 'notours-live'),
+        ...projectWithout('notours', 'tours'),
         ...tours,
       ],
     });
