@@ -1,7 +1,7 @@
 /** Shared by the support filing tests: players, filings and what the database holds of them. */
 import type { Harness } from '../support/harness';
 import { call, signIn, type Reply } from '../support/http';
-import { project, standardManifests, projectWithout } from '../support/manifests';
+import { standardManifests, projectWithout } from '../support/manifests';
 
 export interface TestPlayer {
   id: string;
