@@ -1,5 +1,5 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
-.PHONY: dev services test typecheck bench
+.PHONY: dev services test typecheck bench kube-tools operator-test chart-test
 
 DATABASE_URL ?= postgres://postgres:postgres@127.0.0.1:5432/postgres
 REDIS_URL ?= redis://127.0.0.1:6379
@@ -16,12 +16,31 @@ dev: node_modules
 services:
 	bash .ci/services.sh
 
+# jest against the real PostgreSQL and Redis, then a summary of the run: $(call jest,NAME,ARGS).
+define jest
+	@status=0; TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npx jest --runInBand $(2) \
+	  --json --outputFile=$${TMPDIR:-/tmp}/hearth-$(1).json || status=$$?; \
+	  node test/support/summary.js $${TMPDIR:-/tmp}/hearth-$(1).json; exit $$status
+endef
+# The Kubernetes suites run only through their own targets (they need the tools below).
+KUBE_SUITE = --testPathIgnorePatterns /node_modules/
+
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`).
 test: node_modules services
 	npm run typecheck
-	@status=0; TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npx jest --runInBand \
-	  --json --outputFile=$${TMPDIR:-/tmp}/hearth-jest.json || status=$$?; \
-	  node test/support/summary.js $${TMPDIR:-/tmp}/hearth-jest.json; exit $$status
+	$(call jest,jest,)
+
+## Build (once per machine, cached in ~/.cache/hearth/tools) kube-apiserver, etcd and helm.
+kube-tools:
+	bash test/kube/tools/build.sh
+
+## The operator against a real kube-apiserver + etcd, with the API beside it (test/operator).
+operator-test: node_modules services kube-tools
+	$(call jest,operator,$(KUBE_SUITE) test/operator)
+
+## helm lint and template of charts/hearth, the objects dry-run on a real kube-apiserver (test/chart).
+chart-test: node_modules services kube-tools
+	$(call jest,chart,$(KUBE_SUITE) test/chart)
 
 typecheck: node_modules
 	npm run typecheck

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the real tools the Kubernetes tests use into ~/.cache/hearth/tools/bin (HEARTH_TOOLS_DIR), once per
+# machine: kube-apiserver, etcd and kubectl from this helper module, helm from the Go module proxy,
+# and the prometheus-operator CRDs (ServiceMonitor, PrometheusRule) the chart's optional objects need.
+# A tool already built at the pinned version is kept, so later runs cost nothing.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+
+# One folder per machine, outside any checkout, so a clean clone (CI) reuses what was built.
+bin="${HEARTH_TOOLS_DIR:-$HOME/.cache/hearth/tools}/bin"
+mkdir -p "$bin"
+
+KUBERNETES_VERSION=v1.34.4
+HELM_VERSION=v3.19.5
+PROMETHEUS_OPERATOR_VERSION=v0.85.0
+
+# build <name> <version stamp> <command…>: runs the command only when the stamp differs.
+build() {
+  local name="$1" version="$2"; shift 2
+  if [[ -e "$bin/$name" && "$(cat "$bin/.$name.version" 2>/dev/null)" == "$version" ]]; then
+    return
+  fi
+  echo "building $name $version (once per machine)…" >&2
+  "$@"
+  echo "$version" > "$bin/.$name.version"
+}
+
+cd "$here"
+build kube-apiserver "$KUBERNETES_VERSION" \
+  go build -trimpath -ldflags=-s -o "$bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+build etcd "$KUBERNETES_VERSION" go build -trimpath -ldflags=-s -o "$bin/etcd" ./etcd
+build kubectl "$KUBERNETES_VERSION" \
+  go build -trimpath -ldflags=-s -o "$bin/kubectl" k8s.io/kubernetes/cmd/kubectl
+build helm "$HELM_VERSION" env GOBIN="$bin" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+
+# The module ships its CRDs as YAML; the chart test installs these two into its API server.
+prometheus_crds() {
+  local dir
+  dir="$(go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  mkdir -p "$bin/../crds"
+  cp "$dir/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml" \
+     "$dir/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml" "$bin/../crds/"
+  touch "$bin/prometheus-crds"
+}
+build prometheus-crds "$PROMETHEUS_OPERATOR_VERSION" prometheus_crds
