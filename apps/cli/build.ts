@@ -16,6 +16,7 @@
  * - `__dirname` of a workspace file (dev.ts finds examples/dev/ by it): each such file gets the folder
  *   it has in the source tree, relative to the bundle, so the bundle runs from any folder that keeps
  *   its place relative to the tree (dist/ in a checkout, /app/dist in the image).
+ * Packages in a workspace's own node_modules are found the same way, relative to the bundle.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -54,7 +55,7 @@ export function isBuiltin(specifier: string): boolean {
  * than the root's, or not hoisted) is required through createRequire from that folder instead. Every
  * package kept outside is recorded in `externals` with the source files that import it.
  */
-function externalPackages(outdir: string, externals: Map<string, Set<string>>): esbuild.Plugin {
+function externalPackages(fromBundle: (dir: string) => string, externals: Map<string, Set<string>>): esbuild.Plugin {
   return {
     name: 'hearth-external-packages',
     setup(build) {
@@ -66,7 +67,7 @@ function externalPackages(outdir: string, externals: Map<string, Set<string>>): 
         const home = installedFrom(name, args.resolveDir);
         if (home === undefined) return { errors: [{ text: `${name} (imported by ${importer}) is not installed: run npm ci` }] };
         if (home === REPO_ROOT) return { path: args.path, external: true };
-        return { path: args.path, namespace: 'hearth-nested', pluginData: { from: path.relative(outdir, home) } };
+        return { path: args.path, namespace: 'hearth-nested', pluginData: { from: fromBundle(home) } };
       });
       build.onLoad({ filter: /.*/, namespace: 'hearth-nested' }, (args) => {
         const from = `require('node:path').join(${BUNDLE_DIR}, ${JSON.stringify(args.pluginData.from)}, 'package.json')`;
@@ -103,7 +104,7 @@ const bundledMigrations: esbuild.Plugin = {
 };
 
 /** A workspace file that uses `__dirname` gets its source folder, found from where the bundle is. */
-function sourceDirnames(outdir: string): esbuild.Plugin {
+function sourceDirnames(fromBundle: (dir: string) => string): esbuild.Plugin {
   return {
     name: 'hearth-source-dirnames',
     setup(build) {
@@ -111,18 +112,22 @@ function sourceDirnames(outdir: string): esbuild.Plugin {
         if (args.path.split(path.sep).includes('node_modules')) return undefined;
         const source = fs.readFileSync(args.path, 'utf8');
         if (!/\b__dirname\b/.test(source)) return undefined;
-        const fromBundle = path.relative(outdir, path.dirname(args.path));
         // Kept on the first line, so the file's own lines stay where they were (one line lower).
-        const prelude = `const __dirname = require('node:path').join(${BUNDLE_DIR}, ${JSON.stringify(fromBundle)});`;
+        const prelude = `const __dirname = require('node:path').join(${BUNDLE_DIR}, ${JSON.stringify(fromBundle(path.dirname(args.path)))});`;
         return { contents: `${prelude}\n${source}`, loader: 'ts' };
       });
     },
   };
 }
 
-/** Builds the bundle into `outdir` (dist/ unless told): hearth.js and its source map. */
-export async function buildBundle(outdir = path.join(REPO_ROOT, 'dist')): Promise<BuildResult> {
+/**
+ * Builds the bundle into `outdir` (dist/ unless told): hearth.js and its source map. `root` is where
+ * the bundle finds the repository's tree at run time: the checkout itself, unless the bundle is to run
+ * in a copy of its layout (as a test's production install does: package.json files and node_modules).
+ */
+export async function buildBundle(outdir = path.join(REPO_ROOT, 'dist'), root = REPO_ROOT): Promise<BuildResult> {
   outdir = path.resolve(outdir);
+  const fromBundle = (dir: string) => path.relative(outdir, path.join(path.resolve(root), path.relative(REPO_ROOT, dir)));
   const externals = new Map<string, Set<string>>();
   const result = await esbuild.build({
     entryPoints: { hearth: ENTRY },
@@ -135,7 +140,7 @@ export async function buildBundle(outdir = path.join(REPO_ROOT, 'dist')): Promis
     keepNames: true,
     sourcemap: 'linked',
     banner: { js: `const ${BUNDLE_DIR} = __dirname;` },
-    plugins: [externalPackages(outdir, externals), bundledMigrations, sourceDirnames(outdir)],
+    plugins: [externalPackages(fromBundle, externals), bundledMigrations, sourceDirnames(fromBundle)],
     absWorkingDir: REPO_ROOT,
     metafile: true,
     logLevel: 'silent',

