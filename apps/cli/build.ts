@@ -35,7 +35,6 @@ export interface BuildResult {
   file: string;
   /** Packages the bundle `require`s from node_modules, each with the source files (from the repository's root) that import it. */
   externals: Map<string, Set<string>>;
-  metafile: esbuild.Metafile;
 }
 
 /** The name of the package a bare import specifier names (`pino/file` → pino, `@a/b/c` → @a/b). */
@@ -51,8 +50,8 @@ export function isBuiltin(specifier: string): boolean {
 /**
  * Bare imports stay `require`s of node_modules, except the workspaces (@hearth/*), which are bundled.
  * Each is found as Node finds it from the importing file: most in the root's node_modules, where the
- * bundle's own `require` finds them too; one npm placed in a workspace's node_modules (another version
- * than the root's, or not hoisted) is required through createRequire from that folder instead. Every
+ * bundle's own `require` finds them too; a package npm placed in a workspace's own node_modules (another
+ * version than the root's, or not hoisted) is required through createRequire from that folder instead. Every
  * package kept outside is recorded in `externals` with the source files that import it.
  */
 function externalPackages(fromBundle: (dir: string) => string, externals: Map<string, Set<string>>): esbuild.Plugin {
@@ -129,7 +128,7 @@ export async function buildBundle(outdir = path.join(REPO_ROOT, 'dist'), root = 
   outdir = path.resolve(outdir);
   const fromBundle = (dir: string) => path.relative(outdir, path.join(path.resolve(root), path.relative(REPO_ROOT, dir)));
   const externals = new Map<string, Set<string>>();
-  const result = await esbuild.build({
+  await esbuild.build({
     entryPoints: { hearth: ENTRY },
     outdir,
     bundle: true,
@@ -142,11 +141,9 @@ export async function buildBundle(outdir = path.join(REPO_ROOT, 'dist'), root = 
     banner: { js: `const ${BUNDLE_DIR} = __dirname;` },
     plugins: [externalPackages(fromBundle, externals), bundledMigrations, sourceDirnames(fromBundle)],
     absWorkingDir: REPO_ROOT,
-    metafile: true,
     logLevel: 'silent',
   });
-  const file = path.join(outdir, 'hearth.js');
-  return { file, externals, metafile: result.metafile };
+  return { file: path.join(outdir, 'hearth.js'), externals };
 }
 
 if (require.main === module) {
