@@ -1,5 +1,5 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
-.PHONY: dev services test typecheck bench kube-tools operator-test chart-test crds
+.PHONY: dev services test typecheck bench kube-tools operator-test chart-test crds build
 
 DATABASE_URL ?= postgres://postgres:postgres@127.0.0.1:5432/postgres
 REDIS_URL ?= redis://127.0.0.1:6379
@@ -50,6 +50,10 @@ chart-test: node_modules services kube-tools
 
 typecheck: node_modules
 	npm run typecheck
+
+## The `hearth` command as plain JavaScript in dist/hearth.js (`node dist/hearth.js <command>`): the image's entry point.
+build: node_modules
+	npm run build
 
 ## Throughput and latency figures (see docs/performance.md).
 bench: node_modules services

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import knexFactory, { Knex } from 'knex';
 import type { Logger } from '../logger';
+import { bundledMigrations } from './bundled-migrations';
 
 export type Db = Knex;
 export type Tx = Knex.Transaction;
@@ -31,8 +32,19 @@ export function createDb(databaseUrl: string, poolMax = 10, logger?: Logger): Db
         debug: (message: string) => logger.debug({ knex: message }, 'database'),
       },
     }),
-    migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts'], tableName: 'knex_migrations' },
+    migrations: bundledMigrations
+      ? { migrationSource: bundledMigrationSource(bundledMigrations), tableName: 'knex_migrations' }
+      : { directory: MIGRATIONS_DIR, loadExtensions: ['.ts'], tableName: 'knex_migrations' },
   });
+}
+
+/** knex's source of the bundle's migrations, in name order (the time each name starts with). */
+function bundledMigrationSource(migrations: ReadonlyMap<string, Knex.Migration>): Knex.MigrationSource<string> {
+  return {
+    getMigrations: async () => [...migrations.keys()].sort(),
+    getMigrationName: (name) => name,
+    getMigration: async (name) => migrations.get(name)!,
+  };
 }
 
 export async function migrateLatest(db: Db): Promise<string[]> {

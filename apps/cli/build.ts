@@ -1,0 +1,161 @@
+/**
+ * `npm run build` (`make build`): the `hearth` command as plain JavaScript, dist/hearth.js, that runs
+ * with `node` alone (no tsx at run time): the image's entry point (Dockerfile, docs/kubernetes.md).
+ *
+ * esbuild bundles the command's entry, apps/cli/src/main.ts, with every workspace it imports
+ * (@hearth/*, whatever workspaces come), and the migrations. Every other package stays an external
+ * `require` served by node_modules: the image installs the production dependencies anyway (the
+ * embedded PostgreSQL binaries, ESM-only packages such as @kubernetes/client-node), and several load
+ * files by name at run time that a bundle would lose (pino's worker-thread transports, knex's dialect
+ * loader, pg's optional pg-native, ws's optional bufferutil). test/build/bundle.test.ts checks that
+ * each external is a production dependency of the workspace that imports it.
+ *
+ * Two things the sources find by their own place, kept working in the bundle:
+ * - migrations/: knex cannot load .ts files without tsx, so the build compiles them in, replacing
+ *   apps/core/src/db/bundled-migrations.ts with a module that imports them all, under their file names.
+ * - `__dirname` of a workspace file (dev.ts finds examples/dev/ by it): each such file gets the folder
+ *   it has in the source tree, relative to the bundle, so the bundle runs from any folder that keeps
+ *   its place relative to the tree (dist/ in a checkout, /app/dist in the image).
+ * Packages in a workspace's own node_modules are found the same way, relative to the bundle.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { builtinModules } from 'node:module';
+import * as esbuild from 'esbuild';
+
+export const REPO_ROOT = path.resolve(__dirname, '../..');
+const ENTRY = path.join(REPO_ROOT, 'apps/cli/src/main.ts');
+const MIGRATIONS = path.join(REPO_ROOT, 'migrations');
+const BUNDLED_MIGRATIONS_MODULE = path.join(REPO_ROOT, 'apps/core/src/db/bundled-migrations.ts');
+/** The bundle's own folder, taken before any module can shadow `__dirname`. */
+const BUNDLE_DIR = '__hearthBundleDir';
+
+export interface BuildResult {
+  /** The built command: `node <file> <command>`. */
+  file: string;
+  /** Packages the bundle `require`s from node_modules, each with the source files (from the repository's root) that import it. */
+  externals: Map<string, Set<string>>;
+}
+
+/** The name of the package a bare import specifier names (`pino/file` → pino, `@a/b/c` → @a/b). */
+export function packageName(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+export function isBuiltin(specifier: string): boolean {
+  return specifier.startsWith('node:') || builtinModules.includes(specifier.split('/')[0]);
+}
+
+/**
+ * Bare imports stay `require`s of node_modules, except the workspaces (@hearth/*), which are bundled.
+ * Each is found as Node finds it from the importing file: most in the root's node_modules, where the
+ * bundle's own `require` finds them too; a package npm placed in a workspace's own node_modules (another
+ * version than the root's, or not hoisted) is required through createRequire from that folder instead. Every
+ * package kept outside is recorded in `externals` with the source files that import it.
+ */
+function externalPackages(fromBundle: (dir: string) => string, externals: Map<string, Set<string>>): esbuild.Plugin {
+  return {
+    name: 'hearth-external-packages',
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.kind === 'entry-point' || path.isAbsolute(args.path) || args.path.startsWith('@hearth/') || isBuiltin(args.path)) return undefined;
+        const name = packageName(args.path);
+        const importer = path.relative(REPO_ROOT, args.importer);
+        externals.set(name, (externals.get(name) ?? new Set()).add(importer));
+        const home = installedFrom(name, args.resolveDir);
+        if (home === undefined) return { errors: [{ text: `${name} (imported by ${importer}) is not installed: run npm ci` }] };
+        if (home === REPO_ROOT) return { path: args.path, external: true };
+        return { path: args.path, namespace: 'hearth-nested', pluginData: { from: fromBundle(home) } };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'hearth-nested' }, (args) => {
+        const from = `require('node:path').join(${BUNDLE_DIR}, ${JSON.stringify(args.pluginData.from)}, 'package.json')`;
+        return { contents: `module.exports = require('node:module').createRequire(${from})(${JSON.stringify(args.path)});`, loader: 'js' };
+      });
+    },
+  };
+}
+
+/** The folder whose node_modules holds `name` for a file in `dir`, as Node's lookup finds it. */
+function installedFrom(name: string, dir: string): string | undefined {
+  for (let at = dir; ; at = path.dirname(at)) {
+    if (fs.existsSync(path.join(at, 'node_modules', name, 'package.json'))) return at;
+    if (path.dirname(at) === at) return undefined;
+  }
+}
+
+/** migrations/*.ts compiled in, as the map bundled-migrations.ts declares (file name → module). */
+const bundledMigrations: esbuild.Plugin = {
+  name: 'hearth-bundled-migrations',
+  setup(build) {
+    build.onResolve({ filter: /[/\\]bundled-migrations$/ }, (args) => {
+      if (path.resolve(args.resolveDir, `${args.path}.ts`) !== BUNDLED_MIGRATIONS_MODULE) return undefined;
+      return { path: BUNDLED_MIGRATIONS_MODULE, namespace: 'hearth-migrations' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'hearth-migrations' }, () => {
+      const files = fs.readdirSync(MIGRATIONS).filter((f) => f.endsWith('.ts')).sort();
+      const lines = files.map((f, i) => `import * as m${i} from ${JSON.stringify(path.join(MIGRATIONS, f))};`);
+      const entries = files.map((f, i) => `[${JSON.stringify(f)}, m${i}]`).join(', ');
+      lines.push(`export const bundledMigrations = new Map([${entries}]);`);
+      return { contents: lines.join('\n'), loader: 'js', resolveDir: REPO_ROOT, watchDirs: [MIGRATIONS] };
+    });
+  },
+};
+
+/** A workspace file that uses `__dirname` gets its source folder, found from where the bundle is. */
+function sourceDirnames(fromBundle: (dir: string) => string): esbuild.Plugin {
+  return {
+    name: 'hearth-source-dirnames',
+    setup(build) {
+      build.onLoad({ filter: /\.ts$/ }, (args) => {
+        if (args.path.split(path.sep).includes('node_modules')) return undefined;
+        const source = fs.readFileSync(args.path, 'utf8');
+        if (!/\b__dirname\b/.test(source)) return undefined;
+        // Kept on the first line, so the file's own lines stay where they were (one line lower).
+        const prelude = `const __dirname = require('node:path').join(${BUNDLE_DIR}, ${JSON.stringify(fromBundle(path.dirname(args.path)))});`;
+        return { contents: `${prelude}\n${source}`, loader: 'ts' };
+      });
+    },
+  };
+}
+
+/**
+ * Builds the bundle into `outdir` (dist/ unless told): hearth.js and its source map. `root` is where
+ * the bundle finds the repository's tree at run time: the checkout itself, unless the bundle is to run
+ * in a copy of its layout (as a test's production install does: package.json files and node_modules).
+ */
+export async function buildBundle(outdir = path.join(REPO_ROOT, 'dist'), root = REPO_ROOT): Promise<BuildResult> {
+  outdir = path.resolve(outdir);
+  const fromBundle = (dir: string) => path.relative(outdir, path.join(path.resolve(root), path.relative(REPO_ROOT, dir)));
+  const externals = new Map<string, Set<string>>();
+  await esbuild.build({
+    entryPoints: { hearth: ENTRY },
+    outdir,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    // Class and function names as in the sources (errors and logs show them), never renamed.
+    keepNames: true,
+    sourcemap: 'linked',
+    banner: { js: `const ${BUNDLE_DIR} = __dirname;` },
+    plugins: [externalPackages(fromBundle, externals), bundledMigrations, sourceDirnames(fromBundle)],
+    absWorkingDir: REPO_ROOT,
+    logLevel: 'silent',
+  });
+  return { file: path.join(outdir, 'hearth.js'), externals };
+}
+
+if (require.main === module) {
+  const outdir = process.argv[2] ?? path.join(REPO_ROOT, 'dist');
+  buildBundle(outdir).then(
+    (built) => {
+      const size = fs.statSync(built.file).size;
+      process.stdout.write(`${path.relative(process.cwd(), built.file)}: ${(size / 1024).toFixed(0)} KiB; packages from node_modules: ${[...built.externals.keys()].sort().join(', ')}\n`);
+    },
+    (err: Error) => {
+      process.stderr.write(`build: ${err.message}\n`);
+      process.exit(1);
+    },
+  );
+}
