@@ -22,7 +22,8 @@ define jest
 	  --json --outputFile=$${TMPDIR:-/tmp}/hearth-$(1).json || status=$$?; \
 	  node test/support/summary.js $${TMPDIR:-/tmp}/hearth-$(1).json; exit $$status
 endef
-# The Kubernetes suites run only through their own targets (they need the tools below).
+# The Kubernetes suites run only through their own targets (they need the tools below). The folder
+# goes before the flag: jest reads every word after --testPathIgnorePatterns as another pattern.
 KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`).
@@ -36,11 +37,11 @@ kube-tools:
 
 ## The operator against a real kube-apiserver + etcd, with the API beside it (test/operator).
 operator-test: node_modules services kube-tools
-	$(call jest,operator,$(KUBE_SUITE) test/operator)
+	$(call jest,operator,test/operator $(KUBE_SUITE))
 
 ## helm lint and template of charts/hearth, the objects dry-run on a real kube-apiserver (test/chart).
 chart-test: node_modules services kube-tools
-	$(call jest,chart,$(KUBE_SUITE) test/chart)
+	$(call jest,chart,test/chart $(KUBE_SUITE))
 
 typecheck: node_modules
 	npm run typecheck
