@@ -1,5 +1,5 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
-.PHONY: dev services test typecheck bench kube-tools operator-test chart-test
+.PHONY: dev services test typecheck bench kube-tools operator-test chart-test chart-docs
 
 DATABASE_URL ?= postgres://postgres:postgres@127.0.0.1:5432/postgres
 REDIS_URL ?= redis://127.0.0.1:6379
@@ -42,6 +42,10 @@ operator-test: node_modules services kube-tools
 ## helm lint and template of charts/hearth, the objects dry-run on a real kube-apiserver (test/chart).
 chart-test: node_modules services kube-tools
 	$(call jest,chart,test/chart $(KUBE_SUITE))
+
+## Rewrite the values table of docs/kubernetes.md from charts/hearth/values.yaml.
+chart-docs: node_modules
+	node --import tsx test/chart/values-table.ts --write
 
 typecheck: node_modules
 	npm run typecheck

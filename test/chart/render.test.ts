@@ -195,8 +195,8 @@ describe('the migrations hook and the credentials', () => {
     expect(job.spec.template.spec.restartPolicy).toBe('Never');
     for (const name of ['database', 'redis', 'master-key']) {
       const annotations = find(minimal, 'Secret', named(name)).metadata.annotations;
-      expect(annotations['helm.sh/hook']).toBe('pre-install,pre-upgrade');
-      expect(Number(annotations['helm.sh/hook-weight'])).toBeLessThan(0);
+      expect(annotations!['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+      expect(Number(annotations!['helm.sh/hook-weight'])).toBeLessThan(0);
     }
     // Without the hook Job the Secrets are ordinary release objects.
     const noMigrations = render([MINIMAL_VALUES], ['migrations.enabled=false']);
@@ -302,7 +302,7 @@ describe('operator RBAC', () => {
 describe('monitoring and network policy', () => {
   test('the ServiceMonitor scrapes the metrics port of every component Service', () => {
     const sm = find(full, 'ServiceMonitor', 'hearth');
-    expect(sm.metadata.labels.release).toBe('prometheus');
+    expect(sm.metadata.labels?.release).toBe('prometheus');
     expect(sm.spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s' }]);
     const selected = full.filter((o) => o.kind === 'Service' && Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => o.metadata.labels?.[k] === v));
     expect(selected.map((s) => s.metadata.name).sort()).toEqual(['hearth-api', 'hearth-crash-worker', 'hearth-operator', 'hearth-realtime']);
@@ -340,7 +340,7 @@ describe('monitoring and network policy', () => {
 
   test('a dashboard ConfigMap per file under dashboards/, with the sidecar\'s label', () => {
     const cm = find(full, 'ConfigMap', 'hearth-dashboard-hearth-overview');
-    expect(cm.metadata.labels.grafana_dashboard).toBe('1');
+    expect(cm.metadata.labels?.grafana_dashboard).toBe('1');
     expect(cm.metadata.annotations).toEqual({ grafana_folder: 'Hearth' });
     expect(JSON.parse(cm.data['hearth-overview.json'])).toMatchObject({ uid: 'hearth-overview', title: 'Hearth overview' });
   });
