@@ -158,6 +158,9 @@ describe('workloads', () => {
     const operator = env(find(minimal, 'Deployment', named('operator')));
     expect(Object.keys(operator)).toEqual(expect.arrayContaining(['DATABASE_URL', 'REDIS_URL', 'POD_NAME', 'POD_NAMESPACE', 'METRICS_PORT']));
     expect(operator).not.toHaveProperty('HEARTH_MASTER_KEY');
+    // One Lease per release, so two releases in one namespace elect their own leaders.
+    expect(operator.HEARTH_OPERATOR_LEASE_NAME).toBe('hearth-operator');
+    expect(env(find(render([MINIMAL_VALUES], ['fullnameOverride=blue']), 'Deployment', 'blue-operator')).HEARTH_OPERATOR_LEASE_NAME).toBe('blue-operator');
     const migrate = env(find(minimal, 'Job', named('migrations')));
     expect(Object.keys(migrate).sort()).toEqual(['DATABASE_URL', 'LOG_LEVEL', 'REDIS_PREFIX']);
     // extraEnv of the whole chart reaches every container.
