@@ -1,5 +1,5 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
-.PHONY: dev services test typecheck bench kube-tools operator-test chart-test crds build
+.PHONY: dev services test typecheck bench kube-tools operator-test chart-test chart-docs crds build
 
 DATABASE_URL ?= postgres://postgres:postgres@127.0.0.1:5432/postgres
 REDIS_URL ?= redis://127.0.0.1:6379
@@ -23,8 +23,8 @@ define jest
 	  node test/support/summary.js $${TMPDIR:-/tmp}/hearth-$(1).json; exit $$status
 endef
 
-# The Kubernetes suites run only through their own targets (they need the tools below). The
-# option's list is greedy, so it goes after the suite's folder.
+# The Kubernetes suites run only through their own targets (they need the tools below). The folder
+# goes before the flag: jest reads every word after --testPathIgnorePatterns as another pattern.
 KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`).
@@ -47,6 +47,10 @@ operator-test: node_modules services kube-tools
 ## helm lint and template of charts/hearth, the objects dry-run on a real kube-apiserver (test/chart).
 chart-test: node_modules services kube-tools
 	$(call jest,chart,test/chart $(KUBE_SUITE))
+
+## Rewrite the values table of docs/kubernetes.md from charts/hearth/values.yaml.
+chart-docs: node_modules
+	node --import tsx test/chart/values-table.ts --write
 
 typecheck: node_modules
 	npm run typecheck

@@ -1,0 +1,186 @@
+{{/*
+One Deployment of a Hearth component: the same image, the entry point chosen by args. Every
+component's deployment.yaml calls this with
+  (dict "root" $ "component" "api" "values" .Values.api "args" (list "api")
+        "ports" (list (dict "name" "http" "port" 8080)) "env" (dict "PORT" "8080")
+        "needs" (list "database" "redis" "masterKey") "serviceAccountName" "")
+so security contexts, probes, spread and the knobs of a values block live in one place.
+*/}}
+{{- define "hearth.deployment" -}}
+{{- $root := .root -}}
+{{- $v := .values -}}
+{{- $ctx := dict "root" $root "component" .component -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "hearth.componentName" $ctx }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "hearth.componentLabels" $ctx | nindent 4 }}
+  {{- with $v.annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  {{- if not (and $v.autoscaling $v.autoscaling.enabled) }}
+  replicas: {{ $v.replicas }}
+  {{- end }}
+  revisionHistoryLimit: 5
+  selector:
+    matchLabels:
+      {{- include "hearth.componentSelectorLabels" $ctx | nindent 6 }}
+  template:
+    metadata:
+      labels:
+        {{- include "hearth.componentSelectorLabels" $ctx | nindent 8 }}
+        {{- with $v.podLabels }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      annotations:
+        # A changed URL or key in the chart's Secrets rolls the pods.
+        checksum/secrets: {{ include (print $root.Template.BasePath "/secrets.yaml") $root | sha256sum }}
+        {{- with $v.podAnnotations }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+    spec:
+      {{- if .serviceAccountName }}
+      serviceAccountName: {{ .serviceAccountName }}
+      automountServiceAccountToken: true
+      {{- else }}
+      # Only the operator talks to the Kubernetes API.
+      automountServiceAccountToken: false
+      {{- end }}
+      {{- with $root.Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.priorityClassName }}
+      priorityClassName: {{ . }}
+      {{- end }}
+      terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds }}
+      securityContext:
+        {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
+      containers:
+        - name: {{ .component }}
+          image: {{ include "hearth.image" $root }}
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          args:
+            {{- toYaml .args | nindent 12 }}
+          env:
+            {{- include "hearth.env" (dict "root" $root "needs" .needs "env" .env "extraEnv" $v.extraEnv "podIdentity" .podIdentity) | nindent 12 }}
+          ports:
+            {{- range .ports }}
+            - name: {{ .name }}
+              containerPort: {{ .port }}
+              protocol: TCP
+            {{- end }}
+          livenessProbe:
+            {{- toYaml $v.livenessProbe | nindent 12 }}
+          readinessProbe:
+            {{- toYaml $v.readinessProbe | nindent 12 }}
+          resources:
+            {{- toYaml $v.resources | nindent 12 }}
+          securityContext:
+            {{- toYaml $root.Values.securityContext | nindent 12 }}
+          volumeMounts:
+            {{- include "hearth.tmpVolumeMount" $root | nindent 12 }}
+      volumes:
+        {{- include "hearth.tmpVolume" $root | nindent 8 }}
+      {{- with $v.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.affinity }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- if $v.topologySpreadConstraints }}
+      topologySpreadConstraints:
+        {{- toYaml $v.topologySpreadConstraints | nindent 8 }}
+      {{- else if $root.Values.defaultTopologySpread }}
+      topologySpreadConstraints:
+        - {{- toYaml $root.Values.defaultTopologySpread | nindent 10 }}
+          labelSelector:
+            matchLabels:
+              {{- include "hearth.componentSelectorLabels" $ctx | nindent 14 }}
+      {{- end }}
+{{- end }}
+
+{{/* A Service of a component, from (dict "root" $ "component" "api" "service" .Values.api.service "ports" (list (dict "name" "http" "port" 80 "targetPort" "http"))). */}}
+{{- define "hearth.service" -}}
+{{- $ctx := dict "root" .root "component" .component -}}
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ include "hearth.componentName" $ctx }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "hearth.componentLabels" $ctx | nindent 4 }}
+    # The ServiceMonitor scrapes every Service with this label on its `metrics` port.
+    hearth.gg/metrics: "true"
+  {{- with .service.annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  type: {{ .service.type | default "ClusterIP" }}
+  selector:
+    {{- include "hearth.componentSelectorLabels" $ctx | nindent 4 }}
+  ports:
+    {{- range .ports }}
+    - name: {{ .name }}
+      port: {{ .port }}
+      targetPort: {{ .targetPort }}
+      protocol: TCP
+    {{- end }}
+{{- end }}
+
+{{/* HPA and PDB of a component, from (dict "root" $ "component" "api" "values" .Values.api). */}}
+{{- define "hearth.hpa" -}}
+{{- $ctx := dict "root" .root "component" .component -}}
+{{- if .values.autoscaling.enabled }}
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {{ include "hearth.componentName" $ctx }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "hearth.componentLabels" $ctx | nindent 4 }}
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {{ include "hearth.componentName" $ctx }}
+  minReplicas: {{ .values.autoscaling.minReplicas }}
+  maxReplicas: {{ .values.autoscaling.maxReplicas }}
+  metrics:
+    - type: Resource
+      resource:
+        name: cpu
+        target:
+          type: Utilization
+          averageUtilization: {{ .values.autoscaling.targetCPUUtilizationPercentage }}
+{{- end }}
+{{- end }}
+
+{{- define "hearth.pdb" -}}
+{{- $ctx := dict "root" .root "component" .component -}}
+{{- if .values.pdb.enabled }}
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ include "hearth.componentName" $ctx }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "hearth.componentLabels" $ctx | nindent 4 }}
+spec:
+  minAvailable: {{ .values.pdb.minAvailable }}
+  selector:
+    matchLabels:
+      {{- include "hearth.componentSelectorLabels" $ctx | nindent 6 }}
+{{- end }}
+{{- end }}

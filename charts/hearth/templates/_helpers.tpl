@@ -1,0 +1,155 @@
+{{/* Names and labels. */}}
+{{- define "hearth.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "hearth.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* "<fullname>-<component>" from (dict "root" $ "component" "api"). */}}
+{{- define "hearth.componentName" -}}
+{{- printf "%s-%s" (include "hearth.fullname" .root) .component | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "hearth.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "hearth.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "hearth.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "hearth.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: hearth
+{{- end }}
+
+{{/* Labels of one component's objects, from (dict "root" $ "component" "api"). */}}
+{{- define "hearth.componentLabels" -}}
+{{ include "hearth.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "hearth.componentSelectorLabels" -}}
+{{ include "hearth.selectorLabels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "hearth.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{- define "hearth.operatorServiceAccountName" -}}
+{{- default (include "hearth.componentName" (dict "root" . "component" "operator")) .Values.operator.serviceAccount.name }}
+{{- end }}
+
+{{/*
+The Secret and key each credential is read from: the existingSecret when one is named, else the
+Secret the chart writes (secrets.yaml). A missing value stops the render with the value to set.
+*/}}
+{{- define "hearth.databaseSecretRef" -}}
+{{- if .Values.database.existingSecret -}}
+name: {{ .Values.database.existingSecret }}
+key: {{ .Values.database.existingSecretKey }}
+{{- else -}}
+{{- $_ := required "database.url (or database.existingSecret) is required: the PostgreSQL URL Hearth keeps its data in" .Values.database.url -}}
+name: {{ include "hearth.componentName" (dict "root" . "component" "database") }}
+key: url
+{{- end }}
+{{- end }}
+
+{{- define "hearth.redisSecretRef" -}}
+{{- if .Values.redis.existingSecret -}}
+name: {{ .Values.redis.existingSecret }}
+key: {{ .Values.redis.existingSecretKey }}
+{{- else -}}
+{{- $_ := required "redis.url (or redis.existingSecret) is required: the Redis URL of rate limits and announcements" .Values.redis.url -}}
+name: {{ include "hearth.componentName" (dict "root" . "component" "redis") }}
+key: url
+{{- end }}
+{{- end }}
+
+{{- define "hearth.masterKeySecretRef" -}}
+{{- if .Values.masterKey.existingSecret -}}
+name: {{ .Values.masterKey.existingSecret }}
+key: {{ .Values.masterKey.existingSecretKey }}
+{{- else -}}
+{{- $_ := required "masterKey.value (or masterKey.existingSecret) is required: 32 bytes, base64 or hex (openssl rand -base64 32)" .Values.masterKey.value -}}
+name: {{ include "hearth.componentName" (dict "root" . "component" "master-key") }}
+key: key
+{{- end }}
+{{- end }}
+
+{{/*
+Environment of a Hearth container, from (dict "root" $ "needs" (list "database" "redis" "masterKey")
+"env" (dict "PORT" "8080") "extraEnv" .Values.api.extraEnv): each process gets only the credentials
+its command reads.
+*/}}
+{{- define "hearth.env" -}}
+{{- $root := .root -}}
+- name: LOG_LEVEL
+  value: {{ $root.Values.config.logLevel | quote }}
+- name: REDIS_PREFIX
+  value: {{ $root.Values.config.redisPrefix | quote }}
+{{- range $name, $value := .env }}
+- name: {{ $name }}
+  value: {{ $value | quote }}
+{{- end }}
+{{- if .podIdentity }}
+# Who this pod is, for the Lease's holder identity and the namespace it lives in.
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+{{- end }}
+{{- if has "database" .needs }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      {{- include "hearth.databaseSecretRef" $root | nindent 6 }}
+{{- end }}
+{{- if has "redis" .needs }}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      {{- include "hearth.redisSecretRef" $root | nindent 6 }}
+{{- end }}
+{{- if has "masterKey" .needs }}
+- name: HEARTH_MASTER_KEY
+  valueFrom:
+    secretKeyRef:
+      {{- include "hearth.masterKeySecretRef" $root | nindent 6 }}
+{{- end }}
+{{- with $root.Values.config.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- with .extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The writable /tmp of a read-only root filesystem. */}}
+{{- define "hearth.tmpVolume" -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: {{ .Values.tmpSizeLimit }}
+{{- end }}
+
+{{- define "hearth.tmpVolumeMount" -}}
+- name: tmp
+  mountPath: /tmp
+{{- end }}

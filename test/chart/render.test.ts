@@ -1,0 +1,350 @@
+/**
+ * charts/hearth through the real `helm`: lint, the schema's refusals, and what `helm template`
+ * renders with the minimal values (the chart's defaults plus the three credentials) and with the full
+ * values (every optional object on). test/chart/apiserver.test.ts hands the same renders to a real
+ * kube-apiserver.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { MANIFEST_KINDS } from '@hearth/core';
+import {
+  CHART, FULL_VALUES, KUBE_VERSION, KubeObject, MINIMAL_VALUES, NAMESPACE, find, hearthCrdFiles, helm, named, render, templateArgs,
+} from './chart';
+
+let minimal: KubeObject[];
+let full: KubeObject[];
+beforeAll(() => {
+  minimal = render([MINIMAL_VALUES]);
+  full = render([FULL_VALUES]);
+});
+
+const kinds = (objects: KubeObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+const container = (workload: KubeObject) => workload.spec.template.spec.containers[0];
+const env = (workload: KubeObject): Record<string, unknown> =>
+  Object.fromEntries(container(workload).env.map((e: { name: string; value?: string; valueFrom?: unknown }) => [e.name, e.value ?? e.valueFrom]));
+
+describe('helm lint', () => {
+  test.each([
+    ['minimal', MINIMAL_VALUES],
+    ['full', FULL_VALUES],
+  ])('passes --strict with the %s values', (_name, file) => {
+    const res = helm(['lint', CHART, '--strict', '--kube-version', KUBE_VERSION, '--values', file]);
+    expect(res.stderr + res.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+    expect(res.status).toBe(0);
+  });
+});
+
+describe('values the chart refuses', () => {
+  test.each([
+    ['a negative replica count', ['api.replicas=-1'], "at '/api/replicas'"],
+    ['a misspelt knob', ['api.replica=3'], "additional properties 'replica' not allowed"],
+    ['a master key that is not 32 bytes', ['masterKey.value=short'], "at '/masterKey/value'"],
+    ['an unknown log level', ['config.logLevel=loud'], "at '/config/logLevel'"],
+    ['a database URL of another scheme', ['database.url=mysql://db/hearth'], "at '/database/url'"],
+    ['an HPA aiming above 100% CPU', ['api.autoscaling.targetCPUUtilizationPercentage=150'], "at '/api/autoscaling/targetCPUUtilizationPercentage'"],
+  ])('values.schema.json refuses %s', (_what, sets, message) => {
+    const res = helm(templateArgs([MINIMAL_VALUES], sets));
+    expect(res.status).not.toBe(0);
+    expect(res.stderr).toContain("values don't meet the specifications of the schema");
+    expect(res.stderr).toContain(message);
+  });
+
+  test('each credential is required, and the refusal names the value to set', () => {
+    const none = helm(templateArgs([]));
+    expect(none.status).not.toBe(0);
+    expect(none.stderr).toContain('database.url (or database.existingSecret) is required');
+    const dbOnly = helm(templateArgs([], ['database.url=postgres://h@db/h']));
+    expect(dbOnly.stderr).toContain('redis.url (or redis.existingSecret) is required');
+    const noKey = helm(templateArgs([], ['database.url=postgres://h@db/h', 'redis.url=redis://r:6379']));
+    expect(noKey.stderr).toContain('masterKey.value (or masterKey.existingSecret) is required');
+    const withSecrets = helm(templateArgs([], ['database.existingSecret=db', 'redis.existingSecret=r', 'masterKey.existingSecret=k']));
+    expect(withSecrets.stderr).toBe('');
+    expect(withSecrets.status).toBe(0);
+  });
+
+  test('an Ingress with no host is refused', () => {
+    const res = helm(templateArgs([MINIMAL_VALUES], ['ingress.enabled=true']));
+    expect(res.status).not.toBe(0);
+    expect(res.stderr).toContain('ingress.hosts needs at least one host');
+  });
+});
+
+describe('what the chart renders', () => {
+  test('with the minimal values: api, realtime and operator, the migrations hook, no optional object', () => {
+    expect(kinds(minimal)).toEqual(
+      [
+        'ClusterRole/hearth-operator', 'ClusterRoleBinding/hearth-operator',
+        'Deployment/hearth-api', 'Deployment/hearth-operator', 'Deployment/hearth-realtime',
+        'HorizontalPodAutoscaler/hearth-api', 'Job/hearth-migrations',
+        'PodDisruptionBudget/hearth-api', 'PodDisruptionBudget/hearth-operator', 'PodDisruptionBudget/hearth-realtime',
+        'Role/hearth-operator', 'RoleBinding/hearth-operator',
+        'Secret/hearth-database', 'Secret/hearth-master-key', 'Secret/hearth-redis',
+        'Service/hearth-api', 'Service/hearth-operator', 'Service/hearth-realtime',
+        'ServiceAccount/hearth-operator',
+        ...hearthCrdFiles().map((f) => `CustomResourceDefinition/${parse(fs.readFileSync(f, 'utf8').replace(/^\{\{.*\}\}$/gm, '')).metadata.name}`),
+      ].sort(),
+    );
+    for (const o of minimal) if (o.kind !== 'ClusterRole' && o.kind !== 'ClusterRoleBinding' && o.kind !== 'CustomResourceDefinition') expect(o.metadata.namespace).toBe(NAMESPACE);
+  });
+
+  test('with the full values: every optional object too', () => {
+    const names = kinds(full);
+    for (const expected of [
+      'Deployment/hearth-crash-worker', 'Service/hearth-crash-worker', 'HorizontalPodAutoscaler/hearth-crash-worker', 'PodDisruptionBudget/hearth-crash-worker',
+      'HorizontalPodAutoscaler/hearth-realtime', 'Ingress/hearth-api', 'Ingress/hearth-realtime',
+      'ServiceMonitor/hearth', 'PrometheusRule/hearth', 'NetworkPolicy/hearth', 'NetworkPolicy/hearth-operator',
+      'ConfigMap/hearth-dashboard-hearth-overview',
+    ]) expect(names).toContain(expected);
+    expect(container(find(full, 'Deployment', 'hearth-crash-worker')).args).toEqual(['crash-worker']);
+  });
+
+  test('turning the CRDs off leaves them out', () => {
+    const objects = render([MINIMAL_VALUES], ['crds.install=false']);
+    expect(objects.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual([]);
+  });
+});
+
+describe('workloads', () => {
+  const workloads = () => [
+    ...['api', 'realtime', 'operator', 'crash-worker'].map((c) => find(full, 'Deployment', named(c))),
+    find(full, 'Job', named('migrations')),
+  ];
+
+  test('one image for all, the entry point chosen by args', () => {
+    const args = Object.fromEntries(workloads().map((w) => [w.metadata.name, container(w).args]));
+    expect(args).toEqual({
+      'hearth-api': ['api'], 'hearth-realtime': ['realtime'], 'hearth-operator': ['operator'],
+      'hearth-crash-worker': ['crash-worker'], 'hearth-migrations': ['migrate'],
+    });
+    for (const w of workloads()) expect(container(w).image).toBe('registry.example.com/hearth:1.2.3');
+    expect(container(find(minimal, 'Deployment', named('api'))).image).toBe(`ghcr.io/hearth-gg/hearth:${parse(fs.readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')).appVersion}`);
+  });
+
+  test('non-root, read-only root filesystem, no capabilities, seccomp RuntimeDefault, a writable /tmp', () => {
+    for (const w of workloads()) {
+      const pod = w.spec.template.spec;
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
+      expect(container(w).securityContext).toEqual({
+        allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] },
+      });
+      expect(container(w).volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+      expect(pod.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }]);
+      expect(container(w).resources.requests).toBeDefined();
+      // Only the operator gets a Kubernetes token.
+      expect(pod.automountServiceAccountToken).toBe(w.metadata.name === 'hearth-operator');
+    }
+    expect(find(full, 'Deployment', named('operator')).spec.template.spec.serviceAccountName).toBe('hearth-operator');
+  });
+
+  test('probes on /healthz and /readyz, on ports the container declares', () => {
+    const expected: Record<string, [string, number]> = {
+      api: ['http', 8080], realtime: ['http', 8081], operator: ['metrics', 9090], 'crash-worker': ['metrics', 9090],
+    };
+    for (const [component, [portName, port]] of Object.entries(expected)) {
+      const c = container(find(full, 'Deployment', named(component)));
+      expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: portName });
+      expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: portName });
+      expect(c.ports).toContainEqual({ name: portName, containerPort: port, protocol: 'TCP' });
+    }
+  });
+
+  test('each process listens where its command reads (PORT, REALTIME_PORT, METRICS_PORT) and gets only the credentials it needs', () => {
+    const api = env(find(minimal, 'Deployment', named('api')));
+    expect(api).toMatchObject({ PORT: '8080', METRICS_PORT: '9090', HEARTH_TRUSTED_PROXIES: '1', LOG_LEVEL: 'info', REDIS_PREFIX: 'hearth:' });
+    expect(Object.keys(api)).toEqual(expect.arrayContaining(['DATABASE_URL', 'REDIS_URL', 'HEARTH_MASTER_KEY']));
+    expect(env(find(minimal, 'Deployment', named('realtime')))).toMatchObject({ REALTIME_PORT: '8081', METRICS_PORT: '9090' });
+    const operator = env(find(minimal, 'Deployment', named('operator')));
+    expect(Object.keys(operator)).toEqual(expect.arrayContaining(['DATABASE_URL', 'REDIS_URL', 'POD_NAME', 'POD_NAMESPACE', 'METRICS_PORT']));
+    expect(operator).not.toHaveProperty('HEARTH_MASTER_KEY');
+    // One Lease per release, so two releases in one namespace elect their own leaders.
+    expect(operator.HEARTH_OPERATOR_LEASE_NAME).toBe('hearth-operator');
+    expect(env(find(render([MINIMAL_VALUES], ['fullnameOverride=blue']), 'Deployment', 'blue-operator')).HEARTH_OPERATOR_LEASE_NAME).toBe('blue-operator');
+    const migrate = env(find(minimal, 'Job', named('migrations')));
+    expect(Object.keys(migrate).sort()).toEqual(['DATABASE_URL', 'LOG_LEVEL', 'REDIS_PREFIX']);
+    // extraEnv of the whole chart reaches every container.
+    expect(env(find(full, 'Deployment', named('realtime')))).toMatchObject({ NODE_OPTIONS: '--max-old-space-size=384', LOG_LEVEL: 'debug' });
+  });
+
+  test('two operator replicas (one leads through the Lease); the API scaled by its HPA, not by replicas', () => {
+    expect(find(minimal, 'Deployment', named('operator')).spec.replicas).toBe(2);
+    expect(find(minimal, 'Deployment', named('realtime')).spec.replicas).toBe(2);
+    expect(find(minimal, 'Deployment', named('api')).spec).not.toHaveProperty('replicas');
+    expect(find(minimal, 'HorizontalPodAutoscaler', named('api')).spec).toMatchObject({
+      scaleTargetRef: { kind: 'Deployment', name: 'hearth-api' }, minReplicas: 2, maxReplicas: 10,
+    });
+    expect(find(minimal, 'PodDisruptionBudget', named('api')).spec).toEqual({
+      minAvailable: 1, selector: { matchLabels: find(minimal, 'Deployment', named('api')).spec.selector.matchLabels },
+    });
+  });
+
+  test('pods spread across nodes by default; a component may give its own constraints', () => {
+    const api = find(minimal, 'Deployment', named('api'));
+    expect(api.spec.template.spec.topologySpreadConstraints).toEqual([{
+      maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway',
+      labelSelector: { matchLabels: api.spec.selector.matchLabels },
+    }]);
+    expect(find(full, 'Deployment', named('realtime')).spec.template.spec.topologySpreadConstraints[0].topologyKey).toBe('topology.kubernetes.io/zone');
+  });
+});
+
+describe('the migrations hook and the credentials', () => {
+  test('the migrations Job runs before install and upgrade, after the Secrets it reads', () => {
+    const job = find(minimal, 'Job', named('migrations'));
+    expect(job.metadata.annotations).toEqual({
+      'helm.sh/hook': 'pre-install,pre-upgrade', 'helm.sh/hook-weight': '0', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+    });
+    expect(job.spec.template.spec.restartPolicy).toBe('Never');
+    for (const name of ['database', 'redis', 'master-key']) {
+      const annotations = find(minimal, 'Secret', named(name)).metadata.annotations;
+      expect(annotations!['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+      expect(Number(annotations!['helm.sh/hook-weight'])).toBeLessThan(0);
+    }
+    // Without the hook Job the Secrets are ordinary release objects.
+    const noMigrations = render([MINIMAL_VALUES], ['migrations.enabled=false']);
+    expect(noMigrations.some((o) => o.kind === 'Job')).toBe(false);
+    expect(find(noMigrations, 'Secret', named('database')).metadata.annotations).toBeUndefined();
+  });
+
+  test('the chart writes a Secret per credential, or reads an existing Secret instead', () => {
+    expect(find(minimal, 'Secret', named('database')).stringData).toEqual({ url: 'postgres://hearth:secret@postgres.databases.svc:5432/hearth' });
+    expect(find(minimal, 'Secret', named('master-key')).stringData.key).toMatch(/^[0-9a-f]{64}$/);
+    const minimalApi = env(find(minimal, 'Deployment', named('api')));
+    expect(minimalApi.REDIS_URL).toEqual({ secretKeyRef: { name: 'hearth-redis', key: 'url' } });
+    expect(minimalApi.HEARTH_MASTER_KEY).toEqual({ secretKeyRef: { name: 'hearth-master-key', key: 'key' } });
+
+    // The full values read Redis and the master key from existing Secrets: the chart writes neither.
+    expect(full.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name)).toEqual(['hearth-database']);
+    const fullApi = env(find(full, 'Deployment', named('api')));
+    expect(fullApi.REDIS_URL).toEqual({ secretKeyRef: { name: 'hearth-redis-credentials', key: 'redis-url' } });
+    expect(fullApi.HEARTH_MASTER_KEY).toEqual({ secretKeyRef: { name: 'hearth-master-key', key: 'master-key' } });
+    expect(fullApi.DATABASE_URL).toEqual({ secretKeyRef: { name: 'hearth-database', key: 'url' } });
+    expect(env(find(full, 'Deployment', named('operator'))).REDIS_URL).toEqual(fullApi.REDIS_URL);
+  });
+
+  test('a changed credential rolls the pods (a checksum of the Secrets on the pod template)', () => {
+    const checksum = (objects: KubeObject[]) => find(objects, 'Deployment', named('api')).spec.template.metadata.annotations['checksum/secrets'];
+    expect(checksum(render([MINIMAL_VALUES], ['database.url=postgres://other@db/hearth']))).not.toBe(checksum(minimal));
+  });
+});
+
+describe('ingress', () => {
+  test('the socket has an Ingress of its own: its path, cookie affinity and long timeouts', () => {
+    const socket = find(full, 'Ingress', named('realtime'));
+    expect(socket.metadata.annotations).toEqual({
+      'cert-manager.io/cluster-issuer': 'letsencrypt', // ingress.annotations, on both
+      'nginx.ingress.kubernetes.io/affinity': 'cookie',
+      'nginx.ingress.kubernetes.io/affinity-mode': 'persistent',
+      'nginx.ingress.kubernetes.io/session-cookie-name': 'hearth-realtime',
+      'nginx.ingress.kubernetes.io/session-cookie-max-age': '172800',
+      'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600',
+      'nginx.ingress.kubernetes.io/proxy-send-timeout': '3600',
+    });
+    expect(socket.spec.ingressClassName).toBe('nginx');
+    expect(socket.spec.tls).toEqual([{ secretName: 'hearth-tls', hosts: ['api.hearth.example.com'] }]);
+    expect(socket.spec.rules).toEqual([{
+      host: 'api.hearth.example.com',
+      http: { paths: [{ path: '/v1/realtime/socket', pathType: 'Exact', backend: { service: { name: 'hearth-realtime', port: { name: 'http' } } } }] },
+    }]);
+  });
+
+  test('the API Ingress serves everything else, without the socket\'s affinity', () => {
+    const api = find(full, 'Ingress', named('api'));
+    expect(api.metadata.annotations).toEqual({
+      'cert-manager.io/cluster-issuer': 'letsencrypt',
+      'nginx.ingress.kubernetes.io/proxy-body-size': '2m',
+    });
+    expect(api.spec.rules[0].http.paths).toEqual([
+      { path: '/', pathType: 'Prefix', backend: { service: { name: 'hearth-api', port: { name: 'http' } } } },
+    ]);
+  });
+});
+
+describe('operator RBAC', () => {
+  const plurals = () => {
+    const rule = find(minimal, 'ClusterRole', named('operator')).rules[0];
+    return rule.resources as string[];
+  };
+
+  test('the ClusterRole: read and update hearth.gg resources, their status and finalizers; write Secrets; record Events; nothing else', () => {
+    const p = plurals();
+    expect(find(minimal, 'ClusterRole', named('operator')).rules).toEqual([
+      { apiGroups: ['hearth.gg'], resources: p, verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+      { apiGroups: ['hearth.gg'], resources: p.map((r) => `${r}/status`), verbs: ['get', 'update', 'patch'] },
+      { apiGroups: ['hearth.gg'], resources: p.map((r) => `${r}/finalizers`), verbs: ['update'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update', 'patch'] },
+      { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+    ]);
+    expect(find(minimal, 'ClusterRoleBinding', named('operator')).subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'hearth-operator', namespace: NAMESPACE },
+    ]);
+  });
+
+  test('the Lease: a Role in the release namespace only', () => {
+    const role = find(minimal, 'Role', named('operator'));
+    expect(role.metadata.namespace).toBe(NAMESPACE);
+    expect(role.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] }]);
+    expect(find(minimal, 'RoleBinding', named('operator')).roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'hearth-operator' });
+  });
+
+  test('covers every kind `hearth apply` accepts: one resource per kind, the same plurals as the CRDs', () => {
+    expect(plurals()).toHaveLength(Object.keys(MANIFEST_KINDS).length);
+    const crds = hearthCrdFiles();
+    expect(crds.length).toBeGreaterThan(0);
+    const crdPlurals = crds.map((f) => parse(fs.readFileSync(f, 'utf8').replace(/^\{\{.*\}\}$/gm, '')).spec.names.plural as string);
+    expect([...plurals()].sort()).toEqual(crdPlurals.sort());
+  });
+
+  test('rbac.create=false leaves RBAC to the SRE', () => {
+    const objects = render([MINIMAL_VALUES], ['operator.rbac.create=false']);
+    expect(objects.filter((o) => /Role/.test(o.kind))).toEqual([]);
+  });
+});
+
+describe('monitoring and network policy', () => {
+  test('the ServiceMonitor scrapes the metrics port of every component Service', () => {
+    const sm = find(full, 'ServiceMonitor', 'hearth');
+    expect(sm.metadata.labels?.release).toBe('prometheus');
+    expect(sm.spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s' }]);
+    const selected = full.filter((o) => o.kind === 'Service' && Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => o.metadata.labels?.[k] === v));
+    expect(selected.map((s) => s.metadata.name).sort()).toEqual(['hearth-api', 'hearth-crash-worker', 'hearth-operator', 'hearth-realtime']);
+    for (const s of selected) expect(s.spec.ports).toContainEqual({ name: 'metrics', port: 9090, targetPort: 'metrics', protocol: 'TCP' });
+  });
+
+  test('the PrometheusRule alerts on metrics Hearth exports, plus the extra rules', () => {
+    const rules = find(full, 'PrometheusRule', 'hearth').spec.groups[0].rules;
+    expect(rules.map((r: { alert: string }) => r.alert)).toEqual(['HearthTargetDown', 'HearthApiServerErrors', 'HearthRateLimitFailOpen']);
+    expect(rules[1].expr).toContain('hearth_http_requests_total{namespace="hearth-system", service=~"hearth-.*", status=~"5.."}');
+    expect(rules[0].annotations.description).toContain('{{ $labels.pod }}');
+  });
+
+  test('the NetworkPolicy lets out only DNS, the databases and the escape hatches; the operator also the Kubernetes API', () => {
+    const np = find(full, 'NetworkPolicy', 'hearth');
+    expect(np.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(np.spec.egress).toEqual([
+      { ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] },
+      { ports: [{ port: 5432, protocol: 'TCP' }], to: [{ ipBlock: { cidr: '10.20.0.0/16' } }] },
+      { ports: [{ port: 6379, protocol: 'TCP' }] },
+      { to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ port: 443, protocol: 'TCP' }] },
+    ]);
+    expect(np.spec.ingress[1]).toEqual({
+      ports: [{ port: 'metrics', protocol: 'TCP' }],
+      from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+    });
+    const operator = find(full, 'NetworkPolicy', named('operator'));
+    expect(operator.spec.podSelector.matchLabels['app.kubernetes.io/component']).toBe('operator');
+    expect(operator.spec.egress).toEqual([{ ports: [{ port: 443, protocol: 'TCP' }, { port: 6443, protocol: 'TCP' }] }]);
+
+    const open = render([FULL_VALUES], ['networkPolicy.allowExternalEgress=true']);
+    expect(find(open, 'NetworkPolicy', 'hearth').spec.policyTypes).toEqual(['Ingress']);
+    expect(open.some((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'hearth-operator')).toBe(false);
+  });
+
+  test('a dashboard ConfigMap per file under dashboards/, with the sidecar\'s label', () => {
+    const cm = find(full, 'ConfigMap', 'hearth-dashboard-hearth-overview');
+    expect(cm.metadata.labels?.grafana_dashboard).toBe('1');
+    expect(cm.metadata.annotations).toEqual({ grafana_folder: 'Hearth' });
+    expect(JSON.parse(cm.data['hearth-overview.json'])).toMatchObject({ uid: 'hearth-overview', title: 'Hearth overview' });
+  });
+});
