@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { CHART_CRD_DIR, MANIFEST_KINDS, chartCrdTemplates, customResourceDefinition, structural } from '@hearth/core';
+import { API_VERSION, CHART_CRD_DIR, MANIFEST_KINDS, ManifestError, brokenRule, chartCrdTemplates, customResourceDefinition, structural, validateManifest } from '@hearth/core';
 
 const CHART = path.join(__dirname, '..', '..', 'charts', 'hearth');
 
@@ -46,6 +46,47 @@ describe('the CRD of a kind', () => {
   it('shows a ServerKey its key id and Secret in status, never the key', () => {
     const status = customResourceDefinition('ServerKey').spec.versions[0].schema.openAPIV3Schema.properties.status;
     expect(Object.keys(status.properties).sort()).toEqual(['conditions', 'keyId', 'observedGeneration', 'secretName']);
+  });
+});
+
+describe('rules across fields (CEL)', () => {
+  const post = (spec: Record<string, unknown>) => ({
+    apiVersion: API_VERSION,
+    kind: 'BlogPost',
+    metadata: { name: 'p', namespace: 'n' },
+    spec: { environment: 'e', title: 't', category: 'c', content: { blocks: [] }, ...spec },
+  });
+  const refusalOf = (doc: unknown) => {
+    try {
+      validateManifest(doc);
+      return null;
+    } catch (err) {
+      return { field: (err as ManifestError).field, reason: (err as ManifestError).reason };
+    }
+  };
+
+  it('are carried by the CRD where the schema declares them', () => {
+    const spec = customResourceDefinition('BlogPost').spec.versions[0].schema.openAPIV3Schema.properties.spec;
+    expect(spec['x-kubernetes-validations']).toEqual((MANIFEST_KINDS.BlogPost.schema.properties.spec as Record<string, unknown>)['x-kubernetes-validations']);
+    expect(spec['x-kubernetes-validations']).toHaveLength(3);
+  });
+
+  it('are held by validateManifest with the field and message the API server gives', () => {
+    expect(refusalOf(post({ status: 'scheduled' }))).toEqual({ field: 'spec.publishAt', reason: 'is required for a scheduled post' });
+    expect(refusalOf(post({ status: 'published', publishAt: '2030-01-01T00:00:00Z' }))).toEqual({ field: 'spec.publishAt', reason: 'is only for a scheduled post' });
+    expect(refusalOf(post({ status: 'scheduled', publishAt: '2030-01-01T00:00:00Z', publishedAt: '2020-01-01T00:00:00Z' }))).toEqual({
+      field: 'spec.publishedAt',
+      reason: 'is only for a published post',
+    });
+    expect(refusalOf(post({ status: 'scheduled', publishAt: '2030-01-01T00:00:00Z' }))).toBeNull();
+    expect(refusalOf(post({ status: 'published', publishedAt: '2020-01-01T00:00:00Z' }))).toBeNull();
+    expect(refusalOf(post({ status: 'draft' }))).toBeNull();
+  });
+
+  it('name a field inside a list by its index', () => {
+    const schema = { type: 'object', properties: { rows: { type: 'array', items: { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.a <= self.b', message: 'a over b', fieldPath: '.a' }] } } } };
+    expect(brokenRule(schema, { rows: [{ a: 1, b: 2 }, { a: 3, b: 2 }] }, 'spec')).toEqual({ field: 'spec.rows.1.a', reason: 'a over b' });
+    expect(brokenRule(schema, { rows: [{ a: 1, b: 2 }] }, 'spec')).toBeNull();
   });
 });
 

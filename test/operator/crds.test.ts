@@ -86,6 +86,17 @@ describe('the API server refuses what the schemas refuse', () => {
       m.blogPost('bad-post', { environment: 'e', title: 't', category: 'c', status: 'draft', content: { blocks: [{ type: 'video', text: 'x' }] } }),
       /spec.content.blocks\[0\].type/,
     ],
+    // A rule across fields (CEL, x-kubernetes-validations): the same rule and message hearth apply gives.
+    [
+      'a scheduled post with no publishAt',
+      m.blogPost('bad-schedule', { environment: 'e', title: 't', category: 'c', status: 'scheduled', content: { blocks: [] } }),
+      /spec.publishAt: Invalid value: "object": is required for a scheduled post/,
+    ],
+    [
+      'a draft with a publishedAt',
+      m.blogPost('bad-draft', { environment: 'e', title: 't', category: 'c', status: 'draft', publishedAt: '2026-01-01T00:00:00Z', content: { blocks: [] } }),
+      /spec.publishedAt: Invalid value: "object": is only for a published post/,
+    ],
   ])('%s', async (_what, doc, message) => {
     await expect(apply([doc])).rejects.toThrow(message);
     const name = (doc as { metadata: { name: string } }).metadata.name;

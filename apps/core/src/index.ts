@@ -37,6 +37,7 @@ export * from './blog/sync';
 export * from './blog/service';
 export * from './manifests/schemas';
 export * from './manifests/status';
+export * from './manifests/rules';
 export * from './manifests/crds';
 export * from './manifests/validate';
 export * from './manifests/reconcilers';

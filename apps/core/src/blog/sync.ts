@@ -112,20 +112,12 @@ export async function releaseBlogCategory(db: Queryable, bus: Announcer, owner: 
 /**
  * When readers see a post: a scheduled post at its `publishAt`; a published post at its
  * `publishedAt`, or else when it was first published (kept across applies: the time it already had
- * if it was published, or scheduled for a time now past), or else now; a draft never.
+ * if it was published, or scheduled for a time now past), or else now; a draft never. Which time a
+ * post may carry for its status is a rule of the BlogPost schema (validateManifest and the CRD).
  */
 function visibleFrom(post: PostSpec, before: { status: string; published_at: Date | null } | undefined, now: Date): Date | null {
-  if (post.status === 'draft') {
-    if (post.publishAt !== undefined) throw refuse.invalid('publishAt', 'is only for a scheduled post');
-    if (post.publishedAt !== undefined) throw refuse.invalid('publishedAt', 'is only for a published post');
-    return null;
-  }
-  if (post.status === 'scheduled') {
-    if (post.publishedAt !== undefined) throw refuse.invalid('publishedAt', 'is only for a published post; a scheduled post takes publishAt');
-    if (post.publishAt === undefined) throw refuse.invalid('publishAt', 'is required for a scheduled post');
-    return new Date(post.publishAt);
-  }
-  if (post.publishAt !== undefined) throw refuse.invalid('publishAt', 'is only for a scheduled post; a published post takes publishedAt');
+  if (post.status === 'draft') return null;
+  if (post.status === 'scheduled') return new Date(post.publishAt!);
   if (post.publishedAt !== undefined) return new Date(post.publishedAt);
   const since = before?.published_at ?? null;
   if (since && (before!.status === 'published' || since.getTime() <= now.getTime())) return since;

@@ -4,6 +4,7 @@
  */
 import { Static, TSchema, Type } from '@sinclair/typebox';
 import { BlogContent } from '../blog/content';
+import { celRules } from './rules';
 
 export const API_VERSION = 'hearth.gg/v1alpha1';
 
@@ -217,7 +218,15 @@ export const BlogPostSpec = Type.Object(
     publishAt: Type.Optional(BlogTimestamp),
     publishedAt: Type.Optional(BlogTimestamp),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // Which time a post may carry follows from its status (docs/blog.md "Publication times").
+    ...celRules(
+      { rule: "self.status != 'scheduled' || has(self.publishAt)", message: 'is required for a scheduled post', fieldPath: '.publishAt' },
+      { rule: "self.status == 'scheduled' || !has(self.publishAt)", message: 'is only for a scheduled post', fieldPath: '.publishAt' },
+      { rule: "self.status == 'published' || !has(self.publishedAt)", message: 'is only for a published post', fieldPath: '.publishedAt' },
+    ),
+  },
 );
 
 export const PlanManifest = kind('Plan', PlanSpec, false);

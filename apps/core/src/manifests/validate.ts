@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { compile, describe, fieldOf } from '../validation';
+import { brokenRule } from './rules';
 import { AnyManifest, MANIFEST_KINDS, ManifestKind } from './schemas';
 
 /** A document refused: by its schema, or by a rule of the database it is reconciled into. */
@@ -22,7 +23,10 @@ export function describeDocument(doc: unknown, origin?: string): string {
   return `${origin ? `${origin} ` : ''}${kind} ${ns}${name}`;
 }
 
-/** Checks a document against its kind's schema; the message names the document, the field and the reason. */
+/**
+ * Checks a document against its kind's schema, then against the CEL rules declared on it (rules.ts,
+ * the ones the CRDs give the API server); the message names the document, the field and the reason.
+ */
 export function validateManifest(doc: unknown, origin?: string): AnyManifest {
   const label = describeDocument(doc, origin);
   const kind = (doc as { kind?: unknown } | null)?.kind;
@@ -34,6 +38,8 @@ export function validateManifest(doc: unknown, origin?: string): AnyManifest {
     const { field, reason } = reasonOf(validate.errors!);
     throw new ManifestError(label, field, reason);
   }
+  const broken = brokenRule(MANIFEST_KINDS[kind as ManifestKind].schema, doc, '');
+  if (broken) throw new ManifestError(label, broken.field, broken.reason);
   return doc as AnyManifest;
 }
 

@@ -1,0 +1,67 @@
+/**
+ * Rules that span fields, written once as CEL on the schema node they concern (Kubernetes'
+ * `x-kubernetes-validations`): the generated CRDs carry them, so the API server refuses a bad
+ * document at `kubectl apply`, and validateManifest evaluates the very same expressions with
+ * @bufbuild/cel (a CEL implementation conformant to the spec's tests), so `hearth apply` and the
+ * operator refuse it with the same field and message. Keep rules to what both evaluators agree on:
+ * `self`, field access, `has()`, comparisons and logic on strings, numbers and booleans.
+ */
+import { celEnv, isCelError, parse, plan } from '@bufbuild/cel';
+
+export const RULES_KEYWORD = 'x-kubernetes-validations';
+
+export interface CelRule {
+  /** A CEL expression over `self` (the node) that must be true. */
+  rule: string;
+  /** Said after the field's name: `spec.publishAt is required for a scheduled post`. */
+  message: string;
+  /** Which field a refusal is about, relative to the node (`.publishAt`); the node itself when absent. */
+  fieldPath?: string;
+}
+
+/** Schema options declaring rules on an object node: `Type.Object({...}, { ...celRules(...) })`. */
+export function celRules(...rules: CelRule[]): { [RULES_KEYWORD]: CelRule[] } {
+  return { [RULES_KEYWORD]: rules };
+}
+
+type Evaluate = (bindings: { self: unknown }) => unknown;
+const env = celEnv();
+const planned = new Map<string, Evaluate>();
+
+function evaluatorOf(rule: string): Evaluate {
+  let evaluate = planned.get(rule);
+  if (!evaluate) {
+    evaluate = plan(env, parse(rule)) as unknown as Evaluate;
+    planned.set(rule, evaluate);
+  }
+  return evaluate;
+}
+
+type JsonSchema = Record<string, any>;
+
+/**
+ * The first rule a schema-valid value breaks, as the field (dotted, under `path`) and the message;
+ * null when it keeps them all. A rule that cannot be evaluated is a fault of the schema, so it throws.
+ */
+export function brokenRule(schema: JsonSchema, value: unknown, path: string): { field: string; reason: string } | null {
+  for (const rule of (schema[RULES_KEYWORD] ?? []) as CelRule[]) {
+    const result = evaluatorOf(rule.rule)({ self: value });
+    if (isCelError(result) || typeof result !== 'boolean') throw new Error(`CEL rule "${rule.rule}" at ${path} did not give a boolean: ${String(result)}`);
+    if (!result) return { field: rule.fieldPath ? `${path}${rule.fieldPath}` : path, reason: rule.message };
+  }
+  if (value !== null && typeof value === 'object') {
+    if (Array.isArray(value) && schema.items) {
+      for (let i = 0; i < value.length; i++) {
+        const broken = brokenRule(schema.items, value[i], `${path}.${i}`);
+        if (broken) return broken;
+      }
+    } else if (schema.properties) {
+      for (const [key, child] of Object.entries(schema.properties as Record<string, JsonSchema>)) {
+        if (!(key in (value as object))) continue;
+        const broken = brokenRule(child, (value as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
+        if (broken) return broken;
+      }
+    }
+  }
+  return null;
+}
