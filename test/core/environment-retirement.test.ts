@@ -159,3 +159,16 @@ test('a Project is retired only once its environments are; applied again, it is 
   expect((await reconcile(environment('brief-live', 'brief'))).action).toBe('created');
   expect(await h.core.environments.byAppKey('brief-live')).toMatchObject({ name: 'brief-live', project: { name: 'brief' } });
 });
+
+test('an environment load that began before an announcement is not remembered (it may have read a just-retired row)', async () => {
+  const registry = h.core.environments;
+  await h.core.bus.announce({ kind: 'environments' });
+  const loading = registry.byAppKey('alpha-test');
+  // Announced while the load is in flight (the bus drops this process's copies synchronously).
+  await h.core.bus.announce({ kind: 'environments' });
+  expect(await loading).toMatchObject({ appKey: 'alpha-test' });
+  expect(registry.peekByAppKey('alpha-test')).toBeUndefined();
+  // A load begun after it is remembered as usual.
+  await registry.byAppKey('alpha-test');
+  expect(registry.peekByAppKey('alpha-test')).toMatchObject({ appKey: 'alpha-test' });
+});
