@@ -248,9 +248,8 @@ describe('announcements', () => {
 
 test('which kinds are cleaned up on deletion, and a kind that is not says so', async () => {
   const kinds: ManifestKind[] = ['Plan', 'Project', 'GameEnvironment', 'ServerKey', 'GameConfig'];
-  expect(kinds.filter(isRemovable)).toEqual(['ServerKey', 'GameConfig']);
-  await expect(removeManifest(h.db, { kind: 'GameEnvironment', namespace: NAMESPACE, name: 'alpha-live' }, h.core.bus)).rejects.toThrow(
-    'Hearth does not remove GameEnvironment documents yet',
-  );
-  expect(await h.db('environments').where({ app_key: 'alpha-live' }).first()).toBeDefined();
+  // Environments and projects are retired, not deleted (test/core/environment-retirement.test.ts); a plan stays.
+  expect(kinds.filter(isRemovable)).toEqual(['Project', 'GameEnvironment', 'ServerKey', 'GameConfig']);
+  await expect(removeManifest(h.db, { kind: 'Plan', name: 'test' }, h.core.bus)).rejects.toThrow('Hearth does not remove Plan documents yet');
+  expect(await h.db('plans').where({ name: 'test' }).first()).toBeDefined();
 });

@@ -12,6 +12,8 @@ export type Invalidation =
   | { kind: 'server-key'; keyId: string }
   | { kind: 'player'; playerId: string; reason: 'signed-out' | 'deleted' | 'renamed' }
   | { kind: 'content'; environmentId: number }
+  /** Its GameEnvironment was deleted: realtime processes close its sockets (after `environments`, which drops the caches). */
+  | { kind: 'environment-retired'; environmentId: number }
   | { kind: 'signing-keys' };
 
 /** The pub/sub channel every process listens on for invalidations. */

@@ -151,8 +151,12 @@ export class Authorization {
     });
   }
 
-  /** Sign-out everywhere and deletion end the player's sockets (their tokens no longer work). */
+  /** Sign-out everywhere and deletion end the player's sockets (their tokens no longer work), a retired environment all of its sockets. */
   onInvalidation(event: Invalidation): void {
+    if (event.kind === 'environment-retired') {
+      this.closeEnvironment(event.environmentId);
+      return;
+    }
     if (event.kind !== 'player' || event.reason === 'renamed') return;
     const { core, index, host, log } = this.options;
     const { playerId, reason } = event;
@@ -174,6 +178,19 @@ export class Authorization {
         log.warn({ err: (err as Error).message }, 'player state unavailable; closing the player’s sockets');
         for (const ws of socketsNow()) host.close(ws, CLOSE.unauthorized, reason);
       });
+  }
+
+  /**
+   * Its GameEnvironment was deleted: every token of it is refused from now on (the `environments`
+   * event before this one dropped the cached contexts), so its sockets end, 4401 environment-retired.
+   */
+  private closeEnvironment(environmentId: number): void {
+    const { index, host } = this.options;
+    const sockets = [...index.socketsIn(environmentId), ...[...this.listing].filter((ws) => ws.env?.id === environmentId)];
+    for (const ws of sockets) {
+      host.send(ws, errorFrame('unauthorized', 'The environment was retired: its tokens are no longer valid.'), 'error');
+      host.close(ws, CLOSE.unauthorized, 'environment-retired');
+    }
   }
 
   /** The socket closed: it no longer waits for its expiry or its sessions' listing. */

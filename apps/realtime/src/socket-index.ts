@@ -53,6 +53,15 @@ export class SocketIndex {
     return mine === undefined ? [] : Array.isArray(mine) ? [...mine] : [mine];
   }
 
+  /** The authorized sockets of an environment, as a list of their own; walks every socket (for rare events: a retired environment). */
+  socketsIn(environmentId: number): HearthSocket[] {
+    const found: HearthSocket[] = [];
+    for (const mine of this.byPlayer.values()) {
+      for (const ws of Array.isArray(mine) ? mine : [mine]) if (ws.env?.id === environmentId) found.push(ws);
+    }
+    return found;
+  }
+
   /** The sockets following the session (the live set: copy it before closing sockets while walking it). */
   followersOf(sessionId: string): ReadonlySet<HearthSocket> | undefined {
     return this.bySession.get(sessionId);

@@ -57,7 +57,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   const realtime = new RealtimeServer({ core, trustedProxies });
   await realtime.start();
   realtime.attach(api.server);
-  const appKey = (await db('environments').orderBy('id').first('app_key'))?.app_key;
+  const appKey = (await db('environments').whereNull('retired_at').orderBy('id').first('app_key'))?.app_key;
   process.stdout.write(
     [
       '',

@@ -55,7 +55,8 @@ export function isRemovable(kind: ManifestKind): boolean {
 }
 
 /**
- * Undoes what a deleted document made: a ServerKey's key is revoked, a GameConfig's rows removed.
+ * Undoes what a deleted document made: a ServerKey's key is revoked, a GameConfig's rows removed, a
+ * GameEnvironment or Project retired (its data kept; a Project with live environments is refused).
  * `absent` when there was nothing left to undo (a second delete is harmless). Throws for a kind
  * that is not removed yet (isRemovable).
  */

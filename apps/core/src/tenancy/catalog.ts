@@ -1,5 +1,6 @@
 /**
- * Writing plans, projects and environments: one function per upsert, called by the manifest
+ * Writing plans, projects and environments: one function per upsert (and per retirement, when a
+ * Project or GameEnvironment document is deleted), called by the manifest
  * reconcilers (`hearth apply`, the operator). Each takes its database from the caller, runs in one
  * transaction (the caller's when there is one) and, when it changed something, announces
  * `environments` after the commit so every process drops its cached EnvironmentContexts.
@@ -42,17 +43,23 @@ export async function upsertProject(
       throw refuse.invalid('sessionSeats', `is ${spec.sessionSeats}, more than plan "${spec.plan}" allows (${limits.sessionSeats})`);
     }
     const existing = await trx('projects').where({ namespace, name }).first();
-    if (existing && existing.plan_name === spec.plan && sameJson(existing.spec, spec)) return 'unchanged';
+    const live = existing && existing.retired_at === null;
+    if (live && existing.plan_name === spec.plan && sameJson(existing.spec, spec)) return 'unchanged';
+    // A retired project (its document was deleted) comes back as it was: same id, its environments' rows.
     await trx('projects')
-      .insert({ namespace, name, plan_name: spec.plan, spec, updated_at: trx.fn.now() })
+      .insert({ namespace, name, plan_name: spec.plan, spec, retired_at: null, updated_at: trx.fn.now() })
       .onConflict(['namespace', 'name'])
       .merge();
     await announceAfterCommit(trx, bus, { kind: 'environments' });
-    return existing ? 'updated' : 'created';
+    return live ? 'updated' : 'created';
   });
 }
 
-/** An environment belongs to a project of its namespace; an app key names one environment of the deployment. */
+/**
+ * An environment belongs to a live project of its namespace; an app key names one environment of the
+ * deployment, a retired one included (its players' tokens carry it). A retired environment applied
+ * again comes back with its rows: players, saves, keys (`created`, as its document was).
+ */
 export async function upsertEnvironment(
   db: Queryable,
   bus: Announcer,
@@ -60,21 +67,78 @@ export async function upsertEnvironment(
 ): Promise<Upserted> {
   const { namespace, name, appKey } = environment;
   return inTransaction(db, async (trx) => {
-    const project = await trx('projects').where({ namespace, name: environment.project }).first();
+    // FOR SHARE: a project being retired meanwhile (retireProject) is seen retired, or waits for this one.
+    const project = await trx('projects').where({ namespace, name: environment.project }).whereNull('retired_at').forShare().first();
     if (!project) throw refuse.invalid('project', `names project "${environment.project}", which does not exist in namespace "${namespace}"`);
     // whereNot({ a, b }) would negate each column alone; this is "not this very environment".
     const taken = await trx('environments')
       .where({ app_key: appKey })
       .whereNot((q) => q.where({ namespace, name }))
       .first();
+    if (taken?.retired_at) {
+      throw refuse.conflict(
+        `"${appKey}" is the app key of retired GameEnvironment ${taken.namespace}/${taken.name}, kept for its players' data (apply that GameEnvironment again to bring it back)`,
+        { field: 'appKey' },
+      );
+    }
     if (taken) throw refuse.conflict(`"${appKey}" is already the app key of GameEnvironment ${taken.namespace}/${taken.name}`, { field: 'appKey' });
     const existing = await trx('environments').where({ namespace, name }).first();
-    if (existing && Number(existing.project_id) === Number(project.id) && existing.app_key === appKey) return 'unchanged';
+    const live = existing && existing.retired_at === null;
+    if (live && Number(existing.project_id) === Number(project.id) && existing.app_key === appKey) return 'unchanged';
     await trx('environments')
-      .insert({ namespace, name, project_id: project.id, app_key: appKey, updated_at: trx.fn.now() })
+      .insert({ namespace, name, project_id: project.id, app_key: appKey, retired_at: null, updated_at: trx.fn.now() })
       .onConflict(['namespace', 'name'])
-      .merge(['project_id', 'app_key', 'updated_at']);
+      .merge(['project_id', 'app_key', 'retired_at', 'updated_at']);
     await announceAfterCommit(trx, bus, { kind: 'environments' });
-    return existing ? 'updated' : 'created';
+    return live ? 'updated' : 'created';
+  });
+}
+
+/** What retiring did; `absent` when there was no live row of that name (a repeated delete). */
+export type Retired = 'retired' | 'absent';
+
+/**
+ * A deleted GameEnvironment document retires its environment: from the commit on it resolves by no
+ * app key, id or name, so sign-ins answer as for an unknown app key and its players' tokens and its
+ * server keys are refused by every process at once (`environments` drops their cached contexts);
+ * realtime processes close its sockets (`environment-retired`). Nothing else is touched: players,
+ * saves, currencies, purchases, keys and content stay, the app key stays reserved, and applying the
+ * document again (upsertEnvironment) brings it all back.
+ */
+export async function retireEnvironment(db: Queryable, bus: Announcer, environment: { namespace: string; name: string }): Promise<Retired> {
+  return inTransaction(db, async (trx) => {
+    const [row] = await trx('environments')
+      .where(environment)
+      .whereNull('retired_at')
+      .update({ retired_at: trx.fn.now(), updated_at: trx.fn.now() })
+      .returning('id');
+    if (!row) return 'absent';
+    await announceAfterCommit(trx, bus, { kind: 'environments' });
+    await announceAfterCommit(trx, bus, { kind: 'environment-retired', environmentId: Number(row.id) });
+    return 'retired';
+  });
+}
+
+/**
+ * A deleted Project document retires its project, refused (`conflict`) while it has live
+ * environments: one deleted file must not take a game down; its GameEnvironments are deleted first
+ * (a namespace's deletion does both, the project once its environments are retired). Its rows stay,
+ * and applying it again brings it back.
+ */
+export async function retireProject(db: Queryable, bus: Announcer, project: { namespace: string; name: string }): Promise<Retired> {
+  return inTransaction(db, async (trx) => {
+    // FOR UPDATE: an environment being put under it meanwhile (upsertEnvironment) is counted, or refused.
+    const row = await trx('projects').where(project).whereNull('retired_at').forUpdate().first();
+    if (!row) return 'absent';
+    const live = await trx('environments').where({ project_id: row.id }).whereNull('retired_at').orderBy('name').pluck('name');
+    if (live.length > 0) {
+      throw refuse.conflict(
+        `Project ${project.namespace}/${project.name} still has live environments (${live.join(', ')}): delete their GameEnvironments first`,
+        { environments: live },
+      );
+    }
+    await trx('projects').where({ id: row.id }).update({ retired_at: trx.fn.now(), updated_at: trx.fn.now() });
+    await announceAfterCommit(trx, bus, { kind: 'environments' });
+    return 'retired';
   });
 }

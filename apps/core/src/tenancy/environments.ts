@@ -51,8 +51,14 @@ function toContext(row: Row): EnvironmentContext {
   };
 }
 
+/**
+ * Live environments only: a retired one (its GameEnvironment was deleted) is found by no app key, id
+ * or name, so every credential of it is refused and manifests cannot point at it. (A live
+ * environment's project is live: retireProject waits for its environments.)
+ */
 function baseQuery(db: Queryable) {
   return db('environments as e')
+    .whereNull('e.retired_at')
     .join('projects as p', 'p.id', 'e.project_id')
     .join('plans as pl', 'pl.name', 'p.plan_name')
     .select(

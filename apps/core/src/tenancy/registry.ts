@@ -8,6 +8,12 @@ export class EnvironmentRegistry {
   private byIdCache = new TtlCache<number, EnvironmentContext | null>(10_000);
   private byAppKeyCache = new TtlCache<string, EnvironmentContext | null>(10_000);
   private flight = new SingleFlight<string, EnvironmentContext | null>();
+  /**
+   * Moves on at every `environments` announcement: a load that began before it may have read the old
+   * rows (a just-retired environment), so it answers its callers but is not remembered, and callers
+   * after the announcement start a load of their own.
+   */
+  private generation = 0;
 
   /**
    * `pool` loads the cache every request of the process reads (the hot path waits for nothing once an
@@ -16,6 +22,7 @@ export class EnvironmentRegistry {
   constructor(private readonly pool: Db, bus: InvalidationBus) {
     bus.on((event) => {
       if (event.kind === 'environments') {
+        this.generation++;
         this.byIdCache.clear();
         this.byAppKeyCache.clear();
       }
@@ -25,9 +32,10 @@ export class EnvironmentRegistry {
   async byId(id: number): Promise<EnvironmentContext | null> {
     const hit = this.byIdCache.get(id);
     if (hit !== undefined) return hit;
-    return this.flight.run(`id:${id}`, async () => {
+    const generation = this.generation;
+    return this.flight.run(`${generation}:id:${id}`, async () => {
       const env = await loadEnvironmentById(this.pool, id);
-      this.remember(env, { id });
+      if (generation === this.generation) this.remember(env, { id });
       return env;
     });
   }
@@ -40,9 +48,10 @@ export class EnvironmentRegistry {
   async byAppKey(appKey: string): Promise<EnvironmentContext | null> {
     const hit = this.byAppKeyCache.get(appKey);
     if (hit !== undefined) return hit;
-    return this.flight.run(`key:${appKey}`, async () => {
+    const generation = this.generation;
+    return this.flight.run(`${generation}:key:${appKey}`, async () => {
       const env = await loadEnvironmentByAppKey(this.pool, appKey);
-      this.remember(env, { appKey });
+      if (generation === this.generation) this.remember(env, { appKey });
       return env;
     });
   }

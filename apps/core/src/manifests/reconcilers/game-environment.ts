@@ -1,12 +1,18 @@
-import { upsertEnvironment } from '../../tenancy/catalog';
+import { retireEnvironment, upsertEnvironment } from '../../tenancy/catalog';
 import type { GameEnvironment } from '../schemas';
 import { Reconciler, namespaceOf, refusalsNamed } from './shared';
 
-/** A GameEnvironment is upserted by namespace and name, under a Project of its namespace, with an app key of its own. */
+/**
+ * A GameEnvironment is upserted by namespace and name, under a Project of its namespace, with an app
+ * key of its own. Deleted, it is retired, never deleted (retireEnvironment): its credentials stop
+ * working everywhere at once, its players' data stays, and applying it again brings it back.
+ */
 export const gameEnvironmentReconciler: Reconciler<GameEnvironment> = {
   reconcile: async (db, doc, { bus, label }) => ({
     action: await refusalsNamed(label, () =>
       upsertEnvironment(db, bus, { namespace: namespaceOf(doc), name: doc.metadata.name, project: doc.spec.project, appKey: doc.spec.appKey }),
     ),
   }),
+
+  remove: async (db, manifest, { bus }) => ((await retireEnvironment(db, bus, manifest)) === 'retired' ? 'removed' : 'absent'),
 };
