@@ -22,8 +22,9 @@ define jest
 	  --json --outputFile=$${TMPDIR:-/tmp}/hearth-$(1).json || status=$$?; \
 	  node test/support/summary.js $${TMPDIR:-/tmp}/hearth-$(1).json; exit $$status
 endef
-# The Kubernetes suites run only through their own targets (they need the tools below).
-KUBE_SUITE = --testPathIgnorePatterns /node_modules/
+# The Kubernetes suites run only through their own targets (they need the tools below). The `=` matters:
+# jest's array option would otherwise swallow the folder named after it as one more ignore pattern.
+KUBE_SUITE = --testPathIgnorePatterns=/node_modules/
 
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`).
 test: node_modules services

@@ -40,7 +40,7 @@ export interface Kube {
   stop(): Promise<void>;
 }
 
-export function kubeToolPath(name: 'kube-apiserver' | 'etcd' | 'helm'): string {
+export function kubeToolPath(name: 'kube-apiserver' | 'etcd' | 'helm' | 'kubectl'): string {
   const file = path.join(KUBE_TOOLS_BIN, name);
   if (!fs.existsSync(file)) throw new Error(`${file} is missing: run \`make kube-tools\` (test/kube/tools/build.sh) first`);
   return file;
