@@ -1,5 +1,5 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
-.PHONY: dev services test typecheck bench kube-tools operator-test chart-test
+.PHONY: dev services test typecheck bench kube-tools operator-test chart-test crds
 
 DATABASE_URL ?= postgres://postgres:postgres@127.0.0.1:5432/postgres
 REDIS_URL ?= redis://127.0.0.1:6379
@@ -22,26 +22,31 @@ define jest
 	  --json --outputFile=$${TMPDIR:-/tmp}/hearth-$(1).json || status=$$?; \
 	  node test/support/summary.js $${TMPDIR:-/tmp}/hearth-$(1).json; exit $$status
 endef
-# The Kubernetes suites run only through their own targets (they need the tools below). The `=` matters:
-# jest's array option would otherwise swallow the folder named after it as one more ignore pattern.
-KUBE_SUITE = --testPathIgnorePatterns=/node_modules/
+
+# The Kubernetes suites run only through their own targets (they need the tools below). The
+# option's list is greedy, so it goes after the suite's folder.
+KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`).
 test: node_modules services
 	npm run typecheck
 	$(call jest,jest,)
 
-## Build (once per machine, cached in ~/.cache/hearth/tools) kube-apiserver, etcd and helm.
+## Rewrite the chart's CRD templates from the manifest schemas (a test fails while they differ).
+crds: node_modules
+	node apps/cli/bin/hearth crds --chart charts/hearth
+
+## Build (once per machine, cached in ~/.cache/hearth/tools) kube-apiserver, etcd, kubectl and helm.
 kube-tools:
 	bash test/kube/tools/build.sh
 
 ## The operator against a real kube-apiserver + etcd, with the API beside it (test/operator).
 operator-test: node_modules services kube-tools
-	$(call jest,operator,$(KUBE_SUITE) test/operator)
+	$(call jest,operator,test/operator $(KUBE_SUITE))
 
 ## helm lint and template of charts/hearth, the objects dry-run on a real kube-apiserver (test/chart).
 chart-test: node_modules services kube-tools
-	$(call jest,chart,$(KUBE_SUITE) test/chart)
+	$(call jest,chart,test/chart $(KUBE_SUITE))
 
 typecheck: node_modules
 	npm run typecheck

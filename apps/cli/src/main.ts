@@ -7,6 +7,7 @@ import { runApply, runKeysCreate, runKeysList, runKeysRevoke, runMigrate, runSig
 import { runDev } from './commands/dev';
 import { runSupportList } from './commands/support';
 import { runOperator } from './commands/operator';
+import { runCrds } from './commands/crds';
 
 const program = new Command('hearth').description('Hearth: a Kubernetes-native backend for games').showHelpAfterError();
 
@@ -44,6 +45,13 @@ program
   .option('--limit <n>', 'at most this many, 1-1000', '100')
   .option('--json', 'print JSON')
   .action(runSupportList);
+
+program
+  .command('crds')
+  .description('print the CRDs of every Hearth kind as YAML (for kubectl apply -f -), or with --chart write the chart\'s CRD templates')
+  .option('--chart <dir>', 'write the CRD templates of this chart (charts/hearth)')
+  .option('--json', 'print JSON (with --chart)')
+  .action(runCrds);
 
 program
   .command('signing-keys')

@@ -36,6 +36,8 @@ export * from './blog/content';
 export * from './blog/sync';
 export * from './blog/service';
 export * from './manifests/schemas';
+export * from './manifests/status';
+export * from './manifests/crds';
 export * from './manifests/validate';
 export * from './manifests/reconcilers';
 export * from './manifests/reconcile';

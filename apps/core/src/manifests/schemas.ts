@@ -230,18 +230,114 @@ export const TourManifest = kind('Tour', TourSpec);
 export const BlogCategoryManifest = kind('BlogCategory', BlogCategorySpec);
 export const BlogPostManifest = kind('BlogPost', BlogPostSpec);
 
-/** Every kind, in the order a file's documents are applied (what others point at comes first). */
+/** A printer column of `kubectl get` (besides Ready and Age, which every kind shows). */
+export interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'boolean' | 'date';
+  jsonPath: string;
+  priority?: number;
+}
+
+/**
+ * Every kind, in the order a file's documents are applied (what others point at comes first), with
+ * what its CRD adds to the schema (crds.ts): plural, short names, printer columns, status fields.
+ */
 export const MANIFEST_KINDS = {
-  Plan: { schema: PlanManifest, namespaced: false },
-  Project: { schema: ProjectManifest, namespaced: true },
-  GameEnvironment: { schema: GameEnvironmentManifest, namespaced: true },
-  ServerKey: { schema: ServerKeyManifest, namespaced: true },
-  GameConfig: { schema: GameConfigManifest, namespaced: true },
-  LegalDocument: { schema: LegalDocumentManifest, namespaced: true },
-  Tour: { schema: TourManifest, namespaced: true },
-  BlogCategory: { schema: BlogCategoryManifest, namespaced: true },
-  BlogPost: { schema: BlogPostManifest, namespaced: true },
-} as const;
+  Plan: {
+    schema: PlanManifest,
+    namespaced: false,
+    crd: { plural: 'plans', shortNames: ['hplan'], columns: [{ name: 'Players', type: 'integer', jsonPath: '.spec.playersPerEnvironment' }] },
+  },
+  Project: {
+    schema: ProjectManifest,
+    namespaced: true,
+    crd: {
+      plural: 'projects',
+      shortNames: ['hproject'],
+      columns: [
+        { name: 'Plan', type: 'string', jsonPath: '.spec.plan' },
+        { name: 'Review', type: 'string', jsonPath: '.spec.review' },
+      ],
+    },
+  },
+  GameEnvironment: {
+    schema: GameEnvironmentManifest,
+    namespaced: true,
+    crd: {
+      plural: 'gameenvironments',
+      shortNames: ['genv'],
+      columns: [
+        { name: 'Project', type: 'string', jsonPath: '.spec.project' },
+        { name: 'App Key', type: 'string', jsonPath: '.spec.appKey' },
+      ],
+    },
+  },
+  ServerKey: {
+    schema: ServerKeyManifest,
+    namespaced: true,
+    crd: {
+      plural: 'serverkeys',
+      shortNames: ['hkey'],
+      columns: [
+        { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+        { name: 'Key ID', type: 'string', jsonPath: '.status.keyId' },
+        { name: 'Secret', type: 'string', jsonPath: '.status.secretName' },
+      ],
+      status: {
+        keyId: Type.String({ description: 'the key id (the part after hsk_); the whole key is only in the Secret' }),
+        secretName: Type.String({ description: 'the Secret in this namespace that holds the whole key' }),
+      },
+    },
+  },
+  GameConfig: {
+    schema: GameConfigManifest,
+    namespaced: true,
+    crd: { plural: 'gameconfigs', shortNames: ['gconf'], columns: [{ name: 'Environment', type: 'string', jsonPath: '.spec.environment' }] },
+  },
+  LegalDocument: {
+    schema: LegalDocumentManifest,
+    namespaced: true,
+    crd: {
+      plural: 'legaldocuments',
+      shortNames: ['legaldoc'],
+      columns: [
+        { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+        { name: 'Version', type: 'string', jsonPath: '.spec.version' },
+        { name: 'Required', type: 'boolean', jsonPath: '.spec.required' },
+      ],
+    },
+  },
+  Tour: {
+    schema: TourManifest,
+    namespaced: true,
+    crd: {
+      plural: 'tours',
+      shortNames: ['htour'],
+      columns: [
+        { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+        { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
+      ],
+    },
+  },
+  BlogCategory: {
+    schema: BlogCategoryManifest,
+    namespaced: true,
+    crd: { plural: 'blogcategories', shortNames: ['blogcat'], columns: [{ name: 'Environment', type: 'string', jsonPath: '.spec.environment' }] },
+  },
+  BlogPost: {
+    schema: BlogPostManifest,
+    namespaced: true,
+    crd: {
+      plural: 'blogposts',
+      shortNames: ['blogpost'],
+      columns: [
+        { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+        { name: 'Category', type: 'string', jsonPath: '.spec.category' },
+        { name: 'Status', type: 'string', jsonPath: '.spec.status' },
+      ],
+    },
+  },
+} as const satisfies Record<string, { schema: TSchema; namespaced: boolean; crd: { plural: string; shortNames: string[]; columns: PrinterColumn[]; status?: Record<string, TSchema> } }>;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
 /** The document type of one kind, from its schema. */
 export type ManifestOf<K extends ManifestKind> = Static<(typeof MANIFEST_KINDS)[K]['schema']>;

@@ -1,0 +1,81 @@
+/**
+ * The CRDs are generated from the manifest schemas (apps/core/src/manifests/crds.ts). These tests hold
+ * the chart's copy to the schemas (run `make crds` after changing a schema) and check what the
+ * translation into Kubernetes' structural subset keeps. test/operator/crds.test.ts gives the CRDs to a
+ * real kube-apiserver.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { CHART_CRD_DIR, MANIFEST_KINDS, chartCrdTemplates, customResourceDefinition, structural } from '@hearth/core';
+
+const CHART = path.join(__dirname, '..', '..', 'charts', 'hearth');
+
+describe('the chart carries the CRDs the schemas make', () => {
+  const expected = chartCrdTemplates();
+
+  it('has one template per kind, each exactly as generated (make crds rewrites them)', () => {
+    const onDisk = fs.readdirSync(path.join(CHART, CHART_CRD_DIR)).map((f) => `${CHART_CRD_DIR}/${f}`).sort();
+    expect(onDisk).toEqual([...expected.keys()].sort());
+    for (const [file, text] of expected) {
+      expect({ file, text: fs.readFileSync(path.join(CHART, file), 'utf8') }).toEqual({ file, text });
+    }
+  });
+
+  it('installs them only while crds.install is on, and keeps them on uninstall', () => {
+    for (const text of expected.values()) {
+      expect(text).toMatch(/^# Generated[^\n]*\n\{\{- if \.Values\.crds\.install \}\}\n/);
+      expect(text.trimEnd().endsWith('{{- end }}')).toBe(true);
+      expect(text).toContain('helm.sh/resource-policy: keep');
+    }
+  });
+});
+
+describe('the CRD of a kind', () => {
+  it('is namespaced except Plan, in category hearth, with a status subresource and Ready/Age columns', () => {
+    for (const kind of Object.keys(MANIFEST_KINDS) as (keyof typeof MANIFEST_KINDS)[]) {
+      const crd = customResourceDefinition(kind);
+      expect(crd.spec.scope).toBe(kind === 'Plan' ? 'Cluster' : 'Namespaced');
+      expect(crd.spec.names.categories).toEqual(['hearth']);
+      const version = crd.spec.versions[0];
+      expect(version.subresources).toEqual({ status: {} });
+      expect(version.additionalPrinterColumns.map((c: { name: string }) => c.name)).toEqual(expect.arrayContaining(['Ready', 'Age']));
+      expect(version.schema.openAPIV3Schema.properties.status.properties.conditions['x-kubernetes-list-map-keys']).toEqual(['type']);
+    }
+  });
+
+  it('shows a ServerKey its key id and Secret in status, never the key', () => {
+    const status = customResourceDefinition('ServerKey').spec.versions[0].schema.openAPIV3Schema.properties.status;
+    expect(Object.keys(status.properties).sort()).toEqual(['conditions', 'keyId', 'observedGeneration', 'secretName']);
+  });
+});
+
+describe('structural()', () => {
+  it('turns a union of literals into an enum and a union with null into nullable', () => {
+    expect(structural({ anyOf: [{ const: 'a', type: 'string' }, { const: 'b', type: 'string' }] })).toEqual({ type: 'string', enum: ['a', 'b'] });
+    expect(structural({ anyOf: [{ type: 'string', maxLength: 9 }, { type: 'null' }] })).toEqual({ type: 'string', maxLength: 9, nullable: true });
+  });
+
+  it('drops additionalProperties: false (pruning and strict field validation refuse unknown fields) and keeps bounds', () => {
+    expect(structural({ type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'], additionalProperties: false })).toEqual({
+      type: 'object',
+      required: ['n'],
+      properties: { n: { type: 'integer', minimum: 1 } },
+    });
+  });
+
+  it("turns TypeBox's Record into additionalProperties and a mixed union into any value", () => {
+    expect(structural({ type: 'object', patternProperties: { '^(.*)$': { type: 'string' } } })).toEqual({ type: 'object', additionalProperties: { type: 'string' } });
+    expect(structural({ anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'null' }] })).toEqual({ 'x-kubernetes-preserve-unknown-fields': true, nullable: true });
+  });
+
+  it('gives if/then variants (a blog block) every variant field, bounds only where the variants agree', () => {
+    const block = customResourceDefinition('BlogPost').spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.content.properties.blocks.items;
+    expect(block.type).toBe('object');
+    expect(block.required).toEqual(['type']);
+    expect(block.properties.type.enum).toEqual(['paragraph', 'heading', 'image', 'list', 'quote', 'code']);
+    expect(block.properties.level).toEqual({ type: 'integer', minimum: 2, maximum: 4, description: expect.any(String) });
+    expect(block.properties.text).toEqual({ type: 'string' }); // 20,000 for a paragraph, 300 for a heading
+    // Only a list has items: its own bounds stay.
+    expect(block.properties.items).toEqual({ type: 'array', minItems: 1, maxItems: 200, items: { type: 'string', minLength: 1, maxLength: 2000 } });
+  });
+});
