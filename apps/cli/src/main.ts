@@ -6,12 +6,17 @@ import { runRealtime } from './commands/realtime';
 import { runApply, runKeysCreate, runKeysList, runKeysRevoke, runMigrate, runSigningKeysRotate } from './commands/admin';
 import { runDev } from './commands/dev';
 import { runSupportList } from './commands/support';
+import { runOperator } from './commands/operator';
 import { runCrds } from './commands/crds';
 
 const program = new Command('hearth').description('Hearth: a Kubernetes-native backend for games').showHelpAfterError();
 
 program.command('api').description('serve the HTTP API (PORT, METRICS_PORT)').action(runApi);
 program.command('realtime').description('serve the sessions socket (REALTIME_PORT, METRICS_PORT)').action(runRealtime);
+program
+  .command('operator')
+  .description('reconcile the hearth.gg custom resources into the database (KUBECONFIG or in-cluster, DATABASE_URL, REDIS_URL, METRICS_PORT)')
+  .action(runOperator);
 program.command('migrate').description('apply database migrations').option('--json', 'print JSON').action(runMigrate);
 program
   .command('apply')

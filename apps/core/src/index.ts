@@ -52,3 +52,4 @@ export * from './process/serving';
 export * from './net/client-address';
 export * from './net/paths';
 export * from './tenancy/access';
+export * from './canonical-json';

@@ -1,0 +1,254 @@
+/**
+ * One controller per kind, the same code for every kind of MANIFEST_KINDS (a kind a later area adds
+ * is reconciled by declaring its schema and reconciler): a watch feeds a serial queue of keys, and
+ * each reconcile, kubebuilder's way, is idempotent and level-based:
+ *   read the object afresh (gone: nothing to do);
+ *   deleted: run removeManifest (the kind's clean-up), then take the finalizer off;
+ *   else add the finalizer (removable kinds), validate the spec with the kind's TypeBox schema,
+ *   reconcileManifest in one transaction (the functions `hearth apply` calls, which announce their
+ *   changes on the bus once it commits), and write status: observedGeneration and a Ready condition.
+ * A refusal (ManifestError: a bad reference, a plan's limit; or a Refusal of the operator's own) is
+ * Ready=False with its reason and message and a Warning Event, and is retried with backoff, and at
+ * once when another resource changes (the plan a project waited for may just have been created).
+ * Any other failure (the database down, the API server busy) is Ready=Unknown and retried with
+ * backoff. Nothing here crashes the process.
+ */
+import {
+  Announcer,
+  Db,
+  Logger,
+  ManifestError,
+  inTransaction,
+  isRemovable,
+  liveKeyOfManifest,
+  reconcileManifest,
+  removeManifest,
+  validateManifest,
+  type AnyManifest,
+  type ReconcileResult,
+} from '@hearth/core';
+import { ConditionStatus, nextStatus, sameStatus } from './conditions';
+import { EventRecorder } from './events';
+import { FINALIZER, addFinalizer, hasFinalizer, removeFinalizer } from './finalizers';
+import { CustomObject, CustomResources, KubeClients, ObjectRef, ResourceType, describeError, isNotFound } from './kube';
+import { OperatorMetrics, Outcome } from './metrics';
+import { KeyedQueue, WorkResult } from './queue';
+import { Refusal } from './refusal';
+import { keySecretHolds, secretNameOf, writeKeySecret } from './server-key';
+import { ResourceWatch, refOf } from './watch';
+
+export interface ControllerDeps {
+  kube: KubeClients;
+  db: Db;
+  bus: Announcer;
+  events: EventRecorder;
+  metrics: OperatorMetrics;
+  logger: Logger;
+  watchNamespace?: string;
+  relistIntervalMs: number;
+  concurrency: number;
+  retry: { baseDelayMs: number; maxDelayMs: number };
+  /** Told when a reconcile changed the database (so refused resources of every kind are tried again). */
+  onChange(): void;
+}
+
+/** The reason of a ManifestError's Ready=False condition: a hint for machines; the message is exact. */
+export function refusalReason(err: ManifestError): string {
+  if (/does not exist/.test(err.reason)) return 'MissingReference';
+  if (/plan\b.*\ballows\b/.test(err.reason)) return 'PlanLimit';
+  return 'Refused';
+}
+
+const READY_MESSAGE = 'the database matches the spec';
+
+interface Applied {
+  result: ReconcileResult;
+  /** Status fields besides the conditions (a ServerKey's keyId and secretName). */
+  extra: Record<string, unknown>;
+}
+
+export class KindController {
+  readonly queue: KeyedQueue;
+  readonly resources: CustomResources;
+  /** Keys last refused: tried again whenever the database changes. */
+  private readonly refused = new Set<string>();
+  private readonly watch: ResourceWatch;
+  private readonly log: Logger;
+
+  constructor(readonly type: ResourceType, private readonly deps: ControllerDeps) {
+    const kind = type.kind;
+    this.log = deps.logger.child({ kind });
+    this.resources = new CustomResources(deps.kube, type);
+    this.queue = new KeyedQueue((key) => this.reconcile(key), {
+      concurrency: deps.concurrency,
+      ...deps.retry,
+      onDepth: (depth) => deps.metrics.queueDepth.set({ kind }, depth),
+      onError: (key, err) => this.log.error({ key, err }, 'reconcile threw'),
+    });
+    this.watch = new ResourceWatch(deps.kube, this.resources, {
+      namespace: deps.watchNamespace,
+      relistIntervalMs: deps.relistIntervalMs,
+      onKey: (key) => this.queue.add(key),
+      onList: (keys) => {
+        const present = new Set(keys);
+        for (const key of this.refused) if (!present.has(key)) this.refused.delete(key);
+      },
+      onRestart: (reason) => deps.metrics.watchRestarts.inc({ kind, reason }),
+      logger: this.log,
+    });
+  }
+
+  start(): void {
+    this.watch.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.watch.stop();
+    await this.queue.stop();
+  }
+
+  retryRefused(): void {
+    for (const key of this.refused) this.queue.add(key);
+  }
+
+  private count(outcome: Outcome): void {
+    this.deps.metrics.reconciles.inc({ kind: this.type.kind, outcome });
+  }
+
+  /** One reconcile of one key; 'retry' puts it back after a backoff. */
+  async reconcile(key: string): Promise<WorkResult> {
+    const ref = refOf(key);
+    const stopTimer = this.deps.metrics.duration.startTimer({ kind: this.type.kind });
+    let obj: CustomObject | null = null;
+    try {
+      obj = await this.resources.get(ref);
+      if (!obj) {
+        this.refused.delete(key);
+        this.count('gone');
+        return 'done';
+      }
+      if (obj.metadata.deletionTimestamp) return await this.finalize(key, obj);
+      if (isRemovable(this.type.kind) && !hasFinalizer(obj)) obj = await addFinalizer(this.resources, obj);
+
+      const generation = obj.metadata.generation ?? 0;
+      let doc: AnyManifest;
+      try {
+        doc = validateManifest({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: obj.metadata, spec: obj.spec });
+      } catch (err) {
+        if (err instanceof ManifestError) throw new Refusal('InvalidSpec', `${err.field} ${err.reason}`);
+        throw err;
+      }
+      const { result, extra } = await this.apply(obj, doc);
+      await this.writeStatus(ref, generation, { status: 'True', reason: 'Reconciled', message: READY_MESSAGE }, extra);
+      this.refused.delete(key);
+      this.log.info({ key, action: result.action, generation }, 'reconciled');
+      if (result.action !== 'unchanged') this.deps.onChange();
+      this.count('ready');
+      return 'done';
+    } catch (err) {
+      return await this.failed(key, ref, obj, err);
+    } finally {
+      stopTimer();
+    }
+  }
+
+  /** The database made to match the document, in one transaction; a ServerKey's key written to its Secret before that commits. */
+  private async apply(obj: CustomObject, doc: AnyManifest): Promise<Applied> {
+    if (this.type.kind !== 'ServerKey') return { result: await reconcileManifest(this.deps.db, doc, this.deps.bus), extra: {} };
+    const secretName = secretNameOf(obj.metadata.name);
+    const applied = await inTransaction(this.deps.db, async (trx) => {
+      const result = await reconcileManifest(trx, doc, this.deps.bus);
+      if (result.serverKey) {
+        // Before the commit: a failed write throws, and the mint is rolled back.
+        await writeKeySecret(this.deps.kube, obj, result.serverKey);
+        return { result, keyId: result.serverKey.keyId, minted: true };
+      }
+      const live = await liveKeyOfManifest(trx, { namespace: obj.metadata.namespace!, name: obj.metadata.name });
+      return { result, keyId: live?.keyId, minted: false };
+    });
+    const { serverKey: _secret, ...result } = applied.result; // the key goes no further than the Secret
+    if (applied.minted) {
+      await this.deps.events.record(obj, 'Normal', 'KeyMinted', `minted server key ${applied.keyId} into Secret ${secretName}`);
+    } else if (!applied.keyId || !(await keySecretHolds(this.deps.kube, obj, applied.keyId))) {
+      throw new Refusal(
+        'SecretMissing',
+        `Secret ${secretName} no longer holds live key ${applied.keyId}; the key stays live: delete and re-create this ServerKey to revoke it and mint a new one`,
+      );
+    }
+    return { result, extra: { keyId: applied.keyId, secretName } };
+  }
+
+  /** A deleted resource: its clean-up (removable kinds), then the finalizer off. */
+  private async finalize(key: string, obj: CustomObject): Promise<WorkResult> {
+    if (!hasFinalizer(obj)) return 'done';
+    if (isRemovable(this.type.kind)) {
+      const removed = await removeManifest(this.deps.db, { kind: this.type.kind, namespace: obj.metadata.namespace, name: obj.metadata.name }, this.deps.bus);
+      this.log.info({ key, action: removed.action }, 'removed from the database');
+      if (removed.action === 'removed') this.deps.onChange();
+    }
+    try {
+      await removeFinalizer(this.resources, obj);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    this.refused.delete(key);
+    this.count('removed');
+    return 'done';
+  }
+
+  private async failed(key: string, ref: ObjectRef, obj: CustomObject | null, err: unknown): Promise<WorkResult> {
+    const refusal =
+      err instanceof ManifestError
+        ? { reason: refusalReason(err), message: `${err.field} ${err.reason}` }
+        : err instanceof Refusal
+          ? { reason: err.reason, message: err.message }
+          : null;
+    if (refusal) {
+      this.refused.add(key);
+      this.count('refused');
+      this.log.warn({ key, reason: refusal.reason, message: refusal.message }, 'refused');
+    } else {
+      this.count('error');
+      this.deps.metrics.retries.inc({ kind: this.type.kind });
+      this.log.warn({ key, err: describeError(err), attempt: this.queue.attemptsOf(key) + 1 }, 'reconcile failed; retrying with backoff');
+    }
+    if (!obj) return 'retry';
+    const status: ConditionStatus = refusal ? 'False' : 'Unknown';
+    const ready = refusal ?? { reason: 'Retrying', message: `reconcile failed and is retried: ${describeError(err)}` };
+    try {
+      const changed = await this.writeStatus(ref, obj.metadata.generation ?? 0, { status, ...ready });
+      // One Event per new refusal, not one per retry.
+      if (refusal && changed) await this.deps.events.record(obj, 'Warning', refusal.reason, refusal.message);
+    } catch (statusErr) {
+      this.log.warn({ key, err: describeError(statusErr) }, 'could not write status');
+    }
+    return 'retry';
+  }
+
+  /**
+   * Writes status through /status on the object read afresh (kubebuilder's re-read before an update),
+   * only when something changes; a 409 (changed meanwhile) reads again. Answers whether it wrote.
+   */
+  private async writeStatus(
+    ref: ObjectRef,
+    generation: number,
+    ready: { status: ConditionStatus; reason: string; message: string },
+    extra: Record<string, unknown> = {},
+  ): Promise<boolean> {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const fresh = await this.resources.get(ref);
+      if (!fresh) return false;
+      const next = nextStatus(fresh.status, generation, ready, extra);
+      if (sameStatus(fresh.status, next)) return false;
+      try {
+        await this.resources.replaceStatus({ ...fresh, status: next });
+        return true;
+      } catch (err) {
+        if ((err as { code?: number }).code !== 409) throw err;
+      }
+    }
+    throw new Error('the status kept changing while it was written');
+  }
+}
+
+export { FINALIZER };

@@ -1,0 +1,126 @@
+/**
+ * The operator process: leader election first; only the Lease's holder discovers the hearth.gg
+ * resources and runs one controller per kind. Probes and metrics answer on every replica.
+ */
+import { Coordination, Db, InvalidationBus, Logger } from '@hearth/core';
+import type { OperatorConfig } from './config';
+import { KindController } from './controller';
+import { EventRecorder } from './events';
+import { connectKube, describeError, discoverResources } from './kube';
+import { LeaderElector } from './leader';
+import { OperatorMetrics, startProbeServer } from './metrics';
+
+export interface OperatorDeps {
+  config: OperatorConfig;
+  db: Db;
+  coordination: Coordination;
+  logger: Logger;
+  /** Called when this replica loses the Lease: reconciling has stopped; the caller exits (its pod restarts as a candidate). */
+  onLostLease(): void;
+  /** Where probes and metrics listen (METRICS_PORT on all interfaces by default). */
+  metricsHost?: string;
+}
+
+export interface Operator {
+  probesUrl: string;
+  identity: string;
+  /** Stops reconciling, hands the Lease over, and closes what it opened (not the database or Redis: the caller's). */
+  stop(): Promise<void>;
+}
+
+const DISCOVERY_RETRY_MS = 5_000;
+
+export async function startOperator(deps: OperatorDeps): Promise<Operator> {
+  const { config, logger } = deps;
+  const kube = await connectKube(config.kubeconfig);
+  const metrics = new OperatorMetrics();
+  // Announcements reach every API and realtime process (the bus `hearth apply` announces on).
+  const bus = new InvalidationBus(deps.coordination, (err) => logger.warn({ err: err.message }, 'could not announce a change; processes catch up when their caches expire'));
+  const events = new EventRecorder(kube, config.identity, logger);
+  let controllers: KindController[] = [];
+  let stopping = false;
+  let discoveryTimer: NodeJS.Timeout | undefined;
+
+  const startControllers = async (): Promise<void> => {
+    if (stopping || !elector.isLeader) return;
+    let types;
+    try {
+      types = await discoverResources(kube);
+    } catch (err) {
+      logger.error({ err: describeError(err) }, 'cannot reconcile yet; trying again');
+      discoveryTimer = setTimeout(() => void startControllers(), DISCOVERY_RETRY_MS);
+      return;
+    }
+    if (stopping || !elector.isLeader) return;
+    const retryAll = () => {
+      for (const c of controllers) c.retryRefused();
+    };
+    controllers = types.map(
+      (type) =>
+        new KindController(type, {
+          kube,
+          db: deps.db,
+          bus,
+          events,
+          metrics,
+          logger,
+          watchNamespace: config.watchNamespace,
+          relistIntervalMs: config.relistIntervalMs,
+          concurrency: config.concurrency,
+          retry: { baseDelayMs: 500, maxDelayMs: 60_000 },
+          onChange: retryAll,
+        }),
+    );
+    for (const c of controllers) c.start();
+    logger.info({ kinds: types.map((t) => t.kind), namespace: config.watchNamespace ?? '(all)' }, 'reconciling');
+  };
+
+  const stopControllers = async (): Promise<void> => {
+    if (discoveryTimer) clearTimeout(discoveryTimer);
+    const running = controllers;
+    controllers = [];
+    await Promise.all(running.map((c) => c.stop()));
+  };
+
+  const elector = new LeaderElector(
+    kube,
+    {
+      namespace: config.leaseNamespace,
+      name: config.leaseName,
+      identity: config.identity,
+      leaseDurationSeconds: config.leaseDurationSeconds,
+      renewDeadlineMs: config.renewDeadlineMs,
+      retryPeriodMs: config.retryPeriodMs,
+    },
+    {
+      onStartedLeading: () => {
+        metrics.leader.set(1);
+        void startControllers();
+      },
+      onStoppedLeading: () => {
+        metrics.leader.set(0);
+        // No new work from here on; the caller exits, which ends the work in flight (its transaction rolls back).
+        for (const c of controllers) void c.stop();
+        deps.onLostLease();
+      },
+    },
+    logger,
+  );
+
+  const readyWithinMs = Math.max(10_000, config.retryPeriodMs * 3);
+  const probes = await startProbeServer(metrics, config.base.metricsPort, deps.metricsHost ?? '0.0.0.0', () => Date.now() - elector.lastContact < readyWithinMs);
+  elector.start();
+  logger.info({ identity: config.identity, lease: `${config.leaseNamespace}/${config.leaseName}`, probes: probes.url }, 'operator started');
+
+  return {
+    probesUrl: probes.url,
+    identity: config.identity,
+    stop: async () => {
+      stopping = true;
+      await stopControllers();
+      await elector.release();
+      metrics.leader.set(0);
+      await probes.close();
+    },
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * A ServerKey's Secret: the operator mints the key (the ServerKey reconciler, in a transaction) and
+ * writes the whole key into a Secret before that transaction commits, so no minted key is ever lost:
+ * a failed write rolls the mint back and the reconcile is retried; a commit that fails after the
+ * write leaves a Secret whose key was never live, overwritten by the next mint.
+ *
+ * The Secret, in the ServerKey's namespace:
+ *   name      `<serverkey name>-server-key` (a too long name is cut and given a hash, see secretNameOf)
+ *   data      `key`: the whole key (hsk_…), what a game server sends; `keyId`: its public id
+ *   owner     the ServerKey (controller reference), so the cluster's garbage collector deletes it
+ *             with the resource once the finalizer has revoked the key
+ *   labels    app.kubernetes.io/managed-by=hearth-operator, hearth.gg/server-key=<name>
+ * The key never appears in the resource's status, in an Event or in a log line.
+ */
+import { createHash } from 'node:crypto';
+import type { CustomObject, K8s, KubeClients } from './kube';
+import { isConflict, isNotFound } from './kube';
+import { Refusal } from './refusal';
+
+export const SECRET_SUFFIX = '-server-key';
+export const SECRET_KEY_FIELD = 'key';
+export const SECRET_KEY_ID_FIELD = 'keyId';
+
+/** The Secret's name for a ServerKey named `name` (at most 253 characters, as Secret names must be). */
+export function secretNameOf(name: string): string {
+  const whole = `${name}${SECRET_SUFFIX}`;
+  if (whole.length <= 253) return whole;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
+  return `${name.slice(0, 253 - SECRET_SUFFIX.length - 9).replace(/[-.]+$/, '')}-${hash}${SECRET_SUFFIX}`;
+}
+
+function secretOf(serverKey: CustomObject, minted: { keyId: string; key: string }): K8s.V1Secret {
+  const name = secretNameOf(serverKey.metadata.name);
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name,
+      namespace: serverKey.metadata.namespace,
+      labels: { 'app.kubernetes.io/managed-by': 'hearth-operator', 'hearth.gg/server-key': serverKey.metadata.name },
+      ownerReferences: [
+        { apiVersion: serverKey.apiVersion, kind: serverKey.kind, name: serverKey.metadata.name, uid: serverKey.metadata.uid, controller: true, blockOwnerDeletion: true },
+      ],
+    },
+    type: 'Opaque',
+    stringData: { [SECRET_KEY_FIELD]: minted.key, [SECRET_KEY_ID_FIELD]: minted.keyId },
+  };
+}
+
+/**
+ * Writes the minted key into the ServerKey's Secret: created, or replaced when one is there already
+ * (it holds a key that never went live, or the one revoked by a move to another environment).
+ */
+export async function writeKeySecret(kube: KubeClients, serverKey: CustomObject, minted: { keyId: string; key: string }): Promise<string> {
+  const body = secretOf(serverKey, minted);
+  const namespace = serverKey.metadata.namespace!;
+  const name = body.metadata!.name!;
+  try {
+    await kube.core.createNamespacedSecret({ namespace, body });
+  } catch (err) {
+    if (!isConflict(err)) throw err;
+    const existing = await kube.core.readNamespacedSecret({ name, namespace });
+    if (!existing.metadata?.ownerReferences?.some((o) => o.uid === serverKey.metadata.uid)) {
+      throw new Refusal('SecretConflict', `Secret ${namespace}/${name} exists and is not this ServerKey's; rename or delete it`);
+    }
+    await kube.core.replaceNamespacedSecret({ name, namespace, body });
+  }
+  return name;
+}
+
+/** Whether the ServerKey's Secret still holds the key with this id (an SRE may have deleted it). */
+export async function keySecretHolds(kube: KubeClients, serverKey: CustomObject, keyId: string): Promise<boolean> {
+  try {
+    const secret = await kube.core.readNamespacedSecret({ name: secretNameOf(serverKey.metadata.name), namespace: serverKey.metadata.namespace! });
+    const stored = secret.data?.[SECRET_KEY_ID_FIELD];
+    return stored !== undefined && Buffer.from(stored, 'base64').toString('utf8') === keyId;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+}

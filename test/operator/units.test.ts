@@ -1,0 +1,132 @@
+/**
+ * The operator's pure parts, without a cluster: the keyed queue (one run per key at a time, newest
+ * state wins, retries back off), condition semantics, refusal reasons, and the Secret's name.
+ */
+import { ManifestError } from '@hearth/core';
+import { nextStatus, sameStatus, setCondition } from '../../operator/src/conditions';
+import { refusalReason } from '../../operator/src/controller';
+import { KeyedQueue, backoffDelay } from '../../operator/src/queue';
+import { secretNameOf } from '../../operator/src/server-key';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('KeyedQueue', () => {
+  test('never runs one key twice at once; an add during a run runs it once more afterwards', async () => {
+    let running = 0;
+    let most = 0;
+    const runs: string[] = [];
+    const q = new KeyedQueue(async (key) => {
+      running += 1;
+      most = Math.max(most, running);
+      runs.push(key);
+      await sleep(30);
+      running -= 1;
+      return 'done';
+    }, { concurrency: 4, baseDelayMs: 10, maxDelayMs: 100 });
+    q.add('a');
+    await sleep(5);
+    for (let i = 0; i < 5; i += 1) q.add('a'); // five events while it runs: one more run, not five
+    await sleep(100);
+    await q.idle();
+    expect(runs).toEqual(['a', 'a']);
+    expect(most).toBe(1);
+  });
+
+  test('different keys run side by side up to the concurrency', async () => {
+    let running = 0;
+    let most = 0;
+    const q = new KeyedQueue(async () => {
+      running += 1;
+      most = Math.max(most, running);
+      await sleep(20);
+      running -= 1;
+      return 'done';
+    }, { concurrency: 2, baseDelayMs: 10, maxDelayMs: 100 });
+    ['a', 'b', 'c', 'd'].forEach((k) => q.add(k));
+    await q.idle();
+    expect(most).toBe(2);
+  });
+
+  test('a retry (or a throw) comes back after a growing backoff; success resets it', async () => {
+    const times: number[] = [];
+    let failures = 3;
+    const errors: unknown[] = [];
+    const q = new KeyedQueue(async () => {
+      times.push(Date.now());
+      if (failures-- === 3) throw new Error('boom');
+      return failures >= 0 ? 'retry' : 'done';
+    }, { concurrency: 1, baseDelayMs: 40, maxDelayMs: 1000, onError: (_k, err) => errors.push(err) });
+    q.add('k');
+    await sleep(600);
+    expect(times).toHaveLength(4);
+    const gaps = times.slice(1).map((t, i) => t - times[i]);
+    expect(gaps[0]).toBeGreaterThanOrEqual(30); // ~40
+    expect(gaps[1]).toBeGreaterThanOrEqual(60); // ~80
+    expect(gaps[2]).toBeGreaterThanOrEqual(120); // ~160
+    expect(errors).toHaveLength(1);
+    expect(q.attemptsOf('k')).toBe(0);
+  });
+
+  test('an add brings a key waiting for its retry back at once; stop drops scheduled retries', async () => {
+    const times: number[] = [];
+    const q = new KeyedQueue(async () => {
+      times.push(Date.now());
+      return 'retry';
+    }, { concurrency: 1, baseDelayMs: 10_000, maxDelayMs: 10_000 });
+    q.add('k');
+    await sleep(20);
+    q.add('k');
+    await sleep(20);
+    expect(times).toHaveLength(2);
+    await q.stop();
+    q.add('k');
+    await sleep(20);
+    expect(times).toHaveLength(2);
+  });
+
+  test('backoffDelay doubles from the base, is capped, and jitters at most 20% down', () => {
+    expect(backoffDelay(1, 500, 60_000, () => 1)).toBe(500);
+    expect(backoffDelay(3, 500, 60_000, () => 1)).toBe(2000);
+    expect(backoffDelay(30, 500, 60_000, () => 1)).toBe(60_000);
+    expect(backoffDelay(3, 500, 60_000, () => 0)).toBe(1600);
+  });
+});
+
+describe('conditions', () => {
+  const t0 = new Date('2026-01-01T00:00:00.000Z');
+  const t1 = new Date('2026-01-01T00:05:00.000Z');
+
+  test('lastTransitionTime moves only when the status flips (RFC 3339)', () => {
+    const first = setCondition(undefined, { type: 'Ready', status: 'False', reason: 'Refused', message: 'a', observedGeneration: 1 }, t0);
+    expect(first[0].lastTransitionTime).toBe('2026-01-01T00:00:00Z');
+    const sameStatusOtherMessage = setCondition(first, { type: 'Ready', status: 'False', reason: 'PlanLimit', message: 'b', observedGeneration: 2 }, t1);
+    expect(sameStatusOtherMessage[0]).toMatchObject({ reason: 'PlanLimit', lastTransitionTime: '2026-01-01T00:00:00Z' });
+    const flipped = setCondition(sameStatusOtherMessage, { type: 'Ready', status: 'True', reason: 'Reconciled', message: 'c', observedGeneration: 2 }, t1);
+    expect(flipped).toHaveLength(1);
+    expect(flipped[0].lastTransitionTime).toBe('2026-01-01T00:05:00Z');
+  });
+
+  test('nextStatus sets observedGeneration and extra fields; an identical status is not written again', () => {
+    const ready = { status: 'True' as const, reason: 'Reconciled', message: 'm' };
+    const s1 = nextStatus(undefined, 3, ready, { keyId: 'abc', secretName: 'x-server-key' }, t0);
+    expect(s1).toMatchObject({ observedGeneration: 3, keyId: 'abc', secretName: 'x-server-key' });
+    expect(sameStatus(s1, nextStatus(s1, 3, ready, { keyId: 'abc', secretName: 'x-server-key' }, t1))).toBe(true);
+    expect(sameStatus(s1, nextStatus(s1, 4, ready, {}, t1))).toBe(false);
+  });
+});
+
+test('refusal reasons: a missing reference, a plan limit, anything else', () => {
+  expect(refusalReason(new ManifestError('Project tests/x', 'spec.plan', 'names plan "gold", which does not exist'))).toBe('MissingReference');
+  expect(refusalReason(new ManifestError('ServerKey tests/k', 'spec.environment', 'This environment already has 2 live server keys, the most its plan allows.'))).toBe('PlanLimit');
+  expect(refusalReason(new ManifestError('Project tests/x', 'spec.sessionSeats', 'is 40, more than plan "free" allows (16)'))).toBe('PlanLimit');
+  expect(refusalReason(new ManifestError('GameEnvironment tests/e', 'spec.appKey', '"a" is already the app key of GameEnvironment tests/f'))).toBe('Refused');
+});
+
+test("a ServerKey's Secret name: <name>-server-key, cut with a hash when too long for Kubernetes", () => {
+  expect(secretNameOf('game-server')).toBe('game-server-server-key');
+  const long = 'a'.repeat(250);
+  const name = secretNameOf(long);
+  expect(name.length).toBeLessThanOrEqual(253);
+  expect(name).toMatch(/^a+-[0-9a-f]{8}-server-key$/);
+  expect(secretNameOf('b'.repeat(250))).not.toBe(name);
+});
