@@ -13,7 +13,7 @@ const CHART = path.join(__dirname, '..', '..', 'charts', 'hearth');
 describe('the chart carries the CRDs the schemas make', () => {
   const expected = chartCrdTemplates();
 
-  it('has one template per kind, each exactly as generated (make crds rewrites them)', () => {
+  it('has one template per kind and the RBAC list of their plurals, each exactly as generated (make crds rewrites them)', () => {
     const onDisk = fs.readdirSync(path.join(CHART, CHART_CRD_DIR)).map((f) => `${CHART_CRD_DIR}/${f}`).sort();
     expect(onDisk).toEqual([...expected.keys()].sort());
     for (const [file, text] of expected) {
@@ -22,7 +22,9 @@ describe('the chart carries the CRDs the schemas make', () => {
   });
 
   it('installs them only while crds.install is on, and keeps them on uninstall', () => {
-    for (const text of expected.values()) {
+    const crdFiles = [...expected].filter(([file]) => file.endsWith('.yaml'));
+    expect(crdFiles).toHaveLength(Object.keys(MANIFEST_KINDS).length);
+    for (const [, text] of crdFiles) {
       expect(text).toMatch(/^# Generated[^\n]*\n\{\{- if \.Values\.crds\.install \}\}\n/);
       expect(text.trimEnd().endsWith('{{- end }}')).toBe(true);
       expect(text).toContain('helm.sh/resource-policy: keep');
