@@ -1,11 +1,8 @@
 /**
- * The operator's Prometheus metrics (a registry of its own, like every Hearth process) and its
- * probe endpoints, all on METRICS_PORT: /metrics, /healthz (the process answers), /readyz (it reached
- * the API server within the last few lease rounds, leader or standby).
+ * The operator's Prometheus metrics (a registry of its own, like every Hearth process), served with
+ * its probes on METRICS_PORT (operator.ts).
  */
-import http from 'node:http';
 import client from 'prom-client';
-import { closeServer, listen, shownHost } from '@hearth/core';
 
 export type Outcome = 'ready' | 'refused' | 'error' | 'removed' | 'gone';
 
@@ -52,26 +49,4 @@ export class OperatorMetrics {
     if (collectDefaults) client.collectDefaultMetrics({ register: this.registry });
     this.leader.set(0);
   }
-}
-
-/** /metrics, /healthz and /readyz on one port. */
-export async function startProbeServer(
-  metrics: OperatorMetrics,
-  port: number,
-  host: string,
-  ready: () => boolean,
-): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    const json = (status: number, body: unknown) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-    if (path === '/healthz') return json(200, { status: 'ok' });
-    if (path === '/readyz') return ready() ? json(200, { status: 'ok' }) : json(503, { status: 'unavailable', reason: 'the Kubernetes API server has not answered recently' });
-    if (path !== '/metrics') return json(404, { status: 'not-found' });
-    metrics.registry.metrics().then(
-      (text) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(text),
-      () => res.writeHead(500).end(),
-    );
-  });
-  const bound = await listen(server, port, host);
-  return { url: `http://${shownHost(host)}:${bound}`, close: () => closeServer(server, { dropAll: true }) };
 }

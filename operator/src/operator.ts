@@ -2,13 +2,13 @@
  * The operator process: leader election first; only the Lease's holder discovers the hearth.gg
  * resources and runs one controller per kind. Probes and metrics answer on every replica.
  */
-import { Coordination, Db, InvalidationBus, Logger } from '@hearth/core';
+import { Coordination, Db, InvalidationBus, Logger, closeServer, startMetricsServer } from '@hearth/core';
 import type { OperatorConfig } from './config';
 import { KindController } from './controller';
 import { EventRecorder } from './events';
 import { connectKube, describeError, discoverResources } from './kube';
 import { LeaderElector } from './leader';
-import { OperatorMetrics, startProbeServer } from './metrics';
+import { OperatorMetrics } from './metrics';
 
 export interface OperatorDeps {
   config: OperatorConfig;
@@ -22,7 +22,7 @@ export interface OperatorDeps {
 }
 
 export interface Operator {
-  probesUrl: string;
+  metricsUrl: string;
   identity: string;
   /** Stops reconciling, hands the Lease over, and closes what it opened (not the database or Redis: the caller's). */
   stop(): Promise<void>;
@@ -108,19 +108,25 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
   );
 
   const readyWithinMs = Math.max(10_000, config.retryPeriodMs * 3);
-  const probes = await startProbeServer(metrics, config.base.metricsPort, deps.metricsHost ?? '0.0.0.0', () => Date.now() - elector.lastContact < readyWithinMs);
+  // /metrics, /healthz, and /readyz: ready while it reached the API server within the last few lease rounds, leader or standby.
+  const probes = await startMetricsServer(metrics.registry, config.base.metricsPort, deps.metricsHost ?? '0.0.0.0', {
+    readiness: () =>
+      Date.now() - elector.lastContact < readyWithinMs
+        ? { ready: true, leader: elector.isLeader }
+        : { ready: false, reason: 'the Kubernetes API server has not answered recently' },
+  });
   elector.start();
-  logger.info({ identity: config.identity, lease: `${config.leaseNamespace}/${config.leaseName}`, probes: probes.url }, 'operator started');
+  logger.info({ identity: config.identity, lease: `${config.leaseNamespace}/${config.leaseName}`, metrics: probes.url }, 'operator started');
 
   return {
-    probesUrl: probes.url,
+    metricsUrl: probes.url,
     identity: config.identity,
     stop: async () => {
       stopping = true;
       await stopControllers();
       await elector.release();
       metrics.leader.set(0);
-      await probes.close();
+      await closeServer(probes.server, { dropAll: true });
     },
   };
 }

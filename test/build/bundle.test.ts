@@ -21,7 +21,7 @@ import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../support/env';
 import { createTestDatabase } from '../support/harness';
 import { standardManifests } from '../support/manifests';
 import { call, signIn } from '../support/http';
-import { REPO_ROOT, baseEnv, freePort, runHearth } from '../cli/run-hearth';
+import { CliResult, REPO_ROOT, baseEnv, freePort, runHearth, runToEnd } from '../cli/run-hearth';
 
 jest.setTimeout(60_000);
 
@@ -50,30 +50,9 @@ afterAll(() => {
   fs.rmSync(app, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** `node dist/hearth.js ...args` in the production install, to its end, with only `vars` in its environment. */
-function runBuilt(args: string[], vars: Record<string, string | undefined>, timeoutMs = 20_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawnBuilt(args, vars);
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (d) => (stdout += d));
-    child.stderr!.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`node hearth.js ${args.join(' ')} did not finish within ${timeoutMs} ms\n${stderr}`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function runBuilt(args: string[], vars: Record<string, string | undefined>, timeoutMs = 20_000): Promise<CliResult> {
+  return runToEnd(spawnBuilt(args, vars), `node hearth.js ${args.join(' ')}`, timeoutMs);
 }
 
 function spawnBuilt(args: string[], vars: Record<string, string | undefined>): ChildProcess {

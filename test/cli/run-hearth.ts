@@ -1,7 +1,6 @@
 /** Runs the real `hearth` executable as a subprocess, with an environment built from scratch. */
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Db } from '@hearth/core';
@@ -29,15 +28,19 @@ export function spawnHearth(args: string[], vars: Record<string, string | undefi
 
 /** Runs a command to its end; a command still running after `timeoutMs` is killed and the test fails. */
 export function runHearth(args: string[], vars: Record<string, string | undefined>, timeoutMs = 20_000): Promise<CliResult> {
+  return runToEnd(spawnHearth(args, vars), `hearth ${args.join(' ')}`, timeoutMs);
+}
+
+/** Collects a spawned command's output until it ends; one still running after `timeoutMs` is killed and the test fails. */
+export function runToEnd(child: ChildProcess, label: string, timeoutMs: number): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawnHearth(args, vars);
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));
     child.stderr!.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`hearth ${args.join(' ')} did not finish within ${timeoutMs} ms\n${stderr}`));
+      reject(new Error(`${label} did not finish within ${timeoutMs} ms\n${stderr}`));
     }, timeoutMs);
     child.on('error', reject);
     child.on('close', (code, signal) => {
@@ -58,14 +61,7 @@ export function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-cli-'));
 }
 
-/** A port nobody listens on right now: taken from the system, then let go. */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort } from '../support/ports';
 
 /** Everything `hearth apply` may write, in a stable order, for before/after comparisons. */
 export async function snapshot(db: Db): Promise<Record<string, unknown[]>> {

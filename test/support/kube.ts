@@ -12,9 +12,9 @@ import { ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './ports';
 
 /** Where build.sh puts the tools (outside the checkout, so a clean clone reuses them). */
 export const KUBE_TOOLS_BIN = path.join(process.env.HEARTH_TOOLS_DIR ?? path.join(os.homedir(), '.cache', 'hearth', 'tools'), 'bin');
@@ -44,14 +44,6 @@ export function kubeToolPath(name: 'kube-apiserver' | 'etcd' | 'kubectl' | 'helm
   const file = path.join(KUBE_TOOLS_BIN, name);
   if (!fs.existsSync(file)) throw new Error(`${file} is missing: run \`make kube-tools\` (test/kube/tools/build.sh) first`);
   return file;
-}
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 function startProcess(binary: string, args: string[], logFile: string): ChildProcess {

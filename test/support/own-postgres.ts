@@ -7,11 +7,11 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
 import { embeddedPostgresBinDir, letOthersTraverse } from '../../apps/cli/src/embedded-postgres-files';
+import { freePort } from './ports';
 
 export interface OwnPostgres {
   url: string;
@@ -23,14 +23,6 @@ export interface OwnPostgres {
 }
 
 const BIN = embeddedPostgresBinDir();
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 /** The uid and gid to run PostgreSQL as: the `postgres` user when we are root. */
 function runAs(): { uid?: number; gid?: number } {

@@ -1,6 +1,6 @@
 /**
- * What every listening process (API, realtime) does the same way: listen, expose Prometheus metrics
- * on a port of their own, answer readiness from PostgreSQL and Redis, and stop listening gracefully.
+ * What every listening process (API, realtime, operator) does the same way: listen, expose Prometheus
+ * metrics on a port of their own (with the probes of a process that has no other port), answer readiness from PostgreSQL and Redis, and stop listening gracefully.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -34,12 +34,38 @@ export interface MetricsRegistry {
   metrics(): Promise<string>;
 }
 
-/** Serves `/metrics` on its own port; answers the listener and its URL. */
-export async function startMetricsServer(registry: MetricsRegistry, port: number, host: string): Promise<{ server: http.Server; url: string }> {
+/** What a process without a port of its own (the operator) answers its probes with. */
+export interface Probes {
+  /** `ready` decides /readyz's status (200 or 503); the rest is shown in its body. */
+  readiness(): { ready: boolean; [detail: string]: unknown };
+}
+
+/**
+ * Serves `/metrics` on its own port, and with `probes` also `/healthz` (the process answers) and
+ * `/readyz` there; answers the listener and its URL.
+ */
+export async function startMetricsServer(
+  registry: MetricsRegistry,
+  port: number,
+  host: string,
+  probes?: Probes,
+): Promise<{ server: http.Server; url: string }> {
+  const json = (res: http.ServerResponse, status: number, body: unknown) =>
+    res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
   const server = http.createServer(async (req, res) => {
-    if (req.url !== '/metrics') return void res.writeHead(404).end();
-    res.writeHead(200, { 'Content-Type': registry.contentType });
-    res.end(await registry.metrics());
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (probes && path === '/healthz') return json(res, 200, { status: 'ok' });
+    if (probes && path === '/readyz') {
+      const { ready, ...details } = probes.readiness();
+      return json(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not-ready', ...details });
+    }
+    if (path !== '/metrics') return void res.writeHead(404).end();
+    try {
+      const text = await registry.metrics();
+      res.writeHead(200, { 'Content-Type': registry.contentType }).end(text);
+    } catch {
+      res.writeHead(500).end();
+    }
   });
   const bound = await listen(server, port, host);
   return { server, url: `http://${shownHost(host)}:${bound}/metrics` };
