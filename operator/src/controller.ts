@@ -7,7 +7,8 @@
  *   else add the finalizer (removable kinds), validate the spec with the kind's TypeBox schema,
  *   reconcileManifest in one transaction (the functions `hearth apply` calls, which announce their
  *   changes on the bus once it commits), and write status: observedGeneration and a Ready condition.
- * A refusal (ManifestError: a bad reference, a plan's limit; or a Refusal of the operator's own) is
+ * A refusal (ManifestError: a bad reference, a plan's limit; a deletion Hearth cannot undo yet; or a
+ * Refusal of the operator's own) is
  * Ready=False with its reason and message and a Warning Event, and is retried with backoff, and at
  * once when another resource changes (the plan a project waited for may just have been created).
  * Any other failure (the database down, the API server busy) is Ready=Unknown and retried with
@@ -15,6 +16,7 @@
  */
 import {
   Announcer,
+  ApiError,
   Db,
   Logger,
   ManifestError,
@@ -182,7 +184,13 @@ export class KindController {
   private async finalize(key: string, obj: CustomObject): Promise<WorkResult> {
     if (!hasFinalizer(obj)) return 'done';
     if (isRemovable(this.type.kind)) {
-      const removed = await removeManifest(this.deps.db, { kind: this.type.kind, namespace: obj.metadata.namespace, name: obj.metadata.name }, this.deps.bus);
+      const ref = { kind: this.type.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
+      const removed = await removeManifest(this.deps.db, ref, this.deps.bus).catch((err: unknown) => {
+        // Hearth refuses to undo it yet (a Project with live environments, a category posts are in):
+        // the finalizer stays, the SRE sees why (Ready=False, a Warning Event), and it is tried again.
+        if (err instanceof ApiError) throw new Refusal('DeletionBlocked', err.message);
+        throw err;
+      });
       this.log.info({ key, action: removed.action }, 'removed from the database');
       if (removed.action === 'removed') this.deps.onChange();
     }

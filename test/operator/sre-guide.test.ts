@@ -116,3 +116,17 @@ test('the periodic relist repairs what was changed behind the operator\'s back',
   }, (RELIST_SECONDS * 3 + 5) * 1000, 250);
   expect(repaired).toEqual(['new_shop']);
 });
+
+test('a Project with a live environment is not deleted yet: DeletionBlocked with a Warning Event, then gone once its environment is', async () => {
+  await kubectl(kube, ['delete', 'project', 'starfall', '-n', 'starfall', '--wait=false']);
+  const blocked = await waitReady(kube, ['project', 'starfall', '-n', 'starfall'], 'False');
+  expect(blocked.metadata.deletionTimestamp).toBeTruthy();
+  expect(readyOf(blocked)).toMatchObject({ reason: 'DeletionBlocked', message: expect.stringContaining('starfall-live') });
+  const events = JSON.parse(await kubectl(kube, ['get', 'events', '-n', 'starfall', '--field-selector', 'involvedObject.name=starfall', '-o', 'json'])).items;
+  expect(events).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'Warning', reason: 'DeletionBlocked' })]));
+  expect((await h.db('projects').where({ namespace: 'starfall', name: 'starfall' }).first()).retired_at).toBeNull();
+
+  await kubectl(kube, ['delete', 'gameenvironment', 'starfall-live', '-n', 'starfall', '--timeout=20s']);
+  await waitUntil('the Project is gone', async () => ((await getOrNull(kube, ['project', 'starfall', '-n', 'starfall'])) === null ? true : undefined), 20_000);
+  expect((await h.db('projects').where({ namespace: 'starfall', name: 'starfall' }).first()).retired_at).not.toBeNull();
+});
