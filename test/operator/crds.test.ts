@@ -109,12 +109,12 @@ describe('the API server refuses what the schemas refuse', () => {
     ],
     [
       'an item type with contents that is no container',
-      m.itemType('bad-item', { environment: 'e', name: 'n', category: 'weapon', ownership: 'counted', contents: { grants: [{ itemTypeKey: 'x' }] } }),
+      m.itemType('bad-item', { environment: 'e', name: 'Thing', category: 'weapon', ownership: 'counted', contents: { grants: [{ itemTypeKey: 'x' }] } }),
       /spec.contents: Invalid value: "object": is only for an item type of category container/,
     ],
     [
       'an item type naming a currency twice',
-      m.itemType('bad-prices', { environment: 'e', name: 'n', category: 'weapon', ownership: 'counted', prices: [{ currencyKey: 'g', amount: 1 }, { currencyKey: 'g', amount: 2 }] }),
+      m.itemType('bad-prices', { environment: 'e', name: 'Thing', category: 'weapon', ownership: 'counted', prices: [{ currencyKey: 'g', amount: 1 }, { currencyKey: 'g', amount: 2 }] }),
       /spec.prices: Invalid value: "array": must name each currency once/,
     ],
   ])('%s', async (_what, doc, message) => {
