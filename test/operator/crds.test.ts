@@ -64,6 +64,16 @@ it('accepts a document of every kind, and lists them all under `kubectl get hear
       cover: null,
       content: { blocks: [{ type: 'heading', level: 2, text: 'Hi' }, { type: 'list', ordered: false, items: ['a'] }] },
     }),
+    m.itemType('crd-chest', {
+      environment: 'crd-live',
+      name: 'Chest',
+      category: 'container',
+      ownership: 'one-by-one',
+      purchasable: true,
+      prices: [{ currencyKey: 'gold', amount: 10 }],
+      contents: { grants: [{ itemTypeKey: 'potion', quantity: 2 }], picks: [{ count: 1, from: [{ itemTypeKey: 'sword', weight: 3 }] }] },
+      requires: ['chapter.1'],
+    }),
   ];
   await apply(docs);
   const listed = await kubectl(['get', 'hearth', '-A', '-o', 'name']);
@@ -96,6 +106,16 @@ describe('the API server refuses what the schemas refuse', () => {
       'a draft with a publishedAt',
       m.blogPost('bad-draft', { environment: 'e', title: 't', category: 'c', status: 'draft', publishedAt: '2026-01-01T00:00:00Z', content: { blocks: [] } }),
       /spec.publishedAt: Invalid value: "object": is only for a published post/,
+    ],
+    [
+      'an item type with contents that is no container',
+      m.itemType('bad-item', { environment: 'e', name: 'Thing', category: 'weapon', ownership: 'counted', contents: { grants: [{ itemTypeKey: 'x' }] } }),
+      /spec.contents: Invalid value: "object": is only for an item type of category container/,
+    ],
+    [
+      'an item type naming a currency twice',
+      m.itemType('bad-prices', { environment: 'e', name: 'Thing', category: 'weapon', ownership: 'counted', prices: [{ currencyKey: 'g', amount: 1 }, { currencyKey: 'g', amount: 2 }] }),
+      /spec.prices: Invalid value: "array": must name each currency once/,
     ],
   ])('%s', async (_what, doc, message) => {
     await expect(apply([doc])).rejects.toThrow(message);

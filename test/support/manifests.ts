@@ -97,3 +97,7 @@ export function blogCategory(name: string, spec: Record<string, unknown>): AnyMa
 export function blogPost(name: string, spec: Record<string, unknown>): AnyManifest {
   return { apiVersion: API_VERSION, kind: 'BlogPost', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
 }
+
+export function itemType(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'ItemType', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}

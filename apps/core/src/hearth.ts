@@ -18,6 +18,8 @@ import { LegalService } from './legal/legal';
 import { TourService } from './tours/tours';
 import { SaveService } from './saves/service';
 import { BlogService } from './blog/service';
+import { ItemTypeService } from './items/item-types';
+import { UnlockService } from './progression/unlocks';
 
 export interface HearthDeps {
   db: Db;
@@ -46,6 +48,8 @@ export class HearthCore {
   readonly tours: TourService;
   readonly saves: SaveService;
   readonly blog: BlogService;
+  readonly itemTypes: ItemTypeService;
+  readonly unlocks: UnlockService;
   private housekeeping?: NodeJS.Timeout;
 
   constructor(deps: HearthDeps) {
@@ -72,6 +76,8 @@ export class HearthCore {
     this.tours = new TourService(this.cursors);
     this.saves = new SaveService(this.cursors);
     this.blog = new BlogService(deps.db, this.cursors, this.bus);
+    this.itemTypes = new ItemTypeService(deps.db, this.cursors, this.bus);
+    this.unlocks = new UnlockService(this.cursors);
   }
 
   async start(): Promise<void> {

@@ -20,6 +20,8 @@ import { acceptLegal, getLegalStanding, listLegalDocuments, listOutstandingLegal
 import { completeTour, listTours } from './tours';
 import { deleteSave, getSave, listSaves, putSave } from './saves';
 import { createPlayerReport, createSupportRequest } from './support';
+import { listItemTypeDefinitions } from './items';
+import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -63,6 +65,10 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     getSave,
     putSave,
     deleteSave,
+    listItemTypeDefinitions,
+    listUnlocks,
+    recordUnlock,
+    deleteUnlock,
     ...extra,
   ];
   return routes;

@@ -4,6 +4,7 @@
  */
 import { Static, TSchema, Type } from '@sinclair/typebox';
 import { BlogContent } from '../blog/content';
+import { ItemTypeSpec } from '../items/item-type-spec';
 import { celRules } from './rules';
 
 export const API_VERSION = 'hearth.gg/v1alpha1';
@@ -238,6 +239,7 @@ export const LegalDocumentManifest = kind('LegalDocument', LegalDocumentSpec);
 export const TourManifest = kind('Tour', TourSpec);
 export const BlogCategoryManifest = kind('BlogCategory', BlogCategorySpec);
 export const BlogPostManifest = kind('BlogPost', BlogPostSpec);
+export const ItemTypeManifest = kind('ItemType', ItemTypeSpec);
 
 /** A printer column of `kubectl get` (besides Ready and Age, which every kind shows). */
 export interface PrinterColumn {
@@ -346,6 +348,20 @@ export const MANIFEST_KINDS = {
       ],
     },
   },
+  ItemType: {
+    schema: ItemTypeManifest,
+    namespaced: true,
+    crd: {
+      plural: 'itemtypes',
+      shortNames: ['itemtype'],
+      columns: [
+        { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+        { name: 'Category', type: 'string', jsonPath: '.spec.category' },
+        { name: 'Ownership', type: 'string', jsonPath: '.spec.ownership' },
+        { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
+      ],
+    },
+  },
 } as const satisfies Record<string, { schema: TSchema; namespaced: boolean; crd: { plural: string; shortNames: string[]; columns: PrinterColumn[]; status?: Record<string, TSchema> } }>;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
 /** The document type of one kind, from its schema. */
@@ -362,5 +378,6 @@ export type LegalDocumentManifestT = Static<typeof LegalDocumentManifest>;
 export type TourManifestT = Static<typeof TourManifest>;
 export type BlogCategory = Static<typeof BlogCategoryManifest>;
 export type BlogPost = Static<typeof BlogPostManifest>;
+export type ItemTypeManifestT = Static<typeof ItemTypeManifest>;
 /** A document of any kind, discriminated by `kind`. */
 export type AnyManifest = ManifestOf<ManifestKind>;

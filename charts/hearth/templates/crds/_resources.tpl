@@ -9,4 +9,5 @@
 - tours
 - blogcategories
 - blogposts
+- itemtypes
 {{- end }}

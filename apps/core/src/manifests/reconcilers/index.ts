@@ -8,6 +8,7 @@ import { blogCategoryReconciler } from './blog-category';
 import { blogPostReconciler } from './blog-post';
 import { gameConfigReconciler } from './game-config';
 import { gameEnvironmentReconciler } from './game-environment';
+import { itemTypeReconciler } from './item-type';
 import { legalDocumentReconciler } from './legal-document';
 import { planReconciler } from './plan';
 import { projectReconciler } from './project';
@@ -27,6 +28,7 @@ export const RECONCILERS: ReconcilerTable = {
   Tour: tourReconciler,
   BlogCategory: blogCategoryReconciler,
   BlogPost: blogPostReconciler,
+  ItemType: itemTypeReconciler,
 };
 
 /** The reconciler of one kind, typed for that kind's documents. */

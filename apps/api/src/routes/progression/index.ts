@@ -1,0 +1,75 @@
+import { Type } from '@sinclair/typebox';
+import { GameKey } from '@hearth/core';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { targetPlayerId } from '../players/target';
+
+/** Unlock (spec §2). */
+const Unlock = Type.Object(
+  { key: Type.String(), source: Type.String({ description: 'what recorded it (`server` when the recording named none)' }), unlockedAt: Timestamp },
+  { additionalProperties: false },
+);
+
+const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
+const UnlockPath = Type.Object({ playerId: Id('a player id'), key: GameKey('the unlock key') }, { additionalProperties: false });
+
+export const listUnlocks = defineRoute({
+  operationId: 'listUnlocks',
+  method: 'GET',
+  path: '/players/:playerId/unlocks',
+  summary: "The player's unlocks, ordered by key",
+  tag: 'progression',
+  credential: 'either',
+  service: 'progression',
+  params: PlayerPath,
+  bodyLimit: BODY_LIMITS.gameService,
+  query: Type.Object(
+    {
+      prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$', description: 'only keys starting with this (matched literally)' })),
+      ...PageQuery,
+    },
+    { additionalProperties: false },
+  ),
+  success: { status: 200, description: 'A page of unlocks', schema: PageOf(Unlock) },
+  refusals: ['not-found', 'forbidden'],
+  handler: async (ctx) => ({ body: await ctx.core.unlocks.list(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
+});
+
+export const recordUnlock = defineRoute({
+  operationId: 'recordUnlock',
+  method: 'PUT',
+  path: '/players/:playerId/unlocks/:key',
+  summary: 'Record an unlock for the player',
+  description: '201 when this call recorded it; 200 with the first record (its source and time) when the player already held it. The first record stands.',
+  tag: 'progression',
+  credential: 'server',
+  service: 'progression',
+  params: UnlockPath,
+  body: Type.Object({ source: Type.Optional(GameKey('what unlocked it (a flow name); `server` when absent')) }, { additionalProperties: false }),
+  bodyLimit: BODY_LIMITS.gameService,
+  success: { status: 201, description: 'Recorded by this call', schema: Unlock, also: [{ status: 200, description: 'Already recorded: the first record' }] },
+  refusals: ['not-found'],
+  handler: async (ctx) => {
+    const { unlock, created } = await ctx.core.unlocks.record(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.key, ctx.body.source);
+    return { status: created ? 201 : 200, body: unlock };
+  },
+});
+
+export const deleteUnlock = defineRoute({
+  operationId: 'deleteUnlock',
+  method: 'DELETE',
+  path: '/players/:playerId/unlocks/:key',
+  summary: "Take an unlock from the player",
+  description: 'Done whether or not the player held it.',
+  tag: 'progression',
+  credential: 'server',
+  service: 'progression',
+  params: UnlockPath,
+  bodyLimit: BODY_LIMITS.gameService,
+  success: { status: 204, description: 'The player does not hold it' },
+  refusals: ['not-found'],
+  handler: async (ctx) => {
+    await ctx.core.unlocks.remove(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.key);
+    return {};
+  },
+});

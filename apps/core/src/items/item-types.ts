@@ -1,0 +1,292 @@
+/**
+ * Item type definitions (spec §2 "Item type definition", §4 Definitions; docs/economy.md "Item
+ * types"). Written by ItemType manifests (syncItemType / releaseItemType, called by the reconciler),
+ * read by servers through GET /definitions/item-types (ItemTypeService, from memory) and by the item
+ * routes inside their own transaction (loadItemType, never from a cache).
+ *
+ * Each write bumps the environment's `item-types` content version and announces `content` after the
+ * commit, so every process drops its copy at once.
+ */
+import { sameJson } from '../canonical-json';
+import type { Db, Queryable, Tx } from '../db/knex';
+import { inTransaction } from '../db/transaction';
+import { refuse } from '../errors';
+import { Announcer, announceAfterCommit, InvalidationBus } from '../invalidation';
+import { bumpContentVersion } from '../content/game-config';
+import { SingleFlight, TtlCache } from '../cache';
+import type { ItemTypeManifestT } from '../manifests/schemas';
+import { CursorCodec, keysetPage, Page } from '../pagination';
+import type { EnvironmentContext } from '../tenancy/environments';
+import { GAME_KEY_MAX, GAME_KEY_PATTERN, ITEM_TYPE_LIMITS } from './item-type-spec';
+
+/** The content version kind of item types (content_versions.kind). */
+export const ITEM_TYPES_CONTENT = 'item-types';
+
+export type ItemOwnership = 'one-by-one' | 'counted';
+export interface Price {
+  currencyKey: string;
+  amount: number;
+}
+export interface ContainerContents {
+  grants: { itemTypeKey: string; quantity: number }[];
+  picks: { count: number; from: { itemTypeKey: string; quantity: number; weight: number }[] }[];
+}
+
+/** An item type as GET /definitions/item-types answers it, and as the item routes use it. */
+export interface ItemTypeDefinition {
+  key: string;
+  name: string;
+  description: string;
+  icon: string | null;
+  category: string;
+  ownership: ItemOwnership;
+  scope: 'account' | 'realm';
+  enabled: boolean;
+  usable: boolean;
+  purchasable: boolean;
+  maxOwned: number | null;
+  priceRule: 'all' | 'any';
+  prices: Price[];
+  data: Record<string, unknown>;
+  /** What opening it grants: only on a `container`, null otherwise. */
+  contents: ContainerContents | null;
+  /** Unlock keys the player must hold to use or open it. */
+  requires: string[];
+}
+
+/** The definition a validated document declares: the key resolved, every default filled in. */
+export function itemTypeDefinitionOf(doc: ItemTypeManifestT): ItemTypeDefinition {
+  const s = doc.spec;
+  return {
+    key: s.key ?? doc.metadata.name,
+    name: s.name,
+    description: s.description ?? '',
+    icon: s.icon ?? null,
+    category: s.category,
+    ownership: s.ownership,
+    scope: s.scope ?? 'account',
+    enabled: s.enabled ?? true,
+    usable: s.usable ?? false,
+    purchasable: s.purchasable ?? false,
+    maxOwned: s.maxOwned ?? null,
+    priceRule: s.priceRule ?? 'all',
+    prices: (s.prices ?? []).map((p) => ({ currencyKey: p.currencyKey, amount: p.amount })),
+    data: (s.data ?? {}) as Record<string, unknown>,
+    contents: s.contents
+      ? {
+          grants: (s.contents.grants ?? []).map((g) => ({ itemTypeKey: g.itemTypeKey, quantity: g.quantity ?? 1 })),
+          picks: (s.contents.picks ?? []).map((p) => ({
+            count: p.count ?? 1,
+            from: p.from.map((e) => ({ itemTypeKey: e.itemTypeKey, quantity: e.quantity ?? 1, weight: e.weight ?? 1 })),
+          })),
+        }
+      : null,
+    requires: [...(s.requires ?? [])],
+  };
+}
+
+const KEY = new RegExp(GAME_KEY_PATTERN);
+
+/** Compact UTF-8 bytes of a JSON value (spec §8 "1 KB compact"). */
+export function compactBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value), 'utf8');
+}
+
+/** What the schema cannot say: a key taken from metadata.name must still be a key, and data is at most 1 KB compact. */
+function checkDefinition(def: ItemTypeDefinition): void {
+  if (!KEY.test(def.key) || def.key.length > GAME_KEY_MAX) {
+    throw refuse.invalid('key', `"${def.key}" is not an item type key (1-${GAME_KEY_MAX} letters, digits and . _ : -); give spec.key`);
+  }
+  const bytes = compactBytes(def.data);
+  if (bytes > ITEM_TYPE_LIMITS.dataBytes) throw refuse.invalid('data', `is ${bytes} bytes written compactly; at most ${ITEM_TYPE_LIMITS.dataBytes}`);
+}
+
+function rowOf(def: ItemTypeDefinition) {
+  return {
+    name: def.name,
+    description: def.description,
+    icon: def.icon,
+    category: def.category,
+    ownership: def.ownership,
+    scope: def.scope,
+    enabled: def.enabled,
+    usable: def.usable,
+    purchasable: def.purchasable,
+    max_owned: def.maxOwned,
+    price_rule: def.priceRule,
+    prices: def.prices,
+    data: def.data,
+    contents: def.contents,
+    requires: def.requires,
+  };
+}
+
+function definitionOf(row: Record<string, any>): ItemTypeDefinition {
+  return {
+    key: row.key,
+    name: row.name,
+    description: row.description,
+    icon: row.icon ?? null,
+    category: row.category,
+    ownership: row.ownership,
+    scope: row.scope,
+    enabled: row.enabled,
+    usable: row.usable,
+    purchasable: row.purchasable,
+    maxOwned: row.max_owned === null ? null : Number(row.max_owned),
+    priceRule: row.price_rule,
+    prices: row.prices,
+    data: row.data,
+    contents: row.contents ?? null,
+    requires: row.requires,
+  };
+}
+
+const JSON_COLUMNS = ['prices', 'data', 'contents', 'requires'] as const;
+function stored(row: ReturnType<typeof rowOf>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...row };
+  for (const column of JSON_COLUMNS) out[column] = row[column] === null ? null : JSON.stringify(row[column]);
+  return out;
+}
+
+async function itemTypesChanged(trx: Tx, bus: Announcer, environmentId: number): Promise<void> {
+  await bumpContentVersion(trx, environmentId, ITEM_TYPES_CONTENT);
+  await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
+}
+
+/**
+ * Makes the item type `owner` declares exactly `definition` in the environment. A key of another
+ * document is refused (`conflict` on `key`). The row is updated in place; a document moved to another
+ * environment or key leaves its old row. Nothing changes (and no version moves) when nothing differs.
+ */
+export async function syncItemType(
+  db: Queryable,
+  bus: Announcer,
+  target: { environmentId: number; owner: string; definition: ItemTypeDefinition },
+): Promise<'created' | 'updated' | 'unchanged'> {
+  const { environmentId, owner, definition } = target;
+  checkDefinition(definition);
+  const wanted = rowOf(definition);
+  return inTransaction(db, async (trx) => {
+    // One content writer per environment at a time (as GameConfig and the blog): two documents claiming one key cannot both see it free.
+    await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [environmentId]);
+    const before = await trx('item_types').where({ owner }).first();
+    const moved = before && (Number(before.environment_id) !== environmentId || before.key !== definition.key);
+    if (before && !moved && sameJson(rowOf(definitionOf(before)), wanted)) return 'unchanged';
+    const taken = await trx('item_types').where({ environment_id: environmentId, key: definition.key }).first('owner');
+    if (taken && taken.owner !== owner) throw refuse.conflict(`"${definition.key}" already belongs to ItemType ${taken.owner}`, { field: 'key' });
+    if (moved) {
+      await trx('item_types').where({ owner }).delete();
+      if (Number(before.environment_id) !== environmentId) await itemTypesChanged(trx, bus, Number(before.environment_id));
+    }
+    const values = { ...stored(wanted), updated_at: trx.raw('clock_timestamp()') };
+    if (before && !moved) await trx('item_types').where({ owner }).update(values);
+    else await trx('item_types').insert({ environment_id: environmentId, key: definition.key, owner, ...values });
+    await itemTypesChanged(trx, bus, environmentId);
+    return before ? 'updated' : 'created';
+  });
+}
+
+/** Removes the item type `owner` declared (its document was deleted); answers whether there was one. Items players hold stay. */
+export async function releaseItemType(db: Queryable, bus: Announcer, owner: string): Promise<boolean> {
+  return inTransaction(db, async (trx) => {
+    const rows: { environment_id: string }[] = await trx('item_types').where({ owner }).delete().returning('environment_id');
+    for (const row of rows) await itemTypesChanged(trx, bus, Number(row.environment_id));
+    return rows.length > 0;
+  });
+}
+
+/**
+ * One item type, read in the caller's transaction (grants, purchases, use and open decide on what
+ * is committed now, not on a cached copy); null when the environment has none of that key.
+ * `lock` takes a share lock so a definition cannot change under a purchase until it commits.
+ */
+export async function loadItemType(db: Queryable, environmentId: number, key: string, options: { lock?: boolean } = {}): Promise<ItemTypeDefinition | null> {
+  const query = db('item_types').where({ environment_id: environmentId, key }).first();
+  if (options.lock) query.forShare();
+  const row = await query;
+  return row ? definitionOf(row) : null;
+}
+
+/** How long a snapshot is trusted before its version is asked again (a lost announcement costs at most this). */
+export const ITEM_TYPES_VERSION_TTL_MS = 30_000;
+
+interface Snapshot {
+  version: number;
+  /** Every item type of the environment, by key (byte order). */
+  definitions: ItemTypeDefinition[];
+}
+
+/**
+ * GET /definitions/item-types from memory: each environment's item types are loaded once, tagged
+ * with the content version read before them, and answered from memory while the version stands.
+ * A `content` announcement drops the version; the next read asks it again and reloads only if it moved.
+ */
+export class ItemTypeService {
+  private versions = new TtlCache<number, number>(ITEM_TYPES_VERSION_TTL_MS);
+  private versionFlight = new SingleFlight<number, number>();
+  private snapshots = new Map<number, Snapshot>();
+  private loadFlight = new SingleFlight<string, Snapshot>();
+
+  /** `pool` serves the snapshots only: shared by every request of the process, they hold committed data. */
+  constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus) {
+    bus.on((event) => {
+      if (event.kind === 'content') this.versions.delete(event.environmentId);
+      if (event.kind === 'environments') this.versions.clear();
+    });
+  }
+
+  private version(envId: number): Promise<number> {
+    const hit = this.versions.get(envId);
+    if (hit !== undefined) return Promise.resolve(hit);
+    return this.versionFlight.run(envId, async () => {
+      const row = await this.pool('content_versions').where({ environment_id: envId, kind: ITEM_TYPES_CONTENT }).first('version');
+      const version = row ? Number(row.version) : 0;
+      this.versions.set(envId, version);
+      return version;
+    });
+  }
+
+  /** The environment's item types at its current version. Rows read after the version are at least that new; a newer change moves the version again and reloads. */
+  private async snapshot(envId: number): Promise<Snapshot> {
+    const version = await this.version(envId);
+    const held = this.snapshots.get(envId);
+    if (held && held.version === version) return held;
+    return this.loadFlight.run(`${envId}|${version}`, async () => {
+      const rows = await this.pool('item_types').where({ environment_id: envId }).orderBy('key');
+      const snapshot = { version, definitions: rows.map(definitionOf) };
+      const current = this.snapshots.get(envId);
+      if (!current || current.version <= version) this.snapshots.set(envId, snapshot);
+      return snapshot;
+    });
+  }
+
+  /** GET /definitions/item-types: every item type of the environment by key, switched-off ones included (enabled: false). */
+  async listDefinitions(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<ItemTypeDefinition>> {
+    const { definitions } = await this.snapshot(env.id);
+    return keysetPage(
+      this.cursors,
+      `item-types|${env.id}`,
+      q,
+      async (after: string | undefined, take) => {
+        const from = after === undefined ? 0 : firstAfter(definitions, after);
+        return definitions.slice(from, from + take);
+      },
+      (def) => def.key,
+      (def) => def,
+    );
+  }
+}
+
+/** Index of the first definition whose key sorts after `key` in byte order (the list is sorted so). */
+function firstAfter(definitions: ItemTypeDefinition[], key: string): number {
+  const target = Buffer.from(key);
+  let low = 0;
+  let high = definitions.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (Buffer.compare(Buffer.from(definitions[mid].key), target) <= 0) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}

@@ -1,0 +1,213 @@
+/**
+ * The ItemType kind and GET /definitions/item-types (spec §2 item type definition, §4 Definitions):
+ * applied, applied again (unchanged, no version move), updated, refused (naming the field, changing
+ * nothing), moved and removed; the definitions page with every field, switched-off ones listed,
+ * deleted ones gone in every API process; the route's refusals.
+ */
+import { AnyManifest, ITEM_TYPES_CONTENT, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core';
+import { Harness, startHarness } from '../support/harness';
+import { call, expectError, signIn } from '../support/http';
+import { itemType, projectWithout, standardManifests } from '../support/manifests';
+
+let h: Harness;
+let key: string;
+
+const sword = (spec: Record<string, unknown> = {}) =>
+  itemType('sword', { environment: 'alpha-live', name: 'Sword', category: 'weapon', ownership: 'one-by-one', ...spec });
+const chest = (spec: Record<string, unknown> = {}) =>
+  itemType('chest', {
+    environment: 'alpha-live',
+    key: 'chest.wood',
+    name: 'Wooden chest',
+    description: 'Opens for a few things',
+    icon: 'https://cdn.example.com/chest.png',
+    category: 'container',
+    ownership: 'one-by-one',
+    scope: 'realm',
+    purchasable: true,
+    maxOwned: 5,
+    priceRule: 'any',
+    prices: [{ currencyKey: 'gold', amount: 100 }, { currencyKey: 'gems', amount: 1_000_000_000 }],
+    data: { rarity: 'common' },
+    contents: {
+      grants: [{ itemTypeKey: 'potion', quantity: 2 }],
+      picks: [{ count: 2, from: [{ itemTypeKey: 'sword', weight: 9 }, { itemTypeKey: 'potion', quantity: 5, weight: 1 }] }],
+    },
+    requires: ['chapter.1', 'shop:open'],
+    ...spec,
+  });
+const potion = itemType('potion', { environment: 'alpha-live', name: 'Potion', category: 'consumable', ownership: 'counted', usable: true, enabled: false });
+
+async function reconcile(doc: AnyManifest) {
+  return reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), h.core.bus);
+}
+async function version(environmentName = 'alpha-live'): Promise<number> {
+  const row = await h.db('content_versions as v').join('environments as e', 'e.id', 'v.environment_id').where({ 'e.name': environmentName, 'v.kind': ITEM_TYPES_CONTENT }).first('v.version');
+  return row ? Number(row.version) : 0;
+}
+async function refusal(work: () => Promise<unknown>): Promise<ManifestError> {
+  const err = await work().then(() => null, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ManifestError);
+  return err as ManifestError;
+}
+async function definitions(base = h.base, query = '', token = key) {
+  const reply = await call(base, 'GET', `/definitions/item-types${query}`, { token });
+  expect(reply.status).toBe(200);
+  return reply.body as { items: Record<string, any>[]; next: string | null };
+}
+
+beforeAll(async () => {
+  h = await startHarness({ manifests: [...standardManifests(), ...projectWithout('noinv', 'inventory'), sword(), chest(), potion] });
+  key = h.serverKeys['alpha-live-key'];
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe('GET /definitions/item-types', () => {
+  test('every item type by key, each field present with its default, switched-off ones listed with enabled: false', async () => {
+    expect(await definitions()).toEqual({
+      items: [
+        {
+          key: 'chest.wood',
+          name: 'Wooden chest',
+          description: 'Opens for a few things',
+          icon: 'https://cdn.example.com/chest.png',
+          category: 'container',
+          ownership: 'one-by-one',
+          scope: 'realm',
+          enabled: true,
+          usable: false,
+          purchasable: true,
+          maxOwned: 5,
+          priceRule: 'any',
+          prices: [{ currencyKey: 'gold', amount: 100 }, { currencyKey: 'gems', amount: 1_000_000_000 }],
+          data: { rarity: 'common' },
+          contents: {
+            grants: [{ itemTypeKey: 'potion', quantity: 2 }],
+            picks: [{ count: 2, from: [{ itemTypeKey: 'sword', quantity: 1, weight: 9 }, { itemTypeKey: 'potion', quantity: 5, weight: 1 }] }],
+          },
+          requires: ['chapter.1', 'shop:open'],
+        },
+        {
+          key: 'potion', name: 'Potion', description: '', icon: null, category: 'consumable', ownership: 'counted', scope: 'account',
+          enabled: false, usable: true, purchasable: false, maxOwned: null, priceRule: 'all', prices: [], data: {}, contents: null, requires: [],
+        },
+        {
+          key: 'sword', name: 'Sword', description: '', icon: null, category: 'weapon', ownership: 'one-by-one', scope: 'account',
+          enabled: true, usable: false, purchasable: false, maxOwned: null, priceRule: 'all', prices: [], data: {}, contents: null, requires: [],
+        },
+      ],
+      next: null,
+    });
+  });
+
+  test('pages by key; a cursor of another environment is refused', async () => {
+    const first = await definitions(h.base, '?limit=2');
+    expect(first.items.map((d) => d.key)).toEqual(['chest.wood', 'potion']);
+    const rest = await definitions(h.base, `?limit=2&cursor=${encodeURIComponent(first.next!)}`);
+    expect(rest.items.map((d) => d.key)).toEqual(['sword']);
+    expect(rest.next).toBeNull();
+    expectError(await call(h.base, 'GET', `/definitions/item-types?cursor=${encodeURIComponent(first.next!)}`, { token: h.serverKeys['alpha-test-key'] }), 400, 'invalid-request', 'query.cursor');
+  });
+
+  test("another environment's item types are not listed", async () => {
+    expect(await definitions(h.base, '', h.serverKeys['alpha-test-key'])).toEqual({ items: [], next: null });
+  });
+
+  test('refusals: a player token is forbidden, no credential unauthorized, the inventory service off is service-disabled, an unknown query is invalid', async () => {
+    const p = await signIn(h.base, key, 'def-reader');
+    expectError(await call(h.base, 'GET', '/definitions/item-types', { token: p.accessToken }), 403, 'forbidden');
+    expectError(await call(h.base, 'GET', '/definitions/item-types'), 401, 'unauthorized');
+    expectError(await call(h.base, 'GET', '/definitions/item-types', { token: h.serverKeys['noinv-live-key'] }), 403, 'service-disabled');
+    expectError(await call(h.base, 'GET', '/definitions/item-types?enabled=true', { token: key }), 400, 'invalid-request', 'query.enabled');
+    expectError(await call(h.base, 'GET', '/definitions/item-types?limit=201', { token: key }), 400, 'invalid-request', 'query.limit');
+  });
+});
+
+describe('the ItemType kind', () => {
+  test('applied again: unchanged, no version move; a change updates it in place and every process sees it at once', async () => {
+    const other = await h.startAnotherApi();
+    expect((await definitions(other.base)).items.find((d) => d.key === 'sword')!.name).toBe('Sword'); // cached there now
+    const before = await version();
+    const rowBefore = await h.db('item_types').where({ key: 'sword' }).first('updated_at');
+    expect((await reconcile(sword())).action).toBe('unchanged');
+    expect((await reconcile(chest())).action).toBe('unchanged');
+    expect(await version()).toBe(before);
+
+    expect((await reconcile(sword({ name: 'Long sword', maxOwned: 3 }))).action).toBe('updated');
+    expect(await version()).toBe(before + 1);
+    expect((await h.db('item_types').where({ key: 'sword' }).first('updated_at')).updated_at.getTime()).toBeGreaterThan(rowBefore.updated_at.getTime());
+    for (const base of [h.base, other.base]) {
+      expect((await definitions(base)).items.find((d) => d.key === 'sword')).toMatchObject({ name: 'Long sword', maxOwned: 3 });
+    }
+    // Switched off: still listed, enabled: false.
+    expect((await reconcile(sword({ name: 'Long sword', maxOwned: 3, enabled: false }))).action).toBe('updated');
+    expect((await definitions(other.base)).items.find((d) => d.key === 'sword')!.enabled).toBe(false);
+    await reconcile(sword());
+  });
+
+  test('refusals name the field and change nothing', async () => {
+    const cases: [AnyManifest, string, RegExp][] = [
+      [sword({ contents: { grants: [{ itemTypeKey: 'potion' }] } }), 'spec.contents', /only for an item type of category container/],
+      [chest({ contents: undefined }), 'spec.contents', /required for a container/],
+      [chest({ contents: {} }), 'spec.contents', /at least one grant or pick/],
+      [chest({ ownership: 'counted' }), 'spec.ownership', /one-by-one for a container/],
+      [chest({ usable: true }), 'spec.usable', /opened rather than used/],
+      [sword({ priceRule: 'any' }), 'spec.priceRule', /any needs at least one price/],
+      [sword({ purchasable: true }), 'spec.prices', /at least one price/],
+      [sword({ prices: [{ currencyKey: 'gold', amount: 1 }, { currencyKey: 'gold', amount: 2 }] }), 'spec.prices', /each currency once/],
+      [sword({ requires: ['a', 'b', 'a'] }), 'spec.requires', /each unlock once/],
+      [sword({ prices: [{ currencyKey: 'gold', amount: 0 }] }), 'spec.prices.0.amount', /must be >= 1/],
+      [sword({ prices: [{ currencyKey: 'gold', amount: 1_000_000_001 }] }), 'spec.prices.0.amount', /must be <= 1000000000/],
+      [sword({ prices: Array.from({ length: 11 }, (_, i) => ({ currencyKey: `c${i}`, amount: 1 })) }), 'spec.prices', /must NOT have more than 10 items/],
+      [sword({ ownership: 'unique' }), 'spec.ownership', /one of "one-by-one", "counted"/],
+      [sword({ scope: 'guild' }), 'spec.scope', /one of "account", "realm"/],
+      [sword({ key: '-sword' }), 'spec.key', /must match pattern/],
+      [sword({ maxOwned: 0 }), 'spec.maxOwned', /must be >= 1/],
+      [chest({ contents: { picks: [{ count: 11, from: [{ itemTypeKey: 'sword' }] }] } }), 'spec.contents.picks.0.count', /must be <= 10/],
+      [chest({ contents: { picks: [{ count: 1, from: [] }] } }), 'spec.contents.picks.0.from', /must NOT have fewer than 1 items/],
+      [chest({ contents: { grants: [{ itemTypeKey: 'potion', quantity: 1001 }] } }), 'spec.contents.grants.0.quantity', /must be <= 1000/],
+      [sword({ colour: 'red' }), 'spec.colour', /is not taken here/],
+      // Refused by the domain function (beyond the schema): data over 1 KB compact, a key of another document, a name that is no key.
+      [sword({ data: { text: 'x'.repeat(1020) } }), 'spec.data', /1031 bytes written compactly; at most 1024/],
+      [itemType('sword-2', { environment: 'alpha-live', key: 'sword', name: 'Another', category: 'weapon', ownership: 'counted' }), 'spec.key', /already belongs to ItemType tests\/sword/],
+      [itemType('a'.repeat(129), { environment: 'alpha-live', name: 'Long', category: 'weapon', ownership: 'counted' }), 'spec.key', /is not an item type key/],
+      [itemType('nowhere', { environment: 'no-such-env', name: 'N', category: 'weapon', ownership: 'counted' }), 'spec.environment', /does not exist/],
+    ];
+    const rowsBefore = await h.db('item_types').orderBy('key').select('key', 'name', 'updated_at');
+    const versionBefore = await version();
+    for (const [doc, field, reason] of cases) {
+      const err = await refusal(() => reconcile(doc));
+      expect({ doc: doc.metadata.name, field: err.field }).toEqual({ doc: doc.metadata.name, field });
+      expect(err.reason).toMatch(reason);
+    }
+    expect(await h.db('item_types').orderBy('key').select('key', 'name', 'updated_at')).toEqual(rowsBefore);
+    expect(await version()).toBe(versionBefore);
+  });
+
+  test('a document moved to another key or environment leaves no row behind', async () => {
+    const doc = (spec: Record<string, unknown>) => itemType('mover', { name: 'Mover', category: 'misc', ownership: 'counted', ...spec });
+    expect((await reconcile(doc({ environment: 'alpha-live', key: 'mover.a' }))).action).toBe('created');
+    expect((await reconcile(doc({ environment: 'alpha-live', key: 'mover.b' }))).action).toBe('updated');
+    expect((await definitions()).items.map((d) => d.key)).toEqual(expect.arrayContaining(['mover.b']));
+    expect((await definitions()).items.map((d) => d.key)).not.toContain('mover.a');
+    const testVersion = await version('alpha-test');
+    expect((await reconcile(doc({ environment: 'alpha-test', key: 'mover.b' }))).action).toBe('updated');
+    expect(await version('alpha-test')).toBe(testVersion + 1);
+    expect((await definitions()).items.map((d) => d.key)).not.toContain('mover.b');
+    expect((await definitions(h.base, '', h.serverKeys['alpha-test-key'])).items.map((d) => d.key)).toEqual(['mover.b']);
+    expect((await removeManifest(h.db, { kind: 'ItemType', namespace: 'tests', name: 'mover' }, h.core.bus)).action).toBe('removed');
+  });
+
+  test('removed: the definition vanishes from every process; removing again is absent', async () => {
+    const other = await h.startAnotherApi();
+    expect((await reconcile(itemType('gone', { environment: 'alpha-live', name: 'Gone', category: 'misc', ownership: 'counted' }))).action).toBe('created');
+    expect((await definitions(other.base)).items.map((d) => d.key)).toContain('gone');
+    const before = await version();
+    expect((await removeManifest(h.db, { kind: 'ItemType', namespace: 'tests', name: 'gone' }, h.core.bus)).action).toBe('removed');
+    expect(await version()).toBe(before + 1);
+    for (const base of [h.base, other.base]) expect((await definitions(base)).items.map((d) => d.key)).not.toContain('gone');
+    expect((await removeManifest(h.db, { kind: 'ItemType', namespace: 'tests', name: 'gone' }, h.core.bus)).action).toBe('absent');
+  });
+});
