@@ -18,6 +18,8 @@ import { LegalService } from './legal/legal';
 import { TourService } from './tours/tours';
 import { SaveService } from './saves/service';
 import { BlogService } from './blog/service';
+import { RealmService } from './economy/definitions';
+import { EconomyService } from './economy/service';
 
 export interface HearthDeps {
   db: Db;
@@ -46,6 +48,8 @@ export class HearthCore {
   readonly tours: TourService;
   readonly saves: SaveService;
   readonly blog: BlogService;
+  readonly realms: RealmService;
+  readonly economy: EconomyService;
   private housekeeping?: NodeJS.Timeout;
 
   constructor(deps: HearthDeps) {
@@ -72,6 +76,8 @@ export class HearthCore {
     this.tours = new TourService(this.cursors);
     this.saves = new SaveService(this.cursors);
     this.blog = new BlogService(deps.db, this.cursors, this.bus);
+    this.realms = new RealmService(this.cursors);
+    this.economy = new EconomyService(this.cursors, this.realms);
   }
 
   async start(): Promise<void> {

@@ -53,3 +53,5 @@ export * from './net/client-address';
 export * from './net/paths';
 export * from './tenancy/access';
 export * from './canonical-json';
+export * from './economy/definitions';
+export * from './economy/service';

@@ -20,6 +20,20 @@ import { acceptLegal, getLegalStanding, listLegalDocuments, listOutstandingLegal
 import { completeTour, listTours } from './tours';
 import { deleteSave, getSave, listSaves, putSave } from './saves';
 import { createPlayerReport, createSupportRequest } from './support';
+import {
+  consumeCurrency,
+  creditCurrency,
+  debitCurrency,
+  getCurrentRealm,
+  getInventory,
+  listBalances,
+  listCurrencyDefinitions,
+  listInventories,
+  listLedger,
+  listRealmDefinitions,
+  listRealms,
+  refundCurrency,
+} from './economy';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -63,6 +77,18 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     getSave,
     putSave,
     deleteSave,
+    listRealms,
+    getCurrentRealm,
+    listRealmDefinitions,
+    listCurrencyDefinitions,
+    listInventories,
+    getInventory,
+    listBalances,
+    listLedger,
+    creditCurrency,
+    debitCurrency,
+    refundCurrency,
+    consumeCurrency,
     ...extra,
   ];
   return routes;

@@ -9,4 +9,6 @@
 - tours
 - blogcategories
 - blogposts
+- realms
+- currencies
 {{- end }}
