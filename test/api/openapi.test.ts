@@ -9,8 +9,8 @@
  * player...) are provoked by their area tests; every answer any test receives is held to the
  * document by the test client (test/support/contract.ts).
  *
- * No route of the table takes an Idempotency-Key yet, so the API here also serves one test route
- * that does; it is documented like any other.
+ * The API here also serves one test route that takes an Idempotency-Key (documented like any other);
+ * the currency moves take one too, and act for the reused-key provocation with ACTING_REQUESTS.
  */
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
@@ -22,7 +22,7 @@ import { AnyRoute, CHECKS, CheckName, checksOf, defineRoute, routeTable } from '
 import { Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { Contract, ContractViolation, checkAnswer, contractDocument, type ContractCheck } from '../support/contract';
-import { allServices, environment, plan, project, serverKey, standardManifests } from '../support/manifests';
+import { allServices, currency, environment, plan, project, serverKey, standardManifests } from '../support/manifests';
 import { eventually, sleep } from '../support/wait';
 
 jest.setTimeout(60_000);
@@ -96,6 +96,8 @@ beforeAll(async () => {
       project('exhausted', { plan: 'tiny' }),
       environment('exhausted-live', 'exhausted'),
       serverKey('exhausted-live-key', 'exhausted-live'),
+      currency('openapi-gems', { environment: 'alpha-live', name: 'Gems', scope: 'account', kind: 'balance' }),
+      currency('openapi-energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
     ],
   });
   const reply = await call(h.base, 'GET', '/openapi.json');
@@ -499,6 +501,30 @@ function sampleBody(op: Operation): Json | undefined {
   return schema ? (sampleOf(schema) as Json) : undefined;
 }
 
+/**
+ * Idempotent routes whose sample request cannot act as it stands (it names no real player or
+ * currency): the request that acts instead, for the reused-key provocation.
+ */
+const ACTING_REQUESTS: Record<string, () => Promise<{ path: string; body: Json }>> = {
+  creditCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-gems/credit`, body: { amount: 1, reason: 's' } }),
+  debitCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-gems/debit`, body: { amount: 1, reason: 's' } }),
+  refundCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-energy/refund`, body: { amount: 1, reason: 's' } }),
+  consumeCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-energy/consume`, body: { amount: 1, allowance: 1000, reason: 's' } }),
+};
+
+/** A player of alpha-live holding gems and having spent energy, so every currency move can act. */
+let economyPlayerId: Promise<string> | undefined;
+function economyPlayer(): Promise<string> {
+  return (economyPlayerId ??= (async () => {
+    const id = (await signIn(h.base, callers.good.server, 'openapi-economy')).player.id;
+    const moved = (kind: string, currencyKey: string, body: Json) =>
+      call(h.base, 'POST', `/players/${id}/currencies/${currencyKey}/${kind}`, { token: callers.good.server, body, headers: { 'Idempotency-Key': `setup-${kind}` } });
+    expect((await moved('credit', 'openapi-gems', { amount: 100, reason: 'setup' })).status).toBe(200);
+    expect((await moved('consume', 'openapi-energy', { amount: 100, allowance: 100, reason: 'setup' })).status).toBe(200);
+    return id;
+  })());
+}
+
 /** How to provoke each check of the pipeline on an operation it applies to. */
 const PROVOKE: Record<Exclude<CheckName, 'routeMatch'>, (op: Operation) => Promise<void>> = {
   async bodySize(op) {
@@ -575,21 +601,24 @@ const PROVOKE: Record<Exclude<CheckName, 'routeMatch'>, (op: Operation) => Promi
     const header = parametersIn(op, 'header').find((p) => p.name === 'Idempotency-Key')!;
     const [first] = actingAs(op, callers.good);
     const withKey = (key: string | undefined, body: unknown): Request => ({ ...first, body, headers: { ...first.headers, ...(key === undefined ? {} : { 'Idempotency-Key': key }) } });
-    const body = sampleBody(op);
+    const sample = sampleBody(op);
 
     // A key its schema refuses; none where one is required.
     for (const key of ['k'.repeat(header.schema.maxLength + 1), 'clé']) {
-      expectRefusal(op, await send(op, withKey(key, body)), 'invalid-request', 'header.Idempotency-Key');
+      expectRefusal(op, await send(op, withKey(key, sample)), 'invalid-request', 'header.Idempotency-Key');
     }
-    if (header.required) expectRefusal(op, await send(op, withKey(undefined, body)), 'invalid-request', 'header.Idempotency-Key');
+    if (header.required) expectRefusal(op, await send(op, withKey(undefined, sample)), 'invalid-request', 'header.Idempotency-Key');
 
     // A key already used for another request.
     const key = `openapi-${op.operation.operationId}`;
-    const done = await send(op, withKey(key, body));
+    const acting = await ACTING_REQUESTS[op.operation.operationId]?.();
+    const keyed = (k: string, b: unknown): Request => ({ ...withKey(k, b), ...(acting ? { path: acting.path } : {}) });
+    const body = acting?.body ?? sample;
+    const done = await send(op, keyed(key, body));
     expect(done.status).toBeLessThan(300);
     const other = JSON.parse(JSON.stringify(body).replace(/"s+"/, (s) => s.replace(/s/g, 't')));
     expect(other).not.toEqual(body);
-    expectRefusal(op, await send(op, withKey(key, other)), 'idempotency-conflict');
+    expectRefusal(op, await send(op, keyed(key, other)), 'idempotency-conflict');
   },
 };
 

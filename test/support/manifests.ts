@@ -98,6 +98,14 @@ export function blogPost(name: string, spec: Record<string, unknown>): AnyManife
   return { apiVersion: API_VERSION, kind: 'BlogPost', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
 }
 
+export function realm(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'Realm', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}
+
+export function currency(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'Currency', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}
+
 export function itemType(name: string, spec: Record<string, unknown>): AnyManifest {
   return { apiVersion: API_VERSION, kind: 'ItemType', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
 }

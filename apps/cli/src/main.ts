@@ -6,6 +6,7 @@ import { runRealtime } from './commands/realtime';
 import { runApply, runKeysCreate, runKeysList, runKeysRevoke, runMigrate, runSigningKeysRotate } from './commands/admin';
 import { runDev } from './commands/dev';
 import { runSupportList } from './commands/support';
+import { runEconomyLedger, runEconomyMove } from './commands/economy';
 import { runOperator } from './commands/operator';
 import { runCrds } from './commands/crds';
 
@@ -45,6 +46,32 @@ program
   .option('--limit <n>', 'at most this many, 1-1000', '100')
   .option('--json', 'print JSON')
   .action(runSupportList);
+
+const economy = program.command('economy').description("players' balances and ledger; corrections as ledger entries");
+economy
+  .command('ledger')
+  .description("a player's inventories, balances and newest ledger entries")
+  .requiredOption('--environment <appKey>', "the environment's app key")
+  .requiredOption('--player <id>', 'the player id')
+  .option('--currency <key>', 'only this currency')
+  .option('--limit <n>', 'at most this many entries, 1-200', '50')
+  .option('--json', 'print JSON')
+  .action(runEconomyLedger);
+for (const kind of ['credit', 'debit'] as const) {
+  economy
+    .command(kind)
+    .description(`${kind} a player's currency: a ledger entry with a reason, idempotent under its key`)
+    .requiredOption('--environment <appKey>', "the environment's app key")
+    .requiredOption('--player <id>', 'the player id')
+    .requiredOption('--currency <key>', 'the currency key')
+    .requiredOption('--amount <n>', 'a whole number 1 to 1000000000')
+    .requiredOption('--reason <key>', 'a key naming why (e.g. support.correction)')
+    .option('--reference <text>', 'what it is about (a ticket number), 1-200 characters')
+    .option('--realm <id>', "a realm id, or `account` (default: the currency's scope)")
+    .option('--idempotency-key <key>', 'retry a correction safely under this key (default: a new one, printed)')
+    .option('--json', 'print JSON')
+    .action((opts) => runEconomyMove(kind, opts));
+}
 
 program
   .command('crds')

@@ -18,6 +18,8 @@ import { LegalService } from './legal/legal';
 import { TourService } from './tours/tours';
 import { SaveService } from './saves/service';
 import { BlogService } from './blog/service';
+import { RealmService } from './economy/definitions';
+import { EconomyService } from './economy/service';
 import { ItemTypeService } from './items/item-types';
 import { UnlockService } from './progression/unlocks';
 
@@ -48,6 +50,8 @@ export class HearthCore {
   readonly tours: TourService;
   readonly saves: SaveService;
   readonly blog: BlogService;
+  readonly realms: RealmService;
+  readonly economy: EconomyService;
   readonly itemTypes: ItemTypeService;
   readonly unlocks: UnlockService;
   private housekeeping?: NodeJS.Timeout;
@@ -76,6 +80,8 @@ export class HearthCore {
     this.tours = new TourService(this.cursors);
     this.saves = new SaveService(this.cursors);
     this.blog = new BlogService(deps.db, this.cursors, this.bus);
+    this.realms = new RealmService(this.cursors);
+    this.economy = new EconomyService(this.cursors, this.realms);
     this.itemTypes = new ItemTypeService(deps.db, this.cursors, this.bus);
     this.unlocks = new UnlockService(this.cursors);
   }

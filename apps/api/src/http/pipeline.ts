@@ -236,7 +236,8 @@ export class Pipeline {
         return { status: result.status ?? route.success.status, body: result.body ?? null };
       },
     );
-    return { status: answer.status, body: answer.status === 204 ? undefined : answer.body, headers: { 'Idempotent-Replayed': String(answer.replayed) } };
+    const body = answer.replayed && route.onReplay ? route.onReplay(answer.body) : answer.body;
+    return { status: answer.status, body: answer.status === 204 ? undefined : body, headers: { 'Idempotent-Replayed': String(answer.replayed) } };
   }
 }
 

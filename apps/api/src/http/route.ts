@@ -129,6 +129,11 @@ export interface RouteSpec<
   rateLimit?: RateLimitClass;
   idempotency?: 'none' | 'optional' | 'required';
   /**
+   * What a replayed answer (a retry under the same Idempotency-Key) says differently from the first,
+   * e.g. a Movement's `replayed: true`; the stored answer itself is kept as the first was.
+   */
+  onReplay?: (body: unknown) => unknown;
+  /**
    * Conditional reads: the ETag of what this request would answer, computed before the handler.
    * `ask` names what was asked (the operation, its path parameters and query) as one string.
    */

@@ -20,6 +20,20 @@ import { acceptLegal, getLegalStanding, listLegalDocuments, listOutstandingLegal
 import { completeTour, listTours } from './tours';
 import { deleteSave, getSave, listSaves, putSave } from './saves';
 import { createPlayerReport, createSupportRequest } from './support';
+import {
+  consumeCurrency,
+  creditCurrency,
+  debitCurrency,
+  getCurrentRealm,
+  getInventory,
+  listBalances,
+  listCurrencyDefinitions,
+  listInventories,
+  listLedger,
+  listRealmDefinitions,
+  listRealms,
+  refundCurrency,
+} from './economy';
 import { listItemTypeDefinitions } from './items';
 import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
 
@@ -65,7 +79,19 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     getSave,
     putSave,
     deleteSave,
+    listRealms,
+    getCurrentRealm,
+    listRealmDefinitions,
+    listCurrencyDefinitions,
     listItemTypeDefinitions,
+    listInventories,
+    getInventory,
+    listBalances,
+    listLedger,
+    creditCurrency,
+    debitCurrency,
+    refundCurrency,
+    consumeCurrency,
     listUnlocks,
     recordUnlock,
     deleteUnlock,

@@ -8,15 +8,12 @@
  */
 import { Type } from '@sinclair/typebox';
 import { celRules } from '../manifests/rules';
+import { AMOUNT_MAX, GameKey } from '../game-keys';
 
-/** Spec §4 Game services keys: 1-128 letters, digits and `. _ : -`, starting with a letter or digit. */
-export const GAME_KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]*$';
-export const GAME_KEY_MAX = 128;
-export const GameKey = (description: string) => Type.String({ minLength: 1, maxLength: GAME_KEY_MAX, pattern: GAME_KEY_PATTERN, description });
 
 /** Spec §8: amounts 1 to 1,000,000,000; quantities 1 to 1,000; item `data` up to 1 KB compact. */
 export const ITEM_TYPE_LIMITS = {
-  amountMax: 1_000_000_000,
+  amountMax: AMOUNT_MAX,
   quantityMax: 1000,
   dataBytes: 1024,
   prices: 10,

@@ -17,7 +17,8 @@ import { SingleFlight, TtlCache } from '../cache';
 import type { ItemTypeManifestT } from '../manifests/schemas';
 import { CursorCodec, keysetPage, Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import { GAME_KEY_MAX, GAME_KEY_PATTERN, ITEM_TYPE_LIMITS } from './item-type-spec';
+import { GAME_KEY_MAX, isGameKey } from '../game-keys';
+import { ITEM_TYPE_LIMITS } from './item-type-spec';
 
 /** The content version kind of item types (content_versions.kind). */
 export const ITEM_TYPES_CONTENT = 'item-types';
@@ -85,7 +86,6 @@ export function itemTypeDefinitionOf(doc: ItemTypeManifestT): ItemTypeDefinition
   };
 }
 
-const KEY = new RegExp(GAME_KEY_PATTERN);
 
 /** Compact UTF-8 bytes of a JSON value (spec §8 "1 KB compact"). */
 export function compactBytes(value: unknown): number {
@@ -94,7 +94,7 @@ export function compactBytes(value: unknown): number {
 
 /** What the schema cannot say: a key taken from metadata.name must still be a key, and data is at most 1 KB compact. */
 function checkDefinition(def: ItemTypeDefinition): void {
-  if (!KEY.test(def.key) || def.key.length > GAME_KEY_MAX) {
+  if (!isGameKey(def.key)) {
     throw refuse.invalid('key', `"${def.key}" is not an item type key (1-${GAME_KEY_MAX} letters, digits and . _ : -); give spec.key`);
   }
   const bytes = compactBytes(def.data);

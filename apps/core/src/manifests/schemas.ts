@@ -6,6 +6,7 @@ import { Static, TSchema, Type } from '@sinclair/typebox';
 import { BlogContent } from '../blog/content';
 import { ItemTypeSpec } from '../items/item-type-spec';
 import { celRules } from './rules';
+import { GameKey } from '../game-keys';
 
 export const API_VERSION = 'hearth.gg/v1alpha1';
 
@@ -230,6 +231,41 @@ export const BlogPostSpec = Type.Object(
   },
 );
 
+/** The largest stored figure of a balance: every balance reaches clients as an exact JSON number (docs/economy.md). */
+export const MAX_BALANCE = Number.MAX_SAFE_INTEGER;
+
+export const RealmSpec = Type.Object(
+  {
+    environment: Name,
+    key: Type.Optional(GameKey("the realm's key, also its id; metadata.name when absent")),
+    number: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'unique in the environment; 0 is the permanent realm' }),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    enabled: Type.Optional(Type.Boolean({ default: true, description: 'a switched-off realm is never open' })),
+    visible: Type.Optional(Type.Boolean({ default: true, description: 'a hint for game clients, carried in the Realm shape' })),
+    startAt: Type.String({ format: 'date-time', description: 'when it opens (ISO 8601 with an offset)' }),
+    endAt: Type.Optional(Type.String({ format: 'date-time', description: 'when it closes; absent = never' })),
+  },
+  {
+    additionalProperties: false,
+    ...celRules({ rule: 'self.number != 0 || !has(self.endAt)', message: 'the permanent realm (number 0) never ends', fieldPath: '.endAt' }),
+  },
+);
+
+export const CurrencySpec = Type.Object(
+  {
+    environment: Name,
+    key: Type.Optional(GameKey('the key moves name; metadata.name when absent')),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    icon: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+    scope: Type.Union([Type.Literal('account'), Type.Literal('realm')], { description: 'held on the account, or per realm' }),
+    kind: Type.Union([Type.Literal('balance'), Type.Literal('consumed')], { description: 'a balance held, or a figure spent against allowances' }),
+    max: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_BALANCE, description: 'the most the stored figure may reach; absent = 2^53-1' })),
+    enabled: Type.Optional(Type.Boolean({ default: true, description: 'a switched-off currency is listed but not moved' })),
+  },
+  { additionalProperties: false },
+);
+
 export const PlanManifest = kind('Plan', PlanSpec, false);
 export const ProjectManifest = kind('Project', ProjectSpec);
 export const GameEnvironmentManifest = kind('GameEnvironment', GameEnvironmentSpec);
@@ -239,6 +275,8 @@ export const LegalDocumentManifest = kind('LegalDocument', LegalDocumentSpec);
 export const TourManifest = kind('Tour', TourSpec);
 export const BlogCategoryManifest = kind('BlogCategory', BlogCategorySpec);
 export const BlogPostManifest = kind('BlogPost', BlogPostSpec);
+export const RealmManifest = kind('Realm', RealmSpec);
+export const CurrencyManifest = kind('Currency', CurrencySpec);
 export const ItemTypeManifest = kind('ItemType', ItemTypeSpec);
 
 /** A printer column of `kubectl get` (besides Ready and Age, which every kind shows). */
@@ -348,6 +386,34 @@ export const MANIFEST_KINDS = {
       ],
     },
   },
+  Realm: {
+    schema: RealmManifest,
+    namespaced: true,
+    crd: {
+      plural: 'realms',
+      shortNames: ['hrealm'],
+      columns: [
+        { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+        { name: 'Number', type: 'integer', jsonPath: '.spec.number' },
+        { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
+        { name: 'Start', type: 'date', jsonPath: '.spec.startAt' },
+      ],
+    },
+  },
+  Currency: {
+    schema: CurrencyManifest,
+    namespaced: true,
+    crd: {
+      plural: 'currencies',
+      shortNames: ['hcur'],
+      columns: [
+        { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+        { name: 'Kind', type: 'string', jsonPath: '.spec.kind' },
+        { name: 'Scope', type: 'string', jsonPath: '.spec.scope' },
+        { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
+      ],
+    },
+  },
   ItemType: {
     schema: ItemTypeManifest,
     namespaced: true,
@@ -378,6 +444,8 @@ export type LegalDocumentManifestT = Static<typeof LegalDocumentManifest>;
 export type TourManifestT = Static<typeof TourManifest>;
 export type BlogCategory = Static<typeof BlogCategoryManifest>;
 export type BlogPost = Static<typeof BlogPostManifest>;
+export type RealmManifestT = Static<typeof RealmManifest>;
+export type CurrencyManifestT = Static<typeof CurrencyManifest>;
 export type ItemTypeManifestT = Static<typeof ItemTypeManifest>;
 /** A document of any kind, discriminated by `kind`. */
 export type AnyManifest = ManifestOf<ManifestKind>;

@@ -9,5 +9,7 @@
 - tours
 - blogcategories
 - blogposts
+- realms
+- currencies
 - itemtypes
 {{- end }}

@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { GameKey, ITEM_OWNERSHIPS, ITEM_SCOPES, PRICE_RULES } from '@hearth/core';
+import { Amount, GameKey, ITEM_OWNERSHIPS, ITEM_SCOPES, PRICE_RULES } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf, PageQuery } from '../../http/schema-helpers';
 
 const oneOf = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
 // Answer shapes (the manifest's own schemas carry CEL rules, which are no JSON Schema keywords).
-const Price = Type.Object({ currencyKey: Type.String(), amount: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }) }, { additionalProperties: false });
+const Price = Type.Object({ currencyKey: Type.String(), amount: Amount() }, { additionalProperties: false });
 const ContainerContents = Type.Object(
   {
     grants: Type.Array(Type.Object({ itemTypeKey: Type.String(), quantity: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }), {

@@ -14,6 +14,8 @@ import { planReconciler } from './plan';
 import { projectReconciler } from './project';
 import { serverKeyReconciler } from './server-key';
 import { tourReconciler } from './tour';
+import { realmReconciler } from './realm';
+import { currencyReconciler } from './currency';
 import type { Reconciler } from './shared';
 
 export type ReconcilerTable = { [K in ManifestKind]: Reconciler<ManifestOf<K>> };
@@ -28,6 +30,8 @@ export const RECONCILERS: ReconcilerTable = {
   Tour: tourReconciler,
   BlogCategory: blogCategoryReconciler,
   BlogPost: blogPostReconciler,
+  Realm: realmReconciler,
+  Currency: currencyReconciler,
   ItemType: itemTypeReconciler,
 };
 

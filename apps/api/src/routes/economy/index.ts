@@ -1,0 +1,244 @@
+/**
+ * Realms, inventories, balances, the ledger and currency moves (spec §4 Game services: Realms and
+ * inventories, Currency moves, Definitions). The domain is apps/core/src/economy; docs/economy.md.
+ */
+import { Type } from '@sinclair/typebox';
+import { Amount, ApiError, GameKey, MAX_BALANCE, type MoveKind } from '@hearth/core';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { targetPlayerId } from '../players/target';
+
+/** A stored figure: exact, never past 2^53-1 (docs/economy.md). */
+const Figure = Type.Integer({ minimum: 0, maximum: MAX_BALANCE });
+
+export const Realm = Type.Object(
+  {
+    id: Type.String(),
+    number: Type.Integer({ minimum: 0 }),
+    key: Type.String(),
+    name: Type.String(),
+    enabled: Type.Boolean(),
+    visible: Type.Boolean(),
+    startAt: Timestamp,
+    endAt: Type.Union([Timestamp, Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+export const Inventory = Type.Object({ id: Type.String(), realmId: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false });
+
+const CurrencyDefinition = Type.Object(
+  {
+    key: Type.String(),
+    name: Type.String(),
+    description: Type.Union([Type.String(), Type.Null()]),
+    icon: Type.Union([Type.String(), Type.Null()]),
+    scope: Type.Union([Type.Literal('account'), Type.Literal('realm')]),
+    kind: Type.Union([Type.Literal('balance'), Type.Literal('consumed')]),
+    max: Type.Union([Figure, Type.Null()]),
+    enabled: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+
+const Balance = Type.Object({ currencyKey: Type.String(), amount: Figure }, { additionalProperties: false });
+
+const LedgerEntry = Type.Object(
+  {
+    id: Type.String(),
+    inventoryId: Type.String(),
+    currencyKey: Type.String(),
+    amount: Type.Integer({ description: 'the signed change to the stored figure' }),
+    balanceAfter: Figure,
+    reason: Type.String(),
+    reference: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+export const Movement = Type.Object(
+  {
+    transactionId: Type.String({ description: 'the id of the ledger entry the move wrote' }),
+    inventoryId: Type.String(),
+    currencyKey: Type.String(),
+    amount: Type.Integer({ description: 'the signed change to the stored figure' }),
+    balanceAfter: Type.Integer({ minimum: 0, maximum: MAX_BALANCE, description: 'for a consumed currency, what has been spent' }),
+    replayed: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+
+const PlayerParams = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
+const InventoryParams = Type.Object(
+  { playerId: Id('a player id, or `me` with a player token'), inventory: Id('`account`, `current` or an inventory id') },
+  { additionalProperties: false },
+);
+
+export const listRealms = defineRoute({
+  operationId: 'listRealms',
+  method: 'GET',
+  path: '/realms',
+  summary: 'The open realms, newest first',
+  description: 'Open: switched on, started and not yet ended. Newest: latest startAt, then highest number.',
+  tag: 'realms',
+  credential: 'either',
+  service: 'realms',
+  query: Type.Object(PageQuery, { additionalProperties: false }),
+  success: { status: 200, description: 'A page of realms', schema: PageOf(Realm) },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.realms.listOpen(ctx.db, ctx.env, ctx.query) }),
+});
+
+export const getCurrentRealm = defineRoute({
+  operationId: 'getCurrentRealm',
+  method: 'GET',
+  path: '/realms/current',
+  summary: 'The current realm: the newest open one',
+  tag: 'realms',
+  credential: 'either',
+  service: 'realms',
+  success: { status: 200, description: 'The realm', schema: Realm },
+  refusals: ['not-found'],
+  handler: async (ctx) => {
+    const realm = await ctx.core.realms.current(ctx.db, ctx.env.id);
+    if (!realm) throw new ApiError('not-found', 'No realm is open now.');
+    return { body: realm };
+  },
+});
+
+export const listRealmDefinitions = defineRoute({
+  operationId: 'listRealmDefinitions',
+  method: 'GET',
+  path: '/definitions/realms',
+  summary: 'Every realm, open or not, by number',
+  tag: 'realms',
+  credential: 'server',
+  service: 'realms',
+  query: Type.Object(PageQuery, { additionalProperties: false }),
+  success: { status: 200, description: 'A page of realms', schema: PageOf(Realm) },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.realms.definitions(ctx.db, ctx.env, ctx.query) }),
+});
+
+export const listCurrencyDefinitions = defineRoute({
+  operationId: 'listCurrencyDefinitions',
+  method: 'GET',
+  path: '/definitions/currencies',
+  summary: 'Every currency, switched on or not, by key',
+  tag: 'inventory',
+  credential: 'server',
+  service: 'inventory',
+  query: Type.Object(PageQuery, { additionalProperties: false }),
+  success: { status: 200, description: 'A page of currency definitions', schema: PageOf(CurrencyDefinition) },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.realms.currencyDefinitions(ctx.db, ctx.env, ctx.query) }),
+});
+
+export const listInventories = defineRoute({
+  operationId: 'listInventories',
+  method: 'GET',
+  path: '/players/:playerId/inventories',
+  summary: "The player's inventories, in the order they were made",
+  tag: 'inventory',
+  credential: 'either',
+  service: 'inventory',
+  params: PlayerParams,
+  query: Type.Object(PageQuery, { additionalProperties: false }),
+  success: { status: 200, description: 'A page of inventories', schema: PageOf(Inventory) },
+  refusals: ['forbidden', 'not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.economy.listInventories(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
+});
+
+export const getInventory = defineRoute({
+  operationId: 'getInventory',
+  method: 'GET',
+  path: '/players/:playerId/inventories/:inventory',
+  summary: 'One inventory: `account`, `current` (made when missing) or an id',
+  tag: 'inventory',
+  credential: 'either',
+  service: 'inventory',
+  params: InventoryParams,
+  success: { status: 200, description: 'The inventory', schema: Inventory },
+  refusals: ['forbidden', 'not-found', 'no-current-realm'],
+  handler: async (ctx) => ({ body: await ctx.core.economy.resolve(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory) }),
+});
+
+export const listBalances = defineRoute({
+  operationId: 'listBalances',
+  method: 'GET',
+  path: '/players/:playerId/inventories/:inventory/balances',
+  summary: "An inventory's balances by currency key, with the inventory",
+  tag: 'inventory',
+  credential: 'either',
+  service: 'inventory',
+  params: InventoryParams,
+  query: Type.Object(PageQuery, { additionalProperties: false }),
+  success: { status: 200, description: 'A page of balances', schema: PageOf(Balance, { inventory: Inventory }) },
+  refusals: ['forbidden', 'not-found', 'no-current-realm'],
+  handler: async (ctx) => ({ body: await ctx.core.economy.balances(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
+});
+
+export const listLedger = defineRoute({
+  operationId: 'listLedger',
+  method: 'GET',
+  path: '/players/:playerId/ledger',
+  summary: "The player's ledger, newest first",
+  tag: 'inventory',
+  credential: 'either',
+  service: 'inventory',
+  params: PlayerParams,
+  query: Type.Object(
+    { currencyKey: Type.Optional(GameKey('only this currency')), inventoryId: Type.Optional(Id('only this inventory')), ...PageQuery },
+    { additionalProperties: false },
+  ),
+  success: { status: 200, description: 'A page of ledger entries', schema: PageOf(LedgerEntry) },
+  refusals: ['forbidden', 'not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.economy.ledger(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
+});
+
+const MOVE_DESCRIPTIONS: Record<MoveKind, string> = {
+  credit: 'Adds to a balance currency. `balance-cap` past its maximum.',
+  debit: 'Takes from a balance currency. `insufficient-balance` (details.held, details.requested) when it holds less.',
+  refund: 'Lowers what a consumed currency has spent (`insufficient-balance` below nothing), or credits a balance currency.',
+  consume: 'Adds to what a consumed currency has spent; `allowance-exceeded` (details.allowance) when the total would pass `allowance`.',
+};
+
+function moveRoute(kind: MoveKind) {
+  const fields = {
+    amount: Amount(),
+    reason: GameKey('a key naming the flow (`quest_reward`, `shop`)'),
+    reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'what the move is about, for the ledger' })),
+    inventoryId: Type.Optional(Id('one of the player’s inventories')),
+    realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'a realm id, or null for the account' })),
+  };
+  const body =
+    kind === 'consume'
+      ? Type.Object({ ...fields, allowance: Type.Integer({ minimum: 0, maximum: MAX_BALANCE, description: 'the most the player may have spent in all, after the move' }) }, { additionalProperties: false })
+      : Type.Object(fields, { additionalProperties: false });
+  return defineRoute({
+    operationId: `${kind}Currency`,
+    method: 'POST',
+    path: `/players/:playerId/currencies/:currencyKey/${kind}`,
+    summary: `${kind[0].toUpperCase()}${kind.slice(1)} a currency`,
+    description: `${MOVE_DESCRIPTIONS[kind]} A retry under the same Idempotency-Key answers the first Movement with \`replayed: true\`.`,
+    tag: 'inventory',
+    credential: 'server',
+    service: 'inventory',
+    bodyLimit: BODY_LIMITS.gameService,
+    idempotency: 'required',
+    onReplay: (answer) => ({ ...(answer as object), replayed: true }),
+    params: Type.Object({ playerId: Id('a player id'), currencyKey: GameKey('a currency key') }, { additionalProperties: false }),
+    body,
+    success: { status: 200, description: 'The Movement', schema: Movement },
+    refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'disabled', 'no-current-realm'],
+    handler: async (ctx) => ({
+      body: await ctx.core.economy.move(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.currencyKey, kind, ctx.body),
+    }),
+  });
+}
+
+export const creditCurrency = moveRoute('credit');
+export const debitCurrency = moveRoute('debit');
+export const refundCurrency = moveRoute('refund');
+export const consumeCurrency = moveRoute('consume');

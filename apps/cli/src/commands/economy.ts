@@ -1,0 +1,87 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { AMOUNT_MAX, ApiError, CursorCodec, isGameKey, EconomyService, RealmService, fingerprintOf, runIdempotent, type Balance, type Inventory, type Movement } from '@hearth/core';
+import { CliError, emit } from '../output';
+import { environmentOrFail, withRuntime } from './admin';
+
+const LIMIT_MAX = 200;
+/** Staff corrections' idempotency keys live apart from the API's (scope `staff`), so they never collide with a game server's. */
+const STAFF_SCOPE = 'staff';
+
+/** The economy services over the CLI's database; the cursor key is throwaway, the CLI reads one page. */
+function economy(): EconomyService {
+  const cursors = new CursorCodec(randomBytes(32));
+  return new EconomyService(cursors, new RealmService(cursors));
+}
+
+/** `hearth economy ledger`: a player's inventories with their balances, and the newest ledger entries. */
+export async function runEconomyLedger(opts: { environment: string; player: string; currency?: string; limit?: string; json?: boolean }): Promise<void> {
+  const limit = opts.limit === undefined ? 50 : Number(opts.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > LIMIT_MAX) throw new CliError(`--limit must be a whole number from 1 to ${LIMIT_MAX}`);
+  await withRuntime({}, async (rt) => {
+    const env = await environmentOrFail(rt, opts.environment);
+    const service = economy();
+    try {
+      const inventories: (Inventory & { balances: Balance[] })[] = [];
+      for (const inventory of (await service.listInventories(rt.db, env, opts.player, { limit: LIMIT_MAX })).items) {
+        const balances = (await service.balances(rt.db, env, opts.player, inventory.id, { limit: LIMIT_MAX })).items;
+        inventories.push({ ...inventory, balances });
+      }
+      const ledger = (await service.ledger(rt.db, env, opts.player, { limit, currencyKey: opts.currency })).items;
+      emit(!!opts.json, { environment: env.appKey, playerId: opts.player, inventories, ledger }, () => {
+        const lines = [`player ${opts.player} in ${env.appKey}`];
+        if (inventories.length === 0) lines.push('  no inventories');
+        for (const inv of inventories) {
+          lines.push(`  inventory ${inv.id} (${inv.realmId === null ? 'account' : `realm ${inv.realmId}`})`);
+          for (const b of inv.balances) lines.push(`    ${b.currencyKey}: ${b.amount}`);
+        }
+        lines.push(ledger.length === 0 ? 'no ledger entries' : 'ledger, newest first:');
+        for (const e of ledger) {
+          const sign = e.amount > 0 ? '+' : '';
+          lines.push(`  ${e.createdAt}  #${e.id}  ${e.currencyKey} ${sign}${e.amount} -> ${e.balanceAfter}  ${e.reason}${e.reference ? `  (${e.reference})` : ''}  inventory ${e.inventoryId}`);
+        }
+        return lines.join('\n');
+      });
+    } catch (err) {
+      if (err instanceof ApiError) throw new CliError(err.message);
+      throw err;
+    }
+  });
+}
+
+/**
+ * `hearth economy credit|debit`: a staff correction is a ledger entry like any move, never a row edit.
+ * It runs under an idempotency key (given, or made and printed) so running it again does nothing twice.
+ */
+export async function runEconomyMove(
+  kind: 'credit' | 'debit',
+  opts: { environment: string; player: string; currency: string; amount: string; reason: string; reference?: string; realm?: string; idempotencyKey?: string; json?: boolean },
+): Promise<void> {
+  const amount = Number(opts.amount);
+  if (!/^\d+$/.test(opts.amount) || amount < 1 || amount > AMOUNT_MAX) throw new CliError(`--amount must be a whole number from 1 to ${AMOUNT_MAX}`);
+  if (!isGameKey(opts.reason)) throw new CliError('--reason must be a key: 1-128 letters, digits and . _ : -, starting with a letter or digit');
+  if (opts.reference !== undefined && (opts.reference.length < 1 || opts.reference.length > 200)) throw new CliError('--reference must be 1 to 200 characters');
+  const key = opts.idempotencyKey ?? `cli-${randomUUID()}`;
+  if (!/^[\x21-\x7e]{1,128}$/.test(key)) throw new CliError('--idempotency-key must be 1-128 printable ASCII characters');
+  await withRuntime({}, async (rt) => {
+    const env = await environmentOrFail(rt, opts.environment);
+    const request = { amount, reason: opts.reason, reference: opts.reference, ...(opts.realm === undefined ? {} : { realmId: opts.realm === 'account' ? null : opts.realm }) };
+    let movement: Movement;
+    try {
+      const answer = await runIdempotent(
+        rt.db,
+        { environmentId: env.id, scope: STAFF_SCOPE, key, fingerprint: fingerprintOf(['economy', kind, opts.player, opts.currency, request]) },
+        async (trx) => ({ status: 200, body: await economy().move(trx, env, opts.player, opts.currency, kind, request) }),
+      );
+      movement = { ...(answer.body as Movement), replayed: answer.replayed };
+    } catch (err) {
+      if (err instanceof ApiError) throw new CliError(`${err.code}: ${err.message}`);
+      throw err;
+    }
+    emit(!!opts.json, { idempotencyKey: key, movement }, () =>
+      [
+        `${movement.replayed ? 'already done under this key, nothing changed' : kind === 'credit' ? 'credited' : 'debited'}: ${movement.currencyKey} ${movement.amount > 0 ? '+' : ''}${movement.amount} -> ${movement.balanceAfter} (ledger entry #${movement.transactionId}, inventory ${movement.inventoryId})`,
+        `idempotency key: ${key} (run again with --idempotency-key ${key} to retry safely)`,
+      ].join('\n'),
+    );
+  });
+}

@@ -1,0 +1,216 @@
+/**
+ * Realm and Currency definitions (spec §2 Realm, currency definition fields; §4 Realms, Definitions):
+ * content written by their manifests through syncRealm / syncCurrency (called by the reconcilers),
+ * one row per document (content/owned-row.ts). Nothing is cached from them (each read is one indexed
+ * query), so nothing is announced. docs/economy.md says what "open" and "current" mean.
+ */
+import type { Queryable, Tx } from '../db/knex';
+import { inTransaction } from '../db/transaction';
+import { refuse } from '../errors';
+import type { CurrencyManifestT, RealmManifestT } from '../manifests/schemas';
+import { MAX_BALANCE } from '../manifests/schemas';
+import { OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
+import { CursorCodec, Page, keysetPage } from '../pagination';
+import type { EnvironmentContext } from '../tenancy/environments';
+
+/** Realm (spec §2). Its id is its key: stable across re-applies, so an inventory's realmId keeps its meaning. */
+export interface Realm {
+  id: string;
+  number: number;
+  key: string;
+  name: string;
+  enabled: boolean;
+  visible: boolean;
+  startAt: string;
+  endAt: string | null;
+}
+
+/** A currency definition (spec §2 currency definition fields, plus `enabled`). */
+export interface CurrencyDefinition {
+  key: string;
+  name: string;
+  description: string | null;
+  icon: string | null;
+  scope: 'account' | 'realm';
+  kind: 'balance' | 'consumed';
+  /** The most the stored figure may reach; null = no maximum of its own (2^53-1 holds anyway). */
+  max: number | null;
+  enabled: boolean;
+}
+
+const REALMS: OwnedRowTable = { name: 'realms', keyColumn: 'key', keyField: 'key', kind: 'Realm' };
+const CURRENCIES: OwnedRowTable = { name: 'currencies', keyColumn: 'key', keyField: 'key', kind: 'Currency' };
+
+/** The SQL of "open now": switched on, started, not yet ended (docs/economy.md). */
+export const REALM_OPEN_SQL = 'enabled AND start_at <= now() AND (end_at IS NULL OR end_at > now())';
+
+export function realmRow(doc: RealmManifestT): Record<string, unknown> {
+  const { spec } = doc;
+  return {
+    key: spec.key ?? doc.metadata.name,
+    number: spec.number,
+    name: spec.name,
+    enabled: spec.enabled ?? true,
+    visible: spec.visible ?? true,
+    // Dates as Date objects: the unchanged-check compares them with what PostgreSQL gives back.
+    start_at: new Date(spec.startAt),
+    end_at: spec.endAt === undefined ? null : new Date(spec.endAt),
+  };
+}
+
+export function currencyRow(doc: CurrencyManifestT): Record<string, unknown> {
+  const { spec } = doc;
+  return {
+    key: spec.key ?? doc.metadata.name,
+    name: spec.name,
+    description: spec.description ?? null,
+    icon: spec.icon ?? null,
+    scope: spec.scope,
+    kind: spec.kind,
+    max: spec.max === undefined ? null : String(spec.max),
+    enabled: spec.enabled ?? true,
+  };
+}
+
+/** Makes the owner's realm exactly `row`; a number or key another realm of the environment holds is refused. */
+export async function syncRealm(db: Queryable, target: { environmentId: number; owner: string; row: Record<string, unknown> }): Promise<'created' | 'updated' | 'unchanged'> {
+  const { environmentId, owner, row } = target;
+  return inTransaction(db, async (trx) => {
+    const endAt = row.end_at as Date | null;
+    if (endAt !== null && endAt <= (row.start_at as Date)) throw refuse.invalid('endAt', 'endAt must be after startAt');
+    // Same lock syncOwnedRow takes first: two documents claiming one number cannot both see it free.
+    await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [environmentId]);
+    const holder = await trx('realms').where({ environment_id: environmentId, number: row.number }).whereNot({ owner }).first('owner');
+    if (holder) throw refuse.conflict(`realm number ${row.number} already belongs to Realm ${holder.owner}`, { field: 'number' });
+    return (await syncOwnedRow(trx, REALMS, { environment_id: environmentId, owner, ...row })).action;
+  });
+}
+
+/** Removes the owner's realm (its manifest was deleted); players' inventories of it stay, with what they hold. */
+export async function releaseRealm(db: Queryable, owner: string): Promise<boolean> {
+  return inTransaction(db, async (trx) => (await releaseOwnedRow(trx, REALMS, owner)) !== null);
+}
+
+export async function syncCurrency(db: Queryable, target: { environmentId: number; owner: string; row: Record<string, unknown> }): Promise<'created' | 'updated' | 'unchanged'> {
+  const { environmentId, owner, row } = target;
+  return inTransaction(db, async (trx) => (await syncOwnedRow(trx, CURRENCIES, { environment_id: environmentId, owner, ...row })).action);
+}
+
+/** Removes the owner's currency; balances and ledger entries in it stay (listed, no longer moved). */
+export async function releaseCurrency(db: Queryable, owner: string): Promise<boolean> {
+  return inTransaction(db, async (trx) => (await releaseOwnedRow(trx, CURRENCIES, owner)) !== null);
+}
+
+function toRealm(row: Record<string, unknown>): Realm {
+  const endAt = row.end_at as Date | null;
+  return {
+    id: row.key as string,
+    number: row.number as number,
+    key: row.key as string,
+    name: row.name as string,
+    enabled: row.enabled as boolean,
+    visible: row.visible as boolean,
+    startAt: (row.start_at as Date).toISOString(),
+    endAt: endAt ? endAt.toISOString() : null,
+  };
+}
+
+export function toCurrency(row: Record<string, unknown>): CurrencyDefinition {
+  return {
+    key: row.key as string,
+    name: row.name as string,
+    description: (row.description as string | null) ?? null,
+    icon: (row.icon as string | null) ?? null,
+    scope: row.scope as CurrencyDefinition['scope'],
+    kind: row.kind as CurrencyDefinition['kind'],
+    max: row.max === null ? null : Number(row.max),
+    enabled: row.enabled as boolean,
+  };
+}
+
+/** The stored figure a currency may reach: its own max, and never past 2^53-1. */
+export function capOf(currency: CurrencyDefinition): bigint {
+  return BigInt(currency.max ?? MAX_BALANCE);
+}
+
+export class RealmService {
+  constructor(private readonly cursors: CursorCodec) {}
+
+  /**
+   * GET /realms: the open realms, newest first (latest start, then highest number). Position: the
+   * start as PostgreSQL's own text (exact to the microsecond, which a JS Date is not) and the number.
+   */
+  async listOpen(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<Realm>> {
+    return keysetPage(
+      this.cursors,
+      `realms-open|${env.id}`,
+      q,
+      (after: [string, number] | undefined, take) => {
+        const query = db('realms')
+          .where({ environment_id: env.id })
+          .whereRaw(REALM_OPEN_SQL)
+          .orderBy([{ column: 'start_at', order: 'desc' }, { column: 'number', order: 'desc' }])
+          .limit(take)
+          .select('*', db.raw('start_at::text AS start_text'));
+        if (after !== undefined) query.whereRaw('(start_at, number) < (?::timestamptz, ?)', after);
+        return query;
+      },
+      (row: Record<string, unknown>): [string, number] => [row.start_text as string, row.number as number],
+      toRealm,
+    );
+  }
+
+  /** GET /realms/current: the newest open realm, or null while none is open. */
+  async current(db: Queryable, envId: number): Promise<Realm | null> {
+    const row = await db('realms')
+      .where({ environment_id: envId })
+      .whereRaw(REALM_OPEN_SQL)
+      .orderBy([{ column: 'start_at', order: 'desc' }, { column: 'number', order: 'desc' }])
+      .first();
+    return row ? toRealm(row) : null;
+  }
+
+  /** A realm of the environment by id (key), open or not; null when none. */
+  async get(db: Queryable, envId: number, realmId: string): Promise<Realm | null> {
+    const row = await db('realms').where({ environment_id: envId, key: realmId }).first();
+    return row ? toRealm(row) : null;
+  }
+
+  /** GET /definitions/realms: every realm, open or not, by number. */
+  async definitions(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<Realm>> {
+    return keysetPage(
+      this.cursors,
+      `realm-definitions|${env.id}`,
+      q,
+      (after: number | undefined, take) => {
+        const query = db('realms').where({ environment_id: env.id }).orderBy('number').limit(take).select('*');
+        if (after !== undefined) query.where('number', '>', after);
+        return query;
+      },
+      (row: Record<string, unknown>) => row.number as number,
+      toRealm,
+    );
+  }
+
+  /** GET /definitions/currencies: every currency, switched on or not, by key. */
+  async currencyDefinitions(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<CurrencyDefinition>> {
+    return keysetPage(
+      this.cursors,
+      `currency-definitions|${env.id}`,
+      q,
+      (after: string | undefined, take) => {
+        const query = db('currencies').where({ environment_id: env.id }).orderBy('key').limit(take).select('*');
+        if (after !== undefined) query.where('key', '>', after);
+        return query;
+      },
+      (row: Record<string, unknown>) => row.key as string,
+      toCurrency,
+    );
+  }
+}
+
+/** One currency of the environment, or null. */
+export async function currencyNamed(db: Queryable | Tx, envId: number, key: string): Promise<CurrencyDefinition | null> {
+  const row = await db('currencies').where({ environment_id: envId, key }).first();
+  return row ? toCurrency(row) : null;
+}

@@ -1,0 +1,320 @@
+/**
+ * Players' inventories, balances, the ledger and currency moves (spec §2 Inventory, Movement,
+ * LedgerEntry, Balance; §4 Choosing an inventory, Realms and inventories, Currency moves).
+ *
+ * Correctness (docs/economy.md "Moves"): a move is one transaction, the caller's when it has one (the
+ * idempotency transaction on the routes), that locks the balance row, checks, writes the new figure
+ * and appends the ledger entry with the balance after. Figures are bigint in PostgreSQL and BigInt
+ * here; they leave as JSON numbers only because a balance can never pass 2^53-1 (MAX_BALANCE).
+ *
+ * Lock order, for every area that joins this one (items, purchases): the idempotency record → the
+ * player's row (FOR KEY SHARE, so deletion waits) → inventories → balance rows in currency-key order.
+ */
+import type { Queryable, Tx } from '../db/knex';
+import { inTransaction } from '../db/transaction';
+import { ApiError, refuse } from '../errors';
+import { randomId } from '../ids';
+import { CursorCodec, Page, keysetPage } from '../pagination';
+import type { EnvironmentContext } from '../tenancy/environments';
+import { CurrencyDefinition, RealmService, capOf, currencyNamed } from './definitions';
+
+/** Inventory (spec §2): realmId null for the account inventory. */
+export interface Inventory {
+  id: string;
+  realmId: string | null;
+}
+
+export interface Balance {
+  currencyKey: string;
+  amount: number;
+}
+
+export interface LedgerEntry {
+  id: string;
+  inventoryId: string;
+  currencyKey: string;
+  amount: number;
+  balanceAfter: number;
+  reason: string;
+  reference: string | null;
+  createdAt: string;
+}
+
+/** Movement (spec §2): amount is the signed change to the stored figure. */
+export interface Movement {
+  transactionId: string;
+  inventoryId: string;
+  currencyKey: string;
+  amount: number;
+  balanceAfter: number;
+  replayed: boolean;
+}
+
+export type MoveKind = 'credit' | 'debit' | 'refund' | 'consume';
+
+export interface MoveRequest {
+  amount: number;
+  /** consume only: the most the player may have spent in all, after the move. */
+  allowance?: number;
+  reason: string;
+  reference?: string;
+  inventoryId?: string;
+  /** A realm id, or null for the account. */
+  realmId?: string | null;
+}
+
+/** A path's `:inventory`: `account`, `current` or an inventory id. */
+export type InventorySelector = string;
+
+/** Where a body puts something (spec "Choosing an inventory"). */
+export interface InventoryChoice {
+  inventoryId?: string;
+  realmId?: string | null;
+}
+
+const toInventory = (row: Record<string, unknown>): Inventory => ({ id: row.id as string, realmId: (row.realm_key as string | null) ?? null });
+
+export class EconomyService {
+  constructor(
+    private readonly cursors: CursorCodec,
+    private readonly realms: RealmService,
+  ) {}
+
+  /** The player's row, held FOR KEY SHARE until the caller's transaction ends (deletion waits); not-found otherwise. */
+  async holdPlayer(trx: Tx, env: EnvironmentContext, playerId: string): Promise<void> {
+    const { rows } = await trx.raw('SELECT 1 FROM players WHERE id = ? AND environment_id = ? FOR KEY SHARE', [playerId, env.id]);
+    if (rows.length === 0) throw refuse.notFound('The player');
+  }
+
+  /** The player's inventory of one place (realm key, or null for the account), made when missing. */
+  async ensureInventory(trx: Tx, env: EnvironmentContext, playerId: string, realmKey: string | null): Promise<Inventory> {
+    const made = await trx('inventories')
+      .insert({ id: randomId(), environment_id: env.id, player_id: playerId, realm_key: realmKey })
+      .onConflict(trx.raw('(player_id, realm_key)'))
+      .ignore()
+      .returning(['id', 'realm_key']);
+    if (made.length > 0) return toInventory(made[0]);
+    // Someone made it first (committed, or this statement waited for them): a new statement sees it.
+    const row = await trx('inventories').where({ player_id: playerId }).andWhere((w) => (realmKey === null ? w.whereNull('realm_key') : w.where('realm_key', realmKey))).first();
+    return toInventory(row);
+  }
+
+  /** The current realm's key, or `no-current-realm`. */
+  private async currentRealmKey(db: Queryable, env: EnvironmentContext): Promise<string> {
+    const realm = await this.realms.current(db, env.id);
+    if (!realm) throw new ApiError('no-current-realm', 'No realm is open now.');
+    return realm.id;
+  }
+
+  /**
+   * A path's `:inventory` for the player: `account` and `current` are made when missing (spec); an id
+   * must be one of the player's inventories. The player must exist in the environment.
+   */
+  async resolve(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector): Promise<Inventory> {
+    if (selector === 'account' || selector === 'current') {
+      return inTransaction(db, async (trx) => {
+        await this.holdPlayer(trx, env, playerId);
+        const realmKey = selector === 'account' ? null : await this.currentRealmKey(trx, env);
+        return this.ensureInventory(trx, env, playerId, realmKey);
+      });
+    }
+    const row = await db('inventories').where({ id: selector, player_id: playerId, environment_id: env.id }).first();
+    if (!row) {
+      await this.expectPlayer(db, env, playerId);
+      throw refuse.notFound('The inventory');
+    }
+    return toInventory(row);
+  }
+
+  private async expectPlayer(db: Queryable, env: EnvironmentContext, playerId: string): Promise<void> {
+    const row = await db('players').where({ id: playerId, environment_id: env.id }).first('id');
+    if (!row) throw refuse.notFound('The player');
+  }
+
+  /**
+   * Where a body puts something (spec "Choosing an inventory"): `inventoryId` (one of the player's),
+   * `realmId` (a realm of the environment, null for the account), or else the definition's scope: the
+   * account, or the current realm. A currency held on the account is moved only in the account
+   * inventory and a per-realm one only in realm inventories (docs/economy.md).
+   */
+  async choose(trx: Tx, env: EnvironmentContext, playerId: string, choice: InventoryChoice, scope: 'account' | 'realm'): Promise<Inventory> {
+    if (choice.inventoryId !== undefined && choice.realmId !== undefined) {
+      throw refuse.invalid('body.realmId', 'Name the inventory by inventoryId or by realmId, not both.');
+    }
+    let inventory: Inventory;
+    let field: string;
+    if (choice.inventoryId !== undefined) {
+      field = 'body.inventoryId';
+      const row = await trx('inventories').where({ id: choice.inventoryId, player_id: playerId, environment_id: env.id }).first();
+      if (!row) throw refuse.notFound('The inventory');
+      inventory = toInventory(row);
+    } else if (choice.realmId !== undefined) {
+      field = 'body.realmId';
+      if (choice.realmId !== null && !(await this.realms.get(trx, env.id, choice.realmId))) throw refuse.notFound('The realm');
+      inventory = await this.ensureInventory(trx, env, playerId, choice.realmId);
+    } else {
+      return this.ensureInventory(trx, env, playerId, scope === 'account' ? null : await this.currentRealmKey(trx, env));
+    }
+    if ((inventory.realmId === null) !== (scope === 'account')) {
+      throw refuse.invalid(field, scope === 'account' ? 'This currency is held on the account inventory.' : 'This currency is held per realm, not on the account.');
+    }
+    return inventory;
+  }
+
+  /** GET /players/:playerId/inventories: the player's inventories in the order they were made. */
+  async listInventories(db: Queryable, env: EnvironmentContext, playerId: string, q: { limit?: number; cursor?: string }): Promise<Page<Inventory>> {
+    await this.expectPlayer(db, env, playerId);
+    return keysetPage(
+      this.cursors,
+      `inventories|${env.id}|${playerId}`,
+      q,
+      (after: string | undefined, take) => {
+        const query = db('inventories').where({ player_id: playerId, environment_id: env.id }).orderBy('seq').limit(take).select('id', 'realm_key', 'seq');
+        if (after !== undefined) query.where('seq', '>', after);
+        return query;
+      },
+      (row: Record<string, unknown>) => String(row.seq),
+      toInventory,
+    );
+  }
+
+  /** GET .../inventories/:inventory/balances: the inventory's balances by currency key, with the inventory. */
+  async balances(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<Balance> & { inventory: Inventory }> {
+    const inventory = await this.resolve(db, env, playerId, selector);
+    const page = await keysetPage(
+      this.cursors,
+      `balances|${env.id}|${inventory.id}`,
+      q,
+      (after: string | undefined, take) => {
+        const query = db('balances').where({ inventory_id: inventory.id }).orderBy('currency_key').limit(take).select('currency_key', 'amount');
+        if (after !== undefined) query.where('currency_key', '>', after);
+        return query;
+      },
+      (row: Record<string, unknown>) => row.currency_key as string,
+      (row: Record<string, unknown>): Balance => ({ currencyKey: row.currency_key as string, amount: Number(row.amount) }),
+    );
+    return { ...page, inventory };
+  }
+
+  /** GET /players/:playerId/ledger: newest first, optionally of one currency and/or one inventory. */
+  async ledger(db: Queryable, env: EnvironmentContext, playerId: string, q: { limit?: number; cursor?: string; currencyKey?: string; inventoryId?: string }): Promise<Page<LedgerEntry>> {
+    await this.expectPlayer(db, env, playerId);
+    return keysetPage(
+      this.cursors,
+      `ledger|${env.id}|${playerId}|${q.currencyKey ?? ''}|${q.inventoryId ?? ''}`,
+      q,
+      (after: string | undefined, take) => {
+        const query = db('ledger_entries').where({ player_id: playerId, environment_id: env.id }).orderBy('id', 'desc').limit(take).select('*');
+        if (q.currencyKey !== undefined) query.where('currency_key', q.currencyKey);
+        if (q.inventoryId !== undefined) query.where('inventory_id', q.inventoryId);
+        if (after !== undefined) query.where('id', '<', after);
+        return query;
+      },
+      (row: Record<string, unknown>) => String(row.id),
+      toLedgerEntry,
+    );
+  }
+
+  /**
+   * POST /players/:playerId/currencies/:currencyKey/<kind>: one move, in the caller's transaction when
+   * it has one. Refusals change nothing (the transaction rolls back with them).
+   */
+  async move(db: Queryable, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest): Promise<Movement> {
+    return inTransaction(db, async (trx) => {
+      const currency = await currencyNamed(trx, env.id, currencyKey);
+      if (!currency) throw refuse.notFound('The currency');
+      checkKind(currency, kind);
+      if (!currency.enabled) throw new ApiError('disabled', `The currency ${currency.key} is switched off.`, { currencyKey: currency.key });
+      await this.holdPlayer(trx, env, playerId);
+      const inventory = await this.choose(trx, env, playerId, request, currency.scope);
+      const held = await lockBalance(trx, inventory.id, currency.key);
+      const change = changeOf(currency, kind, held, request);
+      return writeMove(trx, env, playerId, inventory.id, currency.key, held, change, request);
+    });
+  }
+}
+
+/** credit and debit are for balance currencies, consume for consumed ones, refund for either. */
+function checkKind(currency: CurrencyDefinition, kind: MoveKind): void {
+  const wanted = kind === 'consume' ? 'consumed' : kind === 'refund' ? currency.kind : 'balance';
+  if (currency.kind !== wanted) {
+    throw refuse.invalid('path.currencyKey', `${currency.key} is a ${currency.kind} currency: it cannot be moved by ${kind}.`);
+  }
+}
+
+/**
+ * The balance row, made at 0 when missing, locked until the transaction ends: the upsert takes the
+ * row lock whether it inserts or finds, so concurrent moves on one balance run one after another.
+ */
+export async function lockBalance(trx: Tx, inventoryId: string, currencyKey: string): Promise<bigint> {
+  const { rows } = await trx.raw(
+    `INSERT INTO balances (inventory_id, currency_key, amount) VALUES (?, ?, 0)
+     ON CONFLICT (inventory_id, currency_key) DO UPDATE SET amount = balances.amount
+     RETURNING amount`,
+    [inventoryId, currencyKey],
+  );
+  return BigInt(rows[0].amount);
+}
+
+/** The signed change a move makes to the stored figure `held`, or the refusal it earns. */
+function changeOf(currency: CurrencyDefinition, kind: MoveKind, held: bigint, request: MoveRequest): bigint {
+  const amount = BigInt(request.amount);
+  const details = { currencyKey: currency.key, held: Number(held), requested: request.amount };
+  // What lowers the figure: a debit, and a refund of a consumed currency (what was spent goes down).
+  const lowers = kind === 'debit' || (kind === 'refund' && currency.kind === 'consumed');
+  if (lowers) {
+    if (held < amount) throw new ApiError('insufficient-balance', `Not enough ${currency.key}: ${held} held, ${amount} asked.`, details);
+    return -amount;
+  }
+  if (kind === 'consume') {
+    const allowance = BigInt(request.allowance!);
+    if (held + amount > allowance) {
+      throw new ApiError('allowance-exceeded', `Spending ${amount} ${currency.key} would pass the allowance of ${allowance} (${held} spent).`, { ...details, allowance: request.allowance });
+    }
+  }
+  if (held + amount > capOf(currency)) {
+    throw new ApiError('balance-cap', `${currency.key} would pass its maximum of ${capOf(currency)} (${held} held).`, details);
+  }
+  return amount;
+}
+
+/** Writes the new figure and its ledger entry; answers the Movement. */
+export async function writeMove(
+  trx: Tx,
+  env: EnvironmentContext,
+  playerId: string,
+  inventoryId: string,
+  currencyKey: string,
+  held: bigint,
+  change: bigint,
+  request: { reason: string; reference?: string },
+): Promise<Movement> {
+  const after = held + change;
+  await trx('balances').where({ inventory_id: inventoryId, currency_key: currencyKey }).update({ amount: after.toString() });
+  const [entry] = await trx('ledger_entries')
+    .insert({
+      environment_id: env.id,
+      player_id: playerId,
+      inventory_id: inventoryId,
+      currency_key: currencyKey,
+      amount: change.toString(),
+      balance_after: after.toString(),
+      reason: request.reason,
+      reference: request.reference ?? null,
+    })
+    .returning('id');
+  return { transactionId: String(entry.id), inventoryId, currencyKey, amount: Number(change), balanceAfter: Number(after), replayed: false };
+}
+
+function toLedgerEntry(row: Record<string, unknown>): LedgerEntry {
+  return {
+    id: String(row.id),
+    inventoryId: row.inventory_id as string,
+    currencyKey: row.currency_key as string,
+    amount: Number(row.amount),
+    balanceAfter: Number(row.balance_after),
+    reason: row.reason as string,
+    reference: (row.reference as string | null) ?? null,
+    createdAt: (row.created_at as Date).toISOString(),
+  };
+}

@@ -1,0 +1,336 @@
+/**
+ * Realms, inventories, balances, the ledger and currency moves (spec §4 Game services), over real
+ * HTTP: every route, every refusal the spec names for them, idempotent replays, and the manifests.
+ */
+import { MAX_BALANCE, removeManifest } from '@hearth/core';
+import { Harness, startHarness } from '../support/harness';
+import { call, expectError, signIn } from '../support/http';
+import { currency, projectWithout, realm, standardManifests } from '../support/manifests';
+
+const content = [
+  realm('permanent', { environment: 'alpha-live', number: 0, name: 'Forever', startAt: '2020-01-01T00:00:00Z' }),
+  realm('season-1', { environment: 'alpha-live', number: 1, name: 'Season 1', startAt: '2024-01-01T00:00:00Z', endAt: '2024-06-01T00:00:00Z' }),
+  realm('season-2', { environment: 'alpha-live', key: 's2', number: 2, name: 'Season 2', visible: false, startAt: '2025-06-01T00:00:00.123456Z' }),
+  realm('season-3', { environment: 'alpha-live', number: 3, name: 'Season 3', startAt: '2099-01-01T00:00:00Z' }),
+  realm('closed', { environment: 'alpha-live', number: 4, name: 'Closed', enabled: false, startAt: '2021-01-01T00:00:00Z' }),
+  currency('gold', { environment: 'alpha-live', name: 'Gold', scope: 'account', kind: 'balance', max: 1000, icon: 'https://cdn.example/gold.png' }),
+  currency('gems', { environment: 'alpha-live', name: 'Gems', description: 'Premium', scope: 'account', kind: 'balance' }),
+  currency('energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
+  currency('tokens', { environment: 'alpha-live', key: 'season.tokens', name: 'Season tokens', scope: 'realm', kind: 'balance' }),
+  currency('retired', { environment: 'alpha-live', name: 'Old coins', scope: 'account', kind: 'balance', enabled: false }),
+  currency('stars', { environment: 'alpha-test', name: 'Stars', scope: 'realm', kind: 'balance' }),
+];
+
+describe('economy: realms, inventories, currencies, the ledger', () => {
+  let h: Harness;
+  let key: string;
+  let testKey: string;
+  let seq = 0;
+
+  beforeAll(async () => {
+    h = await startHarness({ manifests: [...standardManifests(), ...projectWithout('noinv', 'inventory'), ...projectWithout('norealm', 'realms'), ...content] });
+    key = h.serverKeys['alpha-live-key'];
+    testKey = h.serverKeys['alpha-test-key'];
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  const newKey = () => `k-${Date.now()}-${++seq}`;
+  const move = (playerId: string, currencyKey: string, kind: string, body: Record<string, unknown>, idem: string | null = newKey(), token = key) =>
+    call(h.base, 'POST', `/players/${playerId}/currencies/${currencyKey}/${kind}`, { token, body, headers: idem === null ? {} : { 'Idempotency-Key': idem } });
+  const ledger = async (playerId: string, query = '') => {
+    const reply = await call(h.base, 'GET', `/players/${playerId}/ledger${query}`, { token: key });
+    expect(reply.status).toBe(200);
+    return reply.body as { items: { id: string; inventoryId: string; currencyKey: string; amount: number; balanceAfter: number; reason: string; reference: string | null; createdAt: string }[]; next: string | null };
+  };
+  const player = async (subject: string) => (await signIn(h.base, key, subject)).player.id;
+
+  describe('realms', () => {
+    test('GET /realms lists the open ones newest first (switched-off, ended and future ones are not open), in pages', async () => {
+      const reply = await call(h.base, 'GET', '/realms', { token: key });
+      expect(reply.status).toBe(200);
+      expect(reply.body).toEqual({
+        items: [
+          { id: 's2', number: 2, key: 's2', name: 'Season 2', enabled: true, visible: false, startAt: '2025-06-01T00:00:00.123Z', endAt: null },
+          { id: 'permanent', number: 0, key: 'permanent', name: 'Forever', enabled: true, visible: true, startAt: '2020-01-01T00:00:00.000Z', endAt: null },
+        ],
+        next: null,
+      });
+      const first = await call(h.base, 'GET', '/realms?limit=1', { token: key });
+      expect(first.body.items.map((r: { id: string }) => r.id)).toEqual(['s2']);
+      const rest = await call(h.base, 'GET', `/realms?limit=1&cursor=${encodeURIComponent(first.body.next)}`, { token: key });
+      expect(rest.body).toEqual({ items: [expect.objectContaining({ id: 'permanent' })], next: null });
+      // A player's token reads them too.
+      const p = await signIn(h.base, key, 'realm-reader');
+      expect((await call(h.base, 'GET', '/realms', { token: p.accessToken })).body.items).toHaveLength(2);
+    });
+
+    test('GET /realms/current is the newest open realm, not-found while none is open', async () => {
+      const p = await signIn(h.base, key, 'current-reader');
+      const reply = await call(h.base, 'GET', '/realms/current', { token: p.accessToken });
+      expect(reply.status).toBe(200);
+      expect(reply.body).toMatchObject({ id: 's2', number: 2 });
+      expectError(await call(h.base, 'GET', '/realms/current', { token: testKey }), 404, 'not-found');
+      expect((await call(h.base, 'GET', '/realms', { token: testKey })).body).toEqual({ items: [], next: null });
+    });
+
+    test('GET /definitions/realms lists every realm by number with the server key only; switched off shows enabled: false', async () => {
+      const reply = await call(h.base, 'GET', '/definitions/realms', { token: key });
+      expect(reply.status).toBe(200);
+      expect(reply.body.items.map((r: { number: number; enabled: boolean; endAt: string | null }) => [r.number, r.enabled, r.endAt])).toEqual([
+        [0, true, null],
+        [1, true, '2024-06-01T00:00:00.000Z'],
+        [2, true, null],
+        [3, true, null],
+        [4, false, null],
+      ]);
+      const page = await call(h.base, 'GET', '/definitions/realms?limit=3', { token: key });
+      const more = await call(h.base, 'GET', `/definitions/realms?limit=3&cursor=${encodeURIComponent(page.body.next)}`, { token: key });
+      expect(more.body.items.map((r: { number: number }) => r.number)).toEqual([3, 4]);
+      const p = await signIn(h.base, key, 'definitions-reader');
+      expectError(await call(h.base, 'GET', '/definitions/realms', { token: p.accessToken }), 403, 'forbidden');
+      expectError(await call(h.base, 'GET', '/realms', { token: h.serverKeys['norealm-live-key'] }), 403, 'service-disabled');
+    });
+
+    test('realm manifests: a number another realm holds, an end before the start, and an ending permanent realm are refused; deleted realms vanish', async () => {
+      await expect(h.apply([realm('dup', { environment: 'alpha-live', number: 1, name: 'Dup', startAt: '2024-01-01T00:00:00Z' })])).rejects.toThrow(/spec\.number.*season-1/);
+      await expect(h.apply([realm('backwards', { environment: 'alpha-live', number: 9, name: 'B', startAt: '2024-01-01T00:00:00Z', endAt: '2023-01-01T00:00:00Z' })])).rejects.toThrow(/spec\.endAt/);
+      await expect(h.apply([realm('forever-ends', { environment: 'alpha-test', number: 0, name: 'F', startAt: '2024-01-01T00:00:00Z', endAt: '2030-01-01T00:00:00Z' })])).rejects.toThrow(/endAt/);
+      await h.apply([realm('brief', { environment: 'alpha-test', number: 7, name: 'Brief', startAt: '2024-01-01T00:00:00Z' })]);
+      expect((await call(h.base, 'GET', '/realms/current', { token: testKey })).body).toMatchObject({ id: 'brief' });
+      expect((await removeManifest(h.db, { kind: 'Realm', namespace: 'tests', name: 'brief' }, h.core.bus)).action).toBe('removed');
+      expectError(await call(h.base, 'GET', '/realms/current', { token: testKey }), 404, 'not-found');
+      expect((await call(h.base, 'GET', '/definitions/realms', { token: testKey })).body).toEqual({ items: [], next: null });
+    });
+  });
+
+  describe('currency definitions', () => {
+    test('GET /definitions/currencies lists every currency by key with its fields, switched-off ones with enabled: false, deleted ones not at all', async () => {
+      const reply = await call(h.base, 'GET', '/definitions/currencies', { token: key });
+      expect(reply.status).toBe(200);
+      expect(reply.body.items).toEqual([
+        { key: 'energy', name: 'Energy', description: null, icon: null, scope: 'account', kind: 'consumed', max: null, enabled: true },
+        { key: 'gems', name: 'Gems', description: 'Premium', icon: null, scope: 'account', kind: 'balance', max: null, enabled: true },
+        { key: 'gold', name: 'Gold', description: null, icon: 'https://cdn.example/gold.png', scope: 'account', kind: 'balance', max: 1000, enabled: true },
+        { key: 'retired', name: 'Old coins', description: null, icon: null, scope: 'account', kind: 'balance', max: null, enabled: false },
+        { key: 'season.tokens', name: 'Season tokens', description: null, icon: null, scope: 'realm', kind: 'balance', max: null, enabled: true },
+      ]);
+      const p = await signIn(h.base, key, 'currency-reader');
+      expectError(await call(h.base, 'GET', '/definitions/currencies', { token: p.accessToken }), 403, 'forbidden');
+      expectError(await call(h.base, 'GET', '/definitions/currencies', { token: h.serverKeys['noinv-live-key'] }), 403, 'service-disabled');
+
+      await h.apply([currency('fleeting', { environment: 'alpha-test', name: 'Fleeting', scope: 'account', kind: 'balance' })]);
+      expect((await call(h.base, 'GET', '/definitions/currencies', { token: testKey })).body.items.map((c: { key: string }) => c.key)).toEqual(['fleeting', 'stars']);
+      await removeManifest(h.db, { kind: 'Currency', namespace: 'tests', name: 'fleeting' }, h.core.bus);
+      expect((await call(h.base, 'GET', '/definitions/currencies', { token: testKey })).body.items.map((c: { key: string }) => c.key)).toEqual(['stars']);
+    });
+  });
+
+  describe('inventories', () => {
+    test('account and current are made when missing and found after; the list holds them in the order made; an id reads one', async () => {
+      const p = await signIn(h.base, key, 'inventory-owner');
+      const token = p.accessToken;
+      expect((await call(h.base, 'GET', '/players/me/inventories', { token })).body).toEqual({ items: [], next: null });
+      const account = await call(h.base, 'GET', '/players/me/inventories/account', { token });
+      expect(account.status).toBe(200);
+      expect(account.body).toEqual({ id: expect.any(String), realmId: null });
+      expect((await call(h.base, 'GET', '/players/me/inventories/account', { token })).body).toEqual(account.body);
+      const current = await call(h.base, 'GET', `/players/${p.player.id}/inventories/current`, { token: key });
+      expect(current.body).toEqual({ id: expect.any(String), realmId: 's2' });
+      expect(current.body.id).not.toBe(account.body.id);
+      expect((await call(h.base, 'GET', '/players/me/inventories', { token })).body).toEqual({ items: [account.body, current.body], next: null });
+      const paged = await call(h.base, 'GET', '/players/me/inventories?limit=1', { token });
+      expect(paged.body.items).toEqual([account.body]);
+      expect((await call(h.base, 'GET', `/players/me/inventories?limit=1&cursor=${encodeURIComponent(paged.body.next)}`, { token })).body).toEqual({ items: [current.body], next: null });
+      expect((await call(h.base, 'GET', `/players/me/inventories/${current.body.id}`, { token })).body).toEqual(current.body);
+    });
+
+    test('refusals: unknown or another player’s inventory, unknown player, `me` with a server key, an id with a player token, no current realm, service off', async () => {
+      const a = await signIn(h.base, key, 'inventory-a');
+      const b = await signIn(h.base, key, 'inventory-b');
+      const aAccount = (await call(h.base, 'GET', '/players/me/inventories/account', { token: a.accessToken })).body;
+      expectError(await call(h.base, 'GET', `/players/me/inventories/${aAccount.id}`, { token: b.accessToken }), 404, 'not-found');
+      expectError(await call(h.base, 'GET', '/players/me/inventories/nope', { token: b.accessToken }), 404, 'not-found');
+      expectError(await call(h.base, 'GET', '/players/unknown-player/inventories/account', { token: key }), 404, 'not-found');
+      expectError(await call(h.base, 'GET', '/players/unknown-player/inventories', { token: key }), 404, 'not-found');
+      expectError(await call(h.base, 'GET', '/players/me/inventories', { token: key }), 404, 'not-found');
+      expectError(await call(h.base, 'GET', `/players/${a.player.id}/inventories`, { token: a.accessToken }), 403, 'forbidden');
+      // A player of another environment is not-found.
+      expectError(await call(h.base, 'GET', `/players/${a.player.id}/inventories/account`, { token: testKey }), 404, 'not-found');
+      const t = await signIn(h.base, testKey, 'test-env-player');
+      expectError(await call(h.base, 'GET', '/players/me/inventories/current', { token: t.accessToken }), 409, 'no-current-realm');
+      expectError(await call(h.base, 'GET', '/players/me/inventories/current/balances', { token: t.accessToken }), 409, 'no-current-realm');
+      expect((await call(h.base, 'GET', '/players/me/inventories', { token: t.accessToken })).body.items).toEqual([]);
+      expectError(await call(h.base, 'GET', '/players/x/inventories', { token: h.serverKeys['noinv-live-key'] }), 403, 'service-disabled');
+    });
+  });
+
+  describe('moves', () => {
+    test('credit answers a Movement; the retry answers it again with replayed: true and acts once', async () => {
+      const id = await player('mover');
+      const idem = newKey();
+      const first = await move(id, 'gems', 'credit', { amount: 250, reason: 'quest_reward', reference: 'quest 7' }, idem);
+      expect(first.status).toBe(200);
+      expect(first.body).toEqual({ transactionId: expect.any(String), inventoryId: expect.any(String), currencyKey: 'gems', amount: 250, balanceAfter: 250, replayed: false });
+      const again = await move(id, 'gems', 'credit', { reference: 'quest 7', reason: 'quest_reward', amount: 250 }, idem);
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual({ ...first.body, replayed: true });
+      const account = (await call(h.base, 'GET', `/players/${id}/inventories/account`, { token: key })).body;
+      expect(first.body.inventoryId).toBe(account.id);
+      const entries = (await ledger(id)).items;
+      expect(entries).toEqual([
+        { id: first.body.transactionId, inventoryId: account.id, currencyKey: 'gems', amount: 250, balanceAfter: 250, reason: 'quest_reward', reference: 'quest 7', createdAt: expect.any(String) },
+      ]);
+      const balances = await call(h.base, 'GET', `/players/${id}/inventories/account/balances`, { token: key });
+      expect(balances.body).toEqual({ items: [{ currencyKey: 'gems', amount: 250 }], next: null, inventory: account });
+      // The same key for another request.
+      expectError(await move(id, 'gems', 'credit', { amount: 251, reason: 'quest_reward', reference: 'quest 7' }, idem), 409, 'idempotency-conflict');
+      expectError(await move(id, 'gems', 'debit', { amount: 250, reason: 'quest_reward', reference: 'quest 7' }, idem), 409, 'idempotency-conflict');
+      expect((await ledger(id)).items).toHaveLength(1);
+    });
+
+    test('debit takes from a balance; insufficient-balance carries held and requested, changes nothing and frees the key', async () => {
+      const id = await player('debitor');
+      await move(id, 'gems', 'credit', { amount: 100, reason: 'grant' });
+      const idem = newKey();
+      const refused = expectError(await move(id, 'gems', 'debit', { amount: 101, reason: 'shop' }, idem), 409, 'insufficient-balance');
+      expect(refused.details).toEqual({ currencyKey: 'gems', held: 100, requested: 101 });
+      expect((await ledger(id)).items).toHaveLength(1);
+      await move(id, 'gems', 'credit', { amount: 1, reason: 'grant' });
+      // The refused key did nothing, so the same request under it now acts.
+      const later = await move(id, 'gems', 'debit', { amount: 101, reason: 'shop' }, idem);
+      expect(later.body).toMatchObject({ amount: -101, balanceAfter: 0, replayed: false });
+      expect((await ledger(id)).items.map((e) => [e.amount, e.balanceAfter])).toEqual([[-101, 0], [1, 101], [100, 100]]);
+      expectError(await move(id, 'gems', 'debit', { amount: 1, reason: 'shop' }), 409, 'insufficient-balance');
+    });
+
+    test('balance-cap: a credit past the maximum is refused, up to it is fine; no balance passes 2^53-1', async () => {
+      const id = await player('capped');
+      expect((await move(id, 'gold', 'credit', { amount: 1000, reason: 'grant' })).body.balanceAfter).toBe(1000);
+      const refused = expectError(await move(id, 'gold', 'credit', { amount: 1, reason: 'grant' }), 409, 'balance-cap');
+      expect(refused.details).toMatchObject({ currencyKey: 'gold', held: 1000, requested: 1 });
+      expectError(await move(id, 'gold', 'refund', { amount: 1, reason: 'refund' }), 409, 'balance-cap');
+      // A balance near the ceiling of exact numbers (put there directly: a billion credits a test cannot make).
+      const account = (await call(h.base, 'GET', `/players/${id}/inventories/account`, { token: key })).body;
+      await h.db('balances').insert({ inventory_id: account.id, currency_key: 'gems', amount: String(MAX_BALANCE - 5) });
+      expect((await move(id, 'gems', 'credit', { amount: 5, reason: 'grant' })).body.balanceAfter).toBe(MAX_BALANCE);
+      expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'grant' }), 409, 'balance-cap');
+      const row = await h.db('balances').where({ inventory_id: account.id, currency_key: 'gems' }).first();
+      expect(row.amount).toBe(String(MAX_BALANCE));
+      expect((await move(id, 'gems', 'debit', { amount: 1_000_000_000, reason: 'shop' })).body.balanceAfter).toBe(MAX_BALANCE - 1_000_000_000);
+    });
+
+    test('consume adds to what was spent within the allowance; refund lowers it; allowance-exceeded carries the allowance', async () => {
+      const id = await player('consumer');
+      expect((await move(id, 'energy', 'consume', { amount: 30, allowance: 50, reason: 'match' })).body).toMatchObject({ amount: 30, balanceAfter: 30 });
+      const refused = expectError(await move(id, 'energy', 'consume', { amount: 21, allowance: 50, reason: 'match' }), 409, 'allowance-exceeded');
+      expect(refused.details).toEqual({ currencyKey: 'energy', allowance: 50, held: 30, requested: 21 });
+      expect((await move(id, 'energy', 'consume', { amount: 20, allowance: 50, reason: 'match' })).body.balanceAfter).toBe(50);
+      expect((await move(id, 'energy', 'refund', { amount: 45, reason: 'match_cancelled' })).body).toMatchObject({ amount: -45, balanceAfter: 5 });
+      const under = expectError(await move(id, 'energy', 'refund', { amount: 6, reason: 'match_cancelled' }), 409, 'insufficient-balance');
+      expect(under.details).toEqual({ currencyKey: 'energy', held: 5, requested: 6 });
+      // refund credits a balance currency.
+      expect((await move(id, 'gems', 'refund', { amount: 7, reason: 'shop_refund' })).body).toMatchObject({ amount: 7, balanceAfter: 7 });
+    });
+
+    test('invalid-request: wrong kind of currency, allowance missing or not taken, bad amounts, reasons and references, a missing or bad Idempotency-Key', async () => {
+      const id = await player('invalid');
+      expectError(await move(id, 'energy', 'credit', { amount: 1, reason: 'r' }), 400, 'invalid-request', 'path.currencyKey');
+      expectError(await move(id, 'energy', 'debit', { amount: 1, reason: 'r' }), 400, 'invalid-request', 'path.currencyKey');
+      expectError(await move(id, 'gems', 'consume', { amount: 1, allowance: 5, reason: 'r' }), 400, 'invalid-request', 'path.currencyKey');
+      expectError(await move(id, 'energy', 'consume', { amount: 1, reason: 'r' }), 400, 'invalid-request', 'body.allowance');
+      expectError(await move(id, 'gems', 'credit', { amount: 1, allowance: 5, reason: 'r' }), 400, 'invalid-request', 'body.allowance');
+      for (const amount of [0, -1, 1.5, 1_000_000_001, '5']) expectError(await move(id, 'gems', 'credit', { amount, reason: 'r' }), 400, 'invalid-request', 'body.amount');
+      expect((await move(id, 'gems', 'credit', { amount: 1_000_000_000, reason: 'r' })).status).toBe(200);
+      expectError(await move(id, 'gems', 'credit', { amount: 1 }), 400, 'invalid-request', 'body.reason');
+      for (const reason of ['', '-leading', 'has space', 'x'.repeat(129)]) expectError(await move(id, 'gems', 'credit', { amount: 1, reason }), 400, 'invalid-request', 'body.reason');
+      expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r', reference: '' }), 400, 'invalid-request', 'body.reference');
+      expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r', reference: 'x'.repeat(201) }), 400, 'invalid-request', 'body.reference');
+      expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r', extra: true }), 400, 'invalid-request');
+      expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r' }, null), 400, 'invalid-request', 'header.Idempotency-Key');
+      expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r' }, 'x'.repeat(129)), 400, 'invalid-request', 'header.Idempotency-Key');
+      expect((await ledger(id)).items).toHaveLength(1);
+    });
+
+    test('not-found (currency, player, inventory, realm), disabled, forbidden for a player token', async () => {
+      const p = await signIn(h.base, key, 'refused');
+      const id = p.player.id;
+      expectError(await move(id, 'silver', 'credit', { amount: 1, reason: 'r' }), 404, 'not-found');
+      expectError(await move('nobody', 'gems', 'credit', { amount: 1, reason: 'r' }), 404, 'not-found');
+      expectError(await move('me', 'gems', 'credit', { amount: 1, reason: 'r' }), 404, 'not-found');
+      expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r', inventoryId: 'nope' }), 404, 'not-found');
+      expectError(await move(id, 'season.tokens', 'credit', { amount: 1, reason: 'r', realmId: 'no-such-realm' }), 404, 'not-found');
+      const off = expectError(await move(id, 'retired', 'credit', { amount: 1, reason: 'r' }), 409, 'disabled');
+      expect(off.details).toEqual({ currencyKey: 'retired' });
+      expectError(await move('me', 'gems', 'credit', { amount: 1, reason: 'r' }, newKey(), p.accessToken), 403, 'forbidden');
+      expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r' }, newKey(), h.serverKeys['noinv-live-key']), 403, 'service-disabled');
+      expect((await ledger(id)).items).toHaveLength(0);
+    });
+
+    test('choosing an inventory: the definition’s scope, a realm id (made when missing), null for the account, an inventory id; mismatches refused', async () => {
+      const id = await player('chooser');
+      const toCurrent = await move(id, 'season.tokens', 'credit', { amount: 5, reason: 'r' });
+      const current = (await call(h.base, 'GET', `/players/${id}/inventories/current`, { token: key })).body;
+      expect(current.realmId).toBe('s2');
+      expect(toCurrent.body.inventoryId).toBe(current.id);
+      // An ended realm still takes a server's move (settling a season); its inventory is made.
+      const toSeason1 = await move(id, 'season.tokens', 'credit', { amount: 3, reason: 'r', realmId: 'season-1' });
+      expect(toSeason1.status).toBe(200);
+      const inventories = (await call(h.base, 'GET', `/players/${id}/inventories`, { token: key })).body.items;
+      expect(inventories).toEqual([current, { id: toSeason1.body.inventoryId, realmId: 'season-1' }]);
+      expect((await move(id, 'season.tokens', 'debit', { amount: 2, reason: 'r', inventoryId: toSeason1.body.inventoryId })).body.balanceAfter).toBe(1);
+      const toAccount = await move(id, 'gems', 'credit', { amount: 4, reason: 'r', realmId: null });
+      const account = (await call(h.base, 'GET', `/players/${id}/inventories/account`, { token: key })).body;
+      expect(toAccount.body.inventoryId).toBe(account.id);
+      expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r', realmId: 's2' }), 400, 'invalid-request', 'body.realmId');
+      expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r', inventoryId: current.id }), 400, 'invalid-request', 'body.inventoryId');
+      expectError(await move(id, 'season.tokens', 'credit', { amount: 1, reason: 'r', realmId: null }), 400, 'invalid-request', 'body.realmId');
+      expectError(await move(id, 'season.tokens', 'credit', { amount: 1, reason: 'r', inventoryId: account.id }), 400, 'invalid-request', 'body.inventoryId');
+      expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r', inventoryId: account.id, realmId: null }), 400, 'invalid-request', 'body.realmId');
+      // Another player's inventory is not one of this player's.
+      const other = await player('chooser-other');
+      expectError(await move(other, 'gems', 'credit', { amount: 1, reason: 'r', inventoryId: account.id }), 404, 'not-found');
+      // A per-realm currency with no realm open.
+      const t = (await signIn(h.base, testKey, 'no-realm-mover')).player.id;
+      expectError(await move(t, 'stars', 'credit', { amount: 1, reason: 'r' }, newKey(), testKey), 409, 'no-current-realm');
+      const balances = await call(h.base, 'GET', `/players/${id}/inventories/${toSeason1.body.inventoryId}/balances`, { token: key });
+      expect(balances.body).toEqual({ items: [{ currencyKey: 'season.tokens', amount: 1 }], next: null, inventory: { id: toSeason1.body.inventoryId, realmId: 'season-1' } });
+    });
+  });
+
+  describe('the ledger', () => {
+    test('newest first, filtered by currency and inventory, in pages whose cursors belong to their filters', async () => {
+      const p = await signIn(h.base, key, 'ledger-reader');
+      const id = p.player.id;
+      const made = [];
+      made.push((await move(id, 'gems', 'credit', { amount: 10, reason: 'a' })).body);
+      made.push((await move(id, 'season.tokens', 'credit', { amount: 3, reason: 'b' })).body);
+      made.push((await move(id, 'gems', 'debit', { amount: 4, reason: 'c', reference: 'order 1' })).body);
+      made.push((await move(id, 'energy', 'consume', { amount: 2, allowance: 10, reason: 'd' })).body);
+      const all = (await call(h.base, 'GET', '/players/me/ledger', { token: p.accessToken })).body;
+      expect(all.items.map((e: { id: string }) => e.id)).toEqual(made.map((m) => m.transactionId).reverse());
+      expect(all.items[1]).toMatchObject({ currencyKey: 'gems', amount: -4, balanceAfter: 6, reason: 'c', reference: 'order 1' });
+      expect((await ledger(id, '?currencyKey=gems')).items.map((e) => e.amount)).toEqual([-4, 10]);
+      const realmInventory = made[1].inventoryId;
+      expect((await ledger(id, `?inventoryId=${realmInventory}`)).items.map((e) => e.reason)).toEqual(['b']);
+      expect((await ledger(id, `?inventoryId=${made[0].inventoryId}&currencyKey=energy`)).items.map((e) => e.reason)).toEqual(['d']);
+      const first = await ledger(id, '?limit=2');
+      expect(first.items.map((e) => e.reason)).toEqual(['d', 'c']);
+      const second = await ledger(id, `?limit=2&cursor=${encodeURIComponent(first.next!)}`);
+      expect(second).toEqual({ items: [expect.objectContaining({ reason: 'b' }), expect.objectContaining({ reason: 'a' })], next: null });
+      expectError(await call(h.base, 'GET', `/players/${id}/ledger?currencyKey=gems&cursor=${encodeURIComponent(first.next!)}`, { token: key }), 400, 'invalid-request', 'query.cursor');
+      expectError(await call(h.base, 'GET', `/players/${id}/ledger?currencyKey=bad%20key`, { token: key }), 400, 'invalid-request', 'query.currencyKey');
+      expectError(await call(h.base, 'GET', '/players/nobody/ledger', { token: key }), 404, 'not-found');
+      expectError(await call(h.base, 'GET', `/players/${id}/ledger`, { token: p.accessToken }), 403, 'forbidden');
+    });
+
+    test('deleting a player takes their inventories, balances and ledger', async () => {
+      const id = await player('leaver');
+      await move(id, 'gems', 'credit', { amount: 10, reason: 'a' });
+      expect((await call(h.base, 'DELETE', `/players/${id}`, { token: key })).status).toBe(204);
+      expect(await h.db('ledger_entries').where({ player_id: id })).toEqual([]);
+      expect(await h.db('inventories').where({ player_id: id })).toEqual([]);
+    });
+  });
+});
