@@ -64,6 +64,8 @@ it('accepts a document of every kind, and lists them all under `kubectl get hear
       cover: null,
       content: { blocks: [{ type: 'heading', level: 2, text: 'Hi' }, { type: 'list', ordered: false, items: ['a'] }] },
     }),
+    m.realm('crd-season', { environment: 'crd-live', number: 1, name: 'Season 1', startAt: '2026-01-01T00:00:00Z', endAt: '2026-04-01T00:00:00Z' }),
+    m.currency('crd-gold', { environment: 'crd-live', name: 'Gold', scope: 'account', kind: 'balance', max: 1000000 }),
     m.itemType('crd-chest', {
       environment: 'crd-live',
       name: 'Chest',
@@ -97,6 +99,11 @@ describe('the API server refuses what the schemas refuse', () => {
       /spec.content.blocks\[0\].type/,
     ],
     // A rule across fields (CEL, x-kubernetes-validations): the same rule and message hearth apply gives.
+    [
+      'the permanent realm with an end',
+      m.realm('bad-realm', { environment: 'e', number: 0, name: 'Forever', startAt: '2026-01-01T00:00:00Z', endAt: '2027-01-01T00:00:00Z' }),
+      /spec.endAt: Invalid value: "object": the permanent realm \(number 0\) never ends/,
+    ],
     [
       'a scheduled post with no publishAt',
       m.blogPost('bad-schedule', { environment: 'e', title: 't', category: 'c', status: 'scheduled', content: { blocks: [] } }),
