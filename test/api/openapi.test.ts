@@ -22,7 +22,7 @@ import { AnyRoute, CHECKS, CheckName, checksOf, defineRoute, routeTable } from '
 import { Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { Contract, ContractViolation, checkAnswer, contractDocument, type ContractCheck } from '../support/contract';
-import { allServices, currency, environment, plan, project, serverKey, standardManifests } from '../support/manifests';
+import { allServices, currency, environment, itemType, plan, project, serverKey, standardManifests } from '../support/manifests';
 import { eventually, sleep } from '../support/wait';
 
 jest.setTimeout(60_000);
@@ -98,6 +98,9 @@ beforeAll(async () => {
       serverKey('exhausted-live-key', 'exhausted-live'),
       currency('openapi-gems', { environment: 'alpha-live', name: 'Gems', scope: 'account', kind: 'balance' }),
       currency('openapi-energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
+      itemType('openapi-relic', { environment: 'alpha-live', name: 'Relic', category: 'misc', ownership: 'one-by-one', usable: true }),
+      itemType('openapi-stack', { environment: 'alpha-live', name: 'Stack', category: 'misc', ownership: 'counted', usable: true }),
+      itemType('openapi-chest', { environment: 'alpha-live', name: 'Chest', category: 'container', ownership: 'one-by-one', contents: { grants: [{ itemTypeKey: 'openapi-stack', quantity: 1 }] } }),
     ],
   });
   const reply = await call(h.base, 'GET', '/openapi.json');
@@ -505,12 +508,37 @@ function sampleBody(op: Operation): Json | undefined {
  * Idempotent routes whose sample request cannot act as it stands (it names no real player or
  * currency): the request that acts instead, for the reused-key provocation.
  */
-const ACTING_REQUESTS: Record<string, () => Promise<{ path: string; body: Json }>> = {
+const ACTING_REQUESTS: Record<string, () => Promise<{ path: string; body: Json; other?: { path: string; body: Json } }>> = {
   creditCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-gems/credit`, body: { amount: 1, reason: 's' } }),
   debitCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-gems/debit`, body: { amount: 1, reason: 's' } }),
   refundCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-energy/refund`, body: { amount: 1, reason: 's' } }),
   consumeCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-energy/consume`, body: { amount: 1, allowance: 1000, reason: 's' } }),
+  grantItems: async () => ({ path: `/players/${await economyPlayer()}/items/grant`, body: { itemTypeKey: 'openapi-relic', grantKey: 's' } }),
+  consumeItemStack: () => onStack('consume', { quantity: 2 }),
+  useItemStack: () => onStack('use', { realmId: null }),
+  // Routes of no body: the other request is the same route on another item.
+  consumeItem: () => onItems('openapi-relic', 'consume'),
+  useItem: () => onItems('openapi-relic', 'use'),
+  openItem: () => onItems('openapi-chest', 'open'),
 };
+
+/** Two new items of a type held by the economy player: the acting request on one, the other request on the other. */
+async function onItems(itemTypeKey: string, action: string) {
+  const id = await economyPlayer();
+  const made = await call(h.base, 'POST', `/players/${id}/items/grant`, { token: callers.good.server, body: { itemTypeKey, quantity: 2 }, headers: { 'Idempotency-Key': `setup-items-${action}` } });
+  expect(made.status).toBe(200);
+  const [one, two] = made.body.items as { id: string }[];
+  return { path: `/players/${id}/items/${one.id}/${action}`, body: undefined as unknown as Json, other: { path: `/players/${id}/items/${two.id}/${action}`, body: undefined as unknown as Json } };
+}
+
+/** A stack route acting on the economy player's stack (granted once, enough for both routes); the other request differs by `extra`. */
+async function onStack(action: string, extra: Json) {
+  const id = await economyPlayer();
+  const made = await call(h.base, 'POST', `/players/${id}/items/grant`, { token: callers.good.server, body: { itemTypeKey: 'openapi-stack', quantity: 10 }, headers: { 'Idempotency-Key': 'setup-stack' } });
+  expect(made.status).toBe(200);
+  const path = `/players/${id}/item-stacks/${action}`;
+  return { path, body: { itemTypeKey: 'openapi-stack' }, other: { path, body: { itemTypeKey: 'openapi-stack', ...extra } } };
+}
 
 /** A player of alpha-live holding gems and having spent energy, so every currency move can act. */
 let economyPlayerId: Promise<string> | undefined;
@@ -616,6 +644,10 @@ const PROVOKE: Record<Exclude<CheckName, 'routeMatch'>, (op: Operation) => Promi
     const body = acting?.body ?? sample;
     const done = await send(op, keyed(key, body));
     expect(done.status).toBeLessThan(300);
+    if (acting?.other) {
+      expectRefusal(op, await send(op, { ...withKey(key, acting.other.body), path: acting.other.path }), 'idempotency-conflict');
+      return;
+    }
     const other = JSON.parse(JSON.stringify(body).replace(/"s+"/, (s) => s.replace(/s/g, 't')));
     expect(other).not.toEqual(body);
     expectRefusal(op, await send(op, keyed(key, other)), 'idempotency-conflict');

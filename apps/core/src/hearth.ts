@@ -22,6 +22,7 @@ import { RealmService } from './economy/definitions';
 import { EconomyService } from './economy/service';
 import { ItemTypeService } from './items/item-types';
 import { UnlockService } from './progression/unlocks';
+import { ItemService } from './items/service';
 
 export interface HearthDeps {
   db: Db;
@@ -54,6 +55,7 @@ export class HearthCore {
   readonly economy: EconomyService;
   readonly itemTypes: ItemTypeService;
   readonly unlocks: UnlockService;
+  readonly items: ItemService;
   private housekeeping?: NodeJS.Timeout;
 
   constructor(deps: HearthDeps) {
@@ -84,6 +86,7 @@ export class HearthCore {
     this.economy = new EconomyService(this.cursors, this.realms);
     this.itemTypes = new ItemTypeService(deps.db, this.cursors, this.bus);
     this.unlocks = new UnlockService(this.cursors);
+    this.items = new ItemService(this.cursors, this.economy, this.unlocks);
   }
 
   async start(): Promise<void> {

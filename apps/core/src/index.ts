@@ -37,6 +37,7 @@ export * from './blog/sync';
 export * from './blog/service';
 export * from './items/item-type-spec';
 export * from './items/item-types';
+export * from './items/service';
 export * from './progression/unlocks';
 export * from './game-keys';
 export * from './manifests/schemas';

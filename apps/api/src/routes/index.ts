@@ -35,6 +35,7 @@ import {
   refundCurrency,
 } from './economy';
 import { listItemTypeDefinitions } from './items';
+import { consumeItem, consumeItemStack, grantItems, listItems, listItemStacks, openItem, useItem, useItemStack } from './items/held';
 import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
@@ -87,11 +88,19 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     listInventories,
     getInventory,
     listBalances,
+    listItems,
+    listItemStacks,
     listLedger,
     creditCurrency,
     debitCurrency,
     refundCurrency,
     consumeCurrency,
+    grantItems,
+    consumeItem,
+    consumeItemStack,
+    useItem,
+    useItemStack,
+    openItem,
     listUnlocks,
     recordUnlock,
     deleteUnlock,

@@ -137,7 +137,7 @@ export class EconomyService {
    * account, or the current realm. A currency held on the account is moved only in the account
    * inventory and a per-realm one only in realm inventories (docs/economy.md).
    */
-  async choose(trx: Tx, env: EnvironmentContext, playerId: string, choice: InventoryChoice, scope: 'account' | 'realm'): Promise<Inventory> {
+  async choose(trx: Tx, env: EnvironmentContext, playerId: string, choice: InventoryChoice, scope: 'account' | 'realm', what = 'This currency'): Promise<Inventory> {
     if (choice.inventoryId !== undefined && choice.realmId !== undefined) {
       throw refuse.invalid('body.realmId', 'Name the inventory by inventoryId or by realmId, not both.');
     }
@@ -156,7 +156,7 @@ export class EconomyService {
       return this.ensureInventory(trx, env, playerId, scope === 'account' ? null : await this.currentRealmKey(trx, env));
     }
     if ((inventory.realmId === null) !== (scope === 'account')) {
-      throw refuse.invalid(field, scope === 'account' ? 'This currency is held on the account inventory.' : 'This currency is held per realm, not on the account.');
+      throw refuse.invalid(field, scope === 'account' ? `${what} is held on the account inventory.` : `${what} is held per realm, not on the account.`);
     }
     return inventory;
   }
