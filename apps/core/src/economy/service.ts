@@ -16,7 +16,7 @@ import { ApiError, refuse } from '../errors';
 import { randomId } from '../ids';
 import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import { CurrencyDefinition, RealmService, capOf, currencyNamed } from './definitions';
+import { CurrencyDefinition, RealmService, capOf, toCurrency } from './definitions';
 
 /** Inventory (spec §2): realmId null for the account inventory. */
 export interface Inventory {
@@ -72,6 +72,24 @@ export interface InventoryChoice {
   realmId?: string | null;
 }
 
+/**
+ * The statements a move runs, in its order, written once: the service runs them, and the bench's
+ * pgbench script (test/bench/pgbench.ts) runs the same text between the idempotency record's two.
+ */
+export const MOVE_SQL = {
+  currency: 'SELECT * FROM currencies WHERE environment_id = ? AND key = ? LIMIT 1',
+  holdPlayer: 'SELECT 1 FROM players WHERE id = ? AND environment_id = ? FOR KEY SHARE',
+  makeInventory:
+    'INSERT INTO inventories (id, environment_id, player_id, realm_key) VALUES (?, ?, ?, ?) ON CONFLICT (player_id, realm_key) DO NOTHING RETURNING id, realm_key',
+  findInventory: 'SELECT id, realm_key FROM inventories WHERE player_id = ? AND realm_key IS NOT DISTINCT FROM ? LIMIT 1',
+  lockBalance: `INSERT INTO balances (inventory_id, currency_key, amount) VALUES (?, ?, 0)
+     ON CONFLICT (inventory_id, currency_key) DO UPDATE SET amount = balances.amount
+     RETURNING amount`,
+  setBalance: 'UPDATE balances SET amount = ? WHERE inventory_id = ? AND currency_key = ?',
+  appendLedger:
+    'INSERT INTO ledger_entries (environment_id, player_id, inventory_id, currency_key, amount, balance_after, reason, reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id',
+} as const;
+
 const toInventory = (row: Record<string, unknown>): Inventory => ({ id: row.id as string, realmId: (row.realm_key as string | null) ?? null });
 
 export class EconomyService {
@@ -82,21 +100,17 @@ export class EconomyService {
 
   /** The player's row, held FOR KEY SHARE until the caller's transaction ends (deletion waits); not-found otherwise. */
   async holdPlayer(trx: Tx, env: EnvironmentContext, playerId: string): Promise<void> {
-    const { rows } = await trx.raw('SELECT 1 FROM players WHERE id = ? AND environment_id = ? FOR KEY SHARE', [playerId, env.id]);
+    const { rows } = await trx.raw(MOVE_SQL.holdPlayer, [playerId, env.id]);
     if (rows.length === 0) throw refuse.notFound('The player');
   }
 
   /** The player's inventory of one place (realm key, or null for the account), made when missing. */
   async ensureInventory(trx: Tx, env: EnvironmentContext, playerId: string, realmKey: string | null): Promise<Inventory> {
-    const made = await trx('inventories')
-      .insert({ id: randomId(), environment_id: env.id, player_id: playerId, realm_key: realmKey })
-      .onConflict(trx.raw('(player_id, realm_key)'))
-      .ignore()
-      .returning(['id', 'realm_key']);
+    const { rows: made } = await trx.raw(MOVE_SQL.makeInventory, [randomId(), env.id, playerId, realmKey]);
     if (made.length > 0) return toInventory(made[0]);
     // Someone made it first (committed, or this statement waited for them): a new statement sees it.
-    const row = await trx('inventories').where({ player_id: playerId }).andWhere((w) => (realmKey === null ? w.whereNull('realm_key') : w.where('realm_key', realmKey))).first();
-    return toInventory(row);
+    const { rows } = await trx.raw(MOVE_SQL.findInventory, [playerId, realmKey]);
+    return toInventory(rows[0]);
   }
 
   /** The current realm's key, or `no-current-realm`. */
@@ -221,8 +235,9 @@ export class EconomyService {
    */
   async move(db: Queryable, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest): Promise<Movement> {
     return inTransaction(db, async (trx) => {
-      const currency = await currencyNamed(trx, env.id, currencyKey);
-      if (!currency) throw refuse.notFound('The currency');
+      const { rows: currencies } = await trx.raw(MOVE_SQL.currency, [env.id, currencyKey]);
+      if (currencies.length === 0) throw refuse.notFound('The currency');
+      const currency = toCurrency(currencies[0]);
       checkKind(currency, kind);
       if (!currency.enabled) throw new ApiError('disabled', `The currency ${currency.key} is switched off.`, { currencyKey: currency.key });
       await this.holdPlayer(trx, env, playerId);
@@ -247,12 +262,7 @@ function checkKind(currency: CurrencyDefinition, kind: MoveKind): void {
  * row lock whether it inserts or finds, so concurrent moves on one balance run one after another.
  */
 export async function lockBalance(trx: Tx, inventoryId: string, currencyKey: string): Promise<bigint> {
-  const { rows } = await trx.raw(
-    `INSERT INTO balances (inventory_id, currency_key, amount) VALUES (?, ?, 0)
-     ON CONFLICT (inventory_id, currency_key) DO UPDATE SET amount = balances.amount
-     RETURNING amount`,
-    [inventoryId, currencyKey],
-  );
+  const { rows } = await trx.raw(MOVE_SQL.lockBalance, [inventoryId, currencyKey]);
   return BigInt(rows[0].amount);
 }
 
@@ -290,19 +300,10 @@ export async function writeMove(
   request: { reason: string; reference?: string },
 ): Promise<Movement> {
   const after = held + change;
-  await trx('balances').where({ inventory_id: inventoryId, currency_key: currencyKey }).update({ amount: after.toString() });
-  const [entry] = await trx('ledger_entries')
-    .insert({
-      environment_id: env.id,
-      player_id: playerId,
-      inventory_id: inventoryId,
-      currency_key: currencyKey,
-      amount: change.toString(),
-      balance_after: after.toString(),
-      reason: request.reason,
-      reference: request.reference ?? null,
-    })
-    .returning('id');
+  await trx.raw(MOVE_SQL.setBalance, [after.toString(), inventoryId, currencyKey]);
+  const {
+    rows: [entry],
+  } = await trx.raw(MOVE_SQL.appendLedger, [env.id, playerId, inventoryId, currencyKey, change.toString(), after.toString(), request.reason, request.reference ?? null]);
   return { transactionId: String(entry.id), inventoryId, currencyKey, amount: Number(change), balanceAfter: Number(after), replayed: false };
 }
 
