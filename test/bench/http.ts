@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createReadStream } from 'node:fs';
 import Redis from 'ioredis';
+import { MAX_BALANCE } from '@hearth/core';
 import { TEST_REDIS_URL } from '../support/env';
 import { startChild, Child, CpuSample, coreShare } from './child';
 import type { PhaseJob, PhaseResult } from './loader';
@@ -204,7 +205,7 @@ async function prepareCredit(ready: any, players: number): Promise<Prepared> {
         seconds,
         scripts: made.map((p, i) => ({ name: `credit-${i}`, text: creditScript(p) })),
         // As the pipeline binds them: the server key's scope, a request digest's length, the answer.
-        variables: { env: ready.environmentId, scope: 'server', fingerprint: 'x'.repeat(43), currency: 'gold', credit: 1, reason: 'bench', status: 200, body: answer },
+        variables: { env: ready.environmentId, scope: 'server', fingerprint: 'x'.repeat(43), currency: 'gold', kind: 'credit', credit: 1, reason: 'bench', realm_given: 'false', max: MAX_BALANCE, status: 200, body: answer },
         log,
       }),
   };

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { IDEMPOTENCY_ANSWER_SQL, IDEMPOTENCY_CLAIM_SQL, MOVE_SQL, SAVE_WRITE_SQL } from '@hearth/core';
+import { CURRENCY_MOVE_SQL, IDEMPOTENCY_ANSWER_SQL, IDEMPOTENCY_CLAIM_SQL, SAVE_WRITE_SQL } from '@hearth/core';
 
 export interface PgbenchFigures {
   clients: number;
@@ -50,27 +50,19 @@ export function saveWriteScript(): string {
 /**
  * A currency credit as POST /players/:playerId/currencies/:currencyKey/credit runs it with an
  * Idempotency-Key (the pipeline's runIdempotent around EconomyService.move), statement for statement:
- * BEGIN, the record's claim, the move's statements (MOVE_SQL, in the service's order, the inventory's
- * find included as the API runs it once the inventory exists), the record's answer, COMMIT. Each
- * transaction takes a new key. Variables (-D): env, scope, fingerprint, currency, credit (the amount),
- * reason, body (the answer the record keeps); the player and their account inventory are this script's.
+ * BEGIN, the record's claim, the move (CURRENCY_MOVE_SQL, one statement), the record's answer, COMMIT.
+ * Each transaction takes a new key. Variables (-D): env, scope, fingerprint, currency, kind, credit (the
+ * amount), reason, realm_given (false), max (2^53-1), status and body (the answer the record keeps);
+ * the player is this script's.
  */
-export function creditScript(player: { id: string; inventoryId: string }): string {
+export function creditScript(player: { id: string }): string {
   const pid = { text: player.id };
-  const inv = { text: player.inventoryId };
   return [
     '\\set key random(1, 1000000000000000)',
     'BEGIN;',
     `${bind(IDEMPOTENCY_CLAIM_SQL, ['env', 'scope', 'key', 'fingerprint'])};`,
-    `${bind(MOVE_SQL.currency, ['env', 'currency'])};`,
-    `${bind(MOVE_SQL.holdPlayer, [pid, 'env'])};`,
-    `${bind(MOVE_SQL.makeInventory, ['key', 'env', pid, null])};`,
-    `${bind(MOVE_SQL.findInventory, [pid, null])};`,
-    // \gset: :amount is the balance held, locked; the new figure is computed here as the service does.
-    `${bind(MOVE_SQL.lockBalance, [inv, 'currency'])} \\gset`,
-    '\\set after :amount + :credit',
-    `${bind(MOVE_SQL.setBalance, ['after', inv, 'currency'])};`,
-    `${bind(MOVE_SQL.appendLedger, ['env', pid, inv, 'currency', 'credit', 'after', 'reason', null])};`,
+    // No allowance, reference, inventoryId or realm: NULL, as the API binds them for this body.
+    `${bind(CURRENCY_MOVE_SQL, ['env', pid, 'currency', 'kind', 'credit', null, 'reason', null, null, 'realm_given', null, 'key', 'max'])};`,
     `${bind(IDEMPOTENCY_ANSWER_SQL, ['status', 'body', 'env', 'scope', 'key'])};`,
     'COMMIT;',
     '',
