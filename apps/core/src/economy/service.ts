@@ -74,8 +74,8 @@ export interface InventoryChoice {
 }
 
 /**
- * The statements a move runs, in its order, written once: the service runs them, and the bench's
- * pgbench script (test/bench/pgbench.ts) runs the same text between the idempotency record's two.
+ * The economy's building blocks, for what joins a move's lock order (resolve, items, purchases):
+ * a whole currency move is one statement instead, CURRENCY_MOVE_SQL below.
  */
 export const MOVE_SQL = {
   currency: 'SELECT * FROM currencies WHERE environment_id = ? AND key = ? LIMIT 1',
