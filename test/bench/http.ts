@@ -9,10 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { createReadStream } from 'node:fs';
 import Redis from 'ioredis';
+import { MAX_BALANCE } from '@hearth/core';
 import { TEST_REDIS_URL } from '../support/env';
 import { startChild, Child, CpuSample, coreShare } from './child';
 import type { PhaseJob, PhaseResult } from './loader';
-import { PgbenchFigures, runPgbench } from './pgbench';
+import { PgbenchFigures, creditScript, runPgbench } from './pgbench';
 
 export interface HttpBenchOptions {
   warmupSeconds: number;
@@ -48,7 +49,7 @@ export interface TargetResult {
   peak: PhaseFigures;
   atShare: PhaseFigures & { rate: number };
   /** For the API targets: what the server's own metrics and log say about the run. */
-  /** For saves-put: pgbench running the same transaction on the same database with the API's pool size. */
+  /** For saves-put and the currency credits: pgbench running the same transaction on the same database with the API's pool size. */
   pgbench?: PgbenchFigures;
   checks?: { rateLimitFailOpen: number; rateLimitRefusals: number; accessLines: number; logFile: string; requestsServed: number };
 }
@@ -59,6 +60,7 @@ interface Prepared {
   expectStatus: number;
   alsoExpect?: number[];
   versionedPut?: PhaseJob['versionedPut'];
+  idempotentPost?: PhaseJob['idempotentPost'];
   /** Runs after the API's phases, on the same database: the figures the API's are compared with. */
   compare?: (seconds: number, log: (line: string) => void) => Promise<PgbenchFigures>;
 }
@@ -69,6 +71,9 @@ interface Target {
   server: 'koa-hello' | 'hearth-api';
   prepare(ready: any): Promise<Prepared>;
 }
+
+/** Players the spread credit is spread over (pgbench takes at most 128 scripts: one per player). */
+const CREDIT_PLAYERS = 100;
 
 export const TARGETS: Target[] = [
   {
@@ -153,7 +158,58 @@ export const TARGETS: Target[] = [
       };
     },
   },
+  {
+    id: 'currency-credit',
+    name: `POST /v1/players/:playerId/currencies/gold/credit with Idempotency-Key, ${CREDIT_PLAYERS} players`,
+    server: 'hearth-api',
+    prepare: async (ready) => prepareCredit(ready, CREDIT_PLAYERS),
+  },
+  {
+    id: 'currency-credit-hot',
+    name: 'POST /v1/players/:playerId/currencies/gold/credit with Idempotency-Key, one player',
+    server: 'hearth-api',
+    prepare: async (ready) => prepareCredit(ready, 1),
+  },
 ];
+
+/**
+ * Currency credits with a server key, a new Idempotency-Key each request, round robin over `players`
+ * players (one: every request on one balance row). Each player is credited once before (their account
+ * inventory and balance exist, as for a player who has played), and pgbench runs the same transaction
+ * (creditScript) on the same database, one script per player, chosen at random.
+ */
+async function prepareCredit(ready: any, players: number): Promise<Prepared> {
+  const headers = { Authorization: `Bearer ${ready.serverKey}`, 'Content-Type': 'application/json' };
+  const body = JSON.stringify({ amount: 1, reason: 'bench' });
+  const made: { id: string; inventoryId: string }[] = [];
+  for (let i = 0; i < players; i++) {
+    const id = await signInPlayer(ready, `bench-credit-${i}`);
+    const path = `${ready.base}/players/${id}/currencies/gold/credit`;
+    const first = await fetch(path, { method: 'POST', headers: { ...headers, 'Idempotency-Key': `prepare-${i}` }, body });
+    const movement = (await first.json()) as { inventoryId?: string; balanceAfter?: number; replayed?: boolean };
+    if (first.status !== 200 || movement.balanceAfter !== 1 || movement.replayed !== false) throw new Error(`credit answered ${first.status}: ${JSON.stringify(movement)}`);
+    if (!first.headers.get('x-ratelimit-limit')) throw new Error('the credit answered without X-RateLimit-* headers: are rate limits on?');
+    made.push({ id, inventoryId: movement.inventoryId! });
+  }
+  // What the API's record keeps for a credit: its Movement (pgbench stores one of the same size).
+  const answer = JSON.stringify({ transactionId: '123456', inventoryId: made[0].inventoryId, currencyKey: 'gold', amount: 1, balanceAfter: 123456, replayed: false });
+  return {
+    url: `${ready.base}/players/${made[0].id}/currencies/gold/credit`,
+    headers,
+    expectStatus: 200,
+    idempotentPost: { paths: made.map((p) => new URL(`${ready.base}/players/${p.id}/currencies/gold/credit`).pathname), body },
+    compare: (seconds, log) =>
+      runPgbench({
+        databaseUrl: ready.databaseUrl,
+        clients: ready.databasePoolSize,
+        seconds,
+        scripts: made.map((p, i) => ({ name: `credit-${i}`, text: creditScript(p) })),
+        // As the pipeline binds them: the server key's scope, a request digest's length, the answer.
+        variables: { env: ready.environmentId, scope: 'server', fingerprint: 'x'.repeat(43), currency: 'gold', kind: 'credit', credit: 1, reason: 'bench', realm_given: 'false', max: MAX_BALANCE, status: 200, body: answer },
+        log,
+      }),
+  };
+}
 
 /** A list read from the process's cache: checked to answer 200 with its `items` and rate-limit headers. */
 async function cachedRead(ready: { base: string; serverKey: string }, path: string, items: number): Promise<Prepared> {
@@ -172,14 +228,22 @@ async function expectStatus(url: string, headers: Record<string, string>, status
   return reply;
 }
 
-async function signIn(ready: { base: string; serverKey: string }): Promise<string> {
+async function signIn(ready: { base: string; serverKey: string }, subject = 'bench-player-1'): Promise<string> {
+  return (await serverSignIn(ready, subject)).accessToken;
+}
+
+async function signInPlayer(ready: { base: string; serverKey: string }, subject: string): Promise<string> {
+  return (await serverSignIn(ready, subject)).player.id;
+}
+
+async function serverSignIn(ready: { base: string; serverKey: string }, subject: string): Promise<{ accessToken: string; player: { id: string } }> {
   const reply = await fetch(`${ready.base}/auth/server`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${ready.serverKey}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ subject: 'bench-player-1', displayName: 'Bench' }),
+    body: JSON.stringify({ subject, displayName: 'Bench' }),
   });
   if (reply.status !== 200 && reply.status !== 201) throw new Error(`sign-in failed: ${reply.status} ${await reply.text()}`);
-  return ((await reply.json()) as { accessToken: string }).accessToken;
+  return (await reply.json()) as { accessToken: string; player: { id: string } };
 }
 
 /** CPU of the things besides our children that share the machine: Redis, and every core's busy time. */
@@ -288,6 +352,7 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
       expectStatus: prepared.expectStatus,
       alsoExpect: prepared.alsoExpect,
       versionedPut: prepared.versionedPut,
+      idempotentPost: prepared.idempotentPost,
     });
 
     log(`  ${target.name}: warm-up ${options.warmupSeconds} s`);

@@ -23,6 +23,11 @@ export interface PhaseJob {
    * version its previous answer gave as `expectedVersion` (0 first). The JSON `body` gets the field.
    */
   versionedPut?: { body: Record<string, unknown> };
+  /**
+   * Idempotent POSTs: each request goes to the next of `paths` (round robin) with `body` and an
+   * Idempotency-Key never sent before (so every request acts; none is a replay).
+   */
+  idempotentPost?: { paths: string[]; body: string };
 }
 
 export interface PhaseResult {
@@ -122,6 +127,24 @@ function versionedPutOptions(job: PhaseJob): Partial<autocannon.Options> {
   };
 }
 
+/** Autocannon options for idempotent POSTs: a new key each request, the paths in turn. */
+function idempotentPostOptions(job: PhaseJob, headers: Record<string, string>): Partial<autocannon.Options> {
+  const phase = ++phaseCount;
+  const { paths, body } = job.idempotentPost!;
+  let sent = 0;
+  return {
+    method: 'POST',
+    requests: [
+      {
+        setupRequest: (req: any) => {
+          const n = sent++;
+          return { ...req, method: 'POST', path: paths[n % paths.length], headers: { ...headers, 'Idempotency-Key': `bench-${process.pid}-${phase}-${n}` }, body };
+        },
+      },
+    ],
+  };
+}
+
 async function runPhase(job: PhaseJob): Promise<PhaseResult> {
   const answers = new Answers(job.expectStatus, job.alsoExpect);
   const cpuBefore = process.cpuUsage();
@@ -134,6 +157,7 @@ async function runPhase(job: PhaseJob): Promise<PhaseResult> {
     duration: job.durationSeconds,
     timeout: 10,
     ...(job.versionedPut ? versionedPutOptions(job) : {}),
+    ...(job.idempotentPost ? idempotentPostOptions(job, job.headers) : {}),
   };
   let results: { result: autocannon.Result; reqPerSec: number }[];
   if (job.overallRate === undefined) {

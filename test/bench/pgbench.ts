@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SAVE_WRITE_SQL } from '@hearth/core';
+import { CURRENCY_MOVE_SQL, IDEMPOTENCY_ANSWER_SQL, IDEMPOTENCY_CLAIM_SQL, SAVE_WRITE_SQL } from '@hearth/core';
 
 export interface PgbenchFigures {
   clients: number;
@@ -19,10 +19,23 @@ export interface PgbenchFigures {
   failed: number;
 }
 
-/** The statement with its `?` placeholders bound, in order, to pgbench variables. */
-function bind(sql: string, names: string[]): string {
+/**
+ * The statement with its `?` placeholders bound, in order, to pgbench variables (`name`), or to a
+ * literal where pgbench has no variable for it: `null` for SQL NULL (pgbench variables are never NULL;
+ * the API's driver binds null there), `{ text }` for a string fixed per script (pgbench's \set makes
+ * only numbers; used for the ids of one script's player).
+ */
+function bind(sql: string, names: (string | null | { text: string })[]): string {
   let i = 0;
-  const bound = sql.replace(/\?/g, () => `:${names[i++]}`);
+  const bound = sql.replace(/\?/g, () => {
+    const name = names[i++];
+    if (name === null) return 'NULL';
+    if (typeof name === 'object') {
+      if (!/^[A-Za-z0-9_-]+$/.test(name.text)) throw new Error(`pgbench script: ${name.text} is no id`);
+      return `'${name.text}'`;
+    }
+    return `:${name}`;
+  });
   if (i !== names.length) throw new Error(`pgbench script: ${names.length} variables for ${i} placeholders`);
   return bound.replace(/\s*\n\s*/g, ' ');
 }
@@ -34,18 +47,47 @@ export function saveWriteScript(): string {
   return `${bind(SAVE_WRITE_SQL, ['env', 'player', 'client_id', 'size', 'data', 'version', 'player_limit', 'environment_limit'])} \\gset\n`;
 }
 
+/**
+ * A currency credit as POST /players/:playerId/currencies/:currencyKey/credit runs it with an
+ * Idempotency-Key (the pipeline's runIdempotent around EconomyService.move), statement for statement:
+ * BEGIN, the record's claim, the move (CURRENCY_MOVE_SQL, one statement), the record's answer, COMMIT.
+ * Each transaction takes a new key. Variables (-D): env, scope, fingerprint, currency, kind, credit (the
+ * amount), reason, realm_given (false), max (2^53-1), status and body (the answer the record keeps);
+ * the player is this script's.
+ */
+export function creditScript(player: { id: string }): string {
+  const pid = { text: player.id };
+  return [
+    '\\set key random(1, 1000000000000000)',
+    'BEGIN;',
+    `${bind(IDEMPOTENCY_CLAIM_SQL, ['env', 'scope', 'key', 'fingerprint'])};`,
+    // No allowance, reference, inventoryId or realm: NULL, as the API binds them for this body.
+    `${bind(CURRENCY_MOVE_SQL, ['env', pid, 'currency', 'kind', 'credit', null, 'reason', null, null, 'realm_given', null, 'key', 'max'])};`,
+    `${bind(IDEMPOTENCY_ANSWER_SQL, ['status', 'body', 'env', 'scope', 'key'])};`,
+    'COMMIT;',
+    '',
+  ].join('\n');
+}
+
 export async function runPgbench(options: {
   databaseUrl: string;
   clients: number;
   seconds: number;
+  /** The scripts, each chosen with equal weight per transaction; the saves write's when absent. */
+  scripts?: { name: string; text: string }[];
   variables: Record<string, string | number>;
   log: (line: string) => void;
 }): Promise<PgbenchFigures> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-pgbench-'));
-  const script = path.join(dir, 'save-write.sql');
-  fs.writeFileSync(script, saveWriteScript());
+  const scripts = options.scripts ?? [{ name: 'save-write', text: saveWriteScript() }];
+  if (scripts.length > 128) throw new Error('pgbench takes at most 128 scripts');
+  const files = scripts.flatMap(({ name, text }) => {
+    const file = path.join(dir, `${name}.sql`);
+    fs.writeFileSync(file, text);
+    return ['-f', file];
+  });
   // Extended protocol, as the API's driver sends its statements; one pgbench thread, like the one loader.
-  const args = ['-n', '-M', 'extended', '-c', String(options.clients), '-j', '1', '-T', String(options.seconds), '-f', script,
+  const args = ['-n', '-M', 'extended', '-c', String(options.clients), '-j', '1', '-T', String(options.seconds), ...files,
     ...Object.entries(options.variables).flatMap(([k, v]) => ['-D', `${k}=${v}`]), options.databaseUrl];
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn('pgbench', args, { stdio: ['ignore', 'pipe', 'pipe'] });

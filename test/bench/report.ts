@@ -83,11 +83,14 @@ export function evaluate(results: TargetResult[], loadShare: number): Verdict[] 
     const answers = r.peak.requests + r.atShare.requests;
     verdicts.push({ target: r.name, what: 'no database read per request (served from cache)', measured: `${int(queries)} queries for ${int(answers)} answers`, met: queries * 1000 <= answers });
   }
-  // The saves write: against pgbench running its own transaction on the same database, same connections.
-  for (const r of results.filter((x) => x.pgbench)) {
+  // The writes: against pgbench running their own transaction on the same database, same connections.
+  // The hot-player credit has no goal of its own: it is measured beside the spread one (its pgbench
+  // comparison is printed with the figures).
+  for (const r of results.filter((x) => x.pgbench && PGBENCH_GOALS[x.id])) {
+    const goal = PGBENCH_GOALS[r.id];
     const share = r.peak.reqPerSec / r.pgbench!.tps;
-    verdicts.push({ target: r.name, what: `peak req/s ≥ ${pct(SAVES_MIN_SHARE_OF_PGBENCH)} of pgbench's tps (same transaction, ${r.pgbench!.clients} connections)`, measured: `${pct(share)} (${int(r.peak.reqPerSec)} / ${int(r.pgbench!.tps)})`, met: share >= SAVES_MIN_SHARE_OF_PGBENCH });
-    verdicts.push({ target: r.name, what: `p99 < ${SAVES_MAX_P99_MS} ms at ${pct(loadShare)} of its peak`, measured: `${ms(r.atShare.p99)} ms`, met: r.atShare.p99 < SAVES_MAX_P99_MS });
+    verdicts.push({ target: r.name, what: `peak req/s ≥ ${pct(goal.minShare)} of pgbench's tps (same transaction, ${r.pgbench!.clients} connections)`, measured: `${pct(share)} (${int(r.peak.reqPerSec)} / ${int(r.pgbench!.tps)})`, met: share >= goal.minShare });
+    verdicts.push({ target: r.name, what: `p99 < ${goal.maxP99Ms} ms at ${pct(loadShare)} of its peak`, measured: `${ms(r.atShare.p99)} ms`, met: r.atShare.p99 < goal.maxP99Ms });
   }
   return verdicts;
 }
@@ -95,9 +98,14 @@ export function evaluate(results: TargetResult[], loadShare: number): Verdict[] 
 /** The reads that must be answered from cache (spec'd like flags by issues 2 and 8). */
 const CACHED_READS = ['players-me', 'flags-304', 'legal-documents', 'blog-posts'];
 
-/** The saves write's targets: its peak against pgbench's tps for the same SQL, and p99 at 80% of its peak. */
-const SAVES_MIN_SHARE_OF_PGBENCH = 0.7;
-const SAVES_MAX_P99_MS = 20;
+/**
+ * The writes' targets: peak against pgbench's tps for the same SQL, and p99 at 80% of the peak. The
+ * saves write's are issue 8's; the currency credit's issue 10's (its hot-player case has none).
+ */
+const PGBENCH_GOALS: Record<string, { minShare: number; maxP99Ms: number }> = {
+  'saves-put': { minShare: 0.7, maxP99Ms: 20 },
+  'currency-credit': { minShare: 0.7, maxP99Ms: 50 },
+};
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const ms = (x: number) => (x >= 10 ? x.toFixed(1) : x.toFixed(2));

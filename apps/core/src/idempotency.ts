@@ -7,6 +7,14 @@ import { canonicalJson } from './canonical-json';
 /** How long a key's first answer is kept for replays (documented in docs/api-conventions.md). */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
 
+/**
+ * The record's two statements, written once: runIdempotent runs them, and the bench's pgbench scripts
+ * (test/bench/pgbench.ts) run the same text around the effects they compare with.
+ */
+export const IDEMPOTENCY_CLAIM_SQL =
+  'INSERT INTO idempotency_records (environment_id, scope, key, fingerprint) VALUES (?, ?, ?, ?) ON CONFLICT (environment_id, scope, key) DO NOTHING RETURNING key';
+export const IDEMPOTENCY_ANSWER_SQL = 'UPDATE idempotency_records SET status = ?, body = ? WHERE environment_id = ? AND scope = ? AND key = ?';
+
 export interface IdempotentAnswer {
   status: number;
   body: unknown;
@@ -40,11 +48,7 @@ export async function runIdempotent(
   effect: (trx: Tx) => Promise<IdempotentAnswer>,
 ): Promise<IdempotentAnswer & { replayed: boolean }> {
   return inTransaction(db, async (trx) => {
-    const claimed = await trx('idempotency_records')
-      .insert({ environment_id: scope.environmentId, scope: scope.scope, key: scope.key, fingerprint: scope.fingerprint })
-      .onConflict(['environment_id', 'scope', 'key'])
-      .ignore()
-      .returning('key');
+    const { rows: claimed } = await trx.raw(IDEMPOTENCY_CLAIM_SQL, [scope.environmentId, scope.scope, scope.key, scope.fingerprint]);
     if (claimed.length === 0) {
       const record = await trx('idempotency_records')
         .where({ environment_id: scope.environmentId, scope: scope.scope, key: scope.key })
@@ -55,9 +59,7 @@ export async function runIdempotent(
       return { status: record.status as number, body: record.body, replayed: true };
     }
     const answer = await effect(trx);
-    await trx('idempotency_records')
-      .where({ environment_id: scope.environmentId, scope: scope.scope, key: scope.key })
-      .update({ status: answer.status, body: JSON.stringify(answer.body ?? null) });
+    await trx.raw(IDEMPOTENCY_ANSWER_SQL, [answer.status, JSON.stringify(answer.body ?? null), scope.environmentId, scope.scope, scope.key]);
     return { ...answer, replayed: false };
   });
 }

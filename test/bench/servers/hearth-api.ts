@@ -9,7 +9,7 @@ import { HearthCore, Logger, RedisCoordination, SAVE_LIMITS, applyManifests, cre
 import { startApiServer } from '@hearth/api';
 import { createTestDatabase } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/env';
-import { blogCategory, blogPost, environment, gameConfig, legalDocument, plan, project, serverKey } from '../../support/manifests';
+import { blogCategory, blogPost, currency, environment, gameConfig, legalDocument, plan, project, serverKey } from '../../support/manifests';
 import { answerCpuQueries } from '../child';
 
 /** Limits far above anything one core can serve: the bench measures the check, never a refusal. */
@@ -63,6 +63,8 @@ async function main(): Promise<void> {
     // What GET /legal/documents and GET /blog/posts answer, from each process's cache.
     legalDocument('terms', { environment: 'bench-live', title: 'Terms of Service', url: 'https://example.com/terms', version: '3', required: true }),
     legalDocument('privacy', { environment: 'bench-live', title: 'Privacy', url: 'https://example.com/privacy', version: '2', required: true }),
+    // What the currency credit targets move (no max: a balance may grow to 2^53-1).
+    currency('bench-gold', { environment: 'bench-live', key: 'gold', name: 'Gold', scope: 'account', kind: 'balance' }),
     blogCategory('news', { environment: 'bench-live', name: 'News', description: 'What is new' }),
     ...Array.from({ length: 12 }, (_, i) =>
       blogPost(`post-${i + 1}`, {

@@ -42,7 +42,8 @@ const REALMS: OwnedRowTable = { name: 'realms', keyColumn: 'key', keyField: 'key
 const CURRENCIES: OwnedRowTable = { name: 'currencies', keyColumn: 'key', keyField: 'key', kind: 'Currency' };
 
 /** The SQL of "open now": switched on, started, not yet ended (docs/economy.md). */
-export const REALM_OPEN_SQL = 'enabled AND start_at <= now() AND (end_at IS NULL OR end_at > now())';
+/** Open (docs/economy.md "Realms"): the database function holds the rule, for this and hearth_currency_move. */
+export const REALM_OPEN_SQL = 'hearth_realm_open(enabled, start_at, end_at)';
 
 export function realmRow(doc: RealmManifestT): Record<string, unknown> {
   const { spec } = doc;
@@ -162,11 +163,8 @@ export class RealmService {
 
   /** GET /realms/current: the newest open realm, or null while none is open. */
   async current(db: Queryable, envId: number): Promise<Realm | null> {
-    const row = await db('realms')
-      .where({ environment_id: envId })
-      .whereRaw(REALM_OPEN_SQL)
-      .orderBy([{ column: 'start_at', order: 'desc' }, { column: 'number', order: 'desc' }])
-      .first();
+    // hearth_current_realm is the rule (newest open), shared with hearth_currency_move.
+    const row = await db('realms').where({ environment_id: envId }).whereRaw('key = hearth_current_realm(?)', [envId]).first();
     return row ? toRealm(row) : null;
   }
 

@@ -16,7 +16,8 @@ import { ApiError, refuse } from '../errors';
 import { randomId } from '../ids';
 import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import { CurrencyDefinition, RealmService, capOf, currencyNamed } from './definitions';
+import { MAX_BALANCE } from '../manifests/schemas';
+import { CurrencyDefinition, RealmService } from './definitions';
 
 /** Inventory (spec §2): realmId null for the account inventory. */
 export interface Inventory {
@@ -72,6 +73,24 @@ export interface InventoryChoice {
   realmId?: string | null;
 }
 
+/**
+ * The economy's building blocks, for what joins a move's lock order (resolve, items, purchases):
+ * a whole currency move is one statement instead, CURRENCY_MOVE_SQL below.
+ */
+export const MOVE_SQL = {
+  currency: 'SELECT * FROM currencies WHERE environment_id = ? AND key = ? LIMIT 1',
+  holdPlayer: 'SELECT 1 FROM players WHERE id = ? AND environment_id = ? FOR KEY SHARE',
+  makeInventory:
+    'INSERT INTO inventories (id, environment_id, player_id, realm_key) VALUES (?, ?, ?, ?) ON CONFLICT (player_id, realm_key) DO NOTHING RETURNING id, realm_key',
+  findInventory: 'SELECT id, realm_key FROM inventories WHERE player_id = ? AND realm_key IS NOT DISTINCT FROM ? LIMIT 1',
+  lockBalance: `INSERT INTO balances (inventory_id, currency_key, amount) VALUES (?, ?, 0)
+     ON CONFLICT (inventory_id, currency_key) DO UPDATE SET amount = balances.amount
+     RETURNING amount`,
+  setBalance: 'UPDATE balances SET amount = ? WHERE inventory_id = ? AND currency_key = ?',
+  appendLedger:
+    'INSERT INTO ledger_entries (environment_id, player_id, inventory_id, currency_key, amount, balance_after, reason, reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id',
+} as const;
+
 const toInventory = (row: Record<string, unknown>): Inventory => ({ id: row.id as string, realmId: (row.realm_key as string | null) ?? null });
 
 export class EconomyService {
@@ -82,21 +101,17 @@ export class EconomyService {
 
   /** The player's row, held FOR KEY SHARE until the caller's transaction ends (deletion waits); not-found otherwise. */
   async holdPlayer(trx: Tx, env: EnvironmentContext, playerId: string): Promise<void> {
-    const { rows } = await trx.raw('SELECT 1 FROM players WHERE id = ? AND environment_id = ? FOR KEY SHARE', [playerId, env.id]);
+    const { rows } = await trx.raw(MOVE_SQL.holdPlayer, [playerId, env.id]);
     if (rows.length === 0) throw refuse.notFound('The player');
   }
 
   /** The player's inventory of one place (realm key, or null for the account), made when missing. */
   async ensureInventory(trx: Tx, env: EnvironmentContext, playerId: string, realmKey: string | null): Promise<Inventory> {
-    const made = await trx('inventories')
-      .insert({ id: randomId(), environment_id: env.id, player_id: playerId, realm_key: realmKey })
-      .onConflict(trx.raw('(player_id, realm_key)'))
-      .ignore()
-      .returning(['id', 'realm_key']);
+    const { rows: made } = await trx.raw(MOVE_SQL.makeInventory, [randomId(), env.id, playerId, realmKey]);
     if (made.length > 0) return toInventory(made[0]);
     // Someone made it first (committed, or this statement waited for them): a new statement sees it.
-    const row = await trx('inventories').where({ player_id: playerId }).andWhere((w) => (realmKey === null ? w.whereNull('realm_key') : w.where('realm_key', realmKey))).first();
-    return toInventory(row);
+    const { rows } = await trx.raw(MOVE_SQL.findInventory, [playerId, realmKey]);
+    return toInventory(rows[0]);
   }
 
   /** The current realm's key, or `no-current-realm`. */
@@ -221,24 +236,90 @@ export class EconomyService {
    */
   async move(db: Queryable, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest): Promise<Movement> {
     return inTransaction(db, async (trx) => {
-      const currency = await currencyNamed(trx, env.id, currencyKey);
-      if (!currency) throw refuse.notFound('The currency');
-      checkKind(currency, kind);
-      if (!currency.enabled) throw new ApiError('disabled', `The currency ${currency.key} is switched off.`, { currencyKey: currency.key });
-      await this.holdPlayer(trx, env, playerId);
-      const inventory = await this.choose(trx, env, playerId, request, currency.scope);
-      const held = await lockBalance(trx, inventory.id, currency.key);
-      const change = changeOf(currency, kind, held, request);
-      return writeMove(trx, env, playerId, inventory.id, currency.key, held, change, request);
+      const { rows } = await trx.raw(CURRENCY_MOVE_SQL, [
+        env.id,
+        playerId,
+        currencyKey,
+        kind,
+        String(request.amount),
+        request.allowance === undefined ? null : String(request.allowance),
+        request.reason,
+        request.reference ?? null,
+        request.inventoryId ?? null,
+        request.realmId !== undefined,
+        request.realmId ?? null,
+        randomId(),
+        MAX_BALANCE.toString(),
+      ]);
+      const outcome = rows[0] as MoveOutcome;
+      if (outcome.outcome !== 'moved') throw refusalOf(outcome, currencyKey, kind, request);
+      return {
+        transactionId: String(outcome.ledger_id),
+        inventoryId: outcome.inventory_id!,
+        currencyKey,
+        amount: Number(outcome.change),
+        balanceAfter: Number(outcome.balance_after),
+        replayed: false,
+      };
     });
   }
 }
 
-/** credit and debit are for balance currencies, consume for consumed ones, refund for either. */
-function checkKind(currency: CurrencyDefinition, kind: MoveKind): void {
-  const wanted = kind === 'consume' ? 'consumed' : kind === 'refund' ? currency.kind : 'balance';
-  if (currency.kind !== wanted) {
-    throw refuse.invalid('path.currencyKey', `${currency.key} is a ${currency.kind} currency: it cannot be moved by ${kind}.`);
+/**
+ * A whole move as one statement (migrations/20261123173000_currency_move_function.ts): the currency,
+ * the player's row FOR KEY SHARE, the inventory chosen (made when missing), the balance row locked by
+ * its upsert, the checks, the new figure and the ledger entry, in the lock order above. Written once:
+ * the service runs it, and the bench's pgbench script (test/bench/pgbench.ts) runs the same text.
+ */
+export const CURRENCY_MOVE_SQL =
+  'SELECT outcome, currency_kind, held, cap, inventory_id, ledger_id, change, balance_after FROM hearth_currency_move(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+
+interface MoveOutcome {
+  outcome: string;
+  currency_kind: CurrencyDefinition['kind'] | null;
+  held: string | null;
+  cap: string | null;
+  inventory_id: string | null;
+  ledger_id: string | null;
+  change: string | null;
+  balance_after: string | null;
+}
+
+/** The refusal a move's outcome names (the function decided; the words and details are here). */
+function refusalOf(o: MoveOutcome, currencyKey: string, kind: MoveKind, request: MoveRequest): ApiError {
+  const details = { currencyKey, held: Number(o.held), requested: request.amount };
+  switch (o.outcome) {
+    case 'currency-not-found':
+      return refuse.notFound('The currency');
+    case 'wrong-kind':
+      return refuse.invalid('path.currencyKey', `${currencyKey} is a ${o.currency_kind} currency: it cannot be moved by ${kind}.`);
+    case 'disabled':
+      return new ApiError('disabled', `The currency ${currencyKey} is switched off.`, { currencyKey });
+    case 'player-not-found':
+      return refuse.notFound('The player');
+    case 'both-choices':
+      return refuse.invalid('body.realmId', 'Name the inventory by inventoryId or by realmId, not both.');
+    case 'inventory-not-found':
+      return refuse.notFound('The inventory');
+    case 'realm-not-found':
+      return refuse.notFound('The realm');
+    case 'no-current-realm':
+      return new ApiError('no-current-realm', 'No realm is open now.');
+    // The place named (inventoryId or realmId) does not fit the currency's scope.
+    case 'held-on-account':
+    case 'held-per-realm':
+      return refuse.invalid(
+        request.inventoryId !== undefined ? 'body.inventoryId' : 'body.realmId',
+        o.outcome === 'held-on-account' ? 'This currency is held on the account inventory.' : 'This currency is held per realm, not on the account.',
+      );
+    case 'insufficient-balance':
+      return new ApiError('insufficient-balance', `Not enough ${currencyKey}: ${o.held} held, ${request.amount} asked.`, details);
+    case 'allowance-exceeded':
+      return new ApiError('allowance-exceeded', `Spending ${request.amount} ${currencyKey} would pass the allowance of ${request.allowance} (${o.held} spent).`, { ...details, allowance: request.allowance });
+    case 'balance-cap':
+      return new ApiError('balance-cap', `${currencyKey} would pass its maximum of ${o.cap} (${o.held} held).`, details);
+    default:
+      throw new Error(`hearth_currency_move answered an unknown outcome: ${o.outcome}`);
   }
 }
 
@@ -247,35 +328,8 @@ function checkKind(currency: CurrencyDefinition, kind: MoveKind): void {
  * row lock whether it inserts or finds, so concurrent moves on one balance run one after another.
  */
 export async function lockBalance(trx: Tx, inventoryId: string, currencyKey: string): Promise<bigint> {
-  const { rows } = await trx.raw(
-    `INSERT INTO balances (inventory_id, currency_key, amount) VALUES (?, ?, 0)
-     ON CONFLICT (inventory_id, currency_key) DO UPDATE SET amount = balances.amount
-     RETURNING amount`,
-    [inventoryId, currencyKey],
-  );
+  const { rows } = await trx.raw(MOVE_SQL.lockBalance, [inventoryId, currencyKey]);
   return BigInt(rows[0].amount);
-}
-
-/** The signed change a move makes to the stored figure `held`, or the refusal it earns. */
-function changeOf(currency: CurrencyDefinition, kind: MoveKind, held: bigint, request: MoveRequest): bigint {
-  const amount = BigInt(request.amount);
-  const details = { currencyKey: currency.key, held: Number(held), requested: request.amount };
-  // What lowers the figure: a debit, and a refund of a consumed currency (what was spent goes down).
-  const lowers = kind === 'debit' || (kind === 'refund' && currency.kind === 'consumed');
-  if (lowers) {
-    if (held < amount) throw new ApiError('insufficient-balance', `Not enough ${currency.key}: ${held} held, ${amount} asked.`, details);
-    return -amount;
-  }
-  if (kind === 'consume') {
-    const allowance = BigInt(request.allowance!);
-    if (held + amount > allowance) {
-      throw new ApiError('allowance-exceeded', `Spending ${amount} ${currency.key} would pass the allowance of ${allowance} (${held} spent).`, { ...details, allowance: request.allowance });
-    }
-  }
-  if (held + amount > capOf(currency)) {
-    throw new ApiError('balance-cap', `${currency.key} would pass its maximum of ${capOf(currency)} (${held} held).`, details);
-  }
-  return amount;
 }
 
 /** Writes the new figure and its ledger entry; answers the Movement. */
@@ -290,19 +344,10 @@ export async function writeMove(
   request: { reason: string; reference?: string },
 ): Promise<Movement> {
   const after = held + change;
-  await trx('balances').where({ inventory_id: inventoryId, currency_key: currencyKey }).update({ amount: after.toString() });
-  const [entry] = await trx('ledger_entries')
-    .insert({
-      environment_id: env.id,
-      player_id: playerId,
-      inventory_id: inventoryId,
-      currency_key: currencyKey,
-      amount: change.toString(),
-      balance_after: after.toString(),
-      reason: request.reason,
-      reference: request.reference ?? null,
-    })
-    .returning('id');
+  await trx.raw(MOVE_SQL.setBalance, [after.toString(), inventoryId, currencyKey]);
+  const {
+    rows: [entry],
+  } = await trx.raw(MOVE_SQL.appendLedger, [env.id, playerId, inventoryId, currencyKey, change.toString(), after.toString(), request.reason, request.reference ?? null]);
   return { transactionId: String(entry.id), inventoryId, currencyKey, amount: Number(change), balanceAfter: Number(after), replayed: false };
 }
 
