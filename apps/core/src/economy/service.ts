@@ -266,7 +266,7 @@ export class EconomyService {
 }
 
 /**
- * A whole move as one statement (migrations/20261123173000_currency_move_function.ts): the currency,
+ * A whole move as one statement (migrations/20261123181000_currency_move_function.ts): the currency,
  * the player's row FOR KEY SHARE, the inventory chosen (made when missing), the balance row locked by
  * its upsert, the checks, the new figure and the ledger entry, in the lock order above. Written once:
  * the service runs it, and the bench's pgbench script (test/bench/pgbench.ts) runs the same text.
