@@ -5,7 +5,7 @@
  * Idempotency-Key is optional (either credential): a retry under the same key answers the first
  * purchase with `replayed: true` and `granted: null` (spec Purchase<T>), charging nothing again.
  */
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE, PURCHASE_QUANTITY_MAX, refuse } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id } from '../../http/schema-helpers';
@@ -17,7 +17,7 @@ import { ItemGrant } from './held';
 const ALLOWANCES_MAX = 100;
 
 /** Purchase<T> (spec §2). */
-const Purchase = <T extends Parameters<typeof Type.Union>[0][number]>(granted: T) =>
+const Purchase = (granted: TSchema) =>
   Type.Object(
     {
       replayed: Type.Boolean({ description: 'true when the Idempotency-Key named a purchase already made' }),
