@@ -100,6 +100,7 @@ beforeAll(async () => {
       currency('openapi-energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
       itemType('openapi-relic', { environment: 'alpha-live', name: 'Relic', category: 'misc', ownership: 'one-by-one', usable: true }),
       itemType('openapi-stack', { environment: 'alpha-live', name: 'Stack', category: 'misc', ownership: 'counted', usable: true }),
+      itemType('openapi-potion', { environment: 'alpha-live', name: 'Potion', category: 'misc', ownership: 'counted', purchasable: true, prices: [{ currencyKey: 'openapi-gems', amount: 1 }] }),
       itemType('openapi-chest', { environment: 'alpha-live', name: 'Chest', category: 'container', ownership: 'one-by-one', contents: { grants: [{ itemTypeKey: 'openapi-stack', quantity: 1 }] } }),
     ],
   });
@@ -520,6 +521,10 @@ const ACTING_REQUESTS: Record<string, () => Promise<{ path: string; body: Json; 
   consumeItem: () => onItems('openapi-relic', 'consume'),
   useItem: () => onItems('openapi-relic', 'use'),
   openItem: () => onItems('openapi-chest', 'open'),
+  purchaseItems: async () => {
+    const path = `/players/${await economyPlayer()}/purchases/items`;
+    return { path, body: { itemTypeKey: 'openapi-potion' }, other: { path, body: { itemTypeKey: 'openapi-potion', quantity: 2 } } };
+  },
 };
 
 /** Two new items of a type held by the economy player: the acting request on one, the other request on the other. */

@@ -23,6 +23,7 @@ import { EconomyService } from './economy/service';
 import { ItemTypeService } from './items/item-types';
 import { UnlockService } from './progression/unlocks';
 import { ItemService } from './items/service';
+import { PurchaseService } from './items/purchases';
 
 export interface HearthDeps {
   db: Db;
@@ -56,6 +57,7 @@ export class HearthCore {
   readonly itemTypes: ItemTypeService;
   readonly unlocks: UnlockService;
   readonly items: ItemService;
+  readonly purchases: PurchaseService;
   private housekeeping?: NodeJS.Timeout;
 
   constructor(deps: HearthDeps) {
@@ -87,6 +89,7 @@ export class HearthCore {
     this.itemTypes = new ItemTypeService(deps.db, this.cursors, this.bus);
     this.unlocks = new UnlockService(this.cursors);
     this.items = new ItemService(this.cursors, this.economy, this.unlocks);
+    this.purchases = new PurchaseService(this.economy, this.items);
   }
 
   async start(): Promise<void> {

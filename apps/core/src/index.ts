@@ -38,6 +38,7 @@ export * from './blog/service';
 export * from './items/item-type-spec';
 export * from './items/item-types';
 export * from './items/service';
+export * from './items/purchases';
 export * from './progression/unlocks';
 export * from './game-keys';
 export * from './manifests/schemas';

@@ -36,6 +36,7 @@ import {
 } from './economy';
 import { listItemTypeDefinitions } from './items';
 import { consumeItem, consumeItemStack, grantItems, listItems, listItemStacks, openItem, useItem, useItemStack } from './items/held';
+import { purchaseItems } from './items/purchases';
 import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
@@ -101,6 +102,7 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     useItem,
     useItemStack,
     openItem,
+    purchaseItems,
     listUnlocks,
     recordUnlock,
     deleteUnlock,

@@ -363,3 +363,45 @@ function toLedgerEntry(row: Record<string, unknown>): LedgerEntry {
     createdAt: (row.created_at as Date).toISOString(),
   };
 }
+
+/**
+ * One price of a purchase (docs/economy.md "Buying"): a balance currency is debited by `cost`; a
+ * consumed currency's spent figure goes up by `cost`, within `allowance` and the currency's cap.
+ */
+export interface PriceCharge {
+  currency: CurrencyDefinition;
+  cost: bigint;
+  /** Consumed currencies only: the most the player may have spent in all, after the charge. */
+  allowance?: bigint;
+}
+
+/**
+ * Charges one price in the caller's transaction, as a debit (balance) or a consume (consumed) would:
+ * locks the balance row, checks (`insufficient-balance`, `allowance-exceeded`, `balance-cap`), writes
+ * the figure and its ledger entry. A caller charging several prices calls it in currency-key order,
+ * after the player and the inventories (the lock order above). All arithmetic stays BigInt.
+ */
+export async function chargePrice(
+  trx: Tx,
+  env: EnvironmentContext,
+  playerId: string,
+  inventoryId: string,
+  charge: PriceCharge,
+  entry: { reason: string; reference?: string },
+): Promise<Movement> {
+  const { currency, cost } = charge;
+  const held = await lockBalance(trx, inventoryId, currency.key);
+  const details = { currencyKey: currency.key, held: Number(held), requested: Number(cost) };
+  if (currency.kind === 'balance') {
+    if (held < cost) throw new ApiError('insufficient-balance', `Not enough ${currency.key}: ${held} held, ${cost} asked.`, details);
+    return writeMove(trx, env, playerId, inventoryId, currency.key, held, -cost, entry);
+  }
+  const allowance = charge.allowance!;
+  if (held + cost > allowance) {
+    throw new ApiError('allowance-exceeded', `Spending ${cost} ${currency.key} would pass the allowance of ${allowance} (${held} spent).`, { ...details, allowance: Number(allowance) });
+  }
+  if (held + cost > capOf(currency)) {
+    throw new ApiError('balance-cap', `${currency.key} would pass its maximum of ${capOf(currency)} (${held} held).`, details);
+  }
+  return writeMove(trx, env, playerId, inventoryId, currency.key, held, cost, entry);
+}

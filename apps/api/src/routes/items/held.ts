@@ -36,7 +36,7 @@ const grantedFields = {
   stack: Type.Union([Stack, Type.Null()], { description: 'the stack after the grant (counted types); null for items held one by one' }),
   items: Type.Array(Item, { description: 'the items made (one-by-one types); empty for counted ones' }),
 };
-const ItemGrant = Type.Object(
+export const ItemGrant = Type.Object(
   { ...grantedFields, alreadyGranted: Type.Boolean({ description: 'true: the grantKey had granted before; the answer is that first grant' }) },
   { additionalProperties: false },
 );

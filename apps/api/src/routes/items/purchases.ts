@@ -1,0 +1,77 @@
+/**
+ * Buying items (spec §4 Game services "Buying", §2 Purchase<T>): POST /players/:playerId/purchases/items.
+ * The domain is apps/core/src/items/purchases.ts; docs/economy.md "Buying".
+ *
+ * Idempotency-Key is optional (either credential): a retry under the same key answers the first
+ * purchase with `replayed: true` and `granted: null` (spec Purchase<T>), charging nothing again.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE, PURCHASE_QUANTITY_MAX, refuse } from '@hearth/core';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { Id } from '../../http/schema-helpers';
+import { targetPlayerId } from '../players/target';
+import { Movement } from '../economy';
+import { ItemGrant } from './held';
+
+/** At most this many allowances in one body: a server may send its whole allowance map, bounded. */
+const ALLOWANCES_MAX = 100;
+
+/** Purchase<T> (spec §2). */
+const Purchase = (granted: TSchema) =>
+  Type.Object(
+    {
+      replayed: Type.Boolean({ description: 'true when the Idempotency-Key named a purchase already made' }),
+      charges: Type.Array(Movement, { description: 'one Movement per currency charged, in currency-key order' }),
+      granted: Type.Union([granted, Type.Null()], { description: 'what was granted; null when replayed' }),
+    },
+    { additionalProperties: false },
+  );
+
+interface StoredPurchase {
+  charges: Record<string, unknown>[];
+}
+
+export const purchaseItems = defineRoute({
+  operationId: 'purchaseItems',
+  method: 'POST',
+  path: '/players/:playerId/purchases/items',
+  summary: 'Buy items with currencies',
+  description:
+    'Charges the item type’s prices (every one for priceRule `all`; the one `payWith` names for `any`), each multiplied by `quantity`, and grants the items, in one transaction: all or nothing. ' +
+    'A consumed currency’s price needs its allowance in `allowances` (server key only; from a player token `forbidden`). ' +
+    'Under an Idempotency-Key a retry answers the first purchase with `replayed: true` and `granted: null`.',
+  tag: 'inventory',
+  credential: 'either',
+  service: 'inventory',
+  bodyLimit: BODY_LIMITS.gameService,
+  idempotency: 'optional',
+  onReplay: (answer) => {
+    const first = answer as StoredPurchase;
+    return { ...first, replayed: true, charges: first.charges.map((c) => ({ ...c, replayed: true })), granted: null };
+  },
+  params: Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false }),
+  body: Type.Object(
+    {
+      itemTypeKey: GameKey('the item type to buy'),
+      quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: PURCHASE_QUANTITY_MAX, description: `1 to ${PURCHASE_QUANTITY_MAX}, default 1: every price is multiplied by it` })),
+      inventoryId: Type.Optional(Id('one of the player’s inventories')),
+      realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'a realm id, or null for the account' })),
+      payWith: Type.Optional(GameKey('priceRule `any`: the currency of the price to pay (required there); with `all` it must name one of the prices')),
+      allowances: Type.Optional(
+        Type.Record(Type.String({ pattern: GAME_KEY_PATTERN }), Type.Integer({ minimum: 0, maximum: MAX_BALANCE }), {
+          maxProperties: ALLOWANCES_MAX,
+          description: 'server key only: per consumed currency key, the most the player may have spent in all after the purchase',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  success: { status: 200, description: 'The purchase: its charges and what it granted', schema: Purchase(ItemGrant) },
+  refusals: ['forbidden', 'not-found', 'invalid-request', 'not-purchasable', 'disabled', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'owned-limit', 'no-current-realm'],
+  handler: async (ctx) => {
+    const playerId = targetPlayerId(ctx);
+    // Allowances are the game server's word on what a player may spend: never a player's own.
+    if (ctx.principal.kind === 'player' && ctx.body.allowances !== undefined) throw refuse.forbidden('Only a server key sends allowances.');
+    return { body: await ctx.core.purchases.buyItem(ctx.db, ctx.env, playerId, ctx.body) };
+  },
+});

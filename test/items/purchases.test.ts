@@ -1,0 +1,381 @@
+/**
+ * Buying items (spec §4 Game services "Buying", §2 Purchase<T>; docs/economy.md "Buying"), over real
+ * HTTP: price rules, quantities, consumed currencies and allowances, player tokens, where things are
+ * paid from and go, every refusal (each changing nothing), replays under an Idempotency-Key, and
+ * parallel purchases that must never pass a balance or a limit.
+ */
+import { Harness, startHarness } from '../support/harness';
+import { Reply, call, expectError, signIn } from '../support/http';
+import { currency, itemType, realm, standardManifests } from '../support/manifests';
+
+const env = 'alpha-live';
+const type = (name: string, spec: Record<string, unknown>) =>
+  itemType(name, { environment: env, name, category: 'misc', ownership: 'counted', purchasable: true, ...spec });
+const coin = (name: string, spec: Record<string, unknown>) => currency(name, { environment: env, name, scope: 'account', kind: 'balance', ...spec });
+
+const content = [
+  realm('permanent', { environment: env, number: 0, name: 'Forever', startAt: '2020-01-01T00:00:00Z' }),
+  realm('season-1', { environment: env, key: 's1', number: 1, name: 'Season 1', startAt: '2024-01-01T00:00:00Z' }),
+  coin('gold', {}),
+  coin('gems', {}),
+  coin('energy', { kind: 'consumed', max: 500 }),
+  coin('tokens', { scope: 'realm' }),
+  coin('frozen', { enabled: false }),
+  type('potion', { maxOwned: 20, prices: [{ currencyKey: 'gold', amount: 10 }, { currencyKey: 'gems', amount: 2 }] }),
+  type('sword', { ownership: 'one-by-one', maxOwned: 2, priceRule: 'any', prices: [{ currencyKey: 'gold', amount: 100 }, { currencyKey: 'gems', amount: 5 }] }),
+  type('boost', { prices: [{ currencyKey: 'energy', amount: 30 }] }),
+  type('mixed', { prices: [{ currencyKey: 'gold', amount: 5 }, { currencyKey: 'energy', amount: 10 }] }),
+  type('relic', { purchasable: false }),
+  type('offitem', { enabled: false, prices: [{ currencyKey: 'gold', amount: 1 }] }),
+  type('ghostpriced', { prices: [{ currencyKey: 'gold', amount: 1 }, { currencyKey: 'ghost', amount: 1 }] }),
+  type('frozenpriced', { prices: [{ currencyKey: 'frozen', amount: 1 }] }),
+  type('badge', { scope: 'realm', prices: [{ currencyKey: 'tokens', amount: 3 }] }),
+  type('cloak', { prices: [{ currencyKey: 'tokens', amount: 4 }] }),
+  type('castle', { prices: [{ currencyKey: 'gold', amount: 1_000_000_000 }] }),
+];
+
+let h: Harness;
+let key: string;
+let seq = 0;
+const newKey = () => `p-${Date.now()}-${++seq}`;
+
+beforeAll(async () => {
+  h = await startHarness({ manifests: [...standardManifests(), ...content] });
+  key = h.serverKeys['alpha-live-key'];
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const player = async (subject: string) => (await signIn(h.base, key, subject)).player.id;
+const buy = (playerId: string, body: Record<string, unknown>, opts: { token?: string; idem?: string } = {}) =>
+  call(h.base, 'POST', `/players/${playerId}/purchases/items`, { token: opts.token ?? key, body, headers: opts.idem ? { 'Idempotency-Key': opts.idem } : {} });
+const credit = async (playerId: string, currencyKey: string, amount: number, extra: Record<string, unknown> = {}) => {
+  const reply = await call(h.base, 'POST', `/players/${playerId}/currencies/${currencyKey}/credit`, { token: key, body: { amount, reason: 'setup', ...extra }, headers: { 'Idempotency-Key': newKey() } });
+  expect(reply.status).toBe(200);
+};
+const ok = <T = any>(reply: Reply<T>): T => {
+  expect({ status: reply.status, body: reply.body }).toEqual({ status: 200, body: expect.anything() });
+  return reply.body;
+};
+const balances = async (playerId: string, inventory = 'account') =>
+  Object.fromEntries((ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/balances`, { token: key })).items as { currencyKey: string; amount: number }[]).map((b) => [b.currencyKey, b.amount]));
+const stackOf = async (playerId: string, itemTypeKey: string, inventory = 'account') =>
+  (ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/item-stacks`, { token: key })).items as { itemTypeKey: string; quantity: number }[]).find((s) => s.itemTypeKey === itemTypeKey)?.quantity ?? 0;
+const ledger = async (playerId: string) => ok(await call(h.base, 'GET', `/players/${playerId}/ledger?limit=200`, { token: key })).items as any[];
+
+/** Everything a refusal must leave as it was: balances, stacks, items and the ledger. */
+async function snapshot(playerId: string) {
+  return {
+    balances: await balances(playerId),
+    stacks: ok(await call(h.base, 'GET', `/players/${playerId}/inventories/account/item-stacks`, { token: key })).items,
+    items: ok(await call(h.base, 'GET', `/players/${playerId}/inventories/account/items`, { token: key })).items,
+    ledger: await ledger(playerId),
+  };
+}
+
+describe('buying', () => {
+  test('priceRule all pays every price times the quantity, in currency-key order, and grants the stack; the ledger names the purchase', async () => {
+    const p = await player('buy-all');
+    await credit(p, 'gold', 100);
+    await credit(p, 'gems', 10);
+    const bought = ok(await buy(p, { itemTypeKey: 'potion', quantity: 3 }));
+    const account = ok(await call(h.base, 'GET', `/players/${p}/inventories/account`, { token: key }));
+    expect(bought).toEqual({
+      replayed: false,
+      charges: [
+        { transactionId: expect.any(String), inventoryId: account.id, currencyKey: 'gems', amount: -6, balanceAfter: 4, replayed: false },
+        { transactionId: expect.any(String), inventoryId: account.id, currencyKey: 'gold', amount: -30, balanceAfter: 70, replayed: false },
+      ],
+      granted: { inventoryId: account.id, itemTypeKey: 'potion', stack: { itemTypeKey: 'potion', quantity: 3 }, items: [], alreadyGranted: false },
+    });
+    expect(await balances(p)).toEqual({ gems: 4, gold: 70 });
+    expect(await stackOf(p, 'potion')).toBe(3);
+    const entries = await ledger(p);
+    for (const charge of bought.charges) {
+      expect(entries.find((e) => e.id === charge.transactionId)).toMatchObject({ currencyKey: charge.currencyKey, amount: charge.amount, balanceAfter: charge.balanceAfter, reason: 'purchase', reference: 'item:potion' });
+    }
+    // Default quantity 1; payWith naming one of the prices of an `all` item still pays them all.
+    const one = ok(await buy(p, { itemTypeKey: 'potion', payWith: 'gold' }));
+    expect(one.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([['gems', -2, 2], ['gold', -10, 60]]);
+    expect(one.granted.stack).toEqual({ itemTypeKey: 'potion', quantity: 4 });
+  });
+
+  test('priceRule any pays the price payWith names; one-by-one items are made', async () => {
+    const p = await player('buy-any');
+    await credit(p, 'gold', 1000);
+    await credit(p, 'gems', 7);
+    const withGems = ok(await buy(p, { itemTypeKey: 'sword', payWith: 'gems' }));
+    expect(withGems.charges).toEqual([{ transactionId: expect.any(String), inventoryId: withGems.granted.inventoryId, currencyKey: 'gems', amount: -5, balanceAfter: 2, replayed: false }]);
+    expect(withGems.granted.stack).toBeNull();
+    expect(withGems.granted.items).toEqual([{ id: expect.any(String), inventoryId: withGems.granted.inventoryId, itemTypeKey: 'sword', grantKey: null, consumedAt: null, data: {} }]);
+    const withGold = ok(await buy(p, { itemTypeKey: 'sword', payWith: 'gold' }));
+    expect(withGold.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([['gold', -100, 900]]);
+    expect(await balances(p)).toEqual({ gems: 2, gold: 900 });
+    const held = ok(await call(h.base, 'GET', `/players/${p}/inventories/account/items`, { token: key })).items;
+    expect(held.map((i: any) => i.id)).toEqual([withGems.granted.items[0].id, withGold.granted.items[0].id]);
+  });
+
+  test('payWith: required for priceRule any, and must name one of the prices (invalid-request on body.payWith, nothing charged)', async () => {
+    const p = await player('buy-paywith');
+    await credit(p, 'gold', 1000);
+    await credit(p, 'gems', 100);
+    const before = await snapshot(p);
+    expectError(await buy(p, { itemTypeKey: 'sword' }), 400, 'invalid-request', 'body.payWith');
+    expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'energy' }), 400, 'invalid-request', 'body.payWith');
+    expectError(await buy(p, { itemTypeKey: 'potion', payWith: 'tokens' }), 400, 'invalid-request', 'body.payWith');
+    expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'no such key!' }), 400, 'invalid-request', 'body.payWith');
+    expect(await snapshot(p)).toEqual(before);
+  });
+
+  test('the body: quantity 1 to 100, itemTypeKey required, no unknown field', async () => {
+    const p = await player('buy-body');
+    await credit(p, 'gold', 1000);
+    await credit(p, 'gems', 1000);
+    const before = await snapshot(p);
+    for (const quantity of [0, 101, 1.5, -1]) expectError(await buy(p, { itemTypeKey: 'potion', quantity }), 400, 'invalid-request', 'body.quantity');
+    expectError(await buy(p, {}), 400, 'invalid-request', 'body.itemTypeKey');
+    expectError(await buy(p, { itemTypeKey: 'potion', grantKey: 'x' }), 400, 'invalid-request', 'body.grantKey');
+    expectError(await buy(p, { itemTypeKey: 'potion', allowances: { energy: -1 } }), 400, 'invalid-request');
+    expectError(await buy(p, { itemTypeKey: 'potion', inventoryId: 'nope', realmId: null }), 400, 'invalid-request', 'body.realmId');
+    expect(await snapshot(p)).toEqual(before);
+    // 20 potions fit maxOwned exactly.
+    expect(ok(await buy(p, { itemTypeKey: 'potion', quantity: 20 })).charges.map((c: any) => c.amount)).toEqual([-40, -200]);
+  });
+
+  test('amounts stay exact past 2^32: 100 × 1,000,000,000 is charged to the unit', async () => {
+    const p = await player('buy-big');
+    for (let round = 0; round < 5; round++) await Promise.all(Array.from({ length: 20 }, (_, i) => credit(p, 'gold', round === 4 && i === 19 ? 999_999_999 : 1_000_000_000)));
+    const short = expectError(await buy(p, { itemTypeKey: 'castle', quantity: 100 }), 409, 'insufficient-balance');
+    expect(short.details).toEqual({ currencyKey: 'gold', held: 99_999_999_999, requested: 100_000_000_000 });
+    await credit(p, 'gold', 8);
+    const big = ok(await buy(p, { itemTypeKey: 'castle', quantity: 100 }));
+    expect(big.charges.map((c: any) => [c.amount, c.balanceAfter])).toEqual([[-100_000_000_000, 7]]);
+    expect(big.granted.stack).toEqual({ itemTypeKey: 'castle', quantity: 100 });
+    const refused = expectError(await buy(p, { itemTypeKey: 'castle', quantity: 100 }), 409, 'insufficient-balance');
+    expect(refused.details).toEqual({ currencyKey: 'gold', held: 7, requested: 100_000_000_000 });
+  });
+});
+
+describe('consumed currencies and allowances', () => {
+  test('a server key sends the allowance; the spent figure rises within it; past it allowance-exceeded and nothing is granted', async () => {
+    const p = await player('buy-consumed');
+    const first = ok(await buy(p, { itemTypeKey: 'boost', quantity: 2, allowances: { energy: 100, gold: 5, unrelated: 1 } }));
+    expect(first.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([['energy', 60, 60]]);
+    expect(first.granted.stack).toEqual({ itemTypeKey: 'boost', quantity: 2 });
+    const before = await snapshot(p);
+    const refused = expectError(await buy(p, { itemTypeKey: 'boost', quantity: 2, allowances: { energy: 100 } }), 409, 'allowance-exceeded');
+    expect(refused.details).toEqual({ currencyKey: 'energy', held: 60, requested: 60, allowance: 100 });
+    expect(await snapshot(p)).toEqual(before);
+    // Exactly up to the allowance is allowed.
+    expect(ok(await buy(p, { itemTypeKey: 'boost', allowances: { energy: 90 } })).charges[0].balanceAfter).toBe(90);
+  });
+
+  test('a consumed price without its allowance is invalid-request on body.allowances; a mixed price list charges both or neither', async () => {
+    const p = await player('buy-mixed');
+    await credit(p, 'gold', 12);
+    const before = await snapshot(p);
+    const missing = expectError(await buy(p, { itemTypeKey: 'mixed' }), 400, 'invalid-request', 'body.allowances');
+    expect(missing.details.currencyKey).toBe('energy');
+    expectError(await buy(p, { itemTypeKey: 'mixed', allowances: { gold: 100 } }), 400, 'invalid-request', 'body.allowances');
+    expect(await snapshot(p)).toEqual(before);
+    const bought = ok(await buy(p, { itemTypeKey: 'mixed', quantity: 2, allowances: { energy: 1000 } }));
+    expect(bought.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([['energy', 20, 20], ['gold', -10, 2]]);
+    // energy (first in key order) would be charged, gold is short: neither is.
+    const after = await snapshot(p);
+    const short = expectError(await buy(p, { itemTypeKey: 'mixed', allowances: { energy: 1000 } }), 409, 'insufficient-balance');
+    expect(short.details).toEqual({ currencyKey: 'gold', held: 2, requested: 5 });
+    expect(await snapshot(p)).toEqual(after);
+  });
+
+  test("a consumed currency's max caps what may be spent, whatever the allowance (balance-cap)", async () => {
+    const p = await player('buy-cap');
+    ok(await buy(p, { itemTypeKey: 'boost', quantity: 16, allowances: { energy: 10_000 } }));
+    const before = await snapshot(p);
+    const capped = expectError(await buy(p, { itemTypeKey: 'boost', allowances: { energy: 10_000 } }), 409, 'balance-cap');
+    expect(capped.details).toEqual({ currencyKey: 'energy', held: 480, requested: 30 });
+    expect(await snapshot(p)).toEqual(before);
+  });
+});
+
+describe('player tokens', () => {
+  test('a player buys for themselves as `me` with balance currencies; naming an id is forbidden', async () => {
+    const signed = await signIn(h.base, key, 'buy-player');
+    const p = signed.player.id;
+    await credit(p, 'gold', 150);
+    const bought = ok(await buy('me', { itemTypeKey: 'sword', payWith: 'gold' }, { token: signed.accessToken }));
+    expect(bought.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([['gold', -100, 50]]);
+    expect(bought.granted.items).toHaveLength(1);
+    const before = await snapshot(p);
+    expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'gold' }, { token: signed.accessToken }), 403, 'forbidden');
+    expect(await snapshot(p)).toEqual(before);
+  });
+
+  test('a player token sending allowances is forbidden, even where no price needs one; without them a consumed price is invalid-request', async () => {
+    const signed = await signIn(h.base, key, 'buy-player-allowances');
+    const p = signed.player.id;
+    await credit(p, 'gold', 500);
+    const before = await snapshot(p);
+    expectError(await buy('me', { itemTypeKey: 'boost', allowances: { energy: 100 } }, { token: signed.accessToken }), 403, 'forbidden');
+    expectError(await buy('me', { itemTypeKey: 'sword', payWith: 'gold', allowances: {} }, { token: signed.accessToken }), 403, 'forbidden');
+    expectError(await buy('me', { itemTypeKey: 'boost' }, { token: signed.accessToken }), 400, 'invalid-request', 'body.allowances');
+    expect(await snapshot(p)).toEqual(before);
+  });
+});
+
+describe('refusals change nothing', () => {
+  test('insufficient-balance names what is held and asked; no currency is charged', async () => {
+    const p = await player('buy-short');
+    await credit(p, 'gold', 25);
+    await credit(p, 'gems', 100);
+    const before = await snapshot(p);
+    // gems (first in key order) is affordable and would be charged first; gold is short.
+    const refused = expectError(await buy(p, { itemTypeKey: 'potion', quantity: 3 }), 409, 'insufficient-balance');
+    expect(refused.details).toEqual({ currencyKey: 'gold', held: 25, requested: 30 });
+    expect(await snapshot(p)).toEqual(before);
+    // Never-touched currency: held 0.
+    const none = expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'gold', quantity: 1, realmId: null }), 409, 'insufficient-balance');
+    expect(none.details).toEqual({ currencyKey: 'gold', held: 25, requested: 100 });
+  });
+
+  test('a purchase past maxOwned is owned-limit and charges nothing', async () => {
+    const p = await player('buy-owned');
+    await credit(p, 'gold', 10_000);
+    await credit(p, 'gems', 10_000);
+    ok(await buy(p, { itemTypeKey: 'sword', payWith: 'gold' }));
+    const before = await snapshot(p);
+    const refused = expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'gold', quantity: 2 }), 409, 'owned-limit');
+    expect(refused.details).toEqual({ itemTypeKey: 'sword', held: 1, requested: 2, limit: 2 });
+    expect(await snapshot(p)).toEqual(before);
+    ok(await buy(p, { itemTypeKey: 'potion', quantity: 15 }));
+    const stacked = await snapshot(p);
+    expectError(await buy(p, { itemTypeKey: 'potion', quantity: 6 }), 409, 'owned-limit');
+    expect(await snapshot(p)).toEqual(stacked);
+  });
+
+  test('not-purchasable, disabled and not-found', async () => {
+    const p = await player('buy-refusals');
+    await credit(p, 'gold', 1000);
+    const before = await snapshot(p);
+    expect(expectError(await buy(p, { itemTypeKey: 'relic' }), 409, 'not-purchasable').details).toEqual({ itemTypeKey: 'relic' });
+    // A price in a currency the environment does not have: not for sale, never free (gold, also a price, is not charged).
+    expect(expectError(await buy(p, { itemTypeKey: 'ghostpriced' }), 409, 'not-purchasable').details).toEqual({ itemTypeKey: 'ghostpriced', currencyKey: 'ghost' });
+    expect(expectError(await buy(p, { itemTypeKey: 'offitem' }), 409, 'disabled').details).toEqual({ itemTypeKey: 'offitem' });
+    expect(expectError(await buy(p, { itemTypeKey: 'frozenpriced' }), 409, 'disabled').details).toEqual({ itemTypeKey: 'frozenpriced', currencyKey: 'frozen' });
+    expectError(await buy(p, { itemTypeKey: 'unknown' }), 404, 'not-found');
+    expectError(await buy('nobody', { itemTypeKey: 'potion' }), 404, 'not-found');
+    expectError(await buy('me', { itemTypeKey: 'potion' }), 404, 'not-found');
+    expectError(await buy(p, { itemTypeKey: 'potion', inventoryId: 'no-such-inventory' }), 404, 'not-found');
+    expectError(await buy(p, { itemTypeKey: 'potion', realmId: 'no-such-realm' }), 404, 'not-found');
+    expect(await snapshot(p)).toEqual(before);
+  });
+});
+
+describe('where a purchase pays from and puts', () => {
+  test('a per-realm item goes to the current realm and is paid there; an account item paid in a realm currency pays from the current realm', async () => {
+    const p = await player('buy-realm');
+    await credit(p, 'tokens', 20);
+    const badge = ok(await buy(p, { itemTypeKey: 'badge', quantity: 2 }));
+    const season = ok(await call(h.base, 'GET', `/players/${p}/inventories/current`, { token: key }));
+    expect(season.realmId).toBe('s1');
+    expect(badge.granted).toMatchObject({ inventoryId: season.id, stack: { itemTypeKey: 'badge', quantity: 2 } });
+    expect(badge.charges).toEqual([{ transactionId: expect.any(String), inventoryId: season.id, currencyKey: 'tokens', amount: -6, balanceAfter: 14, replayed: false }]);
+    const cloak = ok(await buy(p, { itemTypeKey: 'cloak' }));
+    const account = ok(await call(h.base, 'GET', `/players/${p}/inventories/account`, { token: key }));
+    expect(cloak.granted.inventoryId).toBe(account.id);
+    expect(cloak.charges.map((c: any) => [c.inventoryId, c.currencyKey, c.balanceAfter])).toEqual([[season.id, 'tokens', 10]]);
+    // Named places: the realm by id, the inventory by id; a place the item's scope does not allow is invalid-request.
+    expect(ok(await buy(p, { itemTypeKey: 'badge', realmId: 's1' })).granted.inventoryId).toBe(season.id);
+    expect(ok(await buy(p, { itemTypeKey: 'badge', inventoryId: season.id })).granted.stack.quantity).toBe(4);
+    const before = await snapshot(p);
+    expectError(await buy(p, { itemTypeKey: 'badge', realmId: null }), 400, 'invalid-request', 'body.realmId');
+    expectError(await buy(p, { itemTypeKey: 'potion', inventoryId: season.id }), 400, 'invalid-request', 'body.inventoryId');
+    expect(await snapshot(p)).toEqual(before);
+    expect(await balances(p, 'current')).toEqual({ tokens: 4 });
+  });
+
+  test('an item bought in a realm that is not the current one is paid from that realm', async () => {
+    const p = await player('buy-old-realm');
+    await credit(p, 'tokens', 9, { realmId: 'permanent' });
+    const bought = ok(await buy(p, { itemTypeKey: 'badge', realmId: 'permanent' }));
+    const permanent = (ok(await call(h.base, 'GET', `/players/${p}/inventories`, { token: key })).items as any[]).find((i) => i.realmId === 'permanent');
+    expect(bought.granted.inventoryId).toBe(permanent.id);
+    expect(bought.charges.map((c: any) => [c.inventoryId, c.balanceAfter])).toEqual([[permanent.id, 6]]);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  test('a retry under the same key answers the first purchase with replayed: true and granted: null, charging nothing again', async () => {
+    const p = await player('buy-replay');
+    await credit(p, 'gold', 100);
+    await credit(p, 'gems', 100);
+    const idem = newKey();
+    const first = await buy(p, { itemTypeKey: 'potion', quantity: 2 }, { idem });
+    expect(first.headers.get('idempotent-replayed')).toBe('false');
+    const again = await buy(p, { itemTypeKey: 'potion', quantity: 2 }, { idem });
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(ok(again)).toEqual({ replayed: true, charges: first.body.charges.map((c: any) => ({ ...c, replayed: true })), granted: null });
+    expect(await balances(p)).toEqual({ gems: 96, gold: 80 });
+    expect(await stackOf(p, 'potion')).toBe(2);
+    expect((await ledger(p)).filter((e) => e.reason === 'purchase')).toHaveLength(2);
+    // The same key for another request.
+    expectError(await buy(p, { itemTypeKey: 'potion', quantity: 3 }, { idem }), 409, 'idempotency-conflict');
+    // Without a key every request is a purchase.
+    ok(await buy(p, { itemTypeKey: 'potion' }));
+    ok(await buy(p, { itemTypeKey: 'potion' }));
+    expect(await stackOf(p, 'potion')).toBe(4);
+  });
+
+  test("a player's key is their own: the same key from the player and from the server are two purchases", async () => {
+    const signed = await signIn(h.base, key, 'buy-replay-player');
+    const p = signed.player.id;
+    await credit(p, 'gold', 300);
+    const idem = newKey();
+    ok(await buy('me', { itemTypeKey: 'sword', payWith: 'gold' }, { token: signed.accessToken, idem }));
+    expect(ok(await buy('me', { itemTypeKey: 'sword', payWith: 'gold' }, { token: signed.accessToken, idem })).replayed).toBe(true);
+    expect(ok(await buy(p, { itemTypeKey: 'sword', payWith: 'gold' }, { idem })).replayed).toBe(false);
+    expect(await balances(p)).toEqual({ gold: 100 });
+  });
+
+  test('a refused purchase keeps no record: the same request under the same key acts once it can', async () => {
+    const p = await player('buy-retry-refused');
+    const idem = newKey();
+    expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'gems' }, { idem }), 409, 'insufficient-balance');
+    await credit(p, 'gems', 5);
+    const acted = ok(await buy(p, { itemTypeKey: 'sword', payWith: 'gems' }, { idem }));
+    expect(acted.replayed).toBe(false);
+    expect(acted.charges[0].balanceAfter).toBe(0);
+  });
+
+  test('parallel retries of one key act once', async () => {
+    const p = await player('buy-race-key');
+    await credit(p, 'gold', 1000);
+    await credit(p, 'gems', 1000);
+    const idem = newKey();
+    const replies = await Promise.all(Array.from({ length: 6 }, () => buy(p, { itemTypeKey: 'potion', quantity: 5 }, { idem })));
+    expect(replies.map((r) => r.status)).toEqual(Array(6).fill(200));
+    expect(replies.filter((r) => !r.body.replayed)).toHaveLength(1);
+    expect(await balances(p)).toEqual({ gems: 990, gold: 950 });
+    expect(await stackOf(p, 'potion')).toBe(5);
+  });
+});
+
+describe('parallel purchases', () => {
+  test('never spend past a balance nor pass maxOwned: of 12 parallel purchases only what fits acts', async () => {
+    const p = await player('buy-race-balance');
+    await credit(p, 'gems', 25);
+    const replies = await Promise.all(Array.from({ length: 12 }, () => buy(p, { itemTypeKey: 'sword', payWith: 'gems' }).then((r) => r, (e) => e)));
+    // maxOwned 2 of swords also limits: at most 2 act, the rest are owned-limit or insufficient-balance.
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(2);
+    expect(new Set(replies.filter((r) => r.status !== 200).map((r) => r.body.error))).toEqual(new Set(['owned-limit']));
+    expect(await balances(p)).toEqual({ gems: 15 });
+    const q = await player('buy-race-balance-2');
+    await credit(q, 'gold', 50);
+    await credit(q, 'gems', 1000);
+    const potions = await Promise.all(Array.from({ length: 12 }, () => buy(q, { itemTypeKey: 'potion' })));
+    expect(potions.filter((r) => r.status === 200)).toHaveLength(5);
+    expect(new Set(potions.filter((r) => r.status !== 200).map((r) => r.body.error))).toEqual(new Set(['insufficient-balance']));
+    expect(await balances(q)).toEqual({ gems: 990, gold: 0 });
+    expect(await stackOf(q, 'potion')).toBe(5);
+  });
+});
