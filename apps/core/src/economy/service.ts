@@ -17,7 +17,7 @@ import { randomId } from '../ids';
 import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { MAX_BALANCE } from '../manifests/schemas';
-import { CurrencyDefinition, RealmService } from './definitions';
+import { CurrencyDefinition, RealmService, capOf } from './definitions';
 
 /** Inventory (spec §2): realmId null for the account inventory. */
 export interface Inventory {
