@@ -8,7 +8,6 @@ import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import type { CurrencyManifestT, RealmManifestT } from '../manifests/schemas';
-import { MAX_BALANCE } from '../manifests/schemas';
 import { OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
 import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
@@ -127,11 +126,6 @@ export function toCurrency(row: Record<string, unknown>): CurrencyDefinition {
     max: row.max === null ? null : Number(row.max),
     enabled: row.enabled as boolean,
   };
-}
-
-/** The stored figure a currency may reach: its own max, and never past 2^53-1. */
-export function capOf(currency: CurrencyDefinition): bigint {
-  return BigInt(currency.max ?? MAX_BALANCE);
 }
 
 export class RealmService {

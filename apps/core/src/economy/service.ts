@@ -17,7 +17,7 @@ import { randomId } from '../ids';
 import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { MAX_BALANCE } from '../manifests/schemas';
-import { CurrencyDefinition, RealmService, capOf } from './definitions';
+import { CurrencyDefinition, RealmService } from './definitions';
 
 /** Inventory (spec §2): realmId null for the account inventory. */
 export interface Inventory {
@@ -78,17 +78,10 @@ export interface InventoryChoice {
  * a whole currency move is one statement instead, CURRENCY_MOVE_SQL below.
  */
 export const MOVE_SQL = {
-  currency: 'SELECT * FROM currencies WHERE environment_id = ? AND key = ? LIMIT 1',
   holdPlayer: 'SELECT 1 FROM players WHERE id = ? AND environment_id = ? FOR KEY SHARE',
   makeInventory:
     'INSERT INTO inventories (id, environment_id, player_id, realm_key) VALUES (?, ?, ?, ?) ON CONFLICT (player_id, realm_key) DO NOTHING RETURNING id, realm_key',
   findInventory: 'SELECT id, realm_key FROM inventories WHERE player_id = ? AND realm_key IS NOT DISTINCT FROM ? LIMIT 1',
-  lockBalance: `INSERT INTO balances (inventory_id, currency_key, amount) VALUES (?, ?, 0)
-     ON CONFLICT (inventory_id, currency_key) DO UPDATE SET amount = balances.amount
-     RETURNING amount`,
-  setBalance: 'UPDATE balances SET amount = ? WHERE inventory_id = ? AND currency_key = ?',
-  appendLedger:
-    'INSERT INTO ledger_entries (environment_id, player_id, inventory_id, currency_key, amount, balance_after, reason, reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id',
 } as const;
 
 const toInventory = (row: Record<string, unknown>): Inventory => ({ id: row.id as string, realmId: (row.realm_key as string | null) ?? null });
@@ -235,34 +228,37 @@ export class EconomyService {
    * it has one. Refusals change nothing (the transaction rolls back with them).
    */
   async move(db: Queryable, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest): Promise<Movement> {
-    return inTransaction(db, async (trx) => {
-      const { rows } = await trx.raw(CURRENCY_MOVE_SQL, [
-        env.id,
-        playerId,
-        currencyKey,
-        kind,
-        String(request.amount),
-        request.allowance === undefined ? null : String(request.allowance),
-        request.reason,
-        request.reference ?? null,
-        request.inventoryId ?? null,
-        request.realmId !== undefined,
-        request.realmId ?? null,
-        randomId(),
-        MAX_BALANCE.toString(),
-      ]);
-      const outcome = rows[0] as MoveOutcome;
-      if (outcome.outcome !== 'moved') throw refusalOf(outcome, currencyKey, kind, request);
-      return {
-        transactionId: String(outcome.ledger_id),
-        inventoryId: outcome.inventory_id!,
-        currencyKey,
-        amount: Number(outcome.change),
-        balanceAfter: Number(outcome.balance_after),
-        replayed: false,
-      };
-    });
+    return inTransaction(db, (trx) => runMove(trx, env, playerId, currencyKey, kind, request));
   }
+}
+
+/** One move through the one statement (below): a refusal is thrown, and the caller's transaction rolls back what it made. */
+async function runMove(trx: Tx, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest): Promise<Movement> {
+  const { rows } = await trx.raw(CURRENCY_MOVE_SQL, [
+    env.id,
+    playerId,
+    currencyKey,
+    kind,
+    String(request.amount),
+    request.allowance === undefined ? null : String(request.allowance),
+    request.reason,
+    request.reference ?? null,
+    request.inventoryId ?? null,
+    request.realmId !== undefined,
+    request.realmId ?? null,
+    randomId(),
+    MAX_BALANCE.toString(),
+  ]);
+  const outcome = rows[0] as MoveOutcome;
+  if (outcome.outcome !== 'moved') throw refusalOf(outcome, currencyKey, kind, request);
+  return {
+    transactionId: String(outcome.ledger_id),
+    inventoryId: outcome.inventory_id!,
+    currencyKey,
+    amount: Number(outcome.change),
+    balanceAfter: Number(outcome.balance_after),
+    replayed: false,
+  };
 }
 
 /**
@@ -323,34 +319,6 @@ function refusalOf(o: MoveOutcome, currencyKey: string, kind: MoveKind, request:
   }
 }
 
-/**
- * The balance row, made at 0 when missing, locked until the transaction ends: the upsert takes the
- * row lock whether it inserts or finds, so concurrent moves on one balance run one after another.
- */
-export async function lockBalance(trx: Tx, inventoryId: string, currencyKey: string): Promise<bigint> {
-  const { rows } = await trx.raw(MOVE_SQL.lockBalance, [inventoryId, currencyKey]);
-  return BigInt(rows[0].amount);
-}
-
-/** Writes the new figure and its ledger entry; answers the Movement. */
-export async function writeMove(
-  trx: Tx,
-  env: EnvironmentContext,
-  playerId: string,
-  inventoryId: string,
-  currencyKey: string,
-  held: bigint,
-  change: bigint,
-  request: { reason: string; reference?: string },
-): Promise<Movement> {
-  const after = held + change;
-  await trx.raw(MOVE_SQL.setBalance, [after.toString(), inventoryId, currencyKey]);
-  const {
-    rows: [entry],
-  } = await trx.raw(MOVE_SQL.appendLedger, [env.id, playerId, inventoryId, currencyKey, change.toString(), after.toString(), request.reason, request.reference ?? null]);
-  return { transactionId: String(entry.id), inventoryId, currencyKey, amount: Number(change), balanceAfter: Number(after), replayed: false };
-}
-
 function toLedgerEntry(row: Record<string, unknown>): LedgerEntry {
   return {
     id: String(row.id),
@@ -376,12 +344,13 @@ export interface PriceCharge {
 }
 
 /**
- * Charges one price in the caller's transaction, as a debit (balance) or a consume (consumed) would:
- * locks the balance row, checks (`insufficient-balance`, `allowance-exceeded`, `balance-cap`), writes
- * the figure and its ledger entry. A caller charging several prices calls it in currency-key order,
- * after the player and the inventories (the lock order above). All arithmetic stays BigInt.
+ * Charges one price in the caller's transaction as the move it is: a debit of a balance currency, a
+ * consume of a consumed one within its allowance, through the move's one statement, so a purchase is
+ * held to the same rules (`insufficient-balance`, `allowance-exceeded`, `balance-cap`) written once. A
+ * caller charging several prices calls it in currency-key order, after the player and the inventories
+ * (the lock order above).
  */
-export async function chargePrice(
+export function chargePrice(
   trx: Tx,
   env: EnvironmentContext,
   playerId: string,
@@ -389,19 +358,13 @@ export async function chargePrice(
   charge: PriceCharge,
   entry: { reason: string; reference?: string },
 ): Promise<Movement> {
-  const { currency, cost } = charge;
-  const held = await lockBalance(trx, inventoryId, currency.key);
-  const details = { currencyKey: currency.key, held: Number(held), requested: Number(cost) };
-  if (currency.kind === 'balance') {
-    if (held < cost) throw new ApiError('insufficient-balance', `Not enough ${currency.key}: ${held} held, ${cost} asked.`, details);
-    return writeMove(trx, env, playerId, inventoryId, currency.key, held, -cost, entry);
-  }
-  const allowance = charge.allowance!;
-  if (held + cost > allowance) {
-    throw new ApiError('allowance-exceeded', `Spending ${cost} ${currency.key} would pass the allowance of ${allowance} (${held} spent).`, { ...details, allowance: Number(allowance) });
-  }
-  if (held + cost > capOf(currency)) {
-    throw new ApiError('balance-cap', `${currency.key} would pass its maximum of ${capOf(currency)} (${held} held).`, details);
-  }
-  return writeMove(trx, env, playerId, inventoryId, currency.key, held, cost, entry);
+  const { currency, cost, allowance } = charge;
+  const kind: MoveKind = currency.kind === 'balance' ? 'debit' : 'consume';
+  return runMove(trx, env, playerId, currency.key, kind, {
+    amount: Number(cost),
+    ...(kind === 'consume' ? { allowance: Number(allowance!) } : {}),
+    reason: entry.reason,
+    reference: entry.reference,
+    inventoryId,
+  });
 }
