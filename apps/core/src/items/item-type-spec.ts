@@ -8,6 +8,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { celRules } from '../manifests/rules';
+import { ResourceName } from '../manifests/names';
 import { AMOUNT_MAX, GameKey } from '../game-keys';
 
 
@@ -86,7 +87,7 @@ export const ContainerContentsSpec = Type.Object(
 
 export const ItemTypeSpec = Type.Object(
   {
-    environment: Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }),
+    environment: ResourceName,
     key: Type.Optional(GameKey('the key clients and servers name it by; metadata.name when absent')),
     name: Type.String({ minLength: 1, maxLength: 200 }),
     description: Type.Optional(Type.String({ maxLength: 2000, default: '' })),

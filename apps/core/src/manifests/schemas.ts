@@ -6,11 +6,12 @@ import { Static, TSchema, Type } from '@sinclair/typebox';
 import { BlogContent } from '../blog/content';
 import { ItemTypeSpec } from '../items/item-type-spec';
 import { celRules } from './rules';
+import { ResourceName } from './names';
 import { GameKey } from '../game-keys';
 
 export const API_VERSION = 'hearth.gg/v1alpha1';
 
-const Name = Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' });
+const Name = ResourceName;
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 const PositiveCount = (description: string) => Type.Integer({ minimum: 1, description });
 

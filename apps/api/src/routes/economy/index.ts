@@ -9,7 +9,7 @@ import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 
 /** A stored figure: exact, never past 2^53-1 (docs/economy.md). */
-const Figure = Type.Integer({ minimum: 0, maximum: MAX_BALANCE });
+export const Figure = Type.Integer({ minimum: 0, maximum: MAX_BALANCE });
 
 export const Realm = Type.Object(
   {
@@ -70,7 +70,7 @@ export const Movement = Type.Object(
 );
 
 const PlayerParams = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
-const InventoryParams = Type.Object(
+export const InventoryParams = Type.Object(
   { playerId: Id('a player id, or `me` with a player token'), inventory: Id('`account`, `current` or an inventory id') },
   { additionalProperties: false },
 );

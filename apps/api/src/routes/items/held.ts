@@ -12,7 +12,7 @@ import { GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
-import { Inventory } from '../economy';
+import { Figure, Inventory, InventoryParams } from '../economy';
 
 /** Item (spec §2). */
 const Item = Type.Object(
@@ -28,7 +28,7 @@ const Item = Type.Object(
 );
 
 /** Stack (items) (spec §2). A stack's quantity is exact: never past 2^53-1. */
-const Stack = Type.Object({ itemTypeKey: Type.String(), quantity: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) }, { additionalProperties: false });
+const Stack = Type.Object({ itemTypeKey: Type.String(), quantity: Figure }, { additionalProperties: false });
 
 const grantedFields = {
   inventoryId: Type.String(),
@@ -59,10 +59,6 @@ const choiceFields = {
   realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'a realm id, or null for the account' })),
 };
 
-const InventoryParams = Type.Object(
-  { playerId: Id('a player id, or `me` with a player token'), inventory: Id('`account`, `current` or an inventory id') },
-  { additionalProperties: false },
-);
 const ServerPlayer = Type.Object({ playerId: Id('a player id') }, { additionalProperties: false });
 const EitherPlayer = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
 const ServerItem = Type.Object({ playerId: Id('a player id'), itemId: Id('an item id') }, { additionalProperties: false });
