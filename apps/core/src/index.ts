@@ -61,3 +61,5 @@ export * from './tenancy/access';
 export * from './canonical-json';
 export * from './economy/definitions';
 export * from './economy/service';
+export * from './storage/object-store';
+export * from './storage/disk-store';
