@@ -3,11 +3,16 @@
  * prefix of its own, the domain core, and the API listening on 127.0.0.1. Tests use real HTTP.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import knexFactory from 'knex';
 import { stringify } from 'yaml';
 import {
   Db,
+  DiskObjectStore,
   HearthCore,
+  ObjectStore,
   RedisCoordination,
   applyManifests,
   createDb,
@@ -63,9 +68,10 @@ export async function startApiInstance(opts: {
   masterKey: Buffer;
   extraRoutes?: AnyRoute[];
   trustedProxies?: ProxyTrust;
+  objectStore?: ObjectStore;
 }): Promise<ApiInstance> {
   const coordination = new RedisCoordination(TEST_REDIS_URL, { prefix: opts.redisPrefix });
-  const core = new HearthCore({ db: opts.db, coordination, masterKey: opts.masterKey, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
+  const core = new HearthCore({ db: opts.db, coordination, masterKey: opts.masterKey, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), objectStore: opts.objectStore });
   await core.start();
   const api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0, extraRoutes: opts.extraRoutes, trustedProxies: opts.trustedProxies });
   // The test client checks answers against the document; the test's own routes are not in it.
@@ -95,11 +101,21 @@ export interface Harness extends ApiInstance {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: { manifests?: Manifests; extraRoutes?: AnyRoute[]; trustedProxies?: ProxyTrust } = {}): Promise<Harness> {
+export interface HarnessOptions {
+  manifests?: Manifests;
+  extraRoutes?: AnyRoute[];
+  trustedProxies?: ProxyTrust;
+  /** Object storage of the API processes; default a fresh folder on disk, removed at close. */
+  objectStore?: ObjectStore;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const database = await createTestDatabase();
   const masterKey = randomBytes(32);
   const redisPrefix = `hearth-test:${randomBytes(6).toString('hex')}:`;
-  const instance = await startApiInstance({ db: database.db, redisPrefix, masterKey, extraRoutes: options.extraRoutes, trustedProxies: options.trustedProxies });
+  const storageFolder = options.objectStore ? undefined : await mkdtemp(path.join(os.tmpdir(), 'hearth-objects-'));
+  const objectStore = options.objectStore ?? new DiskObjectStore(storageFolder!);
+  const instance = await startApiInstance({ db: database.db, redisPrefix, masterKey, extraRoutes: options.extraRoutes, trustedProxies: options.trustedProxies, objectStore });
   const serverKeys: Record<string, string> = {};
   const others: ApiInstance[] = [];
 
@@ -119,7 +135,7 @@ export async function startHarness(options: { manifests?: Manifests; extraRoutes
     serverKeys,
     apply,
     startAnotherApi: async () => {
-      const other = await startApiInstance({ db: database.db, redisPrefix, masterKey, extraRoutes: options.extraRoutes });
+      const other = await startApiInstance({ db: database.db, redisPrefix, masterKey, extraRoutes: options.extraRoutes, objectStore });
       others.push(other);
       return other;
     },
@@ -127,6 +143,7 @@ export async function startHarness(options: { manifests?: Manifests; extraRoutes
       for (const other of others) await other.stop();
       await instance.stop();
       await database.drop();
+      if (storageFolder) await rm(storageFolder, { recursive: true, force: true });
     },
   };
 }

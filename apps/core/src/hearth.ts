@@ -24,12 +24,15 @@ import { ItemTypeService } from './items/item-types';
 import { UnlockService } from './progression/unlocks';
 import { ItemService } from './items/service';
 import { PurchaseService } from './items/purchases';
+import type { ObjectStore } from './storage/object-store';
 
 export interface HearthDeps {
   db: Db;
   coordination: Coordination;
   masterKey: Buffer;
   logger: Logger;
+  /** Crash uploads and symbol files; absent where the process has no storage (crash routes answer 503). */
+  objectStore?: ObjectStore;
 }
 
 /** The domain services one process needs, wired once; the API and the realtime server both build on it. */
@@ -37,6 +40,7 @@ export class HearthCore {
   readonly db: Db;
   readonly coordination: Coordination;
   readonly logger: Logger;
+  readonly objectStore: ObjectStore | undefined;
   readonly bus: InvalidationBus;
   readonly environments: EnvironmentRegistry;
   readonly serverKeys: ServerKeyVerifier;
@@ -64,6 +68,7 @@ export class HearthCore {
     this.db = deps.db;
     this.coordination = deps.coordination;
     this.logger = deps.logger;
+    this.objectStore = deps.objectStore;
     this.bus = new InvalidationBus(deps.coordination, (err) =>
       deps.logger.warn({ err: err.message }, 'could not announce a change; other processes will see it when their caches expire'),
     );
