@@ -63,3 +63,4 @@ export * from './economy/definitions';
 export * from './economy/service';
 export * from './storage/object-store';
 export * from './storage/disk-store';
+export * from './crashes/queue';
