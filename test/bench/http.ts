@@ -191,8 +191,6 @@ async function prepareCredit(ready: any, players: number): Promise<Prepared> {
     if (!first.headers.get('x-ratelimit-limit')) throw new Error('the credit answered without X-RateLimit-* headers: are rate limits on?');
     made.push({ id, inventoryId: movement.inventoryId! });
   }
-  // What the API's record keeps for a credit: its Movement (pgbench stores one of the same size).
-  const answer = JSON.stringify({ transactionId: '123456', inventoryId: made[0].inventoryId, currencyKey: 'gold', amount: 1, balanceAfter: 123456, replayed: false });
   return {
     url: `${ready.base}/players/${made[0].id}/currencies/gold/credit`,
     headers,
@@ -204,8 +202,8 @@ async function prepareCredit(ready: any, players: number): Promise<Prepared> {
         clients: ready.databasePoolSize,
         seconds,
         scripts: made.map((p, i) => ({ name: `credit-${i}`, text: creditScript(p) })),
-        // As the pipeline binds them: the server key's scope, a request digest's length, the answer.
-        variables: { env: ready.environmentId, scope: 'server', fingerprint: 'x'.repeat(43), currency: 'gold', kind: 'credit', credit: 1, reason: 'bench', realm_given: 'false', max: MAX_BALANCE, status: 200, body: answer },
+        // As the pipeline binds them: the server key's scope, a request digest's length.
+        variables: { env: ready.environmentId, scope: 'server', fingerprint: 'x'.repeat(43), currency: 'gold', kind: 'credit', credit: 1, reason: 'bench', realm_given: 'false', max: MAX_BALANCE },
         log,
       }),
   };

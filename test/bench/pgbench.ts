@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CURRENCY_MOVE_SQL, IDEMPOTENCY_ANSWER_SQL, IDEMPOTENCY_CLAIM_SQL, SAVE_WRITE_SQL } from '@hearth/core';
+import { IDEMPOTENT_CURRENCY_MOVE_SQL, SAVE_WRITE_SQL } from '@hearth/core';
 
 export interface PgbenchFigures {
   clients: number;
@@ -49,22 +49,17 @@ export function saveWriteScript(): string {
 
 /**
  * A currency credit as POST /players/:playerId/currencies/:currencyKey/credit runs it with an
- * Idempotency-Key (the pipeline's runIdempotent around EconomyService.move), statement for statement:
- * BEGIN, the record's claim, the move (CURRENCY_MOVE_SQL, one statement), the record's answer, COMMIT.
- * Each transaction takes a new key. Variables (-D): env, scope, fingerprint, currency, kind, credit (the
- * amount), reason, realm_given (false), max (2^53-1), status and body (the answer the record keeps);
- * the player is this script's.
+ * Idempotency-Key (EconomyService.moveOnce): one statement, IDEMPOTENT_CURRENCY_MOVE_SQL, by itself
+ * as its own transaction (the record's claim, the move and the record's answer are in the function).
+ * Each transaction takes a new key. Variables (-D): env, scope, fingerprint, currency, kind, credit
+ * (the amount), reason, realm_given (false), max (2^53-1); the player is this script's.
  */
 export function creditScript(player: { id: string }): string {
   const pid = { text: player.id };
   return [
     '\\set key random(1, 1000000000000000)',
-    'BEGIN;',
-    `${bind(IDEMPOTENCY_CLAIM_SQL, ['env', 'scope', 'key', 'fingerprint'])};`,
     // No allowance, reference, inventoryId or realm: NULL, as the API binds them for this body.
-    `${bind(CURRENCY_MOVE_SQL, ['env', pid, 'currency', 'kind', 'credit', null, 'reason', null, null, 'realm_given', null, 'key', 'max'])};`,
-    `${bind(IDEMPOTENCY_ANSWER_SQL, ['status', 'body', 'env', 'scope', 'key'])};`,
-    'COMMIT;',
+    `${bind(IDEMPOTENT_CURRENCY_MOVE_SQL, ['scope', 'key', 'fingerprint', 'env', pid, 'currency', 'kind', 'credit', null, 'reason', null, null, 'realm_given', null, 'key', 'max'])};`,
     '',
   ].join('\n');
 }

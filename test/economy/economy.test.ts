@@ -176,6 +176,7 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
       const again = await move(id, 'gems', 'credit', { reference: 'quest 7', reason: 'quest_reward', amount: 250 }, idem);
       expect(again.status).toBe(200);
       expect(again.body).toEqual({ ...first.body, replayed: true });
+      expect([first.headers.get('idempotent-replayed'), again.headers.get('idempotent-replayed')]).toEqual(['false', 'true']);
       const account = (await call(h.base, 'GET', `/players/${id}/inventories/account`, { token: key })).body;
       expect(first.body.inventoryId).toBe(account.id);
       const entries = (await ledger(id)).items;

@@ -15,6 +15,8 @@ export const IDEMPOTENCY_CLAIM_SQL =
   'INSERT INTO idempotency_records (environment_id, scope, key, fingerprint) VALUES (?, ?, ?, ?) ON CONFLICT (environment_id, scope, key) DO NOTHING RETURNING key';
 export const IDEMPOTENCY_ANSWER_SQL = 'UPDATE idempotency_records SET status = ?, body = ? WHERE environment_id = ? AND scope = ? AND key = ?';
 
+export const IDEMPOTENCY_CONFLICT_MESSAGE = 'This Idempotency-Key was already used for a different request.';
+
 export interface IdempotentAnswer {
   status: number;
   body: unknown;
@@ -54,7 +56,7 @@ export async function runIdempotent(
         .where({ environment_id: scope.environmentId, scope: scope.scope, key: scope.key })
         .first();
       if (record.fingerprint !== scope.fingerprint) {
-        throw new ApiError('idempotency-conflict', 'This Idempotency-Key was already used for a different request.');
+        throw new ApiError('idempotency-conflict', IDEMPOTENCY_CONFLICT_MESSAGE);
       }
       return { status: record.status as number, body: record.body, replayed: true };
     }

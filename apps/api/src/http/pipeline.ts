@@ -25,6 +25,7 @@ import {
   fingerprintOf,
   refuse,
   runIdempotent,
+  type IdempotencyScope,
 } from '@hearth/core';
 import { AnyRoute, HandlerContext, HandlerResult, RequestInfo } from './route';
 import { AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, PrincipalKind, bodyLimitOf, checksOf, takesCredential } from './checks';
@@ -220,22 +221,23 @@ export class Pipeline {
     }
     if (!validIdempotencyKey(key)) throw refuse.invalid(field, `${field} must be ${IdempotencyKeyHeader.schema.description}.`);
     const principal = hc.principal;
-    const envId = hc.env!.id;
+    const record: IdempotencyScope = {
+      environmentId: hc.env!.id,
+      scope: principal?.kind === 'player' ? `p:${principal.playerId}` : 'server',
+      key,
+      fingerprint: fingerprintOf([route.operationId, hc.params, hc.query, hc.body]),
+    };
+    if (route.idempotencyRecord === 'handler') {
+      // The handler's effect keeps the record in its own statement and says whether it replayed.
+      const result = await route.handler(hc.withIdempotency(record));
+      return { ...result, headers: { ...result.headers, 'Idempotent-Replayed': String(result.replayed === true) } };
+    }
     // The handler gets the idempotency transaction as ctx.db and hands it to every core function it
     // calls: its effect, their after-commit announcements and the record commit or roll back together.
-    const answer = await runIdempotent(
-      hc.db,
-      {
-        environmentId: envId,
-        scope: principal?.kind === 'player' ? `p:${principal.playerId}` : 'server',
-        key,
-        fingerprint: fingerprintOf([route.operationId, hc.params, hc.query, hc.body]),
-      },
-      async (trx) => {
-        const result = await route.handler(hc.withDb(trx));
-        return { status: result.status ?? route.success.status, body: result.body ?? null };
-      },
-    );
+    const answer = await runIdempotent(hc.db, record, async (trx) => {
+      const result = await route.handler(hc.withDb(trx));
+      return { status: result.status ?? route.success.status, body: result.body ?? null };
+    });
     const body = answer.replayed && route.onReplay ? route.onReplay(answer.body) : answer.body;
     return { status: answer.status, body: answer.status === 204 ? undefined : body, headers: { 'Idempotent-Replayed': String(answer.replayed) } };
   }
@@ -259,6 +261,7 @@ class RequestContext implements HandlerContext<unknown, unknown, unknown> {
     readonly principal: Principal | null,
     readonly env: EnvironmentContext | null,
     readonly db: Queryable,
+    readonly idempotency: IdempotencyScope | undefined = undefined,
   ) {}
 
   get core(): HearthCore {
@@ -296,6 +299,12 @@ class RequestContext implements HandlerContext<unknown, unknown, unknown> {
   withDb(db: Queryable): RequestContext {
     const { pipeline, exchange, compiled, params, query, body, principal, env } = this;
     return new RequestContext(pipeline, exchange, compiled, params, query, body, principal, env, db);
+  }
+
+  /** The same request, with the Idempotency-Key record its handler keeps. */
+  withIdempotency(record: IdempotencyScope): RequestContext {
+    const { pipeline, exchange, compiled, params, query, body, principal, env, db } = this;
+    return new RequestContext(pipeline, exchange, compiled, params, query, body, principal, env, db, record);
   }
 }
 

@@ -7,6 +7,7 @@ import type {
   EnvironmentContext,
   ErrorCode,
   HearthCore,
+  IdempotencyScope,
   Logger,
   Principal,
   Queryable,
@@ -39,6 +40,8 @@ export interface HandlerResult {
   status?: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** Routes that keep their Idempotency-Key record (`idempotencyRecord: 'handler'`): the answer is a replay. */
+  replayed?: boolean;
 }
 
 export interface RequestInfo {
@@ -87,6 +90,12 @@ export interface HandlerContext<P, Q, B, C extends CredentialKind = CredentialKi
   core: HearthCore;
   /** The pool, or the idempotency transaction on idempotent routes: write through this. */
   db: Queryable;
+  /**
+   * On routes with `idempotencyRecord: 'handler'`, when the request carries an Idempotency-Key: the
+   * record the handler's effect must keep in its own statement (scope and fingerprint as the pipeline
+   * makes them for every route).
+   */
+  idempotency: IdempotencyScope | undefined;
   log: Logger;
   request: RequestInfo;
   /**
@@ -128,6 +137,12 @@ export interface RouteSpec<
   bodyLimit?: number;
   rateLimit?: RateLimitClass;
   idempotency?: 'none' | 'optional' | 'required';
+  /**
+   * Who keeps the Idempotency-Key's record: the pipeline (default: runIdempotent opens a transaction
+   * around the handler, ctx.db) or the handler (`ctx.idempotency`), whose effect claims and answers the
+   * record in the statement that makes it: one round trip for the hottest writes (currency moves).
+   */
+  idempotencyRecord?: 'pipeline' | 'handler';
   /**
    * What a replayed answer (a retry under the same Idempotency-Key) says differently from the first,
    * e.g. a Movement's `replayed: true`; the stored answer itself is kept as the first was.

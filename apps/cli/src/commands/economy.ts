@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AMOUNT_MAX, ApiError, CursorCodec, isGameKey, EconomyService, RealmService, fingerprintOf, runIdempotent, type Balance, type Inventory, type Movement } from '@hearth/core';
+import { AMOUNT_MAX, ApiError, CursorCodec, isGameKey, EconomyService, RealmService, fingerprintOf, type Balance, type Inventory, type Movement } from '@hearth/core';
 import { CliError, emit } from '../output';
 import { environmentOrFail, withRuntime } from './admin';
 
@@ -67,12 +67,13 @@ export async function runEconomyMove(
     const request = { amount, reason: opts.reason, reference: opts.reference, ...(opts.realm === undefined ? {} : { realmId: opts.realm === 'account' ? null : opts.realm }) };
     let movement: Movement;
     try {
-      const answer = await runIdempotent(
-        rt.db,
-        { environmentId: env.id, scope: STAFF_SCOPE, key, fingerprint: fingerprintOf(['economy', kind, opts.player, opts.currency, request]) },
-        async (trx) => ({ status: 200, body: await economy().move(trx, env, opts.player, opts.currency, kind, request) }),
-      );
-      movement = { ...(answer.body as Movement), replayed: answer.replayed };
+      // The API's currency routes keep their key the same way: one statement claims, moves and answers.
+      movement = await economy().moveOnce(rt.db, env, opts.player, opts.currency, kind, request, {
+        environmentId: env.id,
+        scope: STAFF_SCOPE,
+        key,
+        fingerprint: fingerprintOf(['economy', kind, opts.player, opts.currency, request]),
+      });
     } catch (err) {
       if (err instanceof ApiError) throw new CliError(`${err.code}: ${err.message}`);
       throw err;

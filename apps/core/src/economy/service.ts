@@ -10,10 +10,12 @@
  * Lock order, for every area that joins this one (items, purchases): the idempotency record → the
  * player's row (FOR KEY SHARE, so deletion waits) → inventories → balance rows in currency-key order.
  */
+import type { Knex } from 'knex';
 import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { ApiError, refuse } from '../errors';
 import { randomId } from '../ids';
+import { IDEMPOTENCY_CONFLICT_MESSAGE, type IdempotencyScope } from '../idempotency';
 import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { MAX_BALANCE } from '../manifests/schemas';
@@ -230,11 +232,27 @@ export class EconomyService {
   async move(db: Queryable, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest): Promise<Movement> {
     return inTransaction(db, (trx) => runMove(trx, env, playerId, currencyKey, kind, request));
   }
+
+  /**
+   * The move at most once per Idempotency-Key, the key's record kept by the move's own statement
+   * (routes that own their record, and `hearth economy credit|debit`): one round trip.
+   */
+  async moveOnce(db: Queryable, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest, record: IdempotencyScope): Promise<Movement> {
+    return runIdempotentMove(db, env, playerId, currencyKey, kind, request, record);
+  }
 }
 
 /** One move through the one statement (below): a refusal is thrown, and the caller's transaction rolls back what it made. */
 async function runMove(trx: Tx, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest): Promise<Movement> {
-  const { rows } = await trx.raw(CURRENCY_MOVE_SQL, [
+  const { rows } = await trx.raw(CURRENCY_MOVE_SQL, moveBindings(env, playerId, currencyKey, kind, request));
+  const outcome = rows[0] as MoveOutcome;
+  if (outcome.outcome !== 'moved') throw refusalOf(outcome, currencyKey, kind, request);
+  return movementOf(outcome, currencyKey, false);
+}
+
+/** The bindings of CURRENCY_MOVE_SQL, which IDEMPOTENT_CURRENCY_MOVE_SQL ends with too. */
+function moveBindings(env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest): Knex.RawBinding[] {
+  return [
     env.id,
     playerId,
     currencyKey,
@@ -248,17 +266,53 @@ async function runMove(trx: Tx, env: EnvironmentContext, playerId: string, curre
     request.realmId ?? null,
     randomId(),
     MAX_BALANCE.toString(),
-  ]);
-  const outcome = rows[0] as MoveOutcome;
-  if (outcome.outcome !== 'moved') throw refusalOf(outcome, currencyKey, kind, request);
+  ];
+}
+
+/** The Movement a made move answers, first time or replayed (the idempotency record keeps the outcome row). */
+function movementOf(o: MoveOutcome, currencyKey: string, replayed: boolean): Movement {
   return {
-    transactionId: String(outcome.ledger_id),
-    inventoryId: outcome.inventory_id!,
+    transactionId: String(o.ledger_id),
+    inventoryId: o.inventory_id!,
     currencyKey,
-    amount: Number(outcome.change),
-    balanceAfter: Number(outcome.balance_after),
-    replayed: false,
+    amount: Number(o.change),
+    balanceAfter: Number(o.balance_after),
+    replayed,
   };
+}
+
+/**
+ * A move under an Idempotency-Key as one statement (migrations/20261123194000): the record's claim,
+ * the move and the record's answer in one round trip, in autocommit on the pool. A retry answers the
+ * first Movement with `replayed: true`; the key used for another request is `idempotency-conflict`;
+ * a refusal rolls the statement back (the key stays free), as runIdempotent's transaction would.
+ */
+export const IDEMPOTENT_CURRENCY_MOVE_SQL = 'SELECT replayed, answer FROM hearth_idempotent_currency_move(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+
+/** SQLSTATE of a refused idempotent move; DETAIL is the outcome row as JSON. */
+const MOVE_REFUSED = 'HM001';
+
+async function runIdempotentMove(
+  db: Queryable,
+  env: EnvironmentContext,
+  playerId: string,
+  currencyKey: string,
+  kind: MoveKind,
+  request: MoveRequest,
+  record: IdempotencyScope,
+): Promise<Movement> {
+  if (record.environmentId !== env.id) throw new Error('an idempotency record of another environment');
+  try {
+    const { rows } = await db.raw(IDEMPOTENT_CURRENCY_MOVE_SQL, [record.scope, record.key, record.fingerprint, ...moveBindings(env, playerId, currencyKey, kind, request)]);
+    const { replayed, answer } = rows[0] as { replayed: boolean; answer: MoveOutcome };
+    return movementOf(answer, currencyKey, replayed);
+  } catch (err) {
+    const { code, detail } = err as { code?: string; detail?: string };
+    if (code !== MOVE_REFUSED || detail === undefined) throw err;
+    const outcome = JSON.parse(detail) as MoveOutcome;
+    if (outcome.outcome === 'idempotency-conflict') throw new ApiError('idempotency-conflict', IDEMPOTENCY_CONFLICT_MESSAGE);
+    throw refusalOf(outcome, currencyKey, kind, request);
+  }
 }
 
 /**

@@ -227,14 +227,16 @@ function moveRoute(kind: MoveKind) {
     service: 'inventory',
     bodyLimit: BODY_LIMITS.gameService,
     idempotency: 'required',
-    onReplay: (answer) => ({ ...(answer as object), replayed: true }),
+    // The move's one statement claims and answers the key's record: a credit is one round trip.
+    idempotencyRecord: 'handler',
     params: Type.Object({ playerId: Id('a player id'), currencyKey: GameKey('a currency key') }, { additionalProperties: false }),
     body,
     success: { status: 200, description: 'The Movement', schema: Movement },
     refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'disabled', 'no-current-realm'],
-    handler: async (ctx) => ({
-      body: await ctx.core.economy.move(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.currencyKey, kind, ctx.body),
-    }),
+    handler: async (ctx) => {
+      const movement = await ctx.core.economy.moveOnce(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.currencyKey, kind, ctx.body, ctx.idempotency!);
+      return { body: movement, replayed: movement.replayed };
+    },
   });
 }
 
