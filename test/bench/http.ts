@@ -13,7 +13,7 @@ import { MAX_BALANCE } from '@hearth/core';
 import { TEST_REDIS_URL } from '../support/env';
 import { startChild, Child, CpuSample, coreShare } from './child';
 import type { PhaseJob, PhaseResult } from './loader';
-import { PgbenchFigures, creditScript, runPgbench } from './pgbench';
+import { PgbenchFigures, capturedScript, creditScript, runPgbench } from './pgbench';
 
 export interface HttpBenchOptions {
   warmupSeconds: number;
@@ -69,7 +69,7 @@ interface Target {
   id: string;
   name: string;
   server: 'koa-hello' | 'hearth-api';
-  prepare(ready: any): Promise<Prepared>;
+  prepare(ready: any, server: Child): Promise<Prepared>;
 }
 
 /** Players the spread credit is spread over (pgbench takes at most 128 scripts: one per player). */
@@ -170,6 +170,12 @@ export const TARGETS: Target[] = [
     server: 'hearth-api',
     prepare: async (ready) => prepareCredit(ready, 1),
   },
+  {
+    id: 'item-purchase',
+    name: `POST /v1/players/:playerId/purchases/items with Idempotency-Key, ${CREDIT_PLAYERS} players`,
+    server: 'hearth-api',
+    prepare: async (ready, server) => preparePurchase(ready, server, CREDIT_PLAYERS),
+  },
 ];
 
 /**
@@ -204,6 +210,57 @@ async function prepareCredit(ready: any, players: number): Promise<Prepared> {
         scripts: made.map((p, i) => ({ name: `credit-${i}`, text: creditScript(p) })),
         // As the pipeline binds them: the server key's scope, a request digest's length.
         variables: { env: ready.environmentId, scope: 'server', fingerprint: 'x'.repeat(43), currency: 'gold', kind: 'credit', credit: 1, reason: 'bench', realm_given: 'false', max: MAX_BALANCE },
+        log,
+      }),
+  };
+}
+
+/**
+ * Item purchases with a server key, a new Idempotency-Key each request, round robin over `players`
+ * players, each holding gold for every purchase the run can make. Each player buys once before (their
+ * stack exists, as for a player who has bought before). pgbench runs the same transaction: the
+ * statements the server sent for one purchase, captured from its driver (capture on, one purchase,
+ * capture off), with that player's ids swapped for each script's player and the key made anew.
+ */
+async function preparePurchase(ready: any, server: Child, players: number): Promise<Prepared> {
+  const headers = { Authorization: `Bearer ${ready.serverKey}`, 'Content-Type': 'application/json' };
+  const body = JSON.stringify({ itemTypeKey: 'potion' });
+  const buy = async (id: string, key: string) => {
+    const reply = await fetch(`${ready.base}/players/${id}/purchases/items`, { method: 'POST', headers: { ...headers, 'Idempotency-Key': key }, body });
+    const purchase = (await reply.json()) as { replayed?: boolean; charges?: { inventoryId: string }[]; granted?: unknown };
+    if (reply.status !== 200 || purchase.replayed !== false || purchase.charges?.length !== 1) throw new Error(`the purchase answered ${reply.status}: ${JSON.stringify(purchase)}`);
+    return purchase.charges[0].inventoryId;
+  };
+  const made: { id: string; inventoryId: string }[] = [];
+  for (let i = 0; i < players; i++) {
+    const id = await signInPlayer(ready, `bench-buyer-${i}`);
+    const credit = await fetch(`${ready.base}/players/${id}/currencies/gold/credit`, {
+      method: 'POST',
+      headers: { ...headers, 'Idempotency-Key': `fund-${i}` },
+      body: JSON.stringify({ amount: 1_000_000_000, reason: 'bench' }),
+    });
+    if (credit.status !== 200) throw new Error(`the credit answered ${credit.status}: ${await credit.text()}`);
+    made.push({ id, inventoryId: await buy(id, `first-${i}`) });
+  }
+  server.send({ type: 'capture', on: true });
+  await buy(made[0].id, 'captured-purchase');
+  server.send({ type: 'capture', on: false });
+  const { queries } = await server.next<{ queries: { sql: string; bindings: unknown[] }[] }>('captured');
+  return {
+    url: `${ready.base}/players/${made[0].id}/purchases/items`,
+    headers,
+    expectStatus: 200,
+    idempotentPost: { paths: made.map((p) => new URL(`${ready.base}/players/${p.id}/purchases/items`).pathname), body },
+    compare: (seconds, log) =>
+      runPgbench({
+        databaseUrl: ready.databaseUrl,
+        clients: ready.databasePoolSize,
+        seconds,
+        scripts: made.map((p, i) => ({
+          name: `purchase-${i}`,
+          text: capturedScript(queries, { [made[0].id]: { text: p.id }, [made[0].inventoryId]: { text: p.inventoryId }, 'captured-purchase': 'key' }),
+        })),
+        variables: {},
         log,
       }),
   };
@@ -339,7 +396,7 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
   try {
     const ready = await server.next('ready');
     await loader.next('ready');
-    const prepared = await target.prepare(ready);
+    const prepared = await target.prepare(ready, server);
     const job = (durationSeconds: number, overallRate?: number): PhaseJob => ({
       type: 'phase',
       url: prepared.url,

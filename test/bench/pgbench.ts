@@ -64,6 +64,30 @@ export function creditScript(player: { id: string }): string {
   ].join('\n');
 }
 
+/**
+ * The transaction a route ran, statement for statement, from the statements captured from the
+ * server's driver (knex's `query` events: `$n` placeholders and their bindings). Each binding becomes
+ * a literal, except those `swap` names: a value to put instead (`{ text }`) or a pgbench variable (a
+ * name: the script's `\\set key` makes a new one per transaction). Captured outside a transaction
+ * block, the statements are wrapped in one, as the route's transaction wraps them.
+ */
+export function capturedScript(queries: { sql: string; bindings: unknown[] }[], swap: Record<string, string | { text: string }>): string {
+  // pgbench reads `:name` as a variable even inside quotes: a colon there is written \072 in an E'' string.
+  const quoted = (text: string) =>
+    /:[A-Za-z0-9_]/.test(text) ? `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''").replace(/:/g, '\\072')}'` : `'${text.replace(/'/g, "''")}'`;
+  const literal = (value: unknown): string => {
+    if (value === null || value === undefined) return 'NULL';
+    if (typeof value === 'string' && Object.hasOwn(swap, value)) {
+      const put = swap[value];
+      return typeof put === 'string' ? `:${put}` : quoted(put.text);
+    }
+    return quoted(value instanceof Date ? value.toISOString() : typeof value === 'object' ? JSON.stringify(value) : String(value));
+  };
+  const statements = queries.map(({ sql, bindings }) => sql.replace(/\$(\d+)/g, (_, n: string) => literal(bindings[Number(n) - 1])).replace(/\s*\n\s*/g, ' ').replace(/;?\s*$/, ';'));
+  const wrapped = /^BEGIN/i.test(statements[0] ?? '') ? statements : ['BEGIN;', ...statements, 'COMMIT;'];
+  return ['\\set key random(1, 1000000000000000)', ...wrapped, ''].join('\n');
+}
+
 export async function runPgbench(options: {
   databaseUrl: string;
   clients: number;
@@ -90,7 +114,7 @@ export async function runPgbench(options: {
     child.stdout.on('data', (c) => (out += c));
     child.stderr.on('data', (c) => (out += c));
     child.on('error', (err) => reject(new Error(`pgbench could not start (${err.message}); .ci/services.sh installs it`)));
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`pgbench exited with ${code}:\n${out}`))));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`pgbench exited with ${code} (its scripts are kept in ${dir}):\n${out}`))));
   });
   fs.rmSync(dir, { recursive: true, force: true });
   const read = (pattern: RegExp) => Number(pattern.exec(output)?.[1] ?? NaN);

@@ -154,6 +154,22 @@ describe('grants', () => {
     ok(await grant(p, { itemTypeKey: 'gem', quantity: 50 }));
     expect(expectError(await grant(p, { itemTypeKey: 'gem' }), 409, 'owned-limit').details).toEqual({ itemTypeKey: 'gem', held: 50, requested: 1, limit: 50 });
     expect(await stackOf(p, 'gem')).toBe(50);
+    // A stack made by the refused grant itself is not kept.
+    const fresh = await player('grant-fresh-limit');
+    expect(expectError(await grant(fresh, { itemTypeKey: 'gem', quantity: 51 }), 409, 'owned-limit').details).toEqual({ itemTypeKey: 'gem', held: 0, requested: 51, limit: 50 });
+    expect((await stacks(fresh, 'account')).items).toEqual([]);
+  });
+
+  test('a stack with no maxOwned stops at 2^53-1: owned-limit past it, nothing changed', async () => {
+    const p = await player('grant-ceiling');
+    const account = ok(await grant(p, { itemTypeKey: 'shard' })).inventoryId;
+    // Near the ceiling of exact numbers (put there directly: a test cannot grant 2^53 times).
+    await h.db('item_stacks').where({ inventory_id: account, item_type_key: 'shard' }).update({ quantity: (2n ** 53n - 2n).toString() });
+    expect(expectError(await grant(p, { itemTypeKey: 'shard', quantity: 2 }), 409, 'owned-limit').details).toEqual({
+      itemTypeKey: 'shard', held: 2 ** 53 - 2, requested: 2, limit: Number.MAX_SAFE_INTEGER,
+    });
+    expect(await stackOf(p, 'shard')).toBe(2 ** 53 - 2);
+    expect(ok(await grant(p, { itemTypeKey: 'shard' })).stack).toEqual({ itemTypeKey: 'shard', quantity: Number.MAX_SAFE_INTEGER });
   });
 
   test('Idempotency-Key: required; a retry answers the first and grants nothing more; another request under it is idempotency-conflict; server key only', async () => {

@@ -9,7 +9,7 @@ import { HearthCore, Logger, RedisCoordination, SAVE_LIMITS, applyManifests, cre
 import { startApiServer } from '@hearth/api';
 import { createTestDatabase } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/env';
-import { blogCategory, blogPost, currency, environment, gameConfig, legalDocument, plan, project, serverKey } from '../../support/manifests';
+import { blogCategory, blogPost, currency, environment, gameConfig, itemType, legalDocument, plan, project, serverKey } from '../../support/manifests';
 import { answerCpuQueries } from '../child';
 
 /** Limits far above anything one core can serve: the bench measures the check, never a refusal. */
@@ -65,6 +65,11 @@ async function main(): Promise<void> {
     legalDocument('privacy', { environment: 'bench-live', title: 'Privacy', url: 'https://example.com/privacy', version: '2', required: true }),
     // What the currency credit targets move (no max: a balance may grow to 2^53-1).
     currency('bench-gold', { environment: 'bench-live', key: 'gold', name: 'Gold', scope: 'account', kind: 'balance' }),
+    // What the item purchase target buys: a counted item on the account, one price in gold.
+    itemType('bench-potion', {
+      environment: 'bench-live', key: 'potion', name: 'Potion', category: 'consumable', ownership: 'counted', scope: 'account',
+      purchasable: true, priceRule: 'all', prices: [{ currencyKey: 'gold', amount: 1 }],
+    }),
     blogCategory('news', { environment: 'bench-live', name: 'News', description: 'What is new' }),
     ...Array.from({ length: 12 }, (_, i) =>
       blogPost(`post-${i + 1}`, {
@@ -87,7 +92,21 @@ async function main(): Promise<void> {
   const api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0 });
 
   let databaseQueries = 0;
-  database.db.on('query', () => databaseQueries++);
+  // `capture`: the statements the next requests make, as the driver sends them (for pgbench scripts
+  // that run the same transaction as a route: test/bench/pgbench.ts capturedScript).
+  let captured: { sql: string; bindings: unknown[] }[] | undefined;
+  database.db.on('query', (q: { sql: string; bindings?: unknown[] }) => {
+    databaseQueries++;
+    captured?.push({ sql: q.sql, bindings: q.bindings ?? [] });
+  });
+  process.on('message', (message: any) => {
+    if (message?.type !== 'capture') return;
+    if (message.on) captured = [];
+    else {
+      process.send!({ type: 'captured', queries: captured ?? [] });
+      captured = undefined;
+    }
+  });
   answerCpuQueries(() => databaseQueries);
   process.on('message', async (message: any) => {
     if (message?.type !== 'stop') return;

@@ -102,6 +102,9 @@ export class EconomyService {
 
   /** The player's inventory of one place (realm key, or null for the account), made when missing. */
   async ensureInventory(trx: Tx, env: EnvironmentContext, playerId: string, realmKey: string | null): Promise<Inventory> {
+    // Found first: a player's inventory is made once and read on every move after.
+    const { rows: found } = await trx.raw(MOVE_SQL.findInventory, [playerId, realmKey]);
+    if (found.length > 0) return toInventory(found[0]);
     const { rows: made } = await trx.raw(MOVE_SQL.makeInventory, [randomId(), env.id, playerId, realmKey]);
     if (made.length > 0) return toInventory(made[0]);
     // Someone made it first (committed, or this statement waited for them): a new statement sees it.

@@ -77,7 +77,7 @@ export class PurchaseService {
         movements.push(await chargePrice(trx, env, playerId, from.id, charge, { reason: PURCHASE_REASON, reference: `item:${definition.key}` }));
       }
       // Same transaction: an owned-limit here rolls the charges back with it.
-      const granted = await this.items.grant(trx, env, playerId, { itemTypeKey: definition.key, quantity, inventoryId: home.id });
+      const granted = await this.items.grantBought(trx, env, playerId, home.id, definition, quantity);
       return { replayed: false, charges: movements, granted };
     });
   }

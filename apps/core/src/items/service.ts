@@ -169,6 +169,16 @@ export class ItemService {
     });
   }
 
+  /**
+   * The grant of a purchase, which has already loaded and checked the type (FOR SHARE), held the
+   * player and chosen the inventory in its transaction: only the items are put in.
+   */
+  async grantBought(trx: Tx, env: EnvironmentContext, playerId: string, inventoryId: string, definition: ItemTypeDefinition, quantity: number): Promise<ItemGrant> {
+    checkQuantity(quantity, 'body.quantity');
+    const granted = await grantInto(trx, env, playerId, inventoryId, definition, quantity, {});
+    return 'alreadyGranted' in granted ? granted : { ...granted, alreadyGranted: false };
+  }
+
   /** POST /players/:playerId/items/:itemId/consume (server): takes one item away; a second time is `already-consumed`. */
   async consumeItem(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string): Promise<{ item: Item }> {
     return inTransaction(db, async (trx) => {
@@ -337,16 +347,24 @@ async function grantInto(
 ): Promise<GrantedItems | ItemGrant> {
   const key = definition.key;
   if (definition.ownership === 'counted') {
+    // One statement adds to the stack under its row lock (made when missing), up to the most it may
+    // hold (maxOwned, and never past 2^53-1). Refused, it changed nothing; the lock it took stays.
+    const ceiling = definition.maxOwned === null ? MAX_BALANCE_BIG : BigInt(definition.maxOwned);
     const { rows } = await trx.raw(
-      `INSERT INTO item_stacks (inventory_id, item_type_key, quantity) VALUES (?, ?, 0)
-       ON CONFLICT (inventory_id, item_type_key) DO UPDATE SET quantity = item_stacks.quantity
+      `INSERT INTO item_stacks (inventory_id, item_type_key, quantity) VALUES (?, ?, ?)
+       ON CONFLICT (inventory_id, item_type_key) DO UPDATE SET quantity = item_stacks.quantity + EXCLUDED.quantity
+       WHERE item_stacks.quantity + EXCLUDED.quantity <= ?
        RETURNING quantity`,
-      [inventoryId, key],
+      [inventoryId, key, quantity, ceiling.toString()],
     );
-    const held = BigInt(rows[0].quantity);
-    const after = held + BigInt(quantity);
-    checkOwned(definition, held, quantity, after > MAX_BALANCE_BIG);
-    await trx('item_stacks').where({ inventory_id: inventoryId, item_type_key: key }).update({ quantity: after.toString() });
+    if (rows.length === 0) {
+      const held = await trx('item_stacks').where({ inventory_id: inventoryId, item_type_key: key }).first('quantity');
+      checkOwned(definition, BigInt(held.quantity), quantity, BigInt(held.quantity) + BigInt(quantity) > MAX_BALANCE_BIG);
+      throw new Error('a stack refused an addition within its limit');
+    }
+    const after = BigInt(rows[0].quantity);
+    // A new stack was made with the whole quantity: the caller's transaction rolls it back when refused.
+    checkOwned(definition, after - BigInt(quantity), quantity, after > MAX_BALANCE_BIG);
     return { inventoryId, itemTypeKey: key, stack: { itemTypeKey: key, quantity: Number(after) }, items: [] };
   }
 
