@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
-import PgBoss from 'pg-boss';
-import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, CRASH_UPLOAD_QUEUE_OPTIONS } from '../apps/core/src/crashes/queue';
+import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, CRASH_UPLOAD_QUEUE_OPTIONS, crashQueueSchemaSql } from '../apps/core/src/crashes/queue';
 
 /**
  * Crash uploads and their job queue (docs/crashes.md).
@@ -39,7 +38,7 @@ export async function up(knex: Knex): Promise<void> {
     );
     CREATE INDEX crash_uploads_environment ON crash_uploads (environment_id, seq);
   `);
-  await knex.raw(PgBoss.getConstructionPlans(CRASH_QUEUE_SCHEMA));
+  await knex.raw(crashQueueSchemaSql());
   await knex.raw(`SELECT ${CRASH_QUEUE_SCHEMA}.create_queue(?, ?::json)`, [CRASH_UPLOAD_QUEUE, JSON.stringify(CRASH_UPLOAD_QUEUE_OPTIONS)]);
 }
 

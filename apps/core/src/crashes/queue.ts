@@ -24,6 +24,11 @@ export const CRASH_UPLOAD_QUEUE_OPTIONS = {
   retentionMinutes: 60 * 24 * 14,
 } as const;
 
+/** The statements that make pg-boss's schema, for the migration (the processes never make it). */
+export function crashQueueSchemaSql(): string {
+  return PgBoss.getConstructionPlans(CRASH_QUEUE_SCHEMA);
+}
+
 export interface CrashUploadJob {
   uploadId: string;
 }
