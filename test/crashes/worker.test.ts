@@ -236,6 +236,24 @@ test('a worker killed with SIGKILL mid-job: another completes the job; recorded 
   expect(await exited(b.child)).toEqual({ code: 0, signal: null });
 });
 
+test('a job whose last attempt is killed: its upload is finished as poison retries-exhausted, not left queued', async () => {
+  await database.db.raw(`UPDATE ${CRASH_QUEUE_SCHEMA}.queue SET expire_seconds = 2, retry_limit = 0 WHERE name = ?`, [CRASH_UPLOAD_QUEUE]);
+  const uploadId = await queueCrashUpload(database.db, store, live(), crashUploadBody(typicalCrashFiles(fields())), {});
+  const a = await startWorker({ HEARTH_CRASH_WORKER_TEST_HOLD_MS: '60000' });
+  await eventually(async () => (await readdir(path.join(folder, 'crashes', live(), crashIdOf(uploadId))).catch(() => [])).length === 3, 30_000, 100);
+  a.child.kill('SIGKILL');
+  await exited(a.child);
+
+  const b = await startWorker();
+  await eventually(async () => (await uploadState(uploadId)).state !== 'queued', 30_000, 100);
+  expect(await uploadState(uploadId)).toEqual({ state: 'poison', poison_reason: 'retries-exhausted', crash_id: null });
+  expect((await database.db.raw(`SELECT state FROM ${CRASH_QUEUE_SCHEMA}.job WHERE data->>'uploadId' = ?`, [uploadId])).rows).toEqual([{ state: 'failed' }]);
+  expect(metric(await metricsText(b.metricsPort), 'hearth_crash_poison_total{reason="retries-exhausted"}')).toBe(1);
+  expect(await database.db('crashes').where({ upload_id: uploadId }).count('* as n').first()).toEqual({ n: '0' });
+  b.child.kill('SIGTERM');
+  expect(await exited(b.child)).toEqual({ code: 0, signal: null });
+});
+
 describe('hearth crashes', () => {
   const vars = () => ({ DATABASE_URL: database.url });
 
@@ -250,7 +268,7 @@ describe('hearth crashes', () => {
     expect(access.count).toBe(5); // the two of the first test, the two of the depth test, the one of the kill test
     expect(access.versions.map((v: { version: string; count: number }) => [v.version, v.count]).sort()).toEqual([['1.2.0', 4], ['1.3.0', 1]]);
     expect(access.frames[0]).toBe('ShooterGame.exe!AShooterWeapon::FireWeapon()');
-    expect(out.uploads).toMatchObject({ queued: 0, recorded: 6, poison: { truncated: 1, 'bad-xml': 1, 'body-missing': 1 } });
+    expect(out.uploads).toMatchObject({ queued: 0, recorded: 6, poison: { truncated: 1, 'bad-xml': 1, 'body-missing': 1, 'retries-exhausted': 1 } });
 
     const text = await runHearth(['crashes', 'list', '--environment', 'alpha-live'], vars());
     expect(text.code).toBe(0);

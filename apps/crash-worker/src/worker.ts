@@ -21,6 +21,7 @@ import {
   ObjectNotFound,
   crashFileKey,
   crashIdOf,
+  finishAbandonedCrashUploads,
   loadCrashUpload,
   markCrashUploadPoison,
   recordCrash,
@@ -196,9 +197,26 @@ export async function startCrashWorker(deps: CrashWorkerDeps): Promise<CrashWork
   }
   logger.info({ concurrency: settings.concurrency, queue: CRASH_UPLOAD_QUEUE }, 'crash worker started');
 
+  // With pg-boss's maintenance: uploads whose last attempt expired are finished as retries-exhausted.
+  const sweep = async () => {
+    try {
+      for (const uploadId of await finishAbandonedCrashUploads(deps.db)) {
+        metrics.poison.inc({ reason: 'retries-exhausted' });
+        logger.error({ uploadId }, 'crash upload abandoned on its last attempt: finished as poison retries-exhausted');
+      }
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'sweeping abandoned crash uploads failed; tried again later');
+    }
+  };
+  const sweeper = setInterval(() => void sweep(), settings.maintenanceIntervalSeconds * 1000);
+  sweeper.unref();
+
   return {
     metrics,
     // Graceful: no new jobs, the ones in hand finish (or, past the timeout, stay active and expire to another worker).
-    stop: (timeoutMs = 20_000) => boss.stop({ graceful: true, wait: true, timeout: timeoutMs }),
+    stop: async (timeoutMs = 20_000) => {
+      clearInterval(sweeper);
+      await boss.stop({ graceful: true, wait: true, timeout: timeoutMs });
+    },
   };
 }

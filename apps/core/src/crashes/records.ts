@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { crashFingerprint } from './fingerprint';
+import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE } from './queue';
 
 export interface CrashUpload {
   id: string;
@@ -189,6 +190,23 @@ export async function markCrashUploadPoison(db: Queryable, uploadId: string, rea
     .where({ id: uploadId, state: 'queued' })
     .update({ state: 'poison', poison_reason: reason, finished_at: db.raw('clock_timestamp()') });
   return changed === 1;
+}
+
+/**
+ * Uploads still `queued` whose every job has failed: a job whose last attempt expired (its worker was
+ * killed) is failed by pg-boss's maintenance without any worker seeing it. They are finished as poison
+ * `retries-exhausted`, like a last attempt that failed in a worker; answers their ids.
+ */
+export async function finishAbandonedCrashUploads(db: Queryable): Promise<string[]> {
+  const result = await db.raw(
+    `UPDATE crash_uploads u SET state = 'poison', poison_reason = 'retries-exhausted', finished_at = clock_timestamp()
+      WHERE u.state = 'queued'
+        AND EXISTS (SELECT 1 FROM ${CRASH_QUEUE_SCHEMA}.job j WHERE j.name = ? AND j.data->>'uploadId' = u.id AND j.state = 'failed')
+        AND NOT EXISTS (SELECT 1 FROM ${CRASH_QUEUE_SCHEMA}.job j WHERE j.name = ? AND j.data->>'uploadId' = u.id AND j.state <> 'failed')
+      RETURNING u.id`,
+    [CRASH_UPLOAD_QUEUE, CRASH_UPLOAD_QUEUE],
+  );
+  return result.rows.map((r: { id: string }) => r.id);
 }
 
 export interface CrashIssueSummary {
