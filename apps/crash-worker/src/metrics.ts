@@ -1,0 +1,86 @@
+/**
+ * The crash worker's Prometheus metrics (a registry of its own, like every Hearth process), served
+ * on METRICS_PORT by `hearth crash-worker`. The queue figures are read from pg-boss's job table when
+ * scraped, so every worker answers the same depth and age (a KEDA or HPA rule may read any of them).
+ */
+import client from 'prom-client';
+import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, type Queryable } from '@hearth/core';
+
+export type JobOutcome = 'recorded' | 'poison' | 'already-finished' | 'gone' | 'retry';
+
+export class CrashWorkerMetrics {
+  readonly registry = new client.Registry();
+  readonly jobs = new client.Counter({
+    name: 'hearth_crash_jobs_total',
+    help: 'Crash-upload jobs by outcome (recorded; poison: finished with a reason, never retried; already-finished: another worker or an earlier attempt finished the upload; gone: the upload no longer exists; retry: failed, left to pg-boss to retry)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly poison = new client.Counter({
+    name: 'hearth_crash_poison_total',
+    help: 'Uploads finished as poison, by reason (docs/crashes.md)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly parseDuration = new client.Histogram({
+    name: 'hearth_crash_parse_duration_seconds',
+    help: 'Inflating and parsing one upload (poison ones included)',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly jobDuration = new client.Histogram({
+    name: 'hearth_crash_job_duration_seconds',
+    help: 'One job from start to finish: read, parse, store files, record',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  readonly storedBytes = new client.Counter({
+    name: 'hearth_crash_file_bytes_total',
+    help: "Bytes of crashes' files written to object storage",
+    registers: [this.registry],
+  });
+
+  constructor(db: Queryable, collectDefaults = true) {
+    if (collectDefaults) client.collectDefaultMetrics({ register: this.registry });
+    const sample = queueSampler(db);
+    new client.Gauge({
+      name: 'hearth_crash_queue_depth',
+      help: 'Crash-upload jobs waiting (created, or waiting for a retry) or held by a worker (active)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      async collect() {
+        const s = await sample();
+        this.set({ state: 'waiting' }, s.waiting);
+        this.set({ state: 'active' }, s.active);
+      },
+    });
+    new client.Gauge({
+      name: 'hearth_crash_queue_oldest_age_seconds',
+      help: 'Age of the oldest waiting crash-upload job (0 when none waits)',
+      registers: [this.registry],
+      async collect() {
+        this.set((await sample()).oldestAgeSeconds);
+      },
+    });
+  }
+}
+
+/** One query per scrape for both gauges (the second collect within a second reuses it). */
+function queueSampler(db: Queryable) {
+  let last: { at: number; value: Promise<{ waiting: number; active: number; oldestAgeSeconds: number }> } | null = null;
+  return () => {
+    if (last && Date.now() - last.at < 1000) return last.value;
+    const value = db
+      .raw(
+        `SELECT count(*) FILTER (WHERE state IN ('created', 'retry'))::int AS waiting,
+                count(*) FILTER (WHERE state = 'active')::int AS active,
+                coalesce(extract(epoch FROM now() - min(created_on) FILTER (WHERE state IN ('created', 'retry'))), 0)::float8 AS age
+           FROM ${CRASH_QUEUE_SCHEMA}.job WHERE name = ? AND state IN ('created', 'retry', 'active')`,
+        [CRASH_UPLOAD_QUEUE],
+      )
+      .then((r: { rows: { waiting: number; active: number; age: number }[] }) => ({ waiting: r.rows[0].waiting, active: r.rows[0].active, oldestAgeSeconds: r.rows[0].age }));
+    last = { at: Date.now(), value };
+    value.catch(() => (last = null));
+    return value;
+  };
+}
