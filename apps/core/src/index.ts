@@ -63,4 +63,7 @@ export * from './economy/definitions';
 export * from './economy/service';
 export * from './storage/object-store';
 export * from './storage/disk-store';
+export * from './storage/s3-store';
+export * from './storage/open';
+export * from './storage/upload-tokens';
 export * from './crashes/queue';
