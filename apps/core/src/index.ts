@@ -67,3 +67,4 @@ export * from './storage/s3-store';
 export * from './storage/open';
 export * from './storage/upload-tokens';
 export * from './crashes/queue';
+export * from './crashes/symbols';
