@@ -108,50 +108,66 @@ describe.each(STORES)('symbol files on %s', (kind, setUp) => {
   describe('refused by the storage, and never listed', () => {
     const label = 'Refused';
 
-    async function expectRefusedAndUnlisted(version: string, status: number, send: (asked: { url: string; headers: Record<string, string> }, bytes: Buffer) => Promise<{ status: number; text: string }>) {
+    /**
+     * What refuses: MinIO with its status and S3 error code; the API's disk PUT with its status and
+     * the spec's error code (403 where S3 finds the signature broken, 400 for a body of another digest).
+     */
+    type Refusal = { s3: [number, string]; disk: [number, string] };
+
+    function expectRefusal(refused: { status: number; text: string }, expected: Refusal) {
+      if (setup.store) {
+        const code = /<Code>([^<]+)<\/Code>/.exec(refused.text)?.[1];
+        expect({ kind, status: refused.status, code }).toEqual({ kind, status: expected.s3[0], code: expected.s3[1] });
+      } else {
+        expect({ kind, status: refused.status, code: JSON.parse(refused.text).error }).toEqual({ kind, status: expected.disk[0], code: expected.disk[1] });
+      }
+    }
+
+    async function expectRefusedAndUnlisted(version: string, expected: Refusal, send: (asked: { url: string; headers: Record<string, string> }, bytes: Buffer) => Promise<{ status: number; text: string }>) {
       const bytes = randomBytes(4096);
       const asked = await request(fileOf(bytes, label, version, 'Game.sym'));
       expect(asked.status).toBe(200);
-      const refused = await send(asked.body, bytes);
-      expect({ kind, status: refused.status }).toEqual({ kind, status });
+      expectRefusal(await send(asked.body, bytes), expected);
       expect(await store().head(asked.body.key)).toBeNull();
       expect(await names(`?label=${label}`)).toEqual([]);
     }
 
-    test('a body of another size (403: Content-Length is signed)', async () => {
-      await expectRefusedAndUnlisted('size', 403, (asked, bytes) => {
+    test('a body of another size (Content-Length is signed)', async () => {
+      await expectRefusedAndUnlisted('size', { s3: [403, 'SignatureDoesNotMatch'], disk: [403, 'forbidden'] }, (asked, bytes) => {
         const other = Buffer.concat([bytes, Buffer.from('x')]);
         return rawPut(asked.url, { ...asked.headers, 'Content-Length': String(other.length) }, other);
       });
     });
 
-    test('another digest: the same length, other bytes (400 BadDigest)', async () => {
-      await expectRefusedAndUnlisted('digest', 400, (asked, bytes) => {
+    test('another digest: the same length, other bytes (the body is hashed)', async () => {
+      await expectRefusedAndUnlisted('digest', { s3: [400, 'XAmzContentChecksumMismatch'], disk: [400, 'invalid-request'] }, (asked, bytes) => {
         const other = Buffer.from(bytes);
         other[100] ^= 0xff;
         return rawPut(asked.url, asked.headers, other);
       });
     });
 
-    test('the checksum header left out (403: it is signed)', async () => {
-      await expectRefusedAndUnlisted('no-checksum', 403, (asked, bytes) => rawPut(asked.url, { 'Content-Length': asked.headers['Content-Length'] }, bytes));
+    test('the checksum header left out (it is signed)', async () => {
+      // MinIO answers a signed header that is missing with 400 AccessDenied (S3 itself: 403).
+      await expectRefusedAndUnlisted('no-checksum', { s3: [400, 'AccessDenied'], disk: [403, 'forbidden'] }, (asked, bytes) =>
+        rawPut(asked.url, { 'Content-Length': asked.headers['Content-Length'] }, bytes),
+      );
     });
 
-    test('another checksum header with the bytes it names (403: it is signed)', async () => {
-      await expectRefusedAndUnlisted('other-checksum', 403, (asked) => {
+    test('another checksum header with the bytes it names (it is signed)', async () => {
+      await expectRefusedAndUnlisted('other-checksum', { s3: [403, 'SignatureDoesNotMatch'], disk: [403, 'forbidden'] }, (asked) => {
         const other = randomBytes(4096);
         return rawPut(asked.url, { ...asked.headers, 'x-amz-checksum-sha256': createHash('sha256').update(other).digest('base64') }, other);
       });
     });
 
-    test('an expired URL (403)', async () => {
+    test('an expired URL', async () => {
       const bytes = randomBytes(2048);
       const asked = await request(fileOf(bytes, label, 'expired', 'Game.sym'));
       // The same upload, signed to expire in a second.
       const short = await store().presignPut(asked.body.key, { sizeBytes: bytes.length, sha256Hex: sha(bytes), expiresInSeconds: 1, apiOrigin: new URL(h.base).origin });
       await new Promise((r) => setTimeout(r, 2100));
-      const refused = await rawPut(short.url, short.headers, bytes);
-      expect({ kind, status: refused.status }).toEqual({ kind, status: 403 });
+      expectRefusal(await rawPut(short.url, short.headers, bytes), { s3: [403, 'AccessDenied'], disk: [403, 'forbidden'] });
       expect(await store().head(asked.body.key)).toBeNull();
       expect(await names(`?label=${label}`)).toEqual([]);
     });

@@ -59,6 +59,8 @@ export function isStorageUnavailable(err: unknown): boolean {
   if (!e || typeof e !== 'object') return false;
   if (e.code && UNREACHABLE_CODES.has(e.code)) return true;
   if (e.name && REFUSING_NAMES.has(e.name)) return true;
+  // An SDK error with no HTTP status got no answer at all (HEAD's connection errors come wrapped so).
+  if (e.$metadata !== undefined && e.$metadata.httpStatusCode === undefined) return true;
   const status = e.$metadata?.httpStatusCode;
   if (status !== undefined && status >= 500) return true;
   return e.cause !== undefined && e.cause !== err && isStorageUnavailable(e.cause);
