@@ -30,7 +30,13 @@ const SymbolUploadRequest = Type.Object(
 const SymbolUpload = Type.Object(
   {
     url: Type.String({ description: 'PUT the file here' }),
-    headers: Type.Record(Type.String(), Type.String(), { description: 'send exactly these headers with the PUT' }),
+    headers: Type.Object(
+      {
+        'Content-Length': Type.String({ description: 'sizeBytes' }),
+        'x-amz-checksum-sha256': Type.String({ description: 'base64 of the raw SHA-256 digest' }),
+      },
+      { additionalProperties: false, description: 'send exactly these headers with the PUT' },
+    ),
     key: Type.String({ description: 'where the file is kept' }),
     expiresAt: Timestamp,
   },
