@@ -73,6 +73,13 @@ function mapped(err: unknown, doing: string): unknown {
   return err;
 }
 
+/**
+ * The SDK warns once, on standard error in several plain-text lines, that its releases after January
+ * 2027 need Node 22. The processes write JSON lines only, and the project runs on Node 20 (the image's,
+ * package.json's engines; pg-boss 10 is the last for it): the warning is known and kept out of the logs.
+ */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 /** Parts of 8 MiB, two in flight: a bounded amount of memory per upload, whatever its size. */
 const PART_SIZE = 8 * 1024 * 1024;
 const QUEUE_SIZE = 2;
@@ -129,6 +136,7 @@ export class S3ObjectStore implements ObjectStore {
       // and never let the abort's own failure hide the cause.
       await upload.abort().catch(() => undefined);
       body.destroy();
+      meter.destroy();
       throw mapped(err, `store ${key}`);
     }
     return { key, sizeBytes: meter.bytes, sha256: meter.digest() };
