@@ -368,3 +368,64 @@ describe("the disk store's PUT URL (served by the API)", () => {
     expect((await fetch(asked.url)).status).toBe(404);
   });
 });
+
+describe('completing S3 uploads: the list looks for pending uploads with HeadObject', () => {
+  let minio: Minio;
+  let h: Harness;
+  let key: string;
+
+  beforeAll(async () => {
+    minio = await startMinio();
+    h = await startHarness({ objectStore: await minio.newStore() });
+    key = h.serverKeys['alpha-live-key'];
+  });
+  afterAll(async () => {
+    await h?.close();
+    await minio?.stop();
+  });
+
+  const ask = async (bytes: Buffer, label: string, fileName: string) => {
+    const asked = await call(h.base, 'POST', '/crash-symbols/uploads', { token: key, body: { label, version: '1', fileName, sizeBytes: bytes.length, sha256: sha(bytes) } });
+    expect(asked.status).toBe(200);
+    return asked.body as { url: string; headers: Record<string, string>; key: string };
+  };
+  const listed = async (label: string) =>
+    ((await call(h.base, 'GET', `/crash-symbols/files?label=${label}&limit=200`, { token: key })).body.items as { name: string }[]).map((f) => f.name);
+
+  test('in batches of 20, the least recently looked-at first: uploads behind 20 that never land are found by the next list', async () => {
+    // 20 requests whose files never come, then 5 that land.
+    for (let i = 0; i < 20; i++) await ask(randomBytes(100), 'Batch', `never${String(i).padStart(2, '0')}.pdb`);
+    const landed = Array.from({ length: 5 }, (_, i) => `f${i}.pdb`);
+    for (const name of landed) {
+      const bytes = randomBytes(200);
+      const asked = await ask(bytes, 'Batch', name);
+      expect((await rawPut(asked.url, asked.headers, bytes)).status).toBe(200);
+    }
+    // The first list looks at the 20 never looked at (the oldest); the next at the 5 behind them.
+    expect(await listed('Batch')).toEqual([]);
+    expect(await listed('Batch')).toEqual(landed);
+  });
+
+  test('a pending upload whose URL expired more than an hour ago is no longer looked for; a new request revives it', async () => {
+    const bytes = randomBytes(500);
+    const asked = await ask(bytes, 'Late', 'late.pdb');
+    await h.db('symbol_files').where({ label: 'Late' }).update({ expires_at: h.db.raw("now() - interval '61 minutes'") });
+    // The bytes land anyway (a URL signed now, as if the old one had still been good).
+    const put = await h.core.objectStore!.presignPut(asked.key, { sizeBytes: bytes.length, sha256Hex: sha(bytes), expiresInSeconds: 60, apiOrigin: '' });
+    expect((await rawPut(put.url, put.headers, bytes)).status).toBe(200);
+    expect(await listed('Late')).toEqual([]);
+    await ask(bytes, 'Late', 'late.pdb');
+    expect(await listed('Late')).toEqual(['late.pdb']);
+  });
+
+  test('an object of other content under the key does not complete the request', async () => {
+    const old = randomBytes(300);
+    const first = await ask(old, 'Other', 'o.pdb');
+    expect((await rawPut(first.url, first.headers, old)).status).toBe(200);
+    expect(await listed('Other')).toEqual(['o.pdb']);
+    // Asked for new content; the stored object is still the old one.
+    await ask(randomBytes(300), 'Other', 'o.pdb');
+    expect(await listed('Other')).toEqual([]);
+    expect(await listed('Other')).toEqual([]);
+  });
+});
