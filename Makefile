@@ -1,5 +1,5 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
-.PHONY: dev services test typecheck bench kube-tools operator-test chart-test chart-docs crds build
+.PHONY: dev services test typecheck bench kube-tools operator-test chart-test chart-docs crds build minio
 
 DATABASE_URL ?= postgres://postgres:postgres@127.0.0.1:5432/postgres
 REDIS_URL ?= redis://127.0.0.1:6379
@@ -27,14 +27,19 @@ endef
 # goes before the flag: jest reads every word after --testPathIgnorePatterns as another pattern.
 KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
-## Type check, then every test against the real PostgreSQL and Redis (started by `make services`).
-test: node_modules services
+## Type check, then every test against the real PostgreSQL and Redis (started by `make services`)
+## and MinIO (built once per machine by `make minio`).
+test: node_modules services minio
 	npm run typecheck
 	$(call jest,jest,)
 
 ## Rewrite the chart's CRD templates from the manifest schemas (a test fails while they differ).
 crds: node_modules
 	node apps/cli/bin/hearth crds --chart charts/hearth
+
+## Build (once per machine, cached in ~/.cache/hearth/tools) MinIO, the S3 server of the storage tests.
+minio:
+	bash test/tools/minio.sh
 
 ## Build (once per machine, cached in ~/.cache/hearth/tools) kube-apiserver, etcd, kubectl and helm.
 kube-tools:

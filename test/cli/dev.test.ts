@@ -4,6 +4,9 @@
  * port; data, keys and tokens survive a restart.
  */
 import { ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import WebSocket from 'ws';
 import { call, signIn } from '../support/http';
 import { freePort, spawnHearth, tempDir } from './run-hearth';
@@ -93,6 +96,16 @@ test('runs on the embedded default, serves the README walk-through and the socke
   });
   expect(authorized).toMatchObject({ v: 1, type: 'authorized', payload: { playerId: tokens.player.id } });
 
+  // Symbol files on the default object store (objects/ in the data folder): a URL asked of this
+  // process is used after the restart (its token's key comes from the kept master key).
+  const symbols = Buffer.from('MODULE windows x86_64 0123 Game.pdb\n');
+  const symbolUpload = await call(first.base, 'POST', '/crash-symbols/uploads', {
+    token: first.serverKey,
+    body: { label: 'Game', version: '1.0', fileName: 'Game.sym', sizeBytes: symbols.length, sha256: createHash('sha256').update(symbols).digest('hex') },
+  });
+  expect(symbolUpload.status).toBe(200);
+  expect(symbolUpload.body.url.startsWith(`http://127.0.0.1:${port}/v1/`)).toBe(true);
+
   expect(await stop(first.child)).toBe(0);
 
   // Restarted on the same data: same key, same player, the old token still good (same master key).
@@ -104,6 +117,12 @@ test('runs on the embedded default, serves the README walk-through and the socke
     expect(again.body.id).toBe(tokens.player.id);
     const signedInAgain = await call(second.base, 'POST', '/auth/server', { token: second.serverKey, body: { subject: 'readme-player' } });
     expect(signedInAgain.status).toBe(200);
+    const put = await fetch(symbolUpload.body.url, { method: 'PUT', headers: symbolUpload.body.headers, body: symbols });
+    expect(put.status).toBe(200);
+    const file = path.join(vars.DATA_DIR, 'objects', ...symbolUpload.body.key.split('/'));
+    expect(existsSync(file) && readFileSync(file).equals(symbols)).toBe(true);
+    const listed = await call(second.base, 'GET', '/crash-symbols/files', { token: second.serverKey });
+    expect(listed.body.items).toEqual([{ label: 'Game', version: '1.0', name: 'Game.sym', sizeBytes: symbols.length, updatedAt: expect.any(String) }]);
   } finally {
     expect(await stop(second.child)).toBe(0);
   }

@@ -3,13 +3,14 @@
  * one serves probes, the API, metrics on METRICS_PORT, and stops cleanly on SIGTERM.
  */
 import { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { applyManifests, validateManifest } from '@hearth/core';
 import { TestDatabase, createTestDatabase } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { standardManifests } from '../support/manifests';
 import { call } from '../support/http';
 import { freePort, oneLine, runHearth, spawnHearth } from './run-hearth';
+import { startMinio } from '../support/minio';
 
 jest.setTimeout(120_000);
 
@@ -53,6 +54,8 @@ describe('bad configuration stops `hearth api` with one line naming the variable
     { name: 'LOG_LEVEL=loud', vars: () => ({ ...validEnv, LOG_LEVEL: 'loud' }), line: /^hearth: LOG_LEVEL: must be one of/ },
     { name: 'HEARTH_TRUST_PROXY (replaced)', vars: () => ({ ...validEnv, HEARTH_TRUST_PROXY: '1' }), line: /^hearth: HEARTH_TRUST_PROXY: is replaced by HEARTH_TRUSTED_PROXIES/ },
     { name: 'HEARTH_TRUSTED_PROXIES=nonsense', vars: () => ({ ...validEnv, HEARTH_TRUSTED_PROXIES: '10.0.0.0/99' }), line: /^hearth: HEARTH_TRUSTED_PROXIES: must be a hop count or a list of addresses and CIDR ranges/ },
+    { name: 'OBJECT_STORAGE_URL of another scheme', vars: () => ({ ...validEnv, OBJECT_STORAGE_URL: 'gs://bucket' }), line: /^hearth: OBJECT_STORAGE_URL: must start with s3:\/\/ or file:\/\/$/ },
+    { name: 'S3_FORCE_PATH_STYLE=yes', vars: () => ({ ...validEnv, OBJECT_STORAGE_URL: 's3://bucket', S3_FORCE_PATH_STYLE: 'yes' }), line: /^hearth: S3_FORCE_PATH_STYLE: must be true or false$/ },
   ];
 
   test.each(cases)('$name', async (c) => {
@@ -207,6 +210,56 @@ describe('`hearth api` with Redis unreachable', () => {
     } finally {
       const stopped = await stopApi(api);
       expect({ code: stopped.code, signal: stopped.signal }).toEqual({ code: 0, signal: null });
+    }
+  });
+});
+
+describe('`hearth api` and OBJECT_STORAGE_URL', () => {
+  test('unset: the symbol routes answer 503 unavailable', async () => {
+    const api = await startApi(validEnv);
+    try {
+      const base = `http://127.0.0.1:${api.port}/v1`;
+      const listed = await call(base, 'GET', '/crash-symbols/files', { token: serverKeys['alpha-live-key'] });
+      expect({ status: listed.status, error: listed.body.error }).toEqual({ status: 503, error: 'unavailable' });
+      expect(api.output()).toContain('OBJECT_STORAGE_URL is not set');
+    } finally {
+      api.child.kill('SIGTERM');
+      await api.exit;
+    }
+  });
+
+  test('s3://BUCKET/PREFIX on MinIO, credentials from the SDK chain: a symbol file lands there and is listed', async () => {
+    const minio = await startMinio();
+    try {
+      const bucketStore = await minio.newStore({ prefix: 'deploy/' });
+      const api = await startApi({
+        ...validEnv,
+        OBJECT_STORAGE_URL: `s3://${bucketStore.bucket}/deploy`,
+        S3_ENDPOINT: minio.endpoint,
+        S3_FORCE_PATH_STYLE: 'true',
+        AWS_ACCESS_KEY_ID: minio.credentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: minio.credentials.secretAccessKey,
+      });
+      try {
+        const base = `http://127.0.0.1:${api.port}/v1`;
+        const bytes = randomBytes(3000);
+        const asked = await call(base, 'POST', '/crash-symbols/uploads', {
+          token: serverKeys['alpha-live-key'],
+          body: { label: 'Game', version: '2.0', fileName: 'Game.pdb', sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') },
+        });
+        expect(asked.status).toBe(200);
+        expect(asked.body.url.startsWith(`${minio.endpoint}/${bucketStore.bucket}/deploy/symbols/`)).toBe(true);
+        const put = await fetch(asked.body.url, { method: 'PUT', headers: asked.body.headers, body: bytes });
+        expect(put.status).toBe(200);
+        expect(await bucketStore.head(asked.body.key)).toEqual({ sizeBytes: 3000, sha256: createHash('sha256').update(bytes).digest('hex') });
+        const listed = await call(base, 'GET', '/crash-symbols/files', { token: serverKeys['alpha-live-key'] });
+        expect(listed.body.items).toEqual([{ label: 'Game', version: '2.0', name: 'Game.pdb', sizeBytes: 3000, updatedAt: expect.any(String) }]);
+      } finally {
+        api.child.kill('SIGTERM');
+        await api.exit;
+      }
+    } finally {
+      await minio.stop();
     }
   });
 });

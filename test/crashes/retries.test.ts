@@ -26,6 +26,7 @@ class DownStore implements ObjectStore {
   head = async (): Promise<never> => this.down();
   delete = async (): Promise<never> => this.down();
   ping = async (): Promise<never> => this.down();
+  presignPut = async (): Promise<never> => this.down();
 }
 
 let database: TestDatabase;

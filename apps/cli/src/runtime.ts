@@ -10,6 +10,8 @@ import {
   loadConfig,
   Db,
   HearthCore,
+  ObjectStore,
+  openObjectStore,
 } from '@hearth/core';
 
 /** What every long-running command opens from its configuration, and closes on the way out. */
@@ -52,9 +54,17 @@ export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig>
   return { config, logger, ...connect(config, logger) };
 }
 
-/** The domain core over a runtime, started (API and realtime processes). */
-export async function startCore(rt: Runtime): Promise<HearthCore> {
-  const core = new HearthCore({ db: rt.db, coordination: rt.coordination, masterKey: rt.config.masterKey!, logger: rt.logger });
+/**
+ * The object store OBJECT_STORAGE_URL names, for the processes that keep crash uploads and symbol
+ * files (API, crash workers); undefined when it names none (their crash routes answer 503).
+ */
+export function openStore(config: HearthConfig): ObjectStore | undefined {
+  return openObjectStore(config.objectStorage, config.masterKey!);
+}
+
+/** The domain core over a runtime, started (API and realtime processes; the API passes its object store). */
+export async function startCore(rt: Runtime, options: { objectStore?: ObjectStore } = {}): Promise<HearthCore> {
+  const core = new HearthCore({ db: rt.db, coordination: rt.coordination, masterKey: rt.config.masterKey!, logger: rt.logger, objectStore: options.objectStore });
   await core.start();
   return core;
 }

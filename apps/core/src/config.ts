@@ -68,6 +68,57 @@ function trustedProxies(env: Env): ProxyTrust {
   }
 }
 
+/**
+ * Where crash uploads and symbol files are kept (docs/crashes.md): OBJECT_STORAGE_URL is
+ * `s3://BUCKET[/PREFIX]` (with S3_ENDPOINT, S3_REGION, S3_FORCE_PATH_STYLE; credentials from the AWS
+ * SDK's default chain) or `file:///ABSOLUTE/FOLDER`. Absent: no object store.
+ */
+export type ObjectStorageConfig =
+  | { kind: 's3'; bucket: string; prefix: string; endpoint?: string; region: string; forcePathStyle: boolean }
+  | { kind: 'disk'; folder: string };
+
+/** S3 bucket names: 3-63 lower-case letters, digits, dots and hyphens, starting and ending with a letter or digit. */
+const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+function objectStorage(env: Env): ObjectStorageConfig | undefined {
+  const raw = env.OBJECT_STORAGE_URL;
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError('OBJECT_STORAGE_URL', 'is not a URL (s3://BUCKET[/PREFIX] or file:///ABSOLUTE/FOLDER)');
+  }
+  if (parsed.protocol === 'file:') {
+    if (parsed.host !== '') throw new ConfigError('OBJECT_STORAGE_URL', 'a file URL names no host: file:///ABSOLUTE/FOLDER');
+    const folder = decodeURIComponent(parsed.pathname).replace(/\/+$/, '');
+    if (folder === '') throw new ConfigError('OBJECT_STORAGE_URL', 'a file URL must name a folder other than /');
+    return { kind: 'disk', folder };
+  }
+  if (parsed.protocol !== 's3:') throw new ConfigError('OBJECT_STORAGE_URL', 'must start with s3:// or file://');
+  const bucket = parsed.hostname;
+  if (!BUCKET.test(bucket)) throw new ConfigError('OBJECT_STORAGE_URL', `"${bucket}" is not an S3 bucket name (3-63 lower-case letters, digits, dots, hyphens)`);
+  if (parsed.port !== '' || parsed.username !== '' || parsed.password !== '' || parsed.search !== '' || parsed.hash !== '') {
+    throw new ConfigError('OBJECT_STORAGE_URL', 'an s3 URL is s3://BUCKET[/PREFIX], with no port, credentials, query or fragment');
+  }
+  const prefix = parsed.pathname.replace(/^\/+|\/+$/g, '');
+  if (prefix !== '' && !/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(prefix)) {
+    throw new ConfigError('OBJECT_STORAGE_URL', 'the prefix may hold only letters, digits, ".", "_", "-" and "/"');
+  }
+  const region = env.S3_REGION || 'us-east-1';
+  if (!/^[a-z0-9-]{1,64}$/.test(region)) throw new ConfigError('S3_REGION', `"${region}" is not a region name`);
+  const forcePathStyleRaw = env.S3_FORCE_PATH_STYLE || 'false';
+  if (forcePathStyleRaw !== 'true' && forcePathStyleRaw !== 'false') throw new ConfigError('S3_FORCE_PATH_STYLE', 'must be true or false');
+  return {
+    kind: 's3',
+    bucket,
+    prefix: prefix === '' ? '' : `${prefix}/`,
+    endpoint: url(env, 'S3_ENDPOINT', ['http:', 'https:'], false),
+    region,
+    forcePathStyle: forcePathStyleRaw === 'true',
+  };
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export interface HearthConfig {
@@ -81,6 +132,8 @@ export interface HearthConfig {
   logLevel: string;
   /** HEARTH_TRUSTED_PROXIES: which hops in front of us may tell the client's address, host and protocol. */
   trustedProxies: ProxyTrust;
+  /** OBJECT_STORAGE_URL and the S3_* variables; absent: no object store. */
+  objectStorage?: ObjectStorageConfig;
 }
 
 export interface ConfigNeeds {
@@ -102,5 +155,6 @@ export function loadConfig(env: Env = process.env, needs: ConfigNeeds = {}): Hea
     realtimePort: port(env, 'REALTIME_PORT', 8081),
     logLevel,
     trustedProxies: trustedProxies(env),
+    objectStorage: objectStorage(env),
   };
 }

@@ -25,6 +25,7 @@ import { UnlockService } from './progression/unlocks';
 import { ItemService } from './items/service';
 import { PurchaseService } from './items/purchases';
 import type { ObjectStore } from './storage/object-store';
+import { SymbolService } from './crashes/symbols';
 
 export interface HearthDeps {
   db: Db;
@@ -62,6 +63,7 @@ export class HearthCore {
   readonly unlocks: UnlockService;
   readonly items: ItemService;
   readonly purchases: PurchaseService;
+  readonly symbols: SymbolService;
   private housekeeping?: NodeJS.Timeout;
 
   constructor(deps: HearthDeps) {
@@ -95,6 +97,7 @@ export class HearthCore {
     this.unlocks = new UnlockService(this.cursors);
     this.items = new ItemService(this.cursors, this.economy, this.unlocks);
     this.purchases = new PurchaseService(this.economy, this.items);
+    this.symbols = new SymbolService(this.cursors, deps.logger);
   }
 
   async start(): Promise<void> {

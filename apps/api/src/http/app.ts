@@ -7,6 +7,7 @@ import { INTERNAL_ERROR, answerFor } from './errors';
 import { clientErrorListener, type ClientErrorListener } from './client-error';
 import { ApiMetrics } from './metrics';
 import { CompiledRoute, Pipeline, compileRoute } from './pipeline';
+import { isObjectUpload, serveObjectUpload } from './object-upload';
 
 export const BASE_PATH = '/v1';
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -75,6 +76,8 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
       exchange.body = { status: ready ? 'ready' : 'not-ready', postgres, redis };
       return;
     }
+    // The embedded default's presigned uploads: not a route of the spec (object-upload.ts).
+    if (isObjectUpload(exchange)) return serveObjectUpload(exchange, core, pipeline);
     const found = find(exchange.method, path);
     if (!found) {
       // Anything the table does not name (a known path with another method included) is 404.

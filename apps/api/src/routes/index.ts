@@ -38,6 +38,7 @@ import { listItemTypeDefinitions } from './items';
 import { consumeItem, consumeItemStack, grantItems, listItems, listItemStacks, openItem, useItem, useItemStack } from './items/held';
 import { purchaseItems } from './items/purchases';
 import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
+import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -106,6 +107,8 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     listUnlocks,
     recordUnlock,
     deleteUnlock,
+    createSymbolUpload,
+    listSymbolFiles,
     ...extra,
   ];
   return routes;

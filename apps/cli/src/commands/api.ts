@@ -1,9 +1,11 @@
 import { startApiServer } from '@hearth/api';
-import { onShutdown, openRuntime, startCore } from '../runtime';
+import { onShutdown, openRuntime, openStore, startCore } from '../runtime';
 
 export async function runApi(): Promise<void> {
   const rt = openRuntime({ database: true, redis: true, masterKey: true });
-  const core = await startCore(rt);
+  const objectStore = openStore(rt.config);
+  if (!objectStore) rt.logger.warn('OBJECT_STORAGE_URL is not set: crash uploads and symbol files answer 503 unavailable');
+  const core = await startCore(rt, { objectStore });
   const api = await startApiServer({
     core,
     port: rt.config.port,

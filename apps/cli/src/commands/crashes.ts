@@ -1,14 +1,12 @@
-import { fileURLToPath } from 'node:url';
 import {
   ConfigError,
-  DiskObjectStore,
   closeServer,
   crashUploadCounts,
   getCrash,
   getCrashIssue,
   listCrashIssues,
+  openObjectStore,
   startMetricsServer,
-  type ObjectStore,
 } from '@hearth/core';
 import { CrashWorkerMetrics, loadCrashWorkerConfig, startCrashWorker } from '@hearth/crash-worker';
 import { CliError, emit } from '../output';
@@ -16,23 +14,13 @@ import { commandLogger, connect, onShutdown } from '../runtime';
 import { environmentOrFail, withRuntime } from './admin';
 
 /**
- * OBJECT_STORAGE_URL's store for the worker. Only `file:///FOLDER` here: the storage part of issue 11
- * brings `openObjectStore(config)` (S3 as well), which replaces this function when the branches meet.
- */
-function workerObjectStore(env: NodeJS.ProcessEnv): ObjectStore {
-  const raw = env.OBJECT_STORAGE_URL;
-  if (!raw) throw new ConfigError('OBJECT_STORAGE_URL', 'is required (s3://BUCKET[/PREFIX] or file:///ABSOLUTE/FOLDER)');
-  if (raw.startsWith('file://')) return new DiskObjectStore(fileURLToPath(raw));
-  throw new ConfigError('OBJECT_STORAGE_URL', 'must start with file:// (s3:// comes with the S3 store)');
-}
-
-/**
  * `hearth crash-worker`: works the crash-upload queue (docs/crashes.md, "The worker"). Metrics and
  * probes on METRICS_PORT; SIGTERM stops taking jobs and lets the ones in hand finish.
  */
 export async function runCrashWorker(): Promise<void> {
   const config = loadCrashWorkerConfig(process.env);
-  const objectStore = workerObjectStore(process.env);
+  const objectStore = openObjectStore(config.base.objectStorage);
+  if (!objectStore) throw new ConfigError('OBJECT_STORAGE_URL', 'is required (s3://BUCKET[/PREFIX] or file:///ABSOLUTE/FOLDER)');
   const logger = commandLogger('crash-worker', config.base.logLevel).child({ component: 'crash-worker' });
   const { db, close } = connect(config.base, logger);
   const metrics = new CrashWorkerMetrics(db);

@@ -8,6 +8,7 @@ import {
   migrateLatest,
   createLogger,
   loadConfig,
+  openObjectStore,
 } from '@hearth/core';
 import { startApiServer } from '@hearth/api';
 import { RealtimeServer } from '@hearth/realtime';
@@ -47,7 +48,10 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   const { db, coordination, close } = connect({ ...config, databaseUrl }, logger);
 
   await migrateLatest(db);
-  const core = new HearthCore({ db, coordination, masterKey, logger });
+  // Crash uploads and symbol files: OBJECT_STORAGE_URL when set, else a folder beside the embedded data.
+  const objectStorage = config.objectStorage ?? { kind: 'disk' as const, folder: path.join(dataDir, 'objects') };
+  const objectStore = openObjectStore(objectStorage, masterKey);
+  const core = new HearthCore({ db, coordination, masterKey, logger, objectStore });
   await core.start();
   const results = await applyManifests(db, loadManifests(EXAMPLES), core.bus);
   const serverKey = rememberServerKey(dataDir, results);
@@ -72,6 +76,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
       `  server key  ${serverKey ?? '(see .hearth/server-key; delete it and the ServerKey to mint anew)'}`,
       `  metrics     ${api.metricsUrl}`,
       `  data        ${dataDir}`,
+      `  objects     ${objectStorage.kind === 'disk' ? objectStorage.folder : `s3://${objectStorage.bucket}/${objectStorage.prefix}`}`,
       '',
     ].join('\n') + '\n',
   );

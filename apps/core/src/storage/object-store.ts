@@ -41,6 +41,33 @@ export class StorageUnavailable extends Error {
   }
 }
 
+export interface PresignOptions {
+  /** The exact size the PUT must carry (a signed Content-Length). */
+  sizeBytes: number;
+  /** The SHA-256 the body must have, 64 lower-case hex digits (a signed x-amz-checksum-sha256). */
+  sha256Hex: string;
+  expiresInSeconds: number;
+  /**
+   * Where the API that asked is reached (`https://host`), for stores whose uploads the API serves
+   * itself (the folder on disk); S3 ignores it.
+   */
+  apiOrigin: string;
+}
+
+/** A PUT that may be sent once by anyone holding it: to `url`, with exactly `headers`, before `expiresAt`. */
+export interface PresignedPut {
+  url: string;
+  headers: Record<string, string>;
+  expiresAt: Date;
+}
+
+/** The header that pins a presigned PUT's digest: base64 of the raw SHA-256 (as S3 has it). */
+export const CHECKSUM_SHA256_HEADER = 'x-amz-checksum-sha256';
+
+export function sha256HexToBase64(hex: string): string {
+  return Buffer.from(hex, 'hex').toString('base64');
+}
+
 export interface ObjectStore {
   readonly kind: 's3' | 'disk';
   /**
@@ -50,10 +77,18 @@ export interface ObjectStore {
   put(key: string, body: Readable, options: PutOptions): Promise<StoredObject>;
   /** The object's bytes as a stream; ObjectNotFound when there is none. */
   get(key: string): Promise<Readable>;
-  /** The object's size, or null when there is none. */
-  head(key: string): Promise<{ sizeBytes: number } | null>;
+  /**
+   * The object's size, or null when there is none; with its SHA-256 (hex) where the store knows it
+   * without reading the bytes (S3: an object PUT with x-amz-checksum-sha256).
+   */
+  head(key: string): Promise<{ sizeBytes: number; sha256?: string } | null>;
   /** Removes the object; removing a missing one is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * A PUT URL for `key` that only a body of exactly `sizeBytes` with digest `sha256Hex` can use, and
+   * only before it expires: the storage itself refuses anything else (docs/crashes.md, "Symbol files").
+   */
+  presignPut(key: string, options: PresignOptions): Promise<PresignedPut>;
   /** Resolves when the storage answers (readiness); StorageUnavailable otherwise. */
   ping(): Promise<void>;
 }
