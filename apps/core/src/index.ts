@@ -64,3 +64,4 @@ export * from './economy/service';
 export * from './storage/object-store';
 export * from './storage/disk-store';
 export * from './crashes/queue';
+export * from './crashes/uploads';

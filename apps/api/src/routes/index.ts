@@ -38,6 +38,7 @@ import { listItemTypeDefinitions } from './items';
 import { consumeItem, consumeItemStack, grantItems, listItems, listItemStacks, openItem, useItem, useItemStack } from './items/held';
 import { purchaseItems } from './items/purchases';
 import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
+import { uploadCrashReport } from './crashes/uploads';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -81,6 +82,7 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     getSave,
     putSave,
     deleteSave,
+    uploadCrashReport,
     listRealms,
     getCurrentRealm,
     listRealmDefinitions,
