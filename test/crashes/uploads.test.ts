@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import {
+  CRASH_QUEUE_DEPTH_SQL,
   CRASH_QUEUE_SCHEMA,
   CRASH_UPLOAD_QUEUE,
   CRASH_UPLOADS_PER_ADDRESS,
@@ -131,6 +132,8 @@ describe('an accepted upload', () => {
     );
     expect((await readAll(await h.core.objectStore!.get(row.storage_key))).equals(body)).toBe(true);
     expect(await jobs()).toEqual([{ uploadId: row.id }]);
+    // The queue depth the chart's KEDA scaler reads counts it.
+    expect(Number((await h.db.raw(CRASH_QUEUE_DEPTH_SQL)).rows[0].count)).toBe(1);
     expect(await metric('hearth_crash_uploads_accepted_total')).toBe(before.accepted + 1);
     expect(await metric('hearth_crash_upload_bytes_total')).toBe(before.bytes + LIMIT);
   });

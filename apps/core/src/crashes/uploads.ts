@@ -51,6 +51,13 @@ export interface ReceivedCrashUpload {
   sha256: string;
 }
 
+/**
+ * The queue's depth as the chart's KEDA ScaledObject counts it (charts/hearth _helpers.tpl
+ * `hearth.crashQueueDepthQuery`, the same text; test/chart checks they agree): jobs waiting for a
+ * worker, new or waiting to be retried.
+ */
+export const CRASH_QUEUE_DEPTH_SQL = "SELECT count(*) FROM pgboss.job WHERE name = 'crash-upload' AND state IN ('created', 'retry')";
+
 /** Where an upload's body is kept (the contract with the crash worker). */
 export function crashUploadKey(environmentId: number, uploadId: string): string {
   return `crash-uploads/${environmentId}/${uploadId}.zlib`;
