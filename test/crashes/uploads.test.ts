@@ -4,7 +4,7 @@
  * and every refusal keeping nothing: no object, no row, no job.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -153,6 +153,31 @@ describe('an accepted upload', () => {
     expect((await readAll(await h.core.objectStore!.get(row.storage_key))).toString()).toBe(body);
     expect((await jobs()).at(-1)).toEqual({ uploadId: row.id });
   });
+});
+
+test('the body reaches storage while it is still arriving (streamed, not gathered first)', async () => {
+  const url = new URL(`${h.base}/crash-reports/alpha-live`);
+  const total = 16 * MB;
+  const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': total, 'X-Forwarded-For': '198.51.100.40' } });
+  const answered = new Promise<number>((resolve, reject) => {
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
+    req.on('error', reject);
+  });
+  const half = randomBytes(total / 2);
+  req.write(half);
+  // With half the body sent and the rest held back, most of that half is already in a temporary file.
+  const partialBytes = async () => {
+    const entries = await readdir(folder, { recursive: true, withFileTypes: true });
+    const partial = entries.find((e) => e.isFile() && e.name.includes('.partial-'));
+    if (!partial) return 0;
+    return (await stat(path.join(partial.parentPath ?? (partial as unknown as { path: string }).path, partial.name))).size;
+  };
+  await eventually(async () => (await partialBytes()) >= total / 2 - MB, 10_000);
+  req.end(randomBytes(total / 2));
+  expect(await answered).toBe(200);
 });
 
 describe('refusals keep nothing', () => {
