@@ -222,6 +222,10 @@ test.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: paramet
     expect([...(schema.required ?? [])].sort()).toEqual([...(body.required ?? [])].sort());
     expect(schema.additionalProperties).toBe(false);
     expect(JSON.stringify(schema)).not.toContain('x-trim');
+  } else if (route.bodyMode === 'stream') {
+    // A streamed body is bytes: documented as such, no JSON schema.
+    expect(op.requestBody.required).toBe(true);
+    expect(Object.keys(op.requestBody.content)).toEqual(['application/octet-stream']);
   } else {
     expect(op.requestBody).toBeUndefined();
   }
@@ -435,12 +439,13 @@ function credentialsOf(op: Operation, caller: Caller): string[] {
 }
 
 /**
- * Routes that take no bearer credential but act in an environment name it in their body: how each
- * names the caller's. (The document tells them apart only by their refusals.)
+ * Routes that take no bearer credential but act in an environment name it in their body or path:
+ * how each names the caller's. (The document tells them apart only by their refusals.)
  */
-const ENVIRONMENT_IN_BODY: Record<string, (caller: Caller) => Json> = {
-  signInIdp: (caller) => ({ appKey: caller.appKey, idToken: 'not.a.token' }),
-  refreshTokens: (caller) => ({ refreshToken: caller.refresh }),
+const ENVIRONMENT_NAMED: Record<string, (caller: Caller) => Request> = {
+  signInIdp: (caller) => ({ body: { appKey: caller.appKey, idToken: 'not.a.token' } }),
+  refreshTokens: (caller) => ({ body: { refreshToken: caller.refresh } }),
+  uploadCrashReport: (caller) => ({ path: `/crash-reports/${caller.appKey}`, raw: 'not a crash', headers: { 'Content-Type': 'application/octet-stream' } }),
 };
 
 /**
@@ -452,8 +457,11 @@ function actingAs(op: Operation, caller: Caller, extra: Request = {}, needsEnvir
   if ((op.operation.security as Json[]).length > 0) {
     return credentialsOf(op, caller).map((token) => ({ ...extra, headers: { ...extra.headers, Authorization: `Bearer ${token}` } }));
   }
-  const body = ENVIRONMENT_IN_BODY[op.operation.operationId];
-  if (body) return [{ ...extra, body: body(caller) }];
+  const named = ENVIRONMENT_NAMED[op.operation.operationId];
+  if (named) {
+    const request = named(caller);
+    return [{ ...extra, ...request, headers: { ...extra.headers, ...request.headers } }];
+  }
   if (needsEnvironment) throw new Error(`${op.name} takes no credential: how does it name its environment?`);
   return [extra];
 }
@@ -601,6 +609,10 @@ const PROVOKE: Record<Exclude<CheckName, 'routeMatch'>, (op: Operation) => Promi
     for (const request of actingAs(op, { ...callers.good, appKey: 'no-such-app-key' })) expectRefusal(op, await send(op, request), 'service-disabled');
   },
 
+  async environmentFromPath(op) {
+    for (const request of actingAs(op, { ...callers.good, appKey: 'no-such-app-key' })) expectRefusal(op, await send(op, request), 'service-disabled');
+  },
+
   async review(op) {
     for (const request of actingAs(op, callers.pending)) expectRefusal(op, await send(op, request), 'project-not-approved');
   },
@@ -623,8 +635,8 @@ const PROVOKE: Record<Exclude<CheckName, 'routeMatch'>, (op: Operation) => Promi
     }
     // A query parameter it does not list.
     await refused({ query: 'unlisted=1' }, 'query.unlisted');
-    // A body field it does not list, and a body that is not JSON.
-    if (op.operation.requestBody) {
+    // A body field it does not list, and a body that is not JSON (a streamed body is bytes: neither applies).
+    if (op.operation.requestBody?.content['application/json']) {
       await refused({ body: { ...(body as Json), unlisted: 1 } }, 'body.unlisted');
       await refused({ raw: '{"not json' }, 'body');
     }

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { MANIFEST_KINDS } from '@hearth/core';
+import { CRASH_QUEUE_DEPTH_SQL, MANIFEST_KINDS } from '@hearth/core';
 import {
   CHART, FULL_VALUES, KUBE_VERSION, KubeObject, MINIMAL_VALUES, NAMESPACE, find, hearthCrdFiles, helm, named, render, templateArgs,
 } from './chart';
@@ -43,6 +43,8 @@ describe('values the chart refuses', () => {
     ['an unknown log level', ['config.logLevel=loud'], "at '/config/logLevel'"],
     ['a database URL of another scheme', ['database.url=mysql://db/hearth'], "at '/database/url'"],
     ['an HPA aiming above 100% CPU', ['api.autoscaling.targetCPUUtilizationPercentage=150'], "at '/api/autoscaling/targetCPUUtilizationPercentage'"],
+    ['an object storage URL of another scheme', ['objectStorage.url=https://bucket.example.com'], "at '/objectStorage/url'"],
+    ['a queue scaler aiming at 0 jobs per pod', ['crashWorkerQueueScaling.jobsPerReplica=0'], "at '/crashWorkerQueueScaling/jobsPerReplica'"],
   ])('values.schema.json refuses %s', (_what, sets, message) => {
     const res = helm(templateArgs([MINIMAL_VALUES], sets));
     expect(res.status).not.toBe(0);
@@ -71,16 +73,16 @@ describe('values the chart refuses', () => {
 });
 
 describe('what the chart renders', () => {
-  test('with the minimal values: api, realtime and operator, the migrations hook, no optional object', () => {
+  test('with the minimal values: api, realtime, crash worker and operator, the migrations hook, no optional object', () => {
     expect(kinds(minimal)).toEqual(
       [
         'ClusterRole/hearth-operator', 'ClusterRoleBinding/hearth-operator',
-        'Deployment/hearth-api', 'Deployment/hearth-operator', 'Deployment/hearth-realtime',
+        'Deployment/hearth-api', 'Deployment/hearth-crash-worker', 'Deployment/hearth-operator', 'Deployment/hearth-realtime',
         'HorizontalPodAutoscaler/hearth-api', 'Job/hearth-migrations',
         'PodDisruptionBudget/hearth-api', 'PodDisruptionBudget/hearth-operator', 'PodDisruptionBudget/hearth-realtime',
         'Role/hearth-operator', 'RoleBinding/hearth-operator',
         'Secret/hearth-database', 'Secret/hearth-master-key', 'Secret/hearth-redis',
-        'Service/hearth-api', 'Service/hearth-operator', 'Service/hearth-realtime',
+        'Service/hearth-api', 'Service/hearth-crash-worker', 'Service/hearth-operator', 'Service/hearth-realtime',
         'ServiceAccount/hearth-operator',
         ...hearthCrdFiles().map((f) => `CustomResourceDefinition/${parse(fs.readFileSync(f, 'utf8').replace(/^\{\{.*\}\}$/gm, '')).metadata.name}`),
       ].sort(),
@@ -346,5 +348,81 @@ describe('monitoring and network policy', () => {
     expect(cm.metadata.labels?.grafana_dashboard).toBe('1');
     expect(cm.metadata.annotations).toEqual({ grafana_folder: 'Hearth' });
     expect(JSON.parse(cm.data['hearth-overview.json'])).toMatchObject({ uid: 'hearth-overview', title: 'Hearth overview' });
+  });
+});
+
+describe('crash reports: object storage and the crash workers', () => {
+  const STORAGE_VARS = ['OBJECT_STORAGE_URL', 'S3_ENDPOINT', 'S3_REGION', 'S3_FORCE_PATH_STYLE', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
+  const storageEnv = (objects: KubeObject[], component: string) =>
+    Object.fromEntries(Object.entries(env(find(objects, 'Deployment', named(component)))).filter(([name]) => STORAGE_VARS.includes(name)));
+
+  test('no storage URL, no storage variables (the API answers the crash routes 503); the crash workers run by default with the credentials they read', () => {
+    expect(storageEnv(minimal, 'api')).toEqual({});
+    const worker = find(minimal, 'Deployment', named('crash-worker'));
+    expect(container(worker).args).toEqual(['crash-worker']);
+    expect(Object.keys(env(worker)).sort()).toEqual(['DATABASE_URL', 'LOG_LEVEL', 'METRICS_PORT', 'REDIS_PREFIX']);
+    expect(env(worker).METRICS_PORT).toBe('9090');
+    expect(worker.spec.replicas).toBe(1);
+    expect(minimal.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name)).not.toContain(named('object-storage'));
+  });
+
+  test('an S3 store with a key pair from the values: one Secret, the same variables in the API and the crash workers, none elsewhere', () => {
+    const objects = render([MINIMAL_VALUES], [
+      'objectStorage.url=s3://hearth-crashes/prod', 'objectStorage.endpoint=https://minio.storage.svc:9000', 'objectStorage.forcePathStyle=true',
+      'objectStorage.region=eu-west-1', 'objectStorage.credentials.accessKeyId=AKIAEXAMPLE', 'objectStorage.credentials.secretAccessKey=s3cret',
+    ]);
+    const secret = find(objects, 'Secret', named('object-storage'));
+    expect(secret.stringData).toEqual({ 'access-key-id': 'AKIAEXAMPLE', 'secret-access-key': 's3cret' });
+    const ref = (key: string) => ({ secretKeyRef: { name: named('object-storage'), key } });
+    const expected = {
+      OBJECT_STORAGE_URL: 's3://hearth-crashes/prod', S3_ENDPOINT: 'https://minio.storage.svc:9000', S3_REGION: 'eu-west-1', S3_FORCE_PATH_STYLE: 'true',
+      AWS_ACCESS_KEY_ID: ref('access-key-id'), AWS_SECRET_ACCESS_KEY: ref('secret-access-key'),
+    };
+    expect(storageEnv(objects, 'api')).toEqual(expected);
+    expect(storageEnv(objects, 'crash-worker')).toEqual(expected);
+    for (const component of ['realtime', 'operator']) expect(storageEnv(objects, component)).toEqual({});
+    // A changed key rolls the pods (the Secret is in the checksum).
+    const rolled = render([MINIMAL_VALUES], ['objectStorage.url=s3://hearth-crashes/prod', 'objectStorage.credentials.accessKeyId=OTHER', 'objectStorage.credentials.secretAccessKey=s3cret']);
+    const checksum = (o: KubeObject[]) => find(o, 'Deployment', named('crash-worker')).spec.template.metadata.annotations['checksum/secrets'];
+    expect(checksum(rolled)).not.toBe(checksum(objects));
+  });
+
+  test('a key pair from an existing Secret: read under its keys, no Secret written; no key pair at all: the SDK default chain (no AWS variables)', () => {
+    const existing = render([MINIMAL_VALUES], ['objectStorage.url=s3://b', 'objectStorage.credentials.existingSecret=s3-keys', 'objectStorage.credentials.accessKeyIdKey=id', 'objectStorage.credentials.secretAccessKeyKey=secret']);
+    expect(existing.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name)).not.toContain(named('object-storage'));
+    expect(storageEnv(existing, 'crash-worker')).toEqual({
+      OBJECT_STORAGE_URL: 's3://b', S3_REGION: 'us-east-1', S3_FORCE_PATH_STYLE: 'false',
+      AWS_ACCESS_KEY_ID: { secretKeyRef: { name: 's3-keys', key: 'id' } }, AWS_SECRET_ACCESS_KEY: { secretKeyRef: { name: 's3-keys', key: 'secret' } },
+    });
+    expect(storageEnv(render([MINIMAL_VALUES], ['objectStorage.url=s3://b']), 'api')).toEqual({ OBJECT_STORAGE_URL: 's3://b', S3_REGION: 'us-east-1', S3_FORCE_PATH_STYLE: 'false' });
+    const half = helm(templateArgs([MINIMAL_VALUES], ['objectStorage.url=s3://b', 'objectStorage.credentials.accessKeyId=AK']));
+    expect(half.status).not.toBe(0);
+    expect(half.stderr).toContain('objectStorage.credentials.secretAccessKey is required');
+  });
+
+  test('queue-depth scaling is off by default; on, a KEDA ScaledObject counts the waiting crash-upload jobs and owns the replica count', () => {
+    expect(minimal.filter((o) => o.kind === 'ScaledObject')).toEqual([]);
+    const objects = render([MINIMAL_VALUES], ['crashWorkerQueueScaling.enabled=true', 'crashWorkerQueueScaling.maxReplicas=20', 'crashWorkerQueueScaling.jobsPerReplica=50']);
+    const scaled = find(objects, 'ScaledObject', named('crash-worker'));
+    expect(scaled.apiVersion).toBe('keda.sh/v1alpha1');
+    expect(scaled.spec).toMatchObject({ scaleTargetRef: { name: named('crash-worker') }, minReplicaCount: 1, maxReplicaCount: 20 });
+    expect(scaled.spec.triggers).toEqual([
+      {
+        type: 'postgresql',
+        metadata: {
+          connectionFromEnv: 'DATABASE_URL',
+          query: CRASH_QUEUE_DEPTH_SQL, // the query test/crashes/uploads.test.ts runs against the real queue
+          targetQueryValue: '50',
+          activationTargetQueryValue: '0',
+        },
+      },
+    ]);
+    // The connection KEDA reads is the worker container's own variable.
+    expect(env(find(objects, 'Deployment', named('crash-worker')))).toHaveProperty('DATABASE_URL');
+    expect(find(objects, 'Deployment', named('crash-worker')).spec).not.toHaveProperty('replicas');
+    expect(objects.filter((o) => o.kind === 'HorizontalPodAutoscaler').map((o) => o.metadata.name)).toEqual([named('api')]);
+    const both = helm(templateArgs([MINIMAL_VALUES], ['crashWorkerQueueScaling.enabled=true', 'crashWorker.autoscaling.enabled=true']));
+    expect(both.status).not.toBe(0);
+    expect(both.stderr).toContain('crashWorker.autoscaling and crashWorkerQueueScaling both scale the crash workers');
   });
 });

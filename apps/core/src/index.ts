@@ -70,3 +70,4 @@ export * from './crashes/queue';
 export * from './crashes/fingerprint';
 export * from './crashes/records';
 export * from './crashes/symbols';
+export * from './crashes/uploads';

@@ -134,6 +134,9 @@ its command reads.
     secretKeyRef:
       {{- include "hearth.masterKeySecretRef" $root | nindent 6 }}
 {{- end }}
+{{- if has "objectStorage" .needs }}
+{{- include "hearth.objectStorageEnv" $root }}
+{{- end }}
 {{- with $root.Values.config.extraEnv }}
 {{ toYaml . }}
 {{- end }}
@@ -152,4 +155,43 @@ its command reads.
 {{- define "hearth.tmpVolumeMount" -}}
 - name: tmp
   mountPath: /tmp
+{{- end }}
+
+{{/*
+The object storage of the processes that keep crash uploads and symbol files (the API and the crash
+workers): the variables of docs/cli.md, the key pair from the chart's Secret or an existing one. No
+URL, no variables: the API then answers the crash routes with 503 `unavailable`.
+*/}}
+{{- define "hearth.objectStorageEnv" -}}
+{{- $s := .Values.objectStorage -}}
+{{- if $s.url }}
+- name: OBJECT_STORAGE_URL
+  value: {{ $s.url | quote }}
+{{- if $s.endpoint }}
+- name: S3_ENDPOINT
+  value: {{ $s.endpoint | quote }}
+{{- end }}
+- name: S3_REGION
+  value: {{ $s.region | quote }}
+- name: S3_FORCE_PATH_STYLE
+  value: {{ $s.forcePathStyle | toString | quote }}
+{{- if or $s.credentials.existingSecret $s.credentials.accessKeyId }}
+{{- $name := $s.credentials.existingSecret | default (include "hearth.componentName" (dict "root" . "component" "object-storage")) }}
+- name: AWS_ACCESS_KEY_ID
+  valueFrom:
+    secretKeyRef:
+      name: {{ $name }}
+      key: {{ ternary $s.credentials.accessKeyIdKey "access-key-id" (not (empty $s.credentials.existingSecret)) }}
+- name: AWS_SECRET_ACCESS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ $name }}
+      key: {{ ternary $s.credentials.secretAccessKeyKey "secret-access-key" (not (empty $s.credentials.existingSecret)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The crash-upload jobs waiting for a worker (apps/core/src/crashes/queue.ts: schema pgboss, queue crash-upload). */}}
+{{- define "hearth.crashQueueDepthQuery" -}}
+SELECT count(*) FROM pgboss.job WHERE name = 'crash-upload' AND state IN ('created', 'retry')
 {{- end }}

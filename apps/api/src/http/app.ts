@@ -104,6 +104,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
       exchange.status = answer.status;
       exchange.body = answer.body;
       if (answer.headers) exchange.setHeaders(answer.headers);
+      metrics.refusals.inc({ route: exchange.routeTemplate ?? 'unmatched', error: answer.body.error });
       if (answer.log !== 'none') core.logger[answer.log]({ err, requestId: exchange.requestId, method: exchange.method, path: exchange.path }, 'request failed');
     }
     const { rate, status } = exchange;

@@ -1,9 +1,10 @@
 /**
  * Request bodies: the size limit (from Content-Length before reading, counted while streaming), the
  * JSON media type (`content-type`), and JSON parsing that refuses prototype keys (`secure-json-parse`,
- * fastify's parser). Every route's body goes through here, those that ignore theirs too: an ignored
- * body is still held to the limit, so no route is a way to stream without end.
+ * fastify's parser). Every route's body goes through here, those that ignore theirs and those that
+ * stream theirs too: every body is held to its route's limit, so no route is a way to stream without end.
  */
+import { Transform, type Readable } from 'node:stream';
 import contentType from 'content-type';
 import getRawBody from 'raw-body';
 import secureJson from 'secure-json-parse';
@@ -44,6 +45,35 @@ async function readBytes(exchange: Exchange, limit: number): Promise<Buffer> {
     if ((err as getRawBody.RawBodyError).type === 'entity.too.large') throw refuse.tooLarge(limit);
     throw refuse.invalid('body', 'The body could not be read.');
   }
+}
+
+/**
+ * The body as a stream, unread, for a route that takes it as it arrives (`bodyMode: 'stream'`): it
+ * counts the bytes as they pass and fails with payload-too-large past `limit` (the declared length was
+ * checked before, declaredTooLarge), and with invalid-request when the client cuts the body off, so
+ * whatever it is piped into sees a failed stream rather than a short one. Nothing is buffered here.
+ */
+export function limitedBodyStream(exchange: Exchange, limit: number): Readable {
+  const { req } = exchange;
+  let seen = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen > limit) {
+        req.unpipe(counted); // read no further: the answer goes out while the client may still be sending
+        done(refuse.tooLarge(limit));
+        return;
+      }
+      done(null, chunk);
+    },
+  });
+  const cutOff = () => {
+    if (!req.complete) counted.destroy(refuse.invalid('body', 'The body was cut off before its end.'));
+  };
+  req.once('error', cutOff);
+  req.once('close', cutOff);
+  req.pipe(counted);
+  return counted;
 }
 
 /**

@@ -10,7 +10,8 @@
  * Order per request (DESIGN.md): route match → body size → credential → rate limits → credential
  * kind → review → service switch → input validation → ETag → idempotency key → handler. The
  * sign-in that names its environment in its body learns it after input validation (environment
- * from body), and is counted, reviewed and switched from there.
+ * from body), and is counted, reviewed and switched from there; the crash upload, which names it in
+ * its path, likewise (environment from path), and then counts its route limits (spec §8).
  */
 import { Type } from '@sinclair/typebox';
 import type { ErrorCode, Principal } from '@hearth/core';
@@ -60,9 +61,9 @@ export function bodyLimitOf(route: AnyRoute): number {
   return route.bodyLimit ?? BODY_LIMITS.default;
 }
 
-/** Routes that act in an environment: named by their credential, by their body's app key, or found by their handler (the refresh). */
+/** Routes that act in an environment: named by their credential, by their body's or path's app key, or found by their handler (the refresh). */
 function actsInEnvironment(route: AnyRoute): boolean {
-  return route.credential !== 'none' || route.environmentFrom === 'body-app-key' || route.environmentFrom === 'handler';
+  return route.credential !== 'none' || route.environmentFrom === 'body-app-key' || route.environmentFrom === 'path-app-key' || route.environmentFrom === 'handler';
 }
 
 export const CHECKS = {
@@ -73,8 +74,8 @@ export const CHECKS = {
   routeMatch: { answers: ['not-found'], appliesTo: () => false },
   /**
    * From Content-Length before a byte is read, and counted while streaming when there is none. Every
-   * route: one that ignores its body reads and drops it within the limit (body.ts), so no route is a
-   * way to stream without end.
+   * route: one that ignores its body reads and drops it within the limit, one that streams it to its
+   * handler fails the stream past it (body.ts), so no route is a way to stream without end.
    */
   bodySize: { answers: ['payload-too-large'], appliesTo: () => true },
   /** A missing, malformed, unknown, revoked or expired credential. */
@@ -88,6 +89,8 @@ export const CHECKS = {
   },
   /** The identity-provider sign-in acts in the environment its body's app key names; no such environment is service-disabled (spec §7). */
   environmentFromBody: { answers: ['service-disabled'], appliesTo: (route) => route.environmentFrom === 'body-app-key' },
+  /** The crash upload acts in the environment its path's app key names; no such environment is service-disabled (spec §4). */
+  environmentFromPath: { answers: ['service-disabled'], appliesTo: (route) => route.environmentFrom === 'path-app-key' },
   /** The project awaits review, was not approved or is suspended. */
   review: { answers: ['project-not-approved'], appliesTo: actsInEnvironment },
   /** The project has not switched the route's service on (the players service names none: it is always on). */

@@ -28,6 +28,24 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
+  /** Every refusal by route template and error code (the crash uploads' refusals by reason among them). */
+  readonly refusals = new client.Counter({
+    name: 'hearth_http_refusals_total',
+    help: 'Requests refused, by route template and error code',
+    labelNames: ['route', 'error'] as const,
+    registers: [this.registry],
+  });
+  readonly crashUploadsAccepted = new client.Counter({
+    name: 'hearth_crash_uploads_accepted_total',
+    help: 'Crash uploads kept and queued (refusals: hearth_http_refusals_total{route="/crash-reports/:appKey"})',
+    registers: [this.registry],
+  });
+  readonly crashUploadBytes = new client.Counter({
+    name: 'hearth_crash_upload_bytes_total',
+    help: 'Bytes of the crash uploads kept',
+    registers: [this.registry],
+  });
+
   constructor(collectDefaults = true) {
     if (collectDefaults) client.collectDefaultMetrics({ register: this.registry });
   }

@@ -122,6 +122,10 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: clean(route.body) } } } }
         : {}),
+      // A streamed body is bytes (the crash upload): any content, within the route's limit.
+      ...(route.bodyMode === 'stream'
+        ? { requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } } }
+        : {}),
       responses,
       ...(route.service ? { 'x-hearth-service': route.service } : {}),
     };

@@ -6,6 +6,7 @@
  * handler.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import {
@@ -30,7 +31,7 @@ import {
 import { AnyRoute, HandlerContext, HandlerResult, RequestInfo } from './route';
 import { AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, PrincipalKind, bodyLimitOf, checksOf, takesCredential } from './checks';
 import { applyTrim, hasTrim } from './schema-helpers';
-import { declaredTooLarge, readBody } from './body';
+import { declaredTooLarge, hasBody, limitedBodyStream, readBody } from './body';
 import { bearerOf } from './credentials';
 import type { ApiMetrics } from './metrics';
 import type { Exchange } from './exchange';
@@ -88,7 +89,7 @@ export function credentialKeyOf(principal: Principal): string {
 }
 
 export class Pipeline {
-  constructor(readonly core: HearthCore, private readonly metrics: ApiMetrics) {}
+  constructor(readonly core: HearthCore, readonly metrics: ApiMetrics) {}
 
   /** Checks and counts limits; a refusal throws 429. The outcome feeds the X-RateLimit headers. */
   async limit(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<void> {
@@ -108,6 +109,16 @@ export class Pipeline {
       const retry = Math.max(1, outcome.nearest.resetSeconds);
       throw new ApiError('rate-limited', `Too many requests (${outcome.nearest.name}); retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'Retry-After': String(retry) });
     }
+  }
+
+  /**
+   * A route's own limits, counted after the request limits: the X-RateLimit headers keep whichever
+   * standing is nearer to refusing (a refusal names the refusing limit).
+   */
+  async limitRoute(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<void> {
+    const before = exchange.rate;
+    await this.limit(exchange, checks);
+    if (before && nearer(before.nearest, exchange.rate!.nearest)) exchange.rate = before;
   }
 
   /** Review and service switch of the environment a request acts in (every request that has one is reviewed). */
@@ -172,7 +183,8 @@ export class Pipeline {
       const unknown = Object.keys(query)[0];
       if (unknown !== undefined) throw refuse.invalid(`query.${unknown}`, `query.${unknown} is not taken by this route.`);
     }
-    const body = await readBody(exchange, compiled.bodyLimit, route.bodyMode);
+    // A streamed body is left unread for the handler (ctx.bodyStream()), held to the same limit.
+    const body = route.bodyMode === 'stream' ? undefined : await readBody(exchange, compiled.bodyLimit, route.bodyMode);
     let input: unknown = body;
     if (compiled.body) {
       input = body === undefined ? {} : body;
@@ -191,6 +203,16 @@ export class Pipeline {
       if (!env) throw new ApiError('service-disabled', 'No environment has that app key.');
       this.checkEnvironment(env, compiled);
     }
+
+    // The crash upload names its environment in its path.
+    if (checks.environmentFromPath) {
+      env = await this.core.environments.byAppKey((params as { appKey: string }).appKey);
+      if (!env) throw new ApiError('service-disabled', 'No environment has that app key.');
+      this.checkEnvironment(env, compiled);
+    }
+
+    // The route's own limits, in an environment that takes the request.
+    if (route.routeLimits && env) await this.limitRoute(exchange, route.routeLimits(env, exchange.ip));
 
     const handlerContext = new RequestContext(this, exchange, compiled, params, query, input, principal, env, this.core.db);
 
@@ -288,11 +310,16 @@ class RequestContext implements HandlerContext<unknown, unknown, unknown> {
 
   noteLimit(standing: RateOutcome['nearest']): void {
     const current = this.exchange.rate;
-    const nearer =
-      !current ||
-      standing.remaining < current.nearest.remaining ||
-      (standing.remaining === current.nearest.remaining && standing.resetSeconds < current.nearest.resetSeconds);
-    if (nearer) this.exchange.rate = { allowed: current?.allowed ?? true, nearest: standing };
+    if (!current || nearer(standing, current.nearest)) this.exchange.rate = { allowed: current?.allowed ?? true, nearest: standing };
+  }
+
+  bodyStream(): Readable | null {
+    if (this.compiled.route.bodyMode !== 'stream') throw new Error(`${this.compiled.route.operationId} does not stream its body`);
+    return hasBody(this.exchange) ? limitedBodyStream(this.exchange, this.compiled.bodyLimit) : null;
+  }
+
+  get metrics(): ApiMetrics {
+    return this.pipeline.metrics;
   }
 
   /** The same request, writing through the idempotency transaction. */
@@ -306,6 +333,11 @@ class RequestContext implements HandlerContext<unknown, unknown, unknown> {
     const { pipeline, exchange, compiled, params, query, body, principal, env, db } = this;
     return new RequestContext(pipeline, exchange, compiled, params, query, body, principal, env, db, record);
   }
+}
+
+/** Whether standing `a` is nearer to refusing than `b`: fewer remaining, then the sooner reset. */
+function nearer(a: RateOutcome['nearest'], b: RateOutcome['nearest']): boolean {
+  return a.remaining < b.remaining || (a.remaining === b.remaining && a.resetSeconds < b.resetSeconds);
 }
 
 function isEmptyObject(value: unknown): boolean {

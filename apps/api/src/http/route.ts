@@ -2,6 +2,7 @@
  * A route is data: this one object drives the router, the validators, the pipeline's checks and the
  * OpenAPI document. Every route of every area is declared with `defineRoute`.
  */
+import type { Readable } from 'node:stream';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type {
   EnvironmentContext,
@@ -11,9 +12,11 @@ import type {
   Logger,
   Principal,
   Queryable,
+  RateCheck,
   RateOutcome,
   ServiceName,
 } from '@hearth/core';
+import type { ApiMetrics } from './metrics';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -52,7 +55,7 @@ export interface RequestInfo {
 }
 
 /** Where a route's environment comes from (see RouteSpec.environmentFrom). */
-export type EnvironmentSource = 'credential' | 'body-app-key' | 'handler';
+export type EnvironmentSource = 'credential' | 'body-app-key' | 'path-app-key' | 'handler';
 
 /** Who calls a route of this credential kind, as the pipeline has checked before the handler runs. */
 export type PrincipalOf<C extends CredentialKind> = C extends 'player'
@@ -64,11 +67,12 @@ export type PrincipalOf<C extends CredentialKind> = C extends 'player'
       : null;
 
 /**
- * The environment known before the handler runs: the credential's, or the body's app key on the
- * identity-provider sign-in. Other routes without a credential learn theirs in the handler, if at all.
+ * The environment known before the handler runs: the credential's, the body's app key on the
+ * identity-provider sign-in, or the path's on the crash upload. Other routes without a credential
+ * learn theirs in the handler, if at all.
  */
 export type EnvironmentOf<C extends CredentialKind, F extends EnvironmentSource | undefined> = C extends 'none'
-  ? F extends 'body-app-key'
+  ? F extends 'body-app-key' | 'path-app-key'
     ? EnvironmentContext
     : null
   : EnvironmentContext;
@@ -108,6 +112,15 @@ export interface HandlerContext<P, Q, B, C extends CredentialKind = CredentialKi
    * standing goes into the X-RateLimit-* headers when it is nearer to refusing than the request limits.
    */
   noteLimit(standing: RateOutcome['nearest']): void;
+  /**
+   * The body of a `stream` route, unread: the handler pipes it where it goes. It is held to the
+   * route's limit while it streams (it fails with payload-too-large past it) and fails with
+   * invalid-request when the client cuts it off; null when the request has none (no body, or a
+   * declared length of 0). Only `stream` routes have one.
+   */
+  bodyStream(): Readable | null;
+  /** The API's metrics (its registry), for what a route counts of its own. */
+  metrics: ApiMetrics;
 }
 
 export interface RouteSpec<
@@ -127,15 +140,28 @@ export interface RouteSpec<
   credential: C;
   /** The service switch the route needs; the players service is always on and names none. */
   service?: ServiceName;
-  /** `body-app-key`: the environment is the body's `appKey` (the identity-provider sign-in). */
+  /**
+   * `body-app-key`: the environment is the body's `appKey` (the identity-provider sign-in);
+   * `path-app-key`: the path's `:appKey` (the crash upload). No such environment is service-disabled.
+   */
   environmentFrom?: F;
   params?: P;
   query?: Q;
   body?: B;
-  /** `ignored`: any body or none is accepted and not read (spec: "any body ignored"). */
-  bodyMode?: 'json' | 'ignored';
+  /**
+   * `ignored`: any body or none is accepted and not read (spec: "any body ignored"). `stream`: the
+   * body is not read by the pipeline but handed to the handler as a stream (`ctx.bodyStream()`),
+   * still held to `bodyLimit`; the document shows it as application/octet-stream.
+   */
+  bodyMode?: 'json' | 'ignored' | 'stream';
   bodyLimit?: number;
   rateLimit?: RateLimitClass;
+  /**
+   * The route's own rate limits (spec §8 "Route limits") in its environment, counted by the pipeline
+   * once the environment passed its review and service checks, before the handler runs; a request
+   * over one is refused 429 and counted in none of them.
+   */
+  routeLimits?: (env: EnvironmentContext, ip: string) => RateCheck[];
   idempotency?: 'none' | 'optional' | 'required';
   /**
    * Who keeps the Idempotency-Key's record: the pipeline (default: runIdempotent opens a transaction

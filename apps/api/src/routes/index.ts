@@ -39,6 +39,7 @@ import { consumeItem, consumeItemStack, grantItems, listItems, listItemStacks, o
 import { purchaseItems } from './items/purchases';
 import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
 import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
+import { uploadCrashReport } from './crashes/uploads';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -82,6 +83,9 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     getSave,
     putSave,
     deleteSave,
+    uploadCrashReport,
+    createSymbolUpload,
+    listSymbolFiles,
     listRealms,
     getCurrentRealm,
     listRealmDefinitions,
@@ -107,8 +111,6 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     listUnlocks,
     recordUnlock,
     deleteUnlock,
-    createSymbolUpload,
-    listSymbolFiles,
     ...extra,
   ];
   return routes;

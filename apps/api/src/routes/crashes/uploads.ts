@@ -1,0 +1,81 @@
+/**
+ * POST /crash-reports/:appKey (spec §4 Crash reports, §8): what Unreal's CrashReportClient sends to
+ * its DataRouterUrl. The body is streamed into object storage as it arrives (the API never holds it
+ * whole), then the upload is recorded and its job queued in one transaction (receiveCrashUpload).
+ * docs/crashes.md "Uploading crash reports".
+ */
+import { Type } from '@sinclair/typebox';
+import { ApiError, CRASH_PARAMETER_KEPT_CHARS, CRASH_UPLOADS_PER_ADDRESS, CRASH_UPLOADS_PER_ENVIRONMENT, crashUploadChecks, receiveCrashUpload, refuse } from '@hearth/core';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+
+/**
+ * The reporter's own parameters. They are kept with the upload (cut to 256 characters) and never
+ * trusted; the bound here only refuses what no reporter sends (a query the size of a body).
+ */
+const ReporterParameter = (description: string) =>
+  Type.Optional(Type.String({ maxLength: 2048, description: `${description}; kept as sent, cut to ${CRASH_PARAMETER_KEPT_CHARS} characters, not trusted` }));
+
+const LIMITS_NOTE =
+  `At most ${BODY_LIMITS.crashUpload} bytes (20 MB); more than ${CRASH_UPLOADS_PER_ADDRESS.limit} uploads per ` +
+  `${CRASH_UPLOADS_PER_ADDRESS.windowSeconds / 60} minutes from one address to the environment, or more than ` +
+  `${CRASH_UPLOADS_PER_ENVIRONMENT.limit} per hour to the environment from everybody, are refused with 429 and ` +
+  'Retry-After (clock windows; a refused upload counts in neither).';
+
+export const uploadCrashReport = defineRoute({
+  operationId: 'uploadCrashReport',
+  method: 'POST',
+  path: '/crash-reports/:appKey',
+  summary: "Receive a crash report as Unreal's CrashReportClient sends it",
+  description:
+    'The body is the compressed crash (a zlib stream, application/octet-stream) as the engine\'s reporter sends it to ' +
+    'its DataRouterUrl. 200 once the upload is kept and queued; it is read into the environment\'s crashes moments ' +
+    `later. ${LIMITS_NOTE}`,
+  tag: 'crashes',
+  credential: 'none',
+  service: 'crashes',
+  environmentFrom: 'path-app-key',
+  params: Type.Object({ appKey: Type.String({ minLength: 1, maxLength: 64, description: "the environment's app key" }) }, { additionalProperties: false }),
+  query: Type.Object(
+    {
+      AppID: ReporterParameter('the reporter\'s application id (Unreal sends "CrashReporter")'),
+      AppVersion: ReporterParameter("the engine's version"),
+      AppEnvironment: ReporterParameter('Release or Dev'),
+      UploadType: ReporterParameter('"crashreports"'),
+      UserID: ReporterParameter("the reporter's user ids, LoginId|EpicAccountId|OperatingSystemId"),
+    },
+    { additionalProperties: false },
+  ),
+  bodyMode: 'stream',
+  bodyLimit: BODY_LIMITS.crashUpload,
+  routeLimits: crashUploadChecks,
+  success: {
+    status: 200,
+    description: 'The upload is kept and queued',
+    schema: Type.Object({ received: Type.Literal(true) }, { additionalProperties: false }),
+  },
+  refusals: ['unavailable'],
+  handler: async (ctx) => {
+    // An upload that declares no body, or a length of 0, is refused before anything is stored; a
+    // chunked body that turns out empty is refused once it has ended (receiveCrashUpload).
+    const body = ctx.bodyStream();
+    if (!body) throw refuse.invalid('body', 'The crash report is empty.');
+    const { query } = ctx;
+    try {
+      const received = await receiveCrashUpload(ctx.db, ctx.core.objectStore, {
+        environment: ctx.env,
+        body,
+        maxBytes: BODY_LIMITS.crashUpload,
+        clientAddress: ctx.request.ip,
+        reporter: { appId: query.AppID, appVersion: query.AppVersion, appEnvironment: query.AppEnvironment, uploadType: query.UploadType, userId: query.UserID },
+      });
+      ctx.metrics.crashUploadsAccepted.inc();
+      ctx.metrics.crashUploadBytes.inc(received.sizeBytes);
+      ctx.log.info({ uploadId: received.uploadId, environmentId: ctx.env.id, sizeBytes: received.sizeBytes }, 'crash upload received');
+      return { body: { received: true } };
+    } catch (err) {
+      const cause = (err as { cause?: unknown }).cause;
+      if (err instanceof ApiError && err.code === 'unavailable' && cause) ctx.log.warn({ err: cause }, 'crash upload not kept');
+      throw err;
+    }
+  },
+});
