@@ -26,6 +26,8 @@ export interface ApiApp {
   /** For the server's 'clientError': what the HTTP parser refused, answered in the spec's shape. */
   clientError: ClientErrorListener;
   metrics: ApiMetrics;
+  /** Stops the metrics hearing the core (its events, pool and Redis). */
+  stopMetrics(): void;
 }
 
 /**
@@ -37,6 +39,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
   const { core, routes } = options;
   const trustedProxies = options.trustedProxies ?? TRUST_NO_PROXY;
   const metrics = options.metrics ?? new ApiMetrics();
+  const stopMetrics = metrics.watch(core);
   const pipeline = new Pipeline(core, metrics);
   // Request ids only need to be unique: a random prefix per app and a counter (no random bytes per request).
   const requestIdPrefix = `${randomId(12)}-`;
@@ -101,6 +104,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
       exchange.status = answer.status;
       exchange.body = answer.body;
       if (answer.headers) exchange.setHeaders(answer.headers);
+      metrics.refusals.inc({ route: exchange.routeTemplate ?? 'unmatched', error: answer.body.error });
       if (answer.log !== 'none') core.logger[answer.log]({ err, requestId: exchange.requestId, method: exchange.method, path: exchange.path }, 'request failed');
     }
     const { rate, status } = exchange;
@@ -140,7 +144,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     answering: (socket) => answering.has(socket),
   });
 
-  return { handle, clientError, metrics };
+  return { handle, clientError, metrics, stopMetrics };
 }
 
 /** find-my-way wants a handler per route; the pipeline is what handles, with the route as the store. */
