@@ -27,8 +27,9 @@ endef
 # goes before the flag: jest reads every word after --testPathIgnorePatterns as another pattern.
 KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
-## Type check, then every test against the real PostgreSQL and Redis (started by `make services`).
-test: node_modules services
+## Type check, then every test against the real PostgreSQL and Redis (started by `make services`);
+## test/observability renders the chart's rules with helm (kube-tools: cached, nothing once built).
+test: node_modules services kube-tools
 	npm run typecheck
 	$(call jest,jest,)
 
