@@ -27,9 +27,10 @@ endef
 # goes before the flag: jest reads every word after --testPathIgnorePatterns as another pattern.
 KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
-## Type check, then every test against the real PostgreSQL and Redis (started by `make services`)
-## and MinIO (built once per machine by `make minio`).
-test: node_modules services minio
+## Type check, then every test against the real PostgreSQL and Redis (started by `make services`),
+## MinIO (built once per machine by `make minio`) and helm (test/observability renders the chart's
+## rules; kube-tools: cached, nothing once built).
+test: node_modules services minio kube-tools
 	npm run typecheck
 	$(call jest,jest,)
 

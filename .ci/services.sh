@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# Installs (when absent) and starts PostgreSQL and Redis on 127.0.0.1 for development and tests.
+# Installs (when absent) and starts PostgreSQL and Redis on 127.0.0.1 for development and tests, and
+# installs Prometheus (promtool and the server the observability tests start on ports of their own).
 # Idempotent: a running service is left alone. Credentials: postgres/postgres on 5432, Redis on 6379.
 set -euo pipefail
 
 need_apt=()
 command -v pg_ctlcluster >/dev/null 2>&1 || need_apt+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "services: installing ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  # The prometheus package is for the tests' own servers (test/observability): its service must not
+  # keep the default port.
+  if [[ " ${need_apt[*]} " == *" prometheus "* ]]; then
+    systemctl disable --now prometheus >/dev/null 2>&1 || service prometheus stop >/dev/null 2>&1 || true
+  fi
 fi
 
 if ! pg_isready -q -h 127.0.0.1 -p 5432; then

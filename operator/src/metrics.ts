@@ -3,6 +3,7 @@
  * its probes on METRICS_PORT (operator.ts).
  */
 import client from 'prom-client';
+import { registerProcessMetrics, type ProcessMetricsDeps } from '@hearth/core';
 
 export type Outcome = 'ready' | 'refused' | 'error' | 'removed' | 'gone';
 
@@ -45,8 +46,12 @@ export class OperatorMetrics {
     registers: [this.registry],
   });
 
-  constructor(collectDefaults = true) {
-    if (collectDefaults) client.collectDefaultMetrics({ register: this.registry });
+  /** `process`: the pool and Redis the reconcilers use (instruments.ts), with Node's own metrics unless `collectDefaults` is false. */
+  constructor(collectDefaults = true, process: Omit<ProcessMetricsDeps, 'defaults'> = {}) {
+    this.stopProcessMetrics = registerProcessMetrics(client, this.registry, { ...process, defaults: collectDefaults });
     this.leader.set(0);
   }
+
+  /** Stops observing the pool and Redis. */
+  readonly stopProcessMetrics: () => void;
 }

@@ -33,7 +33,7 @@ const DISCOVERY_RETRY_MS = 5_000;
 export async function startOperator(deps: OperatorDeps): Promise<Operator> {
   const { config, logger } = deps;
   const kube = await connectKube(config.kubeconfig);
-  const metrics = new OperatorMetrics();
+  const metrics = new OperatorMetrics(true, { db: deps.db, coordination: deps.coordination });
   // Announcements reach every API and realtime process (the bus `hearth apply` announces on).
   const bus = new InvalidationBus(deps.coordination, (err) => logger.warn({ err: err.message }, 'could not announce a change; processes catch up when their caches expire'));
   const events = new EventRecorder(kube, config.identity, logger);
@@ -127,6 +127,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
       await elector.release();
       metrics.leader.set(0);
       await closeServer(probes.server, { dropAll: true });
+      metrics.stopProcessMetrics();
     },
   };
 }

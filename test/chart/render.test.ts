@@ -96,7 +96,8 @@ describe('what the chart renders', () => {
       'Deployment/hearth-crash-worker', 'Service/hearth-crash-worker', 'HorizontalPodAutoscaler/hearth-crash-worker', 'PodDisruptionBudget/hearth-crash-worker',
       'HorizontalPodAutoscaler/hearth-realtime', 'Ingress/hearth-api', 'Ingress/hearth-realtime',
       'ServiceMonitor/hearth', 'PrometheusRule/hearth', 'NetworkPolicy/hearth', 'NetworkPolicy/hearth-operator',
-      'ConfigMap/hearth-dashboard-hearth-overview',
+      'ConfigMap/hearth-dashboard-hearth-api', 'ConfigMap/hearth-dashboard-hearth-economy', 'ConfigMap/hearth-dashboard-hearth-operator',
+      'ConfigMap/hearth-dashboard-hearth-overview', 'ConfigMap/hearth-dashboard-hearth-realtime', 'ConfigMap/hearth-dashboard-hearth-workers',
     ]) expect(names).toContain(expected);
     expect(container(find(full, 'Deployment', 'hearth-crash-worker')).args).toEqual(['crash-worker']);
   });
@@ -316,7 +317,11 @@ describe('monitoring and network policy', () => {
 
   test('the PrometheusRule alerts on metrics Hearth exports, plus the extra rules', () => {
     const rules = find(full, 'PrometheusRule', 'hearth').spec.groups[0].rules;
-    expect(rules.map((r: { alert: string }) => r.alert)).toEqual(['HearthTargetDown', 'HearthApiServerErrors', 'HearthRateLimitFailOpen']);
+    expect(rules.map((r: { alert: string }) => r.alert)).toEqual([
+      'HearthTargetDown', 'HearthApiServerErrors', 'HearthApiLatencyHigh', 'HearthRateLimitRefusalSurge',
+      'HearthRealtimeSocketDrops', 'HearthCrashQueueBacklog', 'HearthReconcileFailures', 'HearthRateLimitFailOpen',
+    ]);
+    expect(rules[1].annotations.runbook_url).toBe('docs/operations.md#hearthapiservererrors');
     expect(rules[1].expr).toContain('hearth_http_requests_total{namespace="hearth-system", service=~"hearth-.*", status=~"5.."}');
     expect(rules[0].annotations.description).toContain('{{ $labels.pod }}');
   });

@@ -24,7 +24,7 @@ export interface ApiServer {
 /** Starts the API (and its metrics listener); `close` stops accepting, lets requests finish, then returns. */
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   const host = options.host ?? '0.0.0.0';
-  const { handle, clientError, metrics } = createApiApp({ core: options.core, routes: routeTable(options.extraRoutes), trustedProxies: options.trustedProxies });
+  const { handle, clientError, metrics, stopMetrics } = createApiApp({ core: options.core, routes: routeTable(options.extraRoutes), trustedProxies: options.trustedProxies });
   const server = http.createServer(handle);
   server.on('clientError', clientError);
   server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeout
@@ -38,6 +38,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     metricsUrl: metricsServer?.url ?? null,
     close: async () => {
       await Promise.all([closeServer(server), metricsServer ? closeServer(metricsServer.server) : undefined]);
+      stopMetrics();
     },
   };
 }

@@ -26,6 +26,7 @@ import { ItemService } from './items/service';
 import { PurchaseService } from './items/purchases';
 import type { ObjectStore } from './storage/object-store';
 import { SymbolService } from './crashes/symbols';
+import { Telemetry } from './process/telemetry';
 
 export interface HearthDeps {
   db: Db;
@@ -64,6 +65,8 @@ export class HearthCore {
   readonly items: ItemService;
   readonly purchases: PurchaseService;
   readonly symbols: SymbolService;
+  /** What the domain tells the process's metrics (ledger moves, save writes): sinks attach to it. */
+  readonly telemetry = new Telemetry();
   private housekeeping?: NodeJS.Timeout;
 
   constructor(deps: HearthDeps) {
@@ -89,14 +92,14 @@ export class HearthCore {
     this.sessions = new SessionService(deps.coordination, deps.logger);
     this.legal = new LegalService(deps.db, this.cursors, this.bus, this.players);
     this.tours = new TourService(this.cursors);
-    this.saves = new SaveService(this.cursors);
+    this.saves = new SaveService(this.cursors, this.telemetry);
     this.blog = new BlogService(deps.db, this.cursors, this.bus);
     this.realms = new RealmService(this.cursors);
-    this.economy = new EconomyService(this.cursors, this.realms);
+    this.economy = new EconomyService(this.cursors, this.realms, this.telemetry);
     this.itemTypes = new ItemTypeService(deps.db, this.cursors, this.bus);
     this.unlocks = new UnlockService(this.cursors);
     this.items = new ItemService(this.cursors, this.economy, this.unlocks);
-    this.purchases = new PurchaseService(this.economy, this.items);
+    this.purchases = new PurchaseService(this.economy, this.items, this.telemetry);
     this.symbols = new SymbolService(this.cursors, deps.logger);
   }
 

@@ -55,6 +55,8 @@ export * from './sessions/service';
 export * from './saves/service';
 export * from './support/service';
 export * from './process/serving';
+export * from './process/telemetry';
+export * from './process/instruments';
 export * from './net/client-address';
 export * from './net/paths';
 export * from './tenancy/access';

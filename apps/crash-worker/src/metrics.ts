@@ -4,7 +4,7 @@
  * scraped, so every worker answers the same depth and age (a KEDA or HPA rule may read any of them).
  */
 import client from 'prom-client';
-import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, type Queryable } from '@hearth/core';
+import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, registerProcessMetrics, type Db } from '@hearth/core';
 
 export type JobOutcome = 'recorded' | 'poison' | 'already-finished' | 'gone' | 'retry';
 
@@ -40,8 +40,9 @@ export class CrashWorkerMetrics {
     registers: [this.registry],
   });
 
-  constructor(db: Queryable, collectDefaults = true) {
-    if (collectDefaults) client.collectDefaultMetrics({ register: this.registry });
+  constructor(db: Db, collectDefaults = true) {
+    // Node's own metrics and the pool's (instruments.ts); the worker uses no Redis.
+    registerProcessMetrics(client, this.registry, { db, defaults: collectDefaults });
     const sample = queueSampler(db);
     new client.Gauge({
       name: 'hearth_crash_queue_depth',
@@ -66,7 +67,7 @@ export class CrashWorkerMetrics {
 }
 
 /** One query per scrape for both gauges (the second collect within a second reuses it). */
-function queueSampler(db: Queryable) {
+function queueSampler(db: Db) {
   let last: { at: number; value: Promise<{ waiting: number; active: number; oldestAgeSeconds: number }> } | null = null;
   return () => {
     if (last && Date.now() - last.at < 1000) return last.value;

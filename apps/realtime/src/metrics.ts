@@ -1,4 +1,5 @@
 import client from 'prom-client';
+import { registerProcessMetrics, type ProcessMetricsDeps } from '@hearth/core';
 
 /** The realtime process's Prometheus metrics, in a registry of its own (served on METRICS_PORT). */
 export class RealtimeMetrics {
@@ -51,7 +52,14 @@ export class RealtimeMetrics {
     registers: [this.registry],
   });
 
-  constructor(collectDefaults = true) {
-    if (collectDefaults) client.collectDefaultMetrics({ register: this.registry });
+  private watching = false;
+
+  constructor(private readonly collectDefaults = true) {}
+
+  /** Starts Node's own metrics and the pool's and Redis's (instruments.ts), once; the answer stops them. */
+  watch(deps: Omit<ProcessMetricsDeps, 'defaults'>): () => void {
+    if (this.watching) throw new Error('these realtime metrics already watch a process');
+    this.watching = true;
+    return registerProcessMetrics(client, this.registry, { ...deps, defaults: this.collectDefaults });
   }
 }

@@ -128,6 +128,7 @@ export class RealtimeServer {
   private heartbeat?: NodeJS.Timeout;
   private unsubscribeEvents?: Unsubscribe;
   private stopBus?: () => void;
+  private readonly stopMetrics: () => void;
 
   private readonly out: Record<ServerFrameType, { inc(n?: number): void }>;
   private readonly upgradeListener: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -135,6 +136,7 @@ export class RealtimeServer {
   constructor(options: RealtimeServerOptions) {
     this.core = options.core;
     this.metrics = options.metrics ?? new RealtimeMetrics();
+    this.stopMetrics = this.metrics.watch({ db: options.core.db, coordination: options.core.coordination });
     this.path = options.path ?? SOCKET_PATH;
     this.log = options.core.logger.child({ component: 'realtime' });
     this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
@@ -293,6 +295,7 @@ export class RealtimeServer {
   async close(code: number = CLOSE.goingAway, waitMs = 2000): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    this.stopMetrics();
     clearInterval(this.ticker);
     clearInterval(this.heartbeat);
     this.stopBus?.();

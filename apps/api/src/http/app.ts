@@ -27,6 +27,8 @@ export interface ApiApp {
   /** For the server's 'clientError': what the HTTP parser refused, answered in the spec's shape. */
   clientError: ClientErrorListener;
   metrics: ApiMetrics;
+  /** Stops the metrics hearing the core (its events, pool and Redis). */
+  stopMetrics(): void;
 }
 
 /**
@@ -38,6 +40,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
   const { core, routes } = options;
   const trustedProxies = options.trustedProxies ?? TRUST_NO_PROXY;
   const metrics = options.metrics ?? new ApiMetrics();
+  const stopMetrics = metrics.watch(core);
   const pipeline = new Pipeline(core, metrics);
   // Request ids only need to be unique: a random prefix per app and a counter (no random bytes per request).
   const requestIdPrefix = `${randomId(12)}-`;
@@ -144,7 +147,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     answering: (socket) => answering.has(socket),
   });
 
-  return { handle, clientError, metrics };
+  return { handle, clientError, metrics, stopMetrics };
 }
 
 /** find-my-way wants a handler per route; the pipeline is what handles, with the route as the store. */

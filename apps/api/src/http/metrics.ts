@@ -1,6 +1,12 @@
 import client from 'prom-client';
+import { registerProcessMetrics, type HearthCore } from '@hearth/core';
 
-/** The API's Prometheus metrics, in a registry of its own (served on METRICS_PORT). */
+/**
+ * The API's Prometheus metrics, in a registry of its own (served on METRICS_PORT). Labels are closed
+ * sets: a route is its template (`/players/:playerId`), never the path; a limit, a credential outcome,
+ * an error code or a move kind is a name the code gives. No metric is labelled by environment, project
+ * or player (tenants are unbounded); docs/operations.md lists every metric.
+ */
 export class ApiMetrics {
   readonly registry = new client.Registry();
   readonly requests = new client.Counter({
@@ -13,7 +19,8 @@ export class ApiMetrics {
     name: 'hearth_http_request_duration_seconds',
     help: 'HTTP request duration by route template, method and status',
     labelNames: ['route', 'method', 'status'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    // 1 ms (a cached read) to 5 s (past any client's patience).
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });
   readonly rateLimited = new client.Counter({
@@ -46,7 +53,65 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
-  constructor(collectDefaults = true) {
-    if (collectDefaults) client.collectDefaultMetrics({ register: this.registry });
+
+  readonly rateLimitChecks = new client.Counter({
+    name: 'hearth_rate_limit_checks_total',
+    help: 'Rate-limit windows checked, by limit (a request checks each limit that applies to it once)',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+  readonly credentials = new client.Counter({
+    name: 'hearth_credential_checks_total',
+    help: 'Bearer credentials checked, by kind (server, player; unknown when refused before its kind was known) and outcome (accepted, missing, malformed, invalid, wrong-kind)',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly idempotency = new client.Counter({
+    name: 'hearth_idempotency_requests_total',
+    help: 'Requests with an Idempotency-Key, by outcome (first: ran, replayed: answered from the record, conflict: the key was used for another request)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly ledgerMoves = new client.Counter({
+    name: 'hearth_ledger_moves_total',
+    help: 'Ledger entries committed, by move kind (credit, debit, refund, consume) and source (move, purchase: a purchase’s charge)',
+    labelNames: ['kind', 'source'] as const,
+    registers: [this.registry],
+  });
+  readonly saveWrites = new client.Counter({
+    name: 'hearth_save_writes_total',
+    help: 'Save slots written, by outcome (created, replaced)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly saveBytes = new client.Counter({
+    name: 'hearth_save_bytes_written_total',
+    help: 'Bytes of save data written (each write’s stored size)',
+    registers: [this.registry],
+  });
+
+  private watching = false;
+
+  constructor(private readonly collectDefaults = true) {}
+
+  /**
+   * Starts hearing the core: its domain events (ledger, saves), its pool and queries, its Redis
+   * commands, and Node's own metrics. Once per registry; the answer stops it.
+   */
+  watch(core: HearthCore): () => void {
+    if (this.watching) throw new Error('these API metrics already watch a core');
+    this.watching = true;
+    const stopProcess = registerProcessMetrics(client, this.registry, { defaults: this.collectDefaults, db: core.db, coordination: core.coordination });
+    const detach = core.telemetry.attach({
+      ledgerMove: (kind, source) => this.ledgerMoves.inc({ kind, source }),
+      saveWritten: (bytes, created) => {
+        this.saveWrites.inc({ outcome: created ? 'created' : 'replaced' });
+        this.saveBytes.inc(bytes);
+      },
+    });
+    return () => {
+      stopProcess();
+      detach();
+    };
   }
 }

@@ -24,6 +24,7 @@ import {
   environmentRefusal,
   fieldOf,
   fingerprintOf,
+  looksLikeServerKey,
   refuse,
   runIdempotent,
   type IdempotencyScope,
@@ -93,6 +94,7 @@ export class Pipeline {
 
   /** Checks and counts limits; a refusal throws 429. The outcome feeds the X-RateLimit headers. */
   async limit(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<void> {
+    for (const check of checks) this.metrics.rateLimitChecks.inc({ limit: check.name });
     let outcome: RateOutcome;
     try {
       outcome = await this.core.coordination.rateLimit(checks);
@@ -161,14 +163,19 @@ export class Pipeline {
       const known = credential ? this.core.authenticator.peek(credential) : null;
       principal = known !== undefined ? known : await this.core.authenticator.authenticate(credential!);
       if (!principal) {
+        // invalid: unknown, revoked, expired, a refresh token, or a deleted or signed-out player (the authenticator does not say which).
+        const outcome = credential ? 'invalid' : exchange.header('authorization') === '' ? 'missing' : 'malformed';
+        this.metrics.credentials.inc({ kind: credential ? (looksLikeServerKey(credential) ? 'server' : 'player') : 'unknown', outcome });
         await this.limit(exchange, addressChecks(exchange.ip));
         throw refuse.unauthorized(problem ?? 'The credential is not valid.');
       }
       env = principal.environment;
       await this.limit(exchange, environmentChecks(env, credentialKeyOf(principal)));
       if (checks.credentialKind && !takesCredential(route, principal.kind)) {
+        this.metrics.credentials.inc({ kind: principal.kind, outcome: 'wrong-kind' });
         throw refuse.forbidden(`This route takes ${CREDENTIALS_TAKEN[route.credential].map((kind) => CREDENTIAL_NAMES[kind]).join(' or ')}.`);
       }
+      this.metrics.credentials.inc({ kind: principal.kind, outcome: 'accepted' });
       this.checkEnvironment(env, compiled);
     } else if (!checks.environmentFromBody) {
       await this.limit(exchange, addressChecks(exchange.ip));
@@ -242,6 +249,18 @@ export class Pipeline {
       return route.handler(hc);
     }
     if (!validIdempotencyKey(key)) throw refuse.invalid(field, `${field} must be ${IdempotencyKeyHeader.schema.description}.`);
+    try {
+      const result = await this.runIdempotentHandler(compiled, hc, key);
+      this.metrics.idempotency.inc({ outcome: result.headers?.['Idempotent-Replayed'] === 'true' ? 'replayed' : 'first' });
+      return result;
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'idempotency-conflict') this.metrics.idempotency.inc({ outcome: 'conflict' });
+      throw err;
+    }
+  }
+
+  /** The handler at most once per key (the caller validated the key). */
+  private async runIdempotentHandler({ route }: CompiledRoute, hc: RequestContext, key: string): Promise<HandlerResult> {
     const principal = hc.principal;
     const record: IdempotencyScope = {
       environmentId: hc.env!.id,

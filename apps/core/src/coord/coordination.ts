@@ -19,6 +19,9 @@ export interface RateOutcome {
 
 export type Unsubscribe = () => Promise<void>;
 
+/** A store command's name (a closed set the code decides), its duration and whether it succeeded. */
+export type CommandObserver = (command: string, seconds: number, ok: boolean) => void;
+
 export interface Coordination {
   /**
    * Checks every limit and, only when none would be passed, counts the request against all of them,
@@ -29,6 +32,8 @@ export interface Coordination {
   subscribe(channel: string, onMessage: (message: string) => void): Promise<Unsubscribe>;
   /** true when the backing store answers (readiness). */
   ping(): Promise<boolean>;
+  /** Hears every command sent to the backing store (Redis); absent where there is none (in-process). The answer stops it. */
+  observeCommands?(observe: CommandObserver): () => void;
   close(): Promise<void>;
 }
 

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { Coordination, RateCheck, RateOutcome, Unsubscribe, nearestOf, windowOf } from './coordination';
+import { CommandObserver, Coordination, RateCheck, RateOutcome, Unsubscribe, nearestOf, windowOf } from './coordination';
 
 /**
  * Rate-limit checks of one batch (the requests of one event-loop turn that share a hash tag), in one
@@ -86,6 +86,8 @@ export class RedisCoordination implements Coordination {
   /** Rate-limit checks of the current event-loop turn, by hash tag; sent together at its end. */
   private pendingChecks = new Map<string, PendingRateCheck[]>();
   private flushScheduled = false;
+  /** Who hears each command's name, duration and outcome (the processes' metrics). */
+  private readonly commandObservers = new Set<CommandObserver>();
 
   constructor(private readonly url: string, private readonly options: RedisCoordinationOptions = {}) {
     this.prefix = options.prefix ?? 'hearth:';
@@ -100,6 +102,34 @@ export class RedisCoordination implements Coordination {
     }) as RedisWithScript;
     this.command.defineCommand('hearthRateLimitBatch', { lua: RATE_LIMIT_BATCH_LUA });
     this.command.on('error', (err) => options.onError?.(err));
+    this.timeCommands(this.command);
+  }
+
+  observeCommands(observe: CommandObserver): () => void {
+    this.commandObservers.add(observe);
+    return () => void this.commandObservers.delete(observe);
+  }
+
+  /**
+   * Times every command a connection sends (ioredis has no command events): its name is the
+   * command's (`evalsha` for the rate-limit script), a closed set the code decides.
+   */
+  private timeCommands(connection: Redis): void {
+    const observers = this.commandObservers;
+    const send = connection.sendCommand;
+    connection.sendCommand = function (this: Redis, command: Parameters<Redis['sendCommand']>[0], stream?: Parameters<Redis['sendCommand']>[1]) {
+      const answer = send.call(this, command, stream);
+      if (observers.size > 0) {
+        const at = performance.now();
+        const name = command.name.toLowerCase();
+        const done = (ok: boolean) => () => {
+          const seconds = (performance.now() - at) / 1000;
+          for (const o of observers) o(name, seconds, ok);
+        };
+        command.promise.then(done(true), done(false));
+      }
+      return answer;
+    } as Redis['sendCommand'];
   }
 
   /**
@@ -193,6 +223,7 @@ export class RedisCoordination implements Coordination {
     const full = this.prefix + channel;
     if (!this.subscriber) {
       this.subscriber = new Redis(this.url, { maxRetriesPerRequest: null });
+      this.timeCommands(this.subscriber);
       this.subscriber.on('error', (err) => this.options.onError?.(err));
       this.subscriber.on('message', (ch: string, message: string) => {
         for (const handler of this.handlers.get(ch) ?? []) handler(message);

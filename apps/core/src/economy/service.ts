@@ -20,6 +20,7 @@ import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { MAX_BALANCE } from '../manifests/schemas';
 import { CurrencyDefinition, RealmService } from './definitions';
+import { Telemetry } from '../process/telemetry';
 
 /** Inventory (spec §2): realmId null for the account inventory. */
 export interface Inventory {
@@ -92,6 +93,7 @@ export class EconomyService {
   constructor(
     private readonly cursors: CursorCodec,
     private readonly realms: RealmService,
+    private readonly telemetry = new Telemetry(),
   ) {}
 
   /** The player's row, held FOR KEY SHARE until the caller's transaction ends (deletion waits); not-found otherwise. */
@@ -233,7 +235,9 @@ export class EconomyService {
    * it has one. Refusals change nothing (the transaction rolls back with them).
    */
   async move(db: Queryable, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest): Promise<Movement> {
-    return inTransaction(db, (trx) => runMove(trx, env, playerId, currencyKey, kind, request));
+    const movement = await inTransaction(db, (trx) => runMove(trx, env, playerId, currencyKey, kind, request));
+    this.telemetry.ledgerMove(kind, 'move');
+    return movement;
   }
 
   /**
@@ -241,7 +245,9 @@ export class EconomyService {
    * (routes that own their record, and `hearth economy credit|debit`): one round trip.
    */
   async moveOnce(db: Queryable, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest, record: IdempotencyScope): Promise<Movement> {
-    return runIdempotentMove(db, env, playerId, currencyKey, kind, request, record);
+    const movement = await runIdempotentMove(db, env, playerId, currencyKey, kind, request, record);
+    if (!movement.replayed) this.telemetry.ledgerMove(kind, 'move');
+    return movement;
   }
 }
 
@@ -400,6 +406,11 @@ export interface PriceCharge {
   allowance?: bigint;
 }
 
+/** The move a price's charge is: a debit of a balance currency, a consume of a consumed one. */
+export function chargeKindOf(currency: CurrencyDefinition): MoveKind {
+  return currency.kind === 'balance' ? 'debit' : 'consume';
+}
+
 /**
  * Charges one price in the caller's transaction as the move it is: a debit of a balance currency, a
  * consume of a consumed one within its allowance, through the move's one statement, so a purchase is
@@ -416,7 +427,7 @@ export function chargePrice(
   entry: { reason: string; reference?: string },
 ): Promise<Movement> {
   const { currency, cost, allowance } = charge;
-  const kind: MoveKind = currency.kind === 'balance' ? 'debit' : 'consume';
+  const kind = chargeKindOf(currency);
   return runMove(trx, env, playerId, currency.key, kind, {
     amount: Number(cost),
     ...(kind === 'consume' ? { allowance: Number(allowance!) } : {}),

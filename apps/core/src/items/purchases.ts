@@ -15,8 +15,9 @@ import { inTransaction } from '../db/transaction';
 import { ApiError, refuse } from '../errors';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { currencyNamed } from '../economy/definitions';
-import { chargePrice, type EconomyService, type Inventory, type InventoryChoice, type Movement, type PriceCharge } from '../economy/service';
+import { chargeKindOf, chargePrice, type EconomyService, type Inventory, type InventoryChoice, type Movement, type PriceCharge } from '../economy/service';
 import { loadItemType, type ItemTypeDefinition } from './item-types';
+import { Telemetry } from '../process/telemetry';
 import type { ItemGrant, ItemService } from './service';
 
 /** Spec §8: an item purchase's quantity is 1 to 100. */
@@ -46,6 +47,7 @@ export class PurchaseService {
   constructor(
     private readonly economy: EconomyService,
     private readonly items: ItemService,
+    private readonly telemetry = new Telemetry(),
   ) {}
 
   /**
@@ -58,7 +60,7 @@ export class PurchaseService {
     if (!Number.isInteger(quantity) || quantity < 1 || quantity > PURCHASE_QUANTITY_MAX) {
       throw refuse.invalid('body.quantity', `A purchase's quantity is a whole number 1 to ${PURCHASE_QUANTITY_MAX}.`);
     }
-    return inTransaction(db, async (trx) => {
+    const purchase = await inTransaction(db, async (trx) => {
       const definition = await loadItemType(trx, env.id, request.itemTypeKey, { lock: true });
       if (!definition) throw refuse.notFound('The item type');
       if (!definition.purchasable) throw new ApiError('not-purchasable', `${definition.key} is not for sale.`, { itemTypeKey: definition.key });
@@ -78,8 +80,10 @@ export class PurchaseService {
       }
       // Same transaction: an owned-limit here rolls the charges back with it.
       const granted = await this.items.grantBought(trx, env, playerId, home.id, definition, quantity);
-      return { replayed: false, charges: movements, granted };
+      return { replayed: false, charges: movements, granted, kinds: charges.map((c) => chargeKindOf(c.currency)) };
     });
+    for (const kind of purchase.kinds) this.telemetry.ledgerMove(kind, 'purchase');
+    return { replayed: purchase.replayed, charges: purchase.charges, granted: purchase.granted };
   }
 
   /**

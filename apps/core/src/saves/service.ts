@@ -13,6 +13,7 @@ import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { CursorCodec, keysetPage } from '../pagination';
+import { Telemetry } from '../process/telemetry';
 import type { EnvironmentContext } from '../tenancy/environments';
 
 /** Spec §8. */
@@ -101,7 +102,10 @@ export function compactSaveValue(data: unknown): { text: string; sizeBytes: numb
 }
 
 export class SaveService {
-  constructor(private readonly cursors: CursorCodec) {}
+  constructor(
+    private readonly cursors: CursorCodec,
+    private readonly telemetry = new Telemetry(),
+  ) {}
 
   /** SaveList: a page of the player's slots by key (byte order) with the player's total bytes. */
   async list(db: Queryable, env: EnvironmentContext, playerId: string, query: { limit?: number; cursor?: string }): Promise<SaveList> {
@@ -151,6 +155,7 @@ export class SaveService {
     switch (outcome.outcome) {
       case 'created':
       case 'replaced':
+        this.telemetry.saveWritten(sizeBytes, outcome.outcome === 'created');
         return { entry: toEntry({ ...outcome, key }), created: outcome.outcome === 'created' };
       case 'player-not-found':
         throw refuse.notFound('The player');

@@ -1,0 +1,75 @@
+/**
+ * The metrics every Hearth process keeps the same way, defined once: Node's own (prom-client's
+ * default metrics), the PostgreSQL pool and its queries, and Redis commands. The core does not depend
+ * on prom-client (serving.ts's rule): each process passes its prom-client module and registry, which
+ * this file knows only by their shape.
+ */
+import type { Db } from '../db/knex';
+import type { Coordination } from '../coord/coordination';
+import { observeQueries, poolUsage } from './telemetry';
+
+type Labels = Record<string, string>;
+
+/** The part of prom-client this file uses, structurally (`import client from 'prom-client'` fits). */
+export interface MetricsClient<Registry> {
+  Gauge: new (config: { name: string; help: string; labelNames?: readonly string[]; registers: Registry[]; collect?: () => void | Promise<void> }) => {
+    set(labels: Labels, value: number): void;
+  };
+  Histogram: new (config: { name: string; help: string; labelNames?: readonly string[]; buckets: number[]; registers: Registry[] }) => {
+    observe(labels: Labels, value: number): void;
+  };
+  collectDefaultMetrics(config: { register: Registry }): void;
+}
+
+/** Query and command durations: a fast primary answers in well under a millisecond, a stuck one in seconds. */
+export const STORE_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+export interface ProcessMetricsDeps {
+  /** Node's own metrics (off where several processes share one Node process: `hearth dev`). */
+  defaults?: boolean;
+  db?: Db;
+  coordination?: Coordination;
+}
+
+/**
+ * Registers the process-wide metrics into `registry` and starts observing the pool and the
+ * coordination; the answer stops observing (the pool gauge reads the pool when scraped).
+ */
+export function registerProcessMetrics<Registry>(client: MetricsClient<Registry>, registry: Registry, deps: ProcessMetricsDeps): () => void {
+  const stops: (() => void)[] = [];
+  if (deps.defaults !== false) client.collectDefaultMetrics({ register: registry });
+  const { db, coordination } = deps;
+  if (db) {
+    const pool = new client.Gauge({
+      name: 'hearth_db_pool_connections',
+      help: 'PostgreSQL pool connections by state (used: lent to a query or transaction, free: idle, pending: acquires waiting for one)',
+      labelNames: ['state'],
+      registers: [registry],
+      collect() {
+        const usage = poolUsage(db);
+        pool.set({ state: 'used' }, usage.used);
+        pool.set({ state: 'free' }, usage.free);
+        pool.set({ state: 'pending' }, usage.pending);
+      },
+    });
+    const queries = new client.Histogram({
+      name: 'hearth_db_query_duration_seconds',
+      help: 'PostgreSQL query duration by statement kind (its first keyword: select, insert, ..., other) and outcome (ok, error)',
+      labelNames: ['statement', 'outcome'],
+      buckets: STORE_DURATION_BUCKETS,
+      registers: [registry],
+    });
+    stops.push(observeQueries(db, (statement, seconds, ok) => queries.observe({ statement, outcome: ok ? 'ok' : 'error' }, seconds)));
+  }
+  if (coordination?.observeCommands) {
+    const commands = new client.Histogram({
+      name: 'hearth_redis_command_duration_seconds',
+      help: 'Redis command duration by command name (evalsha: the rate-limit script) and outcome (ok, error)',
+      labelNames: ['command', 'outcome'],
+      buckets: STORE_DURATION_BUCKETS,
+      registers: [registry],
+    });
+    stops.push(coordination.observeCommands((command, seconds, ok) => commands.observe({ command, outcome: ok ? 'ok' : 'error' }, seconds)));
+  }
+  return () => stops.forEach((stop) => stop());
+}
