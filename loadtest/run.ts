@@ -205,7 +205,9 @@ function report(summary: any, profile: ProfileName): number {
     for (const g of group.groups ?? []) walk(g);
   };
   walk(summary.root_group ?? {});
-  console.log(`\n${total - failedThresholds.length} of ${total} thresholds passed.`);
+  const dropped = metrics.dropped_iterations?.values.count ?? 0;
+  console.log(`\nIterations k6 could not start on time (no VU free): ${dropped}.`);
+  console.log(`${total - failedThresholds.length} of ${total} thresholds passed.`);
   if (failedThresholds.length) console.log(`Failed thresholds:\n  ${failedThresholds.join('\n  ')}`);
   if (failedChecks.length) console.log(`Failed checks:\n  ${failedChecks.join('\n  ')}`);
   return failedThresholds.length;

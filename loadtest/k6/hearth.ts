@@ -27,29 +27,40 @@ const PROFILE_NAME = (__ENV.HEARTH_LOAD_PROFILE ?? 'smoke') as ProfileName;
 const profile = PROFILES[PROFILE_NAME];
 if (!profile) throw new Error(`HEARTH_LOAD_PROFILE must be one of ${Object.keys(PROFILES).join(', ')}`);
 
+type Bounds = [number, number, number];
+
 /**
- * Latency bounds per endpoint tag, in ms: [p95, p99]. Set from smoke runs on the shared 2-core
- * development machine (other test suites running beside it) with room for that noise, and low enough
- * that a path ten times slower than measured fails (docs/performance.md has the measured figures).
+ * Latency bounds per endpoint tag, in ms: [p50, p95, p99]. Set from smoke runs on the shared 2-core
+ * development machine with other suites running beside it (load average about 7): each bound is 3-6
+ * times what those runs measured, and the p50 bound is below ten times the p50 measured, so a path
+ * ten times slower than today fails even where its tail is noisy (docs/performance.md, "Load tests
+ * (k6)", has the figures). p95/p99 catch stalls and queues the median hides.
  */
-export const LATENCY_BOUNDS: Record<string, [number, number]> = {
-  'auth-server': [100, 250],
-  'auth-refresh': [100, 250],
-  'players-me': [100, 250],
-  'flags-304': [100, 250],
-  'saves-put': [100, 250],
-  'currency-credit': [100, 250],
-  'currency-credit-replay': [100, 250],
-  'realtime-info': [100, 250],
-  'sessions-create': [100, 250],
-  'sessions-join': [100, 250],
-  'sessions-ready': [100, 250],
-  'sessions-status': [100, 250],
-  'sessions-leave': [100, 250],
-  'sessions-get': [100, 250],
+const READ: Bounds = [10, 60, 150]; // answered from caches: p50 1.3-2.3, p95 9-19, p99 24-48 measured
+const LIGHT: Bounds = [20, 100, 300]; // one small read or an idempotent replay: p50 2-6, p95 9-20, p99 12-37
+const WRITE: Bounds = [40, 200, 500]; // a transaction: p50 6-12, p95 17-62, p99 29-241
+const SIGN_IN: Bounds = [75, 250, 600]; // token signing and a player upsert: p50 12-24, p95 27-79, p99 38-213
+export const LATENCY_BOUNDS: Record<string, Bounds> = {
+  'auth-server': SIGN_IN,
+  'auth-refresh': SIGN_IN,
+  'players-me': READ,
+  'flags-304': READ,
+  'saves-put': WRITE,
+  'currency-credit': WRITE,
+  'currency-credit-replay': LIGHT,
+  'realtime-info': READ,
+  'sessions-create': WRITE,
+  'sessions-join': WRITE,
+  'sessions-ready': WRITE,
+  'sessions-status': WRITE,
+  'sessions-leave': WRITE,
+  'sessions-get': LIGHT,
+  'rate-limited-players-me': LIGHT,
 };
-/** HTTP change → the socket's frame (session_frame_ms), [p95, p99] ms. */
-export const FRAME_BOUNDS: [number, number] = [200, 500];
+/** HTTP change → the socket's frame (session_frame_ms), [p50, p95, p99] ms: p50 7-10, p95 20-30, p99 38-47 measured. */
+export const FRAME_BOUNDS: Bounds = [40, 150, 300];
+
+const latency = ([p50, p95, p99]: Bounds) => [`med<${p50}`, `p(95)<${p95}`, `p(99)<${p99}`];
 
 const SCENARIO_ENDPOINTS: Record<string, string[]> = {
   auth: ['auth-server', 'auth-refresh'],
@@ -68,8 +79,8 @@ function thresholds(): Options['thresholds'] {
     // No answer outside the statuses its request expects (200-204, 304 for flags, 429 in the burst).
     http_req_failed: ['rate==0'],
     session_frames_missing: ['count==0'],
-    session_frame_ms: [`p(95)<${FRAME_BOUNDS[0]}`, `p(99)<${FRAME_BOUNDS[1]}`],
-    // The sockets opened and every socket session was counted.
+    session_frame_ms: latency(FRAME_BOUNDS),
+    // The lobby scenario's sockets opened.
     ws_sessions: ['count>0'],
   };
   for (const [scenario, endpoints] of Object.entries(SCENARIO_ENDPOINTS)) {
@@ -79,8 +90,7 @@ function thresholds(): Options['thresholds'] {
     for (const endpoint of endpoints) {
       out[`http_req_failed{endpoint:${endpoint}}`] = ['rate==0'];
       out[`http_reqs{endpoint:${endpoint}}`] = ['count>0'];
-      const bounds = LATENCY_BOUNDS[endpoint];
-      out[`http_req_duration{endpoint:${endpoint}}`] = bounds ? [`p(95)<${bounds[0]}`, `p(99)<${bounds[1]}`] : ['max>=0'];
+      out[`http_req_duration{endpoint:${endpoint}}`] = latency(LATENCY_BOUNDS[endpoint]);
     }
   }
   return out;

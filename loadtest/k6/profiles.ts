@@ -11,7 +11,10 @@
 export interface RateScenario {
   /** requests (iterations) a second */
   rate: number;
-  /** VUs k6 starts with and may grow to (an iteration waiting on a slow answer holds one) */
+  /**
+   * VUs k6 starts with and may grow to (an iteration waiting on a slow answer holds one). Starting
+   * with enough keeps k6 from initializing VUs mid-run, which drops iterations while it does.
+   */
   vus: number;
   maxVUs: number;
 }
@@ -40,11 +43,11 @@ export const PROFILES: Record<'smoke' | 'full', Profile> = {
   // CI: every path under light, steady load; the whole `make loadtest` stays well under 2 minutes.
   smoke: {
     seconds: 20,
-    auth: { rate: 5, vus: 2, maxVUs: 10 },
-    playersMe: { rate: 50, vus: 2, maxVUs: 20 },
-    flags304: { rate: 50, vus: 2, maxVUs: 20 },
-    saves: { rate: 20, vus: 2, maxVUs: 20 },
-    credit: { rate: 10, vus: 2, maxVUs: 20 },
+    auth: { rate: 5, vus: 5, maxVUs: 10 },
+    playersMe: { rate: 50, vus: 10, maxVUs: 20 },
+    flags304: { rate: 50, vus: 10, maxVUs: 20 },
+    saves: { rate: 20, vus: 10, maxVUs: 20 },
+    credit: { rate: 10, vus: 10, maxVUs: 20 },
     lobbyVUs: 1,
     lobbiesPerSocket: 10,
     players: 20,
@@ -52,11 +55,11 @@ export const PROFILES: Record<'smoke' | 'full', Profile> = {
   // Release runs: 5 minutes at a sustained mix well inside what one API process serves here.
   full: {
     seconds: 300,
-    auth: { rate: 20, vus: 5, maxVUs: 50 },
-    playersMe: { rate: 400, vus: 10, maxVUs: 100 },
-    flags304: { rate: 400, vus: 10, maxVUs: 100 },
-    saves: { rate: 100, vus: 10, maxVUs: 100 },
-    credit: { rate: 50, vus: 10, maxVUs: 100 },
+    auth: { rate: 20, vus: 20, maxVUs: 50 },
+    playersMe: { rate: 400, vus: 50, maxVUs: 100 },
+    flags304: { rate: 400, vus: 50, maxVUs: 100 },
+    saves: { rate: 100, vus: 50, maxVUs: 100 },
+    credit: { rate: 50, vus: 50, maxVUs: 100 },
     lobbyVUs: 4,
     lobbiesPerSocket: 25,
     players: 100,
