@@ -272,8 +272,10 @@ async function main(): Promise<number> {
     for (const s of services) {
       if (s.child.exitCode !== null) throw new LoadTestError(`${s.name} exited with ${s.child.exitCode} during the run:\n${tail(s.log)}`);
     }
-    if (!fs.existsSync(summaryFile)) {
-      throw new LoadTestError(`k6 exited with ${code} and wrote no summary: a scenario's setup or the script failed (see k6's output above)`);
+    // 0: every threshold held; 99: some threshold failed (the table says which). Anything else is
+    // the script or setup failing (107: an exception, e.g. a sign-in refused), so no figure means anything.
+    if ((code !== 0 && code !== 99) || !fs.existsSync(summaryFile)) {
+      throw new LoadTestError(`k6 exited with ${code}${code === 107 ? ' (the script or its setup threw: the error is above)' : ''}; nothing was measured`);
     }
     const failed = report(JSON.parse(fs.readFileSync(summaryFile, 'utf8')), profile);
     if (code !== 0) {
