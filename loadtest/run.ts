@@ -239,6 +239,8 @@ async function main(): Promise<number> {
       REDIS_PREFIX: redisPrefix,
       HEARTH_MASTER_KEY: randomBytes(32).toString('hex'),
       LOG_LEVEL: 'info',
+      // As behind the ingress: the client's address is the X-Forwarded-For k6 sends (loadtest/k6/api.ts clientAddress).
+      HEARTH_TRUSTED_PROXIES: 'loopback',
     };
     await runHearth(['migrate', '--json'], hearthEnv(base), path.join(logs, 'migrate.log'));
     const applied = JSON.parse(await runHearth(['apply', '-f', MANIFESTS, '--json'], hearthEnv({ ...base, LOG_LEVEL: 'warn' }), path.join(logs, 'apply.log')));

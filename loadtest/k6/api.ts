@@ -30,6 +30,19 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** the statuses that count as success for http_req_failed (default 200-299) */
   expect?: number[];
+  /** the client address the request comes from, as the ingress tells it (X-Forwarded-For) */
+  from?: string;
+}
+
+/**
+ * The address of simulated client `n` (a player's device). Requests without a credential (the
+ * refresh) and socket opens are limited per client address (spec §8, 600 a minute), and every request
+ * k6 sends leaves from 127.0.0.1; the runner starts Hearth trusting loopback as its proxy
+ * (HEARTH_TRUSTED_PROXIES=loopback, as behind the ingress), so these name the player's own address,
+ * one per simulated player, as real traffic would.
+ */
+export function clientAddress(n: number): string {
+  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
 }
 
 const callbacks = new Map<string, ReturnType<typeof http.expectedStatuses>>();
@@ -48,6 +61,7 @@ function params(endpoint: string, name: string, options: CallOptions) {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.Authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  if (options.from) headers['X-Forwarded-For'] = options.from;
   return {
     headers,
     tags: { endpoint, name },

@@ -10,7 +10,8 @@
 import { WebSocket } from 'k6/websockets';
 import { Counter, Trend } from 'k6/metrics';
 import exec from 'k6/execution';
-import { Player, REALTIME_ORIGIN, SERVER_KEY, callAsync, checkTagged, json, signInOrThrow, call } from './api.ts';
+import { sleep } from 'k6';
+import { Player, REALTIME_ORIGIN, SERVER_KEY, call, callAsync, checkTagged, clientAddress, json, signInOrThrow } from './api.ts';
 
 const frameDelay = new Trend('session_frame_ms', true);
 const framesMissing = new Counter('session_frames_missing');
@@ -29,8 +30,8 @@ class SessionSocket {
   private ws: WebSocket;
   closed = false;
 
-  private constructor(url: string) {
-    this.ws = new WebSocket(url);
+  private constructor(url: string, from: string) {
+    this.ws = new WebSocket(url, null, { headers: { 'X-Forwarded-For': from } });
     this.ws.onmessage = (event: any) => {
       let frame: any;
       try {
@@ -48,8 +49,8 @@ class SessionSocket {
   }
 
   /** Opens the socket and authorizes it; resolves once `authorized` arrives (undefined when it does not). */
-  static async open(url: string, player: Player): Promise<SessionSocket | undefined> {
-    const socket = new SessionSocket(url);
+  static async open(url: string, player: Player, from: string): Promise<SessionSocket | undefined> {
+    const socket = new SessionSocket(url, from);
     const opened = await new Promise<boolean>((resolve) => {
       socket.ws.onopen = () => resolve(true);
       socket.waiter = { match: (f) => f.type === 'socket-error' || f.type === 'closed', resolve: () => resolve(false), timer: 0 };
@@ -166,8 +167,8 @@ async function lifecycle(host: Player, guest: Player, sockets: SessionSocket[]):
 }
 
 export async function lobby(lobbiesPerSocket: number): Promise<void> {
+  const vu = exec.vu.idInTest;
   if (!pair) {
-    const vu = exec.vu.idInTest;
     pair = [signInOrThrow(SERVER_KEY, `lobby-host-${vu}`), signInOrThrow(SERVER_KEY, `lobby-guest-${vu}`)];
   }
   const [host, guest] = pair;
@@ -180,12 +181,14 @@ export async function lobby(lobbiesPerSocket: number): Promise<void> {
   if (!ok || !url) return;
   const socketUrl = REALTIME_ORIGIN + url.replace(/^wss?:\/\/[^/]+/, '');
 
+  // Each player's device has an address of its own (socket opens are limited per address).
   const sockets: SessionSocket[] = [];
-  for (const player of [host, guest]) {
-    const socket = await SessionSocket.open(socketUrl, player);
+  for (const [i, player] of [host, guest].entries()) {
+    const socket = await SessionSocket.open(socketUrl, player, clientAddress(100_000 + 2 * vu + i));
     checkTagged('socket-authorize', socket, { 'the socket opens and authorizes': (s) => s !== undefined });
     if (!socket) {
       sockets.forEach((s) => s.close());
+      sleep(1); // not a tight loop of failing opens
       return;
     }
     sockets.push(socket);

@@ -52,15 +52,16 @@ export const PROFILES: Record<'smoke' | 'full', Profile> = {
     lobbiesPerSocket: 10,
     players: 20,
   },
-  // Release runs: 5 minutes at a sustained mix well inside what one API process serves here.
+  // Release runs: 5 minutes at a sustained mix (about 500 requests a second plus the lobbies) that one
+  // API process serves here beside k6, PostgreSQL and Redis on two shared cores.
   full: {
     seconds: 300,
-    auth: { rate: 20, vus: 20, maxVUs: 50 },
-    playersMe: { rate: 400, vus: 50, maxVUs: 100 },
-    flags304: { rate: 400, vus: 50, maxVUs: 100 },
-    saves: { rate: 100, vus: 50, maxVUs: 100 },
-    credit: { rate: 50, vus: 50, maxVUs: 100 },
-    lobbyVUs: 4,
+    auth: { rate: 10, vus: 10, maxVUs: 50 },
+    playersMe: { rate: 200, vus: 30, maxVUs: 100 },
+    flags304: { rate: 200, vus: 30, maxVUs: 100 },
+    saves: { rate: 50, vus: 30, maxVUs: 100 },
+    credit: { rate: 25, vus: 30, maxVUs: 100 },
+    lobbyVUs: 2,
     lobbiesPerSocket: 25,
     players: 100,
   },
