@@ -308,6 +308,9 @@ async function main(): Promise<number> {
   }
 }
 
+// Ctrl-C reaches k6 too, which stops and still writes its summary: stay to report and clean up.
+process.on('SIGINT', () => console.error('\ninterrupted: k6 stops, then the processes, database and Redis keys are cleaned up'));
+
 main().then(
   (code) => process.exit(code),
   (err) => {
