@@ -7,7 +7,7 @@
  *    `hearth apply -f` (the plans, projects, environments, server keys, flags and currency).
  * 3. `hearth api` and `hearth realtime` as processes of their own, on free ports, sharing a Redis
  *    prefix of this run (rate limits and fan-out through the local Redis), logging at info to
- *    $TMPDIR/hearth-loadtest/<run>/.
+ *    $TMPDIR/hearth-loadtest/<run>/ (kept when the run fails; a passing run keeps only its summary).
  * 4. k6 runs loadtest/k6/hearth.ts with the profile; its summary (JSON, written by handleSummary) is
  *    printed as one table, with every failed threshold and check named.
  * 5. The processes are stopped, the database dropped and the run's Redis keys deleted, whatever happened.
@@ -284,7 +284,9 @@ async function main(): Promise<number> {
       console.error(`\nLOAD TEST FAILED: k6 exited with ${code}${code === 99 ? ' (thresholds failed)' : ''}${failed ? `, ${failed} threshold(s) failed` : ''}. Logs: ${logs}`);
       return 1;
     }
-    console.log(`\nload test ${profile} passed. Logs: ${logs}`);
+    // The access logs of a passing run are large (about 60 MB for the full profile) and say nothing more.
+    for (const file of ['api.log', 'realtime.log']) fs.rmSync(path.join(logs, file), { force: true });
+    console.log(`\nload test ${profile} passed. Summary: ${summaryFile}`);
     return 0;
   } finally {
     await Promise.all(services.map(stopService));
