@@ -120,7 +120,7 @@ export const options: Options = {
     saves: rateScenario('saves', profile.saves),
     credit: rateScenario('credit', profile.credit),
     lobby: { executor: 'constant-vus', exec: 'lobby', vus: profile.lobbyVUs, duration: `${profile.seconds}s`, gracefulStop: '30s' },
-    // One iteration; it may wait up to a minute for a window to end, twice.
+    // One iteration: it may wait up to 10 s for a fresh clock minute, then for that minute to end.
     rate_limit: { executor: 'per-vu-iterations', exec: 'rateLimit', vus: 1, iterations: 1, maxDuration: '150s' },
   },
   thresholds: thresholds(),
