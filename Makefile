@@ -68,3 +68,10 @@ build: node_modules
 ## Throughput and latency figures (see docs/performance.md).
 bench: node_modules services
 	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npm run bench
+
+## Load tests: the real k6 (built by kube-tools) against `hearth api` and `hearth realtime` on a fresh
+## database; LOADTEST_PROFILE=smoke (CI, under 2 minutes) or full (releases). See docs/performance.md.
+.PHONY: loadtest
+LOADTEST_PROFILE ?= smoke
+loadtest: node_modules services kube-tools
+	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) node --import tsx loadtest/run.ts --profile $(LOADTEST_PROFILE)

@@ -32,6 +32,8 @@ build etcd "$KUBERNETES_VERSION" go build -trimpath -ldflags=-s -o "$bin/etcd" .
 build kubectl "$KUBERNETES_VERSION" \
   go build -trimpath -ldflags=-s -o "$bin/kubectl" k8s.io/kubernetes/cmd/kubectl
 build helm "$HELM_VERSION" env GOBIN="$bin" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+# k6 for the load tests (make loadtest, loadtest/).
+build k6 v1.8.1 env GOBIN="$bin" go install go.k6.io/k6@v1.8.1
 
 # The module ships its CRDs as YAML; the chart test installs these two into its API server.
 prometheus_crds() {

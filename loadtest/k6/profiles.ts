@@ -1,0 +1,70 @@
+/**
+ * The load profiles: how hard and how long each scenario runs. Plain data, read both by the k6 script
+ * (loadtest/k6/hearth.ts builds its `scenarios` from it) and by the runner (loadtest/run.ts, for the
+ * summary's req/s and the log), so the two cannot disagree.
+ *
+ * Throughput scenarios run at a fixed arrival rate (k6's constant-arrival-rate: a late answer does not
+ * slow the next request down, so latency is measured without coordinated omission), all at once, as
+ * a game's traffic arrives. The lobby scenario runs its VUs in a loop; the rate-limit scenario is one
+ * iteration that waits for the clock (docs/performance.md, "Load tests (k6)").
+ */
+export interface RateScenario {
+  /** requests (iterations) a second */
+  rate: number;
+  /**
+   * VUs k6 starts with and may grow to (an iteration waiting on a slow answer holds one). Starting
+   * with enough keeps k6 from initializing VUs mid-run, which drops iterations while it does.
+   */
+  vus: number;
+  maxVUs: number;
+}
+
+export interface Profile {
+  /** how long each throughput scenario and the lobby loop run, in seconds */
+  seconds: number;
+  auth: RateScenario;
+  playersMe: RateScenario;
+  flags304: RateScenario;
+  saves: RateScenario;
+  credit: RateScenario;
+  /** VUs each running lobby lifecycles with two players and their two sockets open */
+  lobbyVUs: number;
+  /**
+   * Lobby lifecycles per pair of sockets (each VU iteration opens two sockets, then runs this many
+   * lobbies). Upgrades count against the per-address limit (600 a minute, docs/realtime.md) and every
+   * socket here comes from 127.0.0.1: enough lobbies per socket keep the opens well under it.
+   */
+  lobbiesPerSocket: number;
+  /** players the reads and writes are spread over (signed in by setup) */
+  players: number;
+}
+
+export const PROFILES: Record<'smoke' | 'full', Profile> = {
+  // CI: every path under light, steady load; the whole `make loadtest` stays well under 2 minutes.
+  smoke: {
+    seconds: 20,
+    auth: { rate: 5, vus: 5, maxVUs: 10 },
+    playersMe: { rate: 50, vus: 10, maxVUs: 20 },
+    flags304: { rate: 50, vus: 10, maxVUs: 20 },
+    saves: { rate: 20, vus: 10, maxVUs: 20 },
+    credit: { rate: 10, vus: 10, maxVUs: 20 },
+    lobbyVUs: 1,
+    lobbiesPerSocket: 10,
+    players: 20,
+  },
+  // Release runs: 5 minutes at a sustained mix (about 500 requests a second plus the lobbies) that one
+  // API process serves here beside k6, PostgreSQL and Redis on two shared cores.
+  full: {
+    seconds: 300,
+    auth: { rate: 10, vus: 10, maxVUs: 50 },
+    playersMe: { rate: 200, vus: 30, maxVUs: 100 },
+    flags304: { rate: 200, vus: 30, maxVUs: 100 },
+    saves: { rate: 50, vus: 30, maxVUs: 100 },
+    credit: { rate: 25, vus: 30, maxVUs: 100 },
+    lobbyVUs: 2,
+    lobbiesPerSocket: 25,
+    players: 100,
+  },
+};
+
+export type ProfileName = keyof typeof PROFILES;

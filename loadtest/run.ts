@@ -1,0 +1,322 @@
+/**
+ * `make loadtest` (`node --import tsx loadtest/run.ts [--profile smoke|full]`): the real k6 against a
+ * real Hearth on this machine, then a summary table; exits non-zero when a threshold fails.
+ *
+ * 1. k6 from the tools folder (test/kube/tools/build.sh builds it once per machine: `make kube-tools`).
+ * 2. A fresh PostgreSQL database, migrated by `hearth migrate`, and loadtest/manifests.yaml applied by
+ *    `hearth apply -f` (the plans, projects, environments, server keys, flags and currency).
+ * 3. `hearth api` and `hearth realtime` as processes of their own, on free ports, sharing a Redis
+ *    prefix of this run (rate limits and fan-out through the local Redis), logging at info to
+ *    $TMPDIR/hearth-loadtest/<run>/ (kept when the run fails; a passing run keeps only its summary).
+ * 4. k6 runs loadtest/k6/hearth.ts with the profile; its summary (JSON, written by handleSummary) is
+ *    printed as one table, with every failed threshold and check named.
+ * 5. The processes are stopped, the database dropped and the run's Redis keys deleted, whatever happened.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import knexFactory from 'knex';
+import Redis from 'ioredis';
+import { KUBE_TOOLS_BIN } from '../test/support/kube';
+import { freePort } from '../test/support/ports';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../test/support/env';
+import { PROFILES, ProfileName } from './k6/profiles';
+
+const ROOT = path.resolve(__dirname, '..');
+const HEARTH = path.join(ROOT, 'apps/cli/bin/hearth');
+const SCRIPT = path.join(ROOT, 'loadtest/k6/hearth.ts');
+const MANIFESTS = path.join(ROOT, 'loadtest/manifests.yaml');
+/** The credential limit of the `loadtest-limited` plan in loadtest/manifests.yaml. */
+const LIMITED_PER_MINUTE = 30;
+
+class LoadTestError extends Error {}
+
+function k6Path(): string {
+  const file = path.join(KUBE_TOOLS_BIN, 'k6');
+  if (!fs.existsSync(file)) {
+    throw new LoadTestError(`${file} is missing: run \`make kube-tools\` (test/kube/tools/build.sh builds k6 once per machine)`);
+  }
+  return file;
+}
+
+function parseProfile(argv: string[]): ProfileName {
+  const i = argv.indexOf('--profile');
+  const name = i >= 0 ? argv[i + 1] : 'smoke';
+  if (!(name in PROFILES)) throw new LoadTestError(`--profile must be one of ${Object.keys(PROFILES).join(', ')}, got ${name}`);
+  return name as ProfileName;
+}
+
+/** The environment a `hearth` command gets: only what it is given, nothing of the caller's. */
+function hearthEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, ...vars };
+}
+
+/** Runs a `hearth` command to its end; its output goes to `log`. Throws with the output when it fails. */
+function runHearth(args: string[], env: NodeJS.ProcessEnv, log: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [HEARTH, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      fs.writeFileSync(log, out);
+      if (code === 0) resolve(out);
+      else reject(new LoadTestError(`hearth ${args.join(' ')} exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+interface Service {
+  name: string;
+  child: ChildProcess;
+  log: string;
+}
+
+function startService(name: string, args: string[], env: NodeJS.ProcessEnv, log: string): Service {
+  const fd = fs.openSync(log, 'a');
+  const child = spawn(process.execPath, [HEARTH, ...args], { cwd: ROOT, env, stdio: ['ignore', fd, fd] });
+  fs.closeSync(fd);
+  return { name, child, log };
+}
+
+function tail(file: string, lines = 30): string {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : '';
+}
+
+/** Polls the service's /readyz until it answers 200; a service that exits or takes 30 s fails the run. */
+async function waitReady(service: Service, url: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (service.child.exitCode !== null) break;
+    const ok = await fetch(url).then((r) => r.status === 200, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new LoadTestError(`${service.name} did not become ready at ${url} (exit code ${service.child.exitCode}):\n${tail(service.log)}`);
+}
+
+async function stopService(service: Service): Promise<void> {
+  const { child } = service;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await gone;
+  clearTimeout(timer);
+}
+
+function runK6(binary: string, args: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The summary table, from k6's summary JSON (handleSummary's `data`).
+
+interface Metric {
+  type: string;
+  values: Record<string, number>;
+  thresholds?: Record<string, { ok: boolean }>;
+}
+
+const SCENARIO_ENDPOINTS: [string, string[]][] = [
+  ['auth', ['auth-server', 'auth-refresh']],
+  ['players_me', ['players-me']],
+  ['flags_304', ['flags-304']],
+  ['saves', ['saves-put']],
+  ['credit', ['currency-credit', 'currency-credit-replay']],
+  ['lobby', ['realtime-info', 'sessions-create', 'sessions-join', 'sessions-ready', 'sessions-status', 'sessions-leave', 'sessions-get']],
+  ['rate_limit', ['rate-limited-players-me']],
+];
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  return rows.map((r, i) => {
+    const line = r.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+    return i === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
+  }).join('\n');
+}
+
+const ms = (v: number | undefined) => (v === undefined ? '-' : v < 10 ? v.toFixed(2) : v.toFixed(1));
+
+function thresholdCounts(metrics: Record<string, Metric>, names: string[]): { passed: number; total: number } {
+  let passed = 0;
+  let total = 0;
+  for (const name of names) {
+    for (const t of Object.values(metrics[name]?.thresholds ?? {})) {
+      total++;
+      if (t.ok) passed++;
+    }
+  }
+  return { passed, total };
+}
+
+/** Prints the table and every failed threshold and check; answers how many thresholds failed. */
+function report(summary: any, profile: ProfileName): number {
+  const metrics: Record<string, Metric> = summary.metrics;
+  const seconds = PROFILES[profile].seconds;
+  const rows = [['scenario', 'endpoint', 'requests', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'thresholds']];
+  for (const [scenario, endpoints] of SCENARIO_ENDPOINTS) {
+    for (const endpoint of endpoints) {
+      const reqs = metrics[`http_reqs{endpoint:${endpoint}}`]?.values;
+      const duration = metrics[`http_req_duration{endpoint:${endpoint}}`]?.values;
+      const failed = metrics[`http_req_failed{endpoint:${endpoint}}`]?.values;
+      const t = thresholdCounts(metrics, [`http_reqs{endpoint:${endpoint}}`, `http_req_duration{endpoint:${endpoint}}`, `http_req_failed{endpoint:${endpoint}}`]);
+      rows.push([
+        scenario,
+        endpoint,
+        String(reqs?.count ?? 0),
+        // The rate-limit scenario waits for the clock: its rate says nothing.
+        scenario === 'rate_limit' ? '-' : ((reqs?.count ?? 0) / seconds).toFixed(1),
+        ms(duration?.med),
+        ms(duration?.['p(95)']),
+        ms(duration?.['p(99)']),
+        failed ? `${(failed.rate * 100).toFixed(2)}%` : '-',
+        `${t.passed}/${t.total} passed`,
+      ]);
+    }
+    const checks = metrics[`checks{scenario:${scenario}}`]?.values;
+    const t = thresholdCounts(metrics, [`checks{scenario:${scenario}}`, `http_reqs{scenario:${scenario}}`]);
+    rows.push([scenario, '(checks)', String((checks?.passes ?? 0) + (checks?.fails ?? 0)), '', '', '', '', checks ? `${checks.fails ?? 0} failed` : '-', `${t.passed}/${t.total} passed`]);
+  }
+  const frames = metrics.session_frame_ms?.values;
+  const t = thresholdCounts(metrics, ['session_frame_ms', 'session_frames_missing']);
+  rows.push(['lobby', 'HTTP change → frame', String(frames?.count ?? 0), '', ms(frames?.med), ms(frames?.['p(95)']), ms(frames?.['p(99)']), `${metrics.session_frames_missing?.values.count ?? 0} missing`, `${t.passed}/${t.total} passed`]);
+  console.log(`\nHearth load test, profile ${profile} (${seconds} s per scenario, all at once)\n`);
+  console.log(table(rows));
+
+  const failedThresholds: string[] = [];
+  let total = 0;
+  for (const [name, metric] of Object.entries(metrics)) {
+    for (const [expression, t] of Object.entries(metric.thresholds ?? {})) {
+      total++;
+      if (!t.ok) failedThresholds.push(`${name}: ${expression} (${JSON.stringify(metric.values)})`);
+    }
+  }
+  const failedChecks: string[] = [];
+  const walk = (group: any) => {
+    for (const c of group.checks ?? []) if (c.fails > 0) failedChecks.push(`${c.name}: ${c.fails} failed of ${c.passes + c.fails}`);
+    for (const g of group.groups ?? []) walk(g);
+  };
+  walk(summary.root_group ?? {});
+  const dropped = metrics.dropped_iterations?.values.count ?? 0;
+  console.log(`\nIterations k6 could not start on time (no VU free): ${dropped}.`);
+  console.log(`${total - failedThresholds.length} of ${total} thresholds passed.`);
+  if (failedThresholds.length) console.log(`Failed thresholds:\n  ${failedThresholds.join('\n  ')}`);
+  if (failedChecks.length) console.log(`Failed checks:\n  ${failedChecks.join('\n  ')}`);
+  return failedThresholds.length;
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  const profile = parseProfile(process.argv.slice(2));
+  const k6 = k6Path();
+  const run = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}`;
+  const logs = path.join(os.tmpdir(), 'hearth-loadtest', run);
+  fs.mkdirSync(logs, { recursive: true });
+  console.log(`load test ${profile}: logs in ${logs}`);
+
+  const dbName = `hearth_load_${randomBytes(6).toString('hex')}`;
+  const redisPrefix = `hearth-load:${randomBytes(6).toString('hex')}:`;
+  const services: Service[] = [];
+  const admin = knexFactory({ client: 'pg', connection: TEST_DATABASE_URL, pool: { min: 0, max: 1 } });
+  let created = false;
+  try {
+    await admin.raw(`CREATE DATABASE ${dbName}`).catch((err: Error) => {
+      throw new LoadTestError(`cannot make a database at ${TEST_DATABASE_URL} (run \`make services\`): ${err.message}`);
+    });
+    created = true;
+    const base = {
+      DATABASE_URL: databaseUrl(dbName),
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: redisPrefix,
+      HEARTH_MASTER_KEY: randomBytes(32).toString('hex'),
+      LOG_LEVEL: 'info',
+      // As behind the ingress: the client's address is the X-Forwarded-For k6 sends (loadtest/k6/api.ts clientAddress).
+      HEARTH_TRUSTED_PROXIES: 'loopback',
+    };
+    await runHearth(['migrate', '--json'], hearthEnv(base), path.join(logs, 'migrate.log'));
+    const applied = JSON.parse(await runHearth(['apply', '-f', MANIFESTS, '--json'], hearthEnv({ ...base, LOG_LEVEL: 'warn' }), path.join(logs, 'apply.log')));
+    const keyOf = (name: string): string => {
+      const key = applied.results.find((r: any) => r.kind === 'ServerKey' && r.name === name)?.serverKey?.key;
+      if (!key) throw new LoadTestError(`hearth apply minted no key for ServerKey ${name}`);
+      return key;
+    };
+
+    const [apiPort, apiMetrics, rtPort, rtMetrics] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const api = startService('hearth api', ['api'], hearthEnv({ ...base, PORT: String(apiPort), METRICS_PORT: String(apiMetrics) }), path.join(logs, 'api.log'));
+    services.push(api);
+    const realtime = startService('hearth realtime', ['realtime'], hearthEnv({ ...base, REALTIME_PORT: String(rtPort), METRICS_PORT: String(rtMetrics) }), path.join(logs, 'realtime.log'));
+    services.push(realtime);
+    await Promise.all([waitReady(api, `http://127.0.0.1:${apiPort}/readyz`), waitReady(realtime, `http://127.0.0.1:${rtPort}/readyz`)]);
+
+    const summaryFile = path.join(logs, 'summary.json');
+    const vars: Record<string, string> = {
+      HEARTH_BASE: `http://127.0.0.1:${apiPort}/v1`,
+      HEARTH_REALTIME_ORIGIN: `ws://127.0.0.1:${rtPort}`,
+      HEARTH_SERVER_KEY: keyOf('load-live-key'),
+      HEARTH_LIMITED_SERVER_KEY: keyOf('load-limited-key'),
+      HEARTH_LIMITED_PER_MINUTE: String(LIMITED_PER_MINUTE),
+      HEARTH_LOAD_PROFILE: profile,
+      HEARTH_SUMMARY_FILE: summaryFile,
+    };
+    const args = ['run', '--quiet', '--no-color', ...Object.entries(vars).flatMap(([k, v]) => ['-e', `${k}=${v}`]), SCRIPT];
+    const code = await runK6(k6, args);
+
+    // A process that died under load fails the run even if k6 somehow passed.
+    for (const s of services) {
+      if (s.child.exitCode !== null) throw new LoadTestError(`${s.name} exited with ${s.child.exitCode} during the run:\n${tail(s.log)}`);
+    }
+    // 0: every threshold held; 99: some threshold failed (the table says which). Anything else is
+    // the script or setup failing (107: an exception, e.g. a sign-in refused), so no figure means anything.
+    if ((code !== 0 && code !== 99) || !fs.existsSync(summaryFile)) {
+      throw new LoadTestError(`k6 exited with ${code}${code === 107 ? ' (the script or its setup threw: the error is above)' : ''}; nothing was measured`);
+    }
+    const failed = report(JSON.parse(fs.readFileSync(summaryFile, 'utf8')), profile);
+    if (code !== 0) {
+      console.error(`\nLOAD TEST FAILED: k6 exited with ${code}${code === 99 ? ' (thresholds failed)' : ''}${failed ? `, ${failed} threshold(s) failed` : ''}. Logs: ${logs}`);
+      return 1;
+    }
+    // The access logs of a passing run are large (about 60 MB for the full profile) and say nothing more.
+    for (const file of ['api.log', 'realtime.log']) fs.rmSync(path.join(logs, file), { force: true });
+    console.log(`\nload test ${profile} passed. Summary: ${summaryFile}`);
+    return 0;
+  } finally {
+    await Promise.all(services.map(stopService));
+    if (created) await admin.raw(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+    await admin.destroy();
+    // The day window's counters would otherwise linger for a day.
+    const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
+    try {
+      await redis.connect();
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 1000);
+        if (keys.length) await redis.unlink(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+    } catch {
+      // Redis gone: nothing to clean, and the run's outcome stands.
+    } finally {
+      redis.disconnect();
+    }
+  }
+}
+
+// Ctrl-C reaches k6 too, which stops and still writes its summary: stay to report and clean up.
+process.on('SIGINT', () => console.error('\ninterrupted: k6 stops, then the processes, database and Redis keys are cleaned up'));
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(`\nLOAD TEST FAILED: ${err instanceof LoadTestError ? err.message : err?.stack ?? err}`);
+    process.exit(1);
+  },
+);
