@@ -21,6 +21,7 @@ import knexFactory from 'knex';
 import Redis from 'ioredis';
 import { KUBE_TOOLS_BIN } from '../test/support/kube';
 import { freePort } from '../test/support/ports';
+import { stopProcess } from '../test/support/processes';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../test/support/env';
 import { PROFILES, ProfileName } from './k6/profiles';
 
@@ -99,13 +100,7 @@ async function waitReady(service: Service, url: string): Promise<void> {
 }
 
 async function stopService(service: Service): Promise<void> {
-  const { child } = service;
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await gone;
-  clearTimeout(timer);
+  await stopProcess(service.child, 10_000);
 }
 
 function runK6(binary: string, args: string[]): Promise<number> {

@@ -15,6 +15,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './ports';
+import { stopProcess } from './processes';
 
 /** Where build.sh puts the tools (outside the checkout, so a clean clone reuses them). */
 export const KUBE_TOOLS_BIN = path.join(process.env.HEARTH_TOOLS_DIR ?? path.join(os.homedir(), '.cache', 'hearth', 'tools'), 'bin');
@@ -51,15 +52,6 @@ function startProcess(binary: string, args: string[], logFile: string): ChildPro
   const child = spawn(binary, args, { stdio: ['ignore', log, log] });
   fs.closeSync(log);
   return child;
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await gone;
-  clearTimeout(timer);
 }
 
 /** Polls `probe` every 200 ms until it answers true, for at most `timeoutMs`; the log tail explains a failure. */

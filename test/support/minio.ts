@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '@hearth/core';
 import { freePort } from './ports';
+import { stopProcess } from './processes';
 
 export const MINIO_BIN = path.join(process.env.HEARTH_TOOLS_DIR ?? path.join(os.homedir(), '.cache/hearth/tools'), 'bin', 'minio');
 
@@ -41,14 +42,10 @@ export async function startMinio(): Promise<Minio> {
   });
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const endpoint = `http://127.0.0.1:${port}`;
 
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(killer);
+    await stopProcess(child, 10_000);
     await rm(dataDir, { recursive: true, force: true });
   };
 

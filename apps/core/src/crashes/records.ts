@@ -78,9 +78,8 @@ export interface CrashFileRecord {
   sha256: string;
 }
 
-export interface CrashRecordInput {
-  uploadId: string;
-  layout: 'ue5' | 'ue4';
+/** What a crash reports of itself (the context XML and the upload's query), as recorded and as read back. */
+export interface CrashFields {
   crashGuid: string | null;
   type: string;
   errorMessage: string | null;
@@ -95,9 +94,14 @@ export interface CrashRecordInput {
   userId: string | null;
   userName: string | null;
   epicAccountId: string | null;
+  gameData: Record<string, string>;
+}
+
+export interface CrashRecordInput extends CrashFields {
+  uploadId: string;
+  layout: 'ue5' | 'ue4';
   /** The player id the game wrote in GameData; kept only if that player exists in the environment. */
   claimedPlayerId: string | null;
-  gameData: Record<string, string>;
   crashedAt: Date | null;
   files: CrashFileRecord[];
 }
@@ -256,27 +260,12 @@ export async function listCrashIssues(db: Queryable, environmentId: string, opts
   return rows.map((r) => issueOf(r, versions.get(String(r.id)) ?? []));
 }
 
-export interface CrashDetail {
+export interface CrashDetail extends CrashFields {
   id: string;
   uploadId: string;
   issueId: string;
   layout: string;
-  crashGuid: string | null;
-  type: string;
-  errorMessage: string | null;
-  callstack: string | null;
-  portableCallstack: string | null;
-  engineVersion: string | null;
-  buildVersion: string | null;
-  buildConfiguration: string | null;
-  platform: string | null;
-  gameName: string | null;
-  executableName: string | null;
-  userId: string | null;
-  userName: string | null;
-  epicAccountId: string | null;
   playerId: string | null;
-  gameData: Record<string, string>;
   crashedAt: string | null;
   receivedAt: string;
   recordedAt: string;
