@@ -12,7 +12,23 @@ export interface ApiServerOptions {
   metricsPort?: number | null;
   trustedProxies?: ProxyTrust;
   extraRoutes?: AnyRoute[];
+  /** How long slow clients may take (defaults: SLOW_CLIENT_TIMEOUTS); tests shorten them. */
+  timeouts?: Partial<SlowClientTimeouts>;
 }
+
+/**
+ * What a slow client may take before the API answers 408 and closes the connection (slowloris: a
+ * client that sends its headers or its body a byte at a time holds a socket and its memory). The
+ * request's whole time is bounded for the largest body the API takes, a 20 MB crash upload on a
+ * ~2 Mbit/s uplink; node checks the deadlines every `checkEveryMs`.
+ */
+export interface SlowClientTimeouts {
+  headersMs: number;
+  requestMs: number;
+  checkEveryMs: number;
+}
+
+export const SLOW_CLIENT_TIMEOUTS: SlowClientTimeouts = { headersMs: 20_000, requestMs: 120_000, checkEveryMs: 5_000 };
 
 export interface ApiServer {
   server: http.Server;
@@ -25,7 +41,11 @@ export interface ApiServer {
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   const host = options.host ?? '0.0.0.0';
   const { handle, clientError, metrics, stopMetrics } = createApiApp({ core: options.core, routes: routeTable(options.extraRoutes), trustedProxies: options.trustedProxies });
-  const server = http.createServer(handle);
+  const timeouts = { ...SLOW_CLIENT_TIMEOUTS, ...options.timeouts };
+  const server = http.createServer(
+    { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: timeouts.checkEveryMs },
+    handle,
+  );
   server.on('clientError', clientError);
   server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeout
   const port = await listen(server, options.port, host);
