@@ -75,3 +75,13 @@ bench: node_modules services
 LOADTEST_PROFILE ?= smoke
 loadtest: node_modules services kube-tools
 	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) node --import tsx loadtest/run.ts --profile $(LOADTEST_PROFILE)
+
+## Fuzzing: schemathesis (installed once per machine by fuzz-tools) against a real `hearth api` on a
+## fresh database, from its own /v1/openapi.json; fails on any server error or non-conformance.
+## See docs/reliability.md.
+.PHONY: fuzz fuzz-tools
+fuzz-tools:
+	bash test/fuzz/install.sh
+
+fuzz: node_modules services fuzz-tools
+	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) node --import tsx test/fuzz/run.ts

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs (when absent) and starts PostgreSQL and Redis on 127.0.0.1 for development and tests, and
-# installs Prometheus (promtool and the server the observability tests start on ports of their own).
+# installs Prometheus (promtool and the server the observability tests start on ports of their own)
+# and python3-venv (for schemathesis, make fuzz).
 # Idempotent: a running service is left alone. Credentials: postgres/postgres on 5432, Redis on 6379.
 set -euo pipefail
 
@@ -8,6 +9,8 @@ need_apt=()
 command -v pg_ctlcluster >/dev/null 2>&1 || need_apt+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
+# The venv schemathesis is installed into (make fuzz, test/fuzz/install.sh).
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "services: installing ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

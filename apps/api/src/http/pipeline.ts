@@ -74,6 +74,25 @@ function validate(fn: ValidateFunction, value: unknown, prefix: string): void {
     const field = fieldOf(error, prefix);
     throw new ApiError('invalid-request', `${field} ${describe(error)}.`, { field });
   }
+  refuseNul(value, prefix);
+}
+
+/**
+ * No text the API keeps may hold U+0000: PostgreSQL's text cannot store it (it refuses the whole
+ * statement, which was a 500 until the fuzzer found it: docs/reliability.md). Refused for every input,
+ * keys of free-form objects included, with the field that holds it (docs/api-conventions.md).
+ */
+function refuseNul(value: unknown, field: string): void {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) throw refuse.invalid(field, `${field} must not contain the NUL character (U+0000).`);
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => refuseNul(item, `${field}[${i}]`));
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes('\u0000')) throw refuse.invalid(field, `${field} must not have a key containing the NUL character (U+0000).`);
+      refuseNul(item, `${field}.${key}`);
+    }
+  }
 }
 
 export function environmentChecks(env: EnvironmentContext, credentialKey: string): RateCheck[] {
