@@ -423,10 +423,13 @@ async function bench(): Promise<void> {
     const summarise = (pass: Awaited<ReturnType<typeof runPass>>) => {
       const fromRequest: number[] = [];
       const fromCommit: number[] = [];
+      /** Request sent → the API's commit: the HTTP side of the latency (API, PostgreSQL), once per request. */
+      const toCommit: number[] = [];
       let expected = 0;
       for (const [key, { at, receivers }] of pass.sent) {
         expected += receivers;
         const commitAt = committed.get(key);
+        if (commitAt !== undefined) toCommit.push(commitAt - at);
         for (const recv of got.get(key) ?? []) {
           fromRequest.push(recv - at);
           if (commitAt !== undefined) fromCommit.push(recv - commitAt);
@@ -434,6 +437,7 @@ async function bench(): Promise<void> {
       }
       fromRequest.sort((a, b) => a - b);
       fromCommit.sort((a, b) => a - b);
+      toCommit.sort((a, b) => a - b);
       const ms = (v: number) => +v.toFixed(2);
       return {
         concurrency: pass.concurrency,
@@ -446,6 +450,8 @@ async function bench(): Promise<void> {
         maxMs: ms(fromRequest[fromRequest.length - 1] ?? NaN),
         commitToFrameP50Ms: ms(percentile(fromCommit, 50)),
         commitToFrameP99Ms: ms(percentile(fromCommit, 99)),
+        requestToCommitP50Ms: ms(percentile(toCommit, 50)),
+        requestToCommitP99Ms: ms(percentile(toCommit, 99)),
       };
     };
     const [sequential, concurrent] = passes.map(summarise);
@@ -454,6 +460,7 @@ async function bench(): Promise<void> {
       log(`  latency, ${name} (${l.concurrency} session${l.concurrency > 1 ? 's' : ''} at a time, ${l.requestsPerSecond} requests/s):`);
       log(`    HTTP request sent → every seat's session frame: p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms, max ${l.maxMs} ms`);
       log(`    commit → frame (the realtime path alone): p50 ${l.commitToFrameP50Ms} ms, p99 ${l.commitToFrameP99Ms} ms`);
+      log(`    request sent → commit (the API and PostgreSQL): p50 ${l.requestToCommitP50Ms} ms, p99 ${l.requestToCommitP99Ms} ms`);
       log(`    ${l.frames} frames of ${l.requests} create/join/ready requests, ${l.missing} missing`);
     }
     for (const [p, d] of realtimeEventLoopDelay.entries()) {

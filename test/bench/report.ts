@@ -157,6 +157,9 @@ interface LatencyPass {
   maxMs: number;
   commitToFrameP50Ms: number;
   commitToFrameP99Ms: number;
+  /** Absent in figures from before they were measured. */
+  requestToCommitP50Ms?: number;
+  requestToCommitP99Ms?: number;
 }
 /** Two realtime processes share the sockets (issue 12's horizontal design): held, memory and loop delay are per process. */
 export interface RealtimeFigures {
@@ -185,6 +188,7 @@ function realtimeRows(realtime: RealtimeOutcome): [string, string][] {
   const { sockets: s, memory, latency: l } = realtime;
   const pass = (p: LatencyPass) =>
     `p50 ${ms(p.p50Ms)} / p99 ${ms(p.p99Ms)} / max ${ms(p.maxMs)} ms; commit → frame p50 ${ms(p.commitToFrameP50Ms)} / p99 ${ms(p.commitToFrameP99Ms)} ms; ` +
+    (p.requestToCommitP99Ms !== undefined ? `request → commit p50 ${ms(p.requestToCommitP50Ms!)} / p99 ${ms(p.requestToCommitP99Ms)} ms; ` : '') +
     `${int(p.frames)} frames of ${int(p.requests)} requests, ${p.missing} missing`;
   return [
     [
