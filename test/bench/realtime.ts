@@ -2,25 +2,28 @@
  * The realtime bench: `node --import tsx test/bench/realtime.ts` (needs PostgreSQL and Redis, as the
  * tests do: TEST_DATABASE_URL / TEST_REDIS_URL).
  *
- * 1. Sockets: one realtime process (a child, `--expose-gc`) holds as many idle authorized sockets as it
- *    can up to BENCH_SOCKETS (default 40,000), opened by loader children from several source addresses
- *    (127.0.0.1..N) so the ephemeral ports of one address pair do not run out.
- * 2. Memory: the realtime process's RSS and heap after a forced GC, before and after, per socket. RSS
+ * 1. Sockets: two realtime processes (children, `--expose-gc`, each on its own port, as two pods behind
+ *    the ingress would be) hold BENCH_SOCKETS idle authorized sockets together (default 39,600: one
+ *    process holds at most ~19,800 here, the open-file hard limit being 20,000), player i on process
+ *    i mod 2, opened by loader children from several source addresses (127.0.0.1..N) so the ephemeral
+ *    ports of one address pair do not run out.
+ * 2. Memory: each realtime process's RSS and heap after a forced GC, before and after, per socket it holds. RSS
  *    also counts V8's heap pages that no object uses (the young generation grown by the burst of
  *    connections, old-space pages left part-empty): that slack is reported apart, and the RSS the
  *    sockets hold is RSS less it. Measured once the authorize deadlines have passed, so the FIFO of
  *    sockets awaiting authorize is empty again.
- * 3. Latency: 100 sessions of 8 seats made and readied through the HTTP API while every socket is held;
- *    from sending each create, join and ready request to every seat's `session` frame, p50 / p99, and
+ * 3. Latency: 100 sessions of 8 seats made and readied through the HTTP API while every socket is held,
+ *    each session's seats on both processes (half each), so every change reaches its seats through the
+ *    Redis fan-out to both; from sending each create, join and ready request to every seat's `session` frame, p50 / p99, and
  *    from the API's commit to the frame (the realtime path alone). Two passes: one request at a time,
  *    then 10 sessions at a time.
  * Prints people-readable lines, then one `BENCH_JSON {...}` line for test/bench/run.ts.
  *
  * This one file is all three roles: the bench itself, `realtime.ts server` and `realtime.ts loader`.
  *
- * Settings: BENCH_SOCKETS (40000), BENCH_ACTION_CONCURRENCY (10 sessions at a time in the second
+ * Settings: BENCH_SOCKETS (39600; e.g. 4000 for a quick run), BENCH_ACTION_CONCURRENCY (10 sessions at a time in the second
  * pass), BENCH_HEARTBEAT_MS (the server's default, 30 s), BENCH_SNAPSHOTS=1 (writes heap snapshots of
- * the realtime process before and after the sockets to /tmp/rt-before|after.heapsnapshot).
+ * each realtime process before and after the sockets to /tmp/rt<n>-before|after.heapsnapshot).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import v8 from 'node:v8';
@@ -35,7 +38,11 @@ import { TEST_REDIS_URL } from '../support/env';
 import { call } from '../support/http';
 import type { Verdict } from './report';
 
-const TARGET_SOCKETS = Number(process.env.BENCH_SOCKETS ?? 40_000);
+const TARGET_SOCKETS = Number(process.env.BENCH_SOCKETS ?? 39_600);
+/** Realtime processes sharing the sockets, as pods behind the ingress: the sessions' events reach each through Redis. */
+const PROCESSES = 2;
+/** The issue's horizontal goal: sockets the processes hold together. */
+const GOAL_SOCKETS = 39_000;
 const SESSIONS = 100;
 const SEATS = 8;
 const ACTION_CONCURRENCY = Number(process.env.BENCH_ACTION_CONCURRENCY ?? 10);
@@ -166,10 +173,12 @@ async function serverRole(): Promise<void> {
 
 async function loaderRole(): Promise<void> {
   const sockets: WebSocket[] = [];
+  /** Sockets held on each realtime process (by index in `urls`). */
+  const heldBy: number[] = [];
   /** `session` frames seen, by stateKey → receive times. */
   const received = new Map<string, number[]>();
 
-  const open = (url: string, token: string, localAddress: string) =>
+  const open = (url: string, urlIndex: number, token: string, localAddress: string) =>
     new Promise<boolean>((resolve) => {
       const ws = new WebSocket(url, { localAddress, perMessageDeflate: false });
       let done = false;
@@ -184,6 +193,7 @@ async function loaderRole(): Promise<void> {
         const frame = JSON.parse(data.toString());
         if (frame.type === 'authorized') {
           sockets.push(ws);
+          heldBy[urlIndex] = (heldBy[urlIndex] ?? 0) + 1;
           finish(true);
         } else if (frame.type === 'session') {
           const key = stateKey(frame.payload.session);
@@ -204,11 +214,13 @@ async function loaderRole(): Promise<void> {
       const worker = async () => {
         while (next < m.tokens.length) {
           const i = next++;
-          if (!(await open(m.url, m.tokens[i], m.addresses[i % m.addresses.length]))) failed++;
+          // Player `offset + i` goes to process (offset + i) mod N: a session's seats land on every process.
+          const u = (m.offset + i) % m.urls.length;
+          if (!(await open(m.urls[u], u, m.tokens[i], m.addresses[i % m.addresses.length]))) failed++;
         }
       };
       await Promise.all(Array.from({ length: m.concurrency }, worker));
-      process.send!({ type: 'connected', held: sockets.length, failed, seconds: (now() - started) / 1000 });
+      process.send!({ type: 'connected', held: sockets.length, heldBy, failed, seconds: (now() - started) / 1000 });
     }
     if (m?.type === 'samples') process.send!({ type: 'samples', received: [...received.entries()] });
     if (m?.type === 'stop') {
@@ -246,12 +258,15 @@ async function bench(): Promise<void> {
   });
   const kids: Kid[] = [];
   try {
-    // How many sockets one process can hold here: its open-file limit, as far as it can be raised.
+    // How many sockets one process can hold here: its open-file limit, as far as it can be raised. The
+    // sockets are shared by PROCESSES realtime processes, as pods behind the ingress share them.
     const limits = limitsOf();
-    const nofile = Math.min(limits.hard, TARGET_SOCKETS + FD_RESERVE + 1000);
-    const sockets = Math.max(2 * SESSIONS * SEATS, Math.min(TARGET_SOCKETS, nofile - FD_RESERVE));
-    const limitedBy = sockets < TARGET_SOCKETS ? `the open-file limit (hard ${limits.hard})` : null;
-    log(`realtime bench: ${sockets} sockets (target ${TARGET_SOCKETS}${limitedBy ? `, held to ${limitedBy}` : ''}), ${SESSIONS} sessions of ${SEATS} seats`);
+    const perProcessLimit = limits.hard - FD_RESERVE;
+    const sockets = Math.max(2 * SESSIONS * SEATS, Math.min(TARGET_SOCKETS, PROCESSES * perProcessLimit));
+    const perProcess = Math.ceil(sockets / PROCESSES);
+    const nofile = Math.min(limits.hard, perProcess + FD_RESERVE + 1000);
+    const limitedBy = sockets < TARGET_SOCKETS ? `the open-file limit (hard ${limits.hard} a process)` : null;
+    log(`realtime bench: ${sockets} sockets over ${PROCESSES} realtime processes (target ${TARGET_SOCKETS}${limitedBy ? `, held to ${limitedBy}` : ''}), ${SESSIONS} sessions of ${SEATS} seats`);
 
     // Players straight into the database; tokens from the service's own TokenService.
     const env = await h.db('environments').where({ app_key: APP_KEY }).first('id');
@@ -267,15 +282,17 @@ async function bench(): Promise<void> {
     }
     log(`  ${sockets} players and tokens made in ${((now() - t) / 1000).toFixed(1)} s`);
 
-    // The realtime process, and its memory with no sockets (after a warm-up, so code and caches are in).
-    const server = startRole('server', {
-      BENCH_DATABASE_URL: h.database.url,
-      BENCH_REDIS_URL: TEST_REDIS_URL,
-      BENCH_REDIS_PREFIX: h.redisPrefix,
-      BENCH_MASTER_KEY: h.masterKey.toString('hex'),
-    }, nofile, ['--expose-gc']);
-    kids.push(server);
-    const { url } = await server.next('ready', 60_000);
+    // The realtime processes, and their memory with no sockets (after a warm-up, so code and caches are in).
+    const servers = Array.from({ length: PROCESSES }, () =>
+      startRole('server', {
+        BENCH_DATABASE_URL: h.database.url,
+        BENCH_REDIS_URL: TEST_REDIS_URL,
+        BENCH_REDIS_PREFIX: h.redisPrefix,
+        BENCH_MASTER_KEY: h.masterKey.toString('hex'),
+      }, nofile, ['--expose-gc']),
+    );
+    kids.push(...servers);
+    const urls: string[] = (await Promise.all(servers.map((s) => s.next('ready', 60_000)))).map((r) => r.url);
     const addresses = Array.from({ length: SOURCE_ADDRESSES }, (_, i) => `127.0.0.${i + 1}`);
 
     const loaderCount = Math.ceil(sockets / SOCKETS_PER_LOADER);
@@ -283,28 +300,34 @@ async function bench(): Promise<void> {
     kids.push(...loaders);
     await Promise.all(loaders.map((l) => l.next('ready', 60_000)));
 
-    // Warm-up: a few sockets connected and dropped.
+    // Warm-up: a few sockets connected to each process and dropped.
     const warm = startRole('loader', {}, 2000);
     kids.push(warm);
     await warm.next('ready', 60_000);
-    warm.send({ type: 'connect', url, tokens: tokens.slice(0, 200), addresses, concurrency: 50 });
+    warm.send({ type: 'connect', urls, offset: 0, tokens: tokens.slice(0, 200 * PROCESSES), addresses, concurrency: 50 });
     await warm.next('connected');
     warm.send({ type: 'stop' });
+    const measureAll = async (snapshot: string) => {
+      const figures = await Promise.all(servers.map((s) => (s.send({ type: 'measure' }), s.next('memory'))));
+      if (process.env.BENCH_SNAPSHOTS) {
+        for (const [n, s] of servers.entries()) {
+          s.send({ type: 'snapshot', file: `/tmp/rt${n}-${snapshot}.heapsnapshot` });
+          await s.next('snapshot');
+        }
+      }
+      return figures;
+    };
     // The dropped sockets stay in the FIFO of sockets awaiting authorize until their deadline.
     await new Promise((r) => setTimeout(r, AUTHORIZE_TIMEOUT_MS + 1000));
-    server.send({ type: 'measure' });
-    const before = await server.next('memory');
-    if (process.env.BENCH_SNAPSHOTS) {
-      server.send({ type: 'snapshot', file: '/tmp/rt-before.heapsnapshot' });
-      await server.next('snapshot');
-    }
+    const before = await measureAll('before');
 
-    // Every socket: seated players' sockets first (loader 0 holds them), the rest idle.
+    // Every socket: player i on process i mod PROCESSES (loader 0 holds the seated players' sockets), the rest idle.
     t = now();
     loaders.forEach((l, i) =>
       l.send({
         type: 'connect',
-        url,
+        urls,
+        offset: i * SOCKETS_PER_LOADER,
         tokens: tokens.slice(i * SOCKETS_PER_LOADER, (i + 1) * SOCKETS_PER_LOADER),
         addresses,
         concurrency: CONNECT_CONCURRENCY_PER_LOADER,
@@ -312,38 +335,42 @@ async function bench(): Promise<void> {
     );
     const connected = await Promise.all(loaders.map((l) => l.next('connected', 240_000)));
     const held = connected.reduce((n, c) => n + c.held, 0);
+    const heldBy = servers.map((_, p) => connected.reduce((n, c) => n + (c.heldBy[p] ?? 0), 0));
     const failed = connected.reduce((n, c) => n + c.failed, 0);
     const connectSeconds = (now() - t) / 1000;
-    log(`  ${held} sockets authorized in ${connectSeconds.toFixed(1)} s (${failed} failed)`);
+    log(`  ${held} sockets authorized in ${connectSeconds.toFixed(1)} s (${heldBy.join(' + ')}; ${failed} failed)`);
 
     await new Promise((r) => setTimeout(r, AUTHORIZE_TIMEOUT_MS + 1000));
-    server.send({ type: 'measure' });
-    const after = await server.next('memory');
-    if (process.env.BENCH_SNAPSHOTS) {
-      server.send({ type: 'snapshot', file: '/tmp/rt-after.heapsnapshot' });
-      await server.next('snapshot');
+    const after = await measureAll('after');
+    const memory = servers.map((_, p) => {
+      const [b, a, count] = [before[p], after[p], heldBy[p]];
+      const per = (k: 'rss' | 'heapUsed' | 'external' | 'arrayBuffers' | 'heapSlack') => (a[k] - b[k]) / count;
+      return {
+        sockets: count,
+        /** What the sockets hold: RSS less V8's heap slack (their objects, node's handles, malloc). */
+        heldRssPerSocketBytes: Math.round(per('rss') - per('heapSlack')),
+        rssPerSocketBytes: Math.round(per('rss')),
+        heapSlackPerSocketBytes: Math.round(per('heapSlack')),
+        heapUsedPerSocketBytes: Math.round(per('heapUsed')),
+        externalPerSocketBytes: Math.round(per('external')),
+        heapAndExternalPerSocketBytes: Math.round(per('heapUsed') + per('external')),
+        baseRssMB: +(b.rss / 1048576).toFixed(1),
+        rssMB: +(a.rss / 1048576).toFixed(1),
+        baseHeapUsedMB: +(b.heapUsed / 1048576).toFixed(1),
+        heapUsedMB: +(a.heapUsed / 1048576).toFixed(1),
+      };
+    });
+    for (const [p, m] of memory.entries()) {
+      log(`  realtime process ${p + 1} (${m.sockets} sockets): RSS ${m.baseRssMB} → ${m.rssMB} MB, heap ${m.baseHeapUsedMB} → ${m.heapUsedMB} MB`);
+      log(`    per socket: RSS ${m.rssPerSocketBytes} B, of which V8 heap slack ${m.heapSlackPerSocketBytes} B; held by the sockets ${m.heldRssPerSocketBytes} B (heap ${m.heapUsedPerSocketBytes} B, external ${m.externalPerSocketBytes} B, the rest native)`);
     }
-    const per = (k: 'rss' | 'heapUsed' | 'external' | 'arrayBuffers' | 'heapSlack') => (after[k] - before[k]) / held;
-    const memory = {
-      /** What the sockets hold: RSS less V8's heap slack (their objects, node's handles, malloc). */
-      heldRssPerSocketBytes: Math.round(per('rss') - per('heapSlack')),
-      rssPerSocketBytes: Math.round(per('rss')),
-      heapSlackPerSocketBytes: Math.round(per('heapSlack')),
-      heapUsedPerSocketBytes: Math.round(per('heapUsed')),
-      externalPerSocketBytes: Math.round(per('external')),
-      heapAndExternalPerSocketBytes: Math.round(per('heapUsed') + per('external')),
-      baseRssMB: +(before.rss / 1048576).toFixed(1),
-      rssMB: +(after.rss / 1048576).toFixed(1),
-      baseHeapUsedMB: +(before.heapUsed / 1048576).toFixed(1),
-      heapUsedMB: +(after.heapUsed / 1048576).toFixed(1),
-    };
-    log(`  realtime process: RSS ${memory.baseRssMB} → ${memory.rssMB} MB, heap ${memory.baseHeapUsedMB} → ${memory.heapUsedMB} MB`);
-    log(`  per socket: RSS ${memory.rssPerSocketBytes} B, of which V8 heap slack ${memory.heapSlackPerSocketBytes} B; held by the sockets ${memory.heldRssPerSocketBytes} B (heap ${memory.heapUsedPerSocketBytes} B, external ${memory.externalPerSocketBytes} B, the rest native)`);
 
     // Latency: sessions made and played through the HTTP API while every socket is held. Two passes of
     // SESSIONS sessions each: one request at a time (no queueing anywhere), then ACTION_CONCURRENCY
-    // sessions at a time (the API and PostgreSQL busy). The API publishes each event with the time it
-    // committed; this process listens on the channel too, so commit → frame is measured as well.
+    // sessions at a time (the API and PostgreSQL busy). Seat k of a session is player s*SEATS+k, on
+    // process k mod PROCESSES: every change goes through Redis to both processes. The API publishes each
+    // event with the time it committed; this process listens on the channel too, so commit → frame is
+    // measured as well.
     const committed = new Map<string, number>();
     const stopListening = await h.core.coordination.subscribe(SESSION_EVENTS_CHANNEL, (message) => {
       const event = JSON.parse(message) as SessionEvent;
@@ -382,10 +409,10 @@ async function bench(): Promise<void> {
       return { sent, seconds: (now() - started) / 1000, concurrency };
     };
     t = now();
-    server.send({ type: 'loop-start' });
+    for (const s of servers) s.send({ type: 'loop-start' });
     const passes = [await runPass(0, 1), await runPass(SESSIONS, ACTION_CONCURRENCY)];
-    server.send({ type: 'loop' });
-    const { type: _loop, ...realtimeEventLoopDelay } = await server.next('loop');
+    for (const s of servers) s.send({ type: 'loop' });
+    const realtimeEventLoopDelay = (await Promise.all(servers.map((s) => s.next('loop')))).map(({ type: _loop, ...d }) => d as { p50Ms: number; p99Ms: number; maxMs: number });
     await new Promise((r) => setTimeout(r, 500));
     await stopListening();
 
@@ -396,10 +423,13 @@ async function bench(): Promise<void> {
     const summarise = (pass: Awaited<ReturnType<typeof runPass>>) => {
       const fromRequest: number[] = [];
       const fromCommit: number[] = [];
+      /** Request sent → the API's commit: the HTTP side of the latency (API, PostgreSQL), once per request. */
+      const toCommit: number[] = [];
       let expected = 0;
       for (const [key, { at, receivers }] of pass.sent) {
         expected += receivers;
         const commitAt = committed.get(key);
+        if (commitAt !== undefined) toCommit.push(commitAt - at);
         for (const recv of got.get(key) ?? []) {
           fromRequest.push(recv - at);
           if (commitAt !== undefined) fromCommit.push(recv - commitAt);
@@ -407,6 +437,7 @@ async function bench(): Promise<void> {
       }
       fromRequest.sort((a, b) => a - b);
       fromCommit.sort((a, b) => a - b);
+      toCommit.sort((a, b) => a - b);
       const ms = (v: number) => +v.toFixed(2);
       return {
         concurrency: pass.concurrency,
@@ -419,6 +450,8 @@ async function bench(): Promise<void> {
         maxMs: ms(fromRequest[fromRequest.length - 1] ?? NaN),
         commitToFrameP50Ms: ms(percentile(fromCommit, 50)),
         commitToFrameP99Ms: ms(percentile(fromCommit, 99)),
+        requestToCommitP50Ms: ms(percentile(toCommit, 50)),
+        requestToCommitP99Ms: ms(percentile(toCommit, 99)),
       };
     };
     const [sequential, concurrent] = passes.map(summarise);
@@ -427,16 +460,18 @@ async function bench(): Promise<void> {
       log(`  latency, ${name} (${l.concurrency} session${l.concurrency > 1 ? 's' : ''} at a time, ${l.requestsPerSecond} requests/s):`);
       log(`    HTTP request sent → every seat's session frame: p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms, max ${l.maxMs} ms`);
       log(`    commit → frame (the realtime path alone): p50 ${l.commitToFrameP50Ms} ms, p99 ${l.commitToFrameP99Ms} ms`);
+      log(`    request sent → commit (the API and PostgreSQL): p50 ${l.requestToCommitP50Ms} ms, p99 ${l.requestToCommitP99Ms} ms`);
       log(`    ${l.frames} frames of ${l.requests} create/join/ready requests, ${l.missing} missing`);
     }
-    const d = realtimeEventLoopDelay;
-    log(`  realtime process event-loop delay meanwhile: p50 ${d.p50Ms} ms, p99 ${d.p99Ms} ms, max ${d.maxMs} ms`);
+    for (const [p, d] of realtimeEventLoopDelay.entries()) {
+      log(`  realtime process ${p + 1} event-loop delay meanwhile: p50 ${d.p50Ms} ms, p99 ${d.p99Ms} ms, max ${d.maxMs} ms`);
+    }
 
     const figures = {
-      sockets: { target: TARGET_SOCKETS, attempted: sockets, held, failed, connectSeconds: +connectSeconds.toFixed(1), limitedBy, sourceAddresses: SOURCE_ADDRESSES },
+      sockets: { target: TARGET_SOCKETS, attempted: sockets, held, heldBy, failed, connectSeconds: +connectSeconds.toFixed(1), limitedBy, sourceAddresses: SOURCE_ADDRESSES },
       memory,
       latency,
-      verdicts: realtimeVerdicts(held, limitedBy, memory.heldRssPerSocketBytes, sequential, concurrent),
+      verdicts: realtimeVerdicts(heldBy, memory.map((m) => m.heldRssPerSocketBytes), sequential, concurrent),
       seconds: Math.round((Date.now() - began) / 1000),
     };
     for (const v of figures.verdicts) log(`  ${v.met ? 'met   ' : 'MISSED'}  ${v.target}: ${v.what}: ${v.measured}`);
@@ -457,23 +492,33 @@ async function bench(): Promise<void> {
   }
 }
 
-/** The realtime targets (issues 3 and 12), in the form test/bench/report.ts lists every target in. */
+/**
+ * The realtime targets (issues 3 and 12), in the form test/bench/report.ts lists every target in. The
+ * sockets are the issue's horizontal goal: one process holds at most ~19,900 here (the open-file hard
+ * limit is 20,000 and cannot be raised), so two processes hold them together, as two pods would.
+ */
 function realtimeVerdicts(
-  held: number,
-  limitedBy: string | null,
-  heldRssPerSocketBytes: number,
+  heldBy: number[],
+  heldRssPerSocketBytes: number[],
   sequential: { p99Ms: number; missing: number },
   concurrent: { p99Ms: number; missing: number },
 ): Verdict[] {
-  const seats = `HTTP change → every seat's frame (${SESSIONS} sessions × ${SEATS} seats)`;
+  const held = heldBy.reduce((n, x) => n + x, 0);
+  const seats = `HTTP change → every seat's frame (${SESSIONS} sessions × ${SEATS} seats, each session's seats on both processes)`;
+  const scaledDown = TARGET_SOCKETS < GOAL_SOCKETS ? ` (scaled down: BENCH_SOCKETS=${TARGET_SOCKETS})` : '';
   return [
     {
-      target: 'idle authorized sockets, one realtime process',
-      what: `holds ≥ ${TARGET_SOCKETS.toLocaleString('en-US')}`,
-      measured: `${held.toLocaleString('en-US')}${limitedBy ? ` (${limitedBy})` : ''}`,
-      met: held >= TARGET_SOCKETS,
+      target: `idle authorized sockets, ${PROCESSES} realtime processes`,
+      what: `hold ≥ ${GOAL_SOCKETS.toLocaleString('en-US')} together`,
+      measured: `${held.toLocaleString('en-US')} (${heldBy.map((n) => n.toLocaleString('en-US')).join(' + ')})${scaledDown}`,
+      met: held >= GOAL_SOCKETS,
     },
-    { target: 'idle authorized sockets, one realtime process', what: 'RSS held per socket < 2 KB', measured: `${heldRssPerSocketBytes} bytes`, met: heldRssPerSocketBytes < 2048 },
+    {
+      target: 'idle authorized sockets, each realtime process',
+      what: 'RSS held per socket < 2 KB',
+      measured: heldRssPerSocketBytes.map((b) => `${b} bytes`).join(', '),
+      met: heldRssPerSocketBytes.every((b) => b < 2048),
+    },
     { target: `${seats}, one change at a time`, what: 'p99 < 50 ms, no frame missing', measured: `${sequential.p99Ms} ms, ${sequential.missing} missing`, met: sequential.p99Ms < 50 && sequential.missing === 0 },
     {
       target: `${seats}, ${ACTION_CONCURRENCY} changes at a time`,

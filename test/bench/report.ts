@@ -157,17 +157,22 @@ interface LatencyPass {
   maxMs: number;
   commitToFrameP50Ms: number;
   commitToFrameP99Ms: number;
+  /** Absent in figures from before they were measured. */
+  requestToCommitP50Ms?: number;
+  requestToCommitP99Ms?: number;
 }
+/** Two realtime processes share the sockets (issue 12's horizontal design): held, memory and loop delay are per process. */
 export interface RealtimeFigures {
-  sockets: { target: number; attempted: number; held: number; failed: number; connectSeconds: number; limitedBy: string | null };
-  memory: { heapUsedPerSocketBytes: number; heldRssPerSocketBytes: number; heapSlackPerSocketBytes: number; baseRssMB: number; rssMB: number };
-  latency: { sequential: LatencyPass; concurrent: LatencyPass; realtimeEventLoopDelay: { p50Ms: number; p99Ms: number; maxMs: number } };
+  sockets: { target: number; attempted: number; held: number; heldBy: number[]; failed: number; connectSeconds: number; limitedBy: string | null };
+  memory: { sockets: number; heapUsedPerSocketBytes: number; heldRssPerSocketBytes: number; heapSlackPerSocketBytes: number; baseRssMB: number; rssMB: number }[];
+  latency: { sequential: LatencyPass; concurrent: LatencyPass; realtimeEventLoopDelay: { p50Ms: number; p99Ms: number; maxMs: number }[] };
   verdicts: Verdict[];
 }
 export type RealtimeOutcome = RealtimeFigures | { failed: string } | null;
 
 function realtimeFiguresOf(realtime: RealtimeOutcome): RealtimeFigures | null {
-  return realtime !== null && 'sockets' in realtime ? realtime : null;
+  // Figures of the one-process bench (before issue 12) have no `heldBy`: read as none.
+  return realtime !== null && 'sockets' in realtime && Array.isArray(realtime.memory) ? realtime : null;
 }
 
 /** The realtime bench's verdicts, to list with the HTTP ones. */
@@ -179,17 +184,27 @@ export function realtimeVerdicts(realtime: RealtimeOutcome): Verdict[] {
 function realtimeRows(realtime: RealtimeOutcome): [string, string][] {
   if (realtime === null) return [];
   if (!('sockets' in realtime)) return [['the realtime bench', `failed: ${realtime.failed}`]];
-  const { sockets: s, memory: m, latency: l } = realtime;
+  if (realtimeFiguresOf(realtime) === null) return [];
+  const { sockets: s, memory, latency: l } = realtime;
   const pass = (p: LatencyPass) =>
     `p50 ${ms(p.p50Ms)} / p99 ${ms(p.p99Ms)} / max ${ms(p.maxMs)} ms; commit → frame p50 ${ms(p.commitToFrameP50Ms)} / p99 ${ms(p.commitToFrameP99Ms)} ms; ` +
+    (p.requestToCommitP99Ms !== undefined ? `request → commit p50 ${ms(p.requestToCommitP50Ms!)} / p99 ${ms(p.requestToCommitP99Ms)} ms; ` : '') +
     `${int(p.frames)} frames of ${int(p.requests)} requests, ${p.missing} missing`;
-  const d = l.realtimeEventLoopDelay;
   return [
-    ['idle authorized sockets held', `${int(s.held)} of ${int(s.target)} asked, ${s.failed} failed, opened in ${s.connectSeconds} s${s.limitedBy ? ` (held to ${s.limitedBy})` : ''}`],
-    ['memory per socket beyond the base', `heap ${int(m.heapUsedPerSocketBytes)} B; RSS held ${int(m.heldRssPerSocketBytes)} B (plus ${int(m.heapSlackPerSocketBytes)} B of unused heap pages); RSS ${m.baseRssMB} → ${m.rssMB} MB`],
-    [`HTTP change → every seat's frame, ${l.sequential.concurrency} at a time`, pass(l.sequential)],
+    [
+      `idle authorized sockets held by ${s.heldBy.length} realtime processes`,
+      `${int(s.held)} (${s.heldBy.map(int).join(' + ')}) of ${int(s.target)} asked, ${s.failed} failed, opened in ${s.connectSeconds} s${s.limitedBy ? ` (held to ${s.limitedBy})` : ''}`,
+    ],
+    ...memory.map((m, p): [string, string] => [
+      `memory per socket beyond the base, process ${p + 1}`,
+      `heap ${int(m.heapUsedPerSocketBytes)} B; RSS held ${int(m.heldRssPerSocketBytes)} B (plus ${int(m.heapSlackPerSocketBytes)} B of unused heap pages); RSS ${m.baseRssMB} → ${m.rssMB} MB for ${int(m.sockets)} sockets`,
+    ]),
+    [`HTTP change → every seat's frame (seats on both processes), ${l.sequential.concurrency} at a time`, pass(l.sequential)],
     [`the same, ${l.concurrent.concurrency} at a time`, pass(l.concurrent)],
-    ["realtime process's event-loop delay meanwhile", `p50 ${ms(d.p50Ms)} / p99 ${ms(d.p99Ms)} / max ${ms(d.maxMs)} ms`],
+    ...l.realtimeEventLoopDelay.map((d, p): [string, string] => [
+      `realtime process ${p + 1}'s event-loop delay meanwhile`,
+      `p50 ${ms(d.p50Ms)} / p99 ${ms(d.p99Ms)} / max ${ms(d.maxMs)} ms`,
+    ]),
   ];
 }
 
