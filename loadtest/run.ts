@@ -21,18 +21,20 @@ import knexFactory from 'knex';
 import Redis from 'ioredis';
 import { KUBE_TOOLS_BIN } from '../test/support/kube';
 import { freePort } from '../test/support/ports';
+import { HEARTH_BIN, hearthEnv, logTail, runHearthLogged } from '../test/support/hearth-process';
 import { stopProcess } from '../test/support/processes';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../test/support/env';
 import { PROFILES, ProfileName } from './k6/profiles';
 
 const ROOT = path.resolve(__dirname, '..');
-const HEARTH = path.join(ROOT, 'apps/cli/bin/hearth');
 const SCRIPT = path.join(ROOT, 'loadtest/k6/hearth.ts');
 const MANIFESTS = path.join(ROOT, 'loadtest/manifests.yaml');
 /** The credential limit of the `loadtest-limited` plan in loadtest/manifests.yaml. */
 const LIMITED_PER_MINUTE = 30;
 
 class LoadTestError extends Error {}
+
+const runHearth = (args: string[], env: NodeJS.ProcessEnv, log: string) => runHearthLogged(args, env, log, (message) => new LoadTestError(message));
 
 function k6Path(): string {
   const file = path.join(KUBE_TOOLS_BIN, 'k6');
@@ -49,27 +51,6 @@ function parseProfile(argv: string[]): ProfileName {
   return name as ProfileName;
 }
 
-/** The environment a `hearth` command gets: only what it is given, nothing of the caller's. */
-function hearthEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, ...vars };
-}
-
-/** Runs a `hearth` command to its end; its output goes to `log`. Throws with the output when it fails. */
-function runHearth(args: string[], env: NodeJS.ProcessEnv, log: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [HEARTH, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      fs.writeFileSync(log, out);
-      if (code === 0) resolve(out);
-      else reject(new LoadTestError(`hearth ${args.join(' ')} exited with ${code}:\n${out}`));
-    });
-  });
-}
-
 interface Service {
   name: string;
   child: ChildProcess;
@@ -78,13 +59,9 @@ interface Service {
 
 function startService(name: string, args: string[], env: NodeJS.ProcessEnv, log: string): Service {
   const fd = fs.openSync(log, 'a');
-  const child = spawn(process.execPath, [HEARTH, ...args], { cwd: ROOT, env, stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, [HEARTH_BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   return { name, child, log };
-}
-
-function tail(file: string, lines = 30): string {
-  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : '';
 }
 
 /** Polls the service's /readyz until it answers 200; a service that exits or takes 30 s fails the run. */
@@ -96,7 +73,7 @@ async function waitReady(service: Service, url: string): Promise<void> {
     if (ok) return;
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new LoadTestError(`${service.name} did not become ready at ${url} (exit code ${service.child.exitCode}):\n${tail(service.log)}`);
+  throw new LoadTestError(`${service.name} did not become ready at ${url} (exit code ${service.child.exitCode}):\n${logTail(service.log)}`);
 }
 
 async function stopService(service: Service): Promise<void> {
@@ -267,7 +244,7 @@ async function main(): Promise<number> {
 
     // A process that died under load fails the run even if k6 somehow passed.
     for (const s of services) {
-      if (s.child.exitCode !== null) throw new LoadTestError(`${s.name} exited with ${s.child.exitCode} during the run:\n${tail(s.log)}`);
+      if (s.child.exitCode !== null) throw new LoadTestError(`${s.name} exited with ${s.child.exitCode} during the run:\n${logTail(s.log)}`);
     }
     // 0: every threshold held; 99: some threshold failed (the table says which). Anything else is
     // the script or setup failing (107: an exception, e.g. a sign-in refused), so no figure means anything.

@@ -5,8 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Db } from '@hearth/core';
 
-export const REPO_ROOT = path.resolve(__dirname, '../..');
-const HEARTH = path.join(REPO_ROOT, 'apps/cli/bin/hearth');
+import { HEARTH_BIN, REPO_ROOT, hearthEnv } from '../support/hearth-process';
+
+export { REPO_ROOT };
 
 export interface CliResult {
   code: number | null;
@@ -17,13 +18,12 @@ export interface CliResult {
 
 /** Only what the command is given: nothing of the developer's DATABASE_URL, REDIS_URL or keys leaks in. */
 export function baseEnv(vars: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn' };
-  for (const [k, v] of Object.entries(vars)) if (v !== undefined) env[k] = v;
-  return env;
+  const given = Object.entries(vars).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  return hearthEnv({ LOG_LEVEL: 'warn', ...Object.fromEntries(given) });
 }
 
 export function spawnHearth(args: string[], vars: Record<string, string | undefined>): ChildProcess {
-  return spawn(process.execPath, [HEARTH, ...args], { cwd: REPO_ROOT, env: baseEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [HEARTH_BIN, ...args], { cwd: REPO_ROOT, env: baseEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** Runs a command to its end; a command still running after `timeoutMs` is killed and the test fails. */

@@ -25,12 +25,12 @@ import knexFactory from 'knex';
 import Redis from 'ioredis';
 import YAML from 'yaml';
 import { freePort } from '../support/ports';
+import { HEARTH_BIN, hearthEnv, logTail, runHearthLogged } from '../support/hearth-process';
 import { stopProcess } from '../support/processes';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../support/env';
 import { currency, itemType, standardManifests } from '../support/manifests';
 
 const ROOT = path.resolve(__dirname, '../..');
-const HEARTH = path.join(ROOT, 'apps/cli/bin/hearth');
 const CONFIG = path.join(ROOT, 'test/fuzz/schemathesis.toml');
 const TOOLS = process.env.HEARTH_TOOLS_DIR ?? path.join(os.homedir(), '.cache/hearth/tools');
 const SCHEMATHESIS = path.join(TOOLS, 'schemathesis/bin/schemathesis');
@@ -40,29 +40,7 @@ const CREDENTIAL_ENDING = ['deletePlayer', 'signOutPlayer'];
 
 class FuzzError extends Error {}
 
-/** The environment a `hearth` command gets: only what it is given, nothing of the caller's. */
-function hearthEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, ...vars };
-}
-
-function runHearth(args: string[], env: NodeJS.ProcessEnv, log: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [HEARTH, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      fs.writeFileSync(log, out);
-      if (code === 0) resolve(out);
-      else reject(new FuzzError(`hearth ${args.join(' ')} exited with ${code}:\n${out}`));
-    });
-  });
-}
-
-function tail(file: string, lines = 30): string {
-  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : '';
-}
+const runHearth = (args: string[], env: NodeJS.ProcessEnv, log: string) => runHearthLogged(args, env, log, (message) => new FuzzError(message));
 
 /** What the fuzzed API holds: the tests' standard fixture and one of each economy definition. */
 function manifestsYaml(): string {
@@ -150,12 +128,12 @@ async function main(): Promise<number> {
     const port = await freePort();
     const apiLog = path.join(logs, 'api.log');
     const fd = fs.openSync(apiLog, 'a');
-    api = spawn(process.execPath, [HEARTH, 'api'], { cwd: ROOT, env: hearthEnv({ ...base, PORT: String(port), METRICS_PORT: String(await freePort()) }), stdio: ['ignore', fd, fd] });
+    api = spawn(process.execPath, [HEARTH_BIN, 'api'], { cwd: ROOT, env: hearthEnv({ ...base, PORT: String(port), METRICS_PORT: String(await freePort()) }), stdio: ['ignore', fd, fd] });
     fs.closeSync(fd);
     const origin = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 30_000;
     while (!(await fetch(`${origin}/readyz`).then((r) => r.status === 200, () => false))) {
-      if (api.exitCode !== null || Date.now() > deadline) throw new FuzzError(`hearth api did not become ready (exit code ${api.exitCode}):\n${tail(apiLog)}`);
+      if (api.exitCode !== null || Date.now() > deadline) throw new FuzzError(`hearth api did not become ready (exit code ${api.exitCode}):\n${logTail(apiLog)}`);
       await new Promise((r) => setTimeout(r, 200));
     }
 
@@ -175,7 +153,7 @@ async function main(): Promise<number> {
       await runSchemathesis('main', [...common('main'), ...CREDENTIAL_ENDING.flatMap((id) => ['--exclude-operation-id', id])], env),
       await runSchemathesis('credential-ending', [...common('credential-ending'), ...CREDENTIAL_ENDING.flatMap((id) => ['--include-operation-id', id])], env),
     ];
-    if (api.exitCode !== null) throw new FuzzError(`hearth api exited with ${api.exitCode} during the run:\n${tail(apiLog)}`);
+    if (api.exitCode !== null) throw new FuzzError(`hearth api exited with ${api.exitCode} during the run:\n${logTail(apiLog)}`);
 
     let cases = 0;
     const failures: Record<string, number> = {};
