@@ -90,6 +90,26 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * The hot path's per-request counts go to labelled children kept by label value (bounded sets: limit
+   * names, credential kinds and outcomes), so a request does not hash a label object for each.
+   */
+  private readonly children = new Map<string, client.Counter.Internal>();
+
+  private child(counter: client.Counter<string>, key: string, labels: Record<string, string>): client.Counter.Internal {
+    let found = this.children.get(key);
+    if (!found) this.children.set(key, (found = counter.labels(labels)));
+    return found;
+  }
+
+  countRateLimitCheck(limit: string): void {
+    this.child(this.rateLimitChecks, `rate|${limit}`, { limit }).inc();
+  }
+
+  countCredential(kind: string, outcome: string): void {
+    this.child(this.credentials, `credential|${kind}|${outcome}`, { kind, outcome }).inc();
+  }
+
   private watching = false;
 
   constructor(private readonly collectDefaults = true) {}

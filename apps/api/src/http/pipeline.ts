@@ -113,7 +113,7 @@ export class Pipeline {
 
   /** Checks and counts limits; a refusal throws 429. The outcome feeds the X-RateLimit headers. */
   async limit(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<void> {
-    for (const check of checks) this.metrics.rateLimitChecks.inc({ limit: check.name });
+    for (const check of checks) this.metrics.countRateLimitCheck(check.name);
     let outcome: RateOutcome;
     try {
       outcome = await this.core.coordination.rateLimit(checks);
@@ -184,17 +184,17 @@ export class Pipeline {
       if (!principal) {
         // invalid: unknown, revoked, expired, a refresh token, or a deleted or signed-out player (the authenticator does not say which).
         const outcome = credential ? 'invalid' : exchange.header('authorization') === '' ? 'missing' : 'malformed';
-        this.metrics.credentials.inc({ kind: credential ? (looksLikeServerKey(credential) ? 'server' : 'player') : 'unknown', outcome });
+        this.metrics.countCredential(credential ? (looksLikeServerKey(credential) ? 'server' : 'player') : 'unknown', outcome);
         await this.limit(exchange, addressChecks(exchange.ip));
         throw refuse.unauthorized(problem ?? 'The credential is not valid.');
       }
       env = principal.environment;
       await this.limit(exchange, environmentChecks(env, credentialKeyOf(principal)));
       if (checks.credentialKind && !takesCredential(route, principal.kind)) {
-        this.metrics.credentials.inc({ kind: principal.kind, outcome: 'wrong-kind' });
+        this.metrics.countCredential(principal.kind, 'wrong-kind');
         throw refuse.forbidden(`This route takes ${CREDENTIALS_TAKEN[route.credential].map((kind) => CREDENTIAL_NAMES[kind]).join(' or ')}.`);
       }
-      this.metrics.credentials.inc({ kind: principal.kind, outcome: 'accepted' });
+      this.metrics.countCredential(principal.kind, 'accepted');
       this.checkEnvironment(env, compiled);
     } else if (!checks.environmentFromBody) {
       await this.limit(exchange, addressChecks(exchange.ip));
