@@ -2,7 +2,7 @@
  * Realms, inventories, balances, the ledger and currency moves (spec §4 Game services), over real
  * HTTP: every route, every refusal the spec names for them, idempotent replays, and the manifests.
  */
-import { MAX_BALANCE, removeManifest } from '@hearth/core';
+import { MAX_BALANCE, fingerprintOf, removeManifest } from '@hearth/core';
 import { Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { currency, projectWithout, realm, standardManifests } from '../support/manifests';
@@ -189,6 +189,25 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
       expectError(await move(id, 'gems', 'credit', { amount: 251, reason: 'quest_reward', reference: 'quest 7' }, idem), 409, 'idempotency-conflict');
       expectError(await move(id, 'gems', 'debit', { amount: 250, reason: 'quest_reward', reference: 'quest 7' }, idem), 409, 'idempotency-conflict');
       expect((await ledger(id)).items).toHaveLength(1);
+    });
+
+    test('a retry across the upgrade: a record the pipeline kept (the Movement itself) is replayed as it was, acting nothing', async () => {
+      const id = await player('upgraded');
+      const idem = newKey();
+      const body = { amount: 5, reason: 'quest_reward' };
+      const kept = { transactionId: '999', inventoryId: 'inv-before-upgrade', currencyKey: 'gems', amount: 5, balanceAfter: 5, replayed: false };
+      const environmentId = (await h.db('environments').where({ app_key: 'alpha-live' }).first('id')).id;
+      await h.db('idempotency_records').insert({
+        environment_id: environmentId,
+        scope: 'server',
+        key: idem,
+        fingerprint: fingerprintOf(['creditCurrency', { playerId: id, currencyKey: 'gems' }, {}, body]),
+        status: 200,
+        body: JSON.stringify(kept),
+      });
+      const retry = await move(id, 'gems', 'credit', body, idem);
+      expect([retry.status, retry.body]).toEqual([200, { ...kept, replayed: true }]);
+      expect((await ledger(id)).items).toEqual([]);
     });
 
     test('debit takes from a balance; insufficient-balance carries held and requested, changes nothing and frees the key', async () => {

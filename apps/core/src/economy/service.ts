@@ -313,7 +313,10 @@ async function runIdempotentMove(
   if (record.environmentId !== env.id) throw new Error('an idempotency record of another environment');
   try {
     const { rows } = await db.raw(IDEMPOTENT_CURRENCY_MOVE_SQL, [record.scope, record.key, record.fingerprint, ...moveBindings(env, playerId, currencyKey, kind, request)]);
-    const { replayed, answer } = rows[0] as { replayed: boolean; answer: MoveOutcome };
+    const { replayed, answer } = rows[0] as { replayed: boolean; answer: MoveOutcome | Movement };
+    // A record kept by the pipeline before moves kept their own (a retry across the upgrade) holds the
+    // Movement it answered, not the move's row.
+    if ('transactionId' in answer) return { ...answer, replayed };
     return movementOf(answer, currencyKey, replayed);
   } catch (err) {
     const { code, detail } = err as { code?: string; detail?: string };
