@@ -12,18 +12,16 @@
  *    printed as one table, with every failed threshold and check named.
  * 5. The processes are stopped, the database dropped and the run's Redis keys deleted, whatever happened.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import knexFactory from 'knex';
-import Redis from 'ioredis';
 import { KUBE_TOOLS_BIN } from '../test/support/kube';
 import { freePort } from '../test/support/ports';
-import { HEARTH_BIN, hearthEnv, logTail, runHearthLogged } from '../test/support/hearth-process';
+import { HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../test/support/hearth-process';
 import { stopProcess } from '../test/support/processes';
-import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../test/support/env';
+import { TEST_REDIS_URL } from '../test/support/env';
 import { PROFILES, ProfileName } from './k6/profiles';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -34,7 +32,8 @@ const LIMITED_PER_MINUTE = 30;
 
 class LoadTestError extends Error {}
 
-const runHearth = (args: string[], env: NodeJS.ProcessEnv, log: string) => runHearthLogged(args, env, log, (message) => new LoadTestError(message));
+const fail = (message: string) => new LoadTestError(message);
+const runHearth = (args: string[], env: NodeJS.ProcessEnv, log: string) => runHearthLogged(args, env, log, fail);
 
 function k6Path(): string {
   const file = path.join(KUBE_TOOLS_BIN, 'k6');
@@ -49,35 +48,6 @@ function parseProfile(argv: string[]): ProfileName {
   const name = i >= 0 ? argv[i + 1] : 'smoke';
   if (!(name in PROFILES)) throw new LoadTestError(`--profile must be one of ${Object.keys(PROFILES).join(', ')}, got ${name}`);
   return name as ProfileName;
-}
-
-interface Service {
-  name: string;
-  child: ChildProcess;
-  log: string;
-}
-
-function startService(name: string, args: string[], env: NodeJS.ProcessEnv, log: string): Service {
-  const fd = fs.openSync(log, 'a');
-  const child = spawn(process.execPath, [HEARTH_BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', fd, fd] });
-  fs.closeSync(fd);
-  return { name, child, log };
-}
-
-/** Polls the service's /readyz until it answers 200; a service that exits or takes 30 s fails the run. */
-async function waitReady(service: Service, url: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (service.child.exitCode !== null) break;
-    const ok = await fetch(url).then((r) => r.status === 200, () => false);
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new LoadTestError(`${service.name} did not become ready at ${url} (exit code ${service.child.exitCode}):\n${logTail(service.log)}`);
-}
-
-async function stopService(service: Service): Promise<void> {
-  await stopProcess(service.child, 10_000);
 }
 
 function runK6(binary: string, args: string[]): Promise<number> {
@@ -195,20 +165,13 @@ async function main(): Promise<number> {
   fs.mkdirSync(logs, { recursive: true });
   console.log(`load test ${profile}: logs in ${logs}`);
 
-  const dbName = `hearth_load_${randomBytes(6).toString('hex')}`;
-  const redisPrefix = `hearth-load:${randomBytes(6).toString('hex')}:`;
-  const services: Service[] = [];
-  const admin = knexFactory({ client: 'pg', connection: TEST_DATABASE_URL, pool: { min: 0, max: 1 } });
-  let created = false;
+  const scratch = await makeScratchRun('load', fail);
+  const services: HearthService[] = [];
   try {
-    await admin.raw(`CREATE DATABASE ${dbName}`).catch((err: Error) => {
-      throw new LoadTestError(`cannot make a database at ${TEST_DATABASE_URL} (run \`make services\`): ${err.message}`);
-    });
-    created = true;
     const base = {
-      DATABASE_URL: databaseUrl(dbName),
+      DATABASE_URL: scratch.databaseUrl,
       REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: redisPrefix,
+      REDIS_PREFIX: scratch.redisPrefix,
       HEARTH_MASTER_KEY: randomBytes(32).toString('hex'),
       LOG_LEVEL: 'info',
       // As behind the ingress: the client's address is the X-Forwarded-For k6 sends (loadtest/k6/api.ts clientAddress).
@@ -223,11 +186,11 @@ async function main(): Promise<number> {
     };
 
     const [apiPort, apiMetrics, rtPort, rtMetrics] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    const api = startService('hearth api', ['api'], hearthEnv({ ...base, PORT: String(apiPort), METRICS_PORT: String(apiMetrics) }), path.join(logs, 'api.log'));
+    const api = startHearthService('hearth api', ['api'], hearthEnv({ ...base, PORT: String(apiPort), METRICS_PORT: String(apiMetrics) }), path.join(logs, 'api.log'));
     services.push(api);
-    const realtime = startService('hearth realtime', ['realtime'], hearthEnv({ ...base, REALTIME_PORT: String(rtPort), METRICS_PORT: String(rtMetrics) }), path.join(logs, 'realtime.log'));
+    const realtime = startHearthService('hearth realtime', ['realtime'], hearthEnv({ ...base, REALTIME_PORT: String(rtPort), METRICS_PORT: String(rtMetrics) }), path.join(logs, 'realtime.log'));
     services.push(realtime);
-    await Promise.all([waitReady(api, `http://127.0.0.1:${apiPort}/readyz`), waitReady(realtime, `http://127.0.0.1:${rtPort}/readyz`)]);
+    await Promise.all([waitReady(api, `http://127.0.0.1:${apiPort}/readyz`, fail), waitReady(realtime, `http://127.0.0.1:${rtPort}/readyz`, fail)]);
 
     const summaryFile = path.join(logs, 'summary.json');
     const vars: Record<string, string> = {
@@ -261,24 +224,8 @@ async function main(): Promise<number> {
     console.log(`\nload test ${profile} passed. Summary: ${summaryFile}`);
     return 0;
   } finally {
-    await Promise.all(services.map(stopService));
-    if (created) await admin.raw(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
-    await admin.destroy();
-    // The day window's counters would otherwise linger for a day.
-    const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-    try {
-      await redis.connect();
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 1000);
-        if (keys.length) await redis.unlink(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-    } catch {
-      // Redis gone: nothing to clean, and the run's outcome stands.
-    } finally {
-      redis.disconnect();
-    }
+    await Promise.all(services.map((service) => stopProcess(service.child, 10_000)));
+    await scratch.drop();
   }
 }
 

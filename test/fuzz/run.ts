@@ -16,18 +16,16 @@
  * 5. A summary: cases, failures by check, duration. The API, database and Redis keys are cleaned up
  *    whatever happened; logs and reports stay in $TMPDIR/hearth-fuzz/<run>/.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import knexFactory from 'knex';
-import Redis from 'ioredis';
 import YAML from 'yaml';
 import { freePort } from '../support/ports';
-import { HEARTH_BIN, hearthEnv, logTail, runHearthLogged } from '../support/hearth-process';
+import { HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
 import { stopProcess } from '../support/processes';
-import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../support/env';
+import { TEST_REDIS_URL } from '../support/env';
 import { currency, itemType, standardManifests } from '../support/manifests';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -40,7 +38,8 @@ const CREDENTIAL_ENDING = ['deletePlayer', 'signOutPlayer'];
 
 class FuzzError extends Error {}
 
-const runHearth = (args: string[], env: NodeJS.ProcessEnv, log: string) => runHearthLogged(args, env, log, (message) => new FuzzError(message));
+const fail = (message: string) => new FuzzError(message);
+const runHearth = (args: string[], env: NodeJS.ProcessEnv, log: string) => runHearthLogged(args, env, log, fail);
 
 /** What the fuzzed API holds: the tests' standard fixture and one of each economy definition. */
 function manifestsYaml(): string {
@@ -98,20 +97,13 @@ async function main(): Promise<number> {
   fs.mkdirSync(logs, { recursive: true });
   console.log(`fuzz: logs and reports in ${logs}`);
 
-  const dbName = `hearth_fuzz_${randomBytes(6).toString('hex')}`;
-  const redisPrefix = `hearth-fuzz:${randomBytes(6).toString('hex')}:`;
-  const admin = knexFactory({ client: 'pg', connection: TEST_DATABASE_URL, pool: { min: 0, max: 1 } });
-  let api: ChildProcess | undefined;
-  let created = false;
+  const scratch = await makeScratchRun('fuzz', fail);
+  let api: HearthService | undefined;
   try {
-    await admin.raw(`CREATE DATABASE ${dbName}`).catch((err: Error) => {
-      throw new FuzzError(`cannot make a database at ${TEST_DATABASE_URL} (run \`make services\`): ${err.message}`);
-    });
-    created = true;
     const base = {
-      DATABASE_URL: databaseUrl(dbName),
+      DATABASE_URL: scratch.databaseUrl,
       REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: redisPrefix,
+      REDIS_PREFIX: scratch.redisPrefix,
       HEARTH_MASTER_KEY: randomBytes(32).toString('hex'),
       LOG_LEVEL: 'warn',
       // Crash uploads and symbol files are kept somewhere, so those routes do their work (without a
@@ -126,16 +118,9 @@ async function main(): Promise<number> {
     if (!serverKey) throw new FuzzError('hearth apply minted no key for ServerKey alpha-live-key');
 
     const port = await freePort();
-    const apiLog = path.join(logs, 'api.log');
-    const fd = fs.openSync(apiLog, 'a');
-    api = spawn(process.execPath, [HEARTH_BIN, 'api'], { cwd: ROOT, env: hearthEnv({ ...base, PORT: String(port), METRICS_PORT: String(await freePort()) }), stdio: ['ignore', fd, fd] });
-    fs.closeSync(fd);
+    api = startHearthService('hearth api', ['api'], hearthEnv({ ...base, PORT: String(port), METRICS_PORT: String(await freePort()) }), path.join(logs, 'api.log'));
     const origin = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 30_000;
-    while (!(await fetch(`${origin}/readyz`).then((r) => r.status === 200, () => false))) {
-      if (api.exitCode !== null || Date.now() > deadline) throw new FuzzError(`hearth api did not become ready (exit code ${api.exitCode}):\n${logTail(apiLog)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await waitReady(api, `${origin}/readyz`, fail);
 
     const signIn = await fetch(`${origin}/v1/auth/server`, {
       method: 'POST',
@@ -153,7 +138,7 @@ async function main(): Promise<number> {
       await runSchemathesis('main', [...common('main'), ...CREDENTIAL_ENDING.flatMap((id) => ['--exclude-operation-id', id])], env),
       await runSchemathesis('credential-ending', [...common('credential-ending'), ...CREDENTIAL_ENDING.flatMap((id) => ['--include-operation-id', id])], env),
     ];
-    if (api.exitCode !== null) throw new FuzzError(`hearth api exited with ${api.exitCode} during the run:\n${logTail(apiLog)}`);
+    if (api.child.exitCode !== null) throw new FuzzError(`hearth api exited with ${api.child.exitCode} during the run:\n${logTail(api.log)}`);
 
     let cases = 0;
     const failures: Record<string, number> = {};
@@ -171,23 +156,8 @@ async function main(): Promise<number> {
     }
     return 0;
   } finally {
-    if (api) await stopProcess(api, 10_000);
-    if (created) await admin.raw(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
-    await admin.destroy();
-    const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-    try {
-      await redis.connect();
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 1000);
-        if (keys.length) await redis.unlink(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-    } catch {
-      // Redis gone: nothing to clean, and the run's outcome stands.
-    } finally {
-      redis.disconnect();
-    }
+    if (api) await stopProcess(api.child, 10_000);
+    await scratch.drop();
   }
 }
 
