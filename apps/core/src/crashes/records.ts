@@ -81,6 +81,7 @@ export interface CrashFileRecord {
 /** What a crash reports of itself (the context XML and the upload's query), as recorded and as read back. */
 export interface CrashFields {
   crashGuid: string | null;
+  /** crash, assert, ensure, gpu-crash, hang, abnormal-shutdown, out-of-memory, or UE's own word in lower case. */
   type: string;
   errorMessage: string | null;
   callstack: string | null;
@@ -100,7 +101,7 @@ export interface CrashFields {
 export interface CrashRecordInput extends CrashFields {
   uploadId: string;
   layout: 'ue5' | 'ue4';
-  /** The player id the game wrote in GameData; kept only if that player exists in the environment. */
+  /** GameData's HearthPlayerId, as the game wrote it; kept only if that player exists in the environment. */
   claimedPlayerId: string | null;
   crashedAt: Date | null;
   files: CrashFileRecord[];

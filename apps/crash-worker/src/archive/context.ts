@@ -7,6 +7,7 @@
  * decoded here, once, without recursion. Unknown elements are ignored.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { CrashFields, CrashRecordInput } from '@hearth/core';
 import { CrashPoison } from './poison';
 
 /** The GameData key a game writes its Hearth player id under (docs/crashes.md, "The crash format"). */
@@ -15,27 +16,14 @@ export const PLAYER_ID_GAME_DATA_KEY = 'HearthPlayerId';
 /** Lengths kept (characters): enough for any real message or callstack, bounded for the database. */
 export const FIELD_LIMITS = { short: 256, message: 4096, callstack: 65536, gameDataKeys: 64, gameDataValue: 1024 } as const;
 
-export interface CrashContext {
-  crashGuid: string | null;
-  /** crash, assert, ensure, gpu-crash, hang, abnormal-shutdown, out-of-memory, or UE's own word in lower case. */
-  type: string;
-  errorMessage: string | null;
-  callstack: string | null;
-  portableCallstack: string | null;
-  engineVersion: string | null;
-  buildVersion: string | null;
-  buildConfiguration: string | null;
-  platform: string | null;
-  gameName: string | null;
-  executableName: string | null;
-  userName: string | null;
-  loginId: string | null;
-  epicAccountId: string | null;
-  crashedAt: Date | null;
-  gameData: Record<string, string>;
-  /** GameData's HearthPlayerId, as the game wrote it (the worker keeps it only if such a player exists). */
-  claimedPlayerId: string | null;
-}
+/**
+ * What the context XML says of its crash: the fields a crash record keeps (but the user id, which
+ * comes from the upload's query), with the reporter's login id beside them.
+ */
+export type CrashContext = Omit<CrashFields, 'userId'> &
+  Pick<CrashRecordInput, 'crashedAt' | 'claimedPlayerId'> & {
+    loginId: string | null;
+  };
 
 const parser = new XMLParser({
   processEntities: false,
