@@ -21,7 +21,6 @@ import { KUBE_TOOLS_BIN } from '../test/support/kube';
 import { freePort } from '../test/support/ports';
 import { HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../test/support/hearth-process';
 import { stopProcess } from '../test/support/processes';
-import { TEST_REDIS_URL } from '../test/support/env';
 import { PROFILES, ProfileName } from './k6/profiles';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -169,10 +168,7 @@ async function main(): Promise<number> {
   const services: HearthService[] = [];
   try {
     const base = {
-      DATABASE_URL: scratch.databaseUrl,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: scratch.redisPrefix,
-      HEARTH_MASTER_KEY: randomBytes(32).toString('hex'),
+      ...scratch.env,
       LOG_LEVEL: 'info',
       // As behind the ingress: the client's address is the X-Forwarded-For k6 sends (loadtest/k6/api.ts clientAddress).
       HEARTH_TRUSTED_PROXIES: 'loopback',

@@ -25,7 +25,6 @@ import YAML from 'yaml';
 import { freePort } from '../support/ports';
 import { HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
 import { stopProcess } from '../support/processes';
-import { TEST_REDIS_URL } from '../support/env';
 import { currency, itemType, standardManifests } from '../support/manifests';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -101,10 +100,7 @@ async function main(): Promise<number> {
   let api: HearthService | undefined;
   try {
     const base = {
-      DATABASE_URL: scratch.databaseUrl,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: scratch.redisPrefix,
-      HEARTH_MASTER_KEY: randomBytes(32).toString('hex'),
+      ...scratch.env,
       LOG_LEVEL: 'warn',
       // Crash uploads and symbol files are kept somewhere, so those routes do their work (without a
       // store they answer 503 by design).

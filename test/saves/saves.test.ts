@@ -83,6 +83,11 @@ describe('PUT and GET /players/:playerId/data/:key', () => {
     // A retry of the same versioned write (its answer lost) cannot write twice.
     expectError(await put(token, 'me', 'v', { data: 2, expectedVersion: 1 }), 409, 'conflict');
     expect((await read(token, 'me', 'v')).body).toMatchObject({ version: 2, data: 2 });
+    // Versions are exact integers up to 2^53-1; a larger one is refused, never sent to the database (a 500 the fuzzer found).
+    expectError(await put(token, 'me', 'v', { data: 3, expectedVersion: 2 ** 53 }), 400, 'invalid-request', 'body.expectedVersion');
+    expectError(await put(token, 'me', 'v', { data: 3, expectedVersion: 2.029485497014107e24 }), 400, 'invalid-request', 'body.expectedVersion');
+    expectError(await put(token, 'me', 'v', { data: 3, expectedVersion: Number.MAX_SAFE_INTEGER }), 409, 'conflict');
+    expect((await read(token, 'me', 'v')).body).toMatchObject({ version: 2, data: 2 });
   });
 
   test('the value: null, absent or over 256 KB compact is invalid-request naming body.data; whitespace and the body limit', async () => {

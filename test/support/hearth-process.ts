@@ -70,8 +70,8 @@ export async function waitReady(service: HearthService, url: string, fail: (mess
  * would otherwise linger for a day).
  */
 export interface ScratchRun {
-  databaseUrl: string;
-  redisPrefix: string;
+  /** What every `hearth` process of the run is given: the database, Redis and its prefix, a master key. */
+  env: Record<string, string>;
   drop(): Promise<void>;
 }
 
@@ -86,8 +86,7 @@ export async function makeScratchRun(label: string, fail: (message: string) => E
     throw fail(`cannot make a database at ${TEST_DATABASE_URL} (run \`make services\`): ${(err as Error).message}`);
   }
   return {
-    databaseUrl: databaseUrl(dbName),
-    redisPrefix,
+    env: { DATABASE_URL: databaseUrl(dbName), REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: redisPrefix, HEARTH_MASTER_KEY: randomBytes(32).toString('hex') },
     drop: async () => {
       await admin.raw(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
       await admin.destroy();
