@@ -128,8 +128,14 @@ async function main(): Promise<number> {
 
     // The config reads both credentials from these (auth.openapi, per security scheme).
     const env = { ...process.env, HEARTH_SERVER_KEY: serverKey, HEARTH_PLAYER_TOKEN: accessToken };
-    const schema = `${origin}/v1/openapi.json`;
-    const common = (name: string) => [schema, '--report', 'junit', '--report-junit-path', path.join(logs, `${name}.junit.xml`)];
+    // The document is read once, now, and both runs load it from a file: fetched again after the main
+    // run, GET /openapi.json (no credential) could meet the per-address limit the fuzzer's requests
+    // without a credential have used up, and the second run would load no schema at all.
+    const reply = await fetch(`${origin}/v1/openapi.json`);
+    if (reply.status !== 200) throw new FuzzError(`GET /v1/openapi.json answered ${reply.status}: ${await reply.text()}`);
+    const schema = path.join(logs, 'openapi.json');
+    fs.writeFileSync(schema, await reply.text());
+    const common = (name: string) => [schema, '--url', `${origin}/v1`, '--report', 'junit', '--report-junit-path', path.join(logs, `${name}.junit.xml`)];
     const results = [
       await runSchemathesis('main', [...common('main'), ...CREDENTIAL_ENDING.flatMap((id) => ['--exclude-operation-id', id])], env),
       await runSchemathesis('credential-ending', [...common('credential-ending'), ...CREDENTIAL_ENDING.flatMap((id) => ['--include-operation-id', id])], env),
