@@ -722,3 +722,89 @@ async function statusFrom(address: string, path: string): Promise<number> {
   await res.arrayBuffer();
   return res.status;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Links (RouteSpec.links): client generators and the fuzzer's stateful phase follow them.
+
+/** A runtime expression of a link, against the answer it comes from and that request's path. */
+function resolveExpression(expression: string, answer: unknown, requestPath: Record<string, string>): unknown {
+  const fromPath = /^\$request\.path\.(\w+)$/.exec(expression);
+  if (fromPath) return requestPath[fromPath[1]];
+  const pointer = /^\$response\.body#(\/.*)$/.exec(expression);
+  if (!pointer) throw new Error(`not a runtime expression this API uses: ${expression}`);
+  return pointer[1]
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((at, step) => (at === null || typeof at !== 'object' ? undefined : (at as Json)[step.replace(/~1/g, '/').replace(/~0/g, '~')]), answer);
+}
+
+function linksFrom(operationId: string): Array<[string, Json]> {
+  const route = routes.find((r) => r.operationId === operationId)!;
+  return Object.entries(operationOf(route).responses[String(route.success.status)].links ?? {});
+}
+
+test('every link names an operation of the document and only parameters its target takes', () => {
+  const byId = new Map(operations().map(({ operation }) => [operation.operationId, operation]));
+  let count = 0;
+  for (const { name, operation } of operations()) {
+    for (const response of Object.values(operation.responses as Record<string, Json>)) {
+      for (const [linkName, link] of Object.entries((response.links ?? {}) as Record<string, Json>)) {
+        count++;
+        const target = byId.get(link.operationId);
+        expect({ name, linkName, target: target?.operationId }).toEqual({ name, linkName, target: linkName });
+        const takes = ((target!.parameters ?? []) as Json[]).map((p) => p.name);
+        for (const [parameter, expression] of Object.entries(link.parameters as Record<string, string>)) {
+          expect({ name, linkName, parameter, taken: takes.includes(parameter) }).toEqual({ name, linkName, parameter, taken: true });
+          expect(expression).toMatch(/^\$(response\.body#\/[\w/]+|request\.path\.\w+)$/);
+        }
+      }
+    }
+  }
+  // The sources the issue names: sign-in → players, POST /sessions → the session routes, save PUT → GET,
+  // grants → the item routes.
+  expect(count).toBeGreaterThan(40);
+  expect(linksFrom('signInServer').map(([n]) => n)).toEqual(expect.arrayContaining(['getPlayer', 'putSave', 'creditCurrency', 'grantItems']));
+  expect(linksFrom('createSession').map(([n]) => n)).toEqual(expect.arrayContaining(['getSession', 'joinSession', 'readySession', 'kickSessionPlayer']));
+  expect(linksFrom('putSave').map(([n]) => n).sort()).toEqual(['deleteSave', 'getSave']);
+  expect(linksFrom('grantItems').map(([n]) => n)).toEqual(expect.arrayContaining(['useItem', 'openItem', 'consumeItem', 'listItems']));
+});
+
+test('following each link of a real answer to a read, with nothing but what the link gives, finds what the answer made', async () => {
+  const good = callers.good;
+  const signedIn = await call(h.base, 'POST', '/auth/server', { token: good.server, body: { subject: 'openapi-links' } });
+  const playerId: string = signedIn.body.player.id;
+  const player = (await call(h.base, 'POST', '/auth/refresh', { body: { refreshToken: signedIn.body.refreshToken } })).body.accessToken as string;
+  const sources: Array<{ operationId: string; path: Record<string, string>; reply: { status: number; body: unknown } }> = [
+    { operationId: 'signInServer', path: {}, reply: signedIn },
+    { operationId: 'createSession', path: {}, reply: await call(h.base, 'POST', '/sessions', { token: player, body: { gameMode: 'duel', map: 'dock' } }) },
+    {
+      operationId: 'putSave',
+      path: { playerId, key: 'links-slot' },
+      reply: await call(h.base, 'PUT', `/players/${playerId}/data/links-slot`, { token: good.server, body: { data: { level: 3 } } }),
+    },
+    {
+      operationId: 'grantItems',
+      path: { playerId },
+      reply: await call(h.base, 'POST', `/players/${playerId}/items/grant`, { token: good.server, headers: { 'Idempotency-Key': 'links-grant' }, body: { itemTypeKey: 'openapi-relic' } }),
+    },
+    { operationId: 'listInventories', path: { playerId }, reply: await call(h.base, 'GET', `/players/${playerId}/inventories`, { token: good.server }) },
+  ];
+
+  const followed: string[] = [];
+  for (const source of sources) {
+    expect({ source: source.operationId, ok: source.reply.status < 300, body: source.reply.body }).toEqual(expect.objectContaining({ source: source.operationId, ok: true }));
+    for (const [, link] of linksFrom(source.operationId)) {
+      const target = routes.find((r) => r.operationId === link.operationId)!;
+      const templateNames = [...target.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
+      const given = Object.fromEntries(Object.entries(link.parameters as Record<string, string>).map(([name, e]) => [name, resolveExpression(e, source.reply.body, source.path)]));
+      // A read the link alone addresses: every path parameter comes from the link.
+      if (target.method !== 'GET' || !templateNames.every((name) => typeof given[name] === 'string')) continue;
+      const path = target.path.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => encodeURIComponent(given[name] as string));
+      const token = target.credential === 'player' ? player : good.server;
+      const reply = await call(h.base, 'GET', path, { token });
+      expect({ link: `${source.operationId} → ${target.operationId}`, status: reply.status, error: reply.body?.error }).toEqual({ link: `${source.operationId} → ${target.operationId}`, status: 200, error: undefined });
+      followed.push(target.operationId);
+    }
+  }
+  expect(followed).toEqual(expect.arrayContaining(['getPlayer', 'listSaves', 'listLedger', 'getSession', 'getSave', 'getInventory', 'listItems', 'listBalances']));
+});

@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { ERROR_STATUS, ErrorCode } from '@hearth/core';
-import type { AnyRoute } from './route';
+import type { AnyRoute, RouteLink } from './route';
 import { CREDENTIALS_TAKEN, IdempotencyKeyHeader, PrincipalKind, bodyLimitOf, refusalsOf } from './checks';
 import { BASE_PATH } from './app';
 
@@ -62,6 +62,49 @@ function detailsOf(code: ErrorCode, route: AnyRoute): Json | undefined {
   }
 }
 
+function pathParametersOf(route: AnyRoute): string[] {
+  return [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
+}
+
+/**
+ * The OpenAPI links of a route's success answer (RouteSpec.links), one per target operation, named by
+ * it. A link naming an operation the table lacks or a parameter its target does not take is a mistake
+ * in the table: the document is not built.
+ */
+function linksOf(route: AnyRoute, routes: AnyRoute[]): Json | undefined {
+  if (!route.links?.length) return undefined;
+  const byId = new Map(routes.map((r) => [r.operationId, r]));
+  const links: Json = {};
+  const linkTo = (target: AnyRoute, link: RouteLink) => {
+    const takes = new Set([...pathParametersOf(target), ...Object.keys(((target.query ?? {}) as { properties?: object }).properties ?? {})]);
+    // A player token names its own player `me` (routes/players/target.ts): a player-only route under
+    // /players/:playerId takes no id from an answer.
+    if (target.credential === 'player' && target.path.startsWith('/players/:playerId')) takes.delete('playerId');
+    const parameters = Object.fromEntries(Object.entries(link.parameters).filter(([name]) => takes.has(name)));
+    if (Object.keys(parameters).length === 0) {
+      if (link.to) throw new Error(`${route.operationId} links to ${target.operationId}, which takes none of ${Object.keys(link.parameters).join(', ')}`);
+      return;
+    }
+    links[target.operationId] = { operationId: target.operationId, parameters };
+  };
+  for (const link of route.links) {
+    if (link.to) {
+      for (const id of link.to) {
+        const target = byId.get(id);
+        if (!target) throw new Error(`${route.operationId} links to ${id}, which is not in the route table`);
+        linkTo(target, link);
+      }
+      continue;
+    }
+    const wanted = Object.keys(link.parameters);
+    for (const target of routes) {
+      const takes = pathParametersOf(target);
+      if (target !== route && !(target.operationId in links) && wanted.every((name) => takes.includes(name))) linkTo(target, link);
+    }
+  }
+  return links;
+}
+
 /** The OpenAPI 3.1 document of the route table: nothing in it is written by hand. */
 export function buildOpenApi(routes: AnyRoute[]): Json {
   const paths: Record<string, Record<string, Json>> = {};
@@ -69,6 +112,8 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
     const responses: Record<string, Json> = {};
     const ok: Json = { description: route.success.description, headers: { ...RATE_LIMIT_HEADERS } };
     if (route.success.schema) ok.content = { 'application/json': { schema: clean(route.success.schema) } };
+    const links = linksOf(route, routes);
+    if (links) ok.links = links;
     if (route.etag) ok.headers = { ...RATE_LIMIT_HEADERS, ETag: ETAG_HEADER };
     responses[String(route.success.status)] = ok;
     for (const also of route.success.also ?? []) {

@@ -181,6 +181,11 @@ export interface RouteSpec<
   etag?: (ctx: HandlerContext<Static<NonNullable<P>>, Static<NonNullable<Q>>, unknown, C, F>, ask: string) => Promise<string>;
   success: { status: number; description: string; schema?: TSchema; also?: { status: number; description: string }[] };
   /**
+   * What the success answer gives the routes that come after it, as OpenAPI links (clients and the
+   * fuzzer's stateful phase follow them): see RouteLink. The document derives one link per target.
+   */
+  links?: RouteLink[];
+  /**
    * Refusals of the route's own logic. The document adds those of the pipeline's checks that apply
    * to the route (CHECKS in checks.ts): list here only what the handler answers.
    */
@@ -194,6 +199,17 @@ export interface RouteSpec<
       F
     >,
   ) => Promise<HandlerResult>;
+}
+
+/**
+ * Values of this answer (or of its request) for the path parameters of later routes, as OpenAPI runtime
+ * expressions (`$response.body#/player/id`, `$request.path.key`). Without `to`, the link goes to every
+ * route whose path takes all of `parameters` and that no earlier entry of the same route links to;
+ * with `to`, to those operations only.
+ */
+export interface RouteLink {
+  parameters: Record<string, string>;
+  to?: string[];
 }
 
 export type AnyRoute = RouteSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined, CredentialKind, EnvironmentSource | undefined>;

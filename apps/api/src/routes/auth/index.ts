@@ -21,6 +21,7 @@ export const signInServer = defineRoute({
   ),
   bodyLimit: BODY_LIMITS.signIn,
   success: signInAnswers,
+  links: [{ parameters: { playerId: '$response.body#/player/id' } }],
   refusals: ['conflict', 'quota-exceeded'],
   handler: async (ctx) => {
     const { env } = ctx;
@@ -48,6 +49,7 @@ export const signInIdp = defineRoute({
   ),
   bodyLimit: BODY_LIMITS.signIn,
   success: signInAnswers,
+  links: [{ parameters: { playerId: '$response.body#/player/id' } }],
   refusals: ['provider-disabled', 'unauthorized', 'conflict', 'quota-exceeded', 'unavailable'],
   handler: async (ctx) => {
     const { env } = ctx;
@@ -72,6 +74,7 @@ export const refreshTokens = defineRoute({
   body: Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 4000 }) }, { additionalProperties: false }),
   bodyLimit: BODY_LIMITS.signIn,
   success: { status: 200, description: 'New tokens', schema: PlatformTokens },
+  links: [{ parameters: { playerId: '$response.body#/player/id' } }],
   refusals: ['unauthorized'],
   handler: async (ctx) => {
     // The refresh counts with the player's access tokens: one credential per player (spec §8).

@@ -57,6 +57,7 @@ export const listBlogPosts = defineRoute({
   ),
   etag: blogEtag,
   success: { status: 200, description: 'A page of post summaries', schema: PageOf(BlogPostSummary) },
+  links: [{ parameters: { slug: '$response.body#/items/0/slug' } }],
   refusals: ['not-found'],
   handler: async (ctx) => ({ body: await ctx.core.blog.listPosts(ctx.env, ctx.query) }),
 });

@@ -61,6 +61,7 @@ export const listConfigTables = defineRoute({
   query: Type.Object(PageQuery, { additionalProperties: false }),
   etag: contentEtag,
   success: { status: 200, description: 'A page of config tables', schema: PageOf(ConfigTable) },
+  links: [{ to: ['getConfigTable'], parameters: { key: '$response.body#/items/0/key' } }],
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.gameConfig.listTables(ctx.db, ctx.env, ctx.query) }),
 });

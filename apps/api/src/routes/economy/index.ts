@@ -146,6 +146,7 @@ export const listInventories = defineRoute({
   params: PlayerParams,
   query: Type.Object(PageQuery, { additionalProperties: false }),
   success: { status: 200, description: 'A page of inventories', schema: PageOf(Inventory) },
+  links: [{ parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/items/0/id' } }],
   refusals: ['forbidden', 'not-found'],
   handler: async (ctx) => ({ body: await ctx.core.economy.listInventories(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
 });
@@ -232,6 +233,8 @@ function moveRoute(kind: MoveKind) {
     params: Type.Object({ playerId: Id('a player id'), currencyKey: GameKey('a currency key') }, { additionalProperties: false }),
     body,
     success: { status: 200, description: 'The Movement', schema: Movement },
+    // The same player's same currency, for the moves after this one.
+    links: [{ parameters: { playerId: '$request.path.playerId', currencyKey: '$request.path.currencyKey' } }],
     refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'disabled', 'no-current-realm'],
     handler: async (ctx) => {
       const movement = await ctx.core.economy.moveOnce(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.currencyKey, kind, ctx.body, ctx.idempotency!);

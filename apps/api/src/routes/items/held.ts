@@ -75,6 +75,7 @@ export const listItems = defineRoute({
   params: InventoryParams,
   query: Type.Object(PageQuery, { additionalProperties: false }),
   success: { status: 200, description: 'A page of items', schema: PageOf(Item, { inventory: Inventory }) },
+  links: [{ parameters: { playerId: '$request.path.playerId', itemId: '$response.body#/items/0/id' } }],
   refusals: ['forbidden', 'not-found', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.items.listItems(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
 });
@@ -118,6 +119,10 @@ export const grantItems = defineRoute({
     { additionalProperties: false },
   ),
   success: { status: 200, description: 'What was granted where', schema: ItemGrant },
+  links: [
+    { parameters: { playerId: '$request.path.playerId', itemId: '$response.body#/items/0/id' } },
+    { parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/inventoryId' } },
+  ],
   refusals: ['not-found', 'invalid-request', 'disabled', 'owned-limit', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.items.grant(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
 });

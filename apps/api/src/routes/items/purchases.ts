@@ -67,6 +67,10 @@ export const purchaseItems = defineRoute({
     { additionalProperties: false },
   ),
   success: { status: 200, description: 'The purchase: its charges and what it granted', schema: Purchase(ItemGrant) },
+  links: [
+    { parameters: { playerId: '$request.path.playerId', itemId: '$response.body#/granted/items/0/id' } },
+    { parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/granted/inventoryId' } },
+  ],
   refusals: ['forbidden', 'not-found', 'invalid-request', 'not-purchasable', 'disabled', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'owned-limit', 'no-current-realm'],
   handler: async (ctx) => {
     const playerId = targetPlayerId(ctx);

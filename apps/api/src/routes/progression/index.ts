@@ -48,6 +48,7 @@ export const recordUnlock = defineRoute({
   body: Type.Object({ source: Type.Optional(GameKey('what unlocked it (a flow name); `server` when absent')) }, { additionalProperties: false }),
   bodyLimit: BODY_LIMITS.gameService,
   success: { status: 201, description: 'Recorded by this call', schema: Unlock, also: [{ status: 200, description: 'Already recorded: the first record' }] },
+  links: [{ to: ['deleteUnlock'], parameters: { playerId: '$request.path.playerId', key: '$request.path.key' } }],
   refusals: ['not-found'],
   handler: async (ctx) => {
     const { unlock, created } = await ctx.core.unlocks.record(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.key, ctx.body.source);

@@ -83,6 +83,7 @@ export const putSave = defineRoute({
   ),
   bodyLimit: BODY_LIMITS.saveWrite,
   success: { status: 201, description: 'Written; the write made the slot', schema: SaveEntry, also: [{ status: 200, description: 'Written; the write replaced the slot' }] },
+  links: [{ to: ['getSave', 'deleteSave'], parameters: { playerId: '$request.path.playerId', key: '$request.path.key' } }],
   refusals: ['not-found', 'forbidden', 'conflict', 'quota-exceeded'],
   handler: async (ctx) => {
     const { entry, created } = await ctx.core.saves.write(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.key, ctx.body, writerOf(ctx.principal));

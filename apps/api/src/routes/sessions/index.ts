@@ -43,6 +43,11 @@ export const createSession = defineRoute({
     { additionalProperties: false },
   ),
   success: { status: 201, description: 'The session, in CONFIGURING', schema: PlatformSession },
+  links: [
+    // The host's seat to the routes on a seat, then the session to the rest.
+    { parameters: { sessionId: '$response.body#/id', playerId: '$response.body#/players/0/playerId' } },
+    { parameters: { sessionId: '$response.body#/id' } },
+  ],
   refusals: [],
   handler: async (ctx) => ({
     status: 201,
