@@ -8,11 +8,16 @@
  *    (test/support/manifests.ts: two projects' environments, their server keys, plus a currency and an
  *    item type so the economy routes have something to find) applied by `hearth apply -f`; object
  *    storage in a folder of the run (file://), so the crash and symbol routes work.
- * 3. `hearth api` on a free 127.0.0.1 port; a player signed in with the server key of `alpha-live`.
- * 4. schemathesis runs with test/fuzz/schemathesis.toml, both credentials given per security scheme
+ * 3. `hearth api` on a free 127.0.0.1 port. In each of two environments of one project (alpha-live, the
+ *    run's credentials; alpha-test, the foreign one) the run makes players, sessions, saves, balances and
+ *    items through the API, and writes a config of its own: the repository's plus dictionaries of those
+ *    ids (path parameters are drawn from them half the time) and the hooks (test/fuzz/hooks.py, the
+ *    foreign_ids_stay_foreign check: the other environment's ids are refused and never shown).
+ * 4. schemathesis runs with that config, both credentials of alpha-live given per security scheme
  *    (serverKey, playerToken: each operation gets the one it declares). Two runs: every operation but
  *    the two that end the player's credential (DELETE /players/me, POST /players/me/signout), then those
- *    two, so the player token stays good while the rest is fuzzed.
+ *    two, so the player token stays good while the rest is fuzzed. Then a canary: told that alpha-live's
+ *    own players are foreign, a short run must fail the cross-environment check, or the check is dead.
  * 5. A summary: cases, failures by check, duration. The API, database and Redis keys are cleaned up
  *    whatever happened; logs and reports stay in $TMPDIR/hearth-fuzz/<run>/.
  */
@@ -45,10 +50,72 @@ function manifestsYaml(): string {
   const docs = [
     // Generous limits: the fuzzer's requests are checked and counted, never refused for their rate.
     ...standardManifests({ requestsPerMinutePerCredential: 1_000_000, requestsPerMinutePerEnvironment: 1_000_000, requestsPerDayPerEnvironment: 100_000_000 }),
-    currency('alpha-live-gold', { environment: 'alpha-live', key: 'gold', name: 'Gold', scope: 'account', kind: 'balance' }),
-    itemType('alpha-live-sword', { environment: 'alpha-live', key: 'sword', name: 'Sword', category: 'weapon', ownership: 'one-by-one' }),
+    // The same definitions in the second environment: its objects are the foreign ids of the run.
+    ...['alpha-live', 'alpha-test'].flatMap((environment) => [
+      currency(`${environment}-gold`, { environment, key: 'gold', name: 'Gold', scope: 'account', kind: 'balance' }),
+      itemType(`${environment}-sword`, { environment, key: 'sword', name: 'Sword', category: 'weapon', ownership: 'one-by-one' }),
+    ]),
   ];
   return docs.map((d) => YAML.stringify(d)).join('---\n');
+}
+
+/** The ids one environment's objects have: what the fuzzer draws path parameters from. */
+interface SeededIds {
+  playerId: string[];
+  sessionId: string[];
+  itemId: string[];
+  inventory: string[];
+}
+
+/**
+ * Makes objects in one environment through the API (players, a session, a save, an item, a balance)
+ * and answers their ids. Returns the first player's access token too: the run's player credential.
+ */
+async function seed(origin: string, serverKey: string, tag: string): Promise<{ ids: SeededIds; accessToken: string }> {
+  const send = async (method: string, path: string, token: string, body?: unknown, key?: string) => {
+    const reply = await fetch(`${origin}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (reply.status >= 300) throw new FuzzError(`seeding ${tag}: ${method} ${path} answered ${reply.status}: ${await reply.text()}`);
+    return reply.json() as Promise<any>;
+  };
+  const ids: SeededIds = { playerId: [], sessionId: [], itemId: [], inventory: [] };
+  let accessToken = '';
+  for (const n of [1, 2]) {
+    const signedIn = await send('POST', '/auth/server', serverKey, { subject: `fuzz-${tag}-${n}`, displayName: `Fuzz ${n}` });
+    const playerId: string = signedIn.player.id;
+    ids.playerId.push(playerId);
+    accessToken ||= signedIn.accessToken;
+    ids.sessionId.push((await send('POST', '/sessions', signedIn.accessToken, { gameMode: 'duel', map: 'dock' })).id);
+    await send('PUT', `/players/${playerId}/data/slot-1`, serverKey, { data: { level: n } });
+    await send('POST', `/players/${playerId}/currencies/gold/credit`, serverKey, { amount: 500, reason: 'fuzz_seed' }, `seed-gold-${tag}-${n}`);
+    const grant = await send('POST', `/players/${playerId}/items/grant`, serverKey, { itemTypeKey: 'sword' }, `seed-sword-${tag}-${n}`);
+    ids.itemId.push(grant.items[0].id);
+    ids.inventory.push(grant.inventoryId);
+  }
+  return { ids, accessToken };
+}
+
+/**
+ * The config a run uses: the repository's, plus the dictionaries of the ids the run made. Path
+ * parameters of those names are drawn from them half the time (the other half, schemathesis makes its
+ * own), from both environments: the foreign_ids_stay_foreign check (hooks.py) holds the other's refused.
+ */
+function runConfig(own: SeededIds, foreign: SeededIds): string {
+  // A top-level key goes before the first table; the tables are added after the repository's.
+  const lines = [`hooks = ${JSON.stringify(path.join(ROOT, 'test/fuzz/hooks.py'))}`, fs.readFileSync(CONFIG, 'utf8'), '', '# Added by test/fuzz/run.ts for this run.'];
+  for (const name of Object.keys(own) as (keyof SeededIds)[]) {
+    const values = name === 'playerId' ? ['me', ...own[name], ...foreign[name]] : [...own[name], ...foreign[name]];
+    lines.push(`[dictionaries.${name}]`, `values = ${JSON.stringify(values)}`);
+  }
+  lines.push('[dictionaries.currencyKey]', 'values = ["gold"]', '[dictionaries.itemTypeKey]', 'values = ["sword"]');
+  lines.push('[parameters]');
+  for (const name of [...Object.keys(own), 'currencyKey']) lines.push(`"path.${name}" = { dictionary = "${name}", probability = 0.5 }`);
+  lines.push('"body.itemTypeKey" = { dictionary = "itemTypeKey", probability = 0.5 }');
+  lines.push('[checks.foreign_ids_stay_foreign]', 'enabled = true');
+  return lines.join('\n') + '\n';
 }
 
 interface RunResult {
@@ -59,10 +126,10 @@ interface RunResult {
 }
 
 /** Runs schemathesis to its end, its output both shown and kept (the summary is read from it). */
-function runSchemathesis(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<RunResult> {
+function runSchemathesis(name: string, config: string, args: string[], env: NodeJS.ProcessEnv): Promise<RunResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(SCHEMATHESIS, ['--config-file', CONFIG, 'run', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(SCHEMATHESIS, ['--config-file', config, 'run', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
     let output = '';
     child.stdout.on('data', (d) => {
       output += d;
@@ -118,16 +185,16 @@ async function main(): Promise<number> {
     const origin = `http://127.0.0.1:${port}`;
     await waitReady(api, `${origin}/readyz`, fail);
 
-    const signIn = await fetch(`${origin}/v1/auth/server`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${serverKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ subject: 'fuzz-player', displayName: 'Fuzz' }),
-    });
-    if (signIn.status !== 200 && signIn.status !== 201) throw new FuzzError(`sign-in failed: ${signIn.status} ${await signIn.text()}`);
-    const { accessToken } = (await signIn.json()) as { accessToken: string };
+    const otherKey: string | undefined = applied.results.find((r: any) => r.kind === 'ServerKey' && r.name === 'alpha-test-key')?.serverKey?.key;
+    if (!otherKey) throw new FuzzError('hearth apply minted no key for ServerKey alpha-test-key');
+    const { ids, accessToken } = await seed(origin, serverKey, 'live');
+    // The second environment (same project): its objects must stay out of reach of the first's credentials.
+    const { ids: foreign } = await seed(origin, otherKey, 'test');
+    const config = path.join(logs, 'schemathesis.toml');
+    fs.writeFileSync(config, runConfig(ids, foreign));
 
     // The config reads both credentials from these (auth.openapi, per security scheme).
-    const env = { ...process.env, HEARTH_SERVER_KEY: serverKey, HEARTH_PLAYER_TOKEN: accessToken };
+    const env = { ...process.env, HEARTH_SERVER_KEY: serverKey, HEARTH_PLAYER_TOKEN: accessToken, HEARTH_FOREIGN_IDS: Object.values(foreign).flat().join(',') };
     // The document is read once, now, and both runs load it from a file: fetched again after the main
     // run, GET /openapi.json (no credential) could meet the per-address limit the fuzzer's requests
     // without a credential have used up, and the second run would load no schema at all.
@@ -136,10 +203,26 @@ async function main(): Promise<number> {
     const schema = path.join(logs, 'openapi.json');
     fs.writeFileSync(schema, await reply.text());
     const common = (name: string) => [schema, '--url', `${origin}/v1`, '--report', 'junit', '--report-junit-path', path.join(logs, `${name}.junit.xml`)];
-    const results = [
-      await runSchemathesis('main', [...common('main'), ...CREDENTIAL_ENDING.flatMap((id) => ['--exclude-operation-id', id])], env),
-      await runSchemathesis('credential-ending', [...common('credential-ending'), ...CREDENTIAL_ENDING.flatMap((id) => ['--include-operation-id', id])], env),
-    ];
+    const results: RunResult[] = [await runSchemathesis('main', config, [...common('main'), ...CREDENTIAL_ENDING.flatMap((id) => ['--exclude-operation-id', id])], env)];
+
+    // The cross-environment check must be able to fail: told that the first environment's own players
+    // are foreign, a short run of GET /players/{playerId} (which answers them 200) has to fail it. It
+    // runs before the credential-ending run, which may delete those players.
+    const canary = await runSchemathesis(
+      'canary',
+      config,
+      [...common('canary'), '--include-operation-id', 'getPlayer', '--phases', 'fuzzing', '--max-examples', '40'],
+      { ...env, HEARTH_FOREIGN_IDS: ids.playerId.join(',') },
+    );
+    if (canary.code === 0 || !canary.output.includes('foreign_ids_stay_foreign')) {
+      throw new FuzzError(`the foreign_ids_stay_foreign check did not fire on the canary run (exit ${canary.code}): hooks.py or the dictionaries are not in effect`);
+    }
+    console.log('\nfuzz: the canary run failed foreign_ids_stay_foreign, as it must: the cross-environment check is live');
+
+    results.push(
+      // No stateful phase: no link runs between these two alone.
+      await runSchemathesis('credential-ending', config, [...common('credential-ending'), ...CREDENTIAL_ENDING.flatMap((id) => ['--include-operation-id', id]), '--phases', 'examples,coverage,fuzzing'], env),
+    );
     if (api.child.exitCode !== null) throw new FuzzError(`hearth api exited with ${api.child.exitCode} during the run:\n${logTail(api.log)}`);
 
     let cases = 0;
