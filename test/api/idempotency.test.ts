@@ -137,6 +137,14 @@ test('where optional, no key acts every time and a key makes retries replay', as
   expect(await effectsLabelled('optional-keyed')).toHaveLength(1);
 });
 
+test('where optional, a key sent empty or blank is a malformed key (400), not a request without one', async () => {
+  // The fuzzer's find: an empty Idempotency-Key was taken as none, so the request acted unguarded.
+  for (const key of ['', '   ']) {
+    expectError(await post('/test/effects-optional', server, { label: 'optional-blank' }, key), 400, 'invalid-request', 'header.Idempotency-Key');
+  }
+  expect(await effectsLabelled('optional-blank')).toHaveLength(0);
+});
+
 test('a key must be 1-128 printable ASCII characters', async () => {
   const longest = '~'.repeat(128);
   expect((await post('/test/effects', server, { label: 'key-128' }, longest)).status).toBe(201);

@@ -6,6 +6,7 @@ An answer that acts on, or shows, an id of the other environment is a cross-tena
 """
 
 import os
+import random
 
 import schemathesis
 
@@ -31,3 +32,18 @@ def foreign_ids_stay_foreign(ctx, response, case):
     if shown:
         raise AssertionError(f"{case.method} {case.formatted_path} answered another environment's ids {shown}")
     return None
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    """Each request comes from an address of its own, as players behind the ingress do.
+
+    The fuzzed API trusts X-Forwarded-For from loopback (run.ts sets HEARTH_TRUSTED_PROXIES), so the
+    per-address limits (600 requests a minute without a credential, spec §8) count each case on its
+    own: the fuzzer's thousands of requests a minute from one machine reach the routes' logic, and the
+    unauthenticated copies ignored_auth sends get 401, not the 429 their shared address would earn.
+    The limits themselves are held by test/api/rate-limits.test.ts.
+    """
+    if case.headers is None:
+        case.headers = {}
+    case.headers["X-Forwarded-For"] = f"198.18.{random.randrange(256)}.{random.randrange(1, 255)}"

@@ -30,7 +30,7 @@ import YAML from 'yaml';
 import { freePort } from '../support/ports';
 import { HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
 import { stopProcess } from '../support/processes';
-import { currency, itemType, standardManifests } from '../support/manifests';
+import { currency, itemType, standardManifests, tour } from '../support/manifests';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CONFIG = path.join(ROOT, 'test/fuzz/schemathesis.toml');
@@ -51,9 +51,31 @@ function manifestsYaml(): string {
     // Generous limits: the fuzzer's requests are checked and counted, never refused for their rate.
     ...standardManifests({ requestsPerMinutePerCredential: 1_000_000, requestsPerMinutePerEnvironment: 1_000_000, requestsPerDayPerEnvironment: 100_000_000 }),
     // The same definitions in the second environment: its objects are the foreign ids of the run.
+    // One of each kind the economy routes act on: a balance and a consumed currency; a one-by-one item,
+    // a counted usable purchasable one, and a container.
     ...['alpha-live', 'alpha-test'].flatMap((environment) => [
       currency(`${environment}-gold`, { environment, key: 'gold', name: 'Gold', scope: 'account', kind: 'balance' }),
-      itemType(`${environment}-sword`, { environment, key: 'sword', name: 'Sword', category: 'weapon', ownership: 'one-by-one' }),
+      currency(`${environment}-energy`, { environment, key: 'energy', name: 'Energy', scope: 'account', kind: 'consumed' }),
+      itemType(`${environment}-sword`, { environment, key: 'sword', name: 'Sword', category: 'weapon', ownership: 'one-by-one', usable: true }),
+      itemType(`${environment}-potion`, {
+        environment,
+        key: 'potion',
+        name: 'Potion',
+        category: 'misc',
+        ownership: 'counted',
+        usable: true,
+        purchasable: true,
+        prices: [{ currencyKey: 'gold', amount: 5 }],
+      }),
+      itemType(`${environment}-chest`, {
+        environment,
+        key: 'chest',
+        name: 'Chest',
+        category: 'container',
+        ownership: 'one-by-one',
+        contents: { grants: [{ itemTypeKey: 'potion', quantity: 2 }] },
+      }),
+      tour(`${environment}-intro`, { environment, id: 'intro', name: 'Welcome' }),
     ]),
   ];
   return docs.map((d) => YAML.stringify(d)).join('---\n');
@@ -91,9 +113,12 @@ async function seed(origin: string, serverKey: string, tag: string): Promise<{ i
     ids.sessionId.push((await send('POST', '/sessions', signedIn.accessToken, { gameMode: 'duel', map: 'dock' })).id);
     await send('PUT', `/players/${playerId}/data/slot-1`, serverKey, { data: { level: n } });
     await send('POST', `/players/${playerId}/currencies/gold/credit`, serverKey, { amount: 500, reason: 'fuzz_seed' }, `seed-gold-${tag}-${n}`);
-    const grant = await send('POST', `/players/${playerId}/items/grant`, serverKey, { itemTypeKey: 'sword' }, `seed-sword-${tag}-${n}`);
-    ids.itemId.push(grant.items[0].id);
-    ids.inventory.push(grant.inventoryId);
+    for (const itemTypeKey of ['sword', 'chest']) {
+      const grant = await send('POST', `/players/${playerId}/items/grant`, serverKey, { itemTypeKey }, `seed-${itemTypeKey}-${tag}-${n}`);
+      ids.itemId.push(grant.items[0].id);
+      if (itemTypeKey === 'sword') ids.inventory.push(grant.inventoryId);
+    }
+    await send('POST', `/players/${playerId}/items/grant`, serverKey, { itemTypeKey: 'potion', quantity: 20 }, `seed-potion-${tag}-${n}`);
   }
   return { ids, accessToken };
 }
@@ -110,9 +135,10 @@ function runConfig(own: SeededIds, foreign: SeededIds): string {
     const values = name === 'playerId' ? ['me', ...own[name], ...foreign[name]] : [...own[name], ...foreign[name]];
     lines.push(`[dictionaries.${name}]`, `values = ${JSON.stringify(values)}`);
   }
-  lines.push('[dictionaries.currencyKey]', 'values = ["gold"]', '[dictionaries.itemTypeKey]', 'values = ["sword"]');
+  lines.push('[dictionaries.currencyKey]', 'values = ["gold", "energy"]', '[dictionaries.itemTypeKey]', 'values = ["sword", "potion", "chest"]');
+  lines.push('[dictionaries.tourId]', 'values = ["intro"]');
   lines.push('[parameters]');
-  for (const name of [...Object.keys(own), 'currencyKey']) lines.push(`"path.${name}" = { dictionary = "${name}", probability = 0.5 }`);
+  for (const name of [...Object.keys(own), 'currencyKey', 'tourId']) lines.push(`"path.${name}" = { dictionary = "${name}", probability = 0.5 }`);
   lines.push('"body.itemTypeKey" = { dictionary = "itemTypeKey", probability = 0.5 }');
   lines.push('[checks.foreign_ids_stay_foreign]', 'enabled = true');
   return lines.join('\n') + '\n';
@@ -172,6 +198,8 @@ async function main(): Promise<number> {
       // Crash uploads and symbol files are kept somewhere, so those routes do their work (without a
       // store they answer 503 by design).
       OBJECT_STORAGE_URL: `file://${path.join(logs, 'objects')}`,
+      // hooks.py gives each request an address of its own in X-Forwarded-For, for the per-address limits.
+      HEARTH_TRUSTED_PROXIES: 'loopback',
     };
     const manifests = path.join(logs, 'manifests.yaml');
     fs.writeFileSync(manifests, manifestsYaml());

@@ -263,7 +263,9 @@ export class Pipeline {
     if (!compiled.checks.idempotencyKey) return route.handler(hc);
     const key = exchange.header('idempotency-key');
     const field = `header.${IdempotencyKeyHeader.name}`;
-    if (key === '') {
+    // Only an absent header means "no key": one sent empty (or blank, which node's parser trims to
+    // empty) is a malformed key, refused below, not a request without one.
+    if (key === '' && exchange.req.headers['idempotency-key'] === undefined) {
       if (route.idempotency === 'required') throw refuse.invalid(field, `${field} is required on this route.`);
       return route.handler(hc);
     }
