@@ -49,6 +49,10 @@ export interface World {
   /** The victim's things, by what the path parameter names. */
   ids: { sessionId: string; itemId: string; chestId: string; inventoryId: string; saveKey: string; unlockKey: string; currencyKey: string; tourId: string; tableKey: string; slug: string };
   snapshot(): Promise<Record<string, unknown>>;
+  /** The same reads for any player (and a session of theirs when given). */
+  snapshotOf(who: Actor, sessionId?: string): Promise<Record<string, unknown>>;
+  /** A new player of an environment (default alpha-live), for attacks that need one of their own. */
+  newActor(env?: string, subject?: string): Promise<Actor>;
 }
 
 /** A request with an Idempotency-Key (the currency moves require one). */
@@ -62,6 +66,7 @@ export async function startWorld(): Promise<World> {
       environment('rival-live', 'rival'),
       serverKey('rival-live-key', 'rival-live'),
       currency('sec-gems', { environment: 'alpha-live', name: 'Gems', scope: 'account', kind: 'balance' }),
+      currency('sec-energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
       itemType('sec-relic', { environment: 'alpha-live', name: 'Relic', category: 'misc', ownership: 'one-by-one', usable: true }),
       itemType('sec-stack', { environment: 'alpha-live', name: 'Stack', category: 'misc', ownership: 'counted', usable: true }),
       itemType('sec-chest', { environment: 'alpha-live', name: 'Chest', category: 'container', ownership: 'one-by-one', contents: { grants: [{ itemTypeKey: 'sec-stack', quantity: 1 }] } }),
@@ -118,8 +123,9 @@ export async function startWorld(): Promise<World> {
   };
   for (const [k, v] of Object.entries(ids)) if (typeof v !== 'string') throw new Error(`world setup: no ${k} in ${JSON.stringify({ relic, account, session })}`);
 
-  const snapshot = async () => {
-    const read = async (path: string, token = vk) => {
+  const snapshotOf = async (who: Actor, sessionId?: string) => {
+    const vp = `/players/${who.id}`;
+    const read = async (path: string, token = who.key) => {
       const r = await call(h.base, 'GET', path, { token });
       return { status: r.status, body: r.body };
     };
@@ -133,11 +139,14 @@ export async function startWorld(): Promise<World> {
       stacks: await read(`${vp}/inventories/account/item-stacks`),
       ledger: await read(`${vp}/ledger`),
       legal: await read(`${vp}/legal`),
-      tours: await read(`/players/me/tours`, victim.token),
-      session: await read(`/sessions/${ids.sessionId}`),
-      // The victim's token still works: nobody signed them out.
-      me: (await call(h.base, 'GET', '/players/me', { token: victim.token })).status,
+      tours: await read(`/players/me/tours`, who.token),
+      session: sessionId ? await read(`/sessions/${sessionId}`) : null,
+      // The player's token still works: nobody signed them out.
+      me: (await call(h.base, 'GET', '/players/me', { token: who.token })).status,
     };
   };
-  return { h, victim, mate, attacker, foreign, ids, snapshot };
+  const snapshot = () => snapshotOf(victim, ids.sessionId);
+  let made = 0;
+  const newActor = (env = 'alpha-live', subject = `extra-${++made}`) => actor(env, subject);
+  return { h, victim, mate, attacker, foreign, ids, snapshot, snapshotOf, newActor };
 }
