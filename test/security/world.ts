@@ -8,6 +8,7 @@
  * an attack test compares it before and after: "nothing changed" is checked, not assumed.
  */
 import { routeTable, type AnyRoute } from '@hearth/api';
+import { parseTrustedProxies } from '@hearth/core';
 import { Harness, startHarness } from '../support/harness';
 import { call, signIn, type Reply } from '../support/http';
 import {
@@ -60,6 +61,9 @@ export const idem = () => ({ 'Idempotency-Key': `sec-${Math.random().toString(36
 
 export async function startWorld(): Promise<World> {
   const h = await startHarness({
+    // Attacks that send many refused credentials come from addresses of their own (X-Forwarded-For),
+    // so the per-address limit, which counts requests without a good credential, does not end them.
+    trustedProxies: parseTrustedProxies('loopback'),
     manifests: [
       ...standardManifests(),
       project('rival'),
