@@ -8,7 +8,7 @@
  * Then the functions a route keeps to some callers: a server key acts only in its own environment
  * (definitions, symbol files, sign-in), only the host kicks or promotes, a `server:` save slot and
  * purchase allowances are for server keys.
- * (test/api/openapi.test.ts already sends the wrong kind of credential to every route with no body;
+ * (test/api/openapi.test.ts already sends the wrong kind of credential to every route, with placeholder ids;
  * here each request is a good one, and the state after is checked.)
  */
 import type { AnyRoute } from '@hearth/api';
