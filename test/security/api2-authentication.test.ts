@@ -21,7 +21,7 @@ import { loadSigningKeys, mintServerKey, revokeServerKey, TOKEN_AUDIENCE } from 
 import type { AnyRoute } from '@hearth/api';
 import { call, expectError } from '../support/http';
 import { eventually } from '../support/wait';
-import { Actor, ROUTES, World, pathParams, routeName, startWorld } from './world';
+import { Actor, ROUTES, World, routeName, startWorld } from './world';
 
 jest.setTimeout(60_000);
 
@@ -32,9 +32,10 @@ let w: World;
 let owner: Actor;
 /** Every request the API makes to this listener is a fetch of a URL a token named: there must be none. */
 let listener: http.Server;
-let fetched: string[] = [];
+const fetched: string[] = [];
 let elsewhere: string;
 const attacker = generateKeyPairSync('ed25519');
+let attackerJwk: JWK;
 let forgeries: Array<[string, string]> = [];
 let ran = 0;
 
@@ -62,7 +63,7 @@ const signedRaw = (c: Record<string, unknown>, header: Record<string, unknown>, 
 beforeAll(async () => {
   w = await startWorld();
   owner = await w.newActor('alpha-live', 'token-owner');
-  fetched = [];
+  attackerJwk = await exportJWK(attacker.publicKey);
   listener = http.createServer((req, res) => {
     fetched.push(`${req.method} ${req.url}`);
     res.setHeader('Content-Type', 'application/json');
@@ -70,7 +71,6 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
   elsewhere = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
-  attackerJwk = await exportJWK(attacker.publicKey);
 
   const ours = await ourKey();
   const good = await signed(claims(owner.id), { kid: ours.kid }, ours.privateKey);
@@ -132,7 +132,6 @@ afterAll(async () => {
   await w?.h.close();
 });
 
-let attackerJwk: JWK;
 const credentialed = ROUTES.filter((r) => r.credential !== 'none');
 const fill = (route: AnyRoute) => route.path.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => (name === 'playerId' ? 'me' : 'x'));
 
@@ -146,7 +145,6 @@ test('the forging machinery is right: a token signed by our key with good claims
   }
   expect(fetched).toEqual([]);
   expect(forgeries.length).toBeGreaterThanOrEqual(25);
-  expect(pathParams({ path: '/a/:b' })).toEqual(['b']);
 });
 
 test.each(credentialed.map((r, i) => [routeName(r), r, i] as const))('%s: every forged or misused credential → 401 unauthorized', async (name, route, i) => {
