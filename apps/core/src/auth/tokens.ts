@@ -111,6 +111,12 @@ export class TokenService {
       });
       const claims = payload as unknown as PlayerTokenClaims;
       if ((claims.type !== 'access' && claims.type !== 'refresh') || typeof claims.game !== 'string') return null;
+      // Claims we never issue are refused even under our signature (a leaked key's or a bug's token,
+      // found by test/security/api2): an `iat` in the future would pass every later sign-out's
+      // cut-off (tokens with iat before it are refused), and a longer life than its type's would
+      // stay good past any token we hand out. `issue` stamps iat = now and exp = iat + lifetime.
+      const lifetime = claims.type === 'access' ? ACCESS_TOKEN_SECONDS : REFRESH_TOKEN_SECONDS;
+      if (claims.iat > now / 1000 + CLOCK_TOLERANCE_SECONDS || claims.exp - claims.iat > lifetime) return null;
       const ttl = claims.exp * 1000 + CLOCK_TOLERANCE_SECONDS * 1000 - now;
       if (ttl > 0 && options.remember !== false) this.verified.set(token, claims, ttl);
       return claims;

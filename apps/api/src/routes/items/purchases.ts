@@ -60,6 +60,9 @@ export const purchaseItems = defineRoute({
       allowances: Type.Optional(
         Type.Record(Type.String({ pattern: GAME_KEY_PATTERN }), Type.Integer({ minimum: 0, maximum: MAX_BALANCE }), {
           maxProperties: ALLOWANCES_MAX,
+          // A Record's pattern only types the keys that match it: without this, a key outside the
+          // game-key pattern passed unchecked (test/security/api3 found it).
+          additionalProperties: false,
           description: 'server key only: per consumed currency key, the most the player may have spent in all after the purchase',
         }),
       ),

@@ -1,0 +1,156 @@
+/**
+ * The world the authorization attacks run in (test/security/api1, api2, api3, api5): one environment
+ * (`alpha-live`) with a victim who owns one of everything a route can name by id, an attacker of the
+ * same environment, and two foreign environments (`alpha-test`, a sibling of the same project, and
+ * `rival-live`, another project's) each with its own server key and player.
+ *
+ * `snapshot` reads everything the victim owns through the API with the victim's own credentials, so
+ * an attack test compares it before and after: "nothing changed" is checked, not assumed.
+ */
+import { routeTable, type AnyRoute } from '@hearth/api';
+import { parseTrustedProxies } from '@hearth/core';
+import { Harness, startHarness } from '../support/harness';
+import { call, signIn, type Reply } from '../support/http';
+import {
+  blogCategory,
+  blogPost,
+  currency,
+  environment,
+  gameConfig,
+  itemType,
+  legalDocument,
+  project,
+  serverKey,
+  standardManifests,
+  tour,
+} from '../support/manifests';
+
+export const ROUTES: AnyRoute[] = routeTable();
+export const routeName = (r: Pick<AnyRoute, 'method' | 'path'>) => `${r.method} ${r.path}`;
+export const pathParams = (r: Pick<AnyRoute, 'path'>) => [...r.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
+
+/** One player of one environment, with the server key of that environment. */
+export interface Actor {
+  env: string;
+  key: string;
+  id: string;
+  token: string;
+  refresh: string;
+}
+
+export interface World {
+  h: Harness;
+  victim: Actor;
+  /** Seated in the victim's session (the target kick/promote name). */
+  mate: Actor;
+  /** Same environment as the victim, owns nothing of the victim's. */
+  attacker: Actor;
+  /** alpha-test (same project) and rival-live (another project). */
+  foreign: Actor[];
+  /** The victim's things, by what the path parameter names. */
+  ids: { sessionId: string; itemId: string; chestId: string; inventoryId: string; saveKey: string; unlockKey: string; currencyKey: string; tourId: string; tableKey: string; slug: string };
+  snapshot(): Promise<Record<string, unknown>>;
+  /** The same reads for any player (and a session of theirs when given). */
+  snapshotOf(who: Actor, sessionId?: string): Promise<Record<string, unknown>>;
+  /** A new player of an environment (default alpha-live), for attacks that need one of their own. */
+  newActor(env?: string, subject?: string): Promise<Actor>;
+}
+
+/** A request with an Idempotency-Key (the currency moves require one). */
+export const idem = () => ({ 'Idempotency-Key': `sec-${Math.random().toString(36).slice(2)}-${Date.now()}` });
+
+export async function startWorld(): Promise<World> {
+  const h = await startHarness({
+    // Attacks that send many refused credentials come from addresses of their own (X-Forwarded-For),
+    // so the per-address limit, which counts requests without a good credential, does not end them.
+    trustedProxies: parseTrustedProxies('loopback'),
+    manifests: [
+      ...standardManifests(),
+      project('rival'),
+      environment('rival-live', 'rival'),
+      serverKey('rival-live-key', 'rival-live'),
+      currency('sec-gems', { environment: 'alpha-live', name: 'Gems', scope: 'account', kind: 'balance' }),
+      currency('sec-energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
+      itemType('sec-relic', { environment: 'alpha-live', name: 'Relic', category: 'misc', ownership: 'one-by-one', usable: true }),
+      itemType('sec-stack', { environment: 'alpha-live', name: 'Stack', category: 'misc', ownership: 'counted', usable: true }),
+      itemType('sec-chest', { environment: 'alpha-live', name: 'Chest', category: 'container', ownership: 'one-by-one', contents: { grants: [{ itemTypeKey: 'sec-stack', quantity: 1 }] } }),
+      itemType('sec-potion', { environment: 'alpha-live', name: 'Potion', category: 'misc', ownership: 'counted', purchasable: true, prices: [{ currencyKey: 'sec-gems', amount: 1 }] }),
+      tour('sec-tour', { environment: 'alpha-live', name: 'Welcome' }),
+      legalDocument('sec-terms', { environment: 'alpha-live', title: 'Terms', url: 'https://example.com/terms', version: '1', required: true }),
+      blogCategory('sec-news', { environment: 'alpha-live', name: 'News' }),
+      blogPost('sec-post', { environment: 'alpha-live', title: 'Only for alpha-live', content: { blocks: [{ type: 'paragraph', text: 'secret body' }] }, category: 'sec-news', status: 'published' }),
+      gameConfig('sec-config', {
+        environment: 'alpha-live',
+        values: [],
+        flags: [],
+        tables: [{ key: 'sec-table', name: 'Secret table', columns: [{ key: 'a', label: 'A', type: 'string' }], rows: [{ key: 'r1', cells: { a: 'alpha only' } }] }],
+      }),
+    ],
+  });
+  const actor = async (env: string, subject: string): Promise<Actor> => {
+    const key = h.serverKeys[`${env}-key`];
+    const t = await signIn(h.base, key, subject, subject);
+    return { env, key, id: t.player.id, token: t.accessToken, refresh: t.refreshToken };
+  };
+  const victim = await actor('alpha-live', 'victim');
+  const mate = await actor('alpha-live', 'mate');
+  const attacker = await actor('alpha-live', 'attacker');
+  const foreign = [await actor('alpha-test', 'foreigner'), await actor('rival-live', 'rival')];
+
+  const must = (reply: Reply, ...ok: number[]) => {
+    if (!ok.includes(reply.status)) throw new Error(`world setup: ${reply.status} ${reply.text}`);
+    return reply.body;
+  };
+  const vk = victim.key;
+  const vp = `/players/${victim.id}`;
+  must(await call(h.base, 'PUT', `/players/me/data/slot`, { token: victim.token, body: { data: { gold: 42 } } }), 201);
+  must(await call(h.base, 'PUT', `${vp}/unlocks/chapter.1`, { token: vk, body: { source: 'quest' } }), 201);
+  must(await call(h.base, 'POST', `${vp}/currencies/sec-gems/credit`, { token: vk, headers: idem(), body: { amount: 100, reason: 'setup' } }), 200);
+  const relic = must(await call(h.base, 'POST', `${vp}/items/grant`, { token: vk, headers: idem(), body: { itemTypeKey: 'sec-relic' } }), 200);
+  must(await call(h.base, 'POST', `${vp}/items/grant`, { token: vk, headers: idem(), body: { itemTypeKey: 'sec-stack', quantity: 5 } }), 200);
+  const chest = must(await call(h.base, 'POST', `${vp}/items/grant`, { token: vk, headers: idem(), body: { itemTypeKey: 'sec-chest' } }), 200);
+  const account = must(await call(h.base, 'GET', `${vp}/inventories/account`, { token: vk }), 200);
+  const session = must(await call(h.base, 'POST', '/sessions', { token: victim.token, body: { gameMode: 'duel', map: 'harbor' } }), 201);
+  must(await call(h.base, 'POST', `/sessions/${session.sessionId ?? session.id}/join`, { token: mate.token, body: {} }), 200);
+
+  const ids = {
+    sessionId: session.sessionId ?? session.id,
+    itemId: relic.items?.[0]?.id ?? relic.item?.id,
+    chestId: chest.items?.[0]?.id ?? chest.item?.id,
+    inventoryId: account.id ?? account.inventoryId,
+    saveKey: 'slot',
+    unlockKey: 'chapter.1',
+    currencyKey: 'sec-gems',
+    tourId: 'sec-tour',
+    tableKey: 'sec-table',
+    slug: 'sec-post',
+  };
+  for (const [k, v] of Object.entries(ids)) if (typeof v !== 'string') throw new Error(`world setup: no ${k} in ${JSON.stringify({ relic, account, session })}`);
+
+  const snapshotOf = async (who: Actor, sessionId?: string) => {
+    const vp = `/players/${who.id}`;
+    const read = async (path: string, token = who.key) => {
+      const r = await call(h.base, 'GET', path, { token });
+      return { status: r.status, body: r.body };
+    };
+    return {
+      player: await read(vp),
+      saves: await read(`${vp}/data`),
+      save: await read(`${vp}/data/slot`),
+      unlocks: await read(`${vp}/unlocks`),
+      balances: await read(`${vp}/inventories/account/balances`),
+      items: await read(`${vp}/inventories/account/items`),
+      stacks: await read(`${vp}/inventories/account/item-stacks`),
+      ledger: await read(`${vp}/ledger`),
+      legal: await read(`${vp}/legal`),
+      tours: await read(`/players/me/tours`, who.token),
+      session: sessionId ? await read(`/sessions/${sessionId}`) : null,
+      // The player's token still works: nobody signed them out.
+      me: (await call(h.base, 'GET', '/players/me', { token: who.token })).status,
+    };
+  };
+  const snapshot = () => snapshotOf(victim, ids.sessionId);
+  let made = 0;
+  const newActor = (env = 'alpha-live', subject = `extra-${++made}`) => actor(env, subject);
+  return { h, victim, mate, attacker, foreign, ids, snapshot, snapshotOf, newActor };
+}
