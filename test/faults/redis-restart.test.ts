@@ -4,8 +4,9 @@
  * PostgreSQL and a Redis of this test's own (test/support/own-redis.ts, never the shared one), a few
  * clients crediting gold with Idempotency-Keys, writing saves and reading, and a socket subscribed to a
  * session. Redis goes away for a few seconds and comes back. Held: the API keeps answering (no 5xx:
- * limits fail open, counted and logged), realtime gets its subscription back by itself (a change made
- * after Redis returned reaches the socket), nothing acknowledged is lost or doubled, and the processes'
+ * limits fail open, counted and logged), realtime gets its subscription back by itself (the changes
+ * made while Redis was away are caught up, and a change made after it returned reaches the socket),
+ * nothing acknowledged is lost or doubled, and the processes'
  * reconnections are counted (hearth_redis_reconnects_total) and logged.
  */
 import fs from 'node:fs';
@@ -103,6 +104,19 @@ test('Redis restarted mid-load: no 5xx, limits fail open (counted, logged), real
   await redis.start();
   const backAt = Date.now();
 
+  // The changes made while Redis was away reached no socket: once the subscription is back, the
+  // realtime process sends the session as it is now, with nothing done by the client or the API.
+  const missedState = readyState;
+  let caughtUpAt = 0;
+  await eventually(async () => {
+    const seen = watcher.frames.find((f) => f.at >= backAt && f.session.players[0].isReady === missedState);
+    if (seen) caughtUpAt = seen.at;
+    return seen !== undefined;
+  }, 20_000);
+  const catchUpMs = caughtUpAt - backAt;
+  const stored = await send(stack.base, 'GET', `/sessions/${sessionId}`, { token: host.token });
+  expect(watcher.frames[watcher.frames.length - 1].session).toEqual(stored.body);
+
   // Recovery of the fan-out: a change made once Redis is back reaches the subscribed socket, with no
   // restart and no new subscription from the client. Toggle until a frame shows a state set after `backAt`.
   const framesBefore = watcher.frames.length;
@@ -148,6 +162,7 @@ test('Redis restarted mid-load: no 5xx, limits fail open (counted, logged), real
     expect(log).toContain('redis connection lost; reconnecting');
     expect(log).toContain('redis connection recovered');
   }
+  expect(realtimeLog).toContain('session states sent after redis came back');
 
   // Nothing durable lost or doubled: every acknowledged credit once in the ledger, the balance their
   // sum, every acknowledged save there with the data last written.
@@ -166,6 +181,7 @@ test('Redis restarted mid-load: no 5xx, limits fail open (counted, logged), real
     duringOutage: { seconds: (backAt - stoppedAt) / 1000, requests: Object.values(during).reduce((a, b) => a + b, 0), byKind: during },
     failOpen: failOpenDuring - failOpenBefore,
     sessionChangesDuringOutage: toggles.filter((t) => t.at >= stoppedAt && t.at < backAt).length,
+    catchUpMs,
     realtimeRecoveryMs,
     creditsAcknowledged: durable.reduce((n, p) => n + p.references.length, 0),
   };

@@ -127,11 +127,20 @@ export class RedisCoordination implements Coordination {
       for (const o of this.connectionObservers) o(name, event);
     };
     connection.on('ready', () => {
-      if (lost) {
-        lost = false;
-        tell('recovered');
-      }
       wasReady = true;
+      if (!lost) return;
+      // The subscriber is back only once Redis has taken its re-sent SUBSCRIBEs: commands of one
+      // connection run in order, so a PING answered after `ready` means they are in force (a listener
+      // that re-reads what it missed must not read before then). A PING that fails meets the next close.
+      const inForce = name === 'subscriber' ? connection.ping() : Promise.resolve('PONG');
+      inForce.then(
+        () => {
+          if (!lost || connection.status !== 'ready') return;
+          lost = false;
+          tell('recovered');
+        },
+        () => undefined,
+      );
     });
     connection.on('close', () => {
       if (!wasReady || lost || this.closing) return;
