@@ -29,6 +29,7 @@ export function connect(config: HearthConfig, logger: Logger): Pick<Runtime, 'db
   const coordination: Coordination = config.redisUrl
     ? new RedisCoordination(config.redisUrl, { prefix: config.redisPrefix, onError: (err) => logger.warn({ err: err.message }, 'redis error') })
     : new MemoryCoordination();
+  logConnections(coordination, logger);
   return {
     db,
     coordination,
@@ -37,6 +38,24 @@ export function connect(config: HearthConfig, logger: Logger): Pick<Runtime, 'db
       await db.destroy();
     },
   };
+}
+
+/**
+ * One line when a Redis connection is lost and one when the process has it back (with how long it was
+ * gone): the pair an operator looks for after an outage (the counts are hearth_redis_*_total).
+ */
+function logConnections(coordination: Coordination, logger: Logger): void {
+  const lostAt = new Map<string, number>();
+  coordination.observeConnections?.((connection, event) => {
+    if (event === 'lost') {
+      lostAt.set(connection, Date.now());
+      logger.warn({ connection }, 'redis connection lost; reconnecting');
+    } else {
+      const since = lostAt.get(connection);
+      lostAt.delete(connection);
+      logger.info({ connection, downSeconds: since === undefined ? undefined : (Date.now() - since) / 1000 }, 'redis connection recovered');
+    }
+  });
 }
 
 /**

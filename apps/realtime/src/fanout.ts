@@ -111,6 +111,56 @@ export class Fanout {
     }
   }
 
+  /**
+   * After this process's Redis subscriber came back (its SUBSCRIBE in force again): the session events
+   * published while it was away reached nobody here, so every followed session is read again and its
+   * state sent to its followers as a `session` frame (a whole state: a repeat is harmless). A session
+   * gone meanwhile is closed for its followers (`deleted`); a seat that ended meanwhile stops being
+   * followed once the follower has been sent the state without it. Events that arrive during a read
+   * win over it (RecentEvents), as in `subscribe`.
+   */
+  async catchUp(): Promise<number> {
+    const { sessions, index, recent, host, log } = this.options;
+    const followed = index.followedSessions();
+    let sent = 0;
+    for (const sessionId of followed) {
+      const followers = index.followersOf(sessionId);
+      const env = followers?.values().next().value?.env;
+      if (!followers || !env) continue;
+      const start = recent.begin();
+      try {
+        let session: PlatformSession | undefined;
+        try {
+          session = await sessions.get(env, sessionId);
+        } catch (err) {
+          if (!(err instanceof ApiError) || err.code !== 'not-found') throw err;
+        }
+        const newer = recent.newest(start, env.id, sessionId);
+        if (newer) continue; // its frame went out when it arrived
+        const now = [...(index.followersOf(sessionId) ?? [])].filter((ws) => ws.env?.id === env.id);
+        if (!session) {
+          const closed = encodeFrame('session-closed', { sessionId, reason: 'deleted' });
+          for (const ws of now) {
+            index.unfollow(ws, sessionId);
+            host.send(ws, closed, 'session-closed');
+          }
+          continue;
+        }
+        const frame = Buffer.from(encodeFrame('session', { session }));
+        for (const ws of now) {
+          host.send(ws, frame, 'session');
+          sent++;
+          if (ws.seated?.includes(sessionId) && !session.players.some((p) => p.playerId === ws.playerId)) index.unfollow(ws, sessionId);
+        }
+      } catch (err) {
+        log.warn({ err: (err as Error).message, sessionId }, 'session not caught up after redis came back');
+      } finally {
+        recent.end(start);
+      }
+    }
+    return sent;
+  }
+
   /** Stops following a session (seat or subscription); not answered unless the socket did not follow it. */
   unsubscribe(ws: HearthSocket, sessionId: string, id?: FrameId): void {
     if (!this.options.index.unfollow(ws, sessionId)) {

@@ -128,6 +128,7 @@ export class RealtimeServer {
   private heartbeat?: NodeJS.Timeout;
   private unsubscribeEvents?: Unsubscribe;
   private stopBus?: () => void;
+  private stopConnections?: () => void;
   private readonly stopMetrics: () => void;
 
   private readonly out: Record<ServerFrameType, { inc(n?: number): void }>;
@@ -219,6 +220,12 @@ export class RealtimeServer {
   async start(): Promise<void> {
     this.unsubscribeEvents = await this.core.coordination.subscribe(SESSION_EVENTS_CHANNEL, (message) => this.fanout.onSessionEvent(message));
     this.stopBus = this.core.bus.on((event) => this.authorization.onInvalidation(event));
+    // Session events published while Redis was away reached no socket here: once the subscription is
+    // back, send every followed session's state as it is now (Fanout.catchUp).
+    this.stopConnections = this.core.coordination.observeConnections?.((connection, event) => {
+      if (connection !== 'subscriber' || event !== 'recovered' || this.stopping) return;
+      void this.fanout.catchUp().then((sent) => this.core.logger.info({ frames: sent }, 'session states sent after redis came back'));
+    });
     this.ticker = setInterval(() => this.tick(Date.now()), this.tickMs);
     this.ticker.unref();
     this.heartbeat = setInterval(() => this.beat(), this.heartbeatMs / this.slices.length);
@@ -299,6 +306,7 @@ export class RealtimeServer {
     clearInterval(this.ticker);
     clearInterval(this.heartbeat);
     this.stopBus?.();
+    this.stopConnections?.();
     await this.unsubscribeEvents?.().catch(() => undefined);
     const open = this.slices.flatMap((slice) => [...slice]);
     const closed = open.map((ws) => new Promise<void>((resolve) => (ws.readyState === WebSocket.CLOSED ? resolve() : ws.once('close', () => resolve()))));

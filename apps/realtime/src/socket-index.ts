@@ -62,6 +62,11 @@ export class SocketIndex {
     return found;
   }
 
+  /** The ids of every session some socket follows, as a list of their own. */
+  followedSessions(): string[] {
+    return [...this.bySession.keys()];
+  }
+
   /** The sockets following the session (the live set: copy it before closing sockets while walking it). */
   followersOf(sessionId: string): ReadonlySet<HearthSocket> | undefined {
     return this.bySession.get(sessionId);

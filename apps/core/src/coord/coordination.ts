@@ -22,6 +22,13 @@ export type Unsubscribe = () => Promise<void>;
 /** A store command's name (a closed set the code decides), its duration and whether it succeeded. */
 export type CommandObserver = (command: string, seconds: number, ok: boolean) => void;
 
+/**
+ * A connection to the backing store lost (it was ready, then closed) or recovered (ready again after a
+ * loss, by the client's own reconnecting). `connection` names which: a closed set the code decides
+ * (Redis: `command` for commands and rate limits, `subscriber` for pub/sub).
+ */
+export type ConnectionObserver = (connection: string, event: 'lost' | 'recovered') => void;
+
 export interface Coordination {
   /**
    * Checks every limit and, only when none would be passed, counts the request against all of them,
@@ -34,6 +41,8 @@ export interface Coordination {
   ping(): Promise<boolean>;
   /** Hears every command sent to the backing store (Redis); absent where there is none (in-process). The answer stops it. */
   observeCommands?(observe: CommandObserver): () => void;
+  /** Hears the backing store's connections lost and recovered (Redis); absent where there is none. The answer stops it. */
+  observeConnections?(observe: ConnectionObserver): () => void;
   close(): Promise<void>;
 }
 

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { CommandObserver, Coordination, RateCheck, RateOutcome, Unsubscribe, nearestOf, windowOf } from './coordination';
+import { CommandObserver, ConnectionObserver, Coordination, RateCheck, RateOutcome, Unsubscribe, nearestOf, windowOf } from './coordination';
 
 /**
  * Rate-limit checks of one batch (the requests of one event-loop turn that share a hash tag), in one
@@ -88,6 +88,10 @@ export class RedisCoordination implements Coordination {
   private flushScheduled = false;
   /** Who hears each command's name, duration and outcome (the processes' metrics). */
   private readonly commandObservers = new Set<CommandObserver>();
+  /** Who hears the connections lost and recovered (the processes' metrics and logs). */
+  private readonly connectionObservers = new Set<ConnectionObserver>();
+  /** Set by close(): the connections we end ourselves are not "lost". */
+  private closing = false;
 
   constructor(private readonly url: string, private readonly options: RedisCoordinationOptions = {}) {
     this.prefix = options.prefix ?? 'hearth:';
@@ -103,6 +107,46 @@ export class RedisCoordination implements Coordination {
     this.command.defineCommand('hearthRateLimitBatch', { lua: RATE_LIMIT_BATCH_LUA });
     this.command.on('error', (err) => options.onError?.(err));
     this.timeCommands(this.command);
+    this.watchConnection(this.command, 'command');
+  }
+
+  observeConnections(observe: ConnectionObserver): () => void {
+    this.connectionObservers.add(observe);
+    return () => void this.connectionObservers.delete(observe);
+  }
+
+  /**
+   * Tells the observers when a connection that was ready closes, and when ioredis has connected it
+   * again by itself (its retry strategy reconnects forever; the subscriber then re-sends its
+   * SUBSCRIBEs, ioredis's autoResubscribe). A connection that never came up is not "lost".
+   */
+  private watchConnection(connection: Redis, name: 'command' | 'subscriber'): void {
+    let wasReady = false;
+    let lost = false;
+    const tell = (event: 'lost' | 'recovered') => {
+      for (const o of this.connectionObservers) o(name, event);
+    };
+    connection.on('ready', () => {
+      wasReady = true;
+      if (!lost) return;
+      // The subscriber is back only once Redis has taken its re-sent SUBSCRIBEs: commands of one
+      // connection run in order, so a PING answered after `ready` means they are in force (a listener
+      // that re-reads what it missed must not read before then). A PING that fails meets the next close.
+      const inForce = name === 'subscriber' ? connection.ping() : Promise.resolve('PONG');
+      inForce.then(
+        () => {
+          if (!lost || connection.status !== 'ready') return;
+          lost = false;
+          tell('recovered');
+        },
+        () => undefined,
+      );
+    });
+    connection.on('close', () => {
+      if (!wasReady || lost || this.closing) return;
+      lost = true;
+      tell('lost');
+    });
   }
 
   observeCommands(observe: CommandObserver): () => void {
@@ -224,6 +268,7 @@ export class RedisCoordination implements Coordination {
     if (!this.subscriber) {
       this.subscriber = new Redis(this.url, { maxRetriesPerRequest: null });
       this.timeCommands(this.subscriber);
+      this.watchConnection(this.subscriber, 'subscriber');
       this.subscriber.on('error', (err) => this.options.onError?.(err));
       this.subscriber.on('message', (ch: string, message: string) => {
         for (const handler of this.handlers.get(ch) ?? []) handler(message);
@@ -261,6 +306,7 @@ export class RedisCoordination implements Coordination {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     // QUIT waits for a connection; a client still trying to reach Redis is just dropped.
     const end = async (client?: Redis) => {
       if (client?.status === 'ready') await client.quit();

@@ -15,6 +15,9 @@ export interface MetricsClient<Registry> {
   Gauge: new (config: { name: string; help: string; labelNames?: readonly string[]; registers: Registry[]; collect?: () => void | Promise<void> }) => {
     set(labels: Labels, value: number): void;
   };
+  Counter: new (config: { name: string; help: string; labelNames?: readonly string[]; registers: Registry[] }) => {
+    inc(labels: Labels): void;
+  };
   Histogram: new (config: { name: string; help: string; labelNames?: readonly string[]; buckets: number[]; registers: Registry[] }) => {
     observe(labels: Labels, value: number): void;
   };
@@ -70,6 +73,22 @@ export function registerProcessMetrics<Registry>(client: MetricsClient<Registry>
       registers: [registry],
     });
     stops.push(coordination.observeCommands((command, seconds, ok) => commands.observe({ command, outcome: ok ? 'ok' : 'error' }, seconds)));
+  }
+  if (coordination?.observeConnections) {
+    // Losses and recoveries apart: a loss not followed by a recovery is a Redis still unreachable.
+    const lost = new client.Counter({
+      name: 'hearth_redis_connections_lost_total',
+      help: 'Redis connections that were ready and closed, by connection (command: commands and rate limits, subscriber: pub/sub)',
+      labelNames: ['connection'],
+      registers: [registry],
+    });
+    const recovered = new client.Counter({
+      name: 'hearth_redis_reconnects_total',
+      help: 'Redis connections ready again after a loss, reconnected by the process itself (the subscriber with its subscriptions), by connection',
+      labelNames: ['connection'],
+      registers: [registry],
+    });
+    stops.push(coordination.observeConnections((connection, event) => (event === 'lost' ? lost : recovered).inc({ connection })));
   }
   return () => stops.forEach((stop) => stop());
 }
