@@ -5,3 +5,4 @@ export * from './http/openapi';
 export * from './http/metrics';
 export { routeTable } from './routes';
 export * from './http/checks';
+export { MAX_JSON_DEPTH } from './http/body';

@@ -73,3 +73,4 @@ export * from './crashes/fingerprint';
 export * from './crashes/records';
 export * from './crashes/symbols';
 export * from './crashes/uploads';
+export { KEY_SET_FETCH } from './auth/idp';

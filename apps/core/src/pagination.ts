@@ -26,8 +26,11 @@ export class CursorCodec {
   decode<T>(listId: string, cursor: string): T {
     const dot = cursor.indexOf('.');
     const body = cursor.slice(0, dot);
-    const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(this.mac(listId, body), 'base64url');
+    // The signature's text is compared, not its decoded bytes: base64 decoding skips padding, spaces
+    // and stray characters, so `<cursor>=` decoded to the same bytes and was taken as the cursor
+    // itself (test/security/cursor-tampering.test.ts). A cursor is exactly the text the list made.
+    const given = Buffer.from(cursor.slice(dot + 1), 'utf8');
+    const expected = Buffer.from(this.mac(listId, body), 'utf8');
     if (dot <= 0 || given.length !== expected.length || !timingSafeEqual(given, expected)) {
       throw refuse.invalid('query.cursor', 'The cursor was not made by this list.');
     }

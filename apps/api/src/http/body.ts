@@ -109,6 +109,7 @@ function decodeUtf8(bytes: Buffer): string {
  * is not stripped but refused, so what a handler sees is always exactly what was sent.
  */
 export function parseJsonBody(text: string): unknown {
+  refuseDeepNesting(text);
   let value: unknown;
   try {
     // `safe` answers null for a forbidden key; malformed JSON still throws.
@@ -120,4 +121,28 @@ export function parseJsonBody(text: string): unknown {
     throw refuse.invalid('body', 'The body may not hold a "__proto__" key or a "constructor" with a "prototype".');
   }
   return value;
+}
+
+/**
+ * The deepest a JSON body may nest (arrays and objects), far past any real save or request. Without a
+ * bound, a save of `[[[[...` (a 512 KB body holds 260,000 levels) parsed fine but overflowed the stack
+ * of every recursive walk after it (the NUL check, the validator, JSON.stringify): a 500, found by
+ * test/security/api4-resource-consumption.test.ts. Refused on the text, before anything is built.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/** Counts bracket depth outside strings, in one pass over the text; past MAX_JSON_DEPTH is 400 naming body. */
+function refuseDeepNesting(text: string): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \\ */) i++; // an escape: the next character is never a closing quote
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth > MAX_JSON_DEPTH) throw refuse.invalid('body', `The body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`);
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+  }
 }

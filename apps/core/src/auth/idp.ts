@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, jwtVerify, errors as joseErrors } from 'jose';
+import { createLocalJWKSet, jwtVerify, errors as joseErrors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { ApiError, refuse } from '../errors';
 import type { EnvironmentContext } from '../tenancy/environments';
 
@@ -20,8 +20,66 @@ const TOKEN_FAULTS = [
   joseErrors.JOSENotSupported,
 ];
 
+/**
+ * How the provider's key set is fetched. jose's own remote key set bounds only the wait for the
+ * answer's head: a provider (or whatever answers at its URL) that sent its head and then trickled or
+ * stalled its body held the sign-in forever, and one that sent a gigabyte was read into memory whole
+ * (test/security/api10-unsafe-consumption.test.ts). Here the whole fetch has a deadline and the body
+ * a size bound; redirects are not followed (the URL is the manifest's, not wherever it points).
+ */
+export const KEY_SET_FETCH = { timeoutMs: 5_000, maxBytes: 256 * 1024, cooldownMs: 30_000, maxAgeMs: 10 * 60_000 };
+
+class ProviderUnreachable extends Error {}
+
+/** The provider's published keys, fetched with bounds, cached, and fetched again for an unknown key id at most once per cooldown. */
+class RemoteKeySet {
+  private keys: { get: JWTVerifyGetKey; fetchedAt: number } | undefined;
+  private pending: Promise<void> | undefined;
+
+  constructor(private readonly url: string) {}
+
+  readonly getKey: JWTVerifyGetKey = async (header, token) => {
+    if (!this.keys || Date.now() - this.keys.fetchedAt > KEY_SET_FETCH.maxAgeMs) await this.refresh();
+    try {
+      return await this.keys!.get(header, token);
+    } catch (err) {
+      // A key the set does not hold yet: the provider may have rotated; ask again, not more often than the cooldown.
+      if (!(err instanceof joseErrors.JWKSNoMatchingKey) || Date.now() - this.keys!.fetchedAt < KEY_SET_FETCH.cooldownMs) throw err;
+      await this.refresh();
+      return this.keys!.get(header, token);
+    }
+  };
+
+  private refresh(): Promise<void> {
+    this.pending ??= fetchKeySet(this.url)
+      .then((set) => void (this.keys = { get: createLocalJWKSet(set), fetchedAt: Date.now() }))
+      .finally(() => (this.pending = undefined));
+    return this.pending;
+  }
+}
+
+async function fetchKeySet(url: string): Promise<JSONWebKeySet> {
+  try {
+    const answer = await fetch(url, { signal: AbortSignal.timeout(KEY_SET_FETCH.timeoutMs), redirect: 'error', headers: { Accept: 'application/json' } });
+    if (answer.status !== 200 || !answer.body) throw new ProviderUnreachable(`the key set answered ${answer.status}`);
+    if (Number(answer.headers.get('content-length') ?? 0) > KEY_SET_FETCH.maxBytes) throw new ProviderUnreachable('the key set is too large');
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.length;
+      if (size > KEY_SET_FETCH.maxBytes) throw new ProviderUnreachable('the key set is too large');
+      chunks.push(chunk);
+    }
+    const set = JSON.parse(Buffer.concat(chunks).toString('utf8')) as JSONWebKeySet;
+    if (!set || !Array.isArray(set.keys)) throw new ProviderUnreachable('the key set holds no keys');
+    return set;
+  } catch (err) {
+    throw err instanceof ProviderUnreachable ? err : new ProviderUnreachable(String(err));
+  }
+}
+
 export class IdentityProviderVerifier {
-  private keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+  private keySets = new Map<string, RemoteKeySet>();
 
   async verify(env: EnvironmentContext, idToken: string): Promise<{ subject: string }> {
     const settings = env.identityProvider;
@@ -30,11 +88,11 @@ export class IdentityProviderVerifier {
     }
     let keySet = this.keySets.get(settings.jwksUri);
     if (!keySet) {
-      keySet = createRemoteJWKSet(new URL(settings.jwksUri), { timeoutDuration: 5000, cooldownDuration: 30_000 });
+      keySet = new RemoteKeySet(settings.jwksUri);
       this.keySets.set(settings.jwksUri, keySet);
     }
     try {
-      const { payload } = await jwtVerify(idToken, keySet, {
+      const { payload } = await jwtVerify(idToken, keySet.getKey, {
         issuer: settings.issuer,
         audience: settings.clientId,
         clockTolerance: 5,
@@ -48,7 +106,7 @@ export class IdentityProviderVerifier {
     } catch (err) {
       if (err instanceof ApiError) throw err;
       if (TOKEN_FAULTS.some((fault) => err instanceof fault)) throw refuse.unauthorized('The id token could not be verified.');
-      // Anything else is about reaching the provider's key set (network, timeout, bad JSON there).
+      // Anything else is about reaching the provider's key set (network, timeout, size, bad JSON there).
       throw refuse.unavailable('The identity provider could not be reached.');
     }
   }

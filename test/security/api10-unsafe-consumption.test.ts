@@ -1,0 +1,146 @@
+/**
+ * OWASP API Security Top 10 (2023), API10 "Unsafe consumption of APIs". The one outside service
+ * Hearth reads is the identity provider's key set (POST /auth/idp; its URL is the Project manifest's
+ * `identityProvider.jwksUri`). Hearth validates no store receipts and calls no webhook, so there is
+ * nothing else to consume (docs/reliability.md). A key set that is malformed, oversized, slow, stalled
+ * or redirected is refused cleanly: the sign-in answers 503 `unavailable` within the fetch deadline,
+ * nothing is made, and the API serves on with bounded memory. test/api/idp.test.ts holds the good
+ * provider, a dead one and one answering 500.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, KeyLike, SignJWT } from 'jose';
+import { KEY_SET_FETCH } from '@hearth/core';
+import { Harness, startHarness } from '../support/harness';
+import { call, expectError } from '../support/http';
+import { environment, project, standardManifests } from '../support/manifests';
+
+jest.setTimeout(60_000);
+
+const ISSUER = 'https://idp.example.test/auth';
+const CLIENT_ID = 'hearth-client-1';
+const DEPLOYMENT_ID = 'deployment-live-1';
+
+let h: Harness;
+let key: KeyLike;
+let goodKeys: unknown;
+const servers: http.Server[] = [];
+const timers = new Set<NodeJS.Timeout>();
+
+/** Each misbehaving provider: how it answers GET of its key set. */
+const PROVIDERS: Record<string, (res: http.ServerResponse) => void> = {
+  'not-json': (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('<html>login</html>'),
+  'no-keys': (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"keys":"all of them"}'),
+  // 20 MB declared: refused on the header.
+  'huge-declared': (res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': 20 * 1024 * 1024 });
+    res.write('{"keys":[');
+    const t = setTimeout(() => res.destroy(), 3_000);
+    timers.add(t);
+  },
+  // 20 MB chunked, no length: refused while it streams.
+  'huge-streamed': (res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write('{"keys":[],"pad":"');
+    const piece = 'x'.repeat(64 * 1024);
+    let sent = 0;
+    const more = () => {
+      while (sent < 20 * 1024 * 1024 && !res.destroyed) {
+        sent += piece.length;
+        if (!res.write(piece)) return void res.once('drain', more);
+      }
+      if (!res.destroyed) res.end('"}');
+    };
+    more();
+  },
+  // The head at once, then nothing.
+  stalled: (res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write('{"keys":[');
+  },
+  // The head at once, then a byte every 200 ms forever (each byte resets an idle timer).
+  trickle: (res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    const t = setInterval(() => (res.destroyed ? clearInterval(t) : res.write(' ')), 200);
+    timers.add(t);
+  },
+  'redirect-to-good': (res) => res.writeHead(302, { Location: goodUrl }).end(),
+};
+let goodUrl = '';
+
+async function listen(handler: (res: http.ServerResponse) => void): Promise<string> {
+  const server = http.createServer((_req, res) => handler(res));
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`;
+}
+
+beforeAll(async () => {
+  const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+  key = pair.privateKey;
+  goodKeys = { keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'ed-1', alg: 'EdDSA', use: 'sig' }] };
+  goodUrl = await listen((res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(goodKeys)));
+  const manifests = [...standardManifests()];
+  const add = (name: string, jwksUri: string) =>
+    manifests.push(project(name, { identityProvider: { issuer: ISSUER, jwksUri, clientId: CLIENT_ID, deploymentId: DEPLOYMENT_ID } }), environment(`${name}-live`, name));
+  add('good', goodUrl);
+  for (const [name, handler] of Object.entries(PROVIDERS)) add(name, await listen(handler));
+  h = await startHarness({ manifests });
+});
+afterAll(async () => {
+  for (const t of timers) clearInterval(t);
+  await h.close();
+  for (const server of servers) {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+});
+
+async function idToken(sub: string): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ pfdid: DEPLOYMENT_ID })
+    .setProtectedHeader({ alg: 'EdDSA', kid: 'ed-1' })
+    .setIssuer(ISSUER)
+    .setAudience(CLIENT_ID)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 600)
+    .setSubject(sub)
+    .sign(key);
+}
+
+const signInIdp = async (appKey: string, sub: string) => call(h.base, 'POST', '/auth/idp', { body: { appKey, idToken: await idToken(sub) } });
+
+test('the control: a well-behaved provider signs the player in', async () => {
+  expect((await signInIdp('good-live', 'api10-good')).status).toBe(201);
+});
+
+test.each(Object.keys(PROVIDERS))('a key set that is %s: 503 unavailable within the fetch deadline, no player made', async (name) => {
+  const rssBefore = process.memoryUsage().rss;
+  const started = Date.now();
+  const reply = await signInIdp(`${name}-live`, `api10-${name}`);
+  const tookMs = Date.now() - started;
+  expectError(reply, 503, 'unavailable');
+  expect(reply.body.message).toBe('The identity provider could not be reached.');
+  expect(tookMs).toBeLessThan(KEY_SET_FETCH.timeoutMs + 2_000);
+  expect(await h.db('player_identities').where({ provider: 'idp', subject: `api10-${name}` }).first()).toBeUndefined();
+  // The body was never held whole: memory grew by far less than the 20 MB a provider offered.
+  expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
+  console.log(`api10: ${name} → ${reply.status} ${reply.body.error} in ${tookMs} ms`);
+});
+
+test('a key set whose only key is of no known type: 401 (no key verifies the token, as after a rotation), no player made', async () => {
+  const url = await listen((res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"keys":[{"kty":"nope","kid":"ed-1"}]}'));
+  await h.apply([project('bad-keys', { identityProvider: { issuer: ISSUER, jwksUri: url, clientId: CLIENT_ID, deploymentId: DEPLOYMENT_ID } }), environment('bad-keys-live', 'bad-keys')]);
+  expectError(await signInIdp('bad-keys-live', 'api10-bad-keys'), 401, 'unauthorized');
+  expect(await h.db('player_identities').where({ provider: 'idp', subject: 'api10-bad-keys' }).first()).toBeUndefined();
+});
+
+test('five slow providers at once do not slow the rest of the API', async () => {
+  const slow = ['stalled', 'trickle', 'stalled', 'trickle', 'huge-declared'].map((name, i) => signInIdp(`${name}-live`, `api10-many-${i}`));
+  const started = Date.now();
+  const flags = await call(h.base, 'GET', '/flags', { token: h.serverKeys['alpha-live-key'] });
+  expect(flags.status).toBe(200);
+  expect(Date.now() - started).toBeLessThan(1_000);
+  for (const reply of await Promise.all(slow)) expectError(reply, 503, 'unavailable');
+  expect((await signInIdp('good-live', 'api10-good')).status).toBe(200);
+});
