@@ -192,7 +192,10 @@ test('kill -9 of API processes mid-load: acknowledged writes stay, every key act
     await waitForLoad(next + 40);
     await killMidLoad('api-b', b.service, b.port);
     stopAt = Math.min(MAX_OPERATIONS, next + OPERATIONS_AFTER);
-  })();
+  })().catch((err) => {
+    stopAt = next; // the clients stop after their current operation, not at MAX_OPERATIONS
+    throw err;
+  });
   await Promise.all([
     nemesis,
     ...Array.from({ length: CLIENTS }, async () => {
