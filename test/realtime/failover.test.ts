@@ -9,7 +9,6 @@
  * the first backend that accepts it (as an ingress whose health checks dropped the dead pod would).
  */
 import type { ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { isDeepStrictEqual as isEqual } from 'node:util';
 import WebSocket from 'ws';
 import { Harness, startHarness } from '../support/harness';
@@ -17,6 +16,7 @@ import { TEST_REDIS_URL } from '../support/env';
 import { call, signIn } from '../support/http';
 import { eventually, sleep } from '../support/wait';
 import { freePort, spawnHearth } from '../cli/run-hearth';
+import { Ingress, startIngress } from '../support/ingress';
 
 const WITHIN_MS = 10_000;
 
@@ -46,62 +46,6 @@ async function startRealtimeProcess(): Promise<{ child: ChildProcess; port: numb
     return fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
   }, WITHIN_MS, 50);
   return { child, port };
-}
-
-/**
- * The test's ingress: a TCP proxy that sends each new connection to the first backend accepting it.
- * A backend that is gone refuses the connection (ECONNREFUSED) and the next is tried; a connection cut
- * on one side is cut on the other, as a dead pod's connections are.
- */
-interface Ingress {
-  port: number;
-  /** Connections sent to each backend port. */
-  connectionsTo: Map<number, number>;
-  close(): Promise<void>;
-}
-
-async function startIngress(backends: number[]): Promise<Ingress> {
-  const connectionsTo = new Map<number, number>();
-  const open = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    open.add(client);
-    client.on('close', () => open.delete(client));
-    client.on('error', () => client.destroy());
-    client.pause();
-    const tryBackend = (i: number) => {
-      if (i >= backends.length) return client.destroy();
-      const upstream = net.connect(backends[i], '127.0.0.1');
-      upstream.once('error', () => {
-        upstream.destroy();
-        tryBackend(i + 1);
-      });
-      upstream.once('connect', () => {
-        connectionsTo.set(backends[i], (connectionsTo.get(backends[i]) ?? 0) + 1);
-        open.add(upstream);
-        upstream.removeAllListeners('error');
-        upstream.on('error', () => client.destroy());
-        upstream.on('close', () => {
-          open.delete(upstream);
-          client.destroy();
-        });
-        client.on('close', () => upstream.destroy());
-        client.pipe(upstream);
-        upstream.pipe(client);
-        client.resume();
-      });
-    };
-    tryBackend(0);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    connectionsTo,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of open) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 /**
