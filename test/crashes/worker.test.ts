@@ -134,6 +134,11 @@ test('queued uploads of both layouts become grouped crashes; malformed ones are 
 
   const all = [goodUe5, goodUe4, ...Object.values(poison), goodAfter];
   await eventually(allFinished(all), 60_000, 100);
+  // pg-boss marks a job completed once its handler has returned, a moment after the upload's state
+  // committed: wait for that too before counting the jobs (seen once as 'active' on a loaded machine).
+  const jobStates = async () =>
+    (await database.db.raw(`SELECT state, count(*)::int AS n FROM ${CRASH_QUEUE_SCHEMA}.job WHERE name = ? GROUP BY state`, [CRASH_UPLOAD_QUEUE])).rows;
+  await eventually(async () => (await jobStates()).every((row: { state: string }) => row.state !== 'active'), 10_000, 50);
 
   for (const [reason, id] of Object.entries(poison)) expect([reason, await uploadState(id)]).toEqual([reason, { state: 'poison', poison_reason: reason, crash_id: null }]);
   for (const id of [goodUe5, goodUe4, goodAfter]) expect(await uploadState(id)).toEqual({ state: 'recorded', poison_reason: null, crash_id: crashIdOf(id) });
@@ -169,8 +174,7 @@ test('queued uploads of both layouts become grouped crashes; malformed ones are 
   ]);
 
   // Every job completed, none left to retry: poison is never retried.
-  const jobs = await database.db.raw(`SELECT state, count(*)::int AS n FROM ${CRASH_QUEUE_SCHEMA}.job WHERE name = ? GROUP BY state`, [CRASH_UPLOAD_QUEUE]);
-  expect(jobs.rows).toEqual([{ state: 'completed', n: all.length }]);
+  expect(await jobStates()).toEqual([{ state: 'completed', n: all.length }]);
 
   const text = await metricsText(worker.metricsPort);
   expect(metric(text, 'hearth_crash_jobs_total{outcome="recorded"}')).toBe(3);
