@@ -75,6 +75,8 @@ export type SessionChange = Omit<SessionEvent, 'committedAt'>;
 interface SeatOutcome {
   removed?: SessionEvent['removed'];
   added?: string[];
+  /** The status the change moves the session to, written with the session's last statement. */
+  status?: SessionStatus;
 }
 
 const SEAT_COLUMNS = ['session_id', 'player_id', 'player_name', 'is_host', 'is_ready'];
@@ -193,10 +195,7 @@ export class SessionService {
       if (!seats.some((s) => s.player_id === playerId)) throw notSeated();
       if (session.status !== 'CONFIGURING') throw pastConfiguring();
       await trx('session_players').where({ session_id: sessionId, player_id: playerId }).update({ is_ready: isReady });
-      if (isReady && seats.every((s) => s.player_id === playerId || s.is_ready)) {
-        await trx('sessions').where({ id: sessionId }).update({ status: 'PREPARING_INSTANCE', updated_at: trx.fn.now() });
-      }
-      return {};
+      return isReady && seats.every((s) => s.player_id === playerId || s.is_ready) ? { status: 'PREPARING_INSTANCE' } : {};
     });
   }
 
@@ -317,7 +316,7 @@ export class SessionService {
       const locked = await this.lockSession(trx, env, sessionId);
       if (!locked) throw sessionNotFound();
       const outcome = await change(trx, locked, await this.seatsOf(trx, sessionId), adding);
-      const session = await this.afterSeatChange(trx, locked);
+      const session = await this.afterSeatChange(trx, locked, outcome.status);
       await this.publishAfterCommit(trx, [{ environmentId: env.id, session, removed: outcome.removed ?? [], added: outcome.added ?? [] }]);
       return session;
     });
@@ -328,11 +327,16 @@ export class SessionService {
    * CONFIGURING that nobody holds a seat in any more is closed (deleted); a session past CONFIGURING
    * stays, for its game server to report how it ended.
    */
-  private async afterSeatChange(trx: Tx, locked: SessionRow): Promise<PlatformSession> {
-    const row = (await trx('sessions').where({ id: locked.id }).first()) as SessionRow;
+  private async afterSeatChange(trx: Tx, locked: SessionRow, status?: SessionStatus): Promise<PlatformSession> {
     const seats = await this.seatsOf(trx, locked.id);
-    if (seats.length === 0 && row.status === 'CONFIGURING') await trx('sessions').where({ id: locked.id }).delete();
-    else await trx('sessions').where({ id: locked.id }).update({ updated_at: trx.fn.now() });
+    // One statement writes the session and answers it (a seat change is a round trip shorter). A change
+    // that empties the session moves no status, so the locked row's status is still the session's.
+    const sessions = trx('sessions').where({ id: locked.id });
+    const [row] = (
+      seats.length === 0 && locked.status === 'CONFIGURING'
+        ? await sessions.delete().returning('*')
+        : await sessions.update({ updated_at: trx.fn.now(), ...(status ? { status } : {}) }).returning('*')
+    ) as SessionRow[];
     return toSession(row, seats);
   }
 
