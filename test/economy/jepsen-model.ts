@@ -58,6 +58,26 @@ export interface Operation<A> {
   answers: A[];
 }
 
+/**
+ * Sends an operation as its pattern says: once; two or three copies at once (`race`); again after a
+ * pause of up to 30 ms (`later`); two at once, then again (`both`).
+ */
+export async function sendAsPatterned<A>(op: Operation<A>, send: (op: Operation<A>) => Promise<void>, rand: () => number): Promise<void> {
+  const pause = () => new Promise((r) => setTimeout(r, Math.floor(rand() * 30)));
+  if (op.pattern === 'once') await send(op);
+  if (op.pattern === 'race') await Promise.all(Array.from({ length: 2 + Math.floor(rand() * 2) }, () => send(op)));
+  if (op.pattern === 'later') {
+    await send(op);
+    await pause();
+    await send(op);
+  }
+  if (op.pattern === 'both') {
+    await Promise.all([send(op), send(op)]);
+    await pause();
+    await send(op);
+  }
+}
+
 /** `count` operations on `players`, keys `${label}-${i}` (a move's reference is `op ${i}`). */
 export function makeOperations<A>(rand: () => number, players: string[], count: number, label: string): Operation<A>[] {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];

@@ -11,7 +11,7 @@
  */
 import { Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
-import { LedgerCheck, MOVE_REFUSALS, Operation, PURCHASE_REFUSALS, jepsenManifests, makeOperations, pathOf, random } from './jepsen-model';
+import { LedgerCheck, MOVE_REFUSALS, Operation, PURCHASE_REFUSALS, jepsenManifests, makeOperations, pathOf, random, sendAsPatterned } from './jepsen-model';
 
 jest.setTimeout(60_000);
 
@@ -45,21 +45,7 @@ describe('currency moves under concurrency and retries', () => {
       // Asserted once every client is done: a client that threw here would leave the others running.
       op.answers.push({ status: reply.status, body: reply.body, checked: reply.contract.checked });
     };
-    const pause = () => new Promise((r) => setTimeout(r, Math.floor(rand() * 30)));
-    const run = async (op: Operation<Answer>) => {
-      if (op.pattern === 'once') await send(op);
-      if (op.pattern === 'race') await Promise.all(Array.from({ length: 2 + Math.floor(rand() * 2) }, () => send(op)));
-      if (op.pattern === 'later') {
-        await send(op);
-        await pause();
-        await send(op);
-      }
-      if (op.pattern === 'both') {
-        await Promise.all([send(op), send(op)]);
-        await pause();
-        await send(op);
-      }
-    };
+    const run = (op: Operation<Answer>) => sendAsPatterned(op, send, rand);
 
     const started = Date.now();
     let next = 0;

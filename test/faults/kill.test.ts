@@ -30,7 +30,7 @@ import { Ingress, startIngress } from '../support/ingress';
 import { freePort } from '../support/ports';
 import { stopProcess } from '../support/processes';
 import { sleep } from '../support/wait';
-import { LedgerCheck, MOVE_REFUSALS, Operation, PURCHASE_REFUSALS, jepsenManifests, makeOperations, pathOf, random } from '../economy/jepsen-model';
+import { LedgerCheck, MOVE_REFUSALS, Operation, PURCHASE_REFUSALS, jepsenManifests, makeOperations, pathOf, random, sendAsPatterned } from '../economy/jepsen-model';
 
 jest.setTimeout(120_000);
 
@@ -154,21 +154,7 @@ test('kill -9 of API processes mid-load: acknowledged writes stay, every key act
       }
     }
   };
-  const pause = () => sleep(Math.floor(rand() * 30));
-  const run = async (op: Op) => {
-    if (op.pattern === 'once') await send(op);
-    if (op.pattern === 'race') await Promise.all(Array.from({ length: 2 + Math.floor(rand() * 2) }, () => send(op)));
-    if (op.pattern === 'later') {
-      await send(op);
-      await pause();
-      await send(op);
-    }
-    if (op.pattern === 'both') {
-      await Promise.all([send(op), send(op)]);
-      await pause();
-      await send(op);
-    }
-  };
+  const run = (op: Op) => sendAsPatterned(op, send, rand);
 
   // The nemesis: kill A mid-load, start a fresh C, kill B once C serves (C then carries the load).
   let next = 0;

@@ -277,6 +277,22 @@ export async function readBack(base: string, serverKey: string, load: Load, play
   return perPlayer;
 }
 
+/**
+ * Nothing durable lost or doubled, read back through the API: every acknowledged credit once in the
+ * ledger (by its reference, the key), the balance their sum, every acknowledged save holding the data
+ * last written. Answers what it read, for the figures.
+ */
+export async function expectNothingLostOrDoubled(base: string, serverKey: string, load: Load, players: Player[]) {
+  const durable = await readBack(base, serverKey, load, players);
+  for (const p of durable) {
+    const keys = [...load.credited.get(p.id)!].sort();
+    expect(keys.length).toBeGreaterThan(0);
+    expect({ id: p.id, references: p.references, balance: p.balance }).toEqual({ id: p.id, references: keys, balance: keys.length * CREDIT_AMOUNT });
+    expect(p.slots).toEqual(Object.fromEntries(load.saved.get(p.id)!));
+  }
+  return durable;
+}
+
 /** Fails the test when a stack's process died during the run (its log's tail says why). */
 export function expectAlive(service: HearthService): void {
   if (service.child.exitCode !== null || service.child.signalCode !== null) throw new Error(`${service.name} exited (${service.child.exitCode ?? service.child.signalCode}):\n${logTail(service.log)}`);

@@ -11,6 +11,7 @@ import { HearthCore, RedisCoordination, createLogger } from '@hearth/core';
 import { ApiServer, SLOW_CLIENT_TIMEOUTS, startApiServer } from '@hearth/api';
 import { createTestDatabase, TestDatabase } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
+import { trickle as trickleOn } from '../support/raw-http';
 
 const TIMEOUTS = { headersMs: 600, requestMs: 1_500, checkEveryMs: 100 };
 
@@ -35,32 +36,8 @@ afterAll(async () => {
   await database.drop();
 });
 
-/**
- * Opens a raw connection, sends `first`, then `trickle` every 100 ms until the server closes it or
- * `giveUpMs` passes; answers what the server sent and when it closed (ms after opening).
- */
-function trickle(first: string, piece: string, giveUpMs: number): Promise<{ answer: string; closedAfterMs: number | null }> {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const socket = net.connect(port, '127.0.0.1');
-    let answer = '';
-    let timer: NodeJS.Timeout | undefined;
-    const done = (closedAfterMs: number | null) => {
-      clearInterval(timer);
-      clearTimeout(giveUp);
-      socket.destroy();
-      resolve({ answer, closedAfterMs });
-    };
-    const giveUp = setTimeout(() => done(null), giveUpMs);
-    socket.on('connect', () => {
-      socket.write(first);
-      timer = setInterval(() => socket.write(piece), 100);
-    });
-    socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
-    socket.on('error', () => undefined);
-    socket.on('close', () => done(Date.now() - started));
-  });
-}
+/** A slow client on the API under test (test/support/raw-http.ts). */
+const trickle = (first: string, piece: string, giveUpMs: number) => trickleOn(port, first, piece, giveUpMs);
 
 test('the defaults bound a whole request to two minutes and its headers to 20 s', () => {
   expect(SLOW_CLIENT_TIMEOUTS).toEqual({ headersMs: 20_000, requestMs: 120_000, checkEveryMs: 5_000 });

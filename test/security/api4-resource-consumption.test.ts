@@ -15,7 +15,7 @@
  * exactly under concurrent bursts, long query strings inside node's limit, many slow chunked bodies
  * at once, and the process's memory across all of it.
  */
-import net from 'node:net';
+import { trickle } from '../support/raw-http';
 import { randomBytes } from 'node:crypto';
 import { HearthCore, RedisCoordination, createLogger } from '@hearth/core';
 import { ApiServer, MAX_JSON_DEPTH, startApiServer } from '@hearth/api';
@@ -241,28 +241,13 @@ describe('slow chunked bodies, many at once (one at a time: test/http/slow-clien
   });
 
   /** A chunked body that sends one byte-chunk every 100 ms and never ends; resolves with the answer and when it closed. */
-  function trickleForever(): Promise<{ answer: string; closedAfterMs: number | null }> {
-    return new Promise((resolve) => {
-      const started = Date.now();
-      const socket = net.connect(port, '127.0.0.1');
-      let answer = '';
-      let timer: NodeJS.Timeout | undefined;
-      const done = (closedAfterMs: number | null) => {
-        clearInterval(timer);
-        clearTimeout(giveUp);
-        socket.destroy();
-        resolve({ answer, closedAfterMs });
-      };
-      const giveUp = setTimeout(() => done(null), 10_000);
-      socket.on('connect', () => {
-        socket.write(`POST /v1/auth/server HTTP/1.1\r\nHost: hearth\r\nAuthorization: Bearer ${server}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n`);
-        timer = setInterval(() => socket.write('1\r\n \r\n'), 100);
-      });
-      socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
-      socket.on('error', () => undefined);
-      socket.on('close', () => done(Date.now() - started));
-    });
-  }
+  const trickleForever = () =>
+    trickle(
+      port,
+      `POST /v1/auth/server HTTP/1.1\r\nHost: hearth\r\nAuthorization: Bearer ${server}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n`,
+      '1\r\n \r\n',
+      10_000,
+    );
 
   test(`${SLOW} chunked bodies that trickle forever are each cut at the request deadline, and others are served meanwhile`, async () => {
     const playersBefore = Number((await h.db('players').count({ n: '*' }).first())!.n);

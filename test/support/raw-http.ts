@@ -125,3 +125,31 @@ export function rawExchange(base: string, bytes: string | Buffer, withinMs = 500
     });
   });
 }
+
+/**
+ * Opens a raw connection to `port` on 127.0.0.1, sends `first`, then `piece` every 100 ms until the
+ * server closes it or `giveUpMs` passes: a slow client. Answers what the server sent and when it
+ * closed (ms after opening; null when it never did).
+ */
+export function trickle(port: number, first: string, piece: string, giveUpMs: number): Promise<{ answer: string; closedAfterMs: number | null }> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = net.connect(port, '127.0.0.1');
+    let answer = '';
+    let timer: NodeJS.Timeout | undefined;
+    const done = (closedAfterMs: number | null) => {
+      clearInterval(timer);
+      clearTimeout(giveUp);
+      socket.destroy();
+      resolve({ answer, closedAfterMs });
+    };
+    const giveUp = setTimeout(() => done(null), giveUpMs);
+    socket.on('connect', () => {
+      socket.write(first);
+      timer = setInterval(() => socket.write(piece), 100);
+    });
+    socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => done(Date.now() - started));
+  });
+}
