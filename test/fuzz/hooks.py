@@ -5,8 +5,8 @@ draws ids (players, sessions, items, inventories) from both environments (the co
 An answer that acts on, or shows, an id of the other environment is a cross-tenant leak.
 """
 
+import itertools
 import os
-import random
 
 import schemathesis
 
@@ -34,6 +34,9 @@ def foreign_ids_stay_foreign(ctx, response, case):
     return None
 
 
+_ADDRESSES = itertools.count()
+
+
 @schemathesis.hook
 def before_call(context, case, kwargs):
     """Each request comes from an address of its own, as players behind the ingress do.
@@ -46,4 +49,7 @@ def before_call(context, case, kwargs):
     """
     if case.headers is None:
         case.headers = {}
-    case.headers["X-Forwarded-For"] = f"198.18.{random.randrange(256)}.{random.randrange(1, 255)}"
+    # A counter, not `random`: hypothesis seeds the random module for each example, so every case
+    # would draw the same address.
+    n = next(_ADDRESSES)
+    case.headers["X-Forwarded-For"] = f"198.18.{(n // 254) % 256}.{n % 254 + 1}"
