@@ -631,3 +631,47 @@ test('the OpenAPI document describes every sessions route with its refusals', as
     for (const status of statuses) expect({ path, status, has: status in op.responses }).toEqual({ path, status, has: true });
   }
 });
+
+describe('every seat change answers the session as it then stands', () => {
+  // The changes build their answer (and event) from the seats they wrote, without reading them again:
+  // each answer must equal what GET reads right after, and so must the event it published.
+  test('create, joins, ready, promote, kick, leave and the ready that starts the match: answer = event = GET', async () => {
+    const host = await newPlayer(h);
+    const a = await newPlayer(h);
+    const b = await newPlayer(h);
+    const c = await newPlayer(h);
+    const created = await newSession(h, host);
+    const id: string = created.id;
+    const read = async () => (await call(h.base, 'GET', `/sessions/${id}`, { token: host.token })).body;
+    expect(created).toEqual(await read());
+
+    const steps: Array<[string, () => Promise<{ status: number; body: any }>, TestPlayer]> = [
+      ['a joins', () => join(h, a, id), host],
+      ['b joins', () => join(h, b, id, { playerName: 'Bee' }), host],
+      ['c joins', () => join(h, c, id), host],
+      ['a readies', () => call(h.base, 'POST', `/sessions/${id}/ready`, { token: a.token, body: { isReady: true } }), host],
+      ['a unreadies', () => call(h.base, 'POST', `/sessions/${id}/ready`, { token: a.token, body: { isReady: false } }), host],
+      ['host promotes b', () => call(h.base, 'POST', `/sessions/${id}/players/${b.id}/promote`, { token: host.token, body: {} }), b],
+      ['b kicks c', () => call(h.base, 'POST', `/sessions/${id}/players/${c.id}/kick`, { token: b.token, body: {} }), b],
+      ['host readies', () => call(h.base, 'POST', `/sessions/${id}/ready`, { token: host.token, body: { isReady: true } }), b],
+      ['a readies', () => call(h.base, 'POST', `/sessions/${id}/ready`, { token: a.token, body: { isReady: true } }), b],
+      ['b readies last: the match starts', () => call(h.base, 'POST', `/sessions/${id}/ready`, { token: b.token, body: { isReady: true } }), b],
+    ];
+    let events = 1;
+    for (const [name, step, reader] of steps) {
+      const reply = await step();
+      const now = (await call(h.base, 'GET', `/sessions/${id}`, { token: reader.token })).body;
+      expect({ name, status: reply.status, answer: reply.body }).toEqual({ name, status: 200, answer: now });
+      const published = await log.waitFor(id, ++events);
+      expect({ name, event: published[events - 1].session }).toEqual({ name, event: now });
+    }
+    expect(await read()).toMatchObject({ status: 'PREPARING_INSTANCE' });
+
+    // Leaving answers 204; the event carries the session without the seat, as GET then reads it.
+    const left = await call(h.base, 'POST', `/sessions/${id}/leave`, { token: a.token });
+    expect(left.status).toBe(204);
+    const afterLeave = (await call(h.base, 'GET', `/sessions/${id}`, { token: b.token })).body;
+    expect((await log.waitFor(id, ++events))[events - 1].session).toEqual(afterLeave);
+    expect(afterLeave.players.map((p: { playerId: string }) => p.playerId)).toEqual([host.id, b.id]);
+  });
+});

@@ -77,6 +77,11 @@ interface SeatOutcome {
   added?: string[];
   /** The status the change moves the session to, written with the session's last statement. */
   status?: SessionStatus;
+  /**
+   * The seats after the change, in seat order, as the change wrote them: the session's answer and
+   * event are made from these without reading the seats again.
+   */
+  seats: SeatRow[];
 }
 
 const SEAT_COLUMNS = ['session_id', 'player_id', 'player_name', 'is_host', 'is_ready'];
@@ -161,8 +166,7 @@ export class SessionService {
           seats: env.project.sessionSeats,
         })
         .returning('*')) as SessionRow[];
-      await this.insertSeat(trx, env, row.id, playerId, input, player, true);
-      const session = toSession(row, await this.seatsOf(trx, row.id));
+      const session = toSession(row, [await this.insertSeat(trx, env, row.id, playerId, input, player, true)]);
       await this.publishAfterCommit(trx, [{ environmentId: env.id, session, removed: [], added: [playerId] }]);
       return session;
     });
@@ -175,8 +179,8 @@ export class SessionService {
       if (seats.length >= session.seats) {
         throw refuse.conflict(`The session is full: it seats ${session.seats}.`, { limit: Number(session.seats) });
       }
-      await this.insertSeat(trx, env, sessionId, playerId, input, player!, false);
-      return { added: [playerId] };
+      // A new seat's seat_order is the highest yet (an identity column): it goes last.
+      return { added: [playerId], seats: [...seats, await this.insertSeat(trx, env, sessionId, playerId, input, player!, false)] };
     });
   }
 
@@ -185,7 +189,7 @@ export class SessionService {
     await this.seatChange(db, env, sessionId, {}, async (trx, _session, seats) => {
       if (!seats.some((s) => s.player_id === playerId)) throw notSeated();
       await trx('session_players').where({ session_id: sessionId, player_id: playerId }).delete();
-      return { removed: [{ playerId, reason: 'left' }] };
+      return { removed: [{ playerId, reason: 'left' }], seats: seats.filter((s) => s.player_id !== playerId) };
     });
   }
 
@@ -195,7 +199,8 @@ export class SessionService {
       if (!seats.some((s) => s.player_id === playerId)) throw notSeated();
       if (session.status !== 'CONFIGURING') throw pastConfiguring();
       await trx('session_players').where({ session_id: sessionId, player_id: playerId }).update({ is_ready: isReady });
-      return isReady && seats.every((s) => s.player_id === playerId || s.is_ready) ? { status: 'PREPARING_INSTANCE' } : {};
+      const after = seats.map((s) => (s.player_id === playerId ? { ...s, is_ready: isReady } : s));
+      return after.every((s) => s.is_ready) ? { status: 'PREPARING_INSTANCE', seats: after } : { seats: after };
     });
   }
 
@@ -204,7 +209,7 @@ export class SessionService {
     return this.seatChange(db, env, sessionId, {}, async (trx, session, seats) => {
       this.hostAction(session, seats, callerId, targetId);
       await trx('session_players').where({ session_id: sessionId, player_id: targetId }).delete();
-      return { removed: [{ playerId: targetId, reason: 'kicked' }] };
+      return { removed: [{ playerId: targetId, reason: 'kicked' }], seats: seats.filter((s) => s.player_id !== targetId) };
     });
   }
 
@@ -217,7 +222,7 @@ export class SessionService {
         await trx('session_players').where({ session_id: sessionId, player_id: callerId }).update({ is_host: false });
         await trx('session_players').where({ session_id: sessionId, player_id: targetId }).update({ is_host: true });
       }
-      return {};
+      return { seats: seats.map((s) => (s.player_id === callerId || s.player_id === targetId ? { ...s, is_host: s.player_id === targetId } : s)) };
     });
   }
 
@@ -272,7 +277,7 @@ export class SessionService {
         if (!locked) continue;
         const n = await trx('session_players').where({ session_id: sessionId, player_id: playerId }).delete();
         if (n === 0) continue;
-        const session = await this.afterSeatChange(trx, locked);
+        const session = await this.afterSeatChange(trx, locked, await this.seatsOf(trx, sessionId));
         events.push({ environmentId: env.id, session, removed: [{ playerId, reason: 'deleted' }], added: [] });
       }
       await this.publishAfterCommit(trx, events);
@@ -316,7 +321,7 @@ export class SessionService {
       const locked = await this.lockSession(trx, env, sessionId);
       if (!locked) throw sessionNotFound();
       const outcome = await change(trx, locked, await this.seatsOf(trx, sessionId), adding);
-      const session = await this.afterSeatChange(trx, locked, outcome.status);
+      const session = await this.afterSeatChange(trx, locked, outcome.seats, outcome.status);
       await this.publishAfterCommit(trx, [{ environmentId: env.id, session, removed: outcome.removed ?? [], added: outcome.added ?? [] }]);
       return session;
     });
@@ -327,8 +332,7 @@ export class SessionService {
    * CONFIGURING that nobody holds a seat in any more is closed (deleted); a session past CONFIGURING
    * stays, for its game server to report how it ended.
    */
-  private async afterSeatChange(trx: Tx, locked: SessionRow, status?: SessionStatus): Promise<PlatformSession> {
-    const seats = await this.seatsOf(trx, locked.id);
+  private async afterSeatChange(trx: Tx, locked: SessionRow, seats: SeatRow[], status?: SessionStatus): Promise<PlatformSession> {
     // One statement writes the session and answers it (a seat change is a round trip shorter). A change
     // that empties the session moves no status, so the locked row's status is still the session's.
     const sessions = trx('sessions').where({ id: locked.id });
@@ -350,15 +354,18 @@ export class SessionService {
   }
 
   /** A seat: its name as asked (filtered) or the player's; `uniqueNetId` is stored, never answered. */
-  private async insertSeat(trx: Tx, env: EnvironmentContext, sessionId: string, playerId: string, input: SeatInput, player: PlayerRow, isHost: boolean): Promise<void> {
-    await trx('session_players').insert({
-      session_id: sessionId,
-      player_id: playerId,
-      environment_id: env.id,
-      player_name: seatName(env, input.playerName, player.display_name),
-      unique_net_id: input.uniqueNetId ?? null,
-      is_host: isHost,
-    });
+  private async insertSeat(trx: Tx, env: EnvironmentContext, sessionId: string, playerId: string, input: SeatInput, player: PlayerRow, isHost: boolean): Promise<SeatRow> {
+    const [seat] = (await trx('session_players')
+      .insert({
+        session_id: sessionId,
+        player_id: playerId,
+        environment_id: env.id,
+        player_name: seatName(env, input.playerName, player.display_name),
+        unique_net_id: input.uniqueNetId ?? null,
+        is_host: isHost,
+      })
+      .returning(SEAT_COLUMNS)) as SeatRow[];
+    return seat;
   }
 
   private async lockSession(trx: Tx, env: EnvironmentContext, sessionId: string): Promise<SessionRow | null> {
