@@ -77,17 +77,17 @@ function validate(fn: ValidateFunction, value: unknown, prefix: string): void {
   refuseNul(value, prefix);
 }
 
+/** A high surrogate not followed by a low one, or a low one not after a high one (String#isWellFormed, ES2024). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /**
  * No text the API keeps may hold U+0000: PostgreSQL's text cannot store it (it refuses the whole
  * statement, which was a 500 until the fuzzer found it: docs/reliability.md). Refused for every input,
- * keys of free-form objects included, with the field that holds it (docs/api-conventions.md). *
+ * keys of free-form objects included, with the field that holds it (docs/api-conventions.md).
  * Nor a lone UTF-16 surrogate (JSON's `"\ud800"`): it is not Unicode, so it cannot be stored as sent.
  * Accepted, PostgreSQL kept U+FFFD in its place, so the sign-in subjects "a\ud800b" and "a\udc00b"
  * became one player, and a save read back other than written (test/security/api8-misconfiguration.test.ts).
  */
-/** A high surrogate not followed by a low one, or a low one not after a high one (String#isWellFormed, ES2024). */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 function refuseNul(value: unknown, field: string): void {
   if (typeof value === 'string') {
     if (value.includes('\u0000')) throw refuse.invalid(field, `${field} must not contain the NUL character (U+0000).`);
