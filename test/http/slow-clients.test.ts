@@ -7,32 +7,23 @@
  */
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { HearthCore, RedisCoordination, createLogger } from '@hearth/core';
-import { ApiServer, SLOW_CLIENT_TIMEOUTS, startApiServer } from '@hearth/api';
-import { createTestDatabase, TestDatabase } from '../support/harness';
-import { TEST_REDIS_URL } from '../support/env';
+import { SLOW_CLIENT_TIMEOUTS } from '@hearth/api';
+import { ApiInstance, createTestDatabase, startApiInstance, TestDatabase } from '../support/harness';
 import { trickle as trickleOn } from '../support/raw-http';
 
 const TIMEOUTS = { headersMs: 600, requestMs: 1_500, checkEveryMs: 100 };
 
 let database: TestDatabase;
-let coordination: RedisCoordination;
-let core: HearthCore;
-let api: ApiServer;
+let api: ApiInstance;
 let port: number;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  coordination = new RedisCoordination(TEST_REDIS_URL, { prefix: `hearth-test:${randomBytes(6).toString('hex')}:` });
-  core = new HearthCore({ db: database.db, coordination, masterKey: randomBytes(32), logger: createLogger('silent') });
-  await core.start();
-  api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: null, timeouts: TIMEOUTS });
-  port = Number(new URL(api.url).port);
+  api = await startApiInstance({ db: database.db, redisPrefix: `hearth-test:${randomBytes(6).toString('hex')}:`, masterKey: randomBytes(32), timeouts: TIMEOUTS });
+  port = Number(new URL(api.api.url).port);
 });
 afterAll(async () => {
-  await api.close();
-  await core.stop();
-  await coordination.close();
+  await api.stop();
   await database.drop();
 });
 

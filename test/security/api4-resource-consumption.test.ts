@@ -17,12 +17,10 @@
  */
 import { trickle } from '../support/raw-http';
 import { randomBytes } from 'node:crypto';
-import { HearthCore, RedisCoordination, createLogger } from '@hearth/core';
-import { ApiServer, MAX_JSON_DEPTH, startApiServer } from '@hearth/api';
-import { Harness, startHarness } from '../support/harness';
+import { MAX_JSON_DEPTH } from '@hearth/api';
+import { ApiInstance, Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError, signIn, type Reply } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
-import { TEST_REDIS_URL } from '../support/env';
 import { sleep } from '../support/wait';
 
 jest.setTimeout(90_000);
@@ -222,22 +220,15 @@ describe('many small requests: the limits hold exactly under concurrent bursts',
 describe('slow chunked bodies, many at once (one at a time: test/http/slow-clients.test.ts)', () => {
   const TIMEOUTS = { headersMs: 600, requestMs: 1_500, checkEveryMs: 100 };
   const SLOW = 100;
-  let coordination: RedisCoordination;
-  let core: HearthCore;
-  let api: ApiServer;
+  let api: ApiInstance;
   let port: number;
 
   beforeAll(async () => {
-    coordination = new RedisCoordination(TEST_REDIS_URL, { prefix: `hearth-test:${randomBytes(6).toString('hex')}:` });
-    core = new HearthCore({ db: h.db, coordination, masterKey: h.masterKey, logger: createLogger('silent') });
-    await core.start();
-    api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: null, timeouts: TIMEOUTS });
-    port = Number(new URL(api.url).port);
+    api = await startApiInstance({ db: h.db, redisPrefix: `hearth-test:${randomBytes(6).toString('hex')}:`, masterKey: h.masterKey, timeouts: TIMEOUTS });
+    port = Number(new URL(api.api.url).port);
   });
   afterAll(async () => {
-    await api.close();
-    await core.stop();
-    await coordination.close();
+    await api.stop();
   });
 
   /** A chunked body that sends one byte-chunk every 100 ms and never ends; resolves with the answer and when it closed. */
@@ -254,7 +245,7 @@ describe('slow chunked bodies, many at once (one at a time: test/http/slow-clien
     const slow = Array.from({ length: SLOW }, trickleForever);
     await sleep(300);
     const started = Date.now();
-    const meanwhile = await fetch(`${api.url}/v1/flags`, { headers: { Authorization: `Bearer ${server}` } });
+    const meanwhile = await fetch(`${api.base}/flags`, { headers: { Authorization: `Bearer ${server}` } });
     const servedInMs = Date.now() - started;
     expect(meanwhile.status).toBe(200);
     expect(servedInMs).toBeLessThan(1_000);

@@ -21,7 +21,7 @@ import {
   type AnyManifest,
   type ProxyTrust,
 } from '@hearth/core';
-import { startApiServer, ApiServer, AnyRoute } from '@hearth/api';
+import { startApiServer, ApiServer, AnyRoute, type SlowClientTimeouts } from '@hearth/api';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl, templateName } from './env';
 import { Manifests, standardManifests } from './manifests';
 import { declareTestRoutes } from './contract';
@@ -69,11 +69,13 @@ export async function startApiInstance(opts: {
   extraRoutes?: AnyRoute[];
   trustedProxies?: ProxyTrust;
   objectStore?: ObjectStore;
+  /** Slow-client deadlines, shortened by the tests of slow clients. */
+  timeouts?: Partial<SlowClientTimeouts>;
 }): Promise<ApiInstance> {
   const coordination = new RedisCoordination(TEST_REDIS_URL, { prefix: opts.redisPrefix });
   const core = new HearthCore({ db: opts.db, coordination, masterKey: opts.masterKey, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), objectStore: opts.objectStore });
   await core.start();
-  const api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0, extraRoutes: opts.extraRoutes, trustedProxies: opts.trustedProxies });
+  const api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0, extraRoutes: opts.extraRoutes, trustedProxies: opts.trustedProxies, timeouts: opts.timeouts });
   // The test client checks answers against the document; the test's own routes are not in it.
   declareTestRoutes(opts.extraRoutes ?? []);
   return {
