@@ -58,9 +58,32 @@ class RemoteKeySet {
   }
 }
 
+/**
+ * The whole fetch races one deadline of its own: aborting the request's signal alone did not always
+ * end a read of a body that had stalled (the sign-in then waited past any bound, seen in
+ * test/security/api10). On the deadline the request is aborted and the fetch answered unreachable.
+ */
 async function fetchKeySet(url: string): Promise<JSONWebKeySet> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new ProviderUnreachable('the key set did not arrive in time'));
+    }, KEY_SET_FETCH.timeoutMs);
+  });
+  const reading = readKeySet(url, controller.signal);
+  reading.catch(() => undefined); // settled after the deadline, if ever: nobody waits for it then
   try {
-    const answer = await fetch(url, { signal: AbortSignal.timeout(KEY_SET_FETCH.timeoutMs), redirect: 'error', headers: { Accept: 'application/json' } });
+    return await Promise.race([reading, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function readKeySet(url: string, signal: AbortSignal): Promise<JSONWebKeySet> {
+  try {
+    const answer = await fetch(url, { signal, redirect: 'error', headers: { Accept: 'application/json' } });
     if (answer.status !== 200 || !answer.body) throw new ProviderUnreachable(`the key set answered ${answer.status}`);
     if (Number(answer.headers.get('content-length') ?? 0) > KEY_SET_FETCH.maxBytes) throw new ProviderUnreachable('the key set is too large');
     const chunks: Uint8Array[] = [];
