@@ -5,14 +5,11 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, KeyLike, SignJWT } from 'jose';
+import { generateKeyPair, KeyLike } from 'jose';
 import { Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
+import { idpSettings as settings, IdTokenOptions, publicJwk, signIdToken } from '../support/idp';
 import { environment, plan, project, standardManifests } from '../support/manifests';
-
-const ISSUER = 'https://idp.example.test/auth';
-const CLIENT_ID = 'hearth-client-1';
-const DEPLOYMENT_ID = 'deployment-live-1';
 
 let h: Harness;
 let provider: http.Server;
@@ -37,8 +34,8 @@ beforeAll(async () => {
   edKey = ed.privateKey;
   rsaKey = rsa.privateKey;
   const keys = [
-    { ...(await exportJWK(ed.publicKey)), kid: 'ed-1', alg: 'EdDSA', use: 'sig' },
-    { ...(await exportJWK(rsa.publicKey)), kid: 'rsa-1', alg: 'RS256', use: 'sig' },
+    await publicJwk(ed.publicKey, 'ed-1', 'EdDSA'),
+    await publicJwk(rsa.publicKey, 'rsa-1', 'RS256'),
   ];
   provider = http.createServer((req, res) => {
     if (req.url === '/jwks') {
@@ -58,7 +55,6 @@ beforeAll(async () => {
   brokenProvider = http.createServer((_req, res) => res.writeHead(500).end('oops'));
   brokenUrl = `http://127.0.0.1:${await listen(brokenProvider)}/jwks`;
 
-  const settings = (jwksUri: string) => ({ issuer: ISSUER, jwksUri, clientId: CLIENT_ID, deploymentId: DEPLOYMENT_ID });
   h = await startHarness({
     manifests: [
       ...standardManifests(),
@@ -84,31 +80,8 @@ afterAll(async () => {
   await new Promise((r) => brokenProvider.close(r));
 });
 
-interface IdTokenOptions {
-  sub?: string | null;
-  iss?: string;
-  aud?: string;
-  pfdid?: string | null;
-  exp?: number;
-  key?: KeyLike;
-  alg?: string;
-  kid?: string;
-}
-
-/** An id token as the provider would sign it; each option changes one thing. */
-async function idToken(options: IdTokenOptions = {}): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  const claims: Record<string, unknown> = {};
-  if (options.pfdid !== null) claims.pfdid = options.pfdid ?? DEPLOYMENT_ID;
-  const jwt = new SignJWT(claims)
-    .setProtectedHeader({ alg: options.alg ?? 'EdDSA', kid: options.kid ?? 'ed-1' })
-    .setIssuer(options.iss ?? ISSUER)
-    .setAudience(options.aud ?? CLIENT_ID)
-    .setIssuedAt(now)
-    .setExpirationTime(options.exp ?? now + 600);
-  if (options.sub !== null) jwt.setSubject(options.sub ?? 'product-user-1');
-  return jwt.sign(options.key ?? edKey);
-}
+/** An id token as the provider would sign it (with the Ed25519 key unless `key` says otherwise). */
+const idToken = (options: IdTokenOptions & { key?: KeyLike } = {}) => signIdToken(options.key ?? edKey, options);
 
 const signInIdp = (appKey: string, token: string) => call(h.base, 'POST', '/auth/idp', { body: { appKey, idToken: token } });
 const identity = (subject: string) => h.db('player_identities').where({ provider: 'idp', subject }).first();

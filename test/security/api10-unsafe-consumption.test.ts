@@ -9,17 +9,14 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, KeyLike, SignJWT } from 'jose';
+import { generateKeyPair, KeyLike } from 'jose';
 import { KEY_SET_FETCH } from '@hearth/core';
 import { Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
+import { idpSettings, publicJwk, signIdToken } from '../support/idp';
 import { environment, project, standardManifests } from '../support/manifests';
 
 jest.setTimeout(60_000);
-
-const ISSUER = 'https://idp.example.test/auth';
-const CLIENT_ID = 'hearth-client-1';
-const DEPLOYMENT_ID = 'deployment-live-1';
 
 let h: Harness;
 let key: KeyLike;
@@ -78,11 +75,11 @@ async function listen(handler: (res: http.ServerResponse) => void): Promise<stri
 beforeAll(async () => {
   const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
   key = pair.privateKey;
-  goodKeys = { keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'ed-1', alg: 'EdDSA', use: 'sig' }] };
+  goodKeys = { keys: [await publicJwk(pair.publicKey, 'ed-1', 'EdDSA')] };
   goodUrl = await listen((res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(goodKeys)));
   const manifests = [...standardManifests()];
   const add = (name: string, jwksUri: string) =>
-    manifests.push(project(name, { identityProvider: { issuer: ISSUER, jwksUri, clientId: CLIENT_ID, deploymentId: DEPLOYMENT_ID } }), environment(`${name}-live`, name));
+    manifests.push(project(name, { identityProvider: idpSettings(jwksUri) }), environment(`${name}-live`, name));
   add('good', goodUrl);
   for (const [name, handler] of Object.entries(PROVIDERS)) add(name, await listen(handler));
   h = await startHarness({ manifests });
@@ -96,17 +93,7 @@ afterAll(async () => {
   }
 });
 
-async function idToken(sub: string): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ pfdid: DEPLOYMENT_ID })
-    .setProtectedHeader({ alg: 'EdDSA', kid: 'ed-1' })
-    .setIssuer(ISSUER)
-    .setAudience(CLIENT_ID)
-    .setIssuedAt(now)
-    .setExpirationTime(now + 600)
-    .setSubject(sub)
-    .sign(key);
-}
+const idToken = (sub: string) => signIdToken(key, { sub });
 
 const signInIdp = async (appKey: string, sub: string) => call(h.base, 'POST', '/auth/idp', { body: { appKey, idToken: await idToken(sub) } });
 
@@ -130,7 +117,7 @@ test.each(Object.keys(PROVIDERS))('a key set that is %s: 503 unavailable within 
 
 test('a key set whose only key is of no known type: 401 (no key verifies the token, as after a rotation), no player made', async () => {
   const url = await listen((res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"keys":[{"kty":"nope","kid":"ed-1"}]}'));
-  await h.apply([project('bad-keys', { identityProvider: { issuer: ISSUER, jwksUri: url, clientId: CLIENT_ID, deploymentId: DEPLOYMENT_ID } }), environment('bad-keys-live', 'bad-keys')]);
+  await h.apply([project('bad-keys', { identityProvider: idpSettings(url) }), environment('bad-keys-live', 'bad-keys')]);
   expectError(await signInIdp('bad-keys-live', 'api10-bad-keys'), 401, 'unauthorized');
   expect(await h.db('player_identities').where({ provider: 'idp', subject: 'api10-bad-keys' }).first()).toBeUndefined();
 });

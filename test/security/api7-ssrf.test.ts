@@ -11,17 +11,14 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, KeyLike, SignJWT } from 'jose';
+import { generateKeyPair, KeyLike } from 'jose';
 import { routeTable } from '@hearth/api';
 import { Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
+import { idpSettings as settings, publicJwk, signIdToken } from '../support/idp';
 import { environment, project, standardManifests } from '../support/manifests';
 
 jest.setTimeout(60_000);
-
-const ISSUER = 'https://idp.example.test/auth';
-const CLIENT_ID = 'hearth-client-1';
-const DEPLOYMENT_ID = 'deployment-live-1';
 
 let h: Harness;
 let providerKey: KeyLike;
@@ -45,8 +42,8 @@ beforeAll(async () => {
   const attacker = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
   providerKey = provider.privateKey;
   attackerKey = attacker.privateKey;
-  attackerJwk = { ...(await exportJWK(attacker.publicKey)), kid: 'ed-1', alg: 'EdDSA', use: 'sig' };
-  const providerKeys = { keys: [{ ...(await exportJWK(provider.publicKey)), kid: 'ed-1', alg: 'EdDSA', use: 'sig' }] };
+  attackerJwk = await publicJwk(attacker.publicKey, 'ed-1', 'EdDSA');
+  const providerKeys = { keys: [await publicJwk(provider.publicKey, 'ed-1', 'EdDSA')] };
   // The attacker serves its own key set everywhere, so a fetch of its URL would let its token pass.
   attackerBase = await listen((req, res) => {
     attackerHits.push(req.url ?? '');
@@ -57,7 +54,6 @@ beforeAll(async () => {
     if (req.url === '/redirect') return void res.writeHead(302, { Location: `${attackerBase}/from-redirect` }).end();
     res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(providerKeys));
   });
-  const settings = (jwksUri: string) => ({ issuer: ISSUER, jwksUri, clientId: CLIENT_ID, deploymentId: DEPLOYMENT_ID });
   h = await startHarness({
     manifests: [
       ...standardManifests(),
@@ -76,17 +72,7 @@ afterAll(async () => {
   }
 });
 
-async function idToken(key: KeyLike, header: Record<string, unknown> = {}, iss = ISSUER): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ pfdid: DEPLOYMENT_ID })
-    .setProtectedHeader({ alg: 'EdDSA', kid: 'ed-1', ...header })
-    .setIssuer(iss)
-    .setAudience(CLIENT_ID)
-    .setIssuedAt(now)
-    .setExpirationTime(now + 600)
-    .setSubject('ssrf-user')
-    .sign(key);
-}
+const idToken = (key: KeyLike, header: Record<string, unknown> = {}, iss?: string) => signIdToken(key, { sub: 'ssrf-user', header, iss });
 
 const signInIdp = (appKey: string, idToken: string) => call(h.base, 'POST', '/auth/idp', { body: { appKey, idToken } });
 
