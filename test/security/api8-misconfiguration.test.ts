@@ -17,6 +17,7 @@ import { AnyRoute, routeTable } from '@hearth/api';
 import { Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn, type Reply } from '../support/http';
 import { rawExchange, type RawAnswer } from '../support/raw-http';
+import { sampleOf } from '../support/schema-sample';
 
 jest.setTimeout(120_000);
 
@@ -82,37 +83,9 @@ function stringFields(schema: Json | undefined, where: StringField['where'], pat
   return [];
 }
 
-const STRING_CANDIDATES = ['sample', 's', 'a1', 'abc-1', 'x.y', 'Sample', 'sample_1', '1.0.0'];
-
-/** A value the schema takes (best effort: enough that the request reaches its handler where it can). */
-function sampleOf(schema: Json, name = ''): unknown {
-  if ('const' in schema) return schema.const;
-  if (schema.enum) return schema.enum[0];
-  const branches = (schema.anyOf ?? schema.oneOf) as Json[] | undefined;
-  if (branches) return sampleOf(branches.find((b) => b.type !== 'null') ?? branches[0], name);
-  switch (schema.type) {
-    case 'object':
-      return Object.fromEntries(((schema.required ?? []) as string[]).map((n) => [n, sampleOf(schema.properties[n], n)]));
-    case 'string': {
-      if (name === 'playerId') return playerId;
-      if (name === 'appKey') return 'alpha-live';
-      if (schema.format === 'date-time') return new Date().toISOString();
-      if (schema.format === 'uuid') return '00000000-0000-4000-8000-000000000000';
-      const min = schema.minLength ?? 1;
-      const fits = (s: string) => s.length >= min && (schema.maxLength === undefined || s.length <= schema.maxLength) && (!schema.pattern || new RegExp(schema.pattern, 'u').test(s));
-      return STRING_CANDIDATES.find(fits) ?? 's'.repeat(min);
-    }
-    case 'integer':
-    case 'number':
-      return schema.minimum ?? 1;
-    case 'boolean':
-      return true;
-    case 'array':
-      return [];
-    default:
-      return 'sample';
-  }
-}
+/** A value the schema takes (enough that the request reaches its handler where it can). */
+const sample = (schema: Json, name = '') =>
+  sampleOf(schema, (field) => (field === 'playerId' ? playerId : field === 'appKey' ? 'alpha-live' : undefined), name);
 
 function withValue(base: unknown, path: (string | number)[], value: unknown): unknown {
   if (path.length === 0) return value;
@@ -143,15 +116,15 @@ function encodePart(text: string): string {
 
 /** The request for `route` with `value` at `field` (or the sample request when no field). */
 function requestFor(route: AnyRoute, field: StringField | undefined, value: unknown) {
-  const params = sampleOf(schemaOf(route, 'params') ?? { type: 'object' }) as Json;
-  const query = sampleOf(schemaOf(route, 'query') ?? { type: 'object' }) as Json;
-  let body = schemaOf(route, 'body') ? sampleOf(schemaOf(route, 'body')!) : undefined;
+  const params = sample(schemaOf(route, 'params') ?? { type: 'object' }) as Json;
+  const query = sample(schemaOf(route, 'query') ?? { type: 'object' }) as Json;
+  let body = schemaOf(route, 'body') ? sample(schemaOf(route, 'body')!) : undefined;
   const pathParams = { ...params };
   const queryParams = { ...query };
   if (field?.where === 'params') pathParams[field.path[0]] = value;
   if (field?.where === 'query') queryParams[field.path[0]] = value;
   if (field?.where === 'body') body = withValue(body ?? {}, field.path, value);
-  const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => encodePart(String(pathParams[name] ?? sampleOf({ type: 'string' }, name))));
+  const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => encodePart(String(pathParams[name] ?? sample({ type: 'string' }, name))));
   const search = Object.entries(queryParams).map(([k, v]) => `${encodePart(k)}=${encodePart(String(v))}`).join('&');
   const headers: Record<string, string> = {};
   if (route.idempotency === 'required' || route.idempotency === 'optional') headers['Idempotency-Key'] = randomBytes(12).toString('hex');
