@@ -316,6 +316,10 @@ function machineTicks(): { busy: number; total: number } {
   return { busy: total - idle, total };
 }
 
+function busyCores(from: { busy: number; total: number }, to: { busy: number; total: number }): number {
+  return ((to.busy - from.busy) / Math.max(1, to.total - from.total)) * os.availableParallelism();
+}
+
 async function measured(server: Child, loader: Child, redis: Redis, job: PhaseJob): Promise<PhaseFigures> {
   const sample = async (): Promise<CpuSample> => {
     server.send({ type: 'cpu' });
@@ -418,7 +422,12 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
     log(`  ${target.name}: ${Math.round(peak.reqPerSec)} req/s at peak; now ${rate} req/s (${options.loadShare * 100}%) for ${options.durationSeconds} s`);
     const atShare = await measured(server, loader, redis, job(options.durationSeconds, rate));
 
-    const pgbench = prepared.compare ? await prepared.compare(options.durationSeconds, log) : undefined;
+    // The machine's busy cores while pgbench runs: how much of the two cores the database's ceiling took.
+    const beforePgbench = machineTicks();
+    const pgbench = prepared.compare
+      ? { ...(await prepared.compare(options.durationSeconds, log)), machineCores: busyCores(beforePgbench, machineTicks()) }
+      : undefined;
+    if (pgbench) log(`  the machine was busy ${pgbench.machineCores.toFixed(2)} of ${os.availableParallelism()} cores while pgbench ran`);
 
     let checks: TargetResult['checks'];
     if (ready.metricsUrl) {

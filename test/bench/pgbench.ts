@@ -17,6 +17,8 @@ export interface PgbenchFigures {
   latencyAverageMs: number;
   transactions: number;
   failed: number;
+  /** Cores of the machine busy while pgbench ran (pgbench, PostgreSQL and the rest), set by the runner. */
+  machineCores?: number;
 }
 
 /**

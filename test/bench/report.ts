@@ -266,7 +266,8 @@ export function renderDocsBlock(run: {
   for (const r of run.http.filter((x) => x.pgbench)) {
     const p = r.pgbench!;
     lines.push('', `${r.id}: pgbench running the same transaction (test/bench/pgbench.ts) on the same database in the same run: ` +
-      `${int(p.tps)} tps with ${p.clients} clients for ${p.seconds} s, latency average ${ms(p.latencyAverageMs)} ms; the API's peak is ${pct(r.peak.reqPerSec / p.tps)} of it.`);
+      `${int(p.tps)} tps with ${p.clients} clients for ${p.seconds} s, latency average ${ms(p.latencyAverageMs)} ms, ` +
+      `the machine busy ${p.machineCores === undefined ? '?' : p.machineCores.toFixed(2)} of ${os.availableParallelism()} cores; the API's peak is ${pct(r.peak.reqPerSec / p.tps)} of it.`);
   }
   const checked = run.http.filter((r) => r.checks);
   if (checked.length > 0) {
