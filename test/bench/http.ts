@@ -153,6 +153,7 @@ export const TARGETS: Target[] = [
             clients: ready.databasePoolSize,
             seconds,
             variables: { env: ready.environmentId, player: me.id, size, data: JSON.stringify(data), version: 0, player_limit: ready.playerSaveLimit, environment_limit: ready.environmentSaveLimit },
+            protocol: 'prepared',
             log,
           }),
       };
@@ -208,6 +209,7 @@ async function prepareCredit(ready: any, players: number): Promise<Prepared> {
         clients: ready.databasePoolSize,
         seconds,
         scripts: made.map((p, i) => ({ name: `credit-${i}`, text: creditScript(p) })),
+        protocol: 'prepared',
         // As the pipeline binds them: the server key's scope, a request digest's length.
         variables: { env: ready.environmentId, scope: 'server', fingerprint: 'x'.repeat(43), currency: 'gold', kind: 'credit', credit: 1, reason: 'bench', realm_given: 'false', max: MAX_BALANCE },
         log,
@@ -256,6 +258,7 @@ async function preparePurchase(ready: any, server: Child, players: number): Prom
         databaseUrl: ready.databaseUrl,
         clients: ready.databasePoolSize,
         seconds,
+        protocol: 'extended',
         scripts: made.map((p, i) => ({
           name: `purchase-${i}`,
           text: capturedScript(queries, { [made[0].id]: { text: p.id }, [made[0].inventoryId]: { text: p.inventoryId }, 'captured-purchase': 'key' }),

@@ -1,5 +1,5 @@
 /**
- * pgbench running the saves write's own statement (SAVE_WRITE_SQL, the one statement PUT
+ * pgbench running the saves write's own statement (SAVE_WRITE, the one statement PUT
  * /players/:playerId/data/:key runs, by itself as its own transaction, as the API runs it) on the API's database, with as many clients as the
  * API's pool has connections: the ceiling the database gives that write, to compare the API's peak with.
  * Each client rewrites a slot of its own (key = its client id) with the same 1 KB value, at the version it last wrote.
@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { IDEMPOTENT_CURRENCY_MOVE_SQL, SAVE_WRITE_SQL } from '@hearth/core';
+import { IDEMPOTENT_CURRENCY_MOVE, SAVE_WRITE } from '@hearth/core';
 
 export interface PgbenchFigures {
   clients: number;
@@ -46,12 +46,12 @@ export function saveWriteScript(): string {
   // Like the API's bench, each client sends the version it holds as expectedVersion: \gset keeps the
   // answer's columns as the client's variables, so :version is the slot's version after its last write
   // (0, from -D, before its first).
-  return `${bind(SAVE_WRITE_SQL, ['env', 'player', 'client_id', 'size', 'data', 'version', 'player_limit', 'environment_limit'])} \\gset\n`;
+  return `${bind(SAVE_WRITE.sql, ['env', 'player', 'client_id', 'size', 'data', 'version', 'player_limit', 'environment_limit'])} \\gset\n`;
 }
 
 /**
  * A currency credit as POST /players/:playerId/currencies/:currencyKey/credit runs it with an
- * Idempotency-Key (EconomyService.moveOnce): one statement, IDEMPOTENT_CURRENCY_MOVE_SQL, by itself
+ * Idempotency-Key (EconomyService.moveOnce): one statement, IDEMPOTENT_CURRENCY_MOVE, by itself
  * as its own transaction (the record's claim, the move and the record's answer are in the function).
  * Each transaction takes a new key. Variables (-D): env, scope, fingerprint, currency, kind, credit
  * (the amount), reason, realm_given (false), max (2^53-1); the player is this script's.
@@ -61,7 +61,7 @@ export function creditScript(player: { id: string }): string {
   return [
     '\\set key random(1, 1000000000000000)',
     // No allowance, reference, inventoryId or realm: NULL, as the API binds them for this body.
-    `${bind(IDEMPOTENT_CURRENCY_MOVE_SQL, ['scope', 'key', 'fingerprint', 'env', pid, 'currency', 'kind', 'credit', null, 'reason', null, null, 'realm_given', null, 'key', 'max'])};`,
+    `${bind(IDEMPOTENT_CURRENCY_MOVE.sql, ['scope', 'key', 'fingerprint', 'env', pid, 'currency', 'kind', 'credit', null, 'reason', null, null, 'realm_given', null, 'key', 'max'])};`,
     '',
   ].join('\n');
 }
@@ -97,6 +97,12 @@ export async function runPgbench(options: {
   /** The scripts, each chosen with equal weight per transaction; the saves write's when absent. */
   scripts?: { name: string; text: string }[];
   variables: Record<string, string | number>;
+  /**
+   * As the API's driver sends the statements: `prepared` for the one-statement writes the API runs as
+   * named prepared statements (runStatement), `extended` (unnamed statements) for those it sends
+   * through knex (the captured purchase).
+   */
+  protocol: 'prepared' | 'extended';
   log: (line: string) => void;
 }): Promise<PgbenchFigures> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-pgbench-'));
@@ -107,8 +113,8 @@ export async function runPgbench(options: {
     fs.writeFileSync(file, text);
     return ['-f', file];
   });
-  // Extended protocol, as the API's driver sends its statements; one pgbench thread, like the one loader.
-  const args = ['-n', '-M', 'extended', '-c', String(options.clients), '-j', '1', '-T', String(options.seconds), ...files,
+  // One pgbench thread, like the one loader.
+  const args = ['-n', '-M', options.protocol, '-c', String(options.clients), '-j', '1', '-T', String(options.seconds), ...files,
     ...Object.entries(options.variables).flatMap(([k, v]) => ['-D', `${k}=${v}`]), options.databaseUrl];
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn('pgbench', args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,14 +1,29 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
+/**
+ * Random bytes drawn from the CSPRNG 4 KB at a time: one call to the system's generator per ~90 ids
+ * instead of one per id (a credit makes one id; the call was ~10 µs of it). Each byte is used once.
+ */
+const pool = Buffer.alloc(4096);
+let next = pool.length;
+
+function randomByte(): number {
+  if (next === pool.length) {
+    randomFillSync(pool);
+    next = 0;
+  }
+  return pool[next++];
+}
+
 /** A random id of base62 characters: 22 characters carry ~131 bits. */
 export function randomId(length = 22): string {
-  const bytes = randomBytes(length * 2);
   let out = '';
-  for (let i = 0; i < bytes.length && out.length < length; i++) {
+  while (out.length < length) {
+    const byte = randomByte();
     // 248 = 4 * 62: rejecting the top values keeps the distribution uniform.
-    if (bytes[i] < 248) out += ALPHABET[bytes[i] % 62];
+    if (byte < 248) out += ALPHABET[byte % 62];
   }
-  return out.length === length ? out : out + randomId(length - out.length);
+  return out;
 }

@@ -10,6 +10,7 @@ export * from './invalidation';
 export * from './hearth';
 export * from './db/knex';
 export * from './db/transaction';
+export * from './db/statement';
 export * from './db/unreachable';
 export * from './coord/coordination';
 export * from './coord/limits';

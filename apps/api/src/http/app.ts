@@ -120,9 +120,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     answering.delete(req.socket);
     const ms = performance.now() - started;
     const route = exchange.routeTemplate ?? 'unmatched';
-    const labels = { route, method: exchange.method, status: String(status) };
-    metrics.requests.inc(labels);
-    metrics.duration.observe(labels, ms / 1000);
+    metrics.countAnswer(route, exchange.method, status, ms / 1000);
     // The access line: one per request, at error for the 5xx answers (whose cause is logged above).
     const access = { requestId: exchange.requestId, method: exchange.method, route, status, ms: Math.round(ms * 1000) / 1000 };
     if (status >= 500) core.logger.error(access, 'request');

@@ -102,6 +102,20 @@ export class ApiMetrics {
     return found;
   }
 
+  private readonly answered = new Map<string, { count: client.Counter.Internal; time: client.Histogram.Internal<string> }>();
+
+  /** One answered request: its count and its duration, by route template, method and status. */
+  countAnswer(route: string, method: string, status: number, seconds: number): void {
+    const key = `${route}|${method}|${status}`;
+    let children = this.answered.get(key);
+    if (!children) {
+      const labels = { route, method, status: String(status) };
+      this.answered.set(key, (children = { count: this.requests.labels(labels), time: this.duration.labels(labels) }));
+    }
+    children.count.inc();
+    children.time.observe(seconds);
+  }
+
   countRateLimitCheck(limit: string): void {
     this.child(this.rateLimitChecks, `rate|${limit}`, { limit }).inc();
   }

@@ -12,6 +12,7 @@
  */
 import type { Knex } from 'knex';
 import type { Queryable, Tx } from '../db/knex';
+import { preparedStatement, runStatement } from '../db/statement';
 import { inTransaction } from '../db/transaction';
 import { ApiError, refuse } from '../errors';
 import { randomId } from '../ids';
@@ -259,7 +260,7 @@ async function runMove(trx: Tx, env: EnvironmentContext, playerId: string, curre
   return movementOf(outcome, currencyKey, false);
 }
 
-/** The bindings of CURRENCY_MOVE_SQL, which IDEMPOTENT_CURRENCY_MOVE_SQL ends with too. */
+/** The bindings of CURRENCY_MOVE_SQL, which IDEMPOTENT_CURRENCY_MOVE ends with too. */
 function moveBindings(env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest): Knex.RawBinding[] {
   return [
     env.id,
@@ -296,7 +297,10 @@ function movementOf(o: MoveOutcome, currencyKey: string, replayed: boolean): Mov
  * first Movement with `replayed: true`; the key used for another request is `idempotency-conflict`;
  * a refusal rolls the statement back (the key stays free), as runIdempotent's transaction would.
  */
-export const IDEMPOTENT_CURRENCY_MOVE_SQL = 'SELECT replayed, answer FROM hearth_idempotent_currency_move(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+export const IDEMPOTENT_CURRENCY_MOVE = preparedStatement(
+  'hearth_idempotent_currency_move',
+  'SELECT replayed, answer FROM hearth_idempotent_currency_move(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+);
 
 /** SQLSTATE of a refused idempotent move; DETAIL is the outcome row as JSON. */
 const MOVE_REFUSED = 'HM001';
@@ -312,8 +316,9 @@ async function runIdempotentMove(
 ): Promise<Movement> {
   if (record.environmentId !== env.id) throw new Error('an idempotency record of another environment');
   try {
-    const { rows } = await db.raw(IDEMPOTENT_CURRENCY_MOVE_SQL, [record.scope, record.key, record.fingerprint, ...moveBindings(env, playerId, currencyKey, kind, request)]);
-    const { replayed, answer } = rows[0] as { replayed: boolean; answer: MoveOutcome | Movement };
+    const [{ replayed, answer }] = await runStatement<{ replayed: boolean; answer: MoveOutcome | Movement }>(db, IDEMPOTENT_CURRENCY_MOVE, [
+      record.scope, record.key, record.fingerprint, ...moveBindings(env, playerId, currencyKey, kind, request),
+    ]);
     // A record kept by the pipeline before moves kept their own (a retry across the upgrade) holds the
     // Movement it answered, not the move's row.
     if ('transactionId' in answer) return { ...answer, replayed };

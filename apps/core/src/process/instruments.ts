@@ -20,6 +20,7 @@ export interface MetricsClient<Registry> {
   };
   Histogram: new (config: { name: string; help: string; labelNames?: readonly string[]; buckets: number[]; registers: Registry[] }) => {
     observe(labels: Labels, value: number): void;
+    labels(labels: Labels): { observe(value: number): void };
   };
   collectDefaultMetrics(config: { register: Registry }): void;
 }
@@ -62,7 +63,7 @@ export function registerProcessMetrics<Registry>(client: MetricsClient<Registry>
       buckets: STORE_DURATION_BUCKETS,
       registers: [registry],
     });
-    stops.push(observeQueries(db, (statement, seconds, ok) => queries.observe({ statement, outcome: ok ? 'ok' : 'error' }, seconds)));
+    stops.push(observeQueries(db, labelledBy(queries, (statement, ok) => ({ statement, outcome: ok ? 'ok' : 'error' }))));
   }
   if (coordination?.observeCommands) {
     const commands = new client.Histogram({
@@ -72,7 +73,7 @@ export function registerProcessMetrics<Registry>(client: MetricsClient<Registry>
       buckets: STORE_DURATION_BUCKETS,
       registers: [registry],
     });
-    stops.push(coordination.observeCommands((command, seconds, ok) => commands.observe({ command, outcome: ok ? 'ok' : 'error' }, seconds)));
+    stops.push(coordination.observeCommands(labelledBy(commands, (command, ok) => ({ command, outcome: ok ? 'ok' : 'error' }))));
   }
   if (coordination?.observeConnections) {
     // Losses and recoveries apart: a loss not followed by a recovery is a Redis still unreachable.
@@ -91,4 +92,22 @@ export function registerProcessMetrics<Registry>(client: MetricsClient<Registry>
     stops.push(coordination.observeConnections((connection, event) => (event === 'lost' ? lost : recovered).inc({ connection })));
   }
   return () => stops.forEach((stop) => stop());
+}
+
+/**
+ * An observer of durations into `histogram`, labelled by what was run and whether it went well: each
+ * label set's child is kept (statement kinds and command names are bounded sets), so an observation on
+ * the hot path does not hash a label object.
+ */
+function labelledBy<Name extends string>(
+  histogram: { labels(labels: Labels): { observe(value: number): void } },
+  labelsOf: (name: Name, ok: boolean) => Labels,
+): (name: Name, seconds: number, ok: boolean) => void {
+  const children = new Map<string, { observe(value: number): void }>();
+  return (name, seconds, ok) => {
+    const key = ok ? name : `${name}|error`;
+    let child = children.get(key);
+    if (!child) children.set(key, (child = histogram.labels(labelsOf(name, ok))));
+    child.observe(seconds);
+  };
 }

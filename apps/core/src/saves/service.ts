@@ -10,6 +10,7 @@
  * and never pass a quota together, and the counters always equal the sum of the slots' sizes.
  */
 import type { Queryable } from '../db/knex';
+import { preparedStatement, runStatement } from '../db/statement';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { CursorCodec, keysetPage } from '../pagination';
@@ -50,7 +51,7 @@ export interface SaveList {
  * pgbench (test/bench/pgbench.ts). Parameters: environment id, player id, key, size in bytes, the
  * compact JSON text, the expected version (null: any), the player's and the environment's byte limits.
  */
-export const SAVE_WRITE_SQL = 'SELECT outcome, version, size_bytes, updated_at FROM hearth_save_write(?, ?, ?, ?, ?::json, ?, ?, ?)';
+export const SAVE_WRITE = preparedStatement('hearth_save_write', 'SELECT outcome, version, size_bytes, updated_at FROM hearth_save_write(?, ?, ?, ?, ?::json, ?, ?, ?)');
 
 /** What hearth_save_write answers; the refusals in the order it checks them. */
 type SaveWriteOutcome = 'created' | 'replaced' | 'player-not-found' | 'version-conflict' | 'player-quota' | 'environment-quota';
@@ -149,9 +150,9 @@ export class SaveService {
     checkWriter(writer, key);
     const environmentLimit = env.plan.playerDataBytesPerEnvironment;
     // One statement: atomic by itself on the pool, or part of the caller's transaction.
-    const outcome = (
-      await db.raw(SAVE_WRITE_SQL, [env.id, playerId, key, sizeBytes, text, write.expectedVersion ?? null, SAVE_LIMITS.playerBytes, environmentLimit])
-    ).rows[0] as EntryRow & { outcome: SaveWriteOutcome };
+    const [outcome] = await runStatement<EntryRow & { outcome: SaveWriteOutcome }>(db, SAVE_WRITE, [
+      env.id, playerId, key, sizeBytes, text, write.expectedVersion ?? null, SAVE_LIMITS.playerBytes, environmentLimit,
+    ]);
     switch (outcome.outcome) {
       case 'created':
       case 'replaced':
