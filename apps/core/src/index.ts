@@ -58,6 +58,7 @@ export * from './support/service';
 export * from './process/serving';
 export * from './process/telemetry';
 export * from './process/instruments';
+export * from './process/series-metrics';
 export * from './net/client-address';
 export * from './net/paths';
 export * from './tenancy/access';

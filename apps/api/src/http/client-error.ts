@@ -95,7 +95,7 @@ export function clientErrorListener(options: ClientErrorOptions): ClientErrorLis
     linger.unref();
     socket.once('close', () => clearTimeout(linger));
 
-    metrics.requests.inc({ route: 'unparsed', method: '-', status: String(refusal.status) });
+    metrics.requests.series('unparsed', '-', String(refusal.status)).inc();
     logger.info({ requestId, route: 'unparsed', status: refusal.status, parseError: err.code ?? err.message }, 'request');
   };
 

@@ -1,5 +1,5 @@
 import client from 'prom-client';
-import { registerProcessMetrics, type HearthCore } from '@hearth/core';
+import { SeriesCounter, SeriesHistogram, registerProcessMetrics, type CounterSeries, type HistogramSeries, type HearthCore } from '@hearth/core';
 
 /**
  * The API's Prometheus metrics, in a registry of its own (served on METRICS_PORT). Labels are closed
@@ -9,20 +9,20 @@ import { registerProcessMetrics, type HearthCore } from '@hearth/core';
  */
 export class ApiMetrics {
   readonly registry = new client.Registry();
-  readonly requests = new client.Counter({
-    name: 'hearth_http_requests_total',
-    help: 'HTTP requests by route template, method and status',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers: [this.registry],
-  });
-  readonly duration = new client.Histogram({
-    name: 'hearth_http_request_duration_seconds',
-    help: 'HTTP request duration by route template, method and status',
-    labelNames: ['route', 'method', 'status'] as const,
-    // 1 ms (a cached read) to 5 s (past any client's patience).
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [this.registry],
-  });
+  // The per-request metrics are series metrics (core process/series-metrics.ts): found once by their
+  // label values and kept, so a request does not pay prom-client's label checks and hashing.
+  readonly requests = this.register(
+    new SeriesCounter('hearth_http_requests_total', 'HTTP requests by route template, method and status', ['route', 'method', 'status']),
+  );
+  readonly duration = this.register(
+    new SeriesHistogram(
+      'hearth_http_request_duration_seconds',
+      'HTTP request duration by route template, method and status',
+      ['route', 'method', 'status'],
+      // 1 ms (a cached read) to 5 s (past any client's patience).
+      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    ),
+  );
   readonly rateLimited = new client.Counter({
     name: 'hearth_rate_limit_refusals_total',
     help: 'Requests refused with 429, by the limit that refused them',
@@ -54,30 +54,29 @@ export class ApiMetrics {
   });
 
 
-  readonly rateLimitChecks = new client.Counter({
-    name: 'hearth_rate_limit_checks_total',
-    help: 'Rate-limit windows checked, by limit (a request checks each limit that applies to it once)',
-    labelNames: ['limit'] as const,
-    registers: [this.registry],
-  });
-  readonly credentials = new client.Counter({
-    name: 'hearth_credential_checks_total',
-    help: 'Bearer credentials checked, by kind (server, player; unknown when refused before its kind was known) and outcome (accepted, missing, malformed, invalid, wrong-kind)',
-    labelNames: ['kind', 'outcome'] as const,
-    registers: [this.registry],
-  });
+  readonly rateLimitChecks = this.register(
+    new SeriesCounter('hearth_rate_limit_checks_total', 'Rate-limit windows checked, by limit (a request checks each limit that applies to it once)', ['limit']),
+  );
+  readonly credentials = this.register(
+    new SeriesCounter(
+      'hearth_credential_checks_total',
+      'Bearer credentials checked, by kind (server, player; unknown when refused before its kind was known) and outcome (accepted, missing, malformed, invalid, wrong-kind)',
+      ['kind', 'outcome'],
+    ),
+  );
   readonly idempotency = new client.Counter({
     name: 'hearth_idempotency_requests_total',
     help: 'Requests with an Idempotency-Key, by outcome (first: ran, replayed: answered from the record, conflict: the key was used for another request)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
-  readonly ledgerMoves = new client.Counter({
-    name: 'hearth_ledger_moves_total',
-    help: 'Ledger entries committed, by move kind (credit, debit, refund, consume) and source (move, purchase: a purchase’s charge)',
-    labelNames: ['kind', 'source'] as const,
-    registers: [this.registry],
-  });
+  readonly ledgerMoves = this.register(
+    new SeriesCounter(
+      'hearth_ledger_moves_total',
+      'Ledger entries committed, by move kind (credit, debit, refund, consume) and source (move, purchase: a purchase’s charge)',
+      ['kind', 'source'],
+    ),
+  );
   readonly saveWrites = new client.Counter({
     name: 'hearth_save_writes_total',
     help: 'Save slots written, by outcome (created, replaced)',
@@ -90,38 +89,32 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
-  /**
-   * The hot path's per-request counts go to labelled children kept by label value (bounded sets: limit
-   * names, credential kinds and outcomes), so a request does not hash a label object for each.
-   */
-  private readonly children = new Map<string, client.Counter.Internal>();
-
-  private child(counter: client.Counter<string>, key: string, labels: Record<string, string>): client.Counter.Internal {
-    let found = this.children.get(key);
-    if (!found) this.children.set(key, (found = counter.labels(labels)));
-    return found;
+  private register<M extends SeriesCounter | SeriesHistogram>(metric: M): M {
+    this.registry.registerMetric(metric as unknown as client.Metric);
+    return metric;
   }
 
-  private readonly answered = new Map<string, { count: client.Counter.Internal; time: client.Histogram.Internal<string> }>();
+  /** Each answered request's series, by route template, method and status (closed sets). */
+  private readonly answered = new Map<string, { count: CounterSeries; time: HistogramSeries }>();
 
-  /** One answered request: its count and its duration, by route template, method and status. */
+  /** One answered request: its count and its duration. */
   countAnswer(route: string, method: string, status: number, seconds: number): void {
-    const key = `${route}|${method}|${status}`;
-    let children = this.answered.get(key);
-    if (!children) {
-      const labels = { route, method, status: String(status) };
-      this.answered.set(key, (children = { count: this.requests.labels(labels), time: this.duration.labels(labels) }));
+    const key = `${route} ${method} ${status}`;
+    let series = this.answered.get(key);
+    if (!series) {
+      const labels = [route, method, String(status)];
+      this.answered.set(key, (series = { count: this.requests.series(...labels), time: this.duration.series(...labels) }));
     }
-    children.count.inc();
-    children.time.observe(seconds);
+    series.count.inc();
+    series.time.observe(seconds);
   }
 
   countRateLimitCheck(limit: string): void {
-    this.child(this.rateLimitChecks, `rate|${limit}`, { limit }).inc();
+    this.rateLimitChecks.series(limit).inc();
   }
 
   countCredential(kind: string, outcome: string): void {
-    this.child(this.credentials, `credential|${kind}|${outcome}`, { kind, outcome }).inc();
+    this.credentials.series(kind, outcome).inc();
   }
 
   private watching = false;
@@ -137,7 +130,7 @@ export class ApiMetrics {
     this.watching = true;
     const stopProcess = registerProcessMetrics(client, this.registry, { defaults: this.collectDefaults, db: core.db, coordination: core.coordination });
     const detach = core.telemetry.attach({
-      ledgerMove: (kind, source) => this.ledgerMoves.inc({ kind, source }),
+      ledgerMove: (kind, source) => this.ledgerMoves.series(kind, source).inc(),
       saveWritten: (bytes, created) => {
         this.saveWrites.inc({ outcome: created ? 'created' : 'replaced' });
         this.saveBytes.inc(bytes);

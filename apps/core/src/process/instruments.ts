@@ -6,6 +6,7 @@
  */
 import type { Db } from '../db/knex';
 import type { Coordination } from '../coord/coordination';
+import { SeriesHistogram } from './series-metrics';
 import { observeQueries, poolUsage } from './telemetry';
 
 type Labels = Record<string, string>;
@@ -20,7 +21,6 @@ export interface MetricsClient<Registry> {
   };
   Histogram: new (config: { name: string; help: string; labelNames?: readonly string[]; buckets: number[]; registers: Registry[] }) => {
     observe(labels: Labels, value: number): void;
-    labels(labels: Labels): { observe(value: number): void };
   };
   collectDefaultMetrics(config: { register: Registry }): void;
 }
@@ -39,7 +39,7 @@ export interface ProcessMetricsDeps {
  * Registers the process-wide metrics into `registry` and starts observing the pool and the
  * coordination; the answer stops observing (the pool gauge reads the pool when scraped).
  */
-export function registerProcessMetrics<Registry>(client: MetricsClient<Registry>, registry: Registry, deps: ProcessMetricsDeps): () => void {
+export function registerProcessMetrics<Registry extends object>(client: MetricsClient<Registry>, registry: Registry, deps: ProcessMetricsDeps): () => void {
   const stops: (() => void)[] = [];
   if (deps.defaults !== false) client.collectDefaultMetrics({ register: registry });
   const { db, coordination } = deps;
@@ -56,24 +56,24 @@ export function registerProcessMetrics<Registry>(client: MetricsClient<Registry>
         pool.set({ state: 'pending' }, usage.pending);
       },
     });
-    const queries = new client.Histogram({
-      name: 'hearth_db_query_duration_seconds',
-      help: 'PostgreSQL query duration by statement kind (its first keyword: select, insert, ..., other) and outcome (ok, error)',
-      labelNames: ['statement', 'outcome'],
-      buckets: STORE_DURATION_BUCKETS,
-      registers: [registry],
-    });
-    stops.push(observeQueries(db, labelledBy(queries, (statement, ok) => ({ statement, outcome: ok ? 'ok' : 'error' }))));
+    const queries = new SeriesHistogram(
+      'hearth_db_query_duration_seconds',
+      'PostgreSQL query duration by statement kind (its first keyword: select, insert, ..., other) and outcome (ok, error)',
+      ['statement', 'outcome'],
+      STORE_DURATION_BUCKETS,
+    );
+    registerSeries(registry, queries);
+    stops.push(observeQueries(db, (statement, seconds, ok) => queries.series(statement, ok ? 'ok' : 'error').observe(seconds)));
   }
   if (coordination?.observeCommands) {
-    const commands = new client.Histogram({
-      name: 'hearth_redis_command_duration_seconds',
-      help: 'Redis command duration by command name (evalsha: the rate-limit script) and outcome (ok, error)',
-      labelNames: ['command', 'outcome'],
-      buckets: STORE_DURATION_BUCKETS,
-      registers: [registry],
-    });
-    stops.push(coordination.observeCommands(labelledBy(commands, (command, ok) => ({ command, outcome: ok ? 'ok' : 'error' }))));
+    const commands = new SeriesHistogram(
+      'hearth_redis_command_duration_seconds',
+      'Redis command duration by command name (evalsha: the rate-limit script) and outcome (ok, error)',
+      ['command', 'outcome'],
+      STORE_DURATION_BUCKETS,
+    );
+    registerSeries(registry, commands);
+    stops.push(coordination.observeCommands((command, seconds, ok) => commands.series(command, ok ? 'ok' : 'error').observe(seconds)));
   }
   if (coordination?.observeConnections) {
     // Losses and recoveries apart: a loss not followed by a recovery is a Redis still unreachable.
@@ -94,20 +94,7 @@ export function registerProcessMetrics<Registry>(client: MetricsClient<Registry>
   return () => stops.forEach((stop) => stop());
 }
 
-/**
- * An observer of durations into `histogram`, labelled by what was run and whether it went well: each
- * label set's child is kept (statement kinds and command names are bounded sets), so an observation on
- * the hot path does not hash a label object.
- */
-function labelledBy<Name extends string>(
-  histogram: { labels(labels: Labels): { observe(value: number): void } },
-  labelsOf: (name: Name, ok: boolean) => Labels,
-): (name: Name, seconds: number, ok: boolean) => void {
-  const children = new Map<string, { observe(value: number): void }>();
-  return (name, seconds, ok) => {
-    const key = ok ? name : `${name}|error`;
-    let child = children.get(key);
-    if (!child) children.set(key, (child = histogram.labels(labelsOf(name, ok))));
-    child.observe(seconds);
-  };
+/** prom-client's Registry.registerMetric takes any object of its metrics' shape (name, get, reset). */
+function registerSeries(registry: object, metric: SeriesHistogram): void {
+  (registry as { registerMetric(metric: unknown): void }).registerMetric(metric);
 }
