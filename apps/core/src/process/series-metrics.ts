@@ -1,9 +1,9 @@
 /**
  * Counters and histograms for the hot path, read by a prom-client registry like its own metrics but
  * updated without its per-update label work: prom-client validates the label object and hashes it at
- * every inc and observe, a labelled child included (about 10 µs a request over the request, credential,
- * rate-limit and query metrics, measured in a CPU profile of the bench's writes). Here the caller finds a
- * series once by its label values and keeps it; an update is a few additions. The core does not depend
+ * every inc and observe, a labelled child included (a request's count and duration: 0.9 µs; here
+ * 0.05 µs, kept series, or 0.3 µs found by label values each time). Here the caller finds a series by
+ * its label values and may keep it; an update is a few additions. The core does not depend
  * on prom-client (instruments.ts): these have the shape its Registry reads (`registerMetric`, `get`,
  * `reset`), and test/observability holds the exposition to what prom-client writes for its own.
  */
