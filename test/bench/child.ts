@@ -1,22 +1,106 @@
 /**
  * Child processes of the bench: each server under test and the load generator run in a process of
- * their own, pinned to a core of their own (taskset) so that "one core serving, one loading" holds.
+ * their own, pinned to cores (taskset) by the target's placement:
+ * - `split` (the HTTP targets measured against koa): the server on the last core, the loader on the
+ *   first, so that "one core serving, one loading" holds.
+ * - `database-apart` (the writes measured against pgbench): PostgreSQL alone on the first core, as on a
+ *   host of its own, and everything else on the others: the API server, its loader and Redis, or in
+ *   pgbench's turn pgbench (the database's other client). On cores shared with PostgreSQL the HTTP
+ *   side's CPU (server, loader and Redis: about 400-550 µs a write) is taken from the database's own,
+ *   while pgbench's client costs a few µs a transaction, so the ratio measured the loader and the
+ *   machine's size as much as the API; apart, it measures how near the API drives the database to
+ *   what the database does for pgbench (docs/performance.md, "Method").
  */
 import { spawn, spawnSync, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type Redis from 'ioredis';
+import { Client } from 'pg';
 
 export const BENCH_DIR = __dirname;
 
-/** Cores: the server under test on the last one, the loader on the first (set BENCH_PIN=0 to let the OS place them). */
-const CORES = (() => {
-  const n = Number(spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()) || 1;
-  return { server: n - 1, loader: 0, count: n };
-})();
-const PIN = process.env.BENCH_PIN !== '0' && CORES.count > 1 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+export type Placement = 'split' | 'database-apart';
+/** `client`: pgbench, in the database-apart placement. */
+type Role = 'server' | 'loader' | 'client';
+
+const CORES = Number(spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()) || 1;
+/** Set BENCH_PIN=0 to let the OS place every process. */
+const PIN = process.env.BENCH_PIN !== '0' && CORES > 1 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+const DATABASE_CORE = '0';
+const APP_CORES = CORES > 2 ? `1-${CORES - 1}` : '1';
+
+function coresOf(role: Role, placement: Placement): string {
+  if (placement === 'database-apart') return APP_CORES;
+  return role === 'server' ? String(CORES - 1) : '0';
+}
+
+/** `command args` run on the role's cores (taskset), or as they are when nothing is pinned. */
+export function pinned(role: Role, placement: Placement, command: string, args: string[]): [string, string[]] {
+  return PIN ? ['taskset', ['-c', coresOf(role, placement), command, ...args]] : [command, args];
+}
 
 export function pinningNote(): string {
-  return PIN ? `server pinned to CPU ${CORES.server}, loader to CPU ${CORES.loader} (taskset)` : 'no CPU pinning';
+  return PIN
+    ? `against koa, server pinned to CPU ${CORES - 1} and loader to CPU 0; against pgbench, PostgreSQL alone on CPU ${DATABASE_CORE} ` +
+        `and the server, loader, Redis and pgbench on CPU ${APP_CORES} (taskset)`
+    : 'no CPU pinning';
+}
+
+function affinityOf(pid: number): string | undefined {
+  const out = spawnSync('taskset', ['-c', '-p', String(pid)], { encoding: 'utf8' });
+  return out.status === 0 ? /list:\s*(\S+)/.exec(out.stdout)?.[1] : undefined;
+}
+
+/** Pins `pid` and each of its threads; false when the process is gone or may not be pinned. */
+function pin(pid: number, cores: string): boolean {
+  return spawnSync('taskset', ['-a', '-c', '-p', cores, String(pid)], { stdio: 'ignore' }).status === 0;
+}
+
+function childrenOf(parent: number): number[] {
+  const found: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ')'.
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/**
+ * The database-apart placement for one target: PostgreSQL's postmaster and every process it has
+ * started (backends it forks later inherit its affinity) on the database's core, Redis on the app
+ * cores. Needs both on this machine (the postmaster's pid is read from its data directory). Answers
+ * how to put them back where they were.
+ */
+export async function keepDatabaseApart(databaseUrl: string, redis: Redis): Promise<() => void> {
+  if (!PIN) return () => undefined;
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  let dataDirectory: string;
+  try {
+    dataDirectory = (await client.query<{ data_directory: string }>('SHOW data_directory')).rows[0].data_directory;
+  } finally {
+    await client.end();
+  }
+  const postmaster = Number(fs.readFileSync(path.join(dataDirectory, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+  const was = { postgres: affinityOf(postmaster), redis: affinityOf(redisPid) };
+  if (!was.postgres || !was.redis) throw new Error(`the bench cannot read the affinity of PostgreSQL (pid ${postmaster}) or Redis (pid ${redisPid})`);
+  const database = () => [postmaster, ...childrenOf(postmaster)];
+  const putBack = () => {
+    for (const pid of database()) pin(pid, was.postgres!);
+    pin(redisPid, was.redis!);
+  };
+  if (!database().every((pid) => pin(pid, DATABASE_CORE) || !fs.existsSync(`/proc/${pid}`)) || !pin(redisPid, APP_CORES)) {
+    putBack();
+    throw new Error(`the bench cannot pin PostgreSQL (pid ${postmaster}) or Redis (pid ${redisPid}) to cores`);
+  }
+  return putBack;
 }
 
 export interface Child {
@@ -29,16 +113,15 @@ export interface Child {
 }
 
 /**
- * Starts `node --import tsx <script>` with an IPC channel. `role` picks the core; `stdout` is where
+ * Starts `node --import tsx <script>` with an IPC channel. `role` and `placement` pick the cores; `stdout` is where
  * the child's stdout goes (a file path, or 'ignore' / 'inherit').
  */
 export function startChild(
   script: string,
-  options: { role: 'server' | 'loader'; stdout?: string | 'ignore' | 'inherit'; env?: Record<string, string>; nodeArgs?: string[] },
+  options: { role: 'server' | 'loader'; placement?: Placement; stdout?: string | 'ignore' | 'inherit'; env?: Record<string, string>; nodeArgs?: string[] },
 ): Child {
   const nodeArgs = ['--import', 'tsx', ...(options.nodeArgs ?? []), path.join(BENCH_DIR, script)];
-  const command = PIN ? 'taskset' : process.execPath;
-  const args = PIN ? ['-c', String(options.role === 'server' ? CORES.server : CORES.loader), process.execPath, ...nodeArgs] : nodeArgs;
+  const [command, args] = pinned(options.role, options.placement ?? 'split', process.execPath, nodeArgs);
   let out: 'inherit' | 'ignore' | number = 'inherit';
   if (options.stdout === 'ignore') out = 'ignore';
   else if (options.stdout && options.stdout !== 'inherit') out = fs.openSync(options.stdout, 'w');

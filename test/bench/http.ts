@@ -11,7 +11,7 @@ import { createReadStream } from 'node:fs';
 import Redis from 'ioredis';
 import { MAX_BALANCE } from '@hearth/core';
 import { TEST_REDIS_URL } from '../support/env';
-import { startChild, Child, CpuSample, coreShare } from './child';
+import { startChild, keepDatabaseApart, Child, CpuSample, Placement, coreShare } from './child';
 import type { PhaseJob, PhaseResult } from './loader';
 import { PgbenchFigures, capturedScript, creditScript, runPgbench } from './pgbench';
 
@@ -68,6 +68,8 @@ interface Prepared {
 interface Target {
   id: string;
   name: string;
+  /** The targets compared with pgbench run with PostgreSQL on a core of its own (child.ts). */
+  placement?: Placement;
   server: 'koa-hello' | 'hearth-api';
   prepare(ready: any, server: Child): Promise<Prepared>;
 }
@@ -129,6 +131,7 @@ export const TARGETS: Target[] = [
   },
   {
     id: 'saves-put',
+    placement: 'database-apart',
     name: 'PUT /v1/players/me/data/:key, 1 KB with expectedVersion',
     server: 'hearth-api',
     prepare: async (ready) => {
@@ -161,18 +164,21 @@ export const TARGETS: Target[] = [
   },
   {
     id: 'currency-credit',
+    placement: 'database-apart',
     name: `POST /v1/players/:playerId/currencies/gold/credit with Idempotency-Key, ${CREDIT_PLAYERS} players`,
     server: 'hearth-api',
     prepare: async (ready) => prepareCredit(ready, CREDIT_PLAYERS),
   },
   {
     id: 'currency-credit-hot',
+    placement: 'database-apart',
     name: 'POST /v1/players/:playerId/currencies/gold/credit with Idempotency-Key, one player',
     server: 'hearth-api',
     prepare: async (ready) => prepareCredit(ready, 1),
   },
   {
     id: 'item-purchase',
+    placement: 'database-apart',
     name: `POST /v1/players/:playerId/purchases/items with Idempotency-Key, ${CREDIT_PLAYERS} players`,
     server: 'hearth-api',
     prepare: async (ready, server) => preparePurchase(ready, server, CREDIT_PLAYERS),
@@ -388,8 +394,10 @@ async function countOccurrences(file: string, needle: string): Promise<number> {
 
 export async function runTarget(target: Target, options: HttpBenchOptions, log: (line: string) => void): Promise<TargetResult> {
   const logFile = path.join(options.logDir, `${target.id}.log`);
+  const placement = target.placement ?? 'split';
   const server = startChild(`servers/${target.server}.ts`, {
     role: 'server',
+    placement,
     stdout: logFile,
     // One folder per target: node writes a profile per thread (tsx's loader thread too), the largest is the server's.
     nodeArgs: [
@@ -398,11 +406,13 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
       ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
     ],
   });
-  const loader = startChild('loader.ts', { role: 'loader', stdout: 'inherit' });
+  const loader = startChild('loader.ts', { role: 'loader', placement, stdout: 'inherit' });
   const redis = new Redis(TEST_REDIS_URL);
+  let putBack = () => undefined as void;
   try {
     const ready = await server.next('ready');
     await loader.next('ready');
+    if (placement === 'database-apart') putBack = await keepDatabaseApart(ready.databaseUrl, redis);
     const prepared = await target.prepare(ready, server);
     const job = (durationSeconds: number, overallRate?: number): PhaseJob => ({
       type: 'phase',
@@ -459,6 +469,7 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
       if (running()) server.process.kill();
     }
     await Promise.all([loader.exited, server.exited]);
+    putBack();
     await redis.quit();
   }
 }

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { IDEMPOTENT_CURRENCY_MOVE, SAVE_WRITE } from '@hearth/core';
+import { pinned } from './child';
 
 export interface PgbenchFigures {
   clients: number;
@@ -117,7 +118,8 @@ export async function runPgbench(options: {
   const args = ['-n', '-M', options.protocol, '-c', String(options.clients), '-j', '1', '-T', String(options.seconds), ...files,
     ...Object.entries(options.variables).flatMap(([k, v]) => ['-D', `${k}=${v}`]), options.databaseUrl];
   const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn('pgbench', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // pgbench is the database's other client: on the cores of the API's side (child.ts, database-apart).
+    const child = spawn(...pinned('client', 'database-apart', 'pgbench', args), { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (c) => (out += c));
     child.stderr.on('data', (c) => (out += c));
