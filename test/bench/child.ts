@@ -74,11 +74,22 @@ function childrenOf(parent: number): number[] {
 /**
  * The database-apart placement for one target: PostgreSQL's postmaster and every process it has
  * started (backends it forks later inherit its affinity) on the database's core, Redis on the app
- * cores. Needs both on this machine (the postmaster's pid is read from its data directory). Answers
- * how to put them back where they were.
+ * cores. Needs both on this machine and the right to pin them (the postmaster's pid is read from its
+ * data directory); without, the target runs on shared cores and the log says so. Answers how to put
+ * them back where they were.
  */
-export async function keepDatabaseApart(databaseUrl: string, redis: Redis): Promise<() => void> {
+export async function keepDatabaseApart(databaseUrl: string, redis: Redis, log: (line: string) => void): Promise<() => void> {
   if (!PIN) return () => undefined;
+  try {
+    return await pinDatabaseApart(databaseUrl, redis);
+  } catch (err) {
+    // A database elsewhere, or one this user may not pin: the target runs on shared cores, and says so.
+    log(`  PostgreSQL and Redis stay where they are, on cores shared with the API (${(err as Error).message})`);
+    return () => undefined;
+  }
+}
+
+async function pinDatabaseApart(databaseUrl: string, redis: Redis): Promise<() => void> {
   const client = new Client({ connectionString: databaseUrl });
   await client.connect();
   let dataDirectory: string;

@@ -412,7 +412,7 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
   try {
     const ready = await server.next('ready');
     await loader.next('ready');
-    if (placement === 'database-apart') putBack = await keepDatabaseApart(ready.databaseUrl, redis);
+    if (placement === 'database-apart') putBack = await keepDatabaseApart(ready.databaseUrl, redis, log);
     const prepared = await target.prepare(ready, server);
     const job = (durationSeconds: number, overallRate?: number): PhaseJob => ({
       type: 'phase',
