@@ -325,8 +325,9 @@ function machineTicks(): { busy: number; total: number } {
   return { busy: total - idle, total };
 }
 
-function busyCores(from: { busy: number; total: number }, to: { busy: number; total: number }): number {
-  return ((to.busy - from.busy) / Math.max(1, to.total - from.total)) * os.availableParallelism();
+/** The share of the machine's cores busy between two readings of machineTicks (1 = every core). */
+function busyShare(from: { busy: number; total: number }, to: { busy: number; total: number }): number {
+  return (to.busy - from.busy) / Math.max(1, to.total - from.total);
 }
 
 async function measured(server: Child, loader: Child, redis: Redis, job: PhaseJob): Promise<PhaseFigures> {
@@ -352,7 +353,7 @@ async function measured(server: Child, loader: Child, redis: Redis, job: PhaseJo
   if (problems.length > 0) throw new Error(`${job.url}: ${problems.join('; ')}`);
   const serverCore = coreShare(s0, s1);
   const redisCore = (r1 - r0) / wallSeconds;
-  const machineBusy = (m1.busy - m0.busy) / Math.max(1, m1.total - m0.total);
+  const machineBusy = busyShare(m0, m1);
   return {
     ...result,
     serverCore,
@@ -438,7 +439,7 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
     // The machine's busy cores while pgbench runs: how much of the two cores the database's ceiling took.
     const beforePgbench = machineTicks();
     const pgbench = prepared.compare
-      ? { ...(await prepared.compare(options.durationSeconds, log)), machineCores: busyCores(beforePgbench, machineTicks()) }
+      ? { ...(await prepared.compare(options.durationSeconds, log)), machineCores: busyShare(beforePgbench, machineTicks()) * os.availableParallelism() }
       : undefined;
     if (pgbench) log(`  the machine was busy ${pgbench.machineCores.toFixed(2)} of ${os.availableParallelism()} cores while pgbench ran`);
 

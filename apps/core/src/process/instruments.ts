@@ -19,9 +19,6 @@ export interface MetricsClient<Registry> {
   Counter: new (config: { name: string; help: string; labelNames?: readonly string[]; registers: Registry[] }) => {
     inc(labels: Labels): void;
   };
-  Histogram: new (config: { name: string; help: string; labelNames?: readonly string[]; buckets: number[]; registers: Registry[] }) => {
-    observe(labels: Labels, value: number): void;
-  };
   collectDefaultMetrics(config: { register: Registry }): void;
 }
 
