@@ -214,8 +214,21 @@ describe('the bundle runs Hearth on a fresh database', () => {
     const dev = await serve(['dev', '--data-dir', path.join(app, 'dev-data')], { ...vars, PORT: String(port), METRICS_PORT: '0' }, 'server key');
     try {
       const appKey = /app key\s+(\S+)/.exec(dev.output())?.[1];
+      const serverKey = /server key\s+(hsk_\S+)/.exec(dev.output())?.[1];
       expect(appKey).toBeDefined();
+      if (serverKey === undefined) throw new Error(`dev printed no server key:\n${dev.output()}`);
       expect((await call(`http://127.0.0.1:${port}`, 'GET', '/healthz')).status).toBe(200);
+      // What examples/dev/ declares is what the API serves: the demo environment's flags, read with the
+      // server key the example's ServerKey minted, and a player signed in there.
+      const base = `http://127.0.0.1:${port}/v1`;
+      const flags = await call(base, 'GET', '/flags', { token: serverKey });
+      expect(flags.status).toBe(200);
+      expect(flags.body.items).toEqual([
+        { name: 'new_shop', isEnabled: true },
+        { name: 'winter_event', isEnabled: false },
+      ]);
+      const player = await signIn(base, serverKey, 'bundle-dev-player', 'Ada');
+      expect((await call(base, 'GET', '/players/me', { token: player.accessToken })).body).toMatchObject({ id: player.player.id, displayName: 'Ada' });
     } finally {
       expect(await dev.stop()).toBe(0);
     }
