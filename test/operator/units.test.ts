@@ -4,6 +4,7 @@
  */
 import { ManifestError } from '@hearth/core';
 import { nextStatus, sameStatus, setCondition } from '../../operator/src/conditions';
+import { loadOperatorConfig } from '../../operator/src/config';
 import { refusalReason } from '../../operator/src/controller';
 import { KeyedQueue, backoffDelay } from '../../operator/src/queue';
 import { secretNameOf } from '../../operator/src/server-key';
@@ -129,4 +130,13 @@ test("a ServerKey's Secret name: <name>-server-key, cut with a hash when too lon
   expect(name.length).toBeLessThanOrEqual(253);
   expect(name).toMatch(/^a+-[0-9a-f]{8}-server-key$/);
   expect(secretNameOf('b'.repeat(250))).not.toBe(name);
+});
+
+test('HEARTH_OPERATOR_WATCH_NAMESPACE: one namespace or a comma-separated list (the chart\'s watchNamespaces); unset, every namespace; a bad name stops the start', () => {
+  const base = { DATABASE_URL: 'postgres://h@db/h', REDIS_URL: 'redis://r:6379' };
+  expect(loadOperatorConfig(base).watchNamespaces).toBeUndefined();
+  expect(loadOperatorConfig({ ...base, HEARTH_OPERATOR_WATCH_NAMESPACE: 'games' }).watchNamespaces).toEqual(['games']);
+  expect(loadOperatorConfig({ ...base, HEARTH_OPERATOR_WATCH_NAMESPACE: 'games, tools,games' }).watchNamespaces).toEqual(['games', 'tools']);
+  expect(() => loadOperatorConfig({ ...base, HEARTH_OPERATOR_WATCH_NAMESPACE: 'games,Tools' })).toThrow(/HEARTH_OPERATOR_WATCH_NAMESPACE.*"Tools"/);
+  expect(() => loadOperatorConfig({ ...base, HEARTH_OPERATOR_WATCH_NAMESPACE: 'games,,tools' })).toThrow(/HEARTH_OPERATOR_WATCH_NAMESPACE/);
 });
