@@ -32,6 +32,8 @@ beforeAll(async () => {
   kubectlOk(['apply', '--server-side', '-f', '-'], toJsonList(hearthCrds));
   kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
   kubectlOk(['create', 'namespace', NAMESPACE]);
+  // The `restricted` Pod Security level, enforced (pods: the helm test Pod) and warned about (workloads).
+  kubectlOk(['label', 'namespace', NAMESPACE, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/warn=restricted']);
   // The full values' operator also watches `games` (a Role there).
   kubectlOk(['create', 'namespace', 'games']);
 }, 120_000);
@@ -46,7 +48,10 @@ describe('server-side dry-run: a real API server validates every object', () => 
     ['full', FULL_VALUES],
   ])('the %s values render objects the API server accepts', (_name, file) => {
     const objects = parseObjects(renderYaml([file]));
-    const out = kubectlOk(['apply', '--dry-run=server', '-o', 'name', '-f', '-'], toJsonList(objects));
+    const res = kubectl(kube.kubeconfig, ['apply', '--dry-run=server', '-o', 'name', '-f', '-'], toJsonList(objects));
+    expect(res.stderr.split('\n').filter((line) => /PodSecurity/.test(line))).toEqual([]);
+    expect(res.status).toBe(0);
+    const out = res.stdout;
     const accepted = out.trim().split('\n').sort();
     // kubectl names each object it sent (kind.group/name); every rendered object is among them.
     expect(accepted).toHaveLength(objects.length);
@@ -54,6 +59,15 @@ describe('server-side dry-run: a real API server validates every object', () => 
       const group = o.apiVersion.includes('/') ? `.${o.apiVersion.split('/')[0]}` : '';
       expect(accepted).toContain(`${o.kind.toLowerCase()}${group}/${o.metadata.name}`);
     }
+  });
+
+  test('the namespace enforces the restricted Pod Security level: a chart Pod that breaks it is refused, a Deployment warned about', () => {
+    const loose = render([MINIMAL_VALUES], ['securityContext.allowPrivilegeEscalation=true']);
+    const pod = kubectl(kube.kubeconfig, ['apply', '--dry-run=server', '-f', '-'], JSON.stringify(find(loose, 'Pod', named('test'))));
+    expect(pod.status).not.toBe(0);
+    expect(pod.stderr).toContain('violates PodSecurity "restricted:latest"');
+    const deployment = kubectl(kube.kubeconfig, ['apply', '--dry-run=server', '-f', '-'], JSON.stringify(find(loose, 'Deployment', named('api'))));
+    expect(deployment.stderr).toContain('would violate PodSecurity "restricted:latest"');
   });
 
   test('the dry-run refuses what a cluster would refuse (a Deployment whose selector misses its pods)', () => {
