@@ -99,9 +99,9 @@ export class KindController {
           onList: (keys) => {
             // A list holds its own namespace's keys only: forget the refused keys of that namespace it no longer holds.
             const present = new Set(keys);
-            for (const key of this.refused) {
-              if ((namespace === undefined || refOf(key).namespace === namespace) && !present.has(key)) this.refused.delete(key);
-            }
+            const gone = (key: string) => (namespace === undefined || refOf(key).namespace === namespace) && !present.has(key);
+            for (const key of this.refused) if (gone(key)) this.refused.delete(key);
+            deps.metrics.notReady.retain(kind, (key) => !gone(key));
           },
           onRestart: (reason) => deps.metrics.watchRestarts.inc({ kind, reason }),
           logger: this.log,

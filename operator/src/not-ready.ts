@@ -40,6 +40,12 @@ export class NotReadyObjects {
     this.byKind.get(kind)?.delete(key);
   }
 
+  /** A fresh list of a kind: forget the objects `stillThere` says are gone (deleted while no watch ran). */
+  retain(kind: string, stillThere: (key: string) => boolean): void {
+    const objects = this.byKind.get(kind);
+    for (const key of objects?.keys() ?? []) if (!stillThere(key)) objects!.delete(key);
+  }
+
   /** A replica that no longer leads knows nothing current. */
   clear(): void {
     this.byKind.clear();
