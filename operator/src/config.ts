@@ -23,8 +23,8 @@ export interface OperatorConfig {
   /** A leader that could not renew for this long stops reconciling (and exits) before another may take over. */
   renewDeadlineMs: number;
   retryPeriodMs: number;
-  /** Only this namespace's resources (Plan is cluster-scoped and always watched); unset: every namespace. */
-  watchNamespace?: string;
+  /** Only these namespaces' resources (Plan is cluster-scoped and always watched); unset: every namespace. */
+  watchNamespaces?: string[];
   /** Every this often the watches start over with a fresh list, so the state, not single events, drives reconciles. */
   relistIntervalMs: number;
   /** Objects of one kind reconciled at once (one object is never reconciled twice at once). */
@@ -38,6 +38,18 @@ function name(env: Env, variable: string, fallback: string | undefined): string 
   if (raw === undefined || raw === '') return fallback;
   if (raw.length > 253 || !NAME.test(raw)) throw new ConfigError(variable, `must be a Kubernetes name (lower-case letters, digits, "-" and "."), got "${raw}"`);
   return raw;
+}
+
+/** A comma-separated list of names (the chart's Roles are in exactly these namespaces); unset or empty: undefined. */
+function names(env: Env, variable: string): string[] | undefined {
+  const raw = env[variable];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const list = [...new Set(raw.split(',').map((n) => n.trim()))];
+  for (const n of list) {
+    if (n === '') throw new ConfigError(variable, `must be namespace names separated by commas, got "${raw}"`);
+    name({ [variable]: n }, variable, undefined);
+  }
+  return list;
 }
 
 function integer(env: Env, variable: string, fallback: number, min: number, max: number): number {
@@ -76,7 +88,7 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     leaseDurationSeconds,
     renewDeadlineMs,
     retryPeriodMs,
-    watchNamespace: name(env, 'HEARTH_OPERATOR_WATCH_NAMESPACE', undefined),
+    watchNamespaces: names(env, 'HEARTH_OPERATOR_WATCH_NAMESPACE'),
     relistIntervalMs: integer(env, 'HEARTH_OPERATOR_RELIST_SECONDS', 300, 5, 86_400) * 1000,
     concurrency: integer(env, 'HEARTH_OPERATOR_CONCURRENCY', 2, 1, 64),
   };

@@ -46,7 +46,8 @@ export interface ControllerDeps {
   events: EventRecorder;
   metrics: OperatorMetrics;
   logger: Logger;
-  watchNamespace?: string;
+  /** The namespaces of a namespaced kind to watch (one watch each); unset: every namespace. */
+  watchNamespaces?: string[];
   relistIntervalMs: number;
   concurrency: number;
   retry: { baseDelayMs: number; maxDelayMs: number };
@@ -74,7 +75,7 @@ export class KindController {
   readonly resources: CustomResources;
   /** Keys last refused: tried again whenever the database changes. */
   private readonly refused = new Set<string>();
-  private readonly watch: ResourceWatch;
+  private readonly watches: ResourceWatch[];
   private readonly log: Logger;
 
   constructor(readonly type: ResourceType, private readonly deps: ControllerDeps) {
@@ -87,25 +88,33 @@ export class KindController {
       onDepth: (depth) => deps.metrics.queueDepth.set({ kind }, depth),
       onError: (key, err) => this.log.error({ key, err }, 'reconcile threw'),
     });
-    this.watch = new ResourceWatch(deps.kube, this.resources, {
-      namespace: deps.watchNamespace,
-      relistIntervalMs: deps.relistIntervalMs,
-      onKey: (key) => this.queue.add(key),
-      onList: (keys) => {
-        const present = new Set(keys);
-        for (const key of this.refused) if (!present.has(key)) this.refused.delete(key);
-      },
-      onRestart: (reason) => deps.metrics.watchRestarts.inc({ kind, reason }),
-      logger: this.log,
-    });
+    // A cluster-scoped kind, or every namespace: one watch; else one per namespace, into one queue.
+    const namespaces: (string | undefined)[] = type.namespaced && deps.watchNamespaces?.length ? deps.watchNamespaces : [undefined];
+    this.watches = namespaces.map(
+      (namespace) =>
+        new ResourceWatch(deps.kube, this.resources, {
+          namespace,
+          relistIntervalMs: deps.relistIntervalMs,
+          onKey: (key) => this.queue.add(key),
+          onList: (keys) => {
+            // A list holds its own namespace's keys only: forget the refused keys of that namespace it no longer holds.
+            const present = new Set(keys);
+            const gone = (key: string) => (namespace === undefined || refOf(key).namespace === namespace) && !present.has(key);
+            for (const key of this.refused) if (gone(key)) this.refused.delete(key);
+            deps.metrics.notReady.retain(kind, (key) => !gone(key));
+          },
+          onRestart: (reason) => deps.metrics.watchRestarts.inc({ kind, reason }),
+          logger: this.log,
+        }),
+    );
   }
 
   start(): void {
-    this.watch.start();
+    for (const watch of this.watches) watch.start();
   }
 
   async stop(): Promise<void> {
-    await this.watch.stop();
+    await Promise.all(this.watches.map((watch) => watch.stop()));
     await this.queue.stop();
   }
 
@@ -126,6 +135,7 @@ export class KindController {
       obj = await this.resources.get(ref);
       if (!obj) {
         this.refused.delete(key);
+        this.deps.metrics.notReady.forget(this.type.kind, key);
         this.count('gone');
         return 'done';
       }
@@ -200,6 +210,7 @@ export class KindController {
       if (!isNotFound(err)) throw err;
     }
     this.refused.delete(key);
+    this.deps.metrics.notReady.forget(this.type.kind, key);
     this.count('removed');
     return 'done';
   }
@@ -243,6 +254,7 @@ export class KindController {
     ready: { status: ConditionStatus; reason: string; message: string },
     extra: Record<string, unknown> = {},
   ): Promise<boolean> {
+    this.deps.metrics.notReady.observe(this.type.kind, ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name, ready);
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const fresh = await this.resources.get(ref);
       if (!fresh) return false;

@@ -4,6 +4,7 @@
  */
 import client from 'prom-client';
 import { registerProcessMetrics, type ProcessMetricsDeps } from '@hearth/core';
+import { NotReadyObjects } from './not-ready';
 
 export type Outcome = 'ready' | 'refused' | 'error' | 'removed' | 'gone';
 
@@ -40,6 +41,7 @@ export class OperatorMetrics {
     labelNames: ['kind', 'reason'] as const,
     registers: [this.registry],
   });
+  readonly notReady = new NotReadyObjects(this.registry);
   readonly leader = new client.Gauge({
     name: 'hearth_operator_leader',
     help: '1 while this replica holds the Lease and reconciles, else 0',

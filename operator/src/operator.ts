@@ -64,7 +64,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
           events,
           metrics,
           logger,
-          watchNamespace: config.watchNamespace,
+          watchNamespaces: config.watchNamespaces,
           relistIntervalMs: config.relistIntervalMs,
           concurrency: config.concurrency,
           retry: { baseDelayMs: 500, maxDelayMs: 60_000 },
@@ -72,7 +72,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
         }),
     );
     for (const c of controllers) c.start();
-    logger.info({ kinds: types.map((t) => t.kind), namespace: config.watchNamespace ?? '(all)' }, 'reconciling');
+    logger.info({ kinds: types.map((t) => t.kind), namespaces: config.watchNamespaces ?? '(all)' }, 'reconciling');
   };
 
   const stopControllers = async (): Promise<void> => {
@@ -99,6 +99,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
       },
       onStoppedLeading: () => {
         metrics.leader.set(0);
+        metrics.notReady.clear();
         // No new work from here on; the caller exits, which ends the work in flight (its transaction rolls back).
         for (const c of controllers) void c.stop();
         deps.onLostLease();

@@ -5,11 +5,13 @@
  * kube-apiserver.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { CRASH_QUEUE_DEPTH_SQL, MANIFEST_KINDS } from '@hearth/core';
+import { kubeToolPath } from '../support/kube';
 import {
-  CHART, FULL_VALUES, KUBE_VERSION, KubeObject, MINIMAL_VALUES, NAMESPACE, find, hearthCrdFiles, helm, named, render, templateArgs,
+  CHART, FULL_VALUES, KUBE_VERSION, KubeObject, MINIMAL_VALUES, NAMESPACE, find, hearthCrdFiles, helm, named, parseObjects, render, runOk, templateArgs,
 } from './chart';
 
 let minimal: KubeObject[];
@@ -73,16 +75,16 @@ describe('values the chart refuses', () => {
 });
 
 describe('what the chart renders', () => {
-  test('with the minimal values: api, realtime, crash worker and operator, the migrations hook, no optional object', () => {
+  test('with the minimal values: api, realtime and operator (no crash worker without a store), the migrations hook, the test Pod, no optional object', () => {
     expect(kinds(minimal)).toEqual(
       [
         'ClusterRole/hearth-operator', 'ClusterRoleBinding/hearth-operator',
-        'Deployment/hearth-api', 'Deployment/hearth-crash-worker', 'Deployment/hearth-operator', 'Deployment/hearth-realtime',
-        'HorizontalPodAutoscaler/hearth-api', 'Job/hearth-migrations',
+        'Deployment/hearth-api', 'Deployment/hearth-operator', 'Deployment/hearth-realtime',
+        'HorizontalPodAutoscaler/hearth-api', 'Job/hearth-migrations', 'Pod/hearth-test',
         'PodDisruptionBudget/hearth-api', 'PodDisruptionBudget/hearth-operator', 'PodDisruptionBudget/hearth-realtime',
-        'Role/hearth-operator', 'RoleBinding/hearth-operator',
-        'Secret/hearth-database', 'Secret/hearth-master-key', 'Secret/hearth-redis',
-        'Service/hearth-api', 'Service/hearth-crash-worker', 'Service/hearth-operator', 'Service/hearth-realtime',
+        'Role/hearth-operator', 'RoleBinding/hearth-operator', 'Role/hearth-operator-resources', 'RoleBinding/hearth-operator-resources',
+        'Secret/hearth-database', 'Secret/hearth-master-key', 'Secret/hearth-migrations', 'Secret/hearth-redis',
+        'Service/hearth-api', 'Service/hearth-operator', 'Service/hearth-realtime',
         'ServiceAccount/hearth-operator',
         ...hearthCrdFiles().map((f) => `CustomResourceDefinition/${parse(fs.readFileSync(f, 'utf8').replace(/^\{\{.*\}\}$/gm, '')).metadata.name}`),
       ].sort(),
@@ -132,8 +134,9 @@ describe('workloads', () => {
       expect(container(w).securityContext).toEqual({
         allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] },
       });
-      expect(container(w).volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
-      expect(pod.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }]);
+      // /tmp, and the full values' CA bundle (extraVolumes / extraVolumeMounts) in every pod, migrations included.
+      expect(container(w).volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }, { name: 'database-ca', mountPath: '/etc/hearth/ca', readOnly: true }]);
+      expect(pod.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }, { name: 'database-ca', configMap: { name: 'database-ca' } }]);
       expect(container(w).resources.requests).toBeDefined();
       // Only the operator gets a Kubernetes token.
       expect(pod.automountServiceAccountToken).toBe(w.metadata.name === 'hearth-operator');
@@ -193,21 +196,28 @@ describe('workloads', () => {
 });
 
 describe('the migrations hook and the credentials', () => {
-  test('the migrations Job runs before install and upgrade, after the Secrets it reads', () => {
+  test('the migrations Job runs before install and upgrade, reading the database URL from a hook Secret of its own made just before it and deleted after', () => {
     const job = find(minimal, 'Job', named('migrations'));
     expect(job.metadata.annotations).toEqual({
       'helm.sh/hook': 'pre-install,pre-upgrade', 'helm.sh/hook-weight': '0', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
     });
     expect(job.spec.template.spec.restartPolicy).toBe('Never');
-    for (const name of ['database', 'redis', 'master-key']) {
-      const annotations = find(minimal, 'Secret', named(name)).metadata.annotations;
-      expect(annotations!['helm.sh/hook']).toBe('pre-install,pre-upgrade');
-      expect(Number(annotations!['helm.sh/hook-weight'])).toBeLessThan(0);
-    }
-    // Without the hook Job the Secrets are ordinary release objects.
-    const noMigrations = render([MINIMAL_VALUES], ['migrations.enabled=false']);
-    expect(noMigrations.some((o) => o.kind === 'Job')).toBe(false);
-    expect(find(noMigrations, 'Secret', named('database')).metadata.annotations).toBeUndefined();
+    const hookSecret = find(minimal, 'Secret', named('migrations'));
+    expect(hookSecret.metadata.annotations).toEqual({
+      'helm.sh/hook': 'pre-install,pre-upgrade', 'helm.sh/hook-weight': '-10', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded,hook-failed',
+    });
+    expect(hookSecret.stringData).toEqual({ url: 'postgres://hearth:secret@postgres.databases.svc:5432/hearth' });
+    expect(env(job).DATABASE_URL).toEqual({ secretKeyRef: { name: named('migrations'), key: 'url' } });
+    // With an existing Secret the Job reads it (it exists before the install): no hook Secret.
+    const existing = render([MINIMAL_VALUES], ['database.existingSecret=db-creds', 'database.existingSecretKey=dsn']);
+    expect(existing.some((o) => o.kind === 'Secret' && o.metadata.name === named('migrations'))).toBe(false);
+    expect(env(find(existing, 'Job', named('migrations'))).DATABASE_URL).toEqual({ secretKeyRef: { name: 'db-creds', key: 'dsn' } });
+  });
+
+  test('the credential Secrets are ordinary release objects, not hooks (in `helm get manifest`, deleted on uninstall, updated in place on upgrade)', () => {
+    for (const name of ['database', 'redis', 'master-key']) expect(find(minimal, 'Secret', named(name)).metadata.annotations).toBeUndefined();
+    const storage = render([MINIMAL_VALUES], ['objectStorage.url=s3://b', 'objectStorage.credentials.accessKeyId=AK', 'objectStorage.credentials.secretAccessKey=SK']);
+    expect(find(storage, 'Secret', named('object-storage')).metadata.annotations).toBeUndefined();
   });
 
   test('the chart writes a Secret per credential, or reads an existing Secret instead', () => {
@@ -218,7 +228,7 @@ describe('the migrations hook and the credentials', () => {
     expect(minimalApi.HEARTH_MASTER_KEY).toEqual({ secretKeyRef: { name: 'hearth-master-key', key: 'key' } });
 
     // The full values read Redis and the master key from existing Secrets: the chart writes neither.
-    expect(full.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name)).toEqual(['hearth-database']);
+    expect(full.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name).sort()).toEqual(['hearth-database', 'hearth-migrations']);
     const fullApi = env(find(full, 'Deployment', named('api')));
     expect(fullApi.REDIS_URL).toEqual({ secretKeyRef: { name: 'hearth-redis-credentials', key: 'redis-url' } });
     expect(fullApi.HEARTH_MASTER_KEY).toEqual({ secretKeyRef: { name: 'hearth-master-key', key: 'master-key' } });
@@ -265,23 +275,45 @@ describe('ingress', () => {
 });
 
 describe('operator RBAC', () => {
-  const plurals = () => {
-    const rule = find(minimal, 'ClusterRole', named('operator')).rules[0];
-    return rule.resources as string[];
+  const resourcesOf = (define: string) => {
+    const text = fs.readFileSync(path.join(CHART, 'templates', 'crds', '_resources.tpl'), 'utf8');
+    const body = text.split(`{{- define "${define}" -}}`)[1].split('{{- end }}')[0];
+    return parse(body) as string[];
   };
+  const resourceRules = (plurals: string[]) => [
+    { apiGroups: ['hearth.gg'], resources: plurals, verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+    { apiGroups: ['hearth.gg'], resources: plurals.map((r) => `${r}/status`), verbs: ['get', 'update', 'patch'] },
+    { apiGroups: ['hearth.gg'], resources: plurals.map((r) => `${r}/finalizers`), verbs: ['update'] },
+  ];
+  const SECRETS = { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update', 'patch'] };
+  const EVENTS = { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] };
 
-  test('the ClusterRole: read and update hearth.gg resources, their status and finalizers; write Secrets; record Events; nothing else', () => {
-    const p = plurals();
-    expect(find(minimal, 'ClusterRole', named('operator')).rules).toEqual([
-      { apiGroups: ['hearth.gg'], resources: p, verbs: ['get', 'list', 'watch', 'update', 'patch'] },
-      { apiGroups: ['hearth.gg'], resources: p.map((r) => `${r}/status`), verbs: ['get', 'update', 'patch'] },
-      { apiGroups: ['hearth.gg'], resources: p.map((r) => `${r}/finalizers`), verbs: ['update'] },
-      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update', 'patch'] },
-      { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
-    ]);
+  test('by default the release namespace only: a Role there for the namespaced kinds, their Secrets and Events; the ClusterRole has Plans and Events, no Secrets', () => {
+    expect(find(minimal, 'ClusterRole', named('operator')).rules).toEqual([...resourceRules(['plans']), EVENTS]);
+    const role = find(minimal, 'Role', named('operator-resources'));
+    expect(role.metadata.namespace).toBe(NAMESPACE);
+    expect(role.rules).toEqual([...resourceRules(resourcesOf('hearth.operatorNamespacedResources')), SECRETS, EVENTS]);
+    expect(find(minimal, 'RoleBinding', named('operator-resources')).subjects).toEqual([{ kind: 'ServiceAccount', name: 'hearth-operator', namespace: NAMESPACE }]);
+    // The operator watches exactly the namespaces its Roles cover.
+    expect(env(find(minimal, 'Deployment', named('operator'))).HEARTH_OPERATOR_WATCH_NAMESPACE).toBe(NAMESPACE);
     expect(find(minimal, 'ClusterRoleBinding', named('operator')).subjects).toEqual([
       { kind: 'ServiceAccount', name: 'hearth-operator', namespace: NAMESPACE },
     ]);
+  });
+
+  test('watchNamespaces: a Role and RoleBinding in each, bound to the ServiceAccount in the release namespace, and the same list for the operator', () => {
+    const roles = full.filter((o) => o.kind === 'Role' && o.metadata.name === named('operator-resources'));
+    expect(roles.map((r) => r.metadata.namespace)).toEqual([NAMESPACE, 'games']);
+    const bindings = full.filter((o) => o.kind === 'RoleBinding' && o.metadata.name === named('operator-resources'));
+    expect(bindings.map((b) => [b.metadata.namespace, b.subjects[0].namespace])).toEqual([[NAMESPACE, NAMESPACE], ['games', NAMESPACE]]);
+    expect(env(find(full, 'Deployment', named('operator'))).HEARTH_OPERATOR_WATCH_NAMESPACE).toBe(`${NAMESPACE},games`);
+  });
+
+  test('clusterWide: one ClusterRole for every kind, Secrets in every namespace and Events; no namespace Roles, no namespace list', () => {
+    const objects = render([MINIMAL_VALUES], ['operator.clusterWide=true']);
+    expect(find(objects, 'ClusterRole', named('operator')).rules).toEqual([...resourceRules(resourcesOf('hearth.operatorResources')), SECRETS, EVENTS]);
+    expect(objects.filter((o) => o.metadata.name === named('operator-resources'))).toEqual([]);
+    expect(env(find(objects, 'Deployment', named('operator')))).not.toHaveProperty('HEARTH_OPERATOR_WATCH_NAMESPACE');
   });
 
   test('the Lease: a Role in the release namespace only', () => {
@@ -291,12 +323,14 @@ describe('operator RBAC', () => {
     expect(find(minimal, 'RoleBinding', named('operator')).roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'hearth-operator' });
   });
 
-  test('covers every kind `hearth apply` accepts: one resource per kind, the same plurals as the CRDs', () => {
-    expect(plurals()).toHaveLength(Object.keys(MANIFEST_KINDS).length);
-    const crds = hearthCrdFiles();
+  test('covers every kind `hearth apply` accepts: one resource per kind, the same plurals and scopes as the CRDs', () => {
+    const all = resourcesOf('hearth.operatorResources');
+    expect(all).toHaveLength(Object.keys(MANIFEST_KINDS).length);
+    const crds = hearthCrdFiles().map((f) => parse(fs.readFileSync(f, 'utf8').replace(/^\{\{.*\}\}$/gm, '')).spec);
     expect(crds.length).toBeGreaterThan(0);
-    const crdPlurals = crds.map((f) => parse(fs.readFileSync(f, 'utf8').replace(/^\{\{.*\}\}$/gm, '')).spec.names.plural as string);
-    expect([...plurals()].sort()).toEqual(crdPlurals.sort());
+    expect([...all].sort()).toEqual(crds.map((c) => c.names.plural as string).sort());
+    expect([...resourcesOf('hearth.operatorClusterResources')].sort()).toEqual(crds.filter((c) => c.scope === 'Cluster').map((c) => c.names.plural).sort());
+    expect([...resourcesOf('hearth.operatorNamespacedResources')].sort()).toEqual(crds.filter((c) => c.scope === 'Namespaced').map((c) => c.names.plural).sort());
   });
 
   test('rbac.create=false leaves RBAC to the SRE', () => {
@@ -319,8 +353,13 @@ describe('monitoring and network policy', () => {
     const rules = find(full, 'PrometheusRule', 'hearth').spec.groups[0].rules;
     expect(rules.map((r: { alert: string }) => r.alert)).toEqual([
       'HearthTargetDown', 'HearthApiServerErrors', 'HearthApiLatencyHigh', 'HearthRateLimitRefusalSurge',
-      'HearthRealtimeSocketDrops', 'HearthCrashQueueBacklog', 'HearthReconcileFailures', 'HearthRateLimitFailOpen',
+      'HearthRealtimeSocketDrops', 'HearthCrashQueueBacklog', 'HearthReconcileFailures',
+      'HearthDependencyDown', 'HearthRateLimitFailOpen', 'HearthObjectsNotReady', 'HearthOperatorNoLeader', 'HearthSaveWriteSurge',
     ]);
+    // The operator's alerts only with an operator.
+    const noOperator = find(render([FULL_VALUES], ['operator.enabled=false']), 'PrometheusRule', 'hearth').spec.groups[0].rules.map((r: { alert: string }) => r.alert);
+    expect(noOperator).not.toContain('HearthObjectsNotReady');
+    expect(noOperator).not.toContain('HearthOperatorNoLeader');
     expect(rules[1].annotations.runbook_url).toBe('docs/operations.md#hearthapiservererrors');
     expect(rules[1].expr).toContain('hearth_http_requests_total{namespace="hearth-system", service=~"hearth-.*", status=~"5.."}');
     expect(rules[0].annotations.description).toContain('{{ $labels.pod }}');
@@ -333,8 +372,24 @@ describe('monitoring and network policy', () => {
       { ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] },
       { ports: [{ port: 5432, protocol: 'TCP' }], to: [{ ipBlock: { cidr: '10.20.0.0/16' } }] },
       { ports: [{ port: 6379, protocol: 'TCP' }] },
+      // The object storage: 443 and the port of objectStorage.endpoint (https://minio.storage.svc:9000).
+      { ports: [{ port: 443, protocol: 'TCP' }, { port: 9000, protocol: 'TCP' }] },
+      // Identity providers (sign-in).
+      { ports: [{ port: 443, protocol: 'TCP' }] },
+      // The release's own HTTP ports (the helm test Pod).
+      { ports: [{ port: 8080, protocol: 'TCP' }, { port: 8081, protocol: 'TCP' }], to: [{ podSelector: { matchLabels: np.spec.podSelector.matchLabels } }] },
       { to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ port: 443, protocol: 'TCP' }] },
     ]);
+    // Without a store, no storage rule; identity providers can be turned off or pinned.
+    const pinned = find(render([MINIMAL_VALUES], [
+      'networkPolicy.enabled=true', 'networkPolicy.identityProviders.to[0].ipBlock.cidr=203.0.113.0/24',
+    ]), 'NetworkPolicy', 'hearth').spec.egress;
+    expect(pinned.map((r: { ports: { port: number }[] }) => r.ports.map((p) => p.port))).toEqual([[53, 53], [5432], [6379], [443], [8080, 8081]]);
+    expect(pinned[3].to).toEqual([{ ipBlock: { cidr: '203.0.113.0/24' } }]);
+    const noIdp = find(render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'networkPolicy.identityProviders.enabled=false']), 'NetworkPolicy', 'hearth').spec.egress;
+    expect(noIdp.map((r: { ports: { port: number }[] }) => r.ports.map((p) => p.port))).toEqual([[53, 53], [5432], [6379], [8080, 8081]]);
+    const storage = find(render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'objectStorage.url=s3://b', 'networkPolicy.objectStorage.to[0].ipBlock.cidr=198.51.100.0/24']), 'NetworkPolicy', 'hearth').spec.egress;
+    expect(storage[3]).toEqual({ ports: [{ port: 443, protocol: 'TCP' }], to: [{ ipBlock: { cidr: '198.51.100.0/24' } }] });
     expect(np.spec.ingress[1]).toEqual({
       ports: [{ port: 'metrics', protocol: 'TCP' }],
       from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
@@ -352,7 +407,26 @@ describe('monitoring and network policy', () => {
     const cm = find(full, 'ConfigMap', 'hearth-dashboard-hearth-overview');
     expect(cm.metadata.labels?.grafana_dashboard).toBe('1');
     expect(cm.metadata.annotations).toEqual({ grafana_folder: 'Hearth' });
-    expect(JSON.parse(cm.data['hearth-overview.json'])).toMatchObject({ uid: 'hearth-overview', title: 'Hearth overview' });
+    const dashboard = JSON.parse(cm.data['hearth-overview.json']);
+    expect(dashboard).toMatchObject({ uid: 'hearth-overview', title: `Hearth overview (${NAMESPACE}/hearth)` });
+    // Everything else is the file's.
+    const file = JSON.parse(fs.readFileSync(path.join(CHART, 'dashboards', 'hearth-overview.json'), 'utf8'));
+    expect({ ...dashboard, uid: file.uid, title: file.title }).toEqual(file);
+  });
+
+  test('two releases\' dashboards can share a Grafana: uids and titles name the release (uids within Grafana\'s 40 characters)', () => {
+    const dashboardsOf = (release: string) =>
+      parseObjects(runOk(kubeToolPath('helm'), ['template', release, CHART, '--namespace', NAMESPACE, '--kube-version', KUBE_VERSION, '--values', FULL_VALUES]))
+        .filter((o) => o.kind === 'ConfigMap' && o.metadata.name.includes('-dashboard-'))
+        .map((cm) => JSON.parse(Object.values(cm.data as Record<string, string>)[0]) as { uid: string; title: string });
+    const blue = dashboardsOf('blue');
+    const green = dashboardsOf('green-with-a-rather-long-release-name');
+    expect(blue.map((d) => d.uid).sort()).toEqual(['blue-hearth-api', 'blue-hearth-economy', 'blue-hearth-operator', 'blue-hearth-overview', 'blue-hearth-realtime', 'blue-hearth-workers']);
+    for (const d of green) expect(d.uid.length).toBeLessThanOrEqual(40);
+    const uids = [...blue, ...green].map((d) => d.uid);
+    expect(new Set(uids).size).toBe(uids.length);
+    const titles = [...blue, ...green].map((d) => d.title);
+    expect(new Set(titles).size).toBe(titles.length);
   });
 });
 
@@ -361,11 +435,27 @@ describe('crash reports: object storage and the crash workers', () => {
   const storageEnv = (objects: KubeObject[], component: string) =>
     Object.fromEntries(Object.entries(env(find(objects, 'Deployment', named(component)))).filter(([name]) => STORAGE_VARS.includes(name)));
 
-  test('no storage URL, no storage variables (the API answers the crash routes 503); the crash workers run by default with the credentials they read', () => {
+  test('no storage URL: no storage variables (the API answers the crash routes 503) and no crash worker, which could only crash-loop without a store', () => {
     expect(storageEnv(minimal, 'api')).toEqual({});
-    const worker = find(minimal, 'Deployment', named('crash-worker'));
+    expect(minimal.filter((o) => o.metadata.name === named('crash-worker'))).toEqual([]);
+    // Even with every crash-worker knob on: a store is what it needs.
+    const knobs = render([MINIMAL_VALUES], ['crashWorker.autoscaling.enabled=true', 'crashWorker.pdb.enabled=true']);
+    expect(knobs.filter((o) => o.metadata.name === named('crash-worker'))).toEqual([]);
+    // The chart's defaults alone (the credentials from existing Secrets) render no worker either.
+    const defaults = render([], ['database.existingSecret=db', 'redis.existingSecret=r', 'masterKey.existingSecret=k']);
+    expect(defaults.filter((o) => o.kind === 'Deployment').map((o) => o.metadata.name).sort()).toEqual([named('api'), named('operator'), named('realtime')]);
+  });
+
+  test('every crash worker the chart renders has OBJECT_STORAGE_URL, the one variable it cannot start without', () => {
+    for (const objects of [full, render([MINIMAL_VALUES], ['objectStorage.url=s3://b'])]) {
+      expect(env(find(objects, 'Deployment', named('crash-worker'))).OBJECT_STORAGE_URL).toMatch(/^s3:\/\//);
+    }
+  });
+
+  test('with a store the crash workers run by default, with the credentials they read', () => {
+    const worker = find(render([MINIMAL_VALUES], ['objectStorage.url=s3://b']), 'Deployment', named('crash-worker'));
     expect(container(worker).args).toEqual(['crash-worker']);
-    expect(Object.keys(env(worker)).sort()).toEqual(['DATABASE_URL', 'LOG_LEVEL', 'METRICS_PORT', 'REDIS_PREFIX']);
+    expect(Object.keys(env(worker)).sort()).toEqual(['DATABASE_URL', 'LOG_LEVEL', 'METRICS_PORT', 'OBJECT_STORAGE_URL', 'REDIS_PREFIX', 'S3_FORCE_PATH_STYLE', 'S3_REGION']);
     expect(env(worker).METRICS_PORT).toBe('9090');
     expect(worker.spec.replicas).toBe(1);
     expect(minimal.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name)).not.toContain(named('object-storage'));
@@ -407,7 +497,7 @@ describe('crash reports: object storage and the crash workers', () => {
 
   test('queue-depth scaling is off by default; on, a KEDA ScaledObject counts the waiting crash-upload jobs and owns the replica count', () => {
     expect(minimal.filter((o) => o.kind === 'ScaledObject')).toEqual([]);
-    const objects = render([MINIMAL_VALUES], ['crashWorkerQueueScaling.enabled=true', 'crashWorkerQueueScaling.maxReplicas=20', 'crashWorkerQueueScaling.jobsPerReplica=50']);
+    const objects = render([MINIMAL_VALUES], ['objectStorage.url=s3://b', 'crashWorkerQueueScaling.enabled=true', 'crashWorkerQueueScaling.maxReplicas=20', 'crashWorkerQueueScaling.jobsPerReplica=50']);
     const scaled = find(objects, 'ScaledObject', named('crash-worker'));
     expect(scaled.apiVersion).toBe('keda.sh/v1alpha1');
     expect(scaled.spec).toMatchObject({ scaleTargetRef: { name: named('crash-worker') }, minReplicaCount: 1, maxReplicaCount: 20 });
@@ -426,8 +516,137 @@ describe('crash reports: object storage and the crash workers', () => {
     expect(env(find(objects, 'Deployment', named('crash-worker')))).toHaveProperty('DATABASE_URL');
     expect(find(objects, 'Deployment', named('crash-worker')).spec).not.toHaveProperty('replicas');
     expect(objects.filter((o) => o.kind === 'HorizontalPodAutoscaler').map((o) => o.metadata.name)).toEqual([named('api')]);
-    const both = helm(templateArgs([MINIMAL_VALUES], ['crashWorkerQueueScaling.enabled=true', 'crashWorker.autoscaling.enabled=true']));
+    const both = helm(templateArgs([MINIMAL_VALUES], ['objectStorage.url=s3://b', 'crashWorkerQueueScaling.enabled=true', 'crashWorker.autoscaling.enabled=true']));
     expect(both.status).not.toBe(0);
     expect(both.stderr).toContain('crashWorker.autoscaling and crashWorkerQueueScaling both scale the crash workers');
+  });
+});
+
+describe('as a subchart', () => {
+  test('a parent chart\'s `global` values pass the schema (helm template of a parent that depends on charts/hearth)', () => {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-parent-'));
+    try {
+      fs.mkdirSync(path.join(parent, 'charts'));
+      fs.cpSync(CHART, path.join(parent, 'charts', 'hearth'), { recursive: true });
+      fs.writeFileSync(path.join(parent, 'Chart.yaml'), 'apiVersion: v2\nname: games-platform\nversion: 1.0.0\ndependencies:\n  - name: hearth\n    version: ">=0.0.0-0"\n');
+      fs.writeFileSync(path.join(parent, 'values.yaml'), [
+        'global:', '  imageRegistry: registry.example.com', '  storageClass: fast',
+        'hearth:', ...fs.readFileSync(MINIMAL_VALUES, 'utf8').split('\n').filter((l) => l && !l.startsWith('#')).map((l) => `  ${l}`),
+      ].join('\n') + '\n');
+      const res = helm(['template', 'platform', parent, '--namespace', NAMESPACE, '--kube-version', KUBE_VERSION]);
+      expect(res.stderr).toBe('');
+      expect(res.status).toBe(0);
+      expect(parseObjects(res.stdout).some((o) => o.kind === 'Deployment' && o.metadata.name === 'platform-hearth-api')).toBe(true);
+    } finally {
+      fs.rmSync(parent, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('disruption budgets never block a node drain', () => {
+  const pdbs = (sets: string[]) => Object.fromEntries(render([MINIMAL_VALUES], sets).filter((o) => o.kind === 'PodDisruptionBudget').map((o) => [o.metadata.name, o.spec]));
+
+  test('a minAvailable budget is written only while the fewest pods exceed it', () => {
+    // api: HPA minimum 2; realtime and operator: 2 replicas. Each budget allows one disruption.
+    expect(Object.keys(pdbs([])).sort()).toEqual([named('api'), named('operator'), named('realtime')]);
+    // One pod each: minAvailable 1 would allow no disruption, so there is no budget.
+    expect(pdbs(['api.autoscaling.minReplicas=1', 'realtime.replicas=1', 'operator.replicas=1'])).toEqual({});
+    // The HPA's minimum, not replicas, while it scales the API.
+    expect(Object.keys(pdbs(['api.replicas=1']))).toContain(named('api'));
+    expect(Object.keys(pdbs(['api.autoscaling.enabled=false', 'api.replicas=1']))).not.toContain(named('api'));
+    // A percentage counts like the controller does (rounded up): 50% of 2 keeps 1, allows 1; 60% of 2 keeps 2.
+    expect(pdbs(['realtime.pdb.minAvailable=50%'])[named('realtime')]).toMatchObject({ minAvailable: '50%' });
+    expect(pdbs(['realtime.pdb.minAvailable=60%'])).not.toHaveProperty(named('realtime'));
+    // The crash worker's one pod (with a store): no budget even with pdb.enabled; KEDA's minimum 0 neither.
+    const store = ['objectStorage.url=s3://b', 'crashWorker.pdb.enabled=true'];
+    expect(pdbs(store)).not.toHaveProperty(named('crash-worker'));
+    expect(pdbs([...store, 'crashWorker.replicas=3'])[named('crash-worker')]).toMatchObject({ minAvailable: 1 });
+    expect(pdbs([...store, 'crashWorker.replicas=3', 'crashWorkerQueueScaling.enabled=true', 'crashWorkerQueueScaling.minReplicas=0'])).not.toHaveProperty(named('crash-worker'));
+  });
+
+  test('maxUnavailable replaces minAvailable and holds at any size, one pod included', () => {
+    const one = pdbs(['realtime.replicas=1', 'realtime.pdb.maxUnavailable=1']);
+    expect(one[named('realtime')]).toEqual({ maxUnavailable: 1, selector: { matchLabels: find(minimal, 'Deployment', named('realtime')).spec.selector.matchLabels } });
+    expect(find(full, 'PodDisruptionBudget', named('api')).spec).toMatchObject({ maxUnavailable: '25%' });
+    expect(find(full, 'PodDisruptionBudget', named('api')).spec).not.toHaveProperty('minAvailable');
+  });
+
+  test('a budget of no disruption is refused by the schema (maxUnavailable 0)', () => {
+    const res = helm(templateArgs([MINIMAL_VALUES], ['api.pdb.maxUnavailable=0']));
+    expect(res.status).not.toBe(0);
+    expect(res.stderr).toContain("at '/api/pdb/maxUnavailable'");
+  });
+});
+
+describe('readiness, startup and draining', () => {
+  test('a startupProbe on /readyz; a preStop pause on the API and the socket, inside a grace period that leaves the process its 25 s', () => {
+    for (const component of ['api', 'realtime']) {
+      const d = find(minimal, 'Deployment', named(component));
+      expect(container(d).startupProbe).toEqual({ httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 2, failureThreshold: 30 });
+      expect(container(d).lifecycle).toEqual({ preStop: { sleep: { seconds: 5 } } });
+      expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(5 + 25);
+    }
+    for (const component of ['operator']) expect(container(find(minimal, 'Deployment', named(component))).startupProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
+    expect(container(find(minimal, 'Deployment', named('operator')))).not.toHaveProperty('lifecycle');
+    const none = render([MINIMAL_VALUES], ['api.startupProbe=null', 'api.lifecycle=null']);
+    expect(container(find(none, 'Deployment', named('api')))).not.toHaveProperty('startupProbe');
+    expect(container(find(none, 'Deployment', named('api')))).not.toHaveProperty('lifecycle');
+  });
+});
+
+describe('knobs for managed databases and platform conventions', () => {
+  test('initContainers and strategy per component', () => {
+    const api = find(full, 'Deployment', named('api'));
+    expect(api.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
+    expect(api.spec.template.spec.initContainers.map((c: { name: string }) => c.name)).toEqual(['wait-for-database']);
+    expect(find(full, 'Deployment', named('realtime')).spec).not.toHaveProperty('strategy');
+    expect(find(full, 'Deployment', named('realtime')).spec.template.spec).not.toHaveProperty('initContainers');
+  });
+
+  test('commonLabels on every object and pod, never in a selector', () => {
+    for (const o of full.filter((x) => x.kind !== 'CustomResourceDefinition')) {
+      expect({ object: `${o.kind}/${o.metadata.name}`, label: o.metadata.labels?.['example.com/cost-centre'] }).toEqual({ object: `${o.kind}/${o.metadata.name}`, label: 'games' });
+    }
+    for (const d of full.filter((o) => o.kind === 'Deployment')) {
+      expect(d.spec.template.metadata.labels['example.com/cost-centre']).toBe('games');
+      expect(d.spec.selector.matchLabels).not.toHaveProperty('example.com/cost-centre');
+    }
+  });
+
+  test('image.digest pins every container, the test Pod included, by digest', () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    const objects = render([MINIMAL_VALUES], [`image.digest=${digest}`]);
+    const images = objects.flatMap((o) => (o.kind === 'Pod' ? o.spec.containers : o.spec?.template?.spec?.containers ?? [])).map((c: { image: string }) => c.image);
+    expect(images.length).toBeGreaterThanOrEqual(5);
+    for (const image of images) expect(image).toBe(`ghcr.io/hearth-gg/hearth@${digest}`);
+    const bad = helm(templateArgs([MINIMAL_VALUES], ['image.digest=latest']));
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain("at '/image/digest'");
+  });
+
+  test('the helm test Pod asks the Services, under the same pod security, and is a test hook', () => {
+    const pod = find(minimal, 'Pod', named('test'));
+    expect(pod.metadata.annotations).toEqual({ 'helm.sh/hook': 'test', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
+    const c = pod.spec.containers[0];
+    expect(c.args.slice(1)).toEqual(['http://hearth-api:80/readyz', 'http://hearth-api:80/v1/.well-known/jwks.json', 'http://hearth-realtime:80/readyz']);
+    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+    expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(render([MINIMAL_VALUES], ['tests.enabled=false']).some((o) => o.kind === 'Pod')).toBe(false);
+  });
+});
+
+describe('the socket through the Gateway API', () => {
+  test('an HTTPRoute for the socket path to the realtime Service, with no affinity', () => {
+    const route = find(full, 'HTTPRoute', named('realtime'));
+    expect(route.apiVersion).toBe('gateway.networking.k8s.io/v1');
+    expect(route.spec).toEqual({
+      parentRefs: [{ name: 'public', namespace: 'gateways', sectionName: 'https' }],
+      hostnames: ['api.hearth.example.com'],
+      rules: [{ matches: [{ path: { type: 'Exact', value: '/v1/realtime/socket' } }], backendRefs: [{ name: 'hearth-realtime', port: 80 }] }],
+    });
+    expect(minimal.some((o) => o.kind === 'HTTPRoute')).toBe(false);
+    const orphan = helm(templateArgs([MINIMAL_VALUES], ['realtime.httpRoute.enabled=true']));
+    expect(orphan.status).not.toBe(0);
+    expect(orphan.stderr).toContain('realtime.httpRoute.parentRefs needs the Gateway');
   });
 });

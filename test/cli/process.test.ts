@@ -195,14 +195,16 @@ describe('`hearth api` with a good configuration', () => {
 });
 
 describe('`hearth api` with Redis unreachable', () => {
-  test('still starts and serves; /readyz says 503 naming Redis; SIGTERM still exits 0', async () => {
+  test('still starts and serves; /readyz stays 200 (the pod can serve) and names Redis; SIGTERM still exits 0', async () => {
     const closedPort = await freePort();
     const api = await startApi({ ...validEnv, REDIS_URL: `redis://127.0.0.1:${closedPort}` });
     try {
       const base = `http://127.0.0.1:${api.port}`;
       const ready = await call(base, 'GET', '/readyz');
-      expect(ready.status).toBe(503);
-      expect(ready.body).toEqual({ status: 'not-ready', postgres: true, redis: false });
+      expect(ready.status).toBe(200);
+      expect(ready.body).toEqual({ status: 'ready', postgres: true, redis: false });
+      const scraped = await (await fetch(`http://127.0.0.1:${api.metricsPort}/metrics`)).text();
+      expect(scraped).toContain('hearth_dependency_up{dependency="redis"} 0');
       expect((await call(base, 'GET', '/healthz')).status).toBe(200);
       // Durable data lives in PostgreSQL: reads keep working, rate limits fail open.
       const values = await call(`${base}/v1`, 'GET', '/config/values', { token: serverKeys['alpha-live-key'] });

@@ -16,6 +16,10 @@ const CHART_ALERTS = [
   'HearthRealtimeSocketDrops',
   'HearthCrashQueueBacklog',
   'HearthReconcileFailures',
+  'HearthDependencyDown',
+  'HearthRateLimitFailOpen',
+  'HearthObjectsNotReady',
+  'HearthOperatorNoLeader',
 ];
 
 const groups = renderedRuleGroups();
@@ -34,7 +38,7 @@ test('promtool check rules accepts the rendered rules', () => {
 });
 
 test('the chart pages on what the SREs named, each alert with a severity and its runbook section in docs/operations.md', () => {
-  expect(rules.map((r) => r.alert)).toEqual([...CHART_ALERTS, 'HearthRateLimitFailOpen']);
+  expect(rules.map((r) => r.alert)).toEqual([...CHART_ALERTS, 'HearthSaveWriteSurge']);
   // GitHub's anchors: a heading's text in lower case.
   const anchors = new Set([...fs.readFileSync(OPERATIONS_DOC, 'utf8').matchAll(/^#{2,4} (.+)$/gm)].map((m) => m[1].trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')));
   for (const rule of rules.filter((r) => CHART_ALERTS.includes(r.alert!))) {
@@ -42,5 +46,74 @@ test('the chart pages on what the SREs named, each alert with a severity and its
     const url = rule.annotations?.runbook_url ?? '';
     expect({ alert: rule.alert, url }).toEqual({ alert: rule.alert, url: `docs/operations.md#${rule.alert!.toLowerCase()}` });
     expect({ alert: rule.alert, documented: anchors.has(rule.alert!.toLowerCase()) }).toEqual({ alert: rule.alert, documented: true });
+  }
+});
+
+/**
+ * `promtool test rules`: the alerts an SRE would otherwise miss fire on the series that mean trouble,
+ * after their `for`, with the labels that route and explain them; and stay quiet on healthy series.
+ * (Annotations are left out of the file under test: `promtool check rules` above covers them.)
+ */
+test('the not-Ready, no-leader, dependency and fail-open alerts fire on the series that call for them, and only then', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-rules-'));
+  try {
+    const bare = groups.map((g) => ({ ...g, rules: g.rules.map(({ annotations: _annotations, ...rule }) => rule) }));
+    fs.writeFileSync(path.join(dir, 'rules.yaml'), stringify({ groups: bare }));
+    const at = (labels: string) => `{namespace="hearth-system", service="hearth-${labels}}`;
+    const tests = {
+      rule_files: ['rules.yaml'],
+      evaluation_interval: '1m',
+      tests: [
+        {
+          interval: '1m',
+          input_series: [
+            // A ServerKey past its plan's limit, and a Project naming a missing plan, for 30 minutes.
+            { series: `hearth_operator_objects_not_ready${at('operator", pod="op-a", kind="ServerKey", reason="PlanLimit"')}`, values: '1x30' },
+            { series: `hearth_operator_objects_not_ready${at('operator", pod="op-a", kind="Project", reason="MissingReference"')}`, values: '2x30' },
+            // Two operator replicas, neither leading.
+            { series: `hearth_operator_leader${at('operator", pod="op-a"')}`, values: '0x30' },
+            { series: `hearth_operator_leader${at('operator", pod="op-b"')}`, values: '0x30' },
+            // One API pod cut off from Redis; PostgreSQL fine.
+            { series: `hearth_dependency_up${at('api", pod="api-a", dependency="redis"')}`, values: '0x30' },
+            { series: `hearth_dependency_up${at('api", pod="api-b", dependency="redis"')}`, values: '1x30' },
+            { series: `hearth_dependency_up${at('api", pod="api-a", dependency="postgres"')}`, values: '1x30' },
+            // Meanwhile the API's rate limits fail open.
+            { series: `hearth_rate_limit_fail_open_total${at('api", pod="api-a"')}`, values: '0+30x30' },
+          ],
+          alert_rule_test: [
+            { eval_time: '10m', alertname: 'HearthObjectsNotReady', exp_alerts: [] }, // not yet 15 minutes
+            {
+              eval_time: '20m',
+              alertname: 'HearthObjectsNotReady',
+              exp_alerts: [
+                { exp_labels: { severity: 'warning', kind: 'Project', reason: 'MissingReference' } },
+                { exp_labels: { severity: 'warning', kind: 'ServerKey', reason: 'PlanLimit' } },
+              ],
+            },
+            { eval_time: '3m', alertname: 'HearthOperatorNoLeader', exp_alerts: [] },
+            { eval_time: '10m', alertname: 'HearthOperatorNoLeader', exp_alerts: [{ exp_labels: { severity: 'critical' } }] },
+            { eval_time: '5m', alertname: 'HearthDependencyDown', exp_alerts: [{ exp_labels: { severity: 'critical', dependency: 'redis' } }] },
+            { eval_time: '10m', alertname: 'HearthRateLimitFailOpen', exp_alerts: [{ exp_labels: { severity: 'warning' } }] },
+          ],
+        },
+        {
+          // Healthy: everything Ready, one leader, dependencies up, no fail-open: nothing fires.
+          interval: '1m',
+          input_series: [
+            { series: `hearth_operator_objects_not_ready${at('operator", pod="op-a", kind="ServerKey", reason="PlanLimit"')}`, values: '0x30' },
+            { series: `hearth_operator_leader${at('operator", pod="op-a"')}`, values: '1x30' },
+            { series: `hearth_operator_leader${at('operator", pod="op-b"')}`, values: '0x30' },
+            { series: `hearth_dependency_up${at('api", pod="api-a", dependency="redis"')}`, values: '1x30' },
+            { series: `hearth_rate_limit_fail_open_total${at('api", pod="api-a"')}`, values: '5x30' },
+          ],
+          alert_rule_test: ['HearthObjectsNotReady', 'HearthOperatorNoLeader', 'HearthDependencyDown', 'HearthRateLimitFailOpen'].map((alertname) => ({ eval_time: '25m', alertname, exp_alerts: [] })),
+        },
+      ],
+    };
+    fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify(tests));
+    const { status, output } = promtool(['test', 'rules', path.join(dir, 'tests.yaml')]);
+    expect({ status, output }).toEqual({ status: 0, output: expect.stringContaining('SUCCESS') });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -142,12 +142,15 @@ describe('refusals an SRE must see', () => {
     expect(warning).toMatchObject({ reason: 'MissingReference', message: expect.stringContaining('op-later') });
     expect(await h.db('projects').where({ namespace: NAMESPACE, name: 'op-orphan' }).first()).toBeUndefined();
     expect(operator.child.exitCode).toBeNull(); // no crash loop
+    // Counted while it lasts (not only when it was refused), for the HearthObjectsNotReady alert.
+    expect(await metricsOf(operator)).toMatch(/^hearth_operator_objects_not_ready\{kind="Project",reason="MissingReference"\} 1$/m);
 
     // Fixed by creating what it names (the project itself is not touched).
     await kubectlApply(kube, [plan('op-later')]);
     const fixed = await waitReady(kube, ns('project', 'op-orphan'), 'True', 15_000);
     expect(readyOf(fixed)!.reason).toBe('Reconciled');
     expect(await h.db('projects').where({ namespace: NAMESPACE, name: 'op-orphan' }).first()).toBeTruthy();
+    expect(await metricsOf(operator)).not.toMatch(/^hearth_operator_objects_not_ready\{kind="Project",reason="MissingReference"\} [1-9]/m);
   });
 
   test("a key past the plan's limit is Ready=False (PlanLimit) with a Warning Event, and no key or Secret is made", async () => {
@@ -172,6 +175,7 @@ describe('refusals an SRE must see', () => {
     const warning = await waitUntil('a Warning event', async () => (await eventsOf(name)).find((e) => e.type === 'Warning'));
     expect(warning.reason).toBe('PlanLimit');
     expect(await metricsOf(operator)).toMatch(/hearth_operator_reconciles_total\{kind="ServerKey",outcome="refused"\} [1-9]/);
+    expect(await metricsOf(operator)).toMatch(/^hearth_operator_objects_not_ready\{kind="ServerKey",reason="PlanLimit"\} 1$/m);
   });
 
   test('a Secret that cannot be written rolls the mint back: no key is live that nobody can read', async () => {

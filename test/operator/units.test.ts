@@ -4,7 +4,10 @@
  */
 import { ManifestError } from '@hearth/core';
 import { nextStatus, sameStatus, setCondition } from '../../operator/src/conditions';
+import client from 'prom-client';
+import { loadOperatorConfig } from '../../operator/src/config';
 import { refusalReason } from '../../operator/src/controller';
+import { NotReadyObjects } from '../../operator/src/not-ready';
 import { KeyedQueue, backoffDelay } from '../../operator/src/queue';
 import { secretNameOf } from '../../operator/src/server-key';
 
@@ -129,4 +132,36 @@ test("a ServerKey's Secret name: <name>-server-key, cut with a hash when too lon
   expect(name.length).toBeLessThanOrEqual(253);
   expect(name).toMatch(/^a+-[0-9a-f]{8}-server-key$/);
   expect(secretNameOf('b'.repeat(250))).not.toBe(name);
+});
+
+test('HEARTH_OPERATOR_WATCH_NAMESPACE: one namespace or a comma-separated list (the chart\'s watchNamespaces); unset, every namespace; a bad name stops the start', () => {
+  const base = { DATABASE_URL: 'postgres://h@db/h', REDIS_URL: 'redis://r:6379' };
+  expect(loadOperatorConfig(base).watchNamespaces).toBeUndefined();
+  expect(loadOperatorConfig({ ...base, HEARTH_OPERATOR_WATCH_NAMESPACE: 'games' }).watchNamespaces).toEqual(['games']);
+  expect(loadOperatorConfig({ ...base, HEARTH_OPERATOR_WATCH_NAMESPACE: 'games, tools,games' }).watchNamespaces).toEqual(['games', 'tools']);
+  expect(() => loadOperatorConfig({ ...base, HEARTH_OPERATOR_WATCH_NAMESPACE: 'games,Tools' })).toThrow(/HEARTH_OPERATOR_WATCH_NAMESPACE.*"Tools"/);
+  expect(() => loadOperatorConfig({ ...base, HEARTH_OPERATOR_WATCH_NAMESPACE: 'games,,tools' })).toThrow(/HEARTH_OPERATOR_WATCH_NAMESPACE/);
+});
+
+test('hearth_operator_objects_not_ready: counts objects by kind and reason while they are not Ready; Ready, gone or missing from a fresh list, they leave it', async () => {
+  const registry = new client.Registry();
+  const notReady = new NotReadyObjects(registry);
+  const read = async () => (await registry.getMetricsAsJSON())
+    .find((m) => m.name === 'hearth_operator_objects_not_ready')!
+    .values.map((v) => ({ ...v.labels, value: v.value }));
+  notReady.observe('ServerKey', 'games/k1', { status: 'False', reason: 'PlanLimit' });
+  notReady.observe('ServerKey', 'games/k2', { status: 'False', reason: 'PlanLimit' });
+  notReady.observe('Project', 'games/p', { status: 'False', reason: 'MissingReference' });
+  notReady.observe('Project', 'tools/q', { status: 'Unknown', reason: 'Retrying' });
+  expect(await read()).toEqual([
+    { kind: 'ServerKey', reason: 'PlanLimit', value: 2 },
+    { kind: 'Project', reason: 'MissingReference', value: 1 },
+    { kind: 'Project', reason: 'Retrying', value: 1 },
+  ]);
+  notReady.observe('ServerKey', 'games/k1', { status: 'True', reason: 'Reconciled' });
+  notReady.forget('Project', 'games/p');
+  notReady.retain('Project', (key) => key !== 'tools/q');
+  expect(await read()).toEqual([{ kind: 'ServerKey', reason: 'PlanLimit', value: 1 }]);
+  notReady.clear();
+  expect(await read()).toEqual([]);
 });

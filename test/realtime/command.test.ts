@@ -34,7 +34,7 @@ function lineMatching(proc: ChildProcess, pattern: RegExp, timeoutMs = 15_000): 
   });
 }
 
-test('serves the socket on REALTIME_PORT with probes and metrics, and closes sockets with 1001 on SIGTERM', async () => {
+test('serves the socket on REALTIME_PORT with probes and metrics, and closes sockets with 1012 (service restart) on SIGTERM', async () => {
   const [port, metricsPort] = [await freePort(), await freePort()];
   child = spawnHearth(['realtime'], {
     DATABASE_URL: h.database.url,
@@ -74,10 +74,10 @@ test('serves the socket on REALTIME_PORT with probes and metrics, and closes soc
 
   const exited = new Promise<number | null>((resolve) => child!.on('exit', (code) => resolve(code)));
   child.kill('SIGTERM');
-  expect(await c.waitClosed(5000)).toEqual({ code: 1001, reason: 'going-away' });
+  expect(await c.waitClosed(5000)).toEqual({ code: 1012, reason: 'service-restart' });
   expect(await exited).toBe(0);
   expect(stderr).toBe('');
   const closedLine = stdout.split('\n').find((line) => line.includes('"socket closed"'));
-  expect(closedLine && JSON.parse(closedLine)).toMatchObject({ address: '203.0.113.77', playerId: t.player.id, code: 1001 });
+  expect(closedLine && JSON.parse(closedLine)).toMatchObject({ address: '203.0.113.77', playerId: t.player.id, code: 1012 });
   await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
 });

@@ -161,14 +161,14 @@ describe('shutdown and metrics', () => {
     }
   });
 
-  test('shutting down closes every socket with 1001 and takes no new ones', async () => {
+  test('shutting down drains: every socket is closed with 1012 (service restart: reconnect elsewhere) and no new one is taken', async () => {
     const rt = await startRealtime(h, { tickMs: 50 });
     const t = await tokenFor();
     const a = await track(Client.authorized(rt.url, t.accessToken));
     const pending = await track(Client.open(rt.url));
     await rt.stop();
-    expect(await a.waitClosed()).toEqual({ code: 1001, reason: 'going-away' });
-    expect(await pending.waitClosed()).toEqual({ code: 1001, reason: 'going-away' });
+    expect(await a.waitClosed()).toEqual({ code: 1012, reason: 'service-restart' });
+    expect(await pending.waitClosed()).toEqual({ code: 1012, reason: 'service-restart' });
     await expect(Client.open(rt.url)).rejects.toThrow();
   });
 });
@@ -189,7 +189,7 @@ test('attached to the API’s own server (hearth dev): the socket is at the URL 
     expect((await call(h.base, 'GET', '/players/me', { token: t.accessToken })).status).toBe(200);
     await expect(Client.open(`${h.api.url.replace('http://', 'ws://')}/v1/other`)).rejects.toThrow(/404/);
     await realtime.close();
-    expect(await c.waitClosed()).toEqual({ code: 1001, reason: 'going-away' });
+    expect(await c.waitClosed()).toEqual({ code: 1012, reason: 'service-restart' });
   } finally {
     await realtime.close();
     realtime.detach(h.api.server);

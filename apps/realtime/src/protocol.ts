@@ -21,6 +21,8 @@ export const SLOW_CONSUMER_BYTES = 1024 * 1024;
 export const CLOSE = {
   /** The server is shutting down (or restarting): reconnect. */
   goingAway: 1001,
+  /** This process is draining (deploy, scale-in, node drain): reconnect, with jitter, and land on another pod. */
+  serviceRestart: 1012,
   /** A policy was broken: rate limit passed after a warning, too many frames before authorizing, slow consumer. */
   policy: 1008,
   /** A frame larger than the socket's maxMessageBytes. */

@@ -298,8 +298,11 @@ export class RealtimeServer {
     this.upgradeRates.delete(req);
   }
 
-  /** Stops taking sockets, closes every open one with `code` (1001: going away) and waits a moment for them. */
-  async close(code: number = CLOSE.goingAway, waitMs = 2000): Promise<void> {
+  /**
+   * Stops taking sockets, closes every open one with `code` (1012, service restart: the client
+   * reconnects, and its new socket lands on another pod) and waits a moment for them.
+   */
+  async close(code: number = CLOSE.serviceRestart, waitMs = 2000): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
     this.stopMetrics();
@@ -310,7 +313,7 @@ export class RealtimeServer {
     await this.unsubscribeEvents?.().catch(() => undefined);
     const open = this.slices.flatMap((slice) => [...slice]);
     const closed = open.map((ws) => new Promise<void>((resolve) => (ws.readyState === WebSocket.CLOSED ? resolve() : ws.once('close', () => resolve()))));
-    for (const ws of open) this.closeSocket(ws, code, 'going-away');
+    for (const ws of open) this.closeSocket(ws, code, code === CLOSE.serviceRestart ? 'service-restart' : 'going-away');
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(closed), new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
     clearTimeout(timer);

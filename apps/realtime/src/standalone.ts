@@ -17,7 +17,7 @@ export interface RealtimeProcess {
   /** ws://host:port/v1/realtime/socket */
   url: string;
   metricsUrl: string | null;
-  /** Closes every socket with 1001 (going away), then stops listening. */
+  /** Drains: closes every socket with 1012 (service restart: reconnect elsewhere), then stops listening. */
   close(): Promise<void>;
 }
 
@@ -60,7 +60,7 @@ export async function startRealtimeServer(options: RealtimeProcessOptions): Prom
     url: `ws://${shownHost(host)}:${port}${realtime.path}`,
     metricsUrl: metricsServer?.url ?? null,
     close: async () => {
-      await realtime.close(CLOSE.goingAway);
+      await realtime.close(CLOSE.serviceRestart);
       await Promise.all([closeServer(server, { dropAll: true }), metricsServer ? closeServer(metricsServer.server) : undefined]);
     },
   };

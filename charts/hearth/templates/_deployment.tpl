@@ -26,6 +26,10 @@ spec:
   replicas: {{ $v.replicas }}
   {{- end }}
   revisionHistoryLimit: 5
+  {{- with $v.strategy }}
+  strategy:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   selector:
     matchLabels:
       {{- include "hearth.componentSelectorLabels" $ctx | nindent 6 }}
@@ -33,12 +37,15 @@ spec:
     metadata:
       labels:
         {{- include "hearth.componentSelectorLabels" $ctx | nindent 8 }}
+        {{- with $root.Values.commonLabels }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
         {{- with $v.podLabels }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
       annotations:
-        # A changed URL or key in the chart's Secrets rolls the pods.
-        checksum/secrets: {{ include (print $root.Template.BasePath "/secrets.yaml") $root | sha256sum }}
+        # A changed URL or key, in the chart's Secrets or an existingSecret, rolls the pods.
+        checksum/secrets: {{ include "hearth.credentialsChecksum" $root }}
         {{- with $v.podAnnotations }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
@@ -60,6 +67,10 @@ spec:
       terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds }}
       securityContext:
         {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
+      {{- with $v.initContainers }}
+      initContainers:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
       containers:
         - name: {{ .component }}
           image: {{ include "hearth.image" $root }}
@@ -74,10 +85,18 @@ spec:
               containerPort: {{ .port }}
               protocol: TCP
             {{- end }}
+          {{- with $v.startupProbe }}
+          startupProbe:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
           livenessProbe:
             {{- toYaml $v.livenessProbe | nindent 12 }}
           readinessProbe:
             {{- toYaml $v.readinessProbe | nindent 12 }}
+          {{- with $v.lifecycle }}
+          lifecycle:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
           resources:
             {{- toYaml $v.resources | nindent 12 }}
           securityContext:
@@ -167,9 +186,45 @@ spec:
 {{- end }}
 {{- end }}
 
+{{/*
+The fewest pods a component runs: the HPA's (or KEDA's) minimum while one scales it, else its
+replicas. From (dict "values" .Values.api "minReplicas" <a scaler's minimum, optional>).
+*/}}
+{{- define "hearth.fewestReplicas" -}}
+{{- if hasKey . "minReplicas" }}{{ .minReplicas }}
+{{- else if and .values.autoscaling .values.autoscaling.enabled }}{{ .values.autoscaling.minReplicas }}
+{{- else }}{{ .values.replicas }}{{ end }}
+{{- end }}
+
+{{/*
+A PodDisruptionBudget, only where it lets a drain evict a pod: a budget that allows no disruption
+(minAvailable 1 of 1 pod) would block every node drain until someone deleted it. With
+`pdb.maxUnavailable` set, that is the budget (it allows that many at any size; minAvailable is
+then ignored); else `pdb.minAvailable`, written
+only while the fewest pods exceed it. From (dict "root" $ "component" "api" "values" .Values.api
+"minReplicas" <optional, a scaler's minimum>).
+*/}}
 {{- define "hearth.pdb" -}}
 {{- $ctx := dict "root" .root "component" .component -}}
-{{- if .values.pdb.enabled }}
+{{- $pdb := .values.pdb -}}
+{{- if $pdb.enabled }}
+{{- $fewest := include "hearth.fewestReplicas" . | atoi }}
+{{- $budget := dict }}
+{{- if ne (toString ($pdb.maxUnavailable | default "")) "" }}
+{{- $_ := set $budget "maxUnavailable" $pdb.maxUnavailable }}
+{{- else }}
+{{- $min := toString $pdb.minAvailable }}
+{{- $kept := 0 }}
+{{- if hasSuffix "%" $min }}
+{{- $kept = ceil (divf (mul $fewest (trimSuffix "%" $min | atoi)) 100) | int }}
+{{- else }}
+{{- $kept = atoi $min }}
+{{- end }}
+{{- if gt $fewest $kept }}
+{{- $_ := set $budget "minAvailable" $pdb.minAvailable }}
+{{- end }}
+{{- end }}
+{{- if $budget }}
 apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:
@@ -178,9 +233,10 @@ metadata:
   labels:
     {{- include "hearth.componentLabels" $ctx | nindent 4 }}
 spec:
-  minAvailable: {{ .values.pdb.minAvailable }}
+  {{- toYaml $budget | nindent 2 }}
   selector:
     matchLabels:
       {{- include "hearth.componentSelectorLabels" $ctx | nindent 6 }}
+{{- end }}
 {{- end }}
 {{- end }}

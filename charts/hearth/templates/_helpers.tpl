@@ -32,6 +32,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: hearth
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end }}
 
 {{/* Labels of one component's objects, from (dict "root" $ "component" "api"). */}}
@@ -45,8 +48,13 @@ app.kubernetes.io/component: {{ .component }}
 app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
+{{/* The image by digest when one is given (immutable: what was scanned is what runs), else by tag. */}}
 {{- define "hearth.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
 {{- end }}
 
 {{- define "hearth.operatorServiceAccountName" -}}
@@ -64,6 +72,16 @@ key: {{ .Values.database.existingSecretKey }}
 {{- else -}}
 {{- $_ := required "database.url (or database.existingSecret) is required: the PostgreSQL URL Hearth keeps its data in" .Values.database.url -}}
 name: {{ include "hearth.componentName" (dict "root" . "component" "database") }}
+key: url
+{{- end }}
+{{- end }}
+
+{{/* The migrations Job's: the existingSecret, else its hook Secret (migrations/job.yaml). */}}
+{{- define "hearth.migrationsDatabaseSecretRef" -}}
+{{- if .Values.database.existingSecret -}}
+{{ include "hearth.databaseSecretRef" . }}
+{{- else -}}
+name: {{ include "hearth.componentName" (dict "root" . "component" "migrations") }}
 key: url
 {{- end }}
 {{- end }}
@@ -88,6 +106,23 @@ key: {{ .Values.masterKey.existingSecretKey }}
 name: {{ include "hearth.componentName" (dict "root" . "component" "master-key") }}
 key: key
 {{- end }}
+{{- end }}
+
+{{/*
+What the pods' credentials hash to, so a change rolls them: the Secrets the chart writes, and the
+data of each existingSecret named (read from the cluster with `lookup` at install and upgrade; a
+`helm template` sees none). A credential rotated in an existingSecret thus rolls the pods at the
+next `helm upgrade`; between upgrades see docs/kubernetes.md ("Credentials").
+*/}}
+{{- define "hearth.credentialsChecksum" -}}
+{{- $existing := list -}}
+{{- range (list .Values.database.existingSecret .Values.redis.existingSecret .Values.masterKey.existingSecret .Values.objectStorage.credentials.existingSecret) }}
+{{- if . }}
+{{- $secret := lookup "v1" "Secret" $.Release.Namespace . }}
+{{- $existing = append $existing (dict "name" . "data" ($secret.data | default dict)) }}
+{{- end }}
+{{- end }}
+{{- print (include (print $.Template.BasePath "/secrets.yaml") .) (toJson $existing) | sha256sum }}
 {{- end }}
 
 {{/*
@@ -120,7 +155,7 @@ its command reads.
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
-      {{- include "hearth.databaseSecretRef" $root | nindent 6 }}
+      {{- .databaseSecretRef | default (include "hearth.databaseSecretRef" $root) | nindent 6 }}
 {{- end }}
 {{- if has "redis" .needs }}
 - name: REDIS_URL
@@ -145,16 +180,25 @@ its command reads.
 {{- end }}
 {{- end }}
 
-{{/* The writable /tmp of a read-only root filesystem. */}}
+{{/*
+The writable /tmp of a read-only root filesystem, and the `extraVolumes` / `extraVolumeMounts` of
+every Hearth pod (a CA bundle of a managed database, say).
+*/}}
 {{- define "hearth.tmpVolume" -}}
 - name: tmp
   emptyDir:
     sizeLimit: {{ .Values.tmpSizeLimit }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
 {{- end }}
 
 {{- define "hearth.tmpVolumeMount" -}}
 - name: tmp
   mountPath: /tmp
+{{- with .Values.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -189,6 +233,15 @@ URL, no variables: the API then answers the crash routes with 503 `unavailable`.
       key: {{ ternary $s.credentials.secretAccessKeyKey "secret-access-key" (not (empty $s.credentials.existingSecret)) }}
 {{- end }}
 {{- end }}
+{{- end }}
+
+{{/*
+"true" when the crash workers run: turned on and given an object storage to read the uploads from.
+Without `objectStorage.url` a worker could only exit at start (OBJECT_STORAGE_URL is required), and
+the API refuses crash uploads anyway, so none is rendered.
+*/}}
+{{- define "hearth.crashWorkerEnabled" -}}
+{{- if and .Values.crashWorker.enabled .Values.objectStorage.url }}true{{ end }}
 {{- end }}
 
 {{/* The crash-upload jobs waiting for a worker (apps/core/src/crashes/queue.ts: schema pgboss, queue crash-upload). */}}

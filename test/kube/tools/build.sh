@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real tools the Kubernetes tests use into ~/.cache/hearth/tools/bin (HEARTH_TOOLS_DIR), once per
 # machine: kube-apiserver, etcd and kubectl from this helper module, helm from the Go module proxy,
-# and the prometheus-operator CRDs (ServiceMonitor, PrometheusRule) the chart's optional objects need.
+# and the CRDs the chart's optional objects need: prometheus-operator's (ServiceMonitor, PrometheusRule)
+# and the Gateway API's HTTPRoute.
 # A tool already built at the pinned version is kept, so later runs cost nothing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -13,6 +14,7 @@ mkdir -p "$bin"
 KUBERNETES_VERSION=v1.34.4
 HELM_VERSION=v3.19.5
 PROMETHEUS_OPERATOR_VERSION=v0.85.0
+GATEWAY_API_VERSION=v1.4.1
 
 # build <name> <version stamp> <command…>: runs the command only when the stamp differs.
 build() {
@@ -45,3 +47,13 @@ prometheus_crds() {
   touch "$bin/prometheus-crds"
 }
 build prometheus-crds "$PROMETHEUS_OPERATOR_VERSION" prometheus_crds
+
+# The Gateway API's HTTPRoute CRD (the socket's optional route), from its module's standard channel.
+gateway_crds() {
+  local dir
+  dir="$(go mod download -json "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  mkdir -p "$bin/../crds"
+  cp "$dir/config/crd/standard/gateway.networking.k8s.io_httproutes.yaml" "$bin/../crds/"
+  touch "$bin/gateway-crds"
+}
+build gateway-crds "$GATEWAY_API_VERSION" gateway_crds

@@ -4,7 +4,7 @@ import { onShutdown, openRuntime, startCore } from '../runtime';
 /**
  * `hearth realtime`: the sessions socket on REALTIME_PORT (default 8081) at /v1/realtime/socket, with
  * /healthz and /readyz beside it and Prometheus metrics on METRICS_PORT (default 9090). On SIGTERM every
- * socket is closed with 1001 (going away) and clients reconnect to another pod.
+ * socket is closed with 1012 (service restart) and clients reconnect to another pod.
  */
 export async function runRealtime(): Promise<void> {
   const rt = openRuntime({ database: true, redis: true, masterKey: true });

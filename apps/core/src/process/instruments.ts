@@ -7,6 +7,7 @@
 import type { Db } from '../db/knex';
 import type { Coordination } from '../coord/coordination';
 import { SeriesHistogram } from './series-metrics';
+import { dependencies } from './serving';
 import { observeQueries, poolUsage } from './telemetry';
 
 type Labels = Record<string, string>;
@@ -61,6 +62,20 @@ export function registerProcessMetrics<Registry extends object>(client: MetricsC
     );
     registerSeries(registry, queries);
     stops.push(observeQueries(db, (statement, seconds, ok) => queries.series(statement, ok ? 'ok' : 'error').observe(seconds)));
+  }
+  if (db && coordination) {
+    // Readiness does not follow the shared dependencies (serving.ts): their state is here, for alerts.
+    const up = new client.Gauge({
+      name: 'hearth_dependency_up',
+      help: '1 while the dependency (postgres, redis) answered this process at the last scrape, else 0',
+      labelNames: ['dependency'],
+      registers: [registry],
+      async collect() {
+        const { postgres, redis } = await dependencies({ db, coordination });
+        up.set({ dependency: 'postgres' }, postgres ? 1 : 0);
+        up.set({ dependency: 'redis' }, redis ? 1 : 0);
+      },
+    });
   }
   if (coordination?.observeCommands) {
     const commands = new SeriesHistogram(

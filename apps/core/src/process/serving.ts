@@ -71,8 +71,19 @@ export async function startMetricsServer(
   return { server, url: `http://${shownHost(host)}:${bound}/metrics` };
 }
 
-/** Readiness: PostgreSQL answers a query and the coordination (Redis) answers a ping. */
-export async function readiness(deps: { db: Db; coordination: Coordination }): Promise<{ ready: boolean; postgres: boolean; redis: boolean }> {
+/** Whether PostgreSQL answers a query and the coordination (Redis) a ping. */
+export async function dependencies(deps: { db: Db; coordination: Coordination }): Promise<{ postgres: boolean; redis: boolean }> {
   const [postgres, redis] = await Promise.all([deps.db.raw('SELECT 1').then(() => true, () => false), deps.coordination.ping()]);
-  return { ready: postgres && redis, postgres, redis };
+  return { postgres, redis };
+}
+
+/**
+ * Readiness says whether this process can serve, not whether the dependencies every pod shares
+ * answer: were it to follow them, one Redis blip would take every pod out of its Service at once,
+ * although the API answers without Redis (rate limits fail open) and answers 503 for what needs
+ * PostgreSQL either way. Their state is shown in the body, and in hearth_dependency_up, where the
+ * alerts read it.
+ */
+export async function readiness(deps: { db: Db; coordination: Coordination }): Promise<{ ready: boolean; postgres: boolean; redis: boolean }> {
+  return { ready: true, ...(await dependencies(deps)) };
 }
