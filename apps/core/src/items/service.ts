@@ -24,21 +24,9 @@ import type { UnlockService } from '../progression/unlocks';
 import { ContainerContents, ItemTypeDefinition, compactBytes, loadItemType } from './item-types';
 import { ITEM_TYPE_LIMITS } from './item-type-spec';
 
-/** Item (spec §2). */
-export interface Item {
-  id: string;
-  inventoryId: string;
-  itemTypeKey: string;
-  grantKey: string | null;
-  consumedAt: string | null;
-  data: Record<string, unknown>;
-}
-
-/** Stack (items) (spec §2). */
-export interface ItemStack {
-  itemTypeKey: string;
-  quantity: number;
-}
+// Item and ItemStack (spec §2) are the answer shapes' types (shapes/items.ts).
+import type { Item, ItemStack } from '../shapes';
+export type { Item, ItemStack } from '../shapes';
 
 /** What one grant put where: the stack after it (counted types) or the items it made (one-by-one). */
 export interface GrantedItems {

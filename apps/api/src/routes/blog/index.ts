@@ -10,8 +10,8 @@ import { PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
 const Slug = (description: string) => Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description });
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
-const BlogTag = Type.Object({ slug: Type.String(), name: Type.String() }, { additionalProperties: false });
-const BlogCategory = Type.Object({ slug: Type.String(), name: Type.String(), description: NullableString }, { additionalProperties: false });
+const BlogTag = Type.Object({ slug: Type.String(), name: Type.String() }, { $id: 'BlogTag', additionalProperties: false });
+const BlogCategory = Type.Object({ slug: Type.String(), name: Type.String(), description: NullableString }, { $id: 'BlogCategory', additionalProperties: false });
 
 const summaryFields = {
   slug: Type.String(),
@@ -22,11 +22,11 @@ const summaryFields = {
   readingMinutes: Type.Integer({ minimum: 1, description: 'given by the post, or its words at 200 a minute, rounded up' }),
   featured: Type.Boolean(),
   authorName: NullableString,
-  category: Type.Object({ slug: Type.String(), name: Type.String() }, { additionalProperties: false }),
+  category: Type.Object({ slug: Type.String(), name: Type.String() }, { $id: 'BlogPostCategory', additionalProperties: false }),
   tags: Type.Array(BlogTag),
   cover: Type.Union([Type.String({ description: 'an image address' }), Type.Null()]),
 };
-const BlogPostSummary = Type.Object(summaryFields, { additionalProperties: false });
+const BlogPostSummary = Type.Object(summaryFields, { $id: 'BlogPostSummary', additionalProperties: false });
 const BlogPost = Type.Object(
   {
     ...summaryFields,
@@ -35,7 +35,7 @@ const BlogPost = Type.Object(
     seoDescription: Type.Union([Type.String(), Type.Null()], { description: 'the excerpt when the post gives none' }),
     updatedAt: Timestamp,
   },
-  { additionalProperties: false },
+  { $id: 'BlogPost', additionalProperties: false },
 );
 
 function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask: string): Promise<string> {

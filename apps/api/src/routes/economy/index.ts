@@ -3,71 +3,10 @@
  * inventories, Currency moves, Definitions). The domain is apps/core/src/economy; docs/economy.md.
  */
 import { Type } from '@sinclair/typebox';
-import { Amount, ApiError, GameKey, MAX_BALANCE, type MoveKind } from '@hearth/core';
+import { Amount, ApiError, Balance, MAX_BALANCE, CurrencyDefinition, GameKey, Inventory, LedgerEntry, Movement, Realm, type MoveKind } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { Id, PageOf, PageQuery } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
-
-/** A stored figure: exact, never past 2^53-1 (docs/economy.md). */
-export const Figure = Type.Integer({ minimum: 0, maximum: MAX_BALANCE });
-
-export const Realm = Type.Object(
-  {
-    id: Type.String(),
-    number: Type.Integer({ minimum: 0 }),
-    key: Type.String(),
-    name: Type.String(),
-    enabled: Type.Boolean(),
-    visible: Type.Boolean(),
-    startAt: Timestamp,
-    endAt: Type.Union([Timestamp, Type.Null()]),
-  },
-  { additionalProperties: false },
-);
-
-export const Inventory = Type.Object({ id: Type.String(), realmId: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false });
-
-const CurrencyDefinition = Type.Object(
-  {
-    key: Type.String(),
-    name: Type.String(),
-    description: Type.Union([Type.String(), Type.Null()]),
-    icon: Type.Union([Type.String(), Type.Null()]),
-    scope: Type.Union([Type.Literal('account'), Type.Literal('realm')]),
-    kind: Type.Union([Type.Literal('balance'), Type.Literal('consumed')]),
-    max: Type.Union([Figure, Type.Null()]),
-    enabled: Type.Boolean(),
-  },
-  { additionalProperties: false },
-);
-
-const Balance = Type.Object({ currencyKey: Type.String(), amount: Figure }, { additionalProperties: false });
-
-const LedgerEntry = Type.Object(
-  {
-    id: Type.String(),
-    inventoryId: Type.String(),
-    currencyKey: Type.String(),
-    amount: Type.Integer({ description: 'the signed change to the stored figure' }),
-    balanceAfter: Figure,
-    reason: Type.String(),
-    reference: Type.Union([Type.String(), Type.Null()]),
-    createdAt: Timestamp,
-  },
-  { additionalProperties: false },
-);
-
-export const Movement = Type.Object(
-  {
-    transactionId: Type.String({ description: 'the id of the ledger entry the move wrote' }),
-    inventoryId: Type.String(),
-    currencyKey: Type.String(),
-    amount: Type.Integer({ description: 'the signed change to the stored figure' }),
-    balanceAfter: Type.Integer({ minimum: 0, maximum: MAX_BALANCE, description: 'for a consumed currency, what has been spent' }),
-    replayed: Type.Boolean(),
-  },
-  { additionalProperties: false },
-);
 
 const PlayerParams = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
 export const InventoryParams = Type.Object(

@@ -8,41 +8,25 @@
  * answers the first use instead of using a second item of a stack (or `already-consumed`).
  */
 import { Type } from '@sinclair/typebox';
-import { GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX } from '@hearth/core';
+import { GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, Inventory, Item, ItemStack } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
-import { Figure, Inventory, InventoryParams } from '../economy';
-
-/** Item (spec §2). */
-const Item = Type.Object(
-  {
-    id: Type.String(),
-    inventoryId: Type.String(),
-    itemTypeKey: Type.String(),
-    grantKey: Type.Union([Type.String(), Type.Null()]),
-    consumedAt: Type.Union([Timestamp, Type.Null()]),
-    data: Type.Object({}, { additionalProperties: true }),
-  },
-  { additionalProperties: false },
-);
-
-/** Stack (items) (spec §2). A stack's quantity is exact: never past 2^53-1. */
-const Stack = Type.Object({ itemTypeKey: Type.String(), quantity: Figure }, { additionalProperties: false });
+import { InventoryParams } from '../economy';
 
 const grantedFields = {
   inventoryId: Type.String(),
   itemTypeKey: Type.String(),
-  stack: Type.Union([Stack, Type.Null()], { description: 'the stack after the grant (counted types); null for items held one by one' }),
+  stack: Type.Union([ItemStack, Type.Null()], { description: 'the stack after the grant (counted types); null for items held one by one' }),
   items: Type.Array(Item, { description: 'the items made (one-by-one types); empty for counted ones' }),
 };
 export const ItemGrant = Type.Object(
   { ...grantedFields, alreadyGranted: Type.Boolean({ description: 'true: the grantKey had granted before; the answer is that first grant' }) },
-  { additionalProperties: false },
+  { $id: 'ItemGrant', additionalProperties: false },
 );
 const ItemUse = Type.Object(
   { itemTypeKey: Type.String(), item: Type.Union([Item, Type.Null()], { description: 'the item used, now consumed; null when taken from a stack' }) },
-  { additionalProperties: false },
+  { $id: 'ItemUse', additionalProperties: false },
 );
 const ContainerOpening = Type.Object(
   {
@@ -50,7 +34,7 @@ const ContainerOpening = Type.Object(
     item: Item,
     granted: Type.Array(Type.Object(grantedFields, { additionalProperties: false }), { description: 'what the container gave, one entry per item type in key order' }),
   },
-  { additionalProperties: false },
+  { $id: 'ContainerOpening', additionalProperties: false },
 );
 
 const Quantity = (description: string) => Type.Integer({ minimum: 1, maximum: ITEM_QUANTITY_MAX, description });
@@ -90,7 +74,7 @@ export const listItemStacks = defineRoute({
   service: 'inventory',
   params: InventoryParams,
   query: Type.Object(PageQuery, { additionalProperties: false }),
-  success: { status: 200, description: 'A page of stacks', schema: PageOf(Stack, { inventory: Inventory }) },
+  success: { status: 200, description: 'A page of stacks', schema: PageOf(ItemStack, { inventory: Inventory }) },
   refusals: ['forbidden', 'not-found', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.items.listStacks(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
 });
@@ -157,7 +141,7 @@ export const consumeItemStack = defineRoute({
   idempotency: 'required',
   params: ServerPlayer,
   body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), quantity: Type.Optional(Quantity('1 to 1,000, default 1')), ...choiceFields }, { additionalProperties: false }),
-  success: { status: 200, description: 'The stack after', schema: Type.Object({ stack: Stack }, { additionalProperties: false }) },
+  success: { status: 200, description: 'The stack after', schema: Type.Object({ stack: ItemStack }, { additionalProperties: false }) },
   refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.items.consumeStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
 });

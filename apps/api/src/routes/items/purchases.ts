@@ -6,11 +6,10 @@
  * purchase with `replayed: true` and `granted: null` (spec Purchase<T>), charging nothing again.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE, PURCHASE_QUANTITY_MAX, refuse } from '@hearth/core';
+import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE, Movement, PURCHASE_QUANTITY_MAX, refuse } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
-import { Movement } from '../economy';
 import { ItemGrant } from './held';
 
 /** At most this many allowances in one body: a server may send its whole allowance map, bounded. */

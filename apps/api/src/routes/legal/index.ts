@@ -12,7 +12,7 @@ const documentFields = {
 };
 
 /** LegalDocument (spec §2). */
-const LegalDocument = Type.Object(documentFields, { additionalProperties: false });
+const LegalDocument = Type.Object(documentFields, { $id: 'LegalDocument', additionalProperties: false });
 
 /** LegalStanding (spec §2): every document with the player's latest acceptance, and the required ones still to accept. */
 const LegalStanding = Type.Object(
@@ -30,7 +30,7 @@ const LegalStanding = Type.Object(
     ),
     outstanding: Type.Array(Type.String(), { description: 'keys of required documents not accepted at their current version' }),
   },
-  { additionalProperties: false },
+  { $id: 'LegalStanding', additionalProperties: false },
 );
 
 const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });

@@ -7,7 +7,7 @@ import { targetPlayerId } from '../players/target';
 /** Unlock (spec §2). */
 const Unlock = Type.Object(
   { key: Type.String(), source: Type.String({ description: 'what recorded it (`server` when the recording named none)' }), unlockedAt: Timestamp },
-  { additionalProperties: false },
+  { $id: 'Unlock', additionalProperties: false },
 );
 
 const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });

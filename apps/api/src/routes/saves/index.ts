@@ -11,10 +11,10 @@ const SaveEntryFields = {
   sizeBytes: Type.Integer({ minimum: 1, description: 'the value written compactly, in UTF-8 bytes' }),
   updatedAt: Timestamp,
 };
-const SaveEntry = Type.Object(SaveEntryFields, { additionalProperties: false });
+const SaveEntry = Type.Object(SaveEntryFields, { $id: 'SaveEntry', additionalProperties: false });
 const Save = Type.Object(
   { ...SaveEntryFields, data: Type.Unknown({ description: 'any JSON value but null' }), createdAt: Timestamp },
-  { additionalProperties: false },
+  { $id: 'Save', additionalProperties: false },
 );
 const SaveList = PageOf(SaveEntry, {
   totalBytes: Type.Integer({ minimum: 0, description: "all the player's slots, not only this page" }),

@@ -1,22 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route';
-import { Id, Timestamp, Trimmed } from '../../http/schema-helpers';
-
-/** PlatformSession (spec §2); a seat's uniqueNetId is stored and never answered. */
-export const PlatformSession = Type.Object({
-  id: Type.String(),
-  status: Type.Union(
-    ['CONFIGURING', 'PREPARING_INSTANCE', 'AWAITING_PLAYERS', 'PLAYING', 'COMPLETE', 'ERROR'].map((s) => Type.Literal(s)),
-  ),
-  gameMode: Type.String(),
-  map: Type.String(),
-  conclusion: Type.Union([Type.String(), Type.Null()]),
-  seats: Type.Number({ description: "how many players it seats: the project's seats, held to the plan" }),
-  players: Type.Array(
-    Type.Object({ playerId: Type.String(), playerName: Type.String(), isHost: Type.Boolean(), isReady: Type.Boolean() }, { additionalProperties: false }),
-  ),
-  createdAt: Timestamp,
-}, { additionalProperties: false });
+import { PlatformSession } from '@hearth/core';
+import { Id, Trimmed } from '../../http/schema-helpers';
 
 const SeatFields = {
   playerName: Type.Optional(Trimmed({ minLength: 1, maxLength: 40, description: "defaults to the player's display name, or `Player`" })),

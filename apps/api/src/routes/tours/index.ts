@@ -6,7 +6,7 @@ import { targetPlayerId } from '../players/target';
 /** Tour (spec §2). */
 const Tour = Type.Object(
   { id: Type.String(), name: Type.String(), completed: Type.Boolean(), completedAt: Type.Union([Timestamp, Type.Null()]) },
-  { additionalProperties: false },
+  { $id: 'Tour', additionalProperties: false },
 );
 
 export const listTours = defineRoute({
