@@ -65,7 +65,7 @@ afterAll(async () => {
 });
 
 describe('GET /definitions/item-types', () => {
-  test('every item type by key, each field present with its default, switched-off ones listed with enabled: false', async () => {
+  test('every item type by key, each field present with its default, switched-off ones listed with enabled: false; the switches also under `switches` (spec §2)', async () => {
     expect(await definitions()).toEqual({
       items: [
         {
@@ -76,6 +76,7 @@ describe('GET /definitions/item-types', () => {
           category: 'container',
           ownership: 'one-by-one',
           scope: 'realm',
+          switches: { enabled: true, usable: false, purchasable: true },
           enabled: true,
           usable: false,
           purchasable: true,
@@ -91,10 +92,12 @@ describe('GET /definitions/item-types', () => {
         },
         {
           key: 'potion', name: 'Potion', description: '', icon: null, category: 'consumable', ownership: 'counted', scope: 'account',
+          switches: { enabled: false, usable: true, purchasable: false },
           enabled: false, usable: true, purchasable: false, maxOwned: null, priceRule: 'all', prices: [], data: {}, contents: null, requires: [],
         },
         {
           key: 'sword', name: 'Sword', description: '', icon: null, category: 'weapon', ownership: 'one-by-one', scope: 'account',
+          switches: { enabled: true, usable: false, purchasable: false },
           enabled: true, usable: false, purchasable: false, maxOwned: null, priceRule: 'all', prices: [], data: {}, contents: null, requires: [],
         },
       ],
