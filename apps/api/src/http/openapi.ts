@@ -153,7 +153,15 @@ function linksOf(route: AnyRoute, routes: AnyRoute[]): Json | undefined {
 }
 
 /** The OpenAPI 3.1 document of the route table: nothing in it is written by hand. */
-export function buildOpenApi(routes: AnyRoute[]): Json {
+export interface OpenApiDocument {
+  openapi: string;
+  info: Json;
+  servers: Json[];
+  paths: Record<string, Record<string, Json>>;
+  components: Json;
+}
+
+export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
   const paths: Record<string, Record<string, Json>> = {};
   const components = new Components();
   const clean = (schema: TSchema) => components.clean(schema);

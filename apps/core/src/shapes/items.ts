@@ -22,6 +22,39 @@ export type Item = Static<typeof Item>;
 export const ItemStack = Shape('ItemStack', { itemTypeKey: Type.String(), quantity: Figure() });
 export type ItemStack = Static<typeof ItemStack>;
 
+const grantedFields = {
+  inventoryId: Type.String(),
+  itemTypeKey: Type.String(),
+  stack: Nullable(ItemStack, { description: 'the stack after the grant (counted types); null for items held one by one' }),
+  items: Type.Array(Item, { description: 'the items made (one-by-one types); empty for counted ones' }),
+};
+
+/** What one grant put where: the stack after it (counted types) or the items it made (one-by-one). */
+export const GrantedItems = Shape('GrantedItems', grantedFields);
+export type GrantedItems = Static<typeof GrantedItems>;
+
+/** POST /players/:playerId/items/grant's answer. */
+export const ItemGrant = Shape('ItemGrant', {
+  ...grantedFields,
+  alreadyGranted: Type.Boolean({ description: 'true: the grantKey had granted before; the answer is that first grant' }),
+});
+export type ItemGrant = Static<typeof ItemGrant>;
+
+/** The answer of use. */
+export const ItemUse = Shape('ItemUse', {
+  itemTypeKey: Type.String(),
+  item: Nullable(Item, { description: 'the item used, now consumed; null when taken from a stack' }),
+});
+export type ItemUse = Static<typeof ItemUse>;
+
+/** The answer of opening a container: the container, now consumed, and what it gave. */
+export const ContainerOpening = Shape('ContainerOpening', {
+  itemTypeKey: Type.String(),
+  item: Item,
+  granted: Type.Array(GrantedItems, { description: 'what the container gave, one entry per item type in key order (docs/economy.md "Using and opening")' }),
+});
+export type ContainerOpening = Static<typeof ContainerOpening>;
+
 export const Price = Shape('Price', {
   currencyKey: Type.String(),
   amount: Amount(),

@@ -8,34 +8,11 @@
  * answers the first use instead of using a second item of a stack (or `already-consumed`).
  */
 import { Type } from '@sinclair/typebox';
-import { GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, Inventory, Item, ItemStack } from '@hearth/core';
+import { ContainerOpening, GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, Inventory, Item, ItemGrant, ItemStack, ItemUse } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 import { InventoryParams } from '../economy';
-
-const grantedFields = {
-  inventoryId: Type.String(),
-  itemTypeKey: Type.String(),
-  stack: Type.Union([ItemStack, Type.Null()], { description: 'the stack after the grant (counted types); null for items held one by one' }),
-  items: Type.Array(Item, { description: 'the items made (one-by-one types); empty for counted ones' }),
-};
-export const ItemGrant = Type.Object(
-  { ...grantedFields, alreadyGranted: Type.Boolean({ description: 'true: the grantKey had granted before; the answer is that first grant' }) },
-  { $id: 'ItemGrant', additionalProperties: false },
-);
-const ItemUse = Type.Object(
-  { itemTypeKey: Type.String(), item: Type.Union([Item, Type.Null()], { description: 'the item used, now consumed; null when taken from a stack' }) },
-  { $id: 'ItemUse', additionalProperties: false },
-);
-const ContainerOpening = Type.Object(
-  {
-    itemTypeKey: Type.String(),
-    item: Item,
-    granted: Type.Array(Type.Object(grantedFields, { additionalProperties: false }), { description: 'what the container gave, one entry per item type in key order' }),
-  },
-  { $id: 'ContainerOpening', additionalProperties: false },
-);
 
 const Quantity = (description: string) => Type.Integer({ minimum: 1, maximum: ITEM_QUANTITY_MAX, description });
 const choiceFields = {

@@ -10,7 +10,7 @@ import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE, Movement, PURCHASE_QUANTITY_MAX
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
-import { ItemGrant } from './held';
+import { ItemGrant } from '@hearth/core';
 
 /** At most this many allowances in one body: a server may send its whole allowance map, bounded. */
 const ALLOWANCES_MAX = 100;
