@@ -85,6 +85,8 @@ const RATE_LIMIT_HEADERS = Object.fromEntries(
   ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
 );
 const ETAG_HEADER = { required: true, schema: { type: 'string' } };
+/** Seconds until the refusing window restarts: at most a day, the longest window (spec §8). */
+const RETRY_AFTER_HEADER = { required: true, schema: { type: 'integer', minimum: 1, maximum: 86_400 } };
 
 /** The `details` of one code's refusals on a route (spec §7; ERROR_DETAILS), when it carries any. */
 function detailsOf(components: Components, code: ErrorCode, route: AnyRoute): Json | undefined {
@@ -203,7 +205,7 @@ export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
       const schema = { allOf: [{ $ref: '#/components/schemas/Error' }, refusal] };
       responses[String(status)] = {
         description: `${status >= 500 ? 'Failed' : 'Refused'}: ${codes.join(', ')}${codes.length > 1 ? detailsNote(codes) : ''}`,
-        headers: status === 429 ? { ...RATE_LIMIT_HEADERS, 'Retry-After': { required: true, schema: { type: 'integer', minimum: 1 } } } : RATE_LIMIT_HEADERS,
+        headers: status === 429 ? { ...RATE_LIMIT_HEADERS, 'Retry-After': RETRY_AFTER_HEADER } : RATE_LIMIT_HEADERS,
         content: { 'application/json': { schema } },
       };
     }
