@@ -200,8 +200,8 @@ export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
       const details = codes.length === 1 ? detailsOf(components, codes[0], route) : undefined;
       const required = details && (details.required as string[]).length > 0;
       const refusal: Json = details
-        ? { type: 'object', ...(required ? { required: ['details'] } : {}), properties: { error: { enum: codes }, details } }
-        : { type: 'object', properties: { error: { enum: codes } } };
+        ? { type: 'object', ...(required ? { required: ['details'] } : {}), properties: { error: { type: 'string', enum: codes }, details } }
+        : { type: 'object', properties: { error: { type: 'string', enum: codes } } };
       const schema = { allOf: [{ $ref: '#/components/schemas/Error' }, refusal] };
       responses[String(status)] = {
         description: `${status >= 500 ? 'Failed' : 'Refused'}: ${codes.join(', ')}${codes.length > 1 ? detailsNote(codes) : ''}`,

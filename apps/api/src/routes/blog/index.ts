@@ -3,7 +3,7 @@
  * process's in-memory copy of the environment's blog (BlogService), with a strong ETag.
  */
 import { Type } from '@sinclair/typebox';
-import { BlogContent } from '@hearth/core';
+import { BlogContentAnswer } from '@hearth/core';
 import { defineRoute, HandlerContext } from '../../http/route';
 import { PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
 
@@ -30,7 +30,7 @@ const BlogPostSummary = Type.Object(summaryFields, { $id: 'BlogPostSummary', add
 const BlogPost = Type.Object(
   {
     ...summaryFields,
-    content: BlogContent,
+    content: BlogContentAnswer,
     seoTitle: Type.String({ description: 'the title when the post gives none' }),
     seoDescription: Type.Union([Type.String(), Type.Null()], { description: 'the excerpt when the post gives none' }),
     updatedAt: Timestamp,
