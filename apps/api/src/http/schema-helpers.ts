@@ -10,6 +10,17 @@ export const Id = (description = 'an id') => Type.String({ minLength: 1, maxLeng
 
 export { Timestamp } from '@hearth/core';
 
+/** The path of a player's routes that either credential calls: a server names the player, a player says `me`. */
+export const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
+/** The path of a player's routes that only a server calls. */
+export const ServerPlayerPath = Type.Object({ playerId: Id('a player id') }, { additionalProperties: false });
+
+/** Where a body puts or takes something (spec "Choosing an inventory"): an inventory, or a realm's (null: the account's). */
+export const InventoryChoiceFields = {
+  inventoryId: Type.Optional(Id('one of the player’s inventories')),
+  realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'a realm id, or null for the account' })),
+};
+
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'page size' })),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'the `next` of the previous page' })),

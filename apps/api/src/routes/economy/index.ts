@@ -5,10 +5,9 @@
 import { Type } from '@sinclair/typebox';
 import { Amount, ApiError, Balance, MAX_BALANCE, CurrencyDefinition, GameKey, Inventory, LedgerEntry, Movement, Realm, type MoveKind } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery } from '../../http/schema-helpers';
+import { Id, InventoryChoiceFields, PageOf, PageQuery, PlayerPath } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 
-const PlayerParams = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
 export const InventoryParams = Type.Object(
   { playerId: Id('a player id, or `me` with a player token'), inventory: Id('`account`, `current` or an inventory id') },
   { additionalProperties: false },
@@ -82,7 +81,7 @@ export const listInventories = defineRoute({
   tag: 'inventory',
   credential: 'either',
   service: 'inventory',
-  params: PlayerParams,
+  params: PlayerPath,
   query: Type.Object(PageQuery, { additionalProperties: false }),
   success: { status: 200, description: 'A page of inventories', schema: PageOf(Inventory) },
   links: [{ parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/items/0/id' } }],
@@ -127,7 +126,7 @@ export const listLedger = defineRoute({
   tag: 'inventory',
   credential: 'either',
   service: 'inventory',
-  params: PlayerParams,
+  params: PlayerPath,
   query: Type.Object(
     { currencyKey: Type.Optional(GameKey('only this currency')), inventoryId: Type.Optional(Id('only this inventory')), ...PageQuery },
     { additionalProperties: false },
@@ -149,8 +148,7 @@ function moveRoute(kind: MoveKind) {
     amount: Amount(),
     reason: GameKey('a key naming the flow (`quest_reward`, `shop`)'),
     reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'what the move is about, for the ledger' })),
-    inventoryId: Type.Optional(Id('one of the player’s inventories')),
-    realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'a realm id, or null for the account' })),
+    ...InventoryChoiceFields,
   };
   const body =
     kind === 'consume'

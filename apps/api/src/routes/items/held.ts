@@ -10,18 +10,12 @@
 import { Type } from '@sinclair/typebox';
 import { ContainerOpening, GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, Inventory, Item, ItemGrant, ItemStack, ItemUse } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { Id, InventoryChoiceFields, PageOf, PageQuery, PlayerPath, ServerPlayerPath } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 import { InventoryParams } from '../economy';
 
 const Quantity = (description: string) => Type.Integer({ minimum: 1, maximum: ITEM_QUANTITY_MAX, description });
-const choiceFields = {
-  inventoryId: Type.Optional(Id('one of the player’s inventories')),
-  realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'a realm id, or null for the account' })),
-};
 
-const ServerPlayer = Type.Object({ playerId: Id('a player id') }, { additionalProperties: false });
-const EitherPlayer = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
 const ServerItem = Type.Object({ playerId: Id('a player id'), itemId: Id('an item id') }, { additionalProperties: false });
 const EitherItem = Type.Object({ playerId: Id('a player id, or `me` with a player token'), itemId: Id('an item id') }, { additionalProperties: false });
 
@@ -68,14 +62,14 @@ export const grantItems = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'required',
-  params: ServerPlayer,
+  params: ServerPlayerPath,
   body: Type.Object(
     {
       itemTypeKey: GameKey('the item type key'),
       quantity: Type.Optional(Quantity('1 to 1,000, default 1')),
       grantKey: Type.Optional(GameKey('one-by-one types only, quantity 1: granting again under it answers the first grant')),
       data: Type.Optional(Type.Object({}, { additionalProperties: true, description: `one-by-one types only: the item's own data, at most ${ITEM_DATA_MAX_BYTES} bytes compact` })),
-      ...choiceFields,
+      ...InventoryChoiceFields,
     },
     { additionalProperties: false },
   ),
@@ -116,8 +110,8 @@ export const consumeItemStack = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'required',
-  params: ServerPlayer,
-  body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), quantity: Type.Optional(Quantity('1 to 1,000, default 1')), ...choiceFields }, { additionalProperties: false }),
+  params: ServerPlayerPath,
+  body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), quantity: Type.Optional(Quantity('1 to 1,000, default 1')), ...InventoryChoiceFields }, { additionalProperties: false }),
   success: { status: 200, description: 'The stack after', schema: Type.Object({ stack: ItemStack }, { additionalProperties: false }) },
   refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.items.consumeStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
@@ -151,8 +145,8 @@ export const useItemStack = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
-  params: EitherPlayer,
-  body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), ...choiceFields }, { additionalProperties: false }),
+  params: PlayerPath,
+  body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), ...InventoryChoiceFields }, { additionalProperties: false }),
   success: { status: 200, description: 'What was used', schema: ItemUse },
   refusals: ['forbidden', 'not-found', 'invalid-request', 'not-usable', 'locked', 'disabled', 'insufficient-balance', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.items.useStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { Id, PageOf, PageQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 
 const documentFields = {
@@ -33,7 +33,6 @@ const LegalStanding = Type.Object(
   { $id: 'LegalStanding', additionalProperties: false },
 );
 
-const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
 
 export const listLegalDocuments = defineRoute({
   operationId: 'listLegalDocuments',

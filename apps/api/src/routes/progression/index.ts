@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { GameKey } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { Id, PageOf, PageQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 
 /** Unlock (spec §2). */
@@ -10,7 +10,6 @@ const Unlock = Type.Object(
   { $id: 'Unlock', additionalProperties: false },
 );
 
-const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
 const UnlockPath = Type.Object({ playerId: Id('a player id'), key: GameKey('the unlock key') }, { additionalProperties: false });
 
 export const listUnlocks = defineRoute({

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { SAVE_LIMITS } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { Id, PageOf, PageQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 
 /** SaveEntry, Save and SaveList of spec §2. */
@@ -21,7 +21,6 @@ const SaveList = PageOf(SaveEntry, {
   limitBytes: Type.Integer({ description: `${SAVE_LIMITS.playerBytes}` }),
 });
 
-const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
 const SlotPath = Type.Object(
   {
     playerId: Id('a player id, or `me` with a player token'),
