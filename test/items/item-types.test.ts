@@ -114,6 +114,27 @@ describe('GET /definitions/item-types', () => {
     expectError(await call(h.base, 'GET', `/definitions/item-types?cursor=${encodeURIComponent(first.next!)}`, { token: h.serverKeys['alpha-test-key'] }), 400, 'invalid-request', 'query.cursor');
   });
 
+  test('a conditional read: the same ETag while the item types stay as they are, 304 for it, a new one after a change', async () => {
+    const first = await call(h.base, 'GET', '/definitions/item-types', { token: key });
+    const etag = first.headers.get('etag')!;
+    expect(etag).toMatch(/^"t\d+-.+"$/);
+    const again = await call(h.base, 'GET', '/definitions/item-types', { token: key, headers: { 'If-None-Match': etag } });
+    expect(again.status).toBe(304);
+    // Another page is another answer, under its own tag.
+    const page = await call(h.base, 'GET', '/definitions/item-types?limit=1', { token: key });
+    expect(page.headers.get('etag')).not.toBe(etag);
+
+    await reconcile(itemType('etag-gem', { environment: 'alpha-live', name: 'Gem', category: 'misc', ownership: 'counted' }));
+    const changed = await call(h.base, 'GET', '/definitions/item-types', { token: key, headers: { 'If-None-Match': etag } });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get('etag')).not.toBe(etag);
+    expect(changed.body.items.map((d: { key: string }) => d.key)).toContain('etag-gem');
+    expect((await removeManifest(h.db, { kind: 'ItemType', namespace: 'tests', name: 'etag-gem' }, h.core.bus)).action).toBe('removed');
+    const back = await call(h.base, 'GET', '/definitions/item-types', { token: key });
+    expect(back.body.items.map((d: { key: string }) => d.key)).not.toContain('etag-gem');
+    expect(back.headers.get('etag')).not.toBe(etag); // the version moved on: never back to an old tag
+  });
+
   test("another environment's item types are not listed", async () => {
     expect(await definitions(h.base, '', h.serverKeys['alpha-test-key'])).toEqual({ items: [], next: null });
   });

@@ -16,6 +16,7 @@ import { bumpContentVersion } from '../content/game-config';
 import { SingleFlight, TtlCache } from '../cache';
 import type { ItemTypeManifestT } from '../manifests/schemas';
 import { CursorCodec, keysetPage, Page } from '../pagination';
+import { AskDigests } from '../content/ask-digests';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { GAME_KEY_MAX, isGameKey } from '../game-keys';
 import { ITEM_TYPE_LIMITS } from './item-type-spec';
@@ -199,6 +200,7 @@ export class ItemTypeService {
   private versionFlight = new SingleFlight<number, number>();
   private snapshots = new Map<number, Snapshot>();
   private loadFlight = new SingleFlight<string, Snapshot>();
+  private readonly asks = new AskDigests();
 
   /** `pool` serves the snapshots only: shared by every request of the process, they hold committed data. */
   constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus) {
@@ -231,6 +233,11 @@ export class ItemTypeService {
       if (!current || current.version <= version) this.snapshots.set(envId, snapshot);
       return snapshot;
     });
+  }
+
+  /** A strong ETag for one read of the definitions: the item types' content version, the environment and what was asked. */
+  async etag(envId: number, ask: string): Promise<string> {
+    return `"t${await this.version(envId)}-${this.asks.of(envId, ask)}"`;
   }
 
   /** GET /definitions/item-types: every item type of the environment by key, switched-off ones included (enabled: false). */

@@ -13,6 +13,7 @@ export const listItemTypeDefinitions = defineRoute({
   credential: 'server',
   service: 'inventory',
   query: Type.Object(PageQuery, { additionalProperties: false }),
+  etag: (ctx, ask) => ctx.core.itemTypes.etag(ctx.env.id, ask),
   bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of item type definitions', schema: PageOf(ItemTypeDefinition) },
   refusals: [],
