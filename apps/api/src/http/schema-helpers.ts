@@ -26,6 +26,9 @@ export const PageQuery = {
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'the `next` of the previous page' })),
 };
 
+/** The query of a list that takes nothing but its page. */
+export const PageOnlyQuery = Type.Object(PageQuery, { additionalProperties: false });
+
 /** A page of `item`s; a page of a named shape is named after it (`BalancePage`) in the document. */
 export function PageOf(item: TSchema, extra: Record<string, TSchema> = {}) {
   const name = typeof item.$id === 'string' ? { $id: `${item.$id}Page` } : {};

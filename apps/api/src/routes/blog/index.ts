@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { BlogContentAnswer } from '@hearth/core';
 import { defineRoute, HandlerContext } from '../../http/route';
-import { PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { PageOf, PageOnlyQuery, PageQuery, Timestamp } from '../../http/schema-helpers';
 
 const Slug = (description: string) => Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description });
 const NullableString = Type.Union([Type.String(), Type.Null()]);
@@ -90,7 +90,7 @@ export const listBlogCategories = defineRoute({
   tag: 'blog',
   credential: 'either',
   service: 'blog',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   etag: blogEtag,
   success: { status: 200, description: 'A page of categories', schema: PageOf(BlogCategory) },
   refusals: [],
@@ -105,7 +105,7 @@ export const listBlogTags = defineRoute({
   tag: 'blog',
   credential: 'either',
   service: 'blog',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   etag: blogEtag,
   success: { status: 200, description: 'A page of tags', schema: PageOf(BlogTag) },
   refusals: [],

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute, HandlerContext } from '../../http/route';
-import { PageOf, PageQuery } from '../../http/schema-helpers';
+import { PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
 
 const Cell = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
 const ColumnType = Type.Union([Type.Literal('string'), Type.Literal('int'), Type.Literal('float'), Type.Literal('bool')], { description: 'which of the value fields holds the value' });
@@ -58,7 +58,7 @@ export const listConfigTables = defineRoute({
   tag: 'config',
   credential: 'either-or-dashboard',
   service: 'config',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   etag: contentEtag,
   success: { status: 200, description: 'A page of config tables', schema: PageOf(ConfigTable) },
   links: [{ to: ['getConfigTable'], parameters: { key: '$response.body#/items/0/key' } }],
@@ -92,7 +92,7 @@ export const listFlags = defineRoute({
   tag: 'flags',
   credential: 'either-or-dashboard',
   service: 'flags',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   etag: contentEtag,
   success: { status: 200, description: 'A page of flags', schema: PageOf(Flag) },
   refusals: [],

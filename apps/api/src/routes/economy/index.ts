@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { Amount, ApiError, Balance, MAX_BALANCE, CurrencyDefinition, GameKey, Inventory, LedgerEntry, Movement, Realm, type MoveKind } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, InventoryChoiceFields, PageOf, PageQuery, PlayerPath } from '../../http/schema-helpers';
+import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PageQuery, PlayerPath } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 
 export const InventoryParams = Type.Object(
@@ -22,7 +22,7 @@ export const listRealms = defineRoute({
   tag: 'realms',
   credential: 'either',
   service: 'realms',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of realms', schema: PageOf(Realm) },
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.realms.listOpen(ctx.db, ctx.env, ctx.query) }),
@@ -53,7 +53,7 @@ export const listRealmDefinitions = defineRoute({
   tag: 'realms',
   credential: 'server',
   service: 'realms',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of realms', schema: PageOf(Realm) },
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.realms.definitions(ctx.db, ctx.env, ctx.query) }),
@@ -67,7 +67,7 @@ export const listCurrencyDefinitions = defineRoute({
   tag: 'inventory',
   credential: 'server',
   service: 'inventory',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of currency definitions', schema: PageOf(CurrencyDefinition) },
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.realms.currencyDefinitions(ctx.db, ctx.env, ctx.query) }),
@@ -82,7 +82,7 @@ export const listInventories = defineRoute({
   credential: 'either',
   service: 'inventory',
   params: PlayerPath,
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of inventories', schema: PageOf(Inventory) },
   links: [{ parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/items/0/id' } }],
   refusals: ['forbidden', 'not-found'],
@@ -112,7 +112,7 @@ export const listBalances = defineRoute({
   credential: 'either',
   service: 'inventory',
   params: InventoryParams,
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of balances', schema: PageOf(Balance, { inventory: Inventory }) },
   refusals: ['forbidden', 'not-found', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.economy.balances(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),

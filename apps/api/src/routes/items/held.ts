@@ -10,7 +10,7 @@
 import { Type } from '@sinclair/typebox';
 import { ContainerOpening, GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, Inventory, Item, ItemGrant, ItemStack, ItemUse } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, InventoryChoiceFields, PageOf, PageQuery, PlayerPath, ServerPlayerPath } from '../../http/schema-helpers';
+import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PlayerPath, ServerPlayerPath } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 import { InventoryParams } from '../economy';
 
@@ -28,7 +28,7 @@ export const listItems = defineRoute({
   credential: 'either',
   service: 'inventory',
   params: InventoryParams,
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of items', schema: PageOf(Item, { inventory: Inventory }) },
   links: [{ parameters: { playerId: '$request.path.playerId', itemId: '$response.body#/items/0/id' } }],
   refusals: ['forbidden', 'not-found', 'no-current-realm'],
@@ -44,7 +44,7 @@ export const listItemStacks = defineRoute({
   credential: 'either',
   service: 'inventory',
   params: InventoryParams,
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of stacks', schema: PageOf(ItemStack, { inventory: Inventory }) },
   refusals: ['forbidden', 'not-found', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.items.listStacks(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),

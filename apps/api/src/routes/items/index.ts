@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ItemTypeDefinition } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { PageOf, PageQuery } from '../../http/schema-helpers';
+import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 
 export const listItemTypeDefinitions = defineRoute({
   operationId: 'listItemTypeDefinitions',
@@ -12,7 +12,7 @@ export const listItemTypeDefinitions = defineRoute({
   tag: 'definitions',
   credential: 'server',
   service: 'inventory',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   etag: (ctx, ask) => ctx.core.itemTypes.etag(ctx.env.id, ask),
   bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of item type definitions', schema: PageOf(ItemTypeDefinition) },

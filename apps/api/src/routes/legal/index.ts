@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
+import { Id, PageOf, PageOnlyQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 
 const documentFields = {
@@ -42,7 +42,7 @@ export const listLegalDocuments = defineRoute({
   tag: 'legal',
   credential: 'either',
   service: 'legal',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   etag: (ctx, ask) => ctx.core.legal.etag(ctx.env.id, ask),
   success: { status: 200, description: 'A page of legal documents', schema: PageOf(LegalDocument) },
   refusals: [],
@@ -73,7 +73,7 @@ export const listOutstandingLegal = defineRoute({
   credential: 'either',
   service: 'legal',
   params: PlayerPath,
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of legal documents, ordered by key', schema: PageOf(LegalDocument) },
   refusals: ['not-found', 'forbidden'],
   handler: async (ctx) => ({ body: await ctx.core.legal.outstanding(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),

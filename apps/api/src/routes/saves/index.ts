@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { SAVE_LIMITS } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
+import { Id, PageOf, PageOnlyQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 
 /** SaveEntry, Save and SaveList of spec §2. */
@@ -41,7 +41,7 @@ export const listSaves = defineRoute({
   credential: 'either',
   service: 'persistence',
   params: PlayerPath,
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   success: { status: 200, description: "A page of the player's slots, with the bytes all of them hold", schema: SaveList },
   refusals: ['not-found', 'forbidden'],
   handler: async (ctx) => ({ body: await ctx.core.saves.list(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
