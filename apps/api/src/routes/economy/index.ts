@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { Amount, ApiError, Balance, MAX_BALANCE, CurrencyDefinition, GameKey, Inventory, LedgerEntry, Movement, Realm, type MoveKind } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PageQuery, PlayerPath } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
+import { playerPage, targetPlayerId } from '../players/target';
 
 export const InventoryParams = Type.Object(
   { playerId: Id('a player id, or `me` with a player token'), inventory: Id('`account`, `current` or an inventory id') },
@@ -74,15 +74,10 @@ export const listCurrencyDefinitions = defineRoute({
 });
 
 export const listInventories = defineRoute({
+  ...playerPage('inventory'),
   operationId: 'listInventories',
-  method: 'GET',
   path: '/players/:playerId/inventories',
   summary: "The player's inventories, in the order they were made",
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
-  params: PlayerPath,
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of inventories', schema: PageOf(Inventory) },
   links: [{ parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/items/0/id' } }],
   refusals: ['forbidden', 'not-found'],
@@ -104,29 +99,21 @@ export const getInventory = defineRoute({
 });
 
 export const listBalances = defineRoute({
+  ...playerPage('inventory'),
   operationId: 'listBalances',
-  method: 'GET',
   path: '/players/:playerId/inventories/:inventory/balances',
   summary: "An inventory's balances by currency key, with the inventory",
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
   params: InventoryParams,
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of balances', schema: PageOf(Balance, { inventory: Inventory }) },
   refusals: ['forbidden', 'not-found', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.economy.balances(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
 });
 
 export const listLedger = defineRoute({
+  ...playerPage('inventory'),
   operationId: 'listLedger',
-  method: 'GET',
   path: '/players/:playerId/ledger',
   summary: "The player's ledger, newest first",
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
-  params: PlayerPath,
   query: Type.Object(
     { currencyKey: Type.Optional(GameKey('only this currency')), inventoryId: Type.Optional(Id('only this inventory')), ...PageQuery },
     { additionalProperties: false },

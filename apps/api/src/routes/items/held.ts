@@ -11,7 +11,7 @@ import { Type } from '@sinclair/typebox';
 import { ContainerOpening, GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, Inventory, Item, ItemGrant, ItemStack, ItemUse } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PlayerPath, ServerPlayerPath } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
+import { playerPage, targetPlayerId } from '../players/target';
 import { InventoryParams } from '../economy';
 
 const Quantity = (description: string) => Type.Integer({ minimum: 1, maximum: ITEM_QUANTITY_MAX, description });
@@ -20,15 +20,11 @@ const ServerItem = Type.Object({ playerId: Id('a player id'), itemId: Id('an ite
 const EitherItem = Type.Object({ playerId: Id('a player id, or `me` with a player token'), itemId: Id('an item id') }, { additionalProperties: false });
 
 export const listItems = defineRoute({
+  ...playerPage('inventory'),
   operationId: 'listItems',
-  method: 'GET',
   path: '/players/:playerId/inventories/:inventory/items',
   summary: 'The items an inventory holds one by one and not yet used, in the order granted, with the inventory',
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
   params: InventoryParams,
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of items', schema: PageOf(Item, { inventory: Inventory }) },
   links: [{ parameters: { playerId: '$request.path.playerId', itemId: '$response.body#/items/0/id' } }],
   refusals: ['forbidden', 'not-found', 'no-current-realm'],
@@ -36,15 +32,11 @@ export const listItems = defineRoute({
 });
 
 export const listItemStacks = defineRoute({
+  ...playerPage('inventory'),
   operationId: 'listItemStacks',
-  method: 'GET',
   path: '/players/:playerId/inventories/:inventory/item-stacks',
   summary: "An inventory's counted stacks by item type key (empty ones left out), with the inventory",
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
   params: InventoryParams,
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of stacks', schema: PageOf(ItemStack, { inventory: Inventory }) },
   refusals: ['forbidden', 'not-found', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.items.listStacks(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),

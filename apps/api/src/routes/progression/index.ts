@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { GameKey } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, PageOf, PageQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
+import { playerPage, targetPlayerId } from '../players/target';
 
 /** Unlock (spec §2). */
 const Unlock = Type.Object(
@@ -13,14 +13,10 @@ const Unlock = Type.Object(
 const UnlockPath = Type.Object({ playerId: Id('a player id'), key: GameKey('the unlock key') }, { additionalProperties: false });
 
 export const listUnlocks = defineRoute({
+  ...playerPage('progression'),
   operationId: 'listUnlocks',
-  method: 'GET',
   path: '/players/:playerId/unlocks',
   summary: "The player's unlocks, ordered by key",
-  tag: 'progression',
-  credential: 'either',
-  service: 'progression',
-  params: PlayerPath,
   bodyLimit: BODY_LIMITS.gameService,
   query: Type.Object(
     {

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { SAVE_LIMITS } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, PageOf, PageOnlyQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
+import { playerPage, targetPlayerId } from '../players/target';
 
 /** SaveEntry, Save and SaveList of spec §2. */
 const SaveEntryFields = {
@@ -33,15 +33,10 @@ const SlotPath = Type.Object(
 const writerOf = (principal: { kind: string }) => (principal.kind === 'player' ? 'player' : 'server');
 
 export const listSaves = defineRoute({
+  ...playerPage('persistence', 'saves'),
   operationId: 'listSaves',
-  method: 'GET',
   path: '/players/:playerId/data',
   summary: "A player's save slots, ordered by key (values omitted)",
-  tag: 'saves',
-  credential: 'either',
-  service: 'persistence',
-  params: PlayerPath,
-  query: PageOnlyQuery,
   success: { status: 200, description: "A page of the player's slots, with the bytes all of them hold", schema: SaveList },
   refusals: ['not-found', 'forbidden'],
   handler: async (ctx) => ({ body: await ctx.core.saves.list(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
