@@ -294,12 +294,15 @@ describe('routing, error shape and request ids (spec §4, §7)', () => {
     }
   });
 
-  test('a handler fault answers 500 without internals, and echoes the request id', async () => {
+  test('a handler fault answers 500 without internals, with X-RateLimit-* (every answer carries them), and echoes the request id', async () => {
     const reply = await call(h.base, 'GET', '/test/boom', { headers: { 'X-Request-Id': 'fault-42' } });
     expect(reply.status).toBe(500);
     expect(Object.keys(reply.body).sort()).toEqual(['error', 'message']);
     expect(reply.text).not.toMatch(/boom|secret|stack|at .*\.ts/);
     expect(reply.headers.get('x-request-id')).toBe('fault-42');
+    expect(reply.headers.get('x-ratelimit-limit')).toBe('600');
+    expect(Number(reply.headers.get('x-ratelimit-remaining'))).toBeLessThan(600);
+    expect(Number(reply.headers.get('x-ratelimit-reset'))).toBeGreaterThanOrEqual(1);
   });
 
   test('X-Request-Id is echoed when given and generated when absent or unusable', async () => {
