@@ -85,3 +85,10 @@ fuzz-tools:
 
 fuzz: node_modules services fuzz-tools
 	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) node --import tsx test/fuzz/run.ts
+
+## Client generators: openapi-typescript, openapi-python-client and openapi-generator (a Java client,
+## compiled) must generate from the API's document with no error and no `unknown` where a shape is
+## declared. Tools are cached in ~/.cache/hearth/tools. See docs/api-conventions.md.
+.PHONY: openapi-clients
+openapi-clients: node_modules
+	bash test/openapi-clients/run.sh

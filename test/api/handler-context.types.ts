@@ -1,5 +1,7 @@
 /**
- * The handler context is typed by its route's credential and environment source. Checked by
+ * The handler context is typed by its route's credential and environment source, and a handler's
+ * answer by its route's success schema (a field the schema has and the answer lacks, or of another
+ * type, does not compile). Checked by
  * `npm run typecheck` (which takes test/**), not run by jest: every `Same<...>` must hold and every
  * `@ts-expect-error` must stay an error, or the typecheck fails.
  */
@@ -98,4 +100,19 @@ export const typedRoutes = [
       return { body: env };
     },
   }),
+];
+
+/**
+ * The answers of routes with a success schema: its Static<>. (A field beyond the schema is not a
+ * compile error: TypeScript checks excess fields only of object literals typed directly; the contract
+ * test refuses such an answer, every schema being closed.)
+ */
+const Answer = Type.Object({ id: Type.String(), count: Type.Integer() }, { additionalProperties: false });
+const answering = { ...common, path: '/t/answer', credential: 'none' as const, success: { status: 200, description: 'ok', schema: Answer } };
+export const answeringRoutes = [
+  defineRoute({ ...answering, operationId: 'exact', handler: async () => ({ body: { id: 'a', count: 1 } }) }),
+  // @ts-expect-error a field of the schema is missing from the answer
+  defineRoute({ ...answering, operationId: 'lacking', handler: async () => ({ body: { id: 'a' } }) }),
+  // @ts-expect-error a field of another type
+  defineRoute({ ...answering, operationId: 'mistyped', handler: async () => ({ body: { id: 'a', count: '1' } }) }),
 ];

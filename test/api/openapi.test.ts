@@ -17,7 +17,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import Ajv2020 from 'ajv/dist/2020';
-import { ERROR_STATUS, parseTrustedProxies, type ErrorCode, type ProjectSpecT } from '@hearth/core';
+import { ERROR_DETAILS, ERROR_STATUS, parseTrustedProxies, type ErrorCode, type ProjectSpecT } from '@hearth/core';
 import { AnyRoute, CHECKS, CheckName, checksOf, defineRoute, routeTable } from '@hearth/api';
 import { Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
@@ -274,8 +274,107 @@ test('every success schema is exact: each object in it says additionalProperties
       }
     }
   }
+  // The named shapes the success schemas refer to.
+  for (const [name, schema] of Object.entries(doc.components.schemas as Record<string, Json>)) walk(schema, `components ${name}`);
   expect(successes).toBeGreaterThan(15);
   expect(open).toEqual([]);
+});
+
+test('each shared shape is named once under components/schemas: every use is a $ref, no operation writes it again', () => {
+  const named = doc.components.schemas as Record<string, Json>;
+  for (const shape of ['PlatformPlayer', 'PlatformTokens', 'PlatformSession', 'Item', 'ItemStack', 'ItemTypeDefinition', 'Inventory', 'Balance', 'LedgerEntry', 'Movement', 'ErrorDetails']) {
+    expect({ shape, named: shape in named }).toEqual({ shape, named: true });
+  }
+  const bodies = new Map(Object.entries(named).map(([name, schema]) => [JSON.stringify(schema), name]));
+  const refs = new Map<string, number>();
+  const inline: string[] = [];
+  const walk = (node: unknown, where: string, top: boolean) => {
+    if (!node || typeof node !== 'object') return;
+    const schema = node as Json;
+    if (typeof schema.$ref === 'string') refs.set(schema.$ref, (refs.get(schema.$ref) ?? 0) + 1);
+    const same = bodies.get(JSON.stringify(schema));
+    if (same && !top) inline.push(`${where} writes ${same} again`);
+    for (const [key, value] of Object.entries(schema)) walk(value, `${where}/${key}`, false);
+  };
+  walk(doc.paths, 'paths', false);
+  for (const [name, schema] of Object.entries(named)) walk(schema, `components/schemas/${name}`, true);
+  expect(inline).toEqual([]);
+  // Each is used through its name: Item by the item lists, grants, use and opening; the player by tokens and its reads.
+  expect(refs.get('#/components/schemas/Item')).toBeGreaterThanOrEqual(3);
+  expect(refs.get('#/components/schemas/PlatformPlayer')).toBeGreaterThanOrEqual(2);
+  expect(refs.get('#/components/schemas/PlatformSession')).toBeGreaterThanOrEqual(5);
+  expect(refs.get('#/components/schemas/Movement')).toBeGreaterThanOrEqual(5);
+  // And nothing refers to a name the document lacks.
+  for (const ref of refs.keys()) expect(ref.startsWith('#/components/') && deref({ $ref: ref }) !== undefined).toBe(true);
+});
+
+test('an integer that may pass 2^31-1 says format int64 (balances, balanceAfter, sizes), so typed clients make it 64-bit', () => {
+  const narrow: string[] = [];
+  let wide = 0;
+  const walk = (node: unknown, where: string) => {
+    if (!node || typeof node !== 'object') return;
+    const schema = node as Json;
+    if (schema.type === 'integer' && (schema.maximum === undefined || schema.maximum > 2 ** 31 - 1)) {
+      if (schema.format === 'int64') wide++;
+      else narrow.push(where);
+    }
+    for (const [key, value] of Object.entries(schema)) walk(value, `${where}/${key}`);
+  };
+  walk(doc.paths, 'paths');
+  walk(doc.components, 'components');
+  expect(narrow).toEqual([]);
+  expect(wide).toBeGreaterThan(17);
+  const named = doc.components.schemas;
+  expect(named.Balance.properties.amount).toEqual(expect.objectContaining({ format: 'int64', maximum: Number.MAX_SAFE_INTEGER }));
+  expect(named.Movement.properties.balanceAfter.format).toBe('int64');
+  expect(named.LedgerEntry.properties.balanceAfter.format).toBe('int64');
+  expect(named.SaveEntry.properties.sizeBytes.format).toBe('int64');
+  // One that fits 32 bits stays as it is.
+  expect(named.Price.properties.amount.format).toBeUndefined();
+});
+
+test("the error's details are declared field by field, and each code's on the operations answering it alone", () => {
+  const error = doc.components.schemas.Error;
+  expect(error.properties.details).toEqual({ $ref: '#/components/schemas/ErrorDetails' });
+  const details = doc.components.schemas.ErrorDetails;
+  expect(details.additionalProperties).toBe(false);
+  for (const [code, declared] of Object.entries(ERROR_DETAILS)) {
+    for (const field of [...declared!.required, ...(declared!.optional ?? [])]) {
+      expect({ code, field, declared: details.properties[field]?.type ?? null }).toEqual({ code, field, declared: expect.any(String) });
+    }
+  }
+  expect(details.properties.field.type).toBe('string');
+  expect(details.properties.missing).toEqual(expect.objectContaining({ type: 'array', items: { type: 'string' } }));
+  let checked = 0;
+  for (const { name, operation } of operations()) {
+    for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+      if (Number(status) < 400) continue;
+      const refusal = response.content['application/json'].schema.allOf[1];
+      const codes = refusal.properties.error.enum as ErrorCode[];
+      const declared = codes.length === 1 ? ERROR_DETAILS[codes[0]] : undefined;
+      if (!declared) continue;
+      checked++;
+      const schema = refusal.properties.details;
+      expect({ name, status, required: schema.required, fields: Object.keys(schema.properties).sort() }).toEqual({
+        name,
+        status,
+        required: declared.required,
+        fields: [...declared.required, ...(declared.optional ?? [])].sort(),
+      });
+      if (declared.required.length > 0) expect(refusal.required).toEqual(['details']);
+    }
+  }
+  expect(checked).toBeGreaterThan(100);
+  // The rate-limited answer's details carry retryAfterSeconds, every 413's its route's limit.
+  expect(doc.paths['/flags'].get.responses['429'].content['application/json'].schema.allOf[1].properties.details.required).toEqual(['retryAfterSeconds']);
+  expect(doc.paths['/auth/server'].post.responses['413'].content['application/json'].schema.allOf[1].properties.details.properties.limit.const).toBe(16 * 1024);
+});
+
+test('every operation declares its 500 internal-error, in the error shape', () => {
+  for (const { name, operation } of operations()) {
+    const failed = operation.responses['500'];
+    expect({ name, codes: failed?.content['application/json'].schema.allOf[1].properties.error.enum }).toEqual({ name, codes: ['internal-error'] });
+  }
 });
 
 test('every schema in the document is valid JSON Schema 2020-12', () => {

@@ -23,12 +23,31 @@ const boomRoute = defineRoute({
   },
 });
 
+/**
+ * A conditional read whose ETag is the test's `version` (per environment): its handler counts its
+ * runs, so the test sees when the kept answer stood in for it.
+ */
+const answered = { runs: 0, version: 1 };
+const Versioned = Type.Object({ version: Type.Integer(), environment: Type.Integer(), run: Type.Integer() }, { additionalProperties: false });
+const versionedRoute = defineRoute({
+  operationId: 'testVersioned',
+  method: 'GET',
+  path: '/test/versioned',
+  summary: 'A conditional read, for tests',
+  tag: 'test',
+  credential: 'server',
+  etag: async (ctx) => `"v${answered.version}-e${ctx.env.id}"`,
+  success: { status: 200, description: 'The version', schema: Versioned },
+  refusals: [],
+  handler: async (ctx) => ({ body: { version: answered.version, environment: ctx.env.id, run: ++answered.runs } }),
+});
+
 let h: Harness;
 let server: string;
 let player: Awaited<ReturnType<typeof signIn>>;
 
 beforeAll(async () => {
-  h = await startHarness({ extraRoutes: [boomRoute] });
+  h = await startHarness({ extraRoutes: [boomRoute, versionedRoute] });
   server = h.serverKeys['alpha-live-key'];
   player = await signIn(h.base, server, 'pipeline-1', 'Original');
 });
@@ -275,12 +294,15 @@ describe('routing, error shape and request ids (spec §4, §7)', () => {
     }
   });
 
-  test('a handler fault answers 500 without internals, and echoes the request id', async () => {
+  test('a handler fault answers 500 without internals, with X-RateLimit-* (every answer carries them), and echoes the request id', async () => {
     const reply = await call(h.base, 'GET', '/test/boom', { headers: { 'X-Request-Id': 'fault-42' } });
     expect(reply.status).toBe(500);
     expect(Object.keys(reply.body).sort()).toEqual(['error', 'message']);
     expect(reply.text).not.toMatch(/boom|secret|stack|at .*\.ts/);
     expect(reply.headers.get('x-request-id')).toBe('fault-42');
+    expect(reply.headers.get('x-ratelimit-limit')).toBe('600');
+    expect(Number(reply.headers.get('x-ratelimit-remaining'))).toBeLessThan(600);
+    expect(Number(reply.headers.get('x-ratelimit-reset'))).toBeGreaterThanOrEqual(1);
   });
 
   test('X-Request-Id is echoed when given and generated when absent or unusable', async () => {
@@ -481,6 +503,40 @@ describe('ETag and If-None-Match (spec §4)', () => {
     const newEtag = changed.headers.get('etag')!;
     expect(newEtag).not.toBe(etag);
     expect((await call(h.base, 'GET', '/flags', { token: testKey, headers: { 'If-None-Match': newEtag } })).status).toBe(304);
+  });
+});
+
+describe('a conditional read is serialized once per ETag, not per request', () => {
+  test('the same ETag answers the bytes of its first answer without running the handler; another environment or version runs it again', async () => {
+    const read = (token: string) => call(h.base, 'GET', '/test/versioned', { token });
+    const runsBefore = answered.runs;
+    const first = await read(server);
+    expect(first.status).toBe(200);
+    expect(first.body.run).toBe(runsBefore + 1);
+    const again = await read(server);
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
+    expect(again.headers.get('content-length')).toBe(String(Buffer.byteLength(first.text)));
+    expect(answered.runs).toBe(runsBefore + 1);
+    // HEAD takes the kept answer too: its headers, no body.
+    const head = await call(h.base, 'HEAD', '/test/versioned', { token: server });
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(first.text)));
+
+    // Another environment: its own answer.
+    const other = await read(h.serverKeys['alpha-test-key']);
+    expect(other.body.environment).not.toBe(first.body.environment);
+    expect(answered.runs).toBe(runsBefore + 2);
+
+    // A new version (new ETags): the handler runs again, once.
+    answered.version++;
+    const changed = await read(server);
+    expect(changed.body).toEqual({ version: first.body.version + 1, environment: first.body.environment, run: runsBefore + 3 });
+    expect((await read(server)).text).toBe(changed.text);
+    expect(answered.runs).toBe(runsBefore + 3);
+    // A refusal is never kept: without a credential, still 401.
+    expectError(await call(h.base, 'GET', '/test/versioned'), 401, 'unauthorized');
   });
 });
 

@@ -65,7 +65,7 @@ afterAll(async () => {
 });
 
 describe('GET /definitions/item-types', () => {
-  test('every item type by key, each field present with its default, switched-off ones listed with enabled: false', async () => {
+  test('every item type by key, each field present with its default, switched-off ones listed with enabled: false; the switches also under `switches` (spec §2)', async () => {
     expect(await definitions()).toEqual({
       items: [
         {
@@ -76,6 +76,7 @@ describe('GET /definitions/item-types', () => {
           category: 'container',
           ownership: 'one-by-one',
           scope: 'realm',
+          switches: { enabled: true, usable: false, purchasable: true },
           enabled: true,
           usable: false,
           purchasable: true,
@@ -91,10 +92,12 @@ describe('GET /definitions/item-types', () => {
         },
         {
           key: 'potion', name: 'Potion', description: '', icon: null, category: 'consumable', ownership: 'counted', scope: 'account',
+          switches: { enabled: false, usable: true, purchasable: false },
           enabled: false, usable: true, purchasable: false, maxOwned: null, priceRule: 'all', prices: [], data: {}, contents: null, requires: [],
         },
         {
           key: 'sword', name: 'Sword', description: '', icon: null, category: 'weapon', ownership: 'one-by-one', scope: 'account',
+          switches: { enabled: true, usable: false, purchasable: false },
           enabled: true, usable: false, purchasable: false, maxOwned: null, priceRule: 'all', prices: [], data: {}, contents: null, requires: [],
         },
       ],
@@ -109,6 +112,27 @@ describe('GET /definitions/item-types', () => {
     expect(rest.items.map((d) => d.key)).toEqual(['sword']);
     expect(rest.next).toBeNull();
     expectError(await call(h.base, 'GET', `/definitions/item-types?cursor=${encodeURIComponent(first.next!)}`, { token: h.serverKeys['alpha-test-key'] }), 400, 'invalid-request', 'query.cursor');
+  });
+
+  test('a conditional read: the same ETag while the item types stay as they are, 304 for it, a new one after a change', async () => {
+    const first = await call(h.base, 'GET', '/definitions/item-types', { token: key });
+    const etag = first.headers.get('etag')!;
+    expect(etag).toMatch(/^"t\d+-.+"$/);
+    const again = await call(h.base, 'GET', '/definitions/item-types', { token: key, headers: { 'If-None-Match': etag } });
+    expect(again.status).toBe(304);
+    // Another page is another answer, under its own tag.
+    const page = await call(h.base, 'GET', '/definitions/item-types?limit=1', { token: key });
+    expect(page.headers.get('etag')).not.toBe(etag);
+
+    await reconcile(itemType('etag-gem', { environment: 'alpha-live', name: 'Gem', category: 'misc', ownership: 'counted' }));
+    const changed = await call(h.base, 'GET', '/definitions/item-types', { token: key, headers: { 'If-None-Match': etag } });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get('etag')).not.toBe(etag);
+    expect(changed.body.items.map((d: { key: string }) => d.key)).toContain('etag-gem');
+    expect((await removeManifest(h.db, { kind: 'ItemType', namespace: 'tests', name: 'etag-gem' }, h.core.bus)).action).toBe('removed');
+    const back = await call(h.base, 'GET', '/definitions/item-types', { token: key });
+    expect(back.body.items.map((d: { key: string }) => d.key)).not.toContain('etag-gem');
+    expect(back.headers.get('etag')).not.toBe(etag); // the version moved on: never back to an old tag
   });
 
   test("another environment's item types are not listed", async () => {

@@ -69,7 +69,7 @@ export class Contract {
   constructor(readonly document: Json) {
     addFormats(this.ajv);
     // The component schemas under an id of their own, where the document's refs to them are sent (validator()).
-    this.ajv.addSchema({ $id: DOCUMENT_ID, $defs: this.document.components.schemas });
+    this.ajv.addSchema({ $id: DOCUMENT_ID, $defs: toDefs(this.document.components.schemas) });
     for (const [path, operations] of Object.entries(this.document.paths as Record<string, Record<string, Json>>)) {
       for (const [method, operation] of Object.entries(operations)) {
         this.operations.on(method.toUpperCase() as 'GET', BASE_PATH + routerPath(path), noHandler, { path, method, operation });
@@ -146,12 +146,17 @@ export class Contract {
   private validator(key: string, schema: Json): ValidateFunction {
     let validate = this.validators.get(key);
     if (!validate) {
-      const resolved = JSON.parse(JSON.stringify(schema).replace(/"#\/components\/schemas\//g, `"${DOCUMENT_ID}#/$defs/`));
+      const resolved = toDefs(schema);
       validate = this.ajv.compile(resolved);
       this.validators.set(key, validate);
     }
     return validate;
   }
+}
+
+/** The document's refs to its named schemas, as refs to the $defs of the schema they are added under. */
+function toDefs(schema: Json): Json {
+  return JSON.parse(JSON.stringify(schema).replace(/"#\/components\/schemas\//g, `"${DOCUMENT_ID}#/$defs/`));
 }
 
 /** As the API's router finds a route: a path whose escapes cannot be decoded still finds its operation. */

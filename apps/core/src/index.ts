@@ -1,4 +1,5 @@
 export * from './errors';
+export * from './shapes';
 export * from './config';
 export * from './logger';
 export * from './ids';

@@ -16,6 +16,8 @@ export class Exchange {
   status = 200;
   /** Sent as JSON; null or undefined sends no body. */
   body: unknown = undefined;
+  /** The body already serialized (a conditional read's kept answer): sent as it is, before `body`. */
+  serialized?: string;
   private readonly answerHeaders: Record<string, string | number> = {};
 
   requestId = '';
@@ -84,12 +86,12 @@ export class Exchange {
     const { res } = this;
     if (res.headersSent) return;
     const headers = this.answerHeaders;
-    if (this.status === 204 || this.status === 304 || this.body === undefined || this.body === null) {
+    if (this.status === 204 || this.status === 304 || (this.serialized === undefined && (this.body === undefined || this.body === null))) {
       res.writeHead(this.status, headers);
       res.end();
       return;
     }
-    const payload = JSON.stringify(this.body);
+    const payload = this.serialized ?? JSON.stringify(this.body);
     headers['Content-Type'] = 'application/json; charset=utf-8';
     headers['Content-Length'] = Buffer.byteLength(payload);
     res.writeHead(this.status, headers);

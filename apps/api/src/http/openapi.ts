@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
-import { ERROR_STATUS, ErrorCode } from '@hearth/core';
+import { ERROR_DETAILS, ERROR_STATUS, ErrorCode, ErrorDetailsShape, detailsSchemaOf } from '@hearth/core';
 import type { AnyRoute, RouteLink } from './route';
 import { CREDENTIALS_TAKEN, IdempotencyKeyHeader, PrincipalKind, bodyLimitOf, refusalsOf } from './checks';
 import { BASE_PATH } from './app';
@@ -20,14 +20,50 @@ function securityOf(route: AnyRoute): Json[] {
   return CREDENTIALS_TAKEN[route.credential].map((kind) => ({ [SCHEMES[kind].name]: [] }));
 }
 
-/** TypeBox schemas are JSON Schema already; drop our private keywords. */
-function clean(schema: TSchema): Json {
-  return JSON.parse(JSON.stringify(schema, (key, value) => (key === 'x-trim' ? undefined : value))) as Json;
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * The named schemas of the document (components/schemas): every schema of the route table with a
+ * `$id` (the answer shapes of apps/core/src/shapes, and the areas' own named ones) is written once
+ * there, each use a `$ref`. Two different schemas under one name are a mistake: the document is not
+ * built.
+ */
+class Components {
+  readonly schemas: Record<string, Json> = {};
+
+  /** A TypeBox schema as the document's JSON Schema: named schemas taken out, private keywords dropped. */
+  clean(schema: TSchema): Json {
+    return this.hoist(JSON.parse(JSON.stringify(schema, (key, value) => (key === 'x-trim' ? undefined : value))));
+  }
+
+  private hoist(node: unknown): any {
+    if (Array.isArray(node)) return node.map((item) => this.hoist(item));
+    if (node === null || typeof node !== 'object') return node;
+    const { $id, ...rest } = node as Json;
+    const out: Json = {};
+    for (const [key, value] of Object.entries(rest)) out[key] = this.hoist(value);
+    widenInteger(out);
+    if (typeof $id !== 'string') return out;
+    const known = this.schemas[$id];
+    if (known && JSON.stringify(known) !== JSON.stringify(out)) throw new Error(`two different schemas are named ${$id}`);
+    this.schemas[$id] = out;
+    return { $ref: `#/components/schemas/${$id}` };
+  }
 }
 
-function parametersOf(schema: TSchema | undefined, where: 'path' | 'query' | 'header'): Json[] {
+/**
+ * An integer whose declared bounds do not fit 32 bits (a balance, a byte count, or one with no bound)
+ * says `format: int64`, so that typed clients (Java, C#) give it a 64-bit field.
+ */
+function widenInteger(schema: Json): void {
+  if (schema.type !== 'integer' || schema.format !== undefined) return;
+  const { maximum, minimum } = schema as { maximum?: number; minimum?: number };
+  if (maximum === undefined || maximum > INT32_MAX || (minimum !== undefined && minimum < -INT32_MAX - 1)) schema.format = 'int64';
+}
+
+function parametersOf(components: Components, schema: TSchema | undefined, where: 'path' | 'query' | 'header'): Json[] {
   if (!schema) return [];
-  const s = clean(schema);
+  const s = components.clean(schema);
   const props = (s.properties ?? {}) as Record<string, Json>;
   const required = new Set((s.required ?? []) as string[]);
   return Object.entries(props).map(([name, prop]) => ({
@@ -49,17 +85,30 @@ const RATE_LIMIT_HEADERS = Object.fromEntries(
   ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
 );
 const ETAG_HEADER = { required: true, schema: { type: 'string' } };
+/** Seconds until the refusing window restarts: at most a day, the longest window (spec §8). */
+const RETRY_AFTER_HEADER = { required: true, schema: { type: 'integer', minimum: 1, maximum: 86_400 } };
 
-/** The `details` of the pipeline's refusals that always carry some (spec §7). */
-function detailsOf(code: ErrorCode, route: AnyRoute): Json | undefined {
-  switch (code) {
-    case 'payload-too-large':
-      return { type: 'object', required: ['limit'], properties: { limit: { const: bodyLimitOf(route), description: 'the most this route takes, in bytes' } } };
-    case 'rate-limited':
-      return { type: 'object', required: ['retryAfterSeconds'], properties: { retryAfterSeconds: { type: 'integer', minimum: 1, description: 'as Retry-After' } } };
-    default:
-      return undefined;
+/** The `details` of one code's refusals on a route (spec §7; ERROR_DETAILS), when it carries any. */
+function detailsOf(components: Components, code: ErrorCode, route: AnyRoute): Json | undefined {
+  const schema = detailsSchemaOf(code);
+  if (!schema) return undefined;
+  const details = components.clean(schema);
+  if (code === 'payload-too-large') {
+    const properties = details.properties as Json;
+    properties.limit = { ...(properties.limit as Json), const: bodyLimitOf(route), description: 'the most this route takes, in bytes' };
   }
+  return details;
+}
+
+/** What each code of a status carries in its details, for the answer's description. */
+function detailsNote(codes: ErrorCode[]): string {
+  const notes = codes.flatMap((code) => {
+    const declared = ERROR_DETAILS[code];
+    if (!declared) return [];
+    const fields = [...declared.required, ...(declared.optional ?? []).map((field) => `${field}?`)];
+    return fields.length ? [`\`${code}\`: details ${fields.join(', ')}`] : [];
+  });
+  return notes.length ? ` (${notes.join('; ')})` : '';
 }
 
 function pathParametersOf(route: AnyRoute): string[] {
@@ -106,8 +155,20 @@ function linksOf(route: AnyRoute, routes: AnyRoute[]): Json | undefined {
 }
 
 /** The OpenAPI 3.1 document of the route table: nothing in it is written by hand. */
-export function buildOpenApi(routes: AnyRoute[]): Json {
+export interface OpenApiDocument {
+  openapi: string;
+  info: Json;
+  servers: Json[];
+  paths: Record<string, Record<string, Json>>;
+  components: Json;
+}
+
+export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
   const paths: Record<string, Record<string, Json>> = {};
+  const components = new Components();
+  const clean = (schema: TSchema) => components.clean(schema);
+  // Named first, so the document's components open with the error shape.
+  const errorDetails = clean(ErrorDetailsShape);
   for (const route of routes) {
     const responses: Record<string, Json> = {};
     const ok: Json = { description: route.success.description, headers: { ...RATE_LIMIT_HEADERS } };
@@ -127,25 +188,29 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
 
     // The route's own refusals and those of the pipeline's checks that apply to it (checks.ts).
     const byStatus = new Map<number, ErrorCode[]>();
-    for (const code of refusalsOf(route)) {
+    // Any operation may fail on our side: 500 internal-error, with nothing of the fault in it.
+    for (const code of new Set<ErrorCode>([...refusalsOf(route), 'internal-error'])) {
       const status = ERROR_STATUS[code];
       byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
     }
     for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
       // The codes are in the schema too, so a client generator knows exactly what each status may carry.
-      const details = codes.length === 1 ? detailsOf(codes[0], route) : undefined;
+      // One code: its details exactly (required when it always carries them). Several: each is any of
+      // the Error's details, and the description says which each carries.
+      const details = codes.length === 1 ? detailsOf(components, codes[0], route) : undefined;
+      const required = details && (details.required as string[]).length > 0;
       const refusal: Json = details
-        ? { type: 'object', required: ['details'], properties: { error: { enum: codes }, details } }
-        : { type: 'object', properties: { error: { enum: codes } } };
+        ? { type: 'object', ...(required ? { required: ['details'] } : {}), properties: { error: { type: 'string', enum: codes }, details } }
+        : { type: 'object', properties: { error: { type: 'string', enum: codes } } };
       const schema = { allOf: [{ $ref: '#/components/schemas/Error' }, refusal] };
       responses[String(status)] = {
-        description: `Refused: ${codes.join(', ')}`,
-        headers: status === 429 ? { ...RATE_LIMIT_HEADERS, 'Retry-After': { required: true, schema: { type: 'integer', minimum: 1 } } } : RATE_LIMIT_HEADERS,
+        description: `${status >= 500 ? 'Failed' : 'Refused'}: ${codes.join(', ')}${codes.length > 1 ? detailsNote(codes) : ''}`,
+        headers: status === 429 ? { ...RATE_LIMIT_HEADERS, 'Retry-After': RETRY_AFTER_HEADER } : RATE_LIMIT_HEADERS,
         content: { 'application/json': { schema } },
       };
     }
 
-    const parameters = [...parametersOf(route.params, 'path'), ...parametersOf(route.query, 'query')];
+    const parameters = [...parametersOf(components, route.params, 'path'), ...parametersOf(components, route.query, 'query')];
     if (route.etag) parameters.push({ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } });
     if (route.idempotency === 'optional' || route.idempotency === 'required') {
       parameters.push({
@@ -194,16 +259,18 @@ export function buildOpenApi(routes: AnyRoute[]): Json {
           type: 'object',
           required: ['error', 'message'],
           properties: {
-            error: { type: 'string', enum: Object.keys(ERROR_STATUS) },
-            message: { type: 'string' },
-            details: { type: 'object' },
+            error: { type: 'string', enum: Object.keys(ERROR_STATUS), description: 'a stable code (spec §7)' },
+            message: { type: 'string', description: 'a sentence for people; may be reworded' },
+            details: errorDetails,
           },
+          additionalProperties: false,
         },
+        ...components.schemas,
       },
       headers: {
-        'X-RateLimit-Limit': { description: 'the limit nearest to refusing the caller', required: true, schema: { type: 'integer', minimum: 0 } },
-        'X-RateLimit-Remaining': { description: 'requests left of that limit in its window', required: true, schema: { type: 'integer', minimum: 0 } },
-        'X-RateLimit-Reset': { description: 'seconds until that window restarts', required: true, schema: { type: 'integer', minimum: 0 } },
+        'X-RateLimit-Limit': { description: 'the limit nearest to refusing the caller', required: true, schema: { type: 'integer', format: 'int64', minimum: 0 } },
+        'X-RateLimit-Remaining': { description: 'requests left of that limit in its window', required: true, schema: { type: 'integer', format: 'int64', minimum: 0 } },
+        'X-RateLimit-Reset': { description: 'seconds until that window restarts', required: true, schema: { type: 'integer', format: 'int64', minimum: 0 } },
       },
       securitySchemes: Object.fromEntries(Object.values(SCHEMES).map(({ name, scheme }) => [name, scheme])),
     },

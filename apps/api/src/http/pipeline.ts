@@ -18,6 +18,7 @@ import {
   Principal,
   RateCheck,
   RateOutcome,
+  TtlCache,
   addressChecks,
   createAjv,
   describe,
@@ -37,6 +38,11 @@ import { bearerOf } from './credentials';
 import type { ApiMetrics } from './metrics';
 import type { Exchange } from './exchange';
 
+
+/** Conditional reads' answers kept serialized (Pipeline.answers): how many, how long, how large each. */
+const ANSWERS_KEPT = 500;
+const ANSWER_TTL_MS = 10 * 60_000;
+const ANSWER_KEPT_MAX_CHARS = 64 * 1024;
 
 const inputAjv = createAjv({ coerceTypes: true });
 const bodyAjv = createAjv();
@@ -170,6 +176,14 @@ export class Pipeline {
     }
   }
 
+  /**
+   * The serialized answers of conditional reads, by route, environment and ETag. A strong ETag names
+   * one answer (the content version and exactly what was asked), the same for every caller of the
+   * environment: it is serialized once per content version, not per request. A change of version
+   * makes new ETags; the old entries age out.
+   */
+  private readonly answers = new TtlCache<string, string>(ANSWER_TTL_MS, ANSWERS_KEPT);
+
   private async runChecked(exchange: Exchange, compiled: CompiledRoute): Promise<void> {
     const { route, checks } = compiled;
     exchange.routeTemplate = route.path;
@@ -250,12 +264,20 @@ export class Pipeline {
 
     const handlerContext = new RequestContext(this, exchange, compiled, params, query, input, principal, env, this.core.db);
 
-    // Conditional reads.
+    // Conditional reads: 304 when the client holds the answer, the answer as serialized before when we do.
+    let answerKey: string | undefined;
     if (route.etag) {
       const etag = await route.etag(handlerContext as never, JSON.stringify([route.operationId, params, query]));
       exchange.setHeader('ETag', etag);
       if (ifNoneMatch(exchange.header('if-none-match'), etag)) {
         exchange.status = 304;
+        return;
+      }
+      answerKey = `${route.operationId} ${env?.id ?? '-'} ${etag}`;
+      const kept = this.answers.get(answerKey);
+      if (kept !== undefined) {
+        exchange.status = route.success.status;
+        exchange.serialized = kept;
         return;
       }
     }
@@ -264,6 +286,11 @@ export class Pipeline {
     exchange.status = result.status ?? route.success.status;
     if (result.headers) exchange.setHeaders(result.headers);
     exchange.body = exchange.status === 204 ? null : result.body;
+    if (answerKey !== undefined && exchange.status === route.success.status && !result.headers && exchange.body != null) {
+      const text = JSON.stringify(exchange.body);
+      exchange.serialized = text;
+      if (text.length <= ANSWER_KEPT_MAX_CHARS) this.answers.set(answerKey, text);
+    }
   }
 
   private async runHandler(exchange: Exchange, compiled: CompiledRoute, hc: RequestContext): Promise<HandlerResult> {

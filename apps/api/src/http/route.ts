@@ -39,9 +39,10 @@ export const BODY_LIMITS = { default: 64 * KB, signIn: 16 * KB, gameService: 16 
  */
 export type RateLimitClass = 'standard' | 'idp-sign-in';
 
-export interface HandlerResult {
+/** What a handler answers; `T` is its route's success schema's Static<>, checked by the compiler. */
+export interface HandlerResult<T = unknown> {
   status?: number;
-  body?: unknown;
+  body?: T;
   headers?: Record<string, string>;
   /** Routes that keep their Idempotency-Key record (`idempotencyRecord: 'handler'`): the answer is a replay. */
   replayed?: boolean;
@@ -123,12 +124,16 @@ export interface HandlerContext<P, Q, B, C extends CredentialKind = CredentialKi
   metrics: ApiMetrics;
 }
 
+/** The body a route's handler answers: its success schema's Static<> (routes without one answer none: the contract test holds them to that). */
+export type AnswerOf<S extends TSchema | undefined> = S extends TSchema ? Static<S> : unknown;
+
 export interface RouteSpec<
   P extends TSchema | undefined = TSchema | undefined,
   Q extends TSchema | undefined = TSchema | undefined,
   B extends TSchema | undefined = TSchema | undefined,
   C extends CredentialKind = CredentialKind,
   F extends EnvironmentSource | undefined = EnvironmentSource | undefined,
+  S extends TSchema | undefined = TSchema | undefined,
 > {
   operationId: string;
   method: Method;
@@ -179,7 +184,11 @@ export interface RouteSpec<
    * `ask` names what was asked (the operation, its path parameters and query) as one string.
    */
   etag?: (ctx: HandlerContext<Static<NonNullable<P>>, Static<NonNullable<Q>>, unknown, C, F>, ask: string) => Promise<string>;
-  success: { status: number; description: string; schema?: TSchema; also?: { status: number; description: string }[] };
+  /**
+   * The success answer. The handler's `body` must be its schema's Static<> (a field added to the
+   * schema and not to what the handler answers, or the other way round, does not compile).
+   */
+  success: { status: number; description: string; schema?: S; also?: { status: number; description: string }[] };
   /**
    * What the success answer gives the routes that come after it, as OpenAPI links (clients and the
    * fuzzer's stateful phase follow them): see RouteLink. The document derives one link per target.
@@ -198,7 +207,7 @@ export interface RouteSpec<
       C,
       F
     >,
-  ) => Promise<HandlerResult>;
+  ) => Promise<HandlerResult<AnswerOf<S>>>;
 }
 
 /**
@@ -212,7 +221,7 @@ export interface RouteLink {
   to?: string[];
 }
 
-export type AnyRoute = RouteSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined, CredentialKind, EnvironmentSource | undefined>;
+export type AnyRoute = RouteSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined, CredentialKind, EnvironmentSource | undefined, TSchema | undefined>;
 
 export function defineRoute<
   P extends TSchema | undefined,
@@ -220,6 +229,7 @@ export function defineRoute<
   B extends TSchema | undefined,
   C extends CredentialKind,
   F extends EnvironmentSource | undefined = undefined,
->(spec: RouteSpec<P, Q, B, C, F>): AnyRoute {
+  S extends TSchema | undefined = undefined,
+>(spec: RouteSpec<P, Q, B, C, F, S>): AnyRoute {
   return spec as unknown as AnyRoute;
 }

@@ -8,15 +8,31 @@ export function Trimmed(options: StringOptions = {}) {
 /** Ids of players, sessions, items and the like: 1-64 characters (spec §4). */
 export const Id = (description = 'an id') => Type.String({ minLength: 1, maxLength: 64, description });
 
-export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' });
+export { Timestamp } from '@hearth/core';
+
+/** The path of a player's routes that either credential calls: a server names the player, a player says `me`. */
+export const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
+/** The path of a player's routes that only a server calls. */
+export const ServerPlayerPath = Type.Object({ playerId: Id('a player id') }, { additionalProperties: false });
+
+/** Where a body puts or takes something (spec "Choosing an inventory"): an inventory, or a realm's (null: the account's). */
+export const InventoryChoiceFields = {
+  inventoryId: Type.Optional(Id('one of the player’s inventories')),
+  realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'a realm id, or null for the account' })),
+};
 
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'page size' })),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'the `next` of the previous page' })),
 };
 
+/** The query of a list that takes nothing but its page. */
+export const PageOnlyQuery = Type.Object(PageQuery, { additionalProperties: false });
+
+/** A page of `item`s; a page of a named shape is named after it (`BalancePage`) in the document. */
 export function PageOf(item: TSchema, extra: Record<string, TSchema> = {}) {
-  return Type.Object({ items: Type.Array(item), next: Type.Union([Type.String(), Type.Null()]), ...extra }, { additionalProperties: false });
+  const name = typeof item.$id === 'string' ? { $id: `${item.$id}Page` } : {};
+  return Type.Object({ items: Type.Array(item), next: Type.Union([Type.String(), Type.Null()]), ...extra }, { ...name, additionalProperties: false });
 }
 
 /** Trims, in place, every string the schema marks `x-trim` (nested objects and arrays included). */

@@ -1,5 +1,5 @@
 import type { AnyRoute } from '../http/route';
-import { buildOpenApi } from '../http/openapi';
+import { buildOpenApi, type OpenApiDocument } from '../http/openapi';
 import { getJwks, openApiRoute } from './reference';
 import { refreshTokens, signInIdp, signInServer } from './auth';
 import { deletePlayer, getPlayer, renamePlayer, signOutPlayer } from './players';
@@ -43,7 +43,7 @@ import { uploadCrashReport } from './crashes/uploads';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
-  let document: unknown;
+  let document: OpenApiDocument | undefined;
   const routes: AnyRoute[] = [
     openApiRoute(() => (document ??= buildOpenApi(routes))),
     signInIdp,

@@ -10,9 +10,8 @@ import type { EnvironmentContext } from '../tenancy/environments';
 /** A refresh token presented again within this window answers what it answered the first time. */
 export const REFRESH_REPLAY_SECONDS = 60;
 
-export interface PlatformTokens extends IssuedTokens {
-  player: PlatformPlayer;
-}
+export type { PlatformTokens } from '../shapes';
+import type { PlatformTokens } from '../shapes';
 
 /**
  * Refresh rotation: a refresh token works once. Its use is recorded (with the sealed answer) in the

@@ -53,12 +53,28 @@ export const BlogBlock = Type.Unsafe<BlogBlock>({
   })),
 });
 
+/**
+ * A block as the API answers it: one of the types, each named (`BlogParagraph`...) so that client
+ * generators make one type per kind of block. What is answered was validated by BlogBlock when stored.
+ */
+const NAMES = { paragraph: 'BlogParagraph', heading: 'BlogHeading', image: 'BlogImage', list: 'BlogList', quote: 'BlogQuote', code: 'BlogCode' } as const;
+export const BlogBlockAnswer = Type.Union(
+  BLOCK_VARIANTS.map((variant) => Type.Object(variant.properties, { $id: NAMES[variant.properties.type.const], additionalProperties: false })),
+  { description: 'a block: `type`, then the fields of that type (docs/blog.md)' },
+) as unknown as typeof BlockUnion;
+
 /** A post's content: `{ blocks: [...] }`, at most 500 blocks. */
 export const BlogContent = Type.Object(
   { blocks: Type.Array(BlogBlock, { maxItems: 500, description: 'the post, top to bottom' }) },
   { additionalProperties: false, description: 'the post document: a list of plain-text blocks (docs/blog.md)' },
 );
 export type BlogContent = Static<typeof BlogContent>;
+
+/** A post's content as the API answers it (its blocks as BlogBlockAnswer). */
+export const BlogContentAnswer = Type.Object(
+  { blocks: Type.Array(BlogBlockAnswer, { maxItems: 500, description: 'the post, top to bottom' }) },
+  { $id: 'BlogContent', additionalProperties: false, description: 'the post document: a list of plain-text blocks (docs/blog.md)' },
+);
 
 /** Reading speed for `readingMinutes` when a post does not give it: a common figure for screen reading. */
 export const WORDS_PER_MINUTE = 200;

@@ -11,7 +11,7 @@ import type { Queryable } from '../db/knex';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { refuse } from '../errors';
 import { CursorCodec, keysetPage, Page } from '../pagination';
-import { StorageUnavailable, type ObjectStore } from '../storage/object-store';
+import { StorageUnavailable, type ObjectStore, type PresignedPut } from '../storage/object-store';
 import type { UploadGrant } from '../storage/upload-tokens';
 import type { Logger } from '../logger';
 
@@ -37,7 +37,7 @@ export interface SymbolFileRequest {
 
 export interface SymbolUpload {
   url: string;
-  headers: Record<string, string>;
+  headers: PresignedPut['headers'];
   key: string;
   expiresAt: string;
 }

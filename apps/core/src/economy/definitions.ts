@@ -12,30 +12,9 @@ import { OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-r
 import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 
-/** Realm (spec §2). Its id is its key: stable across re-applies, so an inventory's realmId keeps its meaning. */
-export interface Realm {
-  id: string;
-  number: number;
-  key: string;
-  name: string;
-  enabled: boolean;
-  visible: boolean;
-  startAt: string;
-  endAt: string | null;
-}
-
-/** A currency definition (spec §2 currency definition fields, plus `enabled`). */
-export interface CurrencyDefinition {
-  key: string;
-  name: string;
-  description: string | null;
-  icon: string | null;
-  scope: 'account' | 'realm';
-  kind: 'balance' | 'consumed';
-  /** The most the stored figure may reach; null = no maximum of its own (2^53-1 holds anyway). */
-  max: number | null;
-  enabled: boolean;
-}
+// Realm and CurrencyDefinition (spec §2) are the answer shapes' types (shapes/economy.ts).
+import type { CurrencyDefinition, Realm } from '../shapes';
+export type { CurrencyDefinition, Realm } from '../shapes';
 
 const REALMS: OwnedRowTable = { name: 'realms', keyColumn: 'key', keyField: 'key', kind: 'Realm' };
 const CURRENCIES: OwnedRowTable = { name: 'currencies', keyColumn: 'key', keyField: 'key', kind: 'Currency' };

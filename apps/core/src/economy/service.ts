@@ -23,37 +23,9 @@ import { MAX_BALANCE } from '../manifests/schemas';
 import { CurrencyDefinition, RealmService } from './definitions';
 import { Telemetry } from '../process/telemetry';
 
-/** Inventory (spec §2): realmId null for the account inventory. */
-export interface Inventory {
-  id: string;
-  realmId: string | null;
-}
-
-export interface Balance {
-  currencyKey: string;
-  amount: number;
-}
-
-export interface LedgerEntry {
-  id: string;
-  inventoryId: string;
-  currencyKey: string;
-  amount: number;
-  balanceAfter: number;
-  reason: string;
-  reference: string | null;
-  createdAt: string;
-}
-
-/** Movement (spec §2): amount is the signed change to the stored figure. */
-export interface Movement {
-  transactionId: string;
-  inventoryId: string;
-  currencyKey: string;
-  amount: number;
-  balanceAfter: number;
-  replayed: boolean;
-}
+// Inventory, Balance, LedgerEntry and Movement (spec §2) are the answer shapes' types (shapes/economy.ts).
+import type { Balance, Inventory, LedgerEntry, Movement } from '../shapes';
+export type { Balance, Inventory, LedgerEntry, Movement } from '../shapes';
 
 export type MoveKind = 'credit' | 'debit' | 'refund' | 'consume';
 

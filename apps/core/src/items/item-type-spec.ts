@@ -29,9 +29,9 @@ export const ITEM_TYPE_LIMITS = {
 
 /** The category whose items are opened (POST .../items/:itemId/open) for their contents. */
 export const CONTAINER_CATEGORY = 'container';
-export const ITEM_OWNERSHIPS = ['one-by-one', 'counted'] as const;
-export const ITEM_SCOPES = ['account', 'realm'] as const;
-export const PRICE_RULES = ['all', 'any'] as const;
+// The value lists are the answer shape's (shapes/items.ts): a manifest declares what the API answers.
+import { ITEM_OWNERSHIPS, ITEM_SCOPES, PRICE_RULES } from '../shapes/items';
+export { ITEM_OWNERSHIPS, ITEM_SCOPES, PRICE_RULES };
 
 const L = ITEM_TYPE_LIMITS;
 const literals = <T extends string>(values: readonly T[], options: { default?: T; description?: string } = {}) =>

@@ -16,6 +16,7 @@ import { bumpContentVersion } from '../content/game-config';
 import { SingleFlight, TtlCache } from '../cache';
 import type { ItemTypeManifestT } from '../manifests/schemas';
 import { CursorCodec, keysetPage, Page } from '../pagination';
+import { AskDigests } from '../content/ask-digests';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { GAME_KEY_MAX, isGameKey } from '../game-keys';
 import { ITEM_TYPE_LIMITS } from './item-type-spec';
@@ -23,41 +24,14 @@ import { ITEM_TYPE_LIMITS } from './item-type-spec';
 /** The content version kind of item types (content_versions.kind). */
 export const ITEM_TYPES_CONTENT = 'item-types';
 
-export type ItemOwnership = 'one-by-one' | 'counted';
-export interface Price {
-  currencyKey: string;
-  amount: number;
-}
-export interface ContainerContents {
-  grants: { itemTypeKey: string; quantity: number }[];
-  picks: { count: number; from: { itemTypeKey: string; quantity: number; weight: number }[] }[];
-}
-
-/** An item type as GET /definitions/item-types answers it, and as the item routes use it. */
-export interface ItemTypeDefinition {
-  key: string;
-  name: string;
-  description: string;
-  icon: string | null;
-  category: string;
-  ownership: ItemOwnership;
-  scope: 'account' | 'realm';
-  enabled: boolean;
-  usable: boolean;
-  purchasable: boolean;
-  maxOwned: number | null;
-  priceRule: 'all' | 'any';
-  prices: Price[];
-  data: Record<string, unknown>;
-  /** What opening it grants: only on a `container`, null otherwise. */
-  contents: ContainerContents | null;
-  /** Unlock keys the player must hold to use or open it. */
-  requires: string[];
-}
+// The item type's answer shape and its parts (spec §2) are the shapes' types (shapes/items.ts).
+import type { ContainerContents, ItemTypeDefinition } from '../shapes';
+export type { ContainerContents, ItemOwnership, ItemTypeDefinition, ItemTypeSwitches, Price } from '../shapes';
 
 /** The definition a validated document declares: the key resolved, every default filled in. */
 export function itemTypeDefinitionOf(doc: ItemTypeManifestT): ItemTypeDefinition {
   const s = doc.spec;
+  const switches = { enabled: s.enabled ?? true, usable: s.usable ?? false, purchasable: s.purchasable ?? false };
   return {
     key: s.key ?? doc.metadata.name,
     name: s.name,
@@ -66,9 +40,8 @@ export function itemTypeDefinitionOf(doc: ItemTypeManifestT): ItemTypeDefinition
     category: s.category,
     ownership: s.ownership,
     scope: s.scope ?? 'account',
-    enabled: s.enabled ?? true,
-    usable: s.usable ?? false,
-    purchasable: s.purchasable ?? false,
+    switches,
+    ...switches,
     maxOwned: s.maxOwned ?? null,
     priceRule: s.priceRule ?? 'all',
     prices: (s.prices ?? []).map((p) => ({ currencyKey: p.currencyKey, amount: p.amount })),
@@ -122,6 +95,7 @@ function rowOf(def: ItemTypeDefinition) {
 }
 
 function definitionOf(row: Record<string, any>): ItemTypeDefinition {
+  const switches = { enabled: row.enabled, usable: row.usable, purchasable: row.purchasable };
   return {
     key: row.key,
     name: row.name,
@@ -130,9 +104,8 @@ function definitionOf(row: Record<string, any>): ItemTypeDefinition {
     category: row.category,
     ownership: row.ownership,
     scope: row.scope,
-    enabled: row.enabled,
-    usable: row.usable,
-    purchasable: row.purchasable,
+    switches,
+    ...switches,
     maxOwned: row.max_owned === null ? null : Number(row.max_owned),
     priceRule: row.price_rule,
     prices: row.prices,
@@ -227,6 +200,7 @@ export class ItemTypeService {
   private versionFlight = new SingleFlight<number, number>();
   private snapshots = new Map<number, Snapshot>();
   private loadFlight = new SingleFlight<string, Snapshot>();
+  private readonly asks = new AskDigests();
 
   /** `pool` serves the snapshots only: shared by every request of the process, they hold committed data. */
   constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus) {
@@ -259,6 +233,11 @@ export class ItemTypeService {
       if (!current || current.version <= version) this.snapshots.set(envId, snapshot);
       return snapshot;
     });
+  }
+
+  /** A strong ETag for one read of the definitions: the item types' content version, the environment and what was asked. */
+  async etag(envId: number, ask: string): Promise<string> {
+    return `"t${await this.version(envId)}-${this.asks.of(envId, ask)}"`;
   }
 
   /** GET /definitions/item-types: every item type of the environment by key, switched-off ones included (enabled: false). */

@@ -24,35 +24,9 @@ import type { UnlockService } from '../progression/unlocks';
 import { ContainerContents, ItemTypeDefinition, compactBytes, loadItemType } from './item-types';
 import { ITEM_TYPE_LIMITS } from './item-type-spec';
 
-/** Item (spec §2). */
-export interface Item {
-  id: string;
-  inventoryId: string;
-  itemTypeKey: string;
-  grantKey: string | null;
-  consumedAt: string | null;
-  data: Record<string, unknown>;
-}
-
-/** Stack (items) (spec §2). */
-export interface ItemStack {
-  itemTypeKey: string;
-  quantity: number;
-}
-
-/** What one grant put where: the stack after it (counted types) or the items it made (one-by-one). */
-export interface GrantedItems {
-  inventoryId: string;
-  itemTypeKey: string;
-  stack: ItemStack | null;
-  items: Item[];
-}
-
-/** POST /players/:playerId/items/grant's answer. */
-export interface ItemGrant extends GrantedItems {
-  /** true when the grantKey had already granted: the answer is that first grant. */
-  alreadyGranted: boolean;
-}
+// Item, ItemStack and the answers of grants, use and opening (spec §2) are the answer shapes' types (shapes/items.ts).
+import type { ContainerOpening, GrantedItems, Item, ItemGrant, ItemStack, ItemUse } from '../shapes';
+export type { ContainerOpening, GrantedItems, Item, ItemGrant, ItemStack, ItemUse } from '../shapes';
 
 export interface GrantRequest extends InventoryChoice {
   itemTypeKey: string;
@@ -67,18 +41,6 @@ export interface GrantRequest extends InventoryChoice {
 export interface StackRequest extends InventoryChoice {
   itemTypeKey: string;
   quantity?: number;
-}
-
-/** The answer of use (and of opening, which adds what it granted). */
-export interface ItemUse {
-  itemTypeKey: string;
-  /** The item used or opened, now consumed; null when one was taken from a stack. */
-  item: Item | null;
-}
-
-export interface ContainerOpening extends ItemUse {
-  /** What the container gave, one entry per item type in key order (docs/economy.md "Using and opening"). */
-  granted: GrantedItems[];
 }
 
 /** Spec §8: quantities 1 to 1,000. */

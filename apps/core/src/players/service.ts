@@ -7,12 +7,9 @@ import { announceAfterCommit, type Invalidation, type InvalidationBus } from '..
 import type { EnvironmentContext } from '../tenancy/environments';
 import { filterWords } from './word-filter';
 
-/** PlatformPlayer (spec §2). */
-export interface PlatformPlayer {
-  id: string;
-  displayName: string | null;
-  createdAt: string;
-}
+// PlatformPlayer (spec §2) is the answer shape's type (shapes/players.ts).
+import type { PlatformPlayer } from '../shapes';
+export type { PlatformPlayer } from '../shapes';
 
 /** What token checks need about a player; cached per process, dropped on sign-out or deletion. */
 export interface PlayerState {

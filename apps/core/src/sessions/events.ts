@@ -6,19 +6,9 @@
  */
 export const SESSION_EVENTS_CHANNEL = 'sessions';
 
-export type SessionStatus = 'CONFIGURING' | 'PREPARING_INSTANCE' | 'AWAITING_PLAYERS' | 'PLAYING' | 'COMPLETE' | 'ERROR';
-
-/** PlatformSession of spec §2: exactly these fields. */
-export interface PlatformSession {
-  id: string;
-  status: SessionStatus;
-  gameMode: string;
-  map: string;
-  conclusion: string | null;
-  seats: number;
-  players: { playerId: string; playerName: string; isHost: boolean; isReady: boolean }[];
-  createdAt: string;
-}
+// PlatformSession of spec §2 is the answer shape's type (shapes/sessions.ts).
+import type { PlatformSession } from '../shapes';
+export type { PlatformSession, SessionStatus } from '../shapes';
 
 export type SeatEndReason = 'left' | 'kicked' | 'deleted';
 

@@ -57,7 +57,8 @@ export interface PresignOptions {
 /** A PUT that may be sent once by anyone holding it: to `url`, with exactly `headers`, before `expiresAt`. */
 export interface PresignedPut {
   url: string;
-  headers: Record<string, string>;
+  /** Exactly the headers the PUT must carry (the symbol upload answers them as they are). */
+  headers: { 'Content-Length': string; [CHECKSUM_SHA256_HEADER]: string };
   expiresAt: Date;
 }
 

@@ -3,15 +3,15 @@
  * process's in-memory copy of the environment's blog (BlogService), with a strong ETag.
  */
 import { Type } from '@sinclair/typebox';
-import { BlogContent } from '@hearth/core';
+import { BlogContentAnswer } from '@hearth/core';
 import { defineRoute, HandlerContext } from '../../http/route';
-import { PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { PageOf, PageOnlyQuery, PageQuery, Timestamp } from '../../http/schema-helpers';
 
 const Slug = (description: string) => Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description });
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
-const BlogTag = Type.Object({ slug: Type.String(), name: Type.String() }, { additionalProperties: false });
-const BlogCategory = Type.Object({ slug: Type.String(), name: Type.String(), description: NullableString }, { additionalProperties: false });
+const BlogTag = Type.Object({ slug: Type.String(), name: Type.String() }, { $id: 'BlogTag', additionalProperties: false });
+const BlogCategory = Type.Object({ slug: Type.String(), name: Type.String(), description: NullableString }, { $id: 'BlogCategory', additionalProperties: false });
 
 const summaryFields = {
   slug: Type.String(),
@@ -22,20 +22,20 @@ const summaryFields = {
   readingMinutes: Type.Integer({ minimum: 1, description: 'given by the post, or its words at 200 a minute, rounded up' }),
   featured: Type.Boolean(),
   authorName: NullableString,
-  category: Type.Object({ slug: Type.String(), name: Type.String() }, { additionalProperties: false }),
+  category: Type.Object({ slug: Type.String(), name: Type.String() }, { $id: 'BlogPostCategory', additionalProperties: false }),
   tags: Type.Array(BlogTag),
   cover: Type.Union([Type.String({ description: 'an image address' }), Type.Null()]),
 };
-const BlogPostSummary = Type.Object(summaryFields, { additionalProperties: false });
+const BlogPostSummary = Type.Object(summaryFields, { $id: 'BlogPostSummary', additionalProperties: false });
 const BlogPost = Type.Object(
   {
     ...summaryFields,
-    content: BlogContent,
+    content: BlogContentAnswer,
     seoTitle: Type.String({ description: 'the title when the post gives none' }),
     seoDescription: Type.Union([Type.String(), Type.Null()], { description: 'the excerpt when the post gives none' }),
     updatedAt: Timestamp,
   },
-  { additionalProperties: false },
+  { $id: 'BlogPost', additionalProperties: false },
 );
 
 function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask: string): Promise<string> {
@@ -90,7 +90,7 @@ export const listBlogCategories = defineRoute({
   tag: 'blog',
   credential: 'either',
   service: 'blog',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   etag: blogEtag,
   success: { status: 200, description: 'A page of categories', schema: PageOf(BlogCategory) },
   refusals: [],
@@ -105,7 +105,7 @@ export const listBlogTags = defineRoute({
   tag: 'blog',
   credential: 'either',
   service: 'blog',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   etag: blogEtag,
   success: { status: 200, description: 'A page of tags', schema: PageOf(BlogTag) },
   refusals: [],

@@ -1,21 +1,21 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute, HandlerContext } from '../../http/route';
-import { PageOf, PageQuery } from '../../http/schema-helpers';
+import { PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
 
 const Cell = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
-const ColumnType = Type.Union([Type.Literal('string'), Type.Literal('int'), Type.Literal('float'), Type.Literal('bool')]);
+const ColumnType = Type.Union([Type.Literal('string'), Type.Literal('int'), Type.Literal('float'), Type.Literal('bool')], { description: 'which of the value fields holds the value' });
 
 const ConfigRow = Type.Object({
   key: Type.String(),
   groupName: Type.Union([Type.String(), Type.Null()]),
-  type: Type.String({ description: '`string`, `int`, `float` or `bool`' }),
+  type: ColumnType,
   valueStr: Type.Union([Type.String(), Type.Null()]),
   valueInt: Type.Union([Type.Number(), Type.Null()]),
   valueFloat: Type.Union([Type.Number(), Type.Null()]),
   valueBool: Type.Union([Type.Boolean(), Type.Null()]),
   // Spec §2: "object or null", always null for values made in the console; its content is not the API's to fix.
   LevelRateConfig: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-}, { additionalProperties: false });
+}, { $id: 'ConfigValue', additionalProperties: false });
 
 const ConfigTable = Type.Object({
   key: Type.String(),
@@ -26,9 +26,9 @@ const ConfigTable = Type.Object({
   rows: Type.Array(
     Type.Object({ key: Type.String(), sortOrder: Type.Number(), cells: Type.Record(Type.String(), Cell, { additionalProperties: false }) }, { additionalProperties: false }),
   ),
-}, { additionalProperties: false });
+}, { $id: 'ConfigTable', additionalProperties: false });
 
-const Flag = Type.Object({ name: Type.String(), isEnabled: Type.Boolean() }, { additionalProperties: false });
+const Flag = Type.Object({ name: Type.String(), isEnabled: Type.Boolean() }, { $id: 'Flag', additionalProperties: false });
 
 /** Every conditional read's ETag: the environment's content version and exactly what was asked. */
 function contentEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either-or-dashboard'>, ask: string): Promise<string> {
@@ -58,7 +58,7 @@ export const listConfigTables = defineRoute({
   tag: 'config',
   credential: 'either-or-dashboard',
   service: 'config',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   etag: contentEtag,
   success: { status: 200, description: 'A page of config tables', schema: PageOf(ConfigTable) },
   links: [{ to: ['getConfigTable'], parameters: { key: '$response.body#/items/0/key' } }],
@@ -92,7 +92,7 @@ export const listFlags = defineRoute({
   tag: 'flags',
   credential: 'either-or-dashboard',
   service: 'flags',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   etag: contentEtag,
   success: { status: 200, description: 'A page of flags', schema: PageOf(Flag) },
   refusals: [],

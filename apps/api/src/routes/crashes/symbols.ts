@@ -40,12 +40,12 @@ const SymbolUpload = Type.Object(
     key: Type.String({ description: 'where the file is kept' }),
     expiresAt: Timestamp,
   },
-  { additionalProperties: false },
+  { $id: 'SymbolUpload', additionalProperties: false },
 );
 
 const SymbolFile = Type.Object(
   { label: Type.String(), version: Type.String(), name: Type.String(), sizeBytes: Type.Integer(), updatedAt: Timestamp },
-  { additionalProperties: false },
+  { $id: 'SymbolFile', additionalProperties: false },
 );
 
 export const createSymbolUpload = defineRoute({

@@ -71,7 +71,7 @@ export const uploadCrashReport = defineRoute({
       ctx.metrics.crashUploadsAccepted.inc();
       ctx.metrics.crashUploadBytes.inc(received.sizeBytes);
       ctx.log.info({ uploadId: received.uploadId, environmentId: ctx.env.id, sizeBytes: received.sizeBytes }, 'crash upload received');
-      return { body: { received: true } };
+      return { body: { received: true as const } };
     } catch (err) {
       const cause = (err as { cause?: unknown }).cause;
       if (err instanceof ApiError && err.code === 'unavailable' && cause) ctx.log.warn({ err: cause }, 'crash upload not kept');

@@ -3,73 +3,11 @@
  * inventories, Currency moves, Definitions). The domain is apps/core/src/economy; docs/economy.md.
  */
 import { Type } from '@sinclair/typebox';
-import { Amount, ApiError, GameKey, MAX_BALANCE, type MoveKind } from '@hearth/core';
+import { Amount, ApiError, Balance, MAX_BALANCE, CurrencyDefinition, GameKey, Inventory, LedgerEntry, Movement, Realm, type MoveKind } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
+import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PageQuery, PlayerPath } from '../../http/schema-helpers';
+import { playerPage, targetPlayerId } from '../players/target';
 
-/** A stored figure: exact, never past 2^53-1 (docs/economy.md). */
-export const Figure = Type.Integer({ minimum: 0, maximum: MAX_BALANCE });
-
-export const Realm = Type.Object(
-  {
-    id: Type.String(),
-    number: Type.Integer({ minimum: 0 }),
-    key: Type.String(),
-    name: Type.String(),
-    enabled: Type.Boolean(),
-    visible: Type.Boolean(),
-    startAt: Timestamp,
-    endAt: Type.Union([Timestamp, Type.Null()]),
-  },
-  { additionalProperties: false },
-);
-
-export const Inventory = Type.Object({ id: Type.String(), realmId: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false });
-
-const CurrencyDefinition = Type.Object(
-  {
-    key: Type.String(),
-    name: Type.String(),
-    description: Type.Union([Type.String(), Type.Null()]),
-    icon: Type.Union([Type.String(), Type.Null()]),
-    scope: Type.Union([Type.Literal('account'), Type.Literal('realm')]),
-    kind: Type.Union([Type.Literal('balance'), Type.Literal('consumed')]),
-    max: Type.Union([Figure, Type.Null()]),
-    enabled: Type.Boolean(),
-  },
-  { additionalProperties: false },
-);
-
-const Balance = Type.Object({ currencyKey: Type.String(), amount: Figure }, { additionalProperties: false });
-
-const LedgerEntry = Type.Object(
-  {
-    id: Type.String(),
-    inventoryId: Type.String(),
-    currencyKey: Type.String(),
-    amount: Type.Integer({ description: 'the signed change to the stored figure' }),
-    balanceAfter: Figure,
-    reason: Type.String(),
-    reference: Type.Union([Type.String(), Type.Null()]),
-    createdAt: Timestamp,
-  },
-  { additionalProperties: false },
-);
-
-export const Movement = Type.Object(
-  {
-    transactionId: Type.String({ description: 'the id of the ledger entry the move wrote' }),
-    inventoryId: Type.String(),
-    currencyKey: Type.String(),
-    amount: Type.Integer({ description: 'the signed change to the stored figure' }),
-    balanceAfter: Type.Integer({ minimum: 0, maximum: MAX_BALANCE, description: 'for a consumed currency, what has been spent' }),
-    replayed: Type.Boolean(),
-  },
-  { additionalProperties: false },
-);
-
-const PlayerParams = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
 export const InventoryParams = Type.Object(
   { playerId: Id('a player id, or `me` with a player token'), inventory: Id('`account`, `current` or an inventory id') },
   { additionalProperties: false },
@@ -84,7 +22,7 @@ export const listRealms = defineRoute({
   tag: 'realms',
   credential: 'either',
   service: 'realms',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of realms', schema: PageOf(Realm) },
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.realms.listOpen(ctx.db, ctx.env, ctx.query) }),
@@ -115,7 +53,7 @@ export const listRealmDefinitions = defineRoute({
   tag: 'realms',
   credential: 'server',
   service: 'realms',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of realms', schema: PageOf(Realm) },
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.realms.definitions(ctx.db, ctx.env, ctx.query) }),
@@ -129,22 +67,17 @@ export const listCurrencyDefinitions = defineRoute({
   tag: 'inventory',
   credential: 'server',
   service: 'inventory',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of currency definitions', schema: PageOf(CurrencyDefinition) },
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.realms.currencyDefinitions(ctx.db, ctx.env, ctx.query) }),
 });
 
 export const listInventories = defineRoute({
+  ...playerPage('inventory'),
   operationId: 'listInventories',
-  method: 'GET',
   path: '/players/:playerId/inventories',
   summary: "The player's inventories, in the order they were made",
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
-  params: PlayerParams,
-  query: Type.Object(PageQuery, { additionalProperties: false }),
   success: { status: 200, description: 'A page of inventories', schema: PageOf(Inventory) },
   links: [{ parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/items/0/id' } }],
   refusals: ['forbidden', 'not-found'],
@@ -166,29 +99,21 @@ export const getInventory = defineRoute({
 });
 
 export const listBalances = defineRoute({
+  ...playerPage('inventory'),
   operationId: 'listBalances',
-  method: 'GET',
   path: '/players/:playerId/inventories/:inventory/balances',
   summary: "An inventory's balances by currency key, with the inventory",
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
   params: InventoryParams,
-  query: Type.Object(PageQuery, { additionalProperties: false }),
   success: { status: 200, description: 'A page of balances', schema: PageOf(Balance, { inventory: Inventory }) },
   refusals: ['forbidden', 'not-found', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.economy.balances(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
 });
 
 export const listLedger = defineRoute({
+  ...playerPage('inventory'),
   operationId: 'listLedger',
-  method: 'GET',
   path: '/players/:playerId/ledger',
   summary: "The player's ledger, newest first",
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
-  params: PlayerParams,
   query: Type.Object(
     { currencyKey: Type.Optional(GameKey('only this currency')), inventoryId: Type.Optional(Id('only this inventory')), ...PageQuery },
     { additionalProperties: false },
@@ -210,8 +135,7 @@ function moveRoute(kind: MoveKind) {
     amount: Amount(),
     reason: GameKey('a key naming the flow (`quest_reward`, `shop`)'),
     reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'what the move is about, for the ledger' })),
-    inventoryId: Type.Optional(Id('one of the player’s inventories')),
-    realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'a realm id, or null for the account' })),
+    ...InventoryChoiceFields,
   };
   const body =
     kind === 'consume'

@@ -8,72 +8,23 @@
  * answers the first use instead of using a second item of a stack (or `already-consumed`).
  */
 import { Type } from '@sinclair/typebox';
-import { GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX } from '@hearth/core';
+import { ContainerOpening, GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, Inventory, Item, ItemGrant, ItemStack, ItemUse } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
-import { Figure, Inventory, InventoryParams } from '../economy';
-
-/** Item (spec §2). */
-const Item = Type.Object(
-  {
-    id: Type.String(),
-    inventoryId: Type.String(),
-    itemTypeKey: Type.String(),
-    grantKey: Type.Union([Type.String(), Type.Null()]),
-    consumedAt: Type.Union([Timestamp, Type.Null()]),
-    data: Type.Object({}, { additionalProperties: true }),
-  },
-  { additionalProperties: false },
-);
-
-/** Stack (items) (spec §2). A stack's quantity is exact: never past 2^53-1. */
-const Stack = Type.Object({ itemTypeKey: Type.String(), quantity: Figure }, { additionalProperties: false });
-
-const grantedFields = {
-  inventoryId: Type.String(),
-  itemTypeKey: Type.String(),
-  stack: Type.Union([Stack, Type.Null()], { description: 'the stack after the grant (counted types); null for items held one by one' }),
-  items: Type.Array(Item, { description: 'the items made (one-by-one types); empty for counted ones' }),
-};
-export const ItemGrant = Type.Object(
-  { ...grantedFields, alreadyGranted: Type.Boolean({ description: 'true: the grantKey had granted before; the answer is that first grant' }) },
-  { additionalProperties: false },
-);
-const ItemUse = Type.Object(
-  { itemTypeKey: Type.String(), item: Type.Union([Item, Type.Null()], { description: 'the item used, now consumed; null when taken from a stack' }) },
-  { additionalProperties: false },
-);
-const ContainerOpening = Type.Object(
-  {
-    itemTypeKey: Type.String(),
-    item: Item,
-    granted: Type.Array(Type.Object(grantedFields, { additionalProperties: false }), { description: 'what the container gave, one entry per item type in key order' }),
-  },
-  { additionalProperties: false },
-);
+import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PlayerPath, ServerPlayerPath } from '../../http/schema-helpers';
+import { playerPage, targetPlayerId } from '../players/target';
+import { InventoryParams } from '../economy';
 
 const Quantity = (description: string) => Type.Integer({ minimum: 1, maximum: ITEM_QUANTITY_MAX, description });
-const choiceFields = {
-  inventoryId: Type.Optional(Id('one of the player’s inventories')),
-  realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'a realm id, or null for the account' })),
-};
 
-const ServerPlayer = Type.Object({ playerId: Id('a player id') }, { additionalProperties: false });
-const EitherPlayer = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
 const ServerItem = Type.Object({ playerId: Id('a player id'), itemId: Id('an item id') }, { additionalProperties: false });
 const EitherItem = Type.Object({ playerId: Id('a player id, or `me` with a player token'), itemId: Id('an item id') }, { additionalProperties: false });
 
 export const listItems = defineRoute({
+  ...playerPage('inventory'),
   operationId: 'listItems',
-  method: 'GET',
   path: '/players/:playerId/inventories/:inventory/items',
   summary: 'The items an inventory holds one by one and not yet used, in the order granted, with the inventory',
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
   params: InventoryParams,
-  query: Type.Object(PageQuery, { additionalProperties: false }),
   success: { status: 200, description: 'A page of items', schema: PageOf(Item, { inventory: Inventory }) },
   links: [{ parameters: { playerId: '$request.path.playerId', itemId: '$response.body#/items/0/id' } }],
   refusals: ['forbidden', 'not-found', 'no-current-realm'],
@@ -81,16 +32,12 @@ export const listItems = defineRoute({
 });
 
 export const listItemStacks = defineRoute({
+  ...playerPage('inventory'),
   operationId: 'listItemStacks',
-  method: 'GET',
   path: '/players/:playerId/inventories/:inventory/item-stacks',
   summary: "An inventory's counted stacks by item type key (empty ones left out), with the inventory",
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
   params: InventoryParams,
-  query: Type.Object(PageQuery, { additionalProperties: false }),
-  success: { status: 200, description: 'A page of stacks', schema: PageOf(Stack, { inventory: Inventory }) },
+  success: { status: 200, description: 'A page of stacks', schema: PageOf(ItemStack, { inventory: Inventory }) },
   refusals: ['forbidden', 'not-found', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.items.listStacks(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
 });
@@ -107,14 +54,14 @@ export const grantItems = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'required',
-  params: ServerPlayer,
+  params: ServerPlayerPath,
   body: Type.Object(
     {
       itemTypeKey: GameKey('the item type key'),
       quantity: Type.Optional(Quantity('1 to 1,000, default 1')),
       grantKey: Type.Optional(GameKey('one-by-one types only, quantity 1: granting again under it answers the first grant')),
       data: Type.Optional(Type.Object({}, { additionalProperties: true, description: `one-by-one types only: the item's own data, at most ${ITEM_DATA_MAX_BYTES} bytes compact` })),
-      ...choiceFields,
+      ...InventoryChoiceFields,
     },
     { additionalProperties: false },
   ),
@@ -155,9 +102,9 @@ export const consumeItemStack = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'required',
-  params: ServerPlayer,
-  body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), quantity: Type.Optional(Quantity('1 to 1,000, default 1')), ...choiceFields }, { additionalProperties: false }),
-  success: { status: 200, description: 'The stack after', schema: Type.Object({ stack: Stack }, { additionalProperties: false }) },
+  params: ServerPlayerPath,
+  body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), quantity: Type.Optional(Quantity('1 to 1,000, default 1')), ...InventoryChoiceFields }, { additionalProperties: false }),
+  success: { status: 200, description: 'The stack after', schema: Type.Object({ stack: ItemStack }, { additionalProperties: false }) },
   refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.items.consumeStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
 });
@@ -190,8 +137,8 @@ export const useItemStack = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
-  params: EitherPlayer,
-  body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), ...choiceFields }, { additionalProperties: false }),
+  params: PlayerPath,
+  body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), ...InventoryChoiceFields }, { additionalProperties: false }),
   success: { status: 200, description: 'What was used', schema: ItemUse },
   refusals: ['forbidden', 'not-found', 'invalid-request', 'not-usable', 'locked', 'disabled', 'insufficient-balance', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.items.useStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),

@@ -6,12 +6,11 @@
  * purchase with `replayed: true` and `granted: null` (spec Purchase<T>), charging nothing again.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE, PURCHASE_QUANTITY_MAX, refuse } from '@hearth/core';
+import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE, Movement, PURCHASE_QUANTITY_MAX, refuse } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id } from '../../http/schema-helpers';
+import { Id, InventoryChoiceFields } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
-import { Movement } from '../economy';
-import { ItemGrant } from './held';
+import { ItemGrant } from '@hearth/core';
 
 /** At most this many allowances in one body: a server may send its whole allowance map, bounded. */
 const ALLOWANCES_MAX = 100;
@@ -54,8 +53,7 @@ export const purchaseItems = defineRoute({
     {
       itemTypeKey: GameKey('the item type to buy'),
       quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: PURCHASE_QUANTITY_MAX, description: `1 to ${PURCHASE_QUANTITY_MAX}, default 1: every price is multiplied by it` })),
-      inventoryId: Type.Optional(Id('one of the player’s inventories')),
-      realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'a realm id, or null for the account' })),
+      ...InventoryChoiceFields,
       payWith: Type.Optional(GameKey('priceRule `any`: the currency of the price to pay (required there); with `all` it must name one of the prices')),
       allowances: Type.Optional(
         Type.Record(Type.String({ pattern: GAME_KEY_PATTERN }), Type.Integer({ minimum: 0, maximum: MAX_BALANCE }), {

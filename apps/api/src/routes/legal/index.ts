@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
+import { Id, PageOf, PageOnlyQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
+import { playerPage, targetPlayerId } from '../players/target';
 
 const documentFields = {
   document: Type.String({ description: "the environment's key for it" }),
@@ -12,7 +12,7 @@ const documentFields = {
 };
 
 /** LegalDocument (spec §2). */
-const LegalDocument = Type.Object(documentFields, { additionalProperties: false });
+const LegalDocument = Type.Object(documentFields, { $id: 'LegalDocument', additionalProperties: false });
 
 /** LegalStanding (spec §2): every document with the player's latest acceptance, and the required ones still to accept. */
 const LegalStanding = Type.Object(
@@ -30,10 +30,9 @@ const LegalStanding = Type.Object(
     ),
     outstanding: Type.Array(Type.String(), { description: 'keys of required documents not accepted at their current version' }),
   },
-  { additionalProperties: false },
+  { $id: 'LegalStanding', additionalProperties: false },
 );
 
-const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
 
 export const listLegalDocuments = defineRoute({
   operationId: 'listLegalDocuments',
@@ -43,7 +42,7 @@ export const listLegalDocuments = defineRoute({
   tag: 'legal',
   credential: 'either',
   service: 'legal',
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   etag: (ctx, ask) => ctx.core.legal.etag(ctx.env.id, ask),
   success: { status: 200, description: 'A page of legal documents', schema: PageOf(LegalDocument) },
   refusals: [],
@@ -65,16 +64,11 @@ export const getLegalStanding = defineRoute({
 });
 
 export const listOutstandingLegal = defineRoute({
+  ...playerPage('legal'),
   operationId: 'listOutstandingLegal',
-  method: 'GET',
   path: '/players/:playerId/legal/outstanding',
   summary: 'Required documents whose current version the player has not accepted',
   description: 'An empty list means the player may play.',
-  tag: 'legal',
-  credential: 'either',
-  service: 'legal',
-  params: PlayerPath,
-  query: Type.Object(PageQuery, { additionalProperties: false }),
   success: { status: 200, description: 'A page of legal documents, ordered by key', schema: PageOf(LegalDocument) },
   refusals: ['not-found', 'forbidden'],
   handler: async (ctx) => ({ body: await ctx.core.legal.outstanding(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),

@@ -1,11 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import { deletePlayer as deletePlayerAndHoldings } from '@hearth/core';
 import { defineRoute } from '../../http/route';
-import { Id, Trimmed } from '../../http/schema-helpers';
+import { Id, PlayerPath, Trimmed } from '../../http/schema-helpers';
 import { PlatformPlayer } from '../shapes';
 import { targetPlayerId } from './target';
 
-const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
 
 export const getPlayer = defineRoute({
   operationId: 'getPlayer',

@@ -1,5 +1,6 @@
-import { refuse } from '@hearth/core';
+import { refuse, type ServiceName } from '@hearth/core';
 import type { HandlerContext } from '../../http/route';
+import { PageOnlyQuery, PlayerPath } from '../../http/schema-helpers';
 
 /**
  * The player a `/players/:playerId` route acts on (spec §4 path rule): with a player token the path
@@ -15,4 +16,13 @@ export function targetPlayerId(ctx: Pick<HandlerContext<{ playerId: string }, un
   }
   if (playerId === 'me') throw refuse.notFound('The player');
   return playerId;
+}
+
+/**
+ * What every page of a player's things declares alike (GET /players/:playerId/...): either credential
+ * (a player names itself `me`, targetPlayerId), the player path and the page query. Spread it into
+ * defineRoute and give the rest; a route whose path or query takes more says its own after it.
+ */
+export function playerPage(service: ServiceName, tag: string = service) {
+  return { method: 'GET' as const, tag, credential: 'either' as const, service, params: PlayerPath, query: PageOnlyQuery };
 }

@@ -1,27 +1,22 @@
 import { Type } from '@sinclair/typebox';
 import { GameKey } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
+import { Id, PageOf, PageQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
+import { playerPage, targetPlayerId } from '../players/target';
 
 /** Unlock (spec §2). */
 const Unlock = Type.Object(
   { key: Type.String(), source: Type.String({ description: 'what recorded it (`server` when the recording named none)' }), unlockedAt: Timestamp },
-  { additionalProperties: false },
+  { $id: 'Unlock', additionalProperties: false },
 );
 
-const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
 const UnlockPath = Type.Object({ playerId: Id('a player id'), key: GameKey('the unlock key') }, { additionalProperties: false });
 
 export const listUnlocks = defineRoute({
+  ...playerPage('progression'),
   operationId: 'listUnlocks',
-  method: 'GET',
   path: '/players/:playerId/unlocks',
   summary: "The player's unlocks, ordered by key",
-  tag: 'progression',
-  credential: 'either',
-  service: 'progression',
-  params: PlayerPath,
   bodyLimit: BODY_LIMITS.gameService,
   query: Type.Object(
     {

@@ -13,7 +13,7 @@ export const PlatformRealtimeInfo = Type.Object({
     messagesPerMinute: Count('client frames a clock minute per socket'),
     maxSubscriptions: Count('sessions a socket may follow through subscribe besides those it holds a seat in'),
   }, { additionalProperties: false }),
-}, { additionalProperties: false });
+}, { $id: 'PlatformRealtimeInfo', additionalProperties: false });
 
 /**
  * GET /realtime: where the sessions socket is and the limits it holds the caller to. The address is

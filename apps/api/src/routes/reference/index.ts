@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route';
 
 export const getJwks = defineRoute({
@@ -44,7 +44,7 @@ const OpenApiDocument = Type.Object(
 );
 
 /** GET /openapi.json answers the document built from the whole route table (set by the route list). */
-export function openApiRoute(document: () => unknown) {
+export function openApiRoute(document: () => Static<typeof OpenApiDocument>) {
   return defineRoute({
     operationId: 'getOpenApi',
     method: 'GET',

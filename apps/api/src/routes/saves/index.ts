@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { SAVE_LIMITS } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
+import { Id, PageOf, PageOnlyQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
+import { playerPage, targetPlayerId } from '../players/target';
 
 /** SaveEntry, Save and SaveList of spec §2. */
 const SaveEntryFields = {
@@ -11,17 +11,16 @@ const SaveEntryFields = {
   sizeBytes: Type.Integer({ minimum: 1, description: 'the value written compactly, in UTF-8 bytes' }),
   updatedAt: Timestamp,
 };
-const SaveEntry = Type.Object(SaveEntryFields, { additionalProperties: false });
+const SaveEntry = Type.Object(SaveEntryFields, { $id: 'SaveEntry', additionalProperties: false });
 const Save = Type.Object(
   { ...SaveEntryFields, data: Type.Unknown({ description: 'any JSON value but null' }), createdAt: Timestamp },
-  { additionalProperties: false },
+  { $id: 'Save', additionalProperties: false },
 );
 const SaveList = PageOf(SaveEntry, {
   totalBytes: Type.Integer({ minimum: 0, description: "all the player's slots, not only this page" }),
   limitBytes: Type.Integer({ description: `${SAVE_LIMITS.playerBytes}` }),
 });
 
-const PlayerPath = Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false });
 const SlotPath = Type.Object(
   {
     playerId: Id('a player id, or `me` with a player token'),
@@ -34,15 +33,10 @@ const SlotPath = Type.Object(
 const writerOf = (principal: { kind: string }) => (principal.kind === 'player' ? 'player' : 'server');
 
 export const listSaves = defineRoute({
+  ...playerPage('persistence', 'saves'),
   operationId: 'listSaves',
-  method: 'GET',
   path: '/players/:playerId/data',
   summary: "A player's save slots, ordered by key (values omitted)",
-  tag: 'saves',
-  credential: 'either',
-  service: 'persistence',
-  params: PlayerPath,
-  query: Type.Object(PageQuery, { additionalProperties: false }),
   success: { status: 200, description: "A page of the player's slots, with the bytes all of them hold", schema: SaveList },
   refusals: ['not-found', 'forbidden'],
   handler: async (ctx) => ({ body: await ctx.core.saves.list(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),

@@ -1,22 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route';
-import { Id, Timestamp, Trimmed } from '../../http/schema-helpers';
-
-/** PlatformSession (spec §2); a seat's uniqueNetId is stored and never answered. */
-export const PlatformSession = Type.Object({
-  id: Type.String(),
-  status: Type.Union(
-    ['CONFIGURING', 'PREPARING_INSTANCE', 'AWAITING_PLAYERS', 'PLAYING', 'COMPLETE', 'ERROR'].map((s) => Type.Literal(s)),
-  ),
-  gameMode: Type.String(),
-  map: Type.String(),
-  conclusion: Type.Union([Type.String(), Type.Null()]),
-  seats: Type.Number({ description: "how many players it seats: the project's seats, held to the plan" }),
-  players: Type.Array(
-    Type.Object({ playerId: Type.String(), playerName: Type.String(), isHost: Type.Boolean(), isReady: Type.Boolean() }, { additionalProperties: false }),
-  ),
-  createdAt: Timestamp,
-}, { additionalProperties: false });
+import { PlatformSession } from '@hearth/core';
+import { Id, Trimmed } from '../../http/schema-helpers';
 
 const SeatFields = {
   playerName: Type.Optional(Trimmed({ minLength: 1, maxLength: 40, description: "defaults to the player's display name, or `Player`" })),
@@ -126,37 +111,27 @@ export const readySession = defineRoute({
   }),
 });
 
-export const kickSessionPlayer = defineRoute({
-  operationId: 'kickSessionPlayer',
-  method: 'POST',
-  path: '/sessions/:sessionId/players/:playerId/kick',
-  summary: 'The host takes a seat away',
-  tag: 'sessions',
-  credential: 'player',
-  service: 'sessions',
-  params: SeatPath,
-  success: { status: 200, description: 'The session without the player', schema: PlatformSession },
-  refusals: ['not-found', 'forbidden', 'conflict'],
-  handler: async (ctx) => ({
-    body: await ctx.core.sessions.kick(ctx.db, ctx.env, ctx.params.sessionId, ctx.principal.playerId, ctx.params.playerId),
-  }),
-});
+/** The host's acts on another seat (kick, promote): one shape; `act` names the path's last part and the sessions method. */
+function hostAction(operationId: string, act: 'kick' | 'promote', summary: string, answered: string) {
+  return defineRoute({
+    operationId,
+    method: 'POST',
+    path: `/sessions/:sessionId/players/:playerId/${act}`,
+    summary,
+    tag: 'sessions',
+    credential: 'player',
+    service: 'sessions',
+    params: SeatPath,
+    success: { status: 200, description: answered, schema: PlatformSession },
+    refusals: ['not-found', 'forbidden', 'conflict'],
+    handler: async (ctx) => ({
+      body: await ctx.core.sessions[act](ctx.db, ctx.env, ctx.params.sessionId, ctx.principal.playerId, ctx.params.playerId),
+    }),
+  });
+}
 
-export const promoteSessionPlayer = defineRoute({
-  operationId: 'promoteSessionPlayer',
-  method: 'POST',
-  path: '/sessions/:sessionId/players/:playerId/promote',
-  summary: 'The host makes another seated player host',
-  tag: 'sessions',
-  credential: 'player',
-  service: 'sessions',
-  params: SeatPath,
-  success: { status: 200, description: 'The session with its new host', schema: PlatformSession },
-  refusals: ['not-found', 'forbidden', 'conflict'],
-  handler: async (ctx) => ({
-    body: await ctx.core.sessions.promote(ctx.db, ctx.env, ctx.params.sessionId, ctx.principal.playerId, ctx.params.playerId),
-  }),
-});
+export const kickSessionPlayer = hostAction('kickSessionPlayer', 'kick', 'The host takes a seat away', 'The session without the player');
+export const promoteSessionPlayer = hostAction('promoteSessionPlayer', 'promote', 'The host makes another seated player host', 'The session with its new host');
 
 export const reportSessionStatus = defineRoute({
   operationId: 'reportSessionStatus',

@@ -13,7 +13,7 @@ const LIMIT_NOTE =
   'The X-RateLimit-* headers show this limit when it is the nearest to refusing.';
 
 /** Stores the filing and puts the filer's standing against the hourly limit into the headers, refused or not. */
-async function file(ctx: Pick<HandlerContext<unknown, unknown, unknown>, 'noteLimit'>, filing: () => Promise<Filed>): Promise<HandlerResult> {
+async function file(ctx: Pick<HandlerContext<unknown, unknown, unknown>, 'noteLimit'>, filing: () => Promise<Filed>): Promise<HandlerResult<{ id: string }>> {
   try {
     const { id, standing } = await filing();
     ctx.noteLimit(standing);

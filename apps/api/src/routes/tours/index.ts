@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { Id, PageOf, PageOnlyQuery, Timestamp } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 
 /** Tour (spec §2). */
 const Tour = Type.Object(
   { id: Type.String(), name: Type.String(), completed: Type.Boolean(), completedAt: Type.Union([Timestamp, Type.Null()]) },
-  { additionalProperties: false },
+  { $id: 'Tour', additionalProperties: false },
 );
 
 export const listTours = defineRoute({
@@ -18,7 +18,7 @@ export const listTours = defineRoute({
   credential: 'player',
   service: 'tours',
   params: Type.Object({ playerId: Id('`me`') }, { additionalProperties: false }),
-  query: Type.Object(PageQuery, { additionalProperties: false }),
+  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of tours', schema: PageOf(Tour) },
   refusals: ['forbidden'],
   handler: async (ctx) => ({ body: await ctx.core.tours.list(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),

@@ -1,0 +1,65 @@
+/**
+ * What each refusal's `details` holds (spec §7): one declaration the document reads for the
+ * `ErrorDetails` component and for each code's required fields, and that a test holds the
+ * refusals the suite provokes to.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { ErrorCode } from '../errors';
+import { Shape } from './common';
+
+const Count = (description: string) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
+
+/** Every field any refusal's details may carry; which codes carry which: ERROR_DETAILS. */
+export const ErrorDetailsShape = Shape(
+  'ErrorDetails',
+  {
+    field: Type.Optional(Type.String({ description: 'the input at fault: `body.<field>`, `query.<name>`, `path.<name>` or `header.<name>`' })),
+    quota: Type.Optional(Type.String({ description: '`quota-exceeded`: what the limit counts' })),
+    limit: Type.Optional(Count('the limit passed: how many are allowed (`quota-exceeded`, `owned-limit`, a full session\'s seats), or the most bytes a route takes (`payload-too-large`)')),
+    retryAfterSeconds: Type.Optional(Type.Integer({ minimum: 1, description: '`rate-limited`: as the Retry-After header' })),
+    currencyKey: Type.Optional(Type.String({ description: 'the currency the refusal is about' })),
+    itemTypeKey: Type.Optional(Type.String({ description: 'the item type the refusal is about' })),
+    held: Type.Optional(Count('how much is held (or, of a consumed currency, has been spent)')),
+    requested: Type.Optional(Count('how much the request asked for')),
+    allowance: Type.Optional(Count('`allowance-exceeded`: the allowance sent')),
+    missing: Type.Optional(Type.Array(Type.String(), { description: '`locked`: the unlock keys the player lacks' })),
+  },
+  { description: 'What a refusal adds to its message; which fields each code carries is said by the operation answering it.' },
+);
+/**
+ * What the API's refusals' details hold. ApiError itself takes any details (the manifests' refusals
+ * carry fields of their own that the API never answers); the contract test holds every refusal the API
+ * answers to this shape.
+ */
+export type AnsweredErrorDetails = Static<typeof ErrorDetailsShape>;
+type DetailField = keyof AnsweredErrorDetails;
+
+/**
+ * The details each code's refusals always carry (`required`) and may carry (`optional`). Codes not
+ * listed carry none, or only `field` as every validation failure does.
+ */
+export const ERROR_DETAILS: Partial<Record<ErrorCode, { required: DetailField[]; optional?: DetailField[] }>> = {
+  'invalid-request': { required: [], optional: ['field', 'currencyKey'] },
+  conflict: { required: [], optional: ['limit', 'field'] },
+  'quota-exceeded': { required: ['quota', 'limit'] },
+  'insufficient-balance': { required: ['held', 'requested'], optional: ['currencyKey', 'itemTypeKey'] },
+  'allowance-exceeded': { required: ['currencyKey', 'held', 'requested', 'allowance'] },
+  'balance-cap': { required: ['currencyKey', 'held', 'requested'] },
+  disabled: { required: [], optional: ['currencyKey', 'itemTypeKey'] },
+  'not-purchasable': { required: ['itemTypeKey'], optional: ['currencyKey'] },
+  'owned-limit': { required: ['itemTypeKey', 'held', 'requested', 'limit'] },
+  locked: { required: ['missing'], optional: ['itemTypeKey'] },
+  'not-usable': { required: ['itemTypeKey'] },
+  'already-consumed': { required: ['itemTypeKey'] },
+  'payload-too-large': { required: ['limit'] },
+  'rate-limited': { required: ['retryAfterSeconds'] },
+};
+
+/** The details schema of one code's refusals, or undefined when it carries none. */
+export function detailsSchemaOf(code: ErrorCode): TSchema | undefined {
+  const declared = ERROR_DETAILS[code];
+  if (!declared) return undefined;
+  const fields = [...declared.required, ...(declared.optional ?? [])];
+  const properties = Object.fromEntries(fields.map((name) => [name, ErrorDetailsShape.properties[name]]));
+  return { type: 'object', properties, required: declared.required, additionalProperties: false } as unknown as TSchema;
+}

@@ -1,0 +1,19 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, Shape, Timestamp } from './common';
+
+/** PlatformPlayer (spec §2). */
+export const PlatformPlayer = Shape('PlatformPlayer', {
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  displayName: Nullable(Type.String()),
+  createdAt: Timestamp,
+});
+export type PlatformPlayer = Static<typeof PlatformPlayer>;
+
+/** What a sign-in or a refresh answers (spec §2 PlatformTokens). */
+export const PlatformTokens = Shape('PlatformTokens', {
+  accessToken: Type.String({ description: 'signed JWT, lifetime 1 hour' }),
+  refreshToken: Type.String({ description: 'lifetime 30 days, replaced on every refresh' }),
+  expiresIn: Type.Integer({ minimum: 1, description: 'seconds until the access token expires (3600)' }),
+  player: PlatformPlayer,
+});
+export type PlatformTokens = Static<typeof PlatformTokens>;
