@@ -19,7 +19,9 @@ import { randomId } from '../ids';
 import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EconomyService, Inventory, InventoryChoice, InventorySelector } from '../economy/service';
+import { engineError, refusalOf } from '../economy/refusals';
 import { MAX_BALANCE } from '../manifests/schemas';
+import { holdExistingPlayer } from '../players/hold';
 import type { UnlockService } from '../progression/unlocks';
 import { ContainerContents, ItemTypeDefinition, compactBytes, loadItemType } from './item-types';
 import { ITEM_TYPE_LIMITS } from './item-type-spec';
@@ -86,14 +88,34 @@ export const ITEM_QUANTITY_MAX = 1000;
 /** Spec §8: an item's data is at most 1 KB compact. */
 export const ITEM_DATA_MAX_BYTES = ITEM_TYPE_LIMITS.dataBytes;
 
+/** An item from its row, as knex reads it or as the engine answers it (JSON: consumed_at is a string there). */
 const toItem = (row: Record<string, any>): Item => ({
   id: row.id,
   inventoryId: row.inventory_id,
   itemTypeKey: row.item_type_key,
   grantKey: row.grant_key ?? null,
-  consumedAt: row.consumed_at ? (row.consumed_at as Date).toISOString() : null,
+  consumedAt: row.consumed_at ? new Date(row.consumed_at).toISOString() : null,
   data: row.data,
 });
+
+/** What hearth_grant_items answers: the rows it made or found, as stored. */
+export interface StoredGrant {
+  inventory_id: string;
+  stack_quantity: number | string | null;
+  items: Record<string, unknown>[];
+  already_granted: boolean;
+}
+
+/** The grant's answer from what the engine made (a grant, a purchase's grant). */
+export function grantOf(stored: StoredGrant, itemTypeKey: string): ItemGrant {
+  return {
+    inventoryId: stored.inventory_id,
+    itemTypeKey,
+    stack: stored.stack_quantity === null ? null : { itemTypeKey, quantity: Number(stored.stack_quantity) },
+    items: stored.items.map(toItem),
+    alreadyGranted: stored.already_granted,
+  };
+}
 
 const ITEM_COLUMNS = ['id', 'seq', 'inventory_id', 'item_type_key', 'grant_key', 'consumed_at', 'data'];
 
@@ -156,33 +178,22 @@ export class ItemService {
         if (request.data !== undefined) throw refuse.invalid('body.data', `${definition.key} is counted: data is for items held one by one.`);
       }
       if (request.grantKey !== undefined && quantity !== 1) throw refuse.invalid('body.quantity', 'A grant under a grantKey grants exactly one item.');
-      await this.economy.holdPlayer(trx, env, playerId);
+      await holdExistingPlayer(trx, env, playerId);
       // Granted before under this key: the first grant is the answer, whatever has changed since.
       if (request.grantKey !== undefined) {
         const first = await firstGrant(trx, playerId, definition.key, request.grantKey);
         if (first) return first;
       }
       checkEnabled(definition);
-      const inventory = await this.economy.choose(trx, env, playerId, request, definition.scope, `The item type ${definition.key}`);
-      const granted = await grantInto(trx, env, playerId, inventory.id, definition, quantity, { grantKey: request.grantKey, data: request.data });
-      return 'alreadyGranted' in granted ? granted : { ...granted, alreadyGranted: false };
+      const inventory = await this.economy.choose(trx, env, playerId, request, definition.scope, definition.key);
+      return grantInto(trx, env, playerId, inventory.id, definition.key, quantity, { grantKey: request.grantKey, data: request.data });
     });
-  }
-
-  /**
-   * The grant of a purchase, which has already loaded and checked the type (FOR SHARE), held the
-   * player and chosen the inventory in its transaction: only the items are put in.
-   */
-  async grantBought(trx: Tx, env: EnvironmentContext, playerId: string, inventoryId: string, definition: ItemTypeDefinition, quantity: number): Promise<ItemGrant> {
-    checkQuantity(quantity, 'body.quantity');
-    const granted = await grantInto(trx, env, playerId, inventoryId, definition, quantity, {});
-    return 'alreadyGranted' in granted ? granted : { ...granted, alreadyGranted: false };
   }
 
   /** POST /players/:playerId/items/:itemId/consume (server): takes one item away; a second time is `already-consumed`. */
   async consumeItem(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string): Promise<{ item: Item }> {
     return inTransaction(db, async (trx) => {
-      await this.economy.holdPlayer(trx, env, playerId);
+      await holdExistingPlayer(trx, env, playerId);
       const row = await lockItem(trx, env, playerId, itemId);
       if (row.consumed_at) throw alreadyConsumed(row);
       return { item: await markConsumed(trx, row.id) };
@@ -195,8 +206,8 @@ export class ItemService {
     checkQuantity(quantity, 'body.quantity');
     return inTransaction(db, async (trx) => {
       const definition = await this.countedType(trx, env, request.itemTypeKey);
-      await this.economy.holdPlayer(trx, env, playerId);
-      const inventory = await this.economy.choose(trx, env, playerId, request, definition.scope, `The item type ${definition.key}`);
+      await holdExistingPlayer(trx, env, playerId);
+      const inventory = await this.economy.choose(trx, env, playerId, request, definition.scope, definition.key);
       return { stack: await takeFromStack(trx, inventory.id, definition.key, quantity) };
     });
   }
@@ -204,7 +215,7 @@ export class ItemService {
   /** POST /players/:playerId/items/:itemId/use (either): uses, and so consumes, one item of a usable type. */
   async useItem(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string): Promise<ItemUse> {
     return inTransaction(db, async (trx) => {
-      await this.economy.holdPlayer(trx, env, playerId);
+      await holdExistingPlayer(trx, env, playerId);
       const row = await lockItem(trx, env, playerId, itemId);
       if (row.consumed_at) throw alreadyConsumed(row);
       const definition = await loadItemType(trx, env.id, row.item_type_key, { lock: true });
@@ -217,9 +228,9 @@ export class ItemService {
   async useStack(db: Queryable, env: EnvironmentContext, playerId: string, request: StackRequest): Promise<ItemUse> {
     return inTransaction(db, async (trx) => {
       const definition = await this.countedType(trx, env, request.itemTypeKey);
-      await this.economy.holdPlayer(trx, env, playerId);
+      await holdExistingPlayer(trx, env, playerId);
       await this.checkUsable(trx, playerId, definition.key, definition);
-      const inventory = await this.economy.choose(trx, env, playerId, request, definition.scope, `The item type ${definition.key}`);
+      const inventory = await this.economy.choose(trx, env, playerId, request, definition.scope, definition.key);
       await takeFromStack(trx, inventory.id, definition.key, 1);
       return { itemTypeKey: definition.key, item: null };
     });
@@ -233,7 +244,7 @@ export class ItemService {
    */
   async openContainer(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string): Promise<ContainerOpening> {
     return inTransaction(db, async (trx) => {
-      await this.economy.holdPlayer(trx, env, playerId);
+      await holdExistingPlayer(trx, env, playerId);
       const row = await lockItem(trx, env, playerId, itemId);
       if (row.consumed_at) throw alreadyConsumed(row);
       const container = await loadItemType(trx, env.id, row.item_type_key, { lock: true });
@@ -264,9 +275,9 @@ export class ItemService {
         const fits = (home.realm_key === null) === (definition.scope === 'account');
         const inventory = fits
           ? { id: home.id as string }
-          : await this.economy.choose(trx, env, playerId, {}, definition.scope, `The item type ${definition.key}`);
-        const made = await grantInto(trx, env, playerId, inventory.id, definition, quantity, {});
-        granted.push(made as GrantedItems);
+          : await this.economy.choose(trx, env, playerId, {}, definition.scope, definition.key);
+        const { alreadyGranted: _, ...made } = await grantInto(trx, env, playerId, inventory.id, definition.key, quantity, {});
+        granted.push(made);
       }
       return { itemTypeKey: row.item_type_key, item, granted };
     });
@@ -305,7 +316,7 @@ function checkData(data: Record<string, unknown>): void {
 }
 
 function checkEnabled(definition: ItemTypeDefinition): void {
-  if (!definition.enabled) throw new ApiError('disabled', `The item type ${definition.key} is switched off.`, { itemTypeKey: definition.key });
+  if (!definition.enabled) throw refusalOf({ outcome: 'item-type-disabled', itemTypeKey: definition.key });
 }
 
 function alreadyConsumed(row: Record<string, any>): ApiError {
@@ -331,85 +342,30 @@ async function firstGrant(trx: Tx, playerId: string, itemTypeKey: string, grantK
 }
 
 /**
- * Puts `quantity` of a type into an inventory the caller has chosen (the player held): a counted
- * stack grows under its row lock; one-by-one items are made under the (inventory, type) grant lock,
- * so `maxOwned` counts them with no parallel grant in between. Past `maxOwned`: `owned-limit`.
- * Answers `alreadyGranted` only when a parallel grant under the same grantKey committed first.
+ * Puts `quantity` of a type into an inventory the caller has chosen (the player held, the type read
+ * FOR SHARE in this transaction), by the engine's one grant (hearth_grant_items, which a purchase
+ * runs too): a counted stack grows under its row lock; one-by-one items are made under the
+ * (inventory, type) grant lock, so `maxOwned` counts them with no parallel grant in between. Past
+ * `maxOwned` (or 2^53-1): `owned-limit`. `alreadyGranted` when a grant under the same grantKey
+ * committed first.
  */
 async function grantInto(
   trx: Tx,
   env: EnvironmentContext,
   playerId: string,
   inventoryId: string,
-  definition: ItemTypeDefinition,
+  itemTypeKey: string,
   quantity: number,
   extra: { grantKey?: string; data?: Record<string, unknown> },
-): Promise<GrantedItems | ItemGrant> {
-  const key = definition.key;
-  if (definition.ownership === 'counted') {
-    // One statement adds to the stack under its row lock (made when missing), up to the most it may
-    // hold (maxOwned, and never past 2^53-1). Refused, it changed nothing; the lock it took stays.
-    const ceiling = definition.maxOwned === null ? MAX_BALANCE_BIG : BigInt(definition.maxOwned);
+): Promise<ItemGrant> {
+  try {
     const { rows } = await trx.raw(
-      `INSERT INTO item_stacks (inventory_id, item_type_key, quantity) VALUES (?, ?, ?)
-       ON CONFLICT (inventory_id, item_type_key) DO UPDATE SET quantity = item_stacks.quantity + EXCLUDED.quantity
-       WHERE item_stacks.quantity + EXCLUDED.quantity <= ?
-       RETURNING quantity`,
-      [inventoryId, key, quantity, ceiling.toString()],
+      'SELECT hearth_grant_items(?, ?, ?, t, ?, ?, ?, ?) AS granted FROM item_types t WHERE t.environment_id = ? AND t.key = ?',
+      [env.id, playerId, inventoryId, quantity, extra.grantKey ?? null, extra.data === undefined ? null : JSON.stringify(extra.data), MAX_BALANCE.toString(), env.id, itemTypeKey],
     );
-    if (rows.length === 0) {
-      const held = await trx('item_stacks').where({ inventory_id: inventoryId, item_type_key: key }).first('quantity');
-      checkOwned(definition, BigInt(held.quantity), quantity, BigInt(held.quantity) + BigInt(quantity) > MAX_BALANCE_BIG);
-      throw new Error('a stack refused an addition within its limit');
-    }
-    const after = BigInt(rows[0].quantity);
-    // A new stack was made with the whole quantity: the caller's transaction rolls it back when refused.
-    checkOwned(definition, after - BigInt(quantity), quantity, after > MAX_BALANCE_BIG);
-    return { inventoryId, itemTypeKey: key, stack: { itemTypeKey: key, quantity: Number(after) }, items: [] };
-  }
-
-  await trx.raw(
-    `INSERT INTO item_grant_locks (inventory_id, item_type_key) VALUES (?, ?)
-     ON CONFLICT (inventory_id, item_type_key) DO UPDATE SET item_type_key = EXCLUDED.item_type_key`,
-    [inventoryId, key],
-  );
-  // Under the lock a new statement sees every grant of this type here that committed before us.
-  if (extra.grantKey !== undefined) {
-    const first = await firstGrant(trx, playerId, key, extra.grantKey);
-    if (first) return first;
-  }
-  if (definition.maxOwned !== null) {
-    const [{ count }] = await trx('items').where({ inventory_id: inventoryId, item_type_key: key }).whereNull('consumed_at').count({ count: '*' });
-    checkOwned(definition, BigInt(count as string), quantity, false);
-  }
-  const rows = Array.from({ length: quantity }, () => ({
-    id: randomId(),
-    environment_id: env.id,
-    player_id: playerId,
-    inventory_id: inventoryId,
-    item_type_key: key,
-    grant_key: extra.grantKey ?? null,
-    data: JSON.stringify(extra.data ?? {}),
-  }));
-  // A grantKey granted in another inventory in parallel: the unique index makes this insert wait for it, then insert nothing.
-  const made: Record<string, any>[] = await trx('items').insert(rows).onConflict(['player_id', 'item_type_key', 'grant_key']).ignore().returning(ITEM_COLUMNS);
-  if (made.length === 0) return (await firstGrant(trx, playerId, key, extra.grantKey!))!;
-  made.sort((a, b) => Number(a.seq) - Number(b.seq));
-  return { inventoryId, itemTypeKey: key, stack: null, items: made.map(toItem) };
-}
-
-const MAX_BALANCE_BIG = BigInt(MAX_BALANCE);
-
-/** `owned-limit` when holding `held` and receiving `quantity` would pass maxOwned (or the 2^53-1 ceiling of any figure). */
-function checkOwned(definition: ItemTypeDefinition, held: bigint, quantity: number, pastCeiling: boolean): void {
-  const limit = definition.maxOwned;
-  if (pastCeiling || (limit !== null && held + BigInt(quantity) > BigInt(limit))) {
-    throw new ApiError('owned-limit', `${definition.key}: ${held} held, ${quantity} more would pass the most one inventory may hold (${limit ?? MAX_BALANCE}).`, {
-      itemTypeKey: definition.key,
-      held: Number(held),
-      requested: quantity,
-      limit: limit ?? MAX_BALANCE,
-    });
+    return grantOf(rows[0].granted as StoredGrant, itemTypeKey);
+  } catch (err) {
+    throw engineError(err);
   }
 }
 
