@@ -98,7 +98,7 @@ export class HearthCore {
     this.economy = new EconomyService(this.cursors, this.telemetry);
     this.itemTypes = new ItemTypeService(deps.db, this.cursors, this.bus);
     this.unlocks = new UnlockService(this.cursors);
-    this.items = new ItemService(this.cursors, this.economy, this.unlocks);
+    this.items = new ItemService(this.cursors, this.economy);
     this.purchases = new PurchaseService(this.telemetry);
     this.symbols = new SymbolService(this.cursors, deps.logger);
   }

@@ -13,8 +13,8 @@ import { MAX_BALANCE } from '../manifests/schemas';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { engineError } from './refusals';
 
-/** The engine's kinds of move: the currency moves, and a purchase of items. */
-export type EngineMoveKind = 'credit' | 'debit' | 'refund' | 'consume' | 'item-purchase';
+/** The engine's kinds of move: the currency moves, a purchase of items, and the items' own moves. */
+export type EngineMoveKind = 'credit' | 'debit' | 'refund' | 'consume' | 'item-purchase' | 'item-grant' | 'item-consume' | 'item-use' | 'stack-consume' | 'stack-use';
 
 /** A move without an Idempotency-Key: in the caller's transaction, or by itself in autocommit. */
 export const ENGINE_MOVE = preparedStatement('hearth_move', 'SELECT hearth_move(?, ?, ?, ?, ?) AS answer');
@@ -25,6 +25,12 @@ export const ENGINE_MOVE = preparedStatement('hearth_move', 'SELECT hearth_move(
  * request is `idempotency-conflict`; a refusal rolls the claim back with the move (the key is free).
  */
 export const IDEMPOTENT_MOVE = preparedStatement('hearth_idempotent_move', 'SELECT replayed, answer FROM hearth_idempotent_move(?, ?, ?, ?, ?, ?, ?, ?)');
+
+/** What a move answered (as the API answers it), and whether it was a replay of a first answer. */
+export interface EngineAnswer<Answer> {
+  answer: Answer;
+  replayed: boolean;
+}
 
 /** The request of a move as the engine reads it (JSON): absent fields are left out, a null realmId names the account. */
 export function engineRequest(request: object): string {
@@ -42,14 +48,14 @@ export async function runEngineMove<Answer>(
   kind: EngineMoveKind,
   request: object,
   record?: IdempotencyScope,
-): Promise<{ answer: Answer; replayed: boolean }> {
+): Promise<EngineAnswer<Answer>> {
   try {
     if (record === undefined) {
       const [{ answer }] = await runStatement<{ answer: Answer }>(db, ENGINE_MOVE, [env.id, playerId, kind, engineRequest(request), MAX_BALANCE.toString()]);
       return { answer, replayed: false };
     }
     if (record.environmentId !== env.id) throw new Error('an idempotency record of another environment');
-    const [row] = await runStatement<{ answer: Answer; replayed: boolean }>(db, IDEMPOTENT_MOVE, [
+    const [row] = await runStatement<EngineAnswer<Answer>>(db, IDEMPOTENT_MOVE, [
       record.scope, record.key, record.fingerprint, env.id, playerId, kind, engineRequest(request), MAX_BALANCE.toString(),
     ]);
     return row;

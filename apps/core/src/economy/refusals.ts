@@ -25,6 +25,12 @@ export interface EngineOutcome {
   limit?: number | string;
   payWith?: string;
   prices?: string[];
+  /** locked: the unlocks the player lacks, in the type's order. */
+  missing?: string[];
+  consumedAt?: string;
+  /** contents-unusable: the container, and whether the content's type is `switched off` or `not defined`. */
+  container?: string;
+  state?: string;
 }
 
 /** SQLSTATE of a refused move; DETAIL is the EngineOutcome as JSON. */
@@ -49,8 +55,13 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
   'held-per-realm': (o) => refuse.invalid(bodyField(o.field ?? 'realmId'), `${heldThing(o)} is held per realm, not on the account.`),
   'wrong-kind': (o) => refuse.invalid('path.currencyKey', `${o.currencyKey} is a ${o.currencyKind} currency: it cannot be moved by ${o.kind}.`),
   disabled: (o) => new ApiError('disabled', `The currency ${o.currencyKey} is switched off.`, { currencyKey: o.currencyKey }),
+  // Of a currency (a debit, a purchase's charge) or of a counted stack (taking from it).
   'insufficient-balance': (o) =>
-    new ApiError('insufficient-balance', `Not enough ${o.currencyKey}: ${o.held} held, ${o.requested} asked.`, { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) }),
+    new ApiError(
+      'insufficient-balance',
+      `Not enough ${o.currencyKey ?? o.itemTypeKey}: ${o.held} held, ${o.requested} asked.`,
+      o.currencyKey !== undefined ? { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) } : { itemTypeKey: o.itemTypeKey, held: num(o.held), requested: num(o.requested) },
+    ),
   'allowance-exceeded': (o) =>
     new ApiError('allowance-exceeded', `Spending ${o.requested} ${o.currencyKey} would pass the allowance of ${o.allowance} (${o.held} spent).`, {
       currencyKey: o.currencyKey,
@@ -75,6 +86,17 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
       field: bodyField('allowances'),
       currencyKey: o.currencyKey,
     }),
+  'grant-key-counted': (o) => refuse.invalid(bodyField('grantKey'), `${o.itemTypeKey} is counted: a grantKey is for items held one by one.`),
+  'data-counted': (o) => refuse.invalid(bodyField('data'), `${o.itemTypeKey} is counted: data is for items held one by one.`),
+  'grant-key-quantity': () => refuse.invalid(bodyField('quantity'), 'A grant under a grantKey grants exactly one item.'),
+  'held-one-by-one': (o) => refuse.invalid(bodyField('itemTypeKey'), `${o.itemTypeKey} is held one by one: act on its items by id.`),
+  'item-not-found': () => refuse.notFound('The item'),
+  'already-consumed': (o) => new ApiError('already-consumed', `The item was already used, opened or consumed (${o.consumedAt}).`, { itemTypeKey: o.itemTypeKey }),
+  'not-usable': (o) => new ApiError('not-usable', `${o.itemTypeKey} is not usable.`, { itemTypeKey: o.itemTypeKey }),
+  'no-longer-defined': (o) => new ApiError('not-usable', `${o.itemTypeKey} is no longer defined.`, { itemTypeKey: o.itemTypeKey }),
+  'not-a-container': (o) => new ApiError('not-usable', `Only a container is opened; ${o.itemTypeKey} is not one.`, { itemTypeKey: o.itemTypeKey }),
+  'contents-unusable': (o) => new ApiError('not-usable', `${o.container} cannot be opened: its contents name ${o.itemTypeKey}, which is ${o.state}.`, { itemTypeKey: o.itemTypeKey }),
+  locked: (o) => new ApiError('locked', `${o.itemTypeKey} needs unlocks the player lacks: ${o.missing!.join(', ')}.`, { itemTypeKey: o.itemTypeKey, missing: o.missing }),
   'owned-limit': (o) =>
     new ApiError('owned-limit', `${o.itemTypeKey}: ${o.held} held, ${o.requested} more would pass the most one inventory may hold (${o.limit}).`, {
       itemTypeKey: o.itemTypeKey,

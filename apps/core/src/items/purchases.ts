@@ -19,7 +19,7 @@ import type { EnvironmentContext } from '../tenancy/environments';
 import { runEngineMove } from '../economy/engine';
 import type { InventoryChoice, Movement } from '../economy/service';
 import { Telemetry } from '../process/telemetry';
-import { grantOf, type ItemGrant, type StoredGrant } from './service';
+import type { ItemGrant } from './service';
 
 /** Spec §8: an item purchase's quantity is 1 to 100. */
 export const PURCHASE_QUANTITY_MAX = 100;
@@ -44,11 +44,6 @@ export interface Purchase<T> {
   granted: T | null;
 }
 
-/** What the engine answers for a purchase, and what its idempotency record keeps. */
-interface StoredPurchase {
-  charges: Movement[];
-  granted: StoredGrant | unknown;
-}
 
 export class PurchaseService {
   constructor(private readonly telemetry = new Telemetry()) {}
@@ -73,12 +68,12 @@ export class PurchaseService {
       payWith: request.payWith,
       allowances: request.allowances,
     };
-    const { answer, replayed } = await runEngineMove<StoredPurchase>(db, env, playerId, 'item-purchase', move, record);
+    const { answer, replayed } = await runEngineMove<Purchase<ItemGrant>>(db, env, playerId, 'item-purchase', move, record);
     if (replayed) return { replayed: true, charges: answer.charges.map((c) => ({ ...c, replayed: true })), granted: null };
     // A charge lowers a balance currency (a debit) or raises what was spent of a consumed one (a consume).
     await afterCommit(db, () => {
       for (const charge of answer.charges) this.telemetry.ledgerMove(charge.amount < 0 ? 'debit' : 'consume', 'purchase');
     });
-    return { replayed: false, charges: answer.charges, granted: grantOf(answer.granted as StoredGrant, request.itemTypeKey) };
+    return answer;
   }
 }

@@ -3,18 +3,24 @@
  * "Items held", "Using and opening"): one-by-one items (each with an id) and counted stacks, on the
  * inventories of apps/core/src/economy.
  *
- * Correctness: every grant, consumption, use and opening is one transaction (the caller's when it has
- * one: the idempotency transaction on the routes, a purchase's later), so the record, the change and
- * everything an opening grants commit or roll back together. Locks follow the economy's order
+ * Correctness: a grant, a consumption and a use are each one move of the money engine
+ * (../economy/engine.ts: one statement, its Idempotency-Key record kept by the same statement); an
+ * opening draws its contents here and is one transaction (the caller's when it has one: the
+ * idempotency transaction on its route) built of the engine's pieces (the player hold, the unlock
+ * check, the choice of inventory, the grant), so the record, the consumption and everything it
+ * grants commit or roll back together. Locks follow the economy's order
  * (docs/economy.md "How a move stays exact"): the idempotency record → the player FOR KEY SHARE →
  * the inventory → held rows: first the one item acted on (FOR UPDATE), then stack rows and grant-lock
  * rows in item-type-key order. Item type definitions are read in the same transaction FOR SHARE
  * (never from a cache); their writers lock nothing of a player's, so that read cannot close a cycle.
  */
 import { randomInt } from 'node:crypto';
+import type { Knex } from 'knex';
 import type { Queryable, Tx } from '../db/knex';
+import type { IdempotencyScope } from '../idempotency';
+import { runEngineMove, type EngineAnswer } from '../economy/engine';
 import { inTransaction } from '../db/transaction';
-import { ApiError, refuse } from '../errors';
+import { refuse } from '../errors';
 import { randomId } from '../ids';
 import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
@@ -22,7 +28,6 @@ import type { EconomyService, Inventory, InventoryChoice, InventorySelector } fr
 import { engineError, refusalOf } from '../economy/refusals';
 import { MAX_BALANCE } from '../manifests/schemas';
 import { holdExistingPlayer } from '../players/hold';
-import type { UnlockService } from '../progression/unlocks';
 import { ContainerContents, ItemTypeDefinition, compactBytes, loadItemType } from './item-types';
 import { ITEM_TYPE_LIMITS } from './item-type-spec';
 
@@ -88,42 +93,13 @@ export const ITEM_QUANTITY_MAX = 1000;
 /** Spec §8: an item's data is at most 1 KB compact. */
 export const ITEM_DATA_MAX_BYTES = ITEM_TYPE_LIMITS.dataBytes;
 
-/** An item from its row, as knex reads it or as the engine answers it (JSON: consumed_at is a string there). */
-const toItem = (row: Record<string, any>): Item => ({
-  id: row.id,
-  inventoryId: row.inventory_id,
-  itemTypeKey: row.item_type_key,
-  grantKey: row.grant_key ?? null,
-  consumedAt: row.consumed_at ? new Date(row.consumed_at).toISOString() : null,
-  data: row.data,
-});
-
-/** What hearth_grant_items answers: the rows it made or found, as stored. */
-export interface StoredGrant {
-  inventory_id: string;
-  stack_quantity: number | string | null;
-  items: Record<string, unknown>[];
-  already_granted: boolean;
-}
-
-/** The grant's answer from what the engine made (a grant, a purchase's grant). */
-export function grantOf(stored: StoredGrant, itemTypeKey: string): ItemGrant {
-  return {
-    inventoryId: stored.inventory_id,
-    itemTypeKey,
-    stack: stored.stack_quantity === null ? null : { itemTypeKey, quantity: Number(stored.stack_quantity) },
-    items: stored.items.map(toItem),
-    alreadyGranted: stored.already_granted,
-  };
-}
-
-const ITEM_COLUMNS = ['id', 'seq', 'inventory_id', 'item_type_key', 'grant_key', 'consumed_at', 'data'];
+/** An item as the API answers it, made by the database (hearth_item_json) for every answer that holds items. */
+const ITEM_JSON = 'hearth_item_json(items) AS item';
 
 export class ItemService {
   constructor(
     private readonly cursors: CursorCodec,
     private readonly economy: EconomyService,
-    private readonly unlocks: UnlockService,
   ) {}
 
   /** GET .../inventories/:inventory/items: the one-by-one items held there and not yet consumed, in the order granted. */
@@ -134,12 +110,12 @@ export class ItemService {
       `items|${env.id}|${inventory.id}`,
       q,
       (after: string | undefined, take) => {
-        const query = db('items').where({ inventory_id: inventory.id }).whereNull('consumed_at').orderBy('seq').limit(take).select(ITEM_COLUMNS);
+        const query = db('items').where({ inventory_id: inventory.id }).whereNull('consumed_at').orderBy('seq').limit(take).select('seq', db.raw(ITEM_JSON));
         if (after !== undefined) query.where('seq', '>', after);
         return query;
       },
       (row: Record<string, unknown>) => String(row.seq),
-      toItem,
+      (row: Record<string, unknown>) => row.item as Item,
     );
     return { ...page, inventory };
   }
@@ -163,77 +139,36 @@ export class ItemService {
   }
 
   /**
-   * POST /players/:playerId/items/grant, and the grant a purchase makes: in the caller's transaction
-   * when `db` is one, so a purchase charges and grants together. Refusals change nothing.
+   * POST /players/:playerId/items/grant: one move of the money engine (hearth_item_grant), at most
+   * once per Idempotency-Key with `record`. Refusals change nothing.
    */
-  async grant(db: Queryable, env: EnvironmentContext, playerId: string, request: GrantRequest): Promise<ItemGrant> {
+  async grant(db: Queryable, env: EnvironmentContext, playerId: string, request: GrantRequest, record?: IdempotencyScope): Promise<EngineAnswer<ItemGrant>> {
     const quantity = request.quantity ?? 1;
     checkQuantity(quantity, 'body.quantity');
     if (request.data !== undefined) checkData(request.data);
-    return inTransaction(db, async (trx) => {
-      const definition = await loadItemType(trx, env.id, request.itemTypeKey, { lock: true });
-      if (!definition) throw refuse.notFound('The item type');
-      if (definition.ownership === 'counted') {
-        if (request.grantKey !== undefined) throw refuse.invalid('body.grantKey', `${definition.key} is counted: a grantKey is for items held one by one.`);
-        if (request.data !== undefined) throw refuse.invalid('body.data', `${definition.key} is counted: data is for items held one by one.`);
-      }
-      if (request.grantKey !== undefined && quantity !== 1) throw refuse.invalid('body.quantity', 'A grant under a grantKey grants exactly one item.');
-      await holdExistingPlayer(trx, env, playerId);
-      // Granted before under this key: the first grant is the answer, whatever has changed since.
-      if (request.grantKey !== undefined) {
-        const first = await firstGrant(trx, playerId, definition.key, request.grantKey);
-        if (first) return first;
-      }
-      checkEnabled(definition);
-      const inventory = await this.economy.choose(trx, env, playerId, request, definition.scope, definition.key);
-      return grantInto(trx, env, playerId, inventory.id, definition.key, quantity, { grantKey: request.grantKey, data: request.data });
-    });
+    return runEngineMove<ItemGrant>(db, env, playerId, 'item-grant', { ...request, quantity }, record);
   }
 
   /** POST /players/:playerId/items/:itemId/consume (server): takes one item away; a second time is `already-consumed`. */
-  async consumeItem(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string): Promise<{ item: Item }> {
-    return inTransaction(db, async (trx) => {
-      await holdExistingPlayer(trx, env, playerId);
-      const row = await lockItem(trx, env, playerId, itemId);
-      if (row.consumed_at) throw alreadyConsumed(row);
-      return { item: await markConsumed(trx, row.id) };
-    });
+  consumeItem(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string, record?: IdempotencyScope): Promise<EngineAnswer<{ item: Item }>> {
+    return runEngineMove(db, env, playerId, 'item-consume', { itemId }, record);
   }
 
   /** POST /players/:playerId/item-stacks/consume (server): takes `quantity` (default 1) from a counted stack. */
-  async consumeStack(db: Queryable, env: EnvironmentContext, playerId: string, request: StackRequest): Promise<{ stack: ItemStack }> {
+  async consumeStack(db: Queryable, env: EnvironmentContext, playerId: string, request: StackRequest, record?: IdempotencyScope): Promise<EngineAnswer<{ stack: ItemStack }>> {
     const quantity = request.quantity ?? 1;
     checkQuantity(quantity, 'body.quantity');
-    return inTransaction(db, async (trx) => {
-      const definition = await this.countedType(trx, env, request.itemTypeKey);
-      await holdExistingPlayer(trx, env, playerId);
-      const inventory = await this.economy.choose(trx, env, playerId, request, definition.scope, definition.key);
-      return { stack: await takeFromStack(trx, inventory.id, definition.key, quantity) };
-    });
+    return runEngineMove(db, env, playerId, 'stack-consume', { ...request, quantity }, record);
   }
 
   /** POST /players/:playerId/items/:itemId/use (either): uses, and so consumes, one item of a usable type. */
-  async useItem(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string): Promise<ItemUse> {
-    return inTransaction(db, async (trx) => {
-      await holdExistingPlayer(trx, env, playerId);
-      const row = await lockItem(trx, env, playerId, itemId);
-      if (row.consumed_at) throw alreadyConsumed(row);
-      const definition = await loadItemType(trx, env.id, row.item_type_key, { lock: true });
-      await this.checkUsable(trx, playerId, row.item_type_key, definition);
-      return { itemTypeKey: row.item_type_key, item: await markConsumed(trx, row.id) };
-    });
+  useItem(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string, record?: IdempotencyScope): Promise<EngineAnswer<ItemUse>> {
+    return runEngineMove(db, env, playerId, 'item-use', { itemId }, record);
   }
 
   /** POST /players/:playerId/item-stacks/use (either): uses one of a counted stack. */
-  async useStack(db: Queryable, env: EnvironmentContext, playerId: string, request: StackRequest): Promise<ItemUse> {
-    return inTransaction(db, async (trx) => {
-      const definition = await this.countedType(trx, env, request.itemTypeKey);
-      await holdExistingPlayer(trx, env, playerId);
-      await this.checkUsable(trx, playerId, definition.key, definition);
-      const inventory = await this.economy.choose(trx, env, playerId, request, definition.scope, definition.key);
-      await takeFromStack(trx, inventory.id, definition.key, 1);
-      return { itemTypeKey: definition.key, item: null };
-    });
+  useStack(db: Queryable, env: EnvironmentContext, playerId: string, request: StackRequest, record?: IdempotencyScope): Promise<EngineAnswer<ItemUse>> {
+    return runEngineMove(db, env, playerId, 'stack-use', { itemTypeKey: request.itemTypeKey, inventoryId: request.inventoryId, realmId: request.realmId }, record);
   }
 
   /**
@@ -246,13 +181,12 @@ export class ItemService {
     return inTransaction(db, async (trx) => {
       await holdExistingPlayer(trx, env, playerId);
       const row = await lockItem(trx, env, playerId, itemId);
-      if (row.consumed_at) throw alreadyConsumed(row);
       const container = await loadItemType(trx, env.id, row.item_type_key, { lock: true });
       if (!container || container.category !== 'container' || !container.contents) {
-        throw new ApiError('not-usable', `Only a container is opened; ${row.item_type_key} is not one.`, { itemTypeKey: row.item_type_key });
+        throw refusalOf({ outcome: 'not-a-container', itemTypeKey: row.item_type_key });
       }
       checkEnabled(container);
-      await this.checkUnlocked(trx, playerId, container);
+      await engineStatement(trx, 'SELECT hearth_check_unlocked(?, t) FROM item_types t WHERE t.environment_id = ? AND t.key = ?', [playerId, env.id, container.key]);
 
       // Every type the contents name must exist and be switched on, drawn or not: whether a container
       // opens must not depend on the draw.
@@ -260,12 +194,12 @@ export class ItemService {
       for (const key of namedTypes(container.contents)) {
         const definition = await loadItemType(trx, env.id, key, { lock: true });
         if (!definition || !definition.enabled) {
-          throw new ApiError('not-usable', `${container.key} cannot be opened: its contents name ${key}, which is ${definition ? 'switched off' : 'not defined'}.`, { itemTypeKey: key });
+          throw refusalOf({ outcome: 'contents-unusable', container: container.key, itemTypeKey: key, state: definition ? 'switched off' : 'not defined' });
         }
         contentTypes.set(key, definition);
       }
 
-      const item = await markConsumed(trx, row.id);
+      const [{ item }] = await engineStatement<{ item: Item }>(trx, `UPDATE items SET consumed_at = clock_timestamp() WHERE id = ? RETURNING ${ITEM_JSON}`, [row.id]);
       const home = await trx('inventories').where({ id: row.inventory_id }).first('id', 'realm_key');
       const granted: GrantedItems[] = [];
       // Key order: the lock order of stack and grant-lock rows.
@@ -282,28 +216,6 @@ export class ItemService {
       return { itemTypeKey: row.item_type_key, item, granted };
     });
   }
-
-  /** A counted type for the stack routes: not-found when undefined; one-by-one types are acted on by item id. */
-  private async countedType(trx: Tx, env: EnvironmentContext, key: string): Promise<ItemTypeDefinition> {
-    const definition = await loadItemType(trx, env.id, key, { lock: true });
-    if (!definition) throw refuse.notFound('The item type');
-    if (definition.ownership !== 'counted') throw refuse.invalid('body.itemTypeKey', `${key} is held one by one: act on its items by id.`);
-    return definition;
-  }
-
-  /** Use's rules: the type usable (`not-usable`), switched on (`disabled`), its unlocks held (`locked`). */
-  private async checkUsable(trx: Tx, playerId: string, key: string, definition: ItemTypeDefinition | null): Promise<void> {
-    if (!definition || !definition.usable) {
-      throw new ApiError('not-usable', definition ? `${key} is not usable.` : `${key} is no longer defined.`, { itemTypeKey: key });
-    }
-    checkEnabled(definition);
-    await this.checkUnlocked(trx, playerId, definition);
-  }
-
-  private async checkUnlocked(trx: Tx, playerId: string, definition: ItemTypeDefinition): Promise<void> {
-    const missing = await this.unlocks.missing(trx, playerId, definition.requires);
-    if (missing.length > 0) throw new ApiError('locked', `${definition.key} needs unlocks the player lacks: ${missing.join(', ')}.`, { itemTypeKey: definition.key, missing });
-  }
 }
 
 function checkQuantity(quantity: number, field: string): void {
@@ -319,26 +231,19 @@ function checkEnabled(definition: ItemTypeDefinition): void {
   if (!definition.enabled) throw refusalOf({ outcome: 'item-type-disabled', itemTypeKey: definition.key });
 }
 
-function alreadyConsumed(row: Record<string, any>): ApiError {
-  return new ApiError('already-consumed', `The item was already used, opened or consumed (${(row.consumed_at as Date).toISOString()}).`, { itemTypeKey: row.item_type_key });
-}
-
-/** The player's item, its row locked until the transaction ends (consumptions of one item run one after another). */
+/** The player's item, its row locked until the transaction ends; not-found, or already-consumed. */
 async function lockItem(trx: Tx, env: EnvironmentContext, playerId: string, itemId: string): Promise<Record<string, any>> {
-  const row = await trx('items').where({ id: itemId, player_id: playerId, environment_id: env.id }).forUpdate().first(ITEM_COLUMNS);
-  if (!row) throw refuse.notFound('The item');
+  const [row] = await engineStatement<Record<string, any>>(trx, 'SELECT * FROM hearth_lock_unconsumed_item(?, ?, ?)', [env.id, playerId, itemId]);
   return row;
 }
 
-async function markConsumed(trx: Tx, itemId: string): Promise<Item> {
-  const [row] = await trx('items').where({ id: itemId }).update({ consumed_at: trx.raw('clock_timestamp()') }).returning(ITEM_COLUMNS);
-  return toItem(row);
-}
-
-/** The first grant under (player, type, grantKey), answered as a grant; null when there is none. */
-async function firstGrant(trx: Tx, playerId: string, itemTypeKey: string, grantKey: string): Promise<ItemGrant | null> {
-  const row = await trx('items').where({ player_id: playerId, item_type_key: itemTypeKey, grant_key: grantKey }).first(ITEM_COLUMNS);
-  return row ? { inventoryId: row.inventory_id, itemTypeKey, stack: null, items: [toItem(row)], alreadyGranted: true } : null;
+/** A statement of the engine's functions in the caller's transaction: a refusal it raises is thrown as the table words it. */
+async function engineStatement<Row>(trx: Tx, sql: string, bindings: Knex.RawBinding[]): Promise<Row[]> {
+  try {
+    return (await trx.raw(sql, bindings)).rows as Row[];
+  } catch (err) {
+    throw engineError(err);
+  }
 }
 
 /**
@@ -358,27 +263,12 @@ async function grantInto(
   quantity: number,
   extra: { grantKey?: string; data?: Record<string, unknown> },
 ): Promise<ItemGrant> {
-  try {
-    const { rows } = await trx.raw(
-      'SELECT hearth_grant_items(?, ?, ?, t, ?, ?, ?, ?) AS granted FROM item_types t WHERE t.environment_id = ? AND t.key = ?',
-      [env.id, playerId, inventoryId, quantity, extra.grantKey ?? null, extra.data === undefined ? null : JSON.stringify(extra.data), MAX_BALANCE.toString(), env.id, itemTypeKey],
-    );
-    return grantOf(rows[0].granted as StoredGrant, itemTypeKey);
-  } catch (err) {
-    throw engineError(err);
-  }
-}
-
-/** Takes `quantity` from a counted stack under its row lock; `insufficient-balance` when fewer are held. */
-async function takeFromStack(trx: Tx, inventoryId: string, itemTypeKey: string, quantity: number): Promise<ItemStack> {
-  const row = await trx('item_stacks').where({ inventory_id: inventoryId, item_type_key: itemTypeKey }).forUpdate().first('quantity');
-  const held = row ? BigInt(row.quantity) : 0n;
-  if (held < BigInt(quantity)) {
-    throw new ApiError('insufficient-balance', `Not enough ${itemTypeKey}: ${held} held, ${quantity} asked.`, { itemTypeKey, held: Number(held), requested: quantity });
-  }
-  const after = held - BigInt(quantity);
-  await trx('item_stacks').where({ inventory_id: inventoryId, item_type_key: itemTypeKey }).update({ quantity: after.toString() });
-  return { itemTypeKey, quantity: Number(after) };
+  const [{ granted }] = await engineStatement<{ granted: ItemGrant }>(
+    trx,
+    'SELECT hearth_grant_items(?, ?, ?, t, ?, ?, ?, ?) AS granted FROM item_types t WHERE t.environment_id = ? AND t.key = ?',
+    [env.id, playerId, inventoryId, quantity, extra.grantKey ?? null, extra.data === undefined ? null : JSON.stringify(extra.data), MAX_BALANCE.toString(), env.id, itemTypeKey],
+  );
+  return granted;
 }
 
 /** Every item type a container's contents name (grants and every pick's entries), each once. */

@@ -78,12 +78,4 @@ export class UnlockService {
       await trx('player_unlocks').where({ player_id: playerId, key }).delete();
     });
   }
-
-  /** The keys of `keys` the player does not hold (for `locked` refusals' details.missing), in the order given. */
-  async missing(db: Queryable, playerId: string, keys: string[]): Promise<string[]> {
-    if (keys.length === 0) return [];
-    const held: { key: string }[] = await db('player_unlocks').where({ player_id: playerId }).whereIn('key', keys).select('key');
-    const have = new Set(held.map((r) => r.key));
-    return keys.filter((k) => !have.has(k));
-  }
 }

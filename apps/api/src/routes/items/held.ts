@@ -8,13 +8,16 @@
  * answers the first use instead of using a second item of a stack (or `already-consumed`).
  */
 import { Type } from '@sinclair/typebox';
-import { GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX } from '@hearth/core';
+import { GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, type EngineAnswer } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 import { Figure, Inventory, InventoryParams } from '../economy';
 
 /** Item (spec §2). */
+/** A move of the money engine as a handler's result: the first answer, or its replay (Idempotent-Replayed). */
+const engineAnswer = <T>({ answer, replayed }: EngineAnswer<T>) => ({ body: answer, replayed });
+
 const Item = Type.Object(
   {
     id: Type.String(),
@@ -107,6 +110,8 @@ export const grantItems = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'required',
+  // The move's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
   params: ServerPlayer,
   body: Type.Object(
     {
@@ -124,7 +129,7 @@ export const grantItems = defineRoute({
     { parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/inventoryId' } },
   ],
   refusals: ['not-found', 'invalid-request', 'disabled', 'owned-limit', 'no-current-realm'],
-  handler: async (ctx) => ({ body: await ctx.core.items.grant(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
+  handler: async (ctx) => engineAnswer(await ctx.core.items.grant(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
 });
 
 export const consumeItem = defineRoute({
@@ -138,10 +143,12 @@ export const consumeItem = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'required',
+  // The move's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
   params: ServerItem,
   success: { status: 200, description: 'The item, consumed', schema: Type.Object({ item: Item }, { additionalProperties: false }) },
   refusals: ['not-found', 'already-consumed'],
-  handler: async (ctx) => ({ body: await ctx.core.items.consumeItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId) }),
+  handler: async (ctx) => engineAnswer(await ctx.core.items.consumeItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId, ctx.idempotency)),
 });
 
 export const consumeItemStack = defineRoute({
@@ -155,11 +162,13 @@ export const consumeItemStack = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'required',
+  // The move's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
   params: ServerPlayer,
   body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), quantity: Type.Optional(Quantity('1 to 1,000, default 1')), ...choiceFields }, { additionalProperties: false }),
   success: { status: 200, description: 'The stack after', schema: Type.Object({ stack: Stack }, { additionalProperties: false }) },
   refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'no-current-realm'],
-  handler: async (ctx) => ({ body: await ctx.core.items.consumeStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
+  handler: async (ctx) => engineAnswer(await ctx.core.items.consumeStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
 });
 
 export const useItem = defineRoute({
@@ -173,10 +182,12 @@ export const useItem = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
+  // The move's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
   params: EitherItem,
   success: { status: 200, description: 'The item used', schema: ItemUse },
   refusals: ['forbidden', 'not-found', 'not-usable', 'locked', 'disabled', 'already-consumed'],
-  handler: async (ctx) => ({ body: await ctx.core.items.useItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId) }),
+  handler: async (ctx) => engineAnswer(await ctx.core.items.useItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId, ctx.idempotency)),
 });
 
 export const useItemStack = defineRoute({
@@ -190,11 +201,13 @@ export const useItemStack = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
+  // The move's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
   params: EitherPlayer,
   body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), ...choiceFields }, { additionalProperties: false }),
   success: { status: 200, description: 'What was used', schema: ItemUse },
   refusals: ['forbidden', 'not-found', 'invalid-request', 'not-usable', 'locked', 'disabled', 'insufficient-balance', 'no-current-realm'],
-  handler: async (ctx) => ({ body: await ctx.core.items.useStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
+  handler: async (ctx) => engineAnswer(await ctx.core.items.useStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
 });
 
 export const openItem = defineRoute({
