@@ -66,6 +66,23 @@ describe('round trips', () => {
     const unkeyed = await statementsOf(async () => expect((await post(`/players/${p}/purchases/items`, { itemTypeKey: 'potion' })).status).toBe(200));
     expect(unkeyed).toEqual([ENGINE_MOVE.text]);
   });
+
+  test("the items' grant and consumptions (of an item, of a stack) are one statement each too, replayed by the same statement", async () => {
+    const p = await player('engine-item-trips');
+    const granted = await statementsOf(async () => expect((await post(`/players/${p}/items/grant`, { itemTypeKey: 'sword' }, newKey())).status).toBe(200));
+    expect(granted).toEqual([IDEMPOTENT_MOVE.text]);
+    const item = (await call(h.base, 'GET', `/players/${p}/inventories/account/items`, { token: key })).body.items[0];
+    const idem = newKey();
+    const consumed = await statementsOf(async () => expect((await post(`/players/${p}/items/${item.id}/consume`, undefined, idem)).status).toBe(200));
+    expect(consumed).toEqual([IDEMPOTENT_MOVE.text]);
+    // Replayed by the same statement: the first answer, as it was.
+    const again = await post(`/players/${p}/items/${item.id}/consume`, undefined, idem);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.item).toEqual({ ...item, consumedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+    expect((await post(`/players/${p}/items/grant`, { itemTypeKey: 'potion', quantity: 2 }, newKey())).status).toBe(200);
+    const taken = await statementsOf(async () => expect((await post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'potion' }, newKey())).status).toBe(200));
+    expect(taken).toEqual([IDEMPOTENT_MOVE.text]);
+  });
 });
 
 describe('metrics after commit', () => {
