@@ -21,7 +21,6 @@ import type { IdempotencyScope } from '../idempotency';
 import { runEngineMove, type EngineAnswer } from '../economy/engine';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { randomId } from '../ids';
 import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EconomyService, Inventory, InventoryChoice, InventorySelector } from '../economy/service';
