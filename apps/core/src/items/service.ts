@@ -3,31 +3,23 @@
  * "Items held", "Using and opening"): one-by-one items (each with an id) and counted stacks, on the
  * inventories of apps/core/src/economy.
  *
- * Correctness: a grant, a consumption and a use are each one move of the money engine
- * (../economy/engine.ts: one statement, its Idempotency-Key record kept by the same statement); an
- * opening draws its contents here and is one transaction (the caller's when it has one: the
- * idempotency transaction on its route) built of the engine's pieces (the player hold, the unlock
- * check, the choice of inventory, the grant), so the record, the consumption and everything it
- * grants commit or roll back together. Locks follow the economy's order
+ * Correctness: a grant, a consumption, a use and an opening are each one move of the money engine
+ * (../economy/engine.ts; migrations/20261126171000_item_moves.ts): one statement, its
+ * Idempotency-Key record kept by the same statement, so the record, the change and everything an
+ * opening grants commit or roll back together. Locks follow the economy's order
  * (docs/economy.md "How a move stays exact"): the idempotency record → the player FOR KEY SHARE →
  * the inventory → held rows: first the one item acted on (FOR UPDATE), then stack rows and grant-lock
  * rows in item-type-key order. Item type definitions are read in the same transaction FOR SHARE
  * (never from a cache); their writers lock nothing of a player's, so that read cannot close a cycle.
  */
-import { randomInt } from 'node:crypto';
-import type { Knex } from 'knex';
-import type { Queryable, Tx } from '../db/knex';
+import type { Queryable } from '../db/knex';
 import type { IdempotencyScope } from '../idempotency';
 import { runEngineMove, type EngineAnswer } from '../economy/engine';
-import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EconomyService, Inventory, InventoryChoice, InventorySelector } from '../economy/service';
-import { engineError, refusalOf } from '../economy/refusals';
-import { MAX_BALANCE } from '../manifests/schemas';
-import { holdExistingPlayer } from '../players/hold';
-import { ContainerContents, ItemTypeDefinition, compactBytes, loadItemType } from './item-types';
+import { compactBytes } from './item-types';
 import { ITEM_TYPE_LIMITS } from './item-type-spec';
 
 /** Item (spec §2). */
@@ -172,48 +164,13 @@ export class ItemService {
 
   /**
    * POST /players/:playerId/items/:itemId/open (either): consumes a container and grants its contents,
-   * in one transaction: the item row's lock makes parallel opens of one container run one after
-   * another, and every one after the first finds it consumed. A content naming an item type that is
-   * missing or switched off refuses the opening (`not-usable`) and consumes nothing.
+   * one move of the money engine (hearth_item_open): the item row's lock makes parallel opens of one
+   * container run one after another, and every one after the first finds it consumed. A content
+   * naming an item type that is missing or switched off refuses the opening (`not-usable`) and
+   * consumes nothing.
    */
-  async openContainer(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string): Promise<ContainerOpening> {
-    return inTransaction(db, async (trx) => {
-      await holdExistingPlayer(trx, env, playerId);
-      const row = await lockItem(trx, env, playerId, itemId);
-      const container = await loadItemType(trx, env.id, row.item_type_key, { lock: true });
-      if (!container || container.category !== 'container' || !container.contents) {
-        throw refusalOf({ outcome: 'not-a-container', itemTypeKey: row.item_type_key });
-      }
-      checkEnabled(container);
-      await engineStatement(trx, 'SELECT hearth_check_unlocked(?, t) FROM item_types t WHERE t.environment_id = ? AND t.key = ?', [playerId, env.id, container.key]);
-
-      // Every type the contents name must exist and be switched on, drawn or not: whether a container
-      // opens must not depend on the draw.
-      const contentTypes = new Map<string, ItemTypeDefinition>();
-      for (const key of namedTypes(container.contents)) {
-        const definition = await loadItemType(trx, env.id, key, { lock: true });
-        if (!definition || !definition.enabled) {
-          throw refusalOf({ outcome: 'contents-unusable', container: container.key, itemTypeKey: key, state: definition ? 'switched off' : 'not defined' });
-        }
-        contentTypes.set(key, definition);
-      }
-
-      const [{ item }] = await engineStatement<{ item: Item }>(trx, `UPDATE items SET consumed_at = clock_timestamp() WHERE id = ? RETURNING ${ITEM_JSON}`, [row.id]);
-      const home = await trx('inventories').where({ id: row.inventory_id }).first('id', 'realm_key');
-      const granted: GrantedItems[] = [];
-      // Key order: the lock order of stack and grant-lock rows.
-      for (const [key, quantity] of [...drawContents(container.contents)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-        const definition = contentTypes.get(key)!;
-        // A content goes into the container's inventory when its scope allows that place, else where its scope puts it.
-        const fits = (home.realm_key === null) === (definition.scope === 'account');
-        const inventory = fits
-          ? { id: home.id as string }
-          : await this.economy.choose(trx, env, playerId, {}, definition.scope, definition.key);
-        const { alreadyGranted: _, ...made } = await grantInto(trx, env, playerId, inventory.id, definition.key, quantity, {});
-        granted.push(made);
-      }
-      return { itemTypeKey: row.item_type_key, item, granted };
-    });
+  openContainer(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string, record?: IdempotencyScope): Promise<EngineAnswer<ContainerOpening>> {
+    return runEngineMove(db, env, playerId, 'item-open', { itemId }, record);
   }
 }
 
@@ -226,74 +183,3 @@ function checkData(data: Record<string, unknown>): void {
   if (bytes > ITEM_DATA_MAX_BYTES) throw refuse.invalid('body.data', `data is ${bytes} bytes written compactly; at most ${ITEM_DATA_MAX_BYTES}.`);
 }
 
-function checkEnabled(definition: ItemTypeDefinition): void {
-  if (!definition.enabled) throw refusalOf({ outcome: 'item-type-disabled', itemTypeKey: definition.key });
-}
-
-/** The player's item, its row locked until the transaction ends; not-found, or already-consumed. */
-async function lockItem(trx: Tx, env: EnvironmentContext, playerId: string, itemId: string): Promise<Record<string, any>> {
-  const [row] = await engineStatement<Record<string, any>>(trx, 'SELECT * FROM hearth_lock_unconsumed_item(?, ?, ?)', [env.id, playerId, itemId]);
-  return row;
-}
-
-/** A statement of the engine's functions in the caller's transaction: a refusal it raises is thrown as the table words it. */
-async function engineStatement<Row>(trx: Tx, sql: string, bindings: Knex.RawBinding[]): Promise<Row[]> {
-  try {
-    return (await trx.raw(sql, bindings)).rows as Row[];
-  } catch (err) {
-    throw engineError(err);
-  }
-}
-
-/**
- * Puts `quantity` of a type into an inventory the caller has chosen (the player held, the type read
- * FOR SHARE in this transaction), by the engine's one grant (hearth_grant_items, which a purchase
- * runs too): a counted stack grows under its row lock; one-by-one items are made under the
- * (inventory, type) grant lock, so `maxOwned` counts them with no parallel grant in between. Past
- * `maxOwned` (or 2^53-1): `owned-limit`. `alreadyGranted` when a grant under the same grantKey
- * committed first.
- */
-async function grantInto(
-  trx: Tx,
-  env: EnvironmentContext,
-  playerId: string,
-  inventoryId: string,
-  itemTypeKey: string,
-  quantity: number,
-  extra: { grantKey?: string; data?: Record<string, unknown> },
-): Promise<ItemGrant> {
-  const [{ granted }] = await engineStatement<{ granted: ItemGrant }>(
-    trx,
-    'SELECT hearth_grant_items(?, ?, ?, t, ?, ?, ?, ?) AS granted FROM item_types t WHERE t.environment_id = ? AND t.key = ?',
-    [env.id, playerId, inventoryId, quantity, extra.grantKey ?? null, extra.data === undefined ? null : JSON.stringify(extra.data), MAX_BALANCE.toString(), env.id, itemTypeKey],
-  );
-  return granted;
-}
-
-/** Every item type a container's contents name (grants and every pick's entries), each once. */
-export function namedTypes(contents: ContainerContents): string[] {
-  const keys = new Set<string>();
-  for (const g of contents.grants) keys.add(g.itemTypeKey);
-  for (const p of contents.picks) for (const e of p.from) keys.add(e.itemTypeKey);
-  return [...keys].sort();
-}
-
-/**
- * What one opening gives, by item type: every fixed grant, and each pick's `count` independent draws,
- * an entry coming up with probability weight / the sum of the pick's weights (crypto randomness: a
- * player cannot predict a draw from earlier ones).
- */
-export function drawContents(contents: ContainerContents, draw: (below: number) => number = randomInt): Map<string, number> {
-  const out = new Map<string, number>();
-  const add = (key: string, quantity: number) => out.set(key, (out.get(key) ?? 0) + quantity);
-  for (const g of contents.grants) add(g.itemTypeKey, g.quantity);
-  for (const pick of contents.picks) {
-    const total = pick.from.reduce((sum, e) => sum + e.weight, 0);
-    for (let i = 0; i < pick.count; i++) {
-      let ticket = draw(total);
-      const entry = pick.from.find((e) => (ticket -= e.weight) < 0)!;
-      add(entry.itemTypeKey, entry.quantity);
-    }
-  }
-  return out;
-}

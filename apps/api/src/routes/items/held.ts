@@ -216,14 +216,16 @@ export const openItem = defineRoute({
   path: '/players/:playerId/items/:itemId/open',
   summary: 'Open a container, once, for its contents',
   description:
-    'Consumes the container and grants its contents (fixed grants and weighted picks) in one transaction; `granted` says what it gave. `not-usable` for anything but a container, or when its contents name a missing or switched-off item type (nothing is consumed then).',
+    'Consumes the container and grants its contents (fixed grants and weighted picks) in one statement; `granted` says what it gave. `not-usable` for anything but a container, or when its contents name a missing or switched-off item type (nothing is consumed then).',
   tag: 'inventory',
   credential: 'either',
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
+  // The move's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
   params: EitherItem,
   success: { status: 200, description: 'The container opened and what it gave', schema: ContainerOpening },
   refusals: ['forbidden', 'not-found', 'not-usable', 'locked', 'disabled', 'already-consumed', 'owned-limit', 'no-current-realm'],
-  handler: async (ctx) => ({ body: await ctx.core.items.openContainer(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId) }),
+  handler: async (ctx) => engineAnswer(await ctx.core.items.openContainer(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId, ctx.idempotency)),
 });
