@@ -71,8 +71,9 @@ function quoted(text: string): string {
  * The transaction a route ran, statement for statement, from the statements captured from the
  * server's driver (knex's `query` events: `$n` placeholders and their bindings). Each binding becomes
  * a literal, except those `swap` names: a value to put instead (`{ text }`) or a pgbench variable (a
- * name: the script's `\\set key` makes a new one per transaction). Captured outside a transaction
- * block, the statements are wrapped in one, as the route's transaction wraps them.
+ * name: the script's `\\set key` makes a new one per transaction). Several statements captured
+ * outside a transaction block are wrapped in one, as the route's transaction wraps them; one
+ * statement (a move of the money engine, in autocommit) runs by itself, as the route runs it.
  */
 export function capturedScript(queries: { sql: string; bindings: unknown[] }[], swap: Record<string, string | { text: string }>): string {
   const literal = (value: unknown): string => {
@@ -84,7 +85,7 @@ export function capturedScript(queries: { sql: string; bindings: unknown[] }[], 
     return quoted(value instanceof Date ? value.toISOString() : typeof value === 'object' ? JSON.stringify(value) : String(value));
   };
   const statements = queries.map(({ sql, bindings }) => sql.replace(/\$(\d+)/g, (_, n: string) => literal(bindings[Number(n) - 1])).replace(/\s*\n\s*/g, ' ').replace(/;?\s*$/, ';'));
-  const wrapped = /^BEGIN/i.test(statements[0] ?? '') ? statements : ['BEGIN;', ...statements, 'COMMIT;'];
+  const wrapped = statements.length === 1 || /^BEGIN/i.test(statements[0] ?? '') ? statements : ['BEGIN;', ...statements, 'COMMIT;'];
   return ['\\set key random(1, 1000000000000000)', ...wrapped, ''].join('\n');
 }
 
