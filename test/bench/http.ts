@@ -214,10 +214,11 @@ async function prepareCredit(ready: any, players: number): Promise<Prepared> {
         databaseUrl: ready.databaseUrl,
         clients: ready.databasePoolSize,
         seconds,
-        scripts: made.map((p, i) => ({ name: `credit-${i}`, text: creditScript(p) })),
+        // The request the route sends the engine: the path's currency and the body.
+        scripts: made.map((p, i) => ({ name: `credit-${i}`, text: creditScript(p, { currencyKey: 'gold', ...JSON.parse(body) }) })),
         protocol: 'prepared',
         // As the pipeline binds them: the server key's scope, a request digest's length.
-        variables: { env: ready.environmentId, scope: 'server', fingerprint: 'x'.repeat(43), currency: 'gold', kind: 'credit', credit: 1, reason: 'bench', realm_given: 'false', max: MAX_BALANCE },
+        variables: { env: ready.environmentId, scope: 'server', fingerprint: 'x'.repeat(43), kind: 'credit', max: MAX_BALANCE },
         log,
       }),
   };
@@ -264,7 +265,8 @@ async function preparePurchase(ready: any, server: Child, players: number): Prom
         databaseUrl: ready.databaseUrl,
         clients: ready.databasePoolSize,
         seconds,
-        protocol: 'extended',
+        // The purchase is the engine's one prepared statement, as the credit's.
+        protocol: 'prepared',
         scripts: made.map((p, i) => ({
           name: `purchase-${i}`,
           text: capturedScript(queries, { [made[0].id]: { text: p.id }, [made[0].inventoryId]: { text: p.inventoryId }, 'captured-purchase': 'key' }),

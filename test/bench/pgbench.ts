@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { IDEMPOTENT_CURRENCY_MOVE, SAVE_WRITE } from '@hearth/core';
+import { IDEMPOTENT_MOVE, SAVE_WRITE, engineRequest } from '@hearth/core';
 import { pinned } from './child';
 
 export interface PgbenchFigures {
@@ -26,17 +26,14 @@ export interface PgbenchFigures {
  * The statement with its `?` placeholders bound, in order, to pgbench variables (`name`), or to a
  * literal where pgbench has no variable for it: `null` for SQL NULL (pgbench variables are never NULL;
  * the API's driver binds null there), `{ text }` for a string fixed per script (pgbench's \set makes
- * only numbers; used for the ids of one script's player).
+ * only numbers; used for one script's player and the move's request).
  */
 function bind(sql: string, names: (string | null | { text: string })[]): string {
   let i = 0;
   const bound = sql.replace(/\?/g, () => {
     const name = names[i++];
     if (name === null) return 'NULL';
-    if (typeof name === 'object') {
-      if (!/^[A-Za-z0-9_-]+$/.test(name.text)) throw new Error(`pgbench script: ${name.text} is no id`);
-      return `'${name.text}'`;
-    }
+    if (typeof name === 'object') return quoted(name.text);
     return `:${name}`;
   });
   if (i !== names.length) throw new Error(`pgbench script: ${names.length} variables for ${i} placeholders`);
@@ -52,32 +49,33 @@ export function saveWriteScript(): string {
 
 /**
  * A currency credit as POST /players/:playerId/currencies/:currencyKey/credit runs it with an
- * Idempotency-Key (EconomyService.moveOnce): one statement, IDEMPOTENT_CURRENCY_MOVE, by itself
- * as its own transaction (the record's claim, the move and the record's answer are in the function).
- * Each transaction takes a new key. Variables (-D): env, scope, fingerprint, currency, kind, credit
- * (the amount), reason, realm_given (false), max (2^53-1); the player is this script's.
+ * Idempotency-Key (EconomyService.moveOnce): one statement, IDEMPOTENT_MOVE, by itself as its own
+ * transaction (the record's claim, the move and the record's answer are in the engine's function).
+ * Each transaction takes a new key. Variables (-D): env, scope, fingerprint, kind, max (2^53-1); the
+ * player is this script's, and the request is the JSON the API sends for `body`.
  */
-export function creditScript(player: { id: string }): string {
-  const pid = { text: player.id };
+export function creditScript(player: { id: string }, body: { currencyKey: string; amount: number; reason: string }): string {
   return [
     '\\set key random(1, 1000000000000000)',
-    // No allowance, reference, inventoryId or realm: NULL, as the API binds them for this body.
-    `${bind(IDEMPOTENT_CURRENCY_MOVE.sql, ['scope', 'key', 'fingerprint', 'env', pid, 'currency', 'kind', 'credit', null, 'reason', null, null, 'realm_given', null, 'key', 'max'])};`,
+    `${bind(IDEMPOTENT_MOVE.sql, ['scope', 'key', 'fingerprint', 'env', { text: player.id }, 'kind', { text: engineRequest(body) }, 'max'])};`,
     '',
   ].join('\n');
+}
+
+/** A string literal of a pgbench script: pgbench reads `:name` as a variable even inside quotes, so such a colon is written \\072 in an E'' string. */
+function quoted(text: string): string {
+  return /:[A-Za-z0-9_]/.test(text) ? `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''").replace(/:/g, '\\072')}'` : `'${text.replace(/'/g, "''")}'`;
 }
 
 /**
  * The transaction a route ran, statement for statement, from the statements captured from the
  * server's driver (knex's `query` events: `$n` placeholders and their bindings). Each binding becomes
  * a literal, except those `swap` names: a value to put instead (`{ text }`) or a pgbench variable (a
- * name: the script's `\\set key` makes a new one per transaction). Captured outside a transaction
- * block, the statements are wrapped in one, as the route's transaction wraps them.
+ * name: the script's `\\set key` makes a new one per transaction). Several statements captured
+ * outside a transaction block are wrapped in one, as the route's transaction wraps them; one
+ * statement (a move of the money engine, in autocommit) runs by itself, as the route runs it.
  */
 export function capturedScript(queries: { sql: string; bindings: unknown[] }[], swap: Record<string, string | { text: string }>): string {
-  // pgbench reads `:name` as a variable even inside quotes: a colon there is written \072 in an E'' string.
-  const quoted = (text: string) =>
-    /:[A-Za-z0-9_]/.test(text) ? `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''").replace(/:/g, '\\072')}'` : `'${text.replace(/'/g, "''")}'`;
   const literal = (value: unknown): string => {
     if (value === null || value === undefined) return 'NULL';
     if (typeof value === 'string' && Object.hasOwn(swap, value)) {
@@ -87,7 +85,7 @@ export function capturedScript(queries: { sql: string; bindings: unknown[] }[], 
     return quoted(value instanceof Date ? value.toISOString() : typeof value === 'object' ? JSON.stringify(value) : String(value));
   };
   const statements = queries.map(({ sql, bindings }) => sql.replace(/\$(\d+)/g, (_, n: string) => literal(bindings[Number(n) - 1])).replace(/\s*\n\s*/g, ' ').replace(/;?\s*$/, ';'));
-  const wrapped = /^BEGIN/i.test(statements[0] ?? '') ? statements : ['BEGIN;', ...statements, 'COMMIT;'];
+  const wrapped = statements.length === 1 || /^BEGIN/i.test(statements[0] ?? '') ? statements : ['BEGIN;', ...statements, 'COMMIT;'];
   return ['\\set key random(1, 1000000000000000)', ...wrapped, ''].join('\n');
 }
 

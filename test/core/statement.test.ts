@@ -32,7 +32,7 @@ test('on the pool: rows answered, prepared once per connection, announced like a
   database.db.on('query', onQuery).on('query-response', onResponse);
   try {
     expect(await runStatement(database.db, INSERT, [1, 'one'])).toEqual([{ n: 1, label: 'one' }]);
-    expect(events).toEqual([`query ${INSERT.sql}`, 'response']);
+    expect(events).toEqual([`query ${INSERT.text}`, 'response']);
   } finally {
     database.db.removeListener('query', onQuery).removeListener('query-response', onResponse);
   }

@@ -95,11 +95,11 @@ export class HearthCore {
     this.saves = new SaveService(this.cursors, this.telemetry);
     this.blog = new BlogService(deps.db, this.cursors, this.bus);
     this.realms = new RealmService(this.cursors);
-    this.economy = new EconomyService(this.cursors, this.realms, this.telemetry);
+    this.economy = new EconomyService(this.cursors, this.telemetry);
     this.itemTypes = new ItemTypeService(deps.db, this.cursors, this.bus);
     this.unlocks = new UnlockService(this.cursors);
-    this.items = new ItemService(this.cursors, this.economy, this.unlocks);
-    this.purchases = new PurchaseService(this.economy, this.items, this.telemetry);
+    this.items = new ItemService(this.cursors, this.economy);
+    this.purchases = new PurchaseService(this.telemetry);
     this.symbols = new SymbolService(this.cursors, deps.logger);
   }
 

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AMOUNT_MAX, ApiError, CursorCodec, isGameKey, EconomyService, RealmService, fingerprintOf, type Balance, type Inventory, type Movement } from '@hearth/core';
+import { AMOUNT_MAX, ApiError, CursorCodec, isGameKey, EconomyService, fingerprintOf, type Balance, type Inventory, type Movement } from '@hearth/core';
 import { CliError, emit } from '../output';
 import { environmentOrFail, withRuntime } from './admin';
 
@@ -10,7 +10,7 @@ const STAFF_SCOPE = 'staff';
 /** The economy services over the CLI's database; the cursor key is throwaway, the CLI reads one page. */
 function economy(): EconomyService {
   const cursors = new CursorCodec(randomBytes(32));
-  return new EconomyService(cursors, new RealmService(cursors));
+  return new EconomyService(cursors);
 }
 
 /** `hearth economy ledger`: a player's inventories with their balances, and the newest ledger entries. */

@@ -45,7 +45,8 @@ export async function runStatement<Row>(db: Queryable, statement: Statement, val
   const knex = db as Knex;
   const client = knex.client as { acquireConnection(): Promise<DriverConnection>; releaseConnection(c: DriverConnection): Promise<unknown> };
   const connection = await client.acquireConnection();
-  const query = { sql: statement.sql, bindings: values, __knexQueryUid: `statement-${++uid}`, method: 'raw' };
+  // The driver's text (`$n`), as knex announces its own queries on PostgreSQL.
+  const query = { sql: statement.text, bindings: values, __knexQueryUid: `statement-${++uid}`, method: 'raw' };
   knex.emit('query', query);
   try {
     const result = await connection.query({ name: statement.name, text: statement.text, values });

@@ -3,25 +3,23 @@
  * "Items held", "Using and opening"): one-by-one items (each with an id) and counted stacks, on the
  * inventories of apps/core/src/economy.
  *
- * Correctness: every grant, consumption, use and opening is one transaction (the caller's when it has
- * one: the idempotency transaction on the routes, a purchase's later), so the record, the change and
- * everything an opening grants commit or roll back together. Locks follow the economy's order
+ * Correctness: a grant, a consumption, a use and an opening are each one move of the money engine
+ * (../economy/engine.ts; migrations/20261126171000_item_moves.ts): one statement, its
+ * Idempotency-Key record kept by the same statement, so the record, the change and everything an
+ * opening grants commit or roll back together. Locks follow the economy's order
  * (docs/economy.md "How a move stays exact"): the idempotency record → the player FOR KEY SHARE →
  * the inventory → held rows: first the one item acted on (FOR UPDATE), then stack rows and grant-lock
  * rows in item-type-key order. Item type definitions are read in the same transaction FOR SHARE
  * (never from a cache); their writers lock nothing of a player's, so that read cannot close a cycle.
  */
-import { randomInt } from 'node:crypto';
-import type { Queryable, Tx } from '../db/knex';
-import { inTransaction } from '../db/transaction';
-import { ApiError, refuse } from '../errors';
-import { randomId } from '../ids';
+import type { Queryable } from '../db/knex';
+import type { IdempotencyScope } from '../idempotency';
+import { runEngineMove, type EngineAnswer } from '../economy/engine';
+import { refuse } from '../errors';
 import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EconomyService, Inventory, InventoryChoice, InventorySelector } from '../economy/service';
-import { MAX_BALANCE } from '../manifests/schemas';
-import type { UnlockService } from '../progression/unlocks';
-import { ContainerContents, ItemTypeDefinition, compactBytes, loadItemType } from './item-types';
+import { compactBytes } from './item-types';
 import { ITEM_TYPE_LIMITS } from './item-type-spec';
 
 // Item, ItemStack and the answers of grants, use and opening (spec §2) are the answer shapes' types (shapes/items.ts).
@@ -48,22 +46,13 @@ export const ITEM_QUANTITY_MAX = 1000;
 /** Spec §8: an item's data is at most 1 KB compact. */
 export const ITEM_DATA_MAX_BYTES = ITEM_TYPE_LIMITS.dataBytes;
 
-const toItem = (row: Record<string, any>): Item => ({
-  id: row.id,
-  inventoryId: row.inventory_id,
-  itemTypeKey: row.item_type_key,
-  grantKey: row.grant_key ?? null,
-  consumedAt: row.consumed_at ? (row.consumed_at as Date).toISOString() : null,
-  data: row.data,
-});
-
-const ITEM_COLUMNS = ['id', 'seq', 'inventory_id', 'item_type_key', 'grant_key', 'consumed_at', 'data'];
+/** An item as the API answers it, made by the database (hearth_item_json) for every answer that holds items. */
+const ITEM_JSON = 'hearth_item_json(items) AS item';
 
 export class ItemService {
   constructor(
     private readonly cursors: CursorCodec,
     private readonly economy: EconomyService,
-    private readonly unlocks: UnlockService,
   ) {}
 
   /** GET .../inventories/:inventory/items: the one-by-one items held there and not yet consumed, in the order granted. */
@@ -74,12 +63,12 @@ export class ItemService {
       `items|${env.id}|${inventory.id}`,
       q,
       (after: string | undefined, take) => {
-        const query = db('items').where({ inventory_id: inventory.id }).whereNull('consumed_at').orderBy('seq').limit(take).select(ITEM_COLUMNS);
+        const query = db('items').where({ inventory_id: inventory.id }).whereNull('consumed_at').orderBy('seq').limit(take).select('seq', db.raw(ITEM_JSON));
         if (after !== undefined) query.where('seq', '>', after);
         return query;
       },
       (row: Record<string, unknown>) => String(row.seq),
-      toItem,
+      (row: Record<string, unknown>) => row.item as Item,
     );
     return { ...page, inventory };
   }
@@ -103,157 +92,47 @@ export class ItemService {
   }
 
   /**
-   * POST /players/:playerId/items/grant, and the grant a purchase makes: in the caller's transaction
-   * when `db` is one, so a purchase charges and grants together. Refusals change nothing.
+   * POST /players/:playerId/items/grant: one move of the money engine (hearth_item_grant), at most
+   * once per Idempotency-Key with `record`. Refusals change nothing.
    */
-  async grant(db: Queryable, env: EnvironmentContext, playerId: string, request: GrantRequest): Promise<ItemGrant> {
+  async grant(db: Queryable, env: EnvironmentContext, playerId: string, request: GrantRequest, record?: IdempotencyScope): Promise<EngineAnswer<ItemGrant>> {
     const quantity = request.quantity ?? 1;
     checkQuantity(quantity, 'body.quantity');
     if (request.data !== undefined) checkData(request.data);
-    return inTransaction(db, async (trx) => {
-      const definition = await loadItemType(trx, env.id, request.itemTypeKey, { lock: true });
-      if (!definition) throw refuse.notFound('The item type');
-      if (definition.ownership === 'counted') {
-        if (request.grantKey !== undefined) throw refuse.invalid('body.grantKey', `${definition.key} is counted: a grantKey is for items held one by one.`);
-        if (request.data !== undefined) throw refuse.invalid('body.data', `${definition.key} is counted: data is for items held one by one.`);
-      }
-      if (request.grantKey !== undefined && quantity !== 1) throw refuse.invalid('body.quantity', 'A grant under a grantKey grants exactly one item.');
-      await this.economy.holdPlayer(trx, env, playerId);
-      // Granted before under this key: the first grant is the answer, whatever has changed since.
-      if (request.grantKey !== undefined) {
-        const first = await firstGrant(trx, playerId, definition.key, request.grantKey);
-        if (first) return first;
-      }
-      checkEnabled(definition);
-      const inventory = await this.economy.choose(trx, env, playerId, request, definition.scope, `The item type ${definition.key}`);
-      const granted = await grantInto(trx, env, playerId, inventory.id, definition, quantity, { grantKey: request.grantKey, data: request.data });
-      return 'alreadyGranted' in granted ? granted : { ...granted, alreadyGranted: false };
-    });
-  }
-
-  /**
-   * The grant of a purchase, which has already loaded and checked the type (FOR SHARE), held the
-   * player and chosen the inventory in its transaction: only the items are put in.
-   */
-  async grantBought(trx: Tx, env: EnvironmentContext, playerId: string, inventoryId: string, definition: ItemTypeDefinition, quantity: number): Promise<ItemGrant> {
-    checkQuantity(quantity, 'body.quantity');
-    const granted = await grantInto(trx, env, playerId, inventoryId, definition, quantity, {});
-    return 'alreadyGranted' in granted ? granted : { ...granted, alreadyGranted: false };
+    return runEngineMove<ItemGrant>(db, env, playerId, 'item-grant', { ...request, quantity }, record);
   }
 
   /** POST /players/:playerId/items/:itemId/consume (server): takes one item away; a second time is `already-consumed`. */
-  async consumeItem(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string): Promise<{ item: Item }> {
-    return inTransaction(db, async (trx) => {
-      await this.economy.holdPlayer(trx, env, playerId);
-      const row = await lockItem(trx, env, playerId, itemId);
-      if (row.consumed_at) throw alreadyConsumed(row);
-      return { item: await markConsumed(trx, row.id) };
-    });
+  consumeItem(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string, record?: IdempotencyScope): Promise<EngineAnswer<{ item: Item }>> {
+    return runEngineMove(db, env, playerId, 'item-consume', { itemId }, record);
   }
 
   /** POST /players/:playerId/item-stacks/consume (server): takes `quantity` (default 1) from a counted stack. */
-  async consumeStack(db: Queryable, env: EnvironmentContext, playerId: string, request: StackRequest): Promise<{ stack: ItemStack }> {
+  async consumeStack(db: Queryable, env: EnvironmentContext, playerId: string, request: StackRequest, record?: IdempotencyScope): Promise<EngineAnswer<{ stack: ItemStack }>> {
     const quantity = request.quantity ?? 1;
     checkQuantity(quantity, 'body.quantity');
-    return inTransaction(db, async (trx) => {
-      const definition = await this.countedType(trx, env, request.itemTypeKey);
-      await this.economy.holdPlayer(trx, env, playerId);
-      const inventory = await this.economy.choose(trx, env, playerId, request, definition.scope, `The item type ${definition.key}`);
-      return { stack: await takeFromStack(trx, inventory.id, definition.key, quantity) };
-    });
+    return runEngineMove(db, env, playerId, 'stack-consume', { ...request, quantity }, record);
   }
 
   /** POST /players/:playerId/items/:itemId/use (either): uses, and so consumes, one item of a usable type. */
-  async useItem(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string): Promise<ItemUse> {
-    return inTransaction(db, async (trx) => {
-      await this.economy.holdPlayer(trx, env, playerId);
-      const row = await lockItem(trx, env, playerId, itemId);
-      if (row.consumed_at) throw alreadyConsumed(row);
-      const definition = await loadItemType(trx, env.id, row.item_type_key, { lock: true });
-      await this.checkUsable(trx, playerId, row.item_type_key, definition);
-      return { itemTypeKey: row.item_type_key, item: await markConsumed(trx, row.id) };
-    });
+  useItem(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string, record?: IdempotencyScope): Promise<EngineAnswer<ItemUse>> {
+    return runEngineMove(db, env, playerId, 'item-use', { itemId }, record);
   }
 
   /** POST /players/:playerId/item-stacks/use (either): uses one of a counted stack. */
-  async useStack(db: Queryable, env: EnvironmentContext, playerId: string, request: StackRequest): Promise<ItemUse> {
-    return inTransaction(db, async (trx) => {
-      const definition = await this.countedType(trx, env, request.itemTypeKey);
-      await this.economy.holdPlayer(trx, env, playerId);
-      await this.checkUsable(trx, playerId, definition.key, definition);
-      const inventory = await this.economy.choose(trx, env, playerId, request, definition.scope, `The item type ${definition.key}`);
-      await takeFromStack(trx, inventory.id, definition.key, 1);
-      return { itemTypeKey: definition.key, item: null };
-    });
+  useStack(db: Queryable, env: EnvironmentContext, playerId: string, request: StackRequest, record?: IdempotencyScope): Promise<EngineAnswer<ItemUse>> {
+    return runEngineMove(db, env, playerId, 'stack-use', { itemTypeKey: request.itemTypeKey, inventoryId: request.inventoryId, realmId: request.realmId }, record);
   }
 
   /**
    * POST /players/:playerId/items/:itemId/open (either): consumes a container and grants its contents,
-   * in one transaction: the item row's lock makes parallel opens of one container run one after
-   * another, and every one after the first finds it consumed. A content naming an item type that is
-   * missing or switched off refuses the opening (`not-usable`) and consumes nothing.
+   * one move of the money engine (hearth_item_open): the item row's lock makes parallel opens of one
+   * container run one after another, and every one after the first finds it consumed. A content
+   * naming an item type that is missing or switched off refuses the opening (`not-usable`) and
+   * consumes nothing.
    */
-  async openContainer(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string): Promise<ContainerOpening> {
-    return inTransaction(db, async (trx) => {
-      await this.economy.holdPlayer(trx, env, playerId);
-      const row = await lockItem(trx, env, playerId, itemId);
-      if (row.consumed_at) throw alreadyConsumed(row);
-      const container = await loadItemType(trx, env.id, row.item_type_key, { lock: true });
-      if (!container || container.category !== 'container' || !container.contents) {
-        throw new ApiError('not-usable', `Only a container is opened; ${row.item_type_key} is not one.`, { itemTypeKey: row.item_type_key });
-      }
-      checkEnabled(container);
-      await this.checkUnlocked(trx, playerId, container);
-
-      // Every type the contents name must exist and be switched on, drawn or not: whether a container
-      // opens must not depend on the draw.
-      const contentTypes = new Map<string, ItemTypeDefinition>();
-      for (const key of namedTypes(container.contents)) {
-        const definition = await loadItemType(trx, env.id, key, { lock: true });
-        if (!definition || !definition.enabled) {
-          throw new ApiError('not-usable', `${container.key} cannot be opened: its contents name ${key}, which is ${definition ? 'switched off' : 'not defined'}.`, { itemTypeKey: key });
-        }
-        contentTypes.set(key, definition);
-      }
-
-      const item = await markConsumed(trx, row.id);
-      const home = await trx('inventories').where({ id: row.inventory_id }).first('id', 'realm_key');
-      const granted: GrantedItems[] = [];
-      // Key order: the lock order of stack and grant-lock rows.
-      for (const [key, quantity] of [...drawContents(container.contents)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-        const definition = contentTypes.get(key)!;
-        // A content goes into the container's inventory when its scope allows that place, else where its scope puts it.
-        const fits = (home.realm_key === null) === (definition.scope === 'account');
-        const inventory = fits
-          ? { id: home.id as string }
-          : await this.economy.choose(trx, env, playerId, {}, definition.scope, `The item type ${definition.key}`);
-        const made = await grantInto(trx, env, playerId, inventory.id, definition, quantity, {});
-        granted.push(made as GrantedItems);
-      }
-      return { itemTypeKey: row.item_type_key, item, granted };
-    });
-  }
-
-  /** A counted type for the stack routes: not-found when undefined; one-by-one types are acted on by item id. */
-  private async countedType(trx: Tx, env: EnvironmentContext, key: string): Promise<ItemTypeDefinition> {
-    const definition = await loadItemType(trx, env.id, key, { lock: true });
-    if (!definition) throw refuse.notFound('The item type');
-    if (definition.ownership !== 'counted') throw refuse.invalid('body.itemTypeKey', `${key} is held one by one: act on its items by id.`);
-    return definition;
-  }
-
-  /** Use's rules: the type usable (`not-usable`), switched on (`disabled`), its unlocks held (`locked`). */
-  private async checkUsable(trx: Tx, playerId: string, key: string, definition: ItemTypeDefinition | null): Promise<void> {
-    if (!definition || !definition.usable) {
-      throw new ApiError('not-usable', definition ? `${key} is not usable.` : `${key} is no longer defined.`, { itemTypeKey: key });
-    }
-    checkEnabled(definition);
-    await this.checkUnlocked(trx, playerId, definition);
-  }
-
-  private async checkUnlocked(trx: Tx, playerId: string, definition: ItemTypeDefinition): Promise<void> {
-    const missing = await this.unlocks.missing(trx, playerId, definition.requires);
-    if (missing.length > 0) throw new ApiError('locked', `${definition.key} needs unlocks the player lacks: ${missing.join(', ')}.`, { itemTypeKey: definition.key, missing });
+  openContainer(db: Queryable, env: EnvironmentContext, playerId: string, itemId: string, record?: IdempotencyScope): Promise<EngineAnswer<ContainerOpening>> {
+    return runEngineMove(db, env, playerId, 'item-open', { itemId }, record);
   }
 }
 
@@ -266,151 +145,3 @@ function checkData(data: Record<string, unknown>): void {
   if (bytes > ITEM_DATA_MAX_BYTES) throw refuse.invalid('body.data', `data is ${bytes} bytes written compactly; at most ${ITEM_DATA_MAX_BYTES}.`);
 }
 
-function checkEnabled(definition: ItemTypeDefinition): void {
-  if (!definition.enabled) throw new ApiError('disabled', `The item type ${definition.key} is switched off.`, { itemTypeKey: definition.key });
-}
-
-function alreadyConsumed(row: Record<string, any>): ApiError {
-  return new ApiError('already-consumed', `The item was already used, opened or consumed (${(row.consumed_at as Date).toISOString()}).`, { itemTypeKey: row.item_type_key });
-}
-
-/** The player's item, its row locked until the transaction ends (consumptions of one item run one after another). */
-async function lockItem(trx: Tx, env: EnvironmentContext, playerId: string, itemId: string): Promise<Record<string, any>> {
-  const row = await trx('items').where({ id: itemId, player_id: playerId, environment_id: env.id }).forUpdate().first(ITEM_COLUMNS);
-  if (!row) throw refuse.notFound('The item');
-  return row;
-}
-
-async function markConsumed(trx: Tx, itemId: string): Promise<Item> {
-  const [row] = await trx('items').where({ id: itemId }).update({ consumed_at: trx.raw('clock_timestamp()') }).returning(ITEM_COLUMNS);
-  return toItem(row);
-}
-
-/** The first grant under (player, type, grantKey), answered as a grant; null when there is none. */
-async function firstGrant(trx: Tx, playerId: string, itemTypeKey: string, grantKey: string): Promise<ItemGrant | null> {
-  const row = await trx('items').where({ player_id: playerId, item_type_key: itemTypeKey, grant_key: grantKey }).first(ITEM_COLUMNS);
-  return row ? { inventoryId: row.inventory_id, itemTypeKey, stack: null, items: [toItem(row)], alreadyGranted: true } : null;
-}
-
-/**
- * Puts `quantity` of a type into an inventory the caller has chosen (the player held): a counted
- * stack grows under its row lock; one-by-one items are made under the (inventory, type) grant lock,
- * so `maxOwned` counts them with no parallel grant in between. Past `maxOwned`: `owned-limit`.
- * Answers `alreadyGranted` only when a parallel grant under the same grantKey committed first.
- */
-async function grantInto(
-  trx: Tx,
-  env: EnvironmentContext,
-  playerId: string,
-  inventoryId: string,
-  definition: ItemTypeDefinition,
-  quantity: number,
-  extra: { grantKey?: string; data?: Record<string, unknown> },
-): Promise<GrantedItems | ItemGrant> {
-  const key = definition.key;
-  if (definition.ownership === 'counted') {
-    // One statement adds to the stack under its row lock (made when missing), up to the most it may
-    // hold (maxOwned, and never past 2^53-1). Refused, it changed nothing; the lock it took stays.
-    const ceiling = definition.maxOwned === null ? MAX_BALANCE_BIG : BigInt(definition.maxOwned);
-    const { rows } = await trx.raw(
-      `INSERT INTO item_stacks (inventory_id, item_type_key, quantity) VALUES (?, ?, ?)
-       ON CONFLICT (inventory_id, item_type_key) DO UPDATE SET quantity = item_stacks.quantity + EXCLUDED.quantity
-       WHERE item_stacks.quantity + EXCLUDED.quantity <= ?
-       RETURNING quantity`,
-      [inventoryId, key, quantity, ceiling.toString()],
-    );
-    if (rows.length === 0) {
-      const held = await trx('item_stacks').where({ inventory_id: inventoryId, item_type_key: key }).first('quantity');
-      checkOwned(definition, BigInt(held.quantity), quantity, BigInt(held.quantity) + BigInt(quantity) > MAX_BALANCE_BIG);
-      throw new Error('a stack refused an addition within its limit');
-    }
-    const after = BigInt(rows[0].quantity);
-    // A new stack was made with the whole quantity: the caller's transaction rolls it back when refused.
-    checkOwned(definition, after - BigInt(quantity), quantity, after > MAX_BALANCE_BIG);
-    return { inventoryId, itemTypeKey: key, stack: { itemTypeKey: key, quantity: Number(after) }, items: [] };
-  }
-
-  await trx.raw(
-    `INSERT INTO item_grant_locks (inventory_id, item_type_key) VALUES (?, ?)
-     ON CONFLICT (inventory_id, item_type_key) DO UPDATE SET item_type_key = EXCLUDED.item_type_key`,
-    [inventoryId, key],
-  );
-  // Under the lock a new statement sees every grant of this type here that committed before us.
-  if (extra.grantKey !== undefined) {
-    const first = await firstGrant(trx, playerId, key, extra.grantKey);
-    if (first) return first;
-  }
-  if (definition.maxOwned !== null) {
-    const [{ count }] = await trx('items').where({ inventory_id: inventoryId, item_type_key: key }).whereNull('consumed_at').count({ count: '*' });
-    checkOwned(definition, BigInt(count as string), quantity, false);
-  }
-  const rows = Array.from({ length: quantity }, () => ({
-    id: randomId(),
-    environment_id: env.id,
-    player_id: playerId,
-    inventory_id: inventoryId,
-    item_type_key: key,
-    grant_key: extra.grantKey ?? null,
-    data: JSON.stringify(extra.data ?? {}),
-  }));
-  // A grantKey granted in another inventory in parallel: the unique index makes this insert wait for it, then insert nothing.
-  const made: Record<string, any>[] = await trx('items').insert(rows).onConflict(['player_id', 'item_type_key', 'grant_key']).ignore().returning(ITEM_COLUMNS);
-  if (made.length === 0) return (await firstGrant(trx, playerId, key, extra.grantKey!))!;
-  made.sort((a, b) => Number(a.seq) - Number(b.seq));
-  return { inventoryId, itemTypeKey: key, stack: null, items: made.map(toItem) };
-}
-
-const MAX_BALANCE_BIG = BigInt(MAX_BALANCE);
-
-/** `owned-limit` when holding `held` and receiving `quantity` would pass maxOwned (or the 2^53-1 ceiling of any figure). */
-function checkOwned(definition: ItemTypeDefinition, held: bigint, quantity: number, pastCeiling: boolean): void {
-  const limit = definition.maxOwned;
-  if (pastCeiling || (limit !== null && held + BigInt(quantity) > BigInt(limit))) {
-    throw new ApiError('owned-limit', `${definition.key}: ${held} held, ${quantity} more would pass the most one inventory may hold (${limit ?? MAX_BALANCE}).`, {
-      itemTypeKey: definition.key,
-      held: Number(held),
-      requested: quantity,
-      limit: limit ?? MAX_BALANCE,
-    });
-  }
-}
-
-/** Takes `quantity` from a counted stack under its row lock; `insufficient-balance` when fewer are held. */
-async function takeFromStack(trx: Tx, inventoryId: string, itemTypeKey: string, quantity: number): Promise<ItemStack> {
-  const row = await trx('item_stacks').where({ inventory_id: inventoryId, item_type_key: itemTypeKey }).forUpdate().first('quantity');
-  const held = row ? BigInt(row.quantity) : 0n;
-  if (held < BigInt(quantity)) {
-    throw new ApiError('insufficient-balance', `Not enough ${itemTypeKey}: ${held} held, ${quantity} asked.`, { itemTypeKey, held: Number(held), requested: quantity });
-  }
-  const after = held - BigInt(quantity);
-  await trx('item_stacks').where({ inventory_id: inventoryId, item_type_key: itemTypeKey }).update({ quantity: after.toString() });
-  return { itemTypeKey, quantity: Number(after) };
-}
-
-/** Every item type a container's contents name (grants and every pick's entries), each once. */
-export function namedTypes(contents: ContainerContents): string[] {
-  const keys = new Set<string>();
-  for (const g of contents.grants) keys.add(g.itemTypeKey);
-  for (const p of contents.picks) for (const e of p.from) keys.add(e.itemTypeKey);
-  return [...keys].sort();
-}
-
-/**
- * What one opening gives, by item type: every fixed grant, and each pick's `count` independent draws,
- * an entry coming up with probability weight / the sum of the pick's weights (crypto randomness: a
- * player cannot predict a draw from earlier ones).
- */
-export function drawContents(contents: ContainerContents, draw: (below: number) => number = randomInt): Map<string, number> {
-  const out = new Map<string, number>();
-  const add = (key: string, quantity: number) => out.set(key, (out.get(key) ?? 0) + quantity);
-  for (const g of contents.grants) add(g.itemTypeKey, g.quantity);
-  for (const pick of contents.picks) {
-    const total = pick.from.reduce((sum, e) => sum + e.weight, 0);
-    for (let i = 0; i < pick.count; i++) {
-      let ticket = draw(total);
-      const entry = pick.from.find((e) => (ticket -= e.weight) < 0)!;
-      add(entry.itemTypeKey, entry.quantity);
-    }
-  }
-  return out;
-}

@@ -12,6 +12,7 @@ import { SingleFlight, TtlCache } from '../cache';
 import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
+import { holdExistingPlayer } from '../players/hold';
 import { Announcer, InvalidationBus, announceAfterCommit } from '../invalidation';
 import type { LegalDocumentManifestT } from '../manifests/schemas';
 import { CursorCodec, keysetPage, Page } from '../pagination';
@@ -197,8 +198,7 @@ export class LegalService {
   async accept(db: Queryable, env: EnvironmentContext, playerId: string, entries: { document: string; version: string }[]): Promise<LegalStanding> {
     return inTransaction(db, async (trx) => {
       // The player's row stays while we add to what they hold (deletion takes it FOR UPDATE).
-      const { rows } = await trx.raw('SELECT 1 FROM players WHERE id = ? AND environment_id = ? FOR KEY SHARE', [playerId, env.id]);
-      if (rows.length === 0) throw refuse.notFound('The player');
+      await holdExistingPlayer(trx, env, playerId);
       const catalog = await readCatalog(trx, env.id);
       entries.forEach((entry, i) => {
         const doc = catalog.byKey.get(entry.document);

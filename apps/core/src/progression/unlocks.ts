@@ -8,6 +8,7 @@
 import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
+import { holdExistingPlayer } from '../players/hold';
 import { CursorCodec, keysetPage, Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 
@@ -27,12 +28,6 @@ function unlockOf(row: { key: string; source: string; unlocked_at: Date }): Unlo
 /** `_` is a wildcard of LIKE and a letter of keys: a prefix matches itself literally. */
 function likePrefix(prefix: string): string {
   return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
-/** The player's row, share-locked so they cannot be deleted while we add to what they hold; not-found for another environment's. */
-async function lockPlayer(db: Queryable, env: EnvironmentContext, playerId: string): Promise<void> {
-  const { rows } = await db.raw('SELECT 1 FROM players WHERE id = ? AND environment_id = ? FOR KEY SHARE', [playerId, env.id]);
-  if (rows.length === 0) throw refuse.notFound('The player');
 }
 
 export class UnlockService {
@@ -63,7 +58,7 @@ export class UnlockService {
    */
   async record(db: Queryable, env: EnvironmentContext, playerId: string, key: string, source = DEFAULT_UNLOCK_SOURCE): Promise<{ unlock: Unlock; created: boolean }> {
     return inTransaction(db, async (trx) => {
-      await lockPlayer(trx, env, playerId);
+      await holdExistingPlayer(trx, env, playerId);
       // A parallel insert of the same key waits for the first to commit, then inserts nothing.
       const inserted = await trx('player_unlocks')
         .insert({ player_id: playerId, environment_id: env.id, key, source })
@@ -79,16 +74,8 @@ export class UnlockService {
   /** DELETE /players/:playerId/unlocks/:key: done whether or not the player held it (not-found only for no such player). */
   async remove(db: Queryable, env: EnvironmentContext, playerId: string, key: string): Promise<void> {
     await inTransaction(db, async (trx) => {
-      await lockPlayer(trx, env, playerId);
+      await holdExistingPlayer(trx, env, playerId);
       await trx('player_unlocks').where({ player_id: playerId, key }).delete();
     });
-  }
-
-  /** The keys of `keys` the player does not hold (for `locked` refusals' details.missing), in the order given. */
-  async missing(db: Queryable, playerId: string, keys: string[]): Promise<string[]> {
-    if (keys.length === 0) return [];
-    const held: { key: string }[] = await db('player_unlocks').where({ player_id: playerId }).whereIn('key', keys).select('key');
-    const have = new Set(held.map((r) => r.key));
-    return keys.filter((k) => !have.has(k));
   }
 }

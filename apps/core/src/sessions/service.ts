@@ -4,6 +4,7 @@ import type { Coordination } from '../coord/coordination';
 import type { Logger } from '../logger';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { ApiError, refuse } from '../errors';
+import { holdPlayer } from '../players/hold';
 import { randomId } from '../ids';
 import { filterWords } from '../players/word-filter';
 import {
@@ -378,10 +379,9 @@ export class SessionService {
    * the player's row (FOR UPDATE) and then their sessions, so the two wait for each other in one order.
    */
   private async lockPlayer(trx: Tx, env: EnvironmentContext, playerId: string): Promise<PlayerRow> {
-    const result = await trx.raw('SELECT display_name FROM players WHERE id = ? AND environment_id = ? FOR KEY SHARE', [playerId, env.id]);
-    const player = result.rows[0] as PlayerRow | undefined;
+    const player = await holdPlayer(trx, env.id, playerId);
     if (!player) throw refuse.unauthorized('The player no longer exists.');
-    return player;
+    return { display_name: player.displayName };
   }
 
   private async seatsOf(db: Queryable, sessionId: string): Promise<SeatRow[]> {

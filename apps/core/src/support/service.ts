@@ -10,6 +10,7 @@
 import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { ApiError, refuse } from '../errors';
+import { holdPlayer } from '../players/hold';
 import { randomId } from '../ids';
 import { windowOf, type RateOutcome } from '../coord/coordination';
 import type { EnvironmentContext } from '../tenancy/environments';
@@ -91,8 +92,7 @@ export async function filePlayerReport(db: Queryable, env: EnvironmentContext, p
     // The filer's lock first (every area's order: environment, then player), then the reported player's
     // row, held until commit so it cannot be deleted in between. Another environment's player is not-found.
     const standing = await claimFiling(trx, env, playerId, async () => {
-      const reported = await trx.raw('SELECT id FROM players WHERE id = ? AND environment_id = ? FOR KEY SHARE', [input.playerId, env.id]);
-      if (reported.rows.length === 0) throw refuse.notFound('The reported player');
+      if ((await holdPlayer(trx, env.id, input.playerId)) === null) throw refuse.notFound('The reported player');
     });
     const id = randomId();
     await trx('support_filings').insert({

@@ -8,6 +8,7 @@
 import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
+import { holdExistingPlayer } from '../players/hold';
 import type { TourManifestT } from '../manifests/schemas';
 import { CursorCodec, Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
@@ -78,8 +79,7 @@ export class TourService {
   async complete(db: Queryable, env: EnvironmentContext, playerId: string, tourId: string): Promise<void> {
     await inTransaction(db, async (trx) => {
       // The player's row stays while we add to what they hold (deletion takes it FOR UPDATE).
-      const { rows } = await trx.raw('SELECT 1 FROM players WHERE id = ? AND environment_id = ? FOR KEY SHARE', [playerId, env.id]);
-      if (rows.length === 0) throw refuse.notFound('The player');
+      await holdExistingPlayer(trx, env, playerId);
       const tour = await trx('tours').where({ environment_id: env.id, id: tourId, enabled: true }).first('id');
       if (!tour) throw refuse.notFound('The tour');
       await trx('tour_completions').insert({ player_id: playerId, environment_id: env.id, tour_id: tourId }).onConflict(['player_id', 'tour_id']).ignore();

@@ -8,11 +8,14 @@
  * answers the first use instead of using a second item of a stack (or `already-consumed`).
  */
 import { Type } from '@sinclair/typebox';
-import { ContainerOpening, GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, Inventory, Item, ItemGrant, ItemStack, ItemUse } from '@hearth/core';
+import { ContainerOpening, GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, Inventory, Item, ItemGrant, ItemStack, ItemUse, type EngineAnswer } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PlayerPath, ServerPlayerPath } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
 import { InventoryParams } from '../economy';
+
+/** A move of the money engine as a handler's result: the first answer, or its replay (Idempotent-Replayed). */
+const engineAnswer = <T>({ answer, replayed }: EngineAnswer<T>) => ({ body: answer, replayed });
 
 const Quantity = (description: string) => Type.Integer({ minimum: 1, maximum: ITEM_QUANTITY_MAX, description });
 
@@ -54,6 +57,8 @@ export const grantItems = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'required',
+  // The move's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
   params: ServerPlayerPath,
   body: Type.Object(
     {
@@ -71,7 +76,7 @@ export const grantItems = defineRoute({
     { parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/inventoryId' } },
   ],
   refusals: ['not-found', 'invalid-request', 'disabled', 'owned-limit', 'no-current-realm'],
-  handler: async (ctx) => ({ body: await ctx.core.items.grant(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
+  handler: async (ctx) => engineAnswer(await ctx.core.items.grant(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
 });
 
 export const consumeItem = defineRoute({
@@ -85,10 +90,12 @@ export const consumeItem = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'required',
+  // The move's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
   params: ServerItem,
   success: { status: 200, description: 'The item, consumed', schema: Type.Object({ item: Item }, { additionalProperties: false }) },
   refusals: ['not-found', 'already-consumed'],
-  handler: async (ctx) => ({ body: await ctx.core.items.consumeItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId) }),
+  handler: async (ctx) => engineAnswer(await ctx.core.items.consumeItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId, ctx.idempotency)),
 });
 
 export const consumeItemStack = defineRoute({
@@ -102,11 +109,13 @@ export const consumeItemStack = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'required',
+  // The move's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
   params: ServerPlayerPath,
   body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), quantity: Type.Optional(Quantity('1 to 1,000, default 1')), ...InventoryChoiceFields }, { additionalProperties: false }),
   success: { status: 200, description: 'The stack after', schema: Type.Object({ stack: ItemStack }, { additionalProperties: false }) },
   refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'no-current-realm'],
-  handler: async (ctx) => ({ body: await ctx.core.items.consumeStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
+  handler: async (ctx) => engineAnswer(await ctx.core.items.consumeStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
 });
 
 export const useItem = defineRoute({
@@ -120,10 +129,12 @@ export const useItem = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
+  // The move's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
   params: EitherItem,
   success: { status: 200, description: 'The item used', schema: ItemUse },
   refusals: ['forbidden', 'not-found', 'not-usable', 'locked', 'disabled', 'already-consumed'],
-  handler: async (ctx) => ({ body: await ctx.core.items.useItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId) }),
+  handler: async (ctx) => engineAnswer(await ctx.core.items.useItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId, ctx.idempotency)),
 });
 
 export const useItemStack = defineRoute({
@@ -137,11 +148,13 @@ export const useItemStack = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
+  // The move's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
   params: PlayerPath,
   body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), ...InventoryChoiceFields }, { additionalProperties: false }),
   success: { status: 200, description: 'What was used', schema: ItemUse },
   refusals: ['forbidden', 'not-found', 'invalid-request', 'not-usable', 'locked', 'disabled', 'insufficient-balance', 'no-current-realm'],
-  handler: async (ctx) => ({ body: await ctx.core.items.useStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
+  handler: async (ctx) => engineAnswer(await ctx.core.items.useStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
 });
 
 export const openItem = defineRoute({
@@ -150,14 +163,16 @@ export const openItem = defineRoute({
   path: '/players/:playerId/items/:itemId/open',
   summary: 'Open a container, once, for its contents',
   description:
-    'Consumes the container and grants its contents (fixed grants and weighted picks) in one transaction; `granted` says what it gave. `not-usable` for anything but a container, or when its contents name a missing or switched-off item type (nothing is consumed then).',
+    'Consumes the container and grants its contents (fixed grants and weighted picks) in one statement; `granted` says what it gave. `not-usable` for anything but a container, or when its contents name a missing or switched-off item type (nothing is consumed then).',
   tag: 'inventory',
   credential: 'either',
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
+  // The move's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
   params: EitherItem,
   success: { status: 200, description: 'The container opened and what it gave', schema: ContainerOpening },
   refusals: ['forbidden', 'not-found', 'not-usable', 'locked', 'disabled', 'already-consumed', 'owned-limit', 'no-current-realm'],
-  handler: async (ctx) => ({ body: await ctx.core.items.openContainer(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId) }),
+  handler: async (ctx) => engineAnswer(await ctx.core.items.openContainer(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId, ctx.idempotency)),
 });

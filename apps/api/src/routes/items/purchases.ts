@@ -26,10 +26,6 @@ const Purchase = (granted: TSchema) =>
     { additionalProperties: false },
   );
 
-interface StoredPurchase {
-  charges: Record<string, unknown>[];
-}
-
 export const purchaseItems = defineRoute({
   operationId: 'purchaseItems',
   method: 'POST',
@@ -44,10 +40,8 @@ export const purchaseItems = defineRoute({
   service: 'inventory',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
-  onReplay: (answer) => {
-    const first = answer as StoredPurchase;
-    return { ...first, replayed: true, charges: first.charges.map((c) => ({ ...c, replayed: true })), granted: null };
-  },
+  // The purchase's one statement claims and answers the key's record: a purchase is one round trip.
+  idempotencyRecord: 'handler',
   params: Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false }),
   body: Type.Object(
     {
@@ -77,6 +71,7 @@ export const purchaseItems = defineRoute({
     const playerId = targetPlayerId(ctx);
     // Allowances are the game server's word on what a player may spend: never a player's own.
     if (ctx.principal.kind === 'player' && ctx.body.allowances !== undefined) throw refuse.forbidden('Only a server key sends allowances.');
-    return { body: await ctx.core.purchases.buyItem(ctx.db, ctx.env, playerId, ctx.body) };
+    const purchase = await ctx.core.purchases.buyItem(ctx.db, ctx.env, playerId, ctx.body, ctx.idempotency);
+    return { body: purchase, replayed: purchase.replayed };
   },
 });

@@ -1,0 +1,121 @@
+/**
+ * How the money engine's refusals are worded: ONE table of outcome → error code, message and details,
+ * for every move of value (currency moves, purchases, item grants and the items routes' choice of
+ * inventory). The engine decides (migrations/20261126170000_money_engine.ts raises SQLSTATE HM001 with
+ * the outcome as JSON); the words are here. Fields are named relative to the body (`inventoryId`) and
+ * placed in the request by `bodyField`, the one place that knows where the body sits.
+ */
+import { ApiError, refuse } from '../errors';
+import { IDEMPOTENCY_CONFLICT_MESSAGE } from '../idempotency';
+
+/** What the engine says about a refused move: the outcome and what its words need. */
+export interface EngineOutcome {
+  outcome: string;
+  currencyKey?: string;
+  /** The move's kind (credit, debit, refund, consume). */
+  kind?: string;
+  currencyKind?: string | null;
+  held?: number | string | null;
+  cap?: number | string | null;
+  requested?: number | string | null;
+  allowance?: number | string | null;
+  /** The body's field that named the place (inventoryId or realmId). */
+  field?: string;
+  itemTypeKey?: string;
+  limit?: number | string;
+  payWith?: string;
+  prices?: string[];
+  /** locked: the unlocks the player lacks, in the type's order. */
+  missing?: string[];
+  consumedAt?: string;
+  /** contents-unusable: the container, and whether the content's type is `switched off` or `not defined`. */
+  container?: string;
+  state?: string;
+}
+
+/** SQLSTATE of a refused move; DETAIL is the EngineOutcome as JSON. */
+export const MOVE_REFUSED = 'HM001';
+
+const bodyField = (field: string) => `body.${field}`;
+const num = (value: unknown) => Number(value);
+/** Who is moved, for the words on where it is held. */
+const heldThing = (o: EngineOutcome) => (o.itemTypeKey !== undefined ? `The item type ${o.itemTypeKey}` : 'This currency');
+
+const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
+  'idempotency-conflict': () => new ApiError('idempotency-conflict', IDEMPOTENCY_CONFLICT_MESSAGE),
+  'player-not-found': () => refuse.notFound('The player'),
+  'currency-not-found': () => refuse.notFound('The currency'),
+  'item-type-not-found': () => refuse.notFound('The item type'),
+  'inventory-not-found': () => refuse.notFound('The inventory'),
+  'realm-not-found': () => refuse.notFound('The realm'),
+  'no-current-realm': () => new ApiError('no-current-realm', 'No realm is open now.'),
+  'both-choices': () => refuse.invalid(bodyField('realmId'), 'Name the inventory by inventoryId or by realmId, not both.'),
+  // The place named (inventoryId or realmId) does not fit where the currency or item type is held.
+  'held-on-account': (o) => refuse.invalid(bodyField(o.field ?? 'realmId'), `${heldThing(o)} is held on the account inventory.`),
+  'held-per-realm': (o) => refuse.invalid(bodyField(o.field ?? 'realmId'), `${heldThing(o)} is held per realm, not on the account.`),
+  'wrong-kind': (o) => refuse.invalid('path.currencyKey', `${o.currencyKey} is a ${o.currencyKind} currency: it cannot be moved by ${o.kind}.`),
+  disabled: (o) => new ApiError('disabled', `The currency ${o.currencyKey} is switched off.`, { currencyKey: o.currencyKey }),
+  // Of a currency (a debit, a purchase's charge) or of a counted stack (taking from it).
+  'insufficient-balance': (o) =>
+    new ApiError(
+      'insufficient-balance',
+      `Not enough ${o.currencyKey ?? o.itemTypeKey}: ${o.held} held, ${o.requested} asked.`,
+      o.currencyKey !== undefined ? { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) } : { itemTypeKey: o.itemTypeKey, held: num(o.held), requested: num(o.requested) },
+    ),
+  'allowance-exceeded': (o) =>
+    new ApiError('allowance-exceeded', `Spending ${o.requested} ${o.currencyKey} would pass the allowance of ${o.allowance} (${o.held} spent).`, {
+      currencyKey: o.currencyKey,
+      held: num(o.held),
+      requested: num(o.requested),
+      allowance: num(o.allowance),
+    }),
+  'balance-cap': (o) =>
+    new ApiError('balance-cap', `${o.currencyKey} would pass its maximum of ${o.cap} (${o.held} held).`, { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) }),
+  'not-purchasable': (o) => new ApiError('not-purchasable', `${o.itemTypeKey} is not for sale.`, { itemTypeKey: o.itemTypeKey }),
+  'item-type-disabled': (o) => new ApiError('disabled', `The item type ${o.itemTypeKey} is switched off.`, { itemTypeKey: o.itemTypeKey }),
+  'pay-with-unpriced': (o) => refuse.invalid(bodyField('payWith'), `${o.itemTypeKey} has no price in ${o.payWith}; its prices are in ${o.prices!.join(', ')}.`),
+  'pay-with-missing': (o) =>
+    refuse.invalid(bodyField('payWith'), `${o.itemTypeKey} is paid with any one of its prices: name its currency in payWith (${o.prices!.join(', ')}).`),
+  // A price in a currency the environment does not have makes the item not for sale, never free.
+  'price-currency-not-found': (o) =>
+    new ApiError('not-purchasable', `${o.itemTypeKey} is priced in ${o.currencyKey}, which is not defined.`, { itemTypeKey: o.itemTypeKey, currencyKey: o.currencyKey }),
+  'price-currency-disabled': (o) =>
+    new ApiError('disabled', `${o.itemTypeKey} is priced in ${o.currencyKey}, which is switched off.`, { itemTypeKey: o.itemTypeKey, currencyKey: o.currencyKey }),
+  'allowance-missing': (o) =>
+    new ApiError('invalid-request', `${o.itemTypeKey} is priced in ${o.currencyKey}, a consumed currency: a server key must send its allowance in allowances.${o.currencyKey}.`, {
+      field: bodyField('allowances'),
+      currencyKey: o.currencyKey,
+    }),
+  'grant-key-counted': (o) => refuse.invalid(bodyField('grantKey'), `${o.itemTypeKey} is counted: a grantKey is for items held one by one.`),
+  'data-counted': (o) => refuse.invalid(bodyField('data'), `${o.itemTypeKey} is counted: data is for items held one by one.`),
+  'grant-key-quantity': () => refuse.invalid(bodyField('quantity'), 'A grant under a grantKey grants exactly one item.'),
+  'held-one-by-one': (o) => refuse.invalid(bodyField('itemTypeKey'), `${o.itemTypeKey} is held one by one: act on its items by id.`),
+  'item-not-found': () => refuse.notFound('The item'),
+  'already-consumed': (o) => new ApiError('already-consumed', `The item was already used, opened or consumed (${o.consumedAt}).`, { itemTypeKey: o.itemTypeKey }),
+  'not-usable': (o) => new ApiError('not-usable', `${o.itemTypeKey} is not usable.`, { itemTypeKey: o.itemTypeKey }),
+  'no-longer-defined': (o) => new ApiError('not-usable', `${o.itemTypeKey} is no longer defined.`, { itemTypeKey: o.itemTypeKey }),
+  'not-a-container': (o) => new ApiError('not-usable', `Only a container is opened; ${o.itemTypeKey} is not one.`, { itemTypeKey: o.itemTypeKey }),
+  'contents-unusable': (o) => new ApiError('not-usable', `${o.container} cannot be opened: its contents name ${o.itemTypeKey}, which is ${o.state}.`, { itemTypeKey: o.itemTypeKey }),
+  locked: (o) => new ApiError('locked', `${o.itemTypeKey} needs unlocks the player lacks: ${o.missing!.join(', ')}.`, { itemTypeKey: o.itemTypeKey, missing: o.missing }),
+  'owned-limit': (o) =>
+    new ApiError('owned-limit', `${o.itemTypeKey}: ${o.held} held, ${o.requested} more would pass the most one inventory may hold (${o.limit}).`, {
+      itemTypeKey: o.itemTypeKey,
+      held: num(o.held),
+      requested: num(o.requested),
+      limit: num(o.limit),
+    }),
+};
+
+/** The refusal an outcome names. An outcome the table does not know is a fault, not a refusal. */
+export function refusalOf(o: EngineOutcome): ApiError {
+  const word = REFUSALS[o.outcome];
+  if (!word) throw new Error(`the money engine answered an unknown outcome: ${o.outcome}`);
+  return word(o);
+}
+
+/** The engine's refusal when `err` is one (HM001), else `err` itself, for the caller to throw. */
+export function engineError(err: unknown): unknown {
+  const { code, detail } = err as { code?: string; detail?: string };
+  if (code !== MOVE_REFUSED || detail === undefined) return err;
+  return refusalOf(JSON.parse(detail) as EngineOutcome);
+}
