@@ -16,10 +16,23 @@ OPENAPI_GENERATOR_VERSION=7.25.0
 
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 tools="${HEARTH_TOOLS_DIR:-$HOME/.cache/hearth/tools}"
-out="${OUT:-$(mktemp -d -t hearth-openapi-clients.XXXXXX)}"
+# Output goes to $OUT when given (kept, to read); otherwise to a temporary folder removed at the end.
+if [[ -n "${OUT:-}" ]]; then
+  out="$OUT"
+else
+  out="$(mktemp -d -t hearth-openapi-clients.XXXXXX)"
+  trap 'rm -rf "$out"' EXIT
+fi
 mkdir -p "$tools" "$out"
 cd "$repo"
 step() { echo "== $*" >&2; }
+
+# Java 11+ and Maven for openapi-generator's client: this machine's kind ships them; installed when absent.
+if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+  echo "installing a JDK and Maven (once per machine)…" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq default-jdk-headless maven >/dev/null
+fi
 
 step "the document"
 node --import tsx test/openapi-clients/dump.ts > "$out/openapi.json"
@@ -70,4 +83,4 @@ java -jar "$jar" generate --input-spec "$out/openapi.json" --generator-name java
 # The large figures are 64-bit there.
 grep -q 'private Long balanceAfter' "$out/java/src/main/java/dev/hearth/client/model/Movement.java"
 
-echo "openapi-clients: all three generators took the document ($out)" >&2
+echo "openapi-clients: all three generators took the document${OUT:+ ($OUT)}" >&2
