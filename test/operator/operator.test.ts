@@ -30,6 +30,17 @@ let kube: Kube;
 let h: Harness;
 let operator: OperatorProcess;
 
+/** How many times the operator's log says it reconciled this object (its JSON lines' `reconciled`). */
+function reconcilesOf(kind: string, name: string): number {
+  let count = 0;
+  for (const line of operator.log().split('\n')) {
+    if (!line.includes('"reconciled"')) continue;
+    const entry = JSON.parse(line) as { msg?: string; kind?: string; key?: string };
+    if (entry.msg === 'reconciled' && entry.kind === kind && entry.key === `${NAMESPACE}/${name}`) count++;
+  }
+  return count;
+}
+
 beforeAll(async () => {
   [kube, h] = await Promise.all([startKube(), startHarness({ manifests: [] })]);
   await kubectl(kube, ['apply', '-f', '-'], crdsYaml());
@@ -99,8 +110,10 @@ describe('an SRE creates a plan, project, environment, key and config with kubec
     expect((await eventsOf('op-key')).map((e) => e.reason)).toContain('KeyMinted');
 
     // A second reconcile (the relist, a restart) mints nothing new.
+    const reconcilesBefore = reconcilesOf('ServerKey', 'op-key');
     await kubectl(kube, ['annotate', ...ns('serverkey', 'op-key'), 'touched=1']);
-    await new Promise((r) => setTimeout(r, 1500));
+    // The annotation's event reaches the operator and it reconciles the key once more: then nothing new.
+    await waitUntil('a second reconcile of op-key', async () => (reconcilesOf('ServerKey', 'op-key') > reconcilesBefore ? true : undefined));
     expect(await h.db('server_keys').where({ environment_id: env.id })).toHaveLength(1);
     expect((await secretKey('op-key-server-key')).key).toBe(key);
   });
