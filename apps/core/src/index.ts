@@ -31,6 +31,7 @@ export * from './players/deletion';
 export * from './players/word-filter';
 export * from './content/game-config';
 export * from './content/game-config-sync';
+export * from './content/content-watch';
 export * from './legal/legal';
 export * from './tours/tours';
 export * from './blog/content';

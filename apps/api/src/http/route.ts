@@ -175,8 +175,9 @@ export interface RouteSpec<
    */
   onReplay?: (body: unknown) => unknown;
   /**
-   * Conditional reads: the ETag of what this request would answer, computed before the handler.
-   * `ask` names what was asked (the operation, its path parameters and query) as one string.
+   * Conditional reads: the ETag of what this request would answer, computed before the handler to
+   * answer 304 from the caches. `ask` names what was asked (etagAsk). A handler of such a route
+   * answers the ETag of its body itself (an `ETag` header), read from the same snapshot as the body.
    */
   etag?: (ctx: HandlerContext<Static<NonNullable<P>>, Static<NonNullable<Q>>, unknown, C, F>, ask: string) => Promise<string>;
   success: { status: number; description: string; schema?: TSchema; also?: { status: number; description: string }[] };
@@ -213,6 +214,14 @@ export interface RouteLink {
 }
 
 export type AnyRoute = RouteSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined, CredentialKind, EnvironmentSource | undefined>;
+
+/**
+ * What a conditional read was asked (its operation, path parameters and query) as one string: the
+ * `ask` the pipeline gives `etag`, and the one a handler names when it answers the ETag of its body.
+ */
+export function etagAsk(operationId: string, params: unknown, query: unknown): string {
+  return JSON.stringify([operationId, params, query]);
+}
 
 export function defineRoute<
   P extends TSchema | undefined,
