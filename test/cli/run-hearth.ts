@@ -22,13 +22,13 @@ export function baseEnv(vars: Record<string, string | undefined>): NodeJS.Proces
   return hearthEnv({ LOG_LEVEL: 'warn', ...Object.fromEntries(given) });
 }
 
-export function spawnHearth(args: string[], vars: Record<string, string | undefined>): ChildProcess {
-  return spawn(process.execPath, [HEARTH_BIN, ...args], { cwd: REPO_ROOT, env: baseEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnHearth(args: string[], vars: Record<string, string | undefined>, cwd = REPO_ROOT): ChildProcess {
+  return spawn(process.execPath, [HEARTH_BIN, ...args], { cwd, env: baseEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/** Runs a command to its end; a command still running after `timeoutMs` is killed and the test fails. */
-export function runHearth(args: string[], vars: Record<string, string | undefined>, timeoutMs = 20_000): Promise<CliResult> {
-  return runToEnd(spawnHearth(args, vars), `hearth ${args.join(' ')}`, timeoutMs);
+/** Runs a command to its end (in `cwd`); a command still running after `timeoutMs` is killed and the test fails. */
+export function runHearth(args: string[], vars: Record<string, string | undefined>, timeoutMs = 20_000, cwd = REPO_ROOT): Promise<CliResult> {
+  return runToEnd(spawnHearth(args, vars, cwd), `hearth ${args.join(' ')}`, timeoutMs);
 }
 
 /** Collects a spawned command's output until it ends; one still running after `timeoutMs` is killed and the test fails. */
