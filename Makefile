@@ -1,7 +1,7 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
 .PHONY: dev services test typecheck bench kube-tools operator-test chart-test chart-docs crds build minio
 
-DATABASE_URL ?= postgres://postgres:postgres@127.0.0.1:5432/postgres
+DATABASE_URL ?= postgres://hearth:hearth@127.0.0.1:55432/hearth
 REDIS_URL ?= redis://127.0.0.1:6379
 
 node_modules: package-lock.json
