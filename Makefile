@@ -1,7 +1,9 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
 .PHONY: dev services test typecheck bench kube-tools operator-test chart-test chart-docs crds build minio
 
-DATABASE_URL ?= postgres://hearth:hearth@127.0.0.1:55432/hearth
+# The project's own PostgreSQL cluster (make services); DATABASE_URL=… uses another database instead.
+HEARTH_PG_PORT ?= 55432
+DATABASE_URL ?= postgres://hearth:hearth@127.0.0.1:$(HEARTH_PG_PORT)/hearth
 REDIS_URL ?= redis://127.0.0.1:6379
 
 node_modules: package-lock.json
@@ -12,9 +14,9 @@ node_modules: package-lock.json
 dev: node_modules
 	npm start
 
-## Install (when absent) and start PostgreSQL and Redis on 127.0.0.1.
+## Install (when absent) and start the project's own PostgreSQL cluster (localhost:$(HEARTH_PG_PORT)) and Redis on 127.0.0.1.
 services:
-	bash .ci/services.sh
+	HEARTH_PG_PORT=$(HEARTH_PG_PORT) bash .ci/services.sh
 
 # jest against the real PostgreSQL and Redis, then a summary of the run: $(call jest,NAME,ARGS).
 define jest
