@@ -30,11 +30,24 @@ endef
 KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`),
-## MinIO (built once per machine by `make minio`) and helm (test/observability renders the chart's
-## rules; kube-tools: cached, nothing once built).
-test: node_modules services minio kube-tools
+## MinIO (the storage tests) and helm (test/observability renders the chart's rules): built once per
+## machine, the first time about 10 minutes on 2 cores (nothing once built).
+test: node_modules services test-tools
 	npm run typecheck
 	$(call jest,jest,)
+
+# The tools each target runs, built once per machine into ~/.cache/hearth/tools (HEARTH_TOOLS_DIR) by
+# test/kube/tools/build.sh: each target builds only what its tests start.
+TOOLS = bash test/kube/tools/build.sh
+.PHONY: test-tools operator-tools chart-tools loadtest-tools
+test-tools:
+	$(TOOLS) minio helm
+operator-tools:
+	$(TOOLS) kube-apiserver etcd kubectl helm
+chart-tools:
+	$(TOOLS) kube-apiserver etcd kubectl helm '*-crds'
+loadtest-tools:
+	$(TOOLS) k6
 
 ## Rewrite the chart's CRD templates from the manifest schemas (a test fails while they differ).
 crds: node_modules
@@ -42,18 +55,19 @@ crds: node_modules
 
 ## Build (once per machine, cached in ~/.cache/hearth/tools) MinIO, the S3 server of the storage tests.
 minio:
-	bash test/tools/minio.sh
+	$(TOOLS) minio
 
-## Build (once per machine, cached in ~/.cache/hearth/tools) kube-apiserver, etcd, kubectl and helm.
+## Build (once per machine, cached in ~/.cache/hearth/tools) every tool: MinIO, kube-apiserver, etcd,
+## kubectl, helm, k6 and the CRDs of the chart's optional objects.
 kube-tools:
-	bash test/kube/tools/build.sh
+	$(TOOLS)
 
 ## The operator against a real kube-apiserver + etcd, with the API beside it (test/operator).
-operator-test: node_modules services kube-tools
+operator-test: node_modules services operator-tools
 	$(call jest,operator,test/operator $(KUBE_SUITE))
 
 ## helm lint and template of charts/hearth, the objects dry-run on a real kube-apiserver (test/chart).
-chart-test: node_modules services kube-tools
+chart-test: node_modules services chart-tools
 	$(call jest,chart,test/chart $(KUBE_SUITE))
 
 ## Rewrite the values table of docs/kubernetes.md from charts/hearth/values.yaml.
@@ -71,11 +85,11 @@ build: node_modules
 bench: node_modules services
 	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npm run bench
 
-## Load tests: the real k6 (built by kube-tools) against `hearth api` and `hearth realtime` on a fresh
+## Load tests: the real k6 (built once per machine) against `hearth api` and `hearth realtime` on a fresh
 ## database; LOADTEST_PROFILE=smoke (CI, under 2 minutes) or full (releases). See docs/performance.md.
 .PHONY: loadtest
 LOADTEST_PROFILE ?= smoke
-loadtest: node_modules services kube-tools
+loadtest: node_modules services loadtest-tools
 	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) node --import tsx loadtest/run.ts --profile $(LOADTEST_PROFILE)
 
 ## Fuzzing: schemathesis (installed once per machine by fuzz-tools) against a real `hearth api` on a
