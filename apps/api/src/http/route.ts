@@ -29,7 +29,7 @@ export type CredentialKind = 'none' | 'server' | 'player' | 'either' | 'either-o
 
 export const KB = 1024;
 export const MB = 1024 * 1024;
-/** Spec §8 body limits, in bytes (binary units, see DESIGN.md). */
+/** Spec §8 body limits, in bytes (binary units: docs/api-conventions.md, Readings of the contract). */
 export const BODY_LIMITS = { default: 64 * KB, signIn: 16 * KB, gameService: 16 * KB, licence: 16 * KB, saveWrite: 512 * KB, crashUpload: 20 * MB };
 
 /**
