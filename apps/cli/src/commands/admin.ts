@@ -12,7 +12,7 @@ import {
   revokeServerKey,
   rotateSigningKey,
 } from '@hearth/core';
-import { CliError, emit } from '../output';
+import { CliError, emit, table } from '../output';
 import { Runtime, openRuntime } from '../runtime';
 import { withDevDefaults } from '../dev-connection';
 
@@ -103,9 +103,10 @@ export async function runKeysList(opts: { environment: string; json?: boolean })
     emit(!!opts.json, { environment: env.appKey, keys }, () =>
       keys.length === 0
         ? `no server keys in ${env.appKey}`
-        : keys
-            .map((k) => `${k.keyId}  ${k.name}  …${k.secretHint}  created ${k.createdAt}  last used ${k.lastUsedAt ?? 'never'}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}`)
-            .join('\n'),
+        : table(
+            ['KEY ID', 'NAME', 'SECRET', 'CREATED', 'LAST USED', 'REVOKED'],
+            keys.map((k) => [k.keyId, k.name, `…${k.secretHint}`, k.createdAt, k.lastUsedAt ?? 'never', k.revokedAt]),
+          ),
     );
   });
 }
