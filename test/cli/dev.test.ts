@@ -70,6 +70,9 @@ test('runs on the embedded default, serves the README walk-through and the socke
   const first = await startDev(vars, checkout);
   expect(first.base).toBe(`http://127.0.0.1:${port}/v1`);
   expect(first.appKey).toBe('demo-dev');
+  // No Redis in dev: readiness does not claim one.
+  const ready = await call(first.base.replace(/\/v1$/, ''), 'GET', '/readyz');
+  expect(ready.body).toEqual({ status: 'ready', postgres: true, coordination: 'in-process' });
 
   // The README's walk-through: server key → tokens → /players/me → flags with If-None-Match → 304.
   const tokens = await signIn(first.base, first.serverKey, 'readme-player', 'Ada');

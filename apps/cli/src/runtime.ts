@@ -13,6 +13,7 @@ import {
   HearthCore,
   ObjectStore,
   openObjectStore,
+  processStopping,
 } from '@hearth/core';
 import { CliError } from './output';
 
@@ -134,6 +135,7 @@ export function onShutdown(logger: Logger, stop: () => Promise<void>): void {
   const handler = (signal: string) => {
     if (stopping) return;
     stopping = true;
+    processStopping.begun = true;
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), 25_000);
     force.unref();

@@ -2,6 +2,7 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { InvalidationBus } from '../invalidation';
 import { SingleFlight, TtlCache } from '../cache';
+import { processStopping } from '../process/serving';
 
 /** The PostgreSQL channel every content write notifies, in its own transaction (see bumpContentVersion). */
 export const CONTENT_CHANGED_CHANNEL = 'hearth_content_changed';
@@ -91,7 +92,8 @@ export class ContentWatch {
     if (!this.connection) return;
     this.lose();
     if (this.stopped) return;
-    this.logger.warn('lost the connection that listens for content changes; conditional reads ask the database until it is back');
+    const level = processStopping.begun ? 'debug' : 'warn';
+    this.logger[level]('lost the connection that listens for content changes; conditional reads ask the database until it is back');
     this.scheduleRetry();
   }
 

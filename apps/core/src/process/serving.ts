@@ -71,8 +71,21 @@ export async function startMetricsServer(
   return { server, url: `http://${shownHost(host)}:${bound}/metrics` };
 }
 
+/** What /readyz shows: PostgreSQL, and Redis where there is one (the embedded default coordinates in-process). */
+export type ReadinessChecks = { postgres: boolean; redis: boolean } | { postgres: boolean; coordination: 'in-process' };
+
 /** Readiness: PostgreSQL answers a query and the coordination (Redis) answers a ping. */
-export async function readiness(deps: { db: Db; coordination: Coordination }): Promise<{ ready: boolean; postgres: boolean; redis: boolean }> {
-  const [postgres, redis] = await Promise.all([deps.db.raw('SELECT 1').then(() => true, () => false), deps.coordination.ping()]);
-  return { ready: postgres && redis, postgres, redis };
+export async function readiness(deps: { db: Db; coordination: Coordination }): Promise<{ ready: boolean; checks: ReadinessChecks }> {
+  const postgres = await deps.db.raw('SELECT 1').then(() => true, () => false);
+  // Without Redis there is nothing to ping: saying `redis: true` would claim a Redis that is not there.
+  if (deps.coordination.inProcess) return { ready: postgres, checks: { postgres, coordination: 'in-process' } };
+  const redis = await deps.coordination.ping();
+  return { ready: postgres && redis, checks: { postgres, redis } };
 }
+
+/**
+ * Whether this process has begun to stop (SIGTERM, or Ctrl-C, which the terminal also sends to
+ * `hearth dev`'s embedded PostgreSQL): a database connection lost after that is expected, so what
+ * watches connections says so at debug level instead of warning.
+ */
+export const processStopping = { begun: false };
