@@ -18,11 +18,14 @@ dev: node_modules
 services:
 	HEARTH_PG_PORT=$(HEARTH_PG_PORT) bash .ci/services.sh
 
+# Where a run's jest results go: in this checkout, so two checkouts never read each other's.
+TEST_RESULTS ?= $(CURDIR)/.test-results
+
 # jest against the real PostgreSQL and Redis, then a summary of the run: $(call jest,NAME,ARGS).
 define jest
-	@status=0; TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npx jest --runInBand $(2) \
-	  --json --outputFile=$${TMPDIR:-/tmp}/hearth-$(1).json || status=$$?; \
-	  node test/support/summary.js $${TMPDIR:-/tmp}/hearth-$(1).json; exit $$status
+	@mkdir -p $(TEST_RESULTS); status=0; TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npx jest --runInBand $(2) \
+	  --json --outputFile=$(TEST_RESULTS)/hearth-$(1).json || status=$$?; \
+	  node test/support/summary.js $(TEST_RESULTS)/hearth-$(1).json; exit $$status
 endef
 
 # The Kubernetes suites run only through their own targets (they need the tools below). The folder

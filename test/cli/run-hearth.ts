@@ -1,11 +1,9 @@
 /** Runs the real `hearth` executable as a subprocess, with an environment built from scratch. */
 import { ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Db } from '@hearth/core';
 
 import { HEARTH_BIN, REPO_ROOT, hearthEnv } from '../support/hearth-process';
+import { testTempDir } from '../support/temp-dir';
 
 export { REPO_ROOT };
 
@@ -57,8 +55,9 @@ export function oneLine(text: string): string {
   return lines[0];
 }
 
+/** A temporary folder, removed once the test file is done (its afterAll). */
 export function tempDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-cli-'));
+  return testTempDir('hearth-cli-');
 }
 
 export { freePort } from '../support/ports';
