@@ -10,6 +10,7 @@ import { Harness, startHarness } from '../support/harness';
 import { call } from '../support/http';
 import { blogCategory, blogPost, gameConfig, legalDocument, standardManifests } from '../support/manifests';
 import { eventually } from '../support/wait';
+import { reportFigure } from '../support/figures';
 
 let h: Harness;
 let key: string;
@@ -62,9 +63,11 @@ test('a change nobody announced is heard from PostgreSQL: old ETags stop answeri
   }
   await applyUnannounced([config(false, 'two'), terms('2'), news, post('Second title')]);
   // The caches keep a copy up to 30 s; hearing the commit is what drops them, within moments.
+  const heardInMs: number[] = [];
   for (const [i, { path }] of READS.entries()) {
-    await eventually(async () => (await call(h.base, 'GET', path, { token: key, headers: { 'If-None-Match': before[i].etag } })).status === 200, 5_000);
+    heardInMs.push(await eventually(async () => (await call(h.base, 'GET', path, { token: key, headers: { 'If-None-Match': before[i].etag } })).status === 200, 5_000, 5));
   }
+  reportFigure(`conditional reads: an unannounced change answered 200 to the old ETag after ${heardInMs.join(', ')} ms (${READS.map((r) => r.path).join(', ')})`);
   const after = await readAll();
   for (const [i] of READS.entries()) {
     expect(after[i].seen).not.toEqual(before[i].seen);
@@ -105,4 +108,23 @@ test('while the process cannot hear PostgreSQL, no copy is trusted: a change is 
     await h.core.contentWatch.start();
   }
   expect(h.core.contentWatch.live).toBe(true);
+});
+
+test('while the process hears PostgreSQL, a 304 reads nothing from the database (the caches answer it)', async () => {
+  const current = await readAll();
+  // Once each, so that every copy is loaded.
+  for (const [i, { path }] of READS.entries()) await call(h.base, 'GET', path, { token: key, headers: { 'If-None-Match': current[i].etag } });
+  let queries = 0;
+  const count = () => queries++;
+  h.db.on('query', count);
+  try {
+    for (let round = 0; round < 10; round++) {
+      for (const [i, { path }] of READS.entries()) {
+        expect((await call(h.base, 'GET', path, { token: key, headers: { 'If-None-Match': current[i].etag } })).status).toBe(304);
+      }
+    }
+  } finally {
+    h.db.off('query', count);
+  }
+  expect(queries).toBe(0);
 });
