@@ -7,6 +7,7 @@ import { processStopping } from '../process/serving';
 /** The PostgreSQL channel every content write notifies, in its own transaction (see bumpContentVersion). */
 export const CONTENT_CHANGED_CHANNEL = 'hearth_content_changed';
 
+const START_WAIT_MS = 5_000;
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 15_000;
 
@@ -49,10 +50,20 @@ export class ContentWatch {
     return this.currentEpoch;
   }
 
-  /** Listens; a database that cannot be reached now is retried in the background (reads go to it meanwhile). */
+  /**
+   * Listens. Waits for that at most START_WAIT_MS: a database that cannot be reached now (or hangs)
+   * must not hold the process's start; the watch keeps trying in the background, and conditional
+   * reads go to the database until it is live.
+   */
   async start(): Promise<void> {
     this.stopped = false;
-    await this.connect();
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, START_WAIT_MS);
+      timer.unref();
+    });
+    await Promise.race([this.connect(), waited]);
+    clearTimeout(timer);
   }
 
   async stop(): Promise<void> {
