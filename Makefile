@@ -34,7 +34,7 @@ KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`),
 ## MinIO (the storage tests) and helm (test/observability renders the chart's rules): built once per
-## machine, the first time about 10 minutes on 2 cores (nothing once built).
+## machine, the first time about 13 minutes on a busy 2-core machine (nothing once built).
 test: node_modules services test-tools
 	npm run typecheck
 	$(call jest,jest,)
