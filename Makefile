@@ -1,7 +1,9 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
 .PHONY: dev services test typecheck bench kube-tools operator-test chart-test chart-docs crds build minio
 
-DATABASE_URL ?= postgres://postgres:postgres@127.0.0.1:5432/postgres
+# The project's own PostgreSQL cluster (make services); DATABASE_URL=… uses another database instead.
+HEARTH_PG_PORT ?= 55432
+DATABASE_URL ?= postgres://hearth:hearth@127.0.0.1:$(HEARTH_PG_PORT)/hearth
 REDIS_URL ?= redis://127.0.0.1:6379
 
 node_modules: package-lock.json
@@ -12,15 +14,18 @@ node_modules: package-lock.json
 dev: node_modules
 	npm start
 
-## Install (when absent) and start PostgreSQL and Redis on 127.0.0.1.
+## Install (when absent) and start the project's own PostgreSQL cluster (localhost:$(HEARTH_PG_PORT)) and Redis on 127.0.0.1.
 services:
-	bash .ci/services.sh
+	HEARTH_PG_PORT=$(HEARTH_PG_PORT) bash .ci/services.sh
+
+# Where a run's jest results go: in this checkout, so two checkouts never read each other's.
+TEST_RESULTS ?= $(CURDIR)/.test-results
 
 # jest against the real PostgreSQL and Redis, then a summary of the run: $(call jest,NAME,ARGS).
 define jest
-	@status=0; TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npx jest --runInBand $(2) \
-	  --json --outputFile=$${TMPDIR:-/tmp}/hearth-$(1).json || status=$$?; \
-	  node test/support/summary.js $${TMPDIR:-/tmp}/hearth-$(1).json; exit $$status
+	@mkdir -p $(TEST_RESULTS); status=0; TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npx jest --runInBand $(2) \
+	  --json --outputFile=$(TEST_RESULTS)/hearth-$(1).json || status=$$?; \
+	  node test/support/summary.js $(TEST_RESULTS)/hearth-$(1).json; exit $$status
 endef
 
 # The Kubernetes suites run only through their own targets (they need the tools below). The folder
@@ -28,11 +33,24 @@ endef
 KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`),
-## MinIO (built once per machine by `make minio`) and helm (test/observability renders the chart's
-## rules; kube-tools: cached, nothing once built).
-test: node_modules services minio kube-tools
+## MinIO (the storage tests) and helm (test/observability renders the chart's rules): built once per
+## machine, the first time about 13 minutes on a busy 2-core machine (nothing once built).
+test: node_modules services test-tools
 	npm run typecheck
 	$(call jest,jest,)
+
+# The tools each target runs, built once per machine into ~/.cache/hearth/tools (HEARTH_TOOLS_DIR) by
+# test/kube/tools/build.sh: each target builds only what its tests start.
+TOOLS = bash test/kube/tools/build.sh
+.PHONY: test-tools operator-tools chart-tools loadtest-tools
+test-tools:
+	$(TOOLS) minio helm
+operator-tools:
+	$(TOOLS) kube-apiserver etcd kubectl helm
+chart-tools:
+	$(TOOLS) kube-apiserver etcd kubectl helm '*-crds'
+loadtest-tools:
+	$(TOOLS) k6
 
 ## Rewrite the chart's CRD templates from the manifest schemas (a test fails while they differ).
 crds: node_modules
@@ -40,18 +58,19 @@ crds: node_modules
 
 ## Build (once per machine, cached in ~/.cache/hearth/tools) MinIO, the S3 server of the storage tests.
 minio:
-	bash test/tools/minio.sh
+	$(TOOLS) minio
 
-## Build (once per machine, cached in ~/.cache/hearth/tools) kube-apiserver, etcd, kubectl and helm.
+## Build (once per machine, cached in ~/.cache/hearth/tools) every tool: MinIO, kube-apiserver, etcd,
+## kubectl, helm, k6 and the CRDs of the chart's optional objects.
 kube-tools:
-	bash test/kube/tools/build.sh
+	$(TOOLS)
 
 ## The operator against a real kube-apiserver + etcd, with the API beside it (test/operator).
-operator-test: node_modules services kube-tools
+operator-test: node_modules services operator-tools
 	$(call jest,operator,test/operator $(KUBE_SUITE))
 
 ## helm lint and template of charts/hearth, the objects dry-run on a real kube-apiserver (test/chart).
-chart-test: node_modules services kube-tools
+chart-test: node_modules services chart-tools
 	$(call jest,chart,test/chart $(KUBE_SUITE))
 
 ## Rewrite the values table of docs/kubernetes.md from charts/hearth/values.yaml.
@@ -69,11 +88,11 @@ build: node_modules
 bench: node_modules services
 	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npm run bench
 
-## Load tests: the real k6 (built by kube-tools) against `hearth api` and `hearth realtime` on a fresh
+## Load tests: the real k6 (built once per machine) against `hearth api` and `hearth realtime` on a fresh
 ## database; LOADTEST_PROFILE=smoke (CI, under 2 minutes) or full (releases). See docs/performance.md.
 .PHONY: loadtest
 LOADTEST_PROFILE ?= smoke
-loadtest: node_modules services kube-tools
+loadtest: node_modules services loadtest-tools
 	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) node --import tsx loadtest/run.ts --profile $(LOADTEST_PROFILE)
 
 ## Fuzzing: schemathesis (installed once per machine by fuzz-tools) against a real `hearth api` on a

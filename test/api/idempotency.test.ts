@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key (spec §4, §8; DESIGN.md): a retry answers what the first answered and does nothing
+ * Idempotency-Key (spec §4, §8; docs/api-conventions.md): a retry answers what the first answered and does nothing
  * again, even when the duplicates arrive at once. Test-only routes with a real effect (a row in a
  * table this file creates) stand in for the idempotent routes of later areas.
  */

@@ -1,5 +1,5 @@
 /**
- * GET /openapi.json (spec §4, §9; DESIGN.md): an OpenAPI 3.1 document derived from the route table.
+ * GET /openapi.json (spec §4, §9; docs/api-conventions.md): an OpenAPI 3.1 document derived from the route table.
  *
  * Every refusal of the pipeline the document lists for an operation is provoked here, on every
  * operation, with a real request: no or a bad credential, the wrong kind, a project awaiting review,

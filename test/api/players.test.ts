@@ -61,7 +61,10 @@ describe('GET /players/:playerId', () => {
     const read = await call(h.base, 'GET', `/players/${tokens.player.id}`, { token: liveKey });
     expect(read.status).toBe(200);
     expect(read.body).toEqual(tokens.player);
-    expectError(await call(h.base, 'GET', '/players/me', { token: liveKey }), 404, 'not-found');
+    const keyMe = await call(h.base, 'GET', '/players/me', { token: liveKey });
+    expectError(keyMe, 404, 'not-found');
+    // Not "the player was not found": the key has no player of its own, and the answer says so.
+    expect(keyMe.body.message).toBe('A server key has no `me`: name the player by id, as /players/{playerId}.');
     expectError(await call(h.base, 'GET', '/players/no-such-player', { token: liveKey }), 404, 'not-found');
     const elsewhere = await signIn(h.base, h.serverKeys['alpha-test-key'], 'pl-server');
     expectError(await call(h.base, 'GET', `/players/${elsewhere.player.id}`, { token: liveKey }), 404, 'not-found');

@@ -1,5 +1,5 @@
 /**
- * Request rate limits (spec §8, DESIGN.md): fixed clock windows per credential, per environment per
+ * Request rate limits (spec §8, docs/api-conventions.md): fixed clock windows per credential, per environment per
  * minute and per day, per address for requests without a good credential; X-RateLimit-* on every
  * answer; a refused request is not counted; Redis out of reach fails open. Each scenario gets a harness
  * of its own (its own Redis prefix), with a plan of small numbers.

@@ -1,5 +1,5 @@
 /**
- * POST /auth/refresh (spec §4, §5.4-5.5; DESIGN "Refresh rotation"): a refresh token works once; presented
+ * POST /auth/refresh (spec §4, §5.4-5.5; docs/api-conventions.md, "Refresh rotation has a grace"): a refresh token works once; presented
  * again within 60 s it answers what it answered the first time; later it is unauthorized. Sign out
  * everywhere ends access and refresh tokens, on every API process.
  */

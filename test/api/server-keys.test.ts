@@ -1,5 +1,5 @@
 /**
- * Server keys (spec §5.3, DESIGN Credentials): one environment per key, hash-only storage, revocation
+ * Server keys (spec §5.3; docs/api-conventions.md, Credentials): one environment per key, hash-only storage, revocation
  * felt by every API process within moments, last use written once an hour, the plan's live-key limit.
  */
 import { createHash, randomBytes } from 'node:crypto';

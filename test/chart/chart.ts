@@ -1,5 +1,5 @@
 /**
- * Driving the real `helm` and `kubectl` binaries (built by `make kube-tools`) against charts/hearth.
+ * Driving the real `helm` and `kubectl` binaries (built by `make chart-test` first, test/kube/tools/build.sh) against charts/hearth.
  * Tests never import a Kubernetes client library: they run the tools as child processes, as an SRE would.
  */
 import { spawnSync } from 'node:child_process';

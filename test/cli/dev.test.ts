@@ -5,11 +5,12 @@
  */
 import { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { call, signIn } from '../support/http';
-import { freePort, spawnHearth, tempDir } from './run-hearth';
+import { eventually } from '../support/wait';
+import { freePort, oneLine, runHearth, spawnHearth, tempDir } from './run-hearth';
 
 jest.setTimeout(240_000);
 
@@ -21,8 +22,8 @@ interface Running {
 }
 
 /** Starts `hearth dev` and reads what it prints; fails after 120 s. */
-function startDev(vars: Record<string, string>): Promise<Running> {
-  const child = spawnHearth(['dev', '--data-dir', vars.DATA_DIR], vars);
+function startDev(vars: Record<string, string>, cwd?: string): Promise<Running> {
+  const child = spawnHearth(['dev', '--data-dir', vars.DATA_DIR], vars, cwd);
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -62,11 +63,16 @@ function stop(child: ChildProcess): Promise<number | null> {
 
 test('runs on the embedded default, serves the README walk-through and the socket, and keeps its data across a restart', async () => {
   const [port, metricsPort, pgPort] = [await freePort(), await freePort(), await freePort()];
-  const vars = { DATA_DIR: tempDir(), PORT: String(port), METRICS_PORT: String(metricsPort), HEARTH_DEV_PG_PORT: String(pgPort) };
+  // A checkout of its own: the data folder is `.hearth` in it, as `make dev` makes it.
+  const checkout = tempDir();
+  const vars = { DATA_DIR: path.join(checkout, '.hearth'), PORT: String(port), METRICS_PORT: String(metricsPort), HEARTH_DEV_PG_PORT: String(pgPort) };
 
-  const first = await startDev(vars);
+  const first = await startDev(vars, checkout);
   expect(first.base).toBe(`http://127.0.0.1:${port}/v1`);
   expect(first.appKey).toBe('demo-dev');
+  // No Redis in dev: readiness does not claim one.
+  const ready = await call(first.base.replace(/\/v1$/, ''), 'GET', '/readyz');
+  expect(ready.body).toEqual({ status: 'ready', postgres: true, coordination: 'in-process' });
 
   // The README's walk-through: server key → tokens → /players/me → flags with If-None-Match → 304.
   const tokens = await signIn(first.base, first.serverKey, 'readme-player', 'Ada');
@@ -79,6 +85,44 @@ test('runs on the embedded default, serves the README walk-through and the socke
   const notModified = await call(first.base, 'GET', '/flags', { token: tokens.accessToken, headers: { 'If-None-Match': flags.headers.get('etag')! } });
   expect(notModified.status).toBe(304);
   expect(notModified.text).toBe('');
+
+  // The other commands, run in the checkout with no variables, use the running dev's database and say so.
+  const listed = await runHearth(['keys', 'list', '--environment', 'demo-dev', '--json'], {}, 60_000, checkout);
+  expect(listed.code).toBe(0);
+  expect(JSON.parse(listed.stdout).keys.length).toBeGreaterThan(0);
+  expect(oneLine(listed.stderr)).toBe(`hearth: using the database of \`hearth dev\` (.hearth/connection.json): postgres://hearth:***@127.0.0.1:${pgPort}/hearth; set DATABASE_URL to use another`);
+
+  // `hearth apply` in its own process, with no Redis between it and the server: the server answers
+  // the new flag at once under a new ETag, and the old ETag is no longer current.
+  const manifest = path.join(checkout, 'winter.yaml');
+  writeFileSync(
+    manifest,
+    [
+      'apiVersion: hearth.gg/v1alpha1',
+      'kind: GameConfig',
+      'metadata: { name: demo-dev, namespace: demo }',
+      'spec:',
+      '  environment: demo-dev',
+      '  flags: [ { name: new_shop, enabled: true }, { name: winter_event, enabled: true } ]',
+      '',
+    ].join('\n'),
+  );
+  const applied = await runHearth(['apply', '-f', manifest], {}, 60_000, checkout);
+  expect(applied.code).toBe(0);
+  const changed = await call(first.base, 'GET', '/flags', { token: tokens.accessToken });
+  expect(changed.body.items).toEqual([
+    { name: 'new_shop', isEnabled: true },
+    { name: 'winter_event', isEnabled: true },
+  ]);
+  expect(changed.headers.get('etag')).not.toBe(flags.headers.get('etag'));
+  await eventually(async () => (await call(first.base, 'GET', '/flags', { token: tokens.accessToken, headers: { 'If-None-Match': flags.headers.get('etag')! } })).status === 200, 2_000);
+
+  // A second `hearth dev` (another data folder) on the same ports: one line naming each port's variable, nothing started.
+  const secondDev = await runHearth(['dev', '--data-dir', path.join(tempDir(), '.hearth')], { PORT: vars.PORT, METRICS_PORT: vars.METRICS_PORT, HEARTH_DEV_PG_PORT: vars.HEARTH_DEV_PG_PORT }, 60_000);
+  expect(secondDev.code).toBe(1);
+  expect(oneLine(secondDev.stderr)).toBe(
+    `hearth: ports in use: ${port} (the API and its socket; set PORT to move it), ${metricsPort} (metrics; set METRICS_PORT to move it), ${pgPort} (the embedded PostgreSQL; set HEARTH_DEV_PG_PORT to move it)`,
+  );
 
   // The socket is on the same port, where GET /realtime says.
   const info = await call(first.base, 'GET', '/realtime', { token: tokens.accessToken });

@@ -130,11 +130,11 @@ describe('keys list', () => {
 
     const text = await runHearth(['keys', 'list', '--environment', 'alpha-test'], env);
     expect(text.code).toBe(0);
-    const line = text.stdout.split('\n').find((l) => l.startsWith(made.keyId));
-    expect(line).toBeDefined();
-    expect(line).toContain('listed');
-    expect(line).toContain(`…${secret.slice(-4)}`);
-    expect(line).toContain('last used never');
+    // A table: a header line, then one line per key with its columns.
+    const [header, ...lines] = text.stdout.trimEnd().split('\n');
+    expect(header.split(/\s{2,}/)).toEqual(['KEY ID', 'NAME', 'SECRET', 'CREATED', 'LAST USED', 'REVOKED']);
+    const line = lines.find((l) => l.startsWith(made.keyId));
+    expect(line?.split(/\s{2,}/)).toEqual([made.keyId, 'listed', `…${secret.slice(-4)}`, expect.any(String), 'never', '-']);
     expect(text.stdout).not.toContain(secret.slice(0, 12));
     expect(text.stdout).not.toContain(made.key);
 
@@ -207,7 +207,8 @@ describe('keys revoke', () => {
     const row = await database.db('server_keys').where({ key_id: made.keyId }).first();
     expect(row.revoked_at).not.toBeNull();
     const list = await runHearth(['keys', 'list', '--environment', 'alpha-live'], env);
-    expect(list.stdout.split('\n').find((l) => l.startsWith(made.keyId))).toContain('REVOKED');
+    // Its REVOKED column holds the time it was revoked.
+    expect(list.stdout.split('\n').find((l) => l.startsWith(made.keyId))?.split(/\s{2,}/).at(-1)).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
   test('an unknown key id, or one already revoked, is exit 1 naming it', async () => {

@@ -139,6 +139,12 @@ describe('`hearth api` with a good configuration', () => {
     }
   });
 
+  test('a second one on the same PORT stops with one line naming PORT', async () => {
+    const run = await runHearth(['api'], { ...validEnv, PORT: String(api.port), METRICS_PORT: String(await freePort()) }, 30_000);
+    expect(run.code).toBe(1);
+    expect(oneLine(run.stderr)).toBe(`hearth: port in use: ${api.port} (the API; set PORT to move it)`);
+  });
+
   test('logs where it listens', () => {
     expect(api.output()).toContain(`"url":"http://127.0.0.1:${api.port}"`);
     expect(api.output()).toContain(`"metrics":"http://127.0.0.1:${api.metricsPort}/metrics"`);

@@ -1,11 +1,9 @@
 /** Runs the real `hearth` executable as a subprocess, with an environment built from scratch. */
 import { ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Db } from '@hearth/core';
 
 import { HEARTH_BIN, REPO_ROOT, hearthEnv } from '../support/hearth-process';
+import { testTempDir } from '../support/temp-dir';
 
 export { REPO_ROOT };
 
@@ -22,13 +20,13 @@ export function baseEnv(vars: Record<string, string | undefined>): NodeJS.Proces
   return hearthEnv({ LOG_LEVEL: 'warn', ...Object.fromEntries(given) });
 }
 
-export function spawnHearth(args: string[], vars: Record<string, string | undefined>): ChildProcess {
-  return spawn(process.execPath, [HEARTH_BIN, ...args], { cwd: REPO_ROOT, env: baseEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnHearth(args: string[], vars: Record<string, string | undefined>, cwd = REPO_ROOT): ChildProcess {
+  return spawn(process.execPath, [HEARTH_BIN, ...args], { cwd, env: baseEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/** Runs a command to its end; a command still running after `timeoutMs` is killed and the test fails. */
-export function runHearth(args: string[], vars: Record<string, string | undefined>, timeoutMs = 20_000): Promise<CliResult> {
-  return runToEnd(spawnHearth(args, vars), `hearth ${args.join(' ')}`, timeoutMs);
+/** Runs a command to its end (in `cwd`); a command still running after `timeoutMs` is killed and the test fails. */
+export function runHearth(args: string[], vars: Record<string, string | undefined>, timeoutMs = 20_000, cwd = REPO_ROOT): Promise<CliResult> {
+  return runToEnd(spawnHearth(args, vars, cwd), `hearth ${args.join(' ')}`, timeoutMs);
 }
 
 /** Collects a spawned command's output until it ends; one still running after `timeoutMs` is killed and the test fails. */
@@ -57,8 +55,9 @@ export function oneLine(text: string): string {
   return lines[0];
 }
 
+/** A temporary folder, removed once the test file is done (its afterAll). */
 export function tempDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-cli-'));
+  return testTempDir('hearth-cli-');
 }
 
 export { freePort } from '../support/ports';

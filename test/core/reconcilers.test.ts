@@ -5,6 +5,7 @@
  * Announcements go out after the commit, each once, and never for a refused batch.
  */
 import {
+  INVALIDATION_CHANNEL,
   Invalidation,
   InvalidationBus,
   ManifestKind,
@@ -41,7 +42,8 @@ beforeAll(async () => {
     ],
   });
   other = await h.startAnotherApi();
-  other.core.bus.on((event) => heard.push(event));
+  // What was announced over Redis (the content watch also hears content changes from PostgreSQL).
+  await other.core.coordination.subscribe(INVALIDATION_CHANNEL, (message) => heard.push(JSON.parse(message) as Invalidation));
 });
 beforeEach(() => {
   heard = [];

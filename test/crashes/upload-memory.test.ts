@@ -14,6 +14,7 @@ import path from 'node:path';
 import { Harness, startHarness } from '../support/harness';
 import { signIn } from '../support/http';
 import { TEST_REDIS_URL } from '../support/env';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(300_000);
 
@@ -134,7 +135,7 @@ test('a 20 MB upload grows the API process RSS by less than 5 MB on average, onc
   const settled: number[] = [];
   for (let i = 0; i < 10; i++) settled.push(await growthOfOne());
   const mean = settled.reduce((a, b) => a + b, 0) / settled.length;
-  console.log(`crash upload, 20 MB: API RSS growth per upload while settling ${settling.map(mib).join(', ')} MiB; settled ${settled.map(mib).join(', ')} MiB (mean ${mib(mean)})`);
+  reportFigure(`crash upload, 20 MB: API RSS growth per upload while settling ${settling.map(mib).join(', ')} MiB; settled ${settled.map(mib).join(', ')} MiB (mean ${mib(mean)})`);
   // The mean, not the largest: under load an upload may still meet the arenas' one-time growth
   // (12-14 MiB seen once in a full-suite run); a body held whole adds 20 MiB to most uploads.
   expect(mean).toBeLessThan(RSS_BOUND);
@@ -164,7 +165,7 @@ test('ten 20 MB uploads at once: GET /players/me keeps answering (p99 before and
   const { peak } = await ask<{ peak: number }>('rss');
 
   const figures = (ms: number[]) => `p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms, max ${Math.max(...ms).toFixed(2)} ms (${ms.length} requests)`;
-  console.log(
+  reportFigure(
     [
       `GET /players/me before: ${figures(before)}`,
       `GET /players/me during ten 20 MB uploads at once (${seconds.toFixed(1)} s, ${((200 / seconds) | 0)} MB/s): ${figures(during)}`,

@@ -276,8 +276,8 @@ describe('hearth crashes', () => {
 
     const text = await runHearth(['crashes', 'list', '--environment', 'alpha-live'], vars());
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/#\d+ {2}5 crash\(es\) {2}first \S+ {2}last \S+ {2}Unhandled Exception/);
-    expect(text.stdout).toContain('versions: ');
+    expect(text.stdout).toMatch(/ISSUE +CRASHES +FIRST SEEN +LAST SEEN +VERSIONS +TITLE\n/);
+    expect(text.stdout).toMatch(/#\d+ +5 +\S+ +\S+ +.+ {2}Unhandled Exception/);
     expect(text.stdout).toMatch(/uploads: 6 recorded, 0 queued, poison: .*trailing-bytes 1/);
   });
 

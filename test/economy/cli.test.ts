@@ -34,7 +34,8 @@ test('ledger shows inventories, balances and the newest entries, as text and as 
   const text = await hearth('ledger', '--environment', 'alpha-live', '--player', playerId);
   expect(text.code).toBe(0);
   expect(text.stdout).toMatch(/inventory \S+ \(account\)\n {4}gems: 40\n/);
-  expect(text.stdout).toMatch(/gems \+40 -> 40 {2}quest_reward {2}\(quest 1\)/);
+  expect(text.stdout).toMatch(/CREATED +ENTRY +CURRENCY +AMOUNT +BALANCE AFTER +REASON +REFERENCE +INVENTORY\n/);
+  expect(text.stdout).toMatch(/#\d+ +gems +\+40 +40 +quest_reward +quest 1 +\S+/);
   const json = await hearth('ledger', '--environment', 'alpha-live', '--player', playerId, '--json');
   const doc = JSON.parse(json.stdout);
   expect(doc).toMatchObject({ environment: 'alpha-live', playerId, inventories: [{ realmId: null, balances: [{ currencyKey: 'gems', amount: 40 }] }], ledger: [{ amount: 40, balanceAfter: 40, reason: 'quest_reward' }] });

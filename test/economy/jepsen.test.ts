@@ -12,6 +12,7 @@
 import { Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { LedgerCheck, MOVE_REFUSALS, Operation, PURCHASE_REFUSALS, jepsenManifests, makeOperations, pathOf, random, sendAsPatterned } from './jepsen-model';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);
 
@@ -101,6 +102,6 @@ describe('currency moves under concurrency and retries', () => {
     expect(actedOperations).toBeGreaterThan(OPERATIONS / 3);
     expect(bought.size).toBeGreaterThan(0);
     const purchases = operations.filter((op) => op.purchase);
-    console.log(`jepsen seed ${seed}: ${OPERATIONS} operations, ${sent} requests by ${CLIENTS} clients in ${elapsed} ms; ${actedOperations} acted (${purchases.filter((op) => op.answers.some((a) => a.status === 200)).length} of ${purchases.length} purchases, ${statuses.filter((a) => a.body?.error === 'owned-limit').length} owned-limit), ${statuses.filter((a) => a.status === 409).length} refusals`);
+    reportFigure(`jepsen seed ${seed}: ${OPERATIONS} operations, ${sent} requests by ${CLIENTS} clients in ${elapsed} ms; ${actedOperations} acted (${purchases.filter((op) => op.answers.some((a) => a.status === 200)).length} of ${purchases.length} purchases, ${statuses.filter((a) => a.body?.error === 'owned-limit').length} owned-limit), ${statuses.filter((a) => a.status === 409).length} refusals`);
   });
 });

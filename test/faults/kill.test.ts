@@ -19,9 +19,8 @@
  * The kill of a realtime process and of a crash worker are held by test/realtime/failover.test.ts
  * and test/crashes/worker.test.ts.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { testTempDir } from '../support/temp-dir';
 import { Harness, startHarness } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call, signIn } from '../support/http';
@@ -31,6 +30,7 @@ import { freePort } from '../support/ports';
 import { stopProcess } from '../support/processes';
 import { sleep } from '../support/wait';
 import { LedgerCheck, MOVE_REFUSALS, Operation, PURCHASE_REFUSALS, jepsenManifests, makeOperations, pathOf, random, sendAsPatterned } from '../economy/jepsen-model';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(120_000);
 
@@ -72,7 +72,7 @@ let h: Harness;
 let serverKey: string;
 let ingress: Ingress;
 const services: HearthService[] = [];
-const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-kill-'));
+const logDir = testTempDir('hearth-kill-');
 
 /** A `hearth api` process over the harness's database and Redis prefix; answers once /readyz is 200. */
 async function startApi(name: string): Promise<{ service: HearthService; port: number; readyMs: number }> {
@@ -294,7 +294,7 @@ test('kill -9 of API processes mid-load: acknowledged writes stay, every key act
   });
   const latencies = attempts.filter(answered).map((x) => x.end - x.at);
   const patternRetries = requests - retriesAfterFailure - ran.length;
-  console.log(
+  reportFigure(
     [
       `kill -9 seed ${seed}: ${ran.length} operations, ${requests} requests by ${CLIENTS} clients in ${elapsed} ms over 3 API processes (2 killed)`,
       `acknowledged ${acknowledged.size} keys (${ran.filter((op) => op.purchase && acknowledged.has(op.key)).length} purchases); refusals ${attempts.filter((x) => answered(x) && x.status === 409).length}`,

@@ -5,10 +5,10 @@
  * nothing acknowledged is lost and nothing retried is applied twice.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import YAML from 'yaml';
+import { testTempDir } from '../support/temp-dir';
 import { checkAnswer } from '../support/contract';
 import { HearthService, hearthEnv, logTail, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
 import { currency, standardManifests } from '../support/manifests';
@@ -40,7 +40,7 @@ export interface Stack {
  * ports with LOG_LEVEL=info, so that their logs hold the connection lines the tests look for.
  */
 export async function startStack(label: string, stores: { DATABASE_URL: string; REDIS_URL: string; REDIS_PREFIX?: string }, options: { realtime?: boolean } = {}): Promise<Stack> {
-  const logs = fs.mkdtempSync(path.join(os.tmpdir(), `hearth-faults-${label}-`));
+  const logs = testTempDir(`hearth-faults-${label}-`);
   const env = {
     ...stores,
     REDIS_PREFIX: stores.REDIS_PREFIX ?? `hearth-faults:${randomBytes(6).toString('hex')}:`,

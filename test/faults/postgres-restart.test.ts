@@ -12,6 +12,7 @@ import { OwnPostgres, startOwnPostgres } from '../support/own-postgres';
 import { OwnRedis, startOwnRedis } from '../support/own-redis';
 import { sleep } from '../support/wait';
 import { Load, Player, Stack, expectAlive, expectNothingLostOrDoubled, send, startStack } from './load';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(150_000);
 
@@ -99,5 +100,5 @@ test('PostgreSQL restarted mid-load: 503 unavailable while down, recovery withou
     creditsAcknowledged: durable.reduce((n, p) => n + p.references.length, 0),
     creditsReplayed: load.outcomes.filter((o) => o.status === 200 && o.body?.replayed === true).length,
   };
-  console.log(`postgres restart figures: ${JSON.stringify(figures)}`);
+  reportFigure(`postgres restart figures: ${JSON.stringify(figures)}`);
 });

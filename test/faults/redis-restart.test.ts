@@ -15,6 +15,7 @@ import { makeScratchRun, ScratchRun } from '../support/hearth-process';
 import { OwnRedis, startOwnRedis } from '../support/own-redis';
 import { eventually, sleep } from '../support/wait';
 import { Load, Player, Stack, expectAlive, expectNothingLostOrDoubled, metric, send, startStack } from './load';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(120_000);
 
@@ -179,5 +180,5 @@ test('Redis restarted mid-load: no 5xx, limits fail open (counted, logged), real
     realtimeRecoveryMs,
     creditsAcknowledged: durable.reduce((n, p) => n + p.references.length, 0),
   };
-  console.log(`redis restart figures: ${JSON.stringify(figures)}`);
+  reportFigure(`redis restart figures: ${JSON.stringify(figures)}`);
 });

@@ -25,7 +25,7 @@ export function prometheusTool(name: 'prometheus' | 'promtool'): string {
 
 export function helmAvailable(): void {
   const helm = kubeToolPath('helm');
-  if (!fs.existsSync(helm)) throw new Error(`helm is not at ${helm}: \`make kube-tools\` builds it (\`make test\` runs it first)`);
+  if (!fs.existsSync(helm)) throw new Error(`helm is not at ${helm}: \`make test-tools\` builds it (\`make test\` runs it first)`);
 }
 
 export interface Rule {

@@ -5,9 +5,9 @@
  */
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { testTempDir } from '../support/temp-dir';
 import type { Kube } from '../support/kube';
 import { kubeToolPath } from '../support/kube';
 import { TEST_REDIS_URL } from '../support/env';
@@ -99,7 +99,7 @@ export async function startOperatorProcess(opts: {
   env?: Record<string, string>;
 }): Promise<OperatorProcess> {
   const metricsPort = await freePort();
-  const logFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-operator-')), 'operator.log');
+  const logFile = path.join(testTempDir('hearth-operator-'), 'operator.log');
   const out = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'apps/cli/bin/hearth'), 'operator'], {
     cwd: REPO_ROOT,

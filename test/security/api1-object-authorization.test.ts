@@ -14,6 +14,7 @@
 import type { AnyRoute } from '@hearth/api';
 import { call, expectError } from '../support/http';
 import { Actor, ROUTES, World, idem, pathParams, routeName, startWorld } from './world';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);
 
@@ -177,7 +178,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   // The figure docs/reliability.md quotes.
-  console.log(`api1: ${withParams.length} routes with a path parameter, ${ran} crossed requests`);
+  reportFigure(`api1: ${withParams.length} routes with a path parameter, ${ran} crossed requests`);
   await w?.h.close();
 });
 

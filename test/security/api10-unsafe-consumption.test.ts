@@ -15,6 +15,7 @@ import { Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { idpSettings, publicJwk, signIdToken } from '../support/idp';
 import { environment, project, standardManifests } from '../support/manifests';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);
 
@@ -112,7 +113,7 @@ test.each(Object.keys(PROVIDERS))('a key set that is %s: 503 unavailable within 
   expect(await h.db('player_identities').where({ provider: 'idp', subject: `api10-${name}` }).first()).toBeUndefined();
   // The body was never held whole: memory grew by far less than the 20 MB a provider offered.
   expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
-  console.log(`api10: ${name} → ${reply.status} ${reply.body.error} in ${tookMs} ms`);
+  reportFigure(`api10: ${name} → ${reply.status} ${reply.body.error} in ${tookMs} ms`);
 });
 
 test('a key set whose only key is of no known type: 401 (no key verifies the token, as after a rotation), no player made', async () => {

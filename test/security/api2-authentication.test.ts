@@ -22,6 +22,7 @@ import type { AnyRoute } from '@hearth/api';
 import { call, expectError } from '../support/http';
 import { eventually } from '../support/wait';
 import { Actor, ROUTES, World, routeName, startWorld } from './world';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);
 
@@ -127,7 +128,7 @@ beforeAll(async () => {
   ];
 });
 afterAll(async () => {
-  console.log(`api2: ${forgeries.length} forged or misused credentials × ${credentialed.length} routes = ${ran} requests, ${fetched.length} fetches of URLs named by tokens`);
+  reportFigure(`api2: ${forgeries.length} forged or misused credentials × ${credentialed.length} routes = ${ran} requests, ${fetched.length} fetches of URLs named by tokens`);
   await new Promise((resolve) => listener?.close(resolve));
   await w?.h.close();
 });

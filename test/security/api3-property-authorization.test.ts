@@ -20,6 +20,7 @@ import { call, expectError, type Reply } from '../support/http';
 import { loadSigningKeys } from '@hearth/core';
 import { Actor, ROUTES, World, idem, routeName, startWorld } from './world';
 import { SAMPLES } from './samples';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);
 
@@ -64,7 +65,7 @@ beforeAll(async () => {
   w = await startWorld();
 });
 afterAll(async () => {
-  console.log(`api3: ${bodyRoutes.length} routes with a body, ${ran} requests with a field too many`);
+  reportFigure(`api3: ${bodyRoutes.length} routes with a body, ${ran} requests with a field too many`);
   await w?.h.close();
 });
 

@@ -22,6 +22,7 @@ import { ApiInstance, Harness, startApiInstance, startHarness } from '../support
 import { call, expectError, signIn, type Reply } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
 import { sleep } from '../support/wait';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(90_000);
 
@@ -251,7 +252,7 @@ describe('slow chunked bodies, many at once (one at a time: test/http/slow-clien
     expect(servedInMs).toBeLessThan(1_000);
     const results = await Promise.all(slow);
     const closed = results.map((r) => r.closedAfterMs ?? Infinity);
-    console.log(`api4: ${SLOW} trickling chunked bodies cut after ${Math.min(...closed)}-${Math.max(...closed)} ms (request deadline ${TIMEOUTS.requestMs} ms); another request served in ${servedInMs} ms meanwhile`);
+    reportFigure(`api4: ${SLOW} trickling chunked bodies cut after ${Math.min(...closed)}-${Math.max(...closed)} ms (request deadline ${TIMEOUTS.requestMs} ms); another request served in ${servedInMs} ms meanwhile`);
     for (const { answer, closedAfterMs } of results) {
       expect(answer).toMatch(/^HTTP\/1\.1 400 /);
       const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
@@ -271,6 +272,6 @@ test('after all of it the API still answers, and the process grew by less than 3
   expect(me.body.displayName).toBe('Original');
   noteRss();
   const grownMb = (rssPeak - rssAtStart) / 1024 / 1024;
-  console.log(`api4: process RSS ${Math.round(rssAtStart / 1024 / 1024)} MB at start, peak ${Math.round(rssPeak / 1024 / 1024)} MB (+${Math.round(grownMb)} MB)`);
+  reportFigure(`api4: process RSS ${Math.round(rssAtStart / 1024 / 1024)} MB at start, peak ${Math.round(rssPeak / 1024 / 1024)} MB (+${Math.round(grownMb)} MB)`);
   expect(grownMb).toBeLessThan(300);
 });

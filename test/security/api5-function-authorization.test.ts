@@ -15,6 +15,7 @@ import type { AnyRoute } from '@hearth/api';
 import { call, expectError } from '../support/http';
 import { ROUTES, World, idem, routeName, startWorld } from './world';
 import { SAMPLES, hostSession, must } from './samples';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);
 
@@ -27,7 +28,7 @@ beforeAll(async () => {
   w = await startWorld();
 });
 afterAll(async () => {
-  console.log(`api5: ${oneKind.length} routes of one credential kind, ${ran} requests`);
+  reportFigure(`api5: ${oneKind.length} routes of one credential kind, ${ran} requests`);
   await w?.h.close();
 });
 

@@ -17,6 +17,7 @@ import { Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { idpSettings as settings, publicJwk, signIdToken } from '../support/idp';
 import { environment, project, standardManifests } from '../support/manifests';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);
 
@@ -93,7 +94,7 @@ test('no route takes a URL: no request field of the route table is a URI or name
   const routes = routeTable();
   for (const route of routes) for (const where of ['params', 'query', 'body'] as const) walk((route as any)[where], `${route.operationId}:${where}`);
   expect(found).toEqual([]);
-  console.log(`api7: ${routes.length} routes walked, no request field takes a URL`);
+  reportFigure(`api7: ${routes.length} routes walked, no request field takes a URL`);
 });
 
 test('the control: a token of the provider signs in, fetching only the manifest\'s URL', async () => {

@@ -18,6 +18,7 @@ import { Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn, type Reply } from '../support/http';
 import { rawExchange, type RawAnswer } from '../support/raw-http';
 import { sampleOf } from '../support/schema-sample';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(120_000);
 
@@ -155,10 +156,10 @@ function expectNoLeak(reply: Reply | RawAnswer, context: string): void {
 const walkStatuses: Record<number, number> = {};
 
 describe('SQL and JSON metacharacters in every string field of every route', () => {
-  afterAll(() => console.log(`api8 walk answers by status: ${JSON.stringify(walkStatuses)}`));
+  afterAll(() => reportFigure(`api8 walk answers by status: ${JSON.stringify(walkStatuses)}`));
   test('the walk finds the string fields of the route table (a new route is covered by being in it)', () => {
     const count = fieldsByRoute.reduce((n, r) => n + r.fields.length, 0);
-    console.log(`api8: ${routes.length} routes, ${count} string fields, ${count * (Object.keys(METACHARACTERS).length + Object.keys(LONE_SURROGATES).length + 1)} requests`);
+    reportFigure(`api8: ${routes.length} routes, ${count} string fields, ${count * (Object.keys(METACHARACTERS).length + Object.keys(LONE_SURROGATES).length + 1)} requests`);
     expect(count).toBeGreaterThan(40);
     const names = fieldsByRoute.flatMap((r) => r.fields.map((f) => `${r.route.operationId}:${f.where}.${f.path.join('.')}`));
     expect(names).toEqual(expect.arrayContaining(['renamePlayer:body.displayName', 'signInServer:body.subject', 'listSaves:query.cursor', 'getPlayer:params.playerId']));

@@ -11,6 +11,7 @@ import http from 'node:http';
 import { routeTable } from '@hearth/api';
 import { Harness, startHarness } from '../support/harness';
 import { call } from '../support/http';
+import { reportFigure } from '../support/figures';
 
 let h: Harness;
 let doc: { paths: Record<string, Record<string, { operationId: string }>> };
@@ -48,7 +49,7 @@ async function raw(method: string, url: string): Promise<{ status: number; body:
 
 test('the document lists exactly the route table: same operations, none more, none fewer', () => {
   expect(documented()).toEqual(table());
-  console.log(`api9: ${table().length} operations served and documented`);
+  reportFigure(`api9: ${table().length} operations served and documented`);
 });
 
 test('every documented operation is served: none answers the router\'s 404', async () => {
@@ -114,7 +115,7 @@ test('a documented path asked with a method it does not take (OPTIONS, TRACE and
   });
   expect(trace.status).toBe(404);
   expect(trace.body).not.toContain('secret');
-  console.log(`api9: ${probed} method/path pairs not documented, each the router's 404`);
+  reportFigure(`api9: ${probed} method/path pairs not documented, each the router's 404`);
 });
 
 test('outside /v1: only the probes, which tell nothing but readiness', async () => {

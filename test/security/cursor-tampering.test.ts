@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn, type Reply } from '../support/http';
 import { gameConfig, standardManifests } from '../support/manifests';
+import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);
 
@@ -112,7 +113,7 @@ describe('edited cursors', () => {
         refused++;
       }
     }
-    console.log(`cursor-tampering: ${refused} bit-flipped cursors of ${cursor.length} characters, all refused`);
+    reportFigure(`cursor-tampering: ${refused} bit-flipped cursors of ${cursor.length} characters, all refused`);
   });
 
   test('truncated at every length, and with characters added: each refused', async () => {

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MIGRATIONS_DIR } from '@hearth/core';
 
-/** The real services of `make services`; override with TEST_DATABASE_URL / TEST_REDIS_URL. */
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+/** The real services of `make services` (its own PostgreSQL cluster on 55432); override with TEST_DATABASE_URL / TEST_REDIS_URL. */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://hearth:hearth@127.0.0.1:55432/hearth';
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export function databaseUrl(name: string): string {

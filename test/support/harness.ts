@@ -39,7 +39,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await admin.raw(`CREATE DATABASE ${name} TEMPLATE ${templateName()}`);
   await admin.destroy();
   const url = databaseUrl(name);
-  const db = createDb(url, 10);
+  // knex's own warnings (connections a test cuts on purpose) go to the tests' logger, not the console.
+  const db = createDb(url, 10, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
   return {
     name,
     url,

@@ -1,6 +1,6 @@
 /**
  * A real Kubernetes API server of a test's own: etcd and kube-apiserver (built once per machine by
- * test/kube/tools/build.sh, `make kube-tools`) on free 127.0.0.1 ports, data in a temporary folder.
+ * test/kube/tools/build.sh, `make operator-tools`) on free 127.0.0.1 ports, data in a temporary folder.
  * No controller-manager runs beside it: owner references are recorded but nothing garbage-collects,
  * and a deleted namespace stays Terminating. Finalizers, status subresources, Leases, RBAC, CEL
  * validation and server-side dry-run all behave as in a cluster, which is what the tests need.
@@ -43,7 +43,7 @@ export interface Kube {
 
 export function kubeToolPath(name: 'kube-apiserver' | 'etcd' | 'kubectl' | 'helm'): string {
   const file = path.join(KUBE_TOOLS_BIN, name);
-  if (!fs.existsSync(file)) throw new Error(`${file} is missing: run \`make kube-tools\` (test/kube/tools/build.sh) first`);
+  if (!fs.existsSync(file)) throw new Error(`${file} is missing: run \`bash test/kube/tools/build.sh ${name}\` first (each make target builds the tools it needs)`);
   return file;
 }
 

@@ -1,7 +1,7 @@
 /**
  * A real MinIO server for the object-storage tests: it checks presigned signatures, signed headers,
  * expiry and x-amz-checksum-sha256 against the body, which is what the symbol uploads rely on.
- * Built once per machine by test/tools/minio.sh (`make minio`, part of `make test`).
+ * Built once per machine by test/kube/tools/build.sh (`make minio`, part of `make test`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -25,7 +25,7 @@ export interface Minio {
 }
 
 export async function startMinio(): Promise<Minio> {
-  if (!existsSync(MINIO_BIN)) throw new Error(`no MinIO at ${MINIO_BIN}: run \`make minio\` (bash test/tools/minio.sh) once on this machine`);
+  if (!existsSync(MINIO_BIN)) throw new Error(`no MinIO at ${MINIO_BIN}: run \`make minio\` (bash test/kube/tools/build.sh minio) once on this machine`);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-minio-'));
   const [port, consolePort] = [await freePort(), await freePort()];
   const credentials = { accessKeyId: 'hearth-test', secretAccessKey: randomBytes(18).toString('hex') };

@@ -1,129 +1,16 @@
-import { Command } from 'commander';
 import { ConfigError } from '@hearth/core';
 import { CliError } from './output';
-import { runApi } from './commands/api';
-import { runRealtime } from './commands/realtime';
-import { runApply, runKeysCreate, runKeysList, runKeysRevoke, runMigrate, runSigningKeysRotate } from './commands/admin';
-import { runDev } from './commands/dev';
-import { runSupportList } from './commands/support';
-import { runEconomyLedger, runEconomyMove } from './commands/economy';
-import { runOperator } from './commands/operator';
-import { runCrds } from './commands/crds';
-import { runCrashWorker, runCrashesList, runCrashesShow } from './commands/crashes';
+import { buildProgram } from './program';
 
-const program = new Command('hearth').description('Hearth: a Kubernetes-native backend for games').showHelpAfterError();
-
-program.command('api').description('serve the HTTP API (PORT, METRICS_PORT)').action(runApi);
-program.command('realtime').description('serve the sessions socket (REALTIME_PORT, METRICS_PORT)').action(runRealtime);
-program
-  .command('operator')
-  .description('reconcile the hearth.gg custom resources into the database (KUBECONFIG or in-cluster, DATABASE_URL, REDIS_URL, METRICS_PORT)')
-  .action(runOperator);
-program.command('migrate').description('apply database migrations').option('--json', 'print JSON').action(runMigrate);
-program
-  .command('apply')
-  .description('apply Hearth manifests (a YAML file or a folder of them) to the database')
-  .requiredOption('-f, --file <fileOrDir>', 'a YAML file or folder')
-  .option('--json', 'print JSON')
-  .action(runApply);
-
-const keys = program.command('keys').description('server keys');
-keys
-  .command('create')
-  .requiredOption('--environment <appKey>', "the environment's app key")
-  .requiredOption('--name <name>', 'what the key is for')
-  .option('--json', 'print JSON')
-  .action(runKeysCreate);
-keys.command('list').requiredOption('--environment <appKey>', "the environment's app key").option('--json', 'print JSON').action(runKeysList);
-keys.command('revoke').argument('<keyId>', 'the key id (the part after hsk_)').option('--json', 'print JSON').action((keyId, opts) => runKeysRevoke({ keyId, ...opts }));
-
-program
-  .command('support')
-  .description("players' support requests and reports")
-  .command('list')
-  .description('list an environment\'s filings, newest first')
-  .requiredOption('--environment <appKey>', "the environment's app key")
-  .option('--kind <kind>', 'requests or reports (default: both)')
-  .option('--limit <n>', 'at most this many, 1-1000', '100')
-  .option('--json', 'print JSON')
-  .action(runSupportList);
-
-const economy = program.command('economy').description("players' balances and ledger; corrections as ledger entries");
-economy
-  .command('ledger')
-  .description("a player's inventories, balances and newest ledger entries")
-  .requiredOption('--environment <appKey>', "the environment's app key")
-  .requiredOption('--player <id>', 'the player id')
-  .option('--currency <key>', 'only this currency')
-  .option('--limit <n>', 'at most this many entries, 1-200', '50')
-  .option('--json', 'print JSON')
-  .action(runEconomyLedger);
-for (const kind of ['credit', 'debit'] as const) {
-  economy
-    .command(kind)
-    .description(`${kind} a player's currency: a ledger entry with a reason, idempotent under its key`)
-    .requiredOption('--environment <appKey>', "the environment's app key")
-    .requiredOption('--player <id>', 'the player id')
-    .requiredOption('--currency <key>', 'the currency key')
-    .requiredOption('--amount <n>', 'a whole number 1 to 1000000000')
-    .requiredOption('--reason <key>', 'a key naming why (e.g. support.correction)')
-    .option('--reference <text>', 'what it is about (a ticket number), 1-200 characters')
-    .option('--realm <id>', "a realm id, or `account` (default: the currency's scope)")
-    .option('--idempotency-key <key>', 'retry a correction safely under this key (default: a new one, printed)')
-    .option('--json', 'print JSON')
-    .action((opts) => runEconomyMove(kind, opts));
-}
-
-program
-  .command('crash-worker')
-  .description('work the crash-upload queue: parse, store and group crash reports (DATABASE_URL, OBJECT_STORAGE_URL, METRICS_PORT, CRASH_WORKER_CONCURRENCY)')
-  .action(runCrashWorker);
-const crashes = program.command('crashes').description("an environment's crash reports, grouped into issues");
-crashes
-  .command('list')
-  .description('issues, most recently seen first: counts, first and last seen, versions; uploads by state')
-  .requiredOption('--environment <appKey>', "the environment's app key")
-  .option('--limit <n>', 'at most this many issues, 1-200', '50')
-  .option('--json', 'print JSON')
-  .action(runCrashesList);
-crashes
-  .command('show')
-  .description('one crash: its fields and the keys of its files (with --issue: one issue and its newest crashes)')
-  .argument('<id>', 'a crash id (or with --issue an issue number)')
-  .requiredOption('--environment <appKey>', "the environment's app key")
-  .option('--issue', 'the id is an issue number')
-  .option('--limit <n>', 'with --issue: at most this many crashes, 1-200', '20')
-  .option('--json', 'print JSON')
-  .action((id, opts) => runCrashesShow(id, opts));
-
-program
-  .command('crds')
-  .description('print the CRDs of every Hearth kind as YAML (for kubectl apply -f -), or with --chart write the chart\'s CRD templates')
-  .option('--chart <dir>', 'write the CRD templates of this chart (charts/hearth)')
-  .option('--json', 'print JSON (with --chart)')
-  .action(runCrds);
-
-program
-  .command('signing-keys')
-  .description('player token signing keys')
-  .command('rotate')
-  .description('make a new signing key; the old one stays published until its tokens expire')
-  .option('--json', 'print JSON')
-  .action(runSigningKeysRotate);
-
-program
-  .command('dev')
-  .description('everything in one process on the embedded default (embedded PostgreSQL, no Redis needed)')
-  .option('--data-dir <dir>', 'where the embedded database and local secrets live', '.hearth')
-  .action(runDev);
-
-program.parseAsync(process.argv).catch((err: unknown) => {
+buildProgram().parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CliError || err instanceof ConfigError) {
     process.stderr.write(`hearth: ${err.message}\n`);
   } else {
     // Still one line; the stack only when asked for (LOG_LEVEL=debug or trace).
     const verbose = ['debug', 'trace'].includes(process.env.LOG_LEVEL ?? '');
-    const text = verbose ? ((err as Error)?.stack ?? String(err)) : String((err as Error)?.message ?? err).replace(/\s*\n\s*/g, ' ');
+    // Never `hearth: undefined`: something thrown without a message is named by what it is.
+    const message = (err as Error)?.message || (err === undefined ? 'failed for a reason it did not give (LOG_LEVEL=debug shows more)' : String(err));
+    const text = verbose ? ((err as Error)?.stack ?? message) : message.replace(/\s*\n\s*/g, ' ');
     process.stderr.write(`hearth: ${text}\n`);
   }
   process.exit(1);

@@ -5,3 +5,13 @@ export function emit(json: boolean, value: unknown, text: () => string): void {
 
 /** A failure is one clear line on stderr and a non-zero exit. */
 export class CliError extends Error {}
+
+/**
+ * Rows for people: a header line of column names, then one line per row, each column padded to its
+ * widest cell (two spaces between columns), as `kubectl get` prints. Empty cells print as `-`.
+ */
+export function table(columns: string[], rows: (string | number | null | undefined)[][]): string {
+  const cells = [columns, ...rows.map((row) => row.map((cell) => (cell === null || cell === undefined || cell === '' ? '-' : String(cell))))];
+  const widths = columns.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
+  return cells.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')).join('\n');
+}

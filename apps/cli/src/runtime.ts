@@ -1,3 +1,4 @@
+import net from 'node:net';
 import {
   ConfigNeeds,
   Coordination,
@@ -12,7 +13,9 @@ import {
   HearthCore,
   ObjectStore,
   openObjectStore,
+  processStopping,
 } from '@hearth/core';
+import { CliError } from './output';
 
 /** What every long-running command opens from its configuration, and closes on the way out. */
 export interface Runtime {
@@ -67,8 +70,8 @@ export function commandLogger(command: string, level: string, stdout: { isTTY?: 
   return createLogger(level, 'hearth', { readable: command === 'dev' && stdout.isTTY === true });
 }
 
-export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig> = {}): Runtime {
-  const config = { ...loadConfig(process.env, needs), ...overrides };
+export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig> = {}, env: NodeJS.ProcessEnv = process.env): Runtime {
+  const config = { ...loadConfig(env, needs), ...overrides };
   const logger = commandLogger('service', config.logLevel);
   return { config, logger, ...connect(config, logger) };
 }
@@ -88,12 +91,51 @@ export async function startCore(rt: Runtime, options: { objectStore?: ObjectStor
   return core;
 }
 
+/** A port this process is about to listen on, and the variable that moves it. */
+export interface PortUse {
+  port: number;
+  variable: string;
+  what: string;
+}
+
+/**
+ * Refuses, in one line that names the variables to set, when a port is taken (another `hearth dev`,
+ * another service): checked before anything starts, so nothing is half up. Port 0 (any) is skipped.
+ */
+export async function ensurePortsFree(uses: PortUse[]): Promise<void> {
+  const taken: PortUse[] = [];
+  for (const use of uses) if (use.port !== 0 && !(await portIsFree(use.port))) taken.push(use);
+  if (taken.length) throw portsInUse(taken);
+}
+
+export function portsInUse(taken: PortUse[]): CliError {
+  const list = taken.map((u) => `${u.port} (${u.what}; set ${u.variable} to move it)`).join(', ');
+  return new CliError(`port${taken.length > 1 ? 's' : ''} in use: ${list}`);
+}
+
+/** A listen error as the line naming its port's variable, when it is one of `uses`. */
+export function explainListenError(err: unknown, uses: PortUse[]): unknown {
+  const { code, port } = err as { code?: string; port?: number };
+  const use = uses.find((u) => u.port === port);
+  return code === 'EADDRINUSE' && use ? portsInUse([use]) : err;
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    // Unspecified host: the dual-stack wildcard collides with a listener on any address of the port.
+    probe.listen({ port, exclusive: true }, () => probe.close(() => resolve(true)));
+  });
+}
+
 /** Runs `stop` once on SIGTERM or SIGINT, then exits. */
 export function onShutdown(logger: Logger, stop: () => Promise<void>): void {
   let stopping = false;
   const handler = (signal: string) => {
     if (stopping) return;
     stopping = true;
+    processStopping.begun = true;
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), 25_000);
     force.unref();

@@ -10,6 +10,7 @@ import { Authenticator } from './auth/authenticate';
 import { RefreshService } from './auth/refresh';
 import { IdentityProviderVerifier } from './auth/idp';
 import { GameConfigService } from './content/game-config';
+import { ContentWatch } from './content/content-watch';
 import { CursorCodec } from './pagination';
 import { deriveKey } from './auth/sealing';
 import { pruneIdempotencyRecords } from './idempotency';
@@ -52,6 +53,8 @@ export class HearthCore {
   readonly refresh: RefreshService;
   readonly idp: IdentityProviderVerifier;
   readonly cursors: CursorCodec;
+  /** Hears committed content changes from PostgreSQL (LISTEN/NOTIFY), with or without Redis. */
+  readonly contentWatch: ContentWatch;
   readonly gameConfig: GameConfigService;
   readonly sessions: SessionService;
   readonly legal: LegalService;
@@ -88,15 +91,16 @@ export class HearthCore {
     this.refresh = new RefreshService(deps.masterKey, this.tokens, this.authenticator, this.players);
     this.idp = new IdentityProviderVerifier();
     this.cursors = new CursorCodec(deriveKey(deps.masterKey, 'cursors'));
-    this.gameConfig = new GameConfigService(deps.db, this.cursors, this.bus);
+    this.contentWatch = new ContentWatch(deps.db, this.bus, deps.logger);
+    this.gameConfig = new GameConfigService(deps.db, this.cursors, this.bus, this.contentWatch);
     this.sessions = new SessionService(deps.coordination, deps.logger);
-    this.legal = new LegalService(deps.db, this.cursors, this.bus, this.players);
+    this.legal = new LegalService(deps.db, this.cursors, this.bus, this.contentWatch, this.players);
     this.tours = new TourService(this.cursors);
     this.saves = new SaveService(this.cursors, this.telemetry);
-    this.blog = new BlogService(deps.db, this.cursors, this.bus);
+    this.blog = new BlogService(deps.db, this.cursors, this.bus, this.contentWatch);
     this.realms = new RealmService(this.cursors);
     this.economy = new EconomyService(this.cursors, this.telemetry);
-    this.itemTypes = new ItemTypeService(deps.db, this.cursors, this.bus);
+    this.itemTypes = new ItemTypeService(deps.db, this.cursors, this.bus, this.contentWatch);
     this.unlocks = new UnlockService(this.cursors);
     this.items = new ItemService(this.cursors, this.economy);
     this.purchases = new PurchaseService(this.telemetry);
@@ -105,6 +109,7 @@ export class HearthCore {
 
   async start(): Promise<void> {
     await this.bus.start();
+    await this.contentWatch.start();
     await this.tokens.start();
     // Expired idempotency records and used refresh tokens are swept now and then by every process;
     // the deletes are idempotent, so several processes sweeping at once is harmless.
@@ -119,6 +124,7 @@ export class HearthCore {
   async stop(): Promise<void> {
     if (this.housekeeping) clearInterval(this.housekeeping);
     this.tokens.stop();
+    await this.contentWatch.stop();
     await this.bus.stop();
   }
 }

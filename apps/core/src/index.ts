@@ -33,6 +33,7 @@ export * from './players/word-filter';
 export * from './players/hold';
 export * from './content/game-config';
 export * from './content/game-config-sync';
+export * from './content/content-watch';
 export * from './legal/legal';
 export * from './tours/tours';
 export * from './blog/content';

@@ -36,7 +36,7 @@ export class InvalidationBus {
       } catch {
         return;
       }
-      this.deliver(event);
+      this.receive(event);
     });
   }
 
@@ -51,7 +51,7 @@ export class InvalidationBus {
    * then expire on their own within their time-to-live.
    */
   async announce(event: Invalidation): Promise<void> {
-    this.deliver(event);
+    this.receive(event);
     try {
       await this.coordination.publish(INVALIDATION_CHANNEL, JSON.stringify(event));
     } catch (err) {
@@ -63,7 +63,8 @@ export class InvalidationBus {
     await this.unsubscribe?.();
   }
 
-  private deliver(event: Invalidation): void {
+  /** Hands `event` to this process's listeners only (what the content watch hears from PostgreSQL). */
+  receive(event: Invalidation): void {
     for (const listener of this.listeners) listener(event);
   }
 }

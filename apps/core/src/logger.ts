@@ -13,7 +13,7 @@ export interface LoggerOptions {
 
 export function createLogger(level = 'info', name = 'hearth', options: LoggerOptions = {}): Logger {
   if (options.readable) {
-    const pretty = pino.transport({ target: 'pino-pretty', options: { destination: 1, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } });
+    const pretty = pino.transport({ target: 'pino-pretty', options: { destination: 1, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true } });
     return pino({ name, level, base: { pid: process.pid } }, pretty);
   }
   return pino({ name, level, base: { pid: process.pid } }, stdoutDestination());

@@ -24,6 +24,7 @@ import {
   finishAbandonedCrashUploads,
   loadCrashUpload,
   markCrashUploadPoison,
+  processStopping,
   recordCrash,
   storedFileName,
   type CrashFileRecord,
@@ -179,7 +180,9 @@ export async function startCrashWorker(deps: CrashWorkerDeps): Promise<CrashWork
     max: settings.concurrency + 2,
     application_name: 'hearth-crash-worker',
   });
-  boss.on('error', (err) => logger.warn({ err: (err as Error).message }, 'crash queue error'));
+  // Once the process is stopping, its database going away (Ctrl-C reaches `hearth dev`'s embedded
+  // PostgreSQL too) is expected: said at debug level, not as a warning.
+  boss.on('error', (err) => logger[processStopping.begun ? 'debug' : 'warn']({ err: (err as Error).message }, 'crash queue error'));
   await boss.start();
 
   const handler = async ([job]: PgBoss.JobWithMetadata<CrashUploadJob>[]) => {

@@ -1,5 +1,5 @@
 /**
- * The sessions socket, protocol version 1 (DESIGN.md, docs/realtime.md): frames are JSON text
+ * The sessions socket, protocol version 1 (docs/realtime.md): frames are JSON text
  * `{ v: 1, type, id?, payload? }`. This module is the one place for the protocol's constants, its
  * close codes and the parsing of client frames; the constants the API shares (version, path, limits) live in @hearth/core's sessions/socket.ts.
  */

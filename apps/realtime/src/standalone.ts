@@ -39,9 +39,9 @@ export async function startRealtimeServer(options: RealtimeProcessOptions): Prom
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path === '/healthz') return json(res, 200, { status: 'ok' });
     if (path === '/readyz') {
-      void readiness(core).then(({ ready: backends, postgres, redis }) => {
+      void readiness(core).then(({ ready: backends, checks }) => {
         const ready = backends && realtime.ready;
-        json(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not-ready', postgres, redis, sockets: realtime.stats().connections });
+        json(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not-ready', ...checks, sockets: realtime.stats().connections });
       });
       return;
     }

@@ -74,9 +74,9 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
       return;
     }
     if (path === '/readyz') {
-      const { ready, postgres, redis } = await readiness(core);
+      const { ready, checks } = await readiness(core);
       exchange.status = ready ? 200 : 503;
-      exchange.body = { status: ready ? 'ready' : 'not-ready', postgres, redis };
+      exchange.body = { status: ready ? 'ready' : 'not-ready', ...checks };
       return;
     }
     // The embedded default's presigned uploads: not a route of the spec (object-upload.ts).

@@ -30,7 +30,7 @@ import {
   runIdempotent,
   type IdempotencyScope,
 } from '@hearth/core';
-import { AnyRoute, HandlerContext, HandlerResult, RequestInfo } from './route';
+import { AnyRoute, etagAsk, HandlerContext, HandlerResult, RequestInfo } from './route';
 import { AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, PrincipalKind, bodyLimitOf, checksOf, takesCredential } from './checks';
 import { applyTrim, hasTrim } from './schema-helpers';
 import { declaredTooLarge, hasBody, limitedBodyStream, readBody } from './body';
@@ -267,7 +267,7 @@ export class Pipeline {
     // Conditional reads: 304 when the client holds the answer, the answer as serialized before when we do.
     let answerKey: string | undefined;
     if (route.etag) {
-      const etag = await route.etag(handlerContext as never, JSON.stringify([route.operationId, params, query]));
+      const etag = await route.etag(handlerContext as never, etagAsk(route.operationId, params, query));
       exchange.setHeader('ETag', etag);
       if (ifNoneMatch(exchange.header('if-none-match'), etag)) {
         exchange.status = 304;

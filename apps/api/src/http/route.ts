@@ -29,7 +29,7 @@ export type CredentialKind = 'none' | 'server' | 'player' | 'either' | 'either-o
 
 export const KB = 1024;
 export const MB = 1024 * 1024;
-/** Spec §8 body limits, in bytes (binary units, see DESIGN.md). */
+/** Spec §8 body limits, in bytes (binary units: docs/api-conventions.md, Readings of the contract). */
 export const BODY_LIMITS = { default: 64 * KB, signIn: 16 * KB, gameService: 16 * KB, licence: 16 * KB, saveWrite: 512 * KB, crashUpload: 20 * MB };
 
 /**
@@ -180,8 +180,9 @@ export interface RouteSpec<
    */
   onReplay?: (body: unknown) => unknown;
   /**
-   * Conditional reads: the ETag of what this request would answer, computed before the handler.
-   * `ask` names what was asked (the operation, its path parameters and query) as one string.
+   * Conditional reads: the ETag of what this request would answer, computed before the handler to
+   * answer 304 from the caches. `ask` names what was asked (etagAsk). A handler of such a route
+   * answers the ETag of its body itself (an `ETag` header), read from the same snapshot as the body.
    */
   etag?: (ctx: HandlerContext<Static<NonNullable<P>>, Static<NonNullable<Q>>, unknown, C, F>, ask: string) => Promise<string>;
   /**
@@ -222,6 +223,14 @@ export interface RouteLink {
 }
 
 export type AnyRoute = RouteSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined, CredentialKind, EnvironmentSource | undefined, TSchema | undefined>;
+
+/**
+ * What a conditional read was asked (its operation, path parameters and query) as one string: the
+ * `ask` the pipeline gives `etag`, and the one a handler names when it answers the ETag of its body.
+ */
+export function etagAsk(operationId: string, params: unknown, query: unknown): string {
+  return JSON.stringify([operationId, params, query]);
+}
 
 export function defineRoute<
   P extends TSchema | undefined,

@@ -12,12 +12,18 @@ import {
   revokeServerKey,
   rotateSigningKey,
 } from '@hearth/core';
-import { CliError, emit } from '../output';
+import { CliError, emit, table } from '../output';
 import { Runtime, openRuntime } from '../runtime';
+import { withDevDefaults } from '../dev-connection';
 
-/** Opens the database (and Redis when REDIS_URL is set, so running processes hear of changes). */
+/**
+ * Opens the database (and Redis when REDIS_URL is set, so running processes hear of changes). Without
+ * DATABASE_URL (or HEARTH_MASTER_KEY) a command uses those of the `hearth dev` in ./.hearth and says
+ * so on stderr (stdout stays the command's answer).
+ */
 export async function withRuntime<T>(needs: { masterKey?: boolean }, fn: (rt: Runtime, bus: InvalidationBus) => Promise<T>): Promise<T> {
-  const rt = openRuntime({ database: true, masterKey: needs.masterKey });
+  const env = withDevDefaults(process.env, (line) => process.stderr.write(`hearth: ${line}\n`));
+  const rt = openRuntime({ database: true, masterKey: needs.masterKey }, {}, env);
   const bus = new InvalidationBus(rt.coordination, (err) =>
     process.stderr.write(`hearth: warning: running processes were not told (${err.message}); they catch up within seconds\n`),
   );
@@ -97,9 +103,10 @@ export async function runKeysList(opts: { environment: string; json?: boolean })
     emit(!!opts.json, { environment: env.appKey, keys }, () =>
       keys.length === 0
         ? `no server keys in ${env.appKey}`
-        : keys
-            .map((k) => `${k.keyId}  ${k.name}  …${k.secretHint}  created ${k.createdAt}  last used ${k.lastUsedAt ?? 'never'}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}`)
-            .join('\n'),
+        : table(
+            ['KEY ID', 'NAME', 'SECRET', 'CREATED', 'LAST USED', 'REVOKED'],
+            keys.map((k) => [k.keyId, k.name, `…${k.secretHint}`, k.createdAt, k.lastUsedAt ?? 'never', k.revokedAt]),
+          ),
     );
   });
 }

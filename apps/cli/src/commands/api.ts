@@ -1,5 +1,5 @@
 import { startApiServer } from '@hearth/api';
-import { onShutdown, openRuntime, openStore, startCore } from '../runtime';
+import { explainListenError, onShutdown, openRuntime, openStore, startCore } from '../runtime';
 
 export async function runApi(): Promise<void> {
   const rt = openRuntime({ database: true, redis: true, masterKey: true });
@@ -11,6 +11,11 @@ export async function runApi(): Promise<void> {
     port: rt.config.port,
     metricsPort: rt.config.metricsPort,
     trustedProxies: rt.config.trustedProxies,
+  }).catch((err) => {
+    throw explainListenError(err, [
+      { port: rt.config.port, variable: 'PORT', what: 'the API' },
+      { port: rt.config.metricsPort, variable: 'METRICS_PORT', what: 'metrics' },
+    ]);
   });
   rt.logger.info({ url: api.url, metrics: api.metricsUrl }, 'api listening');
   onShutdown(rt.logger, async () => {

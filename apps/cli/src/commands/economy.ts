@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AMOUNT_MAX, ApiError, CursorCodec, isGameKey, EconomyService, fingerprintOf, type Balance, type Inventory, type Movement } from '@hearth/core';
-import { CliError, emit } from '../output';
+import { CliError, emit, table } from '../output';
 import { environmentOrFail, withRuntime } from './admin';
 
 const LIMIT_MAX = 200;
@@ -35,9 +35,13 @@ export async function runEconomyLedger(opts: { environment: string; player: stri
           for (const b of inv.balances) lines.push(`    ${b.currencyKey}: ${b.amount}`);
         }
         lines.push(ledger.length === 0 ? 'no ledger entries' : 'ledger, newest first:');
-        for (const e of ledger) {
-          const sign = e.amount > 0 ? '+' : '';
-          lines.push(`  ${e.createdAt}  #${e.id}  ${e.currencyKey} ${sign}${e.amount} -> ${e.balanceAfter}  ${e.reason}${e.reference ? `  (${e.reference})` : ''}  inventory ${e.inventoryId}`);
+        if (ledger.length) {
+          lines.push(
+            table(
+              ['CREATED', 'ENTRY', 'CURRENCY', 'AMOUNT', 'BALANCE AFTER', 'REASON', 'REFERENCE', 'INVENTORY'],
+              ledger.map((e) => [e.createdAt, `#${e.id}`, e.currencyKey, `${e.amount > 0 ? '+' : ''}${e.amount}`, e.balanceAfter, e.reason, e.reference, e.inventoryId]),
+            ),
+          );
         }
         return lines.join('\n');
       });

@@ -1,5 +1,5 @@
 import { startRealtimeServer } from '@hearth/realtime';
-import { onShutdown, openRuntime, startCore } from '../runtime';
+import { explainListenError, onShutdown, openRuntime, startCore } from '../runtime';
 
 /**
  * `hearth realtime`: the sessions socket on REALTIME_PORT (default 8081) at /v1/realtime/socket, with
@@ -14,6 +14,11 @@ export async function runRealtime(): Promise<void> {
     port: rt.config.realtimePort,
     metricsPort: rt.config.metricsPort,
     trustedProxies: rt.config.trustedProxies,
+  }).catch((err) => {
+    throw explainListenError(err, [
+      { port: rt.config.realtimePort, variable: 'REALTIME_PORT', what: 'the sessions socket' },
+      { port: rt.config.metricsPort, variable: 'METRICS_PORT', what: 'metrics' },
+    ]);
   });
   rt.logger.info({ url: realtime.url, metrics: realtime.metricsUrl }, 'realtime listening');
   onShutdown(rt.logger, async () => {

@@ -2,9 +2,9 @@
  * Reading the blog, from memory. Each environment's blog (its categories and every post that is not
  * a draft, with their content) is loaded once into a snapshot; every read answers from it with no
  * database query until the blog changes: the reconcilers bump the blog content version and announce
- * `content`, which drops the snapshot in every process. A snapshot older than SNAPSHOT_CHECK_MS asks
- * the database for the version once (a lost announcement costs at most that much staleness) and is
- * kept when it did not move.
+ * `content` (PostgreSQL tells every process's ContentWatch when the change commits), which drops the
+ * snapshot. While the watch is down, and once a snapshot is older than SNAPSHOT_CHECK_MS, a read asks
+ * the database for the version first and keeps the snapshot when it did not move.
  *
  * Scheduled posts appear by themselves: a post is visible once its time (`published_at`) is not
  * after this process's clock. What readers see is a view of the snapshot at a moment, and a view is
@@ -20,6 +20,8 @@ import type { EnvironmentContext } from '../tenancy/environments';
 import type { BlogContent } from './content';
 import { BLOG_CONTENT } from './sync';
 import { AskDigests } from '../content/ask-digests';
+import { ContentWatch } from '../content/content-watch';
+import { readContentVersion } from '../content/game-config';
 
 /** How old a snapshot may get before its version is checked against the database again. */
 export const SNAPSHOT_CHECK_MS = 30_000;
@@ -89,10 +91,18 @@ interface BlogView {
 interface Snapshot {
   version: number;
   checkedAt: number;
+  /** The ContentWatch epoch it was checked in (-1: the watch was down, so it is checked again). */
+  epoch: number;
   /** Every post that is not a draft, newest first, scheduled ones included. */
   posts: HeldPost[];
   categories: Map<string, HeldCategory>;
   view?: BlogView;
+}
+
+/** One read of the blog: a snapshot and the view of it at one moment (a body and its ETag come from one). */
+export interface BlogMoment {
+  snapshot: Snapshot;
+  view: BlogView;
 }
 
 /** Newest first, then by slug: the one order of every post list (and of cursors into it). */
@@ -115,6 +125,7 @@ export class BlogService {
     private readonly pool: Db,
     private readonly cursors: CursorCodec,
     bus: InvalidationBus,
+    private readonly watch: ContentWatch,
     private readonly now: () => number = Date.now,
   ) {
     bus.on((event) => {
@@ -129,10 +140,11 @@ export class BlogService {
   }
 
   /** The environment's blog as readers see it now, and the snapshot it is a view of: from memory while nothing changed. */
-  private async current(envId: number): Promise<{ snapshot: Snapshot; view: BlogView }> {
+  async current(envId: number): Promise<BlogMoment> {
     const now = this.now();
     let snapshot = this.snapshots.get(envId);
-    if (!snapshot || now - snapshot.checkedAt >= SNAPSHOT_CHECK_MS) {
+    // A snapshot made before the ContentWatch last went down, or while it is down, may have missed a change.
+    if (!snapshot || !this.watch.live || snapshot.epoch !== this.watch.epoch || now - snapshot.checkedAt >= SNAPSHOT_CHECK_MS) {
       const held = snapshot;
       snapshot = await this.flight.run(envId, () => this.refresh(envId, held));
     }
@@ -143,6 +155,7 @@ export class BlogService {
   /** Keeps a snapshot whose version did not move; loads one otherwise. */
   private async refresh(envId: number, held: Snapshot | undefined): Promise<Snapshot> {
     const generation = this.generations.get(envId) ?? 0;
+    const epoch = this.watch.live ? this.watch.epoch : -1;
     let snapshot: Snapshot;
     if (held && held.version === (await this.versionOf(this.pool, envId))) {
       held.checkedAt = this.now();
@@ -150,14 +163,14 @@ export class BlogService {
     } else {
       snapshot = await this.load(envId);
     }
+    snapshot.epoch = epoch;
     // An invalidation during the load may have come after what it read: let the next read load again.
     if ((this.generations.get(envId) ?? 0) === generation) this.snapshots.set(envId, snapshot);
     return snapshot;
   }
 
-  private async versionOf(db: Queryable, envId: number): Promise<number> {
-    const row = await db('content_versions').where({ environment_id: envId, kind: BLOG_CONTENT }).first('version');
-    return row ? Number(row.version) : 0;
+  private versionOf(db: Queryable, envId: number): Promise<number> {
+    return readContentVersion(db, envId, BLOG_CONTENT);
   }
 
   /** The version, categories and posts as of one moment (one repeatable-read transaction): every post's category is there. */
@@ -201,21 +214,21 @@ export class BlogService {
       };
       return { at: (row.published_at as Date).getTime(), summary, full };
     });
-    return { version, checkedAt: this.now(), posts, categories };
+    return { version, checkedAt: this.now(), epoch: -1, posts, categories };
   }
 
   /**
    * A strong ETag: the blog's content version, the newest visible time (a scheduled post appearing
    * changes it), the environment and what was asked.
    */
-  async etag(envId: number, request: string): Promise<string> {
-    const { snapshot, view } = await this.current(envId);
+  async etag(envId: number, request: string, moment?: BlogMoment): Promise<string> {
+    const { snapshot, view } = moment ?? (await this.current(envId));
     return `"b${snapshot.version}.${view.stamp.toString(36)}-${this.asks.of(envId, request)}"`;
   }
 
   /** Visible posts, newest first, optionally of one category or one tag (each must exist: else not-found). */
-  async listPosts(env: EnvironmentContext, q: { category?: string; tag?: string; limit?: number; cursor?: string }): Promise<Page<BlogPostSummary>> {
-    const { snapshot, view } = await this.current(env.id);
+  async listPosts(env: EnvironmentContext, q: { category?: string; tag?: string; limit?: number; cursor?: string }, moment?: BlogMoment): Promise<Page<BlogPostSummary>> {
+    const { snapshot, view } = moment ?? (await this.current(env.id));
     if (q.category !== undefined && !snapshot.categories.has(q.category)) throw refuse.notFound('The category');
     if (q.tag !== undefined && !view.tags.some((t) => t.slug === q.tag)) throw refuse.notFound('The tag');
     const posts = filtered(view, q.category, q.tag);
@@ -234,8 +247,8 @@ export class BlogService {
   }
 
   /** One visible post and up to RELATED_POSTS others: of its category first, then any, newest first each. */
-  async getPost(env: EnvironmentContext, slug: string): Promise<{ post: BlogPostFull; related: BlogPostSummary[] }> {
-    const { view } = await this.current(env.id);
+  async getPost(env: EnvironmentContext, slug: string, moment?: BlogMoment): Promise<{ post: BlogPostFull; related: BlogPostSummary[] }> {
+    const { view } = moment ?? (await this.current(env.id));
     const held = view.bySlug.get(slug);
     if (!held) throw refuse.notFound('The post');
     const related: BlogPostSummary[] = [];
@@ -252,14 +265,14 @@ export class BlogService {
   }
 
   /** Categories with at least one visible post, in console order. */
-  async listCategories(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<BlogCategoryInfo>> {
-    const { view } = await this.current(env.id);
+  async listCategories(env: EnvironmentContext, q: { limit?: number; cursor?: string }, moment?: BlogMoment): Promise<Page<BlogCategoryInfo>> {
+    const { view } = moment ?? (await this.current(env.id));
     return pageOfArray(this.cursors, `blog-categories|${env.id}`, view.categories, q, (c) => c.slug);
   }
 
   /** Tags on at least one visible post, by name (then slug). */
-  async listTags(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<BlogTag>> {
-    const { view } = await this.current(env.id);
+  async listTags(env: EnvironmentContext, q: { limit?: number; cursor?: string }, moment?: BlogMoment): Promise<Page<BlogTag>> {
+    const { view } = moment ?? (await this.current(env.id));
     return pageOfArray(this.cursors, `blog-tags|${env.id}`, view.tags, q, (t) => t.slug);
   }
 

@@ -1,6 +1,7 @@
 import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
-import { SingleFlight, TtlCache } from '../cache';
+import { isTransaction } from '../db/transaction';
+import { CONTENT_CHANGED_CHANNEL, ContentWatch, WatchedCache } from './content-watch';
 import type { InvalidationBus } from '../invalidation';
 import { CursorCodec, keysetPage, Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
@@ -60,8 +61,7 @@ function toConfigTable(row: Record<string, unknown>): ConfigTable {
 }
 
 export class GameConfigService {
-  private versions = new TtlCache<number, number>(30_000);
-  private flight = new SingleFlight<number, number>();
+  private versions: WatchedCache<number>;
   /** What was asked → its digest in ETags (a pure function: never stale). */
   private readonly asks = new AskDigests();
 
@@ -70,23 +70,17 @@ export class GameConfigService {
    * ETag of a conditional read waits for nothing once it is there), so it loads committed data. The
    * reads below take their database from their caller like every core function.
    */
-  constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus) {
+  constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus, watch: ContentWatch) {
+    this.versions = new WatchedCache(watch, 30_000);
     bus.on((event) => {
-      if (event.kind === 'content') this.versions.delete(event.environmentId);
+      if (event.kind === 'content') this.versions.drop(event.environmentId);
       if (event.kind === 'environments') this.versions.clear();
     });
   }
 
-  /** The environment's content version, from memory on the hot path. */
-  async version(envId: number): Promise<number> {
-    const hit = this.versions.get(envId);
-    if (hit !== undefined) return hit;
-    return this.flight.run(envId, async () => {
-      const row = await this.pool('content_versions').where({ environment_id: envId, kind: GAME_CONFIG_CONTENT }).first('version');
-      const version = row ? Number(row.version) : 0;
-      this.versions.set(envId, version);
-      return version;
-    });
+  /** The environment's content version: from memory on the hot path while the ContentWatch is live. */
+  version(envId: number): Promise<number> {
+    return this.versions.get(envId, () => readContentVersion(this.pool, envId, GAME_CONFIG_CONTENT));
   }
 
   /**
@@ -95,7 +89,24 @@ export class GameConfigService {
    * that changes credential must not get a 304 for the other environment's copy.
    */
   async etag(envId: number, request: string): Promise<string> {
-    const version = await this.version(envId);
+    return this.etagAt(await this.version(envId), envId, request);
+  }
+
+  /**
+   * A conditional read's body and its ETag from one snapshot: the content version and what `read`
+   * reads come from one repeatable-read transaction, so the ETag names exactly the body's content
+   * however the caches stand.
+   */
+  async snapshot<T>(db: Queryable, envId: number, request: string, read: (db: Queryable) => Promise<T>): Promise<{ body: T; etag: string }> {
+    const both = async (trx: Queryable) => {
+      const version = await readContentVersion(trx, envId, GAME_CONFIG_CONTENT);
+      return { body: await read(trx), etag: this.etagAt(version, envId, request) };
+    };
+    // Inside a caller's transaction its snapshot is already the one.
+    return isTransaction(db) ? both(db) : db.transaction(both, { isolationLevel: 'repeatable read', readOnly: true });
+  }
+
+  private etagAt(version: number, envId: number, request: string): string {
     return `"${version}-${this.asks.of(envId, request)}"`;
   }
 
@@ -153,11 +164,23 @@ export class GameConfigService {
   }
 }
 
-/** Bumps the environment's content version (inside the writer's transaction). */
+/**
+ * Bumps the environment's content version inside the writer's transaction, and notifies every
+ * process's ContentWatch in the same transaction: PostgreSQL delivers the notification when (and
+ * only if) the change commits, so no cache outlives a committed change by more than that delivery.
+ */
 export async function bumpContentVersion(trx: Queryable, envId: number, kind = GAME_CONFIG_CONTENT): Promise<void> {
   await trx.raw(
     `INSERT INTO content_versions (environment_id, kind, version) VALUES (?, ?, 1)
      ON CONFLICT (environment_id, kind) DO UPDATE SET version = content_versions.version + 1`,
     [envId, kind],
   );
+  // The same payload notified twice in one transaction is delivered once.
+  await trx.raw('SELECT pg_notify(?, ?)', [CONTENT_CHANGED_CHANNEL, String(envId)]);
+}
+
+/** The environment's content version of `kind` as `db` sees it (0 before the first change). */
+export async function readContentVersion(db: Queryable, envId: number, kind: string): Promise<number> {
+  const row = await db('content_versions').where({ environment_id: envId, kind }).first('version');
+  return row ? Number(row.version) : 0;
 }

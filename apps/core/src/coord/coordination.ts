@@ -39,6 +39,8 @@ export interface Coordination {
   subscribe(channel: string, onMessage: (message: string) => void): Promise<Unsubscribe>;
   /** true when the backing store answers (readiness). */
   ping(): Promise<boolean>;
+  /** true for the in-process coordination of the embedded default: there is no Redis to report on. */
+  readonly inProcess?: boolean;
   /** Hears every command sent to the backing store (Redis); absent where there is none (in-process). The answer stops it. */
   observeCommands?(observe: CommandObserver): () => void;
   /** Hears the backing store's connections lost and recovered (Redis); absent where there is none. The answer stops it. */

@@ -46,6 +46,8 @@ export class MemoryCoordination implements Coordination {
     };
   }
 
+  readonly inProcess = true;
+
   async ping(): Promise<boolean> {
     return true;
   }

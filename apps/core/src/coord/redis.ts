@@ -278,7 +278,7 @@ export class RedisCoordination implements Coordination {
     if (!set) {
       set = new Set();
       this.handlers.set(full, set);
-      // Redis down at start must not stop a process from serving (DESIGN: losing Redis loses no data):
+      // Redis down at start must not stop a process from serving (losing Redis loses no data: docs/api-conventions.md):
       // wait a bounded time; ioredis sends the queued SUBSCRIBE once it connects.
       const subscribed = this.subscriber.subscribe(full);
       subscribed.catch((err: Error) => this.options.onError?.(err));

@@ -1,5 +1,5 @@
 /**
- * The crash-upload job queue: pg-boss over Hearth's own PostgreSQL (DESIGN.md: the database is the
+ * The crash-upload job queue: pg-boss over Hearth's own PostgreSQL (docs/crashes.md: the database is the
  * system of record, the job queue included). The API queues a job in the transaction that records
  * the upload (`enqueueCrashUpload` with the caller's transaction); crash workers are competing
  * consumers. The schema and the queue are made by the migrations, never by a process at start.

@@ -17,7 +17,7 @@ import type { Logger } from '../logger';
 
 /** Spec §8: an upload URL is valid one hour. */
 export const SYMBOL_UPLOAD_TTL_SECONDS = 3600;
-/** Spec §8: up to 4 GB (binary units, DESIGN.md). */
+/** Spec §8: up to 4 GB (binary units: docs/api-conventions.md). */
 export const SYMBOL_MAX_BYTES = 4 * 1024 ** 3;
 /** How many pending uploads one list looks at in storage (HeadObject each), at most. */
 export const SYMBOL_CHECK_BATCH = 20;

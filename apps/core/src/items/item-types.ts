@@ -12,8 +12,9 @@ import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { Announcer, announceAfterCommit, InvalidationBus } from '../invalidation';
-import { bumpContentVersion } from '../content/game-config';
-import { SingleFlight, TtlCache } from '../cache';
+import { bumpContentVersion, readContentVersion } from '../content/game-config';
+import { ContentWatch, WatchedCache } from '../content/content-watch';
+import { SingleFlight } from '../cache';
 import type { ItemTypeManifestT } from '../manifests/schemas';
 import { CursorCodec, keysetPage, Page } from '../pagination';
 import { AskDigests } from '../content/ask-digests';
@@ -181,7 +182,7 @@ export async function loadItemType(db: Queryable, environmentId: number, key: st
   return row ? definitionOf(row) : null;
 }
 
-/** How long a snapshot is trusted before its version is asked again (a lost announcement costs at most this). */
+/** How long a version is kept at most, even while the ContentWatch is live. */
 export const ITEM_TYPES_VERSION_TTL_MS = 30_000;
 
 interface Snapshot {
@@ -196,29 +197,23 @@ interface Snapshot {
  * A `content` announcement drops the version; the next read asks it again and reloads only if it moved.
  */
 export class ItemTypeService {
-  private versions = new TtlCache<number, number>(ITEM_TYPES_VERSION_TTL_MS);
-  private versionFlight = new SingleFlight<number, number>();
+  private versions: WatchedCache<number>;
   private snapshots = new Map<number, Snapshot>();
   private loadFlight = new SingleFlight<string, Snapshot>();
   private readonly asks = new AskDigests();
 
   /** `pool` serves the snapshots only: shared by every request of the process, they hold committed data. */
-  constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus) {
+  constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus, watch: ContentWatch) {
+    this.versions = new WatchedCache(watch, ITEM_TYPES_VERSION_TTL_MS);
     bus.on((event) => {
-      if (event.kind === 'content') this.versions.delete(event.environmentId);
+      if (event.kind === 'content') this.versions.drop(event.environmentId);
       if (event.kind === 'environments') this.versions.clear();
     });
   }
 
+  /** The item types' content version: from memory while the ContentWatch is live. */
   private version(envId: number): Promise<number> {
-    const hit = this.versions.get(envId);
-    if (hit !== undefined) return Promise.resolve(hit);
-    return this.versionFlight.run(envId, async () => {
-      const row = await this.pool('content_versions').where({ environment_id: envId, kind: ITEM_TYPES_CONTENT }).first('version');
-      const version = row ? Number(row.version) : 0;
-      this.versions.set(envId, version);
-      return version;
-    });
+    return this.versions.get(envId, () => readContentVersion(this.pool, envId, ITEM_TYPES_CONTENT));
   }
 
   /** The environment's item types at its current version. Rows read after the version are at least that new; a newer change moves the version again and reloads. */

@@ -8,7 +8,7 @@
  * standing): loaded once, dropped by every process when a `content` invalidation for the
  * environment arrives (the sync bumps the `legal` content version and announces it after commit).
  */
-import { SingleFlight, TtlCache } from '../cache';
+import { ContentWatch, WatchedCache } from '../content/content-watch';
 import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
@@ -131,48 +131,37 @@ function pageFromMemory<T>(codec: CursorCodec, listId: string, q: { limit?: numb
 }
 
 export class LegalService {
-  private catalogs = new TtlCache<number, Catalog>(30_000);
-  private flight = new SingleFlight<number, Catalog>();
-  /** Bumped on every drop: a load that began before a drop must not keep what it read. */
-  private drops = 0;
+  private catalogs: WatchedCache<Catalog>;
   private readonly asks = new AskDigests();
 
   /** `pool` loads the process-wide cache only (committed data); every other read takes its database from the caller. */
-  constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus, private readonly players: PlayerService) {
+  constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus, watch: ContentWatch, private readonly players: PlayerService) {
+    this.catalogs = new WatchedCache(watch, 30_000);
     bus.on((event) => {
-      if (event.kind === 'content') {
-        this.drops++;
-        this.catalogs.delete(event.environmentId);
-      }
-      if (event.kind === 'environments') {
-        this.drops++;
-        this.catalogs.clear();
-      }
+      if (event.kind === 'content') this.catalogs.drop(event.environmentId);
+      if (event.kind === 'environments') this.catalogs.clear();
     });
   }
 
-  /** The environment's documents, from memory on the hot path. */
-  private async catalog(environmentId: number): Promise<Catalog> {
-    const hit = this.catalogs.get(environmentId);
-    if (hit !== undefined) return hit;
-    return this.flight.run(environmentId, async () => {
-      const dropsBefore = this.drops;
-      const catalog = await readCatalog(this.pool, environmentId);
-      if (this.drops === dropsBefore) this.catalogs.set(environmentId, catalog);
-      return catalog;
-    });
+  /** The environment's documents: from memory on the hot path while the ContentWatch is live. */
+  private catalog(environmentId: number): Promise<Catalog> {
+    return this.catalogs.get(environmentId, () => readCatalog(this.pool, environmentId));
   }
 
   /** A strong ETag for one read of the documents list: the legal content version, the environment and what was asked. */
   async etag(environmentId: number, ask: string): Promise<string> {
-    const { version } = await this.catalog(environmentId);
-    return `"${version}-${this.asks.of(environmentId, ask)}"`;
+    return this.etagOf(await this.catalog(environmentId), environmentId, ask);
   }
 
-  /** GET /legal/documents: a page of the environment's documents by key, from memory. */
-  async listDocuments(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<LegalDocument>> {
-    const { documents } = await this.catalog(env.id);
-    return pageFromMemory(this.cursors, `legal-documents|${env.id}`, q, documents, (d) => d.document);
+  private etagOf(catalog: Catalog, environmentId: number, ask: string): string {
+    return `"${catalog.version}-${this.asks.of(environmentId, ask)}"`;
+  }
+
+  /** GET /legal/documents: a page of the environment's documents by key, from memory, with the ETag of the catalog it came from. */
+  async listDocuments(env: EnvironmentContext, q: { limit?: number; cursor?: string }, ask: string): Promise<{ page: Page<LegalDocument>; etag: string }> {
+    const catalog = await this.catalog(env.id);
+    const page = await pageFromMemory(this.cursors, `legal-documents|${env.id}`, q, catalog.documents, (d) => d.document);
+    return { page, etag: this.etagOf(catalog, env.id, ask) };
   }
 
   /** GET /players/:playerId/legal: every document with the player's acceptance of it. */

@@ -71,9 +71,10 @@ export function registerProcessMetrics<Registry extends object>(client: MetricsC
       labelNames: ['dependency'],
       registers: [registry],
       async collect() {
-        const { postgres, redis } = await dependencies({ db, coordination });
-        up.set({ dependency: 'postgres' }, postgres ? 1 : 0);
-        up.set({ dependency: 'redis' }, redis ? 1 : 0);
+        const checks = await dependencies({ db, coordination });
+        up.set({ dependency: 'postgres' }, checks.postgres ? 1 : 0);
+        // An in-process coordination (the embedded default) is no dependency that can go away.
+        if ('redis' in checks) up.set({ dependency: 'redis' }, checks.redis ? 1 : 0);
       },
     });
   }

@@ -71,10 +71,19 @@ export async function startMetricsServer(
   return { server, url: `http://${shownHost(host)}:${bound}/metrics` };
 }
 
-/** Whether PostgreSQL answers a query and the coordination (Redis) a ping. */
-export async function dependencies(deps: { db: Db; coordination: Coordination }): Promise<{ postgres: boolean; redis: boolean }> {
-  const [postgres, redis] = await Promise.all([deps.db.raw('SELECT 1').then(() => true, () => false), deps.coordination.ping()]);
-  return { postgres, redis };
+/** What /readyz shows besides its verdict: PostgreSQL, and Redis where there is one (the embedded default coordinates in-process). */
+export type ReadinessChecks = { postgres: boolean; redis: boolean } | { postgres: boolean; coordination: 'in-process' };
+
+/**
+ * Whether PostgreSQL answers a query and the coordination (Redis) a ping. Without Redis there is
+ * nothing to ping: saying `redis: true` would claim a Redis that is not there.
+ */
+export async function dependencies(deps: { db: Db; coordination: Coordination }): Promise<ReadinessChecks> {
+  const [postgres, redis] = await Promise.all([
+    deps.db.raw('SELECT 1').then(() => true, () => false),
+    deps.coordination.inProcess ? null : deps.coordination.ping(),
+  ]);
+  return redis === null ? { postgres, coordination: 'in-process' } : { postgres, redis };
 }
 
 /**
@@ -84,6 +93,13 @@ export async function dependencies(deps: { db: Db; coordination: Coordination })
  * PostgreSQL either way. Their state is shown in the body, and in hearth_dependency_up, where the
  * alerts read it.
  */
-export async function readiness(deps: { db: Db; coordination: Coordination }): Promise<{ ready: boolean; postgres: boolean; redis: boolean }> {
-  return { ready: true, ...(await dependencies(deps)) };
+export async function readiness(deps: { db: Db; coordination: Coordination }): Promise<{ ready: boolean; checks: ReadinessChecks }> {
+  return { ready: true, checks: await dependencies(deps) };
 }
+
+/**
+ * Whether this process has begun to stop (SIGTERM, or Ctrl-C, which the terminal also sends to
+ * `hearth dev`'s embedded PostgreSQL): a database connection lost after that is expected, so what
+ * watches connections says so at debug level instead of warning.
+ */
+export const processStopping = { begun: false };

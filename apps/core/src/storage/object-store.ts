@@ -1,5 +1,5 @@
 /**
- * Object storage for crash uploads and symbol files (DESIGN.md: S3-compatible in production, a
+ * Object storage for crash uploads and symbol files (docs/crashes.md: S3-compatible in production, a
  * folder on disk on the embedded default, behind one interface). Bodies are streamed through,
  * never held whole: `put` counts and hashes while the bytes pass and stops past `maxBytes`.
  */

@@ -3,8 +3,8 @@
  * process's in-memory copy of the environment's blog (BlogService), with a strong ETag.
  */
 import { Type } from '@sinclair/typebox';
-import { BlogContentAnswer } from '@hearth/core';
-import { defineRoute, HandlerContext } from '../../http/route';
+import { BlogContent, BlogContentAnswer, BlogMoment } from '@hearth/core';
+import { defineRoute, etagAsk, HandlerContext } from '../../http/route';
 import { PageOf, PageOnlyQuery, PageQuery, Timestamp } from '../../http/schema-helpers';
 
 const Slug = (description: string) => Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description });
@@ -42,6 +42,17 @@ function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask:
   return ctx.core.blog.etag(ctx.env.id, ask);
 }
 
+/** A read's answer: the body and its ETag from one moment of the blog (never a new body under an old ETag). */
+async function momentAnswer<T>(
+  ctx: HandlerContext<unknown, unknown, unknown, 'either'>,
+  operationId: string,
+  read: (moment: BlogMoment) => Promise<T>,
+): Promise<{ body: T; headers: Record<string, string> }> {
+  const moment = await ctx.core.blog.current(ctx.env.id);
+  const body = await read(moment);
+  return { body, headers: { ETag: await ctx.core.blog.etag(ctx.env.id, etagAsk(operationId, ctx.params, ctx.query), moment) } };
+}
+
 export const listBlogPosts = defineRoute({
   operationId: 'listBlogPosts',
   method: 'GET',
@@ -59,7 +70,7 @@ export const listBlogPosts = defineRoute({
   success: { status: 200, description: 'A page of post summaries', schema: PageOf(BlogPostSummary) },
   links: [{ parameters: { slug: '$response.body#/items/0/slug' } }],
   refusals: ['not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.blog.listPosts(ctx.env, ctx.query) }),
+  handler: (ctx) => momentAnswer(ctx, 'listBlogPosts', (moment) => ctx.core.blog.listPosts(ctx.env, ctx.query, moment)),
 });
 
 export const getBlogPost = defineRoute({
@@ -79,7 +90,7 @@ export const getBlogPost = defineRoute({
     schema: Type.Object({ post: BlogPost, related: Type.Array(BlogPostSummary, { maxItems: 3 }) }, { additionalProperties: false }),
   },
   refusals: ['not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.blog.getPost(ctx.env, ctx.params.slug) }),
+  handler: (ctx) => momentAnswer(ctx, 'getBlogPost', (moment) => ctx.core.blog.getPost(ctx.env, ctx.params.slug, moment)),
 });
 
 export const listBlogCategories = defineRoute({
@@ -94,7 +105,7 @@ export const listBlogCategories = defineRoute({
   etag: blogEtag,
   success: { status: 200, description: 'A page of categories', schema: PageOf(BlogCategory) },
   refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.blog.listCategories(ctx.env, ctx.query) }),
+  handler: (ctx) => momentAnswer(ctx, 'listBlogCategories', (moment) => ctx.core.blog.listCategories(ctx.env, ctx.query, moment)),
 });
 
 export const listBlogTags = defineRoute({
@@ -109,5 +120,5 @@ export const listBlogTags = defineRoute({
   etag: blogEtag,
   success: { status: 200, description: 'A page of tags', schema: PageOf(BlogTag) },
   refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.blog.listTags(ctx.env, ctx.query) }),
+  handler: (ctx) => momentAnswer(ctx, 'listBlogTags', (moment) => ctx.core.blog.listTags(ctx.env, ctx.query, moment)),
 });

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { defineRoute, HandlerContext } from '../../http/route';
+import type { Queryable } from '@hearth/core';
+import { defineRoute, etagAsk, HandlerContext } from '../../http/route';
 import { PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
 
 const Cell = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
@@ -35,6 +36,16 @@ function contentEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either-or-d
   return ctx.core.gameConfig.etag(ctx.env.id, ask);
 }
 
+/** A conditional read's answer: the body and its ETag read from one snapshot (never a new body under an old ETag). */
+async function snapshotAnswer<T>(
+  ctx: HandlerContext<unknown, unknown, unknown, 'either-or-dashboard'>,
+  operationId: string,
+  read: (db: Queryable) => Promise<T>,
+): Promise<{ body: T; headers: Record<string, string> }> {
+  const { body, etag } = await ctx.core.gameConfig.snapshot(ctx.db, ctx.env.id, etagAsk(operationId, ctx.params, ctx.query), read);
+  return { body, headers: { ETag: etag } };
+}
+
 export const listConfigValues = defineRoute({
   operationId: 'listConfigValues',
   method: 'GET',
@@ -47,7 +58,7 @@ export const listConfigValues = defineRoute({
   etag: contentEtag,
   success: { status: 200, description: 'A page of config values', schema: PageOf(ConfigRow) },
   refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.gameConfig.listValues(ctx.db, ctx.env, ctx.query) }),
+  handler: (ctx) => snapshotAnswer(ctx, 'listConfigValues', (db) => ctx.core.gameConfig.listValues(db, ctx.env, ctx.query)),
 });
 
 export const listConfigTables = defineRoute({
@@ -63,7 +74,7 @@ export const listConfigTables = defineRoute({
   success: { status: 200, description: 'A page of config tables', schema: PageOf(ConfigTable) },
   links: [{ to: ['getConfigTable'], parameters: { key: '$response.body#/items/0/key' } }],
   refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.gameConfig.listTables(ctx.db, ctx.env, ctx.query) }),
+  handler: (ctx) => snapshotAnswer(ctx, 'listConfigTables', (db) => ctx.core.gameConfig.listTables(db, ctx.env, ctx.query)),
 });
 
 export const getConfigTable = defineRoute({
@@ -81,7 +92,7 @@ export const getConfigTable = defineRoute({
   etag: contentEtag,
   success: { status: 200, description: 'The table', schema: ConfigTable },
   refusals: ['not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.gameConfig.getTable(ctx.db, ctx.env, ctx.params.key) }),
+  handler: (ctx) => snapshotAnswer(ctx, 'getConfigTable', (db) => ctx.core.gameConfig.getTable(db, ctx.env, ctx.params.key)),
 });
 
 export const listFlags = defineRoute({
@@ -96,5 +107,5 @@ export const listFlags = defineRoute({
   etag: contentEtag,
   success: { status: 200, description: 'A page of flags', schema: PageOf(Flag) },
   refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.gameConfig.listFlags(ctx.db, ctx.env, ctx.query) }),
+  handler: (ctx) => snapshotAnswer(ctx, 'listFlags', (db) => ctx.core.gameConfig.listFlags(db, ctx.env, ctx.query)),
 });

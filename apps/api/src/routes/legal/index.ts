@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { defineRoute } from '../../http/route';
-import { Id, PageOf, PageOnlyQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
+import { defineRoute, etagAsk } from '../../http/route';
+import { Id, PageOf, PageOnlyQuery, PageQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
 
 const documentFields = {
@@ -46,7 +46,11 @@ export const listLegalDocuments = defineRoute({
   etag: (ctx, ask) => ctx.core.legal.etag(ctx.env.id, ask),
   success: { status: 200, description: 'A page of legal documents', schema: PageOf(LegalDocument) },
   refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.legal.listDocuments(ctx.env, ctx.query) }),
+  handler: async (ctx) => {
+    // The body and its ETag from one catalog (never a new body under an old ETag).
+    const { page, etag } = await ctx.core.legal.listDocuments(ctx.env, ctx.query, etagAsk('listLegalDocuments', ctx.params, ctx.query));
+    return { body: page, headers: { ETag: etag } };
+  },
 });
 
 export const getLegalStanding = defineRoute({

@@ -1,0 +1,180 @@
+import type { Db } from '../db/knex';
+import type { Logger } from '../logger';
+import type { InvalidationBus } from '../invalidation';
+import { SingleFlight, TtlCache } from '../cache';
+import { processStopping } from '../process/serving';
+
+/** The PostgreSQL channel every content write notifies, in its own transaction (see bumpContentVersion). */
+export const CONTENT_CHANGED_CHANNEL = 'hearth_content_changed';
+
+const START_WAIT_MS = 5_000;
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 15_000;
+
+/** What the watch needs of a pg connection (the driver's Client). */
+interface ListeningConnection {
+  query(sql: string): Promise<unknown>;
+  on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
+  on(event: 'error' | 'end', listener: (err?: Error) => void): unknown;
+  removeAllListeners(event?: string): unknown;
+  end(): Promise<void>;
+}
+
+/**
+ * Content changes heard from PostgreSQL itself. A write that bumps a content version also NOTIFYs in
+ * its transaction, and PostgreSQL delivers that at commit to every process LISTENing, whoever wrote
+ * (`hearth apply` in another process included) and with or without Redis. Each process keeps one
+ * connection listening and hands each notification to its caches as a `content` invalidation.
+ *
+ * The in-memory copies behind conditional reads may be answered from only while the watch is live:
+ * while its connection is down a change could go unheard, so those reads go to the database until
+ * it is back, and every copy made before the drop is disowned (see WatchedCache).
+ */
+export class ContentWatch {
+  private connection?: ListeningConnection;
+  private stopped = true;
+  private retry?: NodeJS.Timeout;
+  private retryMs = RETRY_FIRST_MS;
+  private currentEpoch = 0;
+  private isLive = false;
+
+  constructor(private readonly db: Db, private readonly bus: InvalidationBus, private readonly logger: Logger) {}
+
+  /** Whether every committed content change reaches this process now. */
+  get live(): boolean {
+    return this.isLive;
+  }
+
+  /** Moves whenever the watch goes down: a copy made in an older epoch may have missed a change. */
+  get epoch(): number {
+    return this.currentEpoch;
+  }
+
+  /**
+   * Listens. Waits for that at most START_WAIT_MS: a database that cannot be reached now (or hangs)
+   * must not hold the process's start; the watch keeps trying in the background, and conditional
+   * reads go to the database until it is live.
+   */
+  async start(): Promise<void> {
+    this.stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, START_WAIT_MS);
+      timer.unref();
+    });
+    await Promise.race([this.connect(), waited]);
+    clearTimeout(timer);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.lose();
+  }
+
+  private async connect(): Promise<void> {
+    let connection: ListeningConnection | undefined;
+    try {
+      // A connection of its own, outside the pool: LISTEN belongs to one session for its whole life.
+      connection = (await (this.db.client as { acquireRawConnection(): Promise<ListeningConnection> }).acquireRawConnection());
+      connection.on('notification', (message) => {
+        const environmentId = Number(message.payload);
+        if (message.channel === CONTENT_CHANGED_CHANNEL && Number.isInteger(environmentId)) this.bus.receive({ kind: 'content', environmentId });
+      });
+      connection.on('error', () => this.connectionLost());
+      connection.on('end', () => this.connectionLost());
+      await connection.query(`LISTEN ${CONTENT_CHANGED_CHANNEL}`);
+      if (this.stopped) {
+        await connection.end().catch(() => undefined);
+        return;
+      }
+      this.connection = connection;
+      this.isLive = true;
+      this.retryMs = RETRY_FIRST_MS;
+    } catch (err) {
+      connection?.removeAllListeners();
+      await connection?.end().catch(() => undefined);
+      this.logger.warn({ err: (err as Error).message }, 'cannot listen for content changes; conditional reads ask the database until it works');
+      this.scheduleRetry();
+    }
+  }
+
+  private connectionLost(): void {
+    if (!this.connection) return;
+    this.lose();
+    if (this.stopped) return;
+    const level = processStopping.begun ? 'debug' : 'warn';
+    this.logger[level]('lost the connection that listens for content changes; conditional reads ask the database until it is back');
+    this.scheduleRetry();
+  }
+
+  private lose(): void {
+    const connection = this.connection;
+    this.connection = undefined;
+    this.isLive = false;
+    this.currentEpoch++;
+    if (connection) {
+      connection.removeAllListeners();
+      connection.on('error', () => undefined);
+      connection.end().catch(() => undefined);
+    }
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopped || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.connect();
+    }, this.retryMs);
+    this.retry.unref();
+    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+  }
+}
+
+/**
+ * A process-wide copy of content per environment, kept only while the ContentWatch can tell it of
+ * every change: a copy is answered from while the watch is live and in the epoch the copy was made
+ * in; a load that overlapped an invalidation of its key is used once but not kept.
+ */
+export class WatchedCache<V> {
+  private readonly copies: TtlCache<number, { value: V; epoch: number }>;
+  private readonly flight = new SingleFlight<number, V>();
+  private readonly generations = new Map<number, number>();
+  private allGeneration = 0;
+
+  /** `ttlMs` bounds a copy's life even while the watch is live (a belt to the watch's braces). */
+  constructor(private readonly watch: ContentWatch, ttlMs: number) {
+    this.copies = new TtlCache(ttlMs);
+  }
+
+  /** The environment's copy, or `load`'s answer (one load at a time per environment). */
+  async get(environmentId: number, load: () => Promise<V>): Promise<V> {
+    const hit = this.copies.get(environmentId);
+    if (hit && this.watch.live && hit.epoch === this.watch.epoch) return hit.value;
+    return this.flight.run(environmentId, async () => {
+      const epoch = this.watch.epoch;
+      const wasLive = this.watch.live;
+      const generation = this.generationOf(environmentId);
+      const value = await load();
+      // Kept only when no change could have been missed while it loaded.
+      if (wasLive && this.watch.live && this.watch.epoch === epoch && this.generationOf(environmentId) === generation) {
+        this.copies.set(environmentId, { value, epoch });
+      }
+      return value;
+    });
+  }
+
+  drop(environmentId: number): void {
+    this.generations.set(environmentId, (this.generations.get(environmentId) ?? 0) + 1);
+    this.copies.delete(environmentId);
+  }
+
+  clear(): void {
+    this.allGeneration++;
+    this.copies.clear();
+  }
+
+  private generationOf(environmentId: number): string {
+    return `${this.allGeneration}.${this.generations.get(environmentId) ?? 0}`;
+  }
+}
