@@ -1,7 +1,10 @@
 /**
  * Idempotency-Key (spec §4, §8; docs/api-conventions.md): a retry answers what the first answered and does nothing
- * again, even when the duplicates arrive at once. Test-only routes with a real effect (a row in a
- * table this file creates) stand in for the idempotent routes of later areas.
+ * again, even when the duplicates arrive at once. This file holds the pipeline's own keeping of the
+ * record (`runIdempotent`, for a route whose handler does not keep it), through test-only routes with
+ * a real effect (a row in a table this file creates): no route of the spec uses that mode today, since
+ * every move of value keeps its record in the money engine's one statement (its keys are held by
+ * test/economy and test/items, and on production routes by test/api/transactions.test.ts).
  */
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '@hearth/core';
