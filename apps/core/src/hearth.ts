@@ -11,7 +11,7 @@ import { RefreshService } from './auth/refresh';
 import { IdentityProviderVerifier } from './auth/idp';
 import { GameConfigService } from './content/game-config';
 import { CursorCodec } from './pagination';
-import { deriveKey } from './auth/sealing';
+import { deriveKey } from './sealing';
 import { pruneIdempotencyRecords } from './idempotency';
 import { SessionService } from './sessions/service';
 import { LegalService } from './legal/legal';

@@ -3,7 +3,7 @@ import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { randomId } from '../ids';
 import { ConfigError } from '../config';
-import { deriveKey, seal, unseal } from './sealing';
+import { deriveKey, seal, unseal } from '../sealing';
 import { REFRESH_TOKEN_SECONDS } from './token-claims';
 
 export interface PublicJwk {

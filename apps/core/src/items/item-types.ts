@@ -14,11 +14,11 @@ import { refuse } from '../errors';
 import { Announcer, announceAfterCommit, InvalidationBus } from '../invalidation';
 import { bumpContentVersion } from '../content/game-config';
 import { SingleFlight, TtlCache } from '../cache';
-import type { ItemTypeManifestT } from '../manifests/schemas';
+import type { ItemTypeSpecT, Resource } from '../spec/resources';
 import { CursorCodec, keysetPage, Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import { GAME_KEY_MAX, isGameKey } from '../game-keys';
-import { ITEM_TYPE_LIMITS } from './item-type-spec';
+import { GAME_KEY_MAX, isGameKey } from '../spec/game-keys';
+import { ITEM_TYPE_LIMITS } from '../spec/item-type';
 
 /** The content version kind of item types (content_versions.kind). */
 export const ITEM_TYPES_CONTENT = 'item-types';
@@ -56,7 +56,7 @@ export interface ItemTypeDefinition {
 }
 
 /** The definition a validated document declares: the key resolved, every default filled in. */
-export function itemTypeDefinitionOf(doc: ItemTypeManifestT): ItemTypeDefinition {
+export function itemTypeDefinitionOf(doc: Resource<ItemTypeSpecT>): ItemTypeDefinition {
   const s = doc.spec;
   return {
     key: s.key ?? doc.metadata.name,

@@ -13,7 +13,7 @@ import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { Announcer, InvalidationBus, announceAfterCommit } from '../invalidation';
-import type { LegalDocumentManifestT } from '../manifests/schemas';
+import type { LegalDocumentSpecT, Resource } from '../spec/resources';
 import { CursorCodec, keysetPage, Page } from '../pagination';
 import type { PlayerService } from '../players/service';
 import type { EnvironmentContext } from '../tenancy/environments';
@@ -45,7 +45,7 @@ const LEGAL_DOCUMENTS: OwnedRowTable = { name: 'legal_documents', keyColumn: 'do
 /** What a LegalDocument manifest writes: its spec without the environment, the key resolved. */
 export type LegalDocumentContent = LegalDocument;
 
-export function legalDocumentContent(doc: LegalDocumentManifestT): LegalDocumentContent {
+export function legalDocumentContent(doc: Resource<LegalDocumentSpecT>): LegalDocumentContent {
   const { spec } = doc;
   return { document: spec.document ?? doc.metadata.name, title: spec.title, url: spec.url, version: spec.version, required: spec.required };
 }

@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { compile, describe, fieldOf } from '../validation';
-import { brokenRule } from './rules';
+import { brokenRule } from '../spec/rules';
 import { AnyManifest, MANIFEST_KINDS, ManifestKind } from './schemas';
 
 /** A document refused: by its schema, or by a rule of the database it is reconciled into. */

@@ -13,7 +13,7 @@ import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { Announcer, announceAfterCommit } from '../invalidation';
-import type { PlanLimits, ProjectSpecT } from '../manifests/schemas';
+import type { PlanLimits, ProjectSpecT } from '../spec/resources';
 
 /** What an upsert did; `unchanged` writes nothing and announces nothing. */
 export type Upserted = 'created' | 'updated' | 'unchanged';
