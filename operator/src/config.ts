@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
-import { ConfigError, HearthConfig, loadConfig } from '@hearth/core';
+import { ConfigError, type HearthConfig, loadConfig } from '@hearth/core';
 
 type Env = Record<string, string | undefined>;
 

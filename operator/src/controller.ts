@@ -15,10 +15,10 @@
  * backoff. Nothing here crashes the process.
  */
 import {
-  Announcer,
+  type Announcer,
   ApiError,
-  Db,
-  Logger,
+  type Db,
+  type Logger,
   ManifestError,
   inTransaction,
   isRemovable,
@@ -29,12 +29,12 @@ import {
   type AnyManifest,
   type ReconcileResult,
 } from '@hearth/core';
-import { ConditionStatus, nextStatus, sameStatus } from './conditions';
-import { EventRecorder } from './events';
+import { type ConditionStatus, nextStatus, sameStatus } from './conditions';
+import { type EventRecorder } from './events';
 import { FINALIZER, addFinalizer, hasFinalizer, removeFinalizer } from './finalizers';
-import { CustomObject, CustomResources, KubeClients, ObjectRef, ResourceType, describeError, isNotFound } from './kube';
-import { OperatorMetrics, Outcome } from './metrics';
-import { KeyedQueue, WorkResult } from './queue';
+import { type CustomObject, CustomResources, type KubeClients, type ObjectRef, type ResourceType, describeError, isNotFound } from './kube';
+import { type OperatorMetrics, type Outcome } from './metrics';
+import { KeyedQueue, type WorkResult } from './queue';
 import { Refusal } from './refusal';
 import { keySecretHolds, secretNameOf, writeKeySecret } from './server-key';
 import { ResourceWatch, refOf } from './watch';

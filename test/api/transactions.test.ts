@@ -7,10 +7,10 @@
 import { Type } from '@sinclair/typebox';
 import { INVALIDATION_CHANNEL, RedisCoordination, deletePlayer, type Invalidation, type Unsubscribe } from '@hearth/core';
 import { defineRoute } from '@hearth/api';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call, expectError } from '../support/http';
-import { EventLog, TestPlayer, join, newPlayer, newSession, sleep, waitForLockWaiters } from '../sessions/helpers';
+import { EventLog, type TestPlayer, join, newPlayer, newSession, sleep, waitForLockWaiters } from '../sessions/helpers';
 
 /**
  * Asks a test route for a fault after its services have written and before it answers. A header, not

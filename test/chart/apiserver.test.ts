@@ -3,9 +3,9 @@
  * object passes server-side dry-run validation, and the operator's RBAC, applied for real, lets its
  * ServiceAccount do what the operator needs and nothing more (`kubectl auth can-i --as`).
  */
-import { Kube, startKube } from '../support/kube';
+import { type Kube, startKube } from '../support/kube';
 import {
-  FULL_VALUES, KubeObject, MINIMAL_VALUES, NAMESPACE, find, kubectl, named, parseObjects, prometheusCrdFiles, render, renderYaml,
+  FULL_VALUES, type KubeObject, MINIMAL_VALUES, NAMESPACE, find, kubectl, named, parseObjects, prometheusCrdFiles, render, renderYaml,
 } from './chart';
 
 let kube: Kube;

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { CRASH_QUEUE_DEPTH_SQL, MANIFEST_KINDS } from '@hearth/core';
 import {
-  CHART, FULL_VALUES, KUBE_VERSION, KubeObject, MINIMAL_VALUES, NAMESPACE, find, hearthCrdFiles, helm, named, render, templateArgs,
+  CHART, FULL_VALUES, KUBE_VERSION, type KubeObject, MINIMAL_VALUES, NAMESPACE, find, hearthCrdFiles, helm, named, render, templateArgs,
 } from './chart';
 
 let minimal: KubeObject[];

@@ -1,5 +1,5 @@
 /** Runs the real `hearth` executable as a subprocess, with an environment built from scratch. */
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -5,9 +5,9 @@
  * Announcements go out after the commit, each once, and never for a refused batch.
  */
 import {
-  Invalidation,
+  type Invalidation,
   InvalidationBus,
-  ManifestKind,
+  type ManifestKind,
   MemoryCoordination,
   announceAfterCommit,
   inTransaction,
@@ -16,7 +16,7 @@ import {
   removeManifest,
   validateManifest,
 } from '@hearth/core';
-import { ApiInstance, Harness, startHarness } from '../support/harness';
+import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { NAMESPACE, environment, gameConfig, plan, project, serverKey, standardManifests } from '../support/manifests';
 import { eventually } from '../support/wait';

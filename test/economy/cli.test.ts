@@ -2,7 +2,7 @@
  * `hearth economy ledger|credit|debit` as real subprocesses over the harness's database: staff read a
  * player's balances and ledger, and correct a balance only through a ledger entry, idempotently.
  */
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { oneLine, runHearth } from '../cli/run-hearth';
 import { currency, standardManifests } from '../support/manifests';

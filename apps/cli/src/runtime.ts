@@ -1,16 +1,16 @@
 import {
-  ConfigNeeds,
-  Coordination,
-  HearthConfig,
-  Logger,
+  type ConfigNeeds,
+  type Coordination,
+  type HearthConfig,
+  type Logger,
   MemoryCoordination,
   RedisCoordination,
   createDb,
   createLogger,
   loadConfig,
-  Db,
+  type Db,
   HearthCore,
-  ObjectStore,
+  type ObjectStore,
   openObjectStore,
 } from '@hearth/core';
 

@@ -1,4 +1,4 @@
-import { ProxyTrust, parseTrustedProxies } from './net/client-address';
+import { type ProxyTrust, parseTrustedProxies } from './net/client-address';
 
 /**
  * Process configuration from environment variables, read once at start.

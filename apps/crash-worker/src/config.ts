@@ -2,7 +2,7 @@
  * The crash worker's own settings (docs/crashes.md, "The worker"), read once at start with the
  * core loader's strictness: a malformed variable stops the process with a ConfigError naming it.
  */
-import { ConfigError, HearthConfig, loadConfig } from '@hearth/core';
+import { ConfigError, type HearthConfig, loadConfig } from '@hearth/core';
 import { DEFAULT_MAX_INFLATED_BYTES } from './archive';
 
 type Env = Record<string, string | undefined>;

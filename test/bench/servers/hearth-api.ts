@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { HearthCore, Logger, RedisCoordination, SAVE_LIMITS, applyManifests, createLogger, validateManifest } from '@hearth/core';
+import { HearthCore, type Logger, RedisCoordination, SAVE_LIMITS, applyManifests, createLogger, validateManifest } from '@hearth/core';
 import { startApiServer } from '@hearth/api';
 import { createTestDatabase } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/env';

@@ -11,13 +11,13 @@ import type { TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import {
   ApiError,
-  EnvironmentContext,
-  HearthCore,
-  Logger,
-  Queryable,
-  Principal,
-  RateCheck,
-  RateOutcome,
+  type EnvironmentContext,
+  type HearthCore,
+  type Logger,
+  type Queryable,
+  type Principal,
+  type RateCheck,
+  type RateOutcome,
   addressChecks,
   createAjv,
   describe,
@@ -29,8 +29,8 @@ import {
   runIdempotent,
   type IdempotencyScope,
 } from '@hearth/core';
-import { AnyRoute, HandlerContext, HandlerResult, RequestInfo } from './route';
-import { AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, PrincipalKind, bodyLimitOf, checksOf, takesCredential } from './checks';
+import { type AnyRoute, type HandlerContext, type HandlerResult, type RequestInfo } from './route';
+import { type AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, checksOf, takesCredential } from './checks';
 import { applyTrim, hasTrim } from './schema-helpers';
 import { declaredTooLarge, hasBody, limitedBodyStream, readBody } from './body';
 import { bearerOf } from './credentials';

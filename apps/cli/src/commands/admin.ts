@@ -13,7 +13,7 @@ import {
   rotateSigningKey,
 } from '@hearth/core';
 import { CliError, emit } from '../output';
-import { Runtime, openRuntime } from '../runtime';
+import { type Runtime, openRuntime } from '../runtime';
 
 /** Opens the database (and Redis when REDIS_URL is set, so running processes hear of changes). */
 export async function withRuntime<T>(needs: { masterKey?: boolean }, fn: (rt: Runtime, bus: InvalidationBus) => Promise<T>): Promise<T> {

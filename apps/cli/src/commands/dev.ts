@@ -6,7 +6,7 @@ import {
   applyManifests,
   loadManifests,
   migrateLatest,
-  createLogger,
+  type createLogger,
   loadConfig,
   openObjectStore,
 } from '@hearth/core';

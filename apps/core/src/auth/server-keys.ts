@@ -4,7 +4,7 @@ import { refuse } from '../errors';
 import { randomId } from '../ids';
 import { SingleFlight, TtlCache } from '../cache';
 import { inTransaction } from '../db/transaction';
-import { Announcer, InvalidationBus, announceAfterCommit } from '../invalidation';
+import { type Announcer, type InvalidationBus, announceAfterCommit } from '../invalidation';
 
 /** Server keys: `hsk_<keyId>_<secret>`; only a SHA-256 of the (high-entropy) secret is stored. */
 export const SERVER_KEY_PREFIX = 'hsk_';

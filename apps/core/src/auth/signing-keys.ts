@@ -1,4 +1,4 @@
-import { generateKeyPairSync, createPrivateKey, createPublicKey, KeyObject } from 'node:crypto';
+import { generateKeyPairSync, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { randomId } from '../ids';

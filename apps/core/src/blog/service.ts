@@ -15,7 +15,7 @@ import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { SingleFlight } from '../cache';
 import type { InvalidationBus } from '../invalidation';
-import { CursorCodec, keysetPage, Page } from '../pagination';
+import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { BlogContent } from '../spec/blog-content';
 import { BLOG_CONTENT } from './sync';

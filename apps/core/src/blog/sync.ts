@@ -12,7 +12,7 @@ import { sameJson } from '../canonical-json';
 import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { Announcer, announceAfterCommit } from '../invalidation';
+import { type Announcer, announceAfterCommit } from '../invalidation';
 import { bumpContentVersion } from '../content/game-config';
 import type { BlogCategorySpecT, BlogPostSpecT } from '../spec/resources';
 import { readingMinutesOf } from '../spec/blog-content';

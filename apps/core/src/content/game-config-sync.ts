@@ -13,7 +13,7 @@ import { sameJson } from '../canonical-json';
 import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { Announcer, announceAfterCommit } from '../invalidation';
+import { type Announcer, announceAfterCommit } from '../invalidation';
 import type { GameConfigSpecT } from '../spec/resources';
 import { bumpContentVersion } from './game-config';
 

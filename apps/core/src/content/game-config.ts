@@ -2,7 +2,7 @@ import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { SingleFlight, TtlCache } from '../cache';
 import type { InvalidationBus } from '../invalidation';
-import { CursorCodec, keysetPage, Page } from '../pagination';
+import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { AskDigests } from './ask-digests';
 

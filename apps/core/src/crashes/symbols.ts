@@ -10,7 +10,7 @@
 import type { Queryable } from '../db/knex';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { refuse } from '../errors';
-import { CursorCodec, keysetPage, Page } from '../pagination';
+import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import { StorageUnavailable, type ObjectStore } from '../storage/object-store';
 import type { UploadGrant } from '../storage/upload-tokens';
 import type { Logger } from '../logger';

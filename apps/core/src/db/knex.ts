@@ -1,5 +1,5 @@
 import path from 'node:path';
-import knexFactory, { Knex } from 'knex';
+import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '../logger';
 import { bundledMigrations } from './bundled-migrations';
 

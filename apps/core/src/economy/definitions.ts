@@ -8,8 +8,8 @@ import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import type { CurrencySpecT, RealmSpecT, Resource } from '../spec/resources';
-import { OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
-import { CursorCodec, Page, keysetPage } from '../pagination';
+import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
+import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 
 /** Realm (spec §2). Its id is its key: stable across re-applies, so an inventory's realmId keeps its meaning. */

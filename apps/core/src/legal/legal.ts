@@ -12,13 +12,13 @@ import { SingleFlight, TtlCache } from '../cache';
 import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { Announcer, InvalidationBus, announceAfterCommit } from '../invalidation';
+import { type Announcer, type InvalidationBus, announceAfterCommit } from '../invalidation';
 import type { LegalDocumentSpecT, Resource } from '../spec/resources';
-import { CursorCodec, keysetPage, Page } from '../pagination';
+import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { PlayerService } from '../players/service';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { bumpContentVersion } from '../content/game-config';
-import { OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
+import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
 import { AskDigests } from '../content/ask-digests';
 
 export interface LegalDocument {

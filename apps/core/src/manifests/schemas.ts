@@ -2,7 +2,7 @@
  * The Hearth custom resources (API group hearth.gg, v1alpha1), written once: `hearth apply`, the
  * operator and the generated CRD YAML all validate with these schemas.
  */
-import { Static, TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ResourceName } from '../spec/names';
 import {
   BlogCategorySpec, BlogPostSpec, CurrencySpec, GameConfigSpec, GameEnvironmentSpec, LegalDocumentSpec,

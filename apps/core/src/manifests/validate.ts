@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { compile, describe, fieldOf } from '../validation';
 import { brokenRule } from '../spec/rules';
-import { AnyManifest, MANIFEST_KINDS, ManifestKind } from './schemas';
+import { type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
 
 /** A document refused: by its schema, or by a rule of the database it is reconciled into. */
 export class ManifestError extends Error {

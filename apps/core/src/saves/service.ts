@@ -13,7 +13,7 @@ import type { Queryable } from '../db/knex';
 import { preparedStatement, runStatement } from '../db/statement';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { CursorCodec, keysetPage } from '../pagination';
+import { type CursorCodec, keysetPage } from '../pagination';
 import { Telemetry } from '../process/telemetry';
 import type { EnvironmentContext } from '../tenancy/environments';
 

@@ -7,10 +7,10 @@ import { ApiError, refuse } from '../errors';
 import { randomId } from '../ids';
 import { filterWords } from '../players/word-filter';
 import {
-  PlatformSession,
+  type PlatformSession,
   SESSION_EVENTS_CHANNEL,
-  SessionEvent,
-  SessionStatus,
+  type SessionEvent,
+  type SessionStatus,
 } from './events';
 
 /** The statuses a game server reports (POST /sessions/:id/status). */

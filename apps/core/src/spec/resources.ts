@@ -4,7 +4,7 @@
  * reads and the manifest kinds (manifests/schemas.ts) wrap into documents; nothing here imports the
  * rest of core.
  */
-import { Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { BlogContent } from './blog-content';
 import type { ItemTypeSpec } from './item-type';
 import { celRules } from './rules';

@@ -12,7 +12,7 @@ import { sameJson } from '../canonical-json';
 import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { Announcer, announceAfterCommit } from '../invalidation';
+import { type Announcer, announceAfterCommit } from '../invalidation';
 import type { PlanLimits, ProjectSpecT } from '../spec/resources';
 
 /** What an upsert did; `unchanged` writes nothing and announces nothing. */

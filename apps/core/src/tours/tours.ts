@@ -9,9 +9,9 @@ import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import type { Resource, TourSpecT } from '../spec/resources';
-import { CursorCodec, Page, keysetPage } from '../pagination';
+import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import { OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
+import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
 
 export interface Tour {
   id: string;

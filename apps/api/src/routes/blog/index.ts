@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { BlogContent } from '@hearth/core';
-import { defineRoute, HandlerContext } from '../../http/route';
+import { defineRoute, type HandlerContext } from '../../http/route';
 import { PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
 
 const Slug = (description: string) => Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description });

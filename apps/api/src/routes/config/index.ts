@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineRoute, HandlerContext } from '../../http/route';
+import { defineRoute, type HandlerContext } from '../../http/route';
 import { PageOf, PageQuery } from '../../http/schema-helpers';
 
 const Cell = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);

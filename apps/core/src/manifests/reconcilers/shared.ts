@@ -7,7 +7,7 @@
 import type { Queryable } from '../../db/knex';
 import { ApiError } from '../../errors';
 import type { Announcer } from '../../invalidation';
-import { EnvironmentContext, loadEnvironmentByName } from '../../tenancy/environments';
+import { type EnvironmentContext, loadEnvironmentByName } from '../../tenancy/environments';
 import { DEFAULT_NAMESPACE, ManifestError } from '../validate';
 
 export type ReconcileAction = 'created' | 'updated' | 'unchanged';
