@@ -87,7 +87,7 @@ async function startApi(vars: Record<string, string>, attempts = 3): Promise<Run
   child.stderr!.on('data', (d) => (output += d));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   let exited = false;
-  exit.then(() => (exited = true));
+  void exit.then(() => (exited = true));
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (exited) {

@@ -162,7 +162,9 @@ export class ServerKeyVerifier {
     entry.lastUsedAt = now;
     this.db('server_keys')
       .where({ key_id: keyId })
-      .where((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', new Date(now - LAST_USE_RESOLUTION_MS)))
+      .where((q) => {
+        q.whereNull('last_used_at').orWhere('last_used_at', '<', new Date(now - LAST_USE_RESOLUTION_MS));
+      })
       .update({ last_used_at: new Date(now) })
       .catch(() => {
         entry.lastUsedAt = 0; // try again on a later request

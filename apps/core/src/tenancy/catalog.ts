@@ -73,7 +73,9 @@ export async function upsertEnvironment(
     // whereNot({ a, b }) would negate each column alone; this is "not this very environment".
     const taken = await trx('environments')
       .where({ app_key: appKey })
-      .whereNot((q) => q.where({ namespace, name }))
+      .whereNot((q) => {
+        q.where({ namespace, name });
+      })
       .first();
     if (taken?.retired_at) {
       throw refuse.conflict(
