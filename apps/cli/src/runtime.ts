@@ -2,6 +2,7 @@ import {
   type ConfigNeeds,
   type Coordination,
   type HearthConfig,
+  type LoadedConfig,
   type Logger,
   MemoryCoordination,
   RedisCoordination,
@@ -15,8 +16,11 @@ import {
 } from '@hearth/core';
 
 /** What every long-running command opens from its configuration, and closes on the way out. */
-export interface Runtime {
-  config: HearthConfig;
+/** What every command opening a runtime needs: the database. */
+type RuntimeNeeds = ConfigNeeds & { database: true };
+
+export interface Runtime<N extends RuntimeNeeds = RuntimeNeeds> {
+  config: LoadedConfig<N>;
   logger: Logger;
   db: Db;
   coordination: Coordination;
@@ -24,8 +28,8 @@ export interface Runtime {
 }
 
 /** The database pool and the coordination (Redis when REDIS_URL is set, else in-process) of a config. */
-export function connect(config: HearthConfig, logger: Logger): Pick<Runtime, 'db' | 'coordination' | 'close'> {
-  const db = createDb(config.databaseUrl!, undefined, logger);
+export function connect(config: LoadedConfig<{ database: true }>, logger: Logger): Pick<Runtime, 'db' | 'coordination' | 'close'> {
+  const db = createDb(config.databaseUrl, undefined, logger);
   const coordination: Coordination = config.redisUrl
     ? new RedisCoordination(config.redisUrl, { prefix: config.redisPrefix, onError: (err) => logger.warn({ err: err.message }, 'redis error') })
     : new MemoryCoordination();
@@ -67,10 +71,11 @@ export function commandLogger(command: string, level: string, stdout: { isTTY?: 
   return createLogger(level, 'hearth', { readable: command === 'dev' && stdout.isTTY === true });
 }
 
-export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig> = {}): Runtime {
-  const config = { ...loadConfig(process.env, needs), ...overrides };
+export function openRuntime<N extends RuntimeNeeds>(needs: N): Runtime<N> {
+  const config = loadConfig(process.env, needs);
   const logger = commandLogger('service', config.logLevel);
-  return { config, logger, ...connect(config, logger) };
+  // N has database: true, which TypeScript does not resolve inside the generic LoadedConfig<N>.
+  return { config, logger, ...connect(config as LoadedConfig<RuntimeNeeds>, logger) };
 }
 
 /**
@@ -78,12 +83,12 @@ export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig>
  * files (API, crash workers); undefined when it names none (their crash routes answer 503).
  */
 export function openStore(config: HearthConfig): ObjectStore | undefined {
-  return openObjectStore(config.objectStorage, config.masterKey!);
+  return openObjectStore(config.objectStorage, config.masterKey);
 }
 
 /** The domain core over a runtime, started (API and realtime processes; the API passes its object store). */
-export async function startCore(rt: Runtime, options: { objectStore?: ObjectStore } = {}): Promise<HearthCore> {
-  const core = new HearthCore({ db: rt.db, coordination: rt.coordination, masterKey: rt.config.masterKey!, logger: rt.logger, objectStore: options.objectStore });
+export async function startCore(rt: Runtime<RuntimeNeeds & { masterKey: true }>, options: { objectStore?: ObjectStore } = {}): Promise<HearthCore> {
+  const core = new HearthCore({ db: rt.db, coordination: rt.coordination, masterKey: rt.config.masterKey, logger: rt.logger, objectStore: options.objectStore });
   await core.start();
   return core;
 }

@@ -16,8 +16,11 @@ import { CliError, emit } from '../output';
 import { type Runtime, openRuntime } from '../runtime';
 
 /** Opens the database (and Redis when REDIS_URL is set, so running processes hear of changes). */
-export async function withRuntime<T>(needs: { masterKey?: boolean }, fn: (rt: Runtime, bus: InvalidationBus) => Promise<T>): Promise<T> {
-  const rt = openRuntime({ database: true, masterKey: needs.masterKey });
+export async function withRuntime<T, N extends { masterKey?: boolean }>(
+  needs: N,
+  fn: (rt: Runtime<N & { database: true }>, bus: InvalidationBus) => Promise<T>,
+): Promise<T> {
+  const rt = openRuntime({ ...needs, database: true as const });
   const bus = new InvalidationBus(rt.coordination, (err) =>
     process.stderr.write(`hearth: warning: running processes were not told (${err.message}); they catch up within seconds\n`),
   );
@@ -115,7 +118,7 @@ export async function runKeysRevoke(opts: { keyId: string; json?: boolean }): Pr
 
 export async function runSigningKeysRotate(opts: { json?: boolean }): Promise<void> {
   await withRuntime({ masterKey: true }, async (rt, bus) => {
-    const result = await rotateSigningKey(rt.db, rt.config.masterKey!);
+    const result = await rotateSigningKey(rt.db, rt.config.masterKey);
     await bus.announce({ kind: 'signing-keys' });
     emit(!!opts.json, result, () => `new signing key ${result.kid}; retired ${result.retired.join(', ') || 'none'} (still published until its tokens expire)`);
   });
