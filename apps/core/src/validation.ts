@@ -31,6 +31,13 @@ export function compile(schema: TSchema, ajv: Ajv = sharedAjv): ValidateFunction
   return fn;
 }
 
+/** The first failure of a validator that has just answered false (ajv then always sets `errors`). */
+export function firstError(fn: ValidateFunction): ErrorObject {
+  const error = fn.errors?.[0];
+  if (!error) throw new Error('firstError: the validator reported no failure');
+  return error;
+}
+
 /** The dotted path of the field an ajv error is about, under `prefix` (e.g. `body.displayName`). */
 export function fieldOf(error: ErrorObject, prefix: string): string {
   const parts = error.instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));

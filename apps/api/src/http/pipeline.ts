@@ -23,6 +23,7 @@ import {
   describe,
   environmentRefusal,
   fieldOf,
+  firstError,
   fingerprintOf,
   looksLikeServerKey,
   refuse,
@@ -70,7 +71,7 @@ export function compileRoute(route: AnyRoute): CompiledRoute {
 
 function validate(fn: ValidateFunction, value: unknown, prefix: string): void {
   if (!fn(value)) {
-    const error = fn.errors![0];
+    const error = firstError(fn);
     const field = fieldOf(error, prefix);
     throw new ApiError('invalid-request', `${field} ${describe(error)}.`, { field });
   }
@@ -120,7 +121,7 @@ export class Pipeline {
   constructor(readonly core: HearthCore, readonly metrics: ApiMetrics) {}
 
   /** Checks and counts limits; a refusal throws 429. The outcome feeds the X-RateLimit headers. */
-  async limit(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<void> {
+  async limit(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<RateOutcome> {
     for (const check of checks) this.metrics.countRateLimitCheck(check.name);
     let outcome: RateOutcome;
     try {
@@ -138,6 +139,7 @@ export class Pipeline {
       const retry = Math.max(1, outcome.nearest.resetSeconds);
       throw new ApiError('rate-limited', `Too many requests (${outcome.nearest.name}); retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'Retry-After': String(retry) });
     }
+    return outcome;
   }
 
   /**
@@ -146,8 +148,8 @@ export class Pipeline {
    */
   async limitRoute(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<void> {
     const before = exchange.rate;
-    await this.limit(exchange, checks);
-    if (before && nearer(before.nearest, exchange.rate!.nearest)) exchange.rate = before;
+    const after = await this.limit(exchange, checks);
+    if (before && nearer(before.nearest, after.nearest)) exchange.rate = before;
   }
 
   /** Review and service switch of the environment a request acts in (every request that has one is reviewed). */
@@ -188,7 +190,7 @@ export class Pipeline {
       const { credential, problem } = bearerOf(exchange.header('authorization'));
       // A token whose checks are all cached is answered without waiting (the hot path).
       const known = credential ? this.core.authenticator.peek(credential) : null;
-      principal = known !== undefined ? known : await this.core.authenticator.authenticate(credential!);
+      principal = known !== undefined ? known : credential ? await this.core.authenticator.authenticate(credential) : null;
       if (!principal) {
         // invalid: unknown, revoked, expired, a refresh token, or a deleted or signed-out player (the authenticator does not say which).
         const outcome = credential ? 'invalid' : exchange.header('authorization') === '' ? 'missing' : 'malformed';
@@ -291,8 +293,10 @@ export class Pipeline {
   /** The handler at most once per key (the caller validated the key). */
   private async runIdempotentHandler({ route }: CompiledRoute, hc: RequestContext, key: string): Promise<HandlerResult> {
     const principal = hc.principal;
+    // Every idempotent route acts in an environment (its credential's); records are kept per environment.
+    if (!hc.env) throw new Error(`${route.operationId}: an idempotent route without an environment`);
     const record: IdempotencyScope = {
-      environmentId: hc.env!.id,
+      environmentId: hc.env.id,
       scope: principal?.kind === 'player' ? `p:${principal.playerId}` : 'server',
       key,
       fingerprint: fingerprintOf([route.operationId, hc.params, hc.query, hc.body]),

@@ -46,12 +46,13 @@ export function looksLikeServerKey(credential: string): boolean {
 
 function toInfo(row: Record<string, unknown>): ServerKeyInfo {
   const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
+  // created_at is NOT NULL
   return {
     keyId: row.key_id as string,
     environmentId: Number(row.environment_id),
     name: row.name as string,
     secretHint: row.secret_hint as string,
-    createdAt: iso(row.created_at)!,
+    createdAt: new Date(row.created_at as string).toISOString(),
     lastUsedAt: iso(row.last_used_at),
     revokedAt: iso(row.revoked_at),
   };

@@ -178,7 +178,9 @@ export class BlogService {
       categories.set(row.slug, { slug: row.slug, name: row.name, description: row.description ?? null, order: row.sort_order });
     }
     const posts = postRows.map((row): HeldPost => {
-      const category = categories.get(row.category_slug)!;
+      const category = categories.get(row.category_slug);
+      // blog_posts.category_slug references blog_categories, read in the same transaction
+      if (!category) throw new Error(`blog post ${row.slug} names category ${row.category_slug}, which was not read`);
       const summary: BlogPostSummary = {
         slug: row.slug,
         title: row.title,

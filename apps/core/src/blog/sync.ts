@@ -117,10 +117,10 @@ export async function releaseBlogCategory(db: Queryable, bus: Announcer, owner: 
  */
 function visibleFrom(post: PostSpec, before: { status: string; published_at: Date | null } | undefined, now: Date): Date | null {
   if (post.status === 'draft') return null;
-  if (post.status === 'scheduled') return new Date(post.publishAt!);
+  // The schema makes publishAt required on a scheduled post (a CEL rule TypeScript cannot see).
+  if (post.status === 'scheduled' && post.publishAt !== undefined) return new Date(post.publishAt);
   if (post.publishedAt !== undefined) return new Date(post.publishedAt);
-  const since = before?.published_at ?? null;
-  if (since && (before!.status === 'published' || since.getTime() <= now.getTime())) return since;
+  if (before?.published_at && (before.status === 'published' || before.published_at.getTime() <= now.getTime())) return before.published_at;
   return now;
 }
 

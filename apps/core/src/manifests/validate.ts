@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import { compile, describe, fieldOf } from '../validation';
+import { compile, describe, fieldOf, firstError } from '../validation';
 import { brokenRule } from '../spec/rules';
 import { type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
 
@@ -35,7 +35,7 @@ export function validateManifest(doc: unknown, origin?: string): AnyManifest {
   }
   const validate = compile(MANIFEST_KINDS[kind as ManifestKind].schema);
   if (!validate(doc)) {
-    const { field, reason } = reasonOf(validate.errors!);
+    const { field, reason } = reasonOf(firstError(validate), validate.errors ?? []);
     throw new ManifestError(label, field, reason);
   }
   const broken = brokenRule(MANIFEST_KINDS[kind as ManifestKind].schema, doc, '');
@@ -44,8 +44,7 @@ export function validateManifest(doc: unknown, origin?: string): AnyManifest {
 }
 
 /** The first failure, with a union's choices spelled out (ajv alone says "must be equal to constant"). */
-function reasonOf(errors: ErrorObject[]): { field: string; reason: string } {
-  const first = errors[0];
+function reasonOf(first: ErrorObject, errors: ErrorObject[]): { field: string; reason: string } {
   const field = fieldOf(first, '');
   if (errors.some((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath)) {
     const choices = errors
