@@ -32,7 +32,7 @@ import {
 import { type ConditionStatus, nextStatus, sameStatus } from './conditions';
 import { type EventRecorder } from './events';
 import { FINALIZER, addFinalizer, hasFinalizer, removeFinalizer } from './finalizers';
-import { type CustomObject, CustomResources, type KubeClients, type ObjectRef, type ResourceType, describeError, isNotFound } from './kube';
+import { type CustomObject, CustomResources, type KubeClients, type ObjectRef, type ResourceType, describeError, isNotFound, namespaceOf } from './kube';
 import { type OperatorMetrics, type Outcome } from './metrics';
 import { KeyedQueue, type WorkResult } from './queue';
 import { Refusal } from './refusal';
@@ -165,7 +165,7 @@ export class KindController {
         await writeKeySecret(this.deps.kube, obj, result.serverKey);
         return { result, keyId: result.serverKey.keyId, minted: true };
       }
-      const live = await liveKeyOfManifest(trx, { namespace: obj.metadata.namespace!, name: obj.metadata.name });
+      const live = await liveKeyOfManifest(trx, { namespace: namespaceOf(obj.metadata), name: obj.metadata.name });
       return { result, keyId: live?.keyId, minted: false };
     });
     const { serverKey: _secret, ...result } = applied.result; // the key goes no further than the Secret
