@@ -54,11 +54,16 @@ export interface ControllerDeps {
   onChange(): void;
 }
 
-/** The reason of a ManifestError's Ready=False condition: a hint for machines; the message is exact. */
+/** The Ready=False reason of a ManifestError, by its code: a hint for machines; the message is exact. */
 export function refusalReason(err: ManifestError): string {
-  if (/does not exist/.test(err.reason)) return 'MissingReference';
-  if (/plan\b.*\ballows\b/.test(err.reason)) return 'PlanLimit';
-  return 'Refused';
+  switch (err.code) {
+    case 'not-found':
+      return 'MissingReference';
+    case 'quota-exceeded':
+      return 'PlanLimit';
+    default:
+      return 'Refused';
+  }
 }
 
 const READY_MESSAGE = 'the database matches the spec';

@@ -66,6 +66,10 @@ export const refuse = {
   unauthorized: (message = 'A valid credential is required.') => new ApiError('unauthorized', message),
   forbidden: (message = 'This credential may not do that.') => new ApiError('forbidden', message),
   notFound: (what = 'That') => new ApiError('not-found', `${what} was not found.`),
+  /** A field naming something that does not exist (a manifest's reference to another document). */
+  missingReference: (field: string, message: string) => new ApiError('not-found', message, { field }),
+  /** A field past its plan's limit (a manifest asking more than its plan allows). */
+  overPlan: (field: string, message: string, limit: number) => new ApiError('quota-exceeded', message, { field, quota: field, limit }),
   conflict: (message: string, details?: ErrorDetails) => new ApiError('conflict', message, details),
   quota: (quota: string, limit: number, message: string) =>
     new ApiError('quota-exceeded', message, { quota, limit }),

@@ -2,10 +2,21 @@ import type { ErrorObject } from 'ajv';
 import { compile, describe, fieldOf, firstError } from '../validation';
 import { brokenRule } from '../spec/rules';
 import { type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
+import type { ErrorCode } from '../errors';
 
-/** A document refused: by its schema, or by a rule of the database it is reconciled into. */
+/**
+ * A document refused: by its schema, or by a rule of the database it is reconciled into. `code` is
+ * the refusal's code from the spec's list, as the domain threw it: `not-found` for a reference to a
+ * document that does not exist, `quota-exceeded` for a plan's limit, `invalid-request` for a document
+ * its schema refuses; what reads it (the operator's Ready reasons) decides by it, never by the wording.
+ */
 export class ManifestError extends Error {
-  constructor(readonly document: string, readonly field: string, readonly reason: string) {
+  constructor(
+    readonly document: string,
+    readonly field: string,
+    readonly reason: string,
+    readonly code: ErrorCode = 'invalid-request',
+  ) {
     super(`${document}: ${field} ${reason}`);
     this.name = 'ManifestError';
   }
