@@ -42,6 +42,7 @@ export * from './items/service';
 export * from './items/purchases';
 export * from './progression/unlocks';
 export * from './spec/game-keys';
+export * from './spec/idempotency-key';
 export * from './spec/resources';
 export * from './manifests/schemas';
 export * from './manifests/status';

@@ -202,9 +202,9 @@ export class LegalService {
       const catalog = await readCatalog(trx, env.id);
       entries.forEach((entry, i) => {
         const doc = catalog.byKey.get(entry.document);
-        if (!doc) throw refuse.invalid(`body.documents.${i}.document`, `No legal document "${entry.document}" exists in this environment.`);
+        if (!doc) throw refuse.invalid(`documents.${i}.document`, `No legal document "${entry.document}" exists in this environment.`);
         if (doc.version !== entry.version) {
-          throw refuse.invalid(`body.documents.${i}.version`, `"${entry.version}" is not the current version of "${entry.document}" (${doc.version}).`);
+          throw refuse.invalid(`documents.${i}.version`, `"${entry.version}" is not the current version of "${entry.document}" (${doc.version}).`);
         }
       });
       const rowsToInsert = entries.map((e) => ({ player_id: playerId, environment_id: env.id, document: e.document, version: e.version }));
