@@ -1,42 +1,11 @@
 /**
- * The spec's error codes (§7), each with its status, and the one error type every layer throws.
- * Anything thrown that is not an ApiError is a fault: it is logged and answered as a bare 500.
+ * The one error type core throws for a refusal: the spec's code (spec/error-codes.ts), a message for
+ * people, details (a field named relative to core's input; the API adds the request part). Anything
+ * thrown that is not an ApiError is a fault: it is logged and answered as a bare 500.
  */
-export const ERROR_STATUS = {
-  'invalid-request': 400,
-  'invalid-ticket': 400,
-  unauthorized: 401,
-  forbidden: 403,
-  'service-disabled': 403,
-  'project-not-approved': 403,
-  'provider-disabled': 403,
-  'quota-exceeded': 403,
-  'purchase-not-allowed': 403,
-  'not-found': 404,
-  conflict: 409,
-  'idempotency-conflict': 409,
-  'insufficient-balance': 409,
-  'allowance-exceeded': 409,
-  'balance-cap': 409,
-  disabled: 409,
-  'not-purchasable': 409,
-  'owned-limit': 409,
-  locked: 409,
-  'not-usable': 409,
-  'already-consumed': 409,
-  'no-current-realm': 409,
-  'no-steam-account': 409,
-  'already-active': 409,
-  'order-in-progress': 409,
-  'payload-too-large': 413,
-  'rate-limited': 429,
-  'internal-error': 500,
-  'provider-refused': 502,
-  unavailable: 503,
-} as const;
+import { ERROR_STATUS, type ErrorCode } from './spec/error-codes';
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
-export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+export { ERROR_CODES, ERROR_STATUS, type ErrorCode } from './spec/error-codes';
 
 export type ErrorDetails = Record<string, unknown>;
 
