@@ -1,5 +1,5 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
-.PHONY: dev services test typecheck bench kube-tools operator-test chart-test chart-docs crds build minio
+.PHONY: dev services test typecheck lint bench kube-tools operator-test chart-test chart-docs crds build minio
 
 # The project's own PostgreSQL cluster (make services); DATABASE_URL=… uses another database instead.
 HEARTH_PG_PORT ?= 55432
@@ -79,6 +79,11 @@ chart-docs: node_modules
 
 typecheck: node_modules
 	npm run typecheck
+
+## typescript-eslint (eslint.config.mjs) over apps/, operator/, test/, then the layers of apps/core
+## (dependency-cruiser, .dependency-cruiser.cjs); both must find nothing. See docs/architecture.md "Layers".
+lint: node_modules
+	npm run lint
 
 ## The `hearth` command as plain JavaScript in dist/hearth.js (`node dist/hearth.js <command>`): the image's entry point.
 build: node_modules

@@ -19,9 +19,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { KUBE_TOOLS_BIN } from '../test/support/kube';
 import { freePort } from '../test/support/ports';
-import { HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../test/support/hearth-process';
+import { type HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../test/support/hearth-process';
 import { stopProcess } from '../test/support/processes';
-import { PROFILES, ProfileName } from './k6/profiles';
+import { PROFILES, type ProfileName } from './k6/profiles';
 
 const ROOT = path.resolve(__dirname, '..');
 const SCRIPT = path.join(ROOT, 'loadtest/k6/hearth.ts');

@@ -6,12 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
-import { ConfigError, HearthConfig, loadConfig } from '@hearth/core';
+import { ConfigError, type LoadedConfig, loadConfig } from '@hearth/core';
 
 type Env = Record<string, string | undefined>;
 
 export interface OperatorConfig {
-  base: HearthConfig;
+  base: LoadedConfig<{ database: true; redis: true }>;
   /** KUBECONFIG when set, else the in-cluster ServiceAccount (client-node's loadFromDefault order). */
   kubeconfig?: string;
   /** The Lease two replicas compete for (coordination.k8s.io/v1). */
@@ -33,7 +33,7 @@ export interface OperatorConfig {
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
-function name(env: Env, variable: string, fallback: string | undefined): string | undefined {
+function name(env: Env, variable: string, fallback?: string): string | undefined {
   const raw = env[variable];
   if (raw === undefined || raw === '') return fallback;
   if (raw.length > 253 || !NAME.test(raw)) throw new ConfigError(variable, `must be a Kubernetes name (lower-case letters, digits, "-" and "."), got "${raw}"`);
@@ -82,8 +82,8 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
   return {
     base,
     kubeconfig: env.KUBECONFIG || undefined,
-    leaseName: name(env, 'HEARTH_OPERATOR_LEASE_NAME', 'hearth-operator')!,
-    leaseNamespace: name(env, 'HEARTH_OPERATOR_LEASE_NAMESPACE', podNamespace() ?? 'default')!,
+    leaseName: name(env, 'HEARTH_OPERATOR_LEASE_NAME') ?? 'hearth-operator',
+    leaseNamespace: name(env, 'HEARTH_OPERATOR_LEASE_NAMESPACE') ?? podNamespace() ?? 'default',
     identity: `${identity}_${randomBytes(4).toString('hex')}`,
     leaseDurationSeconds,
     renewDeadlineMs,

@@ -15,10 +15,10 @@
  * backoff. Nothing here crashes the process.
  */
 import {
-  Announcer,
+  type Announcer,
   ApiError,
-  Db,
-  Logger,
+  type Db,
+  type Logger,
   ManifestError,
   inTransaction,
   isRemovable,
@@ -29,12 +29,12 @@ import {
   type AnyManifest,
   type ReconcileResult,
 } from '@hearth/core';
-import { ConditionStatus, nextStatus, sameStatus } from './conditions';
-import { EventRecorder } from './events';
+import { type ConditionStatus, nextStatus, sameStatus } from './conditions';
+import { type EventRecorder } from './events';
 import { FINALIZER, addFinalizer, hasFinalizer, removeFinalizer } from './finalizers';
-import { CustomObject, CustomResources, KubeClients, ObjectRef, ResourceType, describeError, isNotFound } from './kube';
-import { OperatorMetrics, Outcome } from './metrics';
-import { KeyedQueue, WorkResult } from './queue';
+import { type CustomObject, CustomResources, type KubeClients, type ObjectRef, type ResourceType, describeError, isNotFound, namespaceOf } from './kube';
+import { type OperatorMetrics, type Outcome } from './metrics';
+import { KeyedQueue, type WorkResult } from './queue';
 import { Refusal } from './refusal';
 import { keySecretHolds, secretNameOf, writeKeySecret } from './server-key';
 import { ResourceWatch, refOf } from './watch';
@@ -55,11 +55,16 @@ export interface ControllerDeps {
   onChange(): void;
 }
 
-/** The reason of a ManifestError's Ready=False condition: a hint for machines; the message is exact. */
+/** The Ready=False reason of a ManifestError, by its code: a hint for machines; the message is exact. */
 export function refusalReason(err: ManifestError): string {
-  if (/does not exist/.test(err.reason)) return 'MissingReference';
-  if (/plan\b.*\ballows\b/.test(err.reason)) return 'PlanLimit';
-  return 'Refused';
+  switch (err.code) {
+    case 'not-found':
+      return 'MissingReference';
+    case 'quota-exceeded':
+      return 'PlanLimit';
+    default:
+      return 'Refused';
+  }
 }
 
 const READY_MESSAGE = 'the database matches the spec';
@@ -175,7 +180,7 @@ export class KindController {
         await writeKeySecret(this.deps.kube, obj, result.serverKey);
         return { result, keyId: result.serverKey.keyId, minted: true };
       }
-      const live = await liveKeyOfManifest(trx, { namespace: obj.metadata.namespace!, name: obj.metadata.name });
+      const live = await liveKeyOfManifest(trx, { namespace: namespaceOf(obj.metadata), name: obj.metadata.name });
       return { result, keyId: live?.keyId, minted: false };
     });
     const { serverKey: _secret, ...result } = applied.result; // the key goes no further than the Secret

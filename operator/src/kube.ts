@@ -4,7 +4,7 @@
  * rest of Hearth, and only its types are imported statically.
  */
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
-import { API_VERSION, MANIFEST_KINDS, ManifestKind } from '@hearth/core';
+import { API_VERSION, MANIFEST_KINDS, type ManifestKind } from '@hearth/core';
 
 export type { K8s };
 export type KubeLib = typeof K8s;
@@ -79,9 +79,15 @@ export async function discoverResources(kube: KubeClients): Promise<ResourceType
   const list = await kube.custom.getAPIResources({ group: GROUP, version: VERSION });
   const byKind = new Map(list.resources.filter((r) => !r.name.includes('/')).map((r) => [r.kind, r]));
   const kinds = Object.keys(MANIFEST_KINDS) as ManifestKind[];
-  const missing = kinds.filter((k) => !byKind.has(k));
+  const types: ResourceType[] = [];
+  const missing: string[] = [];
+  for (const kind of kinds) {
+    const resource = byKind.get(kind);
+    if (resource) types.push({ kind, plural: resource.name, namespaced: MANIFEST_KINDS[kind].namespaced });
+    else missing.push(kind);
+  }
   if (missing.length > 0) throw new Error(`the API server has no custom resource for ${missing.join(', ')} (install or upgrade the hearth.gg CRDs)`);
-  return kinds.map((kind) => ({ kind, plural: byKind.get(kind)!.name, namespaced: MANIFEST_KINDS[kind].namespaced }));
+  return types;
 }
 
 /** What the operator reads of a hearth.gg object. */
@@ -109,12 +115,18 @@ export interface ObjectRef {
   name: string;
 }
 
+/** The namespace of an object of a namespaced kind: the API server always sets it. */
+export function namespaceOf(ref: ObjectRef): string {
+  if (ref.namespace === undefined) throw new Error(`${ref.name}: an object of a namespaced kind came without its namespace`);
+  return ref.namespace;
+}
+
 /** get / JSON-patch / replace-status of one resource type, the same for cluster-scoped and namespaced kinds. */
 export class CustomResources {
   constructor(private readonly kube: KubeClients, readonly type: ResourceType) {}
 
   private where(ref: ObjectRef) {
-    return { group: GROUP, version: VERSION, plural: this.type.plural, name: ref.name, ...(this.type.namespaced ? { namespace: ref.namespace! } : {}) };
+    return { group: GROUP, version: VERSION, plural: this.type.plural, name: ref.name, ...(this.type.namespaced ? { namespace: namespaceOf(ref) } : {}) };
   }
 
   /** The object, or null when it is gone. */

@@ -43,7 +43,8 @@ export class NotReadyObjects {
   /** A fresh list of a kind: forget the objects `stillThere` says are gone (deleted while no watch ran). */
   retain(kind: string, stillThere: (key: string) => boolean): void {
     const objects = this.byKind.get(kind);
-    for (const key of objects?.keys() ?? []) if (!stillThere(key)) objects!.delete(key);
+    if (!objects) return;
+    for (const key of objects.keys()) if (!stillThere(key)) objects.delete(key);
   }
 
   /** A replica that no longer leads knows nothing current. */

@@ -2,7 +2,7 @@
  * The operator process: leader election first; only the Lease's holder discovers the hearth.gg
  * resources and runs one controller per kind. Probes and metrics answer on every replica.
  */
-import { Coordination, Db, InvalidationBus, Logger, closeServer, startMetricsServer } from '@hearth/core';
+import { type Coordination, type Db, InvalidationBus, type Logger, closeServer, startMetricsServer } from '@hearth/core';
 import type { OperatorConfig } from './config';
 import { KindController } from './controller';
 import { EventRecorder } from './events';

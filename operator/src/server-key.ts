@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CustomObject, K8s, KubeClients } from './kube';
-import { isConflict, isNotFound } from './kube';
+import { isConflict, isNotFound, namespaceOf } from './kube';
 import { Refusal } from './refusal';
 
 export const SECRET_SUFFIX = '-server-key';
@@ -53,8 +53,8 @@ function secretOf(serverKey: CustomObject, minted: { keyId: string; key: string 
  */
 export async function writeKeySecret(kube: KubeClients, serverKey: CustomObject, minted: { keyId: string; key: string }): Promise<string> {
   const body = secretOf(serverKey, minted);
-  const namespace = serverKey.metadata.namespace!;
-  const name = body.metadata!.name!;
+  const namespace = namespaceOf(serverKey.metadata);
+  const name = secretNameOf(serverKey.metadata.name);
   try {
     await kube.core.createNamespacedSecret({ namespace, body });
   } catch (err) {
@@ -71,7 +71,7 @@ export async function writeKeySecret(kube: KubeClients, serverKey: CustomObject,
 /** Whether the ServerKey's Secret still holds the key with this id (an SRE may have deleted it). */
 export async function keySecretHolds(kube: KubeClients, serverKey: CustomObject, keyId: string): Promise<boolean> {
   try {
-    const secret = await kube.core.readNamespacedSecret({ name: secretNameOf(serverKey.metadata.name), namespace: serverKey.metadata.namespace! });
+    const secret = await kube.core.readNamespacedSecret({ name: secretNameOf(serverKey.metadata.name), namespace: namespaceOf(serverKey.metadata) });
     const stored = secret.data?.[SECRET_KEY_ID_FIELD];
     return stored !== undefined && Buffer.from(stored, 'base64').toString('utf8') === keyId;
   } catch (err) {

@@ -6,7 +6,7 @@
  * callback is logged and the loop goes on.
  */
 import type { Logger } from '@hearth/core';
-import { CustomObject, CustomResources, KubeClients, describeError, statusOf } from './kube';
+import { type CustomObject, type CustomResources, type KubeClients, describeError, statusOf } from './kube';
 
 export interface WatchOptions {
   namespace?: string;

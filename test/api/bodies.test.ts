@@ -3,10 +3,10 @@
  * those that ignore their body included; the JSON media type by `content-type`; JSON that would
  * reach an object's prototype refused by `secure-json-parse`; the bearer credential per RFC 6750.
  */
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { endless, padded, rawRequest } from '../support/raw-http';
-import { TestPlayer, join, newPlayer, newSession } from '../sessions/helpers';
+import { type TestPlayer, join, newPlayer, newSession } from '../sessions/helpers';
 
 let h: Harness;
 let server: string;

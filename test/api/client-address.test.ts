@@ -8,8 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parseTrustedProxies } from '@hearth/core';
-import { ApiInstance, Harness, startApiInstance, startHarness } from '../support/harness';
-import { call, expectError, Reply, signIn } from '../support/http';
+import { type ApiInstance, type Harness, startApiInstance, startHarness } from '../support/harness';
+import { call, expectError, type Reply, signIn } from '../support/http';
 import { sleep } from '../support/wait';
 
 jest.setTimeout(60_000);

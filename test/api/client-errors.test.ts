@@ -7,9 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { maxHeaderSize } from 'node:http';
 import { parseTrustedProxies } from '@hearth/core';
-import { ApiInstance, Harness, startApiInstance, startHarness } from '../support/harness';
+import { type ApiInstance, type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call } from '../support/http';
-import { RawAnswer, rawExchange } from '../support/raw-http';
+import { type RawAnswer, rawExchange } from '../support/raw-http';
 import { sleep } from '../support/wait';
 
 jest.setTimeout(90_000);

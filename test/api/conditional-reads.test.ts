@@ -6,7 +6,7 @@
  * process cannot hear PostgreSQL, conditional reads ask the database instead of trusting memory.
  */
 import { applyManifests, validateManifest, type AnyManifest } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call } from '../support/http';
 import { blogCategory, blogPost, gameConfig, legalDocument, standardManifests } from '../support/manifests';
 import { eventually } from '../support/wait';

@@ -3,9 +3,9 @@
  * Flag): order, shapes, filters, path rules, credentials, review and service switches, tenancy,
  * and conditional reads.
  */
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { gameConfig, standardManifests } from '../support/manifests';
-import { Reply, call, expectError, signIn } from '../support/http';
+import { type Reply, call, expectError, signIn } from '../support/http';
 
 let h: Harness;
 let liveKey: string;

@@ -6,11 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import knexFactory from 'knex';
 import { createDb, createLogger, migrateLatest, validateManifest, applyManifests, type Db } from '@hearth/core';
-import { ApiInstance, Harness, startApiInstance, startHarness } from '../support/harness';
-import { call, expectError, Reply } from '../support/http';
+import { type ApiInstance, type Harness, startApiInstance, startHarness } from '../support/harness';
+import { call, expectError, type Reply } from '../support/http';
 import { TEST_DATABASE_URL } from '../support/env';
 import { standardManifests } from '../support/manifests';
-import { OwnPostgres, startOwnPostgres } from '../support/own-postgres';
+import { type OwnPostgres, startOwnPostgres } from '../support/own-postgres';
 import { eventually } from '../support/wait';
 
 jest.setTimeout(180_000);

@@ -9,7 +9,7 @@
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '@hearth/core';
 import { defineRoute } from '@hearth/api';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 
 const EffectBody = Type.Object({ label: Type.String({ minLength: 1, maxLength: 60 }), amount: Type.Optional(Type.Integer()) }, { additionalProperties: false });

@@ -5,10 +5,10 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { generateKeyPair, KeyLike } from 'jose';
-import { Harness, startHarness } from '../support/harness';
+import { generateKeyPair, type KeyLike } from 'jose';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
-import { idpSettings as settings, IdTokenOptions, publicJwk, signIdToken } from '../support/idp';
+import { idpSettings as settings, type IdTokenOptions, publicJwk, signIdToken } from '../support/idp';
 import { environment, plan, project, standardManifests } from '../support/manifests';
 
 let h: Harness;

@@ -4,7 +4,7 @@
  * /players/:id/currencies/:key/debit with it in `realmId`). Every input is now refused with 400
  * `invalid-request` naming the field, before any handler runs, and nothing changes.
  */
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { currency, standardManifests } from '../support/manifests';
 

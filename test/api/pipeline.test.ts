@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { defineRoute, routeTable } from '@hearth/api';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { chunked, rawRequest } from '../support/raw-http';
 import { gameConfig } from '../support/manifests';

@@ -2,7 +2,7 @@
  * Players (spec §4 Players, §3 player lifecycle, §8 player cap): reading, renaming through the word
  * filter, deleting, the `me` path rule, and the plan's player cap under concurrency.
  */
-import { ApiInstance, Harness, startHarness } from '../support/harness';
+import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
 import { eventually } from '../support/wait';

@@ -6,10 +6,10 @@
  */
 import net from 'node:net';
 import Redis from 'ioredis';
-import { HearthCore, PlanLimits, RedisCoordination, createLogger } from '@hearth/core';
-import { ApiServer, startApiServer } from '@hearth/api';
-import { Harness, startHarness } from '../support/harness';
-import { call, expectError, Reply, signIn } from '../support/http';
+import { HearthCore, type PlanLimits, RedisCoordination, createLogger } from '@hearth/core';
+import { type ApiServer, startApiServer } from '@hearth/api';
+import { type Harness, startHarness } from '../support/harness';
+import { call, expectError, type Reply, signIn } from '../support/http';
 import { serverKey, standardManifests } from '../support/manifests';
 import { TEST_REDIS_URL } from '../support/env';
 import { sleep } from '../support/wait';

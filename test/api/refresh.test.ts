@@ -3,7 +3,7 @@
  * again within 60 s it answers what it answered the first time; later it is unauthorized. Sign out
  * everywhere ends access and refresh tokens, on every API process.
  */
-import { ApiInstance, Harness, startHarness } from '../support/harness';
+import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, project, serverKey, standardManifests } from '../support/manifests';
 import { eventually } from '../support/wait';

@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { ApiError, mintServerKey, revokeServerKey, SERVER_KEY_PREFIX } from '@hearth/core';
-import { ApiInstance, Harness, startHarness } from '../support/harness';
+import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
 import { eventually } from '../support/wait';

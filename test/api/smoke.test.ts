@@ -1,4 +1,4 @@
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 
 let h: Harness;

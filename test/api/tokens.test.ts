@@ -3,10 +3,10 @@
  * verification exactly as §5.6 describes it, refusal of every forged or misused token, the
  * environment a token acts in, wrong kinds of credential, and signing-key rotation across processes.
  */
-import { createHmac, createPublicKey, generateKeyPairSync, KeyObject, verify as cryptoVerify } from 'node:crypto';
+import { createHmac, createPublicKey, generateKeyPairSync, type KeyObject, verify as cryptoVerify } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { loadSigningKeys, rotateSigningKey, TOKEN_AUDIENCE } from '@hearth/core';
-import { ApiInstance, Harness, startHarness } from '../support/harness';
+import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { eventually } from '../support/wait';
 

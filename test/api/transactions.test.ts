@@ -12,11 +12,11 @@
  */
 import { INVALIDATION_CHANNEL, RedisCoordination, type Invalidation, type Unsubscribe } from '@hearth/core';
 import type { Knex } from 'knex';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call, expectError } from '../support/http';
 import { itemType, standardManifests } from '../support/manifests';
-import { EventLog, TestPlayer, join, newPlayer, newSession, sleep, waitForLockWaiters } from '../sessions/helpers';
+import { EventLog, type TestPlayer, join, newPlayer, newSession, sleep, waitForLockWaiters } from '../sessions/helpers';
 
 /** The advisory lock a held commit waits on, shared, while the test holds it exclusively. */
 const HOLD_LOCK = 0x7e57;

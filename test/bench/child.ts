@@ -11,7 +11,7 @@
  *   machine's size as much as the API; apart, it measures how near the API drives the database to
  *   what the database does for pgbench (docs/performance.md, "Method").
  */
-import { spawn, spawnSync, ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type Redis from 'ioredis';

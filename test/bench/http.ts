@@ -11,9 +11,9 @@ import { createReadStream } from 'node:fs';
 import Redis from 'ioredis';
 import { MAX_BALANCE } from '@hearth/core';
 import { TEST_REDIS_URL } from '../support/env';
-import { startChild, keepDatabaseApart, Child, CpuSample, Placement, coreShare } from './child';
+import { startChild, keepDatabaseApart, type Child, type CpuSample, type Placement, coreShare } from './child';
 import type { PhaseJob, PhaseResult } from './loader';
-import { PgbenchFigures, capturedScript, creditScript, runPgbench } from './pgbench';
+import { type PgbenchFigures, capturedScript, creditScript, runPgbench } from './pgbench';
 
 export interface HttpBenchOptions {
   warmupSeconds: number;

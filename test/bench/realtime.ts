@@ -142,7 +142,7 @@ async function serverRole(): Promise<void> {
     const heapObjects = spaces.reduce((n, s) => n + s.space_used_size, 0);
     return { ...process.memoryUsage(), heapSlack: heapPhysical - heapObjects, stats: rt.realtime.stats() };
   };
-  process.on('message', async (m: any) => {
+  process.on('message', (m: any) => void (async () => {
     if (m?.type === 'measure') process.send!({ type: 'memory', ...memory() });
     if (m?.type === 'loop-start') {
       loopDelay.reset();
@@ -165,7 +165,7 @@ async function serverRole(): Promise<void> {
       await db.destroy();
       process.exit(0);
     }
-  });
+  })());
   process.send!({ type: 'ready', url: rt.url });
 }
 
@@ -206,7 +206,7 @@ async function loaderRole(): Promise<void> {
       ws.on('close', () => finish(false));
     });
 
-  process.on('message', async (m: any) => {
+  process.on('message', (m: any) => void (async () => {
     if (m?.type === 'connect') {
       const started = now();
       let next = 0;
@@ -227,7 +227,7 @@ async function loaderRole(): Promise<void> {
       for (const ws of sockets) ws.terminate();
       process.exit(0);
     }
-  });
+  })());
   process.send!({ type: 'ready' });
 }
 

@@ -14,8 +14,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import globalSetup from '../support/global-setup';
 import { BENCH_DIR, pinningNote } from './child';
-import { DEFAULT_LOG_DIR, HttpBenchOptions, runHttpBench, TargetResult } from './http';
-import { evaluate, machineFacts, realtimeVerdicts, renderDocsBlock, renderTable, writeDocs, RealtimeOutcome, Verdict } from './report';
+import { DEFAULT_LOG_DIR, type HttpBenchOptions, runHttpBench, type TargetResult } from './http';
+import { evaluate, machineFacts, realtimeVerdicts, renderDocsBlock, renderTable, writeDocs, type RealtimeOutcome, type Verdict } from './report';
 
 const { values } = parseArgs({
   options: {

@@ -3,7 +3,7 @@
  * scheduled posts appearing by themselves, and reads served from memory until an apply changes them.
  */
 import type { AnyManifest } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { blogCategory, blogPost, environment, project, standardManifests, projectWithout } from '../support/manifests';
 import { eventually, sleep } from '../support/wait';

@@ -2,8 +2,8 @@
  * The BlogCategory and BlogPost kinds: applied, applied again (unchanged, no version move), refused
  * (naming the field, changing nothing), moved and removed; and the publication times they store.
  */
-import { AnyManifest, BLOG_CONTENT, ManifestError, readingMinutesOf, reconcileManifest, removeManifest, validateManifest } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type AnyManifest, BLOG_CONTENT, ManifestError, readingMinutesOf, reconcileManifest, removeManifest, validateManifest } from '@hearth/core';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { NAMESPACE, blogCategory, blogPost, standardManifests } from '../support/manifests';
 

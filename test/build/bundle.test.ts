@@ -6,7 +6,7 @@
  * applies manifests, serves the API and the socket as `hearth api` and `hearth realtime` do from the
  * sources; and it requires from node_modules only production dependencies of the importing workspace.
  */
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,12 +16,12 @@ import knexFactory from 'knex';
 import { stringify } from 'yaml';
 import WebSocket from 'ws';
 import { MIGRATIONS_DIR } from '@hearth/core';
-import { BuildResult, buildBundle } from '../../apps/cli/build';
+import { type BuildResult, buildBundle } from '../../apps/cli/build';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../support/env';
 import { createTestDatabase } from '../support/harness';
 import { standardManifests } from '../support/manifests';
 import { call, signIn } from '../support/http';
-import { CliResult, REPO_ROOT, baseEnv, freePort, runHearth, runToEnd } from '../cli/run-hearth';
+import { type CliResult, REPO_ROOT, baseEnv, freePort, runHearth, runToEnd } from '../cli/run-hearth';
 
 jest.setTimeout(60_000);
 

@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Kube, startKube } from '../support/kube';
+import { type Kube, startKube } from '../support/kube';
 import {
-  CHART, FULL_VALUES, KubeObject, MINIMAL_VALUES, NAMESPACE, find, helm, kubectl, named, parseObjects, prometheusCrdFiles, render, renderYaml,
+  CHART, FULL_VALUES, type KubeObject, MINIMAL_VALUES, NAMESPACE, find, helm, kubectl, named, parseObjects, prometheusCrdFiles, render, renderYaml,
 } from './chart';
 
 let kube: Kube;

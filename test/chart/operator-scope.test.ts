@@ -7,11 +7,11 @@
  * could not even read.
  */
 import type { AnyManifest } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
-import { Kube, startKube } from '../support/kube';
+import { type Harness, startHarness } from '../support/harness';
+import { type Kube, startKube } from '../support/kube';
 import { environment, plan, project, serverKey } from '../support/manifests';
-import { OperatorProcess, getJson, getOrNull, kubectl, kubectlApply, readyOf, startOperatorProcess, waitReady } from '../operator/operator-process';
-import { KubeObject, MINIMAL_VALUES, NAMESPACE, find, named, render } from './chart';
+import { type OperatorProcess, getJson, getOrNull, kubectl, kubectlApply, readyOf, startOperatorProcess, waitReady } from '../operator/operator-process';
+import { type KubeObject, MINIMAL_VALUES, NAMESPACE, find, named, render } from './chart';
 
 jest.setTimeout(90_000);
 

@@ -11,7 +11,7 @@ import { parse } from 'yaml';
 import { CRASH_QUEUE_DEPTH_SQL, MANIFEST_KINDS } from '@hearth/core';
 import { kubeToolPath } from '../support/kube';
 import {
-  CHART, FULL_VALUES, KUBE_VERSION, KubeObject, MINIMAL_VALUES, NAMESPACE, find, hearthCrdFiles, helm, named, parseObjects, render, runOk, templateArgs,
+  CHART, FULL_VALUES, KUBE_VERSION, type KubeObject, MINIMAL_VALUES, NAMESPACE, find, hearthCrdFiles, helm, named, parseObjects, render, runOk, templateArgs,
 } from './chart';
 
 let minimal: KubeObject[];

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AnyManifest } from '@hearth/core';
-import { TestDatabase, createTestDatabase, startApiInstance, toYaml } from '../support/harness';
+import { type TestDatabase, createTestDatabase, startApiInstance, toYaml } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call } from '../support/http';
 import { NAMESPACE, environment, gameConfig, plan, project, serverKey } from '../support/manifests';

@@ -3,7 +3,7 @@
  * in-process coordination (no REDIS_URL), the dev examples applied, the API and the socket on one
  * port; data, keys and tokens survive a restart.
  */
-import { ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

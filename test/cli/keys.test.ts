@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import knexFactory from 'knex';
 import Redis from 'ioredis';
 import { applyManifests, createDb, validateManifest } from '@hearth/core';
-import { ApiInstance, TestDatabase, createTestDatabase, startApiInstance } from '../support/harness';
+import { type ApiInstance, type TestDatabase, createTestDatabase, startApiInstance } from '../support/harness';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../support/env';
 import { standardManifests } from '../support/manifests';
 import { call, expectError } from '../support/http';

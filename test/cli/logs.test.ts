@@ -3,10 +3,10 @@
  * `hearth dev` piped writes JSON, and every other command writes JSON even on a terminal. The terminal
  * is a real one: util-linux `script` runs the command on a pseudo-terminal.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { call } from '../support/http';
-import { createTestDatabase, TestDatabase } from '../support/harness';
+import { createTestDatabase, type TestDatabase } from '../support/harness';
 import { baseEnv, freePort, REPO_ROOT, spawnHearth, tempDir } from './run-hearth';
 
 jest.setTimeout(120_000);

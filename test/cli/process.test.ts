@@ -2,10 +2,10 @@
  * `hearth api` as a real process: bad configuration stops it with a line naming the variable; a good
  * one serves probes, the API, metrics on METRICS_PORT, and stops cleanly on SIGTERM.
  */
-import { ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { applyManifests, validateManifest } from '@hearth/core';
-import { TestDatabase, createTestDatabase } from '../support/harness';
+import { type TestDatabase, createTestDatabase } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { standardManifests } from '../support/manifests';
 import { call } from '../support/http';
@@ -87,7 +87,7 @@ async function startApi(vars: Record<string, string>, attempts = 3): Promise<Run
   child.stderr!.on('data', (d) => (output += d));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   let exited = false;
-  exit.then(() => (exited = true));
+  void exit.then(() => (exited = true));
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (exited) {

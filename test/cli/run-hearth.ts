@@ -1,5 +1,5 @@
 /** Runs the real `hearth` executable as a subprocess, with an environment built from scratch. */
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import type { Db } from '@hearth/core';
 
 import { HEARTH_BIN, REPO_ROOT, hearthEnv } from '../support/hearth-process';

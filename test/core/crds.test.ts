@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { API_VERSION, CHART_CRD_DIR, MANIFEST_KINDS, ManifestError, brokenRule, chartCrdTemplates, customResourceDefinition, structural, validateManifest } from '@hearth/core';
+import { API_VERSION, CHART_CRD_DIR, MANIFEST_KINDS, type ManifestError, brokenRule, chartCrdTemplates, customResourceDefinition, structural, validateManifest } from '@hearth/core';
 
 const CHART = path.join(__dirname, '..', '..', 'charts', 'hearth');
 

@@ -6,11 +6,11 @@
  * Project is retired only once it has no live environment. Real PostgreSQL, Redis, HTTP and sockets.
  */
 import { ManifestError, reconcileManifest, removeManifest, validateManifest, type AnyManifest } from '@hearth/core';
-import { ApiInstance, Harness, startHarness } from '../support/harness';
+import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { NAMESPACE, environment, project, serverKey, standardManifests } from '../support/manifests';
 import { eventually } from '../support/wait';
-import { Client, RealtimeInstance, startRealtime } from '../realtime/support';
+import { Client, type RealtimeInstance, startRealtime } from '../realtime/support';
 
 /** The registry caches an environment for 10 s, the verifier a key for 5 s: a push must beat both by far. */
 const PUSHED_WITHIN_MS = 1500;

@@ -3,10 +3,10 @@
  * GameConfig owns its rows and moves the content version.
  */
 import {
-  AnyManifest,
+  type AnyManifest,
   API_VERSION,
   ManifestError,
-  ReconcileResult,
+  type ReconcileResult,
   applyManifests,
   loadManifests,
   validateManifest,
@@ -14,7 +14,7 @@ import {
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TestDatabase, createTestDatabase, toYaml } from '../support/harness';
+import { type TestDatabase, createTestDatabase, toYaml } from '../support/harness';
 import { NAMESPACE, environment, gameConfig, plan, project, standardManifests } from '../support/manifests';
 
 let database: TestDatabase;

@@ -6,9 +6,9 @@
  */
 import {
   INVALIDATION_CHANNEL,
-  Invalidation,
+  type Invalidation,
   InvalidationBus,
-  ManifestKind,
+  type ManifestKind,
   MemoryCoordination,
   announceAfterCommit,
   inTransaction,
@@ -17,7 +17,7 @@ import {
   removeManifest,
   validateManifest,
 } from '@hearth/core';
-import { ApiInstance, Harness, startHarness } from '../support/harness';
+import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { NAMESPACE, environment, gameConfig, plan, project, serverKey, standardManifests } from '../support/manifests';
 import { eventually } from '../support/wait';

@@ -4,7 +4,7 @@
  * count them); inside a transaction, a statement of that transaction.
  */
 import { inTransaction, poolUsage, preparedStatement, runStatement } from '@hearth/core';
-import { TestDatabase, createTestDatabase } from '../support/harness';
+import { type TestDatabase, createTestDatabase } from '../support/harness';
 
 let database: TestDatabase;
 const INSERT = preparedStatement('statement_probe_insert', 'INSERT INTO statement_probe (n, label) VALUES (?, ?) RETURNING n, label');

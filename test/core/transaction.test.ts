@@ -4,7 +4,7 @@
  * transaction has committed.
  */
 import { afterCommit, inTransaction, isTransaction } from '@hearth/core';
-import { TestDatabase, createTestDatabase } from '../support/harness';
+import { type TestDatabase, createTestDatabase } from '../support/harness';
 
 let database: TestDatabase;
 

@@ -6,7 +6,7 @@
 import knexFactory from 'knex';
 import { isDatabaseUnreachable } from '@hearth/core';
 import { TEST_DATABASE_URL } from '../support/env';
-import { createTestDatabase, TestDatabase } from '../support/harness';
+import { createTestDatabase, type TestDatabase } from '../support/harness';
 
 async function errorOf(work: () => Promise<unknown>): Promise<unknown> {
   try {

@@ -8,8 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DiskObjectStore, createLogger, getCrash, listCrashIssues } from '@hearth/core';
-import { CrashWorker, loadCrashWorkerSettings, startCrashWorker } from '@hearth/crash-worker';
-import { Harness, startHarness } from '../support/harness';
+import { type CrashWorker, loadCrashWorkerSettings, startCrashWorker } from '@hearth/crash-worker';
+import { type Harness, startHarness } from '../support/harness';
 import { call } from '../support/http';
 import { compress, crashUploadBody, typicalCrashFiles } from '../support/crash-archive';
 

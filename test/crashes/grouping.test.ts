@@ -21,7 +21,7 @@ import {
   storedFileName,
   type CrashRecordInput,
 } from '@hearth/core';
-import { createTestDatabase, TestDatabase } from '../support/harness';
+import { createTestDatabase, type TestDatabase } from '../support/harness';
 import { crashTestEnvironments, queueCrashUpload } from '../support/crash-uploads';
 
 const stackA = [

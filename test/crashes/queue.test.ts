@@ -5,7 +5,7 @@
  */
 import PgBoss from 'pg-boss';
 import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, CRASH_UPLOAD_QUEUE_OPTIONS, crashQueueSender, enqueueCrashUpload, knexBindings } from '@hearth/core';
-import { createTestDatabase, TestDatabase } from '../support/harness';
+import { createTestDatabase, type TestDatabase } from '../support/harness';
 
 let database: TestDatabase;
 beforeAll(async () => {

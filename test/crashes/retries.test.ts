@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream';
 import type PgBoss from 'pg-boss';
 import { CRASH_UPLOAD_QUEUE_OPTIONS, DiskObjectStore, StorageUnavailable, createLogger, type CrashUploadJob, type ObjectStore } from '@hearth/core';
 import { CrashWorkerMetrics, loadCrashWorkerSettings, processCrashUpload } from '@hearth/crash-worker';
-import { createTestDatabase, TestDatabase } from '../support/harness';
+import { createTestDatabase, type TestDatabase } from '../support/harness';
 import { crashTestEnvironments, queueCrashUpload } from '../support/crash-uploads';
 import { crashUploadBody, typicalCrashFiles } from '../support/crash-archive';
 

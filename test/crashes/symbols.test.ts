@@ -7,9 +7,9 @@
 import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import type { ObjectStore } from '@hearth/core';
-import { Harness, startApiInstance, startHarness } from '../support/harness';
+import { type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
-import { Minio, startMinio } from '../support/minio';
+import { type Minio, startMinio } from '../support/minio';
 
 jest.setTimeout(120_000);
 

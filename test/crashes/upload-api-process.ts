@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const sampler = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage.rss());
   }, 2);
-  process.on('message', async (message: { type?: string }) => {
+  process.on('message', (message: { type?: string }) => void (async () => {
     if (message?.type === 'rss-reset') {
       peak = process.memoryUsage.rss();
       process.send!({ type: 'rss-reset', rss: peak });
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
       await db.destroy();
       process.exit(0);
     }
-  });
+  })());
   process.send!({ type: 'ready', base: `${api.url}/v1` });
 }
 

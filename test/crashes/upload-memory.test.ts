@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { signIn } from '../support/http';
 import { TEST_REDIS_URL } from '../support/env';
 import { reportFigure } from '../support/figures';

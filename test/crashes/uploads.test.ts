@@ -18,7 +18,7 @@ import {
   DiskObjectStore,
   parseTrustedProxies,
 } from '@hearth/core';
-import { Harness, startApiInstance, startHarness, type ApiInstance } from '../support/harness';
+import { type Harness, startApiInstance, startHarness, type ApiInstance } from '../support/harness';
 import { call, expectError, type Reply } from '../support/http';
 import { chunked, endless, rawRequest } from '../support/raw-http';
 import { environment, project, projectWithout, standardManifests } from '../support/manifests';

@@ -5,14 +5,14 @@
  * killed with SIGKILL mid-job leaves its job to another, and the upload is recorded exactly once.
  * Then `hearth crashes list|show` reads what was recorded.
  */
-import { ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import zlib from 'node:zlib';
 import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, DiskObjectStore, crashIdOf } from '@hearth/core';
-import { createTestDatabase, TestDatabase } from '../support/harness';
+import { createTestDatabase, type TestDatabase } from '../support/harness';
 import { crashTestEnvironments, queueCrashUpload } from '../support/crash-uploads';
 import { archiveBytes, compress, contextXml, crashUploadBody, i32, typicalCrashFiles, ueString } from '../support/crash-archive';
 import { eventually, sleep } from '../support/wait';

@@ -2,7 +2,7 @@
  * `hearth economy ledger|credit|debit` as real subprocesses over the harness's database: staff read a
  * player's balances and ledger, and correct a balance only through a ledger entry, idempotently.
  */
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { oneLine, runHearth } from '../cli/run-hearth';
 import { currency, standardManifests } from '../support/manifests';
@@ -67,11 +67,19 @@ test('credit and debit write ledger entries; the same --idempotency-key acts onc
     const refused = await hearth('credit', '--environment', 'alpha-live', '--player', playerId, '--currency', 'gems', ...Object.entries(args).flat());
     expect(refused.code).not.toBe(0);
   }
+  // --idempotency-key takes what the API's Idempotency-Key takes (printable ASCII, spaces too), no more.
+  const spaced = await hearth('credit', '--environment', 'alpha-live', '--player', playerId, '--currency', 'gems', '--amount', '1', '--reason', 'support.correction', '--idempotency-key', 'ticket 10');
+  expect(spaced.code).toBe(0);
+  const tooLong = await hearth('credit', '--environment', 'alpha-live', '--player', playerId, '--currency', 'gems', '--amount', '1', '--reason', 'support.correction', '--idempotency-key', 'k'.repeat(129));
+  expect(tooLong.code).not.toBe(0);
+  expect(oneLine(tooLong.stderr)).toMatch(/--idempotency-key must be 1-128 printable ASCII characters/);
+  const debitBack = await hearth('debit', '--environment', 'alpha-live', '--player', playerId, '--currency', 'gems', '--amount', '1', '--reason', 'support.correction', '--idempotency-key', 'ticket 10 undo');
+  expect(debitBack.code).toBe(0);
   const unknown = await hearth('credit', '--environment', 'nowhere', '--player', playerId, '--currency', 'gems', '--amount', '1', '--reason', 'x');
   expect(oneLine(unknown.stderr)).toMatch(/no environment has app key "nowhere"/);
 
   const ledger = JSON.parse((await hearth('ledger', '--environment', 'alpha-live', '--player', playerId, '--json')).stdout);
-  expect(ledger.ledger.map((e: { amount: number; balanceAfter: number }) => [e.amount, e.balanceAfter])).toEqual([[-5, 50], [15, 55], [40, 40]]);
+  expect(ledger.ledger.map((e: { amount: number; balanceAfter: number }) => [e.amount, e.balanceAfter])).toEqual([[-1, 50], [1, 51], [-5, 50], [15, 55], [40, 40]]);
   // The API sees the corrections too.
   const balances = await call(h.base, 'GET', `/players/${playerId}/inventories/account/balances`, { token: h.serverKeys['alpha-live-key'] });
   expect(balances.body.items).toEqual([{ currencyKey: 'gems', amount: 50 }]);

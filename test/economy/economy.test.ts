@@ -3,7 +3,7 @@
  * HTTP: every route, every refusal the spec names for them, idempotent replays, and the manifests.
  */
 import { MAX_BALANCE, fingerprintOf, removeManifest } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { currency, projectWithout, realm, standardManifests } from '../support/manifests';
 

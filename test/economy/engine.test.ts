@@ -7,7 +7,7 @@
  * player's deletion wait for a move in flight.
  */
 import { IDEMPOTENT_MOVE, ENGINE_MOVE, HOLD_PLAYER_SQL, holdPlayer, loadEnvironmentById, type EnvironmentContext, type LedgerMoveKind } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { currency, itemType, standardManifests } from '../support/manifests';
 

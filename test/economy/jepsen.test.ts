@@ -9,9 +9,9 @@
  * its items exactly once.
  * Bounded: a fixed number of operations, a fixed seed per run printed on failure.
  */
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
-import { LedgerCheck, MOVE_REFUSALS, Operation, PURCHASE_REFUSALS, jepsenManifests, makeOperations, pathOf, random, sendAsPatterned } from './jepsen-model';
+import { LedgerCheck, MOVE_REFUSALS, type Operation, PURCHASE_REFUSALS, jepsenManifests, makeOperations, pathOf, random, sendAsPatterned } from './jepsen-model';
 import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);

@@ -21,15 +21,15 @@
  */
 import path from 'node:path';
 import { testTempDir } from '../support/temp-dir';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call, signIn } from '../support/http';
-import { HearthService, hearthEnv, logTail, startHearthService, waitReady } from '../support/hearth-process';
-import { Ingress, startIngress } from '../support/ingress';
+import { type HearthService, hearthEnv, logTail, startHearthService, waitReady } from '../support/hearth-process';
+import { type Ingress, startIngress } from '../support/ingress';
 import { freePort } from '../support/ports';
 import { stopProcess } from '../support/processes';
 import { sleep } from '../support/wait';
-import { LedgerCheck, MOVE_REFUSALS, Operation, PURCHASE_REFUSALS, jepsenManifests, makeOperations, pathOf, random, sendAsPatterned } from '../economy/jepsen-model';
+import { LedgerCheck, MOVE_REFUSALS, type Operation, PURCHASE_REFUSALS, jepsenManifests, makeOperations, pathOf, random, sendAsPatterned } from '../economy/jepsen-model';
 import { reportFigure } from '../support/figures';
 
 jest.setTimeout(120_000);

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import YAML from 'yaml';
 import { testTempDir } from '../support/temp-dir';
 import { checkAnswer } from '../support/contract';
-import { HearthService, hearthEnv, logTail, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
+import { type HearthService, hearthEnv, logTail, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
 import { currency, standardManifests } from '../support/manifests';
 import { freePort } from '../support/ports';
 import { stopProcess } from '../support/processes';

@@ -8,10 +8,10 @@
  * the same process answers 2xx again by itself; and no retried write is applied twice: each player's
  * ledger holds exactly one entry per acknowledged key and the balance is their sum.
  */
-import { OwnPostgres, startOwnPostgres } from '../support/own-postgres';
-import { OwnRedis, startOwnRedis } from '../support/own-redis';
+import { type OwnPostgres, startOwnPostgres } from '../support/own-postgres';
+import { type OwnRedis, startOwnRedis } from '../support/own-redis';
 import { sleep } from '../support/wait';
-import { Load, Player, Stack, expectAlive, expectNothingLostOrDoubled, send, startStack } from './load';
+import { Load, type Player, type Stack, expectAlive, expectNothingLostOrDoubled, send, startStack } from './load';
 import { reportFigure } from '../support/figures';
 
 jest.setTimeout(150_000);

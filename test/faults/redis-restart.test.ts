@@ -11,10 +11,10 @@
  */
 import fs from 'node:fs';
 import WebSocket from 'ws';
-import { makeScratchRun, ScratchRun } from '../support/hearth-process';
-import { OwnRedis, startOwnRedis } from '../support/own-redis';
+import { makeScratchRun, type ScratchRun } from '../support/hearth-process';
+import { type OwnRedis, startOwnRedis } from '../support/own-redis';
 import { eventually, sleep } from '../support/wait';
-import { Load, Player, Stack, expectAlive, expectNothingLostOrDoubled, metric, send, startStack } from './load';
+import { Load, type Player, type Stack, expectAlive, expectNothingLostOrDoubled, metric, send, startStack } from './load';
 import { reportFigure } from '../support/figures';
 
 jest.setTimeout(120_000);

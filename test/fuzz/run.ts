@@ -28,7 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { freePort } from '../support/ports';
-import { HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
+import { type HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
 import { stopProcess } from '../support/processes';
 import { currency, itemType, standardManifests, tour } from '../support/manifests';
 

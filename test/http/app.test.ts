@@ -8,9 +8,9 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Type } from '@sinclair/typebox';
 import { ApiError, HearthCore, RedisCoordination } from '@hearth/core';
-import { ApiServer, defineRoute, startApiServer } from '@hearth/api';
+import { type ApiServer, defineRoute, startApiServer } from '@hearth/api';
 import { INTERNAL_ERROR, answerFor } from '../../apps/api/src/http/errors';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call, expectError, signIn } from '../support/http';
 

@@ -8,7 +8,7 @@
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { SLOW_CLIENT_TIMEOUTS } from '@hearth/api';
-import { ApiInstance, createTestDatabase, startApiInstance, TestDatabase } from '../support/harness';
+import { type ApiInstance, createTestDatabase, startApiInstance, type TestDatabase } from '../support/harness';
 import { trickle as trickleOn } from '../support/raw-http';
 
 const TIMEOUTS = { headersMs: 600, requestMs: 1_500, checkEveryMs: 100 };

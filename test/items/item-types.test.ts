@@ -4,8 +4,8 @@
  * nothing), moved and removed; the definitions page with every field, switched-off ones listed,
  * deleted ones gone in every API process; the route's refusals.
  */
-import { AnyManifest, ITEM_TYPES_CONTENT, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type AnyManifest, ITEM_TYPES_CONTENT, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { itemType, projectWithout, standardManifests } from '../support/manifests';
 

@@ -4,8 +4,8 @@
  * the spec names for them, and the concurrency that must never double, lose or pass a limit.
  */
 import { removeManifest } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
-import { Reply, call, expectError, signIn } from '../support/http';
+import { type Harness, startHarness } from '../support/harness';
+import { type Reply, call, expectError, signIn } from '../support/http';
 import { itemType, realm, standardManifests } from '../support/manifests';
 
 const env = 'alpha-live';

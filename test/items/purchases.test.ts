@@ -4,8 +4,8 @@
  * paid from and go, every refusal (each changing nothing), replays under an Idempotency-Key, and
  * parallel purchases that must never pass a balance or a limit.
  */
-import { Harness, startHarness } from '../support/harness';
-import { Reply, call, expectError, signIn } from '../support/http';
+import { type Harness, startHarness } from '../support/harness';
+import { type Reply, call, expectError, signIn } from '../support/http';
 import { currency, itemType, realm, standardManifests } from '../support/manifests';
 
 const env = 'alpha-live';

@@ -4,7 +4,7 @@
  * current, refusals, manifests, and deletion taking the acceptances with the player.
  */
 import { ManifestError, removeManifest } from '@hearth/core';
-import { ApiInstance, Harness, startHarness } from '../support/harness';
+import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, legalDocument, project, standardManifests, projectWithout } from '../support/manifests';
 import { eventually } from '../support/wait';

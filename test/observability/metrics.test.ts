@@ -3,11 +3,11 @@
  * realtime process, then their metrics pages read), and labels stay bounded: many distinct ids and
  * paths add no label value (docs/operations.md lists the metrics).
  */
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { currency, environment, itemType, plan, project, serverKey, standardManifests } from '../support/manifests';
-import { Client, RealtimeInstance, startRealtime } from '../realtime/support';
-import { Sample, labelValues, scrape, seriesOf, total } from './scrape';
+import { Client, type RealtimeInstance, startRealtime } from '../realtime/support';
+import { type Sample, labelValues, scrape, seriesOf, total } from './scrape';
 
 const env = 'alpha-live';
 let h: Harness;

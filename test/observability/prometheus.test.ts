@@ -6,11 +6,11 @@
  */
 import { CrashWorkerMetrics } from '@hearth/crash-worker';
 import { closeServer, startMetricsServer } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
-import { Client, RealtimeInstance, startRealtime } from '../realtime/support';
-import { PrometheusServer, dashboardQueries, renderedRuleGroups, startPrometheus, withGrafanaVariables } from './prometheus';
+import { Client, type RealtimeInstance, startRealtime } from '../realtime/support';
+import { type PrometheusServer, dashboardQueries, renderedRuleGroups, startPrometheus, withGrafanaVariables } from './prometheus';
 
 const NAMESPACE = 'hearth-system';
 const RATE_INTERVAL = '30s';

@@ -3,7 +3,7 @@
  * chart's rules as `helm template` renders them, and the dashboards' PromQL with Grafana's variables
  * given values.
  */
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { crdsYaml, MANIFEST_KINDS } from '@hearth/core';
-import { Kube, kubeToolPath, startKube } from '../support/kube';
+import { type Kube, kubeToolPath, startKube } from '../support/kube';
 import * as m from '../support/manifests';
 
 let kube: Kube;

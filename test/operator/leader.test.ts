@@ -4,9 +4,9 @@
  * cleanly, it releases the Lease and the next replica takes over at once; a leader whose Lease is
  * taken from it stops (exits 1) instead of reconciling beside the new holder.
  */
-import { Kube, startKube } from '../support/kube';
-import { TestDatabase, createTestDatabase } from '../support/harness';
-import { OperatorProcess, getJson, isLeader, kubectl, startOperatorProcess, waitUntil } from './operator-process';
+import { type Kube, startKube } from '../support/kube';
+import { type TestDatabase, createTestDatabase } from '../support/harness';
+import { type OperatorProcess, getJson, isLeader, kubectl, startOperatorProcess, waitUntil } from './operator-process';
 
 jest.setTimeout(120_000);
 

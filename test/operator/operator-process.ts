@@ -3,7 +3,7 @@
  * operator` as child processes (this suite never loads @kubernetes/client-node: it is an ES module
  * jest cannot load), and bounded waits on what the API server shows.
  */
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';

@@ -7,12 +7,12 @@
  * be written, and a GameConfig edit felt by the API within seconds.
  */
 import { crdsYaml } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
-import { Kube, startKube } from '../support/kube';
+import { type Kube, startKube } from '../support/kube';
 import { NAMESPACE, environment, gameConfig, plan, project, serverKey } from '../support/manifests';
 import {
-  OperatorProcess,
+  type OperatorProcess,
   getJson,
   getOrNull,
   kubectl,

@@ -12,10 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { crdsYaml } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
-import { KUBE_TOOLS_BIN, Kube, startKube } from '../support/kube';
-import { OperatorProcess, getOrNull, kubectl, readyOf, startOperatorProcess, waitReady, waitUntil } from './operator-process';
+import { KUBE_TOOLS_BIN, type Kube, startKube } from '../support/kube';
+import { type OperatorProcess, getOrNull, kubectl, readyOf, startOperatorProcess, waitReady, waitUntil } from './operator-process';
 
 jest.setTimeout(90_000);
 

@@ -118,11 +118,13 @@ describe('conditions', () => {
   });
 });
 
-test('refusal reasons: a missing reference, a plan limit, anything else', () => {
-  expect(refusalReason(new ManifestError('Project tests/x', 'spec.plan', 'names plan "gold", which does not exist'))).toBe('MissingReference');
-  expect(refusalReason(new ManifestError('ServerKey tests/k', 'spec.environment', 'This environment already has 2 live server keys, the most its plan allows.'))).toBe('PlanLimit');
-  expect(refusalReason(new ManifestError('Project tests/x', 'spec.sessionSeats', 'is 40, more than plan "free" allows (16)'))).toBe('PlanLimit');
-  expect(refusalReason(new ManifestError('GameEnvironment tests/e', 'spec.appKey', '"a" is already the app key of GameEnvironment tests/f'))).toBe('Refused');
+test('refusal reasons come from the code, not the wording: a missing reference, a plan limit, anything else', () => {
+  expect(refusalReason(new ManifestError('Project tests/x', 'spec.plan', 'names plan "gold", which does not exist', 'not-found'))).toBe('MissingReference');
+  expect(refusalReason(new ManifestError('ServerKey tests/k', 'spec.environment', 'This environment already has 2 live server keys, the most its plan allows.', 'quota-exceeded'))).toBe('PlanLimit');
+  expect(refusalReason(new ManifestError('Project tests/x', 'spec.sessionSeats', 'is 40, more than plan "free" allows (16)', 'quota-exceeded'))).toBe('PlanLimit');
+  expect(refusalReason(new ManifestError('GameEnvironment tests/e', 'spec.appKey', '"a" is already the app key of GameEnvironment tests/f', 'conflict'))).toBe('Refused');
+  // The wording alone decides nothing: a refusal that happens to say "does not exist" without that code is Refused.
+  expect(refusalReason(new ManifestError('Tour tests/t', 'spec.name', 'does not exist in this plan, which allows none'))).toBe('Refused');
 });
 
 test("a ServerKey's Secret name: <name>-server-key, cut with a hash when too long for Kubernetes", () => {

@@ -3,7 +3,7 @@
  * after; of parallel PUTs of one key exactly one is 201), GET lists by key with `prefix` (matched
  * literally) and pages, DELETE answers 204 whether or not held; the refusals; deletion of the player.
  */
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { projectWithout, standardManifests } from '../support/manifests';
 

@@ -8,9 +8,9 @@
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { parseTrustedProxies } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
-import { Client, RealtimeInstance, sleep, startRealtime } from './support';
+import { Client, type RealtimeInstance, sleep, startRealtime } from './support';
 import { RedisRelay } from '../support/relay';
 
 const LIMIT = 3;

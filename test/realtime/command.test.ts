@@ -1,6 +1,6 @@
 /** `hearth realtime`, the real executable: where it listens, its probes and metrics, and SIGTERM. */
 import type { ChildProcess } from 'node:child_process';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call, signIn } from '../support/http';
 import { freePort, spawnHearth } from '../cli/run-hearth';

@@ -11,12 +11,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { isDeepStrictEqual as isEqual } from 'node:util';
 import WebSocket from 'ws';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call, signIn } from '../support/http';
 import { eventually, sleep } from '../support/wait';
 import { freePort, spawnHearth } from '../cli/run-hearth';
-import { Ingress, startIngress } from '../support/ingress';
+import { type Ingress, startIngress } from '../support/ingress';
 
 const WITHIN_MS = 10_000;
 

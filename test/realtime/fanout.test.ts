@@ -2,11 +2,11 @@
  * Fan-out across processes: two API processes and two realtime processes over one database and one
  * Redis prefix. A change made through either API reaches every seat on either realtime process.
  */
-import { ApiInstance, Harness, startHarness } from '../support/harness';
+import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import type { EnvironmentContext, PlatformSession } from '@hearth/core';
 import { coreSessionReader, type SessionReader } from '@hearth/realtime';
-import { Client, Frame, RealtimeInstance, sleep, startRealtime } from './support';
+import { Client, type Frame, type RealtimeInstance, sleep, startRealtime } from './support';
 
 let h: Harness;
 let apiB: ApiInstance;

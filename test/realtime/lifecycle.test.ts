@@ -5,9 +5,9 @@
 import { SignJWT } from 'jose';
 import { loadSigningKeys, TOKEN_AUDIENCE } from '@hearth/core';
 import { RealtimeServer } from '@hearth/realtime';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
-import { Client, RealtimeInstance, sleep, startRealtime } from './support';
+import { Client, type RealtimeInstance, sleep, startRealtime } from './support';
 
 let h: Harness;
 const clients: Client[] = [];

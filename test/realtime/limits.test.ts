@@ -2,10 +2,10 @@
  * The plan's socket limits: frame size (1009), frames a second and a minute (an `error rate-limited`,
  * then 1008 for a frame before the window ends), and subscriptions (`error quota-exceeded`).
  */
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
-import { Client, RealtimeInstance, sleep, startRealtime } from './support';
+import { Client, type RealtimeInstance, sleep, startRealtime } from './support';
 
 let h: Harness;
 let rt: RealtimeInstance;

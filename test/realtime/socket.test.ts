@@ -6,10 +6,10 @@
 import { SignJWT } from 'jose';
 import { loadSigningKeys, TOKEN_AUDIENCE } from '@hearth/core';
 import { MAX_FRAME_BYTES } from '@hearth/realtime';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { environment, project, serverKey, projectWithout } from '../support/manifests';
-import { Client, RealtimeInstance, sleep, startRealtime } from './support';
+import { Client, type RealtimeInstance, sleep, startRealtime } from './support';
 
 let h: Harness;
 let rt: RealtimeInstance;

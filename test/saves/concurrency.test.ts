@@ -5,7 +5,7 @@
  * answered twice, and the slot holds the value of the write answered n), and leave the usage counters
  * equal to the sum of the slots' sizes; the same near an environment's plan limit with two players.
  */
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
 

@@ -3,7 +3,7 @@
  * the value and key rules, `server:` slots, the path rule, listing by key, both quotas and what
  * deleting a slot or a player gives back. Every refusal is checked to have changed nothing.
  */
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
 

@@ -13,7 +13,7 @@
  */
 import type { AnyRoute } from '@hearth/api';
 import { call, expectError } from '../support/http';
-import { Actor, ROUTES, World, idem, pathParams, routeName, startWorld } from './world';
+import { type Actor, ROUTES, type World, idem, pathParams, routeName, startWorld } from './world';
 import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);

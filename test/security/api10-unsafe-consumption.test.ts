@@ -9,9 +9,9 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { generateKeyPair, KeyLike } from 'jose';
+import { generateKeyPair, type KeyLike } from 'jose';
 import { KEY_SET_FETCH } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { idpSettings, publicJwk, signIdToken } from '../support/idp';
 import { environment, project, standardManifests } from '../support/manifests';

@@ -21,7 +21,7 @@ import { loadSigningKeys, mintServerKey, revokeServerKey, TOKEN_AUDIENCE } from 
 import type { AnyRoute } from '@hearth/api';
 import { call, expectError } from '../support/http';
 import { eventually } from '../support/wait';
-import { Actor, ROUTES, World, routeName, startWorld } from './world';
+import { type Actor, ROUTES, type World, routeName, startWorld } from './world';
 import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);

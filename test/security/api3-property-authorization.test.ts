@@ -18,7 +18,7 @@
 import type { AnyRoute } from '@hearth/api';
 import { call, expectError, type Reply } from '../support/http';
 import { loadSigningKeys } from '@hearth/core';
-import { Actor, ROUTES, World, idem, routeName, startWorld } from './world';
+import { type Actor, ROUTES, type World, idem, routeName, startWorld } from './world';
 import { SAMPLES } from './samples';
 import { reportFigure } from '../support/figures';
 

@@ -18,7 +18,7 @@
 import { trickle } from '../support/raw-http';
 import { randomBytes } from 'node:crypto';
 import { MAX_JSON_DEPTH } from '@hearth/api';
-import { ApiInstance, Harness, startApiInstance, startHarness } from '../support/harness';
+import { type ApiInstance, type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError, signIn, type Reply } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
 import { sleep } from '../support/wait';

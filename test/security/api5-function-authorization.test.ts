@@ -13,7 +13,7 @@
  */
 import type { AnyRoute } from '@hearth/api';
 import { call, expectError } from '../support/http';
-import { ROUTES, World, idem, routeName, startWorld } from './world';
+import { ROUTES, type World, idem, routeName, startWorld } from './world';
 import { SAMPLES, hostSession, must } from './samples';
 import { reportFigure } from '../support/figures';
 

@@ -11,9 +11,9 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { generateKeyPair, KeyLike } from 'jose';
+import { generateKeyPair, type KeyLike } from 'jose';
 import { routeTable } from '@hearth/api';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { idpSettings as settings, publicJwk, signIdToken } from '../support/idp';
 import { environment, project, standardManifests } from '../support/manifests';

@@ -13,8 +13,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
-import { AnyRoute, routeTable } from '@hearth/api';
-import { Harness, startHarness } from '../support/harness';
+import { type AnyRoute, routeTable } from '@hearth/api';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn, type Reply } from '../support/http';
 import { rawExchange, type RawAnswer } from '../support/raw-http';
 import { sampleOf } from '../support/schema-sample';

@@ -9,7 +9,7 @@
  */
 import http from 'node:http';
 import { routeTable } from '@hearth/api';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call } from '../support/http';
 import { reportFigure } from '../support/figures';
 

@@ -5,7 +5,7 @@
  * 400 `invalid-request` naming `query.cursor`, never a page of rows from elsewhere.
  */
 import { randomBytes } from 'node:crypto';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn, type Reply } from '../support/http';
 import { gameConfig, standardManifests } from '../support/manifests';
 import { reportFigure } from '../support/figures';

@@ -4,7 +4,7 @@
  * request that succeeds with the route's own credential.
  */
 import { call, type Reply } from '../support/http';
-import { Actor, World, idem } from './world';
+import { type Actor, type World, idem } from './world';
 
 /** A request that succeeds with the route's own credential; `path(asServer)` names the subject as a server key or a player token would. */
 export interface Sample {

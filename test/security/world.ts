@@ -9,7 +9,7 @@
  */
 import { routeTable, type AnyRoute } from '@hearth/api';
 import { parseTrustedProxies } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, signIn, type Reply } from '../support/http';
 import {
   blogCategory,

@@ -4,10 +4,10 @@
  * seat changes neither deadlocks nor leaves a seat behind. Some races are forced: the test holds the
  * session row's lock until both requests are waiting on it, then lets go.
  */
-import { Harness, startHarness } from '../support/harness';
-import { call, expectError, Reply } from '../support/http';
+import { type Harness, startHarness } from '../support/harness';
+import { call, expectError, type Reply } from '../support/http';
 import { environment, project, serverKey, standardManifests } from '../support/manifests';
-import { EventLog, TestPlayer, join, newPlayer, newSession, preparingSession, report, waitForLockWaiters } from './helpers';
+import { EventLog, type TestPlayer, join, newPlayer, newSession, preparingSession, report, waitForLockWaiters } from './helpers';
 
 let h: Harness;
 let log: EventLog;

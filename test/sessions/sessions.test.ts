@@ -3,10 +3,10 @@
  * the SessionEvent each committed change publishes for the realtime processes.
  */
 import type { SessionEvent } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests, projectWithout } from '../support/manifests';
-import { EventLog, TestPlayer, join, lobbyOfThree, newPlayer, newSession, preparingSession, report } from './helpers';
+import { EventLog, type TestPlayer, join, lobbyOfThree, newPlayer, newSession, preparingSession, report } from './helpers';
 
 let h: Harness;
 let log: EventLog;

@@ -2,10 +2,10 @@
  * `hearth support list` as a real subprocess over the harness's database: staff read what players
  * filed, newest first, as text for people or one JSON document; failures are one line and non-zero.
  */
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call } from '../support/http';
 import { oneLine, runHearth } from '../cli/run-hearth';
-import { TestPlayer, fileReport, fileRequest, newPlayer, supportManifests } from './helpers';
+import { type TestPlayer, fileReport, fileRequest, newPlayer, supportManifests } from './helpers';
 
 jest.setTimeout(120_000); // every step runs the real command, a process start each
 

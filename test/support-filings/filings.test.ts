@@ -3,9 +3,9 @@
  * lengths in characters, email), reports of players of other environments and of oneself, the
  * credential and service switch, and what a player's deletion does to filings.
  */
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
-import { TestPlayer, aRequest, fileReport, fileRequest, filingsOf, newPlayer, supportManifests } from './helpers';
+import { type TestPlayer, aRequest, fileReport, fileRequest, filingsOf, newPlayer, supportManifests } from './helpers';
 
 let h: Harness;
 

@@ -6,11 +6,11 @@
  */
 import { HearthCore, RedisCoordination, createLogger } from '@hearth/core';
 import { startApiServer } from '@hearth/api';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { expectError, type Reply } from '../support/http';
 import { RedisRelay } from '../support/relay';
 import {
-  TestPlayer,
+  type TestPlayer,
   aRequest,
   awayFromHourEnd,
   fileReport,

@@ -22,7 +22,7 @@
 import { appendFileSync } from 'node:fs';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import FindMyWay, { HTTPVersion } from 'find-my-way';
+import FindMyWay, { type HTTPVersion } from 'find-my-way';
 import { BASE_PATH, buildOpenApi, routeTable, type AnyRoute } from '@hearth/api';
 import { withoutTrailingSlashes } from '@hearth/core';
 

@@ -9,10 +9,10 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import { stringify } from 'yaml';
 import {
-  Db,
+  type Db,
   DiskObjectStore,
   HearthCore,
-  ObjectStore,
+  type ObjectStore,
   RedisCoordination,
   applyManifests,
   createDb,
@@ -21,9 +21,9 @@ import {
   type AnyManifest,
   type ProxyTrust,
 } from '@hearth/core';
-import { startApiServer, ApiServer, AnyRoute, type SlowClientTimeouts } from '@hearth/api';
+import { startApiServer, type ApiServer, type AnyRoute, type SlowClientTimeouts } from '@hearth/api';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl, templateName } from './env';
-import { Manifests, standardManifests } from './manifests';
+import { type Manifests, standardManifests } from './manifests';
 import { declareTestRoutes } from './contract';
 
 export interface TestDatabase {

@@ -1,5 +1,5 @@
 /** The real `hearth` executable for the runners and tests that start it as a process of its own. */
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';

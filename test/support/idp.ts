@@ -3,7 +3,7 @@
  * tokens the provider signs. Each test serves its own key set (a local HTTP server) and keeps its own
  * keys; this module only fixes what the provider and the project agree on.
  */
-import { exportJWK, KeyLike, SignJWT } from 'jose';
+import { exportJWK, type KeyLike, SignJWT } from 'jose';
 
 export const IDP_ISSUER = 'https://idp.example.test/auth';
 export const IDP_CLIENT_ID = 'hearth-client-1';

@@ -8,7 +8,7 @@
  * Credentials are static tokens (--token-auth-file): `admin` is in system:masters; `userToken(name,
  * groups)` adds others before start, so a test can act as a ServiceAccount the chart's RBAC binds.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';

@@ -4,7 +4,7 @@
  * stop() is a signal and a wait for its exit. No persistence (the rate-limit counters and pub/sub are
  * what Hearth keeps there, and losing them is the fault under test). Every step is bounded in time.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

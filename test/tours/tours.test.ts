@@ -3,7 +3,7 @@
  * (204, again 204, first completedAt kept), refusals, manifests, and deletion taking completions.
  */
 import { removeManifest } from '@hearth/core';
-import { Harness, startHarness } from '../support/harness';
+import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, project, standardManifests, tour, projectWithout } from '../support/manifests';
 

@@ -1,25 +1,29 @@
 import net from 'node:net';
 import {
-  ConfigNeeds,
-  Coordination,
-  HearthConfig,
-  Logger,
+  type ConfigNeeds,
+  type Coordination,
+  type HearthConfig,
+  type LoadedConfig,
+  type Logger,
   MemoryCoordination,
   RedisCoordination,
   createDb,
   createLogger,
   loadConfig,
-  Db,
+  type Db,
   HearthCore,
-  ObjectStore,
+  type ObjectStore,
   openObjectStore,
   processStopping,
 } from '@hearth/core';
 import { CliError } from './output';
 
 /** What every long-running command opens from its configuration, and closes on the way out. */
-export interface Runtime {
-  config: HearthConfig;
+/** What every command opening a runtime needs: the database. */
+type RuntimeNeeds = ConfigNeeds & { database: true };
+
+export interface Runtime<N extends RuntimeNeeds = RuntimeNeeds> {
+  config: LoadedConfig<N>;
   logger: Logger;
   db: Db;
   coordination: Coordination;
@@ -27,8 +31,8 @@ export interface Runtime {
 }
 
 /** The database pool and the coordination (Redis when REDIS_URL is set, else in-process) of a config. */
-export function connect(config: HearthConfig, logger: Logger): Pick<Runtime, 'db' | 'coordination' | 'close'> {
-  const db = createDb(config.databaseUrl!, undefined, logger);
+export function connect(config: LoadedConfig<{ database: true }>, logger: Logger): Pick<Runtime, 'db' | 'coordination' | 'close'> {
+  const db = createDb(config.databaseUrl, undefined, logger);
   const coordination: Coordination = config.redisUrl
     ? new RedisCoordination(config.redisUrl, { prefix: config.redisPrefix, onError: (err) => logger.warn({ err: err.message }, 'redis error') })
     : new MemoryCoordination();
@@ -70,10 +74,11 @@ export function commandLogger(command: string, level: string, stdout: { isTTY?: 
   return createLogger(level, 'hearth', { readable: command === 'dev' && stdout.isTTY === true });
 }
 
-export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig> = {}, env: NodeJS.ProcessEnv = process.env): Runtime {
-  const config = { ...loadConfig(env, needs), ...overrides };
+export function openRuntime<N extends RuntimeNeeds>(needs: N, env: NodeJS.ProcessEnv = process.env): Runtime<N> {
+  const config = loadConfig(env, needs);
   const logger = commandLogger('service', config.logLevel);
-  return { config, logger, ...connect(config, logger) };
+  // N has database: true, which TypeScript does not resolve inside the generic LoadedConfig<N>.
+  return { config, logger, ...connect(config as LoadedConfig<RuntimeNeeds>, logger) };
 }
 
 /**
@@ -81,12 +86,12 @@ export function openRuntime(needs: ConfigNeeds, overrides: Partial<HearthConfig>
  * files (API, crash workers); undefined when it names none (their crash routes answer 503).
  */
 export function openStore(config: HearthConfig): ObjectStore | undefined {
-  return openObjectStore(config.objectStorage, config.masterKey!);
+  return openObjectStore(config.objectStorage, config.masterKey);
 }
 
 /** The domain core over a runtime, started (API and realtime processes; the API passes its object store). */
-export async function startCore(rt: Runtime, options: { objectStore?: ObjectStore } = {}): Promise<HearthCore> {
-  const core = new HearthCore({ db: rt.db, coordination: rt.coordination, masterKey: rt.config.masterKey!, logger: rt.logger, objectStore: options.objectStore });
+export async function startCore(rt: Runtime<RuntimeNeeds & { masterKey: true }>, options: { objectStore?: ObjectStore } = {}): Promise<HearthCore> {
+  const core = new HearthCore({ db: rt.db, coordination: rt.coordination, masterKey: rt.config.masterKey, logger: rt.logger, objectStore: options.objectStore });
   await core.start();
   return core;
 }

@@ -1,4 +1,4 @@
-import { ProxyTrust, parseTrustedProxies } from './net/client-address';
+import { type ProxyTrust, parseTrustedProxies } from './net/client-address';
 
 /**
  * Process configuration from environment variables, read once at start.
@@ -142,7 +142,13 @@ export interface ConfigNeeds {
   masterKey?: boolean;
 }
 
-export function loadConfig(env: Env = process.env, needs: ConfigNeeds = {}): HearthConfig {
+/** A configuration with what its needs required: loadConfig refused it otherwise, so no caller checks again. */
+export type LoadedConfig<N extends ConfigNeeds> = HearthConfig &
+  (N['database'] extends true ? { databaseUrl: string } : unknown) &
+  (N['redis'] extends true ? { redisUrl: string } : unknown) &
+  (N['masterKey'] extends true ? { masterKey: Buffer } : unknown);
+
+export function loadConfig<N extends ConfigNeeds = Record<string, never>>(env: Env = process.env, needs: N = {} as N): LoadedConfig<N> {
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   return {
@@ -156,5 +162,5 @@ export function loadConfig(env: Env = process.env, needs: ConfigNeeds = {}): Hea
     logLevel,
     trustedProxies: trustedProxies(env),
     objectStorage: objectStorage(env),
-  };
+  } as LoadedConfig<N>; // each required part was refused above when absent
 }

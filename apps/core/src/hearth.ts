@@ -12,7 +12,7 @@ import { IdentityProviderVerifier } from './auth/idp';
 import { GameConfigService } from './content/game-config';
 import { ContentWatch } from './content/content-watch';
 import { CursorCodec } from './pagination';
-import { deriveKey } from './auth/sealing';
+import { deriveKey } from './sealing';
 import { pruneIdempotencyRecords } from './idempotency';
 import { SessionService } from './sessions/service';
 import { LegalService } from './legal/legal';

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import pino, { Logger } from 'pino';
+import pino, { type Logger } from 'pino';
 
 export type { Logger };
 

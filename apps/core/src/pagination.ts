@@ -22,7 +22,7 @@ export class CursorCodec {
     return `${body}.${this.mac(listId, body)}`;
   }
 
-  /** The position a cursor carries, or `invalid-request` naming `query.cursor`. */
+  /** The position a cursor carries, or `invalid-request` naming `cursor`. */
   decode<T>(listId: string, cursor: string): T {
     const dot = cursor.indexOf('.');
     const body = cursor.slice(0, dot);
@@ -32,12 +32,12 @@ export class CursorCodec {
     const given = Buffer.from(cursor.slice(dot + 1), 'utf8');
     const expected = Buffer.from(this.mac(listId, body), 'utf8');
     if (dot <= 0 || given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      throw refuse.invalid('query.cursor', 'The cursor was not made by this list.');
+      throw refuse.invalid('cursor', 'The cursor was not made by this list.');
     }
     try {
       return JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as T;
     } catch {
-      throw refuse.invalid('query.cursor', 'The cursor was not made by this list.');
+      throw refuse.invalid('cursor', 'The cursor was not made by this list.');
     }
   }
 

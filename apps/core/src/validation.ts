@@ -1,4 +1,4 @@
-import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 
@@ -29,6 +29,13 @@ export function compile(schema: TSchema, ajv: Ajv = sharedAjv): ValidateFunction
     compiled.set(schema, fn);
   }
   return fn;
+}
+
+/** The first failure of a validator that has just answered false (ajv then always sets `errors`). */
+export function firstError(fn: ValidateFunction): ErrorObject {
+  const error = fn.errors?.[0];
+  if (!error) throw new Error('firstError: the validator reported no failure');
+  return error;
 }
 
 /** The dotted path of the field an ajv error is about, under `prefix` (e.g. `body.displayName`). */

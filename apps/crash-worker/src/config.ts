@@ -2,7 +2,7 @@
  * The crash worker's own settings (docs/crashes.md, "The worker"), read once at start with the
  * core loader's strictness: a malformed variable stops the process with a ConfigError naming it.
  */
-import { ConfigError, HearthConfig, loadConfig } from '@hearth/core';
+import { ConfigError, type LoadedConfig, loadConfig } from '@hearth/core';
 import { DEFAULT_MAX_INFLATED_BYTES } from './archive';
 
 type Env = Record<string, string | undefined>;
@@ -21,7 +21,7 @@ export interface CrashWorkerSettings {
 }
 
 export interface CrashWorkerConfig {
-  base: HearthConfig;
+  base: LoadedConfig<{ database: true }>;
   settings: CrashWorkerSettings;
 }
 

@@ -17,7 +17,7 @@ import { CLOSE, encodeFrame, errorFrame, type ClientFrame, type FrameId } from '
 import type { RecentEvents } from './recent-events';
 import type { SessionReader } from './session-reader';
 import type { SocketIndex } from './socket-index';
-import { AUTHORIZED, AUTHORIZING, type HearthSocket, type SocketHost } from './socket';
+import { AUTHORIZED, AUTHORIZING, type HearthSocket, type IdentifiedSocket, type SocketHost, identify, isIdentified } from './socket';
 import { TokenExpiries } from './token-expiries';
 
 export type PlayerPrincipal = Extract<Principal, { kind: 'player' }>;
@@ -63,7 +63,7 @@ export interface AuthorizationOptions {
 export class Authorization {
   readonly expiries = new TokenExpiries<HearthSocket>();
   /** Sockets whose token passed and whose sessions are being listed: a sign-out meanwhile must reach them too. */
-  private readonly listing = new Set<HearthSocket>();
+  private readonly listing = new Set<IdentifiedSocket>();
 
   constructor(private readonly options: AuthorizationOptions) {}
 
@@ -81,24 +81,23 @@ export class Authorization {
         return;
       }
       const { playerId, environment: env, claims } = principal as PlayerPrincipal;
-      ws.playerId = playerId;
-      ws.env = env;
+      const identified = identify(ws, playerId, env);
       ws.iat = claims.iat;
       ws.exp = claims.exp;
-      this.listing.add(ws);
+      this.listing.add(identified);
       start = recent.begin();
       const listed = await sessions.listForPlayer(env, playerId);
-      this.listing.delete(ws);
+      this.listing.delete(identified);
       if (ws.state !== AUTHORIZING) return;
       const seated = seatedNow(listed, recent.since(start), env.id, playerId);
 
       // From here to the end nothing awaits: no event can fall between following and being indexed.
       ws.state = AUTHORIZED;
-      index.add(ws);
+      index.add(identified);
       this.expiries.schedule(ws);
       host.send(ws, encodeFrame('authorized', { playerId }, frame.id), 'authorized');
       for (const session of seated) {
-        index.follow(ws, session.id, true);
+        index.follow(identified, session.id, true);
         host.send(ws, encodeFrame('session', { session }), 'session');
       }
       this.options.admitted(ws);
@@ -168,7 +167,7 @@ export class Authorization {
       .state(playerId)
       .then((state) => {
         for (const ws of socketsNow()) {
-          if (state && state.environmentId === ws.env!.id && ws.iat >= state.tokensValidAfter) continue;
+          if (state && state.environmentId === ws.env.id && ws.iat >= state.tokensValidAfter) continue;
           host.send(ws, errorFrame('unauthorized', reason === 'deleted' ? 'The player was deleted.' : 'The player was signed out everywhere.'), 'error');
           host.close(ws, CLOSE.unauthorized, reason);
         }
@@ -195,7 +194,7 @@ export class Authorization {
 
   /** The socket closed: it no longer waits for its expiry or its sessions' listing. */
   forget(ws: HearthSocket): void {
-    this.listing.delete(ws);
+    if (isIdentified(ws)) this.listing.delete(ws);
     this.expiries.cancel(ws);
   }
 }

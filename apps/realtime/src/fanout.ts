@@ -9,7 +9,7 @@ import type { RealtimeMetrics } from './metrics';
 import type { RecentEvents } from './recent-events';
 import type { SessionReader } from './session-reader';
 import type { SocketIndex } from './socket-index';
-import { AUTHORIZED, type HearthSocket, type SocketHost } from './socket';
+import { AUTHORIZED, type HearthSocket, type IdentifiedSocket, type SocketHost } from './socket';
 
 export interface FanoutOptions {
   sessions: SessionReader;
@@ -49,13 +49,13 @@ export class Fanout {
     for (const { playerId, reason } of event.removed ?? []) {
       let closed: string | undefined;
       for (const ws of index.socketsOf(playerId)) {
-        if (ws.env!.id !== environmentId || !index.unfollow(ws, sessionId)) continue;
+        if (ws.env.id !== environmentId || !index.unfollow(ws, sessionId)) continue;
         closed ??= encodeFrame('session-closed', { sessionId, reason });
         host.send(ws, closed, 'session-closed');
       }
     }
     for (const playerId of event.added ?? []) {
-      for (const ws of index.socketsOf(playerId)) if (ws.env!.id === environmentId) index.follow(ws, sessionId, true);
+      for (const ws of index.socketsOf(playerId)) if (ws.env.id === environmentId) index.follow(ws, sessionId, true);
     }
 
     const followers = index.followersOf(sessionId);
@@ -76,9 +76,9 @@ export class Fanout {
   }
 
   /** Follows a session of the socket's environment: `subscribed` with the session as it is, or an error. */
-  async subscribe(ws: HearthSocket, sessionId: string, id?: FrameId): Promise<void> {
+  async subscribe(ws: IdentifiedSocket, sessionId: string, id?: FrameId): Promise<void> {
     const { sessions, index, recent, host } = this.options;
-    const env = ws.env!;
+    const env = ws.env;
     const start = recent.begin();
     try {
       let session: PlatformSession;
@@ -95,7 +95,7 @@ export class Fanout {
       const seated = session.players.some((p) => p.playerId === ws.playerId);
       if (!seated && !index.follows(ws, sessionId)) {
         // The plan as of the socket's latest authorize (which may have landed during the read).
-        const limit = effectiveLimits(ws.env!.plan.realtime).maxSubscriptions;
+        const limit = effectiveLimits(ws.env.plan.realtime).maxSubscriptions;
         if (index.watchedCount(ws) >= limit) {
           const message = `A socket may follow ${limit} sessions it holds no seat in; unsubscribe from one first.`;
           host.send(ws, errorFrame('quota-exceeded', message, { quota: 'subscriptions', limit }, id), 'error');
@@ -162,7 +162,7 @@ export class Fanout {
   }
 
   /** Stops following a session (seat or subscription); not answered unless the socket did not follow it. */
-  unsubscribe(ws: HearthSocket, sessionId: string, id?: FrameId): void {
+  unsubscribe(ws: IdentifiedSocket, sessionId: string, id?: FrameId): void {
     if (!this.options.index.unfollow(ws, sessionId)) {
       this.options.host.send(ws, errorFrame('not-found', 'This socket does not follow that session.', undefined, id), 'error');
     }

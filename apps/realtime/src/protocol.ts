@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
-import { ApiError, PROTOCOL_VERSION, createAjv, describe, fieldOf, type ErrorCode } from '@hearth/core';
+import { ApiError, PROTOCOL_VERSION, createAjv, describe, fieldOf, firstError, type ErrorCode } from '@hearth/core';
 
 export { PROTOCOL_VERSION, SOCKET_PATH, MAX_FRAME_BYTES, effectiveLimits, type RealtimeLimits } from '@hearth/core';
 
@@ -93,7 +93,7 @@ const invalid = (field: string, message: string) => new ApiError('invalid-reques
 
 /** The refusal for a validator's first error; `prefix` names where the value sits (`''`: the frame itself). */
 function refusalOf(fn: ValidateFunction, prefix: string): ApiError {
-  const error = fn.errors![0];
+  const error = firstError(fn);
   const field = fieldOf(error, prefix);
   if (field === '') return invalid('frame', NOT_AN_OBJECT);
   return invalid(field, `${field} ${describe(error)}.`);

@@ -52,7 +52,7 @@ import {
 } from './protocol';
 import { RealtimeMetrics } from './metrics';
 import { RecentEvents } from './recent-events';
-import { AWAITING, AUTHORIZED, AUTHORIZING, CLOSED, HearthSocket, type SocketHost } from './socket';
+import { AWAITING, AUTHORIZED, AUTHORIZING, CLOSED, HearthSocket, type SocketHost, isAuthorized, isIdentified } from './socket';
 import { SocketIndex } from './socket-index';
 import { CLOSE_SOCKET, FrameLimiter, PASS, rateLimitedFrame } from './frame-limiter';
 import { AuthorizeDeadlines } from './authorize-deadlines';
@@ -383,7 +383,8 @@ export class RealtimeServer {
     if (was === AUTHORIZED) {
       this.authorized--;
       this.metrics.connections.set({ state: 'authorized' }, this.authorized);
-      this.index.remove(ws);
+      // An authorized socket was identified when its authorize was checked.
+      if (isIdentified(ws)) this.index.remove(ws);
     } else {
       this.pending--;
       this.metrics.connections.set({ state: 'pending' }, this.pending);
@@ -400,7 +401,7 @@ export class RealtimeServer {
 
   private onFrame(ws: HearthSocket, data: RawData, isBinary: boolean): void {
     if (ws.state === CLOSED) return;
-    const limits = ws.state === AUTHORIZED ? effectiveLimits(ws.env!.plan.realtime) : null;
+    const limits = isAuthorized(ws) ? effectiveLimits(ws.env.plan.realtime) : null;
     if (limits && byteLength(data) > limits.maxMessageBytes) {
       this.metrics.framesIn.inc({ type: 'too-big' });
       this.closeSocket(ws, CLOSE.tooBig, 'message-too-big');
@@ -444,7 +445,7 @@ export class RealtimeServer {
       (ws.queue ??= []).push(frame);
       return;
     }
-    if (ws.state !== AUTHORIZED) return;
+    if (!isAuthorized(ws)) return;
     switch (frame.type) {
       case 'authorize':
         void this.authorization.reauthorize(ws, frame);

@@ -3,7 +3,7 @@
  * of followed sessions is in its fields (`seated`, `watched`); this index is the reverse map, and the
  * two are only changed together, here.
  */
-import type { HearthSocket } from './socket';
+import type { IdentifiedSocket } from './socket';
 
 function removeFrom(list: string[] | null, id: string): boolean {
   if (!list) return false;
@@ -15,8 +15,8 @@ function removeFrom(list: string[] | null, id: string): boolean {
 
 export class SocketIndex {
   /** A player's sockets: the socket itself when it is the only one (the usual case), else a list. */
-  private readonly byPlayer = new Map<string, HearthSocket | HearthSocket[]>();
-  private readonly bySession = new Map<string, Set<HearthSocket>>();
+  private readonly byPlayer = new Map<string, IdentifiedSocket | IdentifiedSocket[]>();
+  private readonly bySession = new Map<string, Set<IdentifiedSocket>>();
 
   /** How many sessions at least one socket follows. */
   get sessionsFollowed(): number {
@@ -24,8 +24,8 @@ export class SocketIndex {
   }
 
   /** Indexes an authorized socket under its player (its `playerId` is set). */
-  add(ws: HearthSocket): void {
-    const playerId = ws.playerId!;
+  add(ws: IdentifiedSocket): void {
+    const playerId = ws.playerId;
     const mine = this.byPlayer.get(playerId);
     if (mine === undefined) this.byPlayer.set(playerId, ws);
     else if (Array.isArray(mine)) mine.push(ws);
@@ -33,8 +33,8 @@ export class SocketIndex {
   }
 
   /** Drops the socket from the index: its player and every session it followed (which it no longer follows). */
-  remove(ws: HearthSocket): void {
-    const playerId = ws.playerId!;
+  remove(ws: IdentifiedSocket): void {
+    const playerId = ws.playerId;
     const mine = this.byPlayer.get(playerId);
     if (mine === ws) this.byPlayer.delete(playerId);
     else if (Array.isArray(mine)) {
@@ -48,14 +48,14 @@ export class SocketIndex {
   }
 
   /** The player's sockets, as a list of their own (the caller may close them while it walks it). */
-  socketsOf(playerId: string): HearthSocket[] {
+  socketsOf(playerId: string): IdentifiedSocket[] {
     const mine = this.byPlayer.get(playerId);
     return mine === undefined ? [] : Array.isArray(mine) ? [...mine] : [mine];
   }
 
   /** The authorized sockets of an environment, as a list of their own; walks every socket (for rare events: a retired environment). */
-  socketsIn(environmentId: number): HearthSocket[] {
-    const found: HearthSocket[] = [];
+  socketsIn(environmentId: number): IdentifiedSocket[] {
+    const found: IdentifiedSocket[] = [];
     for (const mine of this.byPlayer.values()) {
       for (const ws of Array.isArray(mine) ? mine : [mine]) if (ws.env?.id === environmentId) found.push(ws);
     }
@@ -68,21 +68,21 @@ export class SocketIndex {
   }
 
   /** The sockets following the session (the live set: copy it before closing sockets while walking it). */
-  followersOf(sessionId: string): ReadonlySet<HearthSocket> | undefined {
+  followersOf(sessionId: string): ReadonlySet<IdentifiedSocket> | undefined {
     return this.bySession.get(sessionId);
   }
 
-  follows(ws: HearthSocket, sessionId: string): boolean {
+  follows(ws: IdentifiedSocket, sessionId: string): boolean {
     return (ws.seated?.includes(sessionId) ?? false) || (ws.watched?.includes(sessionId) ?? false);
   }
 
   /** How many sessions the socket follows through `subscribe` (what maxSubscriptions counts). */
-  watchedCount(ws: HearthSocket): number {
+  watchedCount(ws: IdentifiedSocket): number {
     return ws.watched?.length ?? 0;
   }
 
   /** Follows a session as seated (free) or watched (counted); a watched session the player is seated in becomes seated. */
-  follow(ws: HearthSocket, sessionId: string, seated: boolean): void {
+  follow(ws: IdentifiedSocket, sessionId: string, seated: boolean): void {
     if (seated) {
       if (ws.seated?.includes(sessionId)) return;
       removeFrom(ws.watched, sessionId);
@@ -97,13 +97,13 @@ export class SocketIndex {
   }
 
   /** Stops following the session, seated or watched; answers whether the socket followed it. */
-  unfollow(ws: HearthSocket, sessionId: string): boolean {
+  unfollow(ws: IdentifiedSocket, sessionId: string): boolean {
     const was = removeFrom(ws.seated, sessionId) || removeFrom(ws.watched, sessionId);
     if (was) this.unindexSession(ws, sessionId);
     return was;
   }
 
-  private unindexSession(ws: HearthSocket, sessionId: string): void {
+  private unindexSession(ws: IdentifiedSocket, sessionId: string): void {
     const set = this.bySession.get(sessionId);
     if (!set) return;
     set.delete(ws);

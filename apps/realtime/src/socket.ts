@@ -47,6 +47,30 @@ export class HearthSocket extends WebSocket {
   closeCode = 0;
 }
 
+/**
+ * A socket whose player and environment are known: from its authorize being checked on (the token
+ * was valid), through AUTHORIZED, to its close. The index holds only these, so who a socket is needs
+ * no `!` once the types say it was authorized.
+ */
+export type IdentifiedSocket = HearthSocket & { playerId: string; env: EnvironmentContext };
+
+/** Records who the socket is (a valid token's player and environment). */
+export function identify(ws: HearthSocket, playerId: string, env: EnvironmentContext): IdentifiedSocket {
+  ws.playerId = playerId;
+  ws.env = env;
+  return ws as IdentifiedSocket;
+}
+
+/** Whether who the socket is has been recorded (identify). */
+export function isIdentified(ws: HearthSocket): ws is IdentifiedSocket {
+  return ws.playerId !== null && ws.env !== null;
+}
+
+/** Whether the socket is authorized now (its player and environment are then known). */
+export function isAuthorized(ws: HearthSocket): ws is IdentifiedSocket {
+  return ws.state === AUTHORIZED && isIdentified(ws);
+}
+
 /** What the modules ask of the server: the one way to send, close, and give up on a socket. */
 export interface SocketHost {
   /** Sends one frame (skipped when the socket is not open; a slow consumer is closed instead). */

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { HearthCore, Logger, RedisCoordination, SAVE_LIMITS, applyManifests, createLogger, validateManifest } from '@hearth/core';
+import { HearthCore, type Logger, RedisCoordination, SAVE_LIMITS, applyManifests, createLogger, validateManifest } from '@hearth/core';
 import { startApiServer } from '@hearth/api';
 import { createTestDatabase } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/env';
@@ -108,7 +108,7 @@ async function main(): Promise<void> {
     }
   });
   answerCpuQueries(() => databaseQueries);
-  process.on('message', async (message: any) => {
+  process.on('message', (message: any) => void (async () => {
     if (message?.type !== 'stop') return;
     await api.close();
     await core.stop();
@@ -120,7 +120,7 @@ async function main(): Promise<void> {
     if (stale.length > 0) await redis.unlink(...stale);
     await redis.quit();
     process.send!({ type: 'stopped' }, () => process.exit(0));
-  });
+  })());
   const environmentId = (await database.db('environments').where({ app_key: 'bench-live' }).first('id')).id;
   const planLimit = (plan('test', NEVER_REFUSING) as any).spec.playerDataBytesPerEnvironment;
   process.send!({

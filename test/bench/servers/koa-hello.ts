@@ -8,7 +8,8 @@ const app = new Koa();
 app.use((ctx) => {
   ctx.body = 'Hello World';
 });
-const server = http.createServer(app.callback());
+const callback = app.callback();
+const server = http.createServer((req, res) => void callback(req, res));
 server.keepAliveTimeout = 65_000; // as the API server sets it
 
 answerCpuQueries();

@@ -9,8 +9,7 @@ import { RealtimeMetrics, type HearthSocket, type SocketHost } from '@hearth/rea
 import { Fanout } from '../../../apps/realtime/src/fanout';
 import { RecentEvents } from '../../../apps/realtime/src/recent-events';
 import { SocketIndex } from '../../../apps/realtime/src/socket-index';
-import { AUTHORIZED } from '../../../apps/realtime/src/socket';
-import { environmentOf, sessionOf, socketOf } from './sockets';
+import { authorizedSocketOf, environmentOf, sessionOf } from './sockets';
 
 interface Sent {
   ws: HearthSocket;
@@ -32,7 +31,7 @@ function setup() {
   const unread = () => Promise.reject(new Error('no session is read in these tests'));
   const fanout = new Fanout({ sessions: { get: unread, listForPlayer: unread }, index, recent: new RecentEvents(), host, metrics, log: createLogger('silent') });
   const socket = (playerId: string, environmentId = 1) => {
-    const ws = socketOf({ playerId, env: environmentOf(environmentId), state: AUTHORIZED });
+    const ws = authorizedSocketOf(playerId, environmentOf(environmentId));
     index.add(ws);
     return ws;
   };

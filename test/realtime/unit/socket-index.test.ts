@@ -1,9 +1,9 @@
 /** The socket index: sockets by player and by followed session, kept in step with each socket's own lists. */
 import { SocketIndex } from '../../../apps/realtime/src/socket-index';
-import { socketOf } from './sockets';
+import { authorizedSocketOf } from './sockets';
 
 function indexed(index: SocketIndex, playerId: string) {
-  const ws = socketOf({ playerId });
+  const ws = authorizedSocketOf(playerId);
   index.add(ws);
   return ws;
 }

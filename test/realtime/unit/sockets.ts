@@ -4,7 +4,7 @@
  * sessions as the core hands them over.
  */
 import { SERVICES, type EnvironmentContext, type PlatformSession, type ServiceName } from '@hearth/core';
-import { HearthSocket } from '@hearth/realtime';
+import { AUTHORIZED, HearthSocket, type IdentifiedSocket, identify } from '@hearth/realtime';
 
 export const REALTIME = { maxMessageBytes: 4096, messagesPerSecond: 10, messagesPerMinute: 300, maxSubscriptions: 2 };
 
@@ -39,6 +39,11 @@ export function environmentOf(id: number, overrides: { review?: EnvironmentConte
 export function socketOf(fields: Partial<Pick<HearthSocket, 'playerId' | 'env' | 'state' | 'exp' | 'iat'>> = {}): HearthSocket {
   const ws: HearthSocket = Reflect.construct(HearthSocket, [null, undefined, { autoPong: false }]);
   return Object.assign(ws, fields);
+}
+
+/** An authorized socket of the player, in environment 1 unless told: what the index holds. */
+export function authorizedSocketOf(playerId: string, env: EnvironmentContext = environmentOf(1)): IdentifiedSocket {
+  return identify(socketOf({ state: AUTHORIZED }), playerId, env);
 }
 
 export function sessionOf(id: string, playerIds: string[], status: PlatformSession['status'] = 'CONFIGURING'): PlatformSession {

@@ -1,12 +1,12 @@
 import { maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
-import FindMyWay, { HTTPVersion } from 'find-my-way';
-import { ApiError, HearthCore, TRUST_NO_PROXY, addressChecks, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
+import FindMyWay, { type HTTPVersion } from 'find-my-way';
+import { ApiError, type HearthCore, TRUST_NO_PROXY, addressChecks, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
 import type { AnyRoute } from './route';
 import { Exchange } from './exchange';
-import { INTERNAL_ERROR, answerFor } from './errors';
+import { INTERNAL_ERROR, answerFor, placeFields } from './errors';
 import { clientErrorListener, type ClientErrorListener } from './client-error';
 import { ApiMetrics } from './metrics';
-import { CompiledRoute, Pipeline, compileRoute } from './pipeline';
+import { type CompiledRoute, Pipeline, compileRoute } from './pipeline';
 import { isObjectUpload, serveObjectUpload } from './object-upload';
 
 export const BASE_PATH = '/v1';
@@ -89,7 +89,11 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
       throw new ApiError('not-found', `No route ${exchange.method === 'HEAD' ? 'GET' : exchange.method} ${path}.`);
     }
     exchange.params = found.params;
-    await pipeline.run(exchange, found.compiled);
+    try {
+      await pipeline.run(exchange, found.compiled);
+    } catch (err) {
+      throw placeFields(err, found.compiled.route);
+    }
   };
 
   // Around every request: request id, the error shape, X-RateLimit headers, metrics and the access line.

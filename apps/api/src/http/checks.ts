@@ -13,8 +13,7 @@
  * from body), and is counted, reviewed and switched from there; the crash upload, which names it in
  * its path, likewise (environment from path), and then counts its route limits (spec §8).
  */
-import { Type } from '@sinclair/typebox';
-import type { ErrorCode, Principal } from '@hearth/core';
+import { type ErrorCode, IdempotencyKey, type Principal } from '@hearth/core';
 import { BODY_LIMITS, type AnyRoute, type CredentialKind } from './route';
 
 export interface PipelineCheck {
@@ -53,7 +52,7 @@ export function takesCredential(route: AnyRoute, kind: PrincipalKind): boolean {
  */
 export const IdempotencyKeyHeader = {
   name: 'Idempotency-Key',
-  schema: Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x20-\\x7E]+$', description: '1-128 printable ASCII characters' }),
+  schema: IdempotencyKey,
 } as const;
 
 /** The most a route's body may be, in bytes (spec §8): what the body-size check holds it to. */

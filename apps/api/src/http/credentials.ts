@@ -20,7 +20,7 @@ export function bearerOf(authorization: string): Bearer {
   if (authorization === '') return { credential: null, problem: 'This route needs a credential: Authorization: Bearer <credential>.' };
   const match = BEARER.exec(authorization);
   if (match) return { credential: match[1] };
-  const scheme = /^\S*/.exec(authorization)![0];
+  const scheme = authorization.split(/\s/, 1)[0];
   if (scheme.toLowerCase() !== 'bearer') return { credential: null, problem: 'Credentials are sent as Authorization: Bearer <credential>.' };
   return { credential: null, problem: 'The Authorization header must be Bearer, a space, then the credential alone (RFC 6750).' };
 }

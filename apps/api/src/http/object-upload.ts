@@ -7,7 +7,7 @@
  * expiry, or with a forged token is 403; a body of another digest is 400 (BadDigest) and nothing is
  * kept; the size and digest are checked while the body streams to disk.
  */
-import { CHECKSUM_SHA256_HEADER, DISK_UPLOAD_PATH, DiskObjectStore, HearthCore, addressChecks, refuse } from '@hearth/core';
+import { CHECKSUM_SHA256_HEADER, DISK_UPLOAD_PATH, DiskObjectStore, type HearthCore, addressChecks, refuse } from '@hearth/core';
 import type { Exchange } from './exchange';
 import type { Pipeline } from './pipeline';
 

@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
-import { ERROR_DETAILS, ERROR_STATUS, ErrorCode, ErrorDetailsShape, detailsSchemaOf } from '@hearth/core';
+import { ERROR_DETAILS, ERROR_STATUS, type ErrorCode, ErrorDetailsShape, detailsSchemaOf } from '@hearth/core';
 import type { AnyRoute, RouteLink } from './route';
-import { CREDENTIALS_TAKEN, IdempotencyKeyHeader, PrincipalKind, bodyLimitOf, refusalsOf } from './checks';
+import { CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, refusalsOf } from './checks';
 import { BASE_PATH } from './app';
 
 type Json = Record<string, unknown>;

@@ -11,27 +11,28 @@ import type { TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import {
   ApiError,
-  EnvironmentContext,
-  HearthCore,
-  Logger,
-  Queryable,
-  Principal,
-  RateCheck,
-  RateOutcome,
+  type EnvironmentContext,
+  type HearthCore,
+  type Logger,
+  type Queryable,
+  type Principal,
+  type RateCheck,
+  type RateOutcome,
   TtlCache,
   addressChecks,
   createAjv,
   describe,
   environmentRefusal,
   fieldOf,
+  firstError,
   fingerprintOf,
   looksLikeServerKey,
   refuse,
   runIdempotent,
   type IdempotencyScope,
 } from '@hearth/core';
-import { AnyRoute, etagAsk, HandlerContext, HandlerResult, RequestInfo } from './route';
-import { AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, PrincipalKind, bodyLimitOf, checksOf, takesCredential } from './checks';
+import { type AnyRoute, etagAsk, type HandlerContext, type HandlerResult, type RequestInfo } from './route';
+import { type AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, checksOf, takesCredential } from './checks';
 import { applyTrim, hasTrim } from './schema-helpers';
 import { declaredTooLarge, hasBody, limitedBodyStream, readBody } from './body';
 import { bearerOf } from './credentials';
@@ -76,7 +77,7 @@ export function compileRoute(route: AnyRoute): CompiledRoute {
 
 function validate(fn: ValidateFunction, value: unknown, prefix: string): void {
   if (!fn(value)) {
-    const error = fn.errors![0];
+    const error = firstError(fn);
     const field = fieldOf(error, prefix);
     throw new ApiError('invalid-request', `${field} ${describe(error)}.`, { field });
   }
@@ -126,7 +127,7 @@ export class Pipeline {
   constructor(readonly core: HearthCore, readonly metrics: ApiMetrics) {}
 
   /** Checks and counts limits; a refusal throws 429. The outcome feeds the X-RateLimit headers. */
-  async limit(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<void> {
+  async limit(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<RateOutcome> {
     for (const check of checks) this.metrics.countRateLimitCheck(check.name);
     let outcome: RateOutcome;
     try {
@@ -144,6 +145,7 @@ export class Pipeline {
       const retry = Math.max(1, outcome.nearest.resetSeconds);
       throw new ApiError('rate-limited', `Too many requests (${outcome.nearest.name}); retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'Retry-After': String(retry) });
     }
+    return outcome;
   }
 
   /**
@@ -152,8 +154,8 @@ export class Pipeline {
    */
   async limitRoute(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<void> {
     const before = exchange.rate;
-    await this.limit(exchange, checks);
-    if (before && nearer(before.nearest, exchange.rate!.nearest)) exchange.rate = before;
+    const after = await this.limit(exchange, checks);
+    if (before && nearer(before.nearest, after.nearest)) exchange.rate = before;
   }
 
   /** Review and service switch of the environment a request acts in (every request that has one is reviewed). */
@@ -202,7 +204,7 @@ export class Pipeline {
       const { credential, problem } = bearerOf(exchange.header('authorization'));
       // A token whose checks are all cached is answered without waiting (the hot path).
       const known = credential ? this.core.authenticator.peek(credential) : null;
-      principal = known !== undefined ? known : await this.core.authenticator.authenticate(credential!);
+      principal = known !== undefined ? known : credential ? await this.core.authenticator.authenticate(credential) : null;
       if (!principal) {
         // invalid: unknown, revoked, expired, a refresh token, or a deleted or signed-out player (the authenticator does not say which).
         const outcome = credential ? 'invalid' : exchange.header('authorization') === '' ? 'missing' : 'malformed';
@@ -318,8 +320,10 @@ export class Pipeline {
   /** The handler at most once per key (the caller validated the key). */
   private async runIdempotentHandler({ route }: CompiledRoute, hc: RequestContext, key: string): Promise<HandlerResult> {
     const principal = hc.principal;
+    // Every idempotent route acts in an environment (its credential's); records are kept per environment.
+    if (!hc.env) throw new Error(`${route.operationId}: an idempotent route without an environment`);
     const record: IdempotencyScope = {
-      environmentId: hc.env!.id,
+      environmentId: hc.env.id,
       scope: principal?.kind === 'player' ? `p:${principal.playerId}` : 'server',
       key,
       fingerprint: fingerprintOf([route.operationId, hc.params, hc.query, hc.body]),

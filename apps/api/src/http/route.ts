@@ -78,12 +78,33 @@ export type EnvironmentOf<C extends CredentialKind, F extends EnvironmentSource 
     : null
   : EnvironmentContext;
 
+type IdempotencyMode = 'none' | 'optional' | 'required';
+type IdempotencyRecordMode = 'pipeline' | 'handler';
+
+/**
+ * The record a handler keeps itself (`idempotencyRecord: 'handler'`): always there when the key is
+ * required (the pipeline refused a request without one), maybe when optional, never otherwise.
+ */
+export type IdempotencyOf<I extends IdempotencyMode | undefined, R extends IdempotencyRecordMode | undefined> = R extends 'handler'
+  ? I extends 'required'
+    ? IdempotencyScope
+    : IdempotencyScope | undefined
+  : undefined;
+
 /**
  * What a handler sees of its request, typed by its route's credential `C` and environment source `F`:
  * a handler never has to check what the pipeline has already checked. The defaults give the context
  * of any route, for code that serves them all.
  */
-export interface HandlerContext<P, Q, B, C extends CredentialKind = CredentialKind, F extends EnvironmentSource | undefined = EnvironmentSource | undefined> {
+export interface HandlerContext<
+  P,
+  Q,
+  B,
+  C extends CredentialKind = CredentialKind,
+  F extends EnvironmentSource | undefined = EnvironmentSource | undefined,
+  I extends IdempotencyMode | undefined = IdempotencyMode | undefined,
+  R extends IdempotencyRecordMode | undefined = IdempotencyRecordMode | undefined,
+> {
   params: P;
   query: Q;
   body: B;
@@ -100,7 +121,7 @@ export interface HandlerContext<P, Q, B, C extends CredentialKind = CredentialKi
    * record the handler's effect must keep in its own statement (scope and fingerprint as the pipeline
    * makes them for every route).
    */
-  idempotency: IdempotencyScope | undefined;
+  idempotency: IdempotencyOf<I, R>;
   log: Logger;
   request: RequestInfo;
   /**
@@ -134,6 +155,8 @@ export interface RouteSpec<
   C extends CredentialKind = CredentialKind,
   F extends EnvironmentSource | undefined = EnvironmentSource | undefined,
   S extends TSchema | undefined = TSchema | undefined,
+  I extends IdempotencyMode | undefined = IdempotencyMode | undefined,
+  R extends IdempotencyRecordMode | undefined = IdempotencyRecordMode | undefined,
 > {
   operationId: string;
   method: Method;
@@ -167,13 +190,13 @@ export interface RouteSpec<
    * over one is refused 429 and counted in none of them.
    */
   routeLimits?: (env: EnvironmentContext, ip: string) => RateCheck[];
-  idempotency?: 'none' | 'optional' | 'required';
+  idempotency?: I;
   /**
    * Who keeps the Idempotency-Key's record: the pipeline (default: runIdempotent opens a transaction
    * around the handler, ctx.db) or the handler (`ctx.idempotency`), whose effect claims and answers the
    * record in the statement that makes it: one round trip for the hottest writes (currency moves).
    */
-  idempotencyRecord?: 'pipeline' | 'handler';
+  idempotencyRecord?: R;
   /**
    * What a replayed answer (a retry under the same Idempotency-Key) says differently from the first,
    * e.g. a Movement's `replayed: true`; the stored answer itself is kept as the first was.
@@ -206,7 +229,9 @@ export interface RouteSpec<
       Q extends TSchema ? Static<Q> : Record<string, never>,
       B extends TSchema ? Static<B> : undefined,
       C,
-      F
+      F,
+      I,
+      R
     >,
   ) => Promise<HandlerResult<AnswerOf<S>>>;
 }
@@ -239,6 +264,8 @@ export function defineRoute<
   C extends CredentialKind,
   F extends EnvironmentSource | undefined = undefined,
   S extends TSchema | undefined = undefined,
->(spec: RouteSpec<P, Q, B, C, F, S>): AnyRoute {
+  I extends IdempotencyMode | undefined = undefined,
+  R extends IdempotencyRecordMode | undefined = undefined,
+>(spec: RouteSpec<P, Q, B, C, F, S, I, R>): AnyRoute {
   return spec as unknown as AnyRoute;
 }

@@ -1,4 +1,4 @@
-import { Type, TSchema, StringOptions } from '@sinclair/typebox';
+import { Type, type TSchema, type StringOptions } from '@sinclair/typebox';
 
 /** A string trimmed before validation (the spec's "trimmed"); length limits then count what is left. */
 export function Trimmed(options: StringOptions = {}) {

@@ -13,7 +13,7 @@ import {
   rotateSigningKey,
 } from '@hearth/core';
 import { CliError, emit, table } from '../output';
-import { Runtime, openRuntime } from '../runtime';
+import { type Runtime, openRuntime } from '../runtime';
 import { withDevDefaults } from '../dev-connection';
 
 /**
@@ -21,9 +21,12 @@ import { withDevDefaults } from '../dev-connection';
  * DATABASE_URL (or HEARTH_MASTER_KEY) a command uses those of the `hearth dev` in ./.hearth and says
  * so on stderr (stdout stays the command's answer).
  */
-export async function withRuntime<T>(needs: { masterKey?: boolean }, fn: (rt: Runtime, bus: InvalidationBus) => Promise<T>): Promise<T> {
+export async function withRuntime<T, N extends { masterKey?: boolean }>(
+  needs: N,
+  fn: (rt: Runtime<N & { database: true }>, bus: InvalidationBus) => Promise<T>,
+): Promise<T> {
   const env = withDevDefaults(process.env, (line) => process.stderr.write(`hearth: ${line}\n`));
-  const rt = openRuntime({ database: true, masterKey: needs.masterKey }, {}, env);
+  const rt = openRuntime({ ...needs, database: true as const }, env);
   const bus = new InvalidationBus(rt.coordination, (err) =>
     process.stderr.write(`hearth: warning: running processes were not told (${err.message}); they catch up within seconds\n`),
   );
@@ -122,7 +125,7 @@ export async function runKeysRevoke(opts: { keyId: string; json?: boolean }): Pr
 
 export async function runSigningKeysRotate(opts: { json?: boolean }): Promise<void> {
   await withRuntime({ masterKey: true }, async (rt, bus) => {
-    const result = await rotateSigningKey(rt.db, rt.config.masterKey!);
+    const result = await rotateSigningKey(rt.db, rt.config.masterKey);
     await bus.announce({ kind: 'signing-keys' });
     emit(!!opts.json, result, () => `new signing key ${result.kid}; retired ${result.retired.join(', ') || 'none'} (still published until its tokens expire)`);
   });

@@ -25,7 +25,7 @@ export async function runCrashWorker(): Promise<void> {
   const { db, close } = connect(config.base, logger);
   const metrics = new CrashWorkerMetrics(db);
   let stopping = false;
-  const worker = await startCrashWorker({ db, databaseUrl: config.base.databaseUrl!, objectStore, logger, settings: config.settings, metrics });
+  const worker = await startCrashWorker({ db, databaseUrl: config.base.databaseUrl, objectStore, logger, settings: config.settings, metrics });
   const probes = await startMetricsServer(metrics.registry, config.base.metricsPort, '0.0.0.0', {
     readiness: () => (stopping ? { ready: false, reason: 'stopping' } : { ready: true }),
   });

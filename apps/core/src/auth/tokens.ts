@@ -1,17 +1,17 @@
-import { KeyObject } from 'node:crypto';
+import { type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Db } from '../db/knex';
 import { TtlCache } from '../cache';
 import { randomId } from '../ids';
 import type { InvalidationBus } from '../invalidation';
-import { ensureSigningKey, loadSigningKeys, PublicJwk, SigningKey } from './signing-keys';
+import { ensureSigningKey, loadSigningKeys, type PublicJwk, type SigningKey } from './signing-keys';
 import {
   ACCESS_TOKEN_SECONDS,
   CLOCK_TOLERANCE_SECONDS,
-  PlayerTokenClaims,
+  type PlayerTokenClaims,
   REFRESH_TOKEN_SECONDS,
   TOKEN_AUDIENCE,
-  TokenType,
+  type TokenType,
 } from './token-claims';
 
 export interface IssuedTokens {

@@ -15,12 +15,12 @@ import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { SingleFlight } from '../cache';
 import type { InvalidationBus } from '../invalidation';
-import { CursorCodec, keysetPage, Page } from '../pagination';
+import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import type { BlogContent } from './content';
+import type { BlogContent } from '../spec/blog-content';
 import { BLOG_CONTENT } from './sync';
 import { AskDigests } from '../content/ask-digests';
-import { ContentWatch } from '../content/content-watch';
+import { type ContentWatch } from '../content/content-watch';
 import { readContentVersion } from '../content/game-config';
 
 /** How old a snapshot may get before its version is checked against the database again. */
@@ -191,7 +191,9 @@ export class BlogService {
       categories.set(row.slug, { slug: row.slug, name: row.name, description: row.description ?? null, order: row.sort_order });
     }
     const posts = postRows.map((row): HeldPost => {
-      const category = categories.get(row.category_slug)!;
+      const category = categories.get(row.category_slug);
+      // blog_posts.category_slug references blog_categories, read in the same transaction
+      if (!category) throw new Error(`blog post ${row.slug} names category ${row.category_slug}, which was not read`);
       const summary: BlogPostSummary = {
         slug: row.slug,
         title: row.title,

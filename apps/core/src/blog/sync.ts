@@ -12,20 +12,20 @@ import { sameJson } from '../canonical-json';
 import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { Announcer, announceAfterCommit } from '../invalidation';
+import { type Announcer, announceAfterCommit } from '../invalidation';
 import { bumpContentVersion } from '../content/game-config';
-import type { BlogCategory, BlogPost } from '../manifests/schemas';
-import { readingMinutesOf } from './content';
+import type { BlogCategorySpecT, BlogPostSpecT } from '../spec/resources';
+import { readingMinutesOf } from '../spec/blog-content';
 
 /** The content version kind of the blog (content_versions.kind): ETags and caches follow it. */
 export const BLOG_CONTENT = 'blog';
 
 export type SyncAction = 'created' | 'updated' | 'unchanged';
 
-type CategorySpec = Omit<BlogCategory['spec'], 'environment'> & { slug: string };
-type PostSpec = Omit<BlogPost['spec'], 'environment'> & { slug: string };
+type CategorySpec = Omit<BlogCategorySpecT, 'environment'> & { slug: string };
+type PostSpec = Omit<BlogPostSpecT, 'environment'> & { slug: string };
 
-/** The slug rule of the manifests' `slug` (schemas.ts), checked again for a slug taken from a document's name (which may hold dots). */
+/** The slug rule of the manifests' `slug` (spec/resources.ts), checked again for a slug taken from a document's name (which may hold dots). */
 const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 function checkSlug(slug: string): void {
   if (!SLUG.test(slug) || slug.length > 120) throw refuse.invalid('slug', `"${slug}" is not a slug (lower-case letters and digits in words joined by single hyphens, at most 120); give spec.slug`);
@@ -117,10 +117,10 @@ export async function releaseBlogCategory(db: Queryable, bus: Announcer, owner: 
  */
 function visibleFrom(post: PostSpec, before: { status: string; published_at: Date | null } | undefined, now: Date): Date | null {
   if (post.status === 'draft') return null;
-  if (post.status === 'scheduled') return new Date(post.publishAt!);
+  // The schema makes publishAt required on a scheduled post (a CEL rule TypeScript cannot see).
+  if (post.status === 'scheduled' && post.publishAt !== undefined) return new Date(post.publishAt);
   if (post.publishedAt !== undefined) return new Date(post.publishedAt);
-  const since = before?.published_at ?? null;
-  if (since && (before!.status === 'published' || since.getTime() <= now.getTime())) return since;
+  if (before?.published_at && (before.status === 'published' || before.published_at.getTime() <= now.getTime())) return before.published_at;
   return now;
 }
 

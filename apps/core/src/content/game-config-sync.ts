@@ -13,12 +13,12 @@ import { sameJson } from '../canonical-json';
 import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { Announcer, announceAfterCommit } from '../invalidation';
-import type { GameConfig } from '../manifests/schemas';
+import { type Announcer, announceAfterCommit } from '../invalidation';
+import type { GameConfigSpecT } from '../spec/resources';
 import { bumpContentVersion } from './game-config';
 
 /** What a GameConfig lists: its spec without the environment it is in. */
-export type GameConfigContent = Omit<GameConfig['spec'], 'environment'>;
+export type GameConfigContent = Omit<GameConfigSpecT, 'environment'>;
 
 /** The three tables a GameConfig's rows live in, each keyed by one column within an environment. */
 const CONTENT_TABLES = {

@@ -1,9 +1,9 @@
 import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { isTransaction } from '../db/transaction';
-import { CONTENT_CHANGED_CHANNEL, ContentWatch, WatchedCache } from './content-watch';
+import { CONTENT_CHANGED_CHANNEL, type ContentWatch, WatchedCache } from './content-watch';
 import type { InvalidationBus } from '../invalidation';
-import { CursorCodec, keysetPage, Page } from '../pagination';
+import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { AskDigests } from './ask-digests';
 

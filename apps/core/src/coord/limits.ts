@@ -3,7 +3,6 @@
  * One definition for the API (requests with no or a bad credential) and the sessions socket (an upgrade,
  * which carries no credential until its authorize frame), so both count against the same counter.
  */
-import type { EnvironmentContext } from '../tenancy/environments';
 import type { RateCheck } from './coordination';
 
 /** Requests with no or a bad credential, per address, across every environment. */
@@ -15,7 +14,7 @@ export const IDP_ADDRESS_LIMIT_PER_MINUTE = 120;
  * The checks of a request without a credential from `ip` (and of an identity-provider sign-in into
  * `idpEnvironment`). `perMinute` is the product's figure: only tests and benches pass another.
  */
-export function addressChecks(ip: string, idpEnvironment?: EnvironmentContext, perMinute = ADDRESS_LIMIT_PER_MINUTE): RateCheck[] {
+export function addressChecks(ip: string, idpEnvironment?: { id: number }, perMinute = ADDRESS_LIMIT_PER_MINUTE): RateCheck[] {
   const tag = `{a${ip}}`;
   const checks: RateCheck[] = [{ name: 'address-minute', key: `${tag}:m`, limit: perMinute, windowSeconds: 60 }];
   if (idpEnvironment) {

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { Coordination, RateCheck, RateOutcome, Unsubscribe, nearestOf, windowOf } from './coordination';
+import { type Coordination, type RateCheck, type RateOutcome, type Unsubscribe, nearestOf, windowOf } from './coordination';
 
 /** The embedded default's coordination: counters and pub/sub inside this one process. */
 export class MemoryCoordination implements Coordination {

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { CommandObserver, ConnectionObserver, Coordination, RateCheck, RateOutcome, Unsubscribe, nearestOf, windowOf } from './coordination';
+import { type CommandObserver, type ConnectionObserver, type Coordination, type RateCheck, type RateOutcome, type Unsubscribe, nearestOf, windowOf } from './coordination';
 
 /**
  * Rate-limit checks of one batch (the requests of one event-loop turn that share a hash tag), in one

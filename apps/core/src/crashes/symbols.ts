@@ -10,7 +10,7 @@
 import type { Queryable } from '../db/knex';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { refuse } from '../errors';
-import { CursorCodec, keysetPage, Page } from '../pagination';
+import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import { StorageUnavailable, type ObjectStore, type PresignedPut } from '../storage/object-store';
 import type { UploadGrant } from '../storage/upload-tokens';
 import type { Logger } from '../logger';
@@ -178,7 +178,10 @@ export class SymbolService {
       this.logger.warn({ err: err.message }, 'symbol uploads could not be checked; they stay pending');
       return;
     }
-    const landed = pending.filter((row, i) => found[i] !== null && found[i]!.sizeBytes === Number(row.size_bytes) && found[i]!.sha256 === row.sha256);
+    const landed = pending.filter((row, i) => {
+      const object = found[i];
+      return object !== null && object.sizeBytes === Number(row.size_bytes) && object.sha256 === row.sha256;
+    });
     const notYet = pending.filter((row) => !landed.includes(row));
     // Each update names the content it saw, so a request that replaced the row meanwhile is left alone.
     for (const row of landed) {

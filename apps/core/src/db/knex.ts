@@ -1,5 +1,5 @@
 import path from 'node:path';
-import knexFactory, { Knex } from 'knex';
+import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '../logger';
 import { bundledMigrations } from './bundled-migrations';
 
@@ -43,7 +43,11 @@ function bundledMigrationSource(migrations: ReadonlyMap<string, Knex.Migration>)
   return {
     getMigrations: async () => [...migrations.keys()].sort(),
     getMigrationName: (name) => name,
-    getMigration: async (name) => migrations.get(name)!,
+    getMigration: async (name) => {
+      const migration = migrations.get(name);
+      if (!migration) throw new Error(`no bundled migration ${name}`); // knex asks only for names getMigrations gave
+      return migration;
+    },
   };
 }
 

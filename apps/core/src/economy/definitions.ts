@@ -7,9 +7,9 @@
 import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import type { CurrencyManifestT, RealmManifestT } from '../manifests/schemas';
-import { OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
-import { CursorCodec, Page, keysetPage } from '../pagination';
+import type { CurrencySpecT, RealmSpecT, Resource } from '../spec/resources';
+import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
+import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 
 // Realm and CurrencyDefinition (spec §2) are the answer shapes' types (shapes/economy.ts).
@@ -23,7 +23,7 @@ const CURRENCIES: OwnedRowTable = { name: 'currencies', keyColumn: 'key', keyFie
 /** Open (docs/economy.md "Realms"): the database function holds the rule, for this and hearth_currency_move. */
 export const REALM_OPEN_SQL = 'hearth_realm_open(enabled, start_at, end_at)';
 
-export function realmRow(doc: RealmManifestT): Record<string, unknown> {
+export function realmRow(doc: Resource<RealmSpecT>): Record<string, unknown> {
   const { spec } = doc;
   return {
     key: spec.key ?? doc.metadata.name,
@@ -37,7 +37,7 @@ export function realmRow(doc: RealmManifestT): Record<string, unknown> {
   };
 }
 
-export function currencyRow(doc: CurrencyManifestT): Record<string, unknown> {
+export function currencyRow(doc: Resource<CurrencySpecT>): Record<string, unknown> {
   const { spec } = doc;
   return {
     key: spec.key ?? doc.metadata.name,

@@ -9,7 +9,7 @@
 import type { Queryable } from '../db/knex';
 import { preparedStatement, runStatement } from '../db/statement';
 import type { IdempotencyScope } from '../idempotency';
-import { MAX_BALANCE } from '../manifests/schemas';
+import { MAX_BALANCE } from '../spec/game-keys';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { engineError } from './refusals';
 

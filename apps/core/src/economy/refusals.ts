@@ -38,6 +38,8 @@ export const MOVE_REFUSED = 'HM001';
 
 const bodyField = (field: string) => `body.${field}`;
 const num = (value: unknown) => Number(value);
+/** A list the outcome names, for the words (the engine always sends it where the outcome has one). */
+const listOf = (names: string[] | undefined) => (names ?? []).join(', ');
 /** Who is moved, for the words on where it is held. */
 const heldThing = (o: EngineOutcome) => (o.itemTypeKey !== undefined ? `The item type ${o.itemTypeKey}` : 'This currency');
 
@@ -73,9 +75,9 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
     new ApiError('balance-cap', `${o.currencyKey} would pass its maximum of ${o.cap} (${o.held} held).`, { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) }),
   'not-purchasable': (o) => new ApiError('not-purchasable', `${o.itemTypeKey} is not for sale.`, { itemTypeKey: o.itemTypeKey }),
   'item-type-disabled': (o) => new ApiError('disabled', `The item type ${o.itemTypeKey} is switched off.`, { itemTypeKey: o.itemTypeKey }),
-  'pay-with-unpriced': (o) => refuse.invalid(bodyField('payWith'), `${o.itemTypeKey} has no price in ${o.payWith}; its prices are in ${o.prices!.join(', ')}.`),
+  'pay-with-unpriced': (o) => refuse.invalid(bodyField('payWith'), `${o.itemTypeKey} has no price in ${o.payWith}; its prices are in ${listOf(o.prices)}.`),
   'pay-with-missing': (o) =>
-    refuse.invalid(bodyField('payWith'), `${o.itemTypeKey} is paid with any one of its prices: name its currency in payWith (${o.prices!.join(', ')}).`),
+    refuse.invalid(bodyField('payWith'), `${o.itemTypeKey} is paid with any one of its prices: name its currency in payWith (${listOf(o.prices)}).`),
   // A price in a currency the environment does not have makes the item not for sale, never free.
   'price-currency-not-found': (o) =>
     new ApiError('not-purchasable', `${o.itemTypeKey} is priced in ${o.currencyKey}, which is not defined.`, { itemTypeKey: o.itemTypeKey, currencyKey: o.currencyKey }),
@@ -96,7 +98,7 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
   'no-longer-defined': (o) => new ApiError('not-usable', `${o.itemTypeKey} is no longer defined.`, { itemTypeKey: o.itemTypeKey }),
   'not-a-container': (o) => new ApiError('not-usable', `Only a container is opened; ${o.itemTypeKey} is not one.`, { itemTypeKey: o.itemTypeKey }),
   'contents-unusable': (o) => new ApiError('not-usable', `${o.container} cannot be opened: its contents name ${o.itemTypeKey}, which is ${o.state}.`, { itemTypeKey: o.itemTypeKey }),
-  locked: (o) => new ApiError('locked', `${o.itemTypeKey} needs unlocks the player lacks: ${o.missing!.join(', ')}.`, { itemTypeKey: o.itemTypeKey, missing: o.missing }),
+  locked: (o) => new ApiError('locked', `${o.itemTypeKey} needs unlocks the player lacks: ${listOf(o.missing)}.`, { itemTypeKey: o.itemTypeKey, missing: o.missing ?? [] }),
   'owned-limit': (o) =>
     new ApiError('owned-limit', `${o.itemTypeKey}: ${o.held} held, ${o.requested} more would pass the most one inventory may hold (${o.limit}).`, {
       itemTypeKey: o.itemTypeKey,

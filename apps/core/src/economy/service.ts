@@ -14,7 +14,7 @@ import type { Queryable, Tx } from '../db/knex';
 import { afterCommit, inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import type { IdempotencyScope } from '../idempotency';
-import { CursorCodec, Page, keysetPage } from '../pagination';
+import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import { holdExistingPlayer } from '../players/hold';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { Telemetry } from '../process/telemetry';

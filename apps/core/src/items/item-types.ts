@@ -11,16 +11,16 @@ import { sameJson } from '../canonical-json';
 import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { Announcer, announceAfterCommit, InvalidationBus } from '../invalidation';
+import { type Announcer, announceAfterCommit, type InvalidationBus } from '../invalidation';
 import { bumpContentVersion, readContentVersion } from '../content/game-config';
-import { ContentWatch, WatchedCache } from '../content/content-watch';
+import { type ContentWatch, WatchedCache } from '../content/content-watch';
 import { SingleFlight } from '../cache';
-import type { ItemTypeManifestT } from '../manifests/schemas';
-import { CursorCodec, keysetPage, Page } from '../pagination';
+import type { ItemTypeSpecT, Resource } from '../spec/resources';
+import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import { AskDigests } from '../content/ask-digests';
 import type { EnvironmentContext } from '../tenancy/environments';
-import { GAME_KEY_MAX, isGameKey } from '../game-keys';
-import { ITEM_TYPE_LIMITS } from './item-type-spec';
+import { GAME_KEY_MAX, isGameKey } from '../spec/game-keys';
+import { ITEM_TYPE_LIMITS } from '../spec/item-type';
 
 /** The content version kind of item types (content_versions.kind). */
 export const ITEM_TYPES_CONTENT = 'item-types';
@@ -30,7 +30,7 @@ import type { ContainerContents, ItemTypeDefinition } from '../shapes';
 export type { ContainerContents, ItemOwnership, ItemTypeDefinition, ItemTypeSwitches, Price } from '../shapes';
 
 /** The definition a validated document declares: the key resolved, every default filled in. */
-export function itemTypeDefinitionOf(doc: ItemTypeManifestT): ItemTypeDefinition {
+export function itemTypeDefinitionOf(doc: Resource<ItemTypeSpecT>): ItemTypeDefinition {
   const s = doc.spec;
   const switches = { enabled: s.enabled ?? true, usable: s.usable ?? false, purchasable: s.purchasable ?? false };
   return {

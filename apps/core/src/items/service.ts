@@ -16,11 +16,11 @@ import type { Queryable } from '../db/knex';
 import type { IdempotencyScope } from '../idempotency';
 import { runEngineMove, type EngineAnswer } from '../economy/engine';
 import { refuse } from '../errors';
-import { CursorCodec, Page, keysetPage } from '../pagination';
+import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EconomyService, Inventory, InventoryChoice, InventorySelector } from '../economy/service';
 import { compactBytes } from './item-types';
-import { ITEM_TYPE_LIMITS } from './item-type-spec';
+import { ITEM_TYPE_LIMITS } from '../spec/item-type';
 
 // Item, ItemStack and the answers of grants, use and opening (spec §2) are the answer shapes' types (shapes/items.ts).
 import type { ContainerOpening, GrantedItems, Item, ItemGrant, ItemStack, ItemUse } from '../shapes';

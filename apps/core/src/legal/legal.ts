@@ -8,18 +8,18 @@
  * standing): loaded once, dropped by every process when a `content` invalidation for the
  * environment arrives (the sync bumps the `legal` content version and announces it after commit).
  */
-import { ContentWatch, WatchedCache } from '../content/content-watch';
+import { type ContentWatch, WatchedCache } from '../content/content-watch';
 import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { holdExistingPlayer } from '../players/hold';
-import { Announcer, InvalidationBus, announceAfterCommit } from '../invalidation';
-import type { LegalDocumentManifestT } from '../manifests/schemas';
-import { CursorCodec, keysetPage, Page } from '../pagination';
+import { type Announcer, type InvalidationBus, announceAfterCommit } from '../invalidation';
+import type { LegalDocumentSpecT, Resource } from '../spec/resources';
+import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { PlayerService } from '../players/service';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { bumpContentVersion } from '../content/game-config';
-import { OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
+import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
 import { AskDigests } from '../content/ask-digests';
 
 export interface LegalDocument {
@@ -46,7 +46,7 @@ const LEGAL_DOCUMENTS: OwnedRowTable = { name: 'legal_documents', keyColumn: 'do
 /** What a LegalDocument manifest writes: its spec without the environment, the key resolved. */
 export type LegalDocumentContent = LegalDocument;
 
-export function legalDocumentContent(doc: LegalDocumentManifestT): LegalDocumentContent {
+export function legalDocumentContent(doc: Resource<LegalDocumentSpecT>): LegalDocumentContent {
   const { spec } = doc;
   return { document: spec.document ?? doc.metadata.name, title: spec.title, url: spec.url, version: spec.version, required: spec.required };
 }
@@ -191,9 +191,9 @@ export class LegalService {
       const catalog = await readCatalog(trx, env.id);
       entries.forEach((entry, i) => {
         const doc = catalog.byKey.get(entry.document);
-        if (!doc) throw refuse.invalid(`body.documents.${i}.document`, `No legal document "${entry.document}" exists in this environment.`);
+        if (!doc) throw refuse.invalid(`documents.${i}.document`, `No legal document "${entry.document}" exists in this environment.`);
         if (doc.version !== entry.version) {
-          throw refuse.invalid(`body.documents.${i}.version`, `"${entry.version}" is not the current version of "${entry.document}" (${doc.version}).`);
+          throw refuse.invalid(`documents.${i}.version`, `"${entry.version}" is not the current version of "${entry.document}" (${doc.version}).`);
         }
       });
       const rowsToInsert = entries.map((e) => ({ player_id: playerId, environment_id: env.id, document: e.document, version: e.version }));

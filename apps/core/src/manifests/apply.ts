@@ -4,7 +4,7 @@ import { parseAllDocuments } from 'yaml';
 import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import type { Announcer } from '../invalidation';
-import { ReconcileResult, reconcileAll } from './reconcile';
+import { type ReconcileResult, reconcileAll } from './reconcile';
 import { ManifestError, validateManifest } from './validate';
 import type { AnyManifest } from './schemas';
 

@@ -14,7 +14,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { stringify } from 'yaml';
-import { API_VERSION, MANIFEST_KINDS, ManifestKind, PrinterColumn } from './schemas';
+import { API_VERSION, MANIFEST_KINDS, type ManifestKind, type PrinterColumn } from './schemas';
 import { resourceStatus } from './status';
 
 export const API_GROUP = API_VERSION.split('/')[0];

@@ -5,8 +5,8 @@
  */
 import type { Queryable } from '../db/knex';
 import type { Announcer } from '../invalidation';
-import { ReconcileAction, RemoveAction, reconcilerOf } from './reconcilers';
-import { AnyManifest, MANIFEST_KINDS, ManifestKind } from './schemas';
+import { type ReconcileAction, type RemoveAction, reconcilerOf } from './reconcilers';
+import { type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
 import { DEFAULT_NAMESPACE, describeDocument } from './validate';
 
 export interface ReconcileResult {

@@ -3,7 +3,7 @@
  * schemas): the generation it last acted on and a `Ready` condition, in the shape of Kubernetes'
  * metav1.Condition so kubectl, Argo CD and Flux read it like any other resource's.
  */
-import { Static, TProperties, Type } from '@sinclair/typebox';
+import { type Static, type TProperties, Type } from '@sinclair/typebox';
 
 export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
 

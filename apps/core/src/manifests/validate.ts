@@ -1,11 +1,22 @@
 import type { ErrorObject } from 'ajv';
-import { compile, describe, fieldOf } from '../validation';
-import { brokenRule } from './rules';
-import { AnyManifest, MANIFEST_KINDS, ManifestKind } from './schemas';
+import { compile, describe, fieldOf, firstError } from '../validation';
+import { brokenRule } from '../spec/rules';
+import { type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
+import type { ErrorCode } from '../errors';
 
-/** A document refused: by its schema, or by a rule of the database it is reconciled into. */
+/**
+ * A document refused: by its schema, or by a rule of the database it is reconciled into. `code` is
+ * the refusal's code from the spec's list, as the domain threw it: `not-found` for a reference to a
+ * document that does not exist, `quota-exceeded` for a plan's limit, `invalid-request` for a document
+ * its schema refuses; what reads it (the operator's Ready reasons) decides by it, never by the wording.
+ */
 export class ManifestError extends Error {
-  constructor(readonly document: string, readonly field: string, readonly reason: string) {
+  constructor(
+    readonly document: string,
+    readonly field: string,
+    readonly reason: string,
+    readonly code: ErrorCode = 'invalid-request',
+  ) {
     super(`${document}: ${field} ${reason}`);
     this.name = 'ManifestError';
   }
@@ -35,7 +46,7 @@ export function validateManifest(doc: unknown, origin?: string): AnyManifest {
   }
   const validate = compile(MANIFEST_KINDS[kind as ManifestKind].schema);
   if (!validate(doc)) {
-    const { field, reason } = reasonOf(validate.errors!);
+    const { field, reason } = reasonOf(firstError(validate), validate.errors ?? []);
     throw new ManifestError(label, field, reason);
   }
   const broken = brokenRule(MANIFEST_KINDS[kind as ManifestKind].schema, doc, '');
@@ -44,8 +55,7 @@ export function validateManifest(doc: unknown, origin?: string): AnyManifest {
 }
 
 /** The first failure, with a union's choices spelled out (ajv alone says "must be equal to constant"). */
-function reasonOf(errors: ErrorObject[]): { field: string; reason: string } {
-  const first = errors[0];
+function reasonOf(first: ErrorObject, errors: ErrorObject[]): { field: string; reason: string } {
   const field = fieldOf(first, '');
   if (errors.some((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath)) {
     const choices = errors

@@ -52,7 +52,7 @@ export async function startMetricsServer(
 ): Promise<{ server: http.Server; url: string }> {
   const json = (res: http.ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-  const server = http.createServer(async (req, res) => {
+  const answer = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (probes && path === '/healthz') return json(res, 200, { status: 'ok' });
     if (probes && path === '/readyz') {
@@ -66,7 +66,9 @@ export async function startMetricsServer(
     } catch {
       res.writeHead(500).end();
     }
-  });
+  };
+  // answer never rejects: its one await is caught.
+  const server = http.createServer((req, res) => void answer(req, res));
   const bound = await listen(server, port, host);
   return { server, url: `http://${shownHost(host)}:${bound}/metrics` };
 }

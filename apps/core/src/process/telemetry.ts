@@ -75,9 +75,10 @@ export function observeQueries(db: Db, observe: QueryObserver): () => void {
     const started = new Map<string, { at: number; statement: StatementKind }>();
     const finish = (ok: boolean) => (_: unknown, query: KnexQueryEvent) => {
       const uid = query?.__knexQueryUid;
-      const start = uid === undefined ? undefined : started.get(uid);
+      if (uid === undefined) return;
+      const start = started.get(uid);
       if (!start) return;
-      started.delete(uid!);
+      started.delete(uid);
       const seconds = (performance.now() - start.at) / 1000;
       for (const o of set) o(start.statement, seconds, ok);
     };

@@ -9,7 +9,7 @@ import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { holdExistingPlayer } from '../players/hold';
-import { CursorCodec, keysetPage, Page } from '../pagination';
+import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 
 export interface Unlock {

@@ -13,7 +13,7 @@ import type { Queryable } from '../db/knex';
 import { preparedStatement, runStatement } from '../db/statement';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { CursorCodec, keysetPage } from '../pagination';
+import { type CursorCodec, keysetPage } from '../pagination';
 import { Telemetry } from '../process/telemetry';
 import type { EnvironmentContext } from '../tenancy/environments';
 
@@ -88,16 +88,16 @@ function checkWriter(writer: SaveWriter, key: string): void {
 
 /** The key rule (the route's schema says the same; this holds it for every caller). */
 function checkKey(key: string): void {
-  if (!SAVE_LIMITS.keyPattern.test(key)) throw refuse.invalid('path.key', 'A save key is 1-120 characters of letters, digits and . _ : -');
+  if (!SAVE_LIMITS.keyPattern.test(key)) throw refuse.invalid('key', 'A save key is 1-120 characters of letters, digits and . _ : -');
 }
 
 /** The value's compact JSON text, or `invalid-request` naming body.data for null or a value over 256 KB. */
 export function compactSaveValue(data: unknown): { text: string; sizeBytes: number } {
-  if (data === null || data === undefined) throw refuse.invalid('body.data', 'A save value is any JSON value but null.');
+  if (data === null || data === undefined) throw refuse.invalid('data', 'A save value is any JSON value but null.');
   const text = JSON.stringify(data);
   const sizeBytes = Buffer.byteLength(text, 'utf8');
   if (sizeBytes > SAVE_LIMITS.valueBytes) {
-    throw refuse.invalid('body.data', `A save value is at most ${SAVE_LIMITS.valueBytes} bytes written compactly; this one is ${sizeBytes}.`);
+    throw refuse.invalid('data', `A save value is at most ${SAVE_LIMITS.valueBytes} bytes written compactly; this one is ${sizeBytes}.`);
   }
   return { text, sizeBytes };
 }

@@ -8,10 +8,10 @@ import { holdPlayer } from '../players/hold';
 import { randomId } from '../ids';
 import { filterWords } from '../players/word-filter';
 import {
-  PlatformSession,
+  type PlatformSession,
   SESSION_EVENTS_CHANNEL,
-  SessionEvent,
-  SessionStatus,
+  type SessionEvent,
+  type SessionStatus,
 } from './events';
 
 /** The statuses a game server reports (POST /sessions/:id/status). */
@@ -123,6 +123,9 @@ const notSeated = () => new ApiError('not-found', 'You do not hold a seat in thi
  * Once a change is committed (the caller's whole transaction, when it runs in one) one SessionEvent per
  * session goes out on SESSION_EVENTS_CHANNEL for the realtime processes; a rolled-back change sends none.
  */
+/** The row a seat change is given: the joining player's when it adds one. */
+type AddingPlayer<Adding extends string | undefined> = Adding extends string ? PlayerRow : null;
+
 export class SessionService {
   constructor(
     private readonly coordination: Coordination,
@@ -181,7 +184,7 @@ export class SessionService {
         throw refuse.conflict(`The session is full: it seats ${session.seats}.`, { limit: Number(session.seats) });
       }
       // A new seat's seat_order is the highest yet (an identity column): it goes last.
-      return { added: [playerId], seats: [...seats, await this.insertSeat(trx, env, sessionId, playerId, input, player!, false)] };
+      return { added: [playerId], seats: [...seats, await this.insertSeat(trx, env, sessionId, playerId, input, player, false)] };
     });
   }
 
@@ -310,15 +313,16 @@ export class SessionService {
    * One seat change: locks the session (after the joining player's row, when a seat is added), runs
    * the change against the seats as they are, applies the last-player rule; its event goes out on commit.
    */
-  private async seatChange(
+  private async seatChange<Adding extends string | undefined = undefined>(
     db: Queryable,
     env: EnvironmentContext,
     sessionId: string,
-    options: { addingPlayer?: string },
-    change: (trx: Tx, session: SessionRow, seats: SeatRow[], adding: PlayerRow | null) => Promise<SeatOutcome>,
+    options: { addingPlayer?: Adding },
+    change: (trx: Tx, session: SessionRow, seats: SeatRow[], adding: AddingPlayer<Adding>) => Promise<SeatOutcome>,
   ): Promise<PlatformSession> {
     return inTransaction(db, async (trx) => {
-      const adding = options.addingPlayer ? await this.lockPlayer(trx, env, options.addingPlayer) : null;
+      // The joining player's row when one is added (lockPlayer refuses a missing player), else null.
+      const adding = (options.addingPlayer ? await this.lockPlayer(trx, env, options.addingPlayer) : null) as AddingPlayer<Adding>;
       const locked = await this.lockSession(trx, env, sessionId);
       if (!locked) throw sessionNotFound();
       const outcome = await change(trx, locked, await this.seatsOf(trx, sessionId), adding);

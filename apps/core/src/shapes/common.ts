@@ -5,7 +5,7 @@
  *
  * This module is a low layer: it imports no domain area and no manifest.
  */
-import { Type, type TSchema, type TProperties, type ObjectOptions } from '@sinclair/typebox';
+import { Type, type TLiteral, type TSchema, type TProperties, type TUnion, type ObjectOptions } from '@sinclair/typebox';
 
 /** An answer object named `name` in the document: exact (no field beyond those declared). */
 export function Shape<T extends TProperties>(name: string, properties: T, options: ObjectOptions = {}) {
@@ -29,4 +29,4 @@ export const Change = (description = 'the signed change to the stored figure') =
 
 /** One of a fixed list of strings. */
 export const OneOf = <T extends string>(values: readonly T[], options: { default?: T; description?: string } = {}) =>
-  Type.Union(values.map((value) => Type.Literal(value)), options) as unknown as import('@sinclair/typebox').TUnion<import('@sinclair/typebox').TLiteral<T>[]>;
+  Type.Union(values.map((value) => Type.Literal(value)), options) as unknown as TUnion<TLiteral<T>[]>;

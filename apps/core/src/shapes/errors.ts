@@ -4,7 +4,7 @@
  * refusals the suite provokes to.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import type { ErrorCode } from '../errors';
+import type { ErrorCode } from '../spec/error-codes';
 import { Shape } from './common';
 
 const Count = (description: string) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });

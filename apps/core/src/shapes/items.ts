@@ -1,10 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount } from '../game-keys';
+import { Amount } from '../spec/game-keys';
+import { ITEM_OWNERSHIPS, ITEM_SCOPES, PRICE_RULES } from '../spec/item-type';
 import { Figure, Nullable, OneOf, Shape, Timestamp } from './common';
 
-export const ITEM_OWNERSHIPS = ['one-by-one', 'counted'] as const;
-export const ITEM_SCOPES = ['account', 'realm'] as const;
-export const PRICE_RULES = ['all', 'any'] as const;
+// The value lists a manifest declares (spec/item-type.ts) are what the API answers.
+export { ITEM_OWNERSHIPS, ITEM_SCOPES, PRICE_RULES };
 export type ItemOwnership = (typeof ITEM_OWNERSHIPS)[number];
 
 /** Item (spec §2). */

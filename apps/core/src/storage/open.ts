@@ -1,4 +1,4 @@
-import { deriveKey } from '../auth/sealing';
+import { deriveKey } from '../sealing';
 import type { ObjectStorageConfig } from '../config';
 import { DiskObjectStore } from './disk-store';
 import type { ObjectStore } from './object-store';

@@ -87,7 +87,7 @@ export async function fileSupportRequest(db: Queryable, env: EnvironmentContext,
 }
 
 export async function filePlayerReport(db: Queryable, env: EnvironmentContext, playerId: string, input: PlayerReportInput): Promise<Filed> {
-  if (input.playerId === playerId) throw refuse.invalid('body.playerId', 'body.playerId names the caller: a player cannot report themselves.');
+  if (input.playerId === playerId) throw refuse.invalid('playerId', 'playerId names the caller: a player cannot report themselves.');
   return inTransaction(db, async (trx) => {
     // The filer's lock first (every area's order: environment, then player), then the reported player's
     // row, held until commit so it cannot be deleted in between. Another environment's player is not-found.

@@ -1,5 +1,5 @@
 import { ApiError } from '../errors';
-import type { ServiceName } from '../manifests/schemas';
+import type { ServiceName } from '../spec/resources';
 import type { EnvironmentContext } from './environments';
 
 const REVIEW_WORDS: Record<string, string> = { pending: 'awaiting review', rejected: 'not approved', suspended: 'suspended' };

@@ -12,8 +12,8 @@ import { sameJson } from '../canonical-json';
 import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { Announcer, announceAfterCommit } from '../invalidation';
-import type { PlanLimits, ProjectSpecT } from '../manifests/schemas';
+import { type Announcer, announceAfterCommit } from '../invalidation';
+import type { PlanLimits, ProjectSpecT } from '../spec/resources';
 
 /** What an upsert did; `unchanged` writes nothing and announces nothing. */
 export type Upserted = 'created' | 'updated' | 'unchanged';
@@ -37,10 +37,10 @@ export async function upsertProject(
   const { namespace, name, spec } = project;
   return inTransaction(db, async (trx) => {
     const plan = await trx('plans').where({ name: spec.plan }).first();
-    if (!plan) throw refuse.invalid('plan', `names plan "${spec.plan}", which does not exist`);
+    if (!plan) throw refuse.missingReference('plan', `names plan "${spec.plan}", which does not exist`);
     const limits = plan.spec as PlanLimits;
     if (spec.sessionSeats > limits.sessionSeats) {
-      throw refuse.invalid('sessionSeats', `is ${spec.sessionSeats}, more than plan "${spec.plan}" allows (${limits.sessionSeats})`);
+      throw refuse.overPlan('sessionSeats', `is ${spec.sessionSeats}, more than plan "${spec.plan}" allows (${limits.sessionSeats})`, limits.sessionSeats);
     }
     const existing = await trx('projects').where({ namespace, name }).first();
     const live = existing && existing.retired_at === null;
@@ -69,11 +69,13 @@ export async function upsertEnvironment(
   return inTransaction(db, async (trx) => {
     // FOR SHARE: a project being retired meanwhile (retireProject) is seen retired, or waits for this one.
     const project = await trx('projects').where({ namespace, name: environment.project }).whereNull('retired_at').forShare().first();
-    if (!project) throw refuse.invalid('project', `names project "${environment.project}", which does not exist in namespace "${namespace}"`);
+    if (!project) throw refuse.missingReference('project', `names project "${environment.project}", which does not exist in namespace "${namespace}"`);
     // whereNot({ a, b }) would negate each column alone; this is "not this very environment".
     const taken = await trx('environments')
       .where({ app_key: appKey })
-      .whereNot((q) => q.where({ namespace, name }))
+      .whereNot((q) => {
+        q.where({ namespace, name });
+      })
       .first();
     if (taken?.retired_at) {
       throw refuse.conflict(

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/knex';
-import type { PlanLimits, ProjectSpecT, ServiceName } from '../manifests/schemas';
-import { SERVICES } from '../manifests/schemas';
+import type { PlanLimits, ProjectSpecT, ServiceName } from '../spec/resources';
+import { SERVICES } from '../spec/resources';
 
 export type ReviewState = ProjectSpecT['review'];
 

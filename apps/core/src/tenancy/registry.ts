@@ -1,7 +1,7 @@
 import type { Db } from '../db/knex';
 import { SingleFlight, TtlCache } from '../cache';
 import type { InvalidationBus } from '../invalidation';
-import { EnvironmentContext, loadEnvironmentByAppKey, loadEnvironmentById } from './environments';
+import { type EnvironmentContext, loadEnvironmentByAppKey, loadEnvironmentById } from './environments';
 
 /** Environments with their project and plan, cached per process; a reconcile announces changes. */
 export class EnvironmentRegistry {

@@ -9,10 +9,10 @@ import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { holdExistingPlayer } from '../players/hold';
-import type { TourManifestT } from '../manifests/schemas';
-import { CursorCodec, Page, keysetPage } from '../pagination';
+import type { Resource, TourSpecT } from '../spec/resources';
+import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import { OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
+import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
 
 export interface Tour {
   id: string;
@@ -30,7 +30,7 @@ export interface TourContent {
 
 const TOURS: OwnedRowTable = { name: 'tours', keyColumn: 'id', keyField: 'id', kind: 'Tour' };
 
-export function tourContent(doc: TourManifestT): TourContent {
+export function tourContent(doc: Resource<TourSpecT>): TourContent {
   return { id: doc.spec.id ?? doc.metadata.name, name: doc.spec.name, enabled: doc.spec.enabled ?? true };
 }
 

@@ -3,8 +3,8 @@
  * process's in-memory copy of the environment's blog (BlogService), with a strong ETag.
  */
 import { Type } from '@sinclair/typebox';
-import { BlogContent, BlogContentAnswer, BlogMoment } from '@hearth/core';
-import { defineRoute, etagAsk, HandlerContext } from '../../http/route';
+import { BlogContent, BlogContentAnswer, type BlogMoment } from '@hearth/core';
+import { defineRoute, etagAsk, type HandlerContext } from '../../http/route';
 import { PageOf, PageOnlyQuery, PageQuery, Timestamp } from '../../http/schema-helpers';
 
 const Slug = (description: string) => Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description });

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Queryable } from '@hearth/core';
-import { defineRoute, etagAsk, HandlerContext } from '../../http/route';
+import { defineRoute, etagAsk, type HandlerContext } from '../../http/route';
 import { PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
 
 const Cell = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);

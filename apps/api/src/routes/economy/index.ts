@@ -161,7 +161,7 @@ function moveRoute(kind: MoveKind) {
     links: [{ parameters: { playerId: '$request.path.playerId', currencyKey: '$request.path.currencyKey' } }],
     refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'disabled', 'no-current-realm'],
     handler: async (ctx) => {
-      const movement = await ctx.core.economy.moveOnce(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.currencyKey, kind, ctx.body, ctx.idempotency!);
+      const movement = await ctx.core.economy.moveOnce(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.currencyKey, kind, ctx.body, ctx.idempotency);
       return { body: movement, replayed: movement.replayed };
     },
   });

@@ -1,7 +1,7 @@
 import { releaseBlogCategory, syncBlogCategory } from '../../blog/sync';
 import { inTransaction } from '../../db/transaction';
 import type { BlogCategory } from '../schemas';
-import { Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
 
 /** The owner a blog row carries: its document's `namespace/name`, unique across the deployment. */
 export function blogOwnerOf(manifest: { namespace: string; name: string }): string {

@@ -2,7 +2,7 @@ import { releaseBlogPost, syncBlogPost } from '../../blog/sync';
 import { inTransaction } from '../../db/transaction';
 import type { BlogPost } from '../schemas';
 import { blogOwnerOf } from './blog-category';
-import { Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
 
 /**
  * A BlogPost is one post of its environment's blog, its slug `spec.slug` or else its name, in a

@@ -1,7 +1,7 @@
 import { inTransaction } from '../../db/transaction';
 import { currencyRow, releaseCurrency, syncCurrency } from '../../economy/definitions';
 import type { CurrencyManifestT } from '../schemas';
-import { Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
 
 /** A Currency stands for one currency of its environment, keyed by `spec.key` (or metadata.name). Deleted, it is no longer listed or moved; balances and the ledger stay. */
 export const currencyReconciler: Reconciler<CurrencyManifestT> = {

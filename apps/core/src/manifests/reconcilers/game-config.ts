@@ -1,7 +1,7 @@
 import { releaseGameConfig, syncGameConfig } from '../../content/game-config-sync';
 import { inTransaction } from '../../db/transaction';
 import type { GameConfig } from '../schemas';
-import { Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
 
 /** The owner the rows of a GameConfig carry: `namespace/name`, unique across the deployment. */
 function ownerOf(manifest: { namespace: string; name: string }): string {

@@ -1,6 +1,6 @@
 import { retireEnvironment, upsertEnvironment } from '../../tenancy/catalog';
 import type { GameEnvironment } from '../schemas';
-import { Reconciler, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, namespaceOf, refusalsNamed } from './shared';
 
 /**
  * A GameEnvironment is upserted by namespace and name, under a Project of its namespace, with an app

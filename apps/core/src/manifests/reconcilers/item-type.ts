@@ -1,7 +1,7 @@
 import { inTransaction } from '../../db/transaction';
 import { itemTypeDefinitionOf, releaseItemType, syncItemType } from '../../items/item-types';
 import type { ItemTypeManifestT } from '../schemas';
-import { Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
 
 /**
  * An ItemType is one item type of its environment, keyed by `spec.key` (or metadata.name). Deleted,

@@ -1,7 +1,7 @@
 import { inTransaction } from '../../db/transaction';
 import { legalDocumentContent, releaseLegalDocument, syncLegalDocument } from '../../legal/legal';
 import type { LegalDocumentManifestT } from '../schemas';
-import { Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
 
 /**
  * A LegalDocument stands for one document of its environment, keyed by `spec.document` (or

@@ -1,6 +1,6 @@
 import { retireProject, upsertProject } from '../../tenancy/catalog';
 import type { Project } from '../schemas';
-import { Reconciler, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, namespaceOf, refusalsNamed } from './shared';
 
 /**
  * A Project is upserted by namespace and name; its plan must exist and hold its seats per session.

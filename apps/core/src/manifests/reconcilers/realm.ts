@@ -1,7 +1,7 @@
 import { inTransaction } from '../../db/transaction';
 import { realmRow, releaseRealm, syncRealm } from '../../economy/definitions';
 import type { RealmManifestT } from '../schemas';
-import { Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
 
 /** A Realm stands for one realm of its environment, keyed by `spec.key` (or metadata.name). Deleted, it is no longer listed; inventories of it stay. */
 export const realmReconciler: Reconciler<RealmManifestT> = {

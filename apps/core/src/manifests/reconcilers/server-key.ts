@@ -1,7 +1,7 @@
 import { liveKeyOfManifest, mintServerKey, revokeServerKey } from '../../auth/server-keys';
 import { inTransaction } from '../../db/transaction';
 import type { ServerKey } from '../schemas';
-import { Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
 
 /**
  * A ServerKey document stands for one live key. The first reconcile mints it (the whole key is in

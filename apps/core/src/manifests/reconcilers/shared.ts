@@ -7,7 +7,7 @@
 import type { Queryable } from '../../db/knex';
 import { ApiError } from '../../errors';
 import type { Announcer } from '../../invalidation';
-import { EnvironmentContext, loadEnvironmentByName } from '../../tenancy/environments';
+import { type EnvironmentContext, loadEnvironmentByName } from '../../tenancy/environments';
 import { DEFAULT_NAMESPACE, ManifestError } from '../validate';
 
 export type ReconcileAction = 'created' | 'updated' | 'unchanged';
@@ -52,13 +52,13 @@ export async function refusalsNamed<T>(label: string, write: () => Promise<T>, f
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     const field = typeof err.details?.field === 'string' ? `spec.${err.details.field}` : fieldOtherwise;
-    throw new ManifestError(label, field, err.message);
+    throw new ManifestError(label, field, err.message, err.code);
   }
 }
 
 /** The environment a document's `spec.environment` names in its namespace, or a refusal on that field. */
 export async function environmentNamed(db: Queryable, namespace: string, name: string, label: string): Promise<EnvironmentContext> {
   const env = await loadEnvironmentByName(db, namespace, name);
-  if (!env) throw new ManifestError(label, 'spec.environment', `names environment "${name}", which does not exist in namespace "${namespace}"`);
+  if (!env) throw new ManifestError(label, 'spec.environment', `names environment "${name}", which does not exist in namespace "${namespace}"`, 'not-found');
   return env;
 }

@@ -1,7 +1,7 @@
 import { inTransaction } from '../../db/transaction';
 import { releaseTour, syncTour, tourContent } from '../../tours/tours';
 import type { TourManifestT } from '../schemas';
-import { Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
 
 /** A Tour stands for one tour of its environment, keyed by `spec.id` (or metadata.name). Deleted, the tour goes. */
 export const tourReconciler: Reconciler<TourManifestT> = {

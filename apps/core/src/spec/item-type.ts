@@ -1,15 +1,15 @@
 /**
  * The ItemType manifest's spec (docs/economy.md "Item types"): one item type of an environment, as a
- * designer writes it. Kept beside its domain code and imported into manifests/schemas.ts like the
- * blog's content schema. Rules across fields of one document are CEL (manifests/rules.ts), so the
+ * designer writes it. A value schema of the spec layer, wrapped into its kind by manifests/schemas.ts
+ * like every other spec. Rules across fields of one document are CEL (spec/rules.ts), so the
  * Kubernetes API server and `hearth apply` refuse a bad document alike; rules across documents (a
  * price naming a currency, a container naming an item type) are checked when the item is bought or
  * opened (docs/economy.md).
  */
 import { Type } from '@sinclair/typebox';
-import { celRules } from '../manifests/rules';
-import { ResourceName } from '../manifests/names';
-import { AMOUNT_MAX, GameKey } from '../game-keys';
+import { celRules } from './rules';
+import { ResourceName } from './names';
+import { AMOUNT_MAX, GameKey } from './game-keys';
 
 
 /** Spec §8: amounts 1 to 1,000,000,000; quantities 1 to 1,000; item `data` up to 1 KB compact. */
@@ -29,9 +29,9 @@ export const ITEM_TYPE_LIMITS = {
 
 /** The category whose items are opened (POST .../items/:itemId/open) for their contents. */
 export const CONTAINER_CATEGORY = 'container';
-// The value lists are the answer shape's (shapes/items.ts): a manifest declares what the API answers.
-import { ITEM_OWNERSHIPS, ITEM_SCOPES, PRICE_RULES } from '../shapes/items';
-export { ITEM_OWNERSHIPS, ITEM_SCOPES, PRICE_RULES };
+export const ITEM_OWNERSHIPS = ['one-by-one', 'counted'] as const;
+export const ITEM_SCOPES = ['account', 'realm'] as const;
+export const PRICE_RULES = ['all', 'any'] as const;
 
 const L = ITEM_TYPE_LIMITS;
 const literals = <T extends string>(values: readonly T[], options: { default?: T; description?: string } = {}) =>

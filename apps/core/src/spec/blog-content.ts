@@ -4,7 +4,7 @@
  * it, so what is stored is exactly what clients are promised. Text is plain (no markup): a client
  * renders each block its own way.
  */
-import { Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 
 const Text = (maxLength: number, description?: string) => Type.String({ minLength: 1, maxLength, ...(description ? { description } : {}) });
 const ImageUrl = Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://', description: 'an http(s) address' });

@@ -16,3 +16,6 @@ export function isGameKey(text: string): boolean {
 /** Amounts: whole numbers 1 to 1,000,000,000. */
 export const AMOUNT_MAX = 1_000_000_000;
 export const Amount = (description = 'a whole number 1 to 1,000,000,000') => Type.Integer({ minimum: 1, maximum: AMOUNT_MAX, description });
+
+/** The largest stored figure of a balance: every balance reaches clients as an exact JSON number (docs/economy.md). */
+export const MAX_BALANCE = Number.MAX_SAFE_INTEGER;
