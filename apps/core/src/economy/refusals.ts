@@ -2,8 +2,8 @@
  * How the money engine's refusals are worded: ONE table of outcome → error code, message and details,
  * for every move of value (currency moves, purchases, item grants and the items routes' choice of
  * inventory). The engine decides (migrations/20261126170000_money_engine.ts raises SQLSTATE HM001 with
- * the outcome as JSON); the words are here. Fields are named relative to the body (`inventoryId`) and
- * placed in the request by `bodyField`, the one place that knows where the body sits.
+ * the outcome as JSON); the words are here. Fields are named relative to the move's input
+ * (`inventoryId`, `currencyKey`): each adapter says where that input was (the API `body.`/`path.`).
  */
 import { ApiError, refuse } from '../errors';
 import { IDEMPOTENCY_CONFLICT_MESSAGE } from '../idempotency';
@@ -36,7 +36,6 @@ export interface EngineOutcome {
 /** SQLSTATE of a refused move; DETAIL is the EngineOutcome as JSON. */
 export const MOVE_REFUSED = 'HM001';
 
-const bodyField = (field: string) => `body.${field}`;
 const num = (value: unknown) => Number(value);
 /** A list the outcome names, for the words (the engine always sends it where the outcome has one). */
 const listOf = (names: string[] | undefined) => (names ?? []).join(', ');
@@ -51,11 +50,11 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
   'inventory-not-found': () => refuse.notFound('The inventory'),
   'realm-not-found': () => refuse.notFound('The realm'),
   'no-current-realm': () => new ApiError('no-current-realm', 'No realm is open now.'),
-  'both-choices': () => refuse.invalid(bodyField('realmId'), 'Name the inventory by inventoryId or by realmId, not both.'),
+  'both-choices': () => refuse.invalid('realmId', 'Name the inventory by inventoryId or by realmId, not both.'),
   // The place named (inventoryId or realmId) does not fit where the currency or item type is held.
-  'held-on-account': (o) => refuse.invalid(bodyField(o.field ?? 'realmId'), `${heldThing(o)} is held on the account inventory.`),
-  'held-per-realm': (o) => refuse.invalid(bodyField(o.field ?? 'realmId'), `${heldThing(o)} is held per realm, not on the account.`),
-  'wrong-kind': (o) => refuse.invalid('path.currencyKey', `${o.currencyKey} is a ${o.currencyKind} currency: it cannot be moved by ${o.kind}.`),
+  'held-on-account': (o) => refuse.invalid(o.field ?? 'realmId', `${heldThing(o)} is held on the account inventory.`),
+  'held-per-realm': (o) => refuse.invalid(o.field ?? 'realmId', `${heldThing(o)} is held per realm, not on the account.`),
+  'wrong-kind': (o) => refuse.invalid('currencyKey', `${o.currencyKey} is a ${o.currencyKind} currency: it cannot be moved by ${o.kind}.`),
   disabled: (o) => new ApiError('disabled', `The currency ${o.currencyKey} is switched off.`, { currencyKey: o.currencyKey }),
   // Of a currency (a debit, a purchase's charge) or of a counted stack (taking from it).
   'insufficient-balance': (o) =>
@@ -75,9 +74,9 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
     new ApiError('balance-cap', `${o.currencyKey} would pass its maximum of ${o.cap} (${o.held} held).`, { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) }),
   'not-purchasable': (o) => new ApiError('not-purchasable', `${o.itemTypeKey} is not for sale.`, { itemTypeKey: o.itemTypeKey }),
   'item-type-disabled': (o) => new ApiError('disabled', `The item type ${o.itemTypeKey} is switched off.`, { itemTypeKey: o.itemTypeKey }),
-  'pay-with-unpriced': (o) => refuse.invalid(bodyField('payWith'), `${o.itemTypeKey} has no price in ${o.payWith}; its prices are in ${listOf(o.prices)}.`),
+  'pay-with-unpriced': (o) => refuse.invalid('payWith', `${o.itemTypeKey} has no price in ${o.payWith}; its prices are in ${listOf(o.prices)}.`),
   'pay-with-missing': (o) =>
-    refuse.invalid(bodyField('payWith'), `${o.itemTypeKey} is paid with any one of its prices: name its currency in payWith (${listOf(o.prices)}).`),
+    refuse.invalid('payWith', `${o.itemTypeKey} is paid with any one of its prices: name its currency in payWith (${listOf(o.prices)}).`),
   // A price in a currency the environment does not have makes the item not for sale, never free.
   'price-currency-not-found': (o) =>
     new ApiError('not-purchasable', `${o.itemTypeKey} is priced in ${o.currencyKey}, which is not defined.`, { itemTypeKey: o.itemTypeKey, currencyKey: o.currencyKey }),
@@ -85,13 +84,13 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
     new ApiError('disabled', `${o.itemTypeKey} is priced in ${o.currencyKey}, which is switched off.`, { itemTypeKey: o.itemTypeKey, currencyKey: o.currencyKey }),
   'allowance-missing': (o) =>
     new ApiError('invalid-request', `${o.itemTypeKey} is priced in ${o.currencyKey}, a consumed currency: a server key must send its allowance in allowances.${o.currencyKey}.`, {
-      field: bodyField('allowances'),
+      field: 'allowances',
       currencyKey: o.currencyKey,
     }),
-  'grant-key-counted': (o) => refuse.invalid(bodyField('grantKey'), `${o.itemTypeKey} is counted: a grantKey is for items held one by one.`),
-  'data-counted': (o) => refuse.invalid(bodyField('data'), `${o.itemTypeKey} is counted: data is for items held one by one.`),
-  'grant-key-quantity': () => refuse.invalid(bodyField('quantity'), 'A grant under a grantKey grants exactly one item.'),
-  'held-one-by-one': (o) => refuse.invalid(bodyField('itemTypeKey'), `${o.itemTypeKey} is held one by one: act on its items by id.`),
+  'grant-key-counted': (o) => refuse.invalid('grantKey', `${o.itemTypeKey} is counted: a grantKey is for items held one by one.`),
+  'data-counted': (o) => refuse.invalid('data', `${o.itemTypeKey} is counted: data is for items held one by one.`),
+  'grant-key-quantity': () => refuse.invalid('quantity', 'A grant under a grantKey grants exactly one item.'),
+  'held-one-by-one': (o) => refuse.invalid('itemTypeKey', `${o.itemTypeKey} is held one by one: act on its items by id.`),
   'item-not-found': () => refuse.notFound('The item'),
   'already-consumed': (o) => new ApiError('already-consumed', `The item was already used, opened or consumed (${o.consumedAt}).`, { itemTypeKey: o.itemTypeKey }),
   'not-usable': (o) => new ApiError('not-usable', `${o.itemTypeKey} is not usable.`, { itemTypeKey: o.itemTypeKey }),

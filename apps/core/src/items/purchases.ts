@@ -58,7 +58,7 @@ export class PurchaseService {
   async buyItem(db: Queryable, env: EnvironmentContext, playerId: string, request: ItemPurchaseRequest, record?: IdempotencyScope): Promise<Purchase<ItemGrant>> {
     const quantity = request.quantity ?? 1;
     if (!Number.isInteger(quantity) || quantity < 1 || quantity > PURCHASE_QUANTITY_MAX) {
-      throw refuse.invalid('body.quantity', `A purchase's quantity is a whole number 1 to ${PURCHASE_QUANTITY_MAX}.`);
+      throw refuse.invalid('quantity', `A purchase's quantity is a whole number 1 to ${PURCHASE_QUANTITY_MAX}.`);
     }
     const move = {
       itemTypeKey: request.itemTypeKey,

@@ -97,7 +97,7 @@ export class ItemService {
    */
   async grant(db: Queryable, env: EnvironmentContext, playerId: string, request: GrantRequest, record?: IdempotencyScope): Promise<EngineAnswer<ItemGrant>> {
     const quantity = request.quantity ?? 1;
-    checkQuantity(quantity, 'body.quantity');
+    checkQuantity(quantity, 'quantity');
     if (request.data !== undefined) checkData(request.data);
     return runEngineMove<ItemGrant>(db, env, playerId, 'item-grant', { ...request, quantity }, record);
   }
@@ -110,7 +110,7 @@ export class ItemService {
   /** POST /players/:playerId/item-stacks/consume (server): takes `quantity` (default 1) from a counted stack. */
   async consumeStack(db: Queryable, env: EnvironmentContext, playerId: string, request: StackRequest, record?: IdempotencyScope): Promise<EngineAnswer<{ stack: ItemStack }>> {
     const quantity = request.quantity ?? 1;
-    checkQuantity(quantity, 'body.quantity');
+    checkQuantity(quantity, 'quantity');
     return runEngineMove(db, env, playerId, 'stack-consume', { ...request, quantity }, record);
   }
 
@@ -142,6 +142,6 @@ function checkQuantity(quantity: number, field: string): void {
 
 function checkData(data: Record<string, unknown>): void {
   const bytes = compactBytes(data);
-  if (bytes > ITEM_DATA_MAX_BYTES) throw refuse.invalid('body.data', `data is ${bytes} bytes written compactly; at most ${ITEM_DATA_MAX_BYTES}.`);
+  if (bytes > ITEM_DATA_MAX_BYTES) throw refuse.invalid('data', `data is ${bytes} bytes written compactly; at most ${ITEM_DATA_MAX_BYTES}.`);
 }
 
