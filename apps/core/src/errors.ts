@@ -1,16 +1,17 @@
 /**
  * The one error type core throws for a refusal: the spec's code (spec/error-codes.ts), a message for
- * people, details (a field named relative to core's input; the API adds the request part). Anything
- * thrown that is not an ApiError is a fault: it is logged and answered as a bare 500.
+ * people, details (a field named relative to core's input; the API adds the request part). It
+ * carries no HTTP status: each adapter says the code in its own terms (the API its status from
+ * ERROR_STATUS, the CLI a line, the operator a Ready reason). Anything thrown that is not an
+ * ApiError is a fault: it is logged and answered as a bare 500.
  */
-import { ERROR_STATUS, type ErrorCode } from './spec/error-codes';
+import type { ErrorCode } from './spec/error-codes';
 
 export { ERROR_CODES, ERROR_STATUS, type ErrorCode } from './spec/error-codes';
 
 export type ErrorDetails = Record<string, unknown>;
 
 export class ApiError extends Error {
-  readonly status: number;
   constructor(
     readonly code: ErrorCode,
     message: string,
@@ -19,7 +20,6 @@ export class ApiError extends Error {
   ) {
     super(message);
     this.name = 'ApiError';
-    this.status = ERROR_STATUS[code];
   }
 
   toBody(): { error: ErrorCode; message: string; details?: ErrorDetails } {

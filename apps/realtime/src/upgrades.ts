@@ -12,6 +12,7 @@ import type { Duplex } from 'node:stream';
 import {
   ADDRESS_LIMIT_PER_MINUTE,
   ApiError,
+  ERROR_STATUS,
   addressChecks,
   clientAddressOf,
   type Coordination,
@@ -91,7 +92,7 @@ export function rateLimitHeaders(outcome: RateOutcome): Record<string, string> {
 export function refuseUpgrade(socket: Duplex, err: ApiError, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(err.toBody());
   const lines = [
-    `HTTP/1.1 ${err.status} ${http.STATUS_CODES[err.status]}`,
+    `HTTP/1.1 ${ERROR_STATUS[err.code]} ${http.STATUS_CODES[ERROR_STATUS[err.code]]}`,
     'Connection: close',
     'Content-Type: application/json',
     `Content-Length: ${Buffer.byteLength(body)}`,

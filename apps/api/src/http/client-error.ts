@@ -11,7 +11,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ApiError, addressChecks, type Logger, type ProxyTrust, type RateOutcome } from '@hearth/core';
+import { ApiError, ERROR_STATUS, addressChecks, type Logger, type ProxyTrust, type RateOutcome } from '@hearth/core';
 import type { ApiMetrics } from './metrics';
 import type { Pipeline } from './pipeline';
 
@@ -73,6 +73,7 @@ export function clientErrorListener(options: ClientErrorOptions): ClientErrorLis
   /** Writes the refusal as a whole HTTP/1.1 message and closes the connection. */
   const write = (socket: Duplex, err: Error & { code?: string }, refusal: ApiError, rate?: RateOutcome): void => {
     const requestId = options.nextRequestId();
+    const status = ERROR_STATUS[refusal.code];
     const body = JSON.stringify(refusal.toBody());
     const headers: Record<string, string | number> = {
       Date: new Date().toUTCString(),
@@ -90,13 +91,13 @@ export function clientErrorListener(options: ClientErrorOptions): ClientErrorLis
     const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
     // end(), not destroy(): a close with unread input would reset the connection and could take the
     // answer with it. Whatever the client still sends is read and dropped until it closes, or LINGER_MS.
-    socket.end(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n${head}\r\n${body}`);
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);
     const linger = setTimeout(() => socket.destroy(), LINGER_MS);
     linger.unref();
     socket.once('close', () => clearTimeout(linger));
 
-    metrics.requests.series('unparsed', '-', String(refusal.status)).inc();
-    logger.info({ requestId, route: 'unparsed', status: refusal.status, parseError: err.code ?? err.message }, 'request');
+    metrics.requests.series('unparsed', '-', String(status)).inc();
+    logger.info({ requestId, route: 'unparsed', status, parseError: err.code ?? err.message }, 'request');
   };
 
   return (err, socket) => {

@@ -3,7 +3,7 @@
  * shape `{ error, message, details? }` (§7).
  */
 import type { TSchema } from '@sinclair/typebox';
-import { ApiError, isDatabaseUnreachable } from '@hearth/core';
+import { ApiError, ERROR_STATUS, isDatabaseUnreachable } from '@hearth/core';
 import type { AnyRoute } from './route';
 
 /** A fault's answer: nothing of the error itself goes out. */
@@ -23,10 +23,10 @@ export interface ErrorAnswer {
  * Anything else is a fault: 500 `internal-error`, with nothing of the error in the answer.
  */
 export function answerFor(err: unknown): ErrorAnswer {
-  if (err instanceof ApiError) return { status: err.status, body: err.toBody(), headers: err.headers, log: 'none' };
+  if (err instanceof ApiError) return { status: ERROR_STATUS[err.code], body: err.toBody(), headers: err.headers, log: 'none' };
   if (isDatabaseUnreachable(err)) {
     const unavailable = new ApiError('unavailable', 'The service cannot reach its database right now; retry shortly.');
-    return { status: unavailable.status, body: unavailable.toBody(), log: 'warn' };
+    return { status: ERROR_STATUS.unavailable, body: unavailable.toBody(), log: 'warn' };
   }
   return { status: 500, body: { ...INTERNAL_ERROR }, log: 'error' };
 }
