@@ -8,12 +8,12 @@ import { canonicalJson } from './canonical-json';
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
 
 /**
- * The record's two statements, written once: runIdempotent runs them, and the bench's pgbench scripts
- * (test/bench/pgbench.ts) run the same text around the effects they compare with.
+ * The record's two statements: the protocol's rules live in PostgreSQL
+ * (migrations/20261126180000_one_idempotency_protocol.ts), once for both ways a record is kept: the
+ * money engine's one statement (hearth_idempotent_move) and runIdempotent below.
  */
-export const IDEMPOTENCY_CLAIM_SQL =
-  'INSERT INTO idempotency_records (environment_id, scope, key, fingerprint) VALUES (?, ?, ?, ?) ON CONFLICT (environment_id, scope, key) DO NOTHING RETURNING key';
-export const IDEMPOTENCY_ANSWER_SQL = 'UPDATE idempotency_records SET status = ?, body = ? WHERE environment_id = ? AND scope = ? AND key = ?';
+export const IDEMPOTENCY_CLAIM_SQL = 'SELECT claimed, conflict, status, body FROM hearth_idempotency_claim(?, ?, ?, ?)';
+export const IDEMPOTENCY_ANSWER_SQL = 'SELECT hearth_idempotency_answer(?, ?, ?, ?, ?)';
 
 export const IDEMPOTENCY_CONFLICT_MESSAGE = 'This Idempotency-Key was already used for a different request.';
 
@@ -50,18 +50,15 @@ export async function runIdempotent(
   effect: (trx: Tx) => Promise<IdempotentAnswer>,
 ): Promise<IdempotentAnswer & { replayed: boolean }> {
   return inTransaction(db, async (trx) => {
-    const { rows: claimed } = await trx.raw(IDEMPOTENCY_CLAIM_SQL, [scope.environmentId, scope.scope, scope.key, scope.fingerprint]);
-    if (claimed.length === 0) {
-      const record = await trx('idempotency_records')
-        .where({ environment_id: scope.environmentId, scope: scope.scope, key: scope.key })
-        .first();
-      if (record.fingerprint !== scope.fingerprint) {
-        throw new ApiError('idempotency-conflict', IDEMPOTENCY_CONFLICT_MESSAGE);
-      }
-      return { status: record.status as number, body: record.body, replayed: true };
+    const { rows } = await trx.raw(IDEMPOTENCY_CLAIM_SQL, [scope.environmentId, scope.scope, scope.key, scope.fingerprint]);
+    // A record found is a committed one, and a record commits with its answer: status and body are there.
+    const claim = rows[0] as { claimed: boolean; conflict: boolean; status: number; body: unknown };
+    if (!claim.claimed) {
+      if (claim.conflict) throw new ApiError('idempotency-conflict', IDEMPOTENCY_CONFLICT_MESSAGE);
+      return { status: claim.status, body: claim.body, replayed: true };
     }
     const answer = await effect(trx);
-    await trx.raw(IDEMPOTENCY_ANSWER_SQL, [answer.status, JSON.stringify(answer.body ?? null), scope.environmentId, scope.scope, scope.key]);
+    await trx.raw(IDEMPOTENCY_ANSWER_SQL, [scope.environmentId, scope.scope, scope.key, answer.status, JSON.stringify(answer.body ?? null)]);
     return { ...answer, replayed: false };
   });
 }
