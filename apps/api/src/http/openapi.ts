@@ -84,6 +84,9 @@ function toOpenApiPath(path: string): string {
 const RATE_LIMIT_HEADERS = Object.fromEntries(
   ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
 );
+/** Whether a body schema requires any field (an absent body, read as `{}`, then fails validation). */
+const bodyRequires = (schema: TSchema): boolean => ((schema as { required?: string[] }).required ?? []).length > 0;
+
 const ETAG_HEADER = { required: true, schema: { type: 'string' } };
 /** Seconds until the refusing window restarts: at most a day, the longest window (spec §8). */
 const RETRY_AFTER_HEADER = { required: true, schema: { type: 'integer', minimum: 1, maximum: 86_400 } };
@@ -229,8 +232,10 @@ export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
       tags: [route.tag],
       security: securityOf(route),
       ...(parameters.length ? { parameters } : {}),
+      // An absent body counts as `{}` (docs/api-conventions.md): a body is required only where its
+      // schema requires a field, as the API refuses an absent one only there.
       ...(route.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: clean(route.body) } } } }
+        ? { requestBody: { required: bodyRequires(route.body), content: { 'application/json': { schema: clean(route.body) } } } }
         : {}),
       // A streamed body is bytes (the crash upload): any content, within the route's limit.
       ...(route.bodyMode === 'stream'
