@@ -42,12 +42,37 @@ const versionedRoute = defineRoute({
   handler: async (ctx) => ({ body: { version: answered.version, environment: ctx.env.id, run: ++answered.runs } }),
 });
 
+/**
+ * A conditional read whose handler reads its body and its ETag from one snapshot and names that ETag,
+ * as the content routes do; `moveBeforeRead` moves the content between the pipeline's ETag and the read.
+ */
+const snapshot = { runs: 0, version: 1, moveBeforeRead: false };
+const snapshotEtag = (envId: number) => `"s${snapshot.version}-e${envId}"`;
+const snapshotRoute = defineRoute({
+  operationId: 'testSnapshotVersioned',
+  method: 'GET',
+  path: '/test/versioned-snapshot',
+  summary: 'A conditional read answering the ETag of what it read, for tests',
+  tag: 'test',
+  credential: 'server',
+  etag: async (ctx) => snapshotEtag(ctx.env.id),
+  success: { status: 200, description: 'The version', schema: Versioned },
+  refusals: [],
+  handler: async (ctx) => {
+    if (snapshot.moveBeforeRead) {
+      snapshot.moveBeforeRead = false;
+      snapshot.version++;
+    }
+    return { body: { version: snapshot.version, environment: ctx.env.id, run: ++snapshot.runs }, headers: { ETag: snapshotEtag(ctx.env.id) } };
+  },
+});
+
 let h: Harness;
 let server: string;
 let player: Awaited<ReturnType<typeof signIn>>;
 
 beforeAll(async () => {
-  h = await startHarness({ extraRoutes: [boomRoute, versionedRoute] });
+  h = await startHarness({ extraRoutes: [boomRoute, versionedRoute, snapshotRoute] });
   server = h.serverKeys['alpha-live-key'];
   player = await signIn(h.base, server, 'pipeline-1', 'Original');
 });
@@ -537,6 +562,28 @@ describe('a conditional read is serialized once per ETag, not per request', () =
     expect(answered.runs).toBe(runsBefore + 3);
     // A refusal is never kept: without a credential, still 401.
     expectError(await call(h.base, 'GET', '/test/versioned'), 401, 'unauthorized');
+  });
+
+  test('a handler that names the ETag it read with is kept under that ETag, also when the content moved since the pipeline read its own', async () => {
+    const read = () => call(h.base, 'GET', '/test/versioned-snapshot', { token: server });
+    const first = await read();
+    expect(first.status).toBe(200);
+    const runs = snapshot.runs;
+    expect((await read()).text).toBe(first.text);
+    expect(snapshot.runs).toBe(runs);
+
+    // The content moves between the pipeline's ETag (the old version) and the handler's read: the answer
+    // is the new version under the new ETag, and is kept under that one, never under the old.
+    snapshot.version++;
+    snapshot.moveBeforeRead = true;
+    const moved = await read();
+    expect(moved.body.version).toBe(first.body.version + 2);
+    expect(moved.headers.get('etag')).toBe(snapshotEtag(first.body.environment));
+    expect(snapshot.runs).toBe(runs + 1);
+    const again = await read();
+    expect(again.text).toBe(moved.text);
+    expect(again.headers.get('etag')).toBe(moved.headers.get('etag'));
+    expect(snapshot.runs).toBe(runs + 1);
   });
 });
 

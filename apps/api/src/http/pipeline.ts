@@ -275,7 +275,7 @@ export class Pipeline {
         exchange.status = 304;
         return;
       }
-      answerKey = `${route.operationId} ${env?.id ?? '-'} ${etag}`;
+      answerKey = answerKeyOf(route.operationId, env?.id, etag);
       const kept = this.answers.get(answerKey);
       if (kept !== undefined) {
         exchange.status = route.success.status;
@@ -288,10 +288,16 @@ export class Pipeline {
     exchange.status = result.status ?? route.success.status;
     if (result.headers) exchange.setHeaders(result.headers);
     exchange.body = exchange.status === 204 ? null : result.body;
-    if (answerKey !== undefined && exchange.status === route.success.status && !result.headers && exchange.body != null) {
-      const text = JSON.stringify(exchange.body);
-      exchange.serialized = text;
-      if (text.length <= ANSWER_KEPT_MAX_CHARS) this.answers.set(answerKey, text);
+    if (answerKey !== undefined && exchange.status === route.success.status && exchange.body != null) {
+      // A handler that read its body and ETag from one snapshot names that ETag (the content may have
+      // moved on since the pipeline's): the answer is kept under the ETag it was read with. An answer
+      // with any other header of its own is not kept.
+      const keptUnder = keptAnswerKey(route.operationId, env?.id, answerKey, result.headers);
+      if (keptUnder !== undefined) {
+        const text = JSON.stringify(exchange.body);
+        exchange.serialized = text;
+        if (text.length <= ANSWER_KEPT_MAX_CHARS) this.answers.set(keptUnder, text);
+      }
     }
   }
 
@@ -417,6 +423,19 @@ class RequestContext implements HandlerContext<unknown, unknown, unknown> {
 /** Whether standing `a` is nearer to refusing than `b`: fewer remaining, then the sooner reset. */
 function nearer(a: RateOutcome['nearest'], b: RateOutcome['nearest']): boolean {
   return a.remaining < b.remaining || (a.remaining === b.remaining && a.resetSeconds < b.resetSeconds);
+}
+
+/** Where a conditional read's serialized answer is kept: by route, environment and ETag. */
+function answerKeyOf(operationId: string, environmentId: number | undefined, etag: string): string {
+  return `${operationId} ${environmentId ?? '-'} ${etag}`;
+}
+
+/** The key a handler's answer is kept under (its own ETag when it names one), or undefined when it is not kept. */
+function keptAnswerKey(operationId: string, environmentId: number | undefined, pipelineKey: string, headers: Record<string, string> | undefined): string | undefined {
+  if (headers === undefined) return pipelineKey;
+  const names = Object.keys(headers);
+  if (names.length !== 1 || names[0] !== 'ETag') return undefined;
+  return answerKeyOf(operationId, environmentId, headers.ETag);
 }
 
 function isEmptyObject(value: unknown): boolean {
