@@ -9,7 +9,7 @@ import type { RealtimeMetrics } from './metrics';
 import type { RecentEvents } from './recent-events';
 import type { SessionReader } from './session-reader';
 import type { SocketIndex } from './socket-index';
-import { AUTHORIZED, type HearthSocket, type IdentifiedSocket, type SocketHost } from './socket';
+import { AUTHORIZED, type IdentifiedSocket, type SocketHost } from './socket';
 
 export interface FanoutOptions {
   sessions: SessionReader;

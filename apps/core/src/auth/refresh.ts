@@ -3,8 +3,8 @@ import { inTransaction } from '../db/transaction';
 import { ApiError, refuse } from '../errors';
 import type { Authenticator } from './authenticate';
 import { deriveKey, seal, unseal } from '../sealing';
-import type { IssuedTokens, TokenService } from './tokens';
-import type { PlatformPlayer, PlayerService } from '../players/service';
+import type { TokenService } from './tokens';
+import type { PlayerService } from '../players/service';
 import type { EnvironmentContext } from '../tenancy/environments';
 
 /** A refresh token presented again within this window answers what it answered the first time. */

@@ -26,7 +26,7 @@ import { ITEM_TYPE_LIMITS } from '../spec/item-type';
 export const ITEM_TYPES_CONTENT = 'item-types';
 
 // The item type's answer shape and its parts (spec §2) are the shapes' types (shapes/items.ts).
-import type { ContainerContents, ItemTypeDefinition } from '../shapes';
+import type { ItemTypeDefinition } from '../shapes';
 export type { ContainerContents, ItemOwnership, ItemTypeDefinition, ItemTypeSwitches, Price } from '../shapes';
 
 /** The definition a validated document declares: the key resolved, every default filled in. */

@@ -23,7 +23,7 @@ import { compactBytes } from './item-types';
 import { ITEM_TYPE_LIMITS } from '../spec/item-type';
 
 // Item, ItemStack and the answers of grants, use and opening (spec §2) are the answer shapes' types (shapes/items.ts).
-import type { ContainerOpening, GrantedItems, Item, ItemGrant, ItemStack, ItemUse } from '../shapes';
+import type { ContainerOpening, Item, ItemGrant, ItemStack, ItemUse } from '../shapes';
 export type { ContainerOpening, GrantedItems, Item, ItemGrant, ItemStack, ItemUse } from '../shapes';
 
 export interface GrantRequest extends InventoryChoice {

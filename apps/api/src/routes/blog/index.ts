@@ -3,7 +3,7 @@
  * process's in-memory copy of the environment's blog (BlogService), with a strong ETag.
  */
 import { Type } from '@sinclair/typebox';
-import { BlogContent, BlogContentAnswer, type BlogMoment } from '@hearth/core';
+import { BlogContentAnswer, type BlogMoment } from '@hearth/core';
 import { defineRoute, etagAsk, type HandlerContext } from '../../http/route';
 import { PageOf, PageOnlyQuery, PageQuery, Timestamp } from '../../http/schema-helpers';
 

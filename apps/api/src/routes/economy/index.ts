@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { Amount, ApiError, Balance, MAX_BALANCE, CurrencyDefinition, GameKey, Inventory, LedgerEntry, Movement, Realm, type MoveKind } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PageQuery, PlayerPath } from '../../http/schema-helpers';
+import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
 
 export const InventoryParams = Type.Object(

@@ -10,7 +10,7 @@
 import { Type } from '@sinclair/typebox';
 import { ContainerOpening, GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, Inventory, Item, ItemGrant, ItemStack, ItemUse, type EngineAnswer } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PlayerPath, ServerPlayerPath } from '../../http/schema-helpers';
+import { Id, InventoryChoiceFields, PageOf, PlayerPath, ServerPlayerPath } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
 import { InventoryParams } from '../economy';
 

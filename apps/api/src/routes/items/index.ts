@@ -1,4 +1,3 @@
-import { Type } from '@sinclair/typebox';
 import { ItemTypeDefinition } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';

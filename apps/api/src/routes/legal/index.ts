@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute, etagAsk } from '../../http/route';
-import { Id, PageOf, PageOnlyQuery, PageQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
+import { PageOf, PageOnlyQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
 
 const documentFields = {

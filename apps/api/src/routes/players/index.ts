@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { deletePlayer as deletePlayerAndHoldings } from '@hearth/core';
 import { defineRoute } from '../../http/route';
-import { Id, PlayerPath, Trimmed } from '../../http/schema-helpers';
+import { PlayerPath, Trimmed } from '../../http/schema-helpers';
 import { PlatformPlayer } from '../shapes';
 import { targetPlayerId } from './target';
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { GameKey } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
+import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
 
 /** Unlock (spec §2). */

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { SAVE_LIMITS } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageOnlyQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
+import { Id, PageOf, Timestamp } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
 
 /** SaveEntry, Save and SaveList of spec §2. */
