@@ -166,6 +166,11 @@ test('the document holds exactly the routes of the table, and is the one the tes
 
   const withoutTestRoute = JSON.parse(JSON.stringify(doc));
   delete withoutTestRoute.paths['/test/keyed'];
+  // ...and the refusals only the test route names (its idempotency conflict).
+  const referred = JSON.stringify(withoutTestRoute.paths);
+  for (const name of Object.keys(withoutTestRoute.components.schemas)) {
+    if (/Refusal\d*$/.test(name) && !referred.includes(`"#/components/schemas/${name}"`)) delete withoutTestRoute.components.schemas[name];
+  }
   expect(contractDocument()).toEqual(withoutTestRoute);
 });
 
@@ -245,7 +250,7 @@ test('every answer documents the rate-limit headers as required; a 429 adds Retr
         });
       }
       if (status === '429') expect(response.headers['Retry-After']).toEqual(expect.objectContaining({ required: true }));
-      if (Number(status) >= 400) expect(response.content['application/json'].schema.allOf[0]).toEqual({ $ref: '#/components/schemas/Error' });
+      if (Number(status) >= 400) expect(refusalSchemaOf(response).allOf[0]).toEqual({ $ref: '#/components/schemas/Error' });
     }
   }
   const error = doc.components.schemas.Error;
@@ -275,8 +280,8 @@ test('every success schema is exact: each object in it says additionalProperties
       }
     }
   }
-  // The named shapes the success schemas refer to.
-  for (const [name, schema] of Object.entries(doc.components.schemas as Record<string, Json>)) walk(schema, `components ${name}`);
+  // The named shapes the success schemas refer to (a refusal is the Error shape, exact, narrowed by allOf).
+  for (const [name, schema] of Object.entries(doc.components.schemas as Record<string, Json>)) if (!/Refusal\d*$/.test(name)) walk(schema, `components ${name}`);
   expect(successes).toBeGreaterThan(15);
   expect(open).toEqual([]);
 });
@@ -350,7 +355,7 @@ test("the error's details are declared field by field, and each code's on the op
   for (const { name, operation } of operations()) {
     for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
       if (Number(status) < 400) continue;
-      const refusal = response.content['application/json'].schema.allOf[1];
+      const refusal = refusalSchemaOf(response).allOf[1];
       const codes = refusal.properties.error.enum as ErrorCode[];
       const declared = codes.length === 1 ? ERROR_DETAILS[codes[0]] : undefined;
       if (!declared) continue;
@@ -367,14 +372,27 @@ test("the error's details are declared field by field, and each code's on the op
   }
   expect(checked).toBeGreaterThan(100);
   // The rate-limited answer's details carry retryAfterSeconds, every 413's its route's limit.
-  expect(doc.paths['/flags'].get.responses['429'].content['application/json'].schema.allOf[1].properties.details.required).toEqual(['retryAfterSeconds']);
-  expect(doc.paths['/auth/server'].post.responses['413'].content['application/json'].schema.allOf[1].properties.details.properties.limit.const).toBe(16 * 1024);
+  expect(refusalSchemaOf(doc.paths['/flags'].get.responses['429']).allOf[1].properties.details.required).toEqual(['retryAfterSeconds']);
+  expect(refusalSchemaOf(doc.paths['/auth/server'].post.responses['413']).allOf[1].properties.details.properties.limit.const).toBe(16 * 1024);
+});
+
+test('each refusal schema is named once: operations refusing with the same codes refer to one component', () => {
+  const refused = operations().flatMap(({ operation }) =>
+    Object.entries(operation.responses as Record<string, Json>).filter(([status]) => Number(status) >= 400).map(([, response]) => response.content['application/json'].schema.$ref as string),
+  );
+  const named = Object.keys(doc.components.schemas).filter((name) => /Refusal\d*$/.test(name));
+  // Every refusal refers to a component, every component is used, and far fewer than the answers.
+  expect(new Set(refused.map((ref) => ref.split('/').pop()))).toEqual(new Set(named));
+  expect(named.length).toBeLessThan(refused.length / 5);
+  expect(doc.components.schemas.UnauthorizedRefusal).toEqual({
+    allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', properties: { error: { type: 'string', enum: ['unauthorized'] } } }],
+  });
 });
 
 test('every operation declares its 500 internal-error, in the error shape', () => {
   for (const { name, operation } of operations()) {
     const failed = operation.responses['500'];
-    expect({ name, codes: failed?.content['application/json'].schema.allOf[1].properties.error.enum }).toEqual({ name, codes: ['internal-error'] });
+    expect({ name, codes: refusalSchemaOf(failed).allOf[1].properties.error.enum }).toEqual({ name, codes: ['internal-error'] });
   }
 });
 
@@ -448,11 +466,18 @@ function deref(node: Json | undefined): Json | undefined {
     .reduce((at: Json, part) => at?.[part], doc);
 }
 
+/** A refusal's schema: named once in components/schemas (the Error shape narrowed to its codes), referred to by each answer. */
+function refusalSchemaOf(response: Json): Json {
+  const schema = response.content['application/json'].schema as Json;
+  expect(schema.$ref).toMatch(/^#\/components\/schemas\/[A-Za-z]+Refusal\d*$/);
+  return deref(schema) as Json;
+}
+
 /** The refusal codes the document lists for an operation, each with the status it lists it under. */
 function documentedRefusals(operation: Json): Map<string, number> {
   const codes = new Map<string, number>();
   for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
-    const refusal = response.content?.['application/json']?.schema?.allOf?.[1];
+    const refusal = Number(status) >= 400 ? refusalSchemaOf(response).allOf[1] : undefined;
     for (const code of refusal?.properties?.error?.enum ?? []) codes.set(code, Number(status));
   }
   return codes;
@@ -649,7 +674,7 @@ function economyPlayer(): Promise<string> {
 const PROVOKE: Record<Exclude<CheckName, 'routeMatch'>, (op: Operation) => Promise<void>> = {
   async bodySize(op) {
     // The limit is in the document, with the refusal.
-    const refusal = op.operation.responses['413'].content['application/json'].schema.allOf[1];
+    const refusal = refusalSchemaOf(op.operation.responses['413']).allOf[1];
     const limit: number = refusal.properties.details.properties.limit.const;
     expect(limit).toBeGreaterThanOrEqual(16 * 1024);
     const padded = (json: string) => json + ' '.repeat(limit + 1 - Buffer.byteLength(json));

@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
-import { ERROR_DETAILS, ERROR_STATUS, type ErrorCode, ErrorDetailsShape, detailsSchemaOf } from '@hearth/core';
+import { ERROR_CODES, ERROR_DETAILS, ERROR_STATUS, type ErrorCode, ErrorDetailsShape, detailsSchemaOf } from '@hearth/core';
 import type { AnyRoute, RouteLink } from './route';
 import { CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, refusalsOf } from './checks';
 import { BASE_PATH } from './app';
@@ -49,6 +49,25 @@ class Components {
     this.schemas[$id] = out;
     return { $ref: `#/components/schemas/${$id}` };
   }
+
+  /** A schema the document builds itself (a refusal), written once under its name and referred to. */
+  name(name: string, schema: Json): Json {
+    const known = this.schemas[name];
+    if (known && JSON.stringify(known) !== JSON.stringify(schema)) throw new Error(`two different schemas are named ${name}`);
+    this.schemas[name] = schema;
+    return { $ref: `#/components/schemas/${name}` };
+  }
+}
+
+/**
+ * The name of a refusal schema: its codes (`UnauthorizedRefusal`, `ConflictOrOwnedLimitRefusal`).
+ * Operations refusing with the same codes share one named schema; a refusal whose details depend on
+ * the route (the body limit of `payload-too-large`) is named with that value too.
+ */
+function refusalNameOf(codes: ErrorCode[], details: Json | undefined): string {
+  const words = codes.map((code) => code.split('-').map((word) => word[0].toUpperCase() + word.slice(1)).join(''));
+  const limit = ((details?.properties as Json | undefined)?.limit as Json | undefined)?.const;
+  return `${words.join('Or')}Refusal${typeof limit === 'number' ? limit : ''}`;
 }
 
 /**
@@ -196,7 +215,9 @@ export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
       const status = ERROR_STATUS[code];
       byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
     }
-    for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    for (const [status, listed] of [...byStatus].sort(([a], [b]) => a - b)) {
+      // In the spec's order of codes, so that two operations refusing alike share one named schema.
+      const codes = [...listed].sort((a, b) => ERROR_CODES.indexOf(a) - ERROR_CODES.indexOf(b));
       // The codes are in the schema too, so a client generator knows exactly what each status may carry.
       // One code: its details exactly (required when it always carries them). Several: each is any of
       // the Error's details, and the description says which each carries.
@@ -205,7 +226,7 @@ export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
       const refusal: Json = details
         ? { type: 'object', ...(required ? { required: ['details'] } : {}), properties: { error: { type: 'string', enum: codes }, details } }
         : { type: 'object', properties: { error: { type: 'string', enum: codes } } };
-      const schema = { allOf: [{ $ref: '#/components/schemas/Error' }, refusal] };
+      const schema = components.name(refusalNameOf(codes, details), { allOf: [{ $ref: '#/components/schemas/Error' }, refusal] });
       responses[String(status)] = {
         description: `${status >= 500 ? 'Failed' : 'Refused'}: ${codes.join(', ')}${codes.length > 1 ? detailsNote(codes) : ''}`,
         headers: status === 429 ? { ...RATE_LIMIT_HEADERS, 'Retry-After': RETRY_AFTER_HEADER } : RATE_LIMIT_HEADERS,
