@@ -27,6 +27,11 @@ import { ItemService } from './items/service';
 import { PurchaseService } from './items/purchases';
 import type { ObjectStore } from './storage/object-store';
 import { SymbolService } from './crashes/symbols';
+import { CrashUploadService } from './crashes/uploads';
+import { SupportService } from './support/service';
+import { deletePlayer } from './players/deletion';
+import type { Queryable } from './db/knex';
+import type { EnvironmentContext } from './tenancy/environments';
 import { Telemetry } from './process/telemetry';
 
 export interface HearthDeps {
@@ -68,6 +73,8 @@ export class HearthCore {
   readonly items: ItemService;
   readonly purchases: PurchaseService;
   readonly symbols: SymbolService;
+  readonly crashUploads: CrashUploadService;
+  readonly support: SupportService;
   /** What the domain tells the process's metrics (ledger moves, save writes): sinks attach to it. */
   readonly telemetry = new Telemetry();
   private housekeeping?: NodeJS.Timeout;
@@ -104,7 +111,14 @@ export class HearthCore {
     this.unlocks = new UnlockService(this.cursors);
     this.items = new ItemService(this.cursors, this.economy);
     this.purchases = new PurchaseService(this.telemetry);
-    this.symbols = new SymbolService(this.cursors, deps.logger);
+    this.symbols = new SymbolService(this.cursors, deps.logger, deps.objectStore);
+    this.crashUploads = new CrashUploadService(deps.objectStore);
+    this.support = new SupportService();
+  }
+
+  /** Deletes a player and everything every area holds for them, in one transaction (players/deletion.ts). */
+  deletePlayer(db: Queryable, env: EnvironmentContext, playerId: string): Promise<void> {
+    return deletePlayer(db, this, env, playerId);
   }
 
   async start(): Promise<void> {

@@ -28,7 +28,7 @@ export * from './auth/authenticate';
 export * from './auth/refresh';
 export * from './sealing';
 export * from './players/service';
-export * from './players/deletion';
+export type { PlayerHoldings } from './players/deletion';
 export * from './players/word-filter';
 export * from './players/hold';
 export * from './content/game-config';

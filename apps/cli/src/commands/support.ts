@@ -1,4 +1,4 @@
-import { listSupportFilings, type SupportFiling, type SupportKind } from '@hearth/core';
+import { SupportService, type SupportFiling, type SupportKind } from '@hearth/core';
 import { CliError, emit } from '../output';
 import { environmentOrFail, withRuntime } from './admin';
 
@@ -13,7 +13,7 @@ export async function runSupportList(opts: { environment: string; kind?: string;
   if (!Number.isInteger(limit) || limit < 1 || limit > LIMIT_MAX) throw new CliError(`--limit must be a whole number from 1 to ${LIMIT_MAX}`);
   await withRuntime({}, async (rt) => {
     const env = await environmentOrFail(rt, opts.environment);
-    const filings = await listSupportFilings(rt.db, env.id, { kind, limit });
+    const filings = await new SupportService().list(rt.db, env.id, { kind, limit });
     const what = opts.kind ?? 'support requests or reports';
     emit(!!opts.json, { environment: env.appKey, filings }, () =>
       filings.length === 0 ? `no ${what} in ${env.appKey}` : filings.map(describeFiling).join('\n\n'),

@@ -72,20 +72,21 @@ export function parseSymbolKey(key: string): { environmentId: number; label: str
 }
 
 /** Crash routes answer 503 `unavailable` where the process has no object storage (spec §4). */
-export function requireStore(store: ObjectStore | undefined): ObjectStore {
+function requireStore(store: ObjectStore | undefined): ObjectStore {
   if (!store) throw refuse.unavailable('Symbol files cannot be published here: no object storage is configured.');
   return store;
 }
 
 export class SymbolService {
-  constructor(private readonly cursors: CursorCodec, private readonly logger: Logger) {}
+  constructor(private readonly cursors: CursorCodec, private readonly logger: Logger, private readonly objectStore: ObjectStore | undefined) {}
 
   /**
    * Records the request (replacing a pending one for the same file) and answers its presigned PUT.
    * A request for content other than the completed file's unlists the file until the new upload
    * lands: the listing never names bytes that are not in storage.
    */
-  async requestUpload(db: Queryable, store: ObjectStore, env: EnvironmentContext, input: SymbolFileRequest, apiOrigin: string): Promise<SymbolUpload> {
+  async requestUpload(db: Queryable, env: EnvironmentContext, input: SymbolFileRequest, apiOrigin: string): Promise<SymbolUpload> {
+    const store = requireStore(this.objectStore);
     const key = symbolKey(env.id, input.label, input.version, input.fileName);
     const put = await store.presignPut(key, { sizeBytes: input.sizeBytes, sha256Hex: input.sha256, expiresInSeconds: SYMBOL_UPLOAD_TTL_SECONDS, apiOrigin });
     await db.raw(
@@ -108,7 +109,8 @@ export class SymbolService {
   }
 
   /** Completed files, ordered by label, version, name; pending uploads that landed are completed first. */
-  async list(db: Queryable, store: ObjectStore, env: EnvironmentContext, q: { label?: string; version?: string; limit?: number; cursor?: string }): Promise<Page<SymbolFile>> {
+  async list(db: Queryable, env: EnvironmentContext, q: { label?: string; version?: string; limit?: number; cursor?: string }): Promise<Page<SymbolFile>> {
+    const store = requireStore(this.objectStore);
     await this.settlePending(db, store, env.id);
     const listId = `symbol-files|${env.id}|${JSON.stringify([q.label ?? null, q.version ?? null])}`;
     return keysetPage(

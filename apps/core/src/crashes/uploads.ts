@@ -78,7 +78,7 @@ function senderFor(db: Queryable): PgBoss {
  * body cut short) is passed on as it is. No store, a store that fails, or a database or queue that
  * fails is 503 `unavailable`, and the stored object is removed: nothing is half kept.
  */
-export async function receiveCrashUpload(
+async function receiveCrashUpload(
   db: Queryable,
   store: ObjectStore | undefined,
   upload: { environment: EnvironmentContext; body: Readable; maxBytes: number; clientAddress: string; reporter: CrashReporterParameters },
@@ -132,4 +132,13 @@ function unavailable(message: string, cause: unknown): ApiError {
   const error = refuse.unavailable(message);
   (error as Error & { cause?: unknown }).cause = cause;
   return error;
+}
+
+/** Crash uploads (POST /crash-reports/:appKey): streamed into the process's object storage, then recorded and queued. */
+export class CrashUploadService {
+  constructor(private readonly store: ObjectStore | undefined) {}
+
+  receive(db: Queryable, upload: { environment: EnvironmentContext; body: Readable; maxBytes: number; clientAddress: string; reporter: CrashReporterParameters }): Promise<ReceivedCrashUpload> {
+    return receiveCrashUpload(db, this.store, upload);
+  }
 }

@@ -69,7 +69,7 @@ export interface SupportFiling {
   details?: string | null;
 }
 
-export async function fileSupportRequest(db: Queryable, env: EnvironmentContext, playerId: string, input: SupportRequestInput): Promise<Filed> {
+async function fileSupportRequest(db: Queryable, env: EnvironmentContext, playerId: string, input: SupportRequestInput): Promise<Filed> {
   return inTransaction(db, async (trx) => {
     const standing = await claimFiling(trx, env, playerId);
     const id = randomId();
@@ -86,7 +86,7 @@ export async function fileSupportRequest(db: Queryable, env: EnvironmentContext,
   });
 }
 
-export async function filePlayerReport(db: Queryable, env: EnvironmentContext, playerId: string, input: PlayerReportInput): Promise<Filed> {
+async function filePlayerReport(db: Queryable, env: EnvironmentContext, playerId: string, input: PlayerReportInput): Promise<Filed> {
   if (input.playerId === playerId) throw refuse.invalid('playerId', 'playerId names the caller: a player cannot report themselves.');
   return inTransaction(db, async (trx) => {
     // The filer's lock first (every area's order: environment, then player), then the reported player's
@@ -132,8 +132,23 @@ async function claimFiling(trx: Tx, env: EnvironmentContext, playerId: string, c
   return { name, limit, remaining: limit - filed - 1, resetSeconds: window.resetSeconds };
 }
 
-/** Staff's list (`hearth support list`): an environment's filings, newest first. */
-export async function listSupportFilings(
+/** Players' support requests and reports (POST /support/*) and staff's list of them (`hearth support list`). */
+export class SupportService {
+  fileRequest(db: Queryable, env: EnvironmentContext, playerId: string, input: SupportRequestInput): Promise<Filed> {
+    return fileSupportRequest(db, env, playerId, input);
+  }
+
+  fileReport(db: Queryable, env: EnvironmentContext, playerId: string, input: PlayerReportInput): Promise<Filed> {
+    return filePlayerReport(db, env, playerId, input);
+  }
+
+  list(db: Queryable, environmentId: number, options: { kind?: SupportKind; limit?: number } = {}): Promise<SupportFiling[]> {
+    return listSupportFilings(db, environmentId, options);
+  }
+}
+
+/** Staff's list: an environment's filings, newest first. */
+async function listSupportFilings(
   db: Queryable,
   environmentId: number,
   options: { kind?: SupportKind; limit?: number } = {},

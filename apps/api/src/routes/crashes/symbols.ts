@@ -3,7 +3,7 @@
  * file's size and digest, and the list of files whose upload completed.
  */
 import { Type } from '@sinclair/typebox';
-import { SYMBOL_MAX_BYTES, requireStore } from '@hearth/core';
+import { SYMBOL_MAX_BYTES } from '@hearth/core';
 import { defineRoute } from '../../http/route';
 import { PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
 
@@ -63,9 +63,8 @@ export const createSymbolUpload = defineRoute({
   success: { status: 200, description: 'The presigned PUT', schema: SymbolUpload },
   refusals: ['unavailable'],
   handler: async (ctx) => {
-    const store = requireStore(ctx.core.objectStore);
     const origin = `${ctx.request.protocol}://${ctx.request.host}`;
-    return { body: await ctx.core.symbols.requestUpload(ctx.db, store, ctx.env, ctx.body, origin) };
+    return { body: await ctx.core.symbols.requestUpload(ctx.db, ctx.env, ctx.body, origin) };
   },
 });
 
@@ -81,7 +80,6 @@ export const listSymbolFiles = defineRoute({
   success: { status: 200, description: 'A page of symbol files', schema: PageOf(SymbolFile) },
   refusals: ['unavailable'],
   handler: async (ctx) => {
-    const store = requireStore(ctx.core.objectStore);
-    return { body: await ctx.core.symbols.list(ctx.db, store, ctx.env, ctx.query) };
+    return { body: await ctx.core.symbols.list(ctx.db, ctx.env, ctx.query) };
   },
 });

@@ -1,11 +1,11 @@
 /**
  * POST /crash-reports/:appKey (spec §4 Crash reports, §8): what Unreal's CrashReportClient sends to
  * its DataRouterUrl. The body is streamed into object storage as it arrives (the API never holds it
- * whole), then the upload is recorded and its job queued in one transaction (receiveCrashUpload).
+ * whole), then the upload is recorded and its job queued in one transaction (CrashUploadService).
  * docs/crashes.md "Uploading crash reports".
  */
 import { Type } from '@sinclair/typebox';
-import { ApiError, CRASH_PARAMETER_KEPT_CHARS, CRASH_UPLOADS_PER_ADDRESS, CRASH_UPLOADS_PER_ENVIRONMENT, crashUploadChecks, receiveCrashUpload, refuse } from '@hearth/core';
+import { ApiError, CRASH_PARAMETER_KEPT_CHARS, CRASH_UPLOADS_PER_ADDRESS, CRASH_UPLOADS_PER_ENVIRONMENT, crashUploadChecks, refuse } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 
 /**
@@ -56,12 +56,12 @@ export const uploadCrashReport = defineRoute({
   refusals: ['unavailable'],
   handler: async (ctx) => {
     // An upload that declares no body, or a length of 0, is refused before anything is stored; a
-    // chunked body that turns out empty is refused once it has ended (receiveCrashUpload).
+    // chunked body that turns out empty is refused once it has ended (CrashUploadService).
     const body = ctx.bodyStream();
     if (!body) throw refuse.invalid('body', 'The crash report is empty.');
     const { query } = ctx;
     try {
-      const received = await receiveCrashUpload(ctx.db, ctx.core.objectStore, {
+      const received = await ctx.core.crashUploads.receive(ctx.db, {
         environment: ctx.env,
         body,
         maxBytes: BODY_LIMITS.crashUpload,

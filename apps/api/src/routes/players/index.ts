@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox';
-import { deletePlayer as deletePlayerAndHoldings } from '@hearth/core';
 import { defineRoute } from '../../http/route';
 import { PlayerPath, Trimmed } from '../../http/schema-helpers';
 import { PlatformPlayer } from '../shapes';
@@ -47,7 +46,7 @@ export const deletePlayer = defineRoute({
   success: { status: 204, description: 'Deleted' },
   refusals: ['not-found'],
   handler: async (ctx) => {
-    await deletePlayerAndHoldings(ctx.db, ctx.core, ctx.env, targetPlayerId(ctx));
+    await ctx.core.deletePlayer(ctx.db, ctx.env, targetPlayerId(ctx));
     return {};
   },
 });

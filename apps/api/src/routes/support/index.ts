@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { FilingLimitReached, SUPPORT_FILING_LIMIT, filePlayerReport, fileSupportRequest, type Filed } from '@hearth/core';
+import { FilingLimitReached, SUPPORT_FILING_LIMIT, type Filed } from '@hearth/core';
 import { defineRoute, type HandlerContext, type HandlerResult } from '../../http/route';
 import { Id, Trimmed } from '../../http/schema-helpers';
 
@@ -43,7 +43,7 @@ export const createSupportRequest = defineRoute({
   ),
   success: { status: 201, description: 'Filed', schema: Created },
   refusals: ['rate-limited'],
-  handler: (ctx) => file(ctx, () => fileSupportRequest(ctx.db, ctx.env, ctx.principal.playerId, ctx.body)),
+  handler: (ctx) => file(ctx, () => ctx.core.support.fileRequest(ctx.db, ctx.env, ctx.principal.playerId, ctx.body)),
 });
 
 export const createPlayerReport = defineRoute({
@@ -65,5 +65,5 @@ export const createPlayerReport = defineRoute({
   ),
   success: { status: 201, description: 'Filed', schema: Created },
   refusals: ['not-found', 'invalid-request', 'rate-limited'],
-  handler: (ctx) => file(ctx, () => filePlayerReport(ctx.db, ctx.env, ctx.principal.playerId, ctx.body)),
+  handler: (ctx) => file(ctx, () => ctx.core.support.fileReport(ctx.db, ctx.env, ctx.principal.playerId, ctx.body)),
 });
