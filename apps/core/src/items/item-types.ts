@@ -31,35 +31,35 @@ export type { ContainerContents, ItemOwnership, ItemTypeDefinition, ItemTypeSwit
 
 /** The definition a validated document declares: the key resolved, every default filled in. */
 export function itemTypeDefinitionOf(doc: Resource<ItemTypeSpecT>): ItemTypeDefinition {
+  // A validated document: every field with a default in ItemTypeSpec is filled (spec/defaulted.ts).
   const s = doc.spec;
-  const switches = { enabled: s.enabled ?? true, usable: s.usable ?? false, purchasable: s.purchasable ?? false };
+  const switches = { enabled: s.enabled, usable: s.usable, purchasable: s.purchasable };
   return {
     key: s.key ?? doc.metadata.name,
     name: s.name,
-    description: s.description ?? '',
+    description: s.description,
     icon: s.icon ?? null,
     category: s.category,
     ownership: s.ownership,
-    scope: s.scope ?? 'account',
+    scope: s.scope,
     switches,
     ...switches,
     maxOwned: s.maxOwned ?? null,
-    priceRule: s.priceRule ?? 'all',
-    prices: (s.prices ?? []).map((p) => ({ currencyKey: p.currencyKey, amount: p.amount })),
+    priceRule: s.priceRule,
+    prices: s.prices.map((p) => ({ currencyKey: p.currencyKey, amount: p.amount })),
     data: (s.data ?? {}) as Record<string, unknown>,
     contents: s.contents
       ? {
-          grants: (s.contents.grants ?? []).map((g) => ({ itemTypeKey: g.itemTypeKey, quantity: g.quantity ?? 1 })),
+          grants: (s.contents.grants ?? []).map((g) => ({ itemTypeKey: g.itemTypeKey, quantity: g.quantity })),
           picks: (s.contents.picks ?? []).map((p) => ({
-            count: p.count ?? 1,
-            from: p.from.map((e) => ({ itemTypeKey: e.itemTypeKey, quantity: e.quantity ?? 1, weight: e.weight ?? 1 })),
+            count: p.count,
+            from: p.from.map((e) => ({ itemTypeKey: e.itemTypeKey, quantity: e.quantity, weight: e.weight })),
           })),
         }
       : null,
-    requires: [...(s.requires ?? [])],
+    requires: [...s.requires],
   };
 }
-
 
 /** Compact UTF-8 bytes of a JSON value (spec §8 "1 KB compact"). */
 export function compactBytes(value: unknown): number {

@@ -8,6 +8,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { celRules } from './rules';
+import { Defaulted } from './defaulted';
 import { ResourceName } from './names';
 import { AMOUNT_MAX, GameKey } from './game-keys';
 
@@ -34,7 +35,7 @@ export const ITEM_SCOPES = ['account', 'realm'] as const;
 export const PRICE_RULES = ['all', 'any'] as const;
 
 const L = ITEM_TYPE_LIMITS;
-const literals = <T extends string>(values: readonly T[], options: { default?: T; description?: string } = {}) =>
+const literals = <T extends string>(values: readonly T[], options: { default?: NoInfer<T>; description?: string } = {}) =>
   Type.Union(values.map((v) => Type.Literal(v)), options);
 
 export const PriceSpec = Type.Object(
@@ -90,17 +91,17 @@ export const ItemTypeSpec = Type.Object(
     environment: ResourceName,
     key: Type.Optional(GameKey('the key clients and servers name it by; metadata.name when absent')),
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Type.Optional(Type.String({ maxLength: 2000, default: '' })),
+    description: Defaulted(Type.String({ maxLength: 2000, default: '' })),
     icon: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'an image address or an asset name of the game' })),
     category: GameKey('a free key of the game (weapon, cosmetic...); `container` items are opened for their contents'),
     ownership: literals(ITEM_OWNERSHIPS, { description: '`one-by-one`: each item has an id (and may carry data); `counted`: a quantity in a stack' }),
-    scope: Type.Optional(literals(ITEM_SCOPES, { default: 'account', description: 'where granted items go when no inventory is named: the account, or the current realm' })),
-    enabled: Type.Optional(Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but not granted, bought, used or opened (`disabled`)' })),
-    usable: Type.Optional(Type.Boolean({ default: false, description: 'whether POST .../use may use (and so consume) it' })),
-    purchasable: Type.Optional(Type.Boolean({ default: false, description: 'whether POST .../purchases/items sells it' })),
+    scope: Defaulted(literals(ITEM_SCOPES, { default: 'account', description: 'where granted items go when no inventory is named: the account, or the current realm' })),
+    enabled: Defaulted(Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but not granted, bought, used or opened (`disabled`)' })),
+    usable: Defaulted(Type.Boolean({ default: false, description: 'whether POST .../use may use (and so consume) it' })),
+    purchasable: Defaulted(Type.Boolean({ default: false, description: 'whether POST .../purchases/items sells it' })),
     maxOwned: Type.Optional(Type.Integer({ minimum: 1, maximum: L.maxOwnedMax, description: 'the most one inventory may hold (items not yet consumed, or the stack); no limit when absent' })),
-    priceRule: Type.Optional(literals(PRICE_RULES, { default: 'all', description: '`all`: every price is paid; `any`: the buyer pays one of them (payWith)' })),
-    prices: Type.Optional(
+    priceRule: Defaulted(literals(PRICE_RULES, { default: 'all', description: '`all`: every price is paid; `any`: the buyer pays one of them (payWith)' })),
+    prices: Defaulted(
       Type.Array(PriceSpec, {
         maxItems: L.prices,
         default: [],
@@ -109,7 +110,7 @@ export const ItemTypeSpec = Type.Object(
     ),
     data: Type.Optional(Type.Object({}, { additionalProperties: true, description: `any JSON object the game reads, up to ${L.dataBytes} bytes compact` })),
     contents: Type.Optional(ContainerContentsSpec),
-    requires: Type.Optional(
+    requires: Defaulted(
       Type.Array(GameKey('an unlock key'), {
         maxItems: L.requires,
         default: [],
