@@ -20,7 +20,7 @@ const everywhere = {
 export default tseslint.config(
   { ignores: ['**/node_modules/**', 'dist/**', 'charts/**', '**/*.js', '**/*.cjs', '**/*.mjs'] },
   {
-    files: ['apps/**/*.ts', 'operator/**/*.ts', 'test/**/*.ts', 'loadtest/run.ts'],
+    files: ['apps/**/*.ts', 'operator/**/*.ts', 'test/**/*.ts', 'migrations/**/*.ts', 'loadtest/run.ts'],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
@@ -32,7 +32,7 @@ export default tseslint.config(
   {
     // The product's code says with its types what it checked: no `!`. Tests may write `found!.id`
     // after a lookup, because a wrong `!` there throws and fails the test that made it.
-    files: ['apps/**/*.ts', 'operator/**/*.ts'],
+    files: ['apps/**/*.ts', 'operator/**/*.ts', 'migrations/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'error' },
   },
 );
