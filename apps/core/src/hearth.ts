@@ -25,6 +25,8 @@ import { ItemTypeService } from './items/item-types';
 import { UnlockService } from './progression/unlocks';
 import { ItemService } from './items/service';
 import { PurchaseService } from './items/purchases';
+import { CardDefinitionService } from './cards/definitions';
+import { CardService } from './cards/service';
 import type { ObjectStore } from './storage/object-store';
 import { SymbolService } from './crashes/symbols';
 import { Telemetry } from './process/telemetry';
@@ -67,6 +69,8 @@ export class HearthCore {
   readonly unlocks: UnlockService;
   readonly items: ItemService;
   readonly purchases: PurchaseService;
+  readonly cardDefinitions: CardDefinitionService;
+  readonly cards: CardService;
   readonly symbols: SymbolService;
   /** What the domain tells the process's metrics (ledger moves, save writes): sinks attach to it. */
   readonly telemetry = new Telemetry();
@@ -104,6 +108,8 @@ export class HearthCore {
     this.unlocks = new UnlockService(this.cursors);
     this.items = new ItemService(this.cursors, this.economy);
     this.purchases = new PurchaseService(this.telemetry);
+    this.cardDefinitions = new CardDefinitionService(deps.db, this.cursors);
+    this.cards = new CardService(this.cursors, this.economy, this.purchases);
     this.symbols = new SymbolService(this.cursors, deps.logger);
   }
 
