@@ -27,6 +27,7 @@ import { ItemService } from './items/service';
 import { PurchaseService } from './items/purchases';
 import { CardDefinitionService } from './cards/definitions';
 import { CardService } from './cards/service';
+import { DeckService } from './cards/decks';
 import type { ObjectStore } from './storage/object-store';
 import { SymbolService } from './crashes/symbols';
 import { Telemetry } from './process/telemetry';
@@ -71,6 +72,7 @@ export class HearthCore {
   readonly purchases: PurchaseService;
   readonly cardDefinitions: CardDefinitionService;
   readonly cards: CardService;
+  readonly decks: DeckService;
   readonly symbols: SymbolService;
   /** What the domain tells the process's metrics (ledger moves, save writes): sinks attach to it. */
   readonly telemetry = new Telemetry();
@@ -110,6 +112,7 @@ export class HearthCore {
     this.purchases = new PurchaseService(this.telemetry);
     this.cardDefinitions = new CardDefinitionService(deps.db, this.cursors);
     this.cards = new CardService(this.cursors, this.economy, this.purchases);
+    this.decks = new DeckService(this.cursors);
     this.symbols = new SymbolService(this.cursors, deps.logger);
   }
 

@@ -46,6 +46,7 @@ export * from './items/service';
 export * from './items/purchases';
 export * from './cards/definitions';
 export * from './cards/service';
+export * from './cards/decks';
 export * from './progression/unlocks';
 export * from './spec/game-keys';
 export * from './spec/idempotency-key';

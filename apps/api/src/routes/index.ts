@@ -40,6 +40,7 @@ import { purchaseItems } from './items/purchases';
 import { listCardTemplateDefinitions, listCardTypeDefinitions } from './cards/definitions';
 import { consumeCard, consumeCardStack, grantCard, grantCardStack, listCardStacks, listCards } from './cards/held';
 import { purchaseCards } from './cards/purchases';
+import { createDeck, deleteDeck, getDeck, listDecks, putDeckCard, renameDeck, setDeckType, takeDeckCard, validateDeck } from './cards/decks';
 import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
 import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
 import { uploadCrashReport } from './crashes/uploads';
@@ -121,6 +122,15 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     consumeCard,
     grantCardStack,
     consumeCardStack,
+    listDecks,
+    createDeck,
+    getDeck,
+    renameDeck,
+    deleteDeck,
+    putDeckCard,
+    takeDeckCard,
+    setDeckType,
+    validateDeck,
     listUnlocks,
     recordUnlock,
     deleteUnlock,
