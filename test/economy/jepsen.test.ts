@@ -98,6 +98,9 @@ describe('currency moves under concurrency and retries', () => {
     expect(statuses.filter((a) => a.status === 409).length).toBeGreaterThan(0);
     expect(actedOperations).toBeGreaterThan(OPERATIONS / 3);
     expect(bought.size).toBeGreaterThan(0);
+    // Cards were bought too, as cards and into stacks.
+    expect([...bought.keys()].filter((held) => held.includes('|card:')).length).toBeGreaterThan(0);
+    expect(operations.filter((op) => op.purchase?.card && op.answers.some((a) => a.status === 200)).map((op) => op.purchase?.card)).toEqual(expect.arrayContaining(['instance', 'stack']));
     const purchases = operations.filter((op) => op.purchase);
     reportFigure(`jepsen seed ${seed}: ${OPERATIONS} operations, ${sent} requests by ${CLIENTS} clients in ${elapsed} ms; ${actedOperations} acted (${purchases.filter((op) => op.answers.some((a) => a.status === 200)).length} of ${purchases.length} purchases, ${statuses.filter((a) => a.body?.error === 'owned-limit').length} owned-limit), ${statuses.filter((a) => a.status === 409).length} refusals`);
   });
