@@ -23,7 +23,7 @@ import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { Contract, ContractViolation, checkAnswer, contractDocument, type ContractCheck } from '../support/contract';
 import { sampleOf } from '../support/schema-sample';
-import { allServices, currency, environment, itemType, plan, project, serverKey, standardManifests } from '../support/manifests';
+import { allServices, cardType, currency, environment, itemType, plan, project, serverKey, standardManifests } from '../support/manifests';
 import { eventually, sleep } from '../support/wait';
 
 jest.setTimeout(60_000);
@@ -103,6 +103,7 @@ beforeAll(async () => {
       itemType('openapi-stack', { environment: 'alpha-live', name: 'Stack', category: 'misc', ownership: 'counted', usable: true }),
       itemType('openapi-potion', { environment: 'alpha-live', name: 'Potion', category: 'misc', ownership: 'counted', purchasable: true, prices: [{ currencyKey: 'openapi-gems', amount: 1 }] }),
       itemType('openapi-chest', { environment: 'alpha-live', name: 'Chest', category: 'container', ownership: 'one-by-one', contents: { grants: [{ itemTypeKey: 'openapi-stack', quantity: 1 }] } }),
+      cardType('openapi-card', { environment: 'alpha-live', name: 'Card', purchasable: true, prices: [{ currencyKey: 'openapi-gems', amount: 1 }] }),
     ],
   });
   const reply = await call(h.base, 'GET', '/openapi.json');
@@ -636,6 +637,29 @@ const ACTING_REQUESTS: Record<string, () => Promise<{ path: string; body: Json; 
   purchaseItems: async () => {
     const path = `/players/${await economyPlayer()}/purchases/items`;
     return { path, body: { itemTypeKey: 'openapi-potion' }, other: { path, body: { itemTypeKey: 'openapi-potion', quantity: 2 } } };
+  },
+  // Cards: no realm is open here, so each names the account (realmId null).
+  grantCard: async () => ({ path: `/players/${await economyPlayer()}/cards/grant`, body: { cardTypeKey: 'openapi-card', grantKey: 's', realmId: null } }),
+  consumeCard: async () => {
+    const id = await economyPlayer();
+    const grant = (n: number) => call(h.base, 'POST', `/players/${id}/cards/grant`, { token: callers.good.server, body: { cardTypeKey: 'openapi-card', realmId: null }, headers: { 'Idempotency-Key': `setup-card-${n}` } });
+    const [one, two] = [(await grant(1)).body.card.id as string, (await grant(2)).body.card.id as string];
+    return { path: `/players/${id}/cards/${one}/consume`, body: undefined as unknown as Json, other: { path: `/players/${id}/cards/${two}/consume`, body: undefined as unknown as Json } };
+  },
+  grantCardStack: async () => {
+    const path = `/players/${await economyPlayer()}/card-stacks/grant`;
+    return { path, body: { cardTypeKey: 'openapi-card', quantity: 1, realmId: null }, other: { path, body: { cardTypeKey: 'openapi-card', quantity: 2, realmId: null } } };
+  },
+  consumeCardStack: async () => {
+    const id = await economyPlayer();
+    const made = await call(h.base, 'POST', `/players/${id}/card-stacks/grant`, { token: callers.good.server, body: { cardTypeKey: 'openapi-card', quantity: 10, realmId: null }, headers: { 'Idempotency-Key': 'setup-card-stack' } });
+    expect(made.status).toBe(200);
+    const path = `/players/${id}/card-stacks/consume`;
+    return { path, body: { cardTypeKey: 'openapi-card', quantity: 1, realmId: null }, other: { path, body: { cardTypeKey: 'openapi-card', quantity: 2, realmId: null } } };
+  },
+  purchaseCards: async () => {
+    const path = `/players/${await economyPlayer()}/purchases/cards`;
+    return { path, body: { cardTypeKey: 'openapi-card', realmId: null }, other: { path, body: { cardTypeKey: 'openapi-card', realmId: null, as: 'stack' } } };
   },
 };
 

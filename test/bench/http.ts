@@ -181,9 +181,20 @@ export const TARGETS: Target[] = [
     placement: 'database-apart',
     name: `POST /v1/players/:playerId/purchases/items with Idempotency-Key, ${CREDIT_PLAYERS} players`,
     server: 'hearth-api',
-    prepare: async (ready, server) => preparePurchase(ready, server, CREDIT_PLAYERS),
+    prepare: async (ready, server) => preparePurchase(ready, server, CREDIT_PLAYERS, ITEM_PURCHASE),
+  },
+  {
+    id: 'card-purchase',
+    placement: 'database-apart',
+    name: `POST /v1/players/:playerId/purchases/cards with Idempotency-Key, ${CREDIT_PLAYERS} players`,
+    server: 'hearth-api',
+    prepare: async (ready, server) => preparePurchase(ready, server, CREDIT_PLAYERS, CARD_PURCHASE),
   },
 ];
+
+/** What the purchase targets buy: a potion into the account's stack; a card (one new card each, on the account: the bench has no realm). */
+const ITEM_PURCHASE = { route: 'purchases/items', body: { itemTypeKey: 'potion' } };
+const CARD_PURCHASE = { route: 'purchases/cards', body: { cardTypeKey: 'rune', realmId: null } };
 
 /**
  * Currency credits with a server key, a new Idempotency-Key each request, round robin over `players`
@@ -225,17 +236,17 @@ async function prepareCredit(ready: any, players: number): Promise<Prepared> {
 }
 
 /**
- * Item purchases with a server key, a new Idempotency-Key each request, round robin over `players`
+ * Purchases (of items, of cards) with a server key, a new Idempotency-Key each request, round robin over `players`
  * players, each holding gold for every purchase the run can make. Each player buys once before (their
  * stack exists, as for a player who has bought before). pgbench runs the same transaction: the
  * statements the server sent for one purchase, captured from its driver (capture on, one purchase,
  * capture off), with that player's ids swapped for each script's player and the key made anew.
  */
-async function preparePurchase(ready: any, server: Child, players: number): Promise<Prepared> {
+async function preparePurchase(ready: any, server: Child, players: number, what: { route: string; body: object }): Promise<Prepared> {
   const headers = { Authorization: `Bearer ${ready.serverKey}`, 'Content-Type': 'application/json' };
-  const body = JSON.stringify({ itemTypeKey: 'potion' });
+  const body = JSON.stringify(what.body);
   const buy = async (id: string, key: string) => {
-    const reply = await fetch(`${ready.base}/players/${id}/purchases/items`, { method: 'POST', headers: { ...headers, 'Idempotency-Key': key }, body });
+    const reply = await fetch(`${ready.base}/players/${id}/${what.route}`, { method: 'POST', headers: { ...headers, 'Idempotency-Key': key }, body });
     const purchase = (await reply.json()) as { replayed?: boolean; charges?: { inventoryId: string }[]; granted?: unknown };
     if (reply.status !== 200 || purchase.replayed !== false || purchase.charges?.length !== 1) throw new Error(`the purchase answered ${reply.status}: ${JSON.stringify(purchase)}`);
     return purchase.charges[0].inventoryId;
@@ -256,10 +267,10 @@ async function preparePurchase(ready: any, server: Child, players: number): Prom
   server.send({ type: 'capture', on: false });
   const { queries } = await server.next<{ queries: { sql: string; bindings: unknown[] }[] }>('captured');
   return {
-    url: `${ready.base}/players/${made[0].id}/purchases/items`,
+    url: `${ready.base}/players/${made[0].id}/${what.route}`,
     headers,
     expectStatus: 200,
-    idempotentPost: { paths: made.map((p) => new URL(`${ready.base}/players/${p.id}/purchases/items`).pathname), body },
+    idempotentPost: { paths: made.map((p) => new URL(`${ready.base}/players/${p.id}/${what.route}`).pathname), body },
     compare: (seconds, log) =>
       runPgbench({
         databaseUrl: ready.databaseUrl,

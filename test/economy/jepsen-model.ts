@@ -1,20 +1,22 @@
 /**
  * The Jepsen-style economy model both runs share (test/economy/jepsen.test.ts in-process,
  * test/faults/kill.test.ts across a kill -9 of an API process): the seeded generator, the catalogue
- * (capped coins, gems, a consumed energy, two purchasable item types), the operations, and the checks
- * that hold afterwards whatever happened on the way: every effect matches its key's request, every
- * balance replays from its ledger within its limits, and the items held are exactly what the purchases
- * that acted bought.
+ * (capped coins, gems, a consumed energy, two purchasable item types, a purchasable card type), the
+ * operations, and the checks that hold afterwards whatever happened on the way: every effect matches
+ * its key's request, every balance replays from its ledger within its limits, and the items and cards
+ * held are exactly what the purchases that acted bought.
  */
 import type { Knex } from 'knex';
 import { call } from '../support/http';
-import { currency, itemType, standardManifests } from '../support/manifests';
+import { cardType, currency, itemType, standardManifests } from '../support/manifests';
 
 export const COINS_CAP = 4000;
 export const ALLOWANCE = 1500;
 /** Purchasable item types (docs/economy.md "Buying"): a counted one paid in coins and gems, a one-by-one one paid in coins or energy. */
 export const ELIXIR = { key: 'elixir', maxOwned: 40, prices: [{ currencyKey: 'coins', amount: 30 }, { currencyKey: 'gems', amount: 10 }] };
 export const CHARM = { key: 'charm', maxOwned: 6, prices: [{ currencyKey: 'coins', amount: 50 }, { currencyKey: 'energy', amount: 20 }] };
+/** A purchasable card type (docs/cards.md "Buying cards") paid in coins and gems, bought one at a time as a card or into its stack. */
+export const RUNE = { key: 'rune', prices: [{ currencyKey: 'coins', amount: 40 }, { currencyKey: 'gems', amount: 5 }] };
 
 /** The refusals a move may earn (409); a purchase may also earn `owned-limit`. Never a fault. */
 export const MOVE_REFUSALS = new Set(['insufficient-balance', 'balance-cap', 'allowance-exceeded']);
@@ -28,6 +30,7 @@ export function jepsenManifests() {
     currency('energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
     itemType('elixir', { environment: 'alpha-live', name: 'Elixir', category: 'misc', ownership: 'counted', purchasable: true, maxOwned: ELIXIR.maxOwned, prices: ELIXIR.prices }),
     itemType('charm', { environment: 'alpha-live', name: 'Charm', category: 'misc', ownership: 'one-by-one', purchasable: true, maxOwned: CHARM.maxOwned, priceRule: 'any', prices: CHARM.prices }),
+    cardType('rune', { environment: 'alpha-live', name: 'Rune', purchasable: true, prices: RUNE.prices }),
   ];
 }
 
@@ -52,7 +55,7 @@ export interface Operation<A> {
   /** The signed change it makes when it acts (a move). */
   change: number;
   /** A purchase: what it buys and the signed change to each currency it charges, in currency-key order. */
-  purchase?: { itemTypeKey: string; quantity: number; charges: { currencyKey: string; change: number }[] };
+  purchase?: { itemTypeKey: string; quantity: number; charges: { currencyKey: string; change: number }[]; card?: 'instance' | 'stack' };
   /** How it is sent: `once`, `race` (two or three at once), `later` (again after a pause), `both`. */
   pattern: 'once' | 'race' | 'later' | 'both';
   answers: A[];
@@ -85,9 +88,17 @@ export function makeOperations<A>(rand: () => number, players: string[], count: 
   const operations: Operation<A>[] = [];
   for (let i = 0; i < count; i++) {
     const playerId = pick(players);
-    const shape = pick(['credit-coins', 'debit-coins', 'credit-gems', 'debit-gems', 'refund-gems', 'consume-energy', 'refund-energy', 'purchase-elixir', 'purchase-charm'] as const);
+    const shape = pick(['credit-coins', 'debit-coins', 'credit-gems', 'debit-gems', 'refund-gems', 'consume-energy', 'refund-energy', 'purchase-elixir', 'purchase-charm', 'purchase-rune'] as const);
     const [kind, currencyKey] = shape.split('-') as [Operation<A>['kind'], string];
     const pattern = pick(['once', 'race', 'later', 'both'] as const);
+    if (kind === 'purchase' && currencyKey === RUNE.key) {
+      // A card: no realm in this catalogue, so it goes to the account (realmId null).
+      const card = pick(['instance', 'stack'] as const);
+      const body = { cardTypeKey: RUNE.key, as: card, realmId: null };
+      const charges = RUNE.prices.map((p) => ({ currencyKey: p.currencyKey, change: -p.amount }));
+      operations.push({ key: `${label}-${i}`, playerId, currencyKey: '', kind, body, change: 0, purchase: { itemTypeKey: RUNE.key, quantity: 1, charges, card }, pattern, answers: [] });
+      continue;
+    }
     if (kind === 'purchase') {
       const quantity = upTo(3);
       const body: Record<string, unknown> = { itemTypeKey: currencyKey, quantity };
@@ -111,8 +122,24 @@ export function makeOperations<A>(rand: () => number, players: string[], count: 
 }
 
 export function pathOf(op: Operation<unknown>): string {
+  if (op.purchase?.card) return `/players/${op.playerId}/purchases/cards`;
   return op.purchase ? `/players/${op.playerId}/purchases/items` : `/players/${op.playerId}/currencies/${op.currencyKey}/${op.kind}`;
 }
+
+/** What a purchase that acted granted: the items (or the stack after them), the card, or the card stack after one more. */
+export function expectGranted(op: Operation<unknown>, granted: any): void {
+  const { itemTypeKey, quantity, card } = op.purchase!;
+  if (card === 'instance') expect(granted).toEqual({ card: expect.objectContaining({ cardTypeKey: itemTypeKey, consumedAt: null }), alreadyGranted: false });
+  else if (card === 'stack') expect(granted).toEqual({ inventoryId: expect.any(String), cardTypeKey: itemTypeKey, quantity: expect.any(Number) });
+  else {
+    expect(granted.itemTypeKey).toBe(itemTypeKey);
+    if (itemTypeKey === 'charm') expect(granted.items).toHaveLength(quantity);
+    else expect(granted.stack.quantity).toBeGreaterThanOrEqual(quantity);
+  }
+}
+
+/** Where the checks count what a purchase bought: items by type, cards by `card:` type (instances and stacks together). */
+const heldKey = (playerId: string, op: Operation<unknown>) => `${playerId}|${op.purchase!.card ? 'card:' : ''}${op.purchase!.itemTypeKey}`;
 
 /** The ledger as it stands, and what the checks below gather of it: which entries a key answered for, what was bought. */
 export class LedgerCheck {
@@ -142,12 +169,12 @@ export class LedgerCheck {
           currency: charge.currencyKey,
           amount: charge.amount,
           reason: 'purchase',
-          reference: `item:${itemTypeKey}`,
+          reference: `${op.purchase.card ? 'card' : 'item'}:${itemTypeKey}`,
         });
         expect({ key: op.key, answeredTwice: this.acted.has(charge.transactionId) }).toEqual({ key: op.key, answeredTwice: false });
         this.acted.add(charge.transactionId);
       }
-      const held = `${op.playerId}|${itemTypeKey}`;
+      const held = heldKey(op.playerId, op);
       this.bought.set(held, (this.bought.get(held) ?? 0) + quantity);
       return;
     }
@@ -176,8 +203,14 @@ export class LedgerCheck {
     const holdings = new Map<string, number>();
     for (const r of stackRows) if (Number(r.quantity) > 0) holdings.set(`${r.player_id}|${r.item_type_key}`, Number(r.quantity));
     for (const r of itemRows) holdings.set(`${r.player_id}|${r.item_type_key}`, Number(r.count));
+    const cardStacks = await db('card_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').whereIn('i.player_id', players).select('i.player_id', 's.card_type_key', 's.quantity');
+    const cardRows = (await db('cards').whereIn('player_id', players).groupBy('player_id', 'card_type_key').select('player_id', 'card_type_key').count({ count: '*' })) as any[];
+    for (const r of [...cardStacks.map((c) => ({ ...c, count: c.quantity })), ...cardRows]) {
+      const held = `${r.player_id}|card:${r.card_type_key}`;
+      if (Number(r.count) > 0) holdings.set(held, (holdings.get(held) ?? 0) + Number(r.count));
+    }
     expect(Object.fromEntries([...holdings].sort())).toEqual(Object.fromEntries([...this.bought].sort()));
-    for (const [held, quantity] of holdings) expect(quantity).toBeLessThanOrEqual(held.endsWith('|charm') ? CHARM.maxOwned : ELIXIR.maxOwned);
+    for (const [held, quantity] of holdings) if (!held.includes('|card:')) expect(quantity).toBeLessThanOrEqual(held.endsWith('|charm') ? CHARM.maxOwned : ELIXIR.maxOwned);
   }
 
   /** Each balance replays from its ledger, entry by entry, within its limits; the API tells the same. */

@@ -76,6 +76,8 @@ it('accepts a document of every kind, and lists them all under `kubectl get hear
       contents: { grants: [{ itemTypeKey: 'potion', quantity: 2 }], picks: [{ count: 1, from: [{ itemTypeKey: 'sword', weight: 3 }] }] },
       requires: ['chapter.1'],
     }),
+    m.cardType('crd-archer', { environment: 'crd-live', slug: 'archer', name: 'Archer', perDeckLimit: 3, purchasable: true, prices: [{ currencyKey: 'gold', amount: 50 }] }),
+    m.cardTemplate('crd-foil', { environment: 'crd-live', name: 'Foil', data: { finish: 'foil' } }),
   ];
   await apply(docs);
   const listed = await kubectl(['get', 'hearth', '-A', '-o', 'name']);
@@ -123,6 +125,11 @@ describe('the API server refuses what the schemas refuse', () => {
       'an item type naming a currency twice',
       m.itemType('bad-prices', { environment: 'e', name: 'Thing', category: 'weapon', ownership: 'counted', prices: [{ currencyKey: 'g', amount: 1 }, { currencyKey: 'g', amount: 2 }] }),
       /spec.prices: Invalid value: "array": must name each currency once/,
+    ],
+    [
+      'a purchasable card type without a price',
+      m.cardType('bad-card', { environment: 'e', name: 'Card', purchasable: true }),
+      /spec.prices: Invalid value: "object": needs at least one price for a purchasable card type/,
     ],
   ])('%s', async (_what, doc, message) => {
     await expect(apply([doc])).rejects.toThrow(message);

@@ -10,7 +10,7 @@ import { crdsYaml } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { type Kube, startKube } from '../support/kube';
-import { NAMESPACE, environment, gameConfig, plan, project, serverKey } from '../support/manifests';
+import { NAMESPACE, cardType, environment, gameConfig, plan, project, serverKey } from '../support/manifests';
 import {
   type OperatorProcess,
   getJson,
@@ -221,6 +221,15 @@ describe('deleting resources', () => {
     const row = await h.db('server_keys').where({ key_id: keyId }).first();
     expect(row.revoked_at).not.toBeNull();
     expectError(await call(h.base, 'GET', '/flags', { token: key }), 401, 'unauthorized');
+  });
+
+  test('a CardType is reconciled into the card types the API lists, and taken out when deleted', async () => {
+    await kubectlApply(kube, [cardType('op-archer', { environment: 'op-live', slug: 'archer', name: 'Archer', perDeckLimit: 2 })]);
+    expect(readyOf(await waitReady(kube, ns('cardtype', 'op-archer')))).toMatchObject({ status: 'True', reason: 'Reconciled' });
+    const env = await h.db('environments').where({ namespace: NAMESPACE, name: 'op-live' }).first();
+    expect(await h.db('card_types').where({ environment_id: env.id }).select('key', 'per_deck_limit')).toEqual([{ key: 'archer', per_deck_limit: 2 }]);
+    await kubectl(kube, ['delete', ...ns('cardtype', 'op-archer'), '--timeout=20s']);
+    expect(await h.db('card_types').where({ environment_id: env.id })).toHaveLength(0);
   });
 
   test('a deleted GameConfig takes its flags out of the database', async () => {

@@ -102,6 +102,13 @@ const chest = (w: World) => ({ itemId: w.ids.chestId });
 const inventory = (w: World) => ({ inventory: w.ids.inventoryId });
 const move = () => ({ amount: 1, reason: 'attack' });
 const currencyKey = (w: World) => ({ currencyKey: w.ids.currencyKey });
+const card = (w: World) => ({ cardId: w.ids.cardId });
+const deck = (w: World) => ({ deckId: w.ids.deckId });
+const deckCard = (w: World) => ({ deckId: w.ids.deckId, cardId: w.ids.cardId });
+const deckType = (w: World) => ({ deckId: w.ids.deckId, cardTypeKey: 'sec-card' });
+const cardBody = () => ({ cardTypeKey: 'sec-card', realmId: null });
+const cardStackBody = () => ({ cardTypeKey: 'sec-card', quantity: 1, realmId: null });
+const deckBody = (w: World) => ({ inventoryId: w.ids.inventoryId, name: 'pwned' });
 const session = (w: World) => ({ sessionId: w.ids.sessionId });
 const sessionMate = (w: World) => ({ sessionId: w.ids.sessionId, playerId: w.mate.id });
 
@@ -161,13 +168,30 @@ const CASES: Record<string, Case> = {
   'POST /players/:playerId/item-stacks/use': victimPath(none, () => ({ itemTypeKey: 'sec-stack' })),
   'POST /players/:playerId/items/:itemId/open': both(victimPath(chest), ownPathVictimThing(chest)),
   'POST /players/:playerId/purchases/items': victimPath(none, () => ({ itemTypeKey: 'sec-potion' })),
+  'GET /players/:playerId/inventories/:inventory/cards': both(victimPath(inventory), ownPathVictimThing(inventory)),
+  'GET /players/:playerId/inventories/:inventory/card-stacks': both(victimPath(inventory), ownPathVictimThing(inventory)),
+  'POST /players/:playerId/purchases/cards': victimPath(none, cardBody),
+  'POST /players/:playerId/cards/grant': victimPath(none, cardBody),
+  'POST /players/:playerId/cards/:cardId/consume': both(victimPath(card), ownPathVictimThing(card)),
+  'POST /players/:playerId/card-stacks/grant': victimPath(none, cardStackBody),
+  'POST /players/:playerId/card-stacks/consume': victimPath(none, cardStackBody),
+  'GET /players/:playerId/decks': victimPath(none),
+  // The attacker's own deck in the victim's inventory: no such inventory of theirs.
+  'POST /players/:playerId/decks': both(victimPath(none, deckBody), ownPathVictimThing(none, deckBody)),
+  'GET /players/:playerId/decks/:deckId': both(victimPath(deck), ownPathVictimThing(deck)),
+  'PATCH /players/:playerId/decks/:deckId': both(victimPath(deck, () => ({ name: 'pwned' })), ownPathVictimThing(deck, () => ({ name: 'pwned' }))),
+  'DELETE /players/:playerId/decks/:deckId': both(victimPath(deck), ownPathVictimThing(deck)),
+  'PUT /players/:playerId/decks/:deckId/cards/:cardId': both(victimPath(deckCard), ownPathVictimThing(deckCard)),
+  'DELETE /players/:playerId/decks/:deckId/cards/:cardId': both(victimPath(deckCard), ownPathVictimThing(deckCard)),
+  'PUT /players/:playerId/decks/:deckId/types/:cardTypeKey': both(victimPath(deckType, () => ({ count: 0 })), ownPathVictimThing(deckType, () => ({ count: 0 }))),
+  'GET /players/:playerId/decks/:deckId/validation': both(victimPath(deck), ownPathVictimThing(deck)),
   'GET /players/:playerId/unlocks': victimPath(none),
   'PUT /players/:playerId/unlocks/:key': victimPath((w) => ({ key: w.ids.unlockKey }), () => ({ source: 'pwned' })),
   'DELETE /players/:playerId/unlocks/:key': victimPath((w) => ({ key: w.ids.unlockKey })),
 };
 
 /** Text of the victim's that no refusal may carry. */
-const LEAKS = ['gold', 'alpha only', 'secret body', 'Only for alpha-live', '"victim"', '"mate"', 'sec-relic', 'sec-chest'];
+const LEAKS = ['gold', 'alpha only', 'secret body', 'Only for alpha-live', '"victim"', '"mate"', 'sec-relic', 'sec-chest', 'Victim deck'];
 
 const withParams = ROUTES.filter((r) => pathParams(r).length > 0);
 let w: World;

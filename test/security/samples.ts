@@ -22,6 +22,12 @@ const me = (subject: Actor) => (asServer: boolean) => (asServer ? subject.id : '
 const at = (w: World) => w.h.base;
 export const hostSession = async (w: World, host: Actor) => must(await call(at(w), 'POST', '/sessions', { token: host.token, body: { gameMode: 'duel', map: 'harbor' } }), 201).id as string;
 
+/** A new deck of the subject's, in their account inventory. */
+async function deckOf(w: World, s: Actor): Promise<string> {
+  const account = must(await call(at(w), 'GET', `/players/${s.id}/inventories/account`, { token: s.key }), 200);
+  return must(await call(at(w), 'POST', `/players/${s.id}/decks`, { token: s.key, body: { inventoryId: account.id, name: 'Deck' } }), 201).id as string;
+}
+
 export const SAMPLES: Record<string, Prepare> = {
   // server routes
   'POST /auth/server': async (_w, s) => ({ path: () => '/auth/server', body: { subject: `api5-made-by-${s.id}` }, ok: 201 }),
@@ -37,6 +43,19 @@ export const SAMPLES: Record<string, Prepare> = {
   'GET /definitions/realms': async () => ({ path: () => '/definitions/realms', ok: 200 }),
   'GET /definitions/currencies': async () => ({ path: () => '/definitions/currencies', ok: 200 }),
   'GET /definitions/item-types': async () => ({ path: () => '/definitions/item-types', ok: 200 }),
+  'GET /definitions/card-types': async () => ({ path: () => '/definitions/card-types', ok: 200 }),
+  'GET /definitions/card-templates': async () => ({ path: () => '/definitions/card-templates', ok: 200 }),
+  // Cards go to the account (realmId null): no realm is open in this world.
+  'POST /players/:playerId/cards/grant': async (_w, s) => ({ path: (srv) => `/players/${me(s)(srv)}/cards/grant`, body: { cardTypeKey: 'sec-card', realmId: null }, ok: 200 }),
+  'POST /players/:playerId/cards/:cardId/consume': async (w, s) => {
+    const granted = must(await call(at(w), 'POST', `/players/${s.id}/cards/grant`, { token: s.key, body: { cardTypeKey: 'sec-card', realmId: null } }), 200);
+    return { path: (srv) => `/players/${me(s)(srv)}/cards/${granted.card.id}/consume`, ok: 200 };
+  },
+  'POST /players/:playerId/card-stacks/grant': async (_w, s) => ({ path: (srv) => `/players/${me(s)(srv)}/card-stacks/grant`, body: { cardTypeKey: 'sec-card', quantity: 2, realmId: null }, ok: 200 }),
+  'POST /players/:playerId/card-stacks/consume': async (w, s) => {
+    must(await call(at(w), 'POST', `/players/${s.id}/card-stacks/grant`, { token: s.key, headers: idem(), body: { cardTypeKey: 'sec-card', quantity: 2, realmId: null } }), 200);
+    return { path: (srv) => `/players/${me(s)(srv)}/card-stacks/consume`, body: { cardTypeKey: 'sec-card', quantity: 1, realmId: null }, ok: 200 };
+  },
   'POST /players/:playerId/currencies/:currencyKey/credit': async (_w, s) => ({ path: (srv) => `/players/${me(s)(srv)}/currencies/sec-gems/credit`, body: { amount: 5, reason: 'api5' }, ok: 200 }),
   'POST /players/:playerId/currencies/:currencyKey/debit': async (w, s) => {
     must(await call(at(w), 'POST', `/players/${s.id}/currencies/sec-gems/credit`, { token: s.key, headers: idem(), body: { amount: 5, reason: 'api5' } }), 200);
@@ -98,6 +117,22 @@ export const SAMPLES: Record<string, Prepare> = {
   'POST /players/:playerId/item-stacks/use': async (w, s) => {
     must(await call(at(w), 'POST', `/players/${s.id}/items/grant`, { token: s.key, headers: idem(), body: { itemTypeKey: 'sec-stack', quantity: 2 } }), 200);
     return { path: (srv) => `/players/${me(s)(srv)}/item-stacks/use`, body: { itemTypeKey: 'sec-stack' }, ok: 200 };
+  },
+  'POST /players/:playerId/purchases/cards': async (w, s) => {
+    must(await call(at(w), 'POST', `/players/${s.id}/currencies/sec-gems/credit`, { token: s.key, headers: idem(), body: { amount: 5, reason: 'api3' } }), 200);
+    return { path: (srv) => `/players/${me(s)(srv)}/purchases/cards`, body: { cardTypeKey: 'sec-card', realmId: null }, ok: 200 };
+  },
+  'POST /players/:playerId/decks': async (w, s) => {
+    const account = must(await call(at(w), 'GET', `/players/${s.id}/inventories/account`, { token: s.key }), 200);
+    return { path: (srv) => `/players/${me(s)(srv)}/decks`, body: { inventoryId: account.id, name: 'Deck' }, ok: 201 };
+  },
+  'PATCH /players/:playerId/decks/:deckId': async (w, s) => {
+    const deck = await deckOf(w, s);
+    return { path: (srv) => `/players/${me(s)(srv)}/decks/${deck}`, body: { name: 'Renamed' }, ok: 200 };
+  },
+  'PUT /players/:playerId/decks/:deckId/types/:cardTypeKey': async (w, s) => {
+    const deck = await deckOf(w, s);
+    return { path: (srv) => `/players/${me(s)(srv)}/decks/${deck}/types/sec-card`, body: { count: 2 }, ok: 200 };
   },
   'POST /players/:playerId/purchases/items': async (w, s) => {
     must(await call(at(w), 'POST', `/players/${s.id}/currencies/sec-gems/credit`, { token: s.key, headers: idem(), body: { amount: 5, reason: 'api3' } }), 200);

@@ -14,6 +14,7 @@ import { call, signIn, type Reply } from '../support/http';
 import {
   blogCategory,
   blogPost,
+  cardType,
   currency,
   environment,
   gameConfig,
@@ -48,7 +49,7 @@ export interface World {
   /** alpha-test (same project) and rival-live (another project). */
   foreign: Actor[];
   /** The victim's things, by what the path parameter names. */
-  ids: { sessionId: string; itemId: string; chestId: string; inventoryId: string; saveKey: string; unlockKey: string; currencyKey: string; tourId: string; tableKey: string; slug: string };
+  ids: { sessionId: string; itemId: string; chestId: string; inventoryId: string; cardId: string; deckId: string; saveKey: string; unlockKey: string; currencyKey: string; tourId: string; tableKey: string; slug: string };
   snapshot(): Promise<Record<string, unknown>>;
   /** The same reads for any player (and a session of theirs when given). */
   snapshotOf(who: Actor, sessionId?: string): Promise<Record<string, unknown>>;
@@ -75,6 +76,7 @@ export async function startWorld(): Promise<World> {
       itemType('sec-stack', { environment: 'alpha-live', name: 'Stack', category: 'misc', ownership: 'counted', usable: true }),
       itemType('sec-chest', { environment: 'alpha-live', name: 'Chest', category: 'container', ownership: 'one-by-one', contents: { grants: [{ itemTypeKey: 'sec-stack', quantity: 1 }] } }),
       itemType('sec-potion', { environment: 'alpha-live', name: 'Potion', category: 'misc', ownership: 'counted', purchasable: true, prices: [{ currencyKey: 'sec-gems', amount: 1 }] }),
+      cardType('sec-card', { environment: 'alpha-live', name: 'Card', purchasable: true, prices: [{ currencyKey: 'sec-gems', amount: 1 }] }),
       tour('sec-tour', { environment: 'alpha-live', name: 'Welcome' }),
       legalDocument('sec-terms', { environment: 'alpha-live', title: 'Terms', url: 'https://example.com/terms', version: '1', required: true }),
       blogCategory('sec-news', { environment: 'alpha-live', name: 'News' }),
@@ -110,6 +112,11 @@ export async function startWorld(): Promise<World> {
   must(await call(h.base, 'POST', `${vp}/items/grant`, { token: vk, headers: idem(), body: { itemTypeKey: 'sec-stack', quantity: 5 } }), 200);
   const chest = must(await call(h.base, 'POST', `${vp}/items/grant`, { token: vk, headers: idem(), body: { itemTypeKey: 'sec-chest' } }), 200);
   const account = must(await call(h.base, 'GET', `${vp}/inventories/account`, { token: vk }), 200);
+  // Cards on the account (no realm is open here): one held by id, a stack, and a deck holding the card.
+  const card = must(await call(h.base, 'POST', `${vp}/cards/grant`, { token: vk, body: { cardTypeKey: 'sec-card', realmId: null } }), 200);
+  must(await call(h.base, 'POST', `${vp}/card-stacks/grant`, { token: vk, headers: idem(), body: { cardTypeKey: 'sec-card', quantity: 3, realmId: null } }), 200);
+  const deck = must(await call(h.base, 'POST', `${vp}/decks`, { token: vk, body: { inventoryId: account.id, name: 'Victim deck' } }), 201);
+  must(await call(h.base, 'PUT', `${vp}/decks/${deck.id}/cards/${card.card.id}`, { token: vk }), 200);
   const session = must(await call(h.base, 'POST', '/sessions', { token: victim.token, body: { gameMode: 'duel', map: 'harbor' } }), 201);
   must(await call(h.base, 'POST', `/sessions/${session.sessionId ?? session.id}/join`, { token: mate.token, body: {} }), 200);
 
@@ -118,6 +125,8 @@ export async function startWorld(): Promise<World> {
     itemId: relic.items?.[0]?.id ?? relic.item?.id,
     chestId: chest.items?.[0]?.id ?? chest.item?.id,
     inventoryId: account.id ?? account.inventoryId,
+    cardId: card.card?.id,
+    deckId: deck.id,
     saveKey: 'slot',
     unlockKey: 'chapter.1',
     currencyKey: 'sec-gems',
@@ -141,6 +150,9 @@ export async function startWorld(): Promise<World> {
       balances: await read(`${vp}/inventories/account/balances`),
       items: await read(`${vp}/inventories/account/items`),
       stacks: await read(`${vp}/inventories/account/item-stacks`),
+      cards: await read(`${vp}/inventories/account/cards`),
+      cardStacks: await read(`${vp}/inventories/account/card-stacks`),
+      decks: await read(`${vp}/decks`),
       ledger: await read(`${vp}/ledger`),
       legal: await read(`${vp}/legal`),
       tours: await read(`/players/me/tours`, who.token),

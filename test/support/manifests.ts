@@ -109,3 +109,11 @@ export function currency(name: string, spec: Record<string, unknown>): AnyManife
 export function itemType(name: string, spec: Record<string, unknown>): AnyManifest {
   return { apiVersion: API_VERSION, kind: 'ItemType', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
 }
+
+export function cardType(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'CardType', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}
+
+export function cardTemplate(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'CardTemplate', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}

@@ -9,7 +9,7 @@ import { HearthCore, type Logger, RedisCoordination, SAVE_LIMITS, applyManifests
 import { startApiServer } from '@hearth/api';
 import { createTestDatabase } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/env';
-import { blogCategory, blogPost, currency, environment, gameConfig, itemType, legalDocument, plan, project, serverKey } from '../../support/manifests';
+import { blogCategory, blogPost, cardType, currency, environment, gameConfig, itemType, legalDocument, plan, project, serverKey } from '../../support/manifests';
 import { answerCpuQueries } from '../child';
 
 /** Limits far above anything one core can serve: the bench measures the check, never a refusal. */
@@ -70,6 +70,8 @@ async function main(): Promise<void> {
       environment: 'bench-live', key: 'potion', name: 'Potion', category: 'consumable', ownership: 'counted', scope: 'account',
       purchasable: true, priceRule: 'all', prices: [{ currencyKey: 'gold', amount: 1 }],
     }),
+    // What the card purchase target buys: a card type with one price in gold.
+    cardType('bench-rune', { environment: 'bench-live', slug: 'rune', name: 'Rune', purchasable: true, prices: [{ currencyKey: 'gold', amount: 1 }] }),
     blogCategory('news', { environment: 'bench-live', name: 'News', description: 'What is new' }),
     ...Array.from({ length: 12 }, (_, i) =>
       blogPost(`post-${i + 1}`, {

@@ -8,6 +8,8 @@ export function Trimmed(options: StringOptions = {}) {
 /** Ids of players, sessions, items and the like: 1-64 characters (spec §4). */
 export const Id = (description = 'an id') => Type.String({ minLength: 1, maxLength: 64, description });
 
+import { GAME_KEY_PATTERN, MAX_BALANCE, Movement } from '@hearth/core';
+
 export { Timestamp } from '@hearth/core';
 
 /** The path of a player's routes that either credential calls: a server names the player, a player says `me`. */
@@ -56,3 +58,26 @@ export function applyTrim(schema: TSchema | undefined, value: unknown): unknown 
 export function hasTrim(schema: TSchema | undefined): boolean {
   return schema !== undefined && JSON.stringify(schema).includes('"x-trim":true');
 }
+
+/** At most this many allowances in one body: a server may send its whole allowance map, bounded. */
+const ALLOWANCES_MAX = 100;
+
+/** A purchase's `allowances` (server key only): the most the player may have spent in all, per consumed currency key. */
+export const Allowances = Type.Record(Type.String({ pattern: GAME_KEY_PATTERN }), Type.Integer({ minimum: 0, maximum: MAX_BALANCE }), {
+  maxProperties: ALLOWANCES_MAX,
+  // A Record's pattern only types the keys that match it: without this, a key outside the
+  // game-key pattern passed unchecked (test/security/api3 found it).
+  additionalProperties: false,
+  description: 'server key only: per consumed currency key, the most the player may have spent in all after the purchase',
+});
+
+/** Purchase<T> (spec §2): the answer of every purchase (items, cards). */
+export const Purchase = (granted: TSchema) =>
+  Type.Object(
+    {
+      replayed: Type.Boolean({ description: 'true when the Idempotency-Key named a purchase already made' }),
+      charges: Type.Array(Movement, { description: 'one Movement per currency charged, in currency-key order' }),
+      granted: Type.Union([granted, Type.Null()], { description: 'what was granted; null when replayed' }),
+    },
+    { additionalProperties: false },
+  );

@@ -37,6 +37,10 @@ import {
 import { listItemTypeDefinitions } from './items';
 import { consumeItem, consumeItemStack, grantItems, listItems, listItemStacks, openItem, useItem, useItemStack } from './items/held';
 import { purchaseItems } from './items/purchases';
+import { listCardTemplateDefinitions, listCardTypeDefinitions } from './cards/definitions';
+import { consumeCard, consumeCardStack, grantCard, grantCardStack, listCardStacks, listCards } from './cards/held';
+import { purchaseCards } from './cards/purchases';
+import { createDeck, deleteDeck, getDeck, listDecks, putDeckCard, renameDeck, setDeckType, takeDeckCard, validateDeck } from './cards/decks';
 import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
 import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
 import { uploadCrashReport } from './crashes/uploads';
@@ -108,6 +112,25 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     useItemStack,
     openItem,
     purchaseItems,
+    // cards
+    listCardTypeDefinitions,
+    listCardTemplateDefinitions,
+    listCards,
+    listCardStacks,
+    purchaseCards,
+    grantCard,
+    consumeCard,
+    grantCardStack,
+    consumeCardStack,
+    listDecks,
+    createDeck,
+    getDeck,
+    renameDeck,
+    deleteDeck,
+    putDeckCard,
+    takeDeckCard,
+    setDeckType,
+    validateDeck,
     listUnlocks,
     recordUnlock,
     deleteUnlock,

@@ -15,6 +15,8 @@ export interface OwnedRowTable {
   keyField: string;
   /** How the kind is named in refusals (`LegalDocument`). */
   kind: string;
+  /** jsonb columns: given as values (compared as JSON), written as JSON text (the driver would write an array as a PostgreSQL array). */
+  jsonColumns?: readonly string[];
 }
 
 export interface OwnedRowOutcome {
@@ -40,7 +42,9 @@ export async function syncOwnedRow(trx: Tx, table: OwnedRowTable, row: Record<st
     await trx(table.name).where({ owner: row.owner }).delete();
     changed.add(Number(previous.environment_id));
   }
-  await trx(table.name).insert(row);
+  const stored = { ...row };
+  for (const column of table.jsonColumns ?? []) stored[column] = JSON.stringify(row[column]);
+  await trx(table.name).insert(stored);
   return { action: previous ? 'updated' : 'created', changedEnvironments: [...changed] };
 }
 

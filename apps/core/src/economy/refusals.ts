@@ -22,6 +22,8 @@ export interface EngineOutcome {
   /** The body's field that named the place (inventoryId or realmId). */
   field?: string;
   itemTypeKey?: string;
+  cardTypeKey?: string;
+  cardTemplateKey?: string;
   limit?: number | string;
   payWith?: string;
   prices?: string[];
@@ -41,6 +43,9 @@ const num = (value: unknown) => Number(value);
 const listOf = (names: string[] | undefined) => (names ?? []).join(', ');
 /** Who is moved, for the words on where it is held. */
 const heldThing = (o: EngineOutcome) => (o.itemTypeKey !== undefined ? `The item type ${o.itemTypeKey}` : 'This currency');
+/** The type an outcome is about (an item type or a card type), as words and as details. */
+const typeKey = (o: EngineOutcome) => o.itemTypeKey ?? o.cardTypeKey;
+const typeDetails = (o: EngineOutcome) => (o.cardTypeKey !== undefined ? { cardTypeKey: o.cardTypeKey } : { itemTypeKey: o.itemTypeKey });
 
 const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
   'idempotency-conflict': () => new ApiError('idempotency-conflict', IDEMPOTENCY_CONFLICT_MESSAGE),
@@ -60,8 +65,8 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
   'insufficient-balance': (o) =>
     new ApiError(
       'insufficient-balance',
-      `Not enough ${o.currencyKey ?? o.itemTypeKey}: ${o.held} held, ${o.requested} asked.`,
-      o.currencyKey !== undefined ? { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) } : { itemTypeKey: o.itemTypeKey, held: num(o.held), requested: num(o.requested) },
+      `Not enough ${o.currencyKey ?? typeKey(o)}: ${o.held} held, ${o.requested} asked.`,
+      o.currencyKey !== undefined ? { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) } : { ...typeDetails(o), held: num(o.held), requested: num(o.requested) },
     ),
   'allowance-exceeded': (o) =>
     new ApiError('allowance-exceeded', `Spending ${o.requested} ${o.currencyKey} would pass the allowance of ${o.allowance} (${o.held} spent).`, {
@@ -72,18 +77,18 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
     }),
   'balance-cap': (o) =>
     new ApiError('balance-cap', `${o.currencyKey} would pass its maximum of ${o.cap} (${o.held} held).`, { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) }),
-  'not-purchasable': (o) => new ApiError('not-purchasable', `${o.itemTypeKey} is not for sale.`, { itemTypeKey: o.itemTypeKey }),
+  'not-purchasable': (o) => new ApiError('not-purchasable', `${typeKey(o)} is not for sale.`, typeDetails(o)),
   'item-type-disabled': (o) => new ApiError('disabled', `The item type ${o.itemTypeKey} is switched off.`, { itemTypeKey: o.itemTypeKey }),
-  'pay-with-unpriced': (o) => refuse.invalid('payWith', `${o.itemTypeKey} has no price in ${o.payWith}; its prices are in ${listOf(o.prices)}.`),
+  'pay-with-unpriced': (o) => refuse.invalid('payWith', `${typeKey(o)} has no price in ${o.payWith}; its prices are in ${listOf(o.prices)}.`),
   'pay-with-missing': (o) =>
-    refuse.invalid('payWith', `${o.itemTypeKey} is paid with any one of its prices: name its currency in payWith (${listOf(o.prices)}).`),
+    refuse.invalid('payWith', `${typeKey(o)} is paid with any one of its prices: name its currency in payWith (${listOf(o.prices)}).`),
   // A price in a currency the environment does not have makes the item not for sale, never free.
   'price-currency-not-found': (o) =>
-    new ApiError('not-purchasable', `${o.itemTypeKey} is priced in ${o.currencyKey}, which is not defined.`, { itemTypeKey: o.itemTypeKey, currencyKey: o.currencyKey }),
+    new ApiError('not-purchasable', `${typeKey(o)} is priced in ${o.currencyKey}, which is not defined.`, { ...typeDetails(o), currencyKey: o.currencyKey }),
   'price-currency-disabled': (o) =>
-    new ApiError('disabled', `${o.itemTypeKey} is priced in ${o.currencyKey}, which is switched off.`, { itemTypeKey: o.itemTypeKey, currencyKey: o.currencyKey }),
+    new ApiError('disabled', `${typeKey(o)} is priced in ${o.currencyKey}, which is switched off.`, { ...typeDetails(o), currencyKey: o.currencyKey }),
   'allowance-missing': (o) =>
-    new ApiError('invalid-request', `${o.itemTypeKey} is priced in ${o.currencyKey}, a consumed currency: a server key must send its allowance in allowances.${o.currencyKey}.`, {
+    new ApiError('invalid-request', `${typeKey(o)} is priced in ${o.currencyKey}, a consumed currency: a server key must send its allowance in allowances.${o.currencyKey}.`, {
       field: 'allowances',
       currencyKey: o.currencyKey,
     }),
@@ -99,12 +104,20 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
   'contents-unusable': (o) => new ApiError('not-usable', `${o.container} cannot be opened: its contents name ${o.itemTypeKey}, which is ${o.state}.`, { itemTypeKey: o.itemTypeKey }),
   locked: (o) => new ApiError('locked', `${o.itemTypeKey} needs unlocks the player lacks: ${listOf(o.missing)}.`, { itemTypeKey: o.itemTypeKey, missing: o.missing ?? [] }),
   'owned-limit': (o) =>
-    new ApiError('owned-limit', `${o.itemTypeKey}: ${o.held} held, ${o.requested} more would pass the most one inventory may hold (${o.limit}).`, {
-      itemTypeKey: o.itemTypeKey,
+    new ApiError('owned-limit', `${typeKey(o)}: ${o.held} held, ${o.requested} more would pass the most one inventory may hold (${o.limit}).`, {
+      ...typeDetails(o),
       held: num(o.held),
       requested: num(o.requested),
       limit: num(o.limit),
     }),
+  // Cards (docs/cards.md).
+  'card-type-not-found': () => refuse.notFound('The card type'),
+  'card-type-disabled': (o) => new ApiError('disabled', `The card type ${o.cardTypeKey} is switched off.`, { cardTypeKey: o.cardTypeKey }),
+  'card-template-not-found': () => refuse.notFound('The card template'),
+  'card-template-disabled': (o) => new ApiError('disabled', `The card template ${o.cardTemplateKey} is switched off.`, { cardTemplateKey: o.cardTemplateKey }),
+  'card-not-found': () => refuse.notFound('The card'),
+  'card-already-consumed': (o) => new ApiError('already-consumed', `The card was already consumed (${o.consumedAt}).`, { cardTypeKey: o.cardTypeKey }),
+  'stack-card-fields': (o) => refuse.invalid(o.field ?? 'data', `A card bought as a stack is counted: ${o.field} is for a card bought as an instance.`),
 };
 
 /** The refusal an outcome names. An outcome the table does not know is a fault, not a refusal. */

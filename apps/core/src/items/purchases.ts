@@ -68,7 +68,15 @@ export class PurchaseService {
       payWith: request.payWith,
       allowances: request.allowances,
     };
-    const { answer, replayed } = await runEngineMove<Purchase<ItemGrant>>(db, env, playerId, 'item-purchase', move, record);
+    return this.purchase<ItemGrant>(db, env, playerId, 'item-purchase', move, record);
+  }
+
+  /**
+   * One purchase of the money engine (items, cards): its statement, the replay's shape (spec
+   * Purchase<T>: `granted` null, every charge `replayed`), and its charges counted once it commits.
+   */
+  async purchase<T>(db: Queryable, env: EnvironmentContext, playerId: string, kind: 'item-purchase' | 'card-purchase', move: object, record?: IdempotencyScope): Promise<Purchase<T>> {
+    const { answer, replayed } = await runEngineMove<Purchase<T>>(db, env, playerId, kind, move, record);
     if (replayed) return { replayed: true, charges: answer.charges.map((c) => ({ ...c, replayed: true })), granted: null };
     // A charge lowers a balance currency (a debit) or raises what was spent of a consumed one (a consume).
     await afterCommit(db, () => {

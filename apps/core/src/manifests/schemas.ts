@@ -9,6 +9,7 @@ import {
   PlanSpec, ProjectSpec, RealmSpec, ServerKeySpec, TourSpec,
 } from '../spec/resources';
 import { ItemTypeSpec } from '../spec/item-type';
+import { CardTemplateSpec, CardTypeSpec } from '../spec/card-type';
 
 export const API_VERSION = 'hearth.gg/v1alpha1';
 
@@ -49,6 +50,8 @@ export const BlogPostManifest = kind('BlogPost', BlogPostSpec);
 export const RealmManifest = kind('Realm', RealmSpec);
 export const CurrencyManifest = kind('Currency', CurrencySpec);
 export const ItemTypeManifest = kind('ItemType', ItemTypeSpec);
+export const CardTypeManifest = kind('CardType', CardTypeSpec);
+export const CardTemplateManifest = kind('CardTemplate', CardTemplateSpec);
 
 /** A printer column of `kubectl get` (besides Ready and Age, which every kind shows). */
 export interface PrinterColumn {
@@ -199,6 +202,32 @@ export const MANIFEST_KINDS = {
       ],
     },
   },
+  CardType: {
+    schema: CardTypeManifest,
+    namespaced: true,
+    crd: {
+      plural: 'cardtypes',
+      shortNames: ['cardtype'],
+      columns: [
+        { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+        { name: 'Slug', type: 'string', jsonPath: '.spec.slug' },
+        { name: 'Purchasable', type: 'boolean', jsonPath: '.spec.purchasable' },
+        { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
+      ],
+    },
+  },
+  CardTemplate: {
+    schema: CardTemplateManifest,
+    namespaced: true,
+    crd: {
+      plural: 'cardtemplates',
+      shortNames: ['cardtpl'],
+      columns: [
+        { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+        { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
+      ],
+    },
+  },
 } as const satisfies Record<string, { schema: TSchema; namespaced: boolean; crd: { plural: string; shortNames: string[]; columns: PrinterColumn[]; status?: Record<string, TSchema> } }>;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
 /** The document type of one kind, from its schema. */
@@ -216,5 +245,7 @@ export type BlogPost = Static<typeof BlogPostManifest>;
 export type RealmManifestT = Static<typeof RealmManifest>;
 export type CurrencyManifestT = Static<typeof CurrencyManifest>;
 export type ItemTypeManifestT = Static<typeof ItemTypeManifest>;
+export type CardTypeManifestT = Static<typeof CardTypeManifest>;
+export type CardTemplateManifestT = Static<typeof CardTemplateManifest>;
 /** A document of any kind, discriminated by `kind`. */
 export type AnyManifest = ManifestOf<ManifestKind>;

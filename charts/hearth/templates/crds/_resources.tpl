@@ -12,6 +12,8 @@
 - realms
 - currencies
 - itemtypes
+- cardtypes
+- cardtemplates
 {{- end }}
 {{- define "hearth.operatorNamespacedResources" -}}
 - projects
@@ -25,6 +27,8 @@
 - realms
 - currencies
 - itemtypes
+- cardtypes
+- cardtemplates
 {{- end }}
 {{- define "hearth.operatorClusterResources" -}}
 - plans

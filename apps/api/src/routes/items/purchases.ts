@@ -5,26 +5,12 @@
  * Idempotency-Key is optional (either credential): a retry under the same key answers the first
  * purchase with `replayed: true` and `granted: null` (spec Purchase<T>), charging nothing again.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
-import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE, Movement, PURCHASE_QUANTITY_MAX, refuse } from '@hearth/core';
+import { Type } from '@sinclair/typebox';
+import { GameKey, PURCHASE_QUANTITY_MAX, refuse } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, InventoryChoiceFields } from '../../http/schema-helpers';
+import { Allowances, Id, InventoryChoiceFields, Purchase } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 import { ItemGrant } from '@hearth/core';
-
-/** At most this many allowances in one body: a server may send its whole allowance map, bounded. */
-const ALLOWANCES_MAX = 100;
-
-/** Purchase<T> (spec §2). */
-const Purchase = (granted: TSchema) =>
-  Type.Object(
-    {
-      replayed: Type.Boolean({ description: 'true when the Idempotency-Key named a purchase already made' }),
-      charges: Type.Array(Movement, { description: 'one Movement per currency charged, in currency-key order' }),
-      granted: Type.Union([granted, Type.Null()], { description: 'what was granted; null when replayed' }),
-    },
-    { additionalProperties: false },
-  );
 
 export const purchaseItems = defineRoute({
   operationId: 'purchaseItems',
@@ -49,15 +35,7 @@ export const purchaseItems = defineRoute({
       quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: PURCHASE_QUANTITY_MAX, description: `1 to ${PURCHASE_QUANTITY_MAX}, default 1: every price is multiplied by it` })),
       ...InventoryChoiceFields,
       payWith: Type.Optional(GameKey('priceRule `any`: the currency of the price to pay (required there); with `all` it must name one of the prices')),
-      allowances: Type.Optional(
-        Type.Record(Type.String({ pattern: GAME_KEY_PATTERN }), Type.Integer({ minimum: 0, maximum: MAX_BALANCE }), {
-          maxProperties: ALLOWANCES_MAX,
-          // A Record's pattern only types the keys that match it: without this, a key outside the
-          // game-key pattern passed unchecked (test/security/api3 found it).
-          additionalProperties: false,
-          description: 'server key only: per consumed currency key, the most the player may have spent in all after the purchase',
-        }),
-      ),
+      allowances: Type.Optional(Allowances),
     },
     { additionalProperties: false },
   ),

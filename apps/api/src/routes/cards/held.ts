@@ -1,0 +1,140 @@
+/**
+ * Cards players hold (spec §4 "Cards and decks"): the lists of an inventory's cards and card stacks,
+ * a card's grant and consumption, a stack's grant and consumption. The domain is
+ * apps/core/src/cards/service.ts; docs/cards.md.
+ *
+ * Idempotency-Key: required on the stacks' grant and consumption (a retry must not count twice);
+ * optional on a card's grant (its grantKey already makes a grant once) and consumption (a second is
+ * `already-consumed`), where a retry under the key answers the first answer.
+ */
+import { Type } from '@sinclair/typebox';
+import { CARD_LIMITS, Card, CardGrant, CardStack, GameKey, Inventory, type EngineAnswer } from '@hearth/core';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { Id, InventoryChoiceFields, PageOf, ServerPlayerPath } from '../../http/schema-helpers';
+import { playerPage, targetPlayerId } from '../players/target';
+import { InventoryParams } from '../economy';
+
+/** A move of the money engine as a handler's result: the first answer, or its replay (Idempotent-Replayed). */
+const engineAnswer = <T>({ answer, replayed }: EngineAnswer<T>) => ({ body: answer, replayed });
+
+/** A card's own data (spec §8: up to 1 KB compact, checked by core). */
+export const CardData = Type.Object({}, { additionalProperties: true, description: `the card's own data, at most ${CARD_LIMITS.dataBytes} bytes compact` });
+
+const StackBody = Type.Object(
+  {
+    cardTypeKey: GameKey('the card type key'),
+    quantity: Type.Integer({ minimum: 1, maximum: CARD_LIMITS.quantityMax, description: `1 to ${CARD_LIMITS.quantityMax}` }),
+    ...InventoryChoiceFields,
+  },
+  { additionalProperties: false },
+);
+
+export const listCards = defineRoute({
+  ...playerPage('cards'),
+  operationId: 'listCards',
+  path: '/players/:playerId/inventories/:inventory/cards',
+  summary: 'The cards an inventory holds one by one and not consumed, in the order granted, with the inventory',
+  params: InventoryParams,
+  success: { status: 200, description: 'A page of cards', schema: PageOf(Card, { inventory: Inventory }) },
+  links: [{ parameters: { playerId: '$request.path.playerId', cardId: '$response.body#/items/0/id' } }],
+  refusals: ['forbidden', 'not-found', 'no-current-realm'],
+  handler: async (ctx) => ({ body: await ctx.core.cards.listCards(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
+});
+
+export const listCardStacks = defineRoute({
+  ...playerPage('cards'),
+  operationId: 'listCardStacks',
+  path: '/players/:playerId/inventories/:inventory/card-stacks',
+  summary: "An inventory's counted card stacks by card type key (empty ones left out), with the inventory",
+  params: InventoryParams,
+  success: { status: 200, description: 'A page of card stacks', schema: PageOf(CardStack, { inventory: Inventory }) },
+  refusals: ['forbidden', 'not-found', 'no-current-realm'],
+  handler: async (ctx) => ({ body: await ctx.core.cards.listStacks(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
+});
+
+export const grantCard = defineRoute({
+  operationId: 'grantCard',
+  method: 'POST',
+  path: '/players/:playerId/cards/grant',
+  summary: 'Grant one card',
+  description:
+    'With neither inventoryId nor realmId the card goes to the current realm’s inventory. Under a `grantKey` a second grant answers the first card with `alreadyGranted: true`. `disabled` for a switched-off card type or template.',
+  tag: 'cards',
+  credential: 'server',
+  service: 'cards',
+  bodyLimit: BODY_LIMITS.gameService,
+  idempotency: 'optional',
+  // The move's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
+  params: ServerPlayerPath,
+  body: Type.Object(
+    {
+      cardTypeKey: GameKey('the card type key'),
+      cardTemplateKey: Type.Optional(GameKey('a card template key')),
+      grantKey: Type.Optional(GameKey('granting again under it answers the first grant')),
+      data: Type.Optional(CardData),
+      ...InventoryChoiceFields,
+    },
+    { additionalProperties: false },
+  ),
+  success: { status: 200, description: 'The card granted (or granted first under the grantKey)', schema: CardGrant },
+  links: [{ parameters: { playerId: '$request.path.playerId', cardId: '$response.body#/card/id' } }],
+  refusals: ['not-found', 'invalid-request', 'disabled', 'no-current-realm'],
+  handler: async (ctx) => engineAnswer(await ctx.core.cards.grant(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
+});
+
+export const consumeCard = defineRoute({
+  operationId: 'consumeCard',
+  method: 'POST',
+  path: '/players/:playerId/cards/:cardId/consume',
+  summary: 'Take one card away, and out of every deck',
+  description: 'The card is kept with `consumedAt`; consuming it again is `already-consumed`.',
+  tag: 'cards',
+  credential: 'server',
+  service: 'cards',
+  bodyLimit: BODY_LIMITS.gameService,
+  idempotency: 'optional',
+  idempotencyRecord: 'handler',
+  params: Type.Object({ playerId: Id('a player id'), cardId: Id('a card id') }, { additionalProperties: false }),
+  success: { status: 200, description: 'The card, consumed', schema: Card },
+  refusals: ['not-found', 'already-consumed'],
+  handler: async (ctx) => engineAnswer(await ctx.core.cards.consume(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.cardId, ctx.idempotency)),
+});
+
+export const grantCardStack = defineRoute({
+  operationId: 'grantCardStack',
+  method: 'POST',
+  path: '/players/:playerId/card-stacks/grant',
+  summary: 'Add to a counted card stack',
+  description: 'With neither inventoryId nor realmId the stack is the current realm’s inventory’s. `disabled` for a switched-off card type.',
+  tag: 'cards',
+  credential: 'server',
+  service: 'cards',
+  bodyLimit: BODY_LIMITS.gameService,
+  idempotency: 'required',
+  idempotencyRecord: 'handler',
+  params: ServerPlayerPath,
+  body: StackBody,
+  success: { status: 200, description: 'The stack after', schema: CardStack },
+  refusals: ['not-found', 'invalid-request', 'disabled', 'owned-limit', 'no-current-realm'],
+  handler: async (ctx) => engineAnswer(await ctx.core.cards.grantStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
+});
+
+export const consumeCardStack = defineRoute({
+  operationId: 'consumeCardStack',
+  method: 'POST',
+  path: '/players/:playerId/card-stacks/consume',
+  summary: 'Take from a counted card stack',
+  description: '`insufficient-balance` (details.held, details.requested) when the stack holds fewer.',
+  tag: 'cards',
+  credential: 'server',
+  service: 'cards',
+  bodyLimit: BODY_LIMITS.gameService,
+  idempotency: 'required',
+  idempotencyRecord: 'handler',
+  params: ServerPlayerPath,
+  body: StackBody,
+  success: { status: 200, description: 'The stack after', schema: CardStack },
+  refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'no-current-realm'],
+  handler: async (ctx) => engineAnswer(await ctx.core.cards.consumeStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
+});

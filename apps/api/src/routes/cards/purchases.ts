@@ -1,0 +1,62 @@
+/**
+ * Buying cards (spec §4 "Buying", §2 Purchase<T>): POST /players/:playerId/purchases/cards. The domain
+ * is apps/core/src/cards/service.ts (one statement of the money engine, hearth_card_purchase);
+ * docs/cards.md "Buying cards".
+ *
+ * Idempotency-Key is optional (either credential): a retry under the same key answers the first
+ * purchase with `replayed: true` and `granted: null`, charging nothing again.
+ */
+import { Type } from '@sinclair/typebox';
+import { CARD_PURCHASE_FORMS, CardGrant, CardStack, GameKey, OneOf, refuse } from '@hearth/core';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { Allowances, InventoryChoiceFields, PlayerPath, Purchase } from '../../http/schema-helpers';
+import { targetPlayerId } from '../players/target';
+import { CardData } from './held';
+
+export const purchaseCards = defineRoute({
+  operationId: 'purchaseCards',
+  method: 'POST',
+  path: '/players/:playerId/purchases/cards',
+  summary: 'Buy a card with currencies',
+  description:
+    'Charges the card type’s prices (every one for priceRule `all`; the one `payWith` names for `any`) and grants one card (`as: instance`, the default) or one more of the type’s stack (`as: stack`), in one transaction: all or nothing. ' +
+    'With neither inventoryId nor realmId the card goes to the current realm’s inventory. ' +
+    '`cardTemplateKey`, `data` and `allowances` are a server key’s (from a player token `forbidden`); template and data are for an instance. ' +
+    'Under an Idempotency-Key a retry answers the first purchase with `replayed: true` and `granted: null`.',
+  tag: 'cards',
+  credential: 'either',
+  service: 'cards',
+  bodyLimit: BODY_LIMITS.gameService,
+  idempotency: 'optional',
+  // The purchase's one statement claims and answers the key's record: a purchase is one round trip.
+  idempotencyRecord: 'handler',
+  params: PlayerPath,
+  body: Type.Object(
+    {
+      cardTypeKey: GameKey('the card type to buy'),
+      as: Type.Optional(OneOf(CARD_PURCHASE_FORMS, { description: '`instance` (default): one card with an id; `stack`: one more in the type’s counted stack' })),
+      ...InventoryChoiceFields,
+      payWith: Type.Optional(GameKey('priceRule `any`: the currency of the price to pay (required there); with `all` it must name one of the prices')),
+      cardTemplateKey: Type.Optional(GameKey('server key only, instance only: the card’s template')),
+      data: Type.Optional(CardData),
+      allowances: Type.Optional(Allowances),
+    },
+    { additionalProperties: false },
+  ),
+  success: {
+    status: 200,
+    description: 'The purchase: its charges and the card (or the stack after)',
+    schema: Purchase(Type.Union([CardGrant, CardStack], { description: 'a card bought as an instance, or the stack after one more' })),
+  },
+  refusals: ['forbidden', 'not-found', 'invalid-request', 'not-purchasable', 'disabled', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'owned-limit', 'no-current-realm'],
+  handler: async (ctx) => {
+    const playerId = targetPlayerId(ctx);
+    // Templates, data and allowances are the game server's word: never a player's own.
+    if (ctx.principal.kind === 'player') {
+      const serverOnly = (['cardTemplateKey', 'data', 'allowances'] as const).find((field) => ctx.body[field] !== undefined);
+      if (serverOnly !== undefined) throw refuse.forbidden(`Only a server key sends ${serverOnly}.`);
+    }
+    const purchase = await ctx.core.cards.buy(ctx.db, ctx.env, playerId, ctx.body, ctx.idempotency);
+    return { body: purchase, replayed: purchase.replayed };
+  },
+});
