@@ -66,7 +66,7 @@ export async function syncBlogCategory(
 ): Promise<SyncAction> {
   const { environmentId, owner, category } = target;
   checkSlug(category.slug);
-  const wanted = { name: category.name, description: category.description ?? null, sort_order: category.order ?? 0 };
+  const wanted = { name: category.name, description: category.description ?? null, sort_order: category.order };
   return inTransaction(db, async (trx) => {
     await lockEnvironment(trx, environmentId);
     const before = await trx('blog_categories').where({ owner }).first();
@@ -159,7 +159,7 @@ export async function syncBlogPost(
       author_name: post.authorName ?? null,
       tags,
       cover: post.cover ?? null,
-      featured: post.featured ?? false,
+      featured: post.featured,
       reading_minutes: post.readingMinutes ?? readingMinutesOf(post.content),
       status: post.status,
       published_at: visibleFrom(post, moved ? undefined : before, new Date()),

@@ -60,27 +60,27 @@ export const CARD_TEMPLATES: DefinitionKind<CardTemplateDefinition> = {
   toDefinition: (row) => ({ key: row.key, name: row.name, description: row.description, enabled: row.enabled, data: row.data }),
 };
 
-/** The row a CardType document declares: the key resolved (slug, else metadata.name), every default filled in. */
+/** The row a validated CardType document declares (its defaults filled by validation: spec/fields.ts), the key resolved (slug, else metadata.name). */
 export function cardTypeRow(doc: Resource<CardTypeSpecT>): Record<string, unknown> {
   const s = doc.spec;
   return {
     key: s.slug ?? doc.metadata.name,
     name: s.name,
-    description: s.description ?? '',
-    enabled: s.enabled ?? true,
+    description: s.description,
+    enabled: s.enabled,
     per_deck_limit: s.perDeckLimit ?? null,
-    starter: s.starter ?? false,
-    purchasable: s.purchasable ?? false,
-    price_rule: s.priceRule ?? 'all',
-    prices: (s.prices ?? []).map((p) => ({ currencyKey: p.currencyKey, amount: p.amount })),
+    starter: s.starter,
+    purchasable: s.purchasable,
+    price_rule: s.priceRule,
+    prices: s.prices.map((p) => ({ currencyKey: p.currencyKey, amount: p.amount })),
     data: s.data ?? {},
   };
 }
 
-/** The row a CardTemplate document declares. */
+/** The row a validated CardTemplate document declares. */
 export function cardTemplateRow(doc: Resource<CardTemplateSpecT>): Record<string, unknown> {
   const s = doc.spec;
-  return { key: s.key ?? doc.metadata.name, name: s.name, description: s.description ?? '', enabled: s.enabled ?? true, data: s.data ?? {} };
+  return { key: s.key ?? doc.metadata.name, name: s.name, description: s.description, enabled: s.enabled, data: s.data ?? {} };
 }
 
 /**

@@ -29,8 +29,8 @@ export function realmRow(doc: Resource<RealmSpecT>): Record<string, unknown> {
     key: spec.key ?? doc.metadata.name,
     number: spec.number,
     name: spec.name,
-    enabled: spec.enabled ?? true,
-    visible: spec.visible ?? true,
+    enabled: spec.enabled,
+    visible: spec.visible,
     // Dates as Date objects: the unchanged-check compares them with what PostgreSQL gives back.
     start_at: new Date(spec.startAt),
     end_at: spec.endAt === undefined ? null : new Date(spec.endAt),
@@ -47,7 +47,7 @@ export function currencyRow(doc: Resource<CurrencySpecT>): Record<string, unknow
     scope: spec.scope,
     kind: spec.kind,
     max: spec.max === undefined ? null : String(spec.max),
-    enabled: spec.enabled ?? true,
+    enabled: spec.enabled,
   };
 }
 

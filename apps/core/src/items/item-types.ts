@@ -31,7 +31,7 @@ export type { ContainerContents, ItemOwnership, ItemTypeDefinition, ItemTypeSwit
 
 /** The definition a validated document declares: the key resolved, every default filled in. */
 export function itemTypeDefinitionOf(doc: Resource<ItemTypeSpecT>): ItemTypeDefinition {
-  // A validated document: every field with a default in ItemTypeSpec is filled (spec/defaulted.ts).
+  // A validated document: every field with a default in ItemTypeSpec is filled (spec/fields.ts).
   const s = doc.spec;
   const switches = { enabled: s.enabled, usable: s.usable, purchasable: s.purchasable };
   return {

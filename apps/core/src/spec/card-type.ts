@@ -7,6 +7,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { celRules } from './rules';
+import { Defaulted, literals } from './fields';
 import { ResourceName } from './names';
 import { GameKey } from './game-keys';
 import { ITEM_TYPE_LIMITS, PRICE_RULES, PriceSpec } from './item-type';
@@ -22,8 +23,6 @@ export const CARD_LIMITS = {
   deckNameMax: 60,
 } as const;
 
-const literals = <T extends string>(values: readonly T[], options: { default?: T; description?: string } = {}) =>
-  Type.Union(values.map((v) => Type.Literal(v)), options);
 
 const Data = Type.Object({}, { additionalProperties: true, description: `any JSON object the game reads, up to ${CARD_LIMITS.dataBytes} bytes compact` });
 
@@ -32,15 +31,15 @@ export const CardTypeSpec = Type.Object(
     environment: ResourceName,
     slug: Type.Optional(GameKey('the card type key clients and servers name it by (cardTypeKey); metadata.name when absent')),
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Type.Optional(Type.String({ maxLength: 2000, default: '' })),
-    enabled: Type.Optional(Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but not granted or bought (`disabled`), and a problem in a deck' })),
+    description: Defaulted(Type.String({ maxLength: 2000, default: '' })),
+    enabled: Defaulted(Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but not granted or bought (`disabled`), and a problem in a deck' })),
     perDeckLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: CARD_LIMITS.lineCountMax, description: 'the most cards of this type one deck may count (validation problem `per-type-limit`); no limit when absent' })),
-    starter: Type.Optional(
+    starter: Defaulted(
       Type.Boolean({ default: false, description: 'every player may put this type in decks without holding it (deck validation never says `not-owned` for it)' }),
     ),
-    purchasable: Type.Optional(Type.Boolean({ default: false, description: 'whether POST .../purchases/cards sells it' })),
-    priceRule: Type.Optional(literals(PRICE_RULES, { default: 'all', description: '`all`: every price is paid; `any`: the buyer pays one of them (payWith)' })),
-    prices: Type.Optional(
+    purchasable: Defaulted(Type.Boolean({ default: false, description: 'whether POST .../purchases/cards sells it' })),
+    priceRule: Defaulted(literals(PRICE_RULES, { default: 'all', description: '`all`: every price is paid; `any`: the buyer pays one of them (payWith)' })),
+    prices: Defaulted(
       Type.Array(PriceSpec, {
         maxItems: CARD_LIMITS.prices,
         default: [],
@@ -63,8 +62,8 @@ export const CardTemplateSpec = Type.Object(
     environment: ResourceName,
     key: Type.Optional(GameKey('the template key (cardTemplateKey); metadata.name when absent')),
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Type.Optional(Type.String({ maxLength: 2000, default: '' })),
-    enabled: Type.Optional(Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but no card is granted or bought with it (`disabled`)' })),
+    description: Defaulted(Type.String({ maxLength: 2000, default: '' })),
+    enabled: Defaulted(Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but no card is granted or bought with it (`disabled`)' })),
     data: Type.Optional(Data),
   },
   { additionalProperties: false },

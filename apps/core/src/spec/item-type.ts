@@ -8,7 +8,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { celRules } from './rules';
-import { Defaulted } from './defaulted';
+import { Defaulted, literals } from './fields';
 import { ResourceName } from './names';
 import { AMOUNT_MAX, GameKey } from './game-keys';
 
@@ -35,8 +35,6 @@ export const ITEM_SCOPES = ['account', 'realm'] as const;
 export const PRICE_RULES = ['all', 'any'] as const;
 
 const L = ITEM_TYPE_LIMITS;
-const literals = <T extends string>(values: readonly T[], options: { default?: NoInfer<T>; description?: string } = {}) =>
-  Type.Union(values.map((v) => Type.Literal(v)), options);
 
 export const PriceSpec = Type.Object(
   {

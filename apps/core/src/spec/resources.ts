@@ -4,6 +4,7 @@
  * reads and the manifest kinds (manifests/schemas.ts) wrap into documents; nothing here imports the
  * rest of core.
  */
+import { Defaulted } from './fields';
 import { type Static, Type } from '@sinclair/typebox';
 import { BlogContent } from './blog-content';
 import type { ItemTypeSpec } from './item-type';
@@ -154,7 +155,7 @@ export const TourSpec = Type.Object(
     environment: Name,
     id: Type.Optional(ContentKey('the tour id clients name; metadata.name when absent')),
     name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players; tours are listed by it' }),
-    enabled: Type.Optional(Type.Boolean({ default: true, description: 'only switched-on tours are listed and completed' })),
+    enabled: Defaulted(Type.Boolean({ default: true, description: 'only switched-on tours are listed and completed' })),
   },
   { additionalProperties: false },
 );
@@ -169,7 +170,7 @@ export const BlogCategorySpec = Type.Object(
     slug: Type.Optional(BlogSlug),
     name: Type.String({ minLength: 1, maxLength: 120 }),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
-    order: Type.Optional(Type.Integer({ minimum: -1_000_000, maximum: 1_000_000, default: 0, description: 'console order: lower first, then by slug' })),
+    order: Defaulted(Type.Integer({ minimum: -1_000_000, maximum: 1_000_000, default: 0, description: 'console order: lower first, then by slug' })),
   },
   { additionalProperties: false },
 );
@@ -192,7 +193,7 @@ export const BlogPostSpec = Type.Object(
       Type.Array(Type.Object({ slug: BlogSlug, name: Type.String({ minLength: 1, maxLength: 60 }) }, { additionalProperties: false }), { maxItems: 20 }),
     ),
     cover: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' }), Type.Null()])),
-    featured: Type.Optional(Type.Boolean({ default: false })),
+    featured: Defaulted(Type.Boolean({ default: false })),
     readingMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'computed from the content when absent' })),
     status: Type.Union(BLOG_POST_STATUSES.map((s) => Type.Literal(s))),
     publishAt: Type.Optional(BlogTimestamp),
@@ -215,8 +216,8 @@ export const RealmSpec = Type.Object(
     key: Type.Optional(GameKey("the realm's key, also its id; metadata.name when absent")),
     number: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'unique in the environment; 0 is the permanent realm' }),
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    enabled: Type.Optional(Type.Boolean({ default: true, description: 'a switched-off realm is never open' })),
-    visible: Type.Optional(Type.Boolean({ default: true, description: 'a hint for game clients, carried in the Realm shape' })),
+    enabled: Defaulted(Type.Boolean({ default: true, description: 'a switched-off realm is never open' })),
+    visible: Defaulted(Type.Boolean({ default: true, description: 'a hint for game clients, carried in the Realm shape' })),
     startAt: Type.String({ format: 'date-time', description: 'when it opens (ISO 8601 with an offset)' }),
     endAt: Type.Optional(Type.String({ format: 'date-time', description: 'when it closes; absent = never' })),
   },
@@ -236,7 +237,7 @@ export const CurrencySpec = Type.Object(
     scope: Type.Union([Type.Literal('account'), Type.Literal('realm')], { description: 'held on the account, or per realm' }),
     kind: Type.Union([Type.Literal('balance'), Type.Literal('consumed')], { description: 'a balance held, or a figure spent against allowances' }),
     max: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_BALANCE, description: 'the most the stored figure may reach; absent = 2^53-1' })),
-    enabled: Type.Optional(Type.Boolean({ default: true, description: 'a switched-off currency is listed but not moved' })),
+    enabled: Defaulted(Type.Boolean({ default: true, description: 'a switched-off currency is listed but not moved' })),
   },
   { additionalProperties: false },
 );

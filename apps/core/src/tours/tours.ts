@@ -31,7 +31,7 @@ export interface TourContent {
 const TOURS: OwnedRowTable = { name: 'tours', keyColumn: 'id', keyField: 'id', kind: 'Tour' };
 
 export function tourContent(doc: Resource<TourSpecT>): TourContent {
-  return { id: doc.spec.id ?? doc.metadata.name, name: doc.spec.name, enabled: doc.spec.enabled ?? true };
+  return { id: doc.spec.id ?? doc.metadata.name, name: doc.spec.name, enabled: doc.spec.enabled };
 }
 
 /**

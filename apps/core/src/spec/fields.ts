@@ -1,5 +1,9 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 
+/** One of a few words: a union of string literals (a CRD `enum`), optionally with its default. */
+export const literals = <T extends string>(values: readonly T[], options: { default?: NoInfer<T>; description?: string } = {}) =>
+  Type.Union(values.map((v) => Type.Literal(v)), options);
+
 /**
  * A field a document may leave out and validation then fills with the schema's `default`: ajv's
  * `useDefaults` in `hearth apply` and the operator, the CRD's `default` in the cluster (both from this
