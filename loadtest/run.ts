@@ -21,7 +21,7 @@ import { KUBE_TOOLS_BIN } from '../test/support/kube';
 import { freePort } from '../test/support/ports';
 import { type HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../test/support/hearth-process';
 import { stopProcess } from '../test/support/processes';
-import { PROFILES, type ProfileName } from './k6/profiles';
+import { PROFILES, type ProfileName, SCENARIO_ENDPOINTS } from './k6/profiles';
 
 const ROOT = path.resolve(__dirname, '..');
 const SCRIPT = path.join(ROOT, 'loadtest/k6/hearth.ts');
@@ -66,15 +66,6 @@ interface Metric {
   thresholds?: Record<string, { ok: boolean }>;
 }
 
-const SCENARIO_ENDPOINTS: [string, string[]][] = [
-  ['auth', ['auth-server', 'auth-refresh']],
-  ['players_me', ['players-me']],
-  ['flags_304', ['flags-304']],
-  ['saves', ['saves-put']],
-  ['credit', ['currency-credit', 'currency-credit-replay']],
-  ['lobby', ['realtime-info', 'sessions-create', 'sessions-join', 'sessions-ready', 'sessions-status', 'sessions-leave', 'sessions-get']],
-  ['rate_limit', ['rate-limited-players-me']],
-];
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
@@ -103,7 +94,7 @@ function report(summary: any, profile: ProfileName): number {
   const metrics: Record<string, Metric> = summary.metrics;
   const seconds = PROFILES[profile].seconds;
   const rows = [['scenario', 'endpoint', 'requests', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'thresholds']];
-  for (const [scenario, endpoints] of SCENARIO_ENDPOINTS) {
+  for (const [scenario, endpoints] of Object.entries(SCENARIO_ENDPOINTS)) {
     for (const endpoint of endpoints) {
       const reqs = metrics[`http_reqs{endpoint:${endpoint}}`]?.values;
       const duration = metrics[`http_req_duration{endpoint:${endpoint}}`]?.values;

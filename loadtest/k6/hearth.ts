@@ -16,7 +16,7 @@
  */
 import { Options } from 'k6/options';
 import exec from 'k6/execution';
-import { PROFILES, ProfileName, RateScenario } from './profiles.ts';
+import { PROFILES, ProfileName, RateScenario, SCENARIO_ENDPOINTS } from './profiles.ts';
 import { Player, SERVER_KEY, call, checkTagged, clientAddress, hasRateLimitHeaders, json, signInOrThrow } from './api.ts';
 import { lobby as lobbyLifecycle } from './lobby.ts';
 import { rateLimit as rateLimitBurst } from './rate-limit.ts';
@@ -52,6 +52,8 @@ export const LATENCY_BOUNDS: Record<string, Bounds> = {
   'saves-put': WRITE,
   'currency-credit': WRITE,
   'currency-credit-replay': LIGHT,
+  'card-purchase': WRITE,
+  'card-purchase-replay': LIGHT,
   'realtime-info': READ,
   'sessions-create': WRITE,
   'sessions-join': WRITE,
@@ -66,15 +68,6 @@ export const FRAME_BOUNDS: Bounds = [40, 200, 600];
 
 const latency = ([p50, p95, p99]: Bounds) => [`med<${p50}`, `p(95)<${p95}`, `p(99)<${p99}`];
 
-const SCENARIO_ENDPOINTS: Record<string, string[]> = {
-  auth: ['auth-server', 'auth-refresh'],
-  players_me: ['players-me'],
-  flags_304: ['flags-304'],
-  saves: ['saves-put'],
-  credit: ['currency-credit', 'currency-credit-replay'],
-  lobby: ['realtime-info', 'sessions-create', 'sessions-join', 'sessions-ready', 'sessions-status', 'sessions-leave', 'sessions-get'],
-  rate_limit: ['rate-limited-players-me'],
-};
 
 function thresholds(): Options['thresholds'] {
   const out: Record<string, string[]> = {
@@ -119,6 +112,7 @@ export const options: Options = {
     flags_304: rateScenario('flags304', profile.flags304),
     saves: rateScenario('saves', profile.saves),
     credit: rateScenario('credit', profile.credit),
+    card_purchase: rateScenario('cardPurchase', profile.cardPurchase),
     lobby: { executor: 'constant-vus', exec: 'lobby', vus: profile.lobbyVUs, duration: `${profile.seconds}s`, gracefulStop: '30s' },
     // One iteration: it may wait up to 10 s for a fresh clock minute, then for that minute to end.
     rate_limit: { executor: 'per-vu-iterations', exec: 'rateLimit', vus: 1, iterations: 1, maxDuration: '150s' },
@@ -142,12 +136,13 @@ export function setup(): SetupData {
   const flags = call('setup', 'GET', 'GET /flags', '/flags', { token: players[0].accessToken });
   const flagsEtag = flags.headers['Etag'];
   if (flags.status !== 200 || !flagsEtag) throw new Error(`GET /flags answered ${flags.status} without an ETag: ${flags.body}`);
-  // Every player's balance exists before the credits are timed (as for a player who has played).
+  // Every player's balance exists before the credits are timed (as for a player who has played), with
+  // gold for every card the purchase scenario buys (1 each).
   for (const [i, p] of players.entries()) {
     const res = call('setup', 'POST', 'POST /players/:playerId/currencies/:currencyKey/credit', `/players/${p.id}/currencies/gold/credit`, {
       token: SERVER_KEY,
       headers: { 'Idempotency-Key': `setup-${i}` },
-      body: { amount: 1, reason: 'loadtest' },
+      body: { amount: 1_000_000, reason: 'loadtest' },
     });
     if (res.status !== 200) throw new Error(`the first credit of ${p.id} answered ${res.status}: ${res.body}`);
   }
@@ -236,6 +231,32 @@ export function credit(data: SetupData): void {
   checkTagged('currency-credit-replay', retry, {
     'a retry with the same key answers the first receipt, replayed': (r) =>
       r.status === 200 && replay?.replayed === true && replay?.transactionId === movement.transactionId && replay?.balanceAfter === movement.balanceAfter,
+  });
+}
+
+/** A player buys a card into their stack with their own token; one in ten is retried under its key. */
+export function cardPurchase(data: SetupData): void {
+  const n = exec.scenario.iterationInTest;
+  const player = pick(data, n);
+  const request = {
+    token: player.accessToken,
+    headers: { 'Idempotency-Key': `load-card-${exec.vu.idInTest}-${exec.vu.iterationInScenario}` },
+    body: { cardTypeKey: 'knight', as: 'stack', realmId: null }, // into the account (a card's default place is the current realm)
+  };
+  const route = 'POST /players/:playerId/purchases/cards';
+  const path = `/players/me/purchases/cards`; // a player token names its player `me`
+  const res = call('card-purchase', 'POST', route, path, request);
+  const bought = json(res);
+  const ok = checkTagged('card-purchase', res, {
+    'a card purchase with a new Idempotency-Key is 200, charged 1 gold, not replayed': (r) =>
+      r.status === 200 && bought?.replayed === false && bought?.charges?.[0]?.amount === -1 && bought?.granted?.cardTypeKey === 'knight',
+  });
+  if (!ok || n % 10 !== 0) return;
+  const retry = call('card-purchase-replay', 'POST', route, path, request);
+  const replay = json(retry);
+  checkTagged('card-purchase-replay', retry, {
+    'a retry with the same key answers the first purchase, replayed, charging nothing more': (r) =>
+      r.status === 200 && replay?.replayed === true && replay?.charges?.[0]?.transactionId === bought.charges[0].transactionId,
   });
 }
 

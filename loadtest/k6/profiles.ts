@@ -27,6 +27,7 @@ export interface Profile {
   flags304: RateScenario;
   saves: RateScenario;
   credit: RateScenario;
+  cardPurchase: RateScenario;
   /** VUs each running lobby lifecycles with two players and their two sockets open */
   lobbyVUs: number;
   /**
@@ -48,6 +49,7 @@ export const PROFILES: Record<'smoke' | 'full', Profile> = {
     flags304: { rate: 50, vus: 10, maxVUs: 20 },
     saves: { rate: 20, vus: 10, maxVUs: 20 },
     credit: { rate: 10, vus: 10, maxVUs: 20 },
+    cardPurchase: { rate: 10, vus: 10, maxVUs: 20 },
     lobbyVUs: 1,
     lobbiesPerSocket: 10,
     players: 20,
@@ -61,6 +63,7 @@ export const PROFILES: Record<'smoke' | 'full', Profile> = {
     flags304: { rate: 200, vus: 30, maxVUs: 100 },
     saves: { rate: 50, vus: 30, maxVUs: 100 },
     credit: { rate: 25, vus: 30, maxVUs: 100 },
+    cardPurchase: { rate: 25, vus: 30, maxVUs: 100 },
     lobbyVUs: 2,
     lobbiesPerSocket: 25,
     players: 100,
@@ -68,3 +71,18 @@ export const PROFILES: Record<'smoke' | 'full', Profile> = {
 };
 
 export type ProfileName = keyof typeof PROFILES;
+
+/**
+ * The endpoints (request tags) each scenario times, in the summary's order: the k6 script sets a
+ * threshold per endpoint from it, the runner prints its table from it.
+ */
+export const SCENARIO_ENDPOINTS: Record<string, string[]> = {
+  auth: ['auth-server', 'auth-refresh'],
+  players_me: ['players-me'],
+  flags_304: ['flags-304'],
+  saves: ['saves-put'],
+  credit: ['currency-credit', 'currency-credit-replay'],
+  card_purchase: ['card-purchase', 'card-purchase-replay'],
+  lobby: ['realtime-info', 'sessions-create', 'sessions-join', 'sessions-ready', 'sessions-status', 'sessions-leave', 'sessions-get'],
+  rate_limit: ['rate-limited-players-me'],
+};
