@@ -10,7 +10,10 @@
  * A refusal (ManifestError: a bad reference, a plan's limit; a deletion Hearth cannot undo yet; or a
  * Refusal of the operator's own) is
  * Ready=False with its reason and message and a Warning Event, and is retried with backoff, and at
- * once when another resource changes (the plan a project waited for may just have been created).
+ * once when another resource changes (the plan a project waited for may just have been created); a
+ * missing reference only once it has been missing for the grace (the same apply may be about to
+ * create it). A change (or a deletion's clean-up) also reconciles again the objects naming what
+ * changed (their Reference fields), so their status follows at once, not at the relist.
  * Any other failure (the database down, the API server busy) is Ready=Unknown and retried with
  * backoff. Nothing here crashes the process.
  */
