@@ -6,7 +6,18 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { API_VERSION, CHART_CRD_DIR, MANIFEST_KINDS, type ManifestError, brokenRule, chartCrdTemplates, customResourceDefinition, structural, validateManifest } from '@hearth/core';
+import {
+  API_VERSION,
+  CHART_CRD_DIR,
+  MANIFEST_KINDS,
+  type ManifestError,
+  brokenRule,
+  chartCrdTemplates,
+  customResourceDefinition,
+  referencesOf,
+  structural,
+  validateManifest,
+} from '@hearth/core';
 
 const CHART = path.join(__dirname, '..', '..', 'charts', 'hearth');
 
@@ -76,6 +87,21 @@ describe('what kubectl explain and get show', () => {
     );
     expect(columns.filter((c) => c.type === 'date').map((c) => c.name)).toEqual(Object.keys(MANIFEST_KINDS).map(() => 'Age'));
     expect(columns.find((c) => c.kind === 'Realm' && c.name === 'Start')).toMatchObject({ type: 'string', jsonPath: '.spec.startAt' });
+  });
+});
+
+describe('references between documents (what the operator reconciles again when an object changes)', () => {
+  it('every spec field naming another document is a Reference to its kind (a new kind must declare its own so)', () => {
+    const NAMING = { plan: 'Plan', project: 'Project', environment: 'GameEnvironment' } as const;
+    for (const kind of Object.keys(MANIFEST_KINDS) as (keyof typeof MANIFEST_KINDS)[]) {
+      const spec = (MANIFEST_KINDS[kind].schema as unknown as { properties: { spec: { properties: Record<string, unknown> } } }).properties.spec;
+      const named = Object.entries(NAMING).filter(([field]) => field in spec.properties);
+      const obj = { metadata: { namespace: 'games' }, spec: Object.fromEntries(named.map(([field]) => [field, `the-${field}`])) };
+      expect({ kind, refs: referencesOf(kind, obj) }).toEqual({
+        kind,
+        refs: named.map(([field, target]) => ({ kind: target, key: target === 'Plan' ? `the-${field}` : `games/the-${field}` })),
+      });
+    }
   });
 });
 
