@@ -29,6 +29,8 @@ export interface OperatorConfig {
   relistIntervalMs: number;
   /** Objects of one kind reconciled at once (one object is never reconciled twice at once). */
   concurrency: number;
+  /** A reference to a missing document is waited for this long before it is reported (Ready=False, a Warning Event). */
+  referenceGraceMs: number;
 }
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -91,5 +93,6 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     watchNamespaces: names(env, 'HEARTH_OPERATOR_WATCH_NAMESPACE'),
     relistIntervalMs: integer(env, 'HEARTH_OPERATOR_RELIST_SECONDS', 300, 5, 86_400) * 1000,
     concurrency: integer(env, 'HEARTH_OPERATOR_CONCURRENCY', 2, 1, 64),
+    referenceGraceMs: integer(env, 'HEARTH_OPERATOR_REFERENCE_GRACE_SECONDS', 5, 0, 300) * 1000,
   };
 }

@@ -10,7 +10,10 @@
  * A refusal (ManifestError: a bad reference, a plan's limit; a deletion Hearth cannot undo yet; or a
  * Refusal of the operator's own) is
  * Ready=False with its reason and message and a Warning Event, and is retried with backoff, and at
- * once when another resource changes (the plan a project waited for may just have been created).
+ * once when another resource changes (the plan a project waited for may just have been created); a
+ * missing reference only once it has been missing for the grace (the same apply may be about to
+ * create it). A change (or a deletion's clean-up) also reconciles again the objects naming what
+ * changed (their Reference fields), so their status follows at once, not at the relist.
  * Any other failure (the database down, the API server busy) is Ready=Unknown and retried with
  * backoff. Nothing here crashes the process.
  */
@@ -26,10 +29,12 @@ import {
   reconcileManifest,
   removeManifest,
   validateManifest,
+  referencesOf,
   type AnyManifest,
+  type DocumentRef,
   type ReconcileResult,
 } from '@hearth/core';
-import { type ConditionStatus, nextStatus, sameStatus } from './conditions';
+import { type Condition, type ConditionStatus, READY, conditionOf, nextStatus, sameStatus } from './conditions';
 import { type EventRecorder } from './events';
 import { FINALIZER, addFinalizer, hasFinalizer, removeFinalizer } from './finalizers';
 import { type CustomObject, CustomResources, type KubeClients, type ObjectRef, type ResourceType, describeError, isNotFound, namespaceOf } from './kube';
@@ -51,8 +56,17 @@ export interface ControllerDeps {
   relistIntervalMs: number;
   concurrency: number;
   retry: { baseDelayMs: number; maxDelayMs: number };
-  /** Told when a reconcile changed the database (so refused resources of every kind are tried again). */
-  onChange(): void;
+  /**
+   * How long a reference to a missing document is waited for before it is reported (Ready=False,
+   * a Warning Event): kinds reconcile in parallel, so a folder applied at once names documents
+   * not reconciled yet; the object is retried meanwhile, at once when the database changes.
+   */
+  referenceGraceMs: number;
+  /**
+   * Told when a reconcile changed the database, or a deletion undid what an object made: the
+   * objects naming it (of every kind) and every refused object are tried again.
+   */
+  onChange(changed: DocumentRef): void;
 }
 
 /** The Ready=False reason of a ManifestError, by its code: a hint for machines; the message is exact. */
@@ -62,6 +76,8 @@ export function refusalReason(err: ManifestError): string {
       return 'MissingReference';
     case 'quota-exceeded':
       return 'PlanLimit';
+    case 'invalid-request':
+      return 'InvalidSpec'; // a rule the schema could not express, or an identity field changed: fix the spec
     default:
       return 'Refused';
   }
@@ -80,6 +96,10 @@ export class KindController {
   readonly resources: CustomResources;
   /** Keys last refused: tried again whenever the database changes. */
   private readonly refused = new Set<string>();
+  /** What each object names (from its last reconcile): it is tried again when one of those changes. */
+  private readonly referencing = new Map<string, DocumentRef[]>();
+  /** Objects whose missing reference is not reported yet: since when it has been missing. */
+  private readonly missingSince = new Map<string, number>();
   private readonly watches: ResourceWatch[];
   private readonly log: Logger;
 
@@ -106,6 +126,7 @@ export class KindController {
             const present = new Set(keys);
             const gone = (key: string) => (namespace === undefined || refOf(key).namespace === namespace) && !present.has(key);
             for (const key of this.refused) if (gone(key)) this.refused.delete(key);
+            for (const key of this.referencing.keys()) if (gone(key)) this.forget(key);
             deps.metrics.notReady.retain(kind, (key) => !gone(key));
           },
           onRestart: (reason) => deps.metrics.watchRestarts.inc({ kind, reason }),
@@ -127,6 +148,19 @@ export class KindController {
     for (const key of this.refused) this.queue.add(key);
   }
 
+  /** Queues every object of this kind that names `changed`, so its status follows at once (not at the relist). */
+  retryReferencing(changed: DocumentRef): void {
+    for (const [key, refs] of this.referencing) {
+      if (refs.some((ref) => ref.kind === changed.kind && ref.key === changed.key)) this.queue.add(key);
+    }
+  }
+
+  private forget(key: string): void {
+    this.refused.delete(key);
+    this.referencing.delete(key);
+    this.missingSince.delete(key);
+  }
+
   private count(outcome: Outcome): void {
     this.deps.metrics.reconciles.inc({ kind: this.type.kind, outcome });
   }
@@ -139,12 +173,13 @@ export class KindController {
     try {
       obj = await this.resources.get(ref);
       if (!obj) {
-        this.refused.delete(key);
+        this.forget(key);
         this.deps.metrics.notReady.forget(this.type.kind, key);
         this.count('gone');
         return 'done';
       }
       if (obj.metadata.deletionTimestamp) return await this.finalize(key, obj);
+      this.referencing.set(key, referencesOf(this.type.kind, obj));
       if (isRemovable(this.type.kind) && !hasFinalizer(obj)) obj = await addFinalizer(this.resources, obj);
 
       const generation = obj.metadata.generation ?? 0;
@@ -156,10 +191,16 @@ export class KindController {
         throw err;
       }
       const { result, extra } = await this.apply(obj, doc);
-      await this.writeStatus(ref, generation, { status: 'True', reason: 'Reconciled', message: READY_MESSAGE }, extra);
+      const { previous } = await this.writeStatus(ref, generation, { status: 'True', reason: 'Reconciled', message: READY_MESSAGE }, extra);
       this.refused.delete(key);
+      this.missingSince.delete(key);
       this.log.info({ key, action: result.action, generation }, 'reconciled');
-      if (result.action !== 'unchanged') this.deps.onChange();
+      // Refused, now applied (what refused it went: a GameConfig owning its flag was deleted, a plan was
+      // created): said on the object, since it may now hold what another object held.
+      if (previous?.status === 'False') {
+        await this.deps.events.record(obj, 'Normal', 'Recovered', `reconciled after being refused (${previous.reason}: ${previous.message})`);
+      }
+      if (result.action !== 'unchanged') this.deps.onChange({ kind: this.type.kind, key });
       this.count('ready');
       return 'done';
     } catch (err) {
@@ -207,14 +248,14 @@ export class KindController {
         throw err;
       });
       this.log.info({ key, action: removed.action }, 'removed from the database');
-      if (removed.action === 'removed') this.deps.onChange();
+      if (removed.action === 'removed') this.deps.onChange({ kind: this.type.kind, key });
     }
     try {
       await removeFinalizer(this.resources, obj);
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
-    this.refused.delete(key);
+    this.forget(key);
     this.deps.metrics.notReady.forget(this.type.kind, key);
     this.count('removed');
     return 'done';
@@ -227,6 +268,13 @@ export class KindController {
         : err instanceof Refusal
           ? { reason: err.reason, message: err.message }
           : null;
+    if (refusal?.reason === 'MissingReference' && this.stillInGrace(key)) {
+      // Not reported yet: what it names may be a moment away (the same apply, reconciled by another kind).
+      this.refused.add(key);
+      this.log.debug({ key, message: refusal.message }, 'waiting for a reference');
+      return 'retry';
+    }
+    if (refusal?.reason !== 'MissingReference') this.missingSince.delete(key);
     if (refusal) {
       this.refused.add(key);
       this.count('refused');
@@ -240,7 +288,7 @@ export class KindController {
     const status: ConditionStatus = refusal ? 'False' : 'Unknown';
     const ready = refusal ?? { reason: 'Retrying', message: `reconcile failed and is retried: ${describeError(err)}` };
     try {
-      const changed = await this.writeStatus(ref, obj.metadata.generation ?? 0, { status, ...ready });
+      const { changed } = await this.writeStatus(ref, obj.metadata.generation ?? 0, { status, ...ready });
       // One Event per new refusal, not one per retry.
       if (refusal && changed) await this.deps.events.record(obj, 'Warning', refusal.reason, refusal.message);
     } catch (statusErr) {
@@ -249,25 +297,34 @@ export class KindController {
     return 'retry';
   }
 
+  /** Whether a missing reference of `key` is still within its grace (the first one starts it). */
+  private stillInGrace(key: string): boolean {
+    const now = Date.now();
+    const since = this.missingSince.get(key) ?? now;
+    this.missingSince.set(key, since);
+    return now - since < this.deps.referenceGraceMs;
+  }
+
   /**
    * Writes status through /status on the object read afresh (kubebuilder's re-read before an update),
-   * only when something changes; a 409 (changed meanwhile) reads again. Answers whether it wrote.
+   * only when something changes; a 409 (changed meanwhile) reads again. Answers whether it wrote,
+   * and the Ready condition it replaced.
    */
   private async writeStatus(
     ref: ObjectRef,
     generation: number,
     ready: { status: ConditionStatus; reason: string; message: string },
     extra: Record<string, unknown> = {},
-  ): Promise<boolean> {
+  ): Promise<{ changed: boolean; previous?: Condition }> {
     this.deps.metrics.notReady.observe(this.type.kind, ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name, ready);
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const fresh = await this.resources.get(ref);
-      if (!fresh) return false;
+      if (!fresh) return { changed: false };
       const next = nextStatus(fresh.status, generation, ready, extra);
-      if (sameStatus(fresh.status, next)) return false;
+      if (sameStatus(fresh.status, next)) return { changed: false };
       try {
         await this.resources.replaceStatus({ ...fresh, status: next });
-        return true;
+        return { changed: true, previous: conditionOf(fresh.status, READY) };
       } catch (err) {
         if ((err as { code?: number }).code !== 409) throw err;
       }

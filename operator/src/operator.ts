@@ -2,7 +2,7 @@
  * The operator process: leader election first; only the Lease's holder discovers the hearth.gg
  * resources and runs one controller per kind. Probes and metrics answer on every replica.
  */
-import { type Coordination, type Db, InvalidationBus, type Logger, closeServer, startMetricsServer } from '@hearth/core';
+import { type Coordination, type Db, type DocumentRef, InvalidationBus, type Logger, closeServer, startMetricsServer } from '@hearth/core';
 import type { OperatorConfig } from './config';
 import { KindController } from './controller';
 import { EventRecorder } from './events';
@@ -52,8 +52,12 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
       return;
     }
     if (stopping || !elector.isLeader) return;
-    const retryAll = () => {
-      for (const c of controllers) c.retryRefused();
+    // A change reaches the objects naming what changed (an environment retired: its keys and content) and every refused one.
+    const retryAfter = (changed: DocumentRef) => {
+      for (const c of controllers) {
+        c.retryReferencing(changed);
+        c.retryRefused();
+      }
     };
     controllers = types.map(
       (type) =>
@@ -68,7 +72,8 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
           relistIntervalMs: config.relistIntervalMs,
           concurrency: config.concurrency,
           retry: { baseDelayMs: 500, maxDelayMs: 60_000 },
-          onChange: retryAll,
+          referenceGraceMs: config.referenceGraceMs,
+          onChange: retryAfter,
         }),
     );
     for (const c of controllers) c.start();

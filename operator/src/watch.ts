@@ -16,6 +16,7 @@ export interface WatchOptions {
   /** Each fresh list, with the keys it holds (to forget what disappeared while the watch was down). */
   onList?(keys: string[]): void;
   onRestart?(reason: 'relist' | 'gone' | 'error' | 'closed'): void;
+  /** Logs already naming the kind (the controller's child logger). */
   logger: Logger;
 }
 
@@ -54,7 +55,7 @@ export class ResourceWatch {
     try {
       fn();
     } catch (err) {
-      this.options.logger.error({ err, kind: this.resources.type.kind }, `watch callback failed (${what})`);
+      this.options.logger.error({ err }, `watch callback failed (${what})`);
     }
   }
 
@@ -79,7 +80,7 @@ export class ResourceWatch {
         reason = statusOf(err) === 410 ? 'gone' : 'error';
         if (reason === 'error') {
           failures += 1;
-          this.options.logger.warn({ kind: this.resources.type.kind, err: describeError(err) }, 'list or watch failed; starting over');
+          this.options.logger.warn({ err: describeError(err) }, 'list or watch failed; starting over');
         }
       }
       if (this.stopped) return;

@@ -9,7 +9,7 @@ import type { AnyManifest } from '@hearth/core';
 import { type TestDatabase, createTestDatabase, startApiInstance, toYaml } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call } from '../support/http';
-import { NAMESPACE, environment, gameConfig, plan, project, serverKey } from '../support/manifests';
+import { NAMESPACE, currency, environment, gameConfig, plan, project, serverKey } from '../support/manifests';
 import { oneLine, runHearth, snapshot, tempDir } from './run-hearth';
 
 jest.setTimeout(120_000); // every step runs the real command, a process start each
@@ -325,6 +325,17 @@ describe('a bad document is refused and nothing of its file is applied', () => {
       docs: () => [goodFirst(), environment('starfall-copy', 'starfall', 'starfall-live-key')],
       expect: ['bad.yaml#2', 'GameEnvironment', `${NAMESPACE}/starfall-copy`, 'spec.appKey', `already the app key of GameEnvironment ${NAMESPACE}/starfall-live`],
     },
+    // Identity fields (immutable): the same rule the CRDs' transition rules give the API server.
+    {
+      name: "a live environment's app key changed",
+      docs: () => [goodFirst(), environment('starfall-live', 'starfall', 'starfall-new-key')],
+      expect: ['bad.yaml#2', 'GameEnvironment', `${NAMESPACE}/starfall-live`, 'spec.appKey is immutable', 'create it again', '(it is "starfall-live-key")'],
+    },
+    {
+      name: "a live environment's project changed",
+      docs: () => [goodFirst(), project('starfall-2', { plan: 'starter' }), environment('starfall-live', 'starfall-2', 'starfall-live-key')],
+      expect: ['bad.yaml#3', 'GameEnvironment', `${NAMESPACE}/starfall-live`, 'spec.project is immutable', '(it is "starfall")'],
+    },
     {
       name: 'a GameConfig value of the wrong type',
       docs: () => [goodFirst(), gameConfig('starfall-config', { environment: 'starfall-live', values: [{ key: 'max_party_size', type: 'int', value: 'four' }] })],
@@ -378,6 +389,28 @@ describe('a bad document is refused and nothing of its file is applied', () => {
     expect(line).toContain(`bad.yaml#6 GameConfig ${NAMESPACE}/rollback-config-2`);
     expect(line).toContain(`spec.flags.0.name "x" already belongs to GameConfig ${NAMESPACE}/rollback-config`);
     expect(await snapshot(database.db)).toEqual(before);
+  });
+
+  test("a currency's key (defaulted to its name) or environment changed: refused; the same document again is unchanged", async () => {
+    const gold = currency('gold', { environment: 'starfall-live', name: 'Gold', scope: 'account', kind: 'balance' });
+    expect((await runHearth(['apply', '-f', write('gold.yaml', [gold])], env)).code).toBe(0);
+    const keyChange = write('bad.yaml', [currency('gold', { environment: 'starfall-live', key: 'coins', name: 'Gold', scope: 'account', kind: 'balance' })]);
+    const before = await snapshot(database.db);
+    const run = await runHearth(['apply', '-f', keyChange], env);
+    expect(run.code).not.toBe(0);
+    expect(oneLine(run.stderr)).toContain(`Currency ${NAMESPACE}/gold: spec.key is immutable`);
+    expect(oneLine(run.stderr)).toContain('(it is "gold")');
+    // Moved to another environment: refused too (its balances stay where they are).
+    const moved = write('bad.yaml', [environment('starfall-test', 'starfall', 'starfall-test-key'), currency('gold', { environment: 'starfall-test', name: 'Gold', scope: 'account', kind: 'balance' })]);
+    const movedRun = await runHearth(['apply', '-f', moved], env);
+    expect(movedRun.code).not.toBe(0);
+    expect(oneLine(movedRun.stderr)).toContain('spec.environment is immutable');
+    expect(oneLine(movedRun.stderr)).toContain('(it is "starfall-live")');
+    expect(await snapshot(database.db)).toEqual(before);
+    // The key written out as it was (its name) is no change.
+    const same = await runHearth(['apply', '-f', write('gold.yaml', [currency('gold', { environment: 'starfall-live', key: 'gold', name: 'Gold', scope: 'account', kind: 'balance' })]), '--json'], env);
+    expect(same.code).toBe(0);
+    expect(JSON.parse(same.stdout).results[0].action).toBe('unchanged');
   });
 
   test('YAML that does not parse names the document', async () => {

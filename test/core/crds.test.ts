@@ -6,7 +6,18 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { API_VERSION, CHART_CRD_DIR, MANIFEST_KINDS, type ManifestError, brokenRule, chartCrdTemplates, customResourceDefinition, structural, validateManifest } from '@hearth/core';
+import {
+  API_VERSION,
+  CHART_CRD_DIR,
+  MANIFEST_KINDS,
+  type ManifestError,
+  brokenRule,
+  chartCrdTemplates,
+  customResourceDefinition,
+  referencesOf,
+  structural,
+  validateManifest,
+} from '@hearth/core';
 
 const CHART = path.join(__dirname, '..', '..', 'charts', 'hearth');
 
@@ -48,6 +59,80 @@ describe('the CRD of a kind', () => {
   it('shows a ServerKey its key id and Secret in status, never the key', () => {
     const status = customResourceDefinition('ServerKey').spec.versions[0].schema.openAPIV3Schema.properties.status;
     expect(Object.keys(status.properties).sort()).toEqual(['conditions', 'keyId', 'observedGeneration', 'secretName']);
+  });
+});
+
+describe('what kubectl explain and get show', () => {
+  /** Every property of a CRD's schema (spec and status, at every depth) that says nothing about itself. */
+  function undescribed(node: Record<string, any>, path: string): string[] {
+    const out: string[] = [];
+    for (const [key, child] of Object.entries<Record<string, any>>(node.properties ?? {})) {
+      if (!child.description) out.push(`${path}.${key}`);
+      out.push(...undescribed(child, `${path}.${key}`));
+    }
+    if (node.items) out.push(...undescribed(node.items, `${path}[]`));
+    if (typeof node.additionalProperties === 'object') out.push(...undescribed(node.additionalProperties, `${path}{}`));
+    return out;
+  }
+
+  it('describes every field of every kind (the descriptions come from the schemas)', () => {
+    const kinds = Object.keys(MANIFEST_KINDS) as (keyof typeof MANIFEST_KINDS)[];
+    const missing = kinds.flatMap((kind) => undescribed(customResourceDefinition(kind).spec.versions[0].schema.openAPIV3Schema, kind));
+    expect(missing).toEqual([]);
+  });
+
+  it('shows times as written: no printer column but Age is a date (kubectl prints a future date as <invalid>)', () => {
+    const columns = (Object.keys(MANIFEST_KINDS) as (keyof typeof MANIFEST_KINDS)[]).flatMap((kind) =>
+      customResourceDefinition(kind).spec.versions[0].additionalPrinterColumns.map((c: { name: string; type: string }) => ({ kind, ...c })),
+    );
+    expect(columns.filter((c) => c.type === 'date').map((c) => c.name)).toEqual(Object.keys(MANIFEST_KINDS).map(() => 'Age'));
+    expect(columns.find((c) => c.kind === 'Realm' && c.name === 'Start')).toMatchObject({ type: 'string', jsonPath: '.spec.startAt' });
+  });
+});
+
+describe('references between documents (what the operator reconciles again when an object changes)', () => {
+  it('every spec field naming another document is a Reference to its kind (a new kind must declare its own so)', () => {
+    const NAMING = { plan: 'Plan', project: 'Project', environment: 'GameEnvironment' } as const;
+    for (const kind of Object.keys(MANIFEST_KINDS) as (keyof typeof MANIFEST_KINDS)[]) {
+      const spec = (MANIFEST_KINDS[kind].schema as unknown as { properties: { spec: { properties: Record<string, unknown> } } }).properties.spec;
+      const named = Object.entries(NAMING).filter(([field]) => field in spec.properties);
+      const obj = { metadata: { namespace: 'games' }, spec: Object.fromEntries(named.map(([field]) => [field, `the-${field}`])) };
+      expect({ kind, refs: referencesOf(kind, obj) }).toEqual({
+        kind,
+        refs: named.map(([field, target]) => ({ kind: target, key: target === 'Plan' ? `the-${field}` : `games/the-${field}` })),
+      });
+    }
+  });
+});
+
+describe('identity fields (immutable)', () => {
+  /** The transition rules of a kind's spec: the fields they keep. */
+  const immutableOf = (kind: keyof typeof MANIFEST_KINDS) =>
+    ((customResourceDefinition(kind).spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] ?? []) as { rule: string; fieldPath: string }[])
+      .filter((r) => r.rule.includes('oldSelf'))
+      .map((r) => r.fieldPath);
+
+  it('are the ones that name an identity, each kept by a CEL transition rule on the spec', () => {
+    const byKind = Object.fromEntries((Object.keys(MANIFEST_KINDS) as (keyof typeof MANIFEST_KINDS)[]).map((k) => [k, immutableOf(k)]).filter(([, f]) => f.length > 0));
+    expect(byKind).toEqual({
+      GameEnvironment: ['.project', '.appKey'],
+      Realm: ['.environment', '.key'],
+      Currency: ['.environment', '.key'],
+      ItemType: ['.environment', '.key'],
+    });
+    const rules = customResourceDefinition('Currency').spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'];
+    expect(rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ rule: 'self.environment == oldSelf.environment', fieldPath: '.environment', message: expect.stringMatching(/^is immutable/) }),
+        // Optional (its default is the name): neither added, removed nor changed.
+        expect.objectContaining({ rule: 'has(self.key) == has(oldSelf.key) && (!has(self.key) || self.key == oldSelf.key)', fieldPath: '.key' }),
+      ]),
+    );
+  });
+
+  it('are not rules hearth apply evaluates on one document (there is no oldSelf on a create)', () => {
+    const env = { apiVersion: API_VERSION, kind: 'GameEnvironment', metadata: { name: 'e', namespace: 'n' }, spec: { project: 'p', appKey: 'k' } };
+    expect(() => validateManifest(env)).not.toThrow();
   });
 });
 
@@ -117,8 +202,8 @@ describe('structural()', () => {
     expect(block.required).toEqual(['type']);
     expect(block.properties.type.enum).toEqual(['paragraph', 'heading', 'image', 'list', 'quote', 'code']);
     expect(block.properties.level).toEqual({ type: 'integer', minimum: 2, maximum: 4, description: expect.any(String) });
-    expect(block.properties.text).toEqual({ type: 'string' }); // 20,000 for a paragraph, 300 for a heading
+    expect(block.properties.text).toEqual({ type: 'string', description: expect.any(String) }); // 20,000 for a paragraph, 300 for a heading
     // Only a list has items: its own bounds stay.
-    expect(block.properties.items).toEqual({ type: 'array', minItems: 1, maxItems: 200, items: { type: 'string', minLength: 1, maxLength: 2000 } });
+    expect(block.properties.items).toEqual({ type: 'array', minItems: 1, maxItems: 200, description: expect.any(String), items: { type: 'string', minLength: 1, maxLength: 2000 } });
   });
 });

@@ -6,6 +6,7 @@
  */
 import {
   INVALIDATION_CHANNEL,
+  MANIFEST_KINDS,
   type Invalidation,
   InvalidationBus,
   type ManifestKind,
@@ -248,10 +249,31 @@ describe('announcements', () => {
   });
 });
 
-test('which kinds are cleaned up on deletion, and a kind that is not says so', async () => {
-  const kinds: ManifestKind[] = ['Plan', 'Project', 'GameEnvironment', 'ServerKey', 'GameConfig'];
-  // Environments and projects are retired, not deleted (test/core/environment-retirement.test.ts); a plan stays.
-  expect(kinds.filter(isRemovable)).toEqual(['Project', 'GameEnvironment', 'ServerKey', 'GameConfig']);
-  await expect(removeManifest(h.db, { kind: 'Plan', name: 'test' }, h.core.bus)).rejects.toThrow('Hearth does not remove Plan documents yet');
-  expect(await h.db('plans').where({ name: 'test' }).first()).toBeDefined();
+test('every kind is cleaned up on deletion', () => {
+  // Plans, projects and environments are retired, not deleted (test/core/environment-retirement.test.ts, below).
+  expect((Object.keys(MANIFEST_KINDS) as ManifestKind[]).filter((kind) => !isRemovable(kind))).toEqual([]);
+});
+
+describe('a deleted Plan', () => {
+  test('is refused while a live project is on it, naming the projects; its row stays as it was', async () => {
+    const project = await h.db('projects').whereNull('retired_at').first();
+    await expect(removeManifest(h.db, { kind: 'Plan', name: project.plan_name }, h.core.bus)).rejects.toThrow(
+      new RegExp(`Plan ${project.plan_name} is still the plan of live projects \\(.*${NAMESPACE}/${project.name}`),
+    );
+    expect((await h.db('plans').where({ name: project.plan_name }).first()).retired_at).toBeNull();
+  });
+
+  test('is retired: no project can be put on it, the cluster and the database agree; applied again, it is back', async () => {
+    await reconcileManifest(h.db, validateManifest(plan('ghost-plan')), h.core.bus);
+    expect(await removeManifest(h.db, { kind: 'Plan', name: 'ghost-plan' }, h.core.bus)).toMatchObject({ action: 'removed' });
+    expect(await removeManifest(h.db, { kind: 'Plan', name: 'ghost-plan' }, h.core.bus)).toMatchObject({ action: 'absent' });
+    await expect(reconcileManifest(h.db, validateManifest(project('ghost-project', { plan: 'ghost-plan' })), h.core.bus)).rejects.toMatchObject({
+      field: 'spec.plan',
+      code: 'not-found',
+      reason: 'names plan "ghost-plan", which was deleted (apply that Plan again to bring it back)',
+    });
+    expect(await h.db('projects').where({ name: 'ghost-project' }).first()).toBeUndefined();
+    expect(await reconcileManifest(h.db, validateManifest(plan('ghost-plan')), h.core.bus)).toMatchObject({ action: 'created' });
+    expect(await reconcileManifest(h.db, validateManifest(project('ghost-project', { plan: 'ghost-plan' })), h.core.bus)).toMatchObject({ action: 'created' });
+  });
 });

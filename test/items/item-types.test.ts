@@ -1,7 +1,7 @@
 /**
  * The ItemType kind and GET /definitions/item-types (spec §2 item type definition, §4 Definitions):
  * applied, applied again (unchanged, no version move), updated, refused (naming the field, changing
- * nothing), moved and removed; the definitions page with every field, switched-off ones listed,
+ * nothing), its identity (key, environment) kept, removed; the definitions page with every field, switched-off ones listed,
  * deleted ones gone in every API process; the route's refusals.
  */
 import { type AnyManifest, ITEM_TYPES_CONTENT, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core';
@@ -210,16 +210,27 @@ describe('the ItemType kind', () => {
     expect(await version()).toBe(versionBefore);
   });
 
-  test('a document moved to another key or environment leaves no row behind', async () => {
+  test('its key and environment are its identity: a change is refused (changing nothing); deleted and created again, it moves and leaves no row behind', async () => {
     const doc = (spec: Record<string, unknown>) => itemType('mover', { name: 'Mover', category: 'misc', ownership: 'counted', ...spec });
     expect((await reconcile(doc({ environment: 'alpha-live', key: 'mover.a' }))).action).toBe('created');
-    expect((await reconcile(doc({ environment: 'alpha-live', key: 'mover.b' }))).action).toBe('updated');
-    expect((await definitions()).items.map((d) => d.key)).toEqual(expect.arrayContaining(['mover.b']));
-    expect((await definitions()).items.map((d) => d.key)).not.toContain('mover.a');
+    const versionBefore = await version();
+    for (const [changed, field, was] of [
+      [doc({ environment: 'alpha-live', key: 'mover.b' }), 'spec.key', '"mover.a"'],
+      [doc({ environment: 'alpha-test', key: 'mover.a' }), 'spec.environment', '"alpha-live"'],
+    ] as const) {
+      const err = await refusal(() => reconcile(changed));
+      expect({ field: err.field, code: err.code }).toEqual({ field, code: 'invalid-request' });
+      expect(err.reason).toBe(`is immutable: it names an identity; delete the resource and create it again to change it on purpose (it is ${was})`);
+    }
+    expect(await version()).toBe(versionBefore);
+    expect((await definitions()).items.map((d) => d.key)).toContain('mover.a');
+
+    // The deliberate move: the document deleted, then created with the new key in another environment.
+    expect((await removeManifest(h.db, { kind: 'ItemType', namespace: 'tests', name: 'mover' }, h.core.bus)).action).toBe('removed');
     const testVersion = await version('alpha-test');
-    expect((await reconcile(doc({ environment: 'alpha-test', key: 'mover.b' }))).action).toBe('updated');
+    expect((await reconcile(doc({ environment: 'alpha-test', key: 'mover.b' }))).action).toBe('created');
     expect(await version('alpha-test')).toBe(testVersion + 1);
-    expect((await definitions()).items.map((d) => d.key)).not.toContain('mover.b');
+    expect((await definitions()).items.map((d) => d.key)).not.toContain('mover.a');
     expect((await definitions(h.base, '', h.serverKeys['alpha-test-key'])).items.map((d) => d.key)).toEqual(['mover.b']);
     expect((await removeManifest(h.db, { kind: 'ItemType', namespace: 'tests', name: 'mover' }, h.core.bus)).action).toBe('removed');
   });

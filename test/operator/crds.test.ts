@@ -137,3 +137,44 @@ describe('the API server refuses what the schemas refuse', () => {
     await expect(kubectl(['get', 'hearth', '-A', '-o', 'name'])).resolves.not.toContain(`/${name}`);
   });
 });
+
+describe('identity fields are immutable on the API server (CEL transition rules)', () => {
+  const live = (appKey: string) => m.environment('crd-ident', 'crd-project', appKey);
+  const gold = (spec: Record<string, unknown> = {}) => m.currency('crd-ident-gold', { environment: 'crd-live', name: 'Gold', scope: 'account', kind: 'balance', ...spec });
+  beforeAll(() => apply([live('crd-ident-app'), gold()]));
+
+  it("refuses a patch of a GameEnvironment's appKey or project, and keeps what it had", async () => {
+    await expect(kubectl(['patch', 'genv', 'crd-ident', '-n', m.NAMESPACE, '--type=merge', '-p', '{"spec":{"appKey":"stolen"}}'])).rejects.toThrow(
+      /spec.appKey: Invalid value: "object": is immutable: it names an identity; delete the resource and create it again/,
+    );
+    await expect(apply([{ ...live('crd-ident-app'), spec: { project: 'other', appKey: 'crd-ident-app' } }])).rejects.toThrow(/spec.project: Invalid value: "object": is immutable/);
+    const obj = JSON.parse(await kubectl(['get', 'genv', 'crd-ident', '-n', m.NAMESPACE, '-o', 'json']));
+    expect(obj.spec).toEqual({ project: 'crd-project', appKey: 'crd-ident-app' });
+    expect(obj.metadata.generation).toBe(1);
+  });
+
+  it("refuses a currency's key added, changed or moved to another environment, and takes any other edit", async () => {
+    await expect(apply([gold({ key: 'coins' })])).rejects.toThrow(/spec.key: Invalid value: "object": is immutable/);
+    await expect(apply([gold({ environment: 'elsewhere' })])).rejects.toThrow(/spec.environment: Invalid value: "object": is immutable/);
+    await expect(apply([gold({ name: 'Golden coins' })])).resolves.toContain('configured');
+  });
+
+  it('takes another app key for a GameEnvironment deleted and created again (the deliberate move)', async () => {
+    await kubectl(['delete', 'genv', 'crd-ident', '-n', m.NAMESPACE]);
+    await expect(apply([live('crd-ident-moved')])).resolves.toContain('created');
+  });
+});
+
+it('explains every field (kubectl explain reads the descriptions the schemas give)', async () => {
+  const explained = await kubectl(['explain', 'gameenvironments.spec']);
+  expect(explained).toContain('appKey');
+  expect(explained).toMatch(/the public key game clients sign in with/);
+  expect(explained).toMatch(/project\s+<string> -required-\n\s+the Project of this namespace it belongs to; immutable/);
+});
+
+it('prints a realm opening in the future as its time, not <invalid>', async () => {
+  await apply([m.realm('crd-future', { environment: 'crd-live', number: 7, name: 'Season 7', startAt: '2099-01-01T00:00:00Z' })]);
+  const table = await kubectl(['get', 'hrealm', 'crd-future', '-n', m.NAMESPACE]);
+  expect(table).toContain('2099-01-01T00:00:00Z');
+  expect(table).not.toContain('<invalid>');
+});

@@ -79,7 +79,7 @@ describe('an SRE creates a plan, project, environment, key and config with kubec
     const planObj = await waitReady(kube, ['plan', 'op-plan']);
     expect(readyOf(planObj)).toMatchObject({ status: 'True', reason: 'Reconciled', observedGeneration: 1 });
     expect(planObj.status.observedGeneration).toBe(1);
-    expect(planObj.metadata.finalizers ?? []).not.toContain('hearth.gg/cleanup'); // nothing to clean up after a Plan
+    expect(planObj.metadata.finalizers).toContain('hearth.gg/cleanup'); // a deleted Plan is retired (test/operator/operability.test.ts)
     await waitReady(kube, ns('project', 'op-project'));
     await waitReady(kube, ns('gameenvironment', 'op-live'));
     const keyObj = await waitReady(kube, ns('serverkey', 'op-key'));

@@ -118,13 +118,16 @@ describe('conditions', () => {
   });
 });
 
-test('refusal reasons come from the code, not the wording: a missing reference, a plan limit, anything else', () => {
+test('refusal reasons come from the code, not the wording: a missing reference, a plan limit, a bad spec, anything else', () => {
   expect(refusalReason(new ManifestError('Project tests/x', 'spec.plan', 'names plan "gold", which does not exist', 'not-found'))).toBe('MissingReference');
   expect(refusalReason(new ManifestError('ServerKey tests/k', 'spec.environment', 'This environment already has 2 live server keys, the most its plan allows.', 'quota-exceeded'))).toBe('PlanLimit');
   expect(refusalReason(new ManifestError('Project tests/x', 'spec.sessionSeats', 'is 40, more than plan "free" allows (16)', 'quota-exceeded'))).toBe('PlanLimit');
   expect(refusalReason(new ManifestError('GameEnvironment tests/e', 'spec.appKey', '"a" is already the app key of GameEnvironment tests/f', 'conflict'))).toBe('Refused');
-  // The wording alone decides nothing: a refusal that happens to say "does not exist" without that code is Refused.
-  expect(refusalReason(new ManifestError('Tour tests/t', 'spec.name', 'does not exist in this plan, which allows none'))).toBe('Refused');
+  // A spec the database's rules refuse (as docs/kubernetes.md's table says): InvalidSpec, whoever found it.
+  expect(refusalReason(new ManifestError('Realm tests/r', 'spec.endAt', 'must be after startAt', 'invalid-request'))).toBe('InvalidSpec');
+  expect(refusalReason(new ManifestError('GameEnvironment tests/e', 'spec.appKey', 'is immutable: it names an identity'))).toBe('InvalidSpec');
+  // The wording alone decides nothing: a refusal that happens to say "does not exist" without that code is not MissingReference.
+  expect(refusalReason(new ManifestError('Tour tests/t', 'spec.name', 'does not exist in this plan, which allows none', 'conflict'))).toBe('Refused');
 });
 
 test("a ServerKey's Secret name: <name>-server-key, cut with a hash when too long for Kubernetes", () => {

@@ -52,6 +52,7 @@ export * from './spec/game-keys';
 export * from './spec/idempotency-key';
 export * from './spec/resources';
 export * from './manifests/schemas';
+export * from './manifests/references';
 export * from './manifests/status';
 export * from './spec/rules';
 export * from './manifests/crds';

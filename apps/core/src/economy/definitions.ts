@@ -56,7 +56,7 @@ export async function syncRealm(db: Queryable, target: { environmentId: number; 
   const { environmentId, owner, row } = target;
   return inTransaction(db, async (trx) => {
     const endAt = row.end_at as Date | null;
-    if (endAt !== null && endAt <= (row.start_at as Date)) throw refuse.invalid('endAt', 'endAt must be after startAt');
+    if (endAt !== null && endAt <= (row.start_at as Date)) throw refuse.invalid('endAt', 'must be after startAt');
     // Same lock syncOwnedRow takes first: two documents claiming one number cannot both see it free.
     await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [environmentId]);
     const holder = await trx('realms').where({ environment_id: environmentId, number: row.number }).whereNot({ owner }).first('owner');

@@ -16,6 +16,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { stringify } from 'yaml';
 import { API_VERSION, MANIFEST_KINDS, type ManifestKind, type PrinterColumn } from './schemas';
 import { resourceStatus } from './status';
+import { RULES_KEYWORD, immutableRules } from '../spec/rules';
 
 export const API_GROUP = API_VERSION.split('/')[0];
 export const API_GROUP_VERSION = API_VERSION.split('/')[1];
@@ -63,6 +64,9 @@ export function structural(schema: JsonSchema): JsonSchema {
   if (schema.type === 'object') {
     if (schema.properties && Object.keys(schema.properties).length > 0) {
       out.properties = Object.fromEntries(Object.entries(schema.properties as Record<string, JsonSchema>).map(([k, v]) => [k, structural(v)]));
+      // Fields marked immutable: a transition rule on the object holding them (it sees an optional field come and go).
+      const identity = immutableRules(schema);
+      if (identity.length > 0) out[RULES_KEYWORD] = [...(out[RULES_KEYWORD] ?? []), ...identity];
     } else if (schema.patternProperties) {
       // TypeBox's Record: any key, each value of one schema.
       out.additionalProperties = structural(Object.values(schema.patternProperties as Record<string, JsonSchema>)[0]);
@@ -97,10 +101,12 @@ function mergedVariants(schema: JsonSchema): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   for (const [field, nodes] of fields) {
     const alike = nodes.every((n) => JSON.stringify(n) === JSON.stringify(nodes[0]));
+    // Bounds that differ between variants are dropped; the first variant's description says what the field is.
+    const description = pick(nodes.find((n) => n.description) ?? {}, ['description']);
     if (field === 'type') properties.type = structural(schema.properties.type);
     else if (alike) properties[field] = nodes[0];
-    else if (new Set(nodes.map((n) => n.type)).size === 1) properties[field] = { type: nodes[0].type, ...(nodes[0].items ? { items: { type: nodes[0].items.type } } : {}) };
-    else properties[field] = { ...ANYTHING };
+    else if (new Set(nodes.map((n) => n.type)).size === 1) properties[field] = { type: nodes[0].type, ...description, ...(nodes[0].items ? { items: { type: nodes[0].items.type } } : {}) };
+    else properties[field] = { ...description, ...ANYTHING };
   }
   return { type: 'object', ...pick(schema, ['description', 'required']), properties };
 }
@@ -156,7 +162,7 @@ export function customResourceDefinition(kind: ManifestKind, options: { helm?: b
               description: `A Hearth ${kind} (docs/manifests.md).`,
               required: ['spec'],
               properties: {
-                spec: structural(documentSchema.properties.spec),
+                spec: { description: `what the ${kind} declares (docs/manifests.md)`, ...structural(documentSchema.properties.spec) },
                 status,
               },
             },

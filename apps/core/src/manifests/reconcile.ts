@@ -7,7 +7,9 @@ import type { Queryable } from '../db/knex';
 import type { Announcer } from '../invalidation';
 import { type ReconcileAction, type RemoveAction, reconcilerOf } from './reconcilers';
 import { type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
-import { DEFAULT_NAMESPACE, describeDocument } from './validate';
+import { DEFAULT_NAMESPACE, ManifestError, describeDocument } from './validate';
+import { IMMUTABLE_MESSAGE, immutableFields } from '../spec/rules';
+import { inTransaction } from '../db/transaction';
 
 export interface ReconcileResult {
   kind: ManifestKind;
@@ -28,9 +30,32 @@ function namespaceFor(kind: ManifestKind, namespace: string | undefined): string
  */
 export async function reconcileManifest(db: Queryable, doc: AnyManifest, bus: Announcer, origin?: string): Promise<ReconcileResult> {
   const kind = doc.kind;
-  const outcome = await reconcilerOf(kind).reconcile(db, doc, { bus, label: describeDocument(doc, origin) });
+  const label = describeDocument(doc, origin);
+  const outcome = await inTransaction(db, async (trx) => {
+    await refuseIdentityChange(trx, doc, label);
+    return reconcilerOf(kind).reconcile(trx, doc, { bus, label });
+  });
   const namespace = namespaceFor(kind, 'namespace' in doc.metadata ? doc.metadata.namespace : undefined);
   return { kind, namespace, name: doc.metadata.name, ...outcome };
+}
+
+/**
+ * Refuses a document that changes an `immutable` field of its kind's spec (spec/rules.ts) from what
+ * the database holds for it: the same rule the CRD's transition rules give the API server, for
+ * `hearth apply` and for a cluster whose CRDs predate it.
+ */
+async function refuseIdentityChange(db: Queryable, doc: AnyManifest, label: string): Promise<void> {
+  const fields = immutableFields((MANIFEST_KINDS[doc.kind].schema as unknown as { properties: { spec: Record<string, unknown> } }).properties.spec);
+  if (fields.length === 0) return;
+  const identity = reconcilerOf(doc.kind).identity;
+  if (!identity) throw new Error(`${doc.kind} declares immutable fields but its reconciler reads no identity`);
+  const held = await identity(db, doc as never);
+  if (!held) return;
+  for (const { field } of fields) {
+    if (held.stored[field] !== held.wanted[field]) {
+      throw new ManifestError(label, `spec.${field}`, `${IMMUTABLE_MESSAGE} (it is ${JSON.stringify(held.stored[field])})`);
+    }
+  }
 }
 
 /** Reconciles documents in dependency order (MANIFEST_KINDS' order), all in the caller's transaction. */

@@ -53,10 +53,13 @@ export const ItemTypeManifest = kind('ItemType', ItemTypeSpec);
 export const CardTypeManifest = kind('CardType', CardTypeSpec);
 export const CardTemplateManifest = kind('CardTemplate', CardTemplateSpec);
 
-/** A printer column of `kubectl get` (besides Ready and Age, which every kind shows). */
+/**
+ * A printer column of `kubectl get` (besides Ready and Age, which every kind shows). No `date`:
+ * kubectl prints a date column as an age, and a time to come as `<invalid>`; a time is a string.
+ */
 export interface PrinterColumn {
   name: string;
-  type: 'string' | 'integer' | 'boolean' | 'date';
+  type: 'string' | 'integer' | 'boolean';
   jsonPath: string;
   priority?: number;
 }
@@ -170,7 +173,9 @@ export const MANIFEST_KINDS = {
         { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
         { name: 'Number', type: 'integer', jsonPath: '.spec.number' },
         { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
-        { name: 'Start', type: 'date', jsonPath: '.spec.startAt' },
+        // The time as written: a `date` column shows a future time as <invalid> (it prints an age).
+        { name: 'Start', type: 'string', jsonPath: '.spec.startAt' },
+        { name: 'End', type: 'string', jsonPath: '.spec.endAt', priority: 1 },
       ],
     },
   },

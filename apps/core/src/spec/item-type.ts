@@ -7,9 +7,9 @@
  * opened (docs/economy.md).
  */
 import { Type } from '@sinclair/typebox';
-import { celRules } from './rules';
+import { celRules, immutable } from './rules';
+import { Reference } from './names';
 import { Defaulted, literals } from './fields';
-import { ResourceName } from './names';
 import { AMOUNT_MAX, GameKey } from './game-keys';
 
 
@@ -47,7 +47,7 @@ export const PriceSpec = Type.Object(
 const ContentGrant = Type.Object(
   {
     itemTypeKey: GameKey('the item type granted'),
-    quantity: Type.Integer({ minimum: 1, maximum: L.quantityMax, default: 1 }),
+    quantity: Type.Integer({ minimum: 1, maximum: L.quantityMax, default: 1, description: 'how many are granted' }),
   },
   { additionalProperties: false },
 );
@@ -55,7 +55,7 @@ const ContentGrant = Type.Object(
 const PickEntry = Type.Object(
   {
     itemTypeKey: GameKey('the item type this entry grants when drawn'),
-    quantity: Type.Integer({ minimum: 1, maximum: L.quantityMax, default: 1 }),
+    quantity: Type.Integer({ minimum: 1, maximum: L.quantityMax, default: 1, description: 'how many are granted when drawn' }),
     weight: Type.Integer({ minimum: 1, maximum: L.weightMax, default: 1, description: 'drawn with probability weight / sum of the weights of `from`' }),
   },
   { additionalProperties: false },
@@ -64,7 +64,7 @@ const PickEntry = Type.Object(
 const Pick = Type.Object(
   {
     count: Type.Integer({ minimum: 1, maximum: L.pickCount, default: 1, description: 'how many draws; each draw is independent (an entry can come up again)' }),
-    from: Type.Array(PickEntry, { minItems: 1, maxItems: L.pickEntries }),
+    from: Type.Array(PickEntry, { minItems: 1, maxItems: L.pickEntries, description: 'the entries each draw picks one of' }),
   },
   { additionalProperties: false },
 );
@@ -86,10 +86,10 @@ export const ContainerContentsSpec = Type.Object(
 
 export const ItemTypeSpec = Type.Object(
   {
-    environment: ResourceName,
-    key: Type.Optional(GameKey('the key clients and servers name it by; metadata.name when absent')),
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Defaulted(Type.String({ maxLength: 2000, default: '' })),
+    environment: immutable(Reference('GameEnvironment', 'the GameEnvironment of this namespace it belongs to; immutable (items players hold stay there)')),
+    key: Type.Optional(immutable(GameKey('the key clients and servers name it by; metadata.name when absent; immutable (items players hold name it)'))),
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
+    description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
     icon: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'an image address or an asset name of the game' })),
     category: GameKey('a free key of the game (weapon, cosmetic...); `container` items are opened for their contents'),
     ownership: literals(ITEM_OWNERSHIPS, { description: '`one-by-one`: each item has an id (and may carry data); `counted`: a quantity in a stack' }),
@@ -103,6 +103,7 @@ export const ItemTypeSpec = Type.Object(
       Type.Array(PriceSpec, {
         maxItems: L.prices,
         default: [],
+        description: 'what one item costs (priceRule says whether all or one of them is paid)',
         ...celRules({ rule: 'self.all(p, self.exists_one(q, q.currencyKey == p.currencyKey))', message: 'must name each currency once' }),
       }),
     ),

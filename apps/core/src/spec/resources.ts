@@ -8,11 +8,12 @@ import { Defaulted } from './fields';
 import { type Static, Type } from '@sinclair/typebox';
 import { BlogContent } from './blog-content';
 import type { ItemTypeSpec } from './item-type';
-import { celRules } from './rules';
-import { ResourceName } from './names';
+import { celRules, immutable } from './rules';
+import { Reference } from './names';
 import { GameKey, MAX_BALANCE } from './game-keys';
 
-const Name = ResourceName;
+/** The GameEnvironment a document belongs to: every content kind's `spec.environment`. */
+export const EnvironmentReference = (description = 'the GameEnvironment of this namespace it belongs to') => Reference('GameEnvironment', description);
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 const PositiveCount = (description: string) => Type.Integer({ minimum: 1, description });
 
@@ -29,7 +30,7 @@ export const RealtimeLimitsSchema = Type.Object(
     messagesPerMinute: PositiveCount('client frames a minute per socket'),
     maxSubscriptions: PositiveCount('sessions one socket may follow'),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: "the realtime socket's limits" },
 );
 
 export const PlanSpec = Type.Object(
@@ -55,81 +56,116 @@ export const IdentityProviderSpec = Type.Object(
     jwksUri: Type.String({ minLength: 1, pattern: '^https?://', description: 'where the provider publishes its keys' }),
     clientId: Type.String({ minLength: 1, description: 'the audience the id tokens carry' }),
     deploymentId: Type.String({ minLength: 1, description: 'the deployment the tokens must name (pfdid claim)' }),
-    enabled: Type.Optional(Type.Boolean({ default: true })),
+    enabled: Type.Optional(Type.Boolean({ default: true, description: 'switched off: its id tokens are refused' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: "the OpenID Connect provider whose id tokens sign its players in" },
 );
 
 export const ProjectSpec = Type.Object(
   {
-    plan: Name,
-    review: Type.Union(REVIEW_STATES.map((s) => Type.Literal(s))),
+    plan: Reference('Plan', 'the Plan whose limits hold for its environments; changing it moves the project to that plan'),
+    review: Type.Union(REVIEW_STATES.map((s) => Type.Literal(s)), { description: 'the review state: only an approved project serves players' }),
     sessionSeats: PositiveCount('seats per session, held to the plan'),
-    services: Type.Partial(Type.Object(Object.fromEntries(SERVICES.map((s) => [s, Type.Boolean()])) as Record<ServiceName, ReturnType<typeof Type.Boolean>>), {
-      additionalProperties: false,
-    }),
+    services: Type.Partial(
+      Type.Object(Object.fromEntries(SERVICES.map((s) => [s, Type.Boolean({ description: `whether the ${s} service is on` })])) as Record<ServiceName, ReturnType<typeof Type.Boolean>>),
+      { additionalProperties: false, description: 'the game services it uses: each on only when true' },
+    ),
     identityProvider: Type.Optional(IdentityProviderSpec),
     wordFilter: Type.Optional(
-      Type.Object({ words: Type.Array(Type.String({ minLength: 1, maxLength: 60 }), { maxItems: 10000 }) }, { additionalProperties: false }),
+      Type.Object(
+        { words: Type.Array(Type.String({ minLength: 1, maxLength: 60 }), { maxItems: 10000, description: 'the words refused in what players write' }) },
+        { additionalProperties: false, description: "the project's word filter" },
+      ),
     ),
-    store: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    dashboard: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    store: Type.Optional(Type.Object({}, { additionalProperties: true, description: "the store provider's settings, as that provider reads them" })),
+    dashboard: Type.Optional(Type.Object({}, { additionalProperties: true, description: "the console dashboard's settings" })),
   },
   { additionalProperties: false },
 );
 
 export const GameEnvironmentSpec = Type.Object(
   {
-    project: Name,
-    appKey: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' }),
+    project: immutable(Reference('Project', 'the Project of this namespace it belongs to; immutable')),
+    appKey: immutable(
+      Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', description: "the public key game clients sign in with, carried by every player's token; immutable" }),
+    ),
   },
   { additionalProperties: false },
 );
 
-export const ServerKeySpec = Type.Object({ environment: Name }, { additionalProperties: false });
+export const ServerKeySpec = Type.Object(
+  { environment: Reference('GameEnvironment', 'the GameEnvironment the key acts in; changing it revokes the key and mints a new one') },
+  { additionalProperties: false },
+);
 
-const ConfigKey = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s/\\\\?%]+$' });
-const GroupName = Type.String({ minLength: 1, maxLength: 120 });
-const ColumnType = Type.Union([Type.Literal('string'), Type.Literal('int'), Type.Literal('float'), Type.Literal('bool')]);
-const Cell = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
+const ConfigKey = (description: string) => Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s/\\\\?%]+$', description });
+const GroupName = Type.String({ minLength: 1, maxLength: 120, description: 'the group the console shows it in' });
+const ColumnType = (description: string) => Type.Union([Type.Literal('string'), Type.Literal('int'), Type.Literal('float'), Type.Literal('bool')], { description });
+const Cell = (description: string) => Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()], { description });
 
 export const GameConfigSpec = Type.Object(
   {
-    environment: Name,
+    environment: EnvironmentReference(),
     values: Type.Optional(
       Type.Array(
         Type.Object(
           {
-            key: ConfigKey,
-            type: ColumnType,
-            value: Cell,
+            key: ConfigKey('the key clients read it by'),
+            type: ColumnType('the type of its value'),
+            value: Cell('the value, of its type (null: none)'),
             groupName: Type.Optional(GroupName),
           },
           { additionalProperties: false },
         ),
+        { description: 'config values: one key, one typed value each' },
       ),
     ),
     tables: Type.Optional(
       Type.Array(
         Type.Object(
           {
-            key: ConfigKey,
-            name: Type.String({ minLength: 1, maxLength: 200 }),
-            description: Type.Optional(Type.String({ maxLength: 2000 })),
+            key: ConfigKey('the key clients read the table by'),
+            name: Type.String({ minLength: 1, maxLength: 200, description: 'shown in the console' }),
+            description: Type.Optional(Type.String({ maxLength: 2000, description: 'what the table is for' })),
             groupName: Type.Optional(GroupName),
             columns: Type.Array(
-              Type.Object({ key: Type.String({ minLength: 1, maxLength: 120 }), label: Type.String({ maxLength: 200 }), type: ColumnType }, { additionalProperties: false }),
+              Type.Object(
+                {
+                  key: Type.String({ minLength: 1, maxLength: 120, description: 'the key cells name the column by' }),
+                  label: Type.String({ maxLength: 200, description: 'shown in the console' }),
+                  type: ColumnType("the type of the column's cells"),
+                },
+                { additionalProperties: false },
+              ),
+              { description: 'the columns, in order' },
             ),
             rows: Type.Array(
-              Type.Object({ key: Type.String({ minLength: 1, maxLength: 200 }), cells: Type.Record(Type.String(), Cell) }, { additionalProperties: false }),
+              Type.Object(
+                {
+                  key: Type.String({ minLength: 1, maxLength: 200, description: 'the key clients read the row by' }),
+                  cells: Type.Record(Type.String(), Cell("a cell's value, of its column's type"), { description: 'the cells by column key' }),
+                },
+                { additionalProperties: false },
+              ),
+              { description: 'the rows, in order' },
             ),
           },
           { additionalProperties: false },
         ),
+        { description: 'config tables: typed columns and keyed rows' },
       ),
     ),
     flags: Type.Optional(
-      Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), enabled: Type.Boolean() }, { additionalProperties: false })),
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 200, description: 'the flag clients read' }),
+            enabled: Type.Boolean({ description: 'whether it is on' }),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'feature flags; a flag belongs to the one GameConfig that declared it first' },
+      ),
     ),
   },
   { additionalProperties: false },
@@ -140,10 +176,10 @@ const ContentKey = (description: string) => Type.String({ minLength: 1, maxLengt
 
 export const LegalDocumentSpec = Type.Object(
   {
-    environment: Name,
+    environment: EnvironmentReference(),
     document: Type.Optional(ContentKey("the environment's key for it; metadata.name when absent")),
-    title: Type.String({ minLength: 1, maxLength: 200 }),
-    url: Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://' }),
+    title: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
+    url: Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://', description: 'where the text is published' }),
     version: Type.String({ minLength: 1, maxLength: 64, description: 'the current version, the one a player accepts' }),
     required: Type.Boolean({ description: 'whether a player must accept it to play' }),
   },
@@ -152,7 +188,7 @@ export const LegalDocumentSpec = Type.Object(
 
 export const TourSpec = Type.Object(
   {
-    environment: Name,
+    environment: EnvironmentReference(),
     id: Type.Optional(ContentKey('the tour id clients name; metadata.name when absent')),
     name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players; tours are listed by it' }),
     enabled: Defaulted(Type.Boolean({ default: true, description: 'only switched-on tours are listed and completed' })),
@@ -161,15 +197,15 @@ export const TourSpec = Type.Object(
 );
 
 /** Blog slugs: lower-case words joined by single hyphens, as they appear in addresses. */
-const BlogSlug = Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' });
+const BlogSlug = (description: string) => Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description });
 const BlogTimestamp = Type.String({ format: 'date-time', description: 'ISO 8601 with an offset' });
 
 export const BlogCategorySpec = Type.Object(
   {
-    environment: Name,
-    slug: Type.Optional(BlogSlug),
-    name: Type.String({ minLength: 1, maxLength: 120 }),
-    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    environment: EnvironmentReference(),
+    slug: Type.Optional(BlogSlug('its address part; metadata.name when absent')),
+    name: Type.String({ minLength: 1, maxLength: 120, description: 'shown to readers' }),
+    description: Type.Optional(Type.String({ maxLength: 2000, description: 'what the category holds' })),
     order: Defaulted(Type.Integer({ minimum: -1_000_000, maximum: 1_000_000, default: 0, description: 'console order: lower first, then by slug' })),
   },
   { additionalProperties: false },
@@ -179,23 +215,31 @@ export const BLOG_POST_STATUSES = ['draft', 'scheduled', 'published'] as const;
 
 export const BlogPostSpec = Type.Object(
   {
-    environment: Name,
-    slug: Type.Optional(BlogSlug),
-    title: Type.String({ minLength: 1, maxLength: 200 }),
-    subtitle: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
-    excerpt: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+    environment: EnvironmentReference(),
+    slug: Type.Optional(BlogSlug('its address part; metadata.name when absent')),
+    title: Type.String({ minLength: 1, maxLength: 200, description: 'the headline' }),
+    subtitle: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: 'shown under the headline' })),
+    excerpt: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'the summary lists show' })),
     content: BlogContent,
-    seoTitle: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    seoDescription: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
-    authorName: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
-    category: BlogSlug,
+    seoTitle: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "the page title search engines show; the title's when absent" })),
+    seoDescription: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'the description search engines show' })),
+    authorName: Type.Optional(Type.String({ minLength: 1, maxLength: 120, description: 'the byline' })),
+    category: BlogSlug('the slug of a BlogCategory of the same environment'),
     tags: Type.Optional(
-      Type.Array(Type.Object({ slug: BlogSlug, name: Type.String({ minLength: 1, maxLength: 60 }) }, { additionalProperties: false }), { maxItems: 20 }),
+      Type.Array(
+        Type.Object(
+          { slug: BlogSlug("the tag's address part"), name: Type.String({ minLength: 1, maxLength: 60, description: 'shown to readers' }) },
+          { additionalProperties: false },
+        ),
+        { maxItems: 20, description: 'free tags' },
+      ),
     ),
-    cover: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' }), Type.Null()])),
-    featured: Defaulted(Type.Boolean({ default: false })),
+    cover: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' }), Type.Null()], { description: 'the cover image address; null: none' }),
+    ),
+    featured: Defaulted(Type.Boolean({ default: false, description: 'shown first where the blog features posts' })),
     readingMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'computed from the content when absent' })),
-    status: Type.Union(BLOG_POST_STATUSES.map((s) => Type.Literal(s))),
+    status: Type.Union(BLOG_POST_STATUSES.map((s) => Type.Literal(s)), { description: 'draft (hidden), scheduled (shown from publishAt) or published' }),
     publishAt: Type.Optional(BlogTimestamp),
     publishedAt: Type.Optional(BlogTimestamp),
   },
@@ -212,10 +256,10 @@ export const BlogPostSpec = Type.Object(
 
 export const RealmSpec = Type.Object(
   {
-    environment: Name,
-    key: Type.Optional(GameKey("the realm's key, also its id; metadata.name when absent")),
+    environment: immutable(EnvironmentReference('the GameEnvironment of this namespace it belongs to; immutable (its inventories stay there)')),
+    key: Type.Optional(immutable(GameKey("the realm's key, also its id; metadata.name when absent; immutable (inventories name it)"))),
     number: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'unique in the environment; 0 is the permanent realm' }),
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
     enabled: Defaulted(Type.Boolean({ default: true, description: 'a switched-off realm is never open' })),
     visible: Defaulted(Type.Boolean({ default: true, description: 'a hint for game clients, carried in the Realm shape' })),
     startAt: Type.String({ format: 'date-time', description: 'when it opens (ISO 8601 with an offset)' }),
@@ -229,11 +273,11 @@ export const RealmSpec = Type.Object(
 
 export const CurrencySpec = Type.Object(
   {
-    environment: Name,
-    key: Type.Optional(GameKey('the key moves name; metadata.name when absent')),
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Type.Optional(Type.String({ maxLength: 2000 })),
-    icon: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+    environment: immutable(EnvironmentReference('the GameEnvironment of this namespace it belongs to; immutable (its balances stay there)')),
+    key: Type.Optional(immutable(GameKey('the key moves name; metadata.name when absent; immutable (balances and the ledger name it)'))),
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
+    description: Type.Optional(Type.String({ maxLength: 2000, description: 'shown to players' })),
+    icon: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'an image address or an asset name of the game' })),
     scope: Type.Union([Type.Literal('account'), Type.Literal('realm')], { description: 'held on the account, or per realm' }),
     kind: Type.Union([Type.Literal('balance'), Type.Literal('consumed')], { description: 'a balance held, or a figure spent against allowances' }),
     max: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_BALANCE, description: 'the most the stored figure may reach; absent = 2^53-1' })),

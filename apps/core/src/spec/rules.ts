@@ -6,6 +6,7 @@
  * operator refuse it with the same field and message. Keep rules to what both evaluators agree on:
  * `self`, field access, `has()`, comparisons and logic on strings, numbers and booleans.
  */
+import type { TSchema } from '@sinclair/typebox';
 import { celEnv, isCelError, parse, plan } from '@bufbuild/cel';
 
 export const RULES_KEYWORD = 'x-kubernetes-validations';
@@ -64,4 +65,44 @@ export function brokenRule(schema: JsonSchema, value: unknown, path: string): { 
     }
   }
   return null;
+}
+
+/** The keyword of a field that names an identity (`immutable`). */
+export const IMMUTABLE_KEYWORD = 'x-hearth-immutable';
+
+/**
+ * Marks a `spec` field that names an identity (an environment's app key, a currency's key): set when
+ * the document is created, never changed after. One declaration drives both checks: the CRDs carry a
+ * CEL transition rule (`self.f == oldSelf.f`) on the object holding it, so the API server refuses an
+ * edit, and reconcileManifest refuses a document whose field differs from what the database holds
+ * for it (`hearth apply`). Deleting the document and creating it anew is the deliberate change
+ * (docs/kubernetes.md "Identity fields").
+ */
+export function immutable<T extends TSchema>(schema: T): T {
+  return { ...schema, [IMMUTABLE_KEYWORD]: true };
+}
+
+/** The message both refusals of an identity change give, after the field's name. */
+export const IMMUTABLE_MESSAGE = 'is immutable: it names an identity; delete the resource and create it again to change it on purpose';
+
+/** The fields of an object schema marked `immutable`, and whether each is required. */
+export function immutableFields(schema: JsonSchema): { field: string; required: boolean }[] {
+  const required = new Set<string>(schema.required ?? []);
+  return Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>)
+    .filter(([, child]) => child[IMMUTABLE_KEYWORD] === true)
+    .map(([field]) => ({ field, required: required.has(field) }));
+}
+
+/**
+ * The CEL transition rules of an object's immutable fields, for its CRD: a required field keeps its
+ * value; an optional one is neither added, removed nor changed (its default may stand for a value).
+ */
+export function immutableRules(schema: JsonSchema): CelRule[] {
+  return immutableFields(schema).map(({ field, required }) => ({
+    rule: required
+      ? `self.${field} == oldSelf.${field}`
+      : `has(self.${field}) == has(oldSelf.${field}) && (!has(self.${field}) || self.${field} == oldSelf.${field})`,
+    message: IMMUTABLE_MESSAGE,
+    fieldPath: `.${field}`,
+  }));
 }

@@ -21,10 +21,12 @@ export type Upserted = 'created' | 'updated' | 'unchanged';
 export async function upsertPlan(db: Queryable, bus: Announcer, name: string, spec: PlanLimits): Promise<Upserted> {
   return inTransaction(db, async (trx) => {
     const existing = await trx('plans').where({ name }).first();
-    if (existing && sameJson(existing.spec, spec)) return 'unchanged';
-    await trx('plans').insert({ name, spec, updated_at: trx.fn.now() }).onConflict('name').merge();
+    const live = existing && existing.retired_at === null;
+    if (live && sameJson(existing.spec, spec)) return 'unchanged';
+    // A retired plan (its document was deleted) comes back with the numbers applied now.
+    await trx('plans').insert({ name, spec, retired_at: null, updated_at: trx.fn.now() }).onConflict('name').merge();
     await announceAfterCommit(trx, bus, { kind: 'environments' });
-    return existing ? 'updated' : 'created';
+    return live ? 'updated' : 'created';
   });
 }
 
@@ -36,8 +38,10 @@ export async function upsertProject(
 ): Promise<Upserted> {
   const { namespace, name, spec } = project;
   return inTransaction(db, async (trx) => {
-    const plan = await trx('plans').where({ name: spec.plan }).first();
+    // FOR SHARE: a plan being retired meanwhile (retirePlan) is seen retired, or waits for this one.
+    const plan = await trx('plans').where({ name: spec.plan }).forShare().first();
     if (!plan) throw refuse.missingReference('plan', `names plan "${spec.plan}", which does not exist`);
+    if (plan.retired_at) throw refuse.missingReference('plan', `names plan "${spec.plan}", which was deleted (apply that Plan again to bring it back)`);
     const limits = plan.spec as PlanLimits;
     if (spec.sessionSeats > limits.sessionSeats) {
       throw refuse.overPlan('sessionSeats', `is ${spec.sessionSeats}, more than plan "${spec.plan}" allows (${limits.sessionSeats})`, limits.sessionSeats);
@@ -69,7 +73,15 @@ export async function upsertEnvironment(
   return inTransaction(db, async (trx) => {
     // FOR SHARE: a project being retired meanwhile (retireProject) is seen retired, or waits for this one.
     const project = await trx('projects').where({ namespace, name: environment.project }).whereNull('retired_at').forShare().first();
-    if (!project) throw refuse.missingReference('project', `names project "${environment.project}", which does not exist in namespace "${namespace}"`);
+    if (!project) {
+      const retired = await trx('projects').where({ namespace, name: environment.project }).whereNotNull('retired_at').first('id');
+      throw refuse.missingReference(
+        'project',
+        retired
+          ? `names project "${environment.project}", which was retired (its Project was deleted; apply it again to bring it back)`
+          : `names project "${environment.project}", which does not exist in namespace "${namespace}"`,
+      );
+    }
     // whereNot({ a, b }) would negate each column alone; this is "not this very environment".
     const taken = await trx('environments')
       .where({ app_key: appKey })
@@ -96,6 +108,16 @@ export async function upsertEnvironment(
   });
 }
 
+/** A live environment's project (by name) and app key: what its document may not change (null: none live). */
+export async function liveEnvironmentIdentity(db: Queryable, environment: { namespace: string; name: string }): Promise<{ project: string; appKey: string } | null> {
+  const row = await db('environments as e')
+    .join('projects as p', 'p.id', 'e.project_id')
+    .where({ 'e.namespace': environment.namespace, 'e.name': environment.name })
+    .whereNull('e.retired_at')
+    .first('p.name as project', 'e.app_key as appKey');
+  return (row as { project: string; appKey: string } | undefined) ?? null;
+}
+
 /** What retiring did; `absent` when there was no live row of that name (a repeated delete). */
 export type Retired = 'retired' | 'absent';
 
@@ -117,6 +139,34 @@ export async function retireEnvironment(db: Queryable, bus: Announcer, environme
     if (!row) return 'absent';
     await announceAfterCommit(trx, bus, { kind: 'environments' });
     await announceAfterCommit(trx, bus, { kind: 'environment-retired', environmentId: Number(row.id) });
+    return 'retired';
+  });
+}
+
+/**
+ * A deleted Plan document retires its plan: from the commit on no project can be put on it (a Project
+ * naming it is refused as naming a deleted plan), so what the cluster shows and what the database
+ * holds agree. Refused (`conflict`) while live projects are on it: their environments' limits come
+ * from it; move them to another plan, or delete them, first. The row stays for retired projects, and
+ * applying the Plan again brings it back.
+ */
+export async function retirePlan(db: Queryable, bus: Announcer, name: string): Promise<Retired> {
+  return inTransaction(db, async (trx) => {
+    // FOR UPDATE: a project being put on it meanwhile (upsertProject) is counted, or refused.
+    const row = await trx('plans').where({ name }).whereNull('retired_at').forUpdate().first();
+    if (!row) return 'absent';
+    const live = (await trx('projects').where({ plan_name: name }).whereNull('retired_at').orderBy(['namespace', 'name']).select('namespace', 'name')) as {
+      namespace: string;
+      name: string;
+    }[];
+    if (live.length > 0) {
+      const names = live.map((p) => `${p.namespace}/${p.name}`);
+      throw refuse.conflict(`Plan ${name} is still the plan of live projects (${names.join(', ')}): move them to another plan or delete them first`, {
+        projects: names,
+      });
+    }
+    await trx('plans').where({ name }).update({ retired_at: trx.fn.now(), updated_at: trx.fn.now() });
+    await announceAfterCommit(trx, bus, { kind: 'environments' });
     return 'retired';
   });
 }

@@ -82,3 +82,8 @@ export async function loadEnvironmentByName(db: Queryable, namespace: string, na
   const row = (await baseQuery(db).where({ 'e.namespace': namespace, 'e.name': name }).first()) as Row | undefined;
   return row ? toContext(row) : null;
 }
+
+/** Whether the environment of that name is retired (its GameEnvironment was deleted; its rows kept). */
+export async function isEnvironmentRetired(db: Queryable, environment: { namespace: string; name: string }): Promise<boolean> {
+  return (await db('environments').where(environment).whereNotNull('retired_at').first('id')) !== undefined;
+}

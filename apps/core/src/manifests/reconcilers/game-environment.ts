@@ -1,4 +1,4 @@
-import { retireEnvironment, upsertEnvironment } from '../../tenancy/catalog';
+import { liveEnvironmentIdentity, retireEnvironment, upsertEnvironment } from '../../tenancy/catalog';
 import type { GameEnvironment } from '../schemas';
 import { type Reconciler, namespaceOf, refusalsNamed } from './shared';
 
@@ -13,6 +13,12 @@ export const gameEnvironmentReconciler: Reconciler<GameEnvironment> = {
       upsertEnvironment(db, bus, { namespace: namespaceOf(doc), name: doc.metadata.name, project: doc.spec.project, appKey: doc.spec.appKey }),
     ),
   }),
+
+  // A retired row (its document was deleted) is no identity: the document created again may name another project or app key.
+  identity: async (db, doc) => {
+    const stored = await liveEnvironmentIdentity(db, { namespace: namespaceOf(doc), name: doc.metadata.name });
+    return stored ? { stored, wanted: { project: doc.spec.project, appKey: doc.spec.appKey } } : null;
+  },
 
   remove: async (db, manifest, { bus }) => ((await retireEnvironment(db, bus, manifest)) === 'retired' ? 'removed' : 'absent'),
 };

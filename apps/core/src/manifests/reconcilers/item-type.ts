@@ -1,7 +1,7 @@
 import { inTransaction } from '../../db/transaction';
 import { itemTypeDefinitionOf, releaseItemType, syncItemType } from '../../items/item-types';
 import type { ItemTypeManifestT } from '../schemas';
-import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, namespaceOf, ownedRowIdentity, refusalsNamed } from './shared';
 
 /**
  * An ItemType is one item type of its environment, keyed by `spec.key` (or metadata.name). Deleted,
@@ -15,6 +15,8 @@ export const itemTypeReconciler: Reconciler<ItemTypeManifestT> = {
       const owner = `${namespace}/${doc.metadata.name}`;
       return { action: await refusalsNamed(label, () => syncItemType(trx, bus, { environmentId: env.id, owner, definition: itemTypeDefinitionOf(doc) })) };
     }),
+
+  identity: (db, doc) => ownedRowIdentity(db, 'item_types', doc),
 
   remove: async (db, manifest, { bus }) => ((await releaseItemType(db, bus, `${manifest.namespace}/${manifest.name}`)) ? 'removed' : 'absent'),
 };

@@ -7,7 +7,7 @@
 import type { Queryable } from '../../db/knex';
 import { ApiError } from '../../errors';
 import type { Announcer } from '../../invalidation';
-import { type EnvironmentContext, loadEnvironmentByName } from '../../tenancy/environments';
+import { type EnvironmentContext, isEnvironmentRetired, loadEnvironmentByName } from '../../tenancy/environments';
 import { DEFAULT_NAMESPACE, ManifestError } from '../validate';
 
 export type ReconcileAction = 'created' | 'updated' | 'unchanged';
@@ -35,11 +35,40 @@ export interface ReconcileOutcome {
  */
 export interface Reconciler<D> {
   reconcile(db: Queryable, doc: D, ctx: ReconcileContext): Promise<ReconcileOutcome>;
+  /**
+   * For a kind with `immutable` fields: what the database holds for this document's live row (null
+   * when there is none: a new document, or one deleted and created again) and what the document
+   * asks for, each keyed by spec field; reconcileManifest refuses a difference in an immutable field.
+   */
+  identity?(db: Queryable, doc: D): Promise<Identity | null>;
   remove?(db: Queryable, ref: { namespace: string; name: string }, ctx: { bus: Announcer }): Promise<RemoveAction>;
 }
 
 export function namespaceOf(doc: { metadata: { namespace?: string } }): string {
   return doc.metadata.namespace ?? DEFAULT_NAMESPACE;
+}
+
+/** The values of a document's immutable fields: in the database, and in the document (defaults applied). */
+export interface Identity {
+  stored: Record<string, unknown>;
+  wanted: Record<string, unknown>;
+}
+
+/**
+ * The identity of a document whose row is owned by `namespace/name` in a table of environment
+ * content keyed by `key` (realms, currencies, item_types): its environment and its key.
+ */
+export async function ownedRowIdentity(
+  db: Queryable,
+  table: 'realms' | 'currencies' | 'item_types',
+  doc: { metadata: { name: string; namespace?: string }; spec: { environment: string; key?: string } },
+): Promise<Identity | null> {
+  const row = (await db(`${table} as t`)
+    .join('environments as e', 'e.id', 't.environment_id')
+    .where('t.owner', `${namespaceOf(doc)}/${doc.metadata.name}`)
+    .first('e.name as environment', 't.key as key')) as { environment: string; key: string } | undefined;
+  if (!row) return null;
+  return { stored: { ...row }, wanted: { environment: doc.spec.environment, key: doc.spec.key ?? doc.metadata.name } };
 }
 
 /**
@@ -59,6 +88,10 @@ export async function refusalsNamed<T>(label: string, write: () => Promise<T>, f
 /** The environment a document's `spec.environment` names in its namespace, or a refusal on that field. */
 export async function environmentNamed(db: Queryable, namespace: string, name: string, label: string): Promise<EnvironmentContext> {
   const env = await loadEnvironmentByName(db, namespace, name);
-  if (!env) throw new ManifestError(label, 'spec.environment', `names environment "${name}", which does not exist in namespace "${namespace}"`, 'not-found');
-  return env;
+  if (env) return env;
+  const retired = await isEnvironmentRetired(db, { namespace, name });
+  const why = retired
+    ? `names environment "${name}", which was retired (its GameEnvironment was deleted; apply it again to bring it back)`
+    : `names environment "${name}", which does not exist in namespace "${namespace}"`;
+  throw new ManifestError(label, 'spec.environment', why, 'not-found');
 }
