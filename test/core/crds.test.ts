@@ -119,6 +119,8 @@ describe('identity fields (immutable)', () => {
       Realm: ['.environment', '.key'],
       Currency: ['.environment', '.key'],
       ItemType: ['.environment', '.key'],
+      CardType: ['.environment', '.slug'],
+      CardTemplate: ['.environment', '.key'],
     });
     const rules = customResourceDefinition('Currency').spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'];
     expect(rules).toEqual(

@@ -6,9 +6,9 @@
  * is bought (docs/cards.md).
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { celRules } from './rules';
+import { celRules, immutable } from './rules';
 import { Defaulted, literals } from './fields';
-import { ResourceName } from './names';
+import { EnvironmentReference } from './names';
 import { GameKey } from './game-keys';
 import { ITEM_TYPE_LIMITS, PRICE_RULES, PriceSpec } from './item-type';
 
@@ -28,10 +28,10 @@ const Data = Type.Object({}, { additionalProperties: true, description: `any JSO
 
 export const CardTypeSpec = Type.Object(
   {
-    environment: ResourceName,
-    slug: Type.Optional(GameKey('the card type key clients and servers name it by (cardTypeKey); metadata.name when absent')),
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Defaulted(Type.String({ maxLength: 2000, default: '' })),
+    environment: immutable(EnvironmentReference('the GameEnvironment of this namespace it belongs to; immutable (cards players hold stay there)')),
+    slug: Type.Optional(immutable(GameKey('the card type key clients and servers name it by (cardTypeKey); metadata.name when absent; immutable (cards players hold name it)'))),
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
+    description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
     enabled: Defaulted(Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but not granted or bought (`disabled`), and a problem in a deck' })),
     perDeckLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: CARD_LIMITS.lineCountMax, description: 'the most cards of this type one deck may count (validation problem `per-type-limit`); no limit when absent' })),
     starter: Defaulted(
@@ -43,6 +43,7 @@ export const CardTypeSpec = Type.Object(
       Type.Array(PriceSpec, {
         maxItems: CARD_LIMITS.prices,
         default: [],
+        description: 'what one card costs (priceRule says whether all or one of them is paid)',
         ...celRules({ rule: 'self.all(p, self.exists_one(q, q.currencyKey == p.currencyKey))', message: 'must name each currency once' }),
       }),
     ),
@@ -59,10 +60,10 @@ export const CardTypeSpec = Type.Object(
 
 export const CardTemplateSpec = Type.Object(
   {
-    environment: ResourceName,
-    key: Type.Optional(GameKey('the template key (cardTemplateKey); metadata.name when absent')),
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Defaulted(Type.String({ maxLength: 2000, default: '' })),
+    environment: immutable(EnvironmentReference('the GameEnvironment of this namespace it belongs to; immutable (cards made with it stay there)')),
+    key: Type.Optional(immutable(GameKey('the template key (cardTemplateKey); metadata.name when absent; immutable (cards made with it name it)'))),
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
+    description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
     enabled: Defaulted(Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but no card is granted or bought with it (`disabled`)' })),
     data: Type.Optional(Data),
   },

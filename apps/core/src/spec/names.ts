@@ -21,3 +21,6 @@ function ResourceNameOptions() {
   const { minLength, maxLength, pattern } = ResourceName;
   return { minLength, maxLength, pattern };
 }
+
+/** The field naming the GameEnvironment a document belongs to (most content kinds have it). */
+export const EnvironmentReference = (description = 'the GameEnvironment of this namespace it belongs to') => Reference('GameEnvironment', description);

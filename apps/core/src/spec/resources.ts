@@ -9,11 +9,12 @@ import { type Static, Type } from '@sinclair/typebox';
 import { BlogContent } from './blog-content';
 import type { ItemTypeSpec } from './item-type';
 import { celRules, immutable } from './rules';
-import { Reference } from './names';
+import { EnvironmentReference, Reference } from './names';
+
+export { EnvironmentReference };
 import { GameKey, MAX_BALANCE } from './game-keys';
 
 /** The GameEnvironment a document belongs to: every content kind's `spec.environment`. */
-export const EnvironmentReference = (description = 'the GameEnvironment of this namespace it belongs to') => Reference('GameEnvironment', description);
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 const PositiveCount = (description: string) => Type.Integer({ minimum: 1, description });
 

@@ -1,7 +1,7 @@
 import { inTransaction } from '../../db/transaction';
 import { CARD_TEMPLATES, CARD_TYPES, cardTemplateRow, cardTypeRow, releaseCardDefinition, syncCardDefinition } from '../../cards/definitions';
 import type { CardTemplateManifestT, CardTypeManifestT } from '../schemas';
-import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, namespaceOf, ownedRowIdentity, refusalsNamed } from './shared';
 
 /**
  * A CardType is one card type of its environment, keyed by `spec.slug` (or metadata.name). Deleted,
@@ -16,6 +16,8 @@ export const cardTypeReconciler: Reconciler<CardTypeManifestT> = {
       return { action: await refusalsNamed(label, () => syncCardDefinition(trx, bus, CARD_TYPES, { environmentId: env.id, owner, row: cardTypeRow(doc) })) };
     }),
 
+  identity: (db, doc) => ownedRowIdentity(db, 'card_types', doc, 'slug'),
+
   remove: async (db, ref, { bus }) => ((await releaseCardDefinition(db, bus, CARD_TYPES, `${ref.namespace}/${ref.name}`)) ? 'removed' : 'absent'),
 };
 
@@ -28,6 +30,8 @@ export const cardTemplateReconciler: Reconciler<CardTemplateManifestT> = {
       const owner = `${namespace}/${doc.metadata.name}`;
       return { action: await refusalsNamed(label, () => syncCardDefinition(trx, bus, CARD_TEMPLATES, { environmentId: env.id, owner, row: cardTemplateRow(doc) })) };
     }),
+
+  identity: (db, doc) => ownedRowIdentity(db, 'card_templates', doc),
 
   remove: async (db, ref, { bus }) => ((await releaseCardDefinition(db, bus, CARD_TEMPLATES, `${ref.namespace}/${ref.name}`)) ? 'removed' : 'absent'),
 };

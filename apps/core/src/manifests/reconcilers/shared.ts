@@ -56,19 +56,22 @@ export interface Identity {
 
 /**
  * The identity of a document whose row is owned by `namespace/name` in a table of environment
- * content keyed by `key` (realms, currencies, item_types): its environment and its key.
+ * content keyed by `key` (realms, currencies, item_types, card_types, card_templates): its environment
+ * and its key, which the document gives in `keyField` (`key`; a card type's `slug`) or as its name.
  */
 export async function ownedRowIdentity(
   db: Queryable,
-  table: 'realms' | 'currencies' | 'item_types',
-  doc: { metadata: { name: string; namespace?: string }; spec: { environment: string; key?: string } },
+  table: 'realms' | 'currencies' | 'item_types' | 'card_types' | 'card_templates',
+  doc: { metadata: { name: string; namespace?: string }; spec: { environment: string } },
+  keyField: 'key' | 'slug' = 'key',
 ): Promise<Identity | null> {
   const row = (await db(`${table} as t`)
     .join('environments as e', 'e.id', 't.environment_id')
     .where('t.owner', `${namespaceOf(doc)}/${doc.metadata.name}`)
     .first('e.name as environment', 't.key as key')) as { environment: string; key: string } | undefined;
   if (!row) return null;
-  return { stored: { ...row }, wanted: { environment: doc.spec.environment, key: doc.spec.key ?? doc.metadata.name } };
+  const spec = doc.spec as { environment: string; key?: string; slug?: string };
+  return { stored: { environment: row.environment, [keyField]: row.key }, wanted: { environment: spec.environment, [keyField]: spec[keyField] ?? doc.metadata.name } };
 }
 
 /**
