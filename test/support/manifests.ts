@@ -109,3 +109,7 @@ export function currency(name: string, spec: Record<string, unknown>): AnyManife
 export function itemType(name: string, spec: Record<string, unknown>): AnyManifest {
   return { apiVersion: API_VERSION, kind: 'ItemType', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
 }
+
+export function skillTree(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'SkillTree', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}

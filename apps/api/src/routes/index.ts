@@ -38,6 +38,9 @@ import { listItemTypeDefinitions } from './items';
 import { consumeItem, consumeItemStack, grantItems, listItems, listItemStacks, openItem, useItem, useItemStack } from './items/held';
 import { purchaseItems } from './items/purchases';
 import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
+import { getPlayerSkillTree, listPlayerSkillTrees, listSkillTreeDefinitions, unlockSkillNode } from './progression/skill-trees';
+import { addXp, listXp } from './progression/xp';
+import { incrementPlayerStat, incrementStat, listPlayerStats, listStats } from './stats';
 import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
 import { uploadCrashReport } from './crashes/uploads';
 
@@ -91,6 +94,7 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     listRealmDefinitions,
     listCurrencyDefinitions,
     listItemTypeDefinitions,
+    listSkillTreeDefinitions,
     listInventories,
     getInventory,
     listBalances,
@@ -111,6 +115,15 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     listUnlocks,
     recordUnlock,
     deleteUnlock,
+    listXp,
+    addXp,
+    listPlayerSkillTrees,
+    getPlayerSkillTree,
+    unlockSkillNode,
+    listPlayerStats,
+    listStats,
+    incrementPlayerStat,
+    incrementStat,
     ...extra,
   ];
   return routes;

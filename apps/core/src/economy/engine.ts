@@ -14,7 +14,9 @@ import type { EnvironmentContext } from '../tenancy/environments';
 import { engineError } from './refusals';
 
 /** The engine's kinds of move: the currency moves, a purchase of items, and the items' own moves. */
-export type EngineMoveKind = 'credit' | 'debit' | 'refund' | 'consume' | 'item-purchase' | 'item-grant' | 'item-consume' | 'item-use' | 'stack-consume' | 'stack-use' | 'item-open';
+export type EngineMoveKind = 'credit' | 'debit' | 'refund' | 'consume' | 'item-purchase' | 'item-grant' | 'item-consume' | 'item-use' | 'stack-consume' | 'stack-use' | 'item-open'
+  // progression
+  | 'skill-node-unlock';
 
 /** A move without an Idempotency-Key: in the caller's transaction, or by itself in autocommit. */
 export const ENGINE_MOVE = preparedStatement('hearth_move', 'SELECT hearth_move(?, ?, ?, ?, ?) AS answer');

@@ -31,6 +31,8 @@ export interface EngineOutcome {
   /** contents-unusable: the container, and whether the content's type is `switched off` or `not defined`. */
   container?: string;
   state?: string;
+  /** Progression: the skill node unlocked. */
+  nodeKey?: string;
 }
 
 /** SQLSTATE of a refused move; DETAIL is the EngineOutcome as JSON. */
@@ -105,6 +107,18 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
       requested: num(o.requested),
       limit: num(o.limit),
     }),
+  // progression: a skill node's unlock (docs/progression.md), and a stat moved past its range.
+  'skill-node-not-found': () => refuse.notFound('The skill node'),
+  'skill-node-locked': (o) => new ApiError('locked', `The skill node ${o.nodeKey} needs what the player lacks: ${listOf(o.missing)}.`, { nodeKey: o.nodeKey, missing: o.missing ?? [] }),
+  'skill-node-pay-with-unpriced': (o) => refuse.invalid('payWith', `The skill node ${o.nodeKey} has no price in ${o.payWith}; its prices are in ${listOf(o.prices)}.`),
+  'skill-node-pay-with-missing': (o) =>
+    refuse.invalid('payWith', `The skill node ${o.nodeKey} is paid with any one of its prices: name its currency in payWith (${listOf(o.prices)}).`),
+  'skill-node-allowance-missing': (o) =>
+    new ApiError('invalid-request', `The skill node ${o.nodeKey} is priced in ${o.currencyKey}, a consumed currency: a server key must send its allowance in allowances.${o.currencyKey}.`, {
+      field: 'allowances',
+      currencyKey: o.currencyKey,
+    }),
+  'stat-out-of-range': (o) => refuse.invalid('by', `Adding ${o.requested} to ${o.held} would take the stat past the 64-bit range.`),
 };
 
 /** The refusal an outcome names. An outcome the table does not know is a fault, not a refusal. */

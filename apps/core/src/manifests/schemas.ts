@@ -9,6 +9,7 @@ import {
   PlanSpec, ProjectSpec, RealmSpec, ServerKeySpec, TourSpec,
 } from '../spec/resources';
 import { ItemTypeSpec } from '../spec/item-type';
+import { SkillTreeSpec } from '../spec/skill-tree';
 
 export const API_VERSION = 'hearth.gg/v1alpha1';
 
@@ -49,6 +50,7 @@ export const BlogPostManifest = kind('BlogPost', BlogPostSpec);
 export const RealmManifest = kind('Realm', RealmSpec);
 export const CurrencyManifest = kind('Currency', CurrencySpec);
 export const ItemTypeManifest = kind('ItemType', ItemTypeSpec);
+export const SkillTreeManifest = kind('SkillTree', SkillTreeSpec);
 
 /** A printer column of `kubectl get` (besides Ready and Age, which every kind shows). */
 export interface PrinterColumn {
@@ -199,6 +201,19 @@ export const MANIFEST_KINDS = {
       ],
     },
   },
+  SkillTree: {
+    schema: SkillTreeManifest,
+    namespaced: true,
+    crd: {
+      plural: 'skilltrees',
+      shortNames: ['skilltree'],
+      columns: [
+        { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+        { name: 'Key', type: 'string', jsonPath: '.spec.key' },
+        { name: 'Hidden', type: 'boolean', jsonPath: '.spec.hidden' },
+      ],
+    },
+  },
 } as const satisfies Record<string, { schema: TSchema; namespaced: boolean; crd: { plural: string; shortNames: string[]; columns: PrinterColumn[]; status?: Record<string, TSchema> } }>;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
 /** The document type of one kind, from its schema. */
@@ -216,5 +231,6 @@ export type BlogPost = Static<typeof BlogPostManifest>;
 export type RealmManifestT = Static<typeof RealmManifest>;
 export type CurrencyManifestT = Static<typeof CurrencyManifest>;
 export type ItemTypeManifestT = Static<typeof ItemTypeManifest>;
+export type SkillTreeManifestT = Static<typeof SkillTreeManifest>;
 /** A document of any kind, discriminated by `kind`. */
 export type AnyManifest = ManifestOf<ManifestKind>;

@@ -72,6 +72,20 @@ export const ProjectSpec = Type.Object(
       Type.Object({ words: Type.Array(Type.String({ minLength: 1, maxLength: 60 }), { maxItems: 10000 }) }, { additionalProperties: false }),
     ),
     store: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    progression: Type.Optional(
+      Type.Object(
+        {
+          skillNodesUnlockedBy: Type.Optional(
+            Type.Union([Type.Literal('players'), Type.Literal('game')], {
+              default: 'players',
+              description:
+                '`game`: a game of the service\'s own whose skill trees the game itself unlocks: only its servers unlock nodes, and the unlock route answers a player\'s token `forbidden`',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     dashboard: Type.Optional(Type.Object({}, { additionalProperties: true })),
   },
   { additionalProperties: false },

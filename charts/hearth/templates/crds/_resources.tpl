@@ -12,6 +12,7 @@
 - realms
 - currencies
 - itemtypes
+- skilltrees
 {{- end }}
 {{- define "hearth.operatorNamespacedResources" -}}
 - projects
@@ -25,6 +26,7 @@
 - realms
 - currencies
 - itemtypes
+- skilltrees
 {{- end }}
 {{- define "hearth.operatorClusterResources" -}}
 - plans
