@@ -22,7 +22,8 @@ export const STAT_SHARDS = 16;
 /** The realm_key of counters an increment named no realm for (realm keys are never empty). */
 const NO_REALM = '';
 
-const INCREMENT = preparedStatement('hearth_stat_increment', 'SELECT hearth_stat_increment(?, ?, ?, ?, ?, ?) AS value');
+/** An increment: one statement, by itself as its own transaction (or in the route's, under an Idempotency-Key). */
+export const STAT_INCREMENT = preparedStatement('hearth_stat_increment', 'SELECT hearth_stat_increment(?, ?, ?, ?, ?, ?) AS value');
 
 /** Whose counters: a player's, or the environment's (null). */
 export type StatOwner = { playerId: string } | null;
@@ -38,7 +39,7 @@ export class StatService {
   async increment(db: Queryable, env: EnvironmentContext, owner: StatOwner, key: string, by = 1, realmId?: string | null): Promise<Stat> {
     if (!Number.isSafeInteger(by) || by === 0) throw refuse.invalid('by', 'by is a whole number other than 0 (at most 2^53-1 either way).');
     try {
-      const [row] = await runStatement<{ value: string }>(db, INCREMENT, [env.id, owner?.playerId ?? null, key, realmId ?? NO_REALM, by.toString(), STAT_SHARDS]);
+      const [row] = await runStatement<{ value: string }>(db, STAT_INCREMENT, [env.id, owner?.playerId ?? null, key, realmId ?? NO_REALM, by.toString(), STAT_SHARDS]);
       return { key, value: row.value };
     } catch (err) {
       throw engineError(err);
