@@ -44,6 +44,10 @@ export async function up(knex: Knex): Promise<void> {
       IF NOT FOUND THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
       END IF;
+      -- A realm named must exist, whether or not a price is paid there.
+      IF v_realm IS NOT NULL AND NOT EXISTS (SELECT 1 FROM realms r WHERE r.environment_id = p_environment_id AND r.key = v_realm) THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'realm-not-found'));
+      END IF;
       -- Claimed first: a parallel unlock of this node waits here until this one commits (then inserts
       -- nothing: already unlocked, nothing charged) or rolls back (then it claims the node itself).
       INSERT INTO player_skill_nodes (player_id, environment_id, node_key) VALUES (p_player_id, p_environment_id, node.key)

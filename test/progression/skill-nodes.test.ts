@@ -195,6 +195,7 @@ describe('POST /players/:playerId/skill-nodes/:nodeKey/unlock', () => {
     await credit(p.player.id, 'gold', 100);
     const before = await snapshot(p.player.id);
     expectError(await unlock(p.player.id, 'nope'), 404, 'not-found');
+    expectError(await unlock(p.player.id, 'free', { realmId: 'no-such-realm' }), 404, 'not-found');
     expectError(await unlock('nobody', 'slash'), 404, 'not-found');
     expectError(await unlock(p.player.id, 'slash', {}, { token: h.serverKeys['alpha-test-key'] }), 404, 'not-found');
     expectError(await unlock(p.player.id, 'slash', {}, { token: p.accessToken }), 403, 'forbidden');
