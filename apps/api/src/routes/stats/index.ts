@@ -22,8 +22,8 @@ const IncrementBody = Type.Object(
       Type.Integer({
         minimum: -Number.MAX_SAFE_INTEGER,
         maximum: Number.MAX_SAFE_INTEGER,
-        not: { const: 0 },
-        description: 'a whole number other than 0, either sign (default 1); a move past the 64-bit range is refused',
+        // 0 is refused by the stats service (invalid-request on body.by): a `not` here would trip client generators.
+        description: 'a whole number other than 0, either sign (default 1); 0 is refused; a move past the 64-bit range is refused',
       }),
     ),
     realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'the realm’s counter; null or absent: the counter of no realm' })),
