@@ -20,6 +20,7 @@ const content = [
   coin('gems', {}),
   coin('energy', { kind: 'consumed' }),
   coin('tokens', { scope: 'realm' }),
+  coin('frozen', { enabled: false }),
   skillTree('combat', {
     environment: env,
     name: 'Combat',
@@ -30,6 +31,7 @@ const content = [
       { key: 'focus', name: 'Focus', prices: [{ currencyKey: 'tokens', amount: 4 }] },
       { key: 'free', name: 'Free' },
       { key: 'ghostly', name: 'Ghostly', prices: [{ currencyKey: 'ghost', amount: 1 }] },
+      { key: 'frosty', name: 'Frosty', prices: [{ currencyKey: 'frozen', amount: 1 }] },
     ],
   }),
   skillTree('secret', { environment: env, name: 'Secret', hidden: true, nodes: [{ key: 'vanish', name: 'Vanish' }] }),
@@ -89,7 +91,7 @@ describe("a player's skill trees", () => {
         { key: 'slash', treeKey: 'combat', name: 'Slash', description: '', icon: null, priceRule: 'all', parents: [], prices: [{ currencyKey: 'gold', amount: 10 }], unlocked: false, unlockable: true },
       ]),
     });
-    expect(flags(tree)).toEqual({ slash: '-/unlockable', cleave: '-/-', whirl: '-/-', focus: '-/unlockable', free: '-/unlockable', ghostly: '-/unlockable' });
+    expect(flags(tree)).toEqual({ slash: '-/unlockable', cleave: '-/-', whirl: '-/-', focus: '-/unlockable', free: '-/unlockable', ghostly: '-/unlockable', frosty: '-/unlockable' });
     ok(await unlock('me', 'slash', {}, { token: p.accessToken }));
     expect(flags(ok(await call(h.base, 'GET', `/players/${p.player.id}/skill-trees/combat`, { token: key })))).toMatchObject({ slash: 'unlocked/-', cleave: '-/unlockable', whirl: '-/-' });
     ok(await unlock('me', 'cleave', { payWith: 'gold' }, { token: p.accessToken }));
@@ -165,7 +167,8 @@ describe('POST /players/:playerId/skill-nodes/:nodeKey/unlock', () => {
     expectError(await unlock(p.player.id, 'cleave'), 400, 'invalid-request', 'body.payWith');
     expectError(await unlock(p.player.id, 'cleave', { payWith: 'energy' }), 400, 'invalid-request', 'body.payWith');
     expect(expectError(await unlock(p.player.id, 'cleave', { payWith: 'gems' }), 409, 'insufficient-balance').details).toEqual({ currencyKey: 'gems', held: 1, requested: 2 });
-    expect(expectError(await unlock(p.player.id, 'ghostly'), 404, 'not-found').message).toMatch(/currency/i);
+    expect(expectError(await unlock(p.player.id, 'ghostly'), 404, 'not-found').message).toMatch(/ghost, which is not defined/);
+    expect(expectError(await unlock(p.player.id, 'frosty'), 409, 'disabled').details).toEqual({ nodeKey: 'frosty', currencyKey: 'frozen' });
     expect(await snapshot(p.player.id)).toEqual(before);
 
     // whirl needs energy (consumed): allowance required, from a server only, and held to.

@@ -41,6 +41,9 @@ export const MOVE_REFUSED = 'HM001';
 const num = (value: unknown) => Number(value);
 /** A list the outcome names, for the words (the engine always sends it where the outcome has one). */
 const listOf = (names: string[] | undefined) => (names ?? []).join(', ');
+/** What a move that is paid for pays for (a purchase's item type, an unlock's skill node), for the words and the details. */
+const paidFor = (o: EngineOutcome) => (o.nodeKey !== undefined ? `The skill node ${o.nodeKey}` : o.itemTypeKey);
+const paidForDetails = (o: EngineOutcome) => (o.nodeKey !== undefined ? { nodeKey: o.nodeKey } : { itemTypeKey: o.itemTypeKey });
 /** Who is moved, for the words on where it is held. */
 const heldThing = (o: EngineOutcome) => (o.itemTypeKey !== undefined ? `The item type ${o.itemTypeKey}` : 'This currency');
 
@@ -76,16 +79,20 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
     new ApiError('balance-cap', `${o.currencyKey} would pass its maximum of ${o.cap} (${o.held} held).`, { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) }),
   'not-purchasable': (o) => new ApiError('not-purchasable', `${o.itemTypeKey} is not for sale.`, { itemTypeKey: o.itemTypeKey }),
   'item-type-disabled': (o) => new ApiError('disabled', `The item type ${o.itemTypeKey} is switched off.`, { itemTypeKey: o.itemTypeKey }),
-  'pay-with-unpriced': (o) => refuse.invalid('payWith', `${o.itemTypeKey} has no price in ${o.payWith}; its prices are in ${listOf(o.prices)}.`),
+  // The charges of a move that is paid for (hearth_priced_charges): a purchase's or a skill node's.
+  'pay-with-unpriced': (o) => refuse.invalid('payWith', `${paidFor(o)} has no price in ${o.payWith}; its prices are in ${listOf(o.prices)}.`),
   'pay-with-missing': (o) =>
-    refuse.invalid('payWith', `${o.itemTypeKey} is paid with any one of its prices: name its currency in payWith (${listOf(o.prices)}).`),
-  // A price in a currency the environment does not have makes the item not for sale, never free.
+    refuse.invalid('payWith', `${paidFor(o)} is paid with any one of its prices: name its currency in payWith (${listOf(o.prices)}).`),
+  // A price in a currency the environment does not have makes the item not for sale (the node not
+  // to be had), never free.
   'price-currency-not-found': (o) =>
-    new ApiError('not-purchasable', `${o.itemTypeKey} is priced in ${o.currencyKey}, which is not defined.`, { itemTypeKey: o.itemTypeKey, currencyKey: o.currencyKey }),
+    o.nodeKey !== undefined
+      ? new ApiError('not-found', `${paidFor(o)} is priced in ${o.currencyKey}, which is not defined.`)
+      : new ApiError('not-purchasable', `${o.itemTypeKey} is priced in ${o.currencyKey}, which is not defined.`, { itemTypeKey: o.itemTypeKey, currencyKey: o.currencyKey }),
   'price-currency-disabled': (o) =>
-    new ApiError('disabled', `${o.itemTypeKey} is priced in ${o.currencyKey}, which is switched off.`, { itemTypeKey: o.itemTypeKey, currencyKey: o.currencyKey }),
+    new ApiError('disabled', `${paidFor(o)} is priced in ${o.currencyKey}, which is switched off.`, { ...paidForDetails(o), currencyKey: o.currencyKey }),
   'allowance-missing': (o) =>
-    new ApiError('invalid-request', `${o.itemTypeKey} is priced in ${o.currencyKey}, a consumed currency: a server key must send its allowance in allowances.${o.currencyKey}.`, {
+    new ApiError('invalid-request', `${paidFor(o)} is priced in ${o.currencyKey}, a consumed currency: a server key must send its allowance in allowances.${o.currencyKey}.`, {
       field: 'allowances',
       currencyKey: o.currencyKey,
     }),
@@ -110,14 +117,6 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
   // progression: a skill node's unlock (docs/progression.md), and a stat moved past its range.
   'skill-node-not-found': () => refuse.notFound('The skill node'),
   'skill-node-locked': (o) => new ApiError('locked', `The skill node ${o.nodeKey} needs what the player lacks: ${listOf(o.missing)}.`, { nodeKey: o.nodeKey, missing: o.missing ?? [] }),
-  'skill-node-pay-with-unpriced': (o) => refuse.invalid('payWith', `The skill node ${o.nodeKey} has no price in ${o.payWith}; its prices are in ${listOf(o.prices)}.`),
-  'skill-node-pay-with-missing': (o) =>
-    refuse.invalid('payWith', `The skill node ${o.nodeKey} is paid with any one of its prices: name its currency in payWith (${listOf(o.prices)}).`),
-  'skill-node-allowance-missing': (o) =>
-    new ApiError('invalid-request', `The skill node ${o.nodeKey} is priced in ${o.currencyKey}, a consumed currency: a server key must send its allowance in allowances.${o.currencyKey}.`, {
-      field: 'allowances',
-      currencyKey: o.currencyKey,
-    }),
   'stat-out-of-range': (o) => refuse.invalid('by', `Adding ${o.requested} to ${o.held} would take the stat past the 64-bit range.`),
 };
 

@@ -46,7 +46,7 @@ export const ERROR_DETAILS: Partial<Record<ErrorCode, { required: DetailField[];
   'insufficient-balance': { required: ['held', 'requested'], optional: ['currencyKey', 'itemTypeKey'] },
   'allowance-exceeded': { required: ['currencyKey', 'held', 'requested', 'allowance'] },
   'balance-cap': { required: ['currencyKey', 'held', 'requested'] },
-  disabled: { required: [], optional: ['currencyKey', 'itemTypeKey'] },
+  disabled: { required: [], optional: ['currencyKey', 'itemTypeKey', 'nodeKey'] },
   'not-purchasable': { required: ['itemTypeKey'], optional: ['currencyKey'] },
   'owned-limit': { required: ['itemTypeKey', 'held', 'requested', 'limit'] },
   locked: { required: ['missing'], optional: ['itemTypeKey', 'nodeKey'] },
