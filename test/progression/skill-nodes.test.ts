@@ -283,3 +283,13 @@ describe('races', () => {
     expect(entries.every((e) => Number(e.balance_after) >= 0)).toBe(true);
   });
 });
+
+test('deleting the player takes their unlocked nodes; the same subject signing in again has none', async () => {
+  const p = await player('node-leaver');
+  await credit(p.player.id, 'gold', 10);
+  ok(await unlock(p.player.id, 'slash'));
+  expect((await call(h.base, 'DELETE', `/players/${p.player.id}`, { token: key })).status).toBe(204);
+  expect(await unlockedNodes(p.player.id)).toEqual([]);
+  const again = await player('node-leaver');
+  expect(flags(ok(await call(h.base, 'GET', `/players/${again.player.id}/skill-trees/combat`, { token: key }))).slash).toBe('-/unlockable');
+});

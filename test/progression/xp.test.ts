@@ -112,3 +112,10 @@ describe('XP', () => {
     }
   });
 });
+
+test('deleting the player takes their XP', async () => {
+  const p = await signIn(h.base, key, 'xp-leaver');
+  await add(p.player.id, { amount: 3 });
+  expect((await call(h.base, 'DELETE', `/players/${p.player.id}`, { token: key })).status).toBe(204);
+  expect(await rows(p.player.id)).toEqual([]);
+});

@@ -159,3 +159,12 @@ describe("the environment's stats", () => {
     expect(await valueOf(`/players/${p}/stats`, stat)).toBe(sum(`/players/${p}/stats/${stat}`));
   });
 });
+
+test("deleting a player takes their stats; the environment's counters keep what they counted", async () => {
+  const p = await signIn(h.base, key, 'stats-leaver');
+  await bump(`/players/${p.player.id}/stats/leaves`, { by: 2 });
+  await bump('/stats/leaves', { by: 2 });
+  expect((await call(h.base, 'DELETE', `/players/${p.player.id}`, { token: key })).status).toBe(204);
+  expect(await h.db('player_stats').where({ player_id: p.player.id })).toEqual([]);
+  expect(await valueOf('/stats', 'leaves')).toBe('2');
+});
