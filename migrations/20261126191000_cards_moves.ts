@@ -13,7 +13,7 @@ import type { Knex } from 'knex';
  *   before anything is locked;
  * - `hearth_pay_charges`: each charge made through `hearth_currency_move`, from the inventory the
  *   purchase puts things in when the currency is held in that kind of place, else from the account or
- *   the current realm.
+ *   a realm (the one named, or the current one). A skill node's unlock pays through both too.
  *
  * The rest, once:
  * - `hearth_card_json`: a Card (spec §2) as the API answers it, for the engine's answers and the lists.
@@ -74,11 +74,16 @@ export async function up(knex: Knex): Promise<void> {
     END
     $fn$;
 
-    -- Makes the charges (the player held, the inventories made account first): each from the
-    -- purchase's own inventory when the currency is held in that kind of place, otherwise from the
-    -- account, or the current realm. Answers the Movements; a refusal rolls every charge back.
+    -- Makes the charges (the player held, the account's inventory made first by the caller when a
+    -- charge is paid there: hearth_charges_on_account) and answers the Movements; a refusal rolls
+    -- every charge back. Each charge is paid from p_home_inventory (where what is bought goes; its
+    -- realm p_home_realm, NULL for the account) when the currency is held in that kind of place,
+    -- otherwise from the account, or from p_realm_key's realm (the current realm when NULL). A move
+    -- with no home of its own (a skill node's unlock) passes NULL. The ledger entries carry p_reason
+    -- and p_reference. Purchases (items, cards) and skill-node unlocks all pay through it.
     CREATE FUNCTION hearth_pay_charges(
-      p_environment_id bigint, p_player_id text, p_charges jsonb, p_home_inventory text, p_home_realm text, p_reference text, p_max_balance bigint
+      p_environment_id bigint, p_player_id text, p_charges jsonb, p_home_inventory text, p_home_realm text, p_realm_key text,
+      p_reason text, p_reference text, p_max_balance bigint
     ) RETURNS jsonb
     LANGUAGE plpgsql AS $fn$
     DECLARE
@@ -89,18 +94,20 @@ export async function up(knex: Knex): Promise<void> {
       v_movements jsonb := '[]'::jsonb;
     BEGIN
       FOR v_charge IN SELECT ch FROM jsonb_array_elements(p_charges) ch LOOP
-        IF (p_home_realm IS NULL) = (v_charge->>'scope' = 'account') THEN
+        IF p_home_inventory IS NOT NULL AND (p_home_realm IS NULL) = (v_charge->>'scope' = 'account') THEN
           v_pay_inventory := p_home_inventory;
         ELSE
-          SELECT * INTO v_pay FROM hearth_choose_inventory(p_environment_id, p_player_id, v_charge->>'scope', NULL, false, NULL);
+          SELECT * INTO v_pay FROM hearth_choose_inventory(p_environment_id, p_player_id, v_charge->>'scope', NULL,
+            v_charge->>'scope' = 'realm' AND p_realm_key IS NOT NULL, p_realm_key);
           IF v_pay.outcome <> 'chosen' THEN
             PERFORM hearth_refuse(jsonb_build_object('outcome', v_pay.outcome, 'currencyKey', v_charge->>'currencyKey'));
           END IF;
           v_pay_inventory := v_pay.inventory_id;
         END IF;
         SELECT * INTO m FROM hearth_currency_move(p_environment_id, p_player_id, v_charge->>'currencyKey', v_charge->>'kind',
-          (v_charge->>'cost')::bigint, (v_charge->>'allowance')::bigint, 'purchase', p_reference, v_pay_inventory, false, NULL, p_max_balance);
-        v_movements := v_movements || hearth_movement(m, v_charge->>'currencyKey', v_charge->>'kind', (v_charge->>'cost')::bigint, (v_charge->>'allowance')::bigint, 'inventoryId');
+          (v_charge->>'cost')::bigint, (v_charge->>'allowance')::bigint, p_reason, p_reference, v_pay_inventory, false, NULL, p_max_balance);
+        v_movements := v_movements || hearth_movement(m, v_charge->>'currencyKey', v_charge->>'kind', (v_charge->>'cost')::bigint, (v_charge->>'allowance')::bigint,
+          CASE WHEN p_home_inventory IS NOT NULL THEN 'inventoryId' ELSE 'realmId' END);
       END LOOP;
       RETURN v_movements;
     END
@@ -148,7 +155,7 @@ export async function up(knex: Knex): Promise<void> {
         PERFORM hearth_refuse(jsonb_build_object('outcome', v_home.outcome, 'itemTypeKey', t.key,
           'field', CASE WHEN p_request->'inventoryId' IS NOT NULL THEN 'inventoryId' ELSE 'realmId' END));
       END IF;
-      v_movements := hearth_pay_charges(p_environment_id, p_player_id, v_charges, v_home.inventory_id, v_home.realm_key, 'item:' || t.key, p_max_balance);
+      v_movements := hearth_pay_charges(p_environment_id, p_player_id, v_charges, v_home.inventory_id, v_home.realm_key, NULL, 'purchase', 'item:' || t.key, p_max_balance);
       -- Same statement: an owned-limit here rolls the charges back with it.
       RETURN jsonb_build_object('replayed', false, 'charges', v_movements,
         'granted', hearth_grant_items(p_environment_id, p_player_id, v_home.inventory_id, t, v_quantity, NULL, NULL, p_max_balance));
@@ -389,7 +396,7 @@ export async function up(knex: Knex): Promise<void> {
         PERFORM 1 FROM hearth_choose_inventory(p_environment_id, p_player_id, 'account', NULL, false, NULL);
       END IF;
       v_home := hearth_choose_card_inventory(p_environment_id, p_player_id, p_request, t.key);
-      v_movements := hearth_pay_charges(p_environment_id, p_player_id, v_charges, v_home.inventory_id, v_home.realm_key, 'card:' || t.key, p_max_balance);
+      v_movements := hearth_pay_charges(p_environment_id, p_player_id, v_charges, v_home.inventory_id, v_home.realm_key, NULL, 'purchase', 'card:' || t.key, p_max_balance);
       RETURN jsonb_build_object('replayed', false, 'charges', v_movements, 'granted',
         CASE WHEN v_as_stack THEN hearth_add_card_stack(v_home.inventory_id, t.key, 1, p_max_balance)
           ELSE hearth_grant_card(p_environment_id, p_player_id, v_home.inventory_id, t.key, p_request->>'cardTemplateKey', NULL, p_request->'data') END);

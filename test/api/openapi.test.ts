@@ -23,7 +23,7 @@ import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { Contract, ContractViolation, checkAnswer, contractDocument, type ContractCheck } from '../support/contract';
 import { sampleOf } from '../support/schema-sample';
-import { allServices, cardType, currency, environment, itemType, plan, project, serverKey, standardManifests } from '../support/manifests';
+import { allServices, cardType, currency, environment, itemType, plan, project, serverKey, skillTree, standardManifests } from '../support/manifests';
 import { eventually, sleep } from '../support/wait';
 
 jest.setTimeout(60_000);
@@ -104,6 +104,7 @@ beforeAll(async () => {
       itemType('openapi-potion', { environment: 'alpha-live', name: 'Potion', category: 'misc', ownership: 'counted', purchasable: true, prices: [{ currencyKey: 'openapi-gems', amount: 1 }] }),
       itemType('openapi-chest', { environment: 'alpha-live', name: 'Chest', category: 'container', ownership: 'one-by-one', contents: { grants: [{ itemTypeKey: 'openapi-stack', quantity: 1 }] } }),
       cardType('openapi-card', { environment: 'alpha-live', name: 'Card', purchasable: true, prices: [{ currencyKey: 'openapi-gems', amount: 1 }] }),
+      skillTree('openapi-tree', { environment: 'alpha-live', name: 'Tree', nodes: [{ key: 'openapi-node', name: 'Node' }, { key: 'openapi-node-2', name: 'Node 2' }] }),
     ],
   });
   const reply = await call(h.base, 'GET', '/openapi.json');
@@ -661,6 +662,13 @@ const ACTING_REQUESTS: Record<string, () => Promise<{ path: string; body: Json; 
     const path = `/players/${await economyPlayer()}/purchases/cards`;
     return { path, body: { cardTypeKey: 'openapi-card', realmId: null }, other: { path, body: { cardTypeKey: 'openapi-card', realmId: null, as: 'stack' } } };
   },
+  addXp: async () => ({ path: `/players/${await economyPlayer()}/xp`, body: { amount: 1, track: 's' } }),
+  unlockSkillNode: async () => {
+    const id = await economyPlayer();
+    return { path: `/players/${id}/skill-nodes/openapi-node/unlock`, body: {}, other: { path: `/players/${id}/skill-nodes/openapi-node-2/unlock`, body: {} } };
+  },
+  incrementPlayerStat: async () => ({ path: `/players/${await economyPlayer()}/stats/openapi-stat/increment`, body: { by: 1 }, other: { path: `/players/${await economyPlayer()}/stats/openapi-stat/increment`, body: { by: 2 } } }),
+  incrementStat: async () => ({ path: '/stats/openapi-stat/increment', body: { by: 1 }, other: { path: '/stats/openapi-stat/increment', body: { by: 2 } } }),
 };
 
 /** Two new items of a type held by the economy player: the acting request on one, the other request on the other. */

@@ -9,11 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { createReadStream } from 'node:fs';
 import Redis from 'ioredis';
-import { MAX_BALANCE } from '@hearth/core';
+import { MAX_BALANCE, STAT_SHARDS } from '@hearth/core';
 import { TEST_REDIS_URL } from '../support/env';
 import { startChild, keepDatabaseApart, type Child, type CpuSample, type Placement, coreShare } from './child';
 import type { PhaseJob, PhaseResult } from './loader';
-import { type PgbenchFigures, capturedScript, creditScript, runPgbench } from './pgbench';
+import { BENCH_SKILL_NODES, type PgbenchFigures, benchNodeKey, capturedScript, creditScript, runPgbench, statIncrementScript, unlockScript } from './pgbench';
 
 export interface HttpBenchOptions {
   warmupSeconds: number;
@@ -61,6 +61,7 @@ interface Prepared {
   alsoExpect?: number[];
   versionedPut?: PhaseJob['versionedPut'];
   idempotentPost?: PhaseJob['idempotentPost'];
+  post?: PhaseJob['post'];
   /** Runs after the API's phases, on the same database: the figures the API's are compared with. */
   compare?: (seconds: number, log: (line: string) => void) => Promise<PgbenchFigures>;
 }
@@ -190,11 +191,102 @@ export const TARGETS: Target[] = [
     server: 'hearth-api',
     prepare: async (ready, server) => preparePurchase(ready, server, CREDIT_PLAYERS, CARD_PURCHASE),
   },
+  {
+    id: 'skill-node-unlock',
+    placement: 'database-apart',
+    name: `POST /v1/players/:playerId/skill-nodes/:nodeKey/unlock with Idempotency-Key, ${CREDIT_PLAYERS} players`,
+    server: 'hearth-api',
+    prepare: async (ready) => prepareUnlock(ready, CREDIT_PLAYERS),
+  },
+  {
+    id: 'stat-increment',
+    placement: 'database-apart',
+    name: 'POST /v1/stats/:key/increment, every request on one key',
+    server: 'hearth-api',
+    prepare: async (ready) => prepareStatIncrement(ready),
+  },
 ];
 
 /** What the purchase targets buy: a potion into the account's stack; a card (one new card each, on the account: the bench has no realm). */
 const ITEM_PURCHASE = { route: 'purchases/items', body: { itemTypeKey: 'potion' } };
 const CARD_PURCHASE = { route: 'purchases/cards', body: { cardTypeKey: 'rune', realmId: null } };
+
+/**
+ * Skill-node unlocks with a server key and a new Idempotency-Key each request, each a node the player
+ * has not unlocked (every unlock charges its price: 1 gold): the (player, node) pairs of `players`
+ * players and the bench's BENCH_SKILL_NODES root nodes, shuffled, each asked once. pgbench runs the
+ * same statement (unlockScript): each transaction a random node of its script's player, so a few
+ * percent of its transactions find the node unlocked (cheaper: nothing charged).
+ */
+async function prepareUnlock(ready: any, players: number): Promise<Prepared> {
+  const headers = { Authorization: `Bearer ${ready.serverKey}`, 'Content-Type': 'application/json' };
+  const made: { id: string }[] = [];
+  for (let i = 0; i < players; i++) {
+    const id = await signInPlayer(ready, `bench-unlocker-${i}`);
+    const credit = await fetch(`${ready.base}/players/${id}/currencies/gold/credit`, {
+      method: 'POST',
+      headers: { ...headers, 'Idempotency-Key': `fund-unlocker-${i}` },
+      body: JSON.stringify({ amount: 1_000_000_000, reason: 'bench' }),
+    });
+    if (credit.status !== 200) throw new Error(`the credit answered ${credit.status}: ${await credit.text()}`);
+    made.push({ id });
+  }
+  const paths = made.flatMap((p) => Array.from({ length: BENCH_SKILL_NODES }, (_, n) => new URL(`${ready.base}/players/${p.id}/skill-nodes/${benchNodeKey(n)}/unlock`).pathname));
+  for (let i = paths.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [paths[i], paths[j]] = [paths[j], paths[i]];
+  }
+  // One unlock checked before: it charges the price and answers the charge.
+  const first = await fetch(`${ready.base}${paths[0].slice(new URL(ready.base).pathname.length)}`, { method: 'POST', headers: { ...headers, 'Idempotency-Key': 'first-unlock' }, body: '{}' });
+  const unlock = (await first.json()) as { alreadyUnlocked?: boolean; charges?: unknown[] };
+  if (first.status !== 200 || unlock.alreadyUnlocked !== false || unlock.charges?.length !== 1) throw new Error(`the unlock answered ${first.status}: ${JSON.stringify(unlock)}`);
+  return {
+    url: `${ready.base}/players/${made[0].id}/skill-nodes/${benchNodeKey(0)}/unlock`,
+    headers,
+    expectStatus: 200,
+    idempotentPost: { paths: paths.slice(1), body: '{}' },
+    compare: (seconds, log) =>
+      runPgbench({
+        databaseUrl: ready.databaseUrl,
+        clients: ready.databasePoolSize,
+        seconds,
+        scripts: made.map((p, i) => ({ name: `unlock-${i}`, text: unlockScript(p, BENCH_SKILL_NODES) })),
+        protocol: 'prepared',
+        variables: { env: ready.environmentId, scope: 'server', fingerprint: 'x'.repeat(43), kind: 'skill-node-unlock', max: MAX_BALANCE },
+        log,
+      }),
+  };
+}
+
+/**
+ * The environment's counter of one key, increased by 1 from every connection at once (no
+ * Idempotency-Key: the plain increment). pgbench runs the same statement (statIncrementScript) with
+ * the API's pool size of connections.
+ */
+async function prepareStatIncrement(ready: any): Promise<Prepared> {
+  const headers = { Authorization: `Bearer ${ready.serverKey}`, 'Content-Type': 'application/json' };
+  const url = `${ready.base}/stats/bench.matches/increment`;
+  const body = JSON.stringify({ by: 1 });
+  const first = await fetch(url, { method: 'POST', headers, body });
+  const stat = (await first.json()) as { key?: string; value?: string };
+  if (first.status !== 200 || stat.value !== '1') throw new Error(`the increment answered ${first.status}: ${JSON.stringify(stat)}`);
+  return {
+    url,
+    headers,
+    expectStatus: 200,
+    post: { body },
+    compare: (seconds, log) =>
+      runPgbench({
+        databaseUrl: ready.databaseUrl,
+        clients: ready.databasePoolSize,
+        seconds,
+        scripts: [{ name: 'stat-increment', text: statIncrementScript({ key: 'bench.matches', by: 1 }) }],
+        protocol: 'prepared',
+        variables: { env: ready.environmentId, shards: STAT_SHARDS },
+        log,
+      }),
+  };
+}
 
 /**
  * Currency credits with a server key, a new Idempotency-Key each request, round robin over `players`
@@ -439,6 +531,7 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
       alsoExpect: prepared.alsoExpect,
       versionedPut: prepared.versionedPut,
       idempotentPost: prepared.idempotentPost,
+      post: prepared.post,
     });
 
     log(`  ${target.name}: warm-up ${options.warmupSeconds} s`);

@@ -29,6 +29,8 @@ export interface PhaseJob {
    * Idempotency-Key never sent before (so every request acts; none is a replay).
    */
   idempotentPost?: { paths: string[]; body: string };
+  /** Plain POSTs of `body` to `url`, no Idempotency-Key (every request acts). */
+  post?: { body: string };
 }
 
 export interface PhaseResult {
@@ -166,6 +168,7 @@ async function runPhase(job: PhaseJob): Promise<PhaseResult> {
     timeout: 10,
     ...(job.versionedPut ? versionedPutOptions(job) : {}),
     ...(job.idempotentPost ? idempotentPostOptions(job, job.headers) : {}),
+    ...(job.post ? { method: 'POST' as const, body: job.post.body } : {}),
   };
   let results: { result: autocannon.Result; reqPerSec: number }[];
   if (job.overallRate === undefined) {

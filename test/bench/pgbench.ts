@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { IDEMPOTENT_MOVE, SAVE_WRITE, engineRequest } from '@hearth/core';
+import { IDEMPOTENT_MOVE, SAVE_WRITE, STAT_INCREMENT, engineRequest } from '@hearth/core';
 import { pinned } from './child';
 
 export interface PgbenchFigures {
@@ -28,12 +28,12 @@ export interface PgbenchFigures {
  * the API's driver binds null there), `{ text }` for a string fixed per script (pgbench's \set makes
  * only numbers; used for one script's player and the move's request).
  */
-function bind(sql: string, names: (string | null | { text: string })[]): string {
+function bind(sql: string, names: (string | null | { text: string } | { expression: string })[]): string {
   let i = 0;
   const bound = sql.replace(/\?/g, () => {
     const name = names[i++];
     if (name === null) return 'NULL';
-    if (typeof name === 'object') return quoted(name.text);
+    if (typeof name === 'object') return 'expression' in name ? name.expression : quoted(name.text);
     return `:${name}`;
   });
   if (i !== names.length) throw new Error(`pgbench script: ${names.length} variables for ${i} placeholders`);
@@ -60,6 +60,36 @@ export function creditScript(player: { id: string }, body: { currencyKey: string
     `${bind(IDEMPOTENT_MOVE.sql, ['scope', 'key', 'fingerprint', 'env', { text: player.id }, 'kind', { text: engineRequest(body) }, 'max'])};`,
     '',
   ].join('\n');
+}
+
+/**
+ * A skill-node unlock as POST /players/:playerId/skill-nodes/:nodeKey/unlock runs it with an
+ * Idempotency-Key: IDEMPOTENT_MOVE by itself, kind `skill-node-unlock`, a new key per transaction and
+ * a random one of the `nodes` bench nodes (benchNodeKey) of this script's player; its request is
+ * the JSON the route sends (`{"nodeKey":…}`), made from the drawn number. Variables (-D): env,
+ * scope, fingerprint, kind, max.
+ */
+export function unlockScript(player: { id: string }, nodes: number): string {
+  // What the route sends the engine, `{"nodeKey":"bench.<n>"}`, with <n> drawn per transaction.
+  const request = { expression: `(${quoted(`{"nodeKey":"${benchNodeKey(0).replace(/0$/, '')}`)} || :node || '"}')::jsonb` };
+  return [
+    '\\set key random(1, 1000000000000000)',
+    `\\set node random(0, ${nodes - 1})`,
+    `${bind(IDEMPOTENT_MOVE.sql, ['scope', 'key', 'fingerprint', 'env', { text: player.id }, 'kind', request, 'max'])};`,
+    '',
+  ].join('\n');
+}
+
+/** The bench's skill nodes: roots of BENCH_SKILL_NODES / 64 trees, each priced 1 gold (servers/hearth-api.ts). */
+export const BENCH_SKILL_NODES = 1024;
+export const benchNodeKey = (n: number) => `bench.${n}`;
+
+/**
+ * The environment counter's increment as POST /stats/:key/increment runs it without an
+ * Idempotency-Key: STAT_INCREMENT by itself. Variables (-D): env, shards.
+ */
+export function statIncrementScript(stat: { key: string; by: number }): string {
+  return `${bind(STAT_INCREMENT.sql, ['env', null, { text: stat.key }, { text: '' }, { expression: String(stat.by) }, 'shards'])};\n`;
 }
 
 /** A string literal of a pgbench script: pgbench reads `:name` as a variable even inside quotes, so such a colon is written \\072 in an E'' string. */

@@ -30,7 +30,7 @@ import YAML from 'yaml';
 import { freePort } from '../support/ports';
 import { type HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
 import { stopProcess } from '../support/processes';
-import { currency, itemType, standardManifests, tour } from '../support/manifests';
+import { currency, itemType, skillTree, standardManifests, tour } from '../support/manifests';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CONFIG = path.join(ROOT, 'test/fuzz/schemathesis.toml');
@@ -76,6 +76,13 @@ function manifestsYaml(): string {
         contents: { grants: [{ itemTypeKey: 'potion', quantity: 2 }] },
       }),
       tour(`${environment}-intro`, { environment, id: 'intro', name: 'Welcome' }),
+      // A skill tree: a root priced in gold and a child of it (node keys are the same in both environments).
+      skillTree(`${environment}-combat`, {
+        environment,
+        key: 'combat',
+        name: 'Combat',
+        nodes: [{ key: 'slash', name: 'Slash', prices: [{ currencyKey: 'gold', amount: 5 }] }, { key: 'cleave', name: 'Cleave', parents: ['slash'] }],
+      }),
     ]),
   ];
   return docs.map((d) => YAML.stringify(d)).join('---\n');
@@ -137,8 +144,9 @@ function runConfig(own: SeededIds, foreign: SeededIds): string {
   }
   lines.push('[dictionaries.currencyKey]', 'values = ["gold", "energy"]', '[dictionaries.itemTypeKey]', 'values = ["sword", "potion", "chest"]');
   lines.push('[dictionaries.tourId]', 'values = ["intro"]');
+  lines.push('[dictionaries.treeKey]', 'values = ["combat"]', '[dictionaries.nodeKey]', 'values = ["slash", "cleave"]');
   lines.push('[parameters]');
-  for (const name of [...Object.keys(own), 'currencyKey', 'tourId']) lines.push(`"path.${name}" = { dictionary = "${name}", probability = 0.5 }`);
+  for (const name of [...Object.keys(own), 'currencyKey', 'tourId', 'treeKey', 'nodeKey']) lines.push(`"path.${name}" = { dictionary = "${name}", probability = 0.5 }`);
   lines.push('"body.itemTypeKey" = { dictionary = "itemTypeKey", probability = 0.5 }');
   lines.push('[checks.foreign_ids_stay_foreign]', 'enabled = true');
   return lines.join('\n') + '\n';

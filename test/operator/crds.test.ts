@@ -78,6 +78,14 @@ it('accepts a document of every kind, and lists them all under `kubectl get hear
     }),
     m.cardType('crd-archer', { environment: 'crd-live', slug: 'archer', name: 'Archer', perDeckLimit: 3, purchasable: true, prices: [{ currencyKey: 'gold', amount: 50 }] }),
     m.cardTemplate('crd-foil', { environment: 'crd-live', name: 'Foil', data: { finish: 'foil' } }),
+    m.skillTree('crd-tree', {
+      environment: 'crd-live',
+      name: 'Combat',
+      nodes: [
+        { key: 'slash', name: 'Slash', prices: [{ currencyKey: 'gold', amount: 10 }] },
+        { key: 'cleave', name: 'Cleave', parents: ['slash'], priceRule: 'any', prices: [{ currencyKey: 'gold', amount: 5 }, { currencyKey: 'gems', amount: 1 }] },
+      ],
+    }),
   ];
   await apply(docs);
   const listed = await kubectl(['get', 'hearth', '-A', '-o', 'name']);
@@ -130,6 +138,21 @@ describe('the API server refuses what the schemas refuse', () => {
       'a purchasable card type without a price',
       m.cardType('bad-card', { environment: 'e', name: 'Card', purchasable: true }),
       /spec.prices: Invalid value: "object": needs at least one price for a purchasable card type/,
+    ],
+    [
+      'a skill node whose parent is not a node of its tree',
+      m.skillTree('bad-tree', { environment: 'e', name: 'Tree', nodes: [{ key: 'a', name: 'A', parents: ['elsewhere'] }] }),
+      /spec.nodes: Invalid value: "object": may name as parents only nodes of the same tree/,
+    ],
+    [
+      'a skill tree with two nodes of one key',
+      m.skillTree('bad-tree-keys', { environment: 'e', name: 'Tree', nodes: [{ key: 'a', name: 'A' }, { key: 'a', name: 'B' }] }),
+      /spec.nodes: Invalid value: "object": must give each node a key of its own/,
+    ],
+    [
+      'a skill node that is its own parent',
+      m.skillTree('bad-tree-self', { environment: 'e', name: 'Tree', nodes: [{ key: 'a', name: 'A', parents: ['a'] }] }),
+      /spec.nodes\[0\].parents: Invalid value: "object": cannot name the node itself/,
     ],
   ])('%s', async (_what, doc, message) => {
     await expect(apply([doc])).rejects.toThrow(message);

@@ -10,7 +10,7 @@ import { crdsYaml } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { type Kube, startKube } from '../support/kube';
-import { NAMESPACE, cardType, environment, gameConfig, plan, project, serverKey } from '../support/manifests';
+import { cardType, environment, gameConfig, NAMESPACE, plan, project, serverKey, skillTree } from '../support/manifests';
 import {
   type OperatorProcess,
   getJson,
@@ -164,6 +164,18 @@ describe('refusals an SRE must see', () => {
     expect(readyOf(fixed)!.reason).toBe('Reconciled');
     expect(await h.db('projects').where({ namespace: NAMESPACE, name: 'op-orphan' }).first()).toBeTruthy();
     expect(await metricsOf(operator)).not.toMatch(/^hearth_operator_objects_not_ready\{kind="Project",reason="MissingReference"\} [1-9]/m);
+  });
+
+  test('a SkillTree whose parents form a cycle (what CEL cannot see) is Ready=False (Refused) naming the field, and Ready once fixed', async () => {
+    const tree = (nodes: unknown[]) => skillTree('op-tree', { environment: 'op-live', name: 'Tree', nodes });
+    await kubectlApply(kube, [tree([{ key: 'op.a', name: 'A', parents: ['op.b'] }, { key: 'op.b', name: 'B', parents: ['op.a'] }])]);
+    const obj = await waitReady(kube, ns('skilltree', 'op-tree'), 'False');
+    expect(readyOf(obj)).toMatchObject({ status: 'False', reason: 'Refused', message: expect.stringContaining('spec.nodes.0.parents') });
+    expect(readyOf(obj)!.message).toContain('cycle');
+    expect(await h.db('skill_nodes').whereIn('key', ['op.a', 'op.b'])).toEqual([]);
+    await kubectlApply(kube, [tree([{ key: 'op.a', name: 'A' }, { key: 'op.b', name: 'B', parents: ['op.a'] }])]);
+    await waitReady(kube, ns('skilltree', 'op-tree'), 'True', 15_000);
+    expect((await h.db('skill_nodes').whereIn('key', ['op.a', 'op.b']).orderBy('key')).map((n) => [n.key, n.parents])).toEqual([['op.a', []], ['op.b', ['op.a']]]);
   });
 
   test("a key past the plan's limit is Ready=False (PlanLimit) with a Warning Event, and no key or Secret is made", async () => {

@@ -188,6 +188,19 @@ const CASES: Record<string, Case> = {
   'GET /players/:playerId/unlocks': victimPath(none),
   'PUT /players/:playerId/unlocks/:key': victimPath((w) => ({ key: w.ids.unlockKey }), () => ({ source: 'pwned' })),
   'DELETE /players/:playerId/unlocks/:key': victimPath((w) => ({ key: w.ids.unlockKey })),
+  'GET /players/:playerId/xp': victimPath(none),
+  'POST /players/:playerId/xp': victimPath(none, () => ({ amount: 1 })),
+  'GET /players/:playerId/skill-trees': victimPath(none),
+  // alpha-live's tree (hidden) asked in a foreign environment: no tree of that key there.
+  'GET /players/:playerId/skill-trees/:treeKey': both(victimPath(() => ({ treeKey: 'sec-tree' })), foreignOwnPath(() => ({ treeKey: 'sec-tree' }))),
+  'POST /players/:playerId/skill-nodes/:nodeKey/unlock': both(victimPath(() => ({ nodeKey: 'sec-node' }), () => ({})), foreignOwnPath(() => ({ nodeKey: 'sec-node' }), () => ({}))),
+  'GET /players/:playerId/stats': victimPath(none),
+  'POST /players/:playerId/stats/:key/increment': victimPath(() => ({ key: 'sec-stat' }), () => ({ by: 1 })),
+  // The path names no object of another's: a stat needs no definition (docs/progression.md), so each
+  // server key increments its own environment's counter (kept apart: test/stats/stats.test.ts). What
+  // is left to cross is the credential: no player's token increments, of any environment.
+  'POST /stats/:key/increment': (w, route) =>
+    [w.attacker, ...w.foreign].map((who) => ({ label: `${who.env} player token`, path: fill(route, { key: 'sec-stat' }), token: who.token, body: { by: 1 }, want: FORBIDDEN })),
 };
 
 /** Text of the victim's that no refusal may carry. */

@@ -77,6 +77,10 @@ export const SAMPLES: Record<string, Prepare> = {
     must(await call(at(w), 'PUT', `/players/${s.id}/unlocks/api5.gone`, { token: s.key, body: {} }), 201);
     return { path: (srv) => `/players/${me(s)(srv)}/unlocks/api5.gone`, ok: 204 };
   },
+  'GET /definitions/skill-trees': async () => ({ path: () => '/definitions/skill-trees', ok: 200 }),
+  'POST /players/:playerId/xp': async (_w, s) => ({ path: (srv) => `/players/${me(s)(srv)}/xp`, body: { amount: 5, track: 'api5' }, ok: 200 }),
+  'POST /players/:playerId/stats/:key/increment': async (_w, s) => ({ path: (srv) => `/players/${me(s)(srv)}/stats/api5.stat/increment`, body: { by: 2 }, ok: 200 }),
+  'POST /stats/:key/increment': async () => ({ path: () => '/stats/api5.stat/increment', body: { by: 2 }, ok: 200 }),
   // player routes
   'GET /realtime': async () => ({ path: () => '/realtime', ok: 200 }),
   'POST /sessions': async () => ({ path: () => '/sessions', body: { gameMode: 'duel', map: 'harbor' }, ok: 201 }),
@@ -134,6 +138,7 @@ export const SAMPLES: Record<string, Prepare> = {
     const deck = await deckOf(w, s);
     return { path: (srv) => `/players/${me(s)(srv)}/decks/${deck}/types/sec-card`, body: { count: 2 }, ok: 200 };
   },
+  'POST /players/:playerId/skill-nodes/:nodeKey/unlock': async (_w, s) => ({ path: (srv) => `/players/${me(s)(srv)}/skill-nodes/sec-node/unlock`, body: {}, ok: 200 }),
   'POST /players/:playerId/purchases/items': async (w, s) => {
     must(await call(at(w), 'POST', `/players/${s.id}/currencies/sec-gems/credit`, { token: s.key, headers: idem(), body: { amount: 5, reason: 'api3' } }), 200);
     return { path: (srv) => `/players/${me(s)(srv)}/purchases/items`, body: { itemTypeKey: 'sec-potion' }, ok: 200 };

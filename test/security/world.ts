@@ -22,6 +22,7 @@ import {
   legalDocument,
   project,
   serverKey,
+  skillTree,
   standardManifests,
   tour,
 } from '../support/manifests';
@@ -77,6 +78,7 @@ export async function startWorld(): Promise<World> {
       itemType('sec-chest', { environment: 'alpha-live', name: 'Chest', category: 'container', ownership: 'one-by-one', contents: { grants: [{ itemTypeKey: 'sec-stack', quantity: 1 }] } }),
       itemType('sec-potion', { environment: 'alpha-live', name: 'Potion', category: 'misc', ownership: 'counted', purchasable: true, prices: [{ currencyKey: 'sec-gems', amount: 1 }] }),
       cardType('sec-card', { environment: 'alpha-live', name: 'Card', purchasable: true, prices: [{ currencyKey: 'sec-gems', amount: 1 }] }),
+      skillTree('sec-tree', { environment: 'alpha-live', name: 'Secret skills', hidden: true, nodes: [{ key: 'sec-node', name: 'Secret node' }] }),
       tour('sec-tour', { environment: 'alpha-live', name: 'Welcome' }),
       legalDocument('sec-terms', { environment: 'alpha-live', title: 'Terms', url: 'https://example.com/terms', version: '1', required: true }),
       blogCategory('sec-news', { environment: 'alpha-live', name: 'News' }),

@@ -117,3 +117,7 @@ export function cardType(name: string, spec: Record<string, unknown>): AnyManife
 export function cardTemplate(name: string, spec: Record<string, unknown>): AnyManifest {
   return { apiVersion: API_VERSION, kind: 'CardTemplate', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
 }
+
+export function skillTree(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'SkillTree', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}

@@ -9,7 +9,8 @@ import { HearthCore, type Logger, RedisCoordination, SAVE_LIMITS, applyManifests
 import { startApiServer } from '@hearth/api';
 import { createTestDatabase } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/env';
-import { blogCategory, blogPost, cardType, currency, environment, gameConfig, itemType, legalDocument, plan, project, serverKey } from '../../support/manifests';
+import { blogCategory, blogPost, cardType, currency, environment, gameConfig, itemType, legalDocument, plan, project, serverKey, skillTree } from '../../support/manifests';
+import { BENCH_SKILL_NODES, benchNodeKey } from '../pgbench';
 import { answerCpuQueries } from '../child';
 
 /** Limits far above anything one core can serve: the bench measures the check, never a refusal. */
@@ -72,6 +73,14 @@ async function main(): Promise<void> {
     }),
     // What the card purchase target buys: a card type with one price in gold.
     cardType('bench-rune', { environment: 'bench-live', slug: 'rune', name: 'Rune', purchasable: true, prices: [{ currencyKey: 'gold', amount: 1 }] }),
+    // What the skill-node unlock target unlocks: BENCH_SKILL_NODES roots in trees of 64, each 1 gold.
+    ...Array.from({ length: BENCH_SKILL_NODES / 64 }, (_, t) =>
+      skillTree(`bench-tree-${t}`, {
+        environment: 'bench-live',
+        name: `Tree ${t}`,
+        nodes: Array.from({ length: 64 }, (_, n) => ({ key: benchNodeKey(t * 64 + n), name: `Node ${t * 64 + n}`, prices: [{ currencyKey: 'gold', amount: 1 }] })),
+      }),
+    ),
     blogCategory('news', { environment: 'bench-live', name: 'News', description: 'What is new' }),
     ...Array.from({ length: 12 }, (_, i) =>
       blogPost(`post-${i + 1}`, {

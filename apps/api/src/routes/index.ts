@@ -42,6 +42,9 @@ import { consumeCard, consumeCardStack, grantCard, grantCardStack, listCardStack
 import { purchaseCards } from './cards/purchases';
 import { createDeck, deleteDeck, getDeck, listDecks, putDeckCard, renameDeck, setDeckType, takeDeckCard, validateDeck } from './cards/decks';
 import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
+import { getPlayerSkillTree, listPlayerSkillTrees, listSkillTreeDefinitions, unlockSkillNode } from './progression/skill-trees';
+import { addXp, listXp } from './progression/xp';
+import { incrementPlayerStat, incrementStat, listPlayerStats, listStats } from './stats';
 import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
 import { uploadCrashReport } from './crashes/uploads';
 
@@ -95,6 +98,7 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     listRealmDefinitions,
     listCurrencyDefinitions,
     listItemTypeDefinitions,
+    listSkillTreeDefinitions,
     listInventories,
     getInventory,
     listBalances,
@@ -134,6 +138,15 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     listUnlocks,
     recordUnlock,
     deleteUnlock,
+    listXp,
+    addXp,
+    listPlayerSkillTrees,
+    getPlayerSkillTree,
+    unlockSkillNode,
+    listPlayerStats,
+    listStats,
+    incrementPlayerStat,
+    incrementStat,
     ...extra,
   ];
   return routes;

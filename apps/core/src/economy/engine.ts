@@ -17,7 +17,9 @@ import { engineError } from './refusals';
 export type EngineMoveKind =
   | 'credit' | 'debit' | 'refund' | 'consume' | 'item-purchase' | 'item-grant' | 'item-consume' | 'item-use' | 'stack-consume' | 'stack-use' | 'item-open'
   // cards
-  | 'card-grant' | 'card-consume' | 'card-stack-grant' | 'card-stack-consume' | 'card-purchase';
+  | 'card-grant' | 'card-consume' | 'card-stack-grant' | 'card-stack-consume' | 'card-purchase'
+  // progression
+  | 'skill-node-unlock';
 
 /** A move without an Idempotency-Key: in the caller's transaction, or by itself in autocommit. */
 export const ENGINE_MOVE = preparedStatement('hearth_move', 'SELECT hearth_move(?, ?, ?, ?, ?) AS answer');

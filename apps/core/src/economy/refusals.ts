@@ -33,6 +33,8 @@ export interface EngineOutcome {
   /** contents-unusable: the container, and whether the content's type is `switched off` or `not defined`. */
   container?: string;
   state?: string;
+  /** Progression: the skill node unlocked. */
+  nodeKey?: string;
 }
 
 /** SQLSTATE of a refused move; DETAIL is the EngineOutcome as JSON. */
@@ -41,11 +43,13 @@ export const MOVE_REFUSED = 'HM001';
 const num = (value: unknown) => Number(value);
 /** A list the outcome names, for the words (the engine always sends it where the outcome has one). */
 const listOf = (names: string[] | undefined) => (names ?? []).join(', ');
+/** What a move that is paid for pays for (a purchase's item type, an unlock's skill node), for the words and the details. */
 /** Who is moved, for the words on where it is held. */
 const heldThing = (o: EngineOutcome) => (o.itemTypeKey !== undefined ? `The item type ${o.itemTypeKey}` : 'This currency');
-/** The type an outcome is about (an item type or a card type), as words and as details. */
-const typeKey = (o: EngineOutcome) => o.itemTypeKey ?? o.cardTypeKey;
-const typeDetails = (o: EngineOutcome) => (o.cardTypeKey !== undefined ? { cardTypeKey: o.cardTypeKey } : { itemTypeKey: o.itemTypeKey });
+/** What an outcome is about (an item type, a card type, or the skill node an unlock pays for), as words and as details. */
+const typeKey = (o: EngineOutcome) => (o.nodeKey !== undefined ? `The skill node ${o.nodeKey}` : (o.itemTypeKey ?? o.cardTypeKey));
+const typeDetails = (o: EngineOutcome) =>
+  o.nodeKey !== undefined ? { nodeKey: o.nodeKey } : o.cardTypeKey !== undefined ? { cardTypeKey: o.cardTypeKey } : { itemTypeKey: o.itemTypeKey };
 
 const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
   'idempotency-conflict': () => new ApiError('idempotency-conflict', IDEMPOTENCY_CONFLICT_MESSAGE),
@@ -79,12 +83,16 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
     new ApiError('balance-cap', `${o.currencyKey} would pass its maximum of ${o.cap} (${o.held} held).`, { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) }),
   'not-purchasable': (o) => new ApiError('not-purchasable', `${typeKey(o)} is not for sale.`, typeDetails(o)),
   'item-type-disabled': (o) => new ApiError('disabled', `The item type ${o.itemTypeKey} is switched off.`, { itemTypeKey: o.itemTypeKey }),
+  // The charges of a move that is paid for (hearth_price_charges): a purchase's or a skill node's.
   'pay-with-unpriced': (o) => refuse.invalid('payWith', `${typeKey(o)} has no price in ${o.payWith}; its prices are in ${listOf(o.prices)}.`),
   'pay-with-missing': (o) =>
     refuse.invalid('payWith', `${typeKey(o)} is paid with any one of its prices: name its currency in payWith (${listOf(o.prices)}).`),
-  // A price in a currency the environment does not have makes the item not for sale, never free.
+  // A price in a currency the environment does not have makes the item or card not for sale (the
+  // node not to be had), never free.
   'price-currency-not-found': (o) =>
-    new ApiError('not-purchasable', `${typeKey(o)} is priced in ${o.currencyKey}, which is not defined.`, { ...typeDetails(o), currencyKey: o.currencyKey }),
+    o.nodeKey !== undefined
+      ? new ApiError('not-found', `${typeKey(o)} is priced in ${o.currencyKey}, which is not defined.`)
+      : new ApiError('not-purchasable', `${typeKey(o)} is priced in ${o.currencyKey}, which is not defined.`, { ...typeDetails(o), currencyKey: o.currencyKey }),
   'price-currency-disabled': (o) =>
     new ApiError('disabled', `${typeKey(o)} is priced in ${o.currencyKey}, which is switched off.`, { ...typeDetails(o), currencyKey: o.currencyKey }),
   'allowance-missing': (o) =>
@@ -118,6 +126,10 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
   'card-not-found': () => refuse.notFound('The card'),
   'card-already-consumed': (o) => new ApiError('already-consumed', `The card was already consumed (${o.consumedAt}).`, { cardTypeKey: o.cardTypeKey }),
   'stack-card-fields': (o) => refuse.invalid(o.field ?? 'data', `A card bought as a stack is counted: ${o.field} is for a card bought as an instance.`),
+  // progression: a skill node's unlock (docs/progression.md), and a stat moved past its range.
+  'skill-node-not-found': () => refuse.notFound('The skill node'),
+  'skill-node-locked': (o) => new ApiError('locked', `The skill node ${o.nodeKey} needs what the player lacks: ${listOf(o.missing)}.`, { nodeKey: o.nodeKey, missing: o.missing ?? [] }),
+  'stat-out-of-range': (o) => refuse.invalid('by', `Adding ${o.requested} to ${o.held} would take the stat past the 64-bit range.`),
 };
 
 /** The refusal an outcome names. An outcome the table does not know is a fault, not a refusal. */

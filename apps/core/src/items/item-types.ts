@@ -12,12 +12,11 @@ import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { type Announcer, announceAfterCommit, type InvalidationBus } from '../invalidation';
-import { bumpContentVersion, readContentVersion } from '../content/game-config';
-import { type ContentWatch, WatchedCache } from '../content/content-watch';
-import { SingleFlight } from '../cache';
+import { bumpContentVersion } from '../content/game-config';
+import type { ContentWatch } from '../content/content-watch';
+import { DefinitionSnapshots } from '../content/definition-snapshots';
 import type { ItemTypeSpecT, Resource } from '../spec/resources';
-import { type CursorCodec, keysetPage, type Page } from '../pagination';
-import { AskDigests } from '../content/ask-digests';
+import type { CursorCodec, Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { GAME_KEY_MAX, isGameKey } from '../spec/game-keys';
 import { ITEM_TYPE_LIMITS } from '../spec/item-type';
@@ -182,85 +181,33 @@ export async function loadItemType(db: Queryable, environmentId: number, key: st
   return row ? definitionOf(row) : null;
 }
 
-/** How long a version is kept at most, even while the ContentWatch is live. */
-export const ITEM_TYPES_VERSION_TTL_MS = 30_000;
-
-interface Snapshot {
-  version: number;
-  /** Every item type of the environment, by key (byte order). */
-  definitions: ItemTypeDefinition[];
-}
-
 /**
- * GET /definitions/item-types from memory: each environment's item types are loaded once, tagged
- * with the content version read before them, and answered from memory while the version stands.
- * A `content` announcement drops the version; the next read asks it again and reloads only if it moved.
+ * GET /definitions/item-types from memory (content/definition-snapshots.ts): each environment's item
+ * types are loaded once per content version, and answered from memory while the version stands.
  */
 export class ItemTypeService {
-  private versions: WatchedCache<number>;
-  private snapshots = new Map<number, Snapshot>();
-  private loadFlight = new SingleFlight<string, Snapshot>();
-  private readonly asks = new AskDigests();
+  private readonly definitions: DefinitionSnapshots<ItemTypeDefinition>;
 
   /** `pool` serves the snapshots only: shared by every request of the process, they hold committed data. */
-  constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus, watch: ContentWatch) {
-    this.versions = new WatchedCache(watch, ITEM_TYPES_VERSION_TTL_MS);
-    bus.on((event) => {
-      if (event.kind === 'content') this.versions.drop(event.environmentId);
-      if (event.kind === 'environments') this.versions.clear();
-    });
-  }
-
-  /** The item types' content version: from memory while the ContentWatch is live. */
-  private version(envId: number): Promise<number> {
-    return this.versions.get(envId, () => readContentVersion(this.pool, envId, ITEM_TYPES_CONTENT));
-  }
-
-  /** The environment's item types at its current version. Rows read after the version are at least that new; a newer change moves the version again and reloads. */
-  private async snapshot(envId: number): Promise<Snapshot> {
-    const version = await this.version(envId);
-    const held = this.snapshots.get(envId);
-    if (held && held.version === version) return held;
-    return this.loadFlight.run(`${envId}|${version}`, async () => {
-      const rows = await this.pool('item_types').where({ environment_id: envId }).orderBy('key');
-      const snapshot = { version, definitions: rows.map(definitionOf) };
-      const current = this.snapshots.get(envId);
-      if (!current || current.version <= version) this.snapshots.set(envId, snapshot);
-      return snapshot;
-    });
+  constructor(pool: Db, cursors: CursorCodec, bus: InvalidationBus, watch: ContentWatch) {
+    this.definitions = new DefinitionSnapshots(
+      pool,
+      cursors,
+      ITEM_TYPES_CONTENT,
+      async (db, envId) => (await db('item_types').where({ environment_id: envId }).orderBy('key')).map(definitionOf),
+      bus,
+      watch,
+    );
   }
 
   /** A strong ETag for one read of the definitions: the item types' content version, the environment and what was asked. */
-  async etag(envId: number, ask: string): Promise<string> {
-    return `"t${await this.version(envId)}-${this.asks.of(envId, ask)}"`;
+  etag(envId: number, ask: string): Promise<string> {
+    return this.definitions.etag(envId, ask);
   }
 
   /** GET /definitions/item-types: every item type of the environment by key, switched-off ones included (enabled: false). */
   async listDefinitions(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<ItemTypeDefinition>> {
-    const { definitions } = await this.snapshot(env.id);
-    return keysetPage(
-      this.cursors,
-      `item-types|${env.id}`,
-      q,
-      async (after: string | undefined, take) => {
-        const from = after === undefined ? 0 : firstAfter(definitions, after);
-        return definitions.slice(from, from + take);
-      },
-      (def) => def.key,
-      (def) => def,
-    );
+    const { definitions } = await this.definitions.snapshot(env.id);
+    return this.definitions.page(definitions, `item-types|${env.id}`, q, (def) => def);
   }
-}
-
-/** Index of the first definition whose key sorts after `key` in byte order (the list is sorted so). */
-function firstAfter(definitions: ItemTypeDefinition[], key: string): number {
-  const target = Buffer.from(key);
-  let low = 0;
-  let high = definitions.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (Buffer.compare(Buffer.from(definitions[mid].key), target) <= 0) low = mid + 1;
-    else high = mid;
-  }
-  return low;
 }

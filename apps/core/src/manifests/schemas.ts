@@ -10,6 +10,7 @@ import {
 } from '../spec/resources';
 import { ItemTypeSpec } from '../spec/item-type';
 import { CardTemplateSpec, CardTypeSpec } from '../spec/card-type';
+import { SkillTreeSpec } from '../spec/skill-tree';
 
 export const API_VERSION = 'hearth.gg/v1alpha1';
 
@@ -52,6 +53,7 @@ export const CurrencyManifest = kind('Currency', CurrencySpec);
 export const ItemTypeManifest = kind('ItemType', ItemTypeSpec);
 export const CardTypeManifest = kind('CardType', CardTypeSpec);
 export const CardTemplateManifest = kind('CardTemplate', CardTemplateSpec);
+export const SkillTreeManifest = kind('SkillTree', SkillTreeSpec);
 
 /**
  * A printer column of `kubectl get` (besides Ready and Age, which every kind shows). No `date`:
@@ -233,6 +235,19 @@ export const MANIFEST_KINDS = {
       ],
     },
   },
+  SkillTree: {
+    schema: SkillTreeManifest,
+    namespaced: true,
+    crd: {
+      plural: 'skilltrees',
+      shortNames: ['skilltree'],
+      columns: [
+        { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+        { name: 'Key', type: 'string', jsonPath: '.spec.key' },
+        { name: 'Hidden', type: 'boolean', jsonPath: '.spec.hidden' },
+      ],
+    },
+  },
 } as const satisfies Record<string, { schema: TSchema; namespaced: boolean; crd: { plural: string; shortNames: string[]; columns: PrinterColumn[]; status?: Record<string, TSchema> } }>;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
 /** The document type of one kind, from its schema. */
@@ -252,5 +267,6 @@ export type CurrencyManifestT = Static<typeof CurrencyManifest>;
 export type ItemTypeManifestT = Static<typeof ItemTypeManifest>;
 export type CardTypeManifestT = Static<typeof CardTypeManifest>;
 export type CardTemplateManifestT = Static<typeof CardTemplateManifest>;
+export type SkillTreeManifestT = Static<typeof SkillTreeManifest>;
 /** A document of any kind, discriminated by `kind`. */
 export type AnyManifest = ManifestOf<ManifestKind>;

@@ -5,3 +5,4 @@ export * from './economy';
 export * from './items';
 export * from './errors';
 export * from './cards';
+export * from './progression';

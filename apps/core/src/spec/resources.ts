@@ -79,6 +79,20 @@ export const ProjectSpec = Type.Object(
       ),
     ),
     store: Type.Optional(Type.Object({}, { additionalProperties: true, description: "the store provider's settings, as that provider reads them" })),
+    progression: Type.Optional(
+      Type.Object(
+        {
+          skillNodesUnlockedBy: Defaulted(
+            Type.Union([Type.Literal('players'), Type.Literal('game')], {
+              default: 'players',
+              description:
+                '`game`: a game of the service\'s own whose skill trees the game itself unlocks: only its servers unlock nodes, and the unlock route answers a player\'s token `forbidden`',
+            }),
+          ),
+        },
+        { additionalProperties: false, description: 'who unlocks skill nodes (docs/progression.md)' },
+      ),
+    ),
     dashboard: Type.Optional(Type.Object({}, { additionalProperties: true, description: "the console dashboard's settings" })),
   },
   { additionalProperties: false },

@@ -15,6 +15,8 @@ export interface EnvironmentContext {
   plan: PlanLimits & { name: string };
   identityProvider: ProjectSpecT['identityProvider'] | null;
   wordFilter: string[];
+  /** Who unlocks skill nodes: `game` for a game of the service's own, where a player's token may not (docs/progression.md). */
+  skillNodesUnlockedBy: 'players' | 'game';
 }
 
 interface Row {
@@ -48,6 +50,7 @@ function toContext(row: Row): EnvironmentContext {
     plan: { ...row.plan_spec, name: row.plan_name },
     identityProvider: spec.identityProvider ?? null,
     wordFilter: spec.wordFilter?.words ?? [],
+    skillNodesUnlockedBy: spec.progression?.skillNodesUnlockedBy ?? 'players',
   };
 }
 

@@ -14,6 +14,7 @@
 - itemtypes
 - cardtypes
 - cardtemplates
+- skilltrees
 {{- end }}
 {{- define "hearth.operatorNamespacedResources" -}}
 - projects
@@ -29,6 +30,7 @@
 - itemtypes
 - cardtypes
 - cardtemplates
+- skilltrees
 {{- end }}
 {{- define "hearth.operatorClusterResources" -}}
 - plans

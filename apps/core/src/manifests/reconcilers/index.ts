@@ -17,6 +17,7 @@ import { tourReconciler } from './tour';
 import { realmReconciler } from './realm';
 import { currencyReconciler } from './currency';
 import { cardTemplateReconciler, cardTypeReconciler } from './card-type';
+import { skillTreeReconciler } from './skill-tree';
 import type { Reconciler } from './shared';
 
 export type ReconcilerTable = { [K in ManifestKind]: Reconciler<ManifestOf<K>> };
@@ -36,6 +37,7 @@ export const RECONCILERS: ReconcilerTable = {
   ItemType: itemTypeReconciler,
   CardType: cardTypeReconciler,
   CardTemplate: cardTemplateReconciler,
+  SkillTree: skillTreeReconciler,
 };
 
 /** The reconciler of one kind, typed for that kind's documents. */

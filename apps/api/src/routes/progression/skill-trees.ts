@@ -1,0 +1,103 @@
+/**
+ * Skill trees (spec §4 Progression and Definitions, §2 SkillTree): the definitions a server reads, a
+ * player's trees with each node's `unlocked` and `unlockable`, and a node's unlock. The domain is
+ * apps/core/src/progression/skill-trees.ts; docs/progression.md.
+ *
+ * The unlock takes an optional Idempotency-Key (either credential): its one statement claims and
+ * answers the key's record (the money engine), so a retry answers the first unlock. Without one, a
+ * repeat answers `alreadyUnlocked: true` and charges nothing.
+ */
+import { Type } from '@sinclair/typebox';
+import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE, SkillNodeUnlock, SkillTree, SkillTreeDefinition } from '@hearth/core';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { Id, PageOf, PageOnlyQuery } from '../../http/schema-helpers';
+import { playerPage, targetPlayerId } from '../players/target';
+
+/** At most this many allowances in one body (as a purchase's). */
+const ALLOWANCES_MAX = 100;
+
+export const listSkillTreeDefinitions = defineRoute({
+  operationId: 'listSkillTreeDefinitions',
+  method: 'GET',
+  path: '/definitions/skill-trees',
+  summary: "The environment's skill trees, ordered by key, each node with its parents and prices",
+  description: 'Hidden trees are listed (`hidden: true`); deleted ones are not.',
+  tag: 'definitions',
+  credential: 'server',
+  service: 'progression',
+  query: PageOnlyQuery,
+  etag: (ctx, ask) => ctx.core.skillTrees.etag(ctx.env.id, ask),
+  bodyLimit: BODY_LIMITS.gameService,
+  success: { status: 200, description: 'A page of skill tree definitions', schema: PageOf(SkillTreeDefinition) },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.skillTrees.listDefinitions(ctx.env, ctx.query) }),
+});
+
+export const listPlayerSkillTrees = defineRoute({
+  ...playerPage('progression'),
+  operationId: 'listPlayerSkillTrees',
+  path: '/players/:playerId/skill-trees',
+  summary: "The player's skill trees by key, each node with `unlocked` and `unlockable`",
+  description: "Hidden trees are left out for a player's token; a server key sees them.",
+  bodyLimit: BODY_LIMITS.gameService,
+  success: { status: 200, description: 'A page of skill trees', schema: PageOf(SkillTree) },
+  refusals: ['forbidden', 'not-found'],
+  handler: async (ctx) =>
+    ({ body: await ctx.core.skillTrees.listForPlayer(ctx.db, ctx.env, targetPlayerId(ctx), ctx.principal.kind !== 'player', ctx.query) }),
+});
+
+export const getPlayerSkillTree = defineRoute({
+  operationId: 'getPlayerSkillTree',
+  method: 'GET',
+  path: '/players/:playerId/skill-trees/:treeKey',
+  summary: 'One skill tree of the player, each node with `unlocked` and `unlockable`',
+  description: "A hidden tree is `not-found` to a player's token.",
+  tag: 'progression',
+  credential: 'either',
+  service: 'progression',
+  params: Type.Object({ playerId: Id('a player id, or `me` with a player token'), treeKey: GameKey('the skill tree key') }, { additionalProperties: false }),
+  bodyLimit: BODY_LIMITS.gameService,
+  success: { status: 200, description: 'The skill tree', schema: SkillTree },
+  refusals: ['forbidden', 'not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.skillTrees.getForPlayer(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.treeKey, ctx.principal.kind !== 'player') }),
+});
+
+export const unlockSkillNode = defineRoute({
+  operationId: 'unlockSkillNode',
+  method: 'POST',
+  path: '/players/:playerId/skill-nodes/:nodeKey/unlock',
+  summary: 'Unlock a skill node, paying its prices',
+  description:
+    'Every parent must be unlocked first (and every unlock the node requires): else `locked` with `details.missing`. ' +
+    'The prices (every one for priceRule `all`; the one `payWith` names for `any`) are charged in the same transaction: account currencies from the account, realm currencies from `realmId`’s realm or the current one. ' +
+    'A node already unlocked answers `alreadyUnlocked: true` and charges nothing. A consumed currency’s price needs its allowance in `allowances` (server key only). ' +
+    'In a game of the service’s own whose skill trees the game itself unlocks, a player’s token is `forbidden`.',
+  tag: 'progression',
+  credential: 'either',
+  service: 'progression',
+  bodyLimit: BODY_LIMITS.gameService,
+  idempotency: 'optional',
+  // The unlock's one statement claims and answers the key's record (the money engine): one round trip.
+  idempotencyRecord: 'handler',
+  params: Type.Object({ playerId: Id('a player id, or `me` with a player token'), nodeKey: GameKey('the skill node key') }, { additionalProperties: false }),
+  body: Type.Object(
+    {
+      realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'the realm whose inventory pays realm currencies; the current realm when absent or null' })),
+      payWith: Type.Optional(GameKey('priceRule `any`: the currency of the price to pay (required there); with `all` it must name one of the prices')),
+      allowances: Type.Optional(
+        Type.Record(Type.String({ pattern: GAME_KEY_PATTERN }), Type.Integer({ minimum: 0, maximum: MAX_BALANCE }), {
+          maxProperties: ALLOWANCES_MAX,
+          additionalProperties: false,
+          description: 'server key only: per consumed currency key, the most the player may have spent in all after the unlock',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  success: { status: 200, description: 'The unlock and its charges', schema: SkillNodeUnlock },
+  refusals: ['forbidden', 'not-found', 'invalid-request', 'locked', 'disabled', 'insufficient-balance', 'allowance-exceeded', 'no-current-realm'],
+  handler: async (ctx) => {
+    const { answer, replayed } = await ctx.core.skillTrees.unlock(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.nodeKey, ctx.body, ctx.principal.kind, ctx.idempotency);
+    return { body: answer, replayed };
+  },
+});

@@ -1,0 +1,102 @@
+/**
+ * Stats (spec §4 Stats, §2 Stat): 64-bit counters of a player and of the environment, answered as
+ * decimal strings. The domain is apps/core/src/stats/service.ts; docs/progression.md "Stats".
+ *
+ * Increments take an optional Idempotency-Key: the route's transaction keeps the key's record with the
+ * value answered, so a retry answers the first value and adds nothing again.
+ */
+import { Type } from '@sinclair/typebox';
+import { GameKey, Stat } from '@hearth/core';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { Id, PageOf, PageQuery } from '../../http/schema-helpers';
+import { targetPlayerId } from '../players/target';
+
+const StatQuery = Type.Object(
+  { realmId: Type.Optional(Id('only this realm’s counters; across every realm when absent')), ...PageQuery },
+  { additionalProperties: false },
+);
+
+const IncrementBody = Type.Object(
+  {
+    by: Type.Optional(
+      Type.Integer({
+        minimum: -Number.MAX_SAFE_INTEGER,
+        maximum: Number.MAX_SAFE_INTEGER,
+        // 0 is refused by the stats service (invalid-request on body.by): a `not` here would trip client generators.
+        description: 'a whole number other than 0, either sign (default 1); 0 is refused; a move past the 64-bit range is refused',
+      }),
+    ),
+    realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'the realm’s counter; null or absent: the counter of no realm' })),
+  },
+  { additionalProperties: false },
+);
+
+const StatKey = GameKey('the stat key (any key: a stat needs no definition)');
+
+export const listPlayerStats = defineRoute({
+  operationId: 'listPlayerStats',
+  method: 'GET',
+  path: '/players/:playerId/stats',
+  summary: "The player's stats by key",
+  description: 'With `realmId`, that realm’s counters; without, each key’s counters of every realm added up.',
+  tag: 'stats',
+  credential: 'either',
+  service: 'stats',
+  params: Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false }),
+  query: StatQuery,
+  bodyLimit: BODY_LIMITS.gameService,
+  success: { status: 200, description: 'A page of stats', schema: PageOf(Stat) },
+  refusals: ['forbidden', 'not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.stats.list(ctx.db, ctx.env, { playerId: targetPlayerId(ctx) }, ctx.query) }),
+});
+
+export const listStats = defineRoute({
+  operationId: 'listStats',
+  method: 'GET',
+  path: '/stats',
+  summary: "The environment's stats by key",
+  description: 'With `realmId`, that realm’s counters; without, each key’s counters of every realm added up.',
+  tag: 'stats',
+  credential: 'either',
+  service: 'stats',
+  query: StatQuery,
+  bodyLimit: BODY_LIMITS.gameService,
+  success: { status: 200, description: 'A page of stats', schema: PageOf(Stat) },
+  refusals: ['not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.stats.list(ctx.db, ctx.env, null, ctx.query) }),
+});
+
+export const incrementPlayerStat = defineRoute({
+  operationId: 'incrementPlayerStat',
+  method: 'POST',
+  path: '/players/:playerId/stats/:key/increment',
+  summary: "Add to one of the player's stats",
+  tag: 'stats',
+  credential: 'server',
+  service: 'stats',
+  bodyLimit: BODY_LIMITS.gameService,
+  idempotency: 'optional',
+  params: Type.Object({ playerId: Id('a player id'), key: StatKey }, { additionalProperties: false }),
+  body: IncrementBody,
+  success: { status: 200, description: 'The stat with its new value', schema: Stat },
+  refusals: ['not-found', 'invalid-request'],
+  handler: async (ctx) => ({ body: await ctx.core.stats.increment(ctx.db, ctx.env, { playerId: targetPlayerId(ctx) }, ctx.params.key, ctx.body.by, ctx.body.realmId) }),
+});
+
+export const incrementStat = defineRoute({
+  operationId: 'incrementStat',
+  method: 'POST',
+  path: '/stats/:key/increment',
+  summary: "Add to one of the environment's stats",
+  description: 'Made for many servers adding to one key at once (docs/progression.md "Stats").',
+  tag: 'stats',
+  credential: 'server',
+  service: 'stats',
+  bodyLimit: BODY_LIMITS.gameService,
+  idempotency: 'optional',
+  params: Type.Object({ key: StatKey }, { additionalProperties: false }),
+  body: IncrementBody,
+  success: { status: 200, description: 'The stat with its new value', schema: Stat },
+  refusals: ['not-found', 'invalid-request'],
+  handler: async (ctx) => ({ body: await ctx.core.stats.increment(ctx.db, ctx.env, null, ctx.params.key, ctx.body.by, ctx.body.realmId) }),
+});

@@ -1,0 +1,90 @@
+/**
+ * The SkillTree manifest's spec (docs/progression.md "Skill trees"): one skill tree of an environment
+ * and its nodes, as a designer writes it. Rules within the document are CEL (spec/rules.ts), so the
+ * Kubernetes API server and `hearth apply` refuse a bad document alike: a node's parents are nodes of
+ * the same tree, node keys are unique in the tree, each currency is priced once. What CEL cannot say
+ * cheaply (no cycle through parents) and what spans documents (a node key claimed by two trees of an
+ * environment) is checked when the document is reconciled, by `hearth apply` and the operator alike
+ * (progression/skill-trees.ts).
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { celRules } from './rules';
+import { ResourceName } from './names';
+import { GameKey } from './game-keys';
+import { PRICE_RULES, PriceSpec } from './item-type';
+
+/** Bounds that keep a tree readable and the CRD's CEL rules within the API server's cost budget. */
+export const SKILL_TREE_LIMITS = {
+  nodes: 64,
+  parents: 8,
+  prices: 10,
+  requires: 20,
+} as const;
+
+const L = SKILL_TREE_LIMITS;
+const literals = <T extends string>(values: readonly T[], options: { default?: T; description?: string } = {}) =>
+  Type.Union(values.map((v) => Type.Literal(v)), options);
+
+export const SkillNodeSpec = Type.Object(
+  {
+    key: GameKey('the node key; unique across every skill tree of the environment (the unlock route names a node without its tree)'),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.String({ maxLength: 2000, default: '' })),
+    icon: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'an image address or an asset name of the game' })),
+    parents: Type.Optional(
+      Type.Array(GameKey('a node of the same tree'), {
+        maxItems: L.parents,
+        default: [],
+        description: 'nodes that must all be unlocked first',
+        ...celRules({ rule: 'self.all(k, self.exists_one(j, j == k))', message: 'must name each parent once' }),
+      }),
+    ),
+    priceRule: Type.Optional(literals(PRICE_RULES, { default: 'all', description: '`all`: every price is paid; `any`: the player pays one of them (payWith)' })),
+    prices: Type.Optional(
+      Type.Array(PriceSpec, {
+        maxItems: L.prices,
+        default: [],
+        ...celRules({ rule: 'self.all(p, self.exists_one(q, q.currencyKey == p.currencyKey))', message: 'must name each currency once' }),
+      }),
+    ),
+    requires: Type.Optional(
+      Type.Array(GameKey('an unlock key (or another skill node key)'), {
+        maxItems: L.requires,
+        default: [],
+        description: 'unlocks the player must hold besides the parents (`locked` with details.missing otherwise)',
+        ...celRules({ rule: 'self.all(k, self.exists_one(j, j == k))', message: 'must name each unlock once' }),
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    ...celRules(
+      { rule: "!has(self.parents) || !self.parents.exists(p, p == self.key)", message: 'cannot name the node itself', fieldPath: '.parents' },
+      { rule: "!has(self.priceRule) || self.priceRule != 'any' || (has(self.prices) && size(self.prices) > 0)", message: 'any needs at least one price', fieldPath: '.priceRule' },
+    ),
+  },
+);
+
+export const SkillTreeSpec = Type.Object(
+  {
+    environment: ResourceName,
+    key: Type.Optional(GameKey('the key clients and servers name the tree by; metadata.name when absent')),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.String({ maxLength: 2000, default: '' })),
+    hidden: Type.Optional(Type.Boolean({ default: false, description: 'left out of the lists a player token reads (servers still see it)' })),
+    nodes: Type.Array(SkillNodeSpec, { minItems: 1, maxItems: L.nodes, description: 'in the order the game shows them' }),
+  },
+  {
+    additionalProperties: false,
+    ...celRules(
+      { rule: 'self.nodes.all(n, self.nodes.exists_one(m, m.key == n.key))', message: 'must give each node a key of its own', fieldPath: '.nodes' },
+      {
+        rule: 'self.nodes.all(n, !has(n.parents) || n.parents.all(p, self.nodes.exists(m, m.key == p)))',
+        message: 'may name as parents only nodes of the same tree',
+        fieldPath: '.nodes',
+      },
+    ),
+  },
+);
+
+export type SkillTreeSpecT = Static<typeof SkillTreeSpec>;

@@ -1,0 +1,160 @@
+/**
+ * The SkillTree kind and GET /definitions/skill-trees (spec §2 SkillTree, §4 Definitions;
+ * docs/progression.md "Skill trees"): applied with every default, applied again (unchanged), updated,
+ * refused by its CEL rules and by the reconciler's own (a cycle, a node key another tree holds, a tree
+ * key another document holds), each refusal naming the field and changing nothing; removed. The
+ * definitions page with every field, hidden trees listed, paging and the conditional read.
+ */
+import { type AnyManifest, ManifestError, SKILL_TREES_CONTENT, reconcileManifest, removeManifest, validateManifest } from '@hearth/core';
+import { type Harness, startHarness } from '../support/harness';
+import { call, expectError } from '../support/http';
+import { projectWithout, skillTree, standardManifests } from '../support/manifests';
+
+let h: Harness;
+let key: string;
+
+const combat = (spec: Record<string, unknown> = {}) =>
+  skillTree('combat', {
+    environment: 'alpha-live',
+    name: 'Combat',
+    description: 'Hit harder',
+    nodes: [
+      { key: 'slash', name: 'Slash', prices: [{ currencyKey: 'gold', amount: 10 }] },
+      { key: 'cleave', name: 'Cleave', description: 'Two at once', icon: 'cleave.png', parents: ['slash'], priceRule: 'any', prices: [{ currencyKey: 'gold', amount: 50 }, { currencyKey: 'gems', amount: 2 }] },
+      { key: 'whirl', name: 'Whirlwind', parents: ['slash', 'cleave'], requires: ['chapter.2'] },
+    ],
+    ...spec,
+  });
+const secrets = skillTree('secrets', { environment: 'alpha-live', key: 'secret.arts', name: 'Secret arts', hidden: true, nodes: [{ key: 'vanish', name: 'Vanish' }] });
+
+async function reconcile(doc: AnyManifest) {
+  return reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), h.core.bus);
+}
+async function refusal(work: () => unknown): Promise<ManifestError> {
+  const err = await Promise.resolve().then(work).then(() => null, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ManifestError);
+  return err as ManifestError;
+}
+async function version(): Promise<number> {
+  const row = await h.db('content_versions as v').join('environments as e', 'e.id', 'v.environment_id').where({ 'e.name': 'alpha-live', 'v.kind': SKILL_TREES_CONTENT }).first('v.version');
+  return row ? Number(row.version) : 0;
+}
+async function definitions(query = '', token = key) {
+  const reply = await call(h.base, 'GET', `/definitions/skill-trees${query}`, { token });
+  expect(reply.status).toBe(200);
+  return reply.body as { items: Record<string, any>[]; next: string | null };
+}
+const nodeRows = async () => (await h.db('skill_nodes').orderBy('key').select('key', 'tree_key')).map((r) => `${r.tree_key}/${r.key}`);
+
+beforeAll(async () => {
+  h = await startHarness({ manifests: [...standardManifests(), ...projectWithout('noprog', 'progression'), combat(), secrets] });
+  key = h.serverKeys['alpha-live-key'];
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe('GET /definitions/skill-trees', () => {
+  test('every tree by key, hidden ones listed, each node in the tree’s order with its parents and prices and every default', async () => {
+    expect(await definitions()).toEqual({
+      items: [
+        {
+          key: 'combat',
+          name: 'Combat',
+          description: 'Hit harder',
+          hidden: false,
+          nodes: [
+            { key: 'slash', treeKey: 'combat', name: 'Slash', description: '', icon: null, priceRule: 'all', parents: [], prices: [{ currencyKey: 'gold', amount: 10 }] },
+            {
+              key: 'cleave', treeKey: 'combat', name: 'Cleave', description: 'Two at once', icon: 'cleave.png', priceRule: 'any', parents: ['slash'],
+              prices: [{ currencyKey: 'gold', amount: 50 }, { currencyKey: 'gems', amount: 2 }],
+            },
+            { key: 'whirl', treeKey: 'combat', name: 'Whirlwind', description: '', icon: null, priceRule: 'all', parents: ['slash', 'cleave'], prices: [] },
+          ],
+        },
+        { key: 'secret.arts', name: 'Secret arts', description: '', hidden: true, nodes: [{ key: 'vanish', treeKey: 'secret.arts', name: 'Vanish', description: '', icon: null, priceRule: 'all', parents: [], prices: [] }] },
+      ],
+      next: null,
+    });
+  });
+
+  test('pages by key; the conditional read answers 304 for a current ETag and a new ETag after a change', async () => {
+    const first = await definitions('?limit=1');
+    expect(first.items.map((t) => t.key)).toEqual(['combat']);
+    const rest = await definitions(`?limit=1&cursor=${encodeURIComponent(first.next!)}`);
+    expect(rest.items.map((t) => t.key)).toEqual(['secret.arts']);
+    expect(rest.next).toBeNull();
+    expectError(await call(h.base, 'GET', `/definitions/skill-trees?cursor=${encodeURIComponent(first.next!)}`, { token: h.serverKeys['alpha-test-key'] }), 400, 'invalid-request', 'query.cursor');
+
+    const read = await call(h.base, 'GET', '/definitions/skill-trees', { token: key });
+    const etag = read.headers.get('etag')!;
+    expect(etag).toMatch(/^"t\d+-.+"$/);
+    expect((await call(h.base, 'GET', '/definitions/skill-trees', { token: key, headers: { 'If-None-Match': etag } })).status).toBe(304);
+    await reconcile(combat({ name: 'Combat!' }));
+    const after = await call(h.base, 'GET', '/definitions/skill-trees', { token: key, headers: { 'If-None-Match': etag } });
+    expect(after.status).toBe(200);
+    expect(after.body.items[0].name).toBe('Combat!');
+    expect(after.headers.get('etag')).not.toBe(etag);
+    await reconcile(combat());
+  });
+
+  test('refusals: a player token, unknown query, the service off', async () => {
+    const player = await call(h.base, 'POST', '/auth/server', { token: key, body: { subject: 'def-reader' } });
+    expectError(await call(h.base, 'GET', '/definitions/skill-trees', { token: player.body.accessToken }), 403, 'forbidden');
+    expectError(await call(h.base, 'GET', '/definitions/skill-trees?hidden=true', { token: key }), 400, 'invalid-request', 'query.hidden');
+    expectError(await call(h.base, 'GET', '/definitions/skill-trees', { token: h.serverKeys['noprog-live-key'] }), 403, 'service-disabled');
+  });
+});
+
+describe('the SkillTree kind', () => {
+  test('applied again unchanged (no version move); updated in place; removed with its nodes', async () => {
+    const before = await version();
+    expect((await reconcile(combat())).action).toBe('unchanged');
+    expect(await version()).toBe(before);
+    const renamed = combat({ nodes: [{ key: 'slash', name: 'Slash' }, { key: 'stab', name: 'Stab', parents: ['slash'] }] });
+    expect((await reconcile(renamed)).action).toBe('updated');
+    expect(await version()).toBe(before + 1);
+    expect(await nodeRows()).toEqual(['combat/slash', 'combat/stab', 'secret.arts/vanish']);
+    expect((await removeManifest(h.db, { kind: 'SkillTree', namespace: 'tests', name: 'combat' }, h.core.bus)).action).toBe('removed');
+    expect((await removeManifest(h.db, { kind: 'SkillTree', namespace: 'tests', name: 'combat' }, h.core.bus)).action).toBe('absent');
+    expect(await nodeRows()).toEqual(['secret.arts/vanish']);
+    expect((await definitions()).items.map((t) => t.key)).toEqual(['secret.arts']);
+    expect((await reconcile(combat())).action).toBe('created');
+  });
+
+  test('the CEL rules (the CRD’s, evaluated by hearth apply too): parents of the same tree, unique node keys, each currency once, no node its own parent', () => {
+    const refused = (nodes: unknown[]) => {
+      try {
+        validateManifest(JSON.parse(JSON.stringify(combat({ nodes }))), 'test');
+      } catch (err) {
+        expect(err).toBeInstanceOf(ManifestError);
+        const e = err as ManifestError;
+        return `${e.field} ${e.reason}`;
+      }
+      throw new Error('not refused');
+    };
+    expect(refused([{ key: 'a', name: 'A', parents: ['elsewhere'] }])).toBe('spec.nodes may name as parents only nodes of the same tree');
+    expect(refused([{ key: 'a', name: 'A' }, { key: 'a', name: 'A again' }])).toBe('spec.nodes must give each node a key of its own');
+    expect(refused([{ key: 'a', name: 'A', prices: [{ currencyKey: 'gold', amount: 1 }, { currencyKey: 'gold', amount: 2 }] }])).toBe('spec.nodes.0.prices must name each currency once');
+    expect(refused([{ key: 'a', name: 'A', parents: ['a'] }])).toBe('spec.nodes.0.parents cannot name the node itself');
+    expect(refused([{ key: 'a', name: 'A', priceRule: 'any' }])).toBe('spec.nodes.0.priceRule any needs at least one price');
+    expect(refused([{ key: 'b', name: 'B' }, { key: 'a', name: 'A', parents: ['b', 'b'] }])).toBe('spec.nodes.1.parents must name each parent once');
+    expect(refused([])).toMatch(/^spec\.nodes /);
+  });
+
+  test('refused by the reconciler, naming the field and changing nothing: a cycle, a node key of another tree, a tree key of another document', async () => {
+    const before = { version: await version(), nodes: await nodeRows() };
+    const cycle = await refusal(() =>
+      reconcile(combat({ nodes: [{ key: 'a', name: 'A', parents: ['c'] }, { key: 'b', name: 'B', parents: ['a'] }, { key: 'c', name: 'C', parents: ['b'] }] })),
+    );
+    expect([cycle.field, cycle.reason, cycle.code]).toEqual(['spec.nodes.0.parents', 'form a cycle: a → c → b → a', 'invalid-request']);
+    const stolen = await refusal(() => reconcile(skillTree('stealth', { environment: 'alpha-live', name: 'Stealth', nodes: [{ key: 'sneak', name: 'Sneak' }, { key: 'vanish', name: 'Vanish' }] })));
+    expect([stolen.field, stolen.code]).toEqual(['spec.nodes.1.key', 'conflict']);
+    expect(stolen.reason).toContain('secret.arts');
+    const sameKey = await refusal(() => reconcile(skillTree('combat-copy', { environment: 'alpha-live', key: 'combat', name: 'Copy', nodes: [{ key: 'x', name: 'X' }] })));
+    expect([sameKey.field, sameKey.code]).toEqual(['spec.key', 'conflict']);
+    expect({ version: await version(), nodes: await nodeRows() }).toEqual(before);
+    // Another environment may use the same node keys.
+    expect((await reconcile(skillTree('combat-test', { environment: 'alpha-test', key: 'combat', name: 'Combat', nodes: [{ key: 'slash', name: 'Slash' }] }))).action).toBe('created');
+  });
+});
