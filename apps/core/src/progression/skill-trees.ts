@@ -37,25 +37,25 @@ interface StoredTree extends Omit<SkillTreeDefinition, 'nodes'> {
   nodes: StoredNode[];
 }
 
-/** The tree a validated document declares: keys resolved, every default filled in. */
+/** The tree a validated document declares (its defaults filled by validation: spec/fields.ts), keys resolved. */
 export function skillTreeDefinitionOf(doc: Resource<SkillTreeSpecT>): StoredTree {
   const s = doc.spec;
   const key = s.key ?? doc.metadata.name;
   return {
     key,
     name: s.name,
-    description: s.description ?? '',
-    hidden: s.hidden ?? false,
+    description: s.description,
+    hidden: s.hidden,
     nodes: s.nodes.map((n) => ({
       key: n.key,
       treeKey: key,
       name: n.name,
-      description: n.description ?? '',
+      description: n.description,
       icon: n.icon ?? null,
-      priceRule: n.priceRule ?? 'all',
-      parents: [...(n.parents ?? [])],
-      prices: (n.prices ?? []).map((p) => ({ currencyKey: p.currencyKey, amount: p.amount })),
-      requires: [...(n.requires ?? [])],
+      priceRule: n.priceRule,
+      parents: [...n.parents],
+      prices: n.prices.map((p) => ({ currencyKey: p.currencyKey, amount: p.amount })),
+      requires: [...n.requires],
     })),
   };
 }

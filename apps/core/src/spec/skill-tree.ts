@@ -9,7 +9,8 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { celRules } from './rules';
-import { ResourceName } from './names';
+import { EnvironmentReference } from './names';
+import { Defaulted, literals } from './fields';
 import { GameKey } from './game-keys';
 import { PRICE_RULES, PriceSpec } from './item-type';
 
@@ -22,16 +23,14 @@ export const SKILL_TREE_LIMITS = {
 } as const;
 
 const L = SKILL_TREE_LIMITS;
-const literals = <T extends string>(values: readonly T[], options: { default?: T; description?: string } = {}) =>
-  Type.Union(values.map((v) => Type.Literal(v)), options);
 
 export const SkillNodeSpec = Type.Object(
   {
     key: GameKey('the node key; unique across every skill tree of the environment (the unlock route names a node without its tree)'),
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Type.Optional(Type.String({ maxLength: 2000, default: '' })),
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
+    description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
     icon: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'an image address or an asset name of the game' })),
-    parents: Type.Optional(
+    parents: Defaulted(
       Type.Array(GameKey('a node of the same tree'), {
         maxItems: L.parents,
         default: [],
@@ -39,15 +38,16 @@ export const SkillNodeSpec = Type.Object(
         ...celRules({ rule: 'self.all(k, self.exists_one(j, j == k))', message: 'must name each parent once' }),
       }),
     ),
-    priceRule: Type.Optional(literals(PRICE_RULES, { default: 'all', description: '`all`: every price is paid; `any`: the player pays one of them (payWith)' })),
-    prices: Type.Optional(
+    priceRule: Defaulted(literals(PRICE_RULES, { default: 'all', description: '`all`: every price is paid; `any`: the player pays one of them (payWith)' })),
+    prices: Defaulted(
       Type.Array(PriceSpec, {
         maxItems: L.prices,
         default: [],
+        description: 'what unlocking the node costs (priceRule says whether all or one of them is paid)',
         ...celRules({ rule: 'self.all(p, self.exists_one(q, q.currencyKey == p.currencyKey))', message: 'must name each currency once' }),
       }),
     ),
-    requires: Type.Optional(
+    requires: Defaulted(
       Type.Array(GameKey('an unlock key (or another skill node key)'), {
         maxItems: L.requires,
         default: [],
@@ -67,11 +67,11 @@ export const SkillNodeSpec = Type.Object(
 
 export const SkillTreeSpec = Type.Object(
   {
-    environment: ResourceName,
+    environment: EnvironmentReference(),
     key: Type.Optional(GameKey('the key clients and servers name the tree by; metadata.name when absent')),
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Type.Optional(Type.String({ maxLength: 2000, default: '' })),
-    hidden: Type.Optional(Type.Boolean({ default: false, description: 'left out of the lists a player token reads (servers still see it)' })),
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
+    description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
+    hidden: Defaulted(Type.Boolean({ default: false, description: 'left out of the lists a player token reads (servers still see it)' })),
     nodes: Type.Array(SkillNodeSpec, { minItems: 1, maxItems: L.nodes, description: 'in the order the game shows them' }),
   },
   {
