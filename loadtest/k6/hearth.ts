@@ -54,6 +54,8 @@ export const LATENCY_BOUNDS: Record<string, Bounds> = {
   'currency-credit-replay': LIGHT,
   'card-purchase': WRITE,
   'card-purchase-replay': LIGHT,
+  'stat-increment': WRITE,
+  'stat-increment-player': WRITE,
   'realtime-info': READ,
   'sessions-create': WRITE,
   'sessions-join': WRITE,
@@ -113,6 +115,7 @@ export const options: Options = {
     saves: rateScenario('saves', profile.saves),
     credit: rateScenario('credit', profile.credit),
     card_purchase: rateScenario('cardPurchase', profile.cardPurchase),
+    stats: rateScenario('stats', profile.stats),
     lobby: { executor: 'constant-vus', exec: 'lobby', vus: profile.lobbyVUs, duration: `${profile.seconds}s`, gracefulStop: '30s' },
     // One iteration: it may wait up to 10 s for a fresh clock minute, then for that minute to end.
     rate_limit: { executor: 'per-vu-iterations', exec: 'rateLimit', vus: 1, iterations: 1, maxDuration: '150s' },
@@ -257,6 +260,31 @@ export function cardPurchase(data: SetupData): void {
   checkTagged('card-purchase-replay', retry, {
     'a retry with the same key answers the first purchase, replayed, charging nothing more': (r) =>
       r.status === 200 && replay?.replayed === true && replay?.charges?.[0]?.transactionId === bought.charges[0].transactionId,
+  });
+}
+
+/**
+ * A game server counts: the environment-wide counter every server moves (the hottest row a game has)
+ * and the player's own. Each answer is the new value, never below the one the previous increment of
+ * this VU saw (other VUs add between them).
+ */
+let lastMatches = 0n;
+export function stats(data: SetupData): void {
+  const player = pick(data, exec.scenario.iterationInTest);
+  const all = call('stat-increment', 'POST', 'POST /stats/:key/increment', '/stats/matches/increment', { token: SERVER_KEY, body: { by: 1 } });
+  const counted = json(all);
+  checkTagged('stat-increment', all, {
+    'POST /stats/:key/increment is 200 with a value past the one this VU saw last': (r) =>
+      r.status === 200 && counted?.key === 'matches' && typeof counted?.value === 'string' && BigInt(counted.value) > lastMatches,
+  });
+  if (typeof counted?.value === 'string') lastMatches = BigInt(counted.value);
+  const own = call('stat-increment-player', 'POST', 'POST /players/:playerId/stats/:key/increment', `/players/${player.id}/stats/wins/increment`, {
+    token: SERVER_KEY,
+    body: { by: 2 },
+  });
+  const mine = json(own);
+  checkTagged('stat-increment-player', own, {
+    "POST /players/:playerId/stats/:key/increment is 200 with the player's even value": (r) => r.status === 200 && mine?.key === 'wins' && BigInt(mine.value) % 2n === 0n,
   });
 }
 

@@ -28,6 +28,8 @@ export interface Profile {
   saves: RateScenario;
   credit: RateScenario;
   cardPurchase: RateScenario;
+  /** iterations a second, each two increments: the environment's counter and a player's */
+  stats: RateScenario;
   /** VUs each running lobby lifecycles with two players and their two sockets open */
   lobbyVUs: number;
   /**
@@ -50,6 +52,7 @@ export const PROFILES: Record<'smoke' | 'full', Profile> = {
     saves: { rate: 20, vus: 10, maxVUs: 20 },
     credit: { rate: 10, vus: 10, maxVUs: 20 },
     cardPurchase: { rate: 10, vus: 10, maxVUs: 20 },
+    stats: { rate: 10, vus: 10, maxVUs: 20 },
     lobbyVUs: 1,
     lobbiesPerSocket: 10,
     players: 20,
@@ -64,6 +67,7 @@ export const PROFILES: Record<'smoke' | 'full', Profile> = {
     saves: { rate: 50, vus: 30, maxVUs: 100 },
     credit: { rate: 25, vus: 30, maxVUs: 100 },
     cardPurchase: { rate: 25, vus: 30, maxVUs: 100 },
+    stats: { rate: 50, vus: 30, maxVUs: 100 },
     lobbyVUs: 2,
     lobbiesPerSocket: 25,
     players: 100,
@@ -83,6 +87,7 @@ export const SCENARIO_ENDPOINTS: Record<string, string[]> = {
   saves: ['saves-put'],
   credit: ['currency-credit', 'currency-credit-replay'],
   card_purchase: ['card-purchase', 'card-purchase-replay'],
+  stats: ['stat-increment', 'stat-increment-player'],
   lobby: ['realtime-info', 'sessions-create', 'sessions-join', 'sessions-ready', 'sessions-status', 'sessions-leave', 'sessions-get'],
   rate_limit: ['rate-limited-players-me'],
 };
