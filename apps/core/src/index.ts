@@ -83,3 +83,7 @@ export * from './crashes/records';
 export * from './crashes/symbols';
 export * from './crashes/uploads';
 export { KEY_SET_FETCH } from './auth/idp';
+export * from './tenancy/organisations';
+export * from './licence/keys';
+export * from './licence/tokens';
+export type { MachineActivation, LicenceService } from './licence/service';

@@ -40,6 +40,7 @@ import { purchaseItems } from './items/purchases';
 import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
 import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
 import { uploadCrashReport } from './crashes/uploads';
+import { activateLicence, checkLicence, getLicenceJwks, releaseLicence } from './licence';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -111,6 +112,10 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     listUnlocks,
     recordUnlock,
     deleteUnlock,
+    getLicenceJwks,
+    activateLicence,
+    checkLicence,
+    releaseLicence,
     ...extra,
   ];
   return routes;
