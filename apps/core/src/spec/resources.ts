@@ -87,6 +87,9 @@ export const GameEnvironmentSpec = Type.Object(
 
 export const ServerKeySpec = Type.Object({ environment: Name }, { additionalProperties: false });
 
+/** A licence key of an organisation (its project, in the same namespace), for client plugins; its seats come from the project's plan. */
+export const LicenceKeySpec = Type.Object({ project: Name }, { additionalProperties: false });
+
 const ConfigKey = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s/\\\\?%]+$' });
 const GroupName = Type.String({ minLength: 1, maxLength: 120 });
 const ColumnType = Type.Union([Type.Literal('string'), Type.Literal('int'), Type.Literal('float'), Type.Literal('bool')]);

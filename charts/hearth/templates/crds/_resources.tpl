@@ -4,6 +4,7 @@
 - projects
 - gameenvironments
 - serverkeys
+- licencekeys
 - gameconfigs
 - legaldocuments
 - tours
@@ -17,6 +18,7 @@
 - projects
 - gameenvironments
 - serverkeys
+- licencekeys
 - gameconfigs
 - legaldocuments
 - tours
