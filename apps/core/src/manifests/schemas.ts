@@ -110,23 +110,6 @@ export const MANIFEST_KINDS = {
       },
     },
   },
-  LicenceKey: {
-    schema: LicenceKeyManifest,
-    namespaced: true,
-    crd: {
-      plural: 'licencekeys',
-      shortNames: ['hlicence'],
-      columns: [
-        { name: 'Project', type: 'string', jsonPath: '.spec.project' },
-        { name: 'Key ID', type: 'string', jsonPath: '.status.keyId' },
-        { name: 'Secret', type: 'string', jsonPath: '.status.secretName' },
-      ],
-      status: {
-        keyId: Type.String({ description: 'the key id (the part after hlk_); the whole key is only in the Secret' }),
-        secretName: Type.String({ description: 'the Secret in this namespace that holds the whole key' }),
-      },
-    },
-  },
   GameConfig: {
     schema: GameConfigManifest,
     namespaced: true,
@@ -215,6 +198,23 @@ export const MANIFEST_KINDS = {
         { name: 'Ownership', type: 'string', jsonPath: '.spec.ownership' },
         { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
       ],
+    },
+  },
+  LicenceKey: {
+    schema: LicenceKeyManifest,
+    namespaced: true,
+    crd: {
+      plural: 'licencekeys',
+      shortNames: ['hlicence'],
+      columns: [
+        { name: 'Project', type: 'string', jsonPath: '.spec.project' },
+        { name: 'Key ID', type: 'string', jsonPath: '.status.keyId' },
+        { name: 'Secret', type: 'string', jsonPath: '.status.secretName' },
+      ],
+      status: {
+        keyId: Type.String({ description: 'the key id (the part after hlk_); the whole key is only in the Secret' }),
+        secretName: Type.String({ description: 'the Secret in this namespace that holds the whole key' }),
+      },
     },
   },
 } as const satisfies Record<string, { schema: TSchema; namespaced: boolean; crd: { plural: string; shortNames: string[]; columns: PrinterColumn[]; status?: Record<string, TSchema> } }>;

@@ -4,7 +4,6 @@
 - projects
 - gameenvironments
 - serverkeys
-- licencekeys
 - gameconfigs
 - legaldocuments
 - tours
@@ -13,12 +12,12 @@
 - realms
 - currencies
 - itemtypes
+- licencekeys
 {{- end }}
 {{- define "hearth.operatorNamespacedResources" -}}
 - projects
 - gameenvironments
 - serverkeys
-- licencekeys
 - gameconfigs
 - legaldocuments
 - tours
@@ -27,6 +26,7 @@
 - realms
 - currencies
 - itemtypes
+- licencekeys
 {{- end }}
 {{- define "hearth.operatorClusterResources" -}}
 - plans
