@@ -3,7 +3,7 @@
  * subprocess, and a LicenceKey document applied (minted once, moved, deleted). Either key works on
  * the licence routes at once and is refused there at once when revoked.
  */
-import { API_VERSION, type AnyManifest, applyManifests, removeManifest, validateManifest } from '@hearth/core';
+import { API_VERSION, type AnyManifest, applyManifests, mintLicenceKey, organisationNamed, removeManifest, validateManifest } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { NAMESPACE, standardManifests } from '../support/manifests';
@@ -61,6 +61,33 @@ describe('hearth licence-keys', () => {
     const noKey = await runHearth(['licence-keys', 'revoke', '0000000000000000'], vars);
     expect(noKey.code).not.toBe(0);
     expect(noKey.stderr).toMatch(/no live licence key/);
+  });
+});
+
+describe('hearth licence seats|release', () => {
+  test('lists the machines holding seats, and frees one as the route does', async () => {
+    const organisation = await organisationNamed(h.db, NAMESPACE, 'plain');
+    const key = (await mintLicenceKey(h.db, organisation!.id, 'seats-test')).key;
+    for (const machineId of ['desk-1', 'desk-2']) {
+      expect((await call(h.base, 'POST', '/licence/activate', { token: key, body: { machineId, product: 'plugin', version: '2.0' } })).status).toBe(200);
+    }
+    const project = ['--project', 'plain', '--namespace', NAMESPACE];
+    const listed = await runHearth(['licence', 'seats', ...project, '--json'], vars);
+    expect(listed.code).toBe(0);
+    const before = JSON.parse(listed.stdout);
+    expect(before).toMatchObject({ project: `${NAMESPACE}/plain`, limit: 2 });
+    expect(before.seats.map((s: { machineId: string }) => s.machineId)).toEqual(['desk-1', 'desk-2']);
+    const text = await runHearth(['licence', 'seats', ...project], vars);
+    expect(text.stdout).toMatch(/^2 of 2 seats taken in tests\/plain\nMACHINE +PRODUCT +VERSION/);
+
+    const released = await runHearth(['licence', 'release', ...project, '--machine', 'desk-1', '--json'], vars);
+    expect(JSON.parse(released.stdout)).toEqual({ project: `${NAMESPACE}/plain`, machineId: 'desk-1', released: true });
+    expectError(await call(h.base, 'POST', '/licence/check', { token: key, body: { machineId: 'desk-1' } }), 404, 'not-found');
+    const again = await runHearth(['licence', 'release', ...project, '--machine', 'desk-1', '--json'], vars);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout).released).toBe(false);
+    // The freed seat is another machine's to take.
+    expect((await call(h.base, 'POST', '/licence/activate', { token: key, body: { machineId: 'desk-3', product: 'plugin', version: '2.0' } })).status).toBe(200);
   });
 });
 

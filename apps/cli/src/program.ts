@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { runApi } from './commands/api';
 import { runRealtime } from './commands/realtime';
-import { runLicenceKeysCreate, runLicenceKeysList, runLicenceKeysRevoke } from './commands/licence';
+import { runLicenceKeysCreate, runLicenceKeysList, runLicenceKeysRevoke, runLicenceRelease, runLicenceSeats } from './commands/licence';
 import { runApply, runKeysCreate, runKeysList, runKeysRevoke, runMigrate, runSigningKeysRotate } from './commands/admin';
 import { runDev } from './commands/dev';
 import { runSupportList } from './commands/support';
@@ -61,6 +61,23 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON')
     .action(runLicenceKeysList);
   licenceKeys.command('revoke').description('revoke a licence key; every API process stops accepting it').argument('<keyId>', 'the key id (the part after hlk_)').option('--json', 'print JSON').action((keyId, opts) => runLicenceKeysRevoke({ keyId, ...opts }));
+
+  const licence = program.command('licence').description("the seats of a project's licence for client plugins: list, release");
+  licence
+    .command('seats')
+    .description('the machines holding seats of the project\'s licence, oldest first, and how many its plan gives')
+    .requiredOption('--project <name>', 'the project (the organisation)')
+    .option('--namespace <namespace>', "the project's namespace", 'default')
+    .option('--json', 'print JSON')
+    .action(runLicenceSeats);
+  licence
+    .command('release')
+    .description('free the seat a machine holds (one lost before its plugin released it); a machine without one changes nothing')
+    .requiredOption('--project <name>', 'the project (the organisation)')
+    .option('--namespace <namespace>', "the project's namespace", 'default')
+    .requiredOption('--machine <id>', 'the machine id its plugin activated with')
+    .option('--json', 'print JSON')
+    .action(runLicenceRelease);
 
   program
     .command('support')

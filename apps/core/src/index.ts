@@ -86,4 +86,5 @@ export { KEY_SET_FETCH } from './auth/idp';
 export * from './tenancy/organisations';
 export * from './licence/keys';
 export * from './licence/tokens';
-export type { MachineActivation, LicenceService } from './licence/service';
+export type { LicenceService } from './licence/service';
+export { LicenceSeats, type MachineActivation, type SeatStanding } from './licence/seats';

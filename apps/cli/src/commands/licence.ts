@@ -1,8 +1,10 @@
 /**
  * `hearth licence-keys create|list|revoke`: an organisation's (a project's) licence keys, as
  * `hearth keys` does for server keys (docs/licence.md). The whole key is printed once, when made.
+ * `hearth licence seats|release`: the machines holding its seats, and freeing one (a machine lost
+ * before its plugin released it), with the same rules as the licence routes (LicenceSeats).
  */
-import { DEFAULT_NAMESPACE, listLicenceKeys, mintLicenceKey, organisationNamed, revokeLicenceKey } from '@hearth/core';
+import { DEFAULT_NAMESPACE, LicenceSeats, listLicenceKeys, mintLicenceKey, organisationNamed, revokeLicenceKey } from '@hearth/core';
 import { CliError, emit, table } from '../output';
 import type { Runtime } from '../runtime';
 import { withRuntime } from './admin';
@@ -57,5 +59,32 @@ export async function runLicenceKeysRevoke(opts: { keyId: string; json?: boolean
     if (!revoked) throw new CliError(`no live licence key has id "${opts.keyId}"`);
     const { projectId: _id, ...key } = revoked;
     emit(!!opts.json, key, () => `revoked licence key ${revoked.keyId} "${revoked.name}"`);
+  });
+}
+
+export async function runLicenceSeats(opts: ProjectOptions & { json?: boolean }): Promise<void> {
+  await withRuntime({}, async (rt) => {
+    const organisation = await organisationOrFail(rt, opts);
+    const project = `${organisation.namespace}/${organisation.name}`;
+    const { seats, limit } = await new LicenceSeats().list(rt.db, organisation);
+    emit(!!opts.json, { project, limit, seats }, () =>
+      [
+        `${seats.length} of ${limit} seats taken in ${project}`,
+        ...(seats.length === 0
+          ? []
+          : [table(['MACHINE', 'PRODUCT', 'VERSION', 'ACTIVATED', 'CHECKED'], seats.map((s) => [s.machineId, s.product, s.version, s.activatedAt, s.checkedAt]))]),
+      ].join('\n'),
+    );
+  });
+}
+
+export async function runLicenceRelease(opts: ProjectOptions & { machine: string; json?: boolean }): Promise<void> {
+  await withRuntime({}, async (rt) => {
+    const organisation = await organisationOrFail(rt, opts);
+    const released = await new LicenceSeats().release(rt.db, organisation, opts.machine);
+    const project = `${organisation.namespace}/${organisation.name}`;
+    emit(!!opts.json, { project, machineId: opts.machine, released }, () =>
+      released ? `released the seat of ${opts.machine} in ${project}` : `${opts.machine} held no seat in ${project}; nothing changed`,
+    );
   });
 }

@@ -131,11 +131,6 @@ export class HashedKeyVerifier {
     });
   }
 
-  /** Whether a credential is meant as a key of this kind (its prefix), well formed or not. */
-  claims(credential: string): boolean {
-    return credential.startsWith(this.kind.prefix);
-  }
-
   /** The key's owner, or null for a malformed, unknown or revoked key. */
   async verify(credential: string): Promise<{ keyId: string; ownerId: number } | null> {
     const match = this.pattern.exec(credential);
