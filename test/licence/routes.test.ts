@@ -6,7 +6,16 @@
  * set), rotation, and organisations kept apart.
  */
 import { createLocalJWKSet, jwtVerify } from 'jose';
-import { LICENCE_SIGNING_KEYS, LICENCE_TOKEN_AUDIENCE, LICENCE_TOKEN_SECONDS, mintLicenceKey, organisationNamed, revokeLicenceKey, rotateSigningKey } from '@hearth/core';
+import {
+  LICENCE_SIGNING_KEYS,
+  LICENCE_TOKEN_AUDIENCE,
+  LICENCE_TOKEN_SECONDS,
+  mintLicenceKey,
+  organisationNamed,
+  removeManifest,
+  revokeLicenceKey,
+  rotateSigningKey,
+} from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { NAMESPACE, environment, plan, project, serverKey, standardManifests } from '../support/manifests';
@@ -82,6 +91,14 @@ describe('the licence key', () => {
     expectError(await call(h.base, 'POST', '/licence/release', { token: minted.key, body: { machineId: 'nobody' } }), 401, 'unauthorized');
     // Another key of the organisation is untouched.
     expect((await call(h.base, 'POST', '/licence/release', { token: alphaKey, body: { machineId: 'nobody' } })).status).toBe(204);
+  });
+
+  test('a key of a project that was deleted (retired) is refused', async () => {
+    await h.apply([project('short-lived')]);
+    const key = await licenceKeyOf('short-lived');
+    expect((await call(h.base, 'POST', '/licence/release', { token: key, body: { machineId: 'nobody' } })).status).toBe(204);
+    expect((await removeManifest(h.db, { kind: 'Project', namespace: NAMESPACE, name: 'short-lived' }, h.core.bus)).action).toBe('removed');
+    expectError(await call(h.base, 'POST', '/licence/release', { token: key, body: { machineId: 'nobody' } }), 401, 'unauthorized');
   });
 
   test('counts against the caller address, not an environment', async () => {
