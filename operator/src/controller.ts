@@ -26,6 +26,7 @@ import {
   inTransaction,
   isRemovable,
   liveKeyOfManifest,
+  liveLicenceKeyOfManifest,
   reconcileManifest,
   removeManifest,
   validateManifest,
@@ -41,7 +42,7 @@ import { type CustomObject, CustomResources, type KubeClients, type ObjectRef, t
 import { type OperatorMetrics, type Outcome } from './metrics';
 import { KeyedQueue, type WorkResult } from './queue';
 import { Refusal } from './refusal';
-import { keySecretHolds, secretNameOf, writeKeySecret } from './server-key';
+import { isKeySecretKind, keySecretHolds, secretNameOf, writeKeySecret } from './server-key';
 import { ResourceWatch, refOf } from './watch';
 
 export interface ControllerDeps {
@@ -210,27 +211,31 @@ export class KindController {
     }
   }
 
-  /** The database made to match the document, in one transaction; a ServerKey's key written to its Secret before that commits. */
+  /** The database made to match the document, in one transaction; a ServerKey's or LicenceKey's key written to its Secret before that commits. */
   private async apply(obj: CustomObject, doc: AnyManifest): Promise<Applied> {
-    if (this.type.kind !== 'ServerKey') return { result: await reconcileManifest(this.deps.db, doc, this.deps.bus), extra: {} };
-    const secretName = secretNameOf(obj.metadata.name);
+    const keyKind = this.type.kind;
+    if (!isKeySecretKind(keyKind)) return { result: await reconcileManifest(this.deps.db, doc, this.deps.bus), extra: {} };
+    const secretName = secretNameOf(obj.metadata.name, keyKind);
+    const liveKeyOf = keyKind === 'LicenceKey' ? liveLicenceKeyOfManifest : liveKeyOfManifest;
     const applied = await inTransaction(this.deps.db, async (trx) => {
       const result = await reconcileManifest(trx, doc, this.deps.bus);
-      if (result.serverKey) {
+      const minted = result.serverKey ?? result.licenceKey;
+      if (minted) {
         // Before the commit: a failed write throws, and the mint is rolled back.
-        await writeKeySecret(this.deps.kube, obj, result.serverKey);
-        return { result, keyId: result.serverKey.keyId, minted: true };
+        await writeKeySecret(this.deps.kube, obj, minted);
+        return { result, keyId: minted.keyId, minted: true };
       }
-      const live = await liveKeyOfManifest(trx, { namespace: namespaceOf(obj.metadata), name: obj.metadata.name });
+      const live = await liveKeyOf(trx, { namespace: namespaceOf(obj.metadata), name: obj.metadata.name });
       return { result, keyId: live?.keyId, minted: false };
     });
-    const { serverKey: _secret, ...result } = applied.result; // the key goes no further than the Secret
+    const { serverKey: _server, licenceKey: _licence, ...result } = applied.result; // the key goes no further than the Secret
     if (applied.minted) {
-      await this.deps.events.record(obj, 'Normal', 'KeyMinted', `minted server key ${applied.keyId} into Secret ${secretName}`);
+      const noun = keyKind === 'LicenceKey' ? 'licence key' : 'server key';
+      await this.deps.events.record(obj, 'Normal', 'KeyMinted', `minted ${noun} ${applied.keyId} into Secret ${secretName}`);
     } else if (!applied.keyId || !(await keySecretHolds(this.deps.kube, obj, applied.keyId))) {
       throw new Refusal(
         'SecretMissing',
-        `Secret ${secretName} no longer holds live key ${applied.keyId}; the key stays live: delete and re-create this ServerKey to revoke it and mint a new one`,
+        `Secret ${secretName} no longer holds live key ${applied.keyId}; the key stays live: delete and re-create this ${keyKind} to revoke it and mint a new one`,
       );
     }
     return { result, extra: { keyId: applied.keyId, secretName } };

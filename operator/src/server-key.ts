@@ -21,23 +21,42 @@ export const SECRET_SUFFIX = '-server-key';
 export const SECRET_KEY_FIELD = 'key';
 export const SECRET_KEY_ID_FIELD = 'keyId';
 
-/** The Secret's name for a ServerKey named `name` (at most 253 characters, as Secret names must be). */
-export function secretNameOf(name: string): string {
-  const whole = `${name}${SECRET_SUFFIX}`;
+/**
+ * The kinds whose minted key the operator writes into a Secret it owns, the same way: a ServerKey's
+ * (`<name>-server-key`) and a LicenceKey's (`<name>-licence-key`, docs/licence.md).
+ */
+export const KEY_SECRET_KINDS = {
+  ServerKey: { suffix: SECRET_SUFFIX, label: 'hearth.gg/server-key' },
+  LicenceKey: { suffix: '-licence-key', label: 'hearth.gg/licence-key' },
+} as const;
+export type KeySecretKind = keyof typeof KEY_SECRET_KINDS;
+
+export function isKeySecretKind(kind: string): kind is KeySecretKind {
+  return kind in KEY_SECRET_KINDS;
+}
+
+/** The Secret's name for a key resource named `name` (at most 253 characters, as Secret names must be). */
+export function secretNameOf(name: string, kind: KeySecretKind = 'ServerKey'): string {
+  const suffix = KEY_SECRET_KINDS[kind].suffix;
+  const whole = `${name}${suffix}`;
   if (whole.length <= 253) return whole;
   const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
-  return `${name.slice(0, 253 - SECRET_SUFFIX.length - 9).replace(/[-.]+$/, '')}-${hash}${SECRET_SUFFIX}`;
+  return `${name.slice(0, 253 - suffix.length - 9).replace(/[-.]+$/, '')}-${hash}${suffix}`;
+}
+
+function kindOf(resource: CustomObject): KeySecretKind {
+  return isKeySecretKind(resource.kind) ? resource.kind : 'ServerKey';
 }
 
 function secretOf(serverKey: CustomObject, minted: { keyId: string; key: string }): K8s.V1Secret {
-  const name = secretNameOf(serverKey.metadata.name);
+  const name = secretNameOf(serverKey.metadata.name, kindOf(serverKey));
   return {
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: {
       name,
       namespace: serverKey.metadata.namespace,
-      labels: { 'app.kubernetes.io/managed-by': 'hearth-operator', 'hearth.gg/server-key': serverKey.metadata.name },
+      labels: { 'app.kubernetes.io/managed-by': 'hearth-operator', [KEY_SECRET_KINDS[kindOf(serverKey)].label]: serverKey.metadata.name },
       ownerReferences: [
         { apiVersion: serverKey.apiVersion, kind: serverKey.kind, name: serverKey.metadata.name, uid: serverKey.metadata.uid, controller: true, blockOwnerDeletion: true },
       ],
@@ -54,14 +73,14 @@ function secretOf(serverKey: CustomObject, minted: { keyId: string; key: string 
 export async function writeKeySecret(kube: KubeClients, serverKey: CustomObject, minted: { keyId: string; key: string }): Promise<string> {
   const body = secretOf(serverKey, minted);
   const namespace = namespaceOf(serverKey.metadata);
-  const name = secretNameOf(serverKey.metadata.name);
+  const name = secretNameOf(serverKey.metadata.name, kindOf(serverKey));
   try {
     await kube.core.createNamespacedSecret({ namespace, body });
   } catch (err) {
     if (!isConflict(err)) throw err;
     const existing = await kube.core.readNamespacedSecret({ name, namespace });
     if (!existing.metadata?.ownerReferences?.some((o) => o.uid === serverKey.metadata.uid)) {
-      throw new Refusal('SecretConflict', `Secret ${namespace}/${name} exists and is not this ServerKey's; rename or delete it`);
+      throw new Refusal('SecretConflict', `Secret ${namespace}/${name} exists and is not this ${serverKey.kind}'s; rename or delete it`);
     }
     await kube.core.replaceNamespacedSecret({ name, namespace, body });
   }
@@ -71,7 +90,7 @@ export async function writeKeySecret(kube: KubeClients, serverKey: CustomObject,
 /** Whether the ServerKey's Secret still holds the key with this id (an SRE may have deleted it). */
 export async function keySecretHolds(kube: KubeClients, serverKey: CustomObject, keyId: string): Promise<boolean> {
   try {
-    const secret = await kube.core.readNamespacedSecret({ name: secretNameOf(serverKey.metadata.name), namespace: namespaceOf(serverKey.metadata) });
+    const secret = await kube.core.readNamespacedSecret({ name: secretNameOf(serverKey.metadata.name, kindOf(serverKey)), namespace: namespaceOf(serverKey.metadata) });
     const stored = secret.data?.[SECRET_KEY_ID_FIELD];
     return stored !== undefined && Buffer.from(stored, 'base64').toString('utf8') === keyId;
   } catch (err) {

@@ -7,7 +7,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '@hearth/api';
-import type { EnvironmentContext, Principal } from '@hearth/core';
+import type { EnvironmentContext, EnvironmentPrincipal, LicencePrincipal, Principal } from '@hearth/core';
 
 /** true only when A and B are the same type (`any` is the same as nothing else). */
 type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -47,7 +47,8 @@ export const typedRoutes = [
     path: '/t/either',
     credential: 'either',
     handler: async (ctx) => {
-      const principal: Same<typeof ctx.principal, Principal> = true;
+      // A licence key is refused by the pipeline here: only the callers of an environment remain.
+      const principal: Same<typeof ctx.principal, EnvironmentPrincipal> = true;
       const env: Same<typeof ctx.env, EnvironmentContext> = true;
       // @ts-expect-error either credential: ask its kind first
       void ctx.principal.playerId;
@@ -63,6 +64,19 @@ export const typedRoutes = [
     handler: async (ctx) => {
       const env: Same<typeof ctx.env, EnvironmentContext> = true;
       return { body: env };
+    },
+  }),
+  defineRoute({
+    ...common,
+    operationId: 'licence',
+    path: '/t/licence',
+    credential: 'licence',
+    handler: async (ctx) => {
+      const principal: Same<typeof ctx.principal, LicencePrincipal> = true;
+      const env: Same<typeof ctx.env, null> = true;
+      // @ts-expect-error a licence key acts in no environment
+      void ctx.principal.environment;
+      return { body: [principal, env, ctx.principal.organisation.id] };
     },
   }),
   defineRoute({

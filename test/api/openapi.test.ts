@@ -17,13 +17,13 @@ import http from 'node:http';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import Ajv2020 from 'ajv/dist/2020';
-import { ERROR_DETAILS, ERROR_STATUS, parseTrustedProxies, type ErrorCode, type ProjectSpecT } from '@hearth/core';
+import { ERROR_DETAILS, ERROR_STATUS, mintLicenceKey, organisationNamed, parseTrustedProxies, type ErrorCode, type ProjectSpecT } from '@hearth/core';
 import { type AnyRoute, CHECKS, type CheckName, checksOf, defineRoute, routeTable } from '@hearth/api';
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { Contract, ContractViolation, checkAnswer, contractDocument, type ContractCheck } from '../support/contract';
 import { sampleOf } from '../support/schema-sample';
-import { allServices, cardType, currency, environment, itemType, plan, project, serverKey, skillTree, standardManifests } from '../support/manifests';
+import { NAMESPACE, allServices, cardType, currency, environment, itemType, plan, project, serverKey, skillTree, standardManifests } from '../support/manifests';
 import { eventually, sleep } from '../support/wait';
 
 jest.setTimeout(60_000);
@@ -71,6 +71,8 @@ interface Caller {
   server: string;
   player: string;
   refresh: string;
+  /** A licence key of the environment's project (the organisation). */
+  licence: string;
 }
 
 let h: Harness;
@@ -116,7 +118,9 @@ beforeAll(async () => {
   const callerOf = async (name: string): Promise<Caller> => {
     const server = h.serverKeys[`${name}-live-key`];
     const tokens = await signIn(h.base, server, `openapi-${name}`);
-    return { appKey: `${name}-live`, server, player: tokens.accessToken, refresh: tokens.refreshToken };
+    const organisation = await organisationNamed(h.db, NAMESPACE, name);
+    const licence = (await mintLicenceKey(h.db, organisation!.id, `openapi-${name}`)).key;
+    return { appKey: `${name}-live`, server, player: tokens.accessToken, refresh: tokens.refreshToken, licence };
   };
   callers.good = await callerOf('alpha');
   callers.dark = await callerOf('dark');
@@ -176,8 +180,8 @@ test('the document holds exactly the routes of the table, and is the one the tes
   expect(contractDocument()).toEqual(withoutTestRoute);
 });
 
-test('security names only the credentials something accepts: a server key and a player token', () => {
-  expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['playerToken', 'serverKey']);
+test('security names only the credentials something accepts: a server key, a player token, a licence key', () => {
+  expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['licenceKey', 'playerToken', 'serverKey']);
   for (const scheme of Object.values(doc.components.securitySchemes)) expect(scheme).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
   for (const { operation } of operations()) {
     for (const requirement of operation.security as Json[]) {
@@ -187,6 +191,9 @@ test('security names only the credentials something accepts: a server key and a 
   }
   // The config and flags reads the spec also opens to dashboards take what works today.
   expect(doc.paths['/flags'].get.security).toEqual([{ serverKey: [] }, { playerToken: [] }]);
+  // The licence key is taken by the licence routes and by nothing else.
+  const takingLicenceKeys = operations().filter(({ operation }) => (operation.security as Json[]).some((requirement) => 'licenceKey' in requirement));
+  expect(takingLicenceKeys.map(({ operation }) => operation.operationId).sort()).toEqual(['activateLicence', 'checkLicence', 'releaseLicence']);
 });
 
 test.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: parameters and body as the route validates them', (_name, route) => {
@@ -555,7 +562,12 @@ function expectRefusal(op: Operation, sent: Sent, code: ErrorCode, field?: strin
 const SCHEME_CREDENTIAL: Record<string, (caller: Caller) => string> = {
   serverKey: (caller) => caller.server,
   playerToken: (caller) => caller.player,
+  licenceKey: (caller) => caller.licence,
 };
+
+function takesLicenceKey(op: Operation): boolean {
+  return (op.operation.security as Json[]).some((requirement) => 'licenceKey' in requirement);
+}
 
 /** The credentials of the caller the operation takes, one per scheme it lists. */
 function credentialsOf(op: Operation, caller: Caller): string[] {
@@ -717,14 +729,17 @@ const PROVOKE: Record<Exclude<CheckName, 'routeMatch'>, (op: Operation) => Promi
 
   async credential(op) {
     expectRefusal(op, await send(op), 'unauthorized');
-    for (const bad of ['hsk_0000000000000000_0000000000000000000000000000000000000000', 'not-a-credential', 'eyJhbGciOiJFZERTQSJ9.e30.AAAA']) {
+    for (const bad of ['hsk_0000000000000000_0000000000000000000000000000000000000000', 'hlk_0000000000000000_0000000000000000000000000000000000000000', 'not-a-credential', 'eyJhbGciOiJFZERTQSJ9.e30.AAAA']) {
       expectRefusal(op, await send(op, { headers: { Authorization: `Bearer ${bad}` } }), 'unauthorized');
     }
   },
 
   async rateLimits(op) {
-    // With a credential: its environment is past its plan's requests of the day; without: this address is past its minute.
-    const requests = (op.operation.security as Json[]).length > 0 ? actingAs(op, callers.exhausted) : [{ address: EXHAUSTED_ADDRESS, body: sampleBody(op) }];
+    // With a credential: its environment is past its plan's requests of the day; without, or with a
+    // licence key (counted by address, in no environment): this address is past its minute.
+    const byAddress = { address: EXHAUSTED_ADDRESS, body: sampleBody(op) };
+    const security = op.operation.security as Json[];
+    const requests = security.length === 0 ? [byAddress] : takesLicenceKey(op) ? actingAs(op, callers.good, byAddress) : actingAs(op, callers.exhausted);
     for (const request of requests) {
       const sent = await send(op, request);
       expectRefusal(op, sent, 'rate-limited');

@@ -7,7 +7,8 @@ import { defineRoute, routeTable } from '@hearth/api';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { chunked, rawRequest } from '../support/raw-http';
-import { gameConfig } from '../support/manifests';
+import { NAMESPACE, gameConfig } from '../support/manifests';
+import { mintLicenceKey, organisationNamed } from '@hearth/core';
 
 const boomRoute = defineRoute({
   operationId: 'testBoom',
@@ -598,7 +599,8 @@ describe('review and service switches (spec §4)', () => {
   });
 
   test('every route acting for an environment answers 403 project-not-approved while the project awaits review', async () => {
-    const routes = routeTable().filter((r) => r.credential !== 'none');
+    // The licence routes act for an organisation, in no environment: they stay open (the test below).
+    const routes = routeTable().filter((r) => r.credential !== 'none' && r.credential !== 'licence');
     expect(routes.length).toBeGreaterThan(5);
     for (const route of routes) {
       const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_, name) => (name === 'playerId' ? 'me' : 'x'));
@@ -621,11 +623,19 @@ describe('review and service switches (spec §4)', () => {
     expect(await h.db('player_identities').where({ subject: 'nope' }).first()).toBeUndefined();
   });
 
-  test('the OpenAPI document and the key set stay open', async () => {
+  test('the OpenAPI document, the key sets and the licence routes stay open', async () => {
     expect((await call(h.base, 'GET', '/openapi.json')).status).toBe(200);
-    const jwks = await call(h.base, 'GET', '/.well-known/jwks.json');
-    expect(jwks.status).toBe(200);
-    expect(jwks.body.keys.length).toBeGreaterThan(0);
+    for (const path of ['/.well-known/jwks.json', '/licence/jwks.json']) {
+      const jwks = await call(h.base, 'GET', path);
+      expect(jwks.status).toBe(200);
+      expect(jwks.body.keys.length).toBeGreaterThan(0);
+    }
+    const pending = await organisationNamed(h.db, NAMESPACE, 'pending');
+    const licence = (await mintLicenceKey(h.db, pending!.id, 'pending-plugin')).key;
+    const body = { machineId: 'pending-machine', product: 'plugin', version: '1' };
+    expect((await call(h.base, 'POST', '/licence/activate', { token: licence, body })).status).toBe(200);
+    expect((await call(h.base, 'POST', '/licence/check', { token: licence, body: { machineId: body.machineId } })).status).toBe(200);
+    expect((await call(h.base, 'POST', '/licence/release', { token: licence, body: { machineId: body.machineId } })).status).toBe(204);
   });
 
   test('config and flags answer 403 service-disabled where the project has them off; players routes always work', async () => {

@@ -13,8 +13,8 @@
  *    items through the API, and writes a config of its own: the repository's plus dictionaries of those
  *    ids (path parameters are drawn from them half the time) and the hooks (test/fuzz/hooks.py, the
  *    foreign_ids_stay_foreign check: the other environment's ids are refused and never shown).
- * 4. schemathesis runs with that config, both credentials of alpha-live given per security scheme
- *    (serverKey, playerToken: each operation gets the one it declares). Two runs: every operation but
+ * 4. schemathesis runs with that config, the credentials given per security scheme (serverKey,
+ *    playerToken: alpha-live's; licenceKey: its project alpha's; each operation gets the one it declares). Two runs: every operation but
  *    the two that end the player's credential (DELETE /players/me, POST /players/me/signout), then those
  *    two, so the player token stays good while the rest is fuzzed. Then a canary: told that alpha-live's
  *    own players are foreign, a short run must fail the cross-environment check, or the check is dead.
@@ -30,7 +30,7 @@ import YAML from 'yaml';
 import { freePort } from '../support/ports';
 import { type HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
 import { stopProcess } from '../support/processes';
-import { currency, itemType, skillTree, standardManifests, tour } from '../support/manifests';
+import { currency, itemType, licenceKey, skillTree, standardManifests, tour } from '../support/manifests';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CONFIG = path.join(ROOT, 'test/fuzz/schemathesis.toml');
@@ -50,6 +50,8 @@ function manifestsYaml(): string {
   const docs = [
     // Generous limits: the fuzzer's requests are checked and counted, never refused for their rate.
     ...standardManifests({ requestsPerMinutePerCredential: 1_000_000, requestsPerMinutePerEnvironment: 1_000_000, requestsPerDayPerEnvironment: 100_000_000 }),
+    // alpha's licence key, for the licence routes (their credential is the organisation's, in no environment).
+    licenceKey('alpha-licence', 'alpha'),
     // The same definitions in the second environment: its objects are the foreign ids of the run.
     // One of each kind the economy routes act on: a balance and a consumed currency; a one-by-one item,
     // a counted usable purchasable one, and a container.
@@ -215,6 +217,8 @@ async function main(): Promise<number> {
     const applied = JSON.parse(await runHearth(['apply', '-f', manifests, '--json'], hearthEnv(base), path.join(logs, 'apply.log')));
     const serverKey: string | undefined = applied.results.find((r: any) => r.kind === 'ServerKey' && r.name === 'alpha-live-key')?.serverKey?.key;
     if (!serverKey) throw new FuzzError('hearth apply minted no key for ServerKey alpha-live-key');
+    const licence: string | undefined = applied.results.find((r: any) => r.kind === 'LicenceKey' && r.name === 'alpha-licence')?.licenceKey?.key;
+    if (!licence) throw new FuzzError('hearth apply minted no key for LicenceKey alpha-licence');
 
     const port = await freePort();
     api = startHearthService('hearth api', ['api'], hearthEnv({ ...base, PORT: String(port), METRICS_PORT: String(await freePort()) }), path.join(logs, 'api.log'));
@@ -229,8 +233,8 @@ async function main(): Promise<number> {
     const config = path.join(logs, 'schemathesis.toml');
     fs.writeFileSync(config, runConfig(ids, foreign));
 
-    // The config reads both credentials from these (auth.openapi, per security scheme).
-    const env = { ...process.env, HEARTH_SERVER_KEY: serverKey, HEARTH_PLAYER_TOKEN: accessToken, HEARTH_FOREIGN_IDS: Object.values(foreign).flat().join(',') };
+    // The config reads the credentials from these (auth.openapi, per security scheme).
+    const env = { ...process.env, HEARTH_SERVER_KEY: serverKey, HEARTH_PLAYER_TOKEN: accessToken, HEARTH_LICENCE_KEY: licence, HEARTH_FOREIGN_IDS: Object.values(foreign).flat().join(',') };
     // The document is read once, now, and both runs load it from a file: fetched again after the main
     // run, GET /openapi.json (no credential) could meet the per-address limit the fuzzer's requests
     // without a credential have used up, and the second run would load no schema at all.

@@ -52,6 +52,7 @@ it('accepts a document of every kind, and lists them all under `kubectl get hear
     m.project('crd-project', { plan: 'crd-plan' }),
     m.environment('crd-live', 'crd-project'),
     m.serverKey('crd-key', 'crd-live'),
+    m.licenceKey('crd-licence', 'crd-project'),
     m.gameConfig('crd-config', { environment: 'crd-live', values: [{ key: 'motd', type: 'string', value: 'hi' }], flags: [{ name: 'f', enabled: true }] }),
     m.legalDocument('crd-terms', { environment: 'crd-live', title: 'Terms', url: 'https://example.com/terms', version: '1', required: true }),
     m.tour('crd-tour', { environment: 'crd-live', name: 'Basics' }),

@@ -10,7 +10,7 @@ import { crdsYaml } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { type Kube, startKube } from '../support/kube';
-import { cardType, environment, gameConfig, NAMESPACE, plan, project, serverKey, skillTree } from '../support/manifests';
+import { NAMESPACE, cardType, environment, gameConfig, licenceKey, plan, project, serverKey, skillTree } from '../support/manifests';
 import {
   type OperatorProcess,
   getJson,
@@ -221,6 +221,28 @@ describe('refusals an SRE must see', () => {
     const { keyId } = await secretKey('op-blocked-server-key');
     expect(ready.status.keyId).toBe(keyId);
     expect(await h.db('server_keys').where({ environment_id: env2.id }).whereNull('revoked_at')).toHaveLength(1);
+  });
+});
+
+describe('a LicenceKey', () => {
+  test('its key is in a Secret it owns and works on the licence routes; deleted, it is revoked', async () => {
+    await kubectlApply(kube, [licenceKey('op-licence', 'op-project')]);
+    const obj = await waitReady(kube, ns('licencekey', 'op-licence'));
+    expect(obj.status.secretName).toBe('op-licence-licence-key');
+    const { key, keyId, secret } = await secretKey('op-licence-licence-key');
+    expect(obj.status.keyId).toBe(keyId);
+    expect(key.startsWith(`hlk_${keyId}_`)).toBe(true);
+    expect(JSON.stringify(obj)).not.toContain(key);
+    expect(operator.log()).not.toContain(key);
+    expect(secret.metadata.labels).toMatchObject({ 'hearth.gg/licence-key': 'op-licence' });
+    expect(secret.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'LicenceKey', name: 'op-licence', uid: obj.metadata.uid, controller: true })]);
+    const release = () => call(h.base, 'POST', '/licence/release', { token: key, body: { machineId: 'op-machine' } });
+    expect((await release()).status).toBe(204);
+
+    await kubectl(kube, ['delete', ...ns('licencekey', 'op-licence'), '--timeout=20s']);
+    expect(await getOrNull(kube, ns('licencekey', 'op-licence'))).toBeNull();
+    expect((await h.db('licence_keys').where({ key_id: keyId }).first()).revoked_at).not.toBeNull();
+    expectError(await release(), 401, 'unauthorized');
   });
 });
 

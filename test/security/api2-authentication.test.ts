@@ -17,7 +17,8 @@ import { generateKeyPairSync, createHmac, sign as cryptoSign, type KeyObject } f
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, type JWK } from 'jose';
-import { loadSigningKeys, mintServerKey, revokeServerKey, TOKEN_AUDIENCE } from '@hearth/core';
+import { loadSigningKeys, mintLicenceKey, mintServerKey, organisationNamed, revokeLicenceKey, revokeServerKey, TOKEN_AUDIENCE } from '@hearth/core';
+import { NAMESPACE } from '../support/manifests';
 import type { AnyRoute } from '@hearth/api';
 import { call, expectError } from '../support/http';
 import { eventually } from '../support/wait';
@@ -90,6 +91,13 @@ beforeAll(async () => {
   const envId = (await w.h.core.environments.byAppKey('alpha-live'))!.id;
   const revoked = await mintServerKey(w.h.db, envId, 'to-revoke', 10);
   await revokeServerKey(w.h.db, w.h.core.bus, revoked.keyId);
+  // Licence keys: one revoked, and the good one's parts under the wrong prefix or with its secret changed.
+  const alpha = await organisationNamed(w.h.db, NAMESPACE, 'alpha');
+  const revokedLicence = await mintLicenceKey(w.h.db, alpha!.id, 'to-revoke');
+  await revokeLicenceKey(w.h.db, w.h.core.bus, revokedLicence.keyId);
+  const licence = w.licenceKeys.alpha;
+  const lastFlipped = (key: string) => `${key.slice(0, -1)}${key.endsWith('a') ? 'b' : 'a'}`;
+  const licenceToken = (await call(w.h.base, 'POST', '/licence/activate', { token: licence, body: { machineId: 'api2-machine', product: 'p', version: '1' } })).body.token as string;
 
   const hs256 = (secret: Buffer) => {
     const h = b64({ alg: 'HS256', kid: ours.kid, typ: 'JWT' });
@@ -125,6 +133,11 @@ beforeAll(async () => {
     ['another player’s token’s signature', `${head}.${body}.${otherSig}`],
     ['the payload changed to another player, signature kept', `${head}.${b64(claims(other.id, { iat: JSON.parse(Buffer.from(body, 'base64url').toString()).iat }))}.${sig}`],
     ['a revoked server key', revoked.key],
+    ['a revoked licence key', revokedLicence.key],
+    ['a licence key with its secret changed', lastFlipped(licence)],
+    ['a licence key under the server key prefix', licence.replace(/^hlk_/, 'hsk_')],
+    ['a server key under the licence key prefix', w.victim.key.replace(/^hsk_/, 'hlk_')],
+    ['a licence token (signed by the licence keys) as a credential', licenceToken],
   ];
 });
 afterAll(async () => {

@@ -17,7 +17,7 @@
  */
 import type { AnyRoute } from '@hearth/api';
 import { call, expectError, type Reply } from '../support/http';
-import { loadSigningKeys } from '@hearth/core';
+import { LICENCE_SIGNING_KEYS, loadSigningKeys } from '@hearth/core';
 import { type Actor, ROUTES, type World, idem, routeName, startWorld } from './world';
 import { SAMPLES } from './samples';
 import { reportFigure } from '../support/figures';
@@ -83,7 +83,8 @@ async function rowCounts(): Promise<Record<string, number>> {
   return counts;
 }
 
-const tokenFor = (route: AnyRoute, subject: Actor) => (route.credential === 'server' ? subject.key : route.credential === 'none' ? undefined : subject.token);
+const tokenFor = (route: AnyRoute, subject: Actor) =>
+  route.credential === 'server' ? subject.key : route.credential === 'licence' ? subject.licence : route.credential === 'none' ? undefined : subject.token;
 
 describe('mass assignment', () => {
   test('every route with a JSON body has a good sample', () => {
@@ -170,9 +171,10 @@ describe('excessive data exposure', () => {
     }
   });
 
-  test('no answer schema has a field named like a secret, but the sign-in answers’ tokens', () => {
-    const SECRET = /secret|password|passwd|hash|salt|private|master|credential|apikey|serverkey|token/i;
-    const ALLOWED = new Set(['accessToken', 'refreshToken']);
+  test('no answer schema has a field named like a secret, but the sign-in answers’ tokens and the licence token', () => {
+    const SECRET = /secret|password|passwd|hash|salt|private|master|credential|apikey|serverkey|licencekey|token/i;
+    // The licence token (LicenceStanding.token) is the machine's, signed for it to check offline.
+    const ALLOWED = new Set(['accessToken', 'refreshToken', 'token']);
     const named: string[] = [];
     const walk = (node: unknown, where: string) => {
       if (!node || typeof node !== 'object') return;
@@ -188,7 +190,7 @@ describe('excessive data exposure', () => {
     // The symbol upload's answer names the storage's checksum header: a digest of a public file, no secret.
     expect(named.filter((n) => !n.endsWith('.x-amz-checksum-sha256'))).toEqual([]);
     const tokenAnswers = ROUTES.filter((r) => props(r.success.schema).some((f) => ALLOWED.has(f))).map(routeName);
-    expect(tokenAnswers.sort()).toEqual(['POST /auth/idp', 'POST /auth/refresh', 'POST /auth/server']);
+    expect(tokenAnswers.sort()).toEqual(['POST /auth/idp', 'POST /auth/refresh', 'POST /auth/server', 'POST /licence/activate', 'POST /licence/check']);
   });
 
   test('no answer carries a secret: server keys, their stored hashes, the master key, the signing key', async () => {
@@ -201,18 +203,27 @@ describe('excessive data exposure', () => {
     seen.push((await call(w.h.base, 'POST', '/auth/server', { token: w.victim.key, body: { subject: 'victim' } })).text);
     expect(seen.length).toBeGreaterThan(100);
 
-    const secrets: Array<[string, string]> = Object.entries(w.h.serverKeys).map(([name, key]) => [`server key ${name}`, key]);
-    for (const [name, key] of Object.entries(w.h.serverKeys)) secrets.push([`secret part of ${name}`, key.split('_').pop()!]);
-    const keyRows = await w.h.db('server_keys').select('*');
-    for (const row of keyRows) {
-      for (const [column, value] of Object.entries(row)) {
-        if (/hash|secret/i.test(column) && value) secrets.push([`server_keys.${column}`, Buffer.isBuffer(value) ? value.toString('hex') : String(value)]);
-        if (/hash|secret/i.test(column) && Buffer.isBuffer(value)) secrets.push([`server_keys.${column} (base64)`, value.toString('base64')]);
-      }
+    // The licence routes' answers too, with the licence key.
+    for (const machineId of ['sec-seen-1', 'sec-seen-2']) {
+      seen.push((await call(w.h.base, 'POST', '/licence/activate', { token: w.victim.licence, body: { machineId, product: 'p', version: '1' } })).text);
+      seen.push((await call(w.h.base, 'POST', '/licence/check', { token: w.victim.licence, body: { machineId } })).text);
     }
-    expect(secrets.some(([what]) => what.startsWith('server_keys.'))).toBe(true);
+    seen.push((await call(w.h.base, 'GET', '/licence/jwks.json')).text);
+
+    const wholeKeys = { ...w.h.serverKeys, ...Object.fromEntries(Object.entries(w.licenceKeys).map(([project, key]) => [`licence key of ${project}`, key])) };
+    const secrets: Array<[string, string]> = Object.entries(wholeKeys).map(([name, key]) => [`key ${name}`, key]);
+    for (const [name, key] of Object.entries(wholeKeys)) secrets.push([`secret part of ${name}`, key.split('_').pop()!]);
+    for (const table of ['server_keys', 'licence_keys']) {
+      for (const row of await w.h.db(table).select('*')) {
+        for (const [column, value] of Object.entries(row)) {
+          if (/hash|secret/i.test(column) && value) secrets.push([`${table}.${column}`, Buffer.isBuffer(value) ? value.toString('hex') : String(value)]);
+          if (/hash|secret/i.test(column) && Buffer.isBuffer(value)) secrets.push([`${table}.${column} (base64)`, value.toString('base64')]);
+        }
+      }
+      expect(secrets.some(([what]) => what.startsWith(`${table}.`))).toBe(true);
+    }
     secrets.push(['master key (hex)', w.h.masterKey.toString('hex')], ['master key (base64)', w.h.masterKey.toString('base64')]);
-    for (const key of await loadSigningKeys(w.h.db, w.h.masterKey)) {
+    for (const key of [...(await loadSigningKeys(w.h.db, w.h.masterKey)), ...(await loadSigningKeys(w.h.db, w.h.masterKey, Date.now(), LICENCE_SIGNING_KEYS))]) {
       const d = (key.privateKey.export({ format: 'jwk' }) as Json).d as string;
       secrets.push([`signing key ${key.kid} private part`, d]);
     }

@@ -13,13 +13,16 @@
  */
 import type { AnyRoute } from '@hearth/api';
 import { call, expectError } from '../support/http';
-import { ROUTES, type World, idem, routeName, startWorld } from './world';
+import { type Actor, ROUTES, type World, idem, routeName, startWorld } from './world';
 import { SAMPLES, hostSession, must } from './samples';
 import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);
 
-const oneKind = ROUTES.filter((r) => r.credential === 'server' || r.credential === 'player');
+const oneKind = ROUTES.filter((r) => r.credential === 'server' || r.credential === 'player' || r.credential === 'licence');
+const CREDENTIAL_NAMES = { server: 'server key', player: 'player token', licence: 'licence key' } as const;
+type OneKind = keyof typeof CREDENTIAL_NAMES;
+const credentialOf = (kind: OneKind, who: Actor) => (kind === 'server' ? who.key : kind === 'player' ? who.token : who.licence);
 const sampled = Object.keys(SAMPLES).filter((n) => oneKind.some((r) => routeName(r) === n));
 let w: World;
 let ran = 0;
@@ -50,21 +53,23 @@ test.each(oneKind.map((r) => [routeName(r), r] as const))('%s: the other kind of
   const before = await w.snapshotOf(subject);
   const identities = await w.h.db('player_identities').count({ n: '*' }).first();
 
-  const asServer = route.credential === 'server';
-  const wrongToken = asServer ? subject.token : subject.key;
-  // The wrong kind names the subject as its own kind would (`me` for a token, the id for a key), and as the route's own kind would.
-  for (const path of new Set([sample.path(!asServer), sample.path(asServer)])) {
-    const reply = await send(route, path, wrongToken, sample.body);
-    try {
-      expectError(reply, 403, 'forbidden');
-    } catch (err) {
-      throw new Error(`${name} (${path}) with a ${asServer ? 'player token' : 'server key'}: ${(err as Error).message}\nanswer: ${reply.status} ${reply.text}`);
+  const own = route.credential as OneKind;
+  const asServer = own === 'server';
+  // Every other kind (a licence key included): named as its own kind would name the subject (`me` for a token, the id for a key), and as the route's own kind would.
+  for (const wrong of (Object.keys(CREDENTIAL_NAMES) as OneKind[]).filter((kind) => kind !== own)) {
+    for (const path of new Set([sample.path(wrong === 'server'), sample.path(asServer)])) {
+      const reply = await send(route, path, credentialOf(wrong, subject), sample.body);
+      try {
+        expectError(reply, 403, 'forbidden');
+      } catch (err) {
+        throw new Error(`${name} (${path}) with a ${CREDENTIAL_NAMES[wrong]}: ${(err as Error).message}\nanswer: ${reply.status} ${reply.text}`);
+      }
     }
   }
   expect(await w.snapshotOf(subject)).toEqual(before);
   expect(await w.h.db('player_identities').count({ n: '*' }).first()).toEqual(identities);
 
-  const right = await send(route, sample.path(asServer), asServer ? subject.key : subject.token, sample.body);
+  const right = await send(route, sample.path(asServer), credentialOf(own, subject), sample.body);
   expect({ status: right.status, text: right.status === sample.ok ? '' : right.text }).toEqual({ status: sample.ok, text: '' });
 });
 

@@ -14,7 +14,9 @@
 import { randomBytes } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
 import { type AnyRoute, routeTable } from '@hearth/api';
+import { mintLicenceKey, organisationNamed } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
+import { NAMESPACE } from '../support/manifests';
 import { call, expectError, signIn, type Reply } from '../support/http';
 import { rawExchange, type RawAnswer } from '../support/raw-http';
 import { sampleOf } from '../support/schema-sample';
@@ -26,12 +28,14 @@ type Json = Record<string, any>;
 
 let h: Harness;
 let server: string;
+let licence: string;
 let playerId: string;
 let playerToken: string;
 
 beforeAll(async () => {
   h = await startHarness();
   server = h.serverKeys['alpha-live-key'];
+  licence = (await mintLicenceKey(h.db, (await organisationNamed(h.db, NAMESPACE, 'alpha'))!.id, 'api8')).key;
   const player = await signIn(h.base, server, 'api8-player', 'Original');
   playerId = player.player.id;
   playerToken = player.accessToken;
@@ -129,7 +133,7 @@ function requestFor(route: AnyRoute, field: StringField | undefined, value: unkn
   const search = Object.entries(queryParams).map(([k, v]) => `${encodePart(k)}=${encodePart(String(v))}`).join('&');
   const headers: Record<string, string> = {};
   if (route.idempotency === 'required' || route.idempotency === 'optional') headers['Idempotency-Key'] = randomBytes(12).toString('hex');
-  const token = route.credential === 'none' ? undefined : route.credential === 'player' ? playerToken : server;
+  const token = route.credential === 'none' ? undefined : route.credential === 'player' ? playerToken : route.credential === 'licence' ? licence : server;
   return { path: search ? `${path}?${search}` : path, options: { token, body, headers } };
 }
 

@@ -113,6 +113,16 @@ export const SAMPLES: Record<string, Prepare> = {
   'POST /players/:playerId/tours/:tourId/complete': async (_w, s) => ({ path: (srv) => `/players/${me(s)(srv)}/tours/sec-tour/complete`, ok: 204 }),
   'POST /support/requests': async () => ({ path: () => '/support/requests', body: { subject: 'Help me', message: 'Something is broken in the shop.' }, ok: 201 }),
   'POST /support/reports': async (w) => ({ path: () => '/support/reports', body: { playerId: w.attacker.id, reason: 'cheating' }, ok: 201 }),
+  // licence routes: a machine of the subject's own (its project's licence key is the credential)
+  'POST /licence/activate': async (_w, s) => ({ path: () => '/licence/activate', body: { machineId: `machine-${s.id}`, product: 'sec-plugin', version: '1.0.0' }, ok: 200 }),
+  'POST /licence/check': async (w, s) => {
+    must(await call(at(w), 'POST', '/licence/activate', { token: s.licence, body: { machineId: `machine-${s.id}`, product: 'sec-plugin', version: '1.0.0' } }), 200);
+    return { path: () => '/licence/check', body: { machineId: `machine-${s.id}` }, ok: 200 };
+  },
+  'POST /licence/release': async (w, s) => {
+    must(await call(at(w), 'POST', '/licence/activate', { token: s.licence, body: { machineId: `machine-${s.id}`, product: 'sec-plugin', version: '1.0.0' } }), 200);
+    return { path: () => '/licence/release', body: { machineId: `machine-${s.id}` }, ok: 204 };
+  },
   // routes of either credential, and of none, that take a body (api3)
   'POST /auth/idp': async () => ({ path: () => '/auth/idp', body: { appKey: 'alpha-live', idToken: 'not.a.token' }, ok: IDP_WITHOUT_PROVIDER }),
   'POST /auth/refresh': async (_w, s) => ({ path: () => '/auth/refresh', body: { refreshToken: s.refresh }, ok: 200 }),

@@ -8,7 +8,8 @@
  * an attack test compares it before and after: "nothing changed" is checked, not assumed.
  */
 import { routeTable, type AnyRoute } from '@hearth/api';
-import { parseTrustedProxies } from '@hearth/core';
+import { NAMESPACE as TESTS_NAMESPACE } from '../support/manifests';
+import { mintLicenceKey, organisationNamed, parseTrustedProxies } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn, type Reply } from '../support/http';
 import {
@@ -31,10 +32,12 @@ export const ROUTES: AnyRoute[] = routeTable();
 export const routeName = (r: Pick<AnyRoute, 'method' | 'path'>) => `${r.method} ${r.path}`;
 export const pathParams = (r: Pick<AnyRoute, 'path'>) => [...r.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
 
-/** One player of one environment, with the server key of that environment. */
+/** One player of one environment, with the server key of that environment and the licence key of its project. */
 export interface Actor {
   env: string;
   key: string;
+  /** A licence key of the environment's project (the licence routes' credential). */
+  licence: string;
   id: string;
   token: string;
   refresh: string;
@@ -42,6 +45,8 @@ export interface Actor {
 
 export interface World {
   h: Harness;
+  /** The whole licence keys minted for the projects (alpha, rival), by project. */
+  licenceKeys: Record<string, string>;
   victim: Actor;
   /** Seated in the victim's session (the target kick/promote name). */
   mate: Actor;
@@ -67,7 +72,8 @@ export async function startWorld(): Promise<World> {
     // so the per-address limit, which counts requests without a good credential, does not end them.
     trustedProxies: parseTrustedProxies('loopback'),
     manifests: [
-      ...standardManifests(),
+      // Seats enough for every sample of the licence routes (each takes or frees one seat).
+      ...standardManifests({ licenceSeats: 100 }),
       project('rival'),
       environment('rival-live', 'rival'),
       serverKey('rival-live-key', 'rival-live'),
@@ -91,10 +97,15 @@ export async function startWorld(): Promise<World> {
       }),
     ],
   });
+  const licenceKeys: Record<string, string> = {};
+  for (const projectName of ['alpha', 'rival']) {
+    const organisation = await organisationNamed(h.db, TESTS_NAMESPACE, projectName);
+    licenceKeys[projectName] = (await mintLicenceKey(h.db, organisation!.id, `${projectName}-plugin`)).key;
+  }
   const actor = async (env: string, subject: string): Promise<Actor> => {
     const key = h.serverKeys[`${env}-key`];
     const t = await signIn(h.base, key, subject, subject);
-    return { env, key, id: t.player.id, token: t.accessToken, refresh: t.refreshToken };
+    return { env, key, licence: licenceKeys[env.split('-')[0]], id: t.player.id, token: t.accessToken, refresh: t.refreshToken };
   };
   const victim = await actor('alpha-live', 'victim');
   const mate = await actor('alpha-live', 'mate');
@@ -166,5 +177,5 @@ export async function startWorld(): Promise<World> {
   const snapshot = () => snapshotOf(victim, ids.sessionId);
   let made = 0;
   const newActor = (env = 'alpha-live', subject = `extra-${++made}`) => actor(env, subject);
-  return { h, victim, mate, attacker, foreign, ids, snapshot, snapshotOf, newActor };
+  return { h, licenceKeys, victim, mate, attacker, foreign, ids, snapshot, snapshotOf, newActor };
 }

@@ -44,6 +44,11 @@ export function serverKey(name: string, environmentName: string): AnyManifest {
   return { apiVersion: API_VERSION, kind: 'ServerKey', metadata: { name, namespace: NAMESPACE }, spec: { environment: environmentName } } as AnyManifest;
 }
 
+/** A licence key of a project (its organisation), for the licence routes (docs/licence.md). */
+export function licenceKey(name: string, projectName: string): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'LicenceKey', metadata: { name, namespace: NAMESPACE }, spec: { project: projectName } } as AnyManifest;
+}
+
 /**
  * A project with one service switched off, its environment `<name>-live` and that environment's key
  * `<name>-live-key`: what a test needs to see a route answer service-disabled.

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { runApi } from './commands/api';
 import { runRealtime } from './commands/realtime';
+import { runLicenceKeysCreate, runLicenceKeysList, runLicenceKeysRevoke, runLicenceRelease, runLicenceSeats } from './commands/licence';
 import { runApply, runKeysCreate, runKeysList, runKeysRevoke, runMigrate, runSigningKeysRotate } from './commands/admin';
 import { runDev } from './commands/dev';
 import { runSupportList } from './commands/support';
@@ -42,6 +43,41 @@ export function buildProgram(): Command {
     .action(runKeysCreate);
   keys.command('list').description("list an environment's keys: id, name, a hint of the secret, creation, last use, revocation").requiredOption('--environment <appKey>', "the environment's app key").option('--json', 'print JSON').action(runKeysList);
   keys.command('revoke').description('revoke a key; every API process stops accepting it').argument('<keyId>', 'the key id (the part after hsk_)').option('--json', 'print JSON').action((keyId, opts) => runKeysRevoke({ keyId, ...opts }));
+
+  const licenceKeys = program.command('licence-keys').description("an organisation's (a project's) licence keys for client plugins: mint, list, revoke");
+  licenceKeys
+    .command('create')
+    .description('mint a licence key for a project; the whole key is printed this once')
+    .requiredOption('--project <name>', 'the project (the organisation)')
+    .option('--namespace <namespace>', "the project's namespace", 'default')
+    .requiredOption('--name <name>', 'what the key is for')
+    .option('--json', 'print JSON')
+    .action(runLicenceKeysCreate);
+  licenceKeys
+    .command('list')
+    .description("list a project's licence keys: id, name, a hint of the secret, creation, last use, revocation")
+    .requiredOption('--project <name>', 'the project (the organisation)')
+    .option('--namespace <namespace>', "the project's namespace", 'default')
+    .option('--json', 'print JSON')
+    .action(runLicenceKeysList);
+  licenceKeys.command('revoke').description('revoke a licence key; every API process stops accepting it').argument('<keyId>', 'the key id (the part after hlk_)').option('--json', 'print JSON').action((keyId, opts) => runLicenceKeysRevoke({ keyId, ...opts }));
+
+  const licence = program.command('licence').description("the seats of a project's licence for client plugins: list, release");
+  licence
+    .command('seats')
+    .description('the machines holding seats of the project\'s licence, oldest first, and how many its plan gives')
+    .requiredOption('--project <name>', 'the project (the organisation)')
+    .option('--namespace <namespace>', "the project's namespace", 'default')
+    .option('--json', 'print JSON')
+    .action(runLicenceSeats);
+  licence
+    .command('release')
+    .description('free the seat a machine holds (one lost before its plugin released it); a machine without one changes nothing')
+    .requiredOption('--project <name>', 'the project (the organisation)')
+    .option('--namespace <namespace>', "the project's namespace", 'default')
+    .requiredOption('--machine <id>', 'the machine id its plugin activated with')
+    .option('--json', 'print JSON')
+    .action(runLicenceRelease);
 
   program
     .command('support')
@@ -111,9 +147,10 @@ export function buildProgram(): Command {
 
   program
     .command('signing-keys')
-    .description("player token signing keys: rotate")
+    .description("token signing keys: rotate")
     .command('rotate')
     .description('make a new signing key; the old one stays published until its tokens expire')
+    .option('--key-set <set>', 'player (player tokens) or licence (licence tokens)', 'player')
     .option('--json', 'print JSON')
     .action(runSigningKeysRotate);
 

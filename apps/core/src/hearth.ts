@@ -39,6 +39,7 @@ import { deletePlayer } from './players/deletion';
 import type { Queryable } from './db/knex';
 import type { EnvironmentContext } from './tenancy/environments';
 import { Telemetry } from './process/telemetry';
+import { LicenceService } from './licence/service';
 
 export interface HearthDeps {
   db: Db;
@@ -87,6 +88,8 @@ export class HearthCore {
   readonly symbols: SymbolService;
   readonly crashUploads: CrashUploadService;
   readonly support: SupportService;
+  /** The organisations' licences for client plugins: keys, seats, licence tokens. */
+  readonly licence: LicenceService;
   /** What the domain tells the process's metrics (ledger moves, save writes): sinks attach to it. */
   readonly telemetry = new Telemetry();
   private housekeeping?: NodeJS.Timeout;
@@ -106,7 +109,8 @@ export class HearthCore {
     this.serverKeys = new ServerKeyVerifier(deps.db, this.bus);
     this.tokens = new TokenService(deps.db, deps.masterKey, this.bus);
     this.players = new PlayerService(deps.db, this.bus);
-    this.authenticator = new Authenticator(this.serverKeys, this.tokens, this.environments, this.players);
+    this.licence = new LicenceService(deps.db, deps.masterKey, this.bus);
+    this.authenticator = new Authenticator(this.serverKeys, this.tokens, this.environments, this.players, this.licence);
     this.refresh = new RefreshService(deps.masterKey, this.tokens, this.authenticator, this.players);
     this.idp = new IdentityProviderVerifier();
     this.cursors = new CursorCodec(deriveKey(deps.masterKey, 'cursors'));
@@ -143,6 +147,7 @@ export class HearthCore {
     await this.bus.start();
     await this.contentWatch.start();
     await this.tokens.start();
+    await this.licence.start();
     // Expired idempotency records and used refresh tokens are swept now and then by every process;
     // the deletes are idempotent, so several processes sweeping at once is harmless.
     this.housekeeping = setInterval(() => {
@@ -156,6 +161,7 @@ export class HearthCore {
   async stop(): Promise<void> {
     if (this.housekeeping) clearInterval(this.housekeeping);
     this.tokens.stop();
+    this.licence.stop();
     await this.contentWatch.stop();
     await this.bus.stop();
   }

@@ -93,3 +93,8 @@ export * from './crashes/records';
 export * from './crashes/symbols';
 export * from './crashes/uploads';
 export { KEY_SET_FETCH } from './auth/idp';
+export * from './tenancy/organisations';
+export * from './licence/keys';
+export * from './licence/tokens';
+export type { LicenceService } from './licence/service';
+export { LicenceSeats, type MachineActivation, type SeatStanding } from './licence/seats';

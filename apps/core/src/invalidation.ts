@@ -10,6 +10,7 @@ import { afterCommit, isTransaction } from './db/transaction';
 export type Invalidation =
   | { kind: 'environments' }
   | { kind: 'server-key'; keyId: string }
+  | { kind: 'licence-key'; keyId: string }
   | { kind: 'player'; playerId: string; reason: 'signed-out' | 'deleted' | 'renamed' }
   | { kind: 'content'; environmentId: number }
   /** Its GameEnvironment was deleted: realtime processes close its sockets (after `environments`, which drops the caches). */

@@ -24,7 +24,7 @@ export interface PipelineCheck {
 }
 
 export type PrincipalKind = Principal['kind'];
-const PRINCIPAL_KINDS: readonly PrincipalKind[] = ['server', 'player'];
+const PRINCIPAL_KINDS: readonly PrincipalKind[] = ['server', 'player', 'licence'];
 
 /**
  * The credentials each kind of route takes. `either-or-dashboard` marks the config and flags reads
@@ -39,6 +39,8 @@ export const CREDENTIALS_TAKEN: Readonly<Record<CredentialKind, readonly Princip
   player: ['player'],
   either: ['server', 'player'],
   'either-or-dashboard': ['server', 'player'],
+  /** The licence routes take an organisation's licence key, and no other route takes one (spec §5). */
+  licence: ['licence'],
 };
 
 /** Whether a route takes a credential of this kind. */
@@ -60,9 +62,13 @@ export function bodyLimitOf(route: AnyRoute): number {
   return route.bodyLimit ?? BODY_LIMITS.default;
 }
 
-/** Routes that act in an environment: named by their credential, by their body's or path's app key, or found by their handler (the refresh). */
+/**
+ * Routes that act in an environment: named by their credential, by their body's or path's app key, or
+ * found by their handler (the refresh). The licence routes act for an organisation, in no environment,
+ * so review and environment limits pass them by (spec §4: they stay open).
+ */
 function actsInEnvironment(route: AnyRoute): boolean {
-  return route.credential !== 'none' || route.environmentFrom === 'body-app-key' || route.environmentFrom === 'path-app-key' || route.environmentFrom === 'handler';
+  return (route.credential !== 'none' && route.credential !== 'licence') || route.environmentFrom === 'body-app-key' || route.environmentFrom === 'path-app-key' || route.environmentFrom === 'handler';
 }
 
 export const CHECKS = {
@@ -79,7 +85,7 @@ export const CHECKS = {
   bodySize: { answers: ['payload-too-large'], appliesTo: () => true },
   /** A missing, malformed, unknown, revoked or expired credential. */
   credential: { answers: ['unauthorized'], appliesTo: (route) => route.credential !== 'none' },
-  /** Every request counts: against its environment once known, against its address otherwise (spec §8). */
+  /** Every request counts: against its environment once known, against its address otherwise, licence calls included (spec §8). */
   rateLimits: { answers: ['rate-limited'], appliesTo: () => true },
   /** A good credential of a kind the route does not take (spec §5 rule 2). */
   credentialKind: {
@@ -122,10 +128,13 @@ export function checksOf(route: AnyRoute): AppliedChecks {
 /**
  * Not a check but an outage: a route that reads or writes PostgreSQL answers 503 unavailable while
  * the database is out of reach (errors.ts answers it, one rule for every route). Those are the routes
- * that act in an environment; the OpenAPI document and the key set are served from memory.
- * test/api/database-down.test.ts provokes it.
+ * that act in an environment and the licence routes (keys and seats); the OpenAPI document and the key
+ * sets are served from memory. test/api/database-down.test.ts provokes it.
  */
-export const DATABASE_OUTAGE = { answers: ['unavailable'], appliesTo: actsInEnvironment } as const satisfies PipelineCheck;
+export const DATABASE_OUTAGE = {
+  answers: ['unavailable'],
+  appliesTo: (route: AnyRoute) => actsInEnvironment(route) || route.credential === 'licence',
+} as const satisfies PipelineCheck;
 
 /** Every refusal a route can answer: its own, then those of the checks it goes through, then an outage's. */
 export function refusalsOf(route: AnyRoute): ErrorCode[] {

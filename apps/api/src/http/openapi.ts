@@ -13,6 +13,7 @@ type Json = Record<string, unknown>;
 const SCHEMES: Record<PrincipalKind, { name: string; scheme: Json }> = {
   server: { name: 'serverKey', scheme: { type: 'http', scheme: 'bearer', description: 'A server key: hsk_<keyId>_<secret>' } },
   player: { name: 'playerToken', scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A player access token' } },
+  licence: { name: 'licenceKey', scheme: { type: 'http', scheme: 'bearer', description: "An organisation's licence key, taken by the licence routes only" } },
 };
 
 /** Any one of the credentials the route takes (an empty list: none). */

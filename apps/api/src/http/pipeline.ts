@@ -16,6 +16,7 @@ import {
   type Logger,
   type Queryable,
   type Principal,
+  type EnvironmentPrincipal,
   type RateCheck,
   type RateOutcome,
   TtlCache,
@@ -26,6 +27,7 @@ import {
   fieldOf,
   firstError,
   fingerprintOf,
+  looksLikeLicenceKey,
   looksLikeServerKey,
   refuse,
   runIdempotent,
@@ -49,7 +51,7 @@ const inputAjv = createAjv({ coerceTypes: true });
 const bodyAjv = createAjv();
 const validIdempotencyKey = bodyAjv.compile(IdempotencyKeyHeader.schema);
 
-const CREDENTIAL_NAMES: Record<PrincipalKind, string> = { server: 'a server key', player: 'a player token' };
+const CREDENTIAL_NAMES: Record<PrincipalKind, string> = { server: 'a server key', player: 'a player token', licence: 'a licence key' };
 
 export interface CompiledRoute {
   route: AnyRoute;
@@ -119,7 +121,7 @@ export function environmentChecks(env: EnvironmentContext, credentialKey: string
   ];
 }
 
-export function credentialKeyOf(principal: Principal): string {
+export function credentialKeyOf(principal: EnvironmentPrincipal): string {
   return principal.kind === 'server' ? `k:${principal.keyId}` : `p:${principal.playerId}`;
 }
 
@@ -208,18 +210,23 @@ export class Pipeline {
       if (!principal) {
         // invalid: unknown, revoked, expired, a refresh token, or a deleted or signed-out player (the authenticator does not say which).
         const outcome = credential ? 'invalid' : exchange.header('authorization') === '' ? 'missing' : 'malformed';
-        this.metrics.countCredential(credential ? (looksLikeServerKey(credential) ? 'server' : 'player') : 'unknown', outcome);
+        this.metrics.countCredential(credential ? credentialKindOf(credential) : 'unknown', outcome);
         await this.limit(exchange, addressChecks(exchange.ip));
         throw refuse.unauthorized(problem ?? 'The credential is not valid.');
       }
-      env = principal.environment;
-      await this.limit(exchange, environmentChecks(env, credentialKeyOf(principal)));
+      if (principal.kind === 'licence') {
+        // An organisation's licence call counts against the caller's address, not an environment (spec §8).
+        await this.limit(exchange, addressChecks(exchange.ip));
+      } else {
+        env = principal.environment;
+        await this.limit(exchange, environmentChecks(env, credentialKeyOf(principal)));
+      }
       if (checks.credentialKind && !takesCredential(route, principal.kind)) {
         this.metrics.countCredential(principal.kind, 'wrong-kind');
         throw refuse.forbidden(`This route takes ${CREDENTIALS_TAKEN[route.credential].map((kind) => CREDENTIAL_NAMES[kind]).join(' or ')}.`);
       }
       this.metrics.countCredential(principal.kind, 'accepted');
-      this.checkEnvironment(env, compiled);
+      if (env) this.checkEnvironment(env, compiled);
     } else if (!checks.environmentFromBody) {
       await this.limit(exchange, addressChecks(exchange.ip));
     }
@@ -418,6 +425,11 @@ class RequestContext implements HandlerContext<unknown, unknown, unknown> {
     const { pipeline, exchange, compiled, params, query, body, principal, env, db } = this;
     return new RequestContext(pipeline, exchange, compiled, params, query, body, principal, env, db, record);
   }
+}
+
+/** The kind a presented credential that did not verify was meant as, for the metrics (its prefix). */
+function credentialKindOf(credential: string): PrincipalKind {
+  return looksLikeServerKey(credential) ? 'server' : looksLikeLicenceKey(credential) ? 'licence' : 'player';
 }
 
 /** Whether standing `a` is nearer to refusing than `b`: fewer remaining, then the sooner reset. */

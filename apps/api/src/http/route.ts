@@ -10,6 +10,8 @@ import type {
   HearthCore,
   IdempotencyScope,
   Logger,
+  EnvironmentPrincipal,
+  LicencePrincipal,
   Principal,
   Queryable,
   RateCheck,
@@ -23,9 +25,10 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /**
  * Who may call: `none`; `server` (server key); `player` (player access token); `either`; and
  * `either-or-dashboard` for the reads the spec also opens to custom dashboards (which take what
- * `either` takes until dashboard tokens are accepted: see CREDENTIALS_TAKEN in checks.ts).
+ * `either` takes until dashboard tokens are accepted: see CREDENTIALS_TAKEN in checks.ts); `licence`
+ * (an organisation's licence key: the licence routes only, in no environment).
  */
-export type CredentialKind = 'none' | 'server' | 'player' | 'either' | 'either-or-dashboard';
+export type CredentialKind = 'none' | 'server' | 'player' | 'either' | 'either-or-dashboard' | 'licence';
 
 export const KB = 1024;
 export const MB = 1024 * 1024;
@@ -64,15 +67,17 @@ export type PrincipalOf<C extends CredentialKind> = C extends 'player'
   : C extends 'server'
     ? Extract<Principal, { kind: 'server' }>
     : C extends 'either' | 'either-or-dashboard'
-      ? Principal
-      : null;
+      ? EnvironmentPrincipal
+      : C extends 'licence'
+        ? LicencePrincipal
+        : null;
 
 /**
  * The environment known before the handler runs: the credential's, the body's app key on the
  * identity-provider sign-in, or the path's on the crash upload. Other routes without a credential
- * learn theirs in the handler, if at all.
+ * learn theirs in the handler, if at all; licence routes act in none.
  */
-export type EnvironmentOf<C extends CredentialKind, F extends EnvironmentSource | undefined> = C extends 'none'
+export type EnvironmentOf<C extends CredentialKind, F extends EnvironmentSource | undefined> = C extends 'none' | 'licence'
   ? F extends 'body-app-key' | 'path-app-key'
     ? EnvironmentContext
     : null

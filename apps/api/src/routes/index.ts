@@ -47,6 +47,7 @@ import { addXp, listXp } from './progression/xp';
 import { incrementPlayerStat, incrementStat, listPlayerStats, listStats } from './stats';
 import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
 import { uploadCrashReport } from './crashes/uploads';
+import { activateLicence, checkLicence, getLicenceJwks, releaseLicence } from './licence';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -147,6 +148,10 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     listStats,
     incrementPlayerStat,
     incrementStat,
+    getLicenceJwks,
+    activateLicence,
+    checkLicence,
+    releaseLicence,
     ...extra,
   ];
   return routes;

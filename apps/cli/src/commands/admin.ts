@@ -11,6 +11,8 @@ import {
   mintServerKey,
   revokeServerKey,
   rotateSigningKey,
+  LICENCE_SIGNING_KEYS,
+  PLAYER_SIGNING_KEYS,
 } from '@hearth/core';
 import { CliError, emit, table } from '../output';
 import { type Runtime, openRuntime } from '../runtime';
@@ -60,7 +62,8 @@ export async function runApply(opts: { file: string; json?: boolean }): Promise<
         results
           .map((r) => {
             const line = `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}: ${r.action}`;
-            return r.serverKey ? `${line}\n  key (shown once): ${r.serverKey.key}` : line;
+            const minted = r.serverKey ?? r.licenceKey;
+            return minted ? `${line}\n  key (shown once): ${minted.key}` : line;
           })
           .join('\n'),
       );
@@ -123,9 +126,13 @@ export async function runKeysRevoke(opts: { keyId: string; json?: boolean }): Pr
   });
 }
 
-export async function runSigningKeysRotate(opts: { json?: boolean }): Promise<void> {
+const SIGNING_KEY_SETS = { player: PLAYER_SIGNING_KEYS, licence: LICENCE_SIGNING_KEYS };
+
+export async function runSigningKeysRotate(opts: { keySet?: string; json?: boolean }): Promise<void> {
+  const name = opts.keySet ?? 'player';
+  if (name !== 'player' && name !== 'licence') throw new CliError('--key-set must be player or licence');
   await withRuntime({ masterKey: true }, async (rt, bus) => {
-    const result = await rotateSigningKey(rt.db, rt.config.masterKey);
+    const result = await rotateSigningKey(rt.db, rt.config.masterKey, SIGNING_KEY_SETS[name]);
     await bus.announce({ kind: 'signing-keys' });
     emit(!!opts.json, result, () => `new signing key ${result.kid}; retired ${result.retired.join(', ') || 'none'} (still published until its tokens expire)`);
   });

@@ -4,10 +4,29 @@ import type { PlayerService, PlayerState } from '../players/service';
 import type { PlayerTokenClaims } from './token-claims';
 import { looksLikeServerKey, type ServerKeyVerifier } from './server-keys';
 import type { TokenService } from './tokens';
+import type { Organisation } from '../tenancy/organisations';
+
+/** A licence key's caller: an organisation, in no environment (licence routes only: docs/licence.md). */
+export interface LicencePrincipal {
+  kind: 'licence';
+  keyId: string;
+  organisation: Organisation;
+}
 
 export type Principal =
   | { kind: 'server'; keyId: string; environment: EnvironmentContext }
-  | { kind: 'player'; playerId: string; claims: PlayerTokenClaims; environment: EnvironmentContext };
+  | { kind: 'player'; playerId: string; claims: PlayerTokenClaims; environment: EnvironmentContext }
+  | LicencePrincipal;
+
+/** The callers that act in an environment (every kind but a licence key's). */
+export type EnvironmentPrincipal = Exclude<Principal, LicencePrincipal>;
+
+/** Who answers for licence keys (licence/service.ts): the authenticator only sends them on. */
+export interface LicenceKeyAuthority {
+  /** Whether a credential is meant as a licence key (its prefix). */
+  claims(credential: string): boolean;
+  authenticate(credential: string): Promise<LicencePrincipal | null>;
+}
 
 /**
  * Turns a bearer credential into who is calling and in which environment, or null when it is
@@ -20,12 +39,14 @@ export class Authenticator {
     private readonly tokens: TokenService,
     private readonly environments: EnvironmentRegistry,
     private readonly players: PlayerService,
+    private readonly licenceKeys: LicenceKeyAuthority,
   ) {}
 
   /** `rememberToken: false`: see TokenService.verify (the realtime server's authorize uses it). */
   async authenticate(credential: string, options: { rememberToken?: boolean } = {}): Promise<Principal | null> {
     const known = this.peek(credential);
     if (known !== undefined) return known;
+    if (this.licenceKeys.claims(credential)) return this.licenceKeys.authenticate(credential);
     if (looksLikeServerKey(credential)) {
       const key = await this.serverKeys.verify(credential);
       if (!key) return null;
@@ -42,7 +63,7 @@ export class Authenticator {
    * process's caches, without waiting (the hot path); undefined when something must be loaded.
    */
   peek(credential: string): Principal | null | undefined {
-    if (looksLikeServerKey(credential)) return undefined;
+    if (looksLikeServerKey(credential) || this.licenceKeys.claims(credential)) return undefined;
     const claims = this.tokens.peek(credential);
     if (claims === undefined) return undefined;
     if (!claims || claims.type !== 'access') return null;

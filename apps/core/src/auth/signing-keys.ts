@@ -24,9 +24,27 @@ export interface SigningKey {
   retiredAt: Date | null;
 }
 
-/** A retired key stays published (and accepted) until the last token it signed has expired. */
-const PUBLISH_AFTER_RETIREMENT_MS = (REFRESH_TOKEN_SECONDS + 60) * 1000;
-const ADVISORY_LOCK = 727_001;
+/**
+ * A set of signing keys for one kind of token, rotated on its own: the player tokens' keys, and the
+ * licence tokens' (licence/tokens.ts), which a plugin verifies offline and which must not be usable as
+ * player tokens. Sets share one table and these functions; each has its own sealing key and lock.
+ */
+export interface SigningKeySet {
+  /** `signing_keys.key_set`. */
+  name: 'player' | 'licence';
+  /** Derives the key that seals the set's private keys from the master key. */
+  sealingPurpose: string;
+  advisoryLock: number;
+  /** A retired key stays published (and accepted) until the last token it signed has expired. */
+  publishAfterRetirementMs: number;
+}
+
+export const PLAYER_SIGNING_KEYS: SigningKeySet = {
+  name: 'player',
+  sealingPurpose: 'signing-keys',
+  advisoryLock: 727_001,
+  publishAfterRetirementMs: (REFRESH_TOKEN_SECONDS + 60) * 1000,
+};
 
 function newKeyPair(): { kid: string; jwk: PublicJwk; privatePem: string } {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
@@ -39,37 +57,38 @@ function newKeyPair(): { kid: string; jwk: PublicJwk; privatePem: string } {
   };
 }
 
-async function insertKey(trx: Queryable, sealingKey: Buffer): Promise<string> {
+async function insertKey(trx: Queryable, masterKey: Buffer, set: SigningKeySet): Promise<string> {
   const { kid, jwk, privatePem } = newKeyPair();
-  await trx('signing_keys').insert({ kid, public_jwk: jwk, private_key_encrypted: seal(sealingKey, privatePem) });
+  await trx('signing_keys').insert({ kid, key_set: set.name, public_jwk: jwk, private_key_encrypted: seal(deriveKey(masterKey, set.sealingPurpose), privatePem) });
   return kid;
 }
 
-/** Makes the first signing key when there is none; safe when several processes start at once. */
-export async function ensureSigningKey(db: Queryable, masterKey: Buffer): Promise<void> {
+/** Makes the set's first signing key when it has none; safe when several processes start at once. */
+export async function ensureSigningKey(db: Queryable, masterKey: Buffer, set = PLAYER_SIGNING_KEYS): Promise<void> {
   await inTransaction(db, async (trx) => {
-    await trx.raw('SELECT pg_advisory_xact_lock(?)', [ADVISORY_LOCK]);
-    const active = await trx('signing_keys').whereNull('retired_at').first();
-    if (!active) await insertKey(trx, deriveKey(masterKey, 'signing-keys'));
+    await trx.raw('SELECT pg_advisory_xact_lock(?)', [set.advisoryLock]);
+    const active = await trx('signing_keys').where({ key_set: set.name }).whereNull('retired_at').first();
+    if (!active) await insertKey(trx, masterKey, set);
   });
 }
 
-/** `hearth signing-keys rotate`: a new key signs from now on; the old one is retired but still published. */
-export async function rotateSigningKey(db: Queryable, masterKey: Buffer): Promise<{ kid: string; retired: string[] }> {
+/** `hearth signing-keys rotate`: a new key of the set signs from now on; the old one is retired but still published. */
+export async function rotateSigningKey(db: Queryable, masterKey: Buffer, set = PLAYER_SIGNING_KEYS): Promise<{ kid: string; retired: string[] }> {
   return inTransaction(db, async (trx) => {
-    await trx.raw('SELECT pg_advisory_xact_lock(?)', [ADVISORY_LOCK]);
-    const retired = await trx('signing_keys').whereNull('retired_at').update({ retired_at: trx.fn.now() }).returning('kid');
-    const kid = await insertKey(trx, deriveKey(masterKey, 'signing-keys'));
+    await trx.raw('SELECT pg_advisory_xact_lock(?)', [set.advisoryLock]);
+    const retired = await trx('signing_keys').where({ key_set: set.name }).whereNull('retired_at').update({ retired_at: trx.fn.now() }).returning('kid');
+    const kid = await insertKey(trx, masterKey, set);
     return { kid, retired: retired.map((r: { kid: string }) => r.kid) };
   });
 }
 
-/** Loads the keys still worth knowing: the active one first, then retired ones still published. */
-export async function loadSigningKeys(db: Queryable, masterKey: Buffer, now = Date.now()): Promise<SigningKey[]> {
-  const sealingKey = deriveKey(masterKey, 'signing-keys');
+/** Loads the set's keys still worth knowing: the active one first, then retired ones still published. */
+export async function loadSigningKeys(db: Queryable, masterKey: Buffer, now = Date.now(), set = PLAYER_SIGNING_KEYS): Promise<SigningKey[]> {
+  const sealingKey = deriveKey(masterKey, set.sealingPurpose);
   const rows = await db('signing_keys')
+    .where({ key_set: set.name })
     .where((q) => {
-      q.whereNull('retired_at').orWhere('retired_at', '>', new Date(now - PUBLISH_AFTER_RETIREMENT_MS));
+      q.whereNull('retired_at').orWhere('retired_at', '>', new Date(now - set.publishAfterRetirementMs));
     })
     .orderByRaw('retired_at IS NOT NULL, created_at DESC');
   return rows.map((row: Record<string, unknown>) => {

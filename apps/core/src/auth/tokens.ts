@@ -1,10 +1,10 @@
-import { type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Db } from '../db/knex';
 import { TtlCache } from '../cache';
 import { randomId } from '../ids';
 import type { InvalidationBus } from '../invalidation';
-import { ensureSigningKey, loadSigningKeys, type PublicJwk, type SigningKey } from './signing-keys';
+import { PLAYER_SIGNING_KEYS, type PublicJwk } from './signing-keys';
+import { SigningKeyRing } from './key-ring';
 import {
   ACCESS_TOKEN_SECONDS,
   CLOCK_TOLERANCE_SECONDS,
@@ -20,43 +20,31 @@ export interface IssuedTokens {
   expiresIn: number;
 }
 
-const RELOAD_EVERY_MS = 60_000;
-const UNKNOWN_KID_RELOAD_GAP_MS = 5_000;
-
 /**
  * Signs and verifies player tokens (Ed25519 JWTs via jose, alg pinned to EdDSA, audience checked).
  * A verified token is remembered until it expires, so the hot path verifies each token once per
  * process; whether its player still exists and is not signed out is checked on every use elsewhere.
  */
 export class TokenService {
-  private keys: SigningKey[] = [];
+  private readonly ring: SigningKeyRing;
   private verified = new TtlCache<string, PlayerTokenClaims>(ACCESS_TOKEN_SECONDS * 1000, 200_000);
-  private lastReload = 0;
-  private reloading?: Promise<void>;
-  private timer?: NodeJS.Timeout;
 
   /** `pool` loads the signing keys every process holds in memory (committed keys only, never a caller's transaction's). */
-  constructor(private readonly pool: Db, private readonly masterKey: Buffer, bus: InvalidationBus) {
-    bus.on((event) => {
-      // A reload already under way may have read the keys before the change: load again after it.
-      if (event.kind === 'signing-keys') void (this.reloading ?? Promise.resolve()).catch(() => undefined).then(() => this.reload()).catch(() => undefined);
-    });
+  constructor(pool: Db, masterKey: Buffer, bus: InvalidationBus) {
+    this.ring = new SigningKeyRing(pool, masterKey, PLAYER_SIGNING_KEYS, bus);
   }
 
-  async start(): Promise<void> {
-    await ensureSigningKey(this.pool, this.masterKey);
-    await this.reload();
-    this.timer = setInterval(() => void this.reload().catch(() => undefined), RELOAD_EVERY_MS);
-    this.timer.unref();
+  start(): Promise<void> {
+    return this.ring.start();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.ring.stop();
   }
 
   /** The public key set: the signing key first, then retired keys whose tokens may still be alive. */
   jwks(): { keys: PublicJwk[] } {
-    return { keys: this.keys.map((k) => k.jwk) };
+    return this.ring.jwks();
   }
 
   /**
@@ -64,8 +52,7 @@ export class TokenService {
    * issued in the same second as a sign-out must still be newer than it.
    */
   async issue(playerId: string, appKey: string, notBeforeSeconds = 0): Promise<IssuedTokens> {
-    const signer = this.keys[0];
-    if (!signer || signer.retiredAt) throw new Error('no active signing key');
+    const signer = this.ring.signer();
     // Right after a sign-out the cut-off is the next whole second: wait for it (under a second)
     // rather than stamp a future `iat`, which strict verifiers elsewhere refuse.
     // A loop, not one timer: timers run on the event loop's cached clock and can fire a little early.
@@ -103,7 +90,7 @@ export class TokenService {
     const known = this.peek(token, now);
     if (known !== undefined) return known;
     try {
-      const { payload } = await jwtVerify(token, (header) => this.keyFor(header.kid), {
+      const { payload } = await jwtVerify(token, (header) => this.ring.keyFor(header.kid), {
         algorithms: ['EdDSA'],
         audience: TOKEN_AUDIENCE,
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
@@ -124,27 +111,5 @@ export class TokenService {
       if (err instanceof joseErrors.JOSEError || err instanceof TypeError) return null;
       throw err;
     }
-  }
-
-  private async keyFor(kid: string | undefined): Promise<KeyObject> {
-    let key = this.keys.find((k) => k.kid === kid);
-    if (!key && kid && Date.now() - this.lastReload > UNKNOWN_KID_RELOAD_GAP_MS) {
-      await this.reload();
-      key = this.keys.find((k) => k.kid === kid);
-    }
-    if (!key) throw new joseErrors.JWKSNoMatchingKey();
-    return key.publicKey;
-  }
-
-  private reload(): Promise<void> {
-    this.reloading ??= loadSigningKeys(this.pool, this.masterKey)
-      .then((keys) => {
-        this.keys = keys;
-        this.lastReload = Date.now();
-      })
-      .finally(() => {
-        this.reloading = undefined;
-      });
-    return this.reloading;
   }
 }

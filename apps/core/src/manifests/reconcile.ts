@@ -18,6 +18,8 @@ export interface ReconcileResult {
   action: ReconcileAction;
   /** Only when a ServerKey was minted: the whole key, shown this once. */
   serverKey?: { keyId: string; key: string };
+  /** Only when a LicenceKey was minted: the whole key, shown this once. */
+  licenceKey?: { keyId: string; key: string };
 }
 
 function namespaceFor(kind: ManifestKind, namespace: string | undefined): string | null {

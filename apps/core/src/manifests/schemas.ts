@@ -6,7 +6,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ResourceName } from '../spec/names';
 import {
   BlogCategorySpec, BlogPostSpec, CurrencySpec, GameConfigSpec, GameEnvironmentSpec, LegalDocumentSpec,
-  PlanSpec, ProjectSpec, RealmSpec, ServerKeySpec, TourSpec,
+  LicenceKeySpec, PlanSpec, ProjectSpec, RealmSpec, ServerKeySpec, TourSpec,
 } from '../spec/resources';
 import { ItemTypeSpec } from '../spec/item-type';
 import { CardTemplateSpec, CardTypeSpec } from '../spec/card-type';
@@ -43,6 +43,7 @@ export const PlanManifest = kind('Plan', PlanSpec, false);
 export const ProjectManifest = kind('Project', ProjectSpec);
 export const GameEnvironmentManifest = kind('GameEnvironment', GameEnvironmentSpec);
 export const ServerKeyManifest = kind('ServerKey', ServerKeySpec);
+export const LicenceKeyManifest = kind('LicenceKey', LicenceKeySpec);
 export const GameConfigManifest = kind('GameConfig', GameConfigSpec);
 export const LegalDocumentManifest = kind('LegalDocument', LegalDocumentSpec);
 export const TourManifest = kind('Tour', TourSpec);
@@ -248,6 +249,23 @@ export const MANIFEST_KINDS = {
       ],
     },
   },
+  LicenceKey: {
+    schema: LicenceKeyManifest,
+    namespaced: true,
+    crd: {
+      plural: 'licencekeys',
+      shortNames: ['hlicence'],
+      columns: [
+        { name: 'Project', type: 'string', jsonPath: '.spec.project' },
+        { name: 'Key ID', type: 'string', jsonPath: '.status.keyId' },
+        { name: 'Secret', type: 'string', jsonPath: '.status.secretName' },
+      ],
+      status: {
+        keyId: Type.String({ description: 'the key id (the part after hlk_); the whole key is only in the Secret' }),
+        secretName: Type.String({ description: 'the Secret in this namespace that holds the whole key' }),
+      },
+    },
+  },
 } as const satisfies Record<string, { schema: TSchema; namespaced: boolean; crd: { plural: string; shortNames: string[]; columns: PrinterColumn[]; status?: Record<string, TSchema> } }>;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
 /** The document type of one kind, from its schema. */
@@ -257,6 +275,7 @@ export type Plan = Static<typeof PlanManifest>;
 export type Project = Static<typeof ProjectManifest>;
 export type GameEnvironment = Static<typeof GameEnvironmentManifest>;
 export type ServerKey = Static<typeof ServerKeyManifest>;
+export type LicenceKey = Static<typeof LicenceKeyManifest>;
 export type GameConfig = Static<typeof GameConfigManifest>;
 export type LegalDocumentManifestT = Static<typeof LegalDocumentManifest>;
 export type TourManifestT = Static<typeof TourManifest>;

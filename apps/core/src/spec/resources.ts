@@ -113,6 +113,12 @@ export const ServerKeySpec = Type.Object(
   { additionalProperties: false },
 );
 
+/** A licence key of an organisation (its project, in the same namespace), for client plugins; its seats come from the project's plan. */
+export const LicenceKeySpec = Type.Object(
+  { project: Reference('Project', 'the Project in this namespace whose licence it is (the organisation); changing it revokes the key and mints a new one') },
+  { additionalProperties: false },
+);
+
 const ConfigKey = (description: string) => Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s/\\\\?%]+$', description });
 const GroupName = Type.String({ minLength: 1, maxLength: 120, description: 'the group the console shows it in' });
 const ColumnType = (description: string) => Type.Union([Type.Literal('string'), Type.Literal('int'), Type.Literal('float'), Type.Literal('bool')], { description });

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { JsonWebKeySet } from '@hearth/core';
 import { defineRoute } from '../../http/route';
 
 export const getJwks = defineRoute({
@@ -12,17 +13,7 @@ export const getJwks = defineRoute({
   success: {
     status: 200,
     description: 'The key set',
-    schema: Type.Object(
-      {
-        keys: Type.Array(
-          Type.Object(
-            { kty: Type.Literal('OKP'), crv: Type.Literal('Ed25519'), x: Type.String(), kid: Type.String(), alg: Type.Literal('EdDSA'), use: Type.Literal('sig') },
-            { additionalProperties: false },
-          ),
-        ),
-      },
-      { additionalProperties: false },
-    ),
+    schema: JsonWebKeySet,
   },
   refusals: [],
   handler: async (ctx) => ({ body: ctx.core.tokens.jwks(), headers: { 'Cache-Control': 'public, max-age=300' } }),

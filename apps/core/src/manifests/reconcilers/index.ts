@@ -13,6 +13,7 @@ import { legalDocumentReconciler } from './legal-document';
 import { planReconciler } from './plan';
 import { projectReconciler } from './project';
 import { serverKeyReconciler } from './server-key';
+import { licenceKeyReconciler } from './licence-key';
 import { tourReconciler } from './tour';
 import { realmReconciler } from './realm';
 import { currencyReconciler } from './currency';
@@ -27,6 +28,7 @@ export const RECONCILERS: ReconcilerTable = {
   Project: projectReconciler,
   GameEnvironment: gameEnvironmentReconciler,
   ServerKey: serverKeyReconciler,
+  LicenceKey: licenceKeyReconciler,
   GameConfig: gameConfigReconciler,
   LegalDocument: legalDocumentReconciler,
   Tour: tourReconciler,

@@ -25,6 +25,8 @@ export interface ReconcileOutcome {
   action: ReconcileAction;
   /** Only when a ServerKey was minted: the whole key, shown this once. */
   serverKey?: { keyId: string; key: string };
+  /** Only when a LicenceKey was minted: the whole key, shown this once. */
+  licenceKey?: { keyId: string; key: string };
 }
 
 /**

@@ -1,0 +1,90 @@
+/**
+ * The licence routes (spec §1, §5): a client plugin, holding its organisation's licence key, takes a
+ * seat for its machine, checks it, and frees it. They belong to no environment: no review, no
+ * service switch, counted against the caller's address (docs/licence.md).
+ */
+import { Type } from '@sinclair/typebox';
+import { JsonWebKeySet, LICENCE_TOKEN_SECONDS, LicenceStanding } from '@hearth/core';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+
+/** Printable ASCII, no spaces: what a plugin can read off a machine or its own build. */
+const Word = (maxLength: number, description: string) => Type.String({ minLength: 1, maxLength, pattern: '^[\\x21-\\x7E]+$', description });
+
+const MachineId = Word(128, 'the machine, as the plugin identifies it (a stable hardware or install id)');
+
+const Machine = Type.Object({ machineId: MachineId }, { additionalProperties: false });
+
+const Activation = Type.Object(
+  {
+    machineId: MachineId,
+    product: Word(64, 'the plugin asking (its name)'),
+    version: Word(64, "the plugin's version"),
+  },
+  { additionalProperties: false },
+);
+
+const TOKEN_NOTE = `The answer carries a fresh licence token (lifetime ${LICENCE_TOKEN_SECONDS} s), verifiable offline with GET /licence/jwks.json.`;
+
+export const activateLicence = defineRoute({
+  operationId: 'activateLicence',
+  method: 'POST',
+  path: '/licence/activate',
+  summary: 'Take a seat of the licence for a machine',
+  description:
+    `The machine takes one of the organisation plan's licence seats; the same machine again keeps the seat it holds (its product and version updated). ` +
+    `Past the plan's seats: 403 \`quota-exceeded\` with \`details.quota\` \`licenceSeats\` and \`details.limit\`, and nothing changes. ${TOKEN_NOTE}`,
+  tag: 'licence',
+  credential: 'licence',
+  body: Activation,
+  bodyLimit: BODY_LIMITS.licence,
+  success: { status: 200, description: 'The seat the machine holds', schema: LicenceStanding },
+  refusals: ['quota-exceeded'],
+  handler: async (ctx) => ({ body: await ctx.core.licence.activate(ctx.db, ctx.principal.organisation, ctx.body) }),
+});
+
+export const checkLicence = defineRoute({
+  operationId: 'checkLicence',
+  method: 'POST',
+  path: '/licence/check',
+  summary: "Check a machine's seat",
+  description: `A machine that holds no seat (never activated, or released) is 404 \`not-found\`. ${TOKEN_NOTE}`,
+  tag: 'licence',
+  credential: 'licence',
+  body: Machine,
+  bodyLimit: BODY_LIMITS.licence,
+  success: { status: 200, description: 'The seat is valid', schema: LicenceStanding },
+  refusals: ['not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.licence.check(ctx.db, ctx.principal.organisation, ctx.body.machineId) }),
+});
+
+export const releaseLicence = defineRoute({
+  operationId: 'releaseLicence',
+  method: 'POST',
+  path: '/licence/release',
+  summary: "Free a machine's seat",
+  description: 'Releasing a machine that holds no seat (released already) changes nothing and answers the same. Tokens already issued stay valid until they expire.',
+  tag: 'licence',
+  credential: 'licence',
+  body: Machine,
+  bodyLimit: BODY_LIMITS.licence,
+  success: { status: 204, description: 'The machine holds no seat' },
+  refusals: [],
+  handler: async (ctx) => {
+    await ctx.core.licence.release(ctx.db, ctx.principal.organisation, ctx.body.machineId);
+    return {};
+  },
+});
+
+export const getLicenceJwks = defineRoute({
+  operationId: 'getLicenceJwks',
+  method: 'GET',
+  path: '/licence/jwks.json',
+  summary: 'The public keys that verify licence tokens',
+  description: 'A key set of its own (never the player tokens\'). While a key is being replaced the set holds two keys: the new first, the old until its last token expired.',
+  tag: 'licence',
+  credential: 'none',
+  bodyLimit: BODY_LIMITS.licence,
+  success: { status: 200, description: 'The key set', schema: JsonWebKeySet },
+  refusals: [],
+  handler: async (ctx) => ({ body: ctx.core.licence.jwks(), headers: { 'Cache-Control': 'public, max-age=300' } }),
+});

@@ -1,0 +1,90 @@
+/**
+ * `hearth licence-keys create|list|revoke`: an organisation's (a project's) licence keys, as
+ * `hearth keys` does for server keys (docs/licence.md). The whole key is printed once, when made.
+ * `hearth licence seats|release`: the machines holding its seats, and freeing one (a machine lost
+ * before its plugin released it), with the same rules as the licence routes (LicenceSeats).
+ */
+import { DEFAULT_NAMESPACE, LicenceSeats, listLicenceKeys, mintLicenceKey, organisationNamed, revokeLicenceKey } from '@hearth/core';
+import { CliError, emit, table } from '../output';
+import type { Runtime } from '../runtime';
+import { withRuntime } from './admin';
+
+const KEY_NAME_MAX = 200;
+
+interface ProjectOptions {
+  project: string;
+  namespace?: string;
+}
+
+async function organisationOrFail(rt: Runtime, opts: ProjectOptions) {
+  const namespace = opts.namespace ?? DEFAULT_NAMESPACE;
+  const organisation = await organisationNamed(rt.db, namespace, opts.project);
+  if (!organisation) throw new CliError(`no project "${opts.project}" in namespace "${namespace}"`);
+  return organisation;
+}
+
+export async function runLicenceKeysCreate(opts: ProjectOptions & { name: string; json?: boolean }): Promise<void> {
+  const name = opts.name.trim();
+  if (name.length < 1 || name.length > KEY_NAME_MAX) throw new CliError(`--name must be 1-${KEY_NAME_MAX} characters (says what the key is for)`);
+  await withRuntime({}, async (rt) => {
+    const organisation = await organisationOrFail(rt, opts);
+    const minted = await mintLicenceKey(rt.db, organisation.id, name);
+    const project = `${organisation.namespace}/${organisation.name}`;
+    emit(!!opts.json, { keyId: minted.keyId, key: minted.key, project, name: minted.name }, () =>
+      `licence key ${minted.keyId} "${minted.name}" for ${project}\n${minted.key}\n(the whole key is shown this once)`,
+    );
+  });
+}
+
+export async function runLicenceKeysList(opts: ProjectOptions & { json?: boolean }): Promise<void> {
+  await withRuntime({}, async (rt) => {
+    const organisation = await organisationOrFail(rt, opts);
+    const project = `${organisation.namespace}/${organisation.name}`;
+    const keys = (await listLicenceKeys(rt.db, organisation.id)).map(({ projectId: _id, ...key }) => key);
+    emit(!!opts.json, { project, keys }, () =>
+      keys.length === 0
+        ? `no licence keys in ${project}`
+        : table(
+            ['KEY ID', 'NAME', 'SECRET', 'CREATED', 'LAST USED', 'REVOKED'],
+            keys.map((k) => [k.keyId, k.name, `…${k.secretHint}`, k.createdAt, k.lastUsedAt ?? 'never', k.revokedAt]),
+          ),
+    );
+  });
+}
+
+export async function runLicenceKeysRevoke(opts: { keyId: string; json?: boolean }): Promise<void> {
+  await withRuntime({}, async (rt, bus) => {
+    // Announced to every process once the revocation commits: the key is refused at once.
+    const revoked = await revokeLicenceKey(rt.db, bus, opts.keyId);
+    if (!revoked) throw new CliError(`no live licence key has id "${opts.keyId}"`);
+    const { projectId: _id, ...key } = revoked;
+    emit(!!opts.json, key, () => `revoked licence key ${revoked.keyId} "${revoked.name}"`);
+  });
+}
+
+export async function runLicenceSeats(opts: ProjectOptions & { json?: boolean }): Promise<void> {
+  await withRuntime({}, async (rt) => {
+    const organisation = await organisationOrFail(rt, opts);
+    const project = `${organisation.namespace}/${organisation.name}`;
+    const { seats, limit } = await new LicenceSeats().list(rt.db, organisation);
+    emit(!!opts.json, { project, limit, seats }, () =>
+      [
+        `${seats.length} of ${limit} seats taken in ${project}`,
+        ...(seats.length === 0
+          ? []
+          : [table(['MACHINE', 'PRODUCT', 'VERSION', 'ACTIVATED', 'CHECKED'], seats.map((s) => [s.machineId, s.product, s.version, s.activatedAt, s.checkedAt]))]),
+      ].join('\n'),
+    );
+  });
+}
+
+export async function runLicenceRelease(opts: ProjectOptions & { machine: string; json?: boolean }): Promise<void> {
+  await withRuntime({}, async (rt) => {
+    const organisation = await organisationOrFail(rt, opts);
+    const released = await new LicenceSeats().release(rt.db, organisation, opts.machine);
+    const project = `${organisation.namespace}/${organisation.name}`;
+    emit(!!opts.json, { project, machineId: opts.machine, released }, () =>
+      released ? `released the seat of ${opts.machine} in ${project}` : `${opts.machine} held no seat in ${project}; nothing changed`,
+    );
+  });
+}

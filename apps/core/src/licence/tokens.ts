@@ -1,0 +1,73 @@
+import { SignJWT } from 'jose';
+import type { Db } from '../db/knex';
+import { randomId } from '../ids';
+import type { InvalidationBus } from '../invalidation';
+import type { Organisation } from '../tenancy/organisations';
+import { SigningKeyRing } from '../auth/key-ring';
+import type { PublicJwk, SigningKeySet } from '../auth/signing-keys';
+
+/** Every licence token carries it as `aud`: a plugin checks it, and no player token has it. */
+export const LICENCE_TOKEN_AUDIENCE = 'hearth-licence';
+/** How long a plugin may run offline on one check: a week. */
+export const LICENCE_TOKEN_SECONDS = 7 * 24 * 3600;
+
+/**
+ * The licence tokens' own signing keys: a set apart from the player tokens' (a licence token can
+ * never pass as a player token, nor the other way), rotated with `hearth signing-keys rotate
+ * --key-set licence`; a retired key stays published until the last token it signed has expired.
+ */
+export const LICENCE_SIGNING_KEYS: SigningKeySet = {
+  name: 'licence',
+  sealingPurpose: 'licence-signing-keys',
+  advisoryLock: 727_002,
+  publishAfterRetirementMs: (LICENCE_TOKEN_SECONDS + 60) * 1000,
+};
+
+/** What a licence token says (docs/licence.md): verified offline by a plugin with the licence key set. */
+export interface LicenceTokenClaims {
+  aud: typeof LICENCE_TOKEN_AUDIENCE;
+  type: 'licence';
+  /** The machine the seat is for. */
+  sub: string;
+  /** The organisation: `<namespace>/<project>`. */
+  org: string;
+  product: string;
+  iat: number;
+  exp: number;
+  jti: string;
+}
+
+/** Signs licence tokens (Ed25519 JWTs via jose, header `kid`) with the licence key set. */
+export class LicenceTokenService {
+  private readonly ring: SigningKeyRing;
+
+  constructor(pool: Db, masterKey: Buffer, bus: InvalidationBus) {
+    this.ring = new SigningKeyRing(pool, masterKey, LICENCE_SIGNING_KEYS, bus);
+  }
+
+  start(): Promise<void> {
+    return this.ring.start();
+  }
+
+  stop(): void {
+    this.ring.stop();
+  }
+
+  jwks(): { keys: PublicJwk[] } {
+    return this.ring.jwks();
+  }
+
+  async issue(organisation: Organisation, machineId: string, product: string): Promise<{ token: string; expiresIn: number }> {
+    const signer = this.ring.signer();
+    const iat = Math.floor(Date.now() / 1000);
+    const token = await new SignJWT({ type: 'licence', org: `${organisation.namespace}/${organisation.name}`, product })
+      .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ: 'JWT' })
+      .setAudience(LICENCE_TOKEN_AUDIENCE)
+      .setSubject(machineId)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + LICENCE_TOKEN_SECONDS)
+      .setJti(randomId(22))
+      .sign(signer.privateKey);
+    return { token, expiresIn: LICENCE_TOKEN_SECONDS };
+  }
+}

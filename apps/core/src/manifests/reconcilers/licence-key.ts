@@ -1,0 +1,33 @@
+import { liveLicenceKeyOfManifest, mintLicenceKey, revokeLicenceKey } from '../../licence/keys';
+import { organisationNamed } from '../../tenancy/organisations';
+import { inTransaction } from '../../db/transaction';
+import { ManifestError } from '../validate';
+import type { LicenceKey } from '../schemas';
+import { type Reconciler, namespaceOf } from './shared';
+
+/**
+ * A LicenceKey document stands for one live licence key of its project, as a ServerKey does for an
+ * environment's: the first reconcile mints it (the whole key in the outcome, this once); moved to
+ * another project, the old key is revoked and a new one minted in one transaction; deleted, revoked.
+ */
+export const licenceKeyReconciler: Reconciler<LicenceKey> = {
+  reconcile: (db, doc, { bus, label }) =>
+    inTransaction(db, async (trx) => {
+      const manifest = { namespace: namespaceOf(doc), name: doc.metadata.name };
+      const organisation = await organisationNamed(trx, manifest.namespace, doc.spec.project);
+      if (!organisation) throw new ManifestError(label, 'spec.project', `names project "${doc.spec.project}", which does not exist in namespace "${manifest.namespace}"`, 'not-found');
+      const live = await liveLicenceKeyOfManifest(trx, manifest);
+      if (live && live.projectId === organisation.id) return { action: 'unchanged' };
+      if (live) await revokeLicenceKey(trx, bus, live.keyId);
+      const minted = await mintLicenceKey(trx, organisation.id, doc.metadata.name, manifest);
+      return { action: live ? 'updated' : 'created', licenceKey: { keyId: minted.keyId, key: minted.key } };
+    }),
+
+  remove: (db, manifest, { bus }) =>
+    inTransaction(db, async (trx) => {
+      const live = await liveLicenceKeyOfManifest(trx, manifest);
+      if (!live) return 'absent';
+      await revokeLicenceKey(trx, bus, live.keyId);
+      return 'removed';
+    }),
+};

@@ -1,0 +1,143 @@
+/**
+ * Licence keys made the two ways staff make them: `hearth licence-keys create|list|revoke` as a real
+ * subprocess, and a LicenceKey document applied (minted once, moved, deleted). Either key works on
+ * the licence routes at once and is refused there at once when revoked.
+ */
+import { API_VERSION, type AnyManifest, applyManifests, mintLicenceKey, organisationNamed, removeManifest, validateManifest } from '@hearth/core';
+import { type Harness, startHarness } from '../support/harness';
+import { call, expectError } from '../support/http';
+import { NAMESPACE, standardManifests } from '../support/manifests';
+import { runHearth } from '../cli/run-hearth';
+import { eventually } from '../support/wait';
+
+jest.setTimeout(120_000); // the CLI steps start a process each
+
+let h: Harness;
+let vars: Record<string, string>;
+
+beforeAll(async () => {
+  h = await startHarness({ manifests: standardManifests() });
+  // With the harness's Redis and prefix, the commands' announcements reach its API at once.
+  vars = { DATABASE_URL: h.database.url, REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_PREFIX: h.redisPrefix };
+});
+afterAll(async () => {
+  await h.close();
+});
+
+/** Applies documents as `hearth apply` does, answering what each did (with a minted key, this once). */
+const apply = (docs: unknown[]) =>
+  applyManifests(h.db, docs.map((doc, i) => ({ doc: validateManifest(doc, `test#${i + 1}`) as AnyManifest, origin: `test#${i + 1}` })), h.core.bus);
+
+const release = (token: string) => call(h.base, 'POST', '/licence/release', { token, body: { machineId: 'keys-test' } });
+
+describe('hearth licence-keys', () => {
+  test('create prints the whole key once; list shows a hint of it; revoke refuses it at once', async () => {
+    const created = await runHearth(['licence-keys', 'create', '--project', 'alpha', '--namespace', NAMESPACE, '--name', 'editor plugin', '--json'], vars);
+    expect(created.code).toBe(0);
+    const minted = JSON.parse(created.stdout);
+    expect(minted).toEqual({ keyId: expect.any(String), key: expect.stringMatching(/^hlk_[0-9A-Za-z]{16}_[0-9A-Za-z]{40}$/), project: `${NAMESPACE}/alpha`, name: 'editor plugin' });
+    expect(minted.key.startsWith(`hlk_${minted.keyId}_`)).toBe(true);
+    expect((await release(minted.key)).status).toBe(204);
+
+    const listed = await runHearth(['licence-keys', 'list', '--project', 'alpha', '--namespace', NAMESPACE, '--json'], vars);
+    expect(listed.code).toBe(0);
+    const { keys } = JSON.parse(listed.stdout);
+    expect(keys).toEqual([expect.objectContaining({ keyId: minted.keyId, name: 'editor plugin', secretHint: minted.key.slice(-4), revokedAt: null })]);
+    expect(listed.stdout).not.toContain(minted.key);
+
+    const revoked = await runHearth(['licence-keys', 'revoke', minted.keyId, '--json'], vars);
+    expect(revoked.code).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toMatchObject({ keyId: minted.keyId, revokedAt: expect.any(String) });
+    const after = JSON.parse((await runHearth(['licence-keys', 'list', '--project', 'alpha', '--namespace', NAMESPACE, '--json'], vars)).stdout);
+    expect(after.keys[0].revokedAt).toEqual(expect.any(String));
+    // Announced: the API refuses it without waiting for its cache to expire (5 s).
+    await eventually(async () => (await release(minted.key)).status === 401, 2000);
+  });
+
+  test('failures are one line and non-zero', async () => {
+    const noProject = await runHearth(['licence-keys', 'create', '--project', 'nope', '--namespace', NAMESPACE, '--name', 'x'], vars);
+    expect(noProject.code).not.toBe(0);
+    expect(noProject.stderr.trim().split('\n').pop()).toMatch(/no project "nope"/);
+    const noKey = await runHearth(['licence-keys', 'revoke', '0000000000000000'], vars);
+    expect(noKey.code).not.toBe(0);
+    expect(noKey.stderr).toMatch(/no live licence key/);
+  });
+});
+
+describe('hearth licence seats|release', () => {
+  test('lists the machines holding seats, and frees one as the route does', async () => {
+    const organisation = await organisationNamed(h.db, NAMESPACE, 'plain');
+    const key = (await mintLicenceKey(h.db, organisation!.id, 'seats-test')).key;
+    for (const machineId of ['desk-1', 'desk-2']) {
+      expect((await call(h.base, 'POST', '/licence/activate', { token: key, body: { machineId, product: 'plugin', version: '2.0' } })).status).toBe(200);
+    }
+    const project = ['--project', 'plain', '--namespace', NAMESPACE];
+    const listed = await runHearth(['licence', 'seats', ...project, '--json'], vars);
+    expect(listed.code).toBe(0);
+    const before = JSON.parse(listed.stdout);
+    expect(before).toMatchObject({ project: `${NAMESPACE}/plain`, limit: 2 });
+    expect(before.seats.map((s: { machineId: string }) => s.machineId)).toEqual(['desk-1', 'desk-2']);
+    const text = await runHearth(['licence', 'seats', ...project], vars);
+    expect(text.stdout).toMatch(/^2 of 2 seats taken in tests\/plain\nMACHINE +PRODUCT +VERSION/);
+
+    const released = await runHearth(['licence', 'release', ...project, '--machine', 'desk-1', '--json'], vars);
+    expect(JSON.parse(released.stdout)).toEqual({ project: `${NAMESPACE}/plain`, machineId: 'desk-1', released: true });
+    expectError(await call(h.base, 'POST', '/licence/check', { token: key, body: { machineId: 'desk-1' } }), 404, 'not-found');
+    const again = await runHearth(['licence', 'release', ...project, '--machine', 'desk-1', '--json'], vars);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout).released).toBe(false);
+    // The freed seat is another machine's to take.
+    expect((await call(h.base, 'POST', '/licence/activate', { token: key, body: { machineId: 'desk-3', product: 'plugin', version: '2.0' } })).status).toBe(200);
+  });
+});
+
+describe('hearth signing-keys rotate --key-set licence', () => {
+  test('rotates the licence tokens\' keys only; the licence key set publishes both, the new first', async () => {
+    const playerBefore = (await call(h.base, 'GET', '/.well-known/jwks.json')).body.keys;
+    const [old] = (await call(h.base, 'GET', '/licence/jwks.json')).body.keys;
+    const run = await runHearth(['signing-keys', 'rotate', '--key-set', 'licence', '--json'], { ...vars, HEARTH_MASTER_KEY: h.masterKey.toString('hex') });
+    expect(run.code).toBe(0);
+    const result = JSON.parse(run.stdout);
+    expect(result).toEqual({ kid: expect.any(String), retired: [old.kid] });
+    const rows = await h.db('signing_keys').where({ key_set: 'licence' }).orderBy('created_at');
+    expect(rows.map((r) => [r.kid, r.retired_at === null])).toEqual([
+      [old.kid, false],
+      [result.kid, true],
+    ]);
+    let kids: string[] = [];
+    for (let i = 0; i < 40 && kids[0] !== result.kid; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      kids = (await call(h.base, 'GET', '/licence/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
+    }
+    expect(kids).toEqual([result.kid, old.kid]);
+    expect((await call(h.base, 'GET', '/.well-known/jwks.json')).body.keys).toEqual(playerBefore);
+  });
+
+  test('a key set it does not know is one line and non-zero', async () => {
+    const run = await runHearth(['signing-keys', 'rotate', '--key-set', 'dashboard'], { ...vars, HEARTH_MASTER_KEY: h.masterKey.toString('hex') });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(/--key-set must be player or licence/);
+  });
+});
+
+describe('a LicenceKey document', () => {
+  const doc = (project: string) => ({ apiVersion: API_VERSION, kind: 'LicenceKey', metadata: { name: 'plugin-licence', namespace: NAMESPACE }, spec: { project } });
+
+  test('mints its key once, is unchanged when applied again, and is revoked when deleted', async () => {
+    const first = await apply([doc('alpha')]);
+    const minted = first[0].licenceKey!;
+    expect(minted.key).toMatch(/^hlk_/);
+    expect((await release(minted.key)).status).toBe(204);
+    const again = await apply([doc('alpha')]);
+    expect(again[0]).toMatchObject({ action: 'unchanged' });
+    expect(again[0].licenceKey).toBeUndefined();
+
+    const removed = await removeManifest(h.db, { kind: 'LicenceKey', namespace: NAMESPACE, name: 'plugin-licence' }, h.core.bus);
+    expect(removed.action).toBe('removed');
+    expectError(await release(minted.key), 401, 'unauthorized');
+  });
+
+  test('naming a project that does not exist is refused on spec.project', async () => {
+    await expect(apply([doc('no-such-project')])).rejects.toThrow(/spec\.project/);
+  });
+});
