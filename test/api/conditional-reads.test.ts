@@ -84,9 +84,11 @@ test('a body and its ETag come from one snapshot: the body read at once after a 
     if (after[i].seen === before[i].seen) expect(after[i].etag).toBe(before[i].etag);
     else expect(after[i].etag).not.toBe(before[i].etag);
   }
-  // The flags and config values are read from the database with their version: new at once.
-  expect(after[0].seen).toBe(true);
-  expect(after[1].seen).toBe('three');
+  // Once the change is heard (LISTEN, within moments), the flags and config values are the new ones.
+  await eventually(async () => {
+    const now = await readAll();
+    return now[0].seen === true && now[1].seen === 'three';
+  }, 5_000, 5);
 });
 
 test('while the process cannot hear PostgreSQL, no copy is trusted: a change is answered at once', async () => {

@@ -36,18 +36,27 @@ test('a refused connection', async () => {
 
 test('a pool that waited its acquire timeout (KnexTimeoutError)', async () => {
   // Its own log: knex would print the timeout it reports with a stack trace on the console.
-  const db = knexFactory({ client: 'pg', connection: database.url, pool: { min: 0, max: 1 }, acquireConnectionTimeout: 200, log: { warn: () => undefined, error: () => undefined } });
+  // The pool's one connection is held until the second query has timed out: the hold starts only
+  // once it has its connection (on a busy machine that first connect may itself take a while).
+  const db = knexFactory({ client: 'pg', connection: database.url, pool: { min: 0, max: 1 }, acquireConnectionTimeout: 2_000, log: { warn: () => undefined, error: () => undefined } });
+  let release = (): void => undefined;
   try {
+    let holding!: () => void;
+    const connected = new Promise<void>((r) => (holding = r));
+    const released = new Promise<void>((r) => (release = r));
     const held = db.transaction(async (trx) => {
       await trx.raw('SELECT 1');
-      await new Promise((r) => setTimeout(r, 600));
+      holding();
+      await released;
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await connected;
     const err = await errorOf(() => db.raw('SELECT 1'));
+    release();
     expect((err as Error).name).toBe('KnexTimeoutError');
     expect(isDatabaseUnreachable(err)).toBe(true);
     await held;
   } finally {
+    release();
     await db.destroy();
   }
 });
