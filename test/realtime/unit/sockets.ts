@@ -32,6 +32,7 @@ export function environmentOf(id: number, overrides: { review?: EnvironmentConte
     },
     identityProvider: null,
     wordFilter: [],
+    dashboard: null,
   };
 }
 

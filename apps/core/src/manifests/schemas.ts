@@ -9,6 +9,7 @@ import {
   PlanSpec, ProjectSpec, RealmSpec, ServerKeySpec, TourSpec,
 } from '../spec/resources';
 import { ItemTypeSpec } from '../spec/item-type';
+import { DashboardMemberSpec } from '../spec/dashboards';
 
 export const API_VERSION = 'hearth.gg/v1alpha1';
 
@@ -49,6 +50,7 @@ export const BlogPostManifest = kind('BlogPost', BlogPostSpec);
 export const RealmManifest = kind('Realm', RealmSpec);
 export const CurrencyManifest = kind('Currency', CurrencySpec);
 export const ItemTypeManifest = kind('ItemType', ItemTypeSpec);
+export const DashboardMemberManifest = kind('DashboardMember', DashboardMemberSpec);
 
 /** A printer column of `kubectl get` (besides Ready and Age, which every kind shows). */
 export interface PrinterColumn {
@@ -199,6 +201,20 @@ export const MANIFEST_KINDS = {
       ],
     },
   },
+  DashboardMember: {
+    schema: DashboardMemberManifest,
+    namespaced: true,
+    crd: {
+      plural: 'dashboardmembers',
+      shortNames: ['dmember'],
+      columns: [
+        { name: 'Project', type: 'string', jsonPath: '.spec.project' },
+        { name: 'Subject', type: 'string', jsonPath: '.spec.subject' },
+        { name: 'Email', type: 'string', jsonPath: '.spec.email' },
+        { name: 'Disabled', type: 'boolean', jsonPath: '.spec.disabled' },
+      ],
+    },
+  },
 } as const satisfies Record<string, { schema: TSchema; namespaced: boolean; crd: { plural: string; shortNames: string[]; columns: PrinterColumn[]; status?: Record<string, TSchema> } }>;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
 /** The document type of one kind, from its schema. */
@@ -216,5 +232,6 @@ export type BlogPost = Static<typeof BlogPostManifest>;
 export type RealmManifestT = Static<typeof RealmManifest>;
 export type CurrencyManifestT = Static<typeof CurrencyManifest>;
 export type ItemTypeManifestT = Static<typeof ItemTypeManifest>;
+export type DashboardMemberManifestT = Static<typeof DashboardMemberManifest>;
 /** A document of any kind, discriminated by `kind`. */
 export type AnyManifest = ManifestOf<ManifestKind>;

@@ -10,6 +10,7 @@ import type { ItemTypeSpec } from './item-type';
 import { celRules } from './rules';
 import { ResourceName } from './names';
 import { GameKey, MAX_BALANCE } from './game-keys';
+import { DashboardSettingsSpec } from './dashboards';
 
 const Name = ResourceName;
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
@@ -72,7 +73,7 @@ export const ProjectSpec = Type.Object(
       Type.Object({ words: Type.Array(Type.String({ minLength: 1, maxLength: 60 }), { maxItems: 10000 }) }, { additionalProperties: false }),
     ),
     store: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    dashboard: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    dashboard: Type.Optional(DashboardSettingsSpec),
   },
   { additionalProperties: false },
 );

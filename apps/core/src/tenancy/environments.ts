@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/knex';
 import type { PlanLimits, ProjectSpecT, ServiceName } from '../spec/resources';
 import { SERVICES } from '../spec/resources';
+import type { DashboardSettings } from '../spec/dashboards';
 
 export type ReviewState = ProjectSpecT['review'];
 
@@ -15,6 +16,8 @@ export interface EnvironmentContext {
   plan: PlanLimits & { name: string };
   identityProvider: ProjectSpecT['identityProvider'] | null;
   wordFilter: string[];
+  /** The project's custom-dashboard provider; null when it has no dashboard (switched off included). */
+  dashboard: DashboardSettings | null;
 }
 
 interface Row {
@@ -48,6 +51,7 @@ function toContext(row: Row): EnvironmentContext {
     plan: { ...row.plan_spec, name: row.plan_name },
     identityProvider: spec.identityProvider ?? null,
     wordFilter: spec.wordFilter?.words ?? [],
+    dashboard: spec.dashboard && spec.dashboard.enabled !== false ? spec.dashboard : null,
   };
 }
 

@@ -12,6 +12,7 @@
 - realms
 - currencies
 - itemtypes
+- dashboardmembers
 {{- end }}
 {{- define "hearth.operatorNamespacedResources" -}}
 - projects
@@ -25,6 +26,7 @@
 - realms
 - currencies
 - itemtypes
+- dashboardmembers
 {{- end }}
 {{- define "hearth.operatorClusterResources" -}}
 - plans

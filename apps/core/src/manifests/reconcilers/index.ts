@@ -16,6 +16,7 @@ import { serverKeyReconciler } from './server-key';
 import { tourReconciler } from './tour';
 import { realmReconciler } from './realm';
 import { currencyReconciler } from './currency';
+import { dashboardMemberReconciler } from './dashboard-member';
 import type { Reconciler } from './shared';
 
 export type ReconcilerTable = { [K in ManifestKind]: Reconciler<ManifestOf<K>> };
@@ -33,6 +34,7 @@ export const RECONCILERS: ReconcilerTable = {
   Realm: realmReconciler,
   Currency: currencyReconciler,
   ItemType: itemTypeReconciler,
+  DashboardMember: dashboardMemberReconciler,
 };
 
 /** The reconciler of one kind, typed for that kind's documents. */
