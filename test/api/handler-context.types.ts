@@ -47,7 +47,7 @@ export const typedRoutes = [
     path: '/t/either',
     credential: 'either',
     handler: async (ctx) => {
-      const principal: Same<typeof ctx.principal, Principal> = true;
+      const principal: Same<typeof ctx.principal, Exclude<Principal, { kind: 'dashboard' }>> = true;
       const env: Same<typeof ctx.env, EnvironmentContext> = true;
       // @ts-expect-error either credential: ask its kind first
       void ctx.principal.playerId;
@@ -61,8 +61,20 @@ export const typedRoutes = [
     credential: 'either-or-dashboard',
     etag: async (ctx) => String(ctx.env.id),
     handler: async (ctx) => {
+      const principal: Same<typeof ctx.principal, Principal> = true;
       const env: Same<typeof ctx.env, EnvironmentContext> = true;
-      return { body: env };
+      return { body: [principal, env] };
+    },
+  }),
+  defineRoute({
+    ...common,
+    operationId: 'dashboardOnly',
+    path: '/t/dashboard-only',
+    credential: 'dashboard',
+    handler: async (ctx) => {
+      const principal: Same<typeof ctx.principal, Extract<Principal, { kind: 'dashboard' }>> = true;
+      const env: Same<typeof ctx.env, EnvironmentContext> = true;
+      return { body: [principal, env, ctx.principal.accountId, ctx.principal.permissions] };
     },
   }),
   defineRoute({

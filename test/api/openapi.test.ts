@@ -18,12 +18,13 @@ import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import Ajv2020 from 'ajv/dist/2020';
 import { ERROR_DETAILS, ERROR_STATUS, parseTrustedProxies, type ErrorCode, type ProjectSpecT } from '@hearth/core';
-import { type AnyRoute, CHECKS, type CheckName, checksOf, defineRoute, routeTable } from '@hearth/api';
+import { type AnyRoute, CHECKS, type CheckName, checksOf, dashboardPermissionOf, defineRoute, routeTable } from '@hearth/api';
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { Contract, ContractViolation, checkAnswer, contractDocument, type ContractCheck } from '../support/contract';
 import { sampleOf } from '../support/schema-sample';
 import { allServices, currency, environment, itemType, plan, project, serverKey, standardManifests } from '../support/manifests';
+import { dashboardMember, dashboardSettings, mintDashboardToken } from '../support/dashboards';
 import { eventually, sleep } from '../support/wait';
 
 jest.setTimeout(60_000);
@@ -65,12 +66,13 @@ const keyedRoute = defineRoute({
 const routes: AnyRoute[] = routeTable([keyedRoute]);
 type Json = Record<string, any>;
 
-/** The credentials of one environment: a server key, a player's tokens and its app key. */
+/** The credentials of one environment: a server key, a player's tokens, a dashboard member's token and its app key. */
 interface Caller {
   appKey: string;
   server: string;
   player: string;
   refresh: string;
+  dashboard: string;
 }
 
 let h: Harness;
@@ -81,22 +83,33 @@ const callers = {} as Record<'good' | 'pending' | 'dark' | 'exhausted', Caller>;
 /** A client address past the per-address limit of this minute (the API trusts X-Forwarded-For from loopback here). */
 const EXHAUSTED_ADDRESS = '203.0.113.77';
 
+/** Dashboard settings every project here has (its provider is never asked: the tokens are minted). */
+const dashboard = dashboardSettings('https://idp.example');
+/** A dashboard member of each caller's environment holding every permission, and two of alpha-live each lacking one. */
+const members = (name: string) => [dashboardMember(`${name}-member`, { project: name, subject: name, environments: [{ environment: `${name}-live`, permissions: ['open_dashboard', 'view_players'] }] })];
+/** Tokens of alpha-live members each lacking one permission, by the permission they lack. */
+const lacking: Record<string, string> = {};
+
 beforeAll(async () => {
   h = await startHarness({
     extraRoutes: [keyedRoute],
     trustedProxies: parseTrustedProxies('loopback'),
     manifests: [
       ...standardManifests(),
+      project('alpha', { dashboard }),
       plan('tiny', { requestsPerDayPerEnvironment: 3 }),
-      project('late'),
+      project('late', { dashboard }),
       environment('late-live', 'late'),
       serverKey('late-live-key', 'late-live'),
-      project('dark', { services: Object.fromEntries(Object.keys(allServices).map((service) => [service, false])) as ProjectSpecT['services'] }),
+      project('dark', { services: Object.fromEntries(Object.keys(allServices).map((service) => [service, false])) as ProjectSpecT['services'], dashboard }),
       environment('dark-live', 'dark'),
       serverKey('dark-live-key', 'dark-live'),
-      project('exhausted', { plan: 'tiny' }),
+      project('exhausted', { plan: 'tiny', dashboard }),
       environment('exhausted-live', 'exhausted'),
       serverKey('exhausted-live-key', 'exhausted-live'),
+      ...['alpha', 'late', 'dark', 'exhausted'].flatMap(members),
+      dashboardMember('alpha-opener', { project: 'alpha', subject: 'opener', environments: [{ environment: 'alpha-live', permissions: ['open_dashboard'] }] }),
+      dashboardMember('alpha-viewer', { project: 'alpha', subject: 'viewer', environments: [{ environment: 'alpha-live', permissions: ['view_players'] }] }),
       currency('openapi-gems', { environment: 'alpha-live', name: 'Gems', scope: 'account', kind: 'balance' }),
       currency('openapi-energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
       itemType('openapi-relic', { environment: 'alpha-live', name: 'Relic', category: 'misc', ownership: 'one-by-one', usable: true }),
@@ -114,13 +127,16 @@ beforeAll(async () => {
   const callerOf = async (name: string): Promise<Caller> => {
     const server = h.serverKeys[`${name}-live-key`];
     const tokens = await signIn(h.base, server, `openapi-${name}`);
-    return { appKey: `${name}-live`, server, player: tokens.accessToken, refresh: tokens.refreshToken };
+    const dashboardToken = await mintDashboardToken(h.core, h.db, `${name}-member`, `${name}-live`);
+    return { appKey: `${name}-live`, server, player: tokens.accessToken, refresh: tokens.refreshToken, dashboard: dashboardToken };
   };
+  lacking.view_players = await mintDashboardToken(h.core, h.db, 'alpha-opener', 'alpha-live');
+  lacking.open_dashboard = await mintDashboardToken(h.core, h.db, 'alpha-viewer', 'alpha-live');
   callers.good = await callerOf('alpha');
   callers.dark = await callerOf('dark');
   // Its player signs in while the project is approved; then the project goes back to review.
   callers.pending = await callerOf('late');
-  await h.apply([project('late', { review: 'pending' })]);
+  await h.apply([project('late', { review: 'pending', dashboard })]);
   await eventually(async () => (await call(h.base, 'GET', '/players/me', { token: callers.pending.player })).status === 403, 5000);
   // The sign-in counted one of the plan's 3 requests of the day; spend the other two.
   callers.exhausted = await callerOf('exhausted');
@@ -174,8 +190,8 @@ test('the document holds exactly the routes of the table, and is the one the tes
   expect(contractDocument()).toEqual(withoutTestRoute);
 });
 
-test('security names only the credentials something accepts: a server key and a player token', () => {
-  expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['playerToken', 'serverKey']);
+test('security names the three bearer credentials: a server key, a player token, a dashboard token', () => {
+  expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['dashboardToken', 'playerToken', 'serverKey']);
   for (const scheme of Object.values(doc.components.securitySchemes)) expect(scheme).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
   for (const { operation } of operations()) {
     for (const requirement of operation.security as Json[]) {
@@ -183,8 +199,12 @@ test('security names only the credentials something accepts: a server key and a 
       expect(Object.keys(doc.components.securitySchemes)).toContain(Object.keys(requirement)[0]);
     }
   }
-  // The config and flags reads the spec also opens to dashboards take what works today.
-  expect(doc.paths['/flags'].get.security).toEqual([{ serverKey: [] }, { playerToken: [] }]);
+  // A dashboard token reaches the four config and flags reads and the dashboards' own routes, nothing else (spec §5 rule 2).
+  expect(doc.paths['/flags'].get.security).toEqual([{ serverKey: [] }, { playerToken: [] }, { dashboardToken: [] }]);
+  const reached = operations().filter(({ operation }) => (operation.security as Json[]).some((requirement) => 'dashboardToken' in requirement)).map((op) => op.name);
+  expect(reached.sort()).toEqual(
+    ['GET /config/tables', 'GET /config/tables/:key', 'GET /config/values', 'GET /dashboard/session', 'GET /flags', 'GET /players'].sort(),
+  );
 });
 
 test.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: parameters and body as the route validates them', (_name, route) => {
@@ -553,6 +573,7 @@ function expectRefusal(op: Operation, sent: Sent, code: ErrorCode, field?: strin
 const SCHEME_CREDENTIAL: Record<string, (caller: Caller) => string> = {
   serverKey: (caller) => caller.server,
   playerToken: (caller) => caller.player,
+  dashboardToken: (caller) => caller.dashboard,
 };
 
 /** The credentials of the caller the operation takes, one per scheme it lists. */
@@ -572,6 +593,7 @@ const ENVIRONMENT_NAMED: Record<string, (caller: Caller) => Request> = {
   signInIdp: (caller) => ({ body: { appKey: caller.appKey, idToken: 'not.a.token' } }),
   refreshTokens: (caller) => ({ body: { refreshToken: caller.refresh } }),
   uploadCrashReport: (caller) => ({ path: `/crash-reports/${caller.appKey}`, raw: 'not a crash', headers: { 'Content-Type': 'application/octet-stream' } }),
+  signInDashboard: (caller) => ({ body: { appKey: caller.appKey, code: 'not-a-code', codeVerifier: 'v'.repeat(43), nonce: 'n'.repeat(16) } }),
 };
 
 /**
@@ -707,6 +729,11 @@ const PROVOKE: Record<Exclude<CheckName, 'routeMatch'>, (op: Operation) => Promi
     for (const scheme of others) {
       expectRefusal(op, await send(op, { headers: { Authorization: `Bearer ${SCHEME_CREDENTIAL[scheme](callers.good)}` } }), 'forbidden');
     }
+  },
+
+  async dashboardPermission(op) {
+    // A member of the environment whose document does not give the route's permission.
+    expectRefusal(op, await send(op, { headers: { Authorization: `Bearer ${lacking[dashboardPermissionOf(op.route)]}` } }), 'forbidden');
   },
 
   async environmentFromBody(op) {

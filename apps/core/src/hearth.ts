@@ -33,6 +33,8 @@ import { deletePlayer } from './players/deletion';
 import type { Queryable } from './db/knex';
 import type { EnvironmentContext } from './tenancy/environments';
 import { Telemetry } from './process/telemetry';
+import { type DashboardHosting, DashboardService } from './dashboards/service';
+import { dashboardSecretsFrom } from './dashboards/secrets';
 
 export interface HearthDeps {
   db: Db;
@@ -41,6 +43,8 @@ export interface HearthDeps {
   logger: Logger;
   /** Crash uploads and symbol files; absent where the process has no storage (crash routes answer 503). */
   objectStore?: ObjectStore;
+  /** Whether custom dashboards are hosted and where their client secrets are; default hosted, secrets from the environment variables. */
+  dashboards?: DashboardHosting;
 }
 
 /** The domain services one process needs, wired once; the API and the realtime server both build on it. */
@@ -75,6 +79,7 @@ export class HearthCore {
   readonly symbols: SymbolService;
   readonly crashUploads: CrashUploadService;
   readonly support: SupportService;
+  readonly dashboards: DashboardService;
   /** What the domain tells the process's metrics (ledger moves, save writes): sinks attach to it. */
   readonly telemetry = new Telemetry();
   private housekeeping?: NodeJS.Timeout;
@@ -94,10 +99,11 @@ export class HearthCore {
     this.serverKeys = new ServerKeyVerifier(deps.db, this.bus);
     this.tokens = new TokenService(deps.db, deps.masterKey, this.bus);
     this.players = new PlayerService(deps.db, this.bus);
-    this.authenticator = new Authenticator(this.serverKeys, this.tokens, this.environments, this.players);
+    this.cursors = new CursorCodec(deriveKey(deps.masterKey, 'cursors'));
+    this.dashboards = new DashboardService(deps.db, this.tokens, this.environments, this.cursors, deps.dashboards ?? { hosted: true, secrets: dashboardSecretsFrom(process.env, undefined) });
+    this.authenticator = new Authenticator(this.serverKeys, this.tokens, this.environments, this.players, this.dashboards);
     this.refresh = new RefreshService(deps.masterKey, this.tokens, this.authenticator, this.players);
     this.idp = new IdentityProviderVerifier();
-    this.cursors = new CursorCodec(deriveKey(deps.masterKey, 'cursors'));
     this.contentWatch = new ContentWatch(deps.db, this.bus, deps.logger);
     this.gameConfig = new GameConfigService(deps.db, this.cursors, this.bus, this.contentWatch);
     this.sessions = new SessionService(deps.coordination, deps.logger);

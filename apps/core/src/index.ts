@@ -83,3 +83,7 @@ export * from './crashes/records';
 export * from './crashes/symbols';
 export * from './crashes/uploads';
 export { KEY_SET_FETCH } from './auth/idp';
+export * from './spec/dashboards';
+export { dashboardSecretsFrom, secretVariableOf, type DashboardSecretSource } from './dashboards/secrets';
+export type { DashboardHosting, DashboardPrincipal, DashboardService } from './dashboards/service';
+export { DASHBOARD_TOKEN_AUDIENCE, DASHBOARD_TOKEN_TYP } from './dashboards/tokens';

@@ -32,7 +32,7 @@ import {
   type IdempotencyScope,
 } from '@hearth/core';
 import { type AnyRoute, etagAsk, type HandlerContext, type HandlerResult, type RequestInfo } from './route';
-import { type AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, checksOf, takesCredential } from './checks';
+import { type AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, checksOf, dashboardPermissionOf, takesCredential } from './checks';
 import { applyTrim, hasTrim } from './schema-helpers';
 import { declaredTooLarge, hasBody, limitedBodyStream, readBody } from './body';
 import { bearerOf } from './credentials';
@@ -49,7 +49,7 @@ const inputAjv = createAjv({ coerceTypes: true });
 const bodyAjv = createAjv();
 const validIdempotencyKey = bodyAjv.compile(IdempotencyKeyHeader.schema);
 
-const CREDENTIAL_NAMES: Record<PrincipalKind, string> = { server: 'a server key', player: 'a player token' };
+const CREDENTIAL_NAMES: Record<PrincipalKind, string> = { server: 'a server key', player: 'a player token', dashboard: 'a dashboard token' };
 
 export interface CompiledRoute {
   route: AnyRoute;
@@ -120,7 +120,14 @@ export function environmentChecks(env: EnvironmentContext, credentialKey: string
 }
 
 export function credentialKeyOf(principal: Principal): string {
-  return principal.kind === 'server' ? `k:${principal.keyId}` : `p:${principal.playerId}`;
+  switch (principal.kind) {
+    case 'server':
+      return `k:${principal.keyId}`;
+    case 'player':
+      return `p:${principal.playerId}`;
+    case 'dashboard':
+      return `d:${principal.accountId}`;
+  }
 }
 
 export class Pipeline {
@@ -217,6 +224,10 @@ export class Pipeline {
       if (checks.credentialKind && !takesCredential(route, principal.kind)) {
         this.metrics.countCredential(principal.kind, 'wrong-kind');
         throw refuse.forbidden(`This route takes ${CREDENTIALS_TAKEN[route.credential].map((kind) => CREDENTIAL_NAMES[kind]).join(' or ')}.`);
+      }
+      if (checks.dashboardPermission && principal.kind === 'dashboard' && !principal.permissions.includes(dashboardPermissionOf(route))) {
+        this.metrics.countCredential(principal.kind, 'no-permission');
+        throw refuse.forbidden(`This dashboard account does not hold ${dashboardPermissionOf(route)} in this environment.`);
       }
       this.metrics.countCredential(principal.kind, 'accepted');
       this.checkEnvironment(env, compiled);

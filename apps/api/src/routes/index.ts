@@ -40,6 +40,7 @@ import { purchaseItems } from './items/purchases';
 import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
 import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
 import { uploadCrashReport } from './crashes/uploads';
+import { getDashboardSession, listPlayersForDashboard, signInDashboard } from './dashboards';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -111,6 +112,9 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     listUnlocks,
     recordUnlock,
     deleteUnlock,
+    signInDashboard,
+    getDashboardSession,
+    listPlayersForDashboard,
     ...extra,
   ];
   return routes;

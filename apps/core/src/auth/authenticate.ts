@@ -4,10 +4,13 @@ import type { PlayerService, PlayerState } from '../players/service';
 import type { PlayerTokenClaims } from './token-claims';
 import { looksLikeServerKey, type ServerKeyVerifier } from './server-keys';
 import type { TokenService } from './tokens';
+import type { DashboardPrincipal, DashboardService } from '../dashboards/service';
+import { looksLikeDashboardToken } from '../dashboards/tokens';
 
 export type Principal =
   | { kind: 'server'; keyId: string; environment: EnvironmentContext }
-  | { kind: 'player'; playerId: string; claims: PlayerTokenClaims; environment: EnvironmentContext };
+  | { kind: 'player'; playerId: string; claims: PlayerTokenClaims; environment: EnvironmentContext }
+  | DashboardPrincipal;
 
 /**
  * Turns a bearer credential into who is calling and in which environment, or null when it is
@@ -20,6 +23,7 @@ export class Authenticator {
     private readonly tokens: TokenService,
     private readonly environments: EnvironmentRegistry,
     private readonly players: PlayerService,
+    private readonly dashboards: DashboardService,
   ) {}
 
   /** `rememberToken: false`: see TokenService.verify (the realtime server's authorize uses it). */
@@ -32,6 +36,8 @@ export class Authenticator {
       const environment = await this.environments.byId(key.environmentId);
       return environment ? { kind: 'server', keyId: key.keyId, environment } : null;
     }
+    // A dashboard token names itself in its header; its member is read on every call (no peek).
+    if (looksLikeDashboardToken(credential)) return this.dashboards.authenticate(credential);
     const claims = await this.tokens.verify(credential, { remember: options.rememberToken });
     if (!claims || claims.type !== 'access') return null;
     return this.playerPrincipal(claims);
@@ -42,6 +48,7 @@ export class Authenticator {
    * process's caches, without waiting (the hot path); undefined when something must be loaded.
    */
   peek(credential: string): Principal | null | undefined {
+    // A dashboard token is never in the player tokens' cache: undefined, so authenticate checks it.
     if (looksLikeServerKey(credential)) return undefined;
     const claims = this.tokens.peek(credential);
     if (claims === undefined) return undefined;

@@ -126,6 +126,21 @@ export class TokenService {
     }
   }
 
+  /**
+   * The key that signs from now on, for the other tokens Hearth signs with the same key set
+   * (dashboard tokens: dashboards/tokens.ts), each with its own audience and `typ`.
+   */
+  currentSigner(): { kid: string; privateKey: KeyObject } {
+    const signer = this.keys[0];
+    if (!signer || signer.retiredAt) throw new Error('no active signing key');
+    return { kid: signer.kid, privateKey: signer.privateKey };
+  }
+
+  /** The public key a token of ours names by `kid` (the key set reloaded once when it is unknown). */
+  verificationKey(kid: string | undefined): Promise<KeyObject> {
+    return this.keyFor(kid);
+  }
+
   private async keyFor(kid: string | undefined): Promise<KeyObject> {
     let key = this.keys.find((k) => k.kid === kid);
     if (!key && kid && Date.now() - this.lastReload > UNKNOWN_KID_RELOAD_GAP_MS) {

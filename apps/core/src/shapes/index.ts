@@ -4,3 +4,4 @@ export * from './sessions';
 export * from './economy';
 export * from './items';
 export * from './errors';
+export * from './dashboards';
