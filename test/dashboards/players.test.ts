@@ -81,6 +81,14 @@ test('pages follow their cursor; a cursor of another search is refused', async (
   expectError(await list('?email=x'), 400, 'invalid-request', 'query.email');
 });
 
+test("a search's pages follow their cursor: from the newest players, then through the indexes", async () => {
+  const first = await list('?q=bor&limit=1');
+  expect(ids(first)).toEqual([made['sub-boreal'].id]);
+  const second = await list(`?q=bor&limit=1&cursor=${encodeURIComponent(first.body.next)}`);
+  expect(ids(second)).toEqual([made['sub-aurora'].id]);
+  expect(second.body.next).toBeNull();
+});
+
 test('q finds part of a display name at any position, whatever its case', async () => {
   expect(ids(await list('?q=BOREAL'))).toEqual([made['sub-boreal'].id, made['sub-aurora'].id]);
   expect(ids(await list('?q=ora%20bo'))).toEqual([made['sub-aurora'].id]);
