@@ -33,6 +33,16 @@ export async function up(knex: Knex): Promise<void> {
       PRIMARY KEY (member_id, environment_id)
     );
 
+    -- A project's dashboard client secret, as the operator carries it from the Kubernetes Secret the
+    -- Project names: sealed to the API processes' public key (dashboards/client-secrets.ts), with
+    -- where it came from (the Secret's uid, resourceVersion and key, and the key it was sealed to).
+    ALTER TABLE projects ADD COLUMN dashboard_client_secret text, ADD COLUMN dashboard_client_secret_origin text;
+    CREATE TABLE dashboard_secret_key (
+      id integer PRIMARY KEY CHECK (id = 1),
+      public_key text NOT NULL,
+      updated_at timestamptz NOT NULL DEFAULT now()
+    );
+
     ALTER TABLE players ADD COLUMN last_seen_at timestamptz;
     CREATE INDEX players_display_name_trgm ON players USING gin (display_name gin_trgm_ops);
   `);
@@ -42,6 +52,8 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
     DROP INDEX players_display_name_trgm;
     ALTER TABLE players DROP COLUMN last_seen_at;
+    DROP TABLE dashboard_secret_key;
+    ALTER TABLE projects DROP COLUMN dashboard_client_secret, DROP COLUMN dashboard_client_secret_origin;
     DROP TABLE dashboard_member_access;
     DROP TABLE dashboard_members;
   `);

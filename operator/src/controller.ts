@@ -28,7 +28,11 @@ import {
   validateManifest,
   type AnyManifest,
   type ReconcileResult,
+  clientSecretPublicKey,
+  sealClientSecret,
+  storeClientSecret,
 } from '@hearth/core';
+import { dashboardClientSecretOf } from './dashboard-secret';
 import { type ConditionStatus, nextStatus, sameStatus } from './conditions';
 import { type EventRecorder } from './events';
 import { FINALIZER, addFinalizer, hasFinalizer, removeFinalizer } from './finalizers';
@@ -171,6 +175,7 @@ export class KindController {
 
   /** The database made to match the document, in one transaction; a ServerKey's key written to its Secret before that commits. */
   private async apply(obj: CustomObject, doc: AnyManifest): Promise<Applied> {
+    if (doc.kind === 'Project') return { result: await this.applyProject(obj, doc), extra: {} };
     if (this.type.kind !== 'ServerKey') return { result: await reconcileManifest(this.deps.db, doc, this.deps.bus), extra: {} };
     const secretName = secretNameOf(obj.metadata.name);
     const applied = await inTransaction(this.deps.db, async (trx) => {
@@ -193,6 +198,19 @@ export class KindController {
       );
     }
     return { result, extra: { keyId: applied.keyId, secretName } };
+  }
+
+  /** A Project, and the dashboard client secret it names carried from its Secret, sealed, in the same transaction. */
+  private async applyProject(obj: CustomObject, doc: Extract<AnyManifest, { kind: 'Project' }>): Promise<ReconcileResult> {
+    const secret = await dashboardClientSecretOf(this.deps.kube, obj, doc.spec);
+    const publicKey = secret ? await clientSecretPublicKey(this.deps.db) : undefined;
+    if (secret && !publicKey) throw new Refusal('NoApiKey', 'no API process has published the key dashboard client secrets are sealed to yet: start the API');
+    return inTransaction(this.deps.db, async (trx) => {
+      const result = await reconcileManifest(trx, doc, this.deps.bus);
+      const sealed = secret && publicKey ? { origin: `${secret.origin}/${publicKey}`, seal: () => sealClientSecret(publicKey, secret.value) } : null;
+      const wrote = await storeClientSecret(trx, { namespace: namespaceOf(obj.metadata), name: obj.metadata.name }, sealed);
+      return wrote && result.action === 'unchanged' ? { ...result, action: 'updated' } : result;
+    });
   }
 
   /** A deleted resource: its clean-up (removable kinds), then the finalizer off. */

@@ -3,7 +3,7 @@
  * token it answers at GET /dashboard/session.
  */
 import { randomBytes } from 'node:crypto';
-import { secretVariableOf } from '@hearth/core';
+import { clientSecretPublicKey, sealClientSecret, secretVariableOf, storeClientSecret } from '@hearth/core';
 import { type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { NAMESPACE, environment, project, standardManifests } from '../support/manifests';
@@ -156,4 +156,27 @@ test('the body is held to the spec: verifier grammar and lengths, nonce length, 
   expectError(await signIn({ appKey: 'alpha-live', ...grant, state: 'x' }), 400, 'invalid-request', 'body.state');
   // None of those spent the code.
   expect((await signIn({ appKey: 'alpha-live', ...grant })).status).toBe(200);
+});
+
+test("the client secret the operator carried from the Project's Secret, sealed, is used; the API's files and variables are the fallback", async () => {
+  const nothingElse = await startApiInstance({ db: h.db, redisPrefix: h.redisPrefix, masterKey: h.masterKey, dashboards: { hosted: true, secrets: { read: async () => undefined } } });
+  const project = { namespace: NAMESPACE, name: 'alpha' };
+  const publicKey = (await clientSecretPublicKey(h.db))!;
+  const store = (secret: string, origin: string) => storeClientSecret(h.db, project, { origin, seal: () => sealClientSecret(publicKey, secret) });
+  try {
+    expect(await store(DASHBOARD_CLIENT.clientSecret, 'uid/1/client-secret')).toBe(true);
+    const sealed = (await h.db('projects').where(project).first('dashboard_client_secret')).dashboard_client_secret as string;
+    expect(sealed).not.toContain(DASHBOARD_CLIENT.clientSecret);
+    expect(Buffer.from(sealed.split('.').slice(1).join(''), 'base64url').toString('latin1')).not.toContain(DASHBOARD_CLIENT.clientSecret);
+    expect((await signIn({ appKey: 'alpha-live', ...(await codeFor('ada')) }, nothingElse.base)).status).toBe(200);
+    // The same origin is not sealed again; another one replaces it (a rotated Secret).
+    expect(await store('not-the-secret', 'uid/1/client-secret')).toBe(false);
+    expect(await store('not-the-secret', 'uid/2/client-secret')).toBe(true);
+    expectError(await signIn({ appKey: 'alpha-live', ...(await codeFor('ada')) }, nothingElse.base), 503, 'unavailable');
+  } finally {
+    await storeClientSecret(h.db, project, null);
+    await nothingElse.stop();
+  }
+  // With none stored, this API's variable serves again.
+  expect((await signIn({ appKey: 'alpha-live', ...(await codeFor('ada')) })).status).toBe(200);
 });

@@ -35,6 +35,7 @@ import type { EnvironmentContext } from './tenancy/environments';
 import { Telemetry } from './process/telemetry';
 import { type DashboardHosting, DashboardService } from './dashboards/service';
 import { dashboardSecretsFrom } from './dashboards/secrets';
+import { clientSecretKeys } from './dashboards/client-secrets';
 
 export interface HearthDeps {
   db: Db;
@@ -100,7 +101,14 @@ export class HearthCore {
     this.tokens = new TokenService(deps.db, deps.masterKey, this.bus);
     this.players = new PlayerService(deps.db, this.bus);
     this.cursors = new CursorCodec(deriveKey(deps.masterKey, 'cursors'));
-    this.dashboards = new DashboardService(deps.db, this.tokens, this.environments, this.cursors, deps.dashboards ?? { hosted: true, secrets: dashboardSecretsFrom(process.env, undefined) });
+    this.dashboards = new DashboardService(
+      deps.db,
+      this.tokens,
+      this.environments,
+      this.cursors,
+      deps.dashboards ?? { hosted: true, secrets: dashboardSecretsFrom(process.env, undefined) },
+      clientSecretKeys(deps.masterKey),
+    );
     this.authenticator = new Authenticator(this.serverKeys, this.tokens, this.environments, this.players, this.dashboards);
     this.refresh = new RefreshService(deps.masterKey, this.tokens, this.authenticator, this.players);
     this.idp = new IdentityProviderVerifier();
@@ -131,6 +139,7 @@ export class HearthCore {
     await this.bus.start();
     await this.contentWatch.start();
     await this.tokens.start();
+    await this.dashboards.start();
     // Expired idempotency records and used refresh tokens are swept now and then by every process;
     // the deletes are idempotent, so several processes sweeping at once is harmless.
     this.housekeeping = setInterval(() => {

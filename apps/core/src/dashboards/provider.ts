@@ -128,7 +128,9 @@ function refusalOf(err: unknown): ApiError {
     return refuse.unavailable(`The dashboard's sign-in provider could not be reached.`);
   }
   if (err instanceof oidc.ClientError || err instanceof oidc.AuthorizationResponseError) {
-    return refuse.unauthorized(`The sign-in did not check out: ${err.message}.`);
+    // openid-client's message is generic; the check that failed (`unexpected ID Token "nonce" claim value`) is its cause's.
+    const reason = err.cause instanceof Error ? err.cause.message : err.message;
+    return refuse.unauthorized(`The sign-in did not check out: ${reason}.`);
   }
   return refuse.unavailable(`The dashboard's sign-in provider could not be used: ${(err as Error).message}`);
 }

@@ -15,6 +15,7 @@ import { accessOf, memberFor, type MemberAccess } from './members';
 import { listPlayers, type PlayerSearch } from './players';
 import { type CodeExchange, DashboardProviders } from './provider';
 import type { DashboardSecretSource } from './secrets';
+import { type ClientSecretKeys, publishClientSecretKey, storedClientSecret } from './client-secrets';
 import { issueDashboardToken, verifyDashboardToken } from './tokens';
 
 /** Who calls with a dashboard token: a member account, with what it may do in the environment now. */
@@ -41,7 +42,13 @@ export class DashboardService {
     private readonly environments: EnvironmentRegistry,
     private readonly cursors: CursorCodec,
     private readonly hosting: DashboardHosting,
+    private readonly secretKeys: ClientSecretKeys,
   ) {}
+
+  /** Publishes the key the operator seals client secrets to (client-secrets.ts). */
+  async start(): Promise<void> {
+    await publishClientSecretKey(this.pool, this.secretKeys);
+  }
 
   /**
    * The environment a sign-in names, refused before anything is exchanged: `unavailable` where this
@@ -65,7 +72,9 @@ export class DashboardService {
     if (!settings) throw refuse.notFound("The environment's project dashboard");
     let clientSecret: string | undefined;
     if (settings.clientSecretRef) {
-      clientSecret = await this.hosting.secrets.read(env.namespace, settings.clientSecretRef.secretKeyRef);
+      // From the Kubernetes Secret the Project names (the operator carried it here), else from this process's files or variables.
+      clientSecret =
+        (await storedClientSecret(db, this.secretKeys, env.project.id)) ?? (await this.hosting.secrets.read(env.namespace, settings.clientSecretRef.secretKeyRef));
       if (clientSecret === undefined) throw refuse.unavailable("The dashboard's client secret is not set up on this deployment.");
     }
     const person = await this.providers.exchange(settings, clientSecret, input);
