@@ -13,8 +13,8 @@
  *    items through the API, and writes a config of its own: the repository's plus dictionaries of those
  *    ids (path parameters are drawn from them half the time) and the hooks (test/fuzz/hooks.py, the
  *    foreign_ids_stay_foreign check: the other environment's ids are refused and never shown).
- * 4. schemathesis runs with that config, both credentials of alpha-live given per security scheme
- *    (serverKey, playerToken: each operation gets the one it declares). Two runs: every operation but
+ * 4. schemathesis runs with that config, the credentials of alpha-live given per security scheme
+ *    (serverKey, playerToken, dashboardToken: each operation gets the one it declares). Two runs: every operation but
  *    the two that end the player's credential (DELETE /players/me, POST /players/me/signout), then those
  *    two, so the player token stays good while the rest is fuzzed. Then a canary: told that alpha-live's
  *    own players are foreign, a short run must fail the cross-environment check, or the check is dead.
@@ -30,7 +30,10 @@ import YAML from 'yaml';
 import { freePort } from '../support/ports';
 import { type HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
 import { stopProcess } from '../support/processes';
-import { currency, itemType, standardManifests, tour } from '../support/manifests';
+import { InvalidationBus, MemoryCoordination, TokenService, createDb, loadConfig } from '@hearth/core';
+import { currency, itemType, project, standardManifests, tour } from '../support/manifests';
+import { dashboardMember, dashboardSettings } from '../support/dashboards';
+import { issueDashboardToken } from '../../apps/core/src/dashboards/tokens';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CONFIG = path.join(ROOT, 'test/fuzz/schemathesis.toml');
@@ -50,6 +53,9 @@ function manifestsYaml(): string {
   const docs = [
     // Generous limits: the fuzzer's requests are checked and counted, never refused for their rate.
     ...standardManifests({ requestsPerMinutePerCredential: 1_000_000, requestsPerMinutePerEnvironment: 1_000_000, requestsPerDayPerEnvironment: 100_000_000 }),
+    // A custom dashboard's member of alpha-live holding every permission: the run's dashboard token.
+    project('alpha', { dashboard: dashboardSettings('https://idp.example') }),
+    dashboardMember('fuzz-member', { project: 'alpha', subject: 'fuzz', environments: [{ environment: 'alpha-live', permissions: ['open_dashboard', 'view_players'] }] }),
     // The same definitions in the second environment: its objects are the foreign ids of the run.
     // One of each kind the economy routes act on: a balance and a consumed currency; a one-by-one item,
     // a counted usable purchasable one, and a container.
@@ -79,6 +85,27 @@ function manifestsYaml(): string {
     ]),
   ];
   return docs.map((d) => YAML.stringify(d)).join('---\n');
+}
+
+/**
+ * A dashboard token of the run's member in alpha-live, signed as POST /auth/dashboard signs one (the
+ * sign-in itself needs a person at an OpenID provider: test/dashboards covers it).
+ */
+async function dashboardToken(env: NodeJS.ProcessEnv): Promise<string> {
+  const config = loadConfig(env, { database: true, masterKey: true });
+  const db = createDb(config.databaseUrl, 1);
+  const coordination = new MemoryCoordination();
+  const tokens = new TokenService(db, config.masterKey, new InvalidationBus(coordination));
+  try {
+    await tokens.start();
+    const member = await db('dashboard_members').where({ manifest_name: 'fuzz-member' }).first('id');
+    if (!member) throw new FuzzError('hearth apply made no DashboardMember fuzz-member');
+    return await issueDashboardToken(tokens, member.id as string, 'alpha-live');
+  } finally {
+    tokens.stop();
+    await coordination.close();
+    await db.destroy();
+  }
 }
 
 /** The ids one environment's objects have: what the fuzzer draws path parameters from. */
@@ -222,7 +249,13 @@ async function main(): Promise<number> {
     fs.writeFileSync(config, runConfig(ids, foreign));
 
     // The config reads both credentials from these (auth.openapi, per security scheme).
-    const env = { ...process.env, HEARTH_SERVER_KEY: serverKey, HEARTH_PLAYER_TOKEN: accessToken, HEARTH_FOREIGN_IDS: Object.values(foreign).flat().join(',') };
+    const env = {
+      ...process.env,
+      HEARTH_SERVER_KEY: serverKey,
+      HEARTH_PLAYER_TOKEN: accessToken,
+      HEARTH_DASHBOARD_TOKEN: await dashboardToken(hearthEnv(base)),
+      HEARTH_FOREIGN_IDS: Object.values(foreign).flat().join(','),
+    };
     // The document is read once, now, and both runs load it from a file: fetched again after the main
     // run, GET /openapi.json (no credential) could meet the per-address limit the fuzzer's requests
     // without a credential have used up, and the second run would load no schema at all.
