@@ -105,11 +105,14 @@ test('a dashboard token is never a player token, nor a player token a dashboard 
   expectError(await call(h.base, 'GET', '/dashboard/session', { token: expired }), 401, 'unauthorized');
 });
 
-test('a permission the member lacks is forbidden: view_players for GET /players', async () => {
+test('a permission the member lacks is forbidden: view_players for GET /players; the metrics count it', async () => {
   const t = await token('opener');
   expect((await call(h.base, 'GET', '/dashboard/session', { token: t })).status).toBe(200);
   expect((await call(h.base, 'GET', '/flags', { token: t })).status).toBe(200);
   expectError(await call(h.base, 'GET', '/players', { token: t }), 403, 'forbidden');
+  const metrics = await (await fetch(h.api.metricsUrl!)).text();
+  expect(metrics).toMatch(/hearth_credential_checks_total\{kind="dashboard",outcome="no-permission"\} [1-9]/);
+  expect(metrics).toMatch(/hearth_credential_checks_total\{kind="dashboard",outcome="accepted"\} [1-9]/);
 });
 
 test('the members are read on every call: a permission taken away, a member disabled or removed is refused on the next call', async () => {

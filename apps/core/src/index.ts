@@ -86,5 +86,5 @@ export { KEY_SET_FETCH } from './auth/idp';
 export * from './spec/dashboards';
 export { dashboardSecretsFrom, secretVariableOf, type DashboardSecretSource } from './dashboards/secrets';
 export type { DashboardHosting, DashboardPrincipal, DashboardService } from './dashboards/service';
-export { DASHBOARD_TOKEN_AUDIENCE, DASHBOARD_TOKEN_TYP } from './dashboards/tokens';
+export { DASHBOARD_TOKEN_AUDIENCE, DASHBOARD_TOKEN_TYP, looksLikeDashboardToken } from './dashboards/tokens';
 export { clientSecretPublicKey, sealClientSecret, storeClientSecret, type ClientSecretOrigin } from './dashboards/client-secrets';

@@ -26,6 +26,7 @@ import {
   fieldOf,
   firstError,
   fingerprintOf,
+  looksLikeDashboardToken,
   looksLikeServerKey,
   refuse,
   runIdempotent,
@@ -215,7 +216,7 @@ export class Pipeline {
       if (!principal) {
         // invalid: unknown, revoked, expired, a refresh token, or a deleted or signed-out player (the authenticator does not say which).
         const outcome = credential ? 'invalid' : exchange.header('authorization') === '' ? 'missing' : 'malformed';
-        this.metrics.countCredential(credential ? (looksLikeServerKey(credential) ? 'server' : 'player') : 'unknown', outcome);
+        this.metrics.countCredential(credential ? (looksLikeServerKey(credential) ? 'server' : looksLikeDashboardToken(credential) ? 'dashboard' : 'player') : 'unknown', outcome);
         await this.limit(exchange, addressChecks(exchange.ip));
         throw refuse.unauthorized(problem ?? 'The credential is not valid.');
       }
