@@ -79,8 +79,9 @@ export class DashboardService {
     }
     const person = await this.providers.exchange(settings, clientSecret, input);
     const member = await memberFor(db, env.project.id, env.id, person);
-    const refusal = member ? closedOrForbidden(member) : 'This person is not a member of the project dashboard.';
-    if (refusal || !member) throw refuse.forbidden(refusal ?? undefined);
+    if (!member) throw refuse.forbidden('This person is not a member of the project dashboard.');
+    const barred = whyBarred(member);
+    if (barred) throw refuse.forbidden(barred);
     const accessToken = await issueDashboardToken(this.tokens, member.accountId, env.appKey);
     return { accessToken, expiresIn: DASHBOARD_TOKEN_SECONDS, appKey: env.appKey, permissions: member.permissions };
   }
@@ -96,7 +97,7 @@ export class DashboardService {
     const environment = await this.environments.byAppKey(claims.game);
     if (!environment) return null;
     const member = environment.dashboard ? await accessOf(this.pool, claims.sub, environment.id) : null;
-    const permissions = member && !closedOrForbidden(member) ? member.permissions : [];
+    const permissions = member && !whyBarred(member) ? member.permissions : [];
     return { kind: 'dashboard', accountId: claims.sub, permissions, environment };
   }
 
@@ -109,8 +110,8 @@ export class DashboardService {
   }
 }
 
-/** Why a member may not open the dashboard in the environment, or null when they may. */
-function closedOrForbidden(member: MemberAccess): string | null {
+/** Why a member may not open the dashboard in the environment (a closed account, no open_dashboard there), or null when they may. */
+function whyBarred(member: MemberAccess): string | null {
   if (member.disabled) return 'This member account is closed.';
   if (!member.permissions.includes('open_dashboard')) return 'This member may not open the dashboard in this environment.';
   return null;
