@@ -8,7 +8,7 @@
  * test/api/openapi.test.ts provokes every refusal the document lists, on every route.
  *
  * Order per request (docs/api-conventions.md, Readings of the contract): route match → body size → credential → rate limits → credential
- * kind → review → service switch → input validation → ETag → idempotency key → handler. The
+ * kind → dashboard permission → review → service switch → input validation → ETag → idempotency key → handler. The
  * sign-in that names its environment in its body learns it after input validation (environment
  * from body), and is counted, reviewed and switched from there; the crash upload, which names it in
  * its path, likewise (environment from path), and then counts its route limits (spec §8).
