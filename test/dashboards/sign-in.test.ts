@@ -180,3 +180,13 @@ test("the client secret the operator carried from the Project's Secret, sealed, 
   // With none stored, this API's variable serves again.
   expect((await signIn({ appKey: 'alpha-live', ...(await codeFor('ada')) })).status).toBe(200);
 });
+
+test('an issuer over plain http that is not on this machine is not asked: 503 unavailable', async () => {
+  await h.apply([project('beta', { dashboard: dashboardSettings('http://idp.example') })]);
+  try {
+    const refused = expectError(await signIn({ appKey: 'beta-live', code: 'any-code', codeVerifier: 'v'.repeat(43), nonce: 'n'.repeat(16) }), 503, 'unavailable');
+    expect(refused.message).toMatch(/HTTPS/);
+  } finally {
+    await h.apply([project('beta', { dashboard: dashboardSettings(idp.issuer) })]);
+  }
+});
