@@ -34,7 +34,11 @@ import {
   type AnyManifest,
   type DocumentRef,
   type ReconcileResult,
+  clientSecretPublicKey,
+  sealClientSecret,
+  storeClientSecret,
 } from '@hearth/core';
+import { dashboardClientSecretOf } from './dashboard-secret';
 import { type Condition, type ConditionStatus, READY, conditionOf, nextStatus, sameStatus } from './conditions';
 import { type EventRecorder } from './events';
 import { FINALIZER, addFinalizer, hasFinalizer, removeFinalizer } from './finalizers';
@@ -213,6 +217,7 @@ export class KindController {
 
   /** The database made to match the document, in one transaction; a ServerKey's or LicenceKey's key written to its Secret before that commits. */
   private async apply(obj: CustomObject, doc: AnyManifest): Promise<Applied> {
+    if (doc.kind === 'Project') return { result: await this.applyProject(obj, doc), extra: {} };
     const keyKind = this.type.kind;
     if (!isKeySecretKind(keyKind)) return { result: await reconcileManifest(this.deps.db, doc, this.deps.bus), extra: {} };
     const secretName = secretNameOf(obj.metadata.name, keyKind);
@@ -239,6 +244,19 @@ export class KindController {
       );
     }
     return { result, extra: { keyId: applied.keyId, secretName } };
+  }
+
+  /** A Project, and the dashboard client secret it names carried from its Secret, sealed, in the same transaction. */
+  private async applyProject(obj: CustomObject, doc: Extract<AnyManifest, { kind: 'Project' }>): Promise<ReconcileResult> {
+    const secret = await dashboardClientSecretOf(this.deps.kube, obj, doc.spec);
+    const publicKey = secret ? await clientSecretPublicKey(this.deps.db) : undefined;
+    if (secret && !publicKey) throw new Refusal('NoApiKey', 'no API process has published the key dashboard client secrets are sealed to yet: start the API');
+    return inTransaction(this.deps.db, async (trx) => {
+      const result = await reconcileManifest(trx, doc, this.deps.bus);
+      const sealed = secret && publicKey ? { origin: `${secret.origin}/${publicKey}`, seal: () => sealClientSecret(publicKey, secret.value) } : null;
+      const wrote = await storeClientSecret(trx, { namespace: namespaceOf(obj.metadata), name: obj.metadata.name }, sealed);
+      return wrote && result.action === 'unchanged' ? { ...result, action: 'updated' } : result;
+    });
   }
 
   /** A deleted resource: its clean-up (removable kinds), then the finalizer off. */

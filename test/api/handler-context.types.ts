@@ -47,8 +47,8 @@ export const typedRoutes = [
     path: '/t/either',
     credential: 'either',
     handler: async (ctx) => {
-      // A licence key is refused by the pipeline here: only the callers of an environment remain.
-      const principal: Same<typeof ctx.principal, EnvironmentPrincipal> = true;
+      // A licence key and a dashboard token are refused by the pipeline here: a server key or a player remain.
+      const principal: Same<typeof ctx.principal, Exclude<Principal, { kind: 'dashboard' | 'licence' }>> = true;
       const env: Same<typeof ctx.env, EnvironmentContext> = true;
       // @ts-expect-error either credential: ask its kind first
       void ctx.principal.playerId;
@@ -62,8 +62,20 @@ export const typedRoutes = [
     credential: 'either-or-dashboard',
     etag: async (ctx) => String(ctx.env.id),
     handler: async (ctx) => {
+      const principal: Same<typeof ctx.principal, EnvironmentPrincipal> = true;
       const env: Same<typeof ctx.env, EnvironmentContext> = true;
-      return { body: env };
+      return { body: [principal, env] };
+    },
+  }),
+  defineRoute({
+    ...common,
+    operationId: 'dashboardOnly',
+    path: '/t/dashboard-only',
+    credential: 'dashboard',
+    handler: async (ctx) => {
+      const principal: Same<typeof ctx.principal, Extract<Principal, { kind: 'dashboard' }>> = true;
+      const env: Same<typeof ctx.env, EnvironmentContext> = true;
+      return { body: [principal, env, ctx.principal.accountId, ctx.principal.permissions] };
     },
   }),
   defineRoute({

@@ -18,12 +18,13 @@ import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import Ajv2020 from 'ajv/dist/2020';
 import { ERROR_DETAILS, ERROR_STATUS, mintLicenceKey, organisationNamed, parseTrustedProxies, type ErrorCode, type ProjectSpecT } from '@hearth/core';
-import { type AnyRoute, CHECKS, type CheckName, checksOf, defineRoute, routeTable } from '@hearth/api';
+import { type AnyRoute, CHECKS, type CheckName, checksOf, dashboardPermissionOf, defineRoute, routeTable } from '@hearth/api';
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { Contract, ContractViolation, checkAnswer, contractDocument, type ContractCheck } from '../support/contract';
 import { sampleOf } from '../support/schema-sample';
 import { NAMESPACE, allServices, cardType, currency, environment, itemType, plan, project, serverKey, skillTree, standardManifests } from '../support/manifests';
+import { dashboardMember, dashboardSettings, mintDashboardToken } from '../support/dashboards';
 import { eventually, sleep } from '../support/wait';
 
 jest.setTimeout(60_000);
@@ -65,7 +66,7 @@ const keyedRoute = defineRoute({
 const routes: AnyRoute[] = routeTable([keyedRoute]);
 type Json = Record<string, any>;
 
-/** The credentials of one environment: a server key, a player's tokens and its app key. */
+/** The credentials of one environment: a server key, a player's tokens, a dashboard member's token and its app key. */
 interface Caller {
   appKey: string;
   server: string;
@@ -73,6 +74,8 @@ interface Caller {
   refresh: string;
   /** A licence key of the environment's project (the organisation). */
   licence: string;
+  /** A dashboard token of a member of the environment's project holding every permission. */
+  dashboard: string;
 }
 
 let h: Harness;
@@ -83,22 +86,33 @@ const callers = {} as Record<'good' | 'pending' | 'dark' | 'exhausted', Caller>;
 /** A client address past the per-address limit of this minute (the API trusts X-Forwarded-For from loopback here). */
 const EXHAUSTED_ADDRESS = '203.0.113.77';
 
+/** Dashboard settings every project here has (its provider is never asked: the tokens are minted). */
+const dashboard = dashboardSettings('https://idp.example');
+/** A dashboard member of each caller's environment holding every permission, and two of alpha-live each lacking one. */
+const members = (name: string) => [dashboardMember(`${name}-member`, { project: name, subject: name, environments: [{ environment: `${name}-live`, permissions: ['open_dashboard', 'view_players'] }] })];
+/** Tokens of alpha-live members each lacking one permission, by the permission they lack. */
+const lacking: Record<string, string> = {};
+
 beforeAll(async () => {
   h = await startHarness({
     extraRoutes: [keyedRoute],
     trustedProxies: parseTrustedProxies('loopback'),
     manifests: [
       ...standardManifests(),
+      project('alpha', { dashboard }),
       plan('tiny', { requestsPerDayPerEnvironment: 3 }),
-      project('late'),
+      project('late', { dashboard }),
       environment('late-live', 'late'),
       serverKey('late-live-key', 'late-live'),
-      project('dark', { services: Object.fromEntries(Object.keys(allServices).map((service) => [service, false])) as ProjectSpecT['services'] }),
+      project('dark', { services: Object.fromEntries(Object.keys(allServices).map((service) => [service, false])) as ProjectSpecT['services'], dashboard }),
       environment('dark-live', 'dark'),
       serverKey('dark-live-key', 'dark-live'),
-      project('exhausted', { plan: 'tiny' }),
+      project('exhausted', { plan: 'tiny', dashboard }),
       environment('exhausted-live', 'exhausted'),
       serverKey('exhausted-live-key', 'exhausted-live'),
+      ...['alpha', 'late', 'dark', 'exhausted'].flatMap(members),
+      dashboardMember('alpha-opener', { project: 'alpha', subject: 'opener', environments: [{ environment: 'alpha-live', permissions: ['open_dashboard'] }] }),
+      dashboardMember('alpha-viewer', { project: 'alpha', subject: 'viewer', environments: [{ environment: 'alpha-live', permissions: ['view_players'] }] }),
       currency('openapi-gems', { environment: 'alpha-live', name: 'Gems', scope: 'account', kind: 'balance' }),
       currency('openapi-energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
       itemType('openapi-relic', { environment: 'alpha-live', name: 'Relic', category: 'misc', ownership: 'one-by-one', usable: true }),
@@ -120,13 +134,16 @@ beforeAll(async () => {
     const tokens = await signIn(h.base, server, `openapi-${name}`);
     const organisation = await organisationNamed(h.db, NAMESPACE, name);
     const licence = (await mintLicenceKey(h.db, organisation!.id, `openapi-${name}`)).key;
-    return { appKey: `${name}-live`, server, player: tokens.accessToken, refresh: tokens.refreshToken, licence };
+    const dashboardToken = await mintDashboardToken(h.core, h.db, `${name}-member`, `${name}-live`);
+    return { appKey: `${name}-live`, server, player: tokens.accessToken, refresh: tokens.refreshToken, licence, dashboard: dashboardToken };
   };
+  lacking.view_players = await mintDashboardToken(h.core, h.db, 'alpha-opener', 'alpha-live');
+  lacking.open_dashboard = await mintDashboardToken(h.core, h.db, 'alpha-viewer', 'alpha-live');
   callers.good = await callerOf('alpha');
   callers.dark = await callerOf('dark');
   // Its player signs in while the project is approved; then the project goes back to review.
   callers.pending = await callerOf('late');
-  await h.apply([project('late', { review: 'pending' })]);
+  await h.apply([project('late', { review: 'pending', dashboard })]);
   await eventually(async () => (await call(h.base, 'GET', '/players/me', { token: callers.pending.player })).status === 403, 5000);
   // The sign-in counted one of the plan's 3 requests of the day; spend the other two.
   callers.exhausted = await callerOf('exhausted');
@@ -180,8 +197,8 @@ test('the document holds exactly the routes of the table, and is the one the tes
   expect(contractDocument()).toEqual(withoutTestRoute);
 });
 
-test('security names only the credentials something accepts: a server key, a player token, a licence key', () => {
-  expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['licenceKey', 'playerToken', 'serverKey']);
+test('security names the four bearer credentials: a server key, a player token, a dashboard token, a licence key', () => {
+  expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['dashboardToken', 'licenceKey', 'playerToken', 'serverKey']);
   for (const scheme of Object.values(doc.components.securitySchemes)) expect(scheme).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
   for (const { operation } of operations()) {
     for (const requirement of operation.security as Json[]) {
@@ -189,8 +206,12 @@ test('security names only the credentials something accepts: a server key, a pla
       expect(Object.keys(doc.components.securitySchemes)).toContain(Object.keys(requirement)[0]);
     }
   }
-  // The config and flags reads the spec also opens to dashboards take what works today.
-  expect(doc.paths['/flags'].get.security).toEqual([{ serverKey: [] }, { playerToken: [] }]);
+  // A dashboard token reaches the four config and flags reads and the dashboards' own routes, nothing else (spec §5 rule 2).
+  expect(doc.paths['/flags'].get.security).toEqual([{ serverKey: [] }, { playerToken: [] }, { dashboardToken: [] }]);
+  const reached = operations().filter(({ operation }) => (operation.security as Json[]).some((requirement) => 'dashboardToken' in requirement)).map((op) => op.name);
+  expect(reached.sort()).toEqual(
+    ['GET /config/tables', 'GET /config/tables/:key', 'GET /config/values', 'GET /dashboard/session', 'GET /flags', 'GET /players'].sort(),
+  );
   // The licence key is taken by the licence routes and by nothing else.
   const takingLicenceKeys = operations().filter(({ operation }) => (operation.security as Json[]).some((requirement) => 'licenceKey' in requirement));
   expect(takingLicenceKeys.map(({ operation }) => operation.operationId).sort()).toEqual(['activateLicence', 'checkLicence', 'releaseLicence']);
@@ -575,6 +596,7 @@ const SCHEME_CREDENTIAL: Record<string, (caller: Caller) => string> = {
   serverKey: (caller) => caller.server,
   playerToken: (caller) => caller.player,
   licenceKey: (caller) => caller.licence,
+  dashboardToken: (caller) => caller.dashboard,
 };
 
 function takesLicenceKey(op: Operation): boolean {
@@ -598,6 +620,7 @@ const ENVIRONMENT_NAMED: Record<string, (caller: Caller) => Request> = {
   signInIdp: (caller) => ({ body: { appKey: caller.appKey, idToken: 'not.a.token' } }),
   refreshTokens: (caller) => ({ body: { refreshToken: caller.refresh } }),
   uploadCrashReport: (caller) => ({ path: `/crash-reports/${caller.appKey}`, raw: 'not a crash', headers: { 'Content-Type': 'application/octet-stream' } }),
+  signInDashboard: (caller) => ({ body: { appKey: caller.appKey, code: 'not-a-code', codeVerifier: 'v'.repeat(43), nonce: 'n'.repeat(16) } }),
 };
 
 /**
@@ -766,6 +789,11 @@ const PROVOKE: Record<Exclude<CheckName, 'routeMatch'>, (op: Operation) => Promi
     for (const scheme of others) {
       expectRefusal(op, await send(op, { headers: { Authorization: `Bearer ${SCHEME_CREDENTIAL[scheme](callers.good)}` } }), 'forbidden');
     }
+  },
+
+  async dashboardPermission(op) {
+    // A member of the environment whose document does not give the route's permission.
+    expectRefusal(op, await send(op, { headers: { Authorization: `Bearer ${lacking[dashboardPermissionOf(op.route)]}` } }), 'forbidden');
   },
 
   async environmentFromBody(op) {

@@ -7,8 +7,9 @@ import { defineRoute, routeTable } from '@hearth/api';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { chunked, rawRequest } from '../support/raw-http';
-import { NAMESPACE, gameConfig } from '../support/manifests';
+import { NAMESPACE, gameConfig, project } from '../support/manifests';
 import { mintLicenceKey, organisationNamed } from '@hearth/core';
+import { dashboardMember, dashboardSettings, mintDashboardToken } from '../support/dashboards';
 
 const boomRoute = defineRoute({
   operationId: 'testBoom',
@@ -590,12 +591,19 @@ describe('a conditional read is serialized once per ETag, not per request', () =
 
 describe('review and service switches (spec §4)', () => {
   let pendingPlayer: { accessToken: string; refreshToken: string };
+  let pendingDashboard: string;
 
   beforeAll(async () => {
     // A player of the pending project, made directly: its sign-in routes are closed by review.
     const env = (await h.core.environments.byAppKey('pending-live'))!;
     const { player: made, tokensValidAfter } = await h.core.players.signIn(h.db, env, 'server', 'pending-player');
     pendingPlayer = await h.core.tokens.issue(made.id, env.appKey, tokensValidAfter);
+    // A member of its custom dashboard, for the routes that take only a dashboard token.
+    await h.apply([
+      project('pending', { review: 'pending', dashboard: dashboardSettings('https://idp.example') }),
+      dashboardMember('pending-member', { project: 'pending', subject: 'someone', environments: [{ environment: 'pending-live', permissions: ['open_dashboard', 'view_players'] }] }),
+    ]);
+    pendingDashboard = await mintDashboardToken(h.core, h.db, 'pending-member', 'pending-live');
   });
 
   test('every route acting for an environment answers 403 project-not-approved while the project awaits review', async () => {
@@ -604,7 +612,7 @@ describe('review and service switches (spec §4)', () => {
     expect(routes.length).toBeGreaterThan(5);
     for (const route of routes) {
       const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_, name) => (name === 'playerId' ? 'me' : 'x'));
-      const token = route.credential === 'player' ? pendingPlayer.accessToken : h.serverKeys['pending-live-key'];
+      const token = route.credential === 'player' ? pendingPlayer.accessToken : route.credential === 'dashboard' ? pendingDashboard : h.serverKeys['pending-live-key'];
       const reply = await call(h.base, route.method, path, { token, body: route.body ? {} : undefined });
       expect({ route: `${route.method} ${route.path}`, status: reply.status, error: reply.body?.error }).toEqual({
         route: `${route.method} ${route.path}`,

@@ -158,7 +158,8 @@ describe('workloads', () => {
 
   test('each process listens where its command reads (PORT, REALTIME_PORT, METRICS_PORT) and gets only the credentials it needs', () => {
     const api = env(find(minimal, 'Deployment', named('api')));
-    expect(api).toMatchObject({ PORT: '8080', METRICS_PORT: '9090', HEARTH_TRUSTED_PROXIES: '1', LOG_LEVEL: 'info', REDIS_PREFIX: 'hearth:' });
+    expect(api).toMatchObject({ PORT: '8080', METRICS_PORT: '9090', HEARTH_TRUSTED_PROXIES: '1', LOG_LEVEL: 'info', REDIS_PREFIX: 'hearth:', HEARTH_DASHBOARDS: 'on' });
+    expect(env(find(render([MINIMAL_VALUES], ['config.dashboards=false']), 'Deployment', named('api'))).HEARTH_DASHBOARDS).toBe('off');
     expect(Object.keys(api)).toEqual(expect.arrayContaining(['DATABASE_URL', 'REDIS_URL', 'HEARTH_MASTER_KEY']));
     expect(env(find(minimal, 'Deployment', named('realtime')))).toMatchObject({ REALTIME_PORT: '8081', METRICS_PORT: '9090' });
     const operator = env(find(minimal, 'Deployment', named('operator')));

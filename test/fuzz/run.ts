@@ -14,7 +14,7 @@
  *    ids (path parameters are drawn from them half the time) and the hooks (test/fuzz/hooks.py, the
  *    foreign_ids_stay_foreign check: the other environment's ids are refused and never shown).
  * 4. schemathesis runs with that config, the credentials given per security scheme (serverKey,
- *    playerToken: alpha-live's; licenceKey: its project alpha's; each operation gets the one it declares). Two runs: every operation but
+ *    playerToken, dashboardToken: alpha-live's; licenceKey: its project alpha's; each operation gets the one it declares). Two runs: every operation but
  *    the two that end the player's credential (DELETE /players/me, POST /players/me/signout), then those
  *    two, so the player token stays good while the rest is fuzzed. Then a canary: told that alpha-live's
  *    own players are foreign, a short run must fail the cross-environment check, or the check is dead.
@@ -30,7 +30,10 @@ import YAML from 'yaml';
 import { freePort } from '../support/ports';
 import { type HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
 import { stopProcess } from '../support/processes';
-import { currency, itemType, licenceKey, skillTree, standardManifests, tour } from '../support/manifests';
+import { InvalidationBus, MemoryCoordination, TokenService, createDb, loadConfig } from '@hearth/core';
+import { currency, itemType, licenceKey, project, skillTree, standardManifests, tour } from '../support/manifests';
+import { dashboardMember, dashboardSettings } from '../support/dashboards';
+import { issueDashboardToken } from '../../apps/core/src/dashboards/tokens';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CONFIG = path.join(ROOT, 'test/fuzz/schemathesis.toml');
@@ -52,6 +55,9 @@ function manifestsYaml(): string {
     ...standardManifests({ requestsPerMinutePerCredential: 1_000_000, requestsPerMinutePerEnvironment: 1_000_000, requestsPerDayPerEnvironment: 100_000_000 }),
     // alpha's licence key, for the licence routes (their credential is the organisation's, in no environment).
     licenceKey('alpha-licence', 'alpha'),
+    // A custom dashboard's member of alpha-live holding every permission: the run's dashboard token.
+    project('alpha', { dashboard: dashboardSettings('https://idp.example') }),
+    dashboardMember('fuzz-member', { project: 'alpha', subject: 'fuzz', environments: [{ environment: 'alpha-live', permissions: ['open_dashboard', 'view_players'] }] }),
     // The same definitions in the second environment: its objects are the foreign ids of the run.
     // One of each kind the economy routes act on: a balance and a consumed currency; a one-by-one item,
     // a counted usable purchasable one, and a container.
@@ -88,6 +94,27 @@ function manifestsYaml(): string {
     ]),
   ];
   return docs.map((d) => YAML.stringify(d)).join('---\n');
+}
+
+/**
+ * A dashboard token of the run's member in alpha-live, signed as POST /auth/dashboard signs one (the
+ * sign-in itself needs a person at an OpenID provider: test/dashboards covers it).
+ */
+async function dashboardToken(env: NodeJS.ProcessEnv): Promise<string> {
+  const config = loadConfig(env, { database: true, masterKey: true });
+  const db = createDb(config.databaseUrl, 1);
+  const coordination = new MemoryCoordination();
+  const tokens = new TokenService(db, config.masterKey, new InvalidationBus(coordination));
+  try {
+    await tokens.start();
+    const member = await db('dashboard_members').where({ manifest_name: 'fuzz-member' }).first('id');
+    if (!member) throw new FuzzError('hearth apply made no DashboardMember fuzz-member');
+    return await issueDashboardToken(tokens, member.id as string, 'alpha-live');
+  } finally {
+    tokens.stop();
+    await coordination.close();
+    await db.destroy();
+  }
 }
 
 /** The ids one environment's objects have: what the fuzzer draws path parameters from. */
@@ -234,7 +261,14 @@ async function main(): Promise<number> {
     fs.writeFileSync(config, runConfig(ids, foreign));
 
     // The config reads the credentials from these (auth.openapi, per security scheme).
-    const env = { ...process.env, HEARTH_SERVER_KEY: serverKey, HEARTH_PLAYER_TOKEN: accessToken, HEARTH_LICENCE_KEY: licence, HEARTH_FOREIGN_IDS: Object.values(foreign).flat().join(',') };
+    const env = {
+      ...process.env,
+      HEARTH_SERVER_KEY: serverKey,
+      HEARTH_PLAYER_TOKEN: accessToken,
+      HEARTH_LICENCE_KEY: licence,
+      HEARTH_DASHBOARD_TOKEN: await dashboardToken(hearthEnv(base)),
+      HEARTH_FOREIGN_IDS: Object.values(foreign).flat().join(','),
+    };
     // The document is read once, now, and both runs load it from a file: fetched again after the main
     // run, GET /openapi.json (no credential) could meet the per-address limit the fuzzer's requests
     // without a credential have used up, and the second run would load no schema at all.

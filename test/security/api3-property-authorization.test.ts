@@ -190,7 +190,7 @@ describe('excessive data exposure', () => {
     // The symbol upload's answer names the storage's checksum header: a digest of a public file, no secret.
     expect(named.filter((n) => !n.endsWith('.x-amz-checksum-sha256'))).toEqual([]);
     const tokenAnswers = ROUTES.filter((r) => props(r.success.schema).some((f) => ALLOWED.has(f))).map(routeName);
-    expect(tokenAnswers.sort()).toEqual(['POST /auth/idp', 'POST /auth/refresh', 'POST /auth/server', 'POST /licence/activate', 'POST /licence/check']);
+    expect(tokenAnswers.sort()).toEqual(['POST /auth/dashboard', 'POST /auth/idp', 'POST /auth/refresh', 'POST /auth/server', 'POST /licence/activate', 'POST /licence/check']);
   });
 
   test('no answer carries a secret: server keys, their stored hashes, the master key, the signing key', async () => {

@@ -70,7 +70,7 @@ test('undocumented paths under /v1 and other versions are the router\'s 404, wit
     '/v1/debug',
     '/v1/internal',
     '/v1/metrics',
-    '/v1/players',
+    '/v1/users',
     '/v1/sessions',
     '/v1/graphql',
     '/v1/openapi.yaml',

@@ -126,6 +126,11 @@ export const SAMPLES: Record<string, Prepare> = {
   // routes of either credential, and of none, that take a body (api3)
   'POST /auth/idp': async () => ({ path: () => '/auth/idp', body: { appKey: 'alpha-live', idToken: 'not.a.token' }, ok: IDP_WITHOUT_PROVIDER }),
   'POST /auth/refresh': async (_w, s) => ({ path: () => '/auth/refresh', body: { refreshToken: s.refresh }, ok: 200 }),
+  'POST /auth/dashboard': async () => ({
+    path: () => '/auth/dashboard',
+    body: { appKey: 'alpha-live', code: 'a-code', codeVerifier: 'v'.repeat(43), nonce: 'n'.repeat(16) },
+    ok: DASHBOARD_WITHOUT_PROVIDER,
+  }),
   'PATCH /players/:playerId': async (_w, s) => ({ path: (srv) => `/players/${me(s)(srv)}`, body: { displayName: 'Renamed' }, ok: 200 }),
   'PUT /players/:playerId/data/:key': async (_w, s) => ({ path: (srv) => `/players/${me(s)(srv)}/data/slot`, body: { data: { gold: 1 } }, ok: 201 }),
   'POST /players/:playerId/item-stacks/use': async (w, s) => {
@@ -160,3 +165,9 @@ export const SAMPLES: Record<string, Prepare> = {
  * sign-in is refused by its handler with this status (provider-disabled): past input validation.
  */
 export const IDP_WITHOUT_PROVIDER = 403;
+
+/**
+ * No project of the test world has a custom dashboard, so the good-shaped dashboard sign-in is
+ * refused by its handler with this status (not-found): past input validation.
+ */
+export const DASHBOARD_WITHOUT_PROVIDER = 404;

@@ -9,6 +9,7 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import { stringify } from 'yaml';
 import {
+  type DashboardHosting,
   type Db,
   DiskObjectStore,
   HearthCore,
@@ -72,9 +73,11 @@ export async function startApiInstance(opts: {
   objectStore?: ObjectStore;
   /** Slow-client deadlines, shortened by the tests of slow clients. */
   timeouts?: Partial<SlowClientTimeouts>;
+  /** Custom dashboards' hosting; default hosted, client secrets from the environment variables. */
+  dashboards?: DashboardHosting;
 }): Promise<ApiInstance> {
   const coordination = new RedisCoordination(TEST_REDIS_URL, { prefix: opts.redisPrefix });
-  const core = new HearthCore({ db: opts.db, coordination, masterKey: opts.masterKey, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), objectStore: opts.objectStore });
+  const core = new HearthCore({ db: opts.db, coordination, masterKey: opts.masterKey, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), objectStore: opts.objectStore, dashboards: opts.dashboards });
   await core.start();
   const api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0, extraRoutes: opts.extraRoutes, trustedProxies: opts.trustedProxies, timeouts: opts.timeouts });
   // The test client checks answers against the document; the test's own routes are not in it.

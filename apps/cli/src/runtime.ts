@@ -9,6 +9,7 @@ import {
   RedisCoordination,
   createDb,
   createLogger,
+  dashboardSecretsFrom,
   loadConfig,
   type Db,
   HearthCore,
@@ -91,7 +92,8 @@ export function openStore(config: HearthConfig): ObjectStore | undefined {
 
 /** The domain core over a runtime, started (API and realtime processes; the API passes its object store). */
 export async function startCore(rt: Runtime<RuntimeNeeds & { masterKey: true }>, options: { objectStore?: ObjectStore } = {}): Promise<HearthCore> {
-  const core = new HearthCore({ db: rt.db, coordination: rt.coordination, masterKey: rt.config.masterKey, logger: rt.logger, objectStore: options.objectStore });
+  const dashboards = { hosted: rt.config.dashboards.hosted, secrets: dashboardSecretsFrom(process.env, rt.config.dashboards.secretsDir) };
+  const core = new HearthCore({ db: rt.db, coordination: rt.coordination, masterKey: rt.config.masterKey, logger: rt.logger, objectStore: options.objectStore, dashboards });
   await core.start();
   return core;
 }

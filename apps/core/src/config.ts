@@ -119,6 +119,14 @@ function objectStorage(env: Env): ObjectStorageConfig | undefined {
   };
 }
 
+function dashboards(env: Env): HearthConfig['dashboards'] {
+  const hosted = env.HEARTH_DASHBOARDS || 'on';
+  if (hosted !== 'on' && hosted !== 'off') throw new ConfigError('HEARTH_DASHBOARDS', 'must be on or off');
+  const secretsDir = env.HEARTH_DASHBOARD_SECRETS_DIR || undefined;
+  if (secretsDir !== undefined && !secretsDir.startsWith('/')) throw new ConfigError('HEARTH_DASHBOARD_SECRETS_DIR', 'must be an absolute path');
+  return { hosted: hosted === 'on', secretsDir };
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export interface HearthConfig {
@@ -134,6 +142,8 @@ export interface HearthConfig {
   trustedProxies: ProxyTrust;
   /** OBJECT_STORAGE_URL and the S3_* variables; absent: no object store. */
   objectStorage?: ObjectStorageConfig;
+  /** HEARTH_DASHBOARDS (`on`, the default, or `off`) and HEARTH_DASHBOARD_SECRETS_DIR: docs/dashboards.md. */
+  dashboards: { hosted: boolean; secretsDir?: string };
 }
 
 export interface ConfigNeeds {
@@ -162,5 +172,6 @@ export function loadConfig<N extends ConfigNeeds = Record<string, never>>(env: E
     logLevel,
     trustedProxies: trustedProxies(env),
     objectStorage: objectStorage(env),
+    dashboards: dashboards(env),
   } as LoadedConfig<N>; // each required part was refused above when absent
 }

@@ -40,6 +40,9 @@ import type { Queryable } from './db/knex';
 import type { EnvironmentContext } from './tenancy/environments';
 import { Telemetry } from './process/telemetry';
 import { LicenceService } from './licence/service';
+import { type DashboardHosting, DashboardService } from './dashboards/service';
+import { dashboardSecretsFrom } from './dashboards/secrets';
+import { clientSecretKeys } from './dashboards/client-secrets';
 
 export interface HearthDeps {
   db: Db;
@@ -48,6 +51,8 @@ export interface HearthDeps {
   logger: Logger;
   /** Crash uploads and symbol files; absent where the process has no storage (crash routes answer 503). */
   objectStore?: ObjectStore;
+  /** Whether custom dashboards are hosted and where their client secrets are; default hosted, secrets from the environment variables. */
+  dashboards?: DashboardHosting;
 }
 
 /** The domain services one process needs, wired once; the API and the realtime server both build on it. */
@@ -90,6 +95,7 @@ export class HearthCore {
   readonly support: SupportService;
   /** The organisations' licences for client plugins: keys, seats, licence tokens. */
   readonly licence: LicenceService;
+  readonly dashboards: DashboardService;
   /** What the domain tells the process's metrics (ledger moves, save writes): sinks attach to it. */
   readonly telemetry = new Telemetry();
   private housekeeping?: NodeJS.Timeout;
@@ -110,10 +116,18 @@ export class HearthCore {
     this.tokens = new TokenService(deps.db, deps.masterKey, this.bus);
     this.players = new PlayerService(deps.db, this.bus);
     this.licence = new LicenceService(deps.db, deps.masterKey, this.bus);
-    this.authenticator = new Authenticator(this.serverKeys, this.tokens, this.environments, this.players, this.licence);
+    this.cursors = new CursorCodec(deriveKey(deps.masterKey, 'cursors'));
+    this.dashboards = new DashboardService(
+      deps.db,
+      this.tokens,
+      this.environments,
+      this.cursors,
+      deps.dashboards ?? { hosted: true, secrets: dashboardSecretsFrom(process.env, undefined) },
+      clientSecretKeys(deps.masterKey),
+    );
+    this.authenticator = new Authenticator(this.serverKeys, this.tokens, this.environments, this.players, this.licence, this.dashboards);
     this.refresh = new RefreshService(deps.masterKey, this.tokens, this.authenticator, this.players);
     this.idp = new IdentityProviderVerifier();
-    this.cursors = new CursorCodec(deriveKey(deps.masterKey, 'cursors'));
     this.contentWatch = new ContentWatch(deps.db, this.bus, deps.logger);
     this.gameConfig = new GameConfigService(deps.db, this.cursors, this.bus, this.contentWatch);
     this.sessions = new SessionService(deps.coordination, deps.logger);
@@ -148,6 +162,7 @@ export class HearthCore {
     await this.contentWatch.start();
     await this.tokens.start();
     await this.licence.start();
+    await this.dashboards.start();
     // Expired idempotency records and used refresh tokens are swept now and then by every process;
     // the deletes are idempotent, so several processes sweeping at once is harmless.
     this.housekeeping = setInterval(() => {

@@ -98,3 +98,8 @@ export * from './licence/keys';
 export * from './licence/tokens';
 export type { LicenceService } from './licence/service';
 export { LicenceSeats, type MachineActivation, type SeatStanding } from './licence/seats';
+export * from './spec/dashboards';
+export { dashboardSecretsFrom, secretVariableOf, type DashboardSecretSource } from './dashboards/secrets';
+export type { DashboardHosting, DashboardPrincipal, DashboardService } from './dashboards/service';
+export { DASHBOARD_TOKEN_AUDIENCE, DASHBOARD_TOKEN_TYP, looksLikeDashboardToken } from './dashboards/tokens';
+export { clientSecretPublicKey, sealClientSecret, storeClientSecret, type ClientSecretOrigin } from './dashboards/client-secrets';

@@ -29,7 +29,7 @@ const NOT_REMEMBERED = { rememberToken: false };
 /** Why a principal may not hold a socket, or null: the API's checks (credential, review, service switch). */
 export function refusalOf(principal: Principal | null, nowMs: number): ApiError | null {
   if (!principal) return new ApiError('unauthorized', 'The token is not valid.');
-  if (principal.kind !== 'player') return new ApiError('unauthorized', "The socket takes a player's access token, not a server or licence key.");
+  if (principal.kind !== 'player') return new ApiError('unauthorized', "The socket takes a player's access token, not a server key, a licence key or a dashboard token.");
   if (principal.claims.exp * 1000 <= nowMs) return new ApiError('unauthorized', 'The token has expired.');
   return environmentRefusal(principal.environment, 'sessions');
 }

@@ -33,6 +33,7 @@ export function environmentOf(id: number, overrides: { review?: EnvironmentConte
     identityProvider: null,
     wordFilter: [],
     skillNodesUnlockedBy: 'players',
+    dashboard: null,
   };
 }
 

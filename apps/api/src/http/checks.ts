@@ -8,12 +8,12 @@
  * test/api/openapi.test.ts provokes every refusal the document lists, on every route.
  *
  * Order per request (docs/api-conventions.md, Readings of the contract): route match → body size → credential → rate limits → credential
- * kind → review → service switch → input validation → ETag → idempotency key → handler. The
+ * kind → dashboard permission → review → service switch → input validation → ETag → idempotency key → handler. The
  * sign-in that names its environment in its body learns it after input validation (environment
  * from body), and is counted, reviewed and switched from there; the crash upload, which names it in
  * its path, likewise (environment from path), and then counts its route limits (spec §8).
  */
-import { type ErrorCode, IdempotencyKey, type Principal } from '@hearth/core';
+import { type DashboardPermission, type ErrorCode, IdempotencyKey, type Principal } from '@hearth/core';
 import { BODY_LIMITS, type AnyRoute, type CredentialKind } from './route';
 
 export interface PipelineCheck {
@@ -24,24 +24,27 @@ export interface PipelineCheck {
 }
 
 export type PrincipalKind = Principal['kind'];
-const PRINCIPAL_KINDS: readonly PrincipalKind[] = ['server', 'player', 'licence'];
+const PRINCIPAL_KINDS: readonly PrincipalKind[] = ['server', 'player', 'licence', 'dashboard'];
 
 /**
- * The credentials each kind of route takes. `either-or-dashboard` marks the config and flags reads
- * that spec §5 also opens to custom-dashboard tokens; nothing issues or accepts a dashboard token
- * yet, so today those routes take exactly what `either` takes, and the document names no dashboard
- * scheme. The kind stays so that the routes already say what the spec says: accepting dashboard
- * tokens is then one entry here, one principal kind and one security scheme.
+ * The credentials each kind of route takes. A dashboard token reaches only the custom dashboards'
+ * routes and the config and flags reads (spec §5 rule 2); every other route refuses it `forbidden`.
  */
 export const CREDENTIALS_TAKEN: Readonly<Record<CredentialKind, readonly PrincipalKind[]>> = {
   none: [],
   server: ['server'],
   player: ['player'],
   either: ['server', 'player'],
-  'either-or-dashboard': ['server', 'player'],
+  'either-or-dashboard': ['server', 'player', 'dashboard'],
+  dashboard: ['dashboard'],
   /** The licence routes take an organisation's licence key, and no other route takes one (spec §5). */
   licence: ['licence'],
 };
+
+/** What a dashboard token needs in the environment to call a route that takes one. */
+export function dashboardPermissionOf(route: AnyRoute): DashboardPermission {
+  return route.dashboardPermission ?? 'open_dashboard';
+}
 
 /** Whether a route takes a credential of this kind. */
 export function takesCredential(route: AnyRoute, kind: PrincipalKind): boolean {
@@ -92,6 +95,11 @@ export const CHECKS = {
     answers: ['forbidden'],
     appliesTo: (route) => route.credential !== 'none' && PRINCIPAL_KINDS.some((kind) => !takesCredential(route, kind)),
   },
+  /**
+   * A dashboard token whose member does not hold the route's permission in the environment now
+   * (removed, disabled, or never given it): read from the members on every call.
+   */
+  dashboardPermission: { answers: ['forbidden'], appliesTo: (route) => takesCredential(route, 'dashboard') },
   /** The identity-provider sign-in acts in the environment its body's app key names; no such environment is service-disabled (spec §7). */
   environmentFromBody: { answers: ['service-disabled'], appliesTo: (route) => route.environmentFrom === 'body-app-key' },
   /** The crash upload acts in the environment its path's app key names; no such environment is service-disabled (spec §4). */

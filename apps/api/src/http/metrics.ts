@@ -60,7 +60,7 @@ export class ApiMetrics {
   readonly credentials = this.register(
     new SeriesCounter(
       'hearth_credential_checks_total',
-      'Bearer credentials checked, by kind (server, player, licence; unknown when refused before its kind was known) and outcome (accepted, missing, malformed, invalid, wrong-kind)',
+      'Bearer credentials checked, by kind (server, player, licence, dashboard; unknown when refused before its kind was known) and outcome (accepted, missing, malformed, invalid, wrong-kind, no-permission)',
       ['kind', 'outcome'],
     ),
   );

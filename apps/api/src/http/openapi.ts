@@ -6,14 +6,15 @@ import { BASE_PATH } from './app';
 
 type Json = Record<string, unknown>;
 
-/**
- * The security scheme of each credential the API accepts. Only credentials something accepts today
- * are named: no dashboard scheme until dashboard tokens are (CREDENTIALS_TAKEN in checks.ts).
- */
+/** The security scheme of each credential the API accepts. */
 const SCHEMES: Record<PrincipalKind, { name: string; scheme: Json }> = {
   server: { name: 'serverKey', scheme: { type: 'http', scheme: 'bearer', description: 'A server key: hsk_<keyId>_<secret>' } },
   player: { name: 'playerToken', scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A player access token' } },
   licence: { name: 'licenceKey', scheme: { type: 'http', scheme: 'bearer', description: "An organisation's licence key, taken by the licence routes only" } },
+  dashboard: {
+    name: 'dashboardToken',
+    scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A dashboard token from POST /auth/dashboard (3600 s); each route needs a permission of the member' },
+  },
 };
 
 /** Any one of the credentials the route takes (an empty list: none). */

@@ -28,13 +28,14 @@ import {
   firstError,
   fingerprintOf,
   looksLikeLicenceKey,
+  looksLikeDashboardToken,
   looksLikeServerKey,
   refuse,
   runIdempotent,
   type IdempotencyScope,
 } from '@hearth/core';
 import { type AnyRoute, etagAsk, type HandlerContext, type HandlerResult, type RequestInfo } from './route';
-import { type AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, checksOf, takesCredential } from './checks';
+import { type AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, checksOf, dashboardPermissionOf, takesCredential } from './checks';
 import { applyTrim, hasTrim } from './schema-helpers';
 import { declaredTooLarge, hasBody, limitedBodyStream, readBody } from './body';
 import { bearerOf } from './credentials';
@@ -51,7 +52,7 @@ const inputAjv = createAjv({ coerceTypes: true });
 const bodyAjv = createAjv();
 const validIdempotencyKey = bodyAjv.compile(IdempotencyKeyHeader.schema);
 
-const CREDENTIAL_NAMES: Record<PrincipalKind, string> = { server: 'a server key', player: 'a player token', licence: 'a licence key' };
+const CREDENTIAL_NAMES: Record<PrincipalKind, string> = { server: 'a server key', player: 'a player token', licence: 'a licence key', dashboard: 'a dashboard token' };
 
 export interface CompiledRoute {
   route: AnyRoute;
@@ -122,7 +123,14 @@ export function environmentChecks(env: EnvironmentContext, credentialKey: string
 }
 
 export function credentialKeyOf(principal: EnvironmentPrincipal): string {
-  return principal.kind === 'server' ? `k:${principal.keyId}` : `p:${principal.playerId}`;
+  switch (principal.kind) {
+    case 'server':
+      return `k:${principal.keyId}`;
+    case 'player':
+      return `p:${principal.playerId}`;
+    case 'dashboard':
+      return `d:${principal.accountId}`;
+  }
 }
 
 export class Pipeline {
@@ -224,6 +232,10 @@ export class Pipeline {
       if (checks.credentialKind && !takesCredential(route, principal.kind)) {
         this.metrics.countCredential(principal.kind, 'wrong-kind');
         throw refuse.forbidden(`This route takes ${CREDENTIALS_TAKEN[route.credential].map((kind) => CREDENTIAL_NAMES[kind]).join(' or ')}.`);
+      }
+      if (checks.dashboardPermission && principal.kind === 'dashboard' && !principal.permissions.includes(dashboardPermissionOf(route))) {
+        this.metrics.countCredential(principal.kind, 'no-permission');
+        throw refuse.forbidden(`This dashboard account does not hold ${dashboardPermissionOf(route)} in this environment.`);
       }
       this.metrics.countCredential(principal.kind, 'accepted');
       if (env) this.checkEnvironment(env, compiled);
@@ -429,7 +441,7 @@ class RequestContext implements HandlerContext<unknown, unknown, unknown> {
 
 /** The kind a presented credential that did not verify was meant as, for the metrics (its prefix). */
 function credentialKindOf(credential: string): PrincipalKind {
-  return looksLikeServerKey(credential) ? 'server' : looksLikeLicenceKey(credential) ? 'licence' : 'player';
+  return looksLikeServerKey(credential) ? 'server' : looksLikeLicenceKey(credential) ? 'licence' : looksLikeDashboardToken(credential) ? 'dashboard' : 'player';
 }
 
 /** Whether standing `a` is nearer to refusing than `b`: fewer remaining, then the sooner reset. */

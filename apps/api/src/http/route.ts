@@ -5,6 +5,7 @@
 import type { Readable } from 'node:stream';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type {
+  DashboardPermission,
   EnvironmentContext,
   ErrorCode,
   HearthCore,
@@ -23,12 +24,13 @@ import type { ApiMetrics } from './metrics';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
- * Who may call: `none`; `server` (server key); `player` (player access token); `either`; and
- * `either-or-dashboard` for the reads the spec also opens to custom dashboards (which take what
- * `either` takes until dashboard tokens are accepted: see CREDENTIALS_TAKEN in checks.ts); `licence`
- * (an organisation's licence key: the licence routes only, in no environment).
+ * Who may call: `none`; `server` (server key); `player` (player access token); `either`;
+ * `either-or-dashboard` for the reads the spec also opens to custom dashboards; `dashboard` for the
+ * custom dashboards' own routes (CREDENTIALS_TAKEN in checks.ts; a dashboard token also needs its
+ * route's `dashboardPermission` in the environment, on every call); `licence` (an organisation's
+ * licence key: the licence routes only, in no environment).
  */
-export type CredentialKind = 'none' | 'server' | 'player' | 'either' | 'either-or-dashboard' | 'licence';
+export type CredentialKind = 'none' | 'server' | 'player' | 'either' | 'either-or-dashboard' | 'dashboard' | 'licence';
 
 export const KB = 1024;
 export const MB = 1024 * 1024;
@@ -66,11 +68,15 @@ export type PrincipalOf<C extends CredentialKind> = C extends 'player'
   ? Extract<Principal, { kind: 'player' }>
   : C extends 'server'
     ? Extract<Principal, { kind: 'server' }>
-    : C extends 'either' | 'either-or-dashboard'
-      ? EnvironmentPrincipal
-      : C extends 'licence'
-        ? LicencePrincipal
-        : null;
+    : C extends 'either'
+      ? Extract<Principal, { kind: 'server' | 'player' }>
+      : C extends 'either-or-dashboard'
+        ? EnvironmentPrincipal
+        : C extends 'dashboard'
+          ? Extract<Principal, { kind: 'dashboard' }>
+          : C extends 'licence'
+            ? LicencePrincipal
+            : null;
 
 /**
  * The environment known before the handler runs: the credential's, the body's app key on the
@@ -171,6 +177,11 @@ export interface RouteSpec<
   description?: string;
   tag: string;
   credential: C;
+  /**
+   * What a dashboard token needs in the environment to call the route (routes that take one); the
+   * default is `open_dashboard`, which the spec names for the config and flags reads.
+   */
+  dashboardPermission?: DashboardPermission;
   /** The service switch the route needs; the players service is always on and names none. */
   service?: ServiceName;
   /**

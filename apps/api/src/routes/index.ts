@@ -48,6 +48,7 @@ import { incrementPlayerStat, incrementStat, listPlayerStats, listStats } from '
 import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
 import { uploadCrashReport } from './crashes/uploads';
 import { activateLicence, checkLicence, getLicenceJwks, releaseLicence } from './licence';
+import { getDashboardSession, listPlayersForDashboard, signInDashboard } from './dashboards';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -152,6 +153,9 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     activateLicence,
     checkLicence,
     releaseLicence,
+    signInDashboard,
+    getDashboardSession,
+    listPlayersForDashboard,
     ...extra,
   ];
   return routes;

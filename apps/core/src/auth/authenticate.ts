@@ -12,11 +12,14 @@ export interface LicencePrincipal {
   keyId: string;
   organisation: Organisation;
 }
+import type { DashboardPrincipal, DashboardService } from '../dashboards/service';
+import { looksLikeDashboardToken } from '../dashboards/tokens';
 
 export type Principal =
   | { kind: 'server'; keyId: string; environment: EnvironmentContext }
   | { kind: 'player'; playerId: string; claims: PlayerTokenClaims; environment: EnvironmentContext }
-  | LicencePrincipal;
+  | LicencePrincipal
+  | DashboardPrincipal;
 
 /** The callers that act in an environment (every kind but a licence key's). */
 export type EnvironmentPrincipal = Exclude<Principal, LicencePrincipal>;
@@ -40,6 +43,7 @@ export class Authenticator {
     private readonly environments: EnvironmentRegistry,
     private readonly players: PlayerService,
     private readonly licenceKeys: LicenceKeyAuthority,
+    private readonly dashboards: DashboardService,
   ) {}
 
   /** `rememberToken: false`: see TokenService.verify (the realtime server's authorize uses it). */
@@ -53,6 +57,8 @@ export class Authenticator {
       const environment = await this.environments.byId(key.environmentId);
       return environment ? { kind: 'server', keyId: key.keyId, environment } : null;
     }
+    // A dashboard token names itself in its header; its member is read on every call (no peek).
+    if (looksLikeDashboardToken(credential)) return this.dashboards.authenticate(credential);
     const claims = await this.tokens.verify(credential, { remember: options.rememberToken });
     if (!claims || claims.type !== 'access') return null;
     return this.playerPrincipal(claims);
@@ -63,6 +69,7 @@ export class Authenticator {
    * process's caches, without waiting (the hot path); undefined when something must be loaded.
    */
   peek(credential: string): Principal | null | undefined {
+    // A dashboard token is never in the player tokens' cache: undefined, so authenticate checks it.
     if (looksLikeServerKey(credential) || this.licenceKeys.claims(credential)) return undefined;
     const claims = this.tokens.peek(credential);
     if (claims === undefined) return undefined;

@@ -62,6 +62,7 @@ export class RefreshService {
         const row = await trx('refresh_tokens_used').where({ jti: claims.jti }).first();
         return this.replay(row);
       }
+      await this.players.seen(trx, player.id);
       return answer;
     });
   }

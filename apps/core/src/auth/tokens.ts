@@ -1,4 +1,5 @@
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import type { KeyObject } from 'node:crypto';
 import type { Db } from '../db/knex';
 import { TtlCache } from '../cache';
 import { randomId } from '../ids';
@@ -111,5 +112,19 @@ export class TokenService {
       if (err instanceof joseErrors.JOSEError || err instanceof TypeError) return null;
       throw err;
     }
+  }
+
+  /**
+   * The key that signs from now on, for the other tokens Hearth signs with the player key set
+   * (dashboard tokens: dashboards/tokens.ts), each with its own audience and `typ`.
+   */
+  currentSigner(): { kid: string; privateKey: KeyObject } {
+    const signer = this.ring.signer();
+    return { kid: signer.kid, privateKey: signer.privateKey };
+  }
+
+  /** The public key a token of ours names by `kid` (the key set reloaded once when it is unknown). */
+  verificationKey(kid: string | undefined): Promise<KeyObject> {
+    return this.ring.keyFor(kid);
   }
 }

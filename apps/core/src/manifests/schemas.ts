@@ -11,6 +11,7 @@ import {
 import { ItemTypeSpec } from '../spec/item-type';
 import { CardTemplateSpec, CardTypeSpec } from '../spec/card-type';
 import { SkillTreeSpec } from '../spec/skill-tree';
+import { DashboardMemberSpec } from '../spec/dashboards';
 
 export const API_VERSION = 'hearth.gg/v1alpha1';
 
@@ -55,6 +56,7 @@ export const ItemTypeManifest = kind('ItemType', ItemTypeSpec);
 export const CardTypeManifest = kind('CardType', CardTypeSpec);
 export const CardTemplateManifest = kind('CardTemplate', CardTemplateSpec);
 export const SkillTreeManifest = kind('SkillTree', SkillTreeSpec);
+export const DashboardMemberManifest = kind('DashboardMember', DashboardMemberSpec);
 
 /**
  * A printer column of `kubectl get` (besides Ready and Age, which every kind shows). No `date`:
@@ -266,6 +268,20 @@ export const MANIFEST_KINDS = {
       },
     },
   },
+  DashboardMember: {
+    schema: DashboardMemberManifest,
+    namespaced: true,
+    crd: {
+      plural: 'dashboardmembers',
+      shortNames: ['dmember'],
+      columns: [
+        { name: 'Project', type: 'string', jsonPath: '.spec.project' },
+        { name: 'Subject', type: 'string', jsonPath: '.spec.subject' },
+        { name: 'Email', type: 'string', jsonPath: '.spec.email' },
+        { name: 'Disabled', type: 'boolean', jsonPath: '.spec.disabled' },
+      ],
+    },
+  },
 } as const satisfies Record<string, { schema: TSchema; namespaced: boolean; crd: { plural: string; shortNames: string[]; columns: PrinterColumn[]; status?: Record<string, TSchema> } }>;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
 /** The document type of one kind, from its schema. */
@@ -287,5 +303,6 @@ export type ItemTypeManifestT = Static<typeof ItemTypeManifest>;
 export type CardTypeManifestT = Static<typeof CardTypeManifest>;
 export type CardTemplateManifestT = Static<typeof CardTemplateManifest>;
 export type SkillTreeManifestT = Static<typeof SkillTreeManifest>;
+export type DashboardMemberManifestT = Static<typeof DashboardMemberManifest>;
 /** A document of any kind, discriminated by `kind`. */
 export type AnyManifest = ManifestOf<ManifestKind>;

@@ -125,7 +125,7 @@ export class PlayerService {
         throw refuse.conflict(`This environment is full: its plan allows ${cap} players.`, { limit: cap });
       }
       const [row] = await trx('players')
-        .insert({ id: randomId(22), environment_id: env.id, display_name: name ?? null })
+        .insert({ id: randomId(22), environment_id: env.id, display_name: name ?? null, last_seen_at: trx.fn.now() })
         .returning('*');
       await trx('player_identities').insert({ environment_id: env.id, provider, subject, player_id: row.id });
       await trx('environments').where({ id: env.id }).increment('player_count', 1);
@@ -146,12 +146,19 @@ export class PlayerService {
       .where({ 'i.environment_id': env.id, 'i.provider': provider, 'i.subject': subject })
       .first('p.*');
     if (!found) return null;
-    let row = found;
-    if (displayName !== undefined && displayName !== found.display_name) {
-      [row] = await trx('players').where({ id: found.id }).update({ display_name: displayName }).returning('*');
-      await this.announceAfterCommit(trx, found.id as string, 'renamed');
-    }
+    const renamed = displayName !== undefined && displayName !== found.display_name;
+    // Every sign-in is when the player was last seen (GET /players' lastSeenAt), in the same write as a rename.
+    const [row] = await trx('players')
+      .where({ id: found.id })
+      .update(renamed ? { display_name: displayName, last_seen_at: trx.fn.now() } : { last_seen_at: trx.fn.now() })
+      .returning('*');
+    if (renamed) await this.announceAfterCommit(trx, found.id as string, 'renamed');
     return { player: toPlayer(row), created: false, tokensValidAfter: Number(found.tokens_valid_after) };
+  }
+
+  /** The player was seen now (a token refresh): what GET /players answers as lastSeenAt. */
+  async seen(db: Queryable, playerId: string): Promise<void> {
+    await db('players').where({ id: playerId }).update({ last_seen_at: db.fn.now() });
   }
 
   async rename(db: Queryable, env: EnvironmentContext, playerId: string, displayName: string): Promise<PlatformPlayer> {

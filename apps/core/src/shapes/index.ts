@@ -7,3 +7,4 @@ export * from './errors';
 export * from './cards';
 export * from './progression';
 export * from './licence';
+export * from './dashboards';

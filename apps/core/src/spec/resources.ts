@@ -13,6 +13,7 @@ import { EnvironmentReference, Reference } from './names';
 
 export { EnvironmentReference };
 import { GameKey, MAX_BALANCE } from './game-keys';
+import { DashboardSettingsSpec } from './dashboards';
 
 /** The GameEnvironment a document belongs to: every content kind's `spec.environment`. */
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
@@ -93,7 +94,7 @@ export const ProjectSpec = Type.Object(
         { additionalProperties: false, description: 'who unlocks skill nodes (docs/progression.md)' },
       ),
     ),
-    dashboard: Type.Optional(Type.Object({}, { additionalProperties: true, description: "the console dashboard's settings" })),
+    dashboard: Type.Optional(DashboardSettingsSpec),
   },
   { additionalProperties: false },
 );

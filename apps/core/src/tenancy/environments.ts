@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/knex';
 import type { PlanLimits, ProjectSpecT, ServiceName } from '../spec/resources';
 import { SERVICES } from '../spec/resources';
+import type { DashboardSettings } from '../spec/dashboards';
 
 export type ReviewState = ProjectSpecT['review'];
 
@@ -17,6 +18,8 @@ export interface EnvironmentContext {
   wordFilter: string[];
   /** Who unlocks skill nodes: `game` for a game of the service's own, where a player's token may not (docs/progression.md). */
   skillNodesUnlockedBy: 'players' | 'game';
+  /** The project's custom-dashboard provider; null when it has no dashboard (switched off included). */
+  dashboard: DashboardSettings | null;
 }
 
 interface Row {
@@ -51,6 +54,7 @@ function toContext(row: Row): EnvironmentContext {
     identityProvider: spec.identityProvider ?? null,
     wordFilter: spec.wordFilter?.words ?? [],
     skillNodesUnlockedBy: spec.progression?.skillNodesUnlockedBy ?? 'players',
+    dashboard: spec.dashboard && spec.dashboard.enabled !== false ? spec.dashboard : null,
   };
 }
 

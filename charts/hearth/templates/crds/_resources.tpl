@@ -16,6 +16,7 @@
 - cardtemplates
 - skilltrees
 - licencekeys
+- dashboardmembers
 {{- end }}
 {{- define "hearth.operatorNamespacedResources" -}}
 - projects
@@ -33,6 +34,7 @@
 - cardtemplates
 - skilltrees
 - licencekeys
+- dashboardmembers
 {{- end }}
 {{- define "hearth.operatorClusterResources" -}}
 - plans

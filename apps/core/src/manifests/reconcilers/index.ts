@@ -19,6 +19,7 @@ import { realmReconciler } from './realm';
 import { currencyReconciler } from './currency';
 import { cardTemplateReconciler, cardTypeReconciler } from './card-type';
 import { skillTreeReconciler } from './skill-tree';
+import { dashboardMemberReconciler } from './dashboard-member';
 import type { Reconciler } from './shared';
 
 export type ReconcilerTable = { [K in ManifestKind]: Reconciler<ManifestOf<K>> };
@@ -40,6 +41,7 @@ export const RECONCILERS: ReconcilerTable = {
   CardType: cardTypeReconciler,
   CardTemplate: cardTemplateReconciler,
   SkillTree: skillTreeReconciler,
+  DashboardMember: dashboardMemberReconciler,
 };
 
 /** The reconciler of one kind, typed for that kind's documents. */

@@ -1,0 +1,72 @@
+/**
+ * Custom dashboards (spec §4 "Custom dashboards"; docs/dashboards.md): a person's sign-in through the
+ * project's OpenID Connect provider, the token's session, and the players list only a dashboard reads.
+ */
+import { Type } from '@sinclair/typebox';
+import { DashboardPlayer, DashboardSession, DashboardTokens } from '@hearth/core';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { PageOf, PageQuery } from '../../http/schema-helpers';
+
+export const signInDashboard = defineRoute({
+  operationId: 'signInDashboard',
+  method: 'POST',
+  path: '/auth/dashboard',
+  summary: "Sign a person in to a project's custom dashboard",
+  description:
+    "Exchanges an authorization code of the project's OpenID Connect provider (PKCE) for a dashboard token of the environment. " +
+    'not-found: the environment\'s project has no dashboard; unauthorized: the code is bad, used, or for another sign-in; ' +
+    'forbidden: the person may not open the dashboard there, or their account is closed; unavailable: this deployment hosts no custom dashboards.',
+  tag: 'dashboards',
+  credential: 'none',
+  environmentFrom: 'handler',
+  body: Type.Object(
+    {
+      appKey: Type.String({ minLength: 1, maxLength: 64, description: "the environment's app key (one of the project's)" }),
+      code: Type.String({ minLength: 1, maxLength: 2048, description: "the provider's authorization code" }),
+      codeVerifier: Type.String({ minLength: 43, maxLength: 128, pattern: '^[A-Za-z0-9._~-]+$', description: 'the PKCE code verifier the code was asked with' }),
+      nonce: Type.String({ minLength: 16, maxLength: 256, description: 'the nonce the code was asked with; the id token must carry it' }),
+    },
+    { additionalProperties: false },
+  ),
+  bodyLimit: BODY_LIMITS.signIn,
+  success: { status: 200, description: 'Signed in', schema: DashboardTokens },
+  refusals: ['not-found', 'unauthorized', 'forbidden', 'unavailable'],
+  handler: async (ctx) => {
+    const env = await ctx.core.dashboards.environmentForSignIn(ctx.body.appKey);
+    // Counted against the environment and held to its review before the code is spent.
+    await ctx.enterEnvironment(env, 'd:sign-in');
+    const { appKey: _appKey, ...exchange } = ctx.body;
+    return { body: await ctx.core.dashboards.signIn(ctx.db, env, exchange) };
+  },
+});
+
+export const getDashboardSession = defineRoute({
+  operationId: 'getDashboardSession',
+  method: 'GET',
+  path: '/dashboard/session',
+  summary: "The dashboard token's account and permissions",
+  tag: 'dashboards',
+  credential: 'dashboard',
+  dashboardPermission: 'open_dashboard',
+  success: { status: 200, description: 'The session', schema: DashboardSession },
+  refusals: [],
+  handler: async (ctx) => ({ body: ctx.core.dashboards.session(ctx.principal) }),
+});
+
+export const listPlayersForDashboard = defineRoute({
+  operationId: 'listPlayers',
+  method: 'GET',
+  path: '/players',
+  summary: "The environment's players, newest first",
+  description: "`q` finds part of a display name (any position, any case), or a player's id or an identity's subject exactly; never an e-mail.",
+  tag: 'dashboards',
+  credential: 'dashboard',
+  dashboardPermission: 'view_players',
+  query: Type.Object(
+    { q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'part of a display name, or a player id or identity subject' })), ...PageQuery },
+    { additionalProperties: false },
+  ),
+  success: { status: 200, description: 'A page of players', schema: PageOf(DashboardPlayer) },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.dashboards.listPlayers(ctx.db, ctx.env, ctx.query) }),
+});

@@ -1,0 +1,65 @@
+/**
+ * A Project's custom-dashboard client secret, from the Kubernetes Secret it names to the API,
+ * through the operator (docs/dashboards.md "The client secret"): the operator reads the Secret and
+ * stores its value sealed to the API processes' public key, never in the clear; the API opens it.
+ * A Secret or key that is not there is Ready=False (SecretMissing), and fixed by creating it.
+ */
+import { crdsYaml } from '@hearth/core';
+import { type Harness, startHarness } from '../support/harness';
+import { type Kube, startKube } from '../support/kube';
+import { NAMESPACE, plan, project } from '../support/manifests';
+import { dashboardSettings } from '../support/dashboards';
+import { type OperatorProcess, kubectl, kubectlApply, readyOf, startOperatorProcess, waitReady, waitUntil } from './operator-process';
+import { clientSecretKeys, openClientSecret } from '../../apps/core/src/dashboards/client-secrets';
+
+jest.setTimeout(90_000);
+
+let kube: Kube;
+let h: Harness;
+let operator: OperatorProcess;
+
+beforeAll(async () => {
+  // The harness's API process publishes the key the operator seals to.
+  [kube, h] = await Promise.all([startKube(), startHarness({ manifests: [] })]);
+  await kubectl(kube, ['apply', '-f', '-'], crdsYaml());
+  await kubectl(kube, ['wait', '--for=condition=Established', 'crd', '-l', 'app.kubernetes.io/part-of=hearth', '--timeout=30s']);
+  await kubectl(kube, ['create', 'namespace', NAMESPACE]);
+  operator = await startOperatorProcess({ kube, databaseUrl: h.database.url, redisPrefix: h.redisPrefix });
+}, 120_000);
+afterAll(async () => {
+  await operator?.stop();
+  await h?.close();
+  await kube?.stop();
+});
+
+const stored = async (name: string) => (await h.db('projects').where({ namespace: NAMESPACE, name }).first('dashboard_client_secret'))?.dashboard_client_secret as string | null | undefined;
+
+test('the client secret a Project names is stored sealed to the API, follows the Secret, and a missing one is Ready=False', async () => {
+  const secretValue = 'operator-carried-secret-value';
+  await kubectlApply(kube, [plan('ds-plan'), project('ds-project', { plan: 'ds-plan', dashboard: dashboardSettings('https://idp.example') })]);
+  // No Secret yet: refused, with the Secret named.
+  const refused = await waitReady(kube, ['project', 'ds-project', '-n', NAMESPACE], 'False');
+  expect(readyOf(refused)).toMatchObject({ reason: 'SecretMissing', message: expect.stringContaining(`${NAMESPACE}/dashboard-oidc`) });
+
+  await kubectl(kube, ['create', 'secret', 'generic', 'dashboard-oidc', '-n', NAMESPACE, `--from-literal=client-secret=${secretValue}`]);
+  await waitReady(kube, ['project', 'ds-project', '-n', NAMESPACE], 'True', 30_000);
+  const sealed = (await stored('ds-project'))!;
+  expect(sealed).toMatch(/^x1\./);
+  expect(sealed).not.toContain(secretValue);
+  expect(openClientSecret(clientSecretKeys(h.masterKey), sealed)).toBe(secretValue);
+  expect(operator.log()).not.toContain(secretValue);
+
+  // A rotated Secret reaches the database with the Project's next reconcile.
+  await kubectl(kube, ['create', 'secret', 'generic', 'dashboard-oidc', '-n', NAMESPACE, '--from-literal=client-secret=rotated-value', '--dry-run=client', '-o', 'yaml'])
+    .then((yaml) => kubectl(kube, ['apply', '-f', '-'], yaml));
+  await kubectl(kube, ['annotate', 'project', 'ds-project', '-n', NAMESPACE, 'rotated=1']);
+  await waitUntil('the rotated secret', async () => {
+    const now = await stored('ds-project');
+    return now && openClientSecret(clientSecretKeys(h.masterKey), now) === 'rotated-value' ? true : undefined;
+  });
+
+  // A Project that names no secret any more keeps none.
+  const { clientSecretRef: _named, ...publicClient } = dashboardSettings('https://idp.example');
+  await kubectlApply(kube, [project('ds-project', { plan: 'ds-plan', dashboard: publicClient })]);
+  await waitUntil('no stored secret', async () => ((await stored('ds-project')) === null ? true : undefined));
+});
