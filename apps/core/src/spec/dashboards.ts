@@ -4,7 +4,7 @@
  * with permissions per environment), and the permissions a dashboard token can carry.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { ResourceName } from './names';
+import { EnvironmentReference, Reference, ResourceName } from './names';
 import { celRules } from './rules';
 
 /**
@@ -26,10 +26,10 @@ export const DASHBOARD_TOKEN_SECONDS = 3600;
  */
 export const SecretKeyRef = Type.Object(
   {
-    name: ResourceName,
+    name: Type.String({ ...ResourceName, description: 'the Secret, in the namespace of the document' }),
     key: Type.String({ minLength: 1, maxLength: 253, pattern: '^[-_a-zA-Z0-9][-._a-zA-Z0-9]*$', description: 'the key in the Secret' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'a key of a Secret in the namespace of the document' },
 );
 
 /** Project.spec.dashboard: the organisation's OpenID Connect provider its people sign in through. */
@@ -41,12 +41,12 @@ export const DashboardSettingsSpec = Type.Object(
     clientSecretRef: Type.Optional(Type.Object({ secretKeyRef: SecretKeyRef }, { additionalProperties: false, description: 'absent: a public client (PKCE only)' })),
     enabled: Type.Optional(Type.Boolean({ default: true, description: 'false: the project has no dashboard (sign-ins are not-found)' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: "the custom dashboard's OpenID Connect provider (docs/dashboards.md); absent: the project has no dashboard" },
 );
 
 export const DashboardMemberSpec = Type.Object(
   {
-    project: ResourceName,
+    project: Reference('Project', 'the Project in this namespace whose dashboard the member opens'),
     subject: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "the provider's subject (sub) of the person" })),
     email: Type.Optional(
       Type.String({ minLength: 3, maxLength: 320, pattern: '^[^@\\s]+@[^@\\s]+$', description: 'matched only when the provider asserts it with email_verified' }),
@@ -55,12 +55,17 @@ export const DashboardMemberSpec = Type.Object(
     environments: Type.Array(
       Type.Object(
         {
-          environment: ResourceName,
-          permissions: Type.Array(DashboardPermissionSchema, { minItems: 1, maxItems: DASHBOARD_PERMISSIONS.length, uniqueItems: true }),
+          environment: EnvironmentReference('a GameEnvironment of the project, in this namespace'),
+          permissions: Type.Array(DashboardPermissionSchema, {
+            minItems: 1,
+            maxItems: DASHBOARD_PERMISSIONS.length,
+            uniqueItems: true,
+            description: '`open_dashboard` (sign-in, the session, the config and flags reads), `view_players` (GET /players)',
+          }),
         },
         { additionalProperties: false },
       ),
-      { minItems: 1, maxItems: 100 },
+      { minItems: 1, maxItems: 100, description: 'the environments the member may open, each with its permissions there' },
     ),
   },
   {
