@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import { crdsYaml, MANIFEST_KINDS } from '@hearth/core';
 import { type Kube, kubeToolPath, startKube } from '../support/kube';
 import * as m from '../support/manifests';
+import { dashboardMember } from '../support/dashboards';
 
 let kube: Kube;
 
@@ -87,6 +88,7 @@ it('accepts a document of every kind, and lists them all under `kubectl get hear
         { key: 'cleave', name: 'Cleave', parents: ['slash'], priceRule: 'any', prices: [{ currencyKey: 'gold', amount: 5 }, { currencyKey: 'gems', amount: 1 }] },
       ],
     }),
+    dashboardMember('crd-member', { project: 'crd-project', subject: 'someone', environments: [{ environment: 'crd-live', permissions: ['open_dashboard'] }] }),
   ];
   await apply(docs);
   const listed = await kubectl(['get', 'hearth', '-A', '-o', 'name']);
