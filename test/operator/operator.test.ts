@@ -166,11 +166,11 @@ describe('refusals an SRE must see', () => {
     expect(await metricsOf(operator)).not.toMatch(/^hearth_operator_objects_not_ready\{kind="Project",reason="MissingReference"\} [1-9]/m);
   });
 
-  test('a SkillTree whose parents form a cycle (what CEL cannot see) is Ready=False (Refused) naming the field, and Ready once fixed', async () => {
+  test('a SkillTree whose parents form a cycle (what CEL cannot see) is Ready=False (InvalidSpec) naming the field, and Ready once fixed', async () => {
     const tree = (nodes: unknown[]) => skillTree('op-tree', { environment: 'op-live', name: 'Tree', nodes });
     await kubectlApply(kube, [tree([{ key: 'op.a', name: 'A', parents: ['op.b'] }, { key: 'op.b', name: 'B', parents: ['op.a'] }])]);
     const obj = await waitReady(kube, ns('skilltree', 'op-tree'), 'False');
-    expect(readyOf(obj)).toMatchObject({ status: 'False', reason: 'Refused', message: expect.stringContaining('spec.nodes.0.parents') });
+    expect(readyOf(obj)).toMatchObject({ status: 'False', reason: 'InvalidSpec', message: expect.stringContaining('spec.nodes.0.parents') });
     expect(readyOf(obj)!.message).toContain('cycle');
     expect(await h.db('skill_nodes').whereIn('key', ['op.a', 'op.b'])).toEqual([]);
     await kubectlApply(kube, [tree([{ key: 'op.a', name: 'A' }, { key: 'op.b', name: 'B', parents: ['op.a'] }])]);
