@@ -228,8 +228,10 @@ test('a worker killed with SIGKILL mid-job: another completes the job; recorded 
   expect(await uploadState(uploadId)).toEqual({ state: 'recorded', poison_reason: null, crash_id: crashId });
   expect(await database.db('crashes').where({ upload_id: uploadId }).count('* as n').first()).toEqual({ n: '1' });
   expect((await readdir(crashFolder)).sort()).toEqual(['CrashContext.runtime-xml', 'ShooterGame.log', 'UEMinidump.dmp']);
-  const job = (await database.db.raw(`SELECT state, retry_count FROM ${CRASH_QUEUE_SCHEMA}.job WHERE data->>'uploadId' = ?`, [uploadId])).rows;
-  expect(job).toEqual([{ state: 'completed', retry_count: 1 }]);
+  // The queue marks the job completed just after the handler's commit: wait for that step too.
+  const jobOf = async () => (await database.db.raw(`SELECT state, retry_count FROM ${CRASH_QUEUE_SCHEMA}.job WHERE data->>'uploadId' = ?`, [uploadId])).rows;
+  await eventually(async () => (await jobOf())[0]?.state === 'completed', 30_000, 100);
+  expect(await jobOf()).toEqual([{ state: 'completed', retry_count: 1 }]);
 
   // Nothing lost: every upload of this file ended recorded or poison.
   await eventually(async () => (await database.db('crash_uploads').where({ state: 'queued' }).count('* as n').first())!.n === '0', 60_000, 100);
