@@ -93,3 +93,6 @@ export * from './crashes/records';
 export * from './crashes/symbols';
 export * from './crashes/uploads';
 export { KEY_SET_FETCH } from './auth/idp';
+export { StoreClient, StoreRefusal, StoreUnavailable, STORE_CALL, STORE_ERROR, TXN_STATUSES, isUint64, type TxnReport, type TxnStatus, type StoreAccess } from './commerce/store';
+export { PublisherKeys, PublisherKeyMissing, DEFAULT_STORE_SECRETS_DIR } from './commerce/publisher-key';
+export * from './spec/store';
