@@ -96,3 +96,5 @@ export { KEY_SET_FETCH } from './auth/idp';
 export { StoreClient, StoreRefusal, StoreUnavailable, STORE_CALL, STORE_ERROR, TXN_STATUSES, isUint64, type TxnReport, type TxnStatus, type StoreAccess } from './commerce/store';
 export { PublisherKeys, PublisherKeyMissing, DEFAULT_STORE_SECRETS_DIR } from './commerce/publisher-key';
 export * from './spec/store';
+export { IDENTIFY_LIMIT, CATALOG_DEFAULT_CURRENCY, IdentifyLimitReached, type CommerceService } from './commerce/service';
+export * from './spec/product';

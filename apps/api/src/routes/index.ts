@@ -47,6 +47,7 @@ import { addXp, listXp } from './progression/xp';
 import { incrementPlayerStat, incrementStat, listPlayerStats, listStats } from './stats';
 import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
 import { uploadCrashReport } from './crashes/uploads';
+import { authorizeOrder, createOrder, getCatalog, identifyStoreAccount, listEntitlements, reconcileOrders } from './commerce';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -93,6 +94,12 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     uploadCrashReport,
     createSymbolUpload,
     listSymbolFiles,
+    getCatalog,
+    createOrder,
+    identifyStoreAccount,
+    authorizeOrder,
+    reconcileOrders,
+    listEntitlements,
     listRealms,
     getCurrentRealm,
     listRealmDefinitions,

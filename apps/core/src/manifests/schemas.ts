@@ -11,6 +11,7 @@ import {
 import { ItemTypeSpec } from '../spec/item-type';
 import { CardTemplateSpec, CardTypeSpec } from '../spec/card-type';
 import { SkillTreeSpec } from '../spec/skill-tree';
+import { ProductSpec } from '../spec/product';
 
 export const API_VERSION = 'hearth.gg/v1alpha1';
 
@@ -54,6 +55,7 @@ export const ItemTypeManifest = kind('ItemType', ItemTypeSpec);
 export const CardTypeManifest = kind('CardType', CardTypeSpec);
 export const CardTemplateManifest = kind('CardTemplate', CardTemplateSpec);
 export const SkillTreeManifest = kind('SkillTree', SkillTreeSpec);
+export const ProductManifest = kind('Product', ProductSpec);
 
 /**
  * A printer column of `kubectl get` (besides Ready and Age, which every kind shows). No `date`:
@@ -248,6 +250,19 @@ export const MANIFEST_KINDS = {
       ],
     },
   },
+  Product: {
+    schema: ProductManifest,
+    namespaced: true,
+    crd: {
+      plural: 'products',
+      shortNames: ['hproduct'],
+      columns: [
+        { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+        { name: 'SKU', type: 'string', jsonPath: '.spec.sku' },
+        { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
+      ],
+    },
+  },
 } as const satisfies Record<string, { schema: TSchema; namespaced: boolean; crd: { plural: string; shortNames: string[]; columns: PrinterColumn[]; status?: Record<string, TSchema> } }>;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
 /** The document type of one kind, from its schema. */
@@ -268,5 +283,6 @@ export type ItemTypeManifestT = Static<typeof ItemTypeManifest>;
 export type CardTypeManifestT = Static<typeof CardTypeManifest>;
 export type CardTemplateManifestT = Static<typeof CardTemplateManifest>;
 export type SkillTreeManifestT = Static<typeof SkillTreeManifest>;
+export type ProductManifestT = Static<typeof ProductManifest>;
 /** A document of any kind, discriminated by `kind`. */
 export type AnyManifest = ManifestOf<ManifestKind>;

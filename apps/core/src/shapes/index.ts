@@ -6,3 +6,4 @@ export * from './items';
 export * from './errors';
 export * from './cards';
 export * from './progression';
+export * from './commerce';

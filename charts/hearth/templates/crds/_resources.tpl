@@ -15,6 +15,7 @@
 - cardtypes
 - cardtemplates
 - skilltrees
+- products
 {{- end }}
 {{- define "hearth.operatorNamespacedResources" -}}
 - projects
@@ -31,6 +32,7 @@
 - cardtypes
 - cardtemplates
 - skilltrees
+- products
 {{- end }}
 {{- define "hearth.operatorClusterResources" -}}
 - plans

@@ -18,6 +18,7 @@ import { realmReconciler } from './realm';
 import { currencyReconciler } from './currency';
 import { cardTemplateReconciler, cardTypeReconciler } from './card-type';
 import { skillTreeReconciler } from './skill-tree';
+import { productReconciler } from './product';
 import type { Reconciler } from './shared';
 
 export type ReconcilerTable = { [K in ManifestKind]: Reconciler<ManifestOf<K>> };
@@ -38,6 +39,7 @@ export const RECONCILERS: ReconcilerTable = {
   CardType: cardTypeReconciler,
   CardTemplate: cardTemplateReconciler,
   SkillTree: skillTreeReconciler,
+  Product: productReconciler,
 };
 
 /** The reconciler of one kind, typed for that kind's documents. */

@@ -1,0 +1,386 @@
+/**
+ * The commerce routes (spec §4 Commerce) against the stand-in store: the catalog, identify and its
+ * limit, orders and their refusals, authorizations and reconciliation settling from the store's word,
+ * entitlements, isolation between environments, and exactly one finalize and one grant per order
+ * under racing authorizations, reconciliations and retries.
+ */
+import { type Harness, startHarness } from '../support/harness';
+import { call, expectError } from '../support/http';
+import { StoreStandIn } from '../support/store-standin';
+import {
+  APP_ID, IDENTITY, STORE_KEY, STORE_KEY_VARIABLE, authorize, commerceManifests, identifiedBuyer, identify, newBuyer, order, reconcile,
+} from './helpers';
+
+let h: Harness;
+let store: StoreStandIn;
+
+beforeAll(async () => {
+  process.env[STORE_KEY_VARIABLE] = STORE_KEY;
+  store = await new StoreStandIn([STORE_KEY]).start();
+  h = await startHarness({ manifests: commerceManifests(store) });
+});
+afterAll(async () => {
+  await h.close();
+  await store.stop();
+});
+
+function ticketFor(steamId: string, identity = IDENTITY): string {
+  return store.issueTicket(steamId, { identity, appid: APP_ID });
+}
+
+describe('GET /commerce/catalog', () => {
+  test('before identify: priced in USD; switched-off products and other environments\' products are not listed', async () => {
+    const buyer = await newBuyer(h);
+    const reply = await call(h.base, 'GET', '/commerce/catalog?provider=steam', { token: buyer.token });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({
+      products: [
+        { sku: 'gems-100', name: '100 gems', description: '', currency: 'USD', amount: 99, repeatable: true, active: false },
+        { sku: 'starter-pack', name: 'Starter pack', description: '', currency: 'USD', amount: 499, repeatable: false, active: false },
+      ],
+    });
+    const tester = await newBuyer(h, 'shop-test-key');
+    const other = await call(h.base, 'GET', '/commerce/catalog?provider=steam', { token: tester.token });
+    expect(other.body.products.map((p: { sku: string }) => p.sku)).toEqual(['test-only']);
+  });
+
+  test("after identify: in the wallet's currency, and a product without that price is not listed", async () => {
+    const buyer = await identifiedBuyer(h, store, { currency: 'EUR' });
+    const reply = await call(h.base, 'GET', '/commerce/catalog?provider=steam', { token: buyer.token });
+    expect(reply.body.products).toEqual([{ sku: 'starter-pack', name: 'Starter pack', description: '', currency: 'EUR', amount: 449, repeatable: false, active: false }]);
+  });
+
+  test('refusals: an unknown provider, a game that sells through no store, commerce switched off, a server key', async () => {
+    const buyer = await newBuyer(h);
+    expectError(await call(h.base, 'GET', '/commerce/catalog?provider=other', { token: buyer.token }), 400, 'invalid-request', 'query.provider');
+    expect((await call(h.base, 'GET', '/commerce/catalog', { token: buyer.token })).status).toBe(200); // steam is the default
+    const unset = await newBuyer(h, 'nostore-live-key');
+    expectError(await call(h.base, 'GET', '/commerce/catalog?provider=steam', { token: unset.token }), 503, 'unavailable');
+    const closed = await newBuyer(h, 'closed-live-key');
+    expectError(await call(h.base, 'GET', '/commerce/catalog?provider=steam', { token: closed.token }), 403, 'service-disabled');
+    expectError(await call(h.base, 'GET', '/commerce/catalog?provider=steam', { token: h.serverKeys['shop-live-key'] }), 403, 'forbidden');
+  });
+});
+
+describe('POST /commerce/store/identify', () => {
+  test("{ storeId } from the store's answer; the wallet is kept; the store was asked with the game's identity and key", async () => {
+    const buyer = await newBuyer(h);
+    store.setUser(buyer.steamId, { country: 'DE', currency: 'EUR', status: 'Active' });
+    const ticket = ticketFor(buyer.steamId);
+    const reply = await identify(h, buyer, { ticket, identity: IDENTITY });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ storeId: buyer.steamId });
+    const auth = store.calls.filter((c) => c.method === 'AuthenticateUserTicket').at(-1)!;
+    expect(auth.params).toEqual({ key: STORE_KEY, appid: String(APP_ID), ticket, identity: IDENTITY });
+    const account = await h.db('commerce_store_accounts').where({ player_id: buyer.id }).first();
+    expect(account).toMatchObject({ store_id: buyer.steamId, currency: 'EUR', country: 'DE', purchase_status: 'Active', provider: 'steam' });
+  });
+
+  test('a ticket the store refuses is invalid-ticket and proves nothing', async () => {
+    const buyer = await newBuyer(h);
+    const made = await identify(h, buyer, { ticket: ticketFor(buyer.steamId, 'another-identity'), identity: IDENTITY });
+    expectError(made, 400, 'invalid-ticket');
+    expectError(await identify(h, buyer, { ticket: 'ABCD', identity: IDENTITY }), 400, 'invalid-ticket');
+    expect(await h.db('commerce_store_accounts').where({ player_id: buyer.id }).first()).toBeUndefined();
+  });
+
+  test.each([
+    ['a ticket that is not hex', { ticket: 'zz', identity: IDENTITY }, 'body.ticket'],
+    ['a ticket of odd length', { ticket: 'ABC', identity: IDENTITY }, 'body.ticket'],
+    ['a missing identity', { ticket: 'ABCD' }, 'body.identity'],
+    ["another identity string than the game's", { ticket: 'ABCD', identity: 'not-ours' }, 'body.identity'],
+    ['a field the route does not take', { ticket: 'ABCD', identity: IDENTITY, steamId: '1' }, 'body.steamId'],
+  ])('%s is invalid-request and never reaches the store', async (_name, body, field) => {
+    const buyer = await newBuyer(h);
+    const before = store.calls.length;
+    expectError(await identify(h, buyer, body), 400, 'invalid-request', field);
+    expect(store.calls.length).toBe(before);
+  });
+
+  test('ten per player per ten minutes: the eleventh is 429 with Retry-After and the headers, and does not reach the store', async () => {
+    const { rows } = await h.db.raw('SELECT extract(epoch FROM now())::float8 AS now');
+    const left = 600 - (Math.floor(rows[0].now) % 600);
+    if (left < 30) await new Promise((resolve) => setTimeout(resolve, (left + 1) * 1000));
+    const buyer = await newBuyer(h);
+    const other = await newBuyer(h);
+    const remaining: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const reply = await identify(h, buyer, { ticket: ticketFor(buyer.steamId), identity: IDENTITY });
+      expect(reply.status).toBe(200);
+      remaining.push(Number(reply.headers.get('x-ratelimit-remaining')));
+      expect(Number(reply.headers.get('x-ratelimit-limit'))).toBe(10);
+    }
+    expect(remaining).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    const asked = store.count('AuthenticateUserTicket');
+    const refused = await identify(h, buyer, { ticket: ticketFor(buyer.steamId), identity: IDENTITY });
+    const body = expectError(refused, 429, 'rate-limited');
+    const retry = Number(refused.headers.get('retry-after'));
+    expect(retry).toBeGreaterThanOrEqual(1);
+    expect(retry).toBeLessThanOrEqual(600);
+    expect(body.details).toEqual({ retryAfterSeconds: retry });
+    expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(store.count('AuthenticateUserTicket')).toBe(asked);
+    // Another player's limit is their own.
+    expect((await identify(h, other, { ticket: ticketFor(other.steamId), identity: IDENTITY })).status).toBe(200);
+  });
+
+  test('a store that fails is unavailable; an error of the store\'s own at GetUserInfo is provider-refused with its code', async () => {
+    const buyer = await newBuyer(h);
+    store.failNext('AuthenticateUserTicket', { status: 500 });
+    expectError(await identify(h, buyer, { ticket: ticketFor(buyer.steamId), identity: IDENTITY }), 503, 'unavailable');
+    store.failNext('GetUserInfo', { errorcode: 2, errordesc: 'Failed' });
+    const refused = expectError(await identify(h, buyer, { ticket: ticketFor(buyer.steamId), identity: IDENTITY }), 502, 'provider-refused');
+    expect(refused.details).toEqual({ storeErrorCode: 2 });
+    expect(refused.message).not.toContain(STORE_KEY);
+  });
+});
+
+describe('POST /commerce/orders', () => {
+  test('201: the order is made, then InitTxn in the wallet currency with the store item id; storeOrderId is a uint64 string', async () => {
+    const buyer = await identifiedBuyer(h, store, { currency: 'EUR' });
+    const reply = await order(h, buyer, { sku: 'starter-pack', provider: 'steam', language: 'de' });
+    expect(reply.status).toBe(201);
+    expect(reply.body).toMatchObject({ sku: 'starter-pack', provider: 'steam', status: 'awaiting-player', currency: 'EUR', amount: 449 });
+    const { storeOrderId } = reply.body;
+    expect(storeOrderId).toMatch(/^[1-9][0-9]{0,19}$/);
+    expect(BigInt(storeOrderId)).toBeGreaterThan(BigInt(Number.MAX_SAFE_INTEGER));
+    expect(BigInt(storeOrderId)).toBeLessThan(2n ** 64n);
+    const init = store.calls.filter((c) => c.method === 'InitTxn').at(-1)!;
+    expect(init.params).toMatchObject({
+      orderid: storeOrderId, steamid: buyer.steamId, appid: String(APP_ID), itemcount: '1', language: 'de', currency: 'EUR',
+      'itemid[0]': '4294967295', 'qty[0]': '1', 'amount[0]': '449', 'description[0]': 'Starter pack',
+    });
+    expect(await h.db('commerce_orders').where({ store_order_id: storeOrderId }).first()).toMatchObject({ player_id: buyer.id, status: 'awaiting-player' });
+  });
+
+  test('no-steam-account before identify, and the store is not asked', async () => {
+    const buyer = await newBuyer(h);
+    const before = store.count('InitTxn');
+    expectError(await order(h, buyer), 409, 'no-steam-account');
+    expect(store.count('InitTxn')).toBe(before);
+    expect(await h.db('commerce_orders').where({ player_id: buyer.id })).toEqual([]);
+  });
+
+  test('purchase-not-allowed for a wallet the store locked from purchasing, before any InitTxn', async () => {
+    const buyer = await identifiedBuyer(h, store, { status: 'Locked from purchasing' });
+    const before = store.count('InitTxn');
+    expectError(await order(h, buyer), 403, 'purchase-not-allowed');
+    expect(store.count('InitTxn')).toBe(before);
+  });
+
+  test('purchase-not-allowed when the store refuses InitTxn with its not-allowed code; the order is failed', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    store.failNext('InitTxn', { errorcode: 103, errordesc: 'User is not allowed to purchase' });
+    expectError(await order(h, buyer), 403, 'purchase-not-allowed');
+    expect((await h.db('commerce_orders').where({ player_id: buyer.id }).first()).status).toBe('failed');
+  });
+
+  test("provider-refused with the store's code for another InitTxn error; the order is failed and another may be made", async () => {
+    const buyer = await identifiedBuyer(h, store);
+    store.failNext('InitTxn', { errorcode: 2, errordesc: 'Failed' });
+    expect(expectError(await order(h, buyer), 502, 'provider-refused').details).toEqual({ storeErrorCode: 2 });
+    expect((await h.db('commerce_orders').where({ player_id: buyer.id }).first()).status).toBe('failed');
+    expect((await order(h, buyer)).status).toBe(201);
+  });
+
+  test('order-in-progress while an order for the product waits; another product may be ordered', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    expect((await order(h, buyer)).status).toBe(201);
+    expectError(await order(h, buyer), 409, 'order-in-progress');
+    expect((await order(h, buyer, { sku: 'gems-100', provider: 'steam', language: 'en' })).status).toBe(201);
+  });
+
+  test('already-active for a one-time product held; a repeatable product is sold again', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const first = await order(h, buyer);
+    store.authorize(first.body.storeOrderId, true);
+    expect((await authorize(h, buyer, first.body.storeOrderId)).body.order.status).toBe('completed');
+    expectError(await order(h, buyer), 409, 'already-active');
+    for (let i = 0; i < 2; i++) {
+      const gems = await order(h, buyer, { sku: 'gems-100', provider: 'steam', language: 'en' });
+      store.authorize(gems.body.storeOrderId, true);
+      expect((await authorize(h, buyer, gems.body.storeOrderId)).body.order.status).toBe('completed');
+    }
+  });
+
+  test('not-found for an unknown, switched-off or other environment\'s sku; not-purchasable without a price in the wallet currency', async () => {
+    const buyer = await identifiedBuyer(h, store, { currency: 'EUR' });
+    for (const sku of ['nope', 'retired', 'test-only']) expectError(await order(h, buyer, { sku, provider: 'steam', language: 'en' }), 404, 'not-found', 'body.sku');
+    expectError(await order(h, buyer, { sku: 'gems-100', provider: 'steam', language: 'en' }), 409, 'not-purchasable');
+  });
+
+  test.each([
+    ['a missing sku', { provider: 'steam', language: 'en' }, 'body.sku'],
+    ['another provider', { sku: 'starter-pack', provider: 'other', language: 'en' }, 'body.provider'],
+    ['a language that is no language code', { sku: 'starter-pack', provider: 'steam', language: 'english!' }, 'body.language'],
+  ])('%s is invalid-request', async (_name, body, field) => {
+    const buyer = await identifiedBuyer(h, store);
+    expectError(await order(h, buyer, body), 400, 'invalid-request', field);
+  });
+
+  test('a retry under the same Idempotency-Key answers the same order and makes no second; another body under it is idempotency-conflict', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const headers = { 'Idempotency-Key': `order-${buyer.id}` };
+    const first = await order(h, buyer, undefined, headers);
+    const again = await order(h, buyer, undefined, headers);
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(await h.db('commerce_orders').where({ player_id: buyer.id })).toHaveLength(1);
+    expectError(await order(h, buyer, { sku: 'gems-100', provider: 'steam', language: 'en' }, headers), 409, 'idempotency-conflict');
+  });
+});
+
+describe('POST /commerce/store/authorizations', () => {
+  test('a hint only: an order the store still has in Init stays awaiting-player whatever the hint says', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const made = await order(h, buyer);
+    const reply = await authorize(h, buyer, made.body.storeOrderId, true);
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ order: { ...made.body, updatedAt: expect.any(String) }, entitlements: [] });
+    expect(store.txnOf(made.body.storeOrderId).finalized).toBe(0);
+  });
+
+  test('approved at the store: finalized once, completed, one entitlement; asking again changes nothing', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const made = await order(h, buyer);
+    store.authorize(made.body.storeOrderId, true);
+    const reply = await authorize(h, buyer, made.body.storeOrderId, false); // the hint is not believed either way
+    expect(reply.body.order.status).toBe('completed');
+    expect(reply.body.entitlements).toEqual([
+      { id: expect.any(String), key: 'starter', sku: 'starter-pack', orderId: made.body.id, status: 'active', grantedAt: expect.any(String), revokedAt: null },
+    ]);
+    const again = await authorize(h, buyer, made.body.storeOrderId);
+    expect(again.body).toEqual(reply.body);
+    expect(store.txnOf(made.body.storeOrderId)).toMatchObject({ status: 'Succeeded', finalized: 1 });
+    const catalog = await call(h.base, 'GET', '/commerce/catalog?provider=steam', { token: buyer.token });
+    expect(catalog.body.products.find((p: { sku: string }) => p.sku === 'starter-pack').active).toBe(true);
+  });
+
+  test('denied in the overlay: failed, nothing granted, and the product may be ordered again', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const made = await order(h, buyer);
+    store.authorize(made.body.storeOrderId, false);
+    const reply = await authorize(h, buyer, made.body.storeOrderId, false);
+    expect(reply.body).toMatchObject({ order: { status: 'failed' }, entitlements: [] });
+    expect((await order(h, buyer)).status).toBe(201);
+  });
+
+  test('"already committed" at FinalizeTxn is asked again and Succeeded accepted: granted once', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const made = await order(h, buyer);
+    store.authorize(made.body.storeOrderId, true);
+    // Someone finalized it between our QueryTxn and our FinalizeTxn.
+    store.onNext('FinalizeTxn', () => {
+      store.txnOf(made.body.storeOrderId).status = 'Succeeded';
+    });
+    const reply = await authorize(h, buyer, made.body.storeOrderId);
+    expect(reply.body.order.status).toBe('completed');
+    expect(reply.body.entitlements).toHaveLength(1);
+  });
+
+  test('an order the store already settled (Succeeded) is completed without another FinalizeTxn', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const made = await order(h, buyer);
+    store.txnOf(made.body.storeOrderId).status = 'Succeeded';
+    const before = store.count('FinalizeTxn');
+    expect((await authorize(h, buyer, made.body.storeOrderId)).body.order.status).toBe('completed');
+    expect(store.count('FinalizeTxn')).toBe(before);
+  });
+
+  test("not-found for another player's order and for an unknown one; invalid-request past 2^64", async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const other = await identifiedBuyer(h, store);
+    const made = await order(h, buyer);
+    expectError(await authorize(h, other, made.body.storeOrderId), 404, 'not-found');
+    expectError(await authorize(h, buyer, '12345'), 404, 'not-found');
+    expectError(await authorize(h, buyer, '18446744073709551616'), 400, 'invalid-request', 'body.storeOrderId');
+    expectError(await call(h.base, 'POST', '/commerce/store/authorizations', { token: buyer.token, body: { storeOrderId: 12345, authorized: true } }), 400, 'invalid-request', 'body.storeOrderId');
+  });
+
+  test("a QueryTxn error of the store's own is provider-refused; the order stays open for a later try", async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const made = await order(h, buyer);
+    store.authorize(made.body.storeOrderId, true);
+    store.failNext('QueryTxn', { errorcode: 2, errordesc: 'Failed' });
+    expect(expectError(await authorize(h, buyer, made.body.storeOrderId), 502, 'provider-refused').details).toEqual({ storeErrorCode: 2 });
+    expect((await authorize(h, buyer, made.body.storeOrderId)).body.order.status).toBe('completed');
+  });
+});
+
+describe('POST /commerce/orders/reconcile', () => {
+  test("settles the player's open orders whose client never came back, and answers them with what they gave", async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const starter = await order(h, buyer);
+    const gems = await order(h, buyer, { sku: 'gems-100', provider: 'steam', language: 'en' });
+    store.authorize(starter.body.storeOrderId, true);
+    const reply = await reconcile(h, buyer);
+    expect(reply.status).toBe(200);
+    const byId = Object.fromEntries(reply.body.orders.map((o: { id: string; status: string }) => [o.id, o.status]));
+    expect(byId).toEqual({ [starter.body.id]: 'completed', [gems.body.id]: 'awaiting-player' });
+    expect(reply.body.entitlements.map((e: { orderId: string }) => e.orderId)).toEqual([starter.body.id]);
+    // Settled orders are no longer open: the next reconciliation has the gems order only.
+    expect((await reconcile(h, buyer)).body.orders.map((o: { id: string }) => o.id)).toEqual([gems.body.id]);
+  });
+
+  test('nothing open: empty lists', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    expect((await reconcile(h, buyer)).body).toEqual({ orders: [], entitlements: [] });
+  });
+});
+
+describe('exactly once', () => {
+  test('racing authorizations, reconciliations and retries finalize once and grant once', async () => {
+    for (let round = 0; round < 3; round++) {
+      const buyer = await identifiedBuyer(h, store);
+      const made = await order(h, buyer, { sku: 'gems-100', provider: 'steam', language: 'en' });
+      const id = made.body.storeOrderId as string;
+      store.authorize(id, true);
+      store.delayNext('FinalizeTxn', 150); // the finalizer is slow: every other caller arrives while it is in flight
+      const racers = [
+        ...Array.from({ length: 8 }, () => authorize(h, buyer, id)),
+        ...Array.from({ length: 4 }, () => reconcile(h, buyer)),
+      ];
+      const replies = await Promise.all(racers);
+      for (const reply of replies) expect(reply.status).toBe(200);
+      // Afterwards (a retry of any of them), the order is settled.
+      expect((await authorize(h, buyer, id)).body.order.status).toBe('completed');
+      expect(store.txnOf(id).finalized).toBe(1);
+      expect(store.calls.filter((c) => c.method === 'FinalizeTxn' && c.params.orderid === id)).toHaveLength(1);
+      expect(await h.db('commerce_entitlements').where({ order_id: made.body.id })).toHaveLength(1);
+    }
+  });
+});
+
+describe('GET /players/:playerId/entitlements', () => {
+  test('the player as `me`, a server key of its environment by id, in pages; the player naming an id is forbidden; another environment\'s key is not-found', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    for (let i = 0; i < 3; i++) {
+      const gems = await order(h, buyer, { sku: 'gems-100', provider: 'steam', language: 'en' });
+      store.authorize(gems.body.storeOrderId, true);
+      await authorize(h, buyer, gems.body.storeOrderId);
+    }
+    const mine = await call(h.base, 'GET', '/players/me/entitlements?limit=2', { token: buyer.token });
+    expect(mine.status).toBe(200);
+    expect(mine.body.items).toHaveLength(2);
+    expect(mine.body.next).toEqual(expect.any(String));
+    const rest = await call(h.base, 'GET', `/players/me/entitlements?limit=2&cursor=${encodeURIComponent(mine.body.next)}`, { token: buyer.token });
+    expect(rest.body).toEqual({ items: [expect.objectContaining({ key: 'gems-100', status: 'active' })], next: null });
+    const byServer = await call(h.base, 'GET', `/players/${buyer.id}/entitlements`, { token: h.serverKeys['shop-live-key'] });
+    expect(byServer.body.items.map((e: { id: string }) => e.id)).toEqual([...mine.body.items, ...rest.body.items].map((e: { id: string }) => e.id));
+    expectError(await call(h.base, 'GET', `/players/${buyer.id}/entitlements`, { token: buyer.token }), 403, 'forbidden');
+    expectError(await call(h.base, 'GET', `/players/${buyer.id}/entitlements`, { token: h.serverKeys['shop-test-key'] }), 404, 'not-found');
+    expectError(await call(h.base, 'GET', '/players/me/entitlements?cursor=forged', { token: buyer.token }), 400, 'invalid-request', 'query.cursor');
+  });
+});
+
+describe('isolation between environments', () => {
+  test("a shop-test player's store account, orders and entitlements are its own; shop-live's orders are not found from there", async () => {
+    const live = await identifiedBuyer(h, store);
+    const tester = await identifiedBuyer(h, store, {}, 'shop-test-key');
+    const made = await order(h, live);
+    expectError(await authorize(h, tester, made.body.storeOrderId), 404, 'not-found');
+    const testOrder = await order(h, tester, { sku: 'test-only', provider: 'steam', language: 'en' });
+    expect(testOrder.status).toBe(201);
+    expect((await reconcile(h, tester)).body.orders.map((o: { id: string }) => o.id)).toEqual([testOrder.body.id]);
+  });
+});
