@@ -7,8 +7,9 @@
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { StoreStandIn } from '../support/store-standin';
+import { environment, project, serverKey } from '../support/manifests';
 import {
-  APP_ID, IDENTITY, STORE_KEY, STORE_KEY_VARIABLE, authorize, commerceManifests, identifiedBuyer, identify, newBuyer, order, reconcile,
+  APP_ID, IDENTITY, STORE_KEY, STORE_KEY_VARIABLE, authorize, commerceManifests, identifiedBuyer, identify, newBuyer, order, product, reconcile, storeSettings,
 } from './helpers';
 
 let h: Harness;
@@ -35,6 +36,7 @@ describe('GET /commerce/catalog', () => {
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
       products: [
+        { sku: 'gem-bundle', name: 'Gem bundle', description: '', currency: 'USD', amount: 199, repeatable: true, active: false },
         { sku: 'gems-100', name: '100 gems', description: '', currency: 'USD', amount: 99, repeatable: true, active: false },
         { sku: 'starter-pack', name: 'Starter pack', description: '', currency: 'USD', amount: 499, repeatable: false, active: false },
       ],
@@ -351,6 +353,51 @@ describe('exactly once', () => {
   });
 });
 
+describe("the economy's share of a product", () => {
+  async function holdings(playerId: string) {
+    const ledger = await h.db('ledger_entries').where({ player_id: playerId, currency_key: 'gems' }).orderBy('id').select('amount', 'balance_after', 'reason', 'reference');
+    const badges = await h.db('item_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').where({ 'i.player_id': playerId, 's.item_type_key': 'badge' }).first('s.quantity');
+    return { ledger: ledger.map((e) => ({ ...e, amount: Number(e.amount), balance_after: Number(e.balance_after) })), badges: Number(badges?.quantity ?? 0) };
+  }
+
+  test('a completed order credits its currencies and grants its items once, as ledger entries naming the order, under racing settlements', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const made = await order(h, buyer, { sku: 'gem-bundle', provider: 'steam', language: 'en' });
+    store.authorize(made.body.storeOrderId, true);
+    store.delayNext('FinalizeTxn', 100);
+    await Promise.all([...Array.from({ length: 5 }, () => authorize(h, buyer, made.body.storeOrderId)), reconcile(h, buyer), reconcile(h, buyer)]);
+    expect((await authorize(h, buyer, made.body.storeOrderId)).body.order.status).toBe('completed');
+    expect(await holdings(buyer.id)).toEqual({ ledger: [{ amount: 100, balance_after: 100, reason: 'commerce', reference: made.body.id }], badges: 1 });
+  });
+
+  test('an economy refusal (past the currency\'s cap) grants nothing and leaves the order open; the next settlement after the cap allows it grants once', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    for (let i = 0; i < 2; i++) {
+      const made = await order(h, buyer, { sku: 'gem-bundle', provider: 'steam', language: 'en' });
+      store.authorize(made.body.storeOrderId, true);
+      expect((await authorize(h, buyer, made.body.storeOrderId)).body.order.status).toBe('completed');
+    }
+    const third = await order(h, buyer, { sku: 'gem-bundle', provider: 'steam', language: 'en' });
+    store.authorize(third.body.storeOrderId, true);
+    expectError(await authorize(h, buyer, third.body.storeOrderId), 409, 'balance-cap');
+    expect(store.txnOf(third.body.storeOrderId)).toMatchObject({ status: 'Succeeded', finalized: 1 }); // the money was taken: the grant stays due
+    expect((await h.db('commerce_orders').where({ id: third.body.id }).first()).status).toBe('awaiting-player');
+    expect(await h.db('commerce_entitlements').where({ order_id: third.body.id })).toEqual([]);
+    expect((await holdings(buyer.id)).badges).toBe(2);
+    // Spend some gems: the next settlement completes the order and credits once.
+    const spent = await call(h.base, 'POST', `/players/${buyer.id}/currencies/gems/debit`, {
+      token: h.serverKeys['shop-live-key'], body: { amount: 150, reason: 'spent' }, headers: { 'Idempotency-Key': `spend-${buyer.id}` },
+    });
+    expect(spent.status).toBe(200);
+    const settled = await reconcile(h, buyer);
+    expect(settled.body.orders).toEqual([expect.objectContaining({ id: third.body.id, status: 'completed' })]);
+    expect(store.txnOf(third.body.storeOrderId).finalized).toBe(1);
+    const { ledger, badges } = await holdings(buyer.id);
+    expect(ledger.filter((e) => e.reference === third.body.id)).toEqual([{ amount: 100, balance_after: 150, reason: 'commerce', reference: third.body.id }]);
+    expect(badges).toBe(3);
+  });
+});
+
 describe('GET /players/:playerId/entitlements', () => {
   test('the player as `me`, a server key of its environment by id, in pages; the player naming an id is forbidden; another environment\'s key is not-found', async () => {
     const buyer = await identifiedBuyer(h, store);
@@ -370,6 +417,37 @@ describe('GET /players/:playerId/entitlements', () => {
     expectError(await call(h.base, 'GET', `/players/${buyer.id}/entitlements`, { token: buyer.token }), 403, 'forbidden');
     expectError(await call(h.base, 'GET', `/players/${buyer.id}/entitlements`, { token: h.serverKeys['shop-test-key'] }), 404, 'not-found');
     expectError(await call(h.base, 'GET', '/players/me/entitlements?cursor=forged', { token: buyer.token }), 400, 'invalid-request', 'query.cursor');
+  });
+});
+
+describe('Product documents and store settings', () => {
+  test('a second document claiming a sku of the environment is refused, and applies nothing', async () => {
+    await expect(h.apply([product('starter-copy', { environment: 'shop-live', sku: 'starter-pack', name: 'Copy', storeItemId: 9, entitlement: 'x', prices: [{ currency: 'USD', amount: 1 }] })])).rejects.toThrow(/starter-pack/);
+    expect(await h.db('commerce_products').where({ owner: 'tests/starter-copy' })).toEqual([]);
+  });
+
+  test('a prices list naming a currency twice, or a storeItemId past uint32, is refused by the schema', async () => {
+    const base = { environment: 'shop-live', sku: 'bad', name: 'Bad', entitlement: 'bad' };
+    await expect(h.apply([product('bad-1', { ...base, storeItemId: 1, prices: [{ currency: 'USD', amount: 1 }, { currency: 'USD', amount: 2 }] })])).rejects.toThrow();
+    await expect(h.apply([product('bad-2', { ...base, storeItemId: 4294967296, prices: [{ currency: 'USD', amount: 1 }] })])).rejects.toThrow();
+    expect(await h.db('commerce_products').where({ sku: 'bad' })).toEqual([]);
+  });
+
+  test('a sandbox project sends its microtransactions to the sandbox interface', async () => {
+    await h.apply([
+      project('sandy', { store: { ...storeSettings(store), sandbox: true } }),
+      environment('sandy-live', 'sandy'),
+      serverKey('sandy-live-key', 'sandy-live'),
+      product('sandy-product', { environment: 'sandy-live', sku: 'thing', name: 'Thing', storeItemId: 7, entitlement: 'thing', prices: [{ currency: 'USD', amount: 5 }] }),
+    ]);
+    const buyer = await identifiedBuyer(h, store, {}, 'sandy-live-key');
+    const made = await order(h, buyer, { sku: 'thing', provider: 'steam', language: 'en' });
+    expect(made.status).toBe(201);
+    store.authorize(made.body.storeOrderId, true);
+    expect((await authorize(h, buyer, made.body.storeOrderId)).body.order.status).toBe('completed');
+    const calls = store.calls.filter((c) => c.params.orderid === made.body.storeOrderId || (c.method === 'GetUserInfo' && c.params.steamid === buyer.steamId));
+    expect(new Set(calls.map((c) => c.interface))).toEqual(new Set(['ISteamMicroTxnSandbox']));
+    expect(store.txnOf(made.body.storeOrderId).sandbox).toBe(true);
   });
 });
 

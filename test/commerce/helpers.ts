@@ -2,7 +2,7 @@
 import { API_VERSION, type AnyManifest } from '@hearth/core';
 import type { Harness } from '../support/harness';
 import { call, signIn, type Reply } from '../support/http';
-import { NAMESPACE, environment, plan, project, projectWithout, serverKey } from '../support/manifests';
+import { NAMESPACE, currency, environment, itemType, plan, project, projectWithout, serverKey } from '../support/manifests';
 import type { StoreStandIn } from '../support/store-standin';
 
 export const STORE_KEY = 'test-publisher-key-5b1e';
@@ -41,6 +41,12 @@ export function commerceManifests(store: StoreStandIn): AnyManifest[] {
     }),
     product('gems', { environment: 'shop-live', sku: 'gems-100', name: '100 gems', storeItemId: 2, entitlement: 'gems-100', repeatable: true, prices: [{ currency: 'USD', amount: 99 }] }),
     product('retired', { environment: 'shop-live', sku: 'retired', name: 'Gone', storeItemId: 3, entitlement: 'retired', enabled: false, prices: [{ currency: 'USD', amount: 1 }] }),
+    currency('shop-gems', { environment: 'shop-live', key: 'gems', name: 'Gems', scope: 'account', kind: 'balance', max: 250 }),
+    itemType('shop-badge', { environment: 'shop-live', key: 'badge', name: 'Badge', category: 'misc', ownership: 'counted' }),
+    product('bundle', {
+      environment: 'shop-live', sku: 'gem-bundle', name: 'Gem bundle', storeItemId: 5, entitlement: 'gem-bundle', repeatable: true,
+      prices: [{ currency: 'USD', amount: 199 }], currencies: [{ currencyKey: 'gems', amount: 100 }], items: [{ itemTypeKey: 'badge', quantity: 1 }],
+    }),
     product('test-only', { environment: 'shop-test', sku: 'test-only', name: 'Test', storeItemId: 4, entitlement: 'test-only', prices: [{ currency: 'USD', amount: 1 }] }),
   ];
 }

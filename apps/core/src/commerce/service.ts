@@ -21,7 +21,9 @@ import { randomId } from '../ids';
 import { windowOf, type RateOutcome } from '../coord/coordination';
 import type { CursorCodec, Page } from '../pagination';
 import { keysetPage } from '../pagination';
-import type { IdempotencyScope } from '../idempotency';
+import { fingerprintOf, type IdempotencyScope } from '../idempotency';
+import type { EconomyService } from '../economy/service';
+import type { ItemService } from '../items/service';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { StoreSpecT } from '../spec/store';
 import type { ProductDefinition } from '../spec/product';
@@ -128,6 +130,8 @@ export class CommerceService {
   constructor(
     private readonly cursors: CursorCodec,
     private readonly keys: PublisherKeys,
+    private readonly economy: EconomyService,
+    private readonly items: ItemService,
   ) {}
 
   /** GET /commerce/catalog: the environment's products on sale, priced in the player's wallet currency (or the default before identify). */
@@ -399,9 +403,26 @@ export class CommerceService {
         .insert({ id: randomId(), environment_id: env.id, player_id: row.player_id, key: product?.entitlement ?? row.sku, sku: row.sku, order_id: row.id })
         .onConflict('order_id')
         .ignore();
+      // The economy's share, each move through the money engine under a key derived from the order, in this
+      // transaction: it commits with the order's completion or not at all. A refusal (a balance cap, an item
+      // type switched off) rolls the completion back: the order stays open and the grant is tried again at
+      // the next settlement, never lost and never doubled.
+      for (const { currencyKey, amount } of product?.currencies ?? []) {
+        const key = `order:${row.id}:currency:${currencyKey}`;
+        await this.economy.moveOnce(trx, env, row.player_id, currencyKey, 'credit', { amount, reason: 'commerce', reference: row.id }, this.grantRecord(env, key, [currencyKey, amount]));
+      }
+      for (const { itemTypeKey, quantity } of product?.items ?? []) {
+        const key = `order:${row.id}:items:${itemTypeKey}`;
+        await this.items.grant(trx, env, row.player_id, { itemTypeKey, quantity }, this.grantRecord(env, key, [itemTypeKey, quantity]));
+      }
       const [updated] = await trx('commerce_orders').where({ id: orderId }).update({ status: 'completed', updated_at: trx.fn.now() }).returning('*');
       return updated as OrderRow;
     });
+  }
+
+  /** The idempotency record of one economy move of an order's grant (scope `commerce`: no caller's keys collide with it). */
+  private grantRecord(env: EnvironmentContext, key: string, what: unknown[]): IdempotencyScope {
+    return { environmentId: env.id, scope: 'commerce', key, fingerprint: fingerprintOf(['commerce-grant', key, ...what]) };
   }
 
   private async moveOpen(db: Queryable, row: OrderRow, status: OrderStatus): Promise<OrderRow> {

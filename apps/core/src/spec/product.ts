@@ -8,7 +8,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { celRules } from './rules';
 import { EnvironmentReference } from './names';
 import { Defaulted } from './fields';
-import { GameKey } from './game-keys';
+import { GameKey, MAX_BALANCE } from './game-keys';
 
 export const PRODUCT_LIMITS = { prices: 60 } as const;
 
@@ -37,6 +37,34 @@ export const ProductSpec = Type.Object(
       ...celRules({ rule: 'self.all(p, self.exists_one(q, q.currency == p.currency))', message: 'must price each currency once' }),
     }),
     entitlement: GameKey('the entitlement a completed order gives'),
+    currencies: Defaulted(
+      Type.Array(
+        Type.Object(
+          { currencyKey: GameKey('a currency of the environment'), amount: Type.Integer({ minimum: 1, maximum: MAX_BALANCE, description: 'credited' }) },
+          { additionalProperties: false },
+        ),
+        {
+          maxItems: 20,
+          default: [],
+          description: "currencies of the game's economy a completed order credits (through the money engine, once per order)",
+          ...celRules({ rule: 'self.all(c, self.exists_one(d, d.currencyKey == c.currencyKey))', message: 'must name each currency once' }),
+        },
+      ),
+    ),
+    items: Defaulted(
+      Type.Array(
+        Type.Object(
+          { itemTypeKey: GameKey('an item type of the environment'), quantity: Type.Integer({ minimum: 1, maximum: 1000, description: 'granted' }) },
+          { additionalProperties: false },
+        ),
+        {
+          maxItems: 20,
+          default: [],
+          description: 'items a completed order grants (through the money engine, once per order)',
+          ...celRules({ rule: 'self.all(c, self.exists_one(d, d.itemTypeKey == c.itemTypeKey))', message: 'must name each item type once' }),
+        },
+      ),
+    ),
     repeatable: Defaulted(Type.Boolean({ default: false, description: 'false: one-time, refused `already-active` while its entitlement is active' })),
     enabled: Defaulted(Type.Boolean({ default: true, description: 'false: not listed and not sold' })),
   },
@@ -45,4 +73,10 @@ export const ProductSpec = Type.Object(
 export type ProductSpecT = Static<typeof ProductSpec>;
 
 /** A product as the domain reads it (its document's spec without the environment). */
-export type ProductDefinition = Omit<ProductSpecT, 'environment'> & { description: string; repeatable: boolean; enabled: boolean };
+export type ProductDefinition = Omit<ProductSpecT, 'environment'> & {
+  description: string;
+  repeatable: boolean;
+  enabled: boolean;
+  currencies: { currencyKey: string; amount: number }[];
+  items: { itemTypeKey: string; quantity: number }[];
+};

@@ -104,14 +104,16 @@ export const authorizeOrder = defineRoute({
   summary: "Tell the service the player answered the store's overlay",
   description:
     "A hint only (the SDK's MicroTxnAuthorizationResponse_t): the store is asked for the order's status, an approved order is finalized once and its entitlements granted once, whatever the hint says and however often it is sent. " +
-    `\`entitlements\` are those this order gave. ${STORE_NOTE}`,
+    '`entitlements` are those this order gave. The currencies and items a product gives move through the economy with the completion; ' +
+    'when the economy refuses one (`balance-cap`, `disabled`, `owned-limit`, `no-current-realm`, `not-found`), nothing is granted, the order stays open and the next settlement tries again. ' +
+    STORE_NOTE,
   tag: 'commerce',
   credential: 'player',
   service: 'commerce',
   bodyLimit: BODY_LIMITS.gameService,
   body: Type.Object({ storeOrderId: StoreOrderId, authorized: Type.Boolean({ description: "the player's answer as the SDK reported it" }) }, { additionalProperties: false }),
   success: { status: 200, description: 'The order as it stands', schema: OrderSettlementShape },
-  refusals: ['invalid-request', 'not-found', 'provider-refused', 'unavailable'],
+  refusals: ['invalid-request', 'not-found', 'balance-cap', 'disabled', 'owned-limit', 'no-current-realm', 'provider-refused', 'unavailable'],
   handler: async (ctx) => {
     if (!isUint64(ctx.body.storeOrderId)) throw refuse.invalid('storeOrderId', 'storeOrderId must be a 64-bit unsigned integer.');
     return { body: await ctx.core.commerce.authorize(ctx.db, ctx.env, ctx.principal.playerId, ctx.body) };
@@ -128,7 +130,7 @@ export const reconcileOrders = defineRoute({
   credential: 'player',
   service: 'commerce',
   success: { status: 200, description: 'The orders that were open, as they stand now', schema: ReconciliationShape },
-  refusals: ['provider-refused', 'unavailable'],
+  refusals: ['not-found', 'balance-cap', 'disabled', 'owned-limit', 'no-current-realm', 'provider-refused', 'unavailable'],
   handler: async (ctx) => ({ body: await ctx.core.commerce.reconcile(ctx.db, ctx.env, ctx.principal.playerId) }),
 });
 
