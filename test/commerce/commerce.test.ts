@@ -451,6 +451,21 @@ describe('Product documents and store settings', () => {
   });
 });
 
+describe('deleting a player', () => {
+  test('takes their store account, identify attempts, orders and entitlements with them', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const done = await order(h, buyer);
+    store.authorize(done.body.storeOrderId, true);
+    await authorize(h, buyer, done.body.storeOrderId);
+    await order(h, buyer, { sku: 'gems-100', provider: 'steam', language: 'en' });
+    const deleted = await call(h.base, 'DELETE', `/players/${buyer.id}`, { token: h.serverKeys['shop-live-key'] });
+    expect(deleted.status).toBe(204);
+    for (const table of ['commerce_store_accounts', 'commerce_identify_attempts', 'commerce_orders', 'commerce_entitlements']) {
+      expect({ table, rows: await h.db(table).where({ player_id: buyer.id }) }).toEqual({ table, rows: [] });
+    }
+  });
+});
+
 describe('isolation between environments', () => {
   test("a shop-test player's store account, orders and entitlements are its own; shop-live's orders are not found from there", async () => {
     const live = await identifiedBuyer(h, store);

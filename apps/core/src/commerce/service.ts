@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
-import { ApiError, refuse } from '../errors';
+import { ApiError, RouteLimitReached, refuse } from '../errors';
 import { randomId } from '../ids';
 import { windowOf, type RateOutcome } from '../coord/coordination';
 import type { CursorCodec, Page } from '../pagination';
@@ -47,10 +47,9 @@ const FINALIZE_CLAIM_SECONDS = Math.ceil((STORE_CALL.timeoutMs * 3) / 1000);
 export type IdentifyStanding = RateOutcome['nearest'];
 
 /** The eleventh identify of a window: 429 with Retry-After, carrying the standing for the headers. */
-export class IdentifyLimitReached extends ApiError {
-  constructor(readonly standing: IdentifyStanding) {
-    const retry = Math.max(1, standing.resetSeconds);
-    super('rate-limited', `At most ${standing.limit} store identifications per ${IDENTIFY_LIMIT.windowSeconds / 60} minutes; retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'Retry-After': String(retry) });
+export class IdentifyLimitReached extends RouteLimitReached {
+  constructor(standing: IdentifyStanding) {
+    super(standing, `At most ${standing.limit} store identifications per ${IDENTIFY_LIMIT.windowSeconds / 60} minutes`);
   }
 }
 
@@ -455,6 +454,8 @@ async function claimIdentifyAttempt(db: Queryable, env: EnvironmentContext, play
     const counted = await trx.raw('SELECT count(*)::int AS n FROM commerce_identify_attempts WHERE player_id = ? AND at >= to_timestamp(?)', [playerId, window.start]);
     const made = counted.rows[0].n as number;
     if (made >= limit) throw new IdentifyLimitReached({ name, limit, remaining: 0, resetSeconds: window.resetSeconds });
+    // Attempts of past windows count for nothing: dropped here, under the same lock, so the table stays small.
+    await trx.raw('DELETE FROM commerce_identify_attempts WHERE player_id = ? AND at < to_timestamp(?)', [playerId, window.start]);
     await trx('commerce_identify_attempts').insert({ player_id: playerId });
     return { name, limit, remaining: limit - made - 1, resetSeconds: window.resetSeconds };
   });
