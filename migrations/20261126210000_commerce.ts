@@ -14,6 +14,9 @@ import type { Knex } from 'knex';
  *   player and product is open at once (`order-in-progress`). `finalize_claimed_at` is who may call
  *   FinalizeTxn: the one claim that moved it (docs/commerce.md "Exactly once").
  * - `commerce_entitlements`: what a completed order gave; UNIQUE (order_id) is the grant's exactly-once.
+ *   Each is also a grant for the game's servers (GET /commerce/grants) until a server acknowledges it.
+ * - `commerce_grant_changes`: the environment's feed of grants given and revoked, in commit order of
+ *   its `seq` per environment (GET /commerce/grants/changes).
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -75,14 +78,26 @@ export async function up(knex: Knex): Promise<void> {
       order_id text COLLATE "C" NOT NULL UNIQUE REFERENCES commerce_orders(id) ON DELETE CASCADE,
       status text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'revoked')),
       granted_at timestamptz NOT NULL DEFAULT now(),
-      revoked_at timestamptz
+      revoked_at timestamptz,
+      acknowledged_at timestamptz
     );
     CREATE INDEX commerce_entitlements_player ON commerce_entitlements (player_id, granted_at, id);
+    CREATE INDEX commerce_entitlements_unacknowledged ON commerce_entitlements (environment_id, granted_at, id) WHERE acknowledged_at IS NULL;
+
+    CREATE TABLE commerce_grant_changes (
+      seq bigserial PRIMARY KEY,
+      environment_id bigint NOT NULL REFERENCES environments(id) ON DELETE CASCADE,
+      entitlement_id text COLLATE "C" NOT NULL REFERENCES commerce_entitlements(id) ON DELETE CASCADE,
+      change text NOT NULL CHECK (change IN ('granted', 'revoked')),
+      at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX commerce_grant_changes_feed ON commerce_grant_changes (environment_id, seq);
   `);
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
+    DROP TABLE commerce_grant_changes;
     DROP TABLE commerce_entitlements;
     DROP TABLE commerce_orders;
     DROP TABLE commerce_identify_attempts;

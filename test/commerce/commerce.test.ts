@@ -348,7 +348,9 @@ describe('exactly once', () => {
       expect((await authorize(h, buyer, id)).body.order.status).toBe('completed');
       expect(store.txnOf(id).finalized).toBe(1);
       expect(store.calls.filter((c) => c.method === 'FinalizeTxn' && c.params.orderid === id)).toHaveLength(1);
-      expect(await h.db('commerce_entitlements').where({ order_id: made.body.id })).toHaveLength(1);
+      const entitlements = await h.db('commerce_entitlements').where({ order_id: made.body.id });
+      expect(entitlements).toHaveLength(1);
+      expect(await h.db('commerce_grant_changes').where({ entitlement_id: entitlements[0].id })).toHaveLength(1);
     }
   });
 });
@@ -448,6 +450,70 @@ describe('Product documents and store settings', () => {
     const calls = store.calls.filter((c) => c.params.orderid === made.body.storeOrderId || (c.method === 'GetUserInfo' && c.params.steamid === buyer.steamId));
     expect(new Set(calls.map((c) => c.interface))).toEqual(new Set(['ISteamMicroTxnSandbox']));
     expect(store.txnOf(made.body.storeOrderId).sandbox).toBe(true);
+  });
+});
+
+describe('grants for servers', () => {
+  let key: string;
+  const buyers: Awaited<ReturnType<typeof identifiedBuyer>>[] = [];
+
+  /** A completed order of the feed environment's product by `buyer`: its order id. */
+  async function bought(buyer: (typeof buyers)[number]): Promise<string> {
+    const made = await order(h, buyer, { sku: 'feed-thing', provider: 'steam', language: 'en' });
+    store.authorize(made.body.storeOrderId, true);
+    expect((await authorize(h, buyer, made.body.storeOrderId)).body.order.status).toBe('completed');
+    return made.body.id as string;
+  }
+
+  beforeAll(async () => {
+    await h.apply([
+      project('feed', { store: storeSettings(store) }),
+      environment('feed-live', 'feed'),
+      serverKey('feed-live-key', 'feed-live'),
+      product('feed-thing', { environment: 'feed-live', sku: 'feed-thing', name: 'Thing', storeItemId: 8, entitlement: 'feed-thing', repeatable: true, prices: [{ currency: 'USD', amount: 5 }] }),
+    ]);
+    key = h.serverKeys['feed-live-key'];
+    buyers.push(await identifiedBuyer(h, store, {}, 'feed-live-key'), await identifiedBuyer(h, store, {}, 'feed-live-key'));
+  });
+
+  test('the changes feed: granted changes in commit order, paged; next is never null, and an empty page keeps its place', async () => {
+    const start = await call(h.base, 'GET', '/commerce/grants/changes', { token: key });
+    expect(start.status).toBe(200);
+    expect(start.body).toEqual({ items: [], next: expect.any(String) });
+    const orders = [await bought(buyers[0]), await bought(buyers[1]), await bought(buyers[0])];
+    const first = await call(h.base, 'GET', `/commerce/grants/changes?limit=2&cursor=${encodeURIComponent(start.body.next)}`, { token: key });
+    expect(first.body.items.map((c: { change: string; grant: { orderId: string } }) => [c.change, c.grant.orderId])).toEqual([['granted', orders[0]], ['granted', orders[1]]]);
+    expect(first.body.items[0].grant).toMatchObject({ playerId: buyers[0].id, key: 'feed-thing', sku: 'feed-thing', status: 'active', acknowledgedAt: null });
+    const second = await call(h.base, 'GET', `/commerce/grants/changes?limit=2&cursor=${encodeURIComponent(first.body.next)}`, { token: key });
+    expect(second.body.items.map((c: { grant: { orderId: string } }) => c.grant.orderId)).toEqual([orders[2]]);
+    const empty = await call(h.base, 'GET', `/commerce/grants/changes?cursor=${encodeURIComponent(second.body.next)}`, { token: key });
+    expect(empty.body.items).toEqual([]);
+    expect(typeof empty.body.next).toBe('string');
+    const later = await bought(buyers[1]);
+    const caughtUp = await call(h.base, 'GET', `/commerce/grants/changes?cursor=${encodeURIComponent(empty.body.next)}`, { token: key });
+    expect(caughtUp.body.items.map((c: { grant: { orderId: string } }) => c.grant.orderId)).toEqual([later]);
+    // Another environment's feed has none of them.
+    const other = await call(h.base, 'GET', '/commerce/grants/changes', { token: h.serverKeys['shop-test-key'] });
+    expect(other.body.items.filter((c: { grant: { orderId: string } }) => [...orders, later].includes(c.grant.orderId))).toEqual([]);
+    expectError(await call(h.base, 'GET', `/commerce/grants/changes?cursor=${encodeURIComponent(empty.body.next)}`, { token: h.serverKeys['shop-test-key'] }), 400, 'invalid-request', 'query.cursor');
+  });
+
+  test('unacknowledged grants; acknowledging takes one out once; another environment\'s grant is not-found; a player token is forbidden', async () => {
+    const listed = await call(h.base, 'GET', '/commerce/grants', { token: key });
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.length).toBeGreaterThanOrEqual(4);
+    const grant = listed.body.items[0];
+    const acked = await call(h.base, 'POST', `/commerce/grants/${grant.id}/ack`, { token: key });
+    expect(acked.status).toBe(200);
+    expect(acked.body).toEqual({ ...grant, acknowledgedAt: expect.any(String) });
+    const again = await call(h.base, 'POST', `/commerce/grants/${grant.id}/ack`, { token: key });
+    expect(again.body).toEqual(acked.body);
+    const after = await call(h.base, 'GET', '/commerce/grants', { token: key });
+    expect(after.body.items.map((g: { id: string }) => g.id)).toEqual(listed.body.items.slice(1).map((g: { id: string }) => g.id));
+    expectError(await call(h.base, 'POST', `/commerce/grants/${after.body.items[0].id}/ack`, { token: h.serverKeys['shop-test-key'] }), 404, 'not-found');
+    expectError(await call(h.base, 'POST', '/commerce/grants/no-such-grant/ack', { token: key }), 404, 'not-found');
+    expectError(await call(h.base, 'GET', '/commerce/grants', { token: buyers[0].token }), 403, 'forbidden');
+    expectError(await call(h.base, 'POST', `/commerce/grants/${after.body.items[0].id}/ack`, { token: buyers[0].token }), 403, 'forbidden');
   });
 });
 

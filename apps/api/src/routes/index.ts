@@ -47,7 +47,7 @@ import { addXp, listXp } from './progression/xp';
 import { incrementPlayerStat, incrementStat, listPlayerStats, listStats } from './stats';
 import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
 import { uploadCrashReport } from './crashes/uploads';
-import { authorizeOrder, createOrder, getCatalog, identifyStoreAccount, listEntitlements, reconcileOrders } from './commerce';
+import { acknowledgeGrant, authorizeOrder, createOrder, getCatalog, identifyStoreAccount, listEntitlements, listGrantChanges, listGrants, reconcileOrders } from './commerce';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -100,6 +100,9 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     authorizeOrder,
     reconcileOrders,
     listEntitlements,
+    listGrants,
+    listGrantChanges,
+    acknowledgeGrant,
     listRealms,
     getCurrentRealm,
     listRealmDefinitions,

@@ -20,14 +20,14 @@ import { ApiError, RouteLimitReached, refuse } from '../errors';
 import { randomId } from '../ids';
 import { windowOf, type RateOutcome } from '../coord/coordination';
 import type { CursorCodec, Page } from '../pagination';
-import { keysetPage } from '../pagination';
+import { DEFAULT_PAGE_SIZE, keysetPage } from '../pagination';
 import { fingerprintOf, type IdempotencyScope } from '../idempotency';
 import type { EconomyService } from '../economy/service';
 import type { ItemService } from '../items/service';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { StoreSpecT } from '../spec/store';
 import type { ProductDefinition } from '../spec/product';
-import type { Catalog, CatalogProduct, Entitlement, Order, OrderSettlement, OrderStatus, Reconciliation } from '../shapes/commerce';
+import type { Catalog, CatalogProduct, Entitlement, Grant, GrantChangePage, Order, OrderSettlement, OrderStatus, Reconciliation } from '../shapes/commerce';
 import { PublisherKeyMissing, type PublisherKeys } from './publisher-key';
 import { STORE_CALL, STORE_ERROR, StoreClient, StoreRefusal, StoreUnavailable, type TxnReport } from './store';
 import { loadProduct, loadProducts } from './products';
@@ -37,6 +37,9 @@ export const IDENTIFY_LIMIT = { name: 'store-identify', limit: 10, windowSeconds
 
 /** The currency the catalog is priced in before the player has proved a store account (docs/commerce.md). */
 export const CATALOG_DEFAULT_CURRENCY = 'USD';
+
+/** The advisory lock (class) that orders an environment's grant changes: taken by each completion until it commits. */
+const GRANT_FEED_LOCK = 0x636f6d6d; // 'comm'
 
 /** The store's purchase status that forbids buying. */
 const LOCKED = 'Locked from purchasing';
@@ -96,6 +99,11 @@ function orderOf(row: OrderRow): Order {
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };
+}
+
+function grantOf(row: Record<string, any>): Grant {
+  const { id, key, sku, orderId, status, grantedAt, revokedAt } = entitlementOf(row);
+  return { id, playerId: row.player_id, key, sku, orderId, status, grantedAt, revokedAt, acknowledgedAt: row.acknowledged_at ? new Date(row.acknowledged_at).toISOString() : null };
 }
 
 function entitlementOf(row: Record<string, any>): Entitlement {
@@ -270,6 +278,56 @@ export class CommerceService {
     );
   }
 
+  /** GET /commerce/grants: the environment's active grants no server has acknowledged, oldest first. */
+  async listGrants(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<Grant>> {
+    return keysetPage(
+      this.cursors,
+      `grants|${env.id}`,
+      q,
+      (after: [string, string] | undefined, take) => {
+        const query = db('commerce_entitlements')
+          .where({ environment_id: env.id, status: 'active' })
+          .whereNull('acknowledged_at')
+          .orderBy([{ column: 'granted_at' }, { column: 'id' }])
+          .limit(take)
+          .select('*', db.raw('granted_at::text AS granted_position'));
+        if (after) query.whereRaw('(granted_at, id) > (?::timestamptz, ?)', after);
+        return query;
+      },
+      (row: Record<string, any>): [string, string] => [row.granted_position, row.id],
+      grantOf,
+    );
+  }
+
+  /** POST /commerce/grants/:grantId/ack: acknowledged once; acknowledging again answers the first acknowledgement. */
+  async acknowledgeGrant(db: Queryable, env: EnvironmentContext, grantId: string): Promise<Grant> {
+    await db('commerce_entitlements').where({ id: grantId, environment_id: env.id }).whereNull('acknowledged_at').update({ acknowledged_at: db.fn.now() });
+    const row = await db('commerce_entitlements').where({ id: grantId, environment_id: env.id }).first();
+    if (!row) throw refuse.notFound('The grant');
+    return grantOf(row);
+  }
+
+  /**
+   * GET /commerce/grants/changes: the environment's grants given and revoked since the cursor, in
+   * commit order. `next` is never null: it is where to ask from next (the same place on an empty page).
+   */
+  async grantChanges(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<GrantChangePage> {
+    const listId = `grant-changes|${env.id}`;
+    const after = q.cursor === undefined ? '0' : this.cursors.decode<string>(listId, q.cursor);
+    const rows = await db('commerce_grant_changes as c')
+      .join('commerce_entitlements as e', 'e.id', 'c.entitlement_id')
+      .where('c.environment_id', env.id)
+      .andWhere('c.seq', '>', after)
+      .orderBy('c.seq')
+      .limit(q.limit ?? DEFAULT_PAGE_SIZE)
+      .select('e.*', 'c.seq', 'c.change', 'c.at');
+    const last = rows.length > 0 ? String(rows[rows.length - 1].seq) : after;
+    return {
+      items: rows.map((row: Record<string, any>) => ({ change: row.change, at: new Date(row.at).toISOString(), grant: grantOf(row) })),
+      next: this.cursors.encode(listId, last),
+    };
+  }
+
   /** The project's store settings for `provider`; a project that sells through no such store is not set up (`unavailable`). */
   private settingsOf(env: EnvironmentContext, provider: 'steam'): StoreSpecT {
     const settings = env.store;
@@ -398,10 +456,13 @@ export class CommerceService {
       if (!OPEN.includes(row.status)) return row;
       const product = await loadProduct(trx, env.id, row.sku);
       // The entitlement key is the product's now; a product deleted since the order was made still gives its sku.
-      await trx('commerce_entitlements')
-        .insert({ id: randomId(), environment_id: env.id, player_id: row.player_id, key: product?.entitlement ?? row.sku, sku: row.sku, order_id: row.id })
-        .onConflict('order_id')
-        .ignore();
+      // Grant changes of an environment commit in the order of their seq (the feed never skips one committed late).
+      await trx.raw('SELECT pg_advisory_xact_lock(?, ?)', [GRANT_FEED_LOCK, env.id]);
+      const entitlementId = randomId();
+      await trx('commerce_entitlements').insert({
+        id: entitlementId, environment_id: env.id, player_id: row.player_id, key: product?.entitlement ?? row.sku, sku: row.sku, order_id: row.id,
+      });
+      await trx('commerce_grant_changes').insert({ environment_id: env.id, entitlement_id: entitlementId, change: 'granted' });
       // The economy's share, each move through the money engine under a key derived from the order, in this
       // transaction: it commits with the order's completion or not at all. A refusal (a balance cap, an item
       // type switched off) rolls the completion back: the order stays open and the grant is tried again at

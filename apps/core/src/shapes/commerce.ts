@@ -69,3 +69,37 @@ export const ReconciliationShape = Shape('Reconciliation', {
 export type Reconciliation = Static<typeof ReconciliationShape>;
 
 export const StoreIdentityShape = Shape('StoreIdentity', { storeId: Type.String({ description: "the player's store account id (64-bit, as decimal digits)" }) });
+
+export const GrantShape = Shape(
+  'Grant',
+  {
+    id: Type.String({ description: 'the entitlement it gives' }),
+    playerId: Type.String(),
+    key: Type.String({ description: 'the entitlement key' }),
+    sku: Type.String(),
+    orderId: Type.String(),
+    status: Type.Union(ENTITLEMENT_STATUSES.map((s) => Type.Literal(s))),
+    grantedAt: Timestamp,
+    revokedAt: Nullable(Timestamp),
+    acknowledgedAt: Nullable(Timestamp, { description: 'when a server acknowledged it; null until then' }),
+  },
+  { description: "An entitlement as the game's servers see it: given to a player, to be applied in the game and acknowledged" },
+);
+export type Grant = Static<typeof GrantShape>;
+
+export const GrantChangeShape = Shape(
+  'GrantChange',
+  {
+    change: Type.Union([Type.Literal('granted'), Type.Literal('revoked')]),
+    at: Timestamp,
+    grant: GrantShape,
+  },
+  { description: 'A grant given or revoked, in the order they were committed' },
+);
+export type GrantChange = Static<typeof GrantChangeShape>;
+
+export const GrantChangePageShape = Shape('GrantChangePage', {
+  items: Type.Array(GrantChangeShape),
+  next: Type.String({ description: 'where to ask from next; never null (an empty page means up to date)' }),
+});
+export type GrantChangePage = Static<typeof GrantChangePageShape>;

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import {
-  CATALOG_DEFAULT_CURRENCY, CatalogShape, EntitlementShape, IDENTIFY_LIMIT, IdentifyLimitReached, isUint64, OrderSettlementShape, OrderShape,
+  CATALOG_DEFAULT_CURRENCY, CatalogShape, EntitlementShape, GrantChangePageShape, GrantShape, IDENTIFY_LIMIT, IdentifyLimitReached, isUint64, OrderSettlementShape, OrderShape,
   ReconciliationShape, refuse, STORE_PROVIDERS, StoreIdentityShape,
 } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { PageOf } from '../../http/schema-helpers';
+import { Id, PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
 
 const Provider = Type.Union(STORE_PROVIDERS.map((p) => Type.Literal(p)), { description: 'the store: `steam`' });
@@ -143,4 +143,49 @@ export const listEntitlements = defineRoute({
   success: { status: 200, description: 'A page of entitlements', schema: PageOf(EntitlementShape) },
   refusals: ['not-found', 'forbidden'],
   handler: async (ctx) => ({ body: await ctx.core.commerce.listEntitlements(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
+});
+
+export const listGrants = defineRoute({
+  operationId: 'listCommerceGrants',
+  method: 'GET',
+  path: '/commerce/grants',
+  summary: 'The grants no server has acknowledged',
+  description: "The environment's active entitlements that no server has acknowledged yet, oldest first: what a game server applies in the game, then acknowledges.",
+  tag: 'commerce',
+  credential: 'server',
+  service: 'commerce',
+  query: PageOnlyQuery,
+  success: { status: 200, description: 'A page of grants', schema: PageOf(GrantShape) },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.commerce.listGrants(ctx.db, ctx.env, ctx.query) }),
+});
+
+export const listGrantChanges = defineRoute({
+  operationId: 'listCommerceGrantChanges',
+  method: 'GET',
+  path: '/commerce/grants/changes',
+  summary: 'The feed of grants given and revoked',
+  description: 'In the order they were committed. `next` is never null: it is where to ask from next; an empty page means up to date (ask again later with the same cursor).',
+  tag: 'commerce',
+  credential: 'server',
+  service: 'commerce',
+  query: PageOnlyQuery,
+  success: { status: 200, description: 'A page of changes', schema: GrantChangePageShape },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.commerce.grantChanges(ctx.db, ctx.env, ctx.query) }),
+});
+
+export const acknowledgeGrant = defineRoute({
+  operationId: 'acknowledgeCommerceGrant',
+  method: 'POST',
+  path: '/commerce/grants/:grantId/ack',
+  summary: 'Acknowledge a grant',
+  description: 'The grant leaves GET /commerce/grants. Acknowledging it again answers the first acknowledgement; a grant of another environment is `not-found`.',
+  tag: 'commerce',
+  credential: 'server',
+  service: 'commerce',
+  params: Type.Object({ grantId: Id('a grant id') }, { additionalProperties: false }),
+  success: { status: 200, description: 'The grant, acknowledged', schema: GrantShape },
+  refusals: ['not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.commerce.acknowledgeGrant(ctx.db, ctx.env, ctx.params.grantId) }),
 });
