@@ -1,10 +1,10 @@
 /**
  * The store's publisher web API key of a project, read where the project's settings say it is
  * (`spec.store.publisherKey`), never from the settings themselves:
- * - `secretRef { name, key }`: a Secret of the project's namespace. The API pods mount the Secrets
- *   that hold publisher keys under HEARTH_STORE_SECRETS_DIR (default /var/run/hearth/store-secrets),
- *   one directory per namespace and Secret: `<dir>/<namespace>/<name>/<key>`, as a Secret volume
- *   lays out its entries.
+ * - `secretRef { name, key }`: a Secret of the project's namespace, read under
+ *   HEARTH_STORE_SECRETS_DIR (default /var/run/hearth/store-secrets) as `<dir>/<namespace>/<name>/<key>`,
+ *   as Secret volumes lay out their entries (a pod mounts Secrets of its own namespace only: see
+ *   docs/commerce.md for Projects elsewhere).
  * - `file`: a file of the API process's machine (outside Kubernetes).
  * - `env`: an environment variable of the API process (outside Kubernetes).
  * The key is read at each use (a rotated Secret is seen without a restart) and goes nowhere but the
