@@ -331,6 +331,21 @@ describe('POST /commerce/orders/reconcile', () => {
 });
 
 describe('exactly once', () => {
+  test('racing retries of one order under one Idempotency-Key make one order and one InitTxn; racing orders without a key make one, the rest order-in-progress', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const headers = { 'Idempotency-Key': `race-${buyer.id}` };
+    const keyed = await Promise.all(Array.from({ length: 6 }, () => order(h, buyer, undefined, headers)));
+    expect(keyed.map((r) => r.status)).toEqual(Array(6).fill(201));
+    expect(new Set(keyed.map((r) => r.body.id)).size).toBe(1);
+    expect(store.calls.filter((c) => c.method === 'InitTxn' && c.params.orderid === keyed[0].body.storeOrderId)).toHaveLength(1);
+
+    const other = await identifiedBuyer(h, store);
+    const bare = await Promise.all(Array.from({ length: 6 }, () => order(h, other)));
+    expect(bare.filter((r) => r.status === 201)).toHaveLength(1);
+    for (const reply of bare.filter((r) => r.status !== 201)) expectError(reply, 409, 'order-in-progress');
+    expect(await h.db('commerce_orders').where({ player_id: other.id })).toHaveLength(1);
+  });
+
   test('racing authorizations, reconciliations and retries finalize once and grant once', async () => {
     for (let round = 0; round < 3; round++) {
       const buyer = await identifiedBuyer(h, store);

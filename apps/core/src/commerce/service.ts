@@ -203,7 +203,14 @@ export class CommerceService {
     if (!product || !product.enabled) throw new ApiError('not-found', `No product "${input.sku}" is on sale.`, { field: 'sku' });
     let row: OrderRow;
     try {
-      row = await inTransaction(db, (trx) => this.openOrder(trx, env, playerId, product, input, idempotency));
+      const opened = await inTransaction(db, async (trx) => {
+        await this.holdBuyer(trx, env, playerId);
+        // Under the player's lock: a retry that waited for the first under the same key finds its order.
+        const replay = idempotency ? await this.replayedOrder(trx, playerId, idempotency) : null;
+        return replay ?? (await this.openOrder(trx, env, playerId, product, input, idempotency));
+      });
+      if (!('store_order_id' in opened)) return { order: opened, replayed: true };
+      row = opened;
     } catch (err) {
       // A concurrent retry under the same key made the order first: answer it.
       if (idempotency && (err as { constraint?: string }).constraint === 'commerce_orders_idempotency') {
@@ -350,10 +357,14 @@ export class CommerceService {
     return orderOf(row);
   }
 
-  /** The order row, under the player's lock: refused when the player has no store account, may not buy, holds it already or has one open. */
-  private async openOrder(trx: Tx, env: EnvironmentContext, playerId: string, product: ProductDefinition, input: OrderInput, idempotency?: IdempotencyScope): Promise<OrderRow> {
+  /** The buyer's row lock: one order of a player is made at a time. */
+  private async holdBuyer(trx: Tx, env: EnvironmentContext, playerId: string): Promise<void> {
     const held = await trx.raw('SELECT 1 FROM players WHERE id = ? AND environment_id = ? FOR NO KEY UPDATE', [playerId, env.id]);
     if (held.rows.length === 0) throw refuse.unauthorized('The player no longer exists.');
+  }
+
+  /** The order row, under the player's lock (holdBuyer): refused when the player has no store account, may not buy, holds it already or has one open. */
+  private async openOrder(trx: Tx, env: EnvironmentContext, playerId: string, product: ProductDefinition, input: OrderInput, idempotency?: IdempotencyScope): Promise<OrderRow> {
     const account = await trx('commerce_store_accounts').where({ player_id: playerId }).first();
     if (!account) throw new ApiError('no-steam-account', 'The player has not proved a store account: identify first.');
     if (account.purchase_status === LOCKED) throw new ApiError('purchase-not-allowed', 'The store does not let this player buy.');
