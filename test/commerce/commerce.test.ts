@@ -57,7 +57,7 @@ describe('GET /commerce/catalog', () => {
     expectError(await call(h.base, 'GET', '/commerce/catalog?provider=other', { token: buyer.token }), 400, 'invalid-request', 'query.provider');
     expect((await call(h.base, 'GET', '/commerce/catalog', { token: buyer.token })).status).toBe(200); // steam is the default
     const unset = await newBuyer(h, 'nostore-live-key');
-    expectError(await call(h.base, 'GET', '/commerce/catalog?provider=steam', { token: unset.token }), 503, 'unavailable');
+    expectError(await call(h.base, 'GET', '/commerce/catalog?provider=steam', { token: unset.token }), 403, 'service-disabled');
     const closed = await newBuyer(h, 'closed-live-key');
     expectError(await call(h.base, 'GET', '/commerce/catalog?provider=steam', { token: closed.token }), 403, 'service-disabled');
     expectError(await call(h.base, 'GET', '/commerce/catalog?provider=steam', { token: h.serverKeys['shop-live-key'] }), 403, 'forbidden');

@@ -113,6 +113,16 @@ export const SAMPLES: Record<string, Prepare> = {
   'POST /players/:playerId/tours/:tourId/complete': async (_w, s) => ({ path: (srv) => `/players/${me(s)(srv)}/tours/sec-tour/complete`, ok: 204 }),
   'POST /support/requests': async () => ({ path: () => '/support/requests', body: { subject: 'Help me', message: 'Something is broken in the shop.' }, ok: 201 }),
   'POST /support/reports': async (w) => ({ path: () => '/support/reports', body: { playerId: w.attacker.id, reason: 'cheating' }, ok: 201 }),
+  // No store is set up in these environments: a good-shaped commerce request passes input validation
+  // and is refused by its handler (STORE_NOT_SET_UP); test/commerce runs them against a stand-in store.
+  'POST /commerce/orders': async () => ({ path: () => '/commerce/orders', body: { sku: 'sec-product', provider: 'steam', language: 'en' }, ok: STORE_NOT_SET_UP }),
+  'POST /commerce/store/identify': async () => ({ path: () => '/commerce/store/identify', body: { ticket: 'ABCD', identity: 'hearth' }, ok: STORE_NOT_SET_UP }),
+  'POST /commerce/store/authorizations': async () => ({ path: () => '/commerce/store/authorizations', body: { storeOrderId: '12345', authorized: true }, ok: STORE_NOT_SET_UP }),
+  'GET /commerce/catalog': async () => ({ path: () => '/commerce/catalog', ok: STORE_NOT_SET_UP }),
+  'POST /commerce/orders/reconcile': async () => ({ path: () => '/commerce/orders/reconcile', ok: STORE_NOT_SET_UP }),
+  'GET /commerce/grants': async () => ({ path: () => '/commerce/grants', ok: 200 }),
+  'GET /commerce/grants/changes': async () => ({ path: () => '/commerce/grants/changes', ok: 200 }),
+  'POST /commerce/grants/:grantId/ack': async (w) => ({ path: () => `/commerce/grants/${w.ids.grantId}/ack`, ok: 200 }),
   // routes of either credential, and of none, that take a body (api3)
   'POST /auth/idp': async () => ({ path: () => '/auth/idp', body: { appKey: 'alpha-live', idToken: 'not.a.token' }, ok: IDP_WITHOUT_PROVIDER }),
   'POST /auth/refresh': async (_w, s) => ({ path: () => '/auth/refresh', body: { refreshToken: s.refresh }, ok: 200 }),
@@ -150,3 +160,6 @@ export const SAMPLES: Record<string, Prepare> = {
  * sign-in is refused by its handler with this status (provider-disabled): past input validation.
  */
 export const IDP_WITHOUT_PROVIDER = 403;
+
+/** No project of the security tests sells through a store: the commerce routes answer `service-disabled` past validation. */
+export const STORE_NOT_SET_UP = 403;

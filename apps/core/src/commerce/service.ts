@@ -335,10 +335,13 @@ export class CommerceService {
     };
   }
 
-  /** The project's store settings for `provider`; a project that sells through no such store is not set up (`unavailable`). */
+  /**
+   * The project's store settings for `provider`. Without them the commerce service cannot serve the
+   * project at all, as if it were switched off: `service-disabled`.
+   */
   private settingsOf(env: EnvironmentContext, provider: 'steam'): StoreSpecT {
     const settings = env.store;
-    if (!settings || settings.provider !== provider) throw refuse.unavailable('This game does not sell through that store.');
+    if (!settings || settings.provider !== provider) throw new ApiError('service-disabled', 'This game does not sell through that store: its project sets no store settings for it.');
     return settings;
   }
 

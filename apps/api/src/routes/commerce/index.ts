@@ -12,7 +12,7 @@ const StoreOrderId = Type.String({ minLength: 1, maxLength: 20, pattern: '^[1-9]
 
 /** Said on the routes that ask the store. */
 const STORE_NOTE =
-  'The store answering an error of its own is `provider-refused` (502) with `details.storeErrorCode`; a store that cannot be reached, or a game not set up to sell through it, is `unavailable` (503).';
+  'The store answering an error of its own is `provider-refused` (502) with `details.storeErrorCode`; a store that cannot be reached, or a publisher key that cannot be read, is `unavailable` (503); a project that sets no store is `service-disabled`.';
 
 export const getCatalog = defineRoute({
   operationId: 'getCommerceCatalog',
@@ -27,7 +27,7 @@ export const getCatalog = defineRoute({
   service: 'commerce',
   query: Type.Object({ provider: Type.Optional({ ...Provider, description: 'the store: `steam` (the default, today the only one)' }) }, { additionalProperties: false }),
   success: { status: 200, description: 'The catalog', schema: CatalogShape },
-  refusals: ['unavailable'],
+  refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.commerce.catalog(ctx.db, ctx.env, ctx.principal.playerId, ctx.query.provider ?? 'steam') }),
 });
 
