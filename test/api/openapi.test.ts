@@ -20,6 +20,8 @@ import Ajv2020 from 'ajv/dist/2020';
 import { ERROR_DETAILS, ERROR_STATUS, mintLicenceKey, organisationNamed, parseTrustedProxies, type ErrorCode, type ProjectSpecT } from '@hearth/core';
 import { type AnyRoute, CHECKS, type CheckName, checksOf, dashboardPermissionOf, defineRoute, routeTable } from '@hearth/api';
 import { type Harness, startHarness } from '../support/harness';
+import { StoreStandIn } from '../support/store-standin';
+import { APP_ID, IDENTITY, STORE_KEY, STORE_KEY_VARIABLE, product, storeSettings } from '../commerce/helpers';
 import { call, signIn } from '../support/http';
 import { Contract, ContractViolation, checkAnswer, contractDocument, type ContractCheck } from '../support/contract';
 import { sampleOf } from '../support/schema-sample';
@@ -79,6 +81,7 @@ interface Caller {
 }
 
 let h: Harness;
+let store: StoreStandIn;
 let doc: Json;
 let served: Contract;
 /** An approved environment with every service on; one whose project awaits review; one with every service off; one past its plan's daily requests. */
@@ -140,6 +143,17 @@ beforeAll(async () => {
   lacking.view_players = await mintDashboardToken(h.core, h.db, 'alpha-opener', 'alpha-live');
   lacking.open_dashboard = await mintDashboardToken(h.core, h.db, 'alpha-viewer', 'alpha-live');
   callers.good = await callerOf('alpha');
+  // Commerce: alpha sells through a stand-in store, and its player has proved a store account, so an order can be made.
+  process.env[STORE_KEY_VARIABLE] = STORE_KEY;
+  store = await new StoreStandIn([STORE_KEY]).start();
+  await h.apply([
+    project('alpha', { store: storeSettings(store) }),
+    product('openapi-product', { environment: 'alpha-live', sku: 'openapi-product', name: 'P', storeItemId: 1, entitlement: 'p', repeatable: true, prices: [{ currency: 'USD', amount: 1 }] }),
+    product('openapi-product-2', { environment: 'alpha-live', sku: 'openapi-product-2', name: 'P2', storeItemId: 2, entitlement: 'p2', repeatable: true, prices: [{ currency: 'USD', amount: 1 }] }),
+  ]);
+  const playerId = (await call(h.base, 'GET', '/players/me', { token: callers.good.player })).body.id as string;
+  const ticket = store.issueTicket(`7656119796${playerId.length}000001`, { identity: IDENTITY, appid: APP_ID });
+  await eventually(async () => (await call(h.base, 'POST', '/commerce/store/identify', { token: callers.good.player, body: { ticket, identity: IDENTITY } })).status === 200, 5000);
   callers.dark = await callerOf('dark');
   // Its player signs in while the project is approved; then the project goes back to review.
   callers.pending = await callerOf('late');
@@ -153,6 +167,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await h.close();
+  await store?.stop();
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -645,6 +660,7 @@ function actingAs(op: Operation, caller: Caller, extra: Request = {}, needsEnvir
 function refusedValueOf(schema: Json): string {
   if (schema.type === 'integer' || schema.type === 'number') return 'not-a-number';
   if (schema.maxLength !== undefined) return 'x'.repeat(schema.maxLength + 1);
+  if (typeof schema.const === 'string') return `not-${schema.const}`;
   throw new Error(`no refused value for ${JSON.stringify(schema)}`);
 }
 
@@ -671,6 +687,11 @@ function sampleBody(op: Operation): Json | undefined {
  * currency): the request that acts instead, for the reused-key provocation.
  */
 const ACTING_REQUESTS: Record<string, () => Promise<{ path: string; body: Json; other?: { path: string; body: Json } }>> = {
+  createCommerceOrder: async () => ({
+    path: '/commerce/orders',
+    body: { sku: 'openapi-product', provider: 'steam', language: 'en' },
+    other: { path: '/commerce/orders', body: { sku: 'openapi-product-2', provider: 'steam', language: 'en' } },
+  }),
   creditCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-gems/credit`, body: { amount: 1, reason: 's' } }),
   debitCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-gems/debit`, body: { amount: 1, reason: 's' } }),
   refundCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-energy/refund`, body: { amount: 1, reason: 's' } }),

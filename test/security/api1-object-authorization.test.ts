@@ -195,6 +195,9 @@ const CASES: Record<string, Case> = {
   'GET /players/:playerId/skill-trees/:treeKey': both(victimPath(() => ({ treeKey: 'sec-tree' })), foreignOwnPath(() => ({ treeKey: 'sec-tree' }))),
   'POST /players/:playerId/skill-nodes/:nodeKey/unlock': both(victimPath(() => ({ nodeKey: 'sec-node' }), () => ({})), foreignOwnPath(() => ({ nodeKey: 'sec-node' }), () => ({}))),
   'GET /players/:playerId/stats': victimPath(none),
+  'GET /players/:playerId/entitlements': victimPath(none),
+  // The victim's grant acknowledged by another environment's key (not-found) or any player token (forbidden).
+  'POST /commerce/grants/:grantId/ack': foreignOnly((w) => ({ grantId: w.ids.grantId })),
   'POST /players/:playerId/stats/:key/increment': victimPath(() => ({ key: 'sec-stat' }), () => ({ by: 1 })),
   // The path names no object of another's: a stat needs no definition (docs/progression.md), so each
   // server key increments its own environment's counter (kept apart: test/stats/stats.test.ts). What

@@ -123,6 +123,16 @@ export const SAMPLES: Record<string, Prepare> = {
     must(await call(at(w), 'POST', '/licence/activate', { token: s.licence, body: { machineId: `machine-${s.id}`, product: 'sec-plugin', version: '1.0.0' } }), 200);
     return { path: () => '/licence/release', body: { machineId: `machine-${s.id}` }, ok: 204 };
   },
+  // No store is set up in these environments: a good-shaped commerce request passes input validation
+  // and is refused by its handler (STORE_NOT_SET_UP); test/commerce runs them against a stand-in store.
+  'POST /commerce/orders': async () => ({ path: () => '/commerce/orders', body: { sku: 'sec-product', provider: 'steam', language: 'en' }, ok: STORE_NOT_SET_UP }),
+  'POST /commerce/store/identify': async () => ({ path: () => '/commerce/store/identify', body: { ticket: 'ABCD', identity: 'hearth' }, ok: STORE_NOT_SET_UP }),
+  'POST /commerce/store/authorizations': async () => ({ path: () => '/commerce/store/authorizations', body: { storeOrderId: '12345', authorized: true }, ok: STORE_NOT_SET_UP }),
+  'GET /commerce/catalog': async () => ({ path: () => '/commerce/catalog', ok: STORE_NOT_SET_UP }),
+  'POST /commerce/orders/reconcile': async () => ({ path: () => '/commerce/orders/reconcile', ok: STORE_NOT_SET_UP }),
+  'GET /commerce/grants': async () => ({ path: () => '/commerce/grants', ok: 200 }),
+  'GET /commerce/grants/changes': async () => ({ path: () => '/commerce/grants/changes', ok: 200 }),
+  'POST /commerce/grants/:grantId/ack': async (w) => ({ path: () => `/commerce/grants/${w.ids.grantId}/ack`, ok: 200 }),
   // routes of either credential, and of none, that take a body (api3)
   'POST /auth/idp': async () => ({ path: () => '/auth/idp', body: { appKey: 'alpha-live', idToken: 'not.a.token' }, ok: IDP_WITHOUT_PROVIDER }),
   'POST /auth/refresh': async (_w, s) => ({ path: () => '/auth/refresh', body: { refreshToken: s.refresh }, ok: 200 }),
@@ -171,3 +181,5 @@ export const IDP_WITHOUT_PROVIDER = 403;
  * refused by its handler with this status (not-found): past input validation.
  */
 export const DASHBOARD_WITHOUT_PROVIDER = 404;
+/** No project of the security tests sells through a store: the commerce routes answer `service-disabled` past validation. */
+export const STORE_NOT_SET_UP = 403;

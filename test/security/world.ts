@@ -55,7 +55,7 @@ export interface World {
   /** alpha-test (same project) and rival-live (another project). */
   foreign: Actor[];
   /** The victim's things, by what the path parameter names. */
-  ids: { sessionId: string; itemId: string; chestId: string; inventoryId: string; cardId: string; deckId: string; saveKey: string; unlockKey: string; currencyKey: string; tourId: string; tableKey: string; slug: string };
+  ids: { grantId: string; sessionId: string; itemId: string; chestId: string; inventoryId: string; cardId: string; deckId: string; saveKey: string; unlockKey: string; currencyKey: string; tourId: string; tableKey: string; slug: string };
   snapshot(): Promise<Record<string, unknown>>;
   /** The same reads for any player (and a session of theirs when given). */
   snapshotOf(who: Actor, sessionId?: string): Promise<Record<string, unknown>>;
@@ -133,7 +133,18 @@ export async function startWorld(): Promise<World> {
   const session = must(await call(h.base, 'POST', '/sessions', { token: victim.token, body: { gameMode: 'duel', map: 'harbor' } }), 201);
   must(await call(h.base, 'POST', `/sessions/${session.sessionId ?? session.id}/join`, { token: mate.token, body: {} }), 200);
 
+  // A completed store order of the victim's and the grant it gave (no store here: its rows as commerce keeps them).
+  const alphaLive = (await h.core.environments.byAppKey('alpha-live'))!.id;
+  await h.db('commerce_orders').insert({
+    id: `sec-order-${victim.id}`, environment_id: alphaLive, player_id: victim.id, provider: 'steam', store_order_id: '9007199254740993',
+    store_id: '76561197960287930', sku: 'sec-product', currency: 'USD', amount: 99, language: 'en', status: 'completed',
+  });
+  await h.db('commerce_entitlements').insert({
+    id: `sec-grant-${victim.id}`, environment_id: alphaLive, player_id: victim.id, key: 'sec-product', sku: 'sec-product', order_id: `sec-order-${victim.id}`,
+  });
+
   const ids = {
+    grantId: `sec-grant-${victim.id}`,
     sessionId: session.sessionId ?? session.id,
     itemId: relic.items?.[0]?.id ?? relic.item?.id,
     chestId: chest.items?.[0]?.id ?? chest.item?.id,
@@ -168,6 +179,8 @@ export async function startWorld(): Promise<World> {
       decks: await read(`${vp}/decks`),
       ledger: await read(`${vp}/ledger`),
       legal: await read(`${vp}/legal`),
+      entitlements: await read(`${vp}/entitlements`),
+      grants: await read('/commerce/grants'),
       tours: await read(`/players/me/tours`, who.token),
       session: sessionId ? await read(`/sessions/${sessionId}`) : null,
       // The player's token still works: nobody signed them out.

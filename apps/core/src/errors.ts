@@ -6,6 +6,7 @@
  * ApiError is a fault: it is logged and answered as a bare 500.
  */
 import type { ErrorCode } from './spec/error-codes';
+import type { RateOutcome } from './coord/coordination';
 
 export { ERROR_CODES, ERROR_STATUS, type ErrorCode } from './spec/error-codes';
 
@@ -26,6 +27,21 @@ export class ApiError extends Error {
     return this.details === undefined
       ? { error: this.code, message: this.message }
       : { error: this.code, message: this.message, details: this.details };
+  }
+}
+
+/**
+ * A per-player limit a domain counts itself from its own rows (support filings, store identify): 429
+ * `rate-limited` with Retry-After, carrying the caller's standing so the route can put it into the
+ * X-RateLimit-* headers.
+ */
+export class RouteLimitReached extends ApiError {
+  constructor(
+    readonly standing: RateOutcome['nearest'],
+    what: string,
+  ) {
+    const retry = Math.max(1, standing.resetSeconds);
+    super('rate-limited', `${what}; retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'Retry-After': String(retry) });
   }
 }
 

@@ -35,6 +35,8 @@ import type { ObjectStore } from './storage/object-store';
 import { SymbolService } from './crashes/symbols';
 import { CrashUploadService } from './crashes/uploads';
 import { SupportService } from './support/service';
+import { CommerceService } from './commerce/service';
+import { PublisherKeys } from './commerce/publisher-key';
 import { deletePlayer } from './players/deletion';
 import type { Queryable } from './db/knex';
 import type { EnvironmentContext } from './tenancy/environments';
@@ -96,6 +98,7 @@ export class HearthCore {
   /** The organisations' licences for client plugins: keys, seats, licence tokens. */
   readonly licence: LicenceService;
   readonly dashboards: DashboardService;
+  readonly commerce: CommerceService;
   /** What the domain tells the process's metrics (ledger moves, save writes): sinks attach to it. */
   readonly telemetry = new Telemetry();
   private housekeeping?: NodeJS.Timeout;
@@ -150,6 +153,7 @@ export class HearthCore {
     this.symbols = new SymbolService(this.cursors, deps.logger, deps.objectStore);
     this.crashUploads = new CrashUploadService(deps.objectStore);
     this.support = new SupportService();
+    this.commerce = new CommerceService(this.cursors, new PublisherKeys(), this.economy, this.items);
   }
 
   /** Deletes a player and everything every area holds for them, in one transaction (players/deletion.ts). */

@@ -31,6 +31,7 @@ export function environmentOf(id: number, overrides: { review?: EnvironmentConte
       licenceSeats: 0,
     },
     identityProvider: null,
+    store: null,
     wordFilter: [],
     skillNodesUnlockedBy: 'players',
     dashboard: null,

@@ -49,6 +49,7 @@ import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
 import { uploadCrashReport } from './crashes/uploads';
 import { activateLicence, checkLicence, getLicenceJwks, releaseLicence } from './licence';
 import { getDashboardSession, listPlayersForDashboard, signInDashboard } from './dashboards';
+import { acknowledgeGrant, authorizeOrder, createOrder, getCatalog, identifyStoreAccount, listEntitlements, listGrantChanges, listGrants, reconcileOrders } from './commerce';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
@@ -95,6 +96,15 @@ export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
     uploadCrashReport,
     createSymbolUpload,
     listSymbolFiles,
+    getCatalog,
+    createOrder,
+    identifyStoreAccount,
+    authorizeOrder,
+    reconcileOrders,
+    listEntitlements,
+    listGrants,
+    listGrantChanges,
+    acknowledgeGrant,
     listRealms,
     getCurrentRealm,
     listRealmDefinitions,

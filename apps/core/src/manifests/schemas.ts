@@ -12,6 +12,7 @@ import { ItemTypeSpec } from '../spec/item-type';
 import { CardTemplateSpec, CardTypeSpec } from '../spec/card-type';
 import { SkillTreeSpec } from '../spec/skill-tree';
 import { DashboardMemberSpec } from '../spec/dashboards';
+import { ProductSpec } from '../spec/product';
 
 export const API_VERSION = 'hearth.gg/v1alpha1';
 
@@ -57,6 +58,7 @@ export const CardTypeManifest = kind('CardType', CardTypeSpec);
 export const CardTemplateManifest = kind('CardTemplate', CardTemplateSpec);
 export const SkillTreeManifest = kind('SkillTree', SkillTreeSpec);
 export const DashboardMemberManifest = kind('DashboardMember', DashboardMemberSpec);
+export const ProductManifest = kind('Product', ProductSpec);
 
 /**
  * A printer column of `kubectl get` (besides Ready and Age, which every kind shows). No `date`:
@@ -282,6 +284,19 @@ export const MANIFEST_KINDS = {
       ],
     },
   },
+  Product: {
+    schema: ProductManifest,
+    namespaced: true,
+    crd: {
+      plural: 'products',
+      shortNames: ['hproduct'],
+      columns: [
+        { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+        { name: 'SKU', type: 'string', jsonPath: '.spec.sku' },
+        { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
+      ],
+    },
+  },
 } as const satisfies Record<string, { schema: TSchema; namespaced: boolean; crd: { plural: string; shortNames: string[]; columns: PrinterColumn[]; status?: Record<string, TSchema> } }>;
 export type ManifestKind = keyof typeof MANIFEST_KINDS;
 /** The document type of one kind, from its schema. */
@@ -304,5 +319,6 @@ export type CardTypeManifestT = Static<typeof CardTypeManifest>;
 export type CardTemplateManifestT = Static<typeof CardTemplateManifest>;
 export type SkillTreeManifestT = Static<typeof SkillTreeManifest>;
 export type DashboardMemberManifestT = Static<typeof DashboardMemberManifest>;
+export type ProductManifestT = Static<typeof ProductManifest>;
 /** A document of any kind, discriminated by `kind`. */
 export type AnyManifest = ManifestOf<ManifestKind>;

@@ -25,6 +25,7 @@ export const ErrorDetailsShape = Shape(
     held: Type.Optional(Count('how much is held (or, of a consumed currency, has been spent)')),
     requested: Type.Optional(Count('how much the request asked for')),
     allowance: Type.Optional(Count('`allowance-exceeded`: the allowance sent')),
+    storeErrorCode: Type.Optional(Type.Integer({ description: "`provider-refused`: the store's own error code" })),
     missing: Type.Optional(Type.Array(Type.String(), { description: '`locked`: the unlock keys (and skill node keys) the player lacks' })),
   },
   { description: 'What a refusal adds to its message; which fields each code carries is said by the operation answering it.' },
@@ -57,6 +58,7 @@ export const ERROR_DETAILS: Partial<Record<ErrorCode, { required: DetailField[];
   'already-consumed': { required: [], optional: ['itemTypeKey', 'cardTypeKey'] },
   'payload-too-large': { required: ['limit'] },
   'rate-limited': { required: ['retryAfterSeconds'] },
+  'provider-refused': { required: ['storeErrorCode'] },
 };
 
 /** The details schema of one code's refusals, or undefined when it carries none. */

@@ -8,3 +8,4 @@ export * from './cards';
 export * from './progression';
 export * from './licence';
 export * from './dashboards';
+export * from './commerce';

@@ -10,6 +10,7 @@ import { BlogContent } from './blog-content';
 import type { ItemTypeSpec } from './item-type';
 import { celRules, immutable } from './rules';
 import { EnvironmentReference, Reference } from './names';
+import { StoreSpec } from './store';
 
 export { EnvironmentReference };
 import { GameKey, MAX_BALANCE } from './game-keys';
@@ -79,7 +80,7 @@ export const ProjectSpec = Type.Object(
         { additionalProperties: false, description: "the project's word filter" },
       ),
     ),
-    store: Type.Optional(Type.Object({}, { additionalProperties: true, description: "the store provider's settings, as that provider reads them" })),
+    store: Type.Optional(StoreSpec),
     progression: Type.Optional(
       Type.Object(
         {

@@ -9,7 +9,7 @@
  */
 import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
-import { ApiError, refuse } from '../errors';
+import { RouteLimitReached, refuse } from '../errors';
 import { holdPlayer } from '../players/hold';
 import { randomId } from '../ids';
 import { windowOf, type RateOutcome } from '../coord/coordination';
@@ -22,15 +22,9 @@ export const SUPPORT_FILING_LIMIT = { name: 'support-filings-hour', limit: 10, w
 export type FilingStanding = RateOutcome['nearest'];
 
 /** The eleventh filing of an hour: 429 with Retry-After, carrying the standing for the headers. */
-export class FilingLimitReached extends ApiError {
-  constructor(readonly standing: FilingStanding) {
-    const retry = Math.max(1, standing.resetSeconds);
-    super(
-      'rate-limited',
-      `At most ${standing.limit} support requests and reports an hour; retry in ${retry} s.`,
-      { retryAfterSeconds: retry },
-      { 'Retry-After': String(retry) },
-    );
+export class FilingLimitReached extends RouteLimitReached {
+  constructor(standing: FilingStanding) {
+    super(standing, `At most ${standing.limit} support requests and reports an hour`);
   }
 }
 

@@ -15,6 +15,8 @@ export interface EnvironmentContext {
   services: Record<ServiceName, boolean>;
   plan: PlanLimits & { name: string };
   identityProvider: ProjectSpecT['identityProvider'] | null;
+  /** The store it sells through (commerce), null when none is set. */
+  store: ProjectSpecT['store'] | null;
   wordFilter: string[];
   /** Who unlocks skill nodes: `game` for a game of the service's own, where a player's token may not (docs/progression.md). */
   skillNodesUnlockedBy: 'players' | 'game';
@@ -52,6 +54,7 @@ function toContext(row: Row): EnvironmentContext {
     services,
     plan: { ...row.plan_spec, name: row.plan_name },
     identityProvider: spec.identityProvider ?? null,
+    store: spec.store ?? null,
     wordFilter: spec.wordFilter?.words ?? [],
     skillNodesUnlockedBy: spec.progression?.skillNodesUnlockedBy ?? 'players',
     dashboard: spec.dashboard && spec.dashboard.enabled !== false ? spec.dashboard : null,

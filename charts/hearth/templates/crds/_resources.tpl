@@ -17,6 +17,7 @@
 - skilltrees
 - licencekeys
 - dashboardmembers
+- products
 {{- end }}
 {{- define "hearth.operatorNamespacedResources" -}}
 - projects
@@ -35,6 +36,7 @@
 - skilltrees
 - licencekeys
 - dashboardmembers
+- products
 {{- end }}
 {{- define "hearth.operatorClusterResources" -}}
 - plans

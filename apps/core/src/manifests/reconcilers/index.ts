@@ -20,6 +20,7 @@ import { currencyReconciler } from './currency';
 import { cardTemplateReconciler, cardTypeReconciler } from './card-type';
 import { skillTreeReconciler } from './skill-tree';
 import { dashboardMemberReconciler } from './dashboard-member';
+import { productReconciler } from './product';
 import type { Reconciler } from './shared';
 
 export type ReconcilerTable = { [K in ManifestKind]: Reconciler<ManifestOf<K>> };
@@ -42,6 +43,7 @@ export const RECONCILERS: ReconcilerTable = {
   CardTemplate: cardTemplateReconciler,
   SkillTree: skillTreeReconciler,
   DashboardMember: dashboardMemberReconciler,
+  Product: productReconciler,
 };
 
 /** The reconciler of one kind, typed for that kind's documents. */

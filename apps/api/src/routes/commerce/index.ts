@@ -1,0 +1,191 @@
+import { Type } from '@sinclair/typebox';
+import {
+  CATALOG_DEFAULT_CURRENCY, CatalogShape, EntitlementShape, GrantChangePageShape, GrantShape, IDENTIFY_LIMIT, IdentifyLimitReached, isUint64, OrderSettlementShape, OrderShape,
+  ReconciliationShape, refuse, STORE_PROVIDERS, StoreIdentityShape,
+} from '@hearth/core';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { Id, PageOf, PageOnlyQuery } from '../../http/schema-helpers';
+import { playerPage, targetPlayerId } from '../players/target';
+
+const Provider = Type.Union(STORE_PROVIDERS.map((p) => Type.Literal(p)), { description: 'the store: `steam`' });
+const StoreOrderId = Type.String({ minLength: 1, maxLength: 20, pattern: '^[1-9][0-9]{0,19}$', description: "the order's storeOrderId (the store's m_ulOrderID), as decimal digits" });
+
+/** Said on the routes that ask the store. */
+const STORE_NOTE =
+  'The store answering an error of its own is `provider-refused` (502) with `details.storeErrorCode`; a store that cannot be reached, or a publisher key that cannot be read, is `unavailable` (503); a project that sets no store is `service-disabled`.';
+
+export const getCatalog = defineRoute({
+  operationId: 'getCommerceCatalog',
+  method: 'GET',
+  path: '/commerce/catalog',
+  summary: 'The products on sale, priced for the player',
+  description:
+    `Priced in the player's store wallet currency once the player has identified (a product without a price in that currency is not listed); before that, in ${CATALOG_DEFAULT_CURRENCY} where the product has that price, else its first price. ` +
+    '`active` says whether the player holds the product\'s entitlement now.',
+  tag: 'commerce',
+  credential: 'player',
+  service: 'commerce',
+  query: Type.Object({ provider: Type.Optional({ ...Provider, description: 'the store: `steam` (the default, today the only one)' }) }, { additionalProperties: false }),
+  success: { status: 200, description: 'The catalog', schema: CatalogShape },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.commerce.catalog(ctx.db, ctx.env, ctx.principal.playerId, ctx.query.provider ?? 'steam') }),
+});
+
+export const identifyStoreAccount = defineRoute({
+  operationId: 'identifyStoreAccount',
+  method: 'POST',
+  path: '/commerce/store/identify',
+  summary: "Prove the player's store account",
+  description:
+    "`ticket` is the hex ticket the store's SDK made with GetAuthTicketForWebApi(identity); the store's answer alone says which account it proves. " +
+    `At most ${IDENTIFY_LIMIT.limit} per player per ${IDENTIFY_LIMIT.windowSeconds / 60} clock minutes; the next is 429 \`rate-limited\` with Retry-After and never reaches the store. ` +
+    `A ticket the store refuses is \`invalid-ticket\`. ${STORE_NOTE}`,
+  tag: 'commerce',
+  credential: 'player',
+  service: 'commerce',
+  bodyLimit: BODY_LIMITS.gameService,
+  body: Type.Object(
+    {
+      ticket: Type.String({ minLength: 2, maxLength: 8192, pattern: '^([0-9A-Fa-f]{2})+$', description: 'the ticket, hex' }),
+      identity: Type.String({ minLength: 1, maxLength: 64, description: "the game's fixed identity string of the commerce flow" }),
+    },
+    { additionalProperties: false },
+  ),
+  success: { status: 200, description: 'The store account proved', schema: StoreIdentityShape },
+  refusals: ['invalid-request', 'invalid-ticket', 'rate-limited', 'provider-refused', 'unavailable'],
+  handler: async (ctx) => {
+    try {
+      const { storeId, standing } = await ctx.core.commerce.identify(ctx.db, ctx.env, ctx.principal.playerId, ctx.body);
+      ctx.noteLimit(standing);
+      return { body: { storeId } };
+    } catch (err) {
+      if (err instanceof IdentifyLimitReached) ctx.noteLimit(err.standing);
+      throw err;
+    }
+  },
+});
+
+export const createOrder = defineRoute({
+  operationId: 'createCommerceOrder',
+  method: 'POST',
+  path: '/commerce/orders',
+  summary: 'Start buying a product',
+  description:
+    "The order is made first, then the store is asked to show the player its overlay in the player's wallet currency. " +
+    '`no-steam-account` before identify; `purchase-not-allowed` when the store will not let the player buy; `already-active` when a one-time product is held; ' +
+    '`order-in-progress` while an order for the product waits for the player; `not-purchasable` when the product has no price in the wallet currency. ' +
+    `A retry under the same Idempotency-Key answers the order the first made, as it stands. ${STORE_NOTE}`,
+  tag: 'commerce',
+  credential: 'player',
+  service: 'commerce',
+  bodyLimit: BODY_LIMITS.gameService,
+  idempotency: 'optional',
+  idempotencyRecord: 'handler',
+  body: Type.Object(
+    {
+      sku: Type.String({ minLength: 1, maxLength: 128, description: 'the product' }),
+      provider: Provider,
+      language: Type.String({ minLength: 2, maxLength: 10, pattern: '^[a-z]{2}([-_][A-Za-z]{2,4})?$', description: "the overlay's language (ISO 639-1, e.g. `en`)" }),
+    },
+    { additionalProperties: false },
+  ),
+  success: { status: 201, description: 'The order, waiting for the player', schema: OrderShape },
+  refusals: ['not-found', 'no-steam-account', 'purchase-not-allowed', 'already-active', 'order-in-progress', 'not-purchasable', 'idempotency-conflict', 'provider-refused', 'unavailable'],
+  handler: async (ctx) => {
+    const { order, replayed } = await ctx.core.commerce.createOrder(ctx.db, ctx.env, ctx.principal.playerId, ctx.body, ctx.idempotency);
+    return { status: 201, body: order, replayed };
+  },
+});
+
+export const authorizeOrder = defineRoute({
+  operationId: 'authorizeCommerceOrder',
+  method: 'POST',
+  path: '/commerce/store/authorizations',
+  summary: "Tell the service the player answered the store's overlay",
+  description:
+    "A hint only (the SDK's MicroTxnAuthorizationResponse_t): the store is asked for the order's status, an approved order is finalized once and its entitlements granted once, whatever the hint says and however often it is sent. " +
+    '`entitlements` are those this order gave. The currencies and items a product gives move through the economy with the completion; ' +
+    'when the economy refuses one (`balance-cap`, `disabled`, `owned-limit`, `no-current-realm`, `not-found`), nothing is granted, the order stays open and the next settlement tries again. ' +
+    STORE_NOTE,
+  tag: 'commerce',
+  credential: 'player',
+  service: 'commerce',
+  bodyLimit: BODY_LIMITS.gameService,
+  body: Type.Object({ storeOrderId: StoreOrderId, authorized: Type.Boolean({ description: "the player's answer as the SDK reported it" }) }, { additionalProperties: false }),
+  success: { status: 200, description: 'The order as it stands', schema: OrderSettlementShape },
+  refusals: ['invalid-request', 'not-found', 'balance-cap', 'disabled', 'owned-limit', 'no-current-realm', 'provider-refused', 'unavailable'],
+  handler: async (ctx) => {
+    if (!isUint64(ctx.body.storeOrderId)) throw refuse.invalid('storeOrderId', 'storeOrderId must be a 64-bit unsigned integer.');
+    return { body: await ctx.core.commerce.authorize(ctx.db, ctx.env, ctx.principal.playerId, ctx.body) };
+  },
+});
+
+export const reconcileOrders = defineRoute({
+  operationId: 'reconcileCommerceOrders',
+  method: 'POST',
+  path: '/commerce/orders/reconcile',
+  summary: "Settle the player's open orders with the store",
+  description: `Each order still waiting is asked of the store and settled as the authorization hint would settle it. ${STORE_NOTE}`,
+  tag: 'commerce',
+  credential: 'player',
+  service: 'commerce',
+  success: { status: 200, description: 'The orders that were open, as they stand now', schema: ReconciliationShape },
+  refusals: ['not-found', 'balance-cap', 'disabled', 'owned-limit', 'no-current-realm', 'provider-refused', 'unavailable'],
+  handler: async (ctx) => ({ body: await ctx.core.commerce.reconcile(ctx.db, ctx.env, ctx.principal.playerId) }),
+});
+
+export const listEntitlements = defineRoute({
+  ...playerPage('commerce'),
+  operationId: 'listEntitlements',
+  path: '/players/:playerId/entitlements',
+  summary: "The player's entitlements, oldest first",
+  description: 'Active and revoked alike (a revoked one carries `revokedAt`).',
+  success: { status: 200, description: 'A page of entitlements', schema: PageOf(EntitlementShape) },
+  refusals: ['not-found', 'forbidden'],
+  handler: async (ctx) => ({ body: await ctx.core.commerce.listEntitlements(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
+});
+
+export const listGrants = defineRoute({
+  operationId: 'listCommerceGrants',
+  method: 'GET',
+  path: '/commerce/grants',
+  summary: 'The grants no server has acknowledged',
+  description: "The environment's active entitlements that no server has acknowledged yet, oldest first: what a game server applies in the game, then acknowledges.",
+  tag: 'commerce',
+  credential: 'server',
+  service: 'commerce',
+  query: PageOnlyQuery,
+  success: { status: 200, description: 'A page of grants', schema: PageOf(GrantShape) },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.commerce.listGrants(ctx.db, ctx.env, ctx.query) }),
+});
+
+export const listGrantChanges = defineRoute({
+  operationId: 'listCommerceGrantChanges',
+  method: 'GET',
+  path: '/commerce/grants/changes',
+  summary: 'The feed of grants given and revoked',
+  description: 'In the order they were committed. `next` is never null: it is where to ask from next; an empty page means up to date (ask again later with the same cursor).',
+  tag: 'commerce',
+  credential: 'server',
+  service: 'commerce',
+  query: PageOnlyQuery,
+  success: { status: 200, description: 'A page of changes', schema: GrantChangePageShape },
+  refusals: [],
+  handler: async (ctx) => ({ body: await ctx.core.commerce.grantChanges(ctx.db, ctx.env, ctx.query) }),
+});
+
+export const acknowledgeGrant = defineRoute({
+  operationId: 'acknowledgeCommerceGrant',
+  method: 'POST',
+  path: '/commerce/grants/:grantId/ack',
+  summary: 'Acknowledge a grant',
+  description: 'The grant leaves GET /commerce/grants. Acknowledging it again answers the first acknowledgement; a grant of another environment is `not-found`.',
+  tag: 'commerce',
+  credential: 'server',
+  service: 'commerce',
+  params: Type.Object({ grantId: Id('a grant id') }, { additionalProperties: false }),
+  success: { status: 200, description: 'The grant, acknowledged', schema: GrantShape },
+  refusals: ['not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.commerce.acknowledgeGrant(ctx.db, ctx.env, ctx.params.grantId) }),
+});

@@ -1,0 +1,49 @@
+/**
+ * The store's publisher web API key of a project, read where the project's settings say it is
+ * (`spec.store.publisherKey`), never from the settings themselves:
+ * - `secretRef { name, key }`: a Secret of the project's namespace, read under
+ *   HEARTH_STORE_SECRETS_DIR (default /var/run/hearth/store-secrets) as `<dir>/<namespace>/<name>/<key>`,
+ *   as Secret volumes lay out their entries (a pod mounts Secrets of its own namespace only: see
+ *   docs/commerce.md for Projects elsewhere).
+ * - `file`: a file of the API process's machine (outside Kubernetes).
+ * - `env`: an environment variable of the API process (outside Kubernetes).
+ * The key is read at each use (a rotated Secret is seen without a restart) and goes nowhere but the
+ * store call: no log line, no error message, no answer carries it.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { PublisherKeySourceT } from '../spec/store';
+
+export const DEFAULT_STORE_SECRETS_DIR = '/var/run/hearth/store-secrets';
+
+/** The key cannot be read: the project is not set up to sell (`unavailable`). */
+export class PublisherKeyMissing extends Error {
+  constructor(where: string) {
+    super(`the store's publisher key is not readable from ${where}`);
+    this.name = 'PublisherKeyMissing';
+  }
+}
+
+export class PublisherKeys {
+  constructor(private readonly processEnv: Record<string, string | undefined> = process.env) {}
+
+  async read(namespace: string, source: PublisherKeySourceT): Promise<string> {
+    let key: string | undefined;
+    let where: string;
+    if ('env' in source) {
+      where = `the environment variable ${source.env}`;
+      key = this.processEnv[source.env];
+    } else {
+      const file =
+        'file' in source
+          ? source.file
+          : path.join(this.processEnv.HEARTH_STORE_SECRETS_DIR || DEFAULT_STORE_SECRETS_DIR, namespace, source.secretRef.name, source.secretRef.key);
+      where = 'secretRef' in source ? `the Secret ${source.secretRef.name} (entry ${source.secretRef.key})` : `the file ${file}`;
+      key = await readFile(file, 'utf8').catch(() => undefined);
+    }
+    const trimmed = key?.trim();
+    // A key is printable ASCII without spaces: anything else would go into the query as something else.
+    if (!trimmed || !/^[\x21-\x7e]{1,256}$/.test(trimmed)) throw new PublisherKeyMissing(where);
+    return trimmed;
+  }
+}

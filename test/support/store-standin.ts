@@ -1,0 +1,251 @@
+/**
+ * A stand-in for the store's partner web API (ISteamUserAuth, ISteamMicroTxn and its sandbox), on
+ * node:http at 127.0.0.1, answering each call as the store does (docs/commerce.md "The store's web
+ * API"): GET calls read the query, POST calls a form-urlencoded body; a wrong key is a 403 HTML page,
+ * an unknown method 404, a wrong HTTP method 405, a missing parameter 400; an error of the store's
+ * own is 200 with `response.result: "Failure"` and `response.error { errorcode, errordesc }`. 64-bit
+ * ids are decimal strings in its answers, as the store writes them.
+ *
+ * Knobs: tickets it knows (`issueTicket`), users' wallets and locks (`setUser`), the player's choice in
+ * the overlay (`authorize`), refunds and chargebacks (`settle`), a failure or a delay for the next
+ * calls of a method (`failNext`, `delayNext`), and what it was asked (`calls`, `count`).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface StandInUser {
+  country: string;
+  currency: string;
+  status: 'Active' | 'Trusted' | 'Locked from purchasing';
+  state?: string;
+}
+
+export interface StandInTxn {
+  orderid: string;
+  transid: string;
+  steamid: string;
+  appid: string;
+  status: string;
+  currency: string;
+  country: string;
+  time: string;
+  timecreated: string;
+  sandbox: boolean;
+  items: { itemid: number; qty: number; amount: number; vat: number; itemstatus: string }[];
+  finalized: number;
+}
+
+export interface StandInCall {
+  method: string;
+  interface: string;
+  httpMethod: string;
+  params: Record<string, string>;
+}
+
+type Failure = { errorcode: number; errordesc: string } | { status: number; body?: string } | { hang: true };
+
+const METHODS: Record<string, { iface: 'auth' | 'txn'; http: 'GET' | 'POST'; version: string; required: string[] }> = {
+  AuthenticateUserTicket: { iface: 'auth', http: 'GET', version: 'v1', required: ['key', 'appid', 'ticket'] },
+  GetUserInfo: { iface: 'txn', http: 'GET', version: 'v2', required: ['key', 'steamid'] },
+  InitTxn: { iface: 'txn', http: 'POST', version: 'v3', required: ['key', 'orderid', 'steamid', 'appid', 'itemcount', 'language', 'currency'] },
+  QueryTxn: { iface: 'txn', http: 'GET', version: 'v3', required: ['key', 'appid'] },
+  FinalizeTxn: { iface: 'txn', http: 'POST', version: 'v2', required: ['key', 'orderid', 'appid'] },
+  GetReport: { iface: 'txn', http: 'GET', version: 'v5', required: ['key', 'appid', 'time'] },
+  RefundTxn: { iface: 'txn', http: 'POST', version: 'v2', required: ['key', 'orderid', 'appid'] },
+};
+
+export class StoreStandIn {
+  readonly calls: StandInCall[] = [];
+  readonly txns = new Map<string, StandInTxn>();
+  private readonly tickets = new Map<string, { steamid: string; identity: string; appid: string }>();
+  private readonly users = new Map<string, StandInUser>();
+  private readonly failures = new Map<string, Failure[]>();
+  private readonly delays = new Map<string, number[]>();
+  private readonly hooks = new Map<string, (() => void)[]>();
+  private nextTransId = 9_007_199_254_740_993n; // past 2^53: a JS number would lose it
+  private server?: http.Server;
+  url = '';
+
+  /** `keys`: the publisher keys it takes (another is its 403 page). */
+  constructor(readonly keys: string[] = ['publisher-key']) {}
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  /** A ticket GetAuthTicketForWebApi would make for this user, app and identity string. */
+  issueTicket(steamid: string, options: { identity: string; appid: number }): string {
+    const ticket = Buffer.from(`${steamid}:${options.identity}:${this.tickets.size}:${Math.random()}`).toString('hex').toUpperCase();
+    this.tickets.set(ticket, { steamid, identity: options.identity, appid: String(options.appid) });
+    return ticket;
+  }
+
+  setUser(steamid: string, user: StandInUser): void {
+    this.users.set(steamid, user);
+  }
+
+  /** The player's choice in the overlay: approved (`Approved`) or denied (`Failed`). */
+  authorize(orderid: string, approved: boolean): void {
+    const txn = this.txnOf(orderid);
+    if (txn.status === 'Init') txn.status = approved ? 'Approved' : 'Failed';
+  }
+
+  /** A settled transaction refunded or charged back; it then shows in the report with that status. */
+  settle(orderid: string, status: 'Refunded' | 'Chargedback' | 'PartialRefund'): void {
+    const txn = this.txnOf(orderid);
+    txn.status = status;
+    txn.time = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+
+  /** The next calls of `method` fail as given, one failure per call, in order. */
+  failNext(method: string, ...failures: Failure[]): void {
+    this.failures.set(method, [...(this.failures.get(method) ?? []), ...failures]);
+  }
+
+  /** The next call of `method` answers after `ms`. */
+  delayNext(method: string, ms: number): void {
+    this.delays.set(method, [...(this.delays.get(method) ?? []), ms]);
+  }
+
+  /** Runs `hook` when the next call of `method` arrives, before it is answered (to change the store's state under a caller). */
+  onNext(method: string, hook: () => void): void {
+    this.hooks.set(method, [...(this.hooks.get(method) ?? []), hook]);
+  }
+
+  count(method: string): number {
+    return this.calls.filter((call) => call.method === method).length;
+  }
+
+  txnOf(orderid: string): StandInTxn {
+    const txn = this.txns.get(orderid);
+    if (!txn) throw new Error(`the stand-in holds no transaction ${orderid}`);
+    return txn;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://stand-in');
+    const [, iface, method, version] = url.pathname.split('/');
+    const spec = METHODS[method ?? ''];
+    const ifaceOk = spec && (spec.iface === 'auth' ? iface === 'ISteamUserAuth' : iface === 'ISteamMicroTxn' || iface === 'ISteamMicroTxnSandbox');
+    if (!spec || !ifaceOk || version !== spec.version) return html(res, 404, 'Not Found');
+    if (req.method !== spec.http) return html(res, 405, 'Method Not Allowed');
+    let params: Record<string, string>;
+    if (spec.http === 'POST') {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      if (!String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) return html(res, 400, 'Bad Request');
+      params = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+    } else {
+      params = Object.fromEntries(url.searchParams);
+    }
+    this.calls.push({ method: method!, interface: iface!, httpMethod: req.method, params });
+    if (!this.keys.includes(params.key ?? '')) return html(res, 403, 'Forbidden');
+    if (spec.required.some((name) => params[name] === undefined)) return html(res, 400, 'Bad Request');
+    const delay = this.delays.get(method!)?.shift();
+    if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
+    this.hooks.get(method!)?.shift()?.();
+    const failure = this.failures.get(method!)?.shift();
+    if (failure) {
+      if ('hang' in failure) return; // never answers: the caller's deadline must end it
+      if ('status' in failure) return html(res, failure.status, failure.body ?? 'Error');
+      return json(res, { response: { result: 'Failure', error: failure } });
+    }
+    const answer = this.answer(method!, params, iface === 'ISteamMicroTxnSandbox');
+    json(res, { response: answer });
+  }
+
+  private answer(method: string, p: Record<string, string>, sandbox: boolean): Record<string, unknown> {
+    const refuse = (errorcode: number, errordesc: string) => ({ result: 'Failure', error: { errorcode, errordesc } });
+    switch (method) {
+      case 'AuthenticateUserTicket': {
+        const held = this.tickets.get(p.ticket!);
+        if (!held || held.appid !== p.appid || held.identity !== (p.identity ?? '')) return { error: { errorcode: 101, errordesc: 'Invalid ticket' } };
+        return { params: { result: 'OK', steamid: held.steamid, ownersteamid: held.steamid, vacbanned: false, publisherbanned: false } };
+      }
+      case 'GetUserInfo': {
+        const user = this.users.get(p.steamid!) ?? { country: 'US', currency: 'USD', status: 'Active' as const };
+        return { result: 'OK', params: { state: user.state ?? '', country: user.country, currency: user.currency, status: user.status } };
+      }
+      case 'InitTxn': {
+        if (!/^[0-9]{1,20}$/.test(p.orderid!)) return refuse(3, 'Invalid parameter: orderid');
+        if (this.txns.has(p.orderid!)) return refuse(3, 'Invalid parameter: duplicate orderid');
+        const user = this.users.get(p.steamid!);
+        if (user?.status === 'Locked from purchasing') return refuse(103, 'User is not allowed to purchase');
+        if (user && user.currency !== p.currency) return refuse(8, 'Currency does not match user wallet');
+        const count = Number(p.itemcount);
+        const items = [];
+        for (let i = 0; i < count; i++) {
+          const itemid = p[`itemid[${i}]`];
+          const qty = p[`qty[${i}]`];
+          const amount = p[`amount[${i}]`];
+          if (![itemid, qty, amount].every((v) => v !== undefined && /^[0-9]+$/.test(v)) || p[`description[${i}]`] === undefined) {
+            return refuse(3, `Invalid parameter: item ${i}`);
+          }
+          items.push({ itemid: Number(itemid), qty: Number(qty), amount: Number(amount), vat: 0, itemstatus: 'Init' });
+        }
+        const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+        const transid = String(this.nextTransId++);
+        this.txns.set(p.orderid!, {
+          orderid: p.orderid!, transid, steamid: p.steamid!, appid: p.appid!, status: 'Init', currency: p.currency!,
+          country: user?.country ?? 'US', time: now, timecreated: now, sandbox, items, finalized: 0,
+        });
+        return { result: 'OK', params: { orderid: p.orderid, transid } };
+      }
+      case 'QueryTxn': {
+        const txn = p.orderid !== undefined ? this.txns.get(p.orderid) : [...this.txns.values()].find((t) => t.transid === p.transid);
+        if (!txn || txn.appid !== p.appid) return refuse(3, 'Invalid parameter: no such order');
+        return { result: 'OK', params: this.report(txn) };
+      }
+      case 'FinalizeTxn': {
+        const txn = this.txns.get(p.orderid!);
+        if (!txn || txn.appid !== p.appid) return refuse(3, 'Invalid parameter: no such order');
+        if (txn.status === 'Succeeded') return refuse(6, 'Transaction has already been committed');
+        if (txn.status !== 'Approved') return refuse(5, 'Transaction has not been approved by user');
+        txn.status = 'Succeeded';
+        txn.finalized += 1;
+        txn.items.forEach((item) => (item.itemstatus = 'Succeeded'));
+        return { result: 'OK', params: { orderid: txn.orderid, transid: txn.transid } };
+      }
+      case 'GetReport': {
+        const since = Date.parse(p.time!);
+        const max = Number(p.maxresults ?? 1000);
+        const orders = [...this.txns.values()]
+          .filter((t) => t.appid === p.appid && t.status !== 'Init' && Date.parse(t.time) >= since)
+          .sort((a, b) => Date.parse(a.time) - Date.parse(b.time))
+          .slice(0, max)
+          .map((t) => this.report(t));
+        return { result: 'OK', params: { count: orders.length, orders } };
+      }
+      case 'RefundTxn': {
+        const txn = this.txns.get(p.orderid!);
+        if (!txn || txn.status !== 'Succeeded') return refuse(2, 'Refund failed');
+        this.settle(txn.orderid, 'Refunded');
+        return { result: 'OK', params: { orderid: txn.orderid, transid: txn.transid } };
+      }
+    }
+    return refuse(2, 'failed');
+  }
+
+  private report(txn: StandInTxn) {
+    const { finalized: _finalized, sandbox: _sandbox, appid: _appid, ...shown } = txn;
+    return { ...shown, usstate: '' };
+  }
+}
+
+function html(res: http.ServerResponse, status: number, title: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/html' });
+  res.end(`<html><head><title>${title}</title></head><body><h1>${title}</h1></body></html>`);
+}
+
+function json(res: http.ServerResponse, body: unknown): void {
+  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(body));
+}
