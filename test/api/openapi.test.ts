@@ -147,7 +147,7 @@ beforeAll(async () => {
   process.env[STORE_KEY_VARIABLE] = STORE_KEY;
   store = await new StoreStandIn([STORE_KEY]).start();
   await h.apply([
-    project('alpha', { store: storeSettings(store) }),
+    project('alpha', { dashboard, store: storeSettings(store) }), // its dashboard kept beside the store
     product('openapi-product', { environment: 'alpha-live', sku: 'openapi-product', name: 'P', storeItemId: 1, entitlement: 'p', repeatable: true, prices: [{ currency: 'USD', amount: 1 }] }),
     product('openapi-product-2', { environment: 'alpha-live', sku: 'openapi-product-2', name: 'P2', storeItemId: 2, entitlement: 'p2', repeatable: true, prices: [{ currency: 'USD', amount: 1 }] }),
   ]);
