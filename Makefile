@@ -92,6 +92,7 @@ build: node_modules
 ## Throughput and latency figures (see docs/performance.md).
 bench: node_modules services
 	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npm run bench
+	$(MAKE) --no-print-directory bench-player-search
 
 ## GET /players' search over 1,000,000 players (p99 of a 3+ character q under 50 ms; docs/dashboards.md).
 .PHONY: bench-player-search
