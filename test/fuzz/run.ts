@@ -30,9 +30,10 @@ import YAML from 'yaml';
 import { freePort } from '../support/ports';
 import { type HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
 import { stopProcess } from '../support/processes';
-import { InvalidationBus, MemoryCoordination, TokenService, createDb, loadConfig } from '@hearth/core';
-import { currency, itemType, licenceKey, project, skillTree, standardManifests, tour } from '../support/manifests';
-import { dashboardMember, dashboardSettings } from '../support/dashboards';
+import { InvalidationBus, MemoryCoordination, TokenService, createDb, loadConfig, secretVariableOf } from '@hearth/core';
+import { NAMESPACE, currency, itemType, licenceKey, project, skillTree, standardManifests, tour } from '../support/manifests';
+import { DASHBOARD_CLIENT, dashboardMember, dashboardSettings } from '../support/dashboards';
+import { OidcProviderStandIn } from '../support/oidc-provider';
 import { issueDashboardToken } from '../../apps/core/src/dashboards/tokens';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -49,14 +50,15 @@ const fail = (message: string) => new FuzzError(message);
 const runHearth = (args: string[], env: NodeJS.ProcessEnv, log: string) => runHearthLogged(args, env, log, fail);
 
 /** What the fuzzed API holds: the tests' standard fixture and one of each economy definition. */
-function manifestsYaml(): string {
+function manifestsYaml(dashboardIssuer: string): string {
   const docs = [
     // Generous limits: the fuzzer's requests are checked and counted, never refused for their rate.
     ...standardManifests({ requestsPerMinutePerCredential: 1_000_000, requestsPerMinutePerEnvironment: 1_000_000, requestsPerDayPerEnvironment: 100_000_000 }),
     // alpha's licence key, for the licence routes (their credential is the organisation's, in no environment).
     licenceKey('alpha-licence', 'alpha'),
     // A custom dashboard's member of alpha-live holding every permission: the run's dashboard token.
-    project('alpha', { dashboard: dashboardSettings('https://idp.example') }),
+    // Its provider is a real OpenID provider the run starts: a fuzzed sign-in is refused by it (401), never a 503.
+    project('alpha', { dashboard: dashboardSettings(dashboardIssuer) }),
     dashboardMember('fuzz-member', { project: 'alpha', subject: 'fuzz', environments: [{ environment: 'alpha-live', permissions: ['open_dashboard', 'view_players'] }] }),
     // The same definitions in the second environment: its objects are the foreign ids of the run.
     // One of each kind the economy routes act on: a balance and a consumed currency; a one-by-one item,
@@ -228,6 +230,10 @@ async function main(): Promise<number> {
 
   const scratch = await makeScratchRun('fuzz', fail);
   let api: HearthService | undefined;
+  // The custom dashboard's OpenID provider, as crash uploads get a store: POST /auth/dashboard does its work.
+  const provider = await OidcProviderStandIn.start([
+    { client_id: DASHBOARD_CLIENT.clientId, client_secret: DASHBOARD_CLIENT.clientSecret, redirect_uris: [DASHBOARD_CLIENT.redirectUri] },
+  ]);
   try {
     const base = {
       ...scratch.env,
@@ -237,9 +243,11 @@ async function main(): Promise<number> {
       OBJECT_STORAGE_URL: `file://${path.join(logs, 'objects')}`,
       // hooks.py gives each request an address of its own in X-Forwarded-For, for the per-address limits.
       HEARTH_TRUSTED_PROXIES: 'loopback',
+      // The dashboard client's secret, named by alpha's settings (Secret dashboard-oidc, key client-secret).
+      [secretVariableOf(NAMESPACE, { name: 'dashboard-oidc', key: 'client-secret' })]: DASHBOARD_CLIENT.clientSecret,
     };
     const manifests = path.join(logs, 'manifests.yaml');
-    fs.writeFileSync(manifests, manifestsYaml());
+    fs.writeFileSync(manifests, manifestsYaml(provider.issuer));
     await runHearth(['migrate', '--json'], hearthEnv(base), path.join(logs, 'migrate.log'));
     const applied = JSON.parse(await runHearth(['apply', '-f', manifests, '--json'], hearthEnv(base), path.join(logs, 'apply.log')));
     const serverKey: string | undefined = applied.results.find((r: any) => r.kind === 'ServerKey' && r.name === 'alpha-live-key')?.serverKey?.key;
@@ -316,6 +324,7 @@ async function main(): Promise<number> {
     return 0;
   } finally {
     if (api) await stopProcess(api.child, 10_000);
+    await provider.stop();
     await scratch.drop();
   }
 }
