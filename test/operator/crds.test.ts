@@ -11,6 +11,7 @@ import { crdsYaml, MANIFEST_KINDS } from '@hearth/core';
 import { type Kube, kubeToolPath, startKube } from '../support/kube';
 import * as m from '../support/manifests';
 import { dashboardMember } from '../support/dashboards';
+import { product } from '../commerce/helpers';
 
 let kube: Kube;
 
@@ -89,6 +90,7 @@ it('accepts a document of every kind, and lists them all under `kubectl get hear
       ],
     }),
     dashboardMember('crd-member', { project: 'crd-project', subject: 'someone', environments: [{ environment: 'crd-live', permissions: ['open_dashboard'] }] }),
+    product('crd-product', { environment: 'crd-live', sku: 'crd-product', name: 'Gold pack', storeItemId: 1, entitlement: 'gold-pack', prices: [{ currency: 'USD', amount: 199 }, { currency: 'EUR', amount: 179 }] }),
   ];
   await apply(docs);
   const listed = await kubectl(['get', 'hearth', '-A', '-o', 'name']);

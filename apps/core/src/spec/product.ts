@@ -13,7 +13,7 @@ import { GameKey, MAX_BALANCE } from './game-keys';
 export const PRODUCT_LIMITS = { prices: 60 } as const;
 
 /** An ISO 4217 currency code, as the store names a wallet's currency. */
-export const StoreCurrency = Type.String({ pattern: '^[A-Z]{3}$', description: 'an ISO 4217 currency code (USD, EUR…)' });
+export const StoreCurrency = Type.String({ minLength: 3, maxLength: 3, pattern: '^[A-Z]{3}$', description: 'an ISO 4217 currency code (USD, EUR…)' });
 
 export const ProductPriceSpec = Type.Object(
   {
