@@ -4,12 +4,12 @@
  * stores its value sealed to the API processes' public key, never in the clear; the API opens it.
  * A Secret or key that is not there is Ready=False (SecretMissing), and fixed by creating it.
  */
-import { crdsYaml } from '@hearth/core';
-import { type Harness, startHarness } from '../support/harness';
-import { type Kube, startKube } from '../support/kube';
+import type { Harness } from '../support/harness';
+import type { Kube } from '../support/kube';
 import { NAMESPACE, plan, project } from '../support/manifests';
 import { dashboardSettings } from '../support/dashboards';
-import { type OperatorProcess, kubectl, kubectlApply, readyOf, startOperatorProcess, waitReady, waitUntil } from './operator-process';
+import { type OperatorWorld, startOperatorWorld } from './world';
+import { type OperatorProcess, kubectl, kubectlApply, readyOf, waitReady, waitUntil } from './operator-process';
 import { clientSecretKeys, openClientSecret } from '../../apps/core/src/dashboards/client-secrets';
 
 jest.setTimeout(90_000);
@@ -18,18 +18,14 @@ let kube: Kube;
 let h: Harness;
 let operator: OperatorProcess;
 
+let world: OperatorWorld | undefined;
 beforeAll(async () => {
   // The harness's API process publishes the key the operator seals to.
-  [kube, h] = await Promise.all([startKube(), startHarness({ manifests: [] })]);
-  await kubectl(kube, ['apply', '-f', '-'], crdsYaml());
-  await kubectl(kube, ['wait', '--for=condition=Established', 'crd', '-l', 'app.kubernetes.io/part-of=hearth', '--timeout=30s']);
-  await kubectl(kube, ['create', 'namespace', NAMESPACE]);
-  operator = await startOperatorProcess({ kube, databaseUrl: h.database.url, redisPrefix: h.redisPrefix });
+  world = await startOperatorWorld();
+  ({ kube, h, operator } = world);
 }, 120_000);
 afterAll(async () => {
-  await operator?.stop();
-  await h?.close();
-  await kube?.stop();
+  await world?.stop();
 });
 
 const stored = async (name: string) => (await h.db('projects').where({ namespace: NAMESPACE, name }).first('dashboard_client_secret'))?.dashboard_client_secret as string | null | undefined;

@@ -7,11 +7,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { crdsYaml } from '@hearth/core';
-import { type Harness, startHarness } from '../support/harness';
-import { type Kube, startKube } from '../support/kube';
+import type { Harness } from '../support/harness';
+import type { Kube } from '../support/kube';
 import { NAMESPACE, currency, environment, gameConfig, plan, project, realm, serverKey } from '../support/manifests';
-import { type OperatorProcess, getJson, getOrNull, kubectl, kubectlApply, readyOf, startOperatorProcess, waitReady, waitUntil } from './operator-process';
+import { type OperatorWorld, startOperatorWorld } from './world';
+import { type OperatorProcess, getJson, getOrNull, kubectl, kubectlApply, readyOf, waitReady, waitUntil } from './operator-process';
 
 jest.setTimeout(90_000);
 
@@ -19,18 +19,13 @@ let kube: Kube;
 let h: Harness;
 let operator: OperatorProcess;
 
+let world: OperatorWorld | undefined;
 beforeAll(async () => {
-  [kube, h] = await Promise.all([startKube(), startHarness({ manifests: [] })]);
-  await kubectl(kube, ['apply', '-f', '-'], crdsYaml());
-  await kubectl(kube, ['wait', '--for=condition=Established', 'crd', '-l', 'app.kubernetes.io/part-of=hearth', '--timeout=30s']);
-  await kubectl(kube, ['create', 'namespace', NAMESPACE]);
-  // The default relist (300 s): whatever follows within seconds here is the operator's doing, not the relist's.
-  operator = await startOperatorProcess({ kube, databaseUrl: h.database.url, redisPrefix: h.redisPrefix });
+  world = await startOperatorWorld();
+  ({ kube, h, operator } = world);
 }, 120_000);
 afterAll(async () => {
-  await operator?.stop();
-  await h?.close();
-  await kube?.stop();
+  await world?.stop();
 });
 
 const ns = (kind: string, name: string) => [kind, name, '-n', NAMESPACE];

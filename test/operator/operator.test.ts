@@ -6,10 +6,9 @@
  * finalizers on deletion (a revoked key is refused), a minted key never lost when its Secret cannot
  * be written, and a GameConfig edit felt by the API within seconds.
  */
-import { crdsYaml } from '@hearth/core';
-import { type Harness, startHarness } from '../support/harness';
+import type { Harness } from '../support/harness';
 import { call, expectError } from '../support/http';
-import { type Kube, startKube } from '../support/kube';
+import type { Kube } from '../support/kube';
 import { NAMESPACE, cardType, environment, gameConfig, licenceKey, plan, project, serverKey, skillTree } from '../support/manifests';
 import {
   type OperatorProcess,
@@ -19,10 +18,10 @@ import {
   kubectlApply,
   metricsOf,
   readyOf,
-  startOperatorProcess,
   waitReady,
   waitUntil,
 } from './operator-process';
+import { type OperatorWorld, startOperatorWorld } from './world';
 
 jest.setTimeout(90_000);
 
@@ -41,17 +40,13 @@ function reconcilesOf(kind: string, name: string): number {
   return count;
 }
 
+let world: OperatorWorld | undefined;
 beforeAll(async () => {
-  [kube, h] = await Promise.all([startKube(), startHarness({ manifests: [] })]);
-  await kubectl(kube, ['apply', '-f', '-'], crdsYaml());
-  await kubectl(kube, ['wait', '--for=condition=Established', 'crd', '-l', 'app.kubernetes.io/part-of=hearth', '--timeout=30s']);
-  await kubectl(kube, ['create', 'namespace', NAMESPACE]);
-  operator = await startOperatorProcess({ kube, databaseUrl: h.database.url, redisPrefix: h.redisPrefix });
+  world = await startOperatorWorld();
+  ({ kube, h, operator } = world);
 }, 120_000);
 afterAll(async () => {
-  await operator?.stop();
-  await h?.close();
-  await kube?.stop();
+  await world?.stop();
 });
 
 const ns = (kind: string, name: string) => [kind, name, '-n', NAMESPACE];
