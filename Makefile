@@ -34,10 +34,13 @@ KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`),
 ## MinIO (the storage tests) and helm (test/observability renders the chart's rules): built once per
-## machine, the first time about 13 minutes on a busy 2-core machine (nothing once built).
-test: node_modules services test-tools
+## machine, the first time about 13 minutes on a 2-core machine, in the background while the suites
+## that need neither run (test/support/make-test.sh; nothing to build once built).
+test: node_modules services
 	npm run typecheck
-	$(call jest,jest,)
+	@status=0; TEST_RESULTS=$(TEST_RESULTS) TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) \
+	  bash test/support/make-test.sh || status=$$?; \
+	  node test/support/summary.js $(TEST_RESULTS)/hearth-jest.json; exit $$status
 
 # The tools each target runs, built once per machine into ~/.cache/hearth/tools (HEARTH_TOOLS_DIR) by
 # test/kube/tools/build.sh: each target builds only what its tests start.

@@ -13,7 +13,12 @@ mkdir -p "$bin"
 
 # Only the tools named (shell patterns: `build.sh minio helm '*-crds'`); none named: every one. Each
 # make target names what its tests run (Makefile), so `make test` builds MinIO and helm only.
+# --check: build nothing; exit 1 when any asked tool is not built at its version (make test asks
+# whether it must build MinIO and helm in the background first).
+check=
+if [[ "${1:-}" == --check ]]; then check=1; shift; fi
 asked=("$@")
+missing=0
 # About how long a first build takes on a busy 2-core machine, told before it starts (helm, k6,
 # kube-apiserver and etcd as measured there; MinIO from earlier runs; kubectl alone estimated). A rebuild reuses Go's build cache.
 declare -A first_build_minutes=([minio]=6 [helm]=7 [kube-apiserver]=12 [etcd]=1 [kubectl]=5 [k6]=6)
@@ -34,6 +39,7 @@ build() {
   if [[ -e "$bin/$name" && "$(cat "$bin/.$name.version" 2>/dev/null)" == "$version" ]]; then
     return
   fi
+  if [[ -n "$check" ]]; then missing=1; return 0; fi
   command -v go >/dev/null 2>&1 || { echo "build.sh: building $name needs Go (1.24+) on the PATH" >&2; exit 1; }
   echo "building $name $version into $bin from the Go module proxy (once per machine; the first time about ${first_build_minutes[$name]:-1} min on 2 cores)…" >&2
   local started=$SECONDS
@@ -76,3 +82,5 @@ gateway_crds() {
   touch "$bin/gateway-crds"
 }
 build gateway-crds "$GATEWAY_API_VERSION" gateway_crds
+
+[[ -z "$check" ]] || exit "$missing"

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# `make test`: the main jest run (every suite but the Kubernetes ones), its results in
+# $TEST_RESULTS/hearth-jest.json. Five suites need MinIO or helm (test/kube/tools/build.sh builds them
+# once per machine, about 13 minutes on two cores the first time). On a machine without them, they
+# are built in the background while the other suites run (one jest process leaves a core for the Go
+# build), and the five run once the build is done: a first run takes about as long as the longer of
+# the two rather than their sum. With the tools built, it is one jest run of everything.
+set -uo pipefail
+results="${TEST_RESULTS:?TEST_RESULTS names the folder of the run's results}"
+mkdir -p "$results"
+tools=(minio helm)
+# The suites that start MinIO (test/support/minio.ts) or run helm (test/observability/prometheus.ts).
+mapfile -t tool_suites < <(grep -rlE "from '(\.\./support/minio|\./prometheus)'" test --include='*.test.ts' | grep -vE '^test/(operator|chart)/' | sort)
+
+jest() { # jest NAME ARGS...: one run, its results in $results/hearth-NAME.json
+  local name=$1; shift
+  npx jest --runInBand "$@" --json --outputFile="$results/hearth-$name.json"
+}
+
+if bash test/kube/tools/build.sh --check "${tools[@]}"; then
+  jest jest
+  exit $?
+fi
+
+log="$results/tools-build.log"
+echo "make test: MinIO and helm are not built on this machine yet. Building them in the background (Go, from the module proxy; about 13 min on 2 cores, once per machine; log: $log) while every suite but these ${#tool_suites[@]} runs: ${tool_suites[*]}"
+bash test/kube/tools/build.sh "${tools[@]}" > "$log" 2>&1 &
+builder=$!
+trap 'kill "$builder" 2>/dev/null' EXIT
+
+# jest's --testPathIgnorePatterns replaces the configured list (package.json): it is given whole.
+ignore=(/node_modules/ /test/operator/ /test/chart/)
+for suite in "${tool_suites[@]}"; do ignore+=("/$suite\$"); done
+status=0
+jest first --testPathIgnorePatterns "${ignore[@]}" || status=$?
+
+started=$SECONDS
+echo "make test: waiting for the MinIO and helm build to finish…"
+if ! wait "$builder"; then
+  trap - EXIT
+  echo "make test: building MinIO and helm failed; the end of $log:" >&2
+  tail -n 40 "$log" >&2
+  exit 1
+fi
+trap - EXIT
+echo "make test: the tools were built ($((SECONDS - started)) s waited after the first suites); now the suites that need them"
+jest tools "${tool_suites[@]}" || status=$?
+
+# One result file for the whole run, as a run with the tools built writes it (.ci/run sums it).
+node -e '
+  const fs = require("node:fs");
+  const [out, ...parts] = process.argv.slice(1);
+  const runs = parts.map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+  const sum = (k) => runs.reduce((n, r) => n + r[k], 0);
+  const merged = { ...runs[0], success: runs.every((r) => r.success), testResults: runs.flatMap((r) => r.testResults) };
+  for (const k of Object.keys(runs[0])) if (typeof runs[0][k] === "number" && k.startsWith("num")) merged[k] = sum(k);
+  fs.writeFileSync(out, JSON.stringify(merged));
+' "$results/hearth-jest.json" "$results/hearth-first.json" "$results/hearth-tools.json"
+exit $status
