@@ -6,7 +6,7 @@
 # build), and the five run once the build is done: a first run takes about as long as the longer of
 # the two rather than their sum. With the tools built, it is one jest run of everything.
 set -uo pipefail
-results="${TEST_RESULTS:?TEST_RESULTS names the folder of the run's results}"
+results="${TEST_RESULTS:?TEST_RESULTS names the results folder}"
 mkdir -p "$results"
 tools=(minio helm)
 # The suites that start MinIO (test/support/minio.ts) or run helm (test/observability/prometheus.ts).
