@@ -48,7 +48,7 @@ test-tools:
 operator-tools:
 	$(TOOLS) kube-apiserver etcd kubectl helm
 chart-tools:
-	$(TOOLS) kube-apiserver etcd kubectl helm '*-crds'
+	$(TOOLS) kube-apiserver kube-controller-manager etcd kubectl helm '*-crds'
 loadtest-tools:
 	$(TOOLS) k6
 
@@ -60,8 +60,8 @@ crds: node_modules
 minio:
 	$(TOOLS) minio
 
-## Build (once per machine, cached in ~/.cache/hearth/tools) every tool: MinIO, kube-apiserver, etcd,
-## kubectl, helm, k6 and the CRDs of the chart's optional objects.
+## Build (once per machine, cached in ~/.cache/hearth/tools) every tool: MinIO, kube-apiserver,
+## kube-controller-manager, etcd, kubectl, helm, k6 and the CRDs of the chart's optional objects.
 kube-tools:
 	$(TOOLS)
 
@@ -69,7 +69,8 @@ kube-tools:
 operator-test: node_modules services operator-tools
 	$(call jest,operator,test/operator $(KUBE_SUITE))
 
-## helm lint and template of charts/hearth, the objects dry-run on a real kube-apiserver (test/chart).
+## helm lint and template of charts/hearth, the objects dry-run on a real kube-apiserver, and the
+## chart installed, upgraded and uninstalled with its hooks on kube-apiserver + kube-controller-manager (test/chart).
 chart-test: node_modules services chart-tools
 	$(call jest,chart,test/chart $(KUBE_SUITE))
 

@@ -1,4 +1,4 @@
-// Builds the real kube-apiserver and etcd the operator and chart tests run against.
+// Builds the real kube-apiserver, kube-controller-manager and etcd the operator and chart tests run against.
 // k8s.io/kubernetes points its staging modules at ./staging with replace lines, which a
 // dependent module cannot follow, so every k8s.io/* staging module is pinned here to the
 // v0.x release matching the kubernetes version (`go install pkg@version` refuses modules
