@@ -1,5 +1,5 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
-.PHONY: dev services test typecheck lint bench kube-tools operator-test chart-test chart-docs crds build minio
+.PHONY: dev services test typecheck lint bench kube-tools operator-test chart-test image-test chart-docs crds build minio
 
 # The project's own PostgreSQL cluster (make services); DATABASE_URL=… uses another database instead.
 HEARTH_PG_PORT ?= 55432
@@ -73,6 +73,12 @@ operator-test: node_modules services operator-tools
 ## chart installed, upgraded and uninstalled with its hooks on kube-apiserver + kube-controller-manager (test/chart).
 chart-test: node_modules services chart-tools
 	$(call jest,chart,test/chart $(KUBE_SUITE))
+
+## The Dockerfile built with buildah and run with podman + runc, no Docker engine (test/image): its
+## version, `migrate` on the test PostgreSQL, the API's probes. Needs root; installs those Debian
+## packages when absent. About 2 minutes (the first time 4: the base image, npm's cache).
+image-test: node_modules services
+	$(call jest,image,test/image $(KUBE_SUITE))
 
 ## Rewrite the values table of docs/kubernetes.md from charts/hearth/values.yaml.
 chart-docs: node_modules
