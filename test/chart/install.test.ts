@@ -105,7 +105,10 @@ class MigrationsKubelet {
             state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: now, finishedAt: now } },
           })),
         };
-        await kubectlAsync(['patch', 'pod', pod.metadata.name, '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
+        await kubectlAsync(['patch', 'pod', pod.metadata.name, '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]).catch((err: Error) => {
+          // Gone since the listing (its Job deleted): nothing left to report for it.
+          if (!/NotFound/.test(err.message)) throw err;
+        });
       }
       await new Promise((r) => setTimeout(r, 300));
     }
@@ -132,6 +135,15 @@ const helmOk = (res: RunResult) => {
   if (res.status !== 0) throw new Error(`helm exited ${res.status}:\n${res.stderr}${res.stdout}`);
   return res.stdout;
 };
+
+/** The uids of the migrations Jobs the Job controller reported Completed (an Event each), once there are `count` (events are written a moment after the condition helm waits for). */
+const jobsCompleted = (count: number) => eventually(`${count} Completed event(s) of ${MIGRATIONS_JOB}`, () => {
+  const uids = listIn('events')
+    .filter((e) => e.involvedObject.kind === 'Job' && e.involvedObject.name === MIGRATIONS_JOB && e.reason === 'Completed')
+    .map((e) => e.involvedObject.uid as string)
+    .sort();
+  return uids.length >= count ? uids : undefined;
+});
 
 const releaseDeployments = () => listIn('deployments', `app.kubernetes.io/instance=${RELEASE}`);
 const ownedBy = (o: KubeObject, owner: KubeObject) =>
@@ -198,8 +210,7 @@ describe('helm install, upgrade and uninstall with hooks, on an API server with 
     expect(installed.kubelet.jobUids.size).toBe(1);
     expect(installed.kubelet.podNames.size).toBe(1);
     // The Job controller's own record that it completed the Job (helm waits for that condition).
-    const completed = listIn('events').filter((e) => e.involvedObject.kind === 'Job' && e.involvedObject.name === MIGRATIONS_JOB && e.reason === 'Completed');
-    expect(completed.map((e) => e.involvedObject.uid)).toEqual([...installed.kubelet.jobUids]);
+    expect(await jobsCompleted(1)).toEqual([...installed.kubelet.jobUids]);
     // hook-delete-policy hook-succeeded: helm deleted the Job, the garbage collector its Pod; the
     // Job's own Secret (before-hook-creation,hook-succeeded) is gone too.
     expect(kubectl(kube.kubeconfig, ['get', 'job', MIGRATIONS_JOB, '-n', NS]).status).not.toBe(0);
@@ -271,12 +282,11 @@ describe('helm install, upgrade and uninstall with hooks, on an API server with 
       upgraded = await helmWithHooks(['upgrade', RELEASE, next, '--values', valuesFile]);
     }, 180_000);
 
-    test('the upgrade runs the migrations hook once more: a new Job, completed', () => {
+    test('the upgrade runs the migrations hook once more: a new Job, completed', async () => {
       helmOk(upgraded.res);
       expect(upgraded.kubelet.jobUids.size).toBe(1);
       expect([...upgraded.kubelet.jobUids][0]).not.toBe([...installed.kubelet.jobUids][0]);
-      const completed = listIn('events').filter((e) => e.involvedObject.kind === 'Job' && e.involvedObject.name === MIGRATIONS_JOB && e.reason === 'Completed');
-      expect(completed.map((e) => e.involvedObject.uid).sort()).toEqual([...installed.kubelet.jobUids, ...upgraded.kubelet.jobUids].sort());
+      expect(await jobsCompleted(2)).toEqual([...installed.kubelet.jobUids, ...upgraded.kubelet.jobUids].sort());
     });
 
     test('the CRD is updated: the API server now serves the new field, and its rules', async () => {
