@@ -75,9 +75,11 @@ chart-test: node_modules services chart-tools
 	$(call jest,chart,test/chart $(KUBE_SUITE))
 
 ## The Dockerfile built with buildah and run with podman + runc, no Docker engine (test/image): its
-## version, `migrate` on the test PostgreSQL, the API's probes. Needs root; installs those Debian
+## version, then the chart's migrations and API containers (helm template) as a kubelet runs them, on
+## the test PostgreSQL and Redis. Needs root; installs those Debian
 ## packages when absent. About 2 minutes (the first time 4: the base image, npm's cache).
 image-test: node_modules services
+	$(TOOLS) helm
 	$(call jest,image,test/image $(KUBE_SUITE))
 
 ## Rewrite the values table of docs/kubernetes.md from charts/hearth/values.yaml.

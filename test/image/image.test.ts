@@ -1,9 +1,12 @@
 /**
  * The Dockerfile built into an image and run, with no Docker engine (`make image-test`): buildah
  * builds it (test/image/build.sh, which says how the base is made on a machine that cannot reach
- * Docker Hub), podman + runc run it as the chart runs it: the image's own user, a read-only root
- * filesystem with a tmpfs on /tmp. It prints its version, migrates a fresh database on the test
- * PostgreSQL, serves the API's probes, and stops on SIGTERM (tini forwards it) with exit code 0.
+ * Docker Hub), podman + runc run it. The image prints its version as a non-root user on a read-only
+ * root; then the chart's own containers, rendered by `helm template` with this image, run as a
+ * kubelet would run them (args after the entry point, Secrets resolved into the environment, the
+ * pod's user and security context, emptyDir as tmpfs, the memory limit): the migrations Job's
+ * migrates a fresh database on the test PostgreSQL, the API Deployment's passes the chart's probes
+ * and stops on SIGTERM (tini forwards it) with exit code 0.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -14,6 +17,7 @@ import { MIGRATIONS_DIR } from '@hearth/core';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../support/env';
 import { KUBE_TOOLS_BIN } from '../support/kube';
 import { freePort } from '../support/ports';
+import { type KubeObject, MINIMAL_VALUES, render } from '../chart/chart';
 
 jest.setTimeout(60_000);
 
@@ -75,56 +79,138 @@ test('`hearth --version` runs in it, as a non-root user that cannot write /app',
   expect(who).toMatchObject({ code: 0, stdout: '10001\nread-only\n' });
 });
 
-describe('on the test PostgreSQL and Redis', () => {
+/** A container of a rendered pod, the fields this test turns into `podman run` options. */
+interface ChartContainer {
+  name: string;
+  image: string;
+  args: string[];
+  env: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+  ports?: { name: string; containerPort: number }[];
+  securityContext: { readOnlyRootFilesystem?: boolean; allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[] } };
+  resources: { limits?: { memory?: string } };
+  volumeMounts: { name: string; mountPath: string }[];
+  startupProbe?: Probe; livenessProbe?: Probe; readinessProbe?: Probe;
+}
+interface Probe { httpGet: { path: string; port: string | number } }
+interface PodSpec {
+  securityContext: { runAsUser: number; runAsGroup: number };
+  containers: ChartContainer[];
+  volumes: { name: string; emptyDir?: object }[];
+  terminationGracePeriodSeconds?: number;
+}
+
+describe("the chart's containers, as it renders them, run on the image", () => {
   const name = `hearth_i_${randomBytes(6).toString('hex')}`;
-  const vars = {
-    DATABASE_URL: databaseUrl(name),
-    REDIS_URL: TEST_REDIS_URL,
-    REDIS_PREFIX: `hearth-test:${randomBytes(6).toString('hex')}:`,
-    HEARTH_MASTER_KEY: randomBytes(32).toString('hex'),
-  };
   const admin = knexFactory({ client: 'pg', connection: TEST_DATABASE_URL, pool: { min: 0, max: 1 } });
+  let objects: KubeObject[];
 
   beforeAll(async () => {
     await admin.raw(`CREATE DATABASE ${name}`);
+    const [repository, tag] = IMAGE.split(/:(?=[^:]+$)/);
+    objects = render([MINIMAL_VALUES], [
+      `image.repository=${repository}`, `image.tag=${tag}`,
+      `database.url=${databaseUrl(name)}`, `redis.url=${TEST_REDIS_URL}`,
+      `masterKey.value=${randomBytes(32).toString('hex')}`,
+      `config.redisPrefix=hearth-test:${randomBytes(6).toString('hex')}:`,
+    ]);
   });
   afterAll(async () => {
     await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.destroy();
   });
 
-  test('`migrate` applies every migration to a fresh database, then finds it up to date', async () => {
+  /** What the kubelet would resolve: a Secret's value by name and key, from the rendered Secrets. */
+  const secretValue = (ref: { name: string; key: string }): string => {
+    const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === ref.name);
+    const value = secret?.stringData?.[ref.key] ?? (secret?.data?.[ref.key] !== undefined ? Buffer.from(secret.data[ref.key], 'base64').toString() : undefined);
+    if (value === undefined) throw new Error(`the chart renders no Secret ${ref.name} with ${ref.key}`);
+    return value;
+  };
+
+  /**
+   * `podman run` options for a rendered container, as a kubelet would run it: its args after the
+   * image's entry point, its environment (Secrets resolved), the pod's user, a read-only root with the
+   * emptyDir volumes as tmpfs, every capability dropped, no privilege escalation, its memory limit.
+   * The one change: the host network of a shared machine, so `ports` (the env var each names) move to free ones.
+   */
+  function podmanRun(pod: PodSpec, container: ChartContainer, ports: Record<string, number>): string[] {
+    const env: Record<string, string> = {};
+    for (const variable of container.env) {
+      if (variable.value !== undefined) env[variable.name] = variable.value;
+      else if (variable.valueFrom?.secretKeyRef) env[variable.name] = secretValue(variable.valueFrom.secretKeyRef);
+    }
+    for (const port of container.ports ?? []) {
+      const variable = Object.keys(env).find((k) => env[k] === String(port.containerPort) && /PORT$/.test(k));
+      if (!variable) throw new Error(`no env var sets ${container.name}'s port ${port.name}`);
+      env[variable] = String(ports[port.name]);
+    }
+    const emptyDirs = new Set(pod.volumes.filter((v) => v.emptyDir).map((v) => v.name));
+    const memory = container.resources.limits?.memory;
+    return [
+      '--network', 'host',
+      '--user', `${pod.securityContext.runAsUser}:${pod.securityContext.runAsGroup}`,
+      ...(container.securityContext.readOnlyRootFilesystem ? ['--read-only'] : []),
+      ...container.volumeMounts.filter((m) => emptyDirs.has(m.name)).flatMap((m) => ['--tmpfs', m.mountPath]),
+      ...(container.securityContext.capabilities?.drop ?? []).flatMap((c) => ['--cap-drop', c]),
+      ...(container.securityContext.allowPrivilegeEscalation === false ? ['--security-opt', 'no-new-privileges'] : []),
+      ...(memory ? ['--memory', memory.replace(/i$/, '').toLowerCase()] : []),
+      ...envArgs(env),
+      container.image, ...container.args,
+    ];
+  }
+
+  const podOf = (kind: string, component: string) => {
+    const o = objects.find((x) => x.kind === kind && x.metadata.name === `hearth-${component}`);
+    if (!o) throw new Error(`no ${kind} hearth-${component}`);
+    return o.spec.template.spec as PodSpec;
+  };
+
+  test('the migrations Job\'s container migrates a fresh database, every migration under its name; run again, it changes nothing', async () => {
+    const pod = podOf('Job', 'migrations');
+    const [container] = pod.containers;
+    expect(container.image).toBe(IMAGE);
     const migrations = fs.readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.ts')).sort();
-    const first = await podman(['run', '--rm', ...AS_IN_THE_CHART, ...envArgs({ DATABASE_URL: vars.DATABASE_URL }), IMAGE, 'migrate', '--json']);
-    expect(first.stderr).toBe('');
-    expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toEqual({ applied: migrations });
-    const again = await podman(['run', '--rm', ...AS_IN_THE_CHART, ...envArgs({ DATABASE_URL: vars.DATABASE_URL }), IMAGE, 'migrate', '--json']);
-    expect(JSON.parse(again.stdout)).toEqual({ applied: [] });
+    const db = knexFactory({ client: 'pg', connection: databaseUrl(name), pool: { min: 0, max: 1 } });
+    try {
+      const first = await podman(['run', '--rm', ...podmanRun(pod, container, {})]);
+      expect({ code: first.code, stderr: first.stderr }).toEqual({ code: 0, stderr: '' });
+      const applied = async () => (await db('knex_migrations').orderBy('id').pluck('name')) as string[];
+      expect(await applied()).toEqual(migrations);
+      const again = await podman(['run', '--rm', ...podmanRun(pod, container, {})]);
+      expect(again.code).toBe(0);
+      expect(await applied()).toEqual(migrations);
+    } finally {
+      await db.destroy();
+    }
   });
 
-  test('`api` serves /healthz and /readyz (PostgreSQL and Redis reached), and a stop (SIGTERM through tini) exits 0', async () => {
-    const [port, metrics] = [await freePort(), await freePort()];
-    const container = `hearth-api-${randomBytes(4).toString('hex')}`;
-    await podmanOk(['run', '--detach', '--name', container, ...AS_IN_THE_CHART, ...envArgs({ ...vars, PORT: String(port), METRICS_PORT: String(metrics) }), IMAGE, 'api']);
+  test("the API Deployment's container passes the chart's startup, liveness and readiness probes, and stops on SIGTERM (through tini) with 0", async () => {
+    const pod = podOf('Deployment', 'api');
+    const [container] = pod.containers;
+    const ports = { http: await freePort(), metrics: await freePort() };
+    const probes = [container.startupProbe, container.livenessProbe, container.readinessProbe].filter((p): p is Probe => p !== undefined);
+    expect(probes).toHaveLength(3);
+    const probeUrl = (probe: Probe) => `http://127.0.0.1:${typeof probe.httpGet.port === 'number' ? probe.httpGet.port : ports[probe.httpGet.port as keyof typeof ports]}${probe.httpGet.path}`;
+    const containerName = `hearth-api-${randomBytes(4).toString('hex')}`;
+    await podmanOk(['run', '--detach', '--name', containerName, ...podmanRun(pod, container, ports)]);
     try {
+      // The startup probe first, as the kubelet runs it: until it passes (bounded), then the others must pass.
       const deadline = Date.now() + 30_000;
-      let healthz: Response | undefined;
-      while (Date.now() < deadline) {
-        healthz = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined);
-        if (healthz?.ok) break;
-        await new Promise((r) => setTimeout(r, 250));
+      let started = false;
+      while (!started && Date.now() < deadline) {
+        started = (await fetch(probeUrl(probes[0])).catch(() => undefined))?.status === 200;
+        if (!started) await new Promise((r) => setTimeout(r, 250));
       }
-      if (!healthz?.ok) throw new Error(`the api container did not answer /healthz in 30 s:\n${(await podman(['logs', container])).stderr}`);
-      expect(await healthz.json()).toEqual({ status: 'ok' });
-      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
-      expect({ status: ready.status, body: await ready.json() }).toEqual({ status: 200, body: { status: 'ready', postgres: true, redis: true } });
-      expect((await fetch(`http://127.0.0.1:${metrics}/metrics`)).status).toBe(200);
-      await podmanOk(['stop', '--time', '20', container]);
-      const [state] = JSON.parse(await podmanOk(['inspect', container])) as { State: { ExitCode: number } }[];
+      if (!started) throw new Error(`the api container did not pass its startup probe in 30 s:\n${(await podman(['logs', containerName])).stderr}`);
+      for (const probe of probes) expect(`${probe.httpGet.path} ${(await fetch(probeUrl(probe))).status}`).toBe(`${probe.httpGet.path} 200`);
+      const ready = await fetch(`http://127.0.0.1:${ports.http}/readyz`);
+      expect(await ready.json()).toEqual({ status: 'ready', postgres: true, redis: true });
+      expect((await fetch(`http://127.0.0.1:${ports.metrics}/metrics`)).status).toBe(200);
+      await podmanOk(['stop', '--time', String(pod.terminationGracePeriodSeconds ?? 30), containerName]);
+      const [state] = JSON.parse(await podmanOk(['inspect', containerName])) as { State: { ExitCode: number } }[];
       expect(state.State.ExitCode).toBe(0);
     } finally {
-      await podman(['rm', '--force', container]);
+      await podman(['rm', '--force', containerName]);
     }
   });
 });
