@@ -49,6 +49,9 @@ cas=(/usr/local/share/ca-certificates/*.crt)
 [[ -e "${cas[0]}" ]] || cas=()
 ca_stamp="$( (cat "${cas[@]}" /dev/null) | sha256sum | cut -c1-12)"
 base="localhost/hearth-node-base:${node_version#v}-$ca_stamp"
+# Two checkouts testing at once make the base once: the second waits for the first, then finds it.
+exec {base_lock}>"$cache/.base.lock"
+flock "$base_lock"
 if ! podman "${storage[@]}" image exists "$base"; then
   echo "image: making the base $base from Debian bookworm's packages and this machine's Node (about 2 min, once)…" >&2
   work="$(mktemp -d)"
@@ -69,6 +72,7 @@ if ! podman "${storage[@]}" image exists "$base"; then
     --change 'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt' --change 'CMD ["node"]' \
     "$work/base.tar" "$base" >/dev/null
 fi
+flock --unlock "$base_lock"
 
 echo "image: building the Dockerfile into $image (base $base)…" >&2
 started=$SECONDS
