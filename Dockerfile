@@ -4,8 +4,8 @@
 # Node 20, run by `node` alone. The process is chosen by the arguments (the chart passes `api`,
 # `realtime`, `operator`, `migrate`, `crash-worker`): `docker run IMAGE api`.
 #
-# Not built by this repository's CI, which has no Docker engine: test/build/bundle.test.ts runs the
-# bundle in this image's layout instead (the same production install, dist/, nothing else).
+# Built and run in CI without a Docker engine (buildah, then podman + runc: test/image/, `make
+# image-test`), with NODE_IMAGE naming a base made from Debian packages there.
 # docs/kubernetes.md "The image".
 
 # Node 20.19 or later: require() of ES modules (@kubernetes/client-node) without a flag.

@@ -1,5 +1,5 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
-.PHONY: dev services test typecheck lint bench kube-tools operator-test chart-test chart-docs crds build minio
+.PHONY: dev services test typecheck lint bench kube-tools operator-test chart-test image-test chart-docs crds build minio
 
 # The project's own PostgreSQL cluster (make services); DATABASE_URL=… uses another database instead.
 HEARTH_PG_PORT ?= 55432
@@ -51,7 +51,7 @@ test-tools:
 operator-tools:
 	$(TOOLS) kube-apiserver etcd kubectl helm
 chart-tools:
-	$(TOOLS) kube-apiserver etcd kubectl helm '*-crds'
+	$(TOOLS) kube-apiserver kube-controller-manager etcd kubectl helm '*-crds'
 loadtest-tools:
 	$(TOOLS) k6
 
@@ -63,8 +63,8 @@ crds: node_modules
 minio:
 	$(TOOLS) minio
 
-## Build (once per machine, cached in ~/.cache/hearth/tools) every tool: MinIO, kube-apiserver, etcd,
-## kubectl, helm, k6 and the CRDs of the chart's optional objects.
+## Build (once per machine, cached in ~/.cache/hearth/tools) every tool: MinIO, kube-apiserver,
+## kube-controller-manager, etcd, kubectl, helm, k6 and the CRDs of the chart's optional objects.
 kube-tools:
 	$(TOOLS)
 
@@ -72,9 +72,18 @@ kube-tools:
 operator-test: node_modules services operator-tools
 	$(call jest,operator,test/operator $(KUBE_SUITE))
 
-## helm lint and template of charts/hearth, the objects dry-run on a real kube-apiserver (test/chart).
+## helm lint and template of charts/hearth, the objects dry-run on a real kube-apiserver, and the
+## chart installed, upgraded and uninstalled with its hooks on kube-apiserver + kube-controller-manager (test/chart).
 chart-test: node_modules services chart-tools
 	$(call jest,chart,test/chart $(KUBE_SUITE))
+
+## The Dockerfile built with buildah and run with podman + runc, no Docker engine (test/image): its
+## version, then the chart's migrations and API containers (helm template) as a kubelet runs them, on
+## the test PostgreSQL and Redis. Needs root; installs those Debian
+## packages when absent. About 2 minutes (the first time 4: the base image, npm's cache).
+image-test: node_modules services
+	$(TOOLS) helm
+	$(call jest,image,test/image $(KUBE_SUITE))
 
 ## Rewrite the values table of docs/kubernetes.md from charts/hearth/values.yaml.
 chart-docs: node_modules

@@ -57,7 +57,11 @@ export function templateArgs(valuesFiles: string[], sets: string[] = []): string
 export interface KubeObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>;
+    // What the API server adds to an object it stores (read back with `kubectl get -o json`).
+    uid?: string; deletionTimestamp?: string; ownerReferences?: { kind: string; name: string; uid: string }[];
+  };
    
   [key: string]: any;
 }

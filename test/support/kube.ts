@@ -1,9 +1,13 @@
 /**
  * A real Kubernetes API server of a test's own: etcd and kube-apiserver (built once per machine by
  * test/kube/tools/build.sh, `make operator-tools`) on free 127.0.0.1 ports, data in a temporary folder.
- * No controller-manager runs beside it: owner references are recorded but nothing garbage-collects,
- * and a deleted namespace stays Terminating. Finalizers, status subresources, Leases, RBAC, CEL
- * validation and server-side dry-run all behave as in a cluster, which is what the tests need.
+ * By default no controller-manager runs beside it: owner references are recorded but nothing
+ * garbage-collects, and a deleted namespace stays Terminating. Finalizers, status subresources, Leases,
+ * RBAC, CEL validation and server-side dry-run all behave as in a cluster, which is what most tests need.
+ * `startKube({ controllers: true })` also starts kube-controller-manager (the chart install suite):
+ * Deployments make ReplicaSets and Pods, Jobs make Pods and complete, namespaces get their `default`
+ * ServiceAccount, deleted owners' objects are garbage-collected, deleted namespaces go. No scheduler
+ * and no kubelet run: pods stay Pending unless a test writes their status.
  *
  * Credentials are static tokens (--token-auth-file): `admin` is in system:masters; `userToken(name,
  * groups)` adds others before start, so a test can act as a ServiceAccount the chart's RBAC binds.
@@ -41,7 +45,7 @@ export interface Kube {
   stop(): Promise<void>;
 }
 
-export function kubeToolPath(name: 'kube-apiserver' | 'etcd' | 'kubectl' | 'helm'): string {
+export function kubeToolPath(name: 'kube-apiserver' | 'kube-controller-manager' | 'etcd' | 'kubectl' | 'helm'): string {
   const file = path.join(KUBE_TOOLS_BIN, name);
   if (!fs.existsSync(file)) throw new Error(`${file} is missing: run \`bash test/kube/tools/build.sh ${name}\` first (each make target builds the tools it needs)`);
   return file;
@@ -92,10 +96,23 @@ function kubeconfigYaml(server: string, caPem: string, user: KubeUser): string {
 }
 
 /**
- * Starts etcd and kube-apiserver and waits until /readyz answers ok (about 5-15 s). `extraUsers` get
- * static tokens of their own (no RBAC bindings: the test creates those).
+ * The controllers a cluster runs that the chart's objects rely on (kube-controller-manager's names):
+ * Deployments -> ReplicaSets -> Pods, Jobs -> Pods (the migrations hook), the `default` ServiceAccount
+ * of each namespace and its token Secrets, the kube-root-ca.crt ConfigMap the projected token volumes
+ * name, the garbage collector (owner references) and namespace deletion.
  */
-export async function startKube(options: { extraUsers?: { name: string; groups?: string[] }[] } = {}): Promise<Kube> {
+const CONTROLLERS = [
+  'deployment-controller', 'replicaset-controller', 'job-controller', 'garbage-collector-controller',
+  'serviceaccount-controller', 'serviceaccount-token-controller', 'root-ca-certificate-publisher-controller',
+  'namespace-controller',
+];
+
+/**
+ * Starts etcd and kube-apiserver and waits until /readyz answers ok (about 5-15 s). `extraUsers` get
+ * static tokens of their own (no RBAC bindings: the test creates those). `controllers` also starts
+ * kube-controller-manager and waits until it acts (the `default` namespace has its ServiceAccount).
+ */
+export async function startKube(options: { extraUsers?: { name: string; groups?: string[] }[]; controllers?: boolean } = {}): Promise<Kube> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-kube-'));
   const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
   const newToken = () => crypto.randomBytes(24).toString('hex');
@@ -123,7 +140,9 @@ export async function startKube(options: { extraUsers?: { name: string; groups?:
   ], etcdLog);
   const apiLog = path.join(dir, 'kube-apiserver.log');
   let apiserver: ChildProcess | undefined;
+  let controllerManager: ChildProcess | undefined;
   const stop = async () => {
+    if (controllerManager) await stopProcess(controllerManager);
     if (apiserver) await stopProcess(apiserver);
     await stopProcess(etcd);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -147,8 +166,9 @@ export async function startKube(options: { extraUsers?: { name: string; groups?:
       '--service-account-signing-key-file', path.join(dir, 'sa.key'),
       '--service-account-issuer', 'https://kubernetes.default.svc.cluster.local',
       '--service-cluster-ip-range', '10.96.0.0/16',
-      // No controller-manager creates ServiceAccount tokens here; the chart's pods are only dry-run.
-      '--disable-admission-plugins', 'ServiceAccount',
+      // Without a controller-manager no namespace gets its `default` ServiceAccount, which this
+      // admission plugin requires of every pod; with one, pods are admitted as in a cluster.
+      ...(options.controllers ? [] : ['--disable-admission-plugins', 'ServiceAccount']),
       '--v', '1',
     ], apiLog);
     const server = `https://127.0.0.1:${apiPort}`;
@@ -164,7 +184,28 @@ export async function startKube(options: { extraUsers?: { name: string; groups?:
       if (!fs.existsSync(file)) fs.writeFileSync(file, kubeconfigYaml(server, caPem, user), { mode: 0o600 });
       return file;
     };
-    return { server, caPem, admin, users, kubeconfigFor, kubeconfig: kubeconfigFor(admin), stop };
+    const kubeconfig = kubeconfigFor(admin);
+    if (options.controllers) {
+      const controllersLog = path.join(dir, 'kube-controller-manager.log');
+      controllerManager = startProcess(kubeToolPath('kube-controller-manager'), [
+        '--kubeconfig', kubeconfig,
+        // Every controller acts as the admin: the suites test the chart's RBAC, not the controllers'.
+        '--use-service-account-credentials=false',
+        '--controllers', CONTROLLERS.join(','),
+        // The key pair the API server verifies ServiceAccount tokens with, and the CA pods are told to trust.
+        '--service-account-private-key-file', path.join(dir, 'sa.key'),
+        '--root-ca-file', path.join(certDir, 'apiserver.crt'),
+        '--leader-elect=false',
+        '--secure-port', '0', // no metrics or health endpoint of its own: readiness is seen in what it does
+        '--v', '1',
+      ], controllersLog);
+      const controllers = controllerManager;
+      await waitFor('kube-controller-manager', async () => {
+        const res = await httpsGet(`${server}/api/v1/namespaces/default/serviceaccounts/default`, admin.token);
+        return res.status === 200;
+      }, controllers, controllersLog, 90_000);
+    }
+    return { server, caPem, admin, users, kubeconfigFor, kubeconfig, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -28,8 +28,9 @@ bash test/kube/tools/build.sh "${tools[@]}" > "$log" 2>&1 &
 builder=$!
 trap 'kill "$builder" 2>/dev/null' EXIT
 
-# jest's --testPathIgnorePatterns replaces the configured list (package.json): it is given whole.
-ignore=(/node_modules/ /test/operator/ /test/chart/)
+# jest's --testPathIgnorePatterns replaces the configured list: it is given whole, package.json's
+# patterns (the Kubernetes and image suites) and the tool suites.
+mapfile -t ignore < <(node -p 'require("./package.json").jest.testPathIgnorePatterns.map((p) => p.replace("<rootDir>", "")).join("\n")')
 for suite in "${tool_suites[@]}"; do ignore+=("/$suite\$"); done
 status=0
 jest first --testPathIgnorePatterns "${ignore[@]}" || status=$?

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real tools the Kubernetes tests use into ~/.cache/hearth/tools/bin (HEARTH_TOOLS_DIR), once per
-# machine: kube-apiserver, etcd and kubectl from this helper module, helm from the Go module proxy,
+# machine: kube-apiserver, kube-controller-manager, etcd and kubectl from this helper module, helm from the Go module proxy,
 # and the CRDs the chart's optional objects need: prometheus-operator's (ServiceMonitor, PrometheusRule)
 # and the Gateway API's HTTPRoute.
 # A tool already built at the pinned version is kept, so later runs cost nothing.
@@ -19,9 +19,24 @@ check=
 if [[ "${1:-}" == --check ]]; then check=1; shift; fi
 asked=("$@")
 missing=0
+
+# One build at a time per tools folder: two checkouts on one machine (or two make targets at once)
+# would otherwise compile into the same files. The second waits for the first, then finds its
+# tools already built. The lock is released when this script exits (the descriptor closes). --check
+# reads only the version stamps, written after a build, so it never waits.
+if [[ -z "$check" ]]; then
+  exec {build_lock}>"$bin/../.build.lock"
+  if ! flock -n "$build_lock"; then
+    echo "build.sh: another build.sh is building into $bin; waiting for it…" >&2
+    flock "$build_lock"
+  fi
+fi
+
 # About how long a first build takes on a busy 2-core machine, told before it starts (helm, k6,
-# kube-apiserver and etcd as measured there; MinIO from earlier runs; kubectl alone estimated). A rebuild reuses Go's build cache.
-declare -A first_build_minutes=([minio]=6 [helm]=7 [kube-apiserver]=12 [etcd]=1 [kubectl]=5 [k6]=6)
+# kube-apiserver, kube-controller-manager and etcd as measured there; MinIO from earlier runs; kubectl
+# alone estimated). A rebuild reuses Go's build cache: kube-controller-manager built right after
+# kube-apiserver, whose packages it mostly shares, took 3 min; re-stamping kube-apiserver's version, 21 s.
+declare -A first_build_minutes=([minio]=6 [helm]=7 [kube-apiserver]=12 [kube-controller-manager]=3 [etcd]=1 [kubectl]=5 [k6]=6)
 
 KUBERNETES_VERSION=v1.34.4
 HELM_VERSION=v3.19.5
@@ -48,9 +63,29 @@ build() {
   echo "built $name in $((SECONDS - started)) s" >&2
 }
 
+# The version the server components report (GET /version), as Kubernetes' own release build stamps it
+# (hack/lib/version.sh): unstamped they say v0.0.0-master, which a chart's kubeVersion refuses.
+# Both version packages (client-go's and component-base's) carry the same fields.
+kubernetes_version_ldflags() {
+  local package minor="${KUBERNETES_VERSION#v*.}"
+  minor="${minor%%.*}"
+  local major="${KUBERNETES_VERSION#v}"
+  major="${major%%.*}"
+  for package in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    printf -- "-X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean " \
+      "$package" "$KUBERNETES_VERSION" "$package" "$major" "$package" "$minor" "$package"
+  done
+}
+# The stamp of the version-stamped server builds: it differs from the unstamped ones' so machines rebuild once.
+KUBERNETES_SERVER_STAMP="$KUBERNETES_VERSION+version-ldflags"
+
 cd "$here"
-build kube-apiserver "$KUBERNETES_VERSION" \
-  go build -trimpath -ldflags=-s -o "$bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+build kube-apiserver "$KUBERNETES_SERVER_STAMP" go build -trimpath \
+  -ldflags="-s $(kubernetes_version_ldflags)" -o "$bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+# The controllers (Deployments make ReplicaSets and Pods, Jobs complete, garbage collection) the
+# chart install suite runs beside the API server (make chart-test).
+build kube-controller-manager "$KUBERNETES_SERVER_STAMP" go build -trimpath \
+  -ldflags="-s $(kubernetes_version_ldflags)" -o "$bin/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager
 build etcd "$KUBERNETES_VERSION" go build -trimpath -ldflags=-s -o "$bin/etcd" ./etcd
 build kubectl "$KUBERNETES_VERSION" \
   go build -trimpath -ldflags=-s -o "$bin/kubectl" k8s.io/kubernetes/cmd/kubectl

@@ -6,5 +6,6 @@ package tools
 import (
 	_ "go.etcd.io/etcd/server/v3/etcdmain"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver/app"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	_ "k8s.io/kubectl/pkg/cmd"
 )
