@@ -169,7 +169,7 @@ export class CommerceService {
     const settings = this.settingsOf(env, 'steam');
     if (input.identity !== settings.identity) throw refuse.invalid('identity', "identity is not this game's identity string for the store.");
     const standing = await claimIdentifyAttempt(db, env, playerId);
-    const store = await this.storeOf(env, settings);
+    const store = await this.storeOf(db, env, settings);
     let owner;
     try {
       owner = await store.authenticateUserTicket(input.ticket, settings.identity);
@@ -220,7 +220,7 @@ export class CommerceService {
       if ((err as { constraint?: string }).constraint === 'commerce_orders_one_open') throw orderInProgress(input.sku);
       throw err;
     }
-    const store = await this.storeOf(env, settings).catch((err: unknown) => this.failOrder(db, row, err));
+    const store = await this.storeOf(db, env, settings).catch((err: unknown) => this.failOrder(db, row, err));
     try {
       const started = await store.initTxn({
         orderId: row.store_order_id,
@@ -345,9 +345,9 @@ export class CommerceService {
     return settings;
   }
 
-  private async storeOf(env: EnvironmentContext, settings: StoreSpecT): Promise<StoreClient> {
+  private async storeOf(db: Queryable, env: EnvironmentContext, settings: StoreSpecT): Promise<StoreClient> {
     try {
-      return new StoreClient({ settings, publisherKey: await this.keys.read(env.namespace, settings.publisherKey) });
+      return new StoreClient({ settings, publisherKey: await this.keys.read(db, env, settings.publisherKey) });
     } catch (err) {
       throw storeRefusal(err);
     }
@@ -410,7 +410,7 @@ export class CommerceService {
    */
   private async settle(db: Queryable, env: EnvironmentContext, settings: StoreSpecT, row: OrderRow): Promise<OrderRow> {
     if (!OPEN.includes(row.status)) return row;
-    const store = await this.storeOf(env, settings);
+    const store = await this.storeOf(db, env, settings);
     let txn: TxnReport;
     try {
       txn = await store.queryTxn(row.store_order_id);
