@@ -14,7 +14,7 @@
  * finds it completed and grants nothing.
  */
 import { randomBytes } from 'node:crypto';
-import type { Queryable, Tx } from '../db/knex';
+import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { ApiError, RouteLimitReached, refuse } from '../errors';
 import { randomId } from '../ids';
@@ -30,7 +30,10 @@ import type { ProductDefinition } from '../spec/product';
 import type { Catalog, CatalogProduct, Entitlement, Grant, GrantChangePage, Order, OrderSettlement, OrderStatus, Reconciliation } from '../shapes/commerce';
 import { PublisherKeyMissing, type PublisherKeys } from './publisher-key';
 import { STORE_CALL, STORE_ERROR, StoreClient, StoreRefusal, StoreUnavailable, type TxnReport } from './store';
-import { loadProduct, loadProducts } from './products';
+import { type CatalogEntry, PRODUCTS_CONTENT, loadCatalogEntries, loadProduct } from './products';
+import { DefinitionSnapshots } from '../content/definition-snapshots';
+import type { ContentWatch } from '../content/content-watch';
+import type { InvalidationBus } from '../invalidation';
 
 /** The one definition of the identify limit (spec §8): the route's documentation and the count both read it. */
 export const IDENTIFY_LIMIT = { name: 'store-identify', limit: 10, windowSeconds: 600 } as const;
@@ -134,24 +137,42 @@ function storeRefusal(err: unknown): unknown {
 }
 
 export class CommerceService {
+  /** The products on sale per environment, from memory per `products` content version (the catalog's hot path). */
+  private readonly onSale: DefinitionSnapshots<CatalogEntry>;
+
+  /** `content.pool` serves the catalog's snapshots only (committed data, shared by every request of the process). */
   constructor(
     private readonly cursors: CursorCodec,
     private readonly keys: PublisherKeys,
     private readonly economy: EconomyService,
     private readonly items: ItemService,
-  ) {}
+    content: { pool: Db; bus: InvalidationBus; watch: ContentWatch },
+  ) {
+    this.onSale = new DefinitionSnapshots(content.pool, cursors, PRODUCTS_CONTENT, loadCatalogEntries, content.bus, content.watch);
+  }
 
-  /** GET /commerce/catalog: the environment's products on sale, priced in the player's wallet currency (or the default before identify). */
+  /**
+   * GET /commerce/catalog: the environment's products on sale, priced in the player's wallet currency
+   * (or the default before identify). The products come from memory; the player's currency and
+   * entitlements are read in one statement on each call.
+   */
   async catalog(db: Queryable, env: EnvironmentContext, playerId: string, provider: 'steam'): Promise<Catalog> {
     this.settingsOf(env, provider);
-    const account = await db('commerce_store_accounts').where({ player_id: playerId }).first('currency');
-    const currency: string = account?.currency ?? CATALOG_DEFAULT_CURRENCY;
-    const active = new Set<string>(await db('commerce_entitlements').where({ player_id: playerId, status: 'active' }).pluck('key'));
+    const [{ definitions }, { rows }] = await Promise.all([
+      this.onSale.snapshot(env.id),
+      db.raw(
+        `SELECT (SELECT currency FROM commerce_store_accounts WHERE player_id = ?) AS currency,
+                ARRAY(SELECT key FROM commerce_entitlements WHERE player_id = ? AND status = 'active') AS active`,
+        [playerId, playerId],
+      ),
+    ]);
+    const identified = rows[0].currency !== null;
+    const currency: string = rows[0].currency ?? CATALOG_DEFAULT_CURRENCY;
+    const active = new Set<string>(rows[0].active);
     const products: CatalogProduct[] = [];
-    for (const product of await loadProducts(db, env.id)) {
-      if (!product.enabled) continue;
+    for (const product of definitions) {
       // Before identify the default currency, else the product's first price; after identify only the wallet's currency can be paid.
-      const price = product.prices.find((p) => p.currency === currency) ?? (account ? undefined : product.prices[0]);
+      const price = product.prices.find((p) => p.currency === currency) ?? (identified ? undefined : product.prices[0]);
       if (!price) continue;
       products.push({
         sku: product.sku, name: product.name, description: product.description, currency: price.currency, amount: price.amount,
