@@ -132,7 +132,8 @@ function storeRefusal(err: unknown): unknown {
   if (err instanceof StoreRefusal) {
     return new ApiError('provider-refused', `The store refused: ${err.errorDescription || `error ${err.errorCode}`}.`, { storeErrorCode: err.errorCode });
   }
-  if (err instanceof StoreUnavailable || err instanceof PublisherKeyMissing) return refuse.unavailable('The store cannot be reached now; retry later.');
+  if (err instanceof PublisherKeyMissing) return refuse.unavailable('No store is set up for this game on this deployment: its publisher key is not configured.');
+  if (err instanceof StoreUnavailable) return refuse.unavailable('The store cannot be reached now; retry later.');
   return err;
 }
 
