@@ -291,7 +291,8 @@ export function renderDocsBlock(run: {
         checked
           .map((r) => `${r.id}: ${int(r.checks!.requestsServed)} requests counted by the API's metrics, ${int(r.checks!.accessLines)} access log lines, ` +
             `${r.checks!.rateLimitFailOpen} rate-limit checks failed open, ${r.checks!.rateLimitRefusals} refused, ` +
-            `${r.peak.databaseQueries + r.atShare.databaseQueries} database queries while measured (the caches' refreshes)`)
+            `${r.peak.databaseQueries + r.atShare.databaseQueries} database queries while measured ` +
+            (OWN_STATEMENTS[r.id] !== undefined ? "(the player's own part, per request)" : "(the caches' refreshes)"))
           .join('; ') +
         '.',
     );
