@@ -105,11 +105,17 @@ build: node_modules
 bench: node_modules services
 	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npm run bench
 	$(MAKE) --no-print-directory bench-player-search
+	$(MAKE) --no-print-directory bench-grant-changes
 
 ## GET /players' search over 1,000,000 players (p99 of a 3+ character q under 50 ms; docs/dashboards.md).
 .PHONY: bench-player-search
 bench-player-search: node_modules services
 	TEST_DATABASE_URL=$(DATABASE_URL) node --import tsx test/bench/player-search.ts
+
+## GET /commerce/grants/changes over 1,000,000 changes of one environment (p99 under 20 ms; docs/commerce.md).
+.PHONY: bench-grant-changes
+bench-grant-changes: node_modules services
+	TEST_DATABASE_URL=$(DATABASE_URL) node --import tsx test/bench/grant-changes.ts
 
 ## Load tests: the real k6 (built once per machine) against `hearth api` and `hearth realtime` on a fresh
 ## database; LOADTEST_PROFILE=smoke (CI, under 2 minutes) or full (releases). See docs/performance.md.

@@ -4,7 +4,9 @@
  *
  * 1. k6 from the tools folder (test/kube/tools/build.sh builds it once per machine: `make kube-tools`).
  * 2. A fresh PostgreSQL database, migrated by `hearth migrate`, and loadtest/manifests.yaml applied by
- *    `hearth apply -f` (the plans, projects, environments, server keys, flags and currency).
+ *    `hearth apply -f` (the plans, projects, environments, server keys, flags, currency and products),
+ *    the project's store pointed at the stand-in store (test/support/store-standin.ts) this runner
+ *    starts, which approves every order at once and knows a ticket for each player k6 signs in.
  * 3. `hearth api` and `hearth realtime` as processes of their own, on free ports, sharing a Redis
  *    prefix of this run (rate limits and fan-out through the local Redis), logging at info to
  *    $TMPDIR/hearth-loadtest/<run>/ (kept when the run fails; a passing run keeps only its summary).
@@ -21,6 +23,7 @@ import { KUBE_TOOLS_BIN } from '../test/support/kube';
 import { freePort } from '../test/support/ports';
 import { type HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../test/support/hearth-process';
 import { stopProcess } from '../test/support/processes';
+import { StoreStandIn } from '../test/support/store-standin';
 import { PROFILES, type ProfileName, SCENARIO_ENDPOINTS } from './k6/profiles';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -28,6 +31,26 @@ const SCRIPT = path.join(ROOT, 'loadtest/k6/hearth.ts');
 const MANIFESTS = path.join(ROOT, 'loadtest/manifests.yaml');
 /** The credential limit of the `loadtest-limited` plan in loadtest/manifests.yaml. */
 const LIMITED_PER_MINUTE = 30;
+/** The store settings of loadtest/manifests.yaml: the address replaced by the stand-in's, the app and identity its tickets name. */
+const STORE_PLACEHOLDER = 'baseUrl: "http://127.0.0.1:1"';
+const STORE_APP_ID = 480;
+const STORE_IDENTITY = 'hearth-load';
+
+/**
+ * The stand-in store of the run: approves every order at once, and knows one ticket per player k6's
+ * setup signs in (`load-player-<i>`, each a store account with a USD wallet).
+ */
+async function startStore(players: number): Promise<{ store: StoreStandIn; key: string; tickets: string[] }> {
+  const key = `load-${randomBytes(8).toString('hex')}`;
+  const store = await new StoreStandIn([key]).start();
+  store.autoApprove = true;
+  const tickets = Array.from({ length: players }, (_, i) => {
+    const steamId = (76561197960265728n + BigInt(i)).toString();
+    store.setUser(steamId, { country: 'US', currency: 'USD', status: 'Active' });
+    return store.issueTicket(steamId, { identity: STORE_IDENTITY, appid: STORE_APP_ID });
+  });
+  return { store, key, tickets };
+}
 
 class LoadTestError extends Error {}
 
@@ -157,7 +180,12 @@ async function main(): Promise<number> {
 
   const scratch = await makeScratchRun('load', fail);
   const services: HearthService[] = [];
+  const { store, key: storeKey, tickets } = await startStore(PROFILES[profile].players);
   try {
+    const manifests = fs.readFileSync(MANIFESTS, 'utf8');
+    if (!manifests.includes(STORE_PLACEHOLDER)) throw new LoadTestError(`${MANIFESTS} has no \`${STORE_PLACEHOLDER}\` for the stand-in store's address`);
+    const applying = path.join(logs, 'manifests.yaml');
+    fs.writeFileSync(applying, manifests.replace(STORE_PLACEHOLDER, `baseUrl: "${store.url}"`));
     const base = {
       ...scratch.env,
       LOG_LEVEL: 'info',
@@ -165,7 +193,7 @@ async function main(): Promise<number> {
       HEARTH_TRUSTED_PROXIES: 'loopback',
     };
     await runHearth(['migrate', '--json'], hearthEnv(base), path.join(logs, 'migrate.log'));
-    const applied = JSON.parse(await runHearth(['apply', '-f', MANIFESTS, '--json'], hearthEnv({ ...base, LOG_LEVEL: 'warn' }), path.join(logs, 'apply.log')));
+    const applied = JSON.parse(await runHearth(['apply', '-f', applying, '--json'], hearthEnv({ ...base, LOG_LEVEL: 'warn' }), path.join(logs, 'apply.log')));
     const keyOf = (name: string): string => {
       const key = applied.results.find((r: any) => r.kind === 'ServerKey' && r.name === name)?.serverKey?.key;
       if (!key) throw new LoadTestError(`hearth apply minted no key for ServerKey ${name}`);
@@ -173,7 +201,7 @@ async function main(): Promise<number> {
     };
 
     const [apiPort, apiMetrics, rtPort, rtMetrics] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    const api = startHearthService('hearth api', ['api'], hearthEnv({ ...base, PORT: String(apiPort), METRICS_PORT: String(apiMetrics) }), path.join(logs, 'api.log'));
+    const api = startHearthService('hearth api', ['api'], hearthEnv({ ...base, PORT: String(apiPort), METRICS_PORT: String(apiMetrics), HEARTH_LOAD_STORE_KEY: storeKey }), path.join(logs, 'api.log'));
     services.push(api);
     const realtime = startHearthService('hearth realtime', ['realtime'], hearthEnv({ ...base, REALTIME_PORT: String(rtPort), METRICS_PORT: String(rtMetrics) }), path.join(logs, 'realtime.log'));
     services.push(realtime);
@@ -188,6 +216,7 @@ async function main(): Promise<number> {
       HEARTH_LIMITED_PER_MINUTE: String(LIMITED_PER_MINUTE),
       HEARTH_LOAD_PROFILE: profile,
       HEARTH_SUMMARY_FILE: summaryFile,
+      HEARTH_STORE_TICKETS: JSON.stringify(tickets),
     };
     const args = ['run', '--quiet', '--no-color', ...Object.entries(vars).flatMap(([k, v]) => ['-e', `${k}=${v}`]), SCRIPT];
     const code = await runK6(k6, args);
@@ -212,6 +241,7 @@ async function main(): Promise<number> {
     return 0;
   } finally {
     await Promise.all(services.map((service) => stopProcess(service.child, 10_000)));
+    await store.stop();
     await scratch.drop();
   }
 }

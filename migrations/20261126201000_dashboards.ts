@@ -34,7 +34,7 @@ export async function up(knex: Knex): Promise<void> {
     );
 
     -- A project's dashboard client secret, as the operator carries it from the Kubernetes Secret the
-    -- Project names: sealed to the API processes' public key (dashboards/client-secrets.ts), with
+    -- Project names: sealed to the API processes' public key (tenancy/project-secrets.ts), with
     -- where it came from (the Secret's uid, resourceVersion and key, and the key it was sealed to).
     ALTER TABLE projects ADD COLUMN dashboard_client_secret text, ADD COLUMN dashboard_client_secret_origin text;
     CREATE TABLE dashboard_secret_key (

@@ -8,6 +8,10 @@
  * - `saves`: PUT /players/me/data/:key, 1 KB with expectedVersion = the version the last write answered;
  * - `credit`: POST /players/:id/currencies/gold/credit with a new Idempotency-Key, and every tenth a
  *   retry with the same key that must answer the first receipt (`replayed: true`);
+ * - `catalog`: GET /commerce/catalog with a player's token (the products from cache, the player's part read);
+ * - `grants_feed`: GET /commerce/grants/changes with the server key, each VU following the `next` it got;
+ * - `orders`: a purchase through the stand-in store the runner starts (it approves every order at once):
+ *   POST /commerce/orders, then POST /commerce/store/authorizations, which finalizes and grants once;
  * - `lobby`: a lobby's whole lifecycle with both players' sockets open receiving every frame (lobby.ts);
  * - `rate_limit`: the limits hold exactly (rate-limit.ts).
  *
@@ -56,6 +60,10 @@ export const LATENCY_BOUNDS: Record<string, Bounds> = {
   'card-purchase-replay': LIGHT,
   'stat-increment': WRITE,
   'stat-increment-player': WRITE,
+  'commerce-catalog': LIGHT, // products from cache, one statement for the player's part
+  'commerce-grant-changes': LIGHT, // one index scan
+  'commerce-order': WRITE, // the order row, then InitTxn at the stand-in store
+  'commerce-authorize': WRITE, // QueryTxn, the claim, FinalizeTxn, the completion's transaction
   'realtime-info': READ,
   'sessions-create': WRITE,
   'sessions-join': WRITE,
@@ -116,6 +124,9 @@ export const options: Options = {
     credit: rateScenario('credit', profile.credit),
     card_purchase: rateScenario('cardPurchase', profile.cardPurchase),
     stats: rateScenario('stats', profile.stats),
+    catalog: rateScenario('catalog', profile.catalog),
+    grants_feed: rateScenario('grantsFeed', profile.grantsFeed),
+    orders: rateScenario('orders', profile.orders),
     lobby: { executor: 'constant-vus', exec: 'lobby', vus: profile.lobbyVUs, duration: `${profile.seconds}s`, gracefulStop: '30s' },
     // One iteration: it may wait up to 10 s for a fresh clock minute, then for that minute to end.
     rate_limit: { executor: 'per-vu-iterations', exec: 'rateLimit', vus: 1, iterations: 1, maxDuration: '150s' },
@@ -131,6 +142,10 @@ interface SetupData {
   players: Player[];
   flagsEtag: string;
 }
+
+/** The stand-in store's tickets, one per player in order (loadtest/run.ts issues them): each player proves a store account in setup. */
+const STORE_TICKETS: string[] = JSON.parse(__ENV.HEARTH_STORE_TICKETS ?? '[]');
+const STORE_IDENTITY = 'hearth-load';
 
 /** Signs the read/write players in and reads the flags' ETag; any refusal throws, failing the run. */
 export function setup(): SetupData {
@@ -148,6 +163,12 @@ export function setup(): SetupData {
       body: { amount: 1_000_000, reason: 'loadtest' },
     });
     if (res.status !== 200) throw new Error(`the first credit of ${p.id} answered ${res.status}: ${res.body}`);
+    // The player's store account, for the orders scenario (identify asks the stand-in store).
+    const identified = call('setup', 'POST', 'POST /commerce/store/identify', '/commerce/store/identify', {
+      token: p.accessToken,
+      body: { ticket: STORE_TICKETS[i], identity: STORE_IDENTITY },
+    });
+    if (identified.status !== 200) throw new Error(`identify of ${p.id} answered ${identified.status}: ${identified.body}`);
   }
   return { players, flagsEtag };
 }
@@ -285,6 +306,57 @@ export function stats(data: SetupData): void {
   const mine = json(own);
   checkTagged('stat-increment-player', own, {
     "POST /players/:playerId/stats/:key/increment is 200 with the player's even value": (r) => r.status === 200 && mine?.key === 'wins' && BigInt(mine.value) % 2n === 0n,
+  });
+}
+
+export function catalog(data: SetupData): void {
+  const player = pick(data, exec.scenario.iterationInTest);
+  const res = call('commerce-catalog', 'GET', 'GET /commerce/catalog', '/commerce/catalog', { token: player.accessToken });
+  const body = json(res);
+  checkTagged('commerce-catalog', res, {
+    'GET /commerce/catalog is 200 with the products in the wallet currency': (r) =>
+      r.status === 200 && Array.isArray(body?.products) && body.products.length === 2 && body.products.every((p: any) => p.currency === 'USD'),
+    'GET /commerce/catalog carries the X-RateLimit headers': hasRateLimitHeaders,
+  });
+}
+
+/** This VU's place in the grants feed: the `next` it got last (the feed only grows while orders complete). */
+let feedCursor: string | undefined;
+export function grantsFeed(): void {
+  const path = feedCursor ? `/commerce/grants/changes?cursor=${encodeURIComponent(feedCursor)}` : '/commerce/grants/changes';
+  const res = call('commerce-grant-changes', 'GET', 'GET /commerce/grants/changes', path, { token: SERVER_KEY });
+  const page = json(res);
+  const ok = checkTagged('commerce-grant-changes', res, {
+    'GET /commerce/grants/changes is 200 with changes granted and a next cursor': (r) =>
+      r.status === 200 && Array.isArray(page?.items) && typeof page?.next === 'string' && page.items.every((c: any) => c.change === 'granted' && c.grant?.key === 'gold-pack'),
+  });
+  if (ok) feedCursor = page.next;
+}
+
+/**
+ * A player buys the repeatable gold pack: the order (the stand-in store is asked to start it and
+ * approves it at once), then the client's authorization, which finalizes it once and grants once.
+ * Consecutive iterations go to consecutive players, so one player has no two orders open at once.
+ */
+export function orders(data: SetupData): void {
+  const player = pick(data, exec.scenario.iterationInTest);
+  const made = call('commerce-order', 'POST', 'POST /commerce/orders', '/commerce/orders', {
+    token: player.accessToken,
+    body: { sku: 'gold-pack', provider: 'steam', language: 'en' },
+  });
+  const order = json(made);
+  const ordered = checkTagged('commerce-order', made, {
+    'POST /commerce/orders is 201, awaiting the player, in USD': (r) => r.status === 201 && order?.status === 'awaiting-player' && order?.currency === 'USD' && typeof order?.storeOrderId === 'string',
+  });
+  if (!ordered) return;
+  const settled = call('commerce-authorize', 'POST', 'POST /commerce/store/authorizations', '/commerce/store/authorizations', {
+    token: player.accessToken,
+    body: { storeOrderId: order.storeOrderId, authorized: true },
+  });
+  const settlement = json(settled);
+  checkTagged('commerce-authorize', settled, {
+    'POST /commerce/store/authorizations completes the order with its one entitlement': (r) =>
+      r.status === 200 && settlement?.order?.status === 'completed' && settlement?.entitlements?.length === 1 && settlement.entitlements[0].key === 'gold-pack',
   });
 }
 

@@ -30,6 +30,12 @@ export interface Profile {
   cardPurchase: RateScenario;
   /** iterations a second, each two increments: the environment's counter and a player's */
   stats: RateScenario;
+  /** GET /commerce/catalog with a player's token */
+  catalog: RateScenario;
+  /** GET /commerce/grants/changes with the server key, each VU following its own `next` */
+  grantsFeed: RateScenario;
+  /** iterations a second, each a whole purchase: POST /commerce/orders, then the authorization that completes it (the stand-in store approves at once) */
+  orders: RateScenario;
   /** VUs each running lobby lifecycles with two players and their two sockets open */
   lobbyVUs: number;
   /**
@@ -53,6 +59,9 @@ export const PROFILES: Record<'smoke' | 'full', Profile> = {
     credit: { rate: 10, vus: 10, maxVUs: 20 },
     cardPurchase: { rate: 10, vus: 10, maxVUs: 20 },
     stats: { rate: 10, vus: 10, maxVUs: 20 },
+    catalog: { rate: 20, vus: 5, maxVUs: 20 },
+    grantsFeed: { rate: 10, vus: 5, maxVUs: 20 },
+    orders: { rate: 2, vus: 5, maxVUs: 10 },
     lobbyVUs: 1,
     lobbiesPerSocket: 10,
     players: 20,
@@ -68,6 +77,9 @@ export const PROFILES: Record<'smoke' | 'full', Profile> = {
     credit: { rate: 25, vus: 30, maxVUs: 100 },
     cardPurchase: { rate: 25, vus: 30, maxVUs: 100 },
     stats: { rate: 50, vus: 30, maxVUs: 100 },
+    catalog: { rate: 100, vus: 20, maxVUs: 100 },
+    grantsFeed: { rate: 20, vus: 10, maxVUs: 50 },
+    orders: { rate: 5, vus: 10, maxVUs: 50 },
     lobbyVUs: 2,
     lobbiesPerSocket: 25,
     players: 100,
@@ -88,6 +100,9 @@ export const SCENARIO_ENDPOINTS: Record<string, string[]> = {
   credit: ['currency-credit', 'currency-credit-replay'],
   card_purchase: ['card-purchase', 'card-purchase-replay'],
   stats: ['stat-increment', 'stat-increment-player'],
+  catalog: ['commerce-catalog'],
+  grants_feed: ['commerce-grant-changes'],
+  orders: ['commerce-order', 'commerce-authorize'],
   lobby: ['realtime-info', 'sessions-create', 'sessions-join', 'sessions-ready', 'sessions-status', 'sessions-leave', 'sessions-get'],
   rate_limit: ['rate-limited-players-me'],
 };

@@ -34,11 +34,11 @@ import {
   type AnyManifest,
   type DocumentRef,
   type ReconcileResult,
-  clientSecretPublicKey,
-  sealClientSecret,
-  storeClientSecret,
+  projectSecretPublicKey,
+  sealProjectSecret,
+  storeProjectSecret,
 } from '@hearth/core';
-import { dashboardClientSecretOf } from './dashboard-secret';
+import { PROJECT_SECRET_NAMES, projectSecretOf } from './project-secrets';
 import { type Condition, type ConditionStatus, READY, conditionOf, nextStatus, sameStatus } from './conditions';
 import { type EventRecorder } from './events';
 import { FINALIZER, addFinalizer, hasFinalizer, removeFinalizer } from './finalizers';
@@ -246,15 +246,22 @@ export class KindController {
     return { result, extra: { keyId: applied.keyId, secretName } };
   }
 
-  /** A Project, and the dashboard client secret it names carried from its Secret, sealed, in the same transaction. */
+  /**
+   * A Project, and the secrets it names (the dashboard client secret, the store's publisher key)
+   * carried from their Secrets, sealed, in the same transaction.
+   */
   private async applyProject(obj: CustomObject, doc: Extract<AnyManifest, { kind: 'Project' }>): Promise<ReconcileResult> {
-    const secret = await dashboardClientSecretOf(this.deps.kube, obj, doc.spec);
-    const publicKey = secret ? await clientSecretPublicKey(this.deps.db) : undefined;
-    if (secret && !publicKey) throw new Refusal('NoApiKey', 'no API process has published the key dashboard client secrets are sealed to yet: start the API');
+    const secrets = await Promise.all(PROJECT_SECRET_NAMES.map(async (name) => ({ name, secret: await projectSecretOf(this.deps.kube, obj, doc.spec, name) })));
+    const named = secrets.some(({ secret }) => secret);
+    const publicKey = named ? await projectSecretPublicKey(this.deps.db) : undefined;
+    if (named && !publicKey) throw new Refusal('NoApiKey', "no API process has published the key a project's secrets are sealed to yet: start the API");
     return inTransaction(this.deps.db, async (trx) => {
       const result = await reconcileManifest(trx, doc, this.deps.bus);
-      const sealed = secret && publicKey ? { origin: `${secret.origin}/${publicKey}`, seal: () => sealClientSecret(publicKey, secret.value) } : null;
-      const wrote = await storeClientSecret(trx, { namespace: namespaceOf(obj.metadata), name: obj.metadata.name }, sealed);
+      let wrote = false;
+      for (const { name, secret } of secrets) {
+        const sealed = secret && publicKey ? { origin: `${secret.origin}/${publicKey}`, seal: () => sealProjectSecret(publicKey, secret.value) } : null;
+        wrote = (await storeProjectSecret(trx, { namespace: namespaceOf(obj.metadata), name: obj.metadata.name }, name, sealed)) || wrote;
+      }
       return wrote && result.action === 'unchanged' ? { ...result, action: 'updated' } : result;
     });
   }

@@ -13,7 +13,7 @@ import { MAX_BALANCE, STAT_SHARDS } from '@hearth/core';
 import { TEST_REDIS_URL } from '../support/env';
 import { startChild, keepDatabaseApart, type Child, type CpuSample, type Placement, coreShare } from './child';
 import type { PhaseJob, PhaseResult } from './loader';
-import { BENCH_SKILL_NODES, type PgbenchFigures, benchNodeKey, capturedScript, creditScript, runPgbench, statIncrementScript, unlockScript } from './pgbench';
+import { BENCH_PRODUCTS, BENCH_SKILL_NODES, type PgbenchFigures, benchNodeKey, capturedScript, creditScript, runPgbench, statIncrementScript, unlockScript } from './pgbench';
 
 export interface HttpBenchOptions {
   warmupSeconds: number;
@@ -129,6 +129,20 @@ export const TARGETS: Target[] = [
     name: 'GET /v1/blog/posts (player token)',
     server: 'hearth-api',
     prepare: async (ready) => cachedRead(ready, '/blog/posts', 12),
+  },
+  {
+    id: 'commerce-catalog',
+    name: `GET /v1/commerce/catalog (player token, ${BENCH_PRODUCTS} products)`,
+    server: 'hearth-api',
+    prepare: async (ready) => {
+      const token = await signIn(ready);
+      const headers = { Authorization: `Bearer ${token}` };
+      const reply = await expectStatus(`${ready.base}/commerce/catalog`, headers, 200);
+      if (!reply.headers.get('x-ratelimit-limit')) throw new Error('GET /commerce/catalog answered without X-RateLimit-* headers: are rate limits on?');
+      const body = (await reply.json()) as { products?: unknown[] };
+      if (body.products?.length !== BENCH_PRODUCTS) throw new Error(`GET /commerce/catalog answered ${body.products?.length ?? 'no'} products, not ${BENCH_PRODUCTS}`);
+      return { url: `${ready.base}/commerce/catalog`, headers, expectStatus: 200 };
+    },
   },
   {
     id: 'saves-put',

@@ -84,6 +84,9 @@ export function unlockScript(player: { id: string }, nodes: number): string {
 export const BENCH_SKILL_NODES = 1024;
 export const benchNodeKey = (n: number) => `bench.${n}`;
 
+/** The bench's products on sale (servers/hearth-api.ts): what GET /commerce/catalog answers. */
+export const BENCH_PRODUCTS = 12;
+
 /**
  * The environment counter's increment as POST /stats/:key/increment runs it without an
  * Idempotency-Key: STAT_INCREMENT by itself. Variables (-D): env, shards.

@@ -651,3 +651,37 @@ describe('the socket through the Gateway API', () => {
     expect(orphan.stderr).toContain('realtime.httpRoute.parentRefs needs the Gateway');
   });
 });
+
+describe("the store's publisher key for a single-project install", () => {
+  const storeVolume = (objects: KubeObject[], component: string) => {
+    const pod = find(objects, 'Deployment', named(component)).spec.template.spec;
+    return {
+      volumes: pod.volumes.filter((v: { name: string }) => v.name === 'store-publisher-key'),
+      mounts: pod.containers[0].volumeMounts.filter((m: { name: string }) => m.name === 'store-publisher-key'),
+    };
+  };
+
+  test('none by default: no volume in any pod', () => {
+    for (const component of ['api', 'realtime', 'operator']) expect(storeVolume(minimal, component)).toEqual({ volumes: [], mounts: [] });
+  });
+
+  test('an existing Secret is mounted read-only where the API reads a secretRef, into the API and the crash workers only, with no variable carrying the key', () => {
+    const objects = render([MINIMAL_VALUES], ['store.publisherKey.existingSecret=steam-publisher', 'objectStorage.url=s3://b']);
+    const expected = {
+      volumes: [{ name: 'store-publisher-key', secret: { secretName: 'steam-publisher' } }],
+      mounts: [{ name: 'store-publisher-key', mountPath: `/var/run/hearth/store-secrets/${NAMESPACE}/steam-publisher`, readOnly: true }],
+    };
+    expect(storeVolume(objects, 'api')).toEqual(expected);
+    expect(storeVolume(objects, 'crash-worker')).toEqual(expected);
+    for (const component of ['realtime', 'operator']) expect(storeVolume(objects, component)).toEqual({ volumes: [], mounts: [] });
+    // The whole Secret (no subPath): a rotated key reaches the file without a restart.
+    expect(JSON.stringify(objects)).not.toContain('subPath');
+    expect(objects.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name)).not.toContain('steam-publisher');
+  });
+
+  test('a Secret name that is not a Kubernetes name is refused by the schema', () => {
+    const res = helm(templateArgs([MINIMAL_VALUES], ['store.publisherKey.existingSecret=Not_A_Name']));
+    expect(res.status).not.toBe(0);
+    expect(res.stderr).toContain("at '/store/publisherKey/existingSecret'");
+  });
+});

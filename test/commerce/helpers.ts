@@ -2,7 +2,7 @@
 import { API_VERSION, type AnyManifest } from '@hearth/core';
 import type { Harness } from '../support/harness';
 import { call, signIn, type Reply } from '../support/http';
-import { NAMESPACE, currency, environment, itemType, plan, project, projectWithout, serverKey } from '../support/manifests';
+import { currency, environment, itemType, plan, product, project, projectWithout, serverKey } from '../support/manifests';
 import type { StoreStandIn } from '../support/store-standin';
 
 export const STORE_KEY = 'test-publisher-key-5b1e';
@@ -14,9 +14,7 @@ export function storeSettings(store: StoreStandIn, overrides: Record<string, unk
   return { provider: 'steam' as const, appId: APP_ID, sandbox: false, identity: IDENTITY, publisherKey: { env: STORE_KEY_VARIABLE }, baseUrl: store.url, ...overrides };
 }
 
-export function product(name: string, spec: Record<string, unknown>): AnyManifest {
-  return { apiVersion: API_VERSION, kind: 'Product', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
-}
+export { product };
 
 /**
  * `shop` sells through the stand-in (environments shop-live and shop-test), `nostore` sets no store,

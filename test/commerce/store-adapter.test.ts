@@ -5,7 +5,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StoreClient, StoreRefusal, StoreUnavailable, STORE_CALL, type StoreSpecT } from '@hearth/core';
+import type { StoreSpecT } from '@hearth/core';
+import { StoreClient, StoreRefusal, StoreUnavailable, STORE_CALL } from '../../apps/core/src/commerce/store';
 import { StoreStandIn } from '../support/store-standin';
 
 const KEY = 'publisher-key-0123';

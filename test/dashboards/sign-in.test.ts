@@ -3,7 +3,7 @@
  * token it answers at GET /dashboard/session.
  */
 import { randomBytes } from 'node:crypto';
-import { clientSecretPublicKey, sealClientSecret, secretVariableOf, storeClientSecret } from '@hearth/core';
+import { projectSecretPublicKey, sealProjectSecret, secretVariableOf, storeProjectSecret } from '@hearth/core';
 import { type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { NAMESPACE, environment, project, standardManifests } from '../support/manifests';
@@ -161,8 +161,8 @@ test('the body is held to the spec: verifier grammar and lengths, nonce length, 
 test("the client secret the operator carried from the Project's Secret, sealed, is used; the API's files and variables are the fallback", async () => {
   const nothingElse = await startApiInstance({ db: h.db, redisPrefix: h.redisPrefix, masterKey: h.masterKey, dashboards: { hosted: true, secrets: { read: async () => undefined } } });
   const project = { namespace: NAMESPACE, name: 'alpha' };
-  const publicKey = (await clientSecretPublicKey(h.db))!;
-  const store = (secret: string, origin: string) => storeClientSecret(h.db, project, { origin, seal: () => sealClientSecret(publicKey, secret) });
+  const publicKey = (await projectSecretPublicKey(h.db))!;
+  const store = (secret: string, origin: string) => storeProjectSecret(h.db, project, 'dashboardClientSecret', { origin, seal: () => sealProjectSecret(publicKey, secret) });
   try {
     expect(await store(DASHBOARD_CLIENT.clientSecret, 'uid/1/client-secret')).toBe(true);
     const sealed = (await h.db('projects').where(project).first('dashboard_client_secret')).dashboard_client_secret as string;
@@ -174,7 +174,7 @@ test("the client secret the operator carried from the Project's Secret, sealed, 
     expect(await store('not-the-secret', 'uid/2/client-secret')).toBe(true);
     expectError(await signIn({ appKey: 'alpha-live', ...(await codeFor('ada')) }, nothingElse.base), 503, 'unavailable');
   } finally {
-    await storeClientSecret(h.db, project, null);
+    await storeProjectSecret(h.db, project, 'dashboardClientSecret', null);
     await nothingElse.stop();
   }
   // With none stored, this API's variable serves again.

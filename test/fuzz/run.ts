@@ -7,7 +7,9 @@
  * 2. A fresh PostgreSQL database, migrated by `hearth migrate`, and the tests' standard manifests
  *    (test/support/manifests.ts: two projects' environments, their server keys, plus a currency and an
  *    item type so the economy routes have something to find) applied by `hearth apply -f`; object
- *    storage in a folder of the run (file://), so the crash and symbol routes work.
+ *    storage in a folder of the run (file://), so the crash and symbol routes work; the stand-ins of the
+ *    outside services alpha's settings name (its dashboard's OpenID provider, its store: the stand-in
+ *    store approving every order at once), so those routes do their work rather than answer 503.
  * 3. `hearth api` on a free 127.0.0.1 port. In each of two environments of one project (alpha-live, the
  *    run's credentials; alpha-test, the foreign one) the run makes players, sessions, saves, balances and
  *    items through the API, and writes a config of its own: the repository's plus dictionaries of those
@@ -18,6 +20,8 @@
  *    the two that end the player's credential (DELETE /players/me, POST /players/me/signout), then those
  *    two, so the player token stays good while the rest is fuzzed. Then a canary: told that alpha-live's
  *    own players are foreign, a short run must fail the cross-environment check, or the check is dead.
+ *    `--only id,id` runs the main run over those operations alone (and neither the canary nor the
+ *    credential-ending run): to fuzz one area while working on it.
  * 5. A summary: cases, failures by check, duration. The API, database and Redis keys are cleaned up
  *    whatever happened; logs and reports stay in $TMPDIR/hearth-fuzz/<run>/.
  */
@@ -31,7 +35,8 @@ import { freePort } from '../support/ports';
 import { type HearthService, hearthEnv, logTail, makeScratchRun, runHearthLogged, startHearthService, waitReady } from '../support/hearth-process';
 import { stopProcess } from '../support/processes';
 import { InvalidationBus, MemoryCoordination, TokenService, createDb, loadConfig, secretVariableOf } from '@hearth/core';
-import { NAMESPACE, currency, itemType, licenceKey, project, skillTree, standardManifests, tour } from '../support/manifests';
+import { NAMESPACE, currency, itemType, licenceKey, product, project, skillTree, standardManifests, tour } from '../support/manifests';
+import { StoreStandIn } from '../support/store-standin';
 import { DASHBOARD_CLIENT, dashboardMember, dashboardSettings } from '../support/dashboards';
 import { OidcProviderStandIn } from '../support/oidc-provider';
 import { issueDashboardToken } from '../../apps/core/src/dashboards/tokens';
@@ -40,6 +45,9 @@ const ROOT = path.resolve(__dirname, '../..');
 const CONFIG = path.join(ROOT, 'test/fuzz/schemathesis.toml');
 const TOOLS = process.env.HEARTH_TOOLS_DIR ?? path.join(os.homedir(), '.cache/hearth/tools');
 const SCHEMATHESIS = path.join(TOOLS, 'schemathesis/bin/schemathesis');
+
+/** alpha's store settings (the stand-in's address and the key's variable are the run's). */
+const STORE = { appId: 480, identity: 'hearth-fuzz', keyVariable: 'HEARTH_FUZZ_STORE_KEY' };
 
 /** The operations that end the signed-in player's credential: fuzzed last, in a run of their own. */
 const CREDENTIAL_ENDING = ['deletePlayer', 'signOutPlayer'];
@@ -50,7 +58,7 @@ const fail = (message: string) => new FuzzError(message);
 const runHearth = (args: string[], env: NodeJS.ProcessEnv, log: string) => runHearthLogged(args, env, log, fail);
 
 /** What the fuzzed API holds: the tests' standard fixture and one of each economy definition. */
-function manifestsYaml(dashboardIssuer: string): string {
+function manifestsYaml(dashboardIssuer: string, storeUrl: string): string {
   const docs = [
     // Generous limits: the fuzzer's requests are checked and counted, never refused for their rate.
     ...standardManifests({ requestsPerMinutePerCredential: 1_000_000, requestsPerMinutePerEnvironment: 1_000_000, requestsPerDayPerEnvironment: 100_000_000 }),
@@ -58,7 +66,11 @@ function manifestsYaml(dashboardIssuer: string): string {
     licenceKey('alpha-licence', 'alpha'),
     // A custom dashboard's member of alpha-live holding every permission: the run's dashboard token.
     // Its provider is a real OpenID provider the run starts: a fuzzed sign-in is refused by it (401), never a 503.
-    project('alpha', { dashboard: dashboardSettings(dashboardIssuer) }),
+    // Its store is the stand-in store the run starts: the commerce routes reach their logic and the store.
+    project('alpha', {
+      dashboard: dashboardSettings(dashboardIssuer),
+      store: { provider: 'steam', appId: STORE.appId, sandbox: false, identity: STORE.identity, publisherKey: { env: STORE.keyVariable }, baseUrl: storeUrl },
+    } as never),
     dashboardMember('fuzz-member', { project: 'alpha', subject: 'fuzz', environments: [{ environment: 'alpha-live', permissions: ['open_dashboard', 'view_players'] }] }),
     // The same definitions in the second environment: its objects are the foreign ids of the run.
     // One of each kind the economy routes act on: a balance and a consumed currency; a one-by-one item,
@@ -86,6 +98,12 @@ function manifestsYaml(dashboardIssuer: string): string {
         contents: { grants: [{ itemTypeKey: 'potion', quantity: 2 }] },
       }),
       tour(`${environment}-intro`, { environment, id: 'intro', name: 'Welcome' }),
+      // Products: a repeatable one giving gold through the money engine, and a one-time one.
+      product(`${environment}-gold-pack`, {
+        environment, sku: 'gold-pack', name: 'Gold pack', storeItemId: 1, entitlement: 'gold-pack', repeatable: true,
+        prices: [{ currency: 'USD', amount: 99 }], currencies: [{ currencyKey: 'gold', amount: 10 }],
+      }),
+      product(`${environment}-founder`, { environment, sku: 'founder', name: 'Founder pack', storeItemId: 2, entitlement: 'founder', prices: [{ currency: 'USD', amount: 1999 }] }),
       // A skill tree: a root priced in gold and a child of it (node keys are the same in both environments).
       skillTree(`${environment}-combat`, {
         environment,
@@ -125,13 +143,15 @@ interface SeededIds {
   sessionId: string[];
   itemId: string[];
   inventory: string[];
+  grantId: string[];
 }
 
 /**
- * Makes objects in one environment through the API (players, a session, a save, an item, a balance)
- * and answers their ids. Returns the first player's access token too: the run's player credential.
+ * Makes objects in one environment through the API (players, a session, a save, an item, a balance,
+ * a store account and a completed order with its grant) and answers their ids. Returns the first
+ * player's access token too (the run's player credential), and the store order ids (body values).
  */
-async function seed(origin: string, serverKey: string, tag: string): Promise<{ ids: SeededIds; accessToken: string }> {
+async function seed(origin: string, serverKey: string, tag: string, store: StoreStandIn): Promise<{ ids: SeededIds; accessToken: string; storeOrderIds: string[] }> {
   const send = async (method: string, path: string, token: string, body?: unknown, key?: string) => {
     const reply = await fetch(`${origin}/v1${path}`, {
       method,
@@ -141,7 +161,8 @@ async function seed(origin: string, serverKey: string, tag: string): Promise<{ i
     if (reply.status >= 300) throw new FuzzError(`seeding ${tag}: ${method} ${path} answered ${reply.status}: ${await reply.text()}`);
     return reply.json() as Promise<any>;
   };
-  const ids: SeededIds = { playerId: [], sessionId: [], itemId: [], inventory: [] };
+  const ids: SeededIds = { playerId: [], sessionId: [], itemId: [], inventory: [], grantId: [] };
+  const storeOrderIds: string[] = [];
   let accessToken = '';
   for (const n of [1, 2]) {
     const signedIn = await send('POST', '/auth/server', serverKey, { subject: `fuzz-${tag}-${n}`, displayName: `Fuzz ${n}` });
@@ -157,8 +178,17 @@ async function seed(origin: string, serverKey: string, tag: string): Promise<{ i
       if (itemTypeKey === 'sword') ids.inventory.push(grant.inventoryId);
     }
     await send('POST', `/players/${playerId}/items/grant`, serverKey, { itemTypeKey: 'potion', quantity: 20 }, `seed-potion-${tag}-${n}`);
+    // A store account (the stand-in's ticket for a steam id of this player) and a completed order: an order id and a grant.
+    const steamId = (76561197960265728n + BigInt(tag === 'live' ? n : 100 + n)).toString();
+    store.setUser(steamId, { country: 'US', currency: 'USD', status: 'Active' });
+    await send('POST', '/commerce/store/identify', signedIn.accessToken, { ticket: store.issueTicket(steamId, { identity: STORE.identity, appid: STORE.appId }), identity: STORE.identity });
+    const order = await send('POST', '/commerce/orders', signedIn.accessToken, { sku: 'gold-pack', provider: 'steam', language: 'en' });
+    const settled = await send('POST', '/commerce/store/authorizations', signedIn.accessToken, { storeOrderId: order.storeOrderId, authorized: true });
+    if (settled.order.status !== 'completed') throw new FuzzError(`seeding ${tag}: the order was not completed: ${JSON.stringify(settled)}`);
+    storeOrderIds.push(order.storeOrderId);
+    ids.grantId.push(settled.entitlements[0].id);
   }
-  return { ids, accessToken };
+  return { ids, accessToken, storeOrderIds };
 }
 
 /**
@@ -166,7 +196,7 @@ async function seed(origin: string, serverKey: string, tag: string): Promise<{ i
  * parameters of those names are drawn from them half the time (the other half, schemathesis makes its
  * own), from both environments: the foreign_ids_stay_foreign check (hooks.py) holds the other's refused.
  */
-function runConfig(own: SeededIds, foreign: SeededIds): string {
+function runConfig(own: SeededIds, foreign: SeededIds, storeOrderIds: string[]): string {
   // A top-level key goes before the first table; the tables are added after the repository's.
   const lines = [`hooks = ${JSON.stringify(path.join(ROOT, 'test/fuzz/hooks.py'))}`, fs.readFileSync(CONFIG, 'utf8'), '', '# Added by test/fuzz/run.ts for this run.'];
   for (const name of Object.keys(own) as (keyof SeededIds)[]) {
@@ -175,10 +205,14 @@ function runConfig(own: SeededIds, foreign: SeededIds): string {
   }
   lines.push('[dictionaries.currencyKey]', 'values = ["gold", "energy"]', '[dictionaries.itemTypeKey]', 'values = ["sword", "potion", "chest"]');
   lines.push('[dictionaries.tourId]', 'values = ["intro"]');
+  lines.push('[dictionaries.identity]', `values = ${JSON.stringify([STORE.identity])}`);
+  lines.push('[dictionaries.sku]', 'values = ["gold-pack", "founder"]', '[dictionaries.storeOrderId]', `values = ${JSON.stringify(storeOrderIds)}`);
   lines.push('[dictionaries.treeKey]', 'values = ["combat"]', '[dictionaries.nodeKey]', 'values = ["slash", "cleave"]');
   lines.push('[parameters]');
   for (const name of [...Object.keys(own), 'currencyKey', 'tourId', 'treeKey', 'nodeKey']) lines.push(`"path.${name}" = { dictionary = "${name}", probability = 0.5 }`);
   lines.push('"body.itemTypeKey" = { dictionary = "itemTypeKey", probability = 0.5 }');
+  lines.push('"body.sku" = { dictionary = "sku", probability = 0.5 }', '"body.storeOrderId" = { dictionary = "storeOrderId", probability = 0.5 }');
+  lines.push('"body.identity" = { dictionary = "identity", probability = 0.5 }');
   lines.push('[checks.foreign_ids_stay_foreign]', 'enabled = true');
   return lines.join('\n') + '\n';
 }
@@ -220,6 +254,9 @@ function figures(run: RunResult): { cases: number; failures: Record<string, numb
 }
 
 async function main(): Promise<number> {
+  const onlyAt = process.argv.indexOf('--only');
+  const only = onlyAt >= 0 ? process.argv[onlyAt + 1]?.split(',').filter(Boolean) : undefined;
+  if (onlyAt >= 0 && !only?.length) throw new FuzzError('--only takes operation ids, comma-separated (e.g. --only getCommerceCatalog,createCommerceOrder)');
   if (!fs.existsSync(SCHEMATHESIS)) {
     throw new FuzzError(`${SCHEMATHESIS} is missing: run \`make fuzz-tools\` (test/fuzz/install.sh installs it once per machine)`);
   }
@@ -234,6 +271,10 @@ async function main(): Promise<number> {
   const provider = await OidcProviderStandIn.start([
     { client_id: DASHBOARD_CLIENT.clientId, client_secret: DASHBOARD_CLIENT.clientSecret, redirect_uris: [DASHBOARD_CLIENT.redirectUri] },
   ]);
+  // alpha's store: a fuzzed identify is refused by it (invalid-ticket), an order reaches InitTxn.
+  const storeKey = `fuzz-${randomBytes(8).toString('hex')}`;
+  const store = await new StoreStandIn([storeKey]).start();
+  store.autoApprove = true;
   try {
     const base = {
       ...scratch.env,
@@ -245,9 +286,11 @@ async function main(): Promise<number> {
       HEARTH_TRUSTED_PROXIES: 'loopback',
       // The dashboard client's secret, named by alpha's settings (Secret dashboard-oidc, key client-secret).
       [secretVariableOf(NAMESPACE, { name: 'dashboard-oidc', key: 'client-secret' })]: DASHBOARD_CLIENT.clientSecret,
+      // The store's publisher key, named by alpha's store settings.
+      [STORE.keyVariable]: storeKey,
     };
     const manifests = path.join(logs, 'manifests.yaml');
-    fs.writeFileSync(manifests, manifestsYaml(provider.issuer));
+    fs.writeFileSync(manifests, manifestsYaml(provider.issuer, store.url));
     await runHearth(['migrate', '--json'], hearthEnv(base), path.join(logs, 'migrate.log'));
     const applied = JSON.parse(await runHearth(['apply', '-f', manifests, '--json'], hearthEnv(base), path.join(logs, 'apply.log')));
     const serverKey: string | undefined = applied.results.find((r: any) => r.kind === 'ServerKey' && r.name === 'alpha-live-key')?.serverKey?.key;
@@ -262,11 +305,11 @@ async function main(): Promise<number> {
 
     const otherKey: string | undefined = applied.results.find((r: any) => r.kind === 'ServerKey' && r.name === 'alpha-test-key')?.serverKey?.key;
     if (!otherKey) throw new FuzzError('hearth apply minted no key for ServerKey alpha-test-key');
-    const { ids, accessToken } = await seed(origin, serverKey, 'live');
+    const { ids, accessToken, storeOrderIds } = await seed(origin, serverKey, 'live', store);
     // The second environment (same project): its objects must stay out of reach of the first's credentials.
-    const { ids: foreign } = await seed(origin, otherKey, 'test');
+    const { ids: foreign, storeOrderIds: foreignOrders } = await seed(origin, otherKey, 'test', store);
     const config = path.join(logs, 'schemathesis.toml');
-    fs.writeFileSync(config, runConfig(ids, foreign));
+    fs.writeFileSync(config, runConfig(ids, foreign, [...storeOrderIds, ...foreignOrders]));
 
     // The config reads the credentials from these (auth.openapi, per security scheme).
     const env = {
@@ -275,7 +318,7 @@ async function main(): Promise<number> {
       HEARTH_PLAYER_TOKEN: accessToken,
       HEARTH_LICENCE_KEY: licence,
       HEARTH_DASHBOARD_TOKEN: await dashboardToken(hearthEnv(base)),
-      HEARTH_FOREIGN_IDS: Object.values(foreign).flat().join(','),
+      HEARTH_FOREIGN_IDS: [...Object.values(foreign).flat(), ...foreignOrders].join(','),
     };
     // The document is read once, now, and both runs load it from a file: fetched again after the main
     // run, GET /openapi.json (no credential) could meet the per-address limit the fuzzer's requests
@@ -285,6 +328,14 @@ async function main(): Promise<number> {
     const schema = path.join(logs, 'openapi.json');
     fs.writeFileSync(schema, await reply.text());
     const common = (name: string) => [schema, '--url', `${origin}/v1`, '--report', 'junit', '--report-junit-path', path.join(logs, `${name}.junit.xml`)];
+    if (only) {
+      // No stateful phase: the links it follows mostly join these operations to others.
+      const focused = await runSchemathesis('only', config, [...common('only'), ...only.flatMap((id) => ['--include-operation-id', id]), '--phases', 'examples,coverage,fuzzing'], env);
+      const f = figures(focused);
+      console.log(`\nfuzz --only: ${f.cases} cases in ${focused.seconds.toFixed(0)} s; failures: ${Object.keys(f.failures).length ? JSON.stringify(f.failures) : 'none'}`);
+      console.log(`fuzz --only: the stand-in store was called ${JSON.stringify(Object.fromEntries([...new Set(store.calls.map((c) => c.method))].map((m) => [m, store.count(m)])))}`);
+      return focused.code === 0 ? 0 : 1;
+    }
     const results: RunResult[] = [await runSchemathesis('main', config, [...common('main'), ...CREDENTIAL_ENDING.flatMap((id) => ['--exclude-operation-id', id])], env)];
 
     // The cross-environment check must be able to fail: told that the first environment's own players
@@ -325,6 +376,7 @@ async function main(): Promise<number> {
   } finally {
     if (api) await stopProcess(api.child, 10_000);
     await provider.stop();
+    await store.stop();
     await scratch.drop();
   }
 }

@@ -10,7 +10,7 @@ import { NAMESPACE, plan, project } from '../support/manifests';
 import { dashboardSettings } from '../support/dashboards';
 import { type OperatorWorld, startOperatorWorld } from './world';
 import { type OperatorProcess, kubectl, kubectlApply, readyOf, waitReady, waitUntil } from './operator-process';
-import { clientSecretKeys, openClientSecret } from '../../apps/core/src/dashboards/client-secrets';
+import { openProjectSecret, projectSecretKeys } from '../../apps/core/src/tenancy/project-secrets';
 
 jest.setTimeout(90_000);
 
@@ -42,7 +42,7 @@ test('the client secret a Project names is stored sealed to the API, follows the
   const sealed = (await stored('ds-project'))!;
   expect(sealed).toMatch(/^x1\./);
   expect(sealed).not.toContain(secretValue);
-  expect(openClientSecret(clientSecretKeys(h.masterKey), sealed)).toBe(secretValue);
+  expect(openProjectSecret(projectSecretKeys(h.masterKey), sealed)).toBe(secretValue);
   expect(operator.log()).not.toContain(secretValue);
 
   // A rotated Secret reaches the database with the Project's next reconcile.
@@ -51,7 +51,7 @@ test('the client secret a Project names is stored sealed to the API, follows the
   await kubectl(kube, ['annotate', 'project', 'ds-project', '-n', NAMESPACE, 'rotated=1']);
   await waitUntil('the rotated secret', async () => {
     const now = await stored('ds-project');
-    return now && openClientSecret(clientSecretKeys(h.masterKey), now) === 'rotated-value' ? true : undefined;
+    return now && openProjectSecret(projectSecretKeys(h.masterKey), now) === 'rotated-value' ? true : undefined;
   });
 
   // A Project that names no secret any more keeps none.

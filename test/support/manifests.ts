@@ -123,6 +123,10 @@ export function cardTemplate(name: string, spec: Record<string, unknown>): AnyMa
   return { apiVersion: API_VERSION, kind: 'CardTemplate', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
 }
 
+export function product(name: string, spec: Record<string, unknown>): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'Product', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
+}
+
 export function skillTree(name: string, spec: Record<string, unknown>): AnyManifest {
   return { apiVersion: API_VERSION, kind: 'SkillTree', metadata: { name, namespace: NAMESPACE }, spec } as AnyManifest;
 }

@@ -7,7 +7,7 @@
  * ids are decimal strings in its answers, as the store writes them.
  *
  * Knobs: tickets it knows (`issueTicket`), users' wallets and locks (`setUser`), the player's choice in
- * the overlay (`authorize`), refunds and chargebacks (`settle`), a failure or a delay for the next
+ * the overlay (`authorize`, or `autoApprove` for every order at once, as the load test uses), refunds and chargebacks (`settle`), a failure or a delay for the next
  * calls of a method (`failNext`, `delayNext`), and what it was asked (`calls`, `count`).
  */
 import http from 'node:http';
@@ -65,6 +65,8 @@ export class StoreStandIn {
   private nextTransId = 9_007_199_254_740_993n; // past 2^53: a JS number would lose it
   private server?: http.Server;
   url = '';
+  /** Every transaction InitTxn makes is approved at once, as if its player answered the overlay (no test then calls `authorize`). */
+  autoApprove = false;
 
   /** `keys`: the publisher keys it takes (another is its 403 page). */
   constructor(readonly keys: string[] = ['publisher-key']) {}
@@ -194,7 +196,7 @@ export class StoreStandIn {
         const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
         const transid = String(this.nextTransId++);
         this.txns.set(p.orderid!, {
-          orderid: p.orderid!, transid, steamid: p.steamid!, appid: p.appid!, status: 'Init', currency: p.currency!,
+          orderid: p.orderid!, transid, steamid: p.steamid!, appid: p.appid!, status: this.autoApprove ? 'Approved' : 'Init', currency: p.currency!,
           country: user?.country ?? 'US', time: now, timecreated: now, sandbox, items, finalized: 0,
         });
         return { result: 'OK', params: { orderid: p.orderid, transid } };

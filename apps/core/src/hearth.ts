@@ -44,7 +44,7 @@ import { Telemetry } from './process/telemetry';
 import { LicenceService } from './licence/service';
 import { type DashboardHosting, DashboardService } from './dashboards/service';
 import { dashboardSecretsFrom } from './dashboards/secrets';
-import { clientSecretKeys } from './dashboards/client-secrets';
+import { projectSecretKeys, publishProjectSecretKey, type ProjectSecretKeys } from './tenancy/project-secrets';
 
 export interface HearthDeps {
   db: Db;
@@ -102,9 +102,12 @@ export class HearthCore {
   /** What the domain tells the process's metrics (ledger moves, save writes): sinks attach to it. */
   readonly telemetry = new Telemetry();
   private housekeeping?: NodeJS.Timeout;
+  /** Opens what the operator carried sealed from a project's Secrets (the dashboard client secret, the store's publisher key). */
+  private readonly projectSecretKeys: ProjectSecretKeys;
 
   constructor(deps: HearthDeps) {
     this.db = deps.db;
+    this.projectSecretKeys = projectSecretKeys(deps.masterKey);
     this.coordination = deps.coordination;
     this.logger = deps.logger;
     this.objectStore = deps.objectStore;
@@ -126,7 +129,7 @@ export class HearthCore {
       this.environments,
       this.cursors,
       deps.dashboards ?? { hosted: true, secrets: dashboardSecretsFrom(process.env, undefined) },
-      clientSecretKeys(deps.masterKey),
+      this.projectSecretKeys,
     );
     this.authenticator = new Authenticator(this.serverKeys, this.tokens, this.environments, this.players, this.licence, this.dashboards);
     this.refresh = new RefreshService(deps.masterKey, this.tokens, this.authenticator, this.players);
@@ -153,7 +156,7 @@ export class HearthCore {
     this.symbols = new SymbolService(this.cursors, deps.logger, deps.objectStore);
     this.crashUploads = new CrashUploadService(deps.objectStore);
     this.support = new SupportService();
-    this.commerce = new CommerceService(this.cursors, new PublisherKeys(), this.economy, this.items);
+    this.commerce = new CommerceService(this.cursors, new PublisherKeys(this.projectSecretKeys), this.economy, this.items, { pool: deps.db, bus: this.bus, watch: this.contentWatch });
   }
 
   /** Deletes a player and everything every area holds for them, in one transaction (players/deletion.ts). */
@@ -166,7 +169,8 @@ export class HearthCore {
     await this.contentWatch.start();
     await this.tokens.start();
     await this.licence.start();
-    await this.dashboards.start();
+    // The key the operator seals a project's secrets to (tenancy/project-secrets.ts).
+    await publishProjectSecretKey(this.db, this.projectSecretKeys);
     // Expired idempotency records and used refresh tokens are swept now and then by every process;
     // the deletes are idempotent, so several processes sweeping at once is harmless.
     this.housekeeping = setInterval(() => {

@@ -102,9 +102,11 @@ export * from './spec/dashboards';
 export { dashboardSecretsFrom, secretVariableOf, type DashboardSecretSource } from './dashboards/secrets';
 export type { DashboardHosting, DashboardPrincipal, DashboardService } from './dashboards/service';
 export { DASHBOARD_TOKEN_AUDIENCE, DASHBOARD_TOKEN_TYP, looksLikeDashboardToken } from './dashboards/tokens';
-export { clientSecretPublicKey, sealClientSecret, storeClientSecret, type ClientSecretOrigin } from './dashboards/client-secrets';
-export { StoreClient, StoreRefusal, StoreUnavailable, STORE_CALL, STORE_ERROR, TXN_STATUSES, isUint64, type TxnReport, type TxnStatus, type StoreAccess } from './commerce/store';
-export { PublisherKeys, PublisherKeyMissing, DEFAULT_STORE_SECRETS_DIR } from './commerce/publisher-key';
+export { projectSecretPublicKey, sealProjectSecret, storeProjectSecret, type ProjectSecretName, type ProjectSecretOrigin } from './tenancy/project-secrets';
+// The store adapter and the key reader are core's own: routes reach the store through the commerce service only
+// (tests import them from their modules).
+export { STORE_CALL, STORE_ERROR, TXN_STATUSES, isUint64, type TxnStatus } from './commerce/store';
+export { DEFAULT_STORE_SECRETS_DIR } from './commerce/publisher-key';
 export * from './spec/store';
 export { IDENTIFY_LIMIT, CATALOG_DEFAULT_CURRENCY, IdentifyLimitReached, type CommerceService } from './commerce/service';
 export * from './spec/product';

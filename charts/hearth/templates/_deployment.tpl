@@ -3,8 +3,9 @@ One Deployment of a Hearth component: the same image, the entry point chosen by 
 component's deployment.yaml calls this with
   (dict "root" $ "component" "api" "values" .Values.api "args" (list "api")
         "ports" (list (dict "name" "http" "port" 8080)) "env" (dict "PORT" "8080")
-        "needs" (list "database" "redis" "masterKey") "serviceAccountName" "")
-so security contexts, probes, spread and the knobs of a values block live in one place.
+        "needs" (list "database" "redis" "masterKey") "serviceAccountName" "" "storeKey" true)
+so security contexts, probes, spread and the knobs of a values block live in one place. `storeKey`:
+the processes that call the store mount `store.publisherKey.existingSecret` (api, crash-worker).
 */}}
 {{- define "hearth.deployment" -}}
 {{- $root := .root -}}
@@ -103,8 +104,14 @@ spec:
             {{- toYaml $root.Values.securityContext | nindent 12 }}
           volumeMounts:
             {{- include "hearth.tmpVolumeMount" $root | nindent 12 }}
+            {{- if and .storeKey $root.Values.store.publisherKey.existingSecret }}
+            {{- include "hearth.storeKeyVolumeMount" $root | nindent 12 }}
+            {{- end }}
       volumes:
         {{- include "hearth.tmpVolume" $root | nindent 8 }}
+        {{- if and .storeKey $root.Values.store.publisherKey.existingSecret }}
+        {{- include "hearth.storeKeyVolume" $root | nindent 8 }}
+        {{- end }}
       {{- with $v.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}

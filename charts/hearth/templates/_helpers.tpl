@@ -193,6 +193,24 @@ every Hearth pod (a CA bundle of a managed database, say).
 {{- end }}
 {{- end }}
 
+{{/*
+The Secret `store.publisherKey.existingSecret` names, where the API reads a Project's
+`spec.store.publisherKey.secretRef` without the operator: HEARTH_STORE_SECRETS_DIR (default
+/var/run/hearth/store-secrets)/<namespace>/<name>/<key>. A whole-Secret volume (no subPath), so a
+rotated key reaches the files without a restart. Written only when a Secret is named.
+*/}}
+{{- define "hearth.storeKeyVolume" -}}
+- name: store-publisher-key
+  secret:
+    secretName: {{ .Values.store.publisherKey.existingSecret }}
+{{- end }}
+
+{{- define "hearth.storeKeyVolumeMount" -}}
+- name: store-publisher-key
+  mountPath: /var/run/hearth/store-secrets/{{ .Release.Namespace }}/{{ .Values.store.publisherKey.existingSecret }}
+  readOnly: true
+{{- end }}
+
 {{- define "hearth.tmpVolumeMount" -}}
 - name: tmp
   mountPath: /tmp

@@ -9,8 +9,8 @@ import { HearthCore, type Logger, RedisCoordination, SAVE_LIMITS, applyManifests
 import { startApiServer } from '@hearth/api';
 import { createTestDatabase } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/env';
-import { blogCategory, blogPost, cardType, currency, environment, gameConfig, itemType, legalDocument, plan, project, serverKey, skillTree } from '../../support/manifests';
-import { BENCH_SKILL_NODES, benchNodeKey } from '../pgbench';
+import { blogCategory, blogPost, cardType, currency, environment, gameConfig, itemType, legalDocument, plan, product, project, serverKey, skillTree } from '../../support/manifests';
+import { BENCH_PRODUCTS, BENCH_SKILL_NODES, benchNodeKey } from '../pgbench';
 import { answerCpuQueries } from '../child';
 
 /** Limits far above anything one core can serve: the bench measures the check, never a refusal. */
@@ -45,7 +45,8 @@ async function main(): Promise<void> {
 
   const docs = [
     plan('test', NEVER_REFUSING),
-    project('bench'),
+    // A store so the commerce routes serve (GET /commerce/catalog never calls it).
+    project('bench', { store: { provider: 'steam', appId: 480, identity: 'bench', publisherKey: { env: 'HEARTH_BENCH_STORE_KEY' }, baseUrl: 'http://127.0.0.1:9' } } as never),
     environment('bench-live', 'bench'),
     serverKey('bench-live-key', 'bench-live'),
     gameConfig('bench-live', {
@@ -79,6 +80,14 @@ async function main(): Promise<void> {
         environment: 'bench-live',
         name: `Tree ${t}`,
         nodes: Array.from({ length: 64 }, (_, n) => ({ key: benchNodeKey(t * 64 + n), name: `Node ${t * 64 + n}`, prices: [{ currencyKey: 'gold', amount: 1 }] })),
+      }),
+    ),
+    // What GET /commerce/catalog answers: BENCH_PRODUCTS products, priced in three currencies.
+    ...Array.from({ length: BENCH_PRODUCTS }, (_, i) =>
+      product(`bench-product-${i + 1}`, {
+        environment: 'bench-live', sku: `pack-${String(i + 1).padStart(2, '0')}`, name: `Pack ${i + 1}`, description: 'Gems and a badge.', storeItemId: i + 1,
+        entitlement: `pack-${i + 1}`, repeatable: i % 2 === 0,
+        prices: [{ currency: 'USD', amount: 99 + i * 100 }, { currency: 'EUR', amount: 89 + i * 90 }, { currency: 'GBP', amount: 79 + i * 80 }],
       }),
     ),
     blogCategory('news', { environment: 'bench-live', name: 'News', description: 'What is new' }),

@@ -1,16 +1,29 @@
 /**
  * Products (docs/commerce.md "Products"): written by Product manifests (syncProduct / releaseProduct,
- * called by the reconciler, `hearth apply` and the operator alike), read by the catalog and by orders.
+ * called by the reconciler, `hearth apply` and the operator alike), read by the catalog (from memory,
+ * per content version: each write bumps the environment's `products` content version and announces
+ * it after commit) and by orders (from the database, in the order's transaction).
  * A sku is unique in its environment: a second document claiming it is refused `conflict`.
  */
 import { sameJson } from '../canonical-json';
-import type { Queryable } from '../db/knex';
+import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
+import { type Announcer, announceAfterCommit } from '../invalidation';
+import { bumpContentVersion } from '../content/game-config';
 import type { ProductDefinition } from '../spec/product';
+
+/** The content-version kind of products (the catalog's cached snapshot follows it). */
+export const PRODUCTS_CONTENT = 'products';
+
+async function productsChanged(trx: Queryable, bus: Announcer, environmentId: number): Promise<void> {
+  await bumpContentVersion(trx, environmentId, PRODUCTS_CONTENT);
+  await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
+}
 
 export async function syncProduct(
   db: Queryable,
+  bus: Announcer,
   target: { environmentId: number; owner: string; product: ProductDefinition },
 ): Promise<'created' | 'updated' | 'unchanged'> {
   const { environmentId, owner, product } = target;
@@ -24,13 +37,26 @@ export async function syncProduct(
     // A document that changed its sku or environment gives up the old one (orders and entitlements keep their sku).
     await trx('commerce_products').where({ owner }).delete();
     await trx('commerce_products').insert({ environment_id: environmentId, sku: product.sku, owner, definition: JSON.stringify(product) });
+    if (before && Number(before.environment_id) !== environmentId) await productsChanged(trx, bus, Number(before.environment_id));
+    await productsChanged(trx, bus, environmentId);
     return before ? 'updated' : 'created';
   });
 }
 
-export async function releaseProduct(db: Queryable, owner: string): Promise<boolean> {
-  const deleted = await db('commerce_products').where({ owner }).delete();
-  return deleted > 0;
+export async function releaseProduct(db: Queryable, bus: Announcer, owner: string): Promise<boolean> {
+  return inTransaction(db, async (trx) => {
+    const rows: { environment_id: string }[] = await trx('commerce_products').where({ owner }).delete().returning('environment_id');
+    for (const row of rows) await productsChanged(trx, bus, Number(row.environment_id));
+    return rows.length > 0;
+  });
+}
+
+/** A product as the catalog snapshot keeps it: keyed by sku (DefinitionSnapshots' `key`). */
+export type CatalogEntry = ProductDefinition & { key: string };
+
+/** The environment's products on sale, by sku: what the catalog's snapshot holds. */
+export async function loadCatalogEntries(db: Db, environmentId: number): Promise<CatalogEntry[]> {
+  return (await loadProducts(db, environmentId)).filter((product) => product.enabled).map((product) => ({ ...product, key: product.sku }));
 }
 
 /** The environment's products, by sku (switched-off ones included: callers decide). */

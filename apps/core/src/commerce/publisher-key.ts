@@ -1,10 +1,11 @@
 /**
  * The store's publisher web API key of a project, read where the project's settings say it is
  * (`spec.store.publisherKey`), never from the settings themselves:
- * - `secretRef { name, key }`: a Secret of the project's namespace, read under
- *   HEARTH_STORE_SECRETS_DIR (default /var/run/hearth/store-secrets) as `<dir>/<namespace>/<name>/<key>`,
- *   as Secret volumes lay out their entries (a pod mounts Secrets of its own namespace only: see
- *   docs/commerce.md for Projects elsewhere).
+ * - `secretRef { name, key }`: a Secret of the project's namespace. In Kubernetes the operator reads
+ *   it and stores it on the project's row sealed to the API processes' key
+ *   (tenancy/project-secrets.ts), whatever the namespace; that is read first. Else (a single-project
+ *   install whose chart mounts the Secret) the file HEARTH_STORE_SECRETS_DIR/<namespace>/<name>/<key>
+ *   (default /var/run/hearth/store-secrets), as Secret volumes lay out their entries.
  * - `file`: a file of the API process's machine (outside Kubernetes).
  * - `env`: an environment variable of the API process (outside Kubernetes).
  * The key is read at each use (a rotated Secret is seen without a restart) and goes nowhere but the
@@ -12,7 +13,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Queryable } from '../db/knex';
 import type { PublisherKeySourceT } from '../spec/store';
+import type { EnvironmentContext } from '../tenancy/environments';
+import { type ProjectSecretKeys, storedProjectSecret } from '../tenancy/project-secrets';
 
 export const DEFAULT_STORE_SECRETS_DIR = '/var/run/hearth/store-secrets';
 
@@ -25,21 +29,24 @@ export class PublisherKeyMissing extends Error {
 }
 
 export class PublisherKeys {
-  constructor(private readonly processEnv: Record<string, string | undefined> = process.env) {}
+  constructor(
+    private readonly sealing: ProjectSecretKeys,
+    private readonly processEnv: Record<string, string | undefined> = process.env,
+  ) {}
 
-  async read(namespace: string, source: PublisherKeySourceT): Promise<string> {
+  async read(db: Queryable, env: Pick<EnvironmentContext, 'namespace' | 'project'>, source: PublisherKeySourceT): Promise<string> {
     let key: string | undefined;
     let where: string;
     if ('env' in source) {
       where = `the environment variable ${source.env}`;
       key = this.processEnv[source.env];
+    } else if ('file' in source) {
+      where = `the file ${source.file}`;
+      key = await readFile(source.file, 'utf8').catch(() => undefined);
     } else {
-      const file =
-        'file' in source
-          ? source.file
-          : path.join(this.processEnv.HEARTH_STORE_SECRETS_DIR || DEFAULT_STORE_SECRETS_DIR, namespace, source.secretRef.name, source.secretRef.key);
-      where = 'secretRef' in source ? `the Secret ${source.secretRef.name} (entry ${source.secretRef.key})` : `the file ${file}`;
-      key = await readFile(file, 'utf8').catch(() => undefined);
+      where = `the Secret ${source.secretRef.name} (entry ${source.secretRef.key})`;
+      const mounted = path.join(this.processEnv.HEARTH_STORE_SECRETS_DIR || DEFAULT_STORE_SECRETS_DIR, env.namespace, source.secretRef.name, source.secretRef.key);
+      key = (await storedProjectSecret(db, this.sealing, env.project.id, 'storePublisherKey')) ?? (await readFile(mounted, 'utf8').catch(() => undefined));
     }
     const trimmed = key?.trim();
     // A key is printable ASCII without spaces: anything else would go into the query as something else.

@@ -14,7 +14,7 @@
  * finds it completed and grants nothing.
  */
 import { randomBytes } from 'node:crypto';
-import type { Queryable, Tx } from '../db/knex';
+import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { ApiError, RouteLimitReached, refuse } from '../errors';
 import { randomId } from '../ids';
@@ -30,7 +30,10 @@ import type { ProductDefinition } from '../spec/product';
 import type { Catalog, CatalogProduct, Entitlement, Grant, GrantChangePage, Order, OrderSettlement, OrderStatus, Reconciliation } from '../shapes/commerce';
 import { PublisherKeyMissing, type PublisherKeys } from './publisher-key';
 import { STORE_CALL, STORE_ERROR, StoreClient, StoreRefusal, StoreUnavailable, type TxnReport } from './store';
-import { loadProduct, loadProducts } from './products';
+import { type CatalogEntry, PRODUCTS_CONTENT, loadCatalogEntries, loadProduct } from './products';
+import { DefinitionSnapshots } from '../content/definition-snapshots';
+import type { ContentWatch } from '../content/content-watch';
+import type { InvalidationBus } from '../invalidation';
 
 /** The one definition of the identify limit (spec §8): the route's documentation and the count both read it. */
 export const IDENTIFY_LIMIT = { name: 'store-identify', limit: 10, windowSeconds: 600 } as const;
@@ -129,29 +132,48 @@ function storeRefusal(err: unknown): unknown {
   if (err instanceof StoreRefusal) {
     return new ApiError('provider-refused', `The store refused: ${err.errorDescription || `error ${err.errorCode}`}.`, { storeErrorCode: err.errorCode });
   }
-  if (err instanceof StoreUnavailable || err instanceof PublisherKeyMissing) return refuse.unavailable('The store cannot be reached now; retry later.');
+  if (err instanceof PublisherKeyMissing) return refuse.unavailable('No store is set up for this game on this deployment: its publisher key is not configured.');
+  if (err instanceof StoreUnavailable) return refuse.unavailable('The store cannot be reached now; retry later.');
   return err;
 }
 
 export class CommerceService {
+  /** The products on sale per environment, from memory per `products` content version (the catalog's hot path). */
+  private readonly onSale: DefinitionSnapshots<CatalogEntry>;
+
+  /** `content.pool` serves the catalog's snapshots only (committed data, shared by every request of the process). */
   constructor(
     private readonly cursors: CursorCodec,
     private readonly keys: PublisherKeys,
     private readonly economy: EconomyService,
     private readonly items: ItemService,
-  ) {}
+    content: { pool: Db; bus: InvalidationBus; watch: ContentWatch },
+  ) {
+    this.onSale = new DefinitionSnapshots(content.pool, cursors, PRODUCTS_CONTENT, loadCatalogEntries, content.bus, content.watch);
+  }
 
-  /** GET /commerce/catalog: the environment's products on sale, priced in the player's wallet currency (or the default before identify). */
+  /**
+   * GET /commerce/catalog: the environment's products on sale, priced in the player's wallet currency
+   * (or the default before identify). The products come from memory; the player's currency and
+   * entitlements are read in one statement on each call.
+   */
   async catalog(db: Queryable, env: EnvironmentContext, playerId: string, provider: 'steam'): Promise<Catalog> {
     this.settingsOf(env, provider);
-    const account = await db('commerce_store_accounts').where({ player_id: playerId }).first('currency');
-    const currency: string = account?.currency ?? CATALOG_DEFAULT_CURRENCY;
-    const active = new Set<string>(await db('commerce_entitlements').where({ player_id: playerId, status: 'active' }).pluck('key'));
+    const [{ definitions }, { rows }] = await Promise.all([
+      this.onSale.snapshot(env.id),
+      db.raw(
+        `SELECT (SELECT currency FROM commerce_store_accounts WHERE player_id = ?) AS currency,
+                ARRAY(SELECT key FROM commerce_entitlements WHERE player_id = ? AND status = 'active') AS active`,
+        [playerId, playerId],
+      ),
+    ]);
+    const identified = rows[0].currency !== null;
+    const currency: string = rows[0].currency ?? CATALOG_DEFAULT_CURRENCY;
+    const active = new Set<string>(rows[0].active);
     const products: CatalogProduct[] = [];
-    for (const product of await loadProducts(db, env.id)) {
-      if (!product.enabled) continue;
+    for (const product of definitions) {
       // Before identify the default currency, else the product's first price; after identify only the wallet's currency can be paid.
-      const price = product.prices.find((p) => p.currency === currency) ?? (account ? undefined : product.prices[0]);
+      const price = product.prices.find((p) => p.currency === currency) ?? (identified ? undefined : product.prices[0]);
       if (!price) continue;
       products.push({
         sku: product.sku, name: product.name, description: product.description, currency: price.currency, amount: price.amount,
@@ -169,7 +191,7 @@ export class CommerceService {
     const settings = this.settingsOf(env, 'steam');
     if (input.identity !== settings.identity) throw refuse.invalid('identity', "identity is not this game's identity string for the store.");
     const standing = await claimIdentifyAttempt(db, env, playerId);
-    const store = await this.storeOf(env, settings);
+    const store = await this.storeOf(db, env, settings);
     let owner;
     try {
       owner = await store.authenticateUserTicket(input.ticket, settings.identity);
@@ -220,7 +242,7 @@ export class CommerceService {
       if ((err as { constraint?: string }).constraint === 'commerce_orders_one_open') throw orderInProgress(input.sku);
       throw err;
     }
-    const store = await this.storeOf(env, settings).catch((err: unknown) => this.failOrder(db, row, err));
+    const store = await this.storeOf(db, env, settings).catch((err: unknown) => this.failOrder(db, row, err));
     try {
       const started = await store.initTxn({
         orderId: row.store_order_id,
@@ -345,9 +367,9 @@ export class CommerceService {
     return settings;
   }
 
-  private async storeOf(env: EnvironmentContext, settings: StoreSpecT): Promise<StoreClient> {
+  private async storeOf(db: Queryable, env: EnvironmentContext, settings: StoreSpecT): Promise<StoreClient> {
     try {
-      return new StoreClient({ settings, publisherKey: await this.keys.read(env.namespace, settings.publisherKey) });
+      return new StoreClient({ settings, publisherKey: await this.keys.read(db, env, settings.publisherKey) });
     } catch (err) {
       throw storeRefusal(err);
     }
@@ -410,7 +432,7 @@ export class CommerceService {
    */
   private async settle(db: Queryable, env: EnvironmentContext, settings: StoreSpecT, row: OrderRow): Promise<OrderRow> {
     if (!OPEN.includes(row.status)) return row;
-    const store = await this.storeOf(env, settings);
+    const store = await this.storeOf(db, env, settings);
     let txn: TxnReport;
     try {
       txn = await store.queryTxn(row.store_order_id);

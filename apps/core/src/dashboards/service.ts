@@ -15,7 +15,7 @@ import { accessOf, memberFor, type MemberAccess } from './members';
 import { listPlayers, type PlayerSearch } from './players';
 import { type CodeExchange, DashboardProviders } from './provider';
 import type { DashboardSecretSource } from './secrets';
-import { type ClientSecretKeys, publishClientSecretKey, storedClientSecret } from './client-secrets';
+import { type ProjectSecretKeys, storedProjectSecret } from '../tenancy/project-secrets';
 import { issueDashboardToken, verifyDashboardToken } from './tokens';
 
 /** Who calls with a dashboard token: a member account, with what it may do in the environment now. */
@@ -42,13 +42,8 @@ export class DashboardService {
     private readonly environments: EnvironmentRegistry,
     private readonly cursors: CursorCodec,
     private readonly hosting: DashboardHosting,
-    private readonly secretKeys: ClientSecretKeys,
+    private readonly secretKeys: ProjectSecretKeys,
   ) {}
-
-  /** Publishes the key the operator seals client secrets to (client-secrets.ts). */
-  async start(): Promise<void> {
-    await publishClientSecretKey(this.pool, this.secretKeys);
-  }
 
   /**
    * The environment a sign-in names, refused before anything is exchanged: `unavailable` where this
@@ -74,7 +69,7 @@ export class DashboardService {
     if (settings.clientSecretRef) {
       // From the Kubernetes Secret the Project names (the operator carried it here), else from this process's files or variables.
       clientSecret =
-        (await storedClientSecret(db, this.secretKeys, env.project.id)) ?? (await this.hosting.secrets.read(env.namespace, settings.clientSecretRef.secretKeyRef));
+        (await storedProjectSecret(db, this.secretKeys, env.project.id, 'dashboardClientSecret')) ?? (await this.hosting.secrets.read(env.namespace, settings.clientSecretRef.secretKeyRef));
       if (clientSecret === undefined) throw refuse.unavailable("The dashboard's client secret is not set up on this deployment.");
     }
     const person = await this.providers.exchange(settings, clientSecret, input);

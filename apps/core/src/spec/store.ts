@@ -20,7 +20,7 @@ export const PublisherKeySource = Type.Union(
       {
         secretRef: Type.Object(
           { name: { ...ResourceName, description: "a Secret of the Project's namespace" }, key: SecretKeyName },
-          { additionalProperties: false, description: 'a Secret of the namespace (mounted into the API pods, docs/commerce.md)' },
+          { additionalProperties: false, description: "a Secret of the Project's namespace, carried to the API sealed by the operator (docs/commerce.md)" },
         ),
       },
       { additionalProperties: false },

@@ -26,7 +26,11 @@ write their status and finalizers. It never creates or deletes one.
   verbs: [update]
 {{- end }}
 
-{{/* The Secrets of the server keys it mints (it cannot delete them: owner references let the garbage collector). */}}
+{{/*
+The Secrets of the server keys it mints (it cannot delete them: owner references let the garbage
+collector), and the Secrets a Project names (its dashboard client secret, its store publisher key),
+which it reads to carry them sealed to the API.
+*/}}
 {{- define "hearth.operatorSecretRule" -}}
 - apiGroups: [""]
   resources: [secrets]

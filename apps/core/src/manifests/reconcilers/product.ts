@@ -6,14 +6,14 @@ import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from '.
 
 /** A Product is one product of its environment's catalog (docs/commerce.md), keyed by `spec.sku`. */
 export const productReconciler: Reconciler<ProductManifestT> = {
-  reconcile: (db, doc, { label }) =>
+  reconcile: (db, doc, { bus, label }) =>
     inTransaction(db, async (trx) => {
       const namespace = namespaceOf(doc);
       const env = await environmentNamed(trx, namespace, doc.spec.environment, label);
       const { environment: _environment, ...spec } = doc.spec;
       const product = spec as ProductDefinition; // validation filled the defaults (spec/fields.ts)
-      return { action: await refusalsNamed(label, () => syncProduct(trx, { environmentId: env.id, owner: `${namespace}/${doc.metadata.name}`, product })) };
+      return { action: await refusalsNamed(label, () => syncProduct(trx, bus, { environmentId: env.id, owner: `${namespace}/${doc.metadata.name}`, product })) };
     }),
 
-  remove: async (db, manifest) => ((await releaseProduct(db, `${manifest.namespace}/${manifest.name}`)) ? 'removed' : 'absent'),
+  remove: async (db, manifest, { bus }) => ((await releaseProduct(db, bus, `${manifest.namespace}/${manifest.name}`)) ? 'removed' : 'absent'),
 };
