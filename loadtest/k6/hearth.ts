@@ -60,7 +60,7 @@ export const LATENCY_BOUNDS: Record<string, Bounds> = {
   'card-purchase-replay': LIGHT,
   'stat-increment': WRITE,
   'stat-increment-player': WRITE,
-  'commerce-catalog': LIGHT, // products from cache, one statement for the player's part
+  'commerce-catalog': READ, // the products and the player's part from memory
   'commerce-grant-changes': LIGHT, // one index scan
   'commerce-order': WRITE, // the order row, then InitTxn at the stand-in store
   'commerce-authorize': WRITE, // QueryTxn, the claim, FinalizeTxn, the completion's transaction

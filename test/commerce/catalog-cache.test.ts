@@ -3,7 +3,8 @@
  * products on sale are kept per `products` content version and priced per request, so a product change
  * is seen at once: announced, by the very next read; committed by a process without Redis, within
  * moments (PostgreSQL's NOTIFY), never a cache lifetime later. The player's own part (wallet currency,
- * entitlements held) is never cached.
+ * entitlements held) is kept per player the same way: this process's own writes drop it at once, and
+ * anyone's write is heard from the tables' trigger.
  */
 import { applyManifests, removeManifest, validateManifest, type AnyManifest } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
@@ -76,7 +77,7 @@ test('a change committed without Redis is heard from PostgreSQL within moments',
   await eventually(async () => (await skusAndPrices(buyer.token))['gems-100'] === 99, 5_000);
 });
 
-test("the player's part is per request: the wallet currency and the entitlements held change nothing cached", async () => {
+test("the player's part: this process's own writes are seen by the holder's next read, and by nobody else's", async () => {
   const usd = await newBuyer(h);
   const eur = await identifiedBuyer(h, store, { currency: 'EUR' });
   // Read in turns, each warming what the other reads.
@@ -91,4 +92,47 @@ test("the player's part is per request: the wallet currency and the entitlements
   expect(held.body.products).toEqual([expect.objectContaining({ sku: 'starter-pack', active: true })]);
   const other = await call(h.base, 'GET', '/commerce/catalog', { token: usd.token });
   expect(other.body.products.find((p: { sku: string }) => p.sku === 'starter-pack').active).toBe(false);
+});
+
+test("the player's part comes from memory: a write that no trigger tells is not seen; a write anyone makes is, within moments", async () => {
+  const buyer = await identifiedBuyer(h, store, { currency: 'EUR' });
+  const activeOf = async () => (await call(h.base, 'GET', '/commerce/catalog', { token: buyer.token })).body.products.find((p: { sku: string }) => p.sku === 'starter-pack').active as boolean;
+  expect(await activeOf()).toBe(false);
+  const made = await order(h, buyer);
+  store.authorize(made.body.storeOrderId, true);
+  expect((await authorize(h, buyer, made.body.storeOrderId)).body.order.status).toBe('completed');
+  expect(await activeOf()).toBe(true);
+
+  // Not how entitlements change (triggers off for this transaction: no notice): only to show the answer does not come from the table.
+  await h.db.transaction(async (trx) => {
+    await trx.raw('SET LOCAL session_replication_role = replica');
+    await trx('commerce_entitlements').where({ player_id: buyer.id }).update({ status: 'revoked' });
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  expect(await activeOf()).toBe(true);
+
+  // A write from outside this process's services (another process, the report job, psql): the trigger's notice drops the copy.
+  await h.db('commerce_entitlements').where({ player_id: buyer.id }).update({ status: 'active' });
+  await h.db('commerce_entitlements').where({ player_id: buyer.id }).update({ status: 'revoked' });
+  const heardInMs = await eventually(async () => (await activeOf()) === false, 5_000);
+  expect(heardInMs).toBeLessThan(5_000); // the copy's lifetime is 60 s
+  // And the wallet: a currency changed at the store account is heard the same way.
+  await h.db('commerce_store_accounts').where({ player_id: buyer.id }).update({ currency: 'USD' });
+  await eventually(async () => JSON.stringify(await skusAndPrices(buyer.token)) === JSON.stringify({ 'gem-bundle': 199, 'gems-100': 99, 'starter-pack': 499 }), 5_000);
+});
+
+test('the hot path reads no database once warm (the first read of a player reads their part)', async () => {
+  const buyer = await identifiedBuyer(h, store, { currency: 'EUR' });
+  let statements = 0;
+  const count = () => statements++;
+  h.db.on('query', count);
+  try {
+    await skusAndPrices(buyer.token);
+    expect(statements).toBeGreaterThan(0);
+    statements = 0;
+    for (let i = 0; i < 20; i++) await skusAndPrices(buyer.token);
+  } finally {
+    h.db.off('query', count);
+  }
+  expect(statements).toBe(0);
 });

@@ -55,8 +55,15 @@ export class SingleFlight<K, V> {
   run(key: K, load: () => Promise<V>): Promise<V> {
     const existing = this.inFlight.get(key);
     if (existing) return existing;
-    const p = load().finally(() => this.inFlight.delete(key));
+    const p = load().finally(() => {
+      if (this.inFlight.get(key) === p) this.inFlight.delete(key);
+    });
     this.inFlight.set(key, p);
     return p;
+  }
+
+  /** Callers from now on start a load of their own (what is under way may have read too early). */
+  forget(key: K): void {
+    this.inFlight.delete(key);
   }
 }

@@ -13,6 +13,8 @@ export type Invalidation =
   | { kind: 'licence-key'; keyId: string }
   | { kind: 'player'; playerId: string; reason: 'signed-out' | 'deleted' | 'renamed' }
   | { kind: 'content'; environmentId: number }
+  /** A player's store account or entitlements changed (the catalog's per-player copy; PostgreSQL also NOTIFYs it). */
+  | { kind: 'commerce-player'; playerId: string }
   /** Its GameEnvironment was deleted: realtime processes close its sockets (after `environments`, which drops the caches). */
   | { kind: 'environment-retired'; environmentId: number }
   | { kind: 'signing-keys' };

@@ -32,8 +32,8 @@ import { PublisherKeyMissing, type PublisherKeys } from './publisher-key';
 import { STORE_CALL, STORE_ERROR, StoreClient, StoreRefusal, StoreUnavailable, type TxnReport } from './store';
 import { type CatalogEntry, PRODUCTS_CONTENT, loadCatalogEntries, loadProduct } from './products';
 import { DefinitionSnapshots } from '../content/definition-snapshots';
-import type { ContentWatch } from '../content/content-watch';
-import type { InvalidationBus } from '../invalidation';
+import { type ContentWatch, WatchedCache } from '../content/content-watch';
+import { type Announcer, type InvalidationBus, announceAfterCommit } from '../invalidation';
 
 /** The one definition of the identify limit (spec §8): the route's documentation and the count both read it. */
 export const IDENTIFY_LIMIT = { name: 'store-identify', limit: 10, windowSeconds: 600 } as const;
@@ -137,9 +137,26 @@ function storeRefusal(err: unknown): unknown {
   return err;
 }
 
+/** What the catalog needs of a player: the wallet currency (null before identify) and the entitlements held. */
+interface CatalogStanding {
+  currency: string | null;
+  active: Set<string>;
+}
+
+/** How long a player's standing is kept at most while the content watch is live, and how many players'. */
+const STANDING_TTL_MS = 60_000;
+const STANDINGS_KEPT = 100_000;
+
 export class CommerceService {
   /** The products on sale per environment, from memory per `products` content version (the catalog's hot path). */
   private readonly onSale: DefinitionSnapshots<CatalogEntry>;
+  /**
+   * Each player's standing for the catalog, from memory: dropped at once by this process's own writes
+   * (announced after commit) and by anyone's through PostgreSQL's notice (a trigger on the two
+   * tables), and answered from only while that notice can be heard (WatchedCache).
+   */
+  private readonly standings: WatchedCache<CatalogStanding, string>;
+  private readonly bus: Announcer;
 
   /** `content.pool` serves the catalog's snapshots only (committed data, shared by every request of the process). */
   constructor(
@@ -150,26 +167,42 @@ export class CommerceService {
     content: { pool: Db; bus: InvalidationBus; watch: ContentWatch },
   ) {
     this.onSale = new DefinitionSnapshots(content.pool, cursors, PRODUCTS_CONTENT, loadCatalogEntries, content.bus, content.watch);
+    this.standings = new WatchedCache(content.watch, STANDING_TTL_MS, STANDINGS_KEPT);
+    this.bus = content.bus;
+    content.bus.on((event) => {
+      if (event.kind === 'commerce-player' || event.kind === 'player') this.standings.drop(event.playerId);
+      if (event.kind === 'environments') this.standings.clear();
+    });
+  }
+
+  /** The player's standing as the catalog shows it: from memory while nothing changed. */
+  private standingOf(db: Queryable, playerId: string): Promise<CatalogStanding> {
+    return this.standings.get(playerId, async () => {
+      const { rows } = await db.raw(
+        `SELECT (SELECT currency FROM commerce_store_accounts WHERE player_id = ?) AS currency,
+                ARRAY(SELECT key FROM commerce_entitlements WHERE player_id = ? AND status = 'active') AS active`,
+        [playerId, playerId],
+      );
+      return { currency: rows[0].currency as string | null, active: new Set<string>(rows[0].active) };
+    });
+  }
+
+  /** After a write to the player's store account or entitlements commits: this process's next catalog read sees it (others hear PostgreSQL's notice). */
+  private standingChanged(db: Queryable, playerId: string): Promise<void> {
+    return announceAfterCommit(db, this.bus, { kind: 'commerce-player', playerId });
   }
 
   /**
    * GET /commerce/catalog: the environment's products on sale, priced in the player's wallet currency
-   * (or the default before identify). The products come from memory; the player's currency and
-   * entitlements are read in one statement on each call.
+   * (or the default before identify). The products and the player's currency and entitlements come
+   * from memory while nothing changed (no statement on the hot path).
    */
   async catalog(db: Queryable, env: EnvironmentContext, playerId: string, provider: 'steam'): Promise<Catalog> {
     this.settingsOf(env, provider);
-    const [{ definitions }, { rows }] = await Promise.all([
-      this.onSale.snapshot(env.id),
-      db.raw(
-        `SELECT (SELECT currency FROM commerce_store_accounts WHERE player_id = ?) AS currency,
-                ARRAY(SELECT key FROM commerce_entitlements WHERE player_id = ? AND status = 'active') AS active`,
-        [playerId, playerId],
-      ),
-    ]);
-    const identified = rows[0].currency !== null;
-    const currency: string = rows[0].currency ?? CATALOG_DEFAULT_CURRENCY;
-    const active = new Set<string>(rows[0].active);
+    const [{ definitions }, standing] = await Promise.all([this.onSale.snapshot(env.id), this.standingOf(db, playerId)]);
+    const identified = standing.currency !== null;
+    const currency: string = standing.currency ?? CATALOG_DEFAULT_CURRENCY;
+    const { active } = standing;
     const products: CatalogProduct[] = [];
     for (const product of definitions) {
       // Before identify the default currency, else the product's first price; after identify only the wallet's currency can be paid.
@@ -207,6 +240,7 @@ export class CommerceService {
          purchase_status = EXCLUDED.purchase_status, identified_at = now()`,
       [owner.steamId, user.country, user.currency, user.status, playerId, env.id],
     );
+    await this.standingChanged(db, playerId);
     return { storeId: owner.steamId, standing };
   }
 
@@ -512,6 +546,7 @@ export class CommerceService {
         await this.items.grant(trx, env, row.player_id, { itemTypeKey, quantity }, this.grantRecord(env, key, [itemTypeKey, quantity]));
       }
       const [updated] = await trx('commerce_orders').where({ id: orderId }).update({ status: 'completed', updated_at: trx.fn.now() }).returning('*');
+      await this.standingChanged(trx, row.player_id);
       return updated as OrderRow;
     });
   }

@@ -6,6 +6,12 @@ import { processStopping } from '../process/serving';
 
 /** The PostgreSQL channel every content write notifies, in its own transaction (see bumpContentVersion). */
 export const CONTENT_CHANGED_CHANNEL = 'hearth_content_changed';
+/**
+ * The channel a player's store account or entitlements notify, with the player's id (triggers of
+ * migration 20261126224000_commerce_player_notify): whoever writes them, the catalog's per-player
+ * copies hear it.
+ */
+export const COMMERCE_PLAYER_CHANNEL = 'hearth_commerce_player_changed';
 
 const START_WAIT_MS = 5_000;
 const RETRY_FIRST_MS = 500;
@@ -78,12 +84,16 @@ export class ContentWatch {
       // A connection of its own, outside the pool: LISTEN belongs to one session for its whole life.
       connection = (await (this.db.client as { acquireRawConnection(): Promise<ListeningConnection> }).acquireRawConnection());
       connection.on('notification', (message) => {
-        const environmentId = Number(message.payload);
-        if (message.channel === CONTENT_CHANGED_CHANNEL && Number.isInteger(environmentId)) this.bus.receive({ kind: 'content', environmentId });
+        if (message.channel === CONTENT_CHANGED_CHANNEL) {
+          const environmentId = Number(message.payload);
+          if (Number.isInteger(environmentId)) this.bus.receive({ kind: 'content', environmentId });
+        } else if (message.channel === COMMERCE_PLAYER_CHANNEL && message.payload) {
+          this.bus.receive({ kind: 'commerce-player', playerId: message.payload });
+        }
       });
       connection.on('error', () => this.connectionLost());
       connection.on('end', () => this.connectionLost());
-      await connection.query(`LISTEN ${CONTENT_CHANGED_CHANNEL}`);
+      await connection.query(`LISTEN ${CONTENT_CHANGED_CHANNEL}; LISTEN ${COMMERCE_PLAYER_CHANNEL}`);
       if (this.stopped) {
         await connection.end().catch(() => undefined);
         return;
@@ -132,49 +142,58 @@ export class ContentWatch {
 }
 
 /**
- * A process-wide copy of content per environment, kept only while the ContentWatch can tell it of
- * every change: a copy is answered from while the watch is live and in the epoch the copy was made
- * in; a load that overlapped an invalidation of its key is used once but not kept.
+ * A process-wide copy of something per key (content per environment, a player's store standing),
+ * kept only while the ContentWatch can tell it of every change: a copy is answered from while the
+ * watch is live and in the epoch the copy was made in; a load that overlapped an invalidation of its
+ * key is used once but not kept.
  */
-export class WatchedCache<V> {
-  private readonly copies: TtlCache<number, { value: V; epoch: number }>;
-  private readonly flight = new SingleFlight<number, V>();
-  private readonly generations = new Map<number, number>();
-  private allGeneration = 0;
+export class WatchedCache<V, K = number> {
+  private readonly copies: TtlCache<K, { value: V; epoch: number }>;
+  private readonly flight = new SingleFlight<K, V>();
+  /** The loads under way, by key (one each): a drop meanwhile marks its load stale. Never more entries than loads in flight. */
+  private readonly loading = new Map<K, { stale: boolean }>();
 
-  /** `ttlMs` bounds a copy's life even while the watch is live (a belt to the watch's braces). */
-  constructor(private readonly watch: ContentWatch, ttlMs: number) {
-    this.copies = new TtlCache(ttlMs);
+  /**
+   * `ttlMs` bounds a copy's life even while the watch is live (a belt to the watch's braces);
+   * `maxEntries` bounds how many are kept.
+   */
+  constructor(private readonly watch: ContentWatch, ttlMs: number, maxEntries?: number) {
+    this.copies = new TtlCache(ttlMs, maxEntries);
   }
 
-  /** The environment's copy, or `load`'s answer (one load at a time per environment). */
-  async get(environmentId: number, load: () => Promise<V>): Promise<V> {
-    const hit = this.copies.get(environmentId);
+  /** The key's copy, or `load`'s answer (one load at a time per key). */
+  async get(key: K, load: () => Promise<V>): Promise<V> {
+    const hit = this.copies.get(key);
     if (hit && this.watch.live && hit.epoch === this.watch.epoch) return hit.value;
-    return this.flight.run(environmentId, async () => {
+    return this.flight.run(key, async () => {
       const epoch = this.watch.epoch;
       const wasLive = this.watch.live;
-      const generation = this.generationOf(environmentId);
-      const value = await load();
-      // Kept only when no change could have been missed while it loaded.
-      if (wasLive && this.watch.live && this.watch.epoch === epoch && this.generationOf(environmentId) === generation) {
-        this.copies.set(environmentId, { value, epoch });
+      const loading = { stale: false };
+      this.loading.set(key, loading);
+      try {
+        const value = await load();
+        // Kept only when no change could have been missed while it loaded.
+        if (wasLive && this.watch.live && this.watch.epoch === epoch && !loading.stale) this.copies.set(key, { value, epoch });
+        return value;
+      } finally {
+        if (this.loading.get(key) === loading) this.loading.delete(key);
       }
-      return value;
     });
   }
 
-  drop(environmentId: number): void {
-    this.generations.set(environmentId, (this.generations.get(environmentId) ?? 0) + 1);
-    this.copies.delete(environmentId);
+  /** Forgets the key's copy; a load under way is not kept, and the next caller loads afresh rather than wait for it. */
+  drop(key: K): void {
+    const loading = this.loading.get(key);
+    if (loading) loading.stale = true;
+    this.flight.forget(key);
+    this.copies.delete(key);
   }
 
   clear(): void {
-    this.allGeneration++;
+    for (const [key, loading] of this.loading) {
+      loading.stale = true;
+      this.flight.forget(key);
+    }
     this.copies.clear();
-  }
-
-  private generationOf(environmentId: number): string {
-    return `${this.allGeneration}.${this.generations.get(environmentId) ?? 0}`;
   }
 }
