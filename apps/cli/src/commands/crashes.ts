@@ -8,14 +8,15 @@ import {
   openObjectStore,
   startMetricsServer,
 } from '@hearth/core';
-import { CrashWorkerMetrics, loadCrashWorkerConfig, startCrashWorker } from '@hearth/crash-worker';
+import { CrashWorkerMetrics, loadCrashWorkerConfig, startCrashWorker, startStoreReport } from '@hearth/crash-worker';
 import { CliError, emit, table } from '../output';
 import { commandLogger, connect, onShutdown } from '../runtime';
 import { environmentOrFail, withRuntime } from './admin';
 
 /**
- * `hearth crash-worker`: works the crash-upload queue (docs/crashes.md, "The worker"). Metrics and
- * probes on METRICS_PORT; SIGTERM stops taking jobs and lets the ones in hand finish.
+ * `hearth crash-worker`: works the crash-upload queue (docs/crashes.md, "The worker") and runs the
+ * commerce report job (docs/commerce.md "Background reconciliation"). Metrics and probes on
+ * METRICS_PORT; SIGTERM stops taking jobs and lets the ones in hand finish.
  */
 export async function runCrashWorker(): Promise<void> {
   const config = loadCrashWorkerConfig(process.env);
@@ -26,12 +27,14 @@ export async function runCrashWorker(): Promise<void> {
   const metrics = new CrashWorkerMetrics(db);
   let stopping = false;
   const worker = await startCrashWorker({ db, databaseUrl: config.base.databaseUrl, objectStore, logger, settings: config.settings, metrics });
+  const storeReport = config.storeReport ? startStoreReport({ db, logger, settings: config.storeReport, metrics }) : null;
   const probes = await startMetricsServer(metrics.registry, config.base.metricsPort, '0.0.0.0', {
     readiness: () => (stopping ? { ready: false, reason: 'stopping' } : { ready: true }),
   });
   logger.info({ metrics: probes.url }, 'crash worker listening for metrics');
   onShutdown(logger, async () => {
     stopping = true;
+    await storeReport?.stop();
     await worker.stop();
     await closeServer(probes.server, { dropAll: true });
     await close();
