@@ -7,7 +7,7 @@
  * the store answers some of a player's orders only.
  */
 import { createLogger, storeReportJob, type StoreReportSettings } from '@hearth/core';
-import { CrashWorkerMetrics } from '@hearth/crash-worker';
+import { CrashWorkerMetrics, loadStoreReportSettings } from '@hearth/crash-worker';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { StoreStandIn } from '../support/store-standin';
@@ -288,6 +288,35 @@ describe('the cursor', () => {
     await newJob({ recheckSeconds: 3600 }).tick();
     expect((await orderRow(made.body.id)).status).toBe('completed');
     expect(store.txnOf(made.body.storeOrderId).finalized).toBe(1);
+  });
+});
+
+describe('running in the worker', () => {
+  test('settings from the environment: defaults, each variable, 0 switches the job off, a malformed one refused by name', () => {
+    expect(loadStoreReportSettings({})).toEqual({ intervalSeconds: 60, maxResults: 500, openOrdersPerTick: 50, recheckSeconds: 120, abandonedAfterSeconds: 3600 });
+    expect(loadStoreReportSettings({
+      COMMERCE_REPORT_INTERVAL_SECONDS: '5', COMMERCE_REPORT_MAX_RESULTS: '1000', COMMERCE_REPORT_OPEN_ORDERS: '10', COMMERCE_REPORT_RECHECK_SECONDS: '30', COMMERCE_ABANDONED_ORDER_SECONDS: '600',
+    })).toEqual({ intervalSeconds: 5, maxResults: 1000, openOrdersPerTick: 10, recheckSeconds: 30, abandonedAfterSeconds: 600 });
+    expect(loadStoreReportSettings({ COMMERCE_REPORT_INTERVAL_SECONDS: '0' })).toBeNull();
+    expect(() => loadStoreReportSettings({ COMMERCE_REPORT_MAX_RESULTS: '1001' })).toThrow(/COMMERCE_REPORT_MAX_RESULTS/);
+    expect(() => loadStoreReportSettings({ COMMERCE_REPORT_INTERVAL_SECONDS: 'soon' })).toThrow(/COMMERCE_REPORT_INTERVAL_SECONDS/);
+  });
+
+  test('started, it ticks at once and then every interval; stopped, it waits for the tick in hand and ticks no more', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const bundle = await completedOrder(buyer, 'gem-bundle');
+    store.settle(bundle.storeOrderId, 'Refunded');
+    const before = store.count('GetReport');
+    const job = newJob({ intervalSeconds: 0.2 });
+    job.start();
+    const deadline = Date.now() + 5000;
+    while (store.count('GetReport') - before < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await job.stop();
+    expect((await orderRow(bundle.id)).status).toBe('refunded');
+    const stoppedAt = store.count('GetReport');
+    expect(stoppedAt - before).toBeGreaterThanOrEqual(4); // two projects, at least two ticks
+    await new Promise((r) => setTimeout(r, 500));
+    expect(store.count('GetReport')).toBe(stoppedAt);
   });
 });
 

@@ -98,7 +98,7 @@ export class StoreReportMetrics implements StoreReportObserver {
     });
     this.lastSuccess = new client.Gauge({
       name: 'hearth_commerce_report_last_success_timestamp_seconds',
-      help: 'When this process last finished a report tick in which no project failed (0: not yet)',
+      help: 'When this process last finished a report tick in which no project failed, or else started the job (0: the job is off here)',
       registers: [registry],
     });
     new client.Gauge({
@@ -123,6 +123,10 @@ export class StoreReportMetrics implements StoreReportObserver {
 
   storeError(call: string, reason: string): void {
     this.storeErrors.inc({ call, reason });
+  }
+
+  started(at: Date): void {
+    this.lastSuccess.set(at.getTime() / 1000);
   }
 
   tickSucceeded(at: Date): void {

@@ -82,6 +82,8 @@ export interface StoreReportObserver {
   /** An order the job moved: `settled` from the report or a QueryTxn, `expired` (abandoned or never heard of), `revoked` (refund, chargeback). */
   order(action: 'settled' | 'expired' | 'revoked', status: OrderStatus): void;
   storeError(call: string, reason: string): void;
+  /** The job started ticking: until a tick succeeds, it is as stale as its age. */
+  started(at: Date): void;
   /** A tick in which no project's run failed. */
   tickSucceeded(at: Date): void;
 }
@@ -132,6 +134,7 @@ export class StoreReportJob {
 
   /** Ticks every `intervalSeconds` (the first at once) until stop(). */
   start(): void {
+    this.observer?.started(new Date());
     const loop = () => {
       if (this.stopped) return;
       this.running = this.tick()
