@@ -9,14 +9,17 @@ import type { Knex } from 'knex';
  *   orders read were applied; reading the same orders again changes nothing.
  * - `commerce_orders.store_checked_at`: when the background job last asked the store about an open
  *   order, so each tick asks the ones asked longest ago (bounded work, every open order in turn).
+ * - `commerce_order_item_grants`: the items an order's grant made (the inventory, the quantity of a
+ *   counted stack, the ids of one-by-one items), written with the grant: what a take-back takes.
  * - `commerce_take_back_shortfalls`: what a refund or chargeback could not take back (the player had
- *   already spent the currency, or items the engine keeps no record of per order), for support.
+ *   already spent the currency, used the items), for support.
  * - `hearth_commerce_take_back`: a new kind of move of the money engine (`commerce-take-back`, a new
  *   branch of `hearth_move`, under the engine's one idempotency protocol): every currency an order's
  *   grant credited, read from its ledger entries (reason `commerce`, reference the order), is taken
  *   back from the balance it went to, as a ledger entry of its own (reason `commerce-refund` or
  *   `commerce-chargeback`); a balance lower than what was given is taken down to zero, never below,
- *   and the rest is recorded as a shortfall.
+ *   and the rest is recorded as a shortfall. Items likewise: a counted stack down to zero at most,
+ *   one-by-one items consumed unless already consumed.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -29,6 +32,16 @@ export async function up(knex: Knex): Promise<void> {
 
     ALTER TABLE commerce_orders ADD COLUMN store_checked_at timestamptz;
     CREATE INDEX commerce_orders_open ON commerce_orders (environment_id, (coalesce(store_checked_at, created_at))) WHERE status IN ('pending', 'awaiting-player');
+
+    CREATE TABLE commerce_order_item_grants (
+      order_id text COLLATE "C" NOT NULL REFERENCES commerce_orders(id) ON DELETE CASCADE,
+      item_type_key text COLLATE "C" NOT NULL,
+      inventory_id text COLLATE "C" NOT NULL REFERENCES inventories(id) ON DELETE CASCADE,
+      quantity bigint NOT NULL CHECK (quantity > 0),
+      -- One-by-one items: their ids; NULL for a counted stack.
+      item_ids text[],
+      PRIMARY KEY (order_id, item_type_key)
+    );
 
     CREATE TABLE commerce_take_back_shortfalls (
       id bigserial PRIMARY KEY,
@@ -46,18 +59,21 @@ export async function up(knex: Knex): Promise<void> {
     );
     CREATE INDEX commerce_take_back_shortfalls_player ON commerce_take_back_shortfalls (player_id, at);
 
-    -- An order's grant taken back (a refund or a chargeback in the store's report). The player held,
-    -- then each balance the grant credited, in (inventory, currency) order, locked: least(held, given)
-    -- taken as one ledger entry; what could not be taken is recorded as a shortfall. The items the
-    -- product gave are recorded as shortfalls for support: the engine keeps no per-order record of
-    -- which items a grant made (docs/commerce.md "Refunds and chargebacks").
+    -- An order's grant taken back (a refund or a chargeback in the store's report). Lock order as every
+    -- move: the player, then each balance the grant credited in (inventory, currency) order:
+    -- least(held, given) taken as one ledger entry; then the items the grant made (its record in
+    -- commerce_order_item_grants): a counted stack down by least(held, given), one-by-one items consumed
+    -- unless already consumed. What could not be taken is recorded as a shortfall
+    -- (docs/commerce.md "Refunds and chargebacks").
     CREATE FUNCTION hearth_commerce_take_back(p_environment_id bigint, p_player_id text, p_request jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $fn$
     DECLARE
       v_order text := p_request->>'orderId';
       v_reason text := p_request->>'reason';
       g record;
-      v_item jsonb;
+      it record;
+      v_consumed bigint;
+      v_items jsonb := '[]'::jsonb;
       v_held bigint;
       v_taken bigint;
       v_entry bigint;
@@ -91,11 +107,33 @@ export async function up(knex: Knex): Promise<void> {
         v_currencies := v_currencies || jsonb_build_object('currencyKey', g.currency_key, 'inventoryId', g.inventory_id, 'given', g.given,
           'taken', v_taken, 'shortfall', g.given - v_taken, 'balanceAfter', v_held - v_taken, 'transactionId', v_entry::text);
       END LOOP;
-      FOR v_item IN SELECT i FROM jsonb_array_elements(coalesce(p_request->'items', '[]'::jsonb)) i LOOP
-        INSERT INTO commerce_take_back_shortfalls (environment_id, player_id, order_id, item_type_key, owed, taken, reason)
-          VALUES (p_environment_id, p_player_id, v_order, v_item->>'itemTypeKey', (v_item->>'quantity')::bigint, 0, v_reason);
+      FOR it IN
+        SELECT * FROM commerce_order_item_grants oig WHERE oig.order_id = v_order ORDER BY oig.inventory_id, oig.item_type_key
+      LOOP
+        IF it.item_ids IS NULL THEN
+          SELECT s.quantity INTO v_held FROM item_stacks s WHERE s.inventory_id = it.inventory_id AND s.item_type_key = it.item_type_key FOR UPDATE;
+          v_taken := least(coalesce(v_held, 0), it.quantity);
+          IF v_taken > 0 THEN
+            UPDATE item_stacks SET quantity = v_held - v_taken WHERE inventory_id = it.inventory_id AND item_type_key = it.item_type_key;
+          END IF;
+        ELSE
+          -- In the items' order (seq), as every move that locks several items.
+          WITH taken AS (
+            UPDATE items SET consumed_at = clock_timestamp()
+              WHERE id IN (SELECT i.id FROM items i WHERE i.id = ANY (it.item_ids) AND i.player_id = p_player_id AND i.consumed_at IS NULL ORDER BY i.seq FOR UPDATE)
+              RETURNING 1
+          )
+          SELECT count(*) INTO v_consumed FROM taken;
+          v_taken := v_consumed;
+        END IF;
+        IF v_taken < it.quantity THEN
+          INSERT INTO commerce_take_back_shortfalls (environment_id, player_id, order_id, item_type_key, inventory_id, owed, taken, reason)
+            VALUES (p_environment_id, p_player_id, v_order, it.item_type_key, it.inventory_id, it.quantity, v_taken, v_reason);
+        END IF;
+        v_items := v_items || jsonb_build_object('itemTypeKey', it.item_type_key, 'inventoryId', it.inventory_id, 'given', it.quantity,
+          'taken', v_taken, 'shortfall', it.quantity - v_taken);
       END LOOP;
-      RETURN jsonb_build_object('orderId', v_order, 'currencies', v_currencies, 'replayed', false);
+      RETURN jsonb_build_object('orderId', v_order, 'currencies', v_currencies, 'items', v_items, 'replayed', false);
     END
     $fn$;
 
@@ -195,6 +233,7 @@ export async function down(knex: Knex): Promise<void> {
     $fn$;
     DROP FUNCTION hearth_commerce_take_back(bigint, text, jsonb);
     DROP TABLE commerce_take_back_shortfalls;
+    DROP TABLE commerce_order_item_grants;
     DROP INDEX commerce_orders_open;
     ALTER TABLE commerce_orders DROP COLUMN store_checked_at;
     DROP TABLE commerce_report_cursors;

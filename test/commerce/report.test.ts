@@ -11,7 +11,7 @@ import { CrashWorkerMetrics, loadStoreReportSettings } from '@hearth/crash-worke
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { StoreStandIn } from '../support/store-standin';
-import { environment, project, serverKey } from '../support/manifests';
+import { environment, itemType, project, serverKey } from '../support/manifests';
 import { STORE_KEY, STORE_KEY_VARIABLE, authorize, commerceManifests, identifiedBuyer, order, product, reconcile, storeSettings, type Buyer } from './helpers';
 
 let h: Harness;
@@ -21,7 +21,7 @@ let metrics: CrashWorkerMetrics;
 const SETTINGS: StoreReportSettings = { intervalSeconds: 3600, maxResults: 500, openOrdersPerTick: 50, recheckSeconds: 0, abandonedAfterSeconds: 3600 };
 
 function newJob(settings: Partial<StoreReportSettings> = {}) {
-  return storeReportJob({ db: h.db, logger: createLogger('silent'), settings: { ...SETTINGS, ...settings }, observer: metrics.storeReport });
+  return storeReportJob({ db: h.db, logger: createLogger(process.env.REPORT_LOG ?? 'silent'), settings: { ...SETTINGS, ...settings }, observer: metrics.storeReport });
 }
 
 beforeAll(async () => {
@@ -35,6 +35,12 @@ beforeAll(async () => {
       environment('shop2-live', 'shop2'),
       serverKey('shop2-live-key', 'shop2-live'),
       product('shop2-gems', { environment: 'shop2-live', sku: 'starter-pack', name: 'Starter pack', storeItemId: 7, entitlement: 'starter', prices: [{ currency: 'USD', amount: 499 }] }),
+      // Items held one by one: a take-back consumes the very items the grant made.
+      itemType('shop-trophy', { environment: 'shop-live', key: 'trophy', name: 'Trophy', category: 'misc', ownership: 'one-by-one' }),
+      product('trophies', {
+        environment: 'shop-live', sku: 'trophy-pack', name: 'Trophies', storeItemId: 8, entitlement: 'trophy-pack', repeatable: true,
+        prices: [{ currency: 'USD', amount: 299 }], items: [{ itemTypeKey: 'trophy', quantity: 2 }],
+      }),
     ],
   });
   metrics = new CrashWorkerMetrics(h.db, false);
@@ -65,6 +71,11 @@ async function entitlementsOf(orderId: string) {
 async function gemsOf(playerId: string): Promise<number> {
   const row = await h.db('balances as b').join('inventories as i', 'i.id', 'b.inventory_id').where({ 'i.player_id': playerId, 'b.currency_key': 'gems' }).first('b.amount');
   return Number(row?.amount ?? 0);
+}
+
+async function badgesOf(playerId: string): Promise<number> {
+  const row = await h.db('item_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').where({ 'i.player_id': playerId, 's.item_type_key': 'badge' }).first('s.quantity');
+  return Number(row?.quantity ?? 0);
 }
 
 async function ledgerOf(playerId: string) {
@@ -185,8 +196,9 @@ describe('refunds and chargebacks', () => {
       { amount: 100, balanceAfter: 100, reason: 'commerce', reference: bundle.id },
       { amount: -100, balanceAfter: 0, reason: 'commerce-refund', reference: bundle.id },
     ]);
-    // The badge the product gave is recorded for support; no currency shortfall.
-    expect((await h.db('commerce_take_back_shortfalls').where({ order_id: bundle.id })).map((s) => [s.item_type_key, Number(s.owed), Number(s.taken)])).toEqual([['badge', 1, 0]]);
+    // The badge the product gave is taken back from its stack; nothing was short.
+    expect(await badgesOf(buyer.id)).toBe(0);
+    expect(await h.db('commerce_take_back_shortfalls').where({ order_id: bundle.id })).toEqual([]);
     // The server's feed and the player's list say it.
     const feed = await call(h.base, 'GET', '/commerce/grants/changes?limit=100', { token: h.serverKeys['shop-live-key'] });
     expect(feed.body.items.filter((c: { grant: { orderId: string } }) => c.grant.orderId === bundle.id).map((c: { change: string; grant: { status: string } }) => [c.change, c.grant.status])).toEqual([
@@ -199,7 +211,8 @@ describe('refunds and chargebacks', () => {
     await newJob().tick();
     expect(await changesOf(bundle.id)).toEqual(['granted', 'revoked']);
     expect(await ledgerOf(buyer.id)).toHaveLength(2);
-    expect(await h.db('commerce_take_back_shortfalls').where({ order_id: bundle.id })).toHaveLength(1);
+    expect(await badgesOf(buyer.id)).toBe(0);
+    expect(await h.db('commerce_take_back_shortfalls').where({ order_id: bundle.id })).toEqual([]);
   });
 
   test('a chargeback after the player spent part: takes what is there, never below zero, and records the shortfall', async () => {
@@ -226,6 +239,29 @@ describe('refunds and chargebacks', () => {
     expect(await metricValue('hearth_commerce_report_orders_total', { action: 'revoked', status: 'chargedback' })).toBe(revokedBefore + 1);
     await newJob().tick();
     expect(await ledgerOf(buyer.id)).toHaveLength(3);
+  });
+
+  test("items held one by one: the grant's own items are consumed; one the player already used is a shortfall", async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const pack = await completedOrder(buyer, 'trophy-pack');
+    const trophies = await h.db('items').where({ player_id: buyer.id, item_type_key: 'trophy' }).orderBy('seq');
+    expect(trophies.map((t) => t.consumed_at)).toEqual([null, null]);
+    const used = await call(h.base, 'POST', `/players/${buyer.id}/items/${trophies[0].id}/consume`, {
+      token: h.serverKeys['shop-live-key'], headers: { 'Idempotency-Key': `use-${buyer.id}` },
+    });
+    expect(used.status).toBe(200);
+    store.settle(pack.storeOrderId, 'RefundedFriendlyFraud');
+    await newJob().tick();
+    expect((await orderRow(pack.id)).status).toBe('refunded');
+    const after = await h.db('items').where({ player_id: buyer.id, item_type_key: 'trophy' }).orderBy('seq');
+    expect(after.every((t) => t.consumed_at instanceof Date)).toBe(true);
+    expect(new Date(after[0].consumed_at).getTime()).toBe(new Date((await h.db('items').where({ id: trophies[0].id }).first()).consumed_at).getTime());
+    const shortfalls = await h.db('commerce_take_back_shortfalls').where({ order_id: pack.id });
+    expect(shortfalls.map((s) => ({ item: s.item_type_key, owed: Number(s.owed), taken: Number(s.taken), reason: s.reason }))).toEqual([
+      { item: 'trophy', owed: 2, taken: 1, reason: 'commerce-refund' },
+    ]);
+    await newJob().tick();
+    expect(await h.db('commerce_take_back_shortfalls').where({ order_id: pack.id })).toHaveLength(1);
   });
 
   test('a partial refund revokes when its line was refunded; a refunded one-time product may be ordered again', async () => {

@@ -34,7 +34,6 @@ import type { Logger } from '../logger';
 import type { OrderStatus } from '../shapes/commerce';
 import { type EnvironmentContext, loadEnvironmentById } from '../tenancy/environments';
 import type { StoreSpecT } from '../spec/store';
-import { loadProduct } from './products';
 import { PublisherKeyMissing, PublisherKeys } from './publisher-key';
 import { CommerceService, GRANT_FEED_LOCK, OPEN, type OrderRow } from './service';
 import { StoreClient, StoreRefusal, StoreUnavailable, type TxnReport, type TxnStatus } from './store';
@@ -112,10 +111,11 @@ function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
-/** What a revocation took back: the take-back move's answer (per currency: given, taken, shortfall). */
+/** What a revocation took back: the take-back move's answer (per currency and item type: given, taken, shortfall). */
 export interface TakeBack {
   orderId: string;
   currencies: { currencyKey: string; inventoryId: string; given: number; taken: number; shortfall: number; balanceAfter: number; transactionId: string | null }[];
+  items: { itemTypeKey: string; inventoryId: string; given: number; taken: number; shortfall: number }[];
 }
 
 export class StoreReportJob {
@@ -280,8 +280,8 @@ export class StoreReportJob {
  * A completed order's grant taken back (a refund or a chargeback), in one transaction: the order
  * locked and moved from `completed` (so seen twice, the second finds it moved and changes nothing),
  * its entitlement revoked with a `revoked` change in the grants feed (under the environment's feed
- * lock, as a grant), the currencies it credited taken back through the money engine. Answers what was
- * taken back, or null when the order was not `completed`.
+ * lock, as a grant), the currencies and items it gave taken back through the money engine. Answers
+ * what was taken back, or null when the order was not `completed`.
  */
 export function revokeOrder(db: Queryable, env: EnvironmentContext, orderId: string, to: 'refunded' | 'chargedback'): Promise<TakeBack | null> {
   return inTransaction(db, async (trx) => {
@@ -293,12 +293,10 @@ export function revokeOrder(db: Queryable, env: EnvironmentContext, orderId: str
       .update({ status: 'revoked', revoked_at: trx.fn.now() })
       .returning('id');
     if (entitlement) await trx('commerce_grant_changes').insert({ environment_id: env.id, entitlement_id: entitlement.id, change: 'revoked' });
-    // The items the product gives (as it reads now) are recorded for support: the engine cannot tell which a grant made.
-    const product = await loadProduct(trx, env.id, row.sku);
     const reason = `commerce-${to === 'refunded' ? 'refund' : 'chargeback'}`;
     const key = `order:${row.id}:take-back`;
     const { answer } = await runEngineMove<TakeBack>(
-      trx, env, row.player_id, 'commerce-take-back', { orderId: row.id, reason, items: product?.items ?? [] },
+      trx, env, row.player_id, 'commerce-take-back', { orderId: row.id, reason },
       { environmentId: env.id, scope: 'commerce', key, fingerprint: fingerprintOf(['commerce-take-back', key, reason]) },
     );
     await trx('commerce_orders').where({ id: row.id }).update({ status: to, updated_at: trx.fn.now() });

@@ -539,7 +539,12 @@ export class CommerceService {
       }
       for (const { itemTypeKey, quantity } of product?.items ?? []) {
         const key = `order:${row.id}:items:${itemTypeKey}`;
-        await this.items.grant(trx, env, row.player_id, { itemTypeKey, quantity }, this.grantRecord(env, key, [itemTypeKey, quantity]));
+        const { answer } = await this.items.grant(trx, env, row.player_id, { itemTypeKey, quantity }, this.grantRecord(env, key, [itemTypeKey, quantity]));
+        // What a refund takes back (report.ts revokeOrder): where the items went, and which one-by-one items they are.
+        await trx('commerce_order_item_grants')
+          .insert({ order_id: row.id, item_type_key: itemTypeKey, inventory_id: answer.inventoryId, quantity, item_ids: answer.stack ? null : answer.items.map((item) => item.id) })
+          .onConflict(['order_id', 'item_type_key'])
+          .ignore();
       }
       const [updated] = await trx('commerce_orders').where({ id: orderId }).update({ status: 'completed', updated_at: trx.fn.now() }).returning('*');
       return updated as OrderRow;
