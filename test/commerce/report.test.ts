@@ -300,7 +300,7 @@ describe('the cursor', () => {
     expect(Date.parse(asked.params.time!)).toBeGreaterThanOrEqual(new Date(saved.position).getTime() - 1000);
   });
 
-  test('an order that cannot be applied holds the cursor there, and the next tick applies it; the store failing moves nothing', async () => {
+  test('an open order the report names but that cannot be settled now stays open without holding the cursor; the open-order pass settles it', async () => {
     const buyer = await identifiedBuyer(h, store);
     const made = await order(h, buyer);
     store.authorize(made.body.storeOrderId, true);
@@ -313,17 +313,54 @@ describe('the cursor', () => {
     expect(await metricValue('hearth_commerce_report_runs_total', { outcome: 'failed' })).toBe(failedBefore + 1);
     expect(await metricValue('hearth_commerce_report_store_errors_total', { call: 'settle', reason: 'unavailable' })).toBe(errorsBefore + 1);
     const [shop] = await h.db('projects').where({ name: 'shop' }).select('id');
-    const held = await h.db('commerce_report_cursors').where({ project_id: shop.id }).first();
-    expect(new Date(held.position).getTime()).toBeLessThanOrEqual(Date.parse(store.txnOf(made.body.storeOrderId).time));
+    const moved = await h.db('commerce_report_cursors').where({ project_id: shop.id }).first();
+    expect(new Date(moved.position).getTime()).toBeGreaterThanOrEqual(Date.parse(store.txnOf(made.body.storeOrderId).time));
 
+    // The store failing the report moves nothing.
     store.failNext('GetReport', { status: 503 });
+    const errorsAt = await metricValue('hearth_commerce_report_store_errors_total', { call: 'GetReport', reason: 'server-error' });
     await newJob({ recheckSeconds: 3600 }).tick();
-    expect(await h.db('commerce_report_cursors').where({ project_id: shop.id }).first()).toEqual(held);
-    expect(await metricValue('hearth_commerce_report_store_errors_total', { call: 'GetReport', reason: 'server-error' })).toBeGreaterThanOrEqual(1);
+    expect(await h.db('commerce_report_cursors').where({ project_id: shop.id }).first()).toEqual(moved);
+    expect(await metricValue('hearth_commerce_report_store_errors_total', { call: 'GetReport', reason: 'server-error' })).toBe(errorsAt + 1);
 
-    await newJob({ recheckSeconds: 3600 }).tick();
+    // The open-order pass asks it again: finalized once, completed.
+    await newJob({ recheckSeconds: 0 }).tick();
     expect((await orderRow(made.body.id)).status).toBe('completed');
     expect(store.txnOf(made.body.storeOrderId).finalized).toBe(1);
+    expect(await entitlementsOf(made.body.id)).toHaveLength(1);
+  });
+
+  test('a revocation that fails holds the cursor at its order: later orders wait, and the next tick applies each once', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const bundle = await completedOrder(buyer, 'gem-bundle');
+    const later = await completedOrder(buyer, 'gem-bundle');
+    store.settle(bundle.storeOrderId, 'Refunded');
+    await new Promise((r) => setTimeout(r, 1100)); // the store's times are to the second
+    store.settle(later.storeOrderId, 'Chargedback');
+    // A fault of the database's: the take-back's function is missing (this test's own database).
+    await h.db.raw('ALTER FUNCTION hearth_commerce_take_back(bigint, text, jsonb) RENAME TO hearth_commerce_take_back_away');
+    let outcome;
+    try {
+      outcome = await newJob().tick();
+    } finally {
+      await h.db.raw('ALTER FUNCTION hearth_commerce_take_back_away(bigint, text, jsonb) RENAME TO hearth_commerce_take_back');
+    }
+    expect(outcome.projects.map((p) => p.outcome)).toContain('failed');
+    expect((await orderRow(bundle.id)).status).toBe('completed');
+    expect((await orderRow(later.id)).status).toBe('completed');
+    expect(await changesOf(bundle.id)).toEqual(['granted']); // rolled back with the take-back
+    const [shop] = await h.db('projects').where({ name: 'shop' }).select('id');
+    const held = await h.db('commerce_report_cursors').where({ project_id: shop.id }).first();
+    expect(new Date(held.position).getTime()).toBe(Date.parse(store.txnOf(bundle.storeOrderId).time));
+    expect(new Date(held.position).getTime()).toBeLessThan(Date.parse(store.txnOf(later.storeOrderId).time));
+
+    await newJob().tick();
+    expect((await orderRow(bundle.id)).status).toBe('refunded');
+    expect((await orderRow(later.id)).status).toBe('chargedback');
+    expect(await changesOf(bundle.id)).toEqual(['granted', 'revoked']);
+    expect((await ledgerOf(buyer.id)).map((e) => e.amount)).toEqual([100, 100, -100, -100]);
+    const moved = await h.db('commerce_report_cursors').where({ project_id: shop.id }).first();
+    expect(new Date(moved.position).getTime()).toBe(Date.parse(store.txnOf(later.storeOrderId).time));
   });
 });
 

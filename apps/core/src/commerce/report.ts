@@ -8,7 +8,8 @@
  *    order still open is settled through the SAME path as the routes (CommerceService.settleOrder:
  *    the finalize claim, the one completion); a completed order refunded or charged back is revoked
  *    (`revokeOrder`). The cursor moves after the orders read were applied, to the store's time of the
- *    last one; an order that could not be applied holds it there (read again next tick). The report
+ *    last one; a revocation that failed holds it there (read again next tick), an open order that could
+ *    not be settled does not (step 2 asks it again). The report
  *    is read from that time inclusive, so orders are read twice: applying one again changes nothing
  *    (the order's state decides).
  * 2. The open orders asked longest ago (bounded per tick): QueryTxn through the same path, and an
@@ -208,10 +209,15 @@ export class StoreReportJob {
     }
     let position = cursor.position;
     let held: Error | undefined;
+    let unsettled: Error | undefined;
     for (const txn of report.orders) {
       const at = storeTime(txn.time);
       try {
-        await this.applyReported(project, txn, envIds);
+        const failed = await this.applyReported(project, txn, envIds);
+        if (failed) {
+          this.countStoreError(failed);
+          unsettled ??= failed;
+        }
       } catch (err) {
         this.countStoreError(err);
         held = asError(err);
@@ -224,23 +230,35 @@ export class StoreReportJob {
     await this.db('commerce_report_cursors')
       .where({ project_id: project.projectId })
       .update({ position, read_through: readToEnd ? startedAt : this.db.raw('read_through'), updated_at: this.db.fn.now() });
-    if (held !== undefined) throw held;
+    const failure = held ?? unsettled;
+    if (failure !== undefined) throw failure;
   }
 
-  private async applyReported(project: ProjectRun, txn: TxnReport, envIds: number[]): Promise<void> {
+  /**
+   * One order of the report applied. An open order that cannot be settled now is answered, not
+   * thrown: the open-order sweep asks it again, so it need not hold the cursor (one player's order
+   * stuck on a currency's cap must not stop the project's refunds). A revocation that fails is thrown:
+   * nothing but the report would find it again, so it holds the cursor.
+   */
+  private async applyReported(project: ProjectRun, txn: TxnReport, envIds: number[]): Promise<Error | undefined> {
     const row = (await this.db('commerce_orders').where({ store_order_id: txn.orderId }).whereIn('environment_id', envIds).first()) as OrderRow | undefined;
-    if (!row) return; // an order of another project selling under the same app, or made outside Hearth
+    if (!row) return undefined; // an order of another project selling under the same app, or made outside Hearth
     const env = environmentOf(project, row);
     if (OPEN.includes(row.status)) {
-      const settled = await this.commerce.settleOrder(this.db, env, row, { reported: txn });
-      if (settled.status !== row.status) this.observer?.order('settled', settled.status);
-      return;
+      try {
+        const settled = await this.commerce.settleOrder(this.db, env, row, { reported: txn });
+        if (settled.status !== row.status) this.observer?.order('settled', settled.status);
+        return undefined;
+      } catch (err) {
+        return asError(err);
+      }
     }
     const to = TAKE_BACK[txn.status];
-    if (row.status !== 'completed' || !to) return;
+    if (row.status !== 'completed' || !to) return undefined;
     // A partial refund takes the grant back when its line (Hearth sends one per order) was refunded.
-    if (txn.status === 'PartialRefund' && !txn.items.some((item) => item.itemStatus === 'Refunded')) return;
+    if (txn.status === 'PartialRefund' && !txn.items.some((item) => item.itemStatus === 'Refunded')) return undefined;
     if (await revokeOrder(this.db, env, row.id, to)) this.observer?.order('revoked', to);
+    return undefined;
   }
 
   /** The open orders asked longest ago, each through the routes' settle path; abandoned overlays failed. */
