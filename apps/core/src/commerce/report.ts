@@ -8,10 +8,10 @@
  *    order still open is settled through the SAME path as the routes (CommerceService.settleOrder:
  *    the finalize claim, the one completion); a completed order refunded or charged back is revoked
  *    (`revokeOrder`). The cursor moves after the orders read were applied, to the store's time of the
- *    last one; a revocation that failed holds it there (read again next tick), an open order that could
- *    not be settled does not (step 2 asks it again). The report
- *    is read from that time inclusive, so orders are read twice: applying one again changes nothing
- *    (the order's state decides).
+ *    last one; a revocation that failed holds it there (read again next tick), an open order that
+ *    could not be settled does not (step 2 asks it again). The report is read from that time
+ *    inclusive, so orders are read twice: applying one again changes nothing (the order's state
+ *    decides).
  * 2. The open orders asked longest ago (bounded per tick): QueryTxn through the same path, and an
  *    order still `Init` at the store past the abandoned age is failed (no money was taken: only
  *    FinalizeTxn takes it).

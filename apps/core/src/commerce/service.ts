@@ -297,7 +297,8 @@ export class CommerceService {
       try {
         settled.push(await this.settle(db, env, settings, row));
       } catch (err) {
-        if (!(err instanceof ApiError)) throw err; // not the store's doing: a fault of Hearth's own
+        // A refusal (the store's, or the economy's for the grant) leaves this order open; anything else is a fault.
+        if (!(err instanceof ApiError)) throw err;
         failures.push(err);
         settled.push(((await db('commerce_orders').where({ id: row.id }).first()) as OrderRow | undefined) ?? row);
       }
