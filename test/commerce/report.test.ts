@@ -424,4 +424,22 @@ describe('isolation', () => {
     expect((await orderRow(otherOrder.id)).status).toBe('chargedback');
     expect(await changesOf(liveOrder.id)).toEqual(['granted', 'revoked']);
   });
+
+  test("environments of one project: a refund in shop-test is revoked in shop-test's feed, and shop-live's feed does not show it", async () => {
+    const tester = await identifiedBuyer(h, store, {}, 'shop-test-key');
+    const testOrder = await completedOrder(tester, 'test-only');
+    const liveFeedBefore = (await call(h.base, 'GET', '/commerce/grants/changes?limit=100', { token: h.serverKeys['shop-live-key'] })).body.next;
+    store.settle(testOrder.storeOrderId, 'RefundedSuspectedFraud');
+    await newJob().tick();
+    expect((await orderRow(testOrder.id)).status).toBe('refunded');
+    const testFeed = await call(h.base, 'GET', '/commerce/grants/changes?limit=100', { token: h.serverKeys['shop-test-key'] });
+    expect(testFeed.body.items.map((c: { change: string; grant: { orderId: string } }) => [c.change, c.grant.orderId])).toEqual([
+      ['granted', testOrder.id],
+      ['revoked', testOrder.id],
+    ]);
+    const liveFeed = await call(h.base, 'GET', `/commerce/grants/changes?limit=100&cursor=${encodeURIComponent(liveFeedBefore)}`, { token: h.serverKeys['shop-live-key'] });
+    expect(liveFeed.body.items).toEqual([]);
+    const entitlements = await call(h.base, 'GET', '/players/me/entitlements', { token: tester.token });
+    expect(entitlements.body.items.map((e: { orderId: string; status: string; revokedAt: string | null }) => [e.orderId, e.status, typeof e.revokedAt])).toEqual([[testOrder.id, 'revoked', 'string']]);
+  });
 });
