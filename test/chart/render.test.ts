@@ -354,7 +354,7 @@ describe('monitoring and network policy', () => {
     const rules = find(full, 'PrometheusRule', 'hearth').spec.groups[0].rules;
     expect(rules.map((r: { alert: string }) => r.alert)).toEqual([
       'HearthTargetDown', 'HearthApiServerErrors', 'HearthApiLatencyHigh', 'HearthRateLimitRefusalSurge',
-      'HearthRealtimeSocketDrops', 'HearthCrashQueueBacklog', 'HearthReconcileFailures',
+      'HearthRealtimeSocketDrops', 'HearthCrashQueueBacklog', 'HearthCommerceReportStale', 'HearthCommerceReportLagging', 'HearthReconcileFailures',
       'HearthDependencyDown', 'HearthRateLimitFailOpen', 'HearthObjectsNotReady', 'HearthOperatorNoLeader', 'HearthSaveWriteSurge',
     ]);
     // The operator's alerts only with an operator.
