@@ -276,8 +276,9 @@ export class StoreReportJob {
       try {
         const settled = await this.commerce.settleOrder(this.db, environmentOf(project, row), row, { abandonedBefore });
         if (settled.status === row.status) continue;
-        // Failed with no word of the player's: the overlay was abandoned, or the store never heard of it.
-        this.observer?.order(settled.status === 'failed' ? 'expired' : 'settled', settled.status);
+        // Failed past the abandoned age, or while pending (the store never heard of it): expired rather than declined.
+        const expired = settled.status === 'failed' && (row.status === 'pending' || new Date(row.created_at) < abandonedBefore);
+        this.observer?.order(expired ? 'expired' : 'settled', settled.status);
       } catch (err) {
         // The order stays open and is asked again after recheckSeconds; the others are still asked.
         this.countStoreError(err);
