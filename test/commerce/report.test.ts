@@ -6,6 +6,7 @@
  * engine, each applied once; the metrics it moves; projects kept apart. Also the reconcile route when
  * the store answers some of a player's orders only.
  */
+import { Client } from 'pg';
 import { createLogger, storeReportJob, type StoreReportSettings } from '@hearth/core';
 import { CrashWorkerMetrics, loadStoreReportSettings } from '@hearth/crash-worker';
 import { type Harness, startHarness } from '../support/harness';
@@ -175,6 +176,22 @@ describe('one runner at a time', () => {
     expect(await metricValue('hearth_commerce_report_runs_total', { outcome: 'skipped' })).toBe(skippedBefore + [...a.projects, ...b.projects].filter((p) => p.outcome === 'skipped').length);
     // The lock is released: the next tick works every project.
     expect((await newJob().tick()).projects.map((p) => p.outcome)).toEqual(['succeeded', 'succeeded']);
+  });
+
+  test("a runner that dies mid-run frees its project at once: the lock ends with its connection", async () => {
+    const [shop] = await h.db('projects').where({ name: 'shop' }).select('id');
+    // Another runner's connection holding the project's lock (the job's lock class, 'rept').
+    const other = new Client({ connectionString: h.database.url });
+    other.on('error', () => undefined); // the termination below is expected
+    await other.connect();
+    await other.query('SELECT pg_advisory_lock($1, $2::int)', [0x72657074, shop.id]);
+    const held = await newJob().tick();
+    expect(held.projects.find((p) => p.projectId === Number(shop.id))!.outcome).toBe('skipped');
+    // Its process is killed: the server ends the session, and the lock with it.
+    await h.db.raw('SELECT pg_terminate_backend(?)', [(await other.query('SELECT pg_backend_pid() AS pid')).rows[0].pid]);
+    await other.end().catch(() => undefined);
+    const freed = await newJob().tick();
+    expect(freed.projects.find((p) => p.projectId === Number(shop.id))!.outcome).toBe('succeeded');
   });
 });
 
