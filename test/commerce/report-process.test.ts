@@ -47,6 +47,7 @@ async function startWorker(): Promise<{ child: ChildProcess; metricsPort: number
     OBJECT_STORAGE_URL: pathToFileURL(folder).href,
     METRICS_PORT: String(metricsPort),
     COMMERCE_REPORT_INTERVAL_SECONDS: '0.3',
+    HEARTH_MASTER_KEY: h.masterKey.toString('base64'),
     [STORE_KEY_VARIABLE]: STORE_KEY,
   });
   started.push(child);

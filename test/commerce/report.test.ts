@@ -22,7 +22,7 @@ let metrics: CrashWorkerMetrics;
 const SETTINGS: StoreReportSettings = { intervalSeconds: 3600, maxResults: 500, openOrdersPerTick: 50, recheckSeconds: 0, abandonedAfterSeconds: 3600 };
 
 function newJob(settings: Partial<StoreReportSettings> = {}) {
-  return storeReportJob({ db: h.db, logger: createLogger(process.env.REPORT_LOG ?? 'silent'), settings: { ...SETTINGS, ...settings }, observer: metrics.storeReport });
+  return storeReportJob({ db: h.db, logger: createLogger(process.env.REPORT_LOG ?? 'silent'), settings: { ...SETTINGS, ...settings }, commerce: h.core.commerce, observer: metrics.storeReport });
 }
 
 beforeAll(async () => {

@@ -21,23 +21,16 @@
  * mid-run frees its projects at once, with no lease length to tune; another runner skips a project
  * it finds locked.
  */
-import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { ApiError } from '../errors';
 import { fingerprintOf } from '../idempotency';
 import { runEngineMove } from '../economy/engine';
-import { EconomyService } from '../economy/service';
-import { ItemService } from '../items/service';
-import { CursorCodec } from '../pagination';
-import { Telemetry } from '../process/telemetry';
 import type { Logger } from '../logger';
 import type { OrderStatus } from '../shapes/commerce';
 import { type EnvironmentContext, loadEnvironmentById } from '../tenancy/environments';
-import type { StoreSpecT } from '../spec/store';
-import { PublisherKeyMissing, PublisherKeys } from './publisher-key';
-import { CommerceService, GRANT_FEED_LOCK, OPEN, type OrderRow } from './service';
-import { StoreClient, StoreRefusal, StoreUnavailable, type TxnReport, type TxnStatus } from './store';
+import { type CommerceService, GRANT_FEED_LOCK, OPEN, type OrderRow } from './service';
+import { StoreRefusal, StoreUnavailable, type TxnReport, type TxnStatus } from './store';
 
 /** The advisory lock (class) of a project's report run: one runner at a time across pods. */
 const REPORT_LOCK = 0x72657074; // 'rept'
@@ -94,9 +87,8 @@ export interface TickSummary {
 
 interface ProjectRun {
   projectId: number;
-  /** The project's store settings, and the namespace its publisher key is read in. */
-  settings: StoreSpecT;
-  namespace: string;
+  /** One of its environments: the store settings and the publisher key are the project's. */
+  first: EnvironmentContext;
   /** Its live environments, by id: an order is applied only in one of them. */
   environments: Map<number, EnvironmentContext>;
 }
@@ -127,7 +119,6 @@ export class StoreReportJob {
   constructor(
     private readonly db: Db,
     private readonly commerce: CommerceService,
-    private readonly keys: PublisherKeys,
     private readonly logger: Logger,
     private readonly settings: StoreReportSettings,
     private readonly observer?: StoreReportObserver,
@@ -182,27 +173,20 @@ export class StoreReportJob {
   }
 
   private async runProject(project: ProjectRun): Promise<void> {
-    let store: StoreClient;
-    try {
-      store = new StoreClient({ settings: project.settings, publisherKey: await this.keys.read(project.namespace, project.settings.publisherKey) });
-    } catch (err) {
-      if (err instanceof PublisherKeyMissing) this.observer?.storeError('publisher-key', 'missing');
-      throw err;
-    }
     const envIds = [...project.environments.keys()];
-    const read = await this.readReport(project, store, envIds).then(() => undefined, asError);
+    const read = await this.readReport(project, envIds).then(() => undefined, asError);
     const swept = await this.sweepOpenOrders(project, envIds).then(() => undefined, asError);
     const failure = read ?? swept;
     if (failure) throw failure;
   }
 
   /** The report from the cursor, each order applied, the cursor moved past what was applied. */
-  private async readReport(project: ProjectRun, store: StoreClient, envIds: number[]): Promise<void> {
+  private async readReport(project: ProjectRun, envIds: number[]): Promise<void> {
     const cursor = await cursorOf(this.db, project.projectId, envIds);
     const startedAt: Date = (await this.db.raw('SELECT now() AS now')).rows[0].now;
     let report;
     try {
-      report = await store.getReport(cursor.position, this.settings.maxResults);
+      report = await this.commerce.storeReport(this.db, project.first, cursor.position, this.settings.maxResults);
     } catch (err) {
       this.countStoreError(err);
       throw err;
@@ -291,6 +275,7 @@ export class StoreReportJob {
   private countStoreError(err: unknown): void {
     if (err instanceof StoreUnavailable) this.observer?.storeError(err.call, err.reason);
     else if (err instanceof StoreRefusal) this.observer?.storeError(err.call, `refused-${err.errorCode}`);
+    // The store's failure as a route would answer it (a settle, or a publisher key that cannot be read).
     else if (err instanceof ApiError && (err.code === 'unavailable' || err.code === 'provider-refused')) this.observer?.storeError('settle', err.code);
   }
 }
@@ -345,7 +330,7 @@ async function projectsWithStore(db: Queryable): Promise<ProjectRun[]> {
   for (const { id } of ids) {
     const env = await loadEnvironmentById(db, Number(id));
     if (!env?.store) continue;
-    const run = projects.get(env.project.id) ?? { projectId: env.project.id, settings: env.store, namespace: env.namespace, environments: new Map() };
+    const run = projects.get(env.project.id) ?? { projectId: env.project.id, first: env, environments: new Map() };
     run.environments.set(env.id, env);
     projects.set(env.project.id, run);
   }
@@ -399,24 +384,7 @@ async function tryProjectLock(db: Db, projectId: number): Promise<(() => Promise
   };
 }
 
-/**
- * The job as a worker process builds it. Its CommerceService is the routes' class, given the job's
- * own cursor key: the job answers no pages, so no cursor it makes is ever read by another process.
- */
-export function storeReportJob(deps: {
-  db: Db;
-  logger: Logger;
-  settings: StoreReportSettings;
-  observer?: StoreReportObserver;
-  /** The process's own service when it has a HearthCore (`hearth dev`); else one is made. */
-  commerce?: CommerceService;
-}): StoreReportJob {
-  const keys = new PublisherKeys();
-  let commerce = deps.commerce;
-  if (!commerce) {
-    const cursors = new CursorCodec(randomBytes(32));
-    const economy = new EconomyService(cursors, new Telemetry());
-    commerce = new CommerceService(cursors, keys, economy, new ItemService(cursors, economy));
-  }
-  return new StoreReportJob(deps.db, commerce, keys, deps.logger, deps.settings, deps.observer);
+/** The job as a worker process builds it, over the process's commerce service (HearthCore's). */
+export function storeReportJob(deps: { db: Db; logger: Logger; settings: StoreReportSettings; commerce: CommerceService; observer?: StoreReportObserver }): StoreReportJob {
+  return new StoreReportJob(deps.db, deps.commerce, deps.logger, deps.settings, deps.observer);
 }

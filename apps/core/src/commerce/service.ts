@@ -398,6 +398,15 @@ export class CommerceService {
     return settings;
   }
 
+  /**
+   * GetReport for the environment's project, with the project's key (the background reconciliation,
+   * report.ts). The store's failures are thrown as the adapter's (StoreUnavailable, StoreRefusal).
+   */
+  async storeReport(db: Queryable, env: EnvironmentContext, since: Date, maxResults: number): Promise<{ count: number; orders: TxnReport[] }> {
+    const store = await this.storeOf(db, env, this.settingsOf(env, 'steam'));
+    return store.getReport(since, maxResults);
+  }
+
   private async storeOf(db: Queryable, env: EnvironmentContext, settings: StoreSpecT): Promise<StoreClient> {
     try {
       return new StoreClient({ settings, publisherKey: await this.keys.read(db, env, settings.publisherKey) });
