@@ -354,7 +354,7 @@ describe('monitoring and network policy', () => {
     const rules = find(full, 'PrometheusRule', 'hearth').spec.groups[0].rules;
     expect(rules.map((r: { alert: string }) => r.alert)).toEqual([
       'HearthTargetDown', 'HearthApiServerErrors', 'HearthApiLatencyHigh', 'HearthRateLimitRefusalSurge',
-      'HearthRealtimeSocketDrops', 'HearthCrashQueueBacklog', 'HearthReconcileFailures',
+      'HearthRealtimeSocketDrops', 'HearthCrashQueueBacklog', 'HearthCommerceReportStale', 'HearthCommerceReportLagging', 'HearthReconcileFailures',
       'HearthDependencyDown', 'HearthRateLimitFailOpen', 'HearthObjectsNotReady', 'HearthOperatorNoLeader', 'HearthSaveWriteSurge',
     ]);
     // The operator's alerts only with an operator.
@@ -456,7 +456,8 @@ describe('crash reports: object storage and the crash workers', () => {
   test('with a store the crash workers run by default, with the credentials they read', () => {
     const worker = find(render([MINIMAL_VALUES], ['objectStorage.url=s3://b']), 'Deployment', named('crash-worker'));
     expect(container(worker).args).toEqual(['crash-worker']);
-    expect(Object.keys(env(worker)).sort()).toEqual(['DATABASE_URL', 'LOG_LEVEL', 'METRICS_PORT', 'OBJECT_STORAGE_URL', 'REDIS_PREFIX', 'S3_FORCE_PATH_STYLE', 'S3_REGION']);
+    // The master key: the commerce report job the workers run opens the publisher keys the operator sealed.
+    expect(Object.keys(env(worker)).sort()).toEqual(['DATABASE_URL', 'HEARTH_MASTER_KEY', 'LOG_LEVEL', 'METRICS_PORT', 'OBJECT_STORAGE_URL', 'REDIS_PREFIX', 'S3_FORCE_PATH_STYLE', 'S3_REGION']);
     expect(env(worker).METRICS_PORT).toBe('9090');
     expect(worker.spec.replicas).toBe(1);
     expect(minimal.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name)).not.toContain(named('object-storage'));

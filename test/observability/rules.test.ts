@@ -15,6 +15,8 @@ const CHART_ALERTS = [
   'HearthRateLimitRefusalSurge',
   'HearthRealtimeSocketDrops',
   'HearthCrashQueueBacklog',
+  'HearthCommerceReportStale',
+  'HearthCommerceReportLagging',
   'HearthReconcileFailures',
   'HearthDependencyDown',
   'HearthRateLimitFailOpen',
@@ -107,6 +109,59 @@ test('the not-Ready, no-leader, dependency and fail-open alerts fire on the seri
             { series: `hearth_rate_limit_fail_open_total${at('api", pod="api-a"')}`, values: '5x30' },
           ],
           alert_rule_test: ['HearthObjectsNotReady', 'HearthOperatorNoLeader', 'HearthDependencyDown', 'HearthRateLimitFailOpen'].map((alertname) => ({ eval_time: '25m', alertname, exp_alerts: [] })),
+        },
+      ],
+    };
+    fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify(tests));
+    const { status, output } = promtool(['test', 'rules', path.join(dir, 'tests.yaml')]);
+    expect({ status, output }).toEqual({ status: 0, output: expect.stringContaining('SUCCESS') });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the commerce report's alerts: no successful tick for 30 minutes, a project's cursor lagging an hour; quiet while ticks succeed and cursors keep up", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-rules-'));
+  try {
+    const bare = groups.map((g) => ({ ...g, rules: g.rules.map(({ annotations: _annotations, ...rule }) => rule) }));
+    fs.writeFileSync(path.join(dir, 'rules.yaml'), stringify({ groups: bare }));
+    const worker = (labels: string) => `{namespace="hearth-system", service="hearth-crash-worker", ${labels}}`;
+    const tests = {
+      rule_files: ['rules.yaml'],
+      evaluation_interval: '1m',
+      tests: [
+        {
+          // Both workers last succeeded 10 minutes in (one never did); the project shop's cursor has not moved since the start.
+          interval: '1m',
+          input_series: [
+            { series: `hearth_commerce_report_last_success_timestamp_seconds${worker('pod="w-a"')}`, values: '600x90' },
+            { series: `hearth_commerce_report_last_success_timestamp_seconds${worker('pod="w-b"')}`, values: '0x90' },
+            { series: `hearth_commerce_report_cursor_lag_seconds${worker('pod="w-a", project="shop"')}`, values: '0+60x90' },
+            { series: `hearth_commerce_report_cursor_lag_seconds${worker('pod="w-b", project="shop"')}`, values: '0+60x90' },
+            { series: `hearth_commerce_report_cursor_lag_seconds${worker('pod="w-a", project="quiet"')}`, values: '60x90' },
+          ],
+          alert_rule_test: [
+            { eval_time: '45m', alertname: 'HearthCommerceReportStale', exp_alerts: [] }, // stale since 40m: not yet 10 minutes
+            { eval_time: '55m', alertname: 'HearthCommerceReportStale', exp_alerts: [{ exp_labels: { severity: 'warning' } }] },
+            { eval_time: '70m', alertname: 'HearthCommerceReportLagging', exp_alerts: [] }, // lagging since 61m: not yet 15 minutes
+            { eval_time: '80m', alertname: 'HearthCommerceReportLagging', exp_alerts: [{ exp_labels: { severity: 'warning', project: 'shop' } }] },
+          ],
+        },
+        {
+          // Healthy: a worker succeeds every minute, the cursors keep up; a worker with the job switched off (0) says nothing.
+          interval: '1m',
+          input_series: [
+            { series: `hearth_commerce_report_last_success_timestamp_seconds${worker('pod="w-a"')}`, values: '60+60x90' },
+            { series: `hearth_commerce_report_last_success_timestamp_seconds${worker('pod="w-b"')}`, values: '0x90' },
+            { series: `hearth_commerce_report_cursor_lag_seconds${worker('pod="w-a", project="shop"')}`, values: '60x90' },
+          ],
+          alert_rule_test: ['HearthCommerceReportStale', 'HearthCommerceReportLagging'].map((alertname) => ({ eval_time: '85m', alertname, exp_alerts: [] })),
+        },
+        {
+          // The job switched off on every worker: nothing to be stale.
+          interval: '1m',
+          input_series: [{ series: `hearth_commerce_report_last_success_timestamp_seconds${worker('pod="w-a"')}`, values: '0x90' }],
+          alert_rule_test: [{ eval_time: '85m', alertname: 'HearthCommerceReportStale', exp_alerts: [] }],
         },
       ],
     };

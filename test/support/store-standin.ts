@@ -101,7 +101,7 @@ export class StoreStandIn {
   }
 
   /** A settled transaction refunded or charged back; it then shows in the report with that status. */
-  settle(orderid: string, status: 'Refunded' | 'Chargedback' | 'PartialRefund'): void {
+  settle(orderid: string, status: 'Refunded' | 'Chargedback' | 'PartialRefund' | 'RefundedSuspectedFraud' | 'RefundedFriendlyFraud'): void {
     const txn = this.txnOf(orderid);
     txn.status = status;
     txn.time = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -2,7 +2,7 @@
  * The crash worker's own settings (docs/crashes.md, "The worker"), read once at start with the
  * core loader's strictness: a malformed variable stops the process with a ConfigError naming it.
  */
-import { ConfigError, type LoadedConfig, loadConfig } from '@hearth/core';
+import { ConfigError, DEFAULT_STORE_REPORT_SETTINGS, type LoadedConfig, type StoreReportSettings, loadConfig } from '@hearth/core';
 import { DEFAULT_MAX_INFLATED_BYTES } from './archive';
 
 type Env = Record<string, string | undefined>;
@@ -23,6 +23,8 @@ export interface CrashWorkerSettings {
 export interface CrashWorkerConfig {
   base: LoadedConfig<{ database: true }>;
   settings: CrashWorkerSettings;
+  /** The commerce report job's settings; null when COMMERCE_REPORT_INTERVAL_SECONDS is 0 (switched off). */
+  storeReport: StoreReportSettings | null;
 }
 
 function number(env: Env, variable: string, fallback: number, min: number, max: number, integer = true): number {
@@ -45,6 +47,20 @@ export function loadCrashWorkerSettings(env: Env = process.env): CrashWorkerSett
   };
 }
 
+/** The background reconciliation of commerce (docs/commerce.md "Background reconciliation"); null when switched off (interval 0). */
+export function loadStoreReportSettings(env: Env = process.env): StoreReportSettings | null {
+  const d = DEFAULT_STORE_REPORT_SETTINGS;
+  const intervalSeconds = number(env, 'COMMERCE_REPORT_INTERVAL_SECONDS', d.intervalSeconds, 0, 86_400, false);
+  if (intervalSeconds === 0) return null;
+  return {
+    intervalSeconds,
+    maxResults: number(env, 'COMMERCE_REPORT_MAX_RESULTS', d.maxResults, 1, 1000),
+    openOrdersPerTick: number(env, 'COMMERCE_REPORT_OPEN_ORDERS', d.openOrdersPerTick, 1, 1000),
+    recheckSeconds: number(env, 'COMMERCE_REPORT_RECHECK_SECONDS', d.recheckSeconds, 0, 86_400),
+    abandonedAfterSeconds: number(env, 'COMMERCE_ABANDONED_ORDER_SECONDS', d.abandonedAfterSeconds, 60, 30 * 86_400),
+  };
+}
+
 export function loadCrashWorkerConfig(env: Env = process.env): CrashWorkerConfig {
-  return { base: loadConfig(env, { database: true }), settings: loadCrashWorkerSettings(env) };
+  return { base: loadConfig(env, { database: true }), settings: loadCrashWorkerSettings(env), storeReport: loadStoreReportSettings(env) };
 }

@@ -4,7 +4,7 @@
  * scraped, so every worker answers the same depth and age (a KEDA or HPA rule may read any of them).
  */
 import client from 'prom-client';
-import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, registerProcessMetrics, type Db } from '@hearth/core';
+import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, registerProcessMetrics, reportCursorLags, type Db, type OrderStatus, type StoreReportObserver } from '@hearth/core';
 
 export type JobOutcome = 'recorded' | 'poison' | 'already-finished' | 'gone' | 'retry';
 
@@ -40,7 +40,11 @@ export class CrashWorkerMetrics {
     registers: [this.registry],
   });
 
+  /** The commerce report job's (store-report.ts). */
+  readonly storeReport: StoreReportMetrics;
+
   constructor(db: Db, collectDefaults = true) {
+    this.storeReport = new StoreReportMetrics(this.registry, db);
     // Node's own metrics and the pool's (instruments.ts); the worker uses no Redis.
     registerProcessMetrics(client, this.registry, { db, defaults: collectDefaults });
     const sample = queueSampler(db);
@@ -63,6 +67,70 @@ export class CrashWorkerMetrics {
         this.set((await sample()).oldestAgeSeconds);
       },
     });
+  }
+}
+
+/** The commerce report job's metrics (docs/observability.md): what it did, and how far its cursors lag. */
+export class StoreReportMetrics implements StoreReportObserver {
+  readonly runs: client.Counter<'outcome'>;
+  readonly orders: client.Counter<'action' | 'status'>;
+  readonly storeErrors: client.Counter<'call' | 'reason'>;
+  readonly lastSuccess: client.Gauge;
+
+  constructor(registry: client.Registry, db: Db) {
+    this.runs = new client.Counter({
+      name: 'hearth_commerce_report_runs_total',
+      help: "Projects' report runs by outcome (succeeded; failed: the store or an order could not be read or applied, tried again next tick; skipped: another runner held the project)",
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    });
+    this.orders = new client.Counter({
+      name: 'hearth_commerce_report_orders_total',
+      help: 'Orders the report job moved, by action (settled, expired, revoked) and the status they reached',
+      labelNames: ['action', 'status'] as const,
+      registers: [registry],
+    });
+    this.storeErrors = new client.Counter({
+      name: 'hearth_commerce_report_store_errors_total',
+      help: "The store's failures met by the report job, by call and reason",
+      labelNames: ['call', 'reason'] as const,
+      registers: [registry],
+    });
+    this.lastSuccess = new client.Gauge({
+      name: 'hearth_commerce_report_last_success_timestamp_seconds',
+      help: 'When this process last finished a report tick in which no project failed, or else started the job (0: the job is off here)',
+      registers: [registry],
+    });
+    new client.Gauge({
+      name: 'hearth_commerce_report_cursor_lag_seconds',
+      help: "Seconds since a project's store report was last read to its end (read from the database: every worker answers the same)",
+      labelNames: ['project'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const { project, lagSeconds } of await reportCursorLags(db)) this.set({ project }, lagSeconds);
+      },
+    });
+  }
+
+  projectRun(outcome: 'succeeded' | 'failed' | 'skipped'): void {
+    this.runs.inc({ outcome });
+  }
+
+  order(action: 'settled' | 'expired' | 'revoked', status: OrderStatus): void {
+    this.orders.inc({ action, status });
+  }
+
+  storeError(call: string, reason: string): void {
+    this.storeErrors.inc({ call, reason });
+  }
+
+  started(at: Date): void {
+    this.lastSuccess.set(at.getTime() / 1000);
+  }
+
+  tickSucceeded(at: Date): void {
+    this.lastSuccess.set(at.getTime() / 1000);
   }
 }
 

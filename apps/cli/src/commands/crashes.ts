@@ -1,5 +1,6 @@
 import {
   ConfigError,
+  HearthCore,
   closeServer,
   crashUploadCounts,
   getCrash,
@@ -8,34 +9,56 @@ import {
   openObjectStore,
   startMetricsServer,
 } from '@hearth/core';
-import { CrashWorkerMetrics, loadCrashWorkerConfig, startCrashWorker } from '@hearth/crash-worker';
+import { CrashWorkerMetrics, loadCrashWorkerConfig, startCrashWorker, startStoreReport } from '@hearth/crash-worker';
 import { CliError, emit, table } from '../output';
 import { commandLogger, connect, onShutdown } from '../runtime';
 import { environmentOrFail, withRuntime } from './admin';
 
 /**
- * `hearth crash-worker`: works the crash-upload queue (docs/crashes.md, "The worker"). Metrics and
- * probes on METRICS_PORT; SIGTERM stops taking jobs and lets the ones in hand finish.
+ * `hearth crash-worker`: works the crash-upload queue (docs/crashes.md, "The worker") and runs the
+ * commerce report job (docs/commerce.md "Background reconciliation"). Metrics and probes on
+ * METRICS_PORT; SIGTERM stops taking jobs and lets the ones in hand finish.
  */
 export async function runCrashWorker(): Promise<void> {
   const config = loadCrashWorkerConfig(process.env);
   const objectStore = openObjectStore(config.base.objectStorage);
   if (!objectStore) throw new ConfigError('OBJECT_STORAGE_URL', 'is required (s3://BUCKET[/PREFIX] or file:///ABSOLUTE/FOLDER)');
   const logger = commandLogger('crash-worker', config.base.logLevel).child({ component: 'crash-worker' });
-  const { db, close } = connect(config.base, logger);
+  const { db, coordination, close } = connect(config.base, logger);
   const metrics = new CrashWorkerMetrics(db);
   let stopping = false;
   const worker = await startCrashWorker({ db, databaseUrl: config.base.databaseUrl, objectStore, logger, settings: config.settings, metrics });
+  const storeReport = startReportJob(config, { db, coordination, logger, metrics });
   const probes = await startMetricsServer(metrics.registry, config.base.metricsPort, '0.0.0.0', {
     readiness: () => (stopping ? { ready: false, reason: 'stopping' } : { ready: true }),
   });
   logger.info({ metrics: probes.url }, 'crash worker listening for metrics');
   onShutdown(logger, async () => {
     stopping = true;
+    await storeReport?.stop();
     await worker.stop();
     await closeServer(probes.server, { dropAll: true });
     await close();
   });
+}
+
+/**
+ * The commerce report job, over a HearthCore of its own (never started: the job needs the commerce
+ * service and the master key's keys to open the publisher keys the operator sealed, none of the
+ * caches). Without HEARTH_MASTER_KEY it does not run, and says so.
+ */
+function startReportJob(
+  config: ReturnType<typeof loadCrashWorkerConfig>,
+  deps: Pick<ReturnType<typeof connect>, 'db' | 'coordination'> & { logger: ReturnType<typeof commandLogger>; metrics: CrashWorkerMetrics },
+) {
+  if (!config.storeReport) return null;
+  const masterKey = config.base.masterKey;
+  if (!masterKey) {
+    deps.logger.warn('the commerce report job is off: it needs HEARTH_MASTER_KEY (set COMMERCE_REPORT_INTERVAL_SECONDS=0 to say it is off on purpose)');
+    return null;
+  }
+  const core = new HearthCore({ db: deps.db, coordination: deps.coordination, masterKey, logger: deps.logger });
+  return startStoreReport({ db: deps.db, logger: deps.logger, settings: config.storeReport, metrics: deps.metrics, commerce: core.commerce });
 }
 
 const LIMIT_MAX = 200;

@@ -12,7 +12,7 @@ import {
 } from '@hearth/core';
 import { startApiServer } from '@hearth/api';
 import { RealtimeServer } from '@hearth/realtime';
-import { CrashWorkerMetrics, loadCrashWorkerSettings, startCrashWorker } from '@hearth/crash-worker';
+import { CrashWorkerMetrics, loadCrashWorkerSettings, loadStoreReportSettings, startCrashWorker, startStoreReport } from '@hearth/crash-worker';
 import { type PortUse, commandLogger, connect, ensurePortsFree, explainListenError, onShutdown } from '../runtime';
 import { masterKeyFile, withoutPassword, writeDevConnection } from '../dev-connection';
 import { CliError } from '../output';
@@ -77,9 +77,13 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   await realtime.start();
   realtime.attach(api.server);
   // Crash reports are worked in this process too, once there is object storage (the worker's metrics are not served in dev).
+  const workerMetrics = new CrashWorkerMetrics(db, false);
   const crashWorker = core.objectStore
-    ? await startCrashWorker({ db, databaseUrl, objectStore: core.objectStore, logger, settings: loadCrashWorkerSettings(process.env), metrics: new CrashWorkerMetrics(db, false) })
+    ? await startCrashWorker({ db, databaseUrl, objectStore: core.objectStore, logger, settings: loadCrashWorkerSettings(process.env), metrics: workerMetrics })
     : null;
+  // The commerce report job runs here too, through this process's commerce service.
+  const storeReportSettings = loadStoreReportSettings(process.env);
+  const storeReport = storeReportSettings ? startStoreReport({ db, logger, settings: storeReportSettings, metrics: workerMetrics, commerce: core.commerce }) : null;
   const appKey = (await db('environments').whereNull('retired_at').orderBy('id').first('app_key'))?.app_key;
   process.stdout.write(
     [
@@ -98,6 +102,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
 
   onShutdown(logger, async () => {
     await realtime.close();
+    await storeReport?.stop();
     await crashWorker?.stop();
     await api.close();
     await core.stop();

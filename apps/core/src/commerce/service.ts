@@ -41,8 +41,8 @@ export const IDENTIFY_LIMIT = { name: 'store-identify', limit: 10, windowSeconds
 /** The currency the catalog is priced in before the player has proved a store account (docs/commerce.md). */
 export const CATALOG_DEFAULT_CURRENCY = 'USD';
 
-/** The advisory lock (class) that orders an environment's grant changes: taken by each completion until it commits. */
-const GRANT_FEED_LOCK = 0x636f6d6d; // 'comm'
+/** The advisory lock (class) that orders an environment's grant changes: taken by each completion (and revocation) until it commits. */
+export const GRANT_FEED_LOCK = 0x636f6d6d; // 'comm'
 
 /** The store's purchase status that forbids buying. */
 const LOCKED = 'Locked from purchasing';
@@ -70,7 +70,7 @@ export interface OrderInput {
   language: string;
 }
 
-interface OrderRow {
+export interface OrderRow {
   id: string;
   environment_id: string;
   player_id: string;
@@ -88,7 +88,15 @@ interface OrderRow {
   updated_at: Date;
 }
 
-const OPEN: OrderStatus[] = ['pending', 'awaiting-player'];
+export const OPEN: OrderStatus[] = ['pending', 'awaiting-player'];
+
+/** What the background reconciliation (report.ts) tells settle(): the store's status it already read, and when an untouched overlay is abandoned. */
+export interface SettleOptions {
+  /** The order's status from the store's report: not asked again with QueryTxn. */
+  reported?: TxnReport;
+  /** An order still `Init` at the store that was made before this is failed (the player never answered the overlay). */
+  abandonedBefore?: Date;
+}
 
 function orderOf(row: OrderRow): Order {
   return {
@@ -309,13 +317,36 @@ export class CommerceService {
     return { order: orderOf(settled), entitlements: await this.entitlementsOfOrders(db, [settled.id]) };
   }
 
-  /** POST /commerce/orders/reconcile: every open order of the player asked of the store and settled. */
+  /**
+   * POST /commerce/orders/reconcile: every open order of the player asked of the store and settled.
+   * One the store cannot answer stays open and is answered as it stands, beside the others settled;
+   * only when the store answered none of them is its refusal the answer (docs/commerce.md).
+   */
   async reconcile(db: Queryable, env: EnvironmentContext, playerId: string): Promise<Reconciliation> {
     const settings = this.settingsOf(env, 'steam');
     const open = (await db('commerce_orders').where({ environment_id: env.id, player_id: playerId }).whereIn('status', OPEN).orderBy('created_at')) as OrderRow[];
     const settled: OrderRow[] = [];
-    for (const row of open) settled.push(await this.settle(db, env, settings, row));
+    const failures: unknown[] = [];
+    for (const row of open) {
+      try {
+        settled.push(await this.settle(db, env, settings, row));
+      } catch (err) {
+        // A refusal (the store's, or the economy's for the grant) leaves this order open; anything else is a fault.
+        if (!(err instanceof ApiError)) throw err;
+        failures.push(err);
+        settled.push(((await db('commerce_orders').where({ id: row.id }).first()) as OrderRow | undefined) ?? row);
+      }
+    }
+    if (failures.length > 0 && failures.length === open.length) throw failures[0];
     return { orders: settled.map(orderOf), entitlements: await this.entitlementsOfOrders(db, settled.map((o) => o.id)) };
+  }
+
+  /**
+   * The background reconciliation's way in (report.ts): one order settled through the same path as
+   * the routes (the finalize claim, the one completion), from the report's status when it gave one.
+   */
+  settleOrder(db: Queryable, env: EnvironmentContext, row: OrderRow, options: SettleOptions = {}): Promise<OrderRow> {
+    return this.settle(db, env, this.settingsOf(env, 'steam'), row, options);
   }
 
   /** GET /players/:playerId/entitlements: every entitlement the player was given, active and revoked, oldest first. */
@@ -401,6 +432,15 @@ export class CommerceService {
     return settings;
   }
 
+  /**
+   * GetReport for the environment's project, with the project's key (the background reconciliation,
+   * report.ts). The store's failures are thrown as the adapter's (StoreUnavailable, StoreRefusal).
+   */
+  async storeReport(db: Queryable, env: EnvironmentContext, since: Date, maxResults: number): Promise<{ count: number; orders: TxnReport[] }> {
+    const store = await this.storeOf(db, env, this.settingsOf(env, 'steam'));
+    return store.getReport(since, maxResults);
+  }
+
   private async storeOf(db: Queryable, env: EnvironmentContext, settings: StoreSpecT): Promise<StoreClient> {
     try {
       return new StoreClient({ settings, publisherKey: await this.keys.read(db, env, settings.publisherKey) });
@@ -464,12 +504,12 @@ export class CommerceService {
    * Asks the store about one order and moves it: `Approved` is finalized (by the one claim holder),
    * `Succeeded` completed and granted, `Failed` failed. A settled order is answered as it is.
    */
-  private async settle(db: Queryable, env: EnvironmentContext, settings: StoreSpecT, row: OrderRow): Promise<OrderRow> {
+  private async settle(db: Queryable, env: EnvironmentContext, settings: StoreSpecT, row: OrderRow, options: SettleOptions = {}): Promise<OrderRow> {
     if (!OPEN.includes(row.status)) return row;
     const store = await this.storeOf(db, env, settings);
     let txn: TxnReport;
     try {
-      txn = await store.queryTxn(row.store_order_id);
+      txn = options.reported ?? (await store.queryTxn(row.store_order_id));
     } catch (err) {
       // The store never heard of a pending order whose InitTxn is long over: it never began.
       if (err instanceof StoreRefusal && err.errorCode === STORE_ERROR.invalidParameter && row.status === 'pending' && Date.now() - new Date(row.created_at).getTime() > FINALIZE_CLAIM_SECONDS * 1000) {
@@ -480,7 +520,7 @@ export class CommerceService {
     if (txn.steamId !== row.store_id) throw refuse.unavailable('The store names another account for this order.');
     switch (txn.status) {
       case 'Init':
-        return row;
+        return options.abandonedBefore && new Date(row.created_at) < options.abandonedBefore ? this.moveOpen(db, row, 'failed') : row;
       case 'Approved':
         return this.finalize(db, env, store, row);
       case 'Succeeded':
@@ -543,7 +583,12 @@ export class CommerceService {
       }
       for (const { itemTypeKey, quantity } of product?.items ?? []) {
         const key = `order:${row.id}:items:${itemTypeKey}`;
-        await this.items.grant(trx, env, row.player_id, { itemTypeKey, quantity }, this.grantRecord(env, key, [itemTypeKey, quantity]));
+        const { answer } = await this.items.grant(trx, env, row.player_id, { itemTypeKey, quantity }, this.grantRecord(env, key, [itemTypeKey, quantity]));
+        // What a refund takes back (report.ts revokeOrder): where the items went, and which one-by-one items they are.
+        await trx('commerce_order_item_grants')
+          .insert({ order_id: row.id, item_type_key: itemTypeKey, inventory_id: answer.inventoryId, quantity, item_ids: answer.stack ? null : answer.items.map((item) => item.id) })
+          .onConflict(['order_id', 'item_type_key'])
+          .ignore();
       }
       const [updated] = await trx('commerce_orders').where({ id: orderId }).update({ status: 'completed', updated_at: trx.fn.now() }).returning('*');
       await this.standingChanged(trx, row.player_id);

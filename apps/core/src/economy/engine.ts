@@ -19,7 +19,9 @@ export type EngineMoveKind =
   // cards
   | 'card-grant' | 'card-consume' | 'card-stack-grant' | 'card-stack-consume' | 'card-purchase'
   // progression
-  | 'skill-node-unlock';
+  | 'skill-node-unlock'
+  // commerce: an order's grant taken back after a refund or chargeback
+  | 'commerce-take-back';
 
 /** A move without an Idempotency-Key: in the caller's transaction, or by itself in autocommit. */
 export const ENGINE_MOVE = preparedStatement('hearth_move', 'SELECT hearth_move(?, ?, ?, ?, ?) AS answer');

@@ -125,7 +125,7 @@ export const reconcileOrders = defineRoute({
   method: 'POST',
   path: '/commerce/orders/reconcile',
   summary: "Settle the player's open orders with the store",
-  description: `Each order still waiting is asked of the store and settled as the authorization hint would settle it. ${STORE_NOTE}`,
+  description: `Each order still waiting is asked of the store and settled as the authorization hint would settle it. An order that cannot be settled now (the store out of reach, a refusal) stays open and is answered as it stands beside the others; only when none of them could be settled is the refusal the answer. ${STORE_NOTE}`,
   tag: 'commerce',
   credential: 'player',
   service: 'commerce',
