@@ -366,7 +366,7 @@ describe('monitoring and network policy', () => {
     expect(rules[0].annotations.description).toContain('{{ $labels.pod }}');
   });
 
-  test('the NetworkPolicy lets out only DNS, the databases and the escape hatches; the operator also the Kubernetes API', () => {
+  test('the NetworkPolicy lets out only DNS, the databases, identity providers, the store and the escape hatches; the operator also the Kubernetes API', () => {
     const np = find(full, 'NetworkPolicy', 'hearth');
     expect(np.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(np.spec.egress).toEqual([
@@ -377,6 +377,8 @@ describe('monitoring and network policy', () => {
       { ports: [{ port: 443, protocol: 'TCP' }, { port: 9000, protocol: 'TCP' }] },
       // Identity providers (sign-in).
       { ports: [{ port: 443, protocol: 'TCP' }] },
+      // The game store (commerce's orders and report job).
+      { ports: [{ port: 443, protocol: 'TCP' }] },
       // The release's own HTTP ports (the helm test Pod).
       { ports: [{ port: 8080, protocol: 'TCP' }, { port: 8081, protocol: 'TCP' }], to: [{ podSelector: { matchLabels: np.spec.podSelector.matchLabels } }] },
       { to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ port: 443, protocol: 'TCP' }] },
@@ -385,10 +387,16 @@ describe('monitoring and network policy', () => {
     const pinned = find(render([MINIMAL_VALUES], [
       'networkPolicy.enabled=true', 'networkPolicy.identityProviders.to[0].ipBlock.cidr=203.0.113.0/24',
     ]), 'NetworkPolicy', 'hearth').spec.egress;
-    expect(pinned.map((r: { ports: { port: number }[] }) => r.ports.map((p) => p.port))).toEqual([[53, 53], [5432], [6379], [443], [8080, 8081]]);
+    expect(pinned.map((r: { ports: { port: number }[] }) => r.ports.map((p) => p.port))).toEqual([[53, 53], [5432], [6379], [443], [443], [8080, 8081]]);
     expect(pinned[3].to).toEqual([{ ipBlock: { cidr: '203.0.113.0/24' } }]);
+    expect(pinned[4].to).toBeUndefined();
     const noIdp = find(render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'networkPolicy.identityProviders.enabled=false']), 'NetworkPolicy', 'hearth').spec.egress;
-    expect(noIdp.map((r: { ports: { port: number }[] }) => r.ports.map((p) => p.port))).toEqual([[53, 53], [5432], [6379], [8080, 8081]]);
+    expect(noIdp.map((r: { ports: { port: number }[] }) => r.ports.map((p) => p.port))).toEqual([[53, 53], [5432], [6379], [443], [8080, 8081]]);
+    // The store likewise: pinned to its addresses, or off for a game that does not sell.
+    const storePinned = find(render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'networkPolicy.identityProviders.enabled=false', 'networkPolicy.store.to[0].ipBlock.cidr=192.0.2.0/24']), 'NetworkPolicy', 'hearth').spec.egress;
+    expect(storePinned[3]).toEqual({ ports: [{ port: 443, protocol: 'TCP' }], to: [{ ipBlock: { cidr: '192.0.2.0/24' } }] });
+    const noStore = find(render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'networkPolicy.identityProviders.enabled=false', 'networkPolicy.store.enabled=false']), 'NetworkPolicy', 'hearth').spec.egress;
+    expect(noStore.map((r: { ports: { port: number }[] }) => r.ports.map((p) => p.port))).toEqual([[53, 53], [5432], [6379], [8080, 8081]]);
     const storage = find(render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'objectStorage.url=s3://b', 'networkPolicy.objectStorage.to[0].ipBlock.cidr=198.51.100.0/24']), 'NetworkPolicy', 'hearth').spec.egress;
     expect(storage[3]).toEqual({ ports: [{ port: 443, protocol: 'TCP' }], to: [{ ipBlock: { cidr: '198.51.100.0/24' } }] });
     expect(np.spec.ingress[1]).toEqual({
