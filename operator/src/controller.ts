@@ -8,7 +8,7 @@
  *   reconcileManifest in one transaction (the functions `hearth apply` calls, which announce their
  *   changes on the bus once it commits), and write status: observedGeneration and a Ready condition.
  * A refusal (ManifestError: a bad reference, a plan's limit; a deletion Hearth cannot undo yet; or a
- * Refusal of the operator's own) is
+ * ReadyRefusal of the operator's own) is
  * Ready=False with its reason and message and a Warning Event, and is retried with backoff, and at
  * once when another resource changes (the plan a project waited for may just have been created); a
  * missing reference only once it has been missing for the grace (the same apply may be about to
@@ -19,7 +19,7 @@
  */
 import {
   type Announcer,
-  ApiError,
+  Refusal,
   type Db,
   type Logger,
   ManifestError,
@@ -45,7 +45,7 @@ import { FINALIZER, addFinalizer, hasFinalizer, removeFinalizer } from './finali
 import { type CustomObject, CustomResources, type KubeClients, type ObjectRef, type ResourceType, describeError, isNotFound, namespaceOf } from './kube';
 import { type OperatorMetrics, type Outcome } from './metrics';
 import { KeyedQueue, type WorkResult } from './queue';
-import { Refusal } from './refusal';
+import { ReadyRefusal } from './refusal';
 import { isKeySecretKind, keySecretHolds, secretNameOf, writeKeySecret } from './server-key';
 import { ResourceWatch, refOf } from './watch';
 
@@ -192,7 +192,7 @@ export class KindController {
       try {
         doc = validateManifest({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: obj.metadata, spec: obj.spec });
       } catch (err) {
-        if (err instanceof ManifestError) throw new Refusal('InvalidSpec', `${err.field} ${err.reason}`);
+        if (err instanceof ManifestError) throw new ReadyRefusal('InvalidSpec', `${err.field} ${err.reason}`);
         throw err;
       }
       const { result, extra } = await this.apply(obj, doc);
@@ -238,7 +238,7 @@ export class KindController {
       const noun = keyKind === 'LicenceKey' ? 'licence key' : 'server key';
       await this.deps.events.record(obj, 'Normal', 'KeyMinted', `minted ${noun} ${applied.keyId} into Secret ${secretName}`);
     } else if (!applied.keyId || !(await keySecretHolds(this.deps.kube, obj, applied.keyId))) {
-      throw new Refusal(
+      throw new ReadyRefusal(
         'SecretMissing',
         `Secret ${secretName} no longer holds live key ${applied.keyId}; the key stays live: delete and re-create this ${keyKind} to revoke it and mint a new one`,
       );
@@ -254,7 +254,7 @@ export class KindController {
     const secrets = await Promise.all(PROJECT_SECRET_NAMES.map(async (name) => ({ name, secret: await projectSecretOf(this.deps.kube, obj, doc.spec, name) })));
     const named = secrets.some(({ secret }) => secret);
     const publicKey = named ? await projectSecretPublicKey(this.deps.db) : undefined;
-    if (named && !publicKey) throw new Refusal('NoApiKey', "no API process has published the key a project's secrets are sealed to yet: start the API");
+    if (named && !publicKey) throw new ReadyRefusal('NoApiKey', "no API process has published the key a project's secrets are sealed to yet: start the API");
     return inTransaction(this.deps.db, async (trx) => {
       const result = await reconcileManifest(trx, doc, this.deps.bus);
       let wrote = false;
@@ -274,7 +274,7 @@ export class KindController {
       const removed = await removeManifest(this.deps.db, ref, this.deps.bus).catch((err: unknown) => {
         // Hearth refuses to undo it yet (a Project with live environments, a category posts are in):
         // the finalizer stays, the SRE sees why (Ready=False, a Warning Event), and it is tried again.
-        if (err instanceof ApiError) throw new Refusal('DeletionBlocked', err.message);
+        if (err instanceof Refusal) throw new ReadyRefusal('DeletionBlocked', err.message);
         throw err;
       });
       this.log.info({ key, action: removed.action }, 'removed from the database');
@@ -295,7 +295,7 @@ export class KindController {
     const refusal =
       err instanceof ManifestError
         ? { reason: refusalReason(err), message: `${err.field} ${err.reason}` }
-        : err instanceof Refusal
+        : err instanceof ReadyRefusal
           ? { reason: err.reason, message: err.message }
           : null;
     if (refusal?.reason === 'MissingReference' && this.stillInGrace(key)) {

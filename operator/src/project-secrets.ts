@@ -9,7 +9,7 @@
  */
 import type { ProjectSecretName, ProjectSpecT } from '@hearth/core';
 import { type CustomObject, type KubeClients, isNotFound, namespaceOf } from './kube';
-import { Refusal } from './refusal';
+import { ReadyRefusal } from './refusal';
 
 export interface ProjectSecretRead {
   /** The Secret's uid, resourceVersion and key: the same origin is not sealed and written again. */
@@ -28,7 +28,7 @@ const REFERENCES: Record<ProjectSecretName, { field: string; refOf: (spec: Proje
 
 export const PROJECT_SECRET_NAMES = Object.keys(REFERENCES) as ProjectSecretName[];
 
-/** The secret the Project names, or null when it names none; a missing Secret or key is a Refusal (Ready=False). */
+/** The secret the Project names, or null when it names none; a missing Secret or key is a ReadyRefusal (Ready=False). */
 export async function projectSecretOf(kube: KubeClients, project: CustomObject, spec: ProjectSpecT, name: ProjectSecretName): Promise<ProjectSecretRead | null> {
   const { field, refOf } = REFERENCES[name];
   const ref = refOf(spec);
@@ -37,12 +37,12 @@ export async function projectSecretOf(kube: KubeClients, project: CustomObject, 
   try {
     const secret = await kube.core.readNamespacedSecret({ name: ref.name, namespace });
     const data = secret.data?.[ref.key];
-    if (data === undefined) throw new Refusal('SecretMissing', `Secret ${namespace}/${ref.name} has no key "${ref.key}" (${field})`);
+    if (data === undefined) throw new ReadyRefusal('SecretMissing', `Secret ${namespace}/${ref.name} has no key "${ref.key}" (${field})`);
     const value = Buffer.from(data, 'base64').toString('utf8').trim();
-    if (!value) throw new Refusal('SecretMissing', `Secret ${namespace}/${ref.name} key "${ref.key}" is empty (${field})`);
+    if (!value) throw new ReadyRefusal('SecretMissing', `Secret ${namespace}/${ref.name} key "${ref.key}" is empty (${field})`);
     return { origin: `${secret.metadata?.uid ?? ''}/${secret.metadata?.resourceVersion ?? ''}/${ref.key}`, value };
   } catch (err) {
-    if (isNotFound(err)) throw new Refusal('SecretMissing', `Secret ${namespace}/${ref.name} does not exist (${field})`);
+    if (isNotFound(err)) throw new ReadyRefusal('SecretMissing', `Secret ${namespace}/${ref.name} does not exist (${field})`);
     throw err;
   }
 }

@@ -3,9 +3,9 @@
  * resource is Ready=False with this reason and message and a Warning Event, and is retried with
  * backoff like a ManifestError, since what it waits for may change elsewhere.
  */
-export class Refusal extends Error {
+export class ReadyRefusal extends Error {
   constructor(readonly reason: string, message: string) {
     super(message);
-    this.name = 'Refusal';
+    this.name = 'ReadyRefusal';
   }
 }

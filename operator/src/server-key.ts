@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import type { CustomObject, K8s, KubeClients } from './kube';
 import { isConflict, isNotFound, namespaceOf } from './kube';
-import { Refusal } from './refusal';
+import { ReadyRefusal } from './refusal';
 
 export const SECRET_SUFFIX = '-server-key';
 export const SECRET_KEY_FIELD = 'key';
@@ -80,7 +80,7 @@ export async function writeKeySecret(kube: KubeClients, serverKey: CustomObject,
     if (!isConflict(err)) throw err;
     const existing = await kube.core.readNamespacedSecret({ name, namespace });
     if (!existing.metadata?.ownerReferences?.some((o) => o.uid === serverKey.metadata.uid)) {
-      throw new Refusal('SecretConflict', `Secret ${namespace}/${name} exists and is not this ${serverKey.kind}'s; rename or delete it`);
+      throw new ReadyRefusal('SecretConflict', `Secret ${namespace}/${name} exists and is not this ${serverKey.kind}'s; rename or delete it`);
     }
     await kube.core.replaceNamespacedSecret({ name, namespace, body });
   }

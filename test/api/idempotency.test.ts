@@ -7,7 +7,7 @@
  * test/economy and test/items, and on production routes by test/api/transactions.test.ts).
  */
 import { Type } from '@sinclair/typebox';
-import { ApiError } from '@hearth/core';
+import { Refusal } from '@hearth/core';
 import { defineRoute } from '@hearth/api';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
@@ -30,7 +30,7 @@ function effectRoute(operationId: string, path: string, idempotency: 'required' 
     refusals: ['conflict'],
     handler: async (ctx) => {
       // `flaky` is refused the first time only, as a handler refusing on the state of the moment would be.
-      if (ctx.body.label === 'flaky' && flakyCalls++ === 0) throw new ApiError('conflict', 'Refused on purpose.');
+      if (ctx.body.label === 'flaky' && flakyCalls++ === 0) throw new Refusal('conflict', 'Refused on purpose.');
       const [row] = await ctx.db('test_effects')
         .insert({
           environment_id: ctx.env.id,

@@ -3,7 +3,7 @@
  * felt by every API process within moments, last use written once an hour, the plan's live-key limit.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { ApiError, mintServerKey, revokeServerKey, SERVER_KEY_PREFIX } from '@hearth/core';
+import { Refusal, mintServerKey, revokeServerKey, SERVER_KEY_PREFIX } from '@hearth/core';
 import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
@@ -188,7 +188,7 @@ describe("the plan's live-key limit", () => {
     for (let i = 0; i < limit; i++) keys.push(await mint('keys-a', `k${i}`, limit));
 
     const refused = await mint('keys-a', 'one-too-many', limit).catch((err: unknown) => err);
-    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toBeInstanceOf(Refusal);
     expect(refused).toMatchObject({ code: 'quota-exceeded', details: { quota: 'serverKeysPerEnvironment', limit: 3 } });
     expect(await liveKeys('keys-a')).toBe(3);
     expect(await h.db('server_keys').where({ name: 'one-too-many' }).first()).toBeUndefined();

@@ -2,7 +2,7 @@
  * Core's refusals on the command line (apps/cli/src/refusals.ts): the field core names is said as the
  * flag that carried it, whether core names it relative to its input or still under a request part.
  */
-import { ApiError, refuse } from '@hearth/core';
+import { Refusal, refuse } from '@hearth/core';
 import { refusalOnTheCommandLine } from '../../apps/cli/src/refusals';
 
 const FLAGS = { realmId: '--realm', amount: '--amount' };
@@ -17,6 +17,6 @@ test('a refused field is named by its flag, with the code and core’s message',
 });
 
 test('a refusal without a field, or with one no flag carries, keeps just its code and message', () => {
-  expect(refusalOnTheCommandLine(new ApiError('insufficient-balance', 'Not enough gems.'), FLAGS).message).toBe('insufficient-balance: Not enough gems.');
+  expect(refusalOnTheCommandLine(new Refusal('insufficient-balance', 'Not enough gems.'), FLAGS).message).toBe('insufficient-balance: Not enough gems.');
   expect(refusalOnTheCommandLine(refuse.invalid('data', 'Too big.'), FLAGS).message).toBe('invalid-request: Too big.');
 });

@@ -1,13 +1,13 @@
 /**
  * The app around the route table (apps/api/src/http/app.ts, errors.ts): trailing slashes, HEAD, and
- * how whatever a request threw is rendered: an ApiError as the spec's shape (with its headers), a
+ * how whatever a request threw is rendered: an Refusal as the spec's shape (with its headers), a
  * database out of reach as 503, any other fault as a 500 that tells nothing of itself but is logged.
  */
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Type } from '@sinclair/typebox';
-import { ApiError, HearthCore, RedisCoordination } from '@hearth/core';
+import { Refusal, HearthCore, RedisCoordination } from '@hearth/core';
 import { type ApiServer, defineRoute, startApiServer } from '@hearth/api';
 import { INTERNAL_ERROR, answerFor } from '../../apps/api/src/http/errors';
 import { type Harness, startHarness } from '../support/harness';
@@ -31,7 +31,7 @@ const thrower = (path: string, fault: () => unknown) =>
   });
 
 const routes = [
-  thrower('/test/refusal', () => new ApiError('conflict', 'The seat is taken.', { limit: 4 }, { 'Retry-After': '7', 'X-Extra': 'kept' })),
+  thrower('/test/refusal', () => new Refusal('conflict', 'The seat is taken.', { limit: 4 }, { 'Retry-After': '7', 'X-Extra': 'kept' })),
   thrower('/test/fault', () => new Error('boom: secret internals at /srv/app.ts:12')),
   thrower('/test/non-error', () => 'a thrown string'),
   thrower('/test/db-down', () => Object.assign(new Error('connect ECONNREFUSED 10.0.0.9:5432'), { code: 'ECONNREFUSED' })),
@@ -117,7 +117,7 @@ describe('HEAD answers as GET does, without the body', () => {
 });
 
 describe('rendering what a request threw', () => {
-  test('an ApiError: its status, the spec shape with its details, and its headers', async () => {
+  test('an Refusal: its status, the spec shape with its details, and its headers', async () => {
     const reply = await call(base, 'GET', '/test/refusal');
     expect(reply.status).toBe(409);
     expect(reply.body).toEqual({ error: 'conflict', message: 'The seat is taken.', details: { limit: 4 } });
@@ -147,9 +147,9 @@ describe('rendering what a request threw', () => {
   });
 
   test('answerFor, directly', () => {
-    const refusal = new ApiError('rate-limited', 'Slow down.', { retryAfterSeconds: 3 }, { 'Retry-After': '3' });
+    const refusal = new Refusal('rate-limited', 'Slow down.', { retryAfterSeconds: 3 }, { 'Retry-After': '3' });
     expect(answerFor(refusal)).toEqual({ status: 429, body: { error: 'rate-limited', message: 'Slow down.', details: { retryAfterSeconds: 3 } }, headers: { 'Retry-After': '3' }, log: 'none' });
-    expect(answerFor(new ApiError('not-found', 'No.'))).toEqual({ status: 404, body: { error: 'not-found', message: 'No.' }, headers: undefined, log: 'none' });
+    expect(answerFor(new Refusal('not-found', 'No.'))).toEqual({ status: 404, body: { error: 'not-found', message: 'No.' }, headers: undefined, log: 'none' });
     expect(answerFor(Object.assign(new Error('x'), { code: '57P01' }))).toEqual(expect.objectContaining({ status: 503, body: expect.objectContaining({ error: 'unavailable' }), log: 'warn' }));
     for (const fault of [new TypeError('x'), 'text', null, undefined, { code: '23505' }]) {
       expect(answerFor(fault)).toEqual({ status: 500, body: INTERNAL_ERROR, log: 'error' });

@@ -1,5 +1,5 @@
 /** The media type and JSON rules of request bodies (apps/api/src/http/body.ts), without a server. */
-import { ApiError } from '@hearth/core';
+import { Refusal } from '@hearth/core';
 import { isJsonMediaType, parseJsonBody } from '../../apps/api/src/http/body';
 
 test.each(['application/json', 'APPLICATION/JSON', 'application/json; charset=utf-8', 'application/json; charset="UTF-8"', 'application/json; profile=x'])(
@@ -16,7 +16,7 @@ function refusalOf(text: string): unknown {
   try {
     parseJsonBody(text);
   } catch (err) {
-    return err instanceof ApiError ? err.toBody() : err;
+    return err instanceof Refusal ? err.toBody() : err;
   }
   return 'parsed';
 }

@@ -3,7 +3,7 @@
  * people, details (a field named relative to core's input; the API adds the request part). It
  * carries no HTTP status: each adapter says the code in its own terms (the API its status from
  * ERROR_STATUS, the CLI a line, the operator a Ready reason). Anything thrown that is not an
- * ApiError is a fault: it is logged and answered as a bare 500.
+ * Refusal is a fault: it is logged and answered as a bare 500.
  */
 import type { ErrorCode } from './spec/error-codes';
 import type { RateOutcome } from './coord/coordination';
@@ -12,7 +12,7 @@ export { ERROR_CODES, ERROR_STATUS, type ErrorCode } from './spec/error-codes';
 
 export type ErrorDetails = Record<string, unknown>;
 
-export class ApiError extends Error {
+export class Refusal extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
@@ -20,7 +20,7 @@ export class ApiError extends Error {
     readonly headers?: Record<string, string>,
   ) {
     super(message);
-    this.name = 'ApiError';
+    this.name = 'Refusal';
   }
 
   toBody(): { error: ErrorCode; message: string; details?: ErrorDetails } {
@@ -35,7 +35,7 @@ export class ApiError extends Error {
  * `rate-limited` with Retry-After, carrying the caller's standing so the route can put it into the
  * X-RateLimit-* headers.
  */
-export class RouteLimitReached extends ApiError {
+export class RouteLimitReached extends Refusal {
   constructor(
     readonly standing: RateOutcome['nearest'],
     what: string,
@@ -47,18 +47,18 @@ export class RouteLimitReached extends ApiError {
 
 /** Factories for the refusals every area uses; the message is for people and may be reworded. */
 export const refuse = {
-  invalid: (field: string, message: string) => new ApiError('invalid-request', message, { field }),
-  unauthorized: (message = 'A valid credential is required.') => new ApiError('unauthorized', message),
-  forbidden: (message = 'This credential may not do that.') => new ApiError('forbidden', message),
-  notFound: (what = 'That') => new ApiError('not-found', `${what} was not found.`),
+  invalid: (field: string, message: string) => new Refusal('invalid-request', message, { field }),
+  unauthorized: (message = 'A valid credential is required.') => new Refusal('unauthorized', message),
+  forbidden: (message = 'This credential may not do that.') => new Refusal('forbidden', message),
+  notFound: (what = 'That') => new Refusal('not-found', `${what} was not found.`),
   /** A field naming something that does not exist (a manifest's reference to another document). */
-  missingReference: (field: string, message: string) => new ApiError('not-found', message, { field }),
+  missingReference: (field: string, message: string) => new Refusal('not-found', message, { field }),
   /** A field past its plan's limit (a manifest asking more than its plan allows). */
-  overPlan: (field: string, message: string, limit: number) => new ApiError('quota-exceeded', message, { field, quota: field, limit }),
-  conflict: (message: string, details?: ErrorDetails) => new ApiError('conflict', message, details),
+  overPlan: (field: string, message: string, limit: number) => new Refusal('quota-exceeded', message, { field, quota: field, limit }),
+  conflict: (message: string, details?: ErrorDetails) => new Refusal('conflict', message, details),
   quota: (quota: string, limit: number, message: string) =>
-    new ApiError('quota-exceeded', message, { quota, limit }),
+    new Refusal('quota-exceeded', message, { quota, limit }),
   tooLarge: (limit: number) =>
-    new ApiError('payload-too-large', `The body is larger than this route takes (${limit} bytes).`, { limit }),
-  unavailable: (message: string) => new ApiError('unavailable', message),
+    new Refusal('payload-too-large', `The body is larger than this route takes (${limit} bytes).`, { limit }),
+  unavailable: (message: string) => new Refusal('unavailable', message),
 };

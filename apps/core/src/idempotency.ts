@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Queryable, Tx } from './db/knex';
 import { inTransaction } from './db/transaction';
-import { ApiError } from './errors';
+import { Refusal } from './errors';
 import { canonicalJson } from './canonical-json';
 
 /** How long a key's first answer is kept for replays (documented in docs/api-conventions.md). */
@@ -54,7 +54,7 @@ export async function runIdempotent(
     // A record found is a committed one, and a record commits with its answer: status and body are there.
     const claim = rows[0] as { claimed: boolean; conflict: boolean; status: number; body: unknown };
     if (!claim.claimed) {
-      if (claim.conflict) throw new ApiError('idempotency-conflict', IDEMPOTENCY_CONFLICT_MESSAGE);
+      if (claim.conflict) throw new Refusal('idempotency-conflict', IDEMPOTENCY_CONFLICT_MESSAGE);
       return { status: claim.status, body: claim.body, replayed: true };
     }
     const answer = await effect(trx);

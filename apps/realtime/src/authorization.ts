@@ -4,7 +4,7 @@
  * authorize again with a fresh token, the token's expiry, and sign-out or deletion of the player.
  */
 import {
-  ApiError,
+  Refusal,
   environmentRefusal,
   type HearthCore,
   type Invalidation,
@@ -27,10 +27,10 @@ type AuthorizeFrame = Extract<ClientFrame, { type: 'authorize' }>;
 const NOT_REMEMBERED = { rememberToken: false };
 
 /** Why a principal may not hold a socket, or null: the API's checks (credential, review, service switch). */
-export function refusalOf(principal: Principal | null, nowMs: number): ApiError | null {
-  if (!principal) return new ApiError('unauthorized', 'The token is not valid.');
-  if (principal.kind !== 'player') return new ApiError('unauthorized', "The socket takes a player's access token, not a server key, a licence key or a dashboard token.");
-  if (principal.claims.exp * 1000 <= nowMs) return new ApiError('unauthorized', 'The token has expired.');
+export function refusalOf(principal: Principal | null, nowMs: number): Refusal | null {
+  if (!principal) return new Refusal('unauthorized', 'The token is not valid.');
+  if (principal.kind !== 'player') return new Refusal('unauthorized', "The socket takes a player's access token, not a server key, a licence key or a dashboard token.");
+  if (principal.claims.exp * 1000 <= nowMs) return new Refusal('unauthorized', 'The token has expired.');
   return environmentRefusal(principal.environment, 'sessions');
 }
 
@@ -136,7 +136,7 @@ export class Authorization {
   }
 
   /** A refused authorization: the error, then close 4401 with the error's code as reason. */
-  refuse(ws: HearthSocket, err: ApiError, id?: FrameId): void {
+  refuse(ws: HearthSocket, err: Refusal, id?: FrameId): void {
     this.options.host.send(ws, errorFrame(err.code, err.message, err.details, id), 'error');
     this.options.host.close(ws, CLOSE.unauthorized, err.code);
   }

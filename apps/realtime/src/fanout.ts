@@ -3,7 +3,7 @@
  * follows", "Fan-out"): `subscribe` and `unsubscribe`, and every SessionEvent the API processes publish,
  * handed to the followers of its session with the frame serialised once.
  */
-import { ApiError, effectiveLimits, type Logger, type PlatformSession, type SessionEvent } from '@hearth/core';
+import { Refusal, effectiveLimits, type Logger, type PlatformSession, type SessionEvent } from '@hearth/core';
 import { encodeFrame, errorFrame, type FrameId } from './protocol';
 import type { RealtimeMetrics } from './metrics';
 import type { RecentEvents } from './recent-events';
@@ -85,7 +85,7 @@ export class Fanout {
       try {
         session = await sessions.get(env, sessionId);
       } catch (err) {
-        if (!(err instanceof ApiError)) throw err;
+        if (!(err instanceof Refusal)) throw err;
         if (ws.state === AUTHORIZED) host.send(ws, errorFrame(err.code, err.message, err.details, id), 'error');
         return;
       }
@@ -133,7 +133,7 @@ export class Fanout {
         try {
           session = await sessions.get(env, sessionId);
         } catch (err) {
-          if (!(err instanceof ApiError) || err.code !== 'not-found') throw err;
+          if (!(err instanceof Refusal) || err.code !== 'not-found') throw err;
         }
         const newer = recent.newest(start, env.id, sessionId);
         if (newer) continue; // its frame went out when it arrived

@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
-import { ApiError, PROTOCOL_VERSION, createAjv, describe, fieldOf, firstError, type ErrorCode } from '@hearth/core';
+import { Refusal, PROTOCOL_VERSION, createAjv, describe, fieldOf, firstError, type ErrorCode } from '@hearth/core';
 
 export { PROTOCOL_VERSION, SOCKET_PATH, MAX_FRAME_BYTES, effectiveLimits, type RealtimeLimits } from '@hearth/core';
 
@@ -43,7 +43,7 @@ export type ServerFrameType = 'authorized' | 'subscribed' | 'session' | 'session
 
 /** A refused frame: the error to answer and the id to echo (when the frame had a usable one). */
 export interface FrameRefusal {
-  error: ApiError;
+  error: Refusal;
   id?: FrameId;
 }
 
@@ -89,10 +89,10 @@ const validEnvelope = ajv.compile<Static<typeof EnvelopeSchema>>(EnvelopeSchema)
 /** A Map, not an object: a `type` such as "constructor" must not find anything. */
 const validPayload = new Map<string, ValidateFunction>(Object.entries(PayloadSchemas).map(([type, schema]) => [type, ajv.compile(schema)]));
 
-const invalid = (field: string, message: string) => new ApiError('invalid-request', message, { field });
+const invalid = (field: string, message: string) => new Refusal('invalid-request', message, { field });
 
 /** The refusal for a validator's first error; `prefix` names where the value sits (`''`: the frame itself). */
-function refusalOf(fn: ValidateFunction, prefix: string): ApiError {
+function refusalOf(fn: ValidateFunction, prefix: string): Refusal {
   const error = firstError(fn);
   const field = fieldOf(error, prefix);
   if (field === '') return invalid('frame', NOT_AN_OBJECT);
@@ -119,7 +119,7 @@ export function parseClientFrame(text: string): ClientFrame | FrameRefusal {
     return { error: invalid('id', `id must be a string of 1 to ${MAX_ID_LENGTH} characters or an integer.`) };
   }
   const id = rawId as FrameId | undefined;
-  const refuse = (error: ApiError): FrameRefusal => (id === undefined ? { error } : { error, id });
+  const refuse = (error: Refusal): FrameRefusal => (id === undefined ? { error } : { error, id });
 
   if (!validEnvelope(raw)) return refuse(refusalOf(validEnvelope, ''));
   const validate = validPayload.get(raw.type);

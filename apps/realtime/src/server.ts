@@ -25,7 +25,7 @@ import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import {
-  ApiError,
+  Refusal,
   SESSION_EVENTS_CHANNEL,
   TRUST_NO_PROXY,
   effectiveLimits,
@@ -408,7 +408,7 @@ export class RealtimeServer {
       return;
     }
     const parsed = isBinary
-      ? { error: new ApiError('invalid-request', 'Frames are JSON text, not binary.', { field: 'frame' }) }
+      ? { error: new Refusal('invalid-request', 'Frames are JSON text, not binary.', { field: 'frame' }) }
       : parseClientFrame(data.toString());
     const id = (parsed as { id?: FrameId }).id;
 
@@ -438,7 +438,7 @@ export class RealtimeServer {
   private dispatch(ws: HearthSocket, frame: ClientFrame): void {
     if (ws.state === AWAITING) {
       if (frame.type === 'authorize') void this.authorization.authorize(ws, frame);
-      else this.authorization.refuse(ws, new ApiError('unauthorized', 'The first frame must be authorize.'), frame.id);
+      else this.authorization.refuse(ws, new Refusal('unauthorized', 'The first frame must be authorize.'), frame.id);
       return;
     }
     if (ws.state === AUTHORIZING) {

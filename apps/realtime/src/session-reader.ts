@@ -2,7 +2,7 @@ import type { EnvironmentContext, HearthCore, PlatformSession } from '@hearth/co
 
 /** What the socket needs of the sessions service. */
 export interface SessionReader {
-  /** The session, or ApiError not-found when it is not of that environment. */
+  /** The session, or Refusal not-found when it is not of that environment. */
   get(env: EnvironmentContext, sessionId: string): Promise<PlatformSession>;
   /** The sessions the player holds a seat in. */
   listForPlayer(env: EnvironmentContext, playerId: string): Promise<PlatformSession[]>;

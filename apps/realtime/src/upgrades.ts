@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
   ADDRESS_LIMIT_PER_MINUTE,
-  ApiError,
+  Refusal,
   ERROR_STATUS,
   addressChecks,
   clientAddressOf,
@@ -46,7 +46,7 @@ export interface UpgradeCheck {
   address: string;
   outcome: RateOutcome;
   /** The refusal to answer instead of upgrading (429), or null. */
-  refusal: ApiError | null;
+  refusal: Refusal | null;
 }
 
 export class UpgradeLimit {
@@ -74,7 +74,7 @@ export class UpgradeLimit {
     if (outcome.allowed) return { address, outcome, refusal: null };
     metrics.upgradesRefused.inc({ reason: 'rate-limited' });
     const retry = Math.max(1, outcome.nearest.resetSeconds);
-    const refusal = new ApiError('rate-limited', `Too many requests (${outcome.nearest.name}); retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'Retry-After': String(retry) });
+    const refusal = new Refusal('rate-limited', `Too many requests (${outcome.nearest.name}); retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'Retry-After': String(retry) });
     return { address, outcome, refusal };
   }
 }
@@ -89,7 +89,7 @@ export function rateLimitHeaders(outcome: RateOutcome): Record<string, string> {
 }
 
 /** Answers an upgrade request with an HTTP error in the spec's shape, and ends the connection. */
-export function refuseUpgrade(socket: Duplex, err: ApiError, headers: Record<string, string> = {}): void {
+export function refuseUpgrade(socket: Duplex, err: Refusal, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(err.toBody());
   const lines = [
     `HTTP/1.1 ${ERROR_STATUS[err.code]} ${http.STATUS_CODES[ERROR_STATUS[err.code]]}`,

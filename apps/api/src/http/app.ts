@@ -1,6 +1,6 @@
 import { maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
-import { ApiError, type HearthCore, TRUST_NO_PROXY, addressChecks, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
+import { Refusal, type HearthCore, TRUST_NO_PROXY, addressChecks, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
 import type { AnyRoute } from './route';
 import { Exchange } from './exchange';
 import { INTERNAL_ERROR, answerFor, placeFields } from './errors';
@@ -86,7 +86,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
       // Anything the table does not name (a known path with another method included) is 404.
       await pipeline.limit(exchange, addressChecks(exchange.ip));
       // HEAD is GET without the body, its refusal too (same message, same Content-Length).
-      throw new ApiError('not-found', `No route ${exchange.method === 'HEAD' ? 'GET' : exchange.method} ${path}.`);
+      throw new Refusal('not-found', `No route ${exchange.method === 'HEAD' ? 'GET' : exchange.method} ${path}.`);
     }
     exchange.params = found.params;
     try {

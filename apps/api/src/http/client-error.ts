@@ -11,7 +11,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ApiError, ERROR_STATUS, addressChecks, type Logger, type ProxyTrust, type RateOutcome } from '@hearth/core';
+import { Refusal, ERROR_STATUS, addressChecks, type Logger, type ProxyTrust, type RateOutcome } from '@hearth/core';
 import type { ApiMetrics } from './metrics';
 import type { Pipeline } from './pipeline';
 
@@ -39,16 +39,16 @@ export function clientErrorListener(options: ClientErrorOptions): ClientErrorLis
   // node reports every later chunk of a connection whose parser failed again: answer once.
   const refused = new WeakSet<Duplex>();
 
-  const refusalOf = (code: string | undefined): ApiError => {
+  const refusalOf = (code: string | undefined): Refusal => {
     if (code === 'HPE_HEADER_OVERFLOW') {
-      return new ApiError('invalid-request', `The request line and headers are larger than this server reads (${maxHeaderSize} bytes in all).`);
+      return new Refusal('invalid-request', `The request line and headers are larger than this server reads (${maxHeaderSize} bytes in all).`);
     }
-    if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ApiError('invalid-request', 'The request did not arrive in full in time.');
-    return new ApiError('invalid-request', 'The request is not well-formed HTTP/1.1.');
+    if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new Refusal('invalid-request', 'The request did not arrive in full in time.');
+    return new Refusal('invalid-request', 'The request is not well-formed HTTP/1.1.');
   };
 
   /** The per-address count, as for any request without a credential; only when the peer is the client. */
-  const countPeer = async (socket: Duplex): Promise<{ rate?: RateOutcome; limited?: ApiError }> => {
+  const countPeer = async (socket: Duplex): Promise<{ rate?: RateOutcome; limited?: Refusal }> => {
     const peer = (socket as Socket).remoteAddress;
     // Behind a trusted proxy the client's address is in headers that were never read: count nobody
     // (the proxy's own address is everyone's) and answer without X-RateLimit-*.
@@ -64,14 +64,14 @@ export function clientErrorListener(options: ClientErrorOptions): ClientErrorLis
       ]);
       return target;
     } catch (err) {
-      return err instanceof ApiError ? { rate: target.rate, limited: err } : {};
+      return err instanceof Refusal ? { rate: target.rate, limited: err } : {};
     } finally {
       clearTimeout(timer);
     }
   };
 
   /** Writes the refusal as a whole HTTP/1.1 message and closes the connection. */
-  const write = (socket: Duplex, err: Error & { code?: string }, refusal: ApiError, rate?: RateOutcome): void => {
+  const write = (socket: Duplex, err: Error & { code?: string }, refusal: Refusal, rate?: RateOutcome): void => {
     const requestId = options.nextRequestId();
     const status = ERROR_STATUS[refusal.code];
     const body = JSON.stringify(refusal.toBody());

@@ -3,7 +3,7 @@
  * shape `{ error, message, details? }` (§7).
  */
 import type { TSchema } from '@sinclair/typebox';
-import { ApiError, ERROR_STATUS, isDatabaseUnreachable } from '@hearth/core';
+import { Refusal, ERROR_STATUS, isDatabaseUnreachable } from '@hearth/core';
 import type { AnyRoute } from './route';
 
 /** A fault's answer: nothing of the error itself goes out. */
@@ -11,21 +11,21 @@ export const INTERNAL_ERROR = { error: 'internal-error', message: 'Something wen
 
 export interface ErrorAnswer {
   status: number;
-  body: ReturnType<ApiError['toBody']>;
+  body: ReturnType<Refusal['toBody']>;
   headers?: Record<string, string>;
   /** How the cause is logged: a refusal not at all, an outage as a warning, a fault as an error. */
   log: 'none' | 'warn' | 'error';
 }
 
 /**
- * An ApiError answers itself. A database that cannot be reached (down, restarting, connections cut,
+ * An Refusal answers itself. A database that cannot be reached (down, restarting, connections cut,
  * pool timed out) is 503 `unavailable`: the client retries later, and the pool recovers on its own.
  * Anything else is a fault: 500 `internal-error`, with nothing of the error in the answer.
  */
 export function answerFor(err: unknown): ErrorAnswer {
-  if (err instanceof ApiError) return { status: ERROR_STATUS[err.code], body: err.toBody(), headers: err.headers, log: 'none' };
+  if (err instanceof Refusal) return { status: ERROR_STATUS[err.code], body: err.toBody(), headers: err.headers, log: 'none' };
   if (isDatabaseUnreachable(err)) {
-    const unavailable = new ApiError('unavailable', 'The service cannot reach its database right now; retry shortly.');
+    const unavailable = new Refusal('unavailable', 'The service cannot reach its database right now; retry shortly.');
     return { status: ERROR_STATUS.unavailable, body: unavailable.toBody(), log: 'warn' };
   }
   return { status: 500, body: { ...INTERNAL_ERROR }, log: 'error' };
@@ -48,10 +48,10 @@ function declares(schema: TSchema | undefined, name: string): boolean {
  * pipeline's own checks, or core where one name is in two parts) is kept as it is.
  */
 export function placeFields(err: unknown, route: AnyRoute): unknown {
-  if (!(err instanceof ApiError)) return err;
+  if (!(err instanceof Refusal)) return err;
   const field = err.details?.field;
   if (typeof field !== 'string' || INPUT_PARTS.some((part) => field === part || field.startsWith(`${part}.`))) return err;
   const name = field.split('.', 1)[0];
   const part = declares(route.params, name) ? 'path' : declares(route.query, name) ? 'query' : 'body';
-  return new ApiError(err.code, err.message, { ...err.details, field: `${part}.${field}` }, err.headers);
+  return new Refusal(err.code, err.message, { ...err.details, field: `${part}.${field}` }, err.headers);
 }

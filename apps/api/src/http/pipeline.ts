@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import type { TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import {
-  ApiError,
+  Refusal,
   type EnvironmentContext,
   type HearthCore,
   type Logger,
@@ -82,7 +82,7 @@ function validate(fn: ValidateFunction, value: unknown, prefix: string): void {
   if (!fn(value)) {
     const error = firstError(fn);
     const field = fieldOf(error, prefix);
-    throw new ApiError('invalid-request', `${field} ${describe(error)}.`, { field });
+    throw new Refusal('invalid-request', `${field} ${describe(error)}.`, { field });
   }
   refuseNul(value, prefix);
 }
@@ -153,7 +153,7 @@ export class Pipeline {
     if (!outcome.allowed) {
       this.metrics.rateLimited.inc({ limit: outcome.nearest.name });
       const retry = Math.max(1, outcome.nearest.resetSeconds);
-      throw new ApiError('rate-limited', `Too many requests (${outcome.nearest.name}); retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'Retry-After': String(retry) });
+      throw new Refusal('rate-limited', `Too many requests (${outcome.nearest.name}); retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'Retry-After': String(retry) });
     }
     return outcome;
   }
@@ -269,14 +269,14 @@ export class Pipeline {
       const appKey = (input as { appKey: string }).appKey;
       env = await this.core.environments.byAppKey(appKey);
       await this.limit(exchange, addressChecks(exchange.ip, route.rateLimit === 'idp-sign-in' ? (env ?? undefined) : undefined));
-      if (!env) throw new ApiError('service-disabled', 'No environment has that app key.');
+      if (!env) throw new Refusal('service-disabled', 'No environment has that app key.');
       this.checkEnvironment(env, compiled);
     }
 
     // The crash upload names its environment in its path.
     if (checks.environmentFromPath) {
       env = await this.core.environments.byAppKey((params as { appKey: string }).appKey);
-      if (!env) throw new ApiError('service-disabled', 'No environment has that app key.');
+      if (!env) throw new Refusal('service-disabled', 'No environment has that app key.');
       this.checkEnvironment(env, compiled);
     }
 
@@ -337,7 +337,7 @@ export class Pipeline {
       this.metrics.idempotency.inc({ outcome: result.headers?.['Idempotent-Replayed'] === 'true' ? 'replayed' : 'first' });
       return result;
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'idempotency-conflict') this.metrics.idempotency.inc({ outcome: 'conflict' });
+      if (err instanceof Refusal && err.code === 'idempotency-conflict') this.metrics.idempotency.inc({ outcome: 'conflict' });
       throw err;
     }
   }

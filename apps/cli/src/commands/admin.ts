@@ -1,6 +1,6 @@
 import path from 'node:path';
 import {
-  ApiError,
+  Refusal,
   InvalidationBus,
   ManifestError,
   applyManifests,
@@ -93,10 +93,10 @@ export async function runKeysCreate(opts: { environment: string; name: string; j
         `server key ${minted.keyId} "${minted.name}" for ${env.appKey}\n${minted.key}\n(the whole key is shown this once)`,
       );
     } catch (err) {
-      if (err instanceof ApiError && err.details?.quota) {
+      if (err instanceof Refusal && err.details?.quota) {
         throw new CliError(`${err.message} (plan "${env.plan.name}": ${err.details.quota} ${err.details.limit})`);
       }
-      if (err instanceof ApiError) throw new CliError(err.message);
+      if (err instanceof Refusal) throw new CliError(err.message);
       throw err;
     }
   });

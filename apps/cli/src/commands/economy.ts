@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AMOUNT_MAX, ApiError, CursorCodec, IdempotencyKey, isGameKey, isIdempotencyKey, EconomyService, fingerprintOf, type Balance, type Inventory, type Movement } from '@hearth/core';
+import { AMOUNT_MAX, Refusal, CursorCodec, IdempotencyKey, isGameKey, isIdempotencyKey, EconomyService, fingerprintOf, type Balance, type Inventory, type Movement } from '@hearth/core';
 import { CliError, emit, table } from '../output';
 import { refusalOnTheCommandLine } from '../refusals';
 import { environmentOrFail, withRuntime } from './admin';
@@ -58,7 +58,7 @@ export async function runEconomyLedger(opts: { environment: string; player: stri
         return lines.join('\n');
       });
     } catch (err) {
-      if (err instanceof ApiError) throw new CliError(err.message);
+      if (err instanceof Refusal) throw new CliError(err.message);
       throw err;
     }
   });
@@ -91,7 +91,7 @@ export async function runEconomyMove(
         fingerprint: fingerprintOf(['economy', kind, opts.player, opts.currency, request]),
       });
     } catch (err) {
-      if (err instanceof ApiError) throw refusalOnTheCommandLine(err, MOVE_FLAGS);
+      if (err instanceof Refusal) throw refusalOnTheCommandLine(err, MOVE_FLAGS);
       throw err;
     }
     emit(!!opts.json, { idempotencyKey: key, movement }, () =>

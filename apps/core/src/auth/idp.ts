@@ -1,5 +1,5 @@
 import { createLocalJWKSet, jwtVerify, errors as joseErrors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
-import { ApiError, refuse } from '../errors';
+import { Refusal, refuse } from '../errors';
 import type { EnvironmentContext } from '../tenancy/environments';
 
 /**
@@ -112,7 +112,7 @@ export class IdentityProviderVerifier {
   async verify(env: EnvironmentContext, idToken: string): Promise<{ subject: string }> {
     const settings = env.identityProvider;
     if (!settings || settings.enabled === false) {
-      throw new ApiError('provider-disabled', 'This environment does not accept identity-provider sign-in.');
+      throw new Refusal('provider-disabled', 'This environment does not accept identity-provider sign-in.');
     }
     let keySet = this.keySets.get(settings.jwksUri);
     if (!keySet) {
@@ -132,7 +132,7 @@ export class IdentityProviderVerifier {
       }
       return { subject: payload.sub };
     } catch (err) {
-      if (err instanceof ApiError) throw err;
+      if (err instanceof Refusal) throw err;
       if (TOKEN_FAULTS.some((fault) => err instanceof fault)) throw refuse.unauthorized('The id token could not be verified.');
       // Anything else is about reaching the provider's key set (network, timeout, size, bad JSON there).
       throw refuse.unavailable('The identity provider could not be reached.');

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
-import { ApiError, refuse } from '../errors';
+import { Refusal, refuse } from '../errors';
 import type { Authenticator } from './authenticate';
 import { deriveKey, seal, unseal } from '../sealing';
 import type { TokenService } from './tokens';
@@ -47,7 +47,7 @@ export class RefreshService {
       const used = await trx('refresh_tokens_used').where({ jti: claims.jti }).forUpdate().first();
       if (used) return this.replay(used);
       const player = await this.players.get(trx, env, claims.sub).catch((err) => {
-        if (err instanceof ApiError && err.code === 'not-found') throw refuse.unauthorized('The player no longer exists.');
+        if (err instanceof Refusal && err.code === 'not-found') throw refuse.unauthorized('The player no longer exists.');
         throw err;
       });
       const state = await this.players.state(claims.sub);

@@ -6,7 +6,7 @@
  * announces `content` for each after the commit, so every process drops its cached blog at once.
  * Reads live in service.ts.
  *
- * Refusals are ApiErrors whose `details.field` names the field of the spec (`category`, `tags.1.slug`).
+ * Refusals are Refusal errors whose `details.field` names the field of the spec (`category`, `tags.1.slug`).
  */
 import { sameJson } from '../canonical-json';
 import type { Queryable, Tx } from '../db/knex';

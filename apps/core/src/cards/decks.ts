@@ -11,7 +11,7 @@
  */
 import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
-import { ApiError, refuse } from '../errors';
+import { Refusal, refuse } from '../errors';
 import { randomId } from '../ids';
 import { holdExistingPlayer } from '../players/hold';
 import { type CursorCodec, type Page, keysetPage } from '../pagination';
@@ -89,7 +89,7 @@ export class DeckService {
     return this.change(db, env, playerId, deckId, async (trx, deck) => {
       const card = await trx('cards').where({ id: cardId, player_id: playerId, environment_id: env.id }).forShare().first('inventory_id', 'consumed_at', 'card_type_key');
       if (!card) throw refuse.notFound('The card');
-      if (card.consumed_at !== null) throw new ApiError('already-consumed', 'The card was consumed: it cannot be put in a deck.', { cardTypeKey: card.card_type_key });
+      if (card.consumed_at !== null) throw new Refusal('already-consumed', 'The card was consumed: it cannot be put in a deck.', { cardTypeKey: card.card_type_key });
       if (card.inventory_id !== deck.inventory_id) throw refuse.invalid('cardId', "The card is held in another inventory than the deck's.");
       if (await trx('deck_entries').where({ deck_id: deckId, card_id: cardId }).first('id')) return;
       await addLine(trx, deckId, { card_id: cardId, count: 1 });
@@ -206,8 +206,8 @@ async function addLine(trx: Tx, deckId: string, line: { card_id?: string; card_t
   await trx('deck_entries').insert({ id: randomId(), deck_id: deckId, ...line });
 }
 
-function ownedLimit(message: string, held: number, limit: number): ApiError {
-  return new ApiError('owned-limit', message, { held, requested: 1, limit });
+function ownedLimit(message: string, held: number, limit: number): Refusal {
+  return new Refusal('owned-limit', message, { held, requested: 1, limit });
 }
 
 async function entriesOf(db: Queryable, deckIds: string[]): Promise<Map<string, DeckEntry[]>> {

@@ -23,7 +23,7 @@
  */
 import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
-import { ApiError } from '../errors';
+import { Refusal } from '../errors';
 import { fingerprintOf } from '../idempotency';
 import { runEngineMove } from '../economy/engine';
 import type { Logger } from '../logger';
@@ -276,7 +276,7 @@ export class StoreReportJob {
     if (err instanceof StoreUnavailable) this.observer?.storeError(err.call, err.reason);
     else if (err instanceof StoreRefusal) this.observer?.storeError(err.call, `refused-${err.errorCode}`);
     // The store's failure as a route would answer it (a settle, or a publisher key that cannot be read).
-    else if (err instanceof ApiError && (err.code === 'unavailable' || err.code === 'provider-refused')) this.observer?.storeError('settle', err.code);
+    else if (err instanceof Refusal && (err.code === 'unavailable' || err.code === 'provider-refused')) this.observer?.storeError('settle', err.code);
   }
 }
 

@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
-import { ApiError, RouteLimitReached, refuse } from '../errors';
+import { Refusal, RouteLimitReached, refuse } from '../errors';
 import { randomId } from '../ids';
 import { windowOf, type RateOutcome } from '../coord/coordination';
 import type { CursorCodec, Page } from '../pagination';
@@ -138,7 +138,7 @@ function newStoreOrderId(): string {
 /** A store failure as the API's refusal: the store's own error is `provider-refused` with its code; not reaching it is `unavailable`. */
 function storeRefusal(err: unknown): unknown {
   if (err instanceof StoreRefusal) {
-    return new ApiError('provider-refused', `The store refused: ${err.errorDescription || `error ${err.errorCode}`}.`, { storeErrorCode: err.errorCode });
+    return new Refusal('provider-refused', `The store refused: ${err.errorDescription || `error ${err.errorCode}`}.`, { storeErrorCode: err.errorCode });
   }
   if (err instanceof PublisherKeyMissing) return refuse.unavailable('No store is set up for this game on this deployment: its publisher key is not configured.');
   if (err instanceof StoreUnavailable) return refuse.unavailable('The store cannot be reached now; retry later.');
@@ -237,7 +237,7 @@ export class CommerceService {
     try {
       owner = await store.authenticateUserTicket(input.ticket, settings.identity);
     } catch (err) {
-      if (err instanceof StoreRefusal) throw new ApiError('invalid-ticket', 'The store refused the ticket.');
+      if (err instanceof StoreRefusal) throw new Refusal('invalid-ticket', 'The store refused the ticket.');
       throw storeRefusal(err);
     }
     const user = await store.getUserInfo(owner.steamId).catch((err: unknown) => Promise.reject(storeRefusal(err)));
@@ -264,7 +264,7 @@ export class CommerceService {
       if (replay) return { order: replay, replayed: true };
     }
     const product = await loadProduct(db, env.id, input.sku);
-    if (!product || !product.enabled) throw new ApiError('not-found', `No product "${input.sku}" is on sale.`, { field: 'sku' });
+    if (!product || !product.enabled) throw new Refusal('not-found', `No product "${input.sku}" is on sale.`, { field: 'sku' });
     let row: OrderRow;
     try {
       const opened = await inTransaction(db, async (trx) => {
@@ -301,7 +301,7 @@ export class CommerceService {
     } catch (err) {
       if (err instanceof StoreRefusal) {
         await this.failOrder(db, row, err).catch(() => undefined);
-        if (err.errorCode === STORE_ERROR.notAllowedToPurchase) throw new ApiError('purchase-not-allowed', 'The store does not let this player buy.');
+        if (err.errorCode === STORE_ERROR.notAllowedToPurchase) throw new Refusal('purchase-not-allowed', 'The store does not let this player buy.');
       }
       // Not reached or no answer: the order stays pending, and reconciliation asks the store what became of it.
       throw storeRefusal(err);
@@ -312,7 +312,7 @@ export class CommerceService {
   async authorize(db: Queryable, env: EnvironmentContext, playerId: string, input: { storeOrderId: string }): Promise<OrderSettlement> {
     const settings = this.settingsOf(env, 'steam');
     const row = (await db('commerce_orders').where({ environment_id: env.id, player_id: playerId, store_order_id: input.storeOrderId }).first()) as OrderRow | undefined;
-    if (!row) throw new ApiError('not-found', 'No order of this player has that storeOrderId.', { field: 'storeOrderId' });
+    if (!row) throw new Refusal('not-found', 'No order of this player has that storeOrderId.', { field: 'storeOrderId' });
     const settled = await this.settle(db, env, settings, row);
     return { order: orderOf(settled), entitlements: await this.entitlementsOfOrders(db, [settled.id]) };
   }
@@ -332,7 +332,7 @@ export class CommerceService {
         settled.push(await this.settle(db, env, settings, row));
       } catch (err) {
         // A refusal (the store's, or the economy's for the grant) leaves this order open; anything else is a fault.
-        if (!(err instanceof ApiError)) throw err;
+        if (!(err instanceof Refusal)) throw err;
         failures.push(err);
         settled.push(((await db('commerce_orders').where({ id: row.id }).first()) as OrderRow | undefined) ?? row);
       }
@@ -428,7 +428,7 @@ export class CommerceService {
    */
   private settingsOf(env: EnvironmentContext, provider: 'steam'): StoreSpecT {
     const settings = env.store;
-    if (!settings || settings.provider !== provider) throw new ApiError('service-disabled', 'This game does not sell through that store: its project sets no store settings for it.');
+    if (!settings || settings.provider !== provider) throw new Refusal('service-disabled', 'This game does not sell through that store: its project sets no store settings for it.');
     return settings;
   }
 
@@ -452,7 +452,7 @@ export class CommerceService {
   private async replayedOrder(db: Queryable, playerId: string, idempotency: IdempotencyScope): Promise<Order | null> {
     const row = (await db('commerce_orders').where({ player_id: playerId, idempotency_key: idempotency.key }).first()) as OrderRow | undefined;
     if (!row) return null;
-    if (row.idempotency_fingerprint !== idempotency.fingerprint) throw new ApiError('idempotency-conflict', 'This Idempotency-Key was used for another request.');
+    if (row.idempotency_fingerprint !== idempotency.fingerprint) throw new Refusal('idempotency-conflict', 'This Idempotency-Key was used for another request.');
     return orderOf(row);
   }
 
@@ -465,13 +465,13 @@ export class CommerceService {
   /** The order row, under the player's lock (holdBuyer): refused when the player has no store account, may not buy, holds it already or has one open. */
   private async openOrder(trx: Tx, env: EnvironmentContext, playerId: string, product: ProductDefinition, input: OrderInput, idempotency?: IdempotencyScope): Promise<OrderRow> {
     const account = await trx('commerce_store_accounts').where({ player_id: playerId }).first();
-    if (!account) throw new ApiError('no-steam-account', 'The player has not proved a store account: identify first.');
-    if (account.purchase_status === LOCKED) throw new ApiError('purchase-not-allowed', 'The store does not let this player buy.');
+    if (!account) throw new Refusal('no-steam-account', 'The player has not proved a store account: identify first.');
+    if (account.purchase_status === LOCKED) throw new Refusal('purchase-not-allowed', 'The store does not let this player buy.');
     const price = product.prices.find((p) => p.currency === account.currency);
-    if (!price) throw new ApiError('not-purchasable', `"${product.sku}" is not sold in the player's store currency (${account.currency}).`);
+    if (!price) throw new Refusal('not-purchasable', `"${product.sku}" is not sold in the player's store currency (${account.currency}).`);
     if (!product.repeatable) {
       const active = await trx('commerce_entitlements').where({ player_id: playerId, key: product.entitlement, status: 'active' }).first('id');
-      if (active) throw new ApiError('already-active', `The player already holds "${product.sku}".`);
+      if (active) throw new Refusal('already-active', `The player already holds "${product.sku}".`);
     }
     const open = await trx('commerce_orders').where({ player_id: playerId, sku: product.sku }).whereIn('status', OPEN).first('id');
     if (open) throw orderInProgress(product.sku);
@@ -613,8 +613,8 @@ export class CommerceService {
   }
 }
 
-function orderInProgress(sku: string): ApiError {
-  return new ApiError('order-in-progress', `An order for "${sku}" is already waiting for the player.`);
+function orderInProgress(sku: string): Refusal {
+  return new Refusal('order-in-progress', `An order for "${sku}" is already waiting for the player.`);
 }
 
 /**

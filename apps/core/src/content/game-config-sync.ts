@@ -6,7 +6,7 @@
  * change) and announces `content` for each after the commit, so every process drops its cached
  * version at once. Reads live in game-config.ts.
  *
- * Refusals are ApiErrors whose `details.field` names the offending field of the content
+ * Refusals are Refusal errors whose `details.field` names the offending field of the content
  * (`flags.1.name`) and whose message reads after that field's name (`"shop" is listed twice`).
  */
 import { sameJson } from '../canonical-json';

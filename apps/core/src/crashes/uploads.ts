@@ -8,7 +8,7 @@ import type PgBoss from 'pg-boss';
 import type { RateCheck } from '../coord/coordination';
 import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
-import { ApiError, refuse } from '../errors';
+import { Refusal, refuse } from '../errors';
 import { randomId } from '../ids';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { ObjectTooLarge, type ObjectStore } from '../storage/object-store';
@@ -74,7 +74,7 @@ function senderFor(db: Queryable): PgBoss {
 /**
  * Streams `body` into `store` (at most `maxBytes`), then records the upload (state `queued`) and
  * queues its job in one transaction on `db`. Refusals: an empty body (invalid-request), past
- * `maxBytes` (payload-too-large); an ApiError the body stream fails with (the API's own limit, a
+ * `maxBytes` (payload-too-large); an Refusal the body stream fails with (the API's own limit, a
  * body cut short) is passed on as it is. No store, a store that fails, or a database or queue that
  * fails is 503 `unavailable`, and the stored object is removed: nothing is half kept.
  */
@@ -90,7 +90,7 @@ async function receiveCrashUpload(
   try {
     stored = await store.put(storageKey, upload.body, { maxBytes: upload.maxBytes, contentType: 'application/octet-stream' });
   } catch (err) {
-    if (err instanceof ApiError) throw err;
+    if (err instanceof Refusal) throw err;
     if (err instanceof ObjectTooLarge) throw refuse.tooLarge(err.maxBytes);
     throw unavailable('Crash reports cannot be stored right now; retry later.', err);
   }
@@ -128,7 +128,7 @@ async function receiveCrashUpload(
 }
 
 /** 503 `unavailable`, keeping what caused it for the log. */
-function unavailable(message: string, cause: unknown): ApiError {
+function unavailable(message: string, cause: unknown): Refusal {
   const error = refuse.unavailable(message);
   (error as Error & { cause?: unknown }).cause = cause;
   return error;

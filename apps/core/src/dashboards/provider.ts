@@ -6,7 +6,7 @@
  */
 import * as oidc from 'openid-client';
 import { TtlCache } from '../cache';
-import { ApiError, refuse } from '../errors';
+import { Refusal, refuse } from '../errors';
 import type { DashboardSettings } from '../spec/dashboards';
 import type { AssertedPerson } from './members';
 
@@ -112,8 +112,8 @@ export class DashboardProviders {
   }
 }
 
-function refusalOf(err: unknown): ApiError {
-  if (err instanceof ApiError) return err;
+function refusalOf(err: unknown): Refusal {
+  if (err instanceof Refusal) return err;
   // The token endpoint answers 401 (with a challenge) only to a client it does not authenticate.
   if (err instanceof oidc.WWWAuthenticateChallengeError || (err instanceof oidc.ResponseBodyError && err.status === 401)) {
     return refuse.unavailable("The dashboard's sign-in provider does not accept this deployment's client: its settings need fixing.");

@@ -5,7 +5,7 @@
  * the outcome as JSON); the words are here. Fields are named relative to the move's input
  * (`inventoryId`, `currencyKey`): each adapter says where that input was (the API `body.`/`path.`).
  */
-import { ApiError, refuse } from '../errors';
+import { Refusal, refuse } from '../errors';
 import { IDEMPOTENCY_CONFLICT_MESSAGE } from '../idempotency';
 
 /** What the engine says about a refused move: the outcome and what its words need. */
@@ -51,38 +51,38 @@ const typeKey = (o: EngineOutcome) => (o.nodeKey !== undefined ? `The skill node
 const typeDetails = (o: EngineOutcome) =>
   o.nodeKey !== undefined ? { nodeKey: o.nodeKey } : o.cardTypeKey !== undefined ? { cardTypeKey: o.cardTypeKey } : { itemTypeKey: o.itemTypeKey };
 
-const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
-  'idempotency-conflict': () => new ApiError('idempotency-conflict', IDEMPOTENCY_CONFLICT_MESSAGE),
+const REFUSALS: Record<string, (o: EngineOutcome) => Refusal> = {
+  'idempotency-conflict': () => new Refusal('idempotency-conflict', IDEMPOTENCY_CONFLICT_MESSAGE),
   'player-not-found': () => refuse.notFound('The player'),
   'currency-not-found': () => refuse.notFound('The currency'),
   'item-type-not-found': () => refuse.notFound('The item type'),
   'inventory-not-found': () => refuse.notFound('The inventory'),
   'realm-not-found': () => refuse.notFound('The realm'),
-  'no-current-realm': () => new ApiError('no-current-realm', 'No realm is open now.'),
+  'no-current-realm': () => new Refusal('no-current-realm', 'No realm is open now.'),
   'both-choices': () => refuse.invalid('realmId', 'Name the inventory by inventoryId or by realmId, not both.'),
   // The place named (inventoryId or realmId) does not fit where the currency or item type is held.
   'held-on-account': (o) => refuse.invalid(o.field ?? 'realmId', `${heldThing(o)} is held on the account inventory.`),
   'held-per-realm': (o) => refuse.invalid(o.field ?? 'realmId', `${heldThing(o)} is held per realm, not on the account.`),
   'wrong-kind': (o) => refuse.invalid('currencyKey', `${o.currencyKey} is a ${o.currencyKind} currency: it cannot be moved by ${o.kind}.`),
-  disabled: (o) => new ApiError('disabled', `The currency ${o.currencyKey} is switched off.`, { currencyKey: o.currencyKey }),
+  disabled: (o) => new Refusal('disabled', `The currency ${o.currencyKey} is switched off.`, { currencyKey: o.currencyKey }),
   // Of a currency (a debit, a purchase's charge) or of a counted stack (taking from it).
   'insufficient-balance': (o) =>
-    new ApiError(
+    new Refusal(
       'insufficient-balance',
       `Not enough ${o.currencyKey ?? typeKey(o)}: ${o.held} held, ${o.requested} asked.`,
       o.currencyKey !== undefined ? { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) } : { ...typeDetails(o), held: num(o.held), requested: num(o.requested) },
     ),
   'allowance-exceeded': (o) =>
-    new ApiError('allowance-exceeded', `Spending ${o.requested} ${o.currencyKey} would pass the allowance of ${o.allowance} (${o.held} spent).`, {
+    new Refusal('allowance-exceeded', `Spending ${o.requested} ${o.currencyKey} would pass the allowance of ${o.allowance} (${o.held} spent).`, {
       currencyKey: o.currencyKey,
       held: num(o.held),
       requested: num(o.requested),
       allowance: num(o.allowance),
     }),
   'balance-cap': (o) =>
-    new ApiError('balance-cap', `${o.currencyKey} would pass its maximum of ${o.cap} (${o.held} held).`, { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) }),
-  'not-purchasable': (o) => new ApiError('not-purchasable', `${typeKey(o)} is not for sale.`, typeDetails(o)),
-  'item-type-disabled': (o) => new ApiError('disabled', `The item type ${o.itemTypeKey} is switched off.`, { itemTypeKey: o.itemTypeKey }),
+    new Refusal('balance-cap', `${o.currencyKey} would pass its maximum of ${o.cap} (${o.held} held).`, { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) }),
+  'not-purchasable': (o) => new Refusal('not-purchasable', `${typeKey(o)} is not for sale.`, typeDetails(o)),
+  'item-type-disabled': (o) => new Refusal('disabled', `The item type ${o.itemTypeKey} is switched off.`, { itemTypeKey: o.itemTypeKey }),
   // The charges of a move that is paid for (hearth_price_charges): a purchase's or a skill node's.
   'pay-with-unpriced': (o) => refuse.invalid('payWith', `${typeKey(o)} has no price in ${o.payWith}; its prices are in ${listOf(o.prices)}.`),
   'pay-with-missing': (o) =>
@@ -91,12 +91,12 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
   // node not to be had), never free.
   'price-currency-not-found': (o) =>
     o.nodeKey !== undefined
-      ? new ApiError('not-found', `${typeKey(o)} is priced in ${o.currencyKey}, which is not defined.`)
-      : new ApiError('not-purchasable', `${typeKey(o)} is priced in ${o.currencyKey}, which is not defined.`, { ...typeDetails(o), currencyKey: o.currencyKey }),
+      ? new Refusal('not-found', `${typeKey(o)} is priced in ${o.currencyKey}, which is not defined.`)
+      : new Refusal('not-purchasable', `${typeKey(o)} is priced in ${o.currencyKey}, which is not defined.`, { ...typeDetails(o), currencyKey: o.currencyKey }),
   'price-currency-disabled': (o) =>
-    new ApiError('disabled', `${typeKey(o)} is priced in ${o.currencyKey}, which is switched off.`, { ...typeDetails(o), currencyKey: o.currencyKey }),
+    new Refusal('disabled', `${typeKey(o)} is priced in ${o.currencyKey}, which is switched off.`, { ...typeDetails(o), currencyKey: o.currencyKey }),
   'allowance-missing': (o) =>
-    new ApiError('invalid-request', `${typeKey(o)} is priced in ${o.currencyKey}, a consumed currency: a server key must send its allowance in allowances.${o.currencyKey}.`, {
+    new Refusal('invalid-request', `${typeKey(o)} is priced in ${o.currencyKey}, a consumed currency: a server key must send its allowance in allowances.${o.currencyKey}.`, {
       field: 'allowances',
       currencyKey: o.currencyKey,
     }),
@@ -105,14 +105,14 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
   'grant-key-quantity': () => refuse.invalid('quantity', 'A grant under a grantKey grants exactly one item.'),
   'held-one-by-one': (o) => refuse.invalid('itemTypeKey', `${o.itemTypeKey} is held one by one: act on its items by id.`),
   'item-not-found': () => refuse.notFound('The item'),
-  'already-consumed': (o) => new ApiError('already-consumed', `The item was already used, opened or consumed (${o.consumedAt}).`, { itemTypeKey: o.itemTypeKey }),
-  'not-usable': (o) => new ApiError('not-usable', `${o.itemTypeKey} is not usable.`, { itemTypeKey: o.itemTypeKey }),
-  'no-longer-defined': (o) => new ApiError('not-usable', `${o.itemTypeKey} is no longer defined.`, { itemTypeKey: o.itemTypeKey }),
-  'not-a-container': (o) => new ApiError('not-usable', `Only a container is opened; ${o.itemTypeKey} is not one.`, { itemTypeKey: o.itemTypeKey }),
-  'contents-unusable': (o) => new ApiError('not-usable', `${o.container} cannot be opened: its contents name ${o.itemTypeKey}, which is ${o.state}.`, { itemTypeKey: o.itemTypeKey }),
-  locked: (o) => new ApiError('locked', `${o.itemTypeKey} needs unlocks the player lacks: ${listOf(o.missing)}.`, { itemTypeKey: o.itemTypeKey, missing: o.missing ?? [] }),
+  'already-consumed': (o) => new Refusal('already-consumed', `The item was already used, opened or consumed (${o.consumedAt}).`, { itemTypeKey: o.itemTypeKey }),
+  'not-usable': (o) => new Refusal('not-usable', `${o.itemTypeKey} is not usable.`, { itemTypeKey: o.itemTypeKey }),
+  'no-longer-defined': (o) => new Refusal('not-usable', `${o.itemTypeKey} is no longer defined.`, { itemTypeKey: o.itemTypeKey }),
+  'not-a-container': (o) => new Refusal('not-usable', `Only a container is opened; ${o.itemTypeKey} is not one.`, { itemTypeKey: o.itemTypeKey }),
+  'contents-unusable': (o) => new Refusal('not-usable', `${o.container} cannot be opened: its contents name ${o.itemTypeKey}, which is ${o.state}.`, { itemTypeKey: o.itemTypeKey }),
+  locked: (o) => new Refusal('locked', `${o.itemTypeKey} needs unlocks the player lacks: ${listOf(o.missing)}.`, { itemTypeKey: o.itemTypeKey, missing: o.missing ?? [] }),
   'owned-limit': (o) =>
-    new ApiError('owned-limit', `${typeKey(o)}: ${o.held} held, ${o.requested} more would pass the most one inventory may hold (${o.limit}).`, {
+    new Refusal('owned-limit', `${typeKey(o)}: ${o.held} held, ${o.requested} more would pass the most one inventory may hold (${o.limit}).`, {
       ...typeDetails(o),
       held: num(o.held),
       requested: num(o.requested),
@@ -120,20 +120,20 @@ const REFUSALS: Record<string, (o: EngineOutcome) => ApiError> = {
     }),
   // Cards (docs/cards.md).
   'card-type-not-found': () => refuse.notFound('The card type'),
-  'card-type-disabled': (o) => new ApiError('disabled', `The card type ${o.cardTypeKey} is switched off.`, { cardTypeKey: o.cardTypeKey }),
+  'card-type-disabled': (o) => new Refusal('disabled', `The card type ${o.cardTypeKey} is switched off.`, { cardTypeKey: o.cardTypeKey }),
   'card-template-not-found': () => refuse.notFound('The card template'),
-  'card-template-disabled': (o) => new ApiError('disabled', `The card template ${o.cardTemplateKey} is switched off.`, { cardTemplateKey: o.cardTemplateKey }),
+  'card-template-disabled': (o) => new Refusal('disabled', `The card template ${o.cardTemplateKey} is switched off.`, { cardTemplateKey: o.cardTemplateKey }),
   'card-not-found': () => refuse.notFound('The card'),
-  'card-already-consumed': (o) => new ApiError('already-consumed', `The card was already consumed (${o.consumedAt}).`, { cardTypeKey: o.cardTypeKey }),
+  'card-already-consumed': (o) => new Refusal('already-consumed', `The card was already consumed (${o.consumedAt}).`, { cardTypeKey: o.cardTypeKey }),
   'stack-card-fields': (o) => refuse.invalid(o.field ?? 'data', `A card bought as a stack is counted: ${o.field} is for a card bought as an instance.`),
   // progression: a skill node's unlock (docs/progression.md), and a stat moved past its range.
   'skill-node-not-found': () => refuse.notFound('The skill node'),
-  'skill-node-locked': (o) => new ApiError('locked', `The skill node ${o.nodeKey} needs what the player lacks: ${listOf(o.missing)}.`, { nodeKey: o.nodeKey, missing: o.missing ?? [] }),
+  'skill-node-locked': (o) => new Refusal('locked', `The skill node ${o.nodeKey} needs what the player lacks: ${listOf(o.missing)}.`, { nodeKey: o.nodeKey, missing: o.missing ?? [] }),
   'stat-out-of-range': (o) => refuse.invalid('by', `Adding ${o.requested} to ${o.held} would take the stat past the 64-bit range.`),
 };
 
 /** The refusal an outcome names. An outcome the table does not know is a fault, not a refusal. */
-export function refusalOf(o: EngineOutcome): ApiError {
+export function refusalOf(o: EngineOutcome): Refusal {
   const word = REFUSALS[o.outcome];
   if (!word) throw new Error(`the money engine answered an unknown outcome: ${o.outcome}`);
   return word(o);

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
-import { ApiError, refuse } from '../errors';
+import { Refusal, refuse } from '../errors';
 import type { Organisation } from '../tenancy/organisations';
 import type { LicenceSeat } from '../shapes/licence';
 
@@ -59,7 +59,7 @@ export class LicenceSeats {
   async check(db: Queryable, organisation: Organisation, machineId: string): Promise<SeatStanding> {
     return inTransaction(db, async (trx) => {
       const [row] = await trx('licence_seats').where({ project_id: organisation.id, machine_id: machineId }).update({ checked_at: trx.fn.now() }).returning('*');
-      if (!row) throw new ApiError('not-found', 'This machine holds no seat of this licence; activate it first.');
+      if (!row) throw new Refusal('not-found', 'This machine holds no seat of this licence; activate it first.');
       return { seat: seatOf(row), seats: { used: await this.used(trx, organisation), limit: await this.limitOf(trx, organisation) } };
     });
   }

@@ -3,7 +3,7 @@ import { afterCommit, inTransaction } from '../db/transaction';
 import type { Coordination } from '../coord/coordination';
 import type { Logger } from '../logger';
 import type { EnvironmentContext } from '../tenancy/environments';
-import { ApiError, refuse } from '../errors';
+import { Refusal, refuse } from '../errors';
 import { holdPlayer } from '../players/hold';
 import { randomId } from '../ids';
 import { filterWords } from '../players/word-filter';
@@ -108,7 +108,7 @@ function seatName(env: EnvironmentContext, asked: string | undefined, displayNam
 
 const pastConfiguring = () => refuse.conflict('The session is past CONFIGURING: seats no longer change.');
 const sessionNotFound = () => refuse.notFound('The session');
-const notSeated = () => new ApiError('not-found', 'You do not hold a seat in this session.');
+const notSeated = () => new Refusal('not-found', 'You do not hold a seat in this session.');
 
 /**
  * Sessions (spec §3, §4). Concurrency, as docs/sessions.md describes:

@@ -31,7 +31,7 @@ export const ErrorDetailsShape = Shape(
   { description: 'What a refusal adds to its message; which fields each code carries is said by the operation answering it.' },
 );
 /**
- * What the API's refusals' details hold. ApiError itself takes any details (the manifests' refusals
+ * What the API's refusals' details hold. Refusal itself takes any details (the manifests' refusals
  * carry fields of their own that the API never answers); the contract test holds every refusal the API
  * answers to this shape.
  */

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors';
+import { Refusal } from '../errors';
 import type { ServiceName } from '../spec/resources';
 import type { EnvironmentContext } from './environments';
 
@@ -9,12 +9,12 @@ const REVIEW_WORDS: Record<string, string> = { pending: 'awaiting review', rejec
  * a service, the project has switched it on. The one place both the API's pipeline and the sessions
  * socket ask; null when the request may go on.
  */
-export function environmentRefusal(env: EnvironmentContext, service?: ServiceName): ApiError | null {
+export function environmentRefusal(env: EnvironmentContext, service?: ServiceName): Refusal | null {
   if (env.project.review !== 'approved') {
-    return new ApiError('project-not-approved', `This project is ${REVIEW_WORDS[env.project.review] ?? env.project.review}.`);
+    return new Refusal('project-not-approved', `This project is ${REVIEW_WORDS[env.project.review] ?? env.project.review}.`);
   }
   if (service && !env.services[service]) {
-    return new ApiError('service-disabled', `The ${service} service is not switched on for this project.`);
+    return new Refusal('service-disabled', `The ${service} service is not switched on for this project.`);
   }
   return null;
 }

@@ -5,7 +5,7 @@
  * transaction (the caller's when there is one) and, when it changed something, announces
  * `environments` after the commit so every process drops its cached EnvironmentContexts.
  *
- * Refusals are ApiErrors whose `details.field` names the offending field of the spec (`plan`,
+ * Refusals are Refusal errors whose `details.field` names the offending field of the spec (`plan`,
  * `appKey`) and whose message reads after that field's name (`names plan "gold", which does not exist`).
  */
 import { sameJson } from '../canonical-json';

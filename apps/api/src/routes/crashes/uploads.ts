@@ -5,7 +5,7 @@
  * docs/crashes.md "Uploading crash reports".
  */
 import { Type } from '@sinclair/typebox';
-import { ApiError, CRASH_PARAMETER_KEPT_CHARS, CRASH_UPLOADS_PER_ADDRESS, CRASH_UPLOADS_PER_ENVIRONMENT, crashUploadChecks, refuse } from '@hearth/core';
+import { Refusal, CRASH_PARAMETER_KEPT_CHARS, CRASH_UPLOADS_PER_ADDRESS, CRASH_UPLOADS_PER_ENVIRONMENT, crashUploadChecks, refuse } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 
 /**
@@ -74,7 +74,7 @@ export const uploadCrashReport = defineRoute({
       return { body: { received: true as const } };
     } catch (err) {
       const cause = (err as { cause?: unknown }).cause;
-      if (err instanceof ApiError && err.code === 'unavailable' && cause) ctx.log.warn({ err: cause }, 'crash upload not kept');
+      if (err instanceof Refusal && err.code === 'unavailable' && cause) ctx.log.warn({ err: cause }, 'crash upload not kept');
       throw err;
     }
   },

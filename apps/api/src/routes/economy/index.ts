@@ -3,7 +3,7 @@
  * inventories, Currency moves, Definitions). The domain is apps/core/src/economy; docs/economy.md.
  */
 import { Type } from '@sinclair/typebox';
-import { Amount, ApiError, Balance, MAX_BALANCE, CurrencyDefinition, GameKey, Inventory, LedgerEntry, Movement, Realm, type MoveKind } from '@hearth/core';
+import { Amount, Refusal, Balance, MAX_BALANCE, CurrencyDefinition, GameKey, Inventory, LedgerEntry, Movement, Realm, type MoveKind } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
@@ -40,7 +40,7 @@ export const getCurrentRealm = defineRoute({
   refusals: ['not-found'],
   handler: async (ctx) => {
     const realm = await ctx.core.realms.current(ctx.db, ctx.env.id);
-    if (!realm) throw new ApiError('not-found', 'No realm is open now.');
+    if (!realm) throw new Refusal('not-found', 'No realm is open now.');
     return { body: realm };
   },
 });

@@ -1,4 +1,4 @@
-import { ApiError, refuse, type ServiceName } from '@hearth/core';
+import { Refusal, refuse, type ServiceName } from '@hearth/core';
 import type { HandlerContext } from '../../http/route';
 import { PageOnlyQuery, PlayerPath } from '../../http/schema-helpers';
 
@@ -14,7 +14,7 @@ export function targetPlayerId(ctx: Pick<HandlerContext<{ playerId: string }, un
     if (playerId !== 'me') throw refuse.forbidden('With a player token, name the player as `me`.');
     return principal.playerId;
   }
-  if (playerId === 'me') throw new ApiError('not-found', 'A server key has no `me`: name the player by id, as /players/{playerId}.');
+  if (playerId === 'me') throw new Refusal('not-found', 'A server key has no `me`: name the player by id, as /players/{playerId}.');
   return playerId;
 }
 

@@ -5,7 +5,7 @@
  * reconciler writes no row itself.
  */
 import type { Queryable } from '../../db/knex';
-import { ApiError } from '../../errors';
+import { Refusal } from '../../errors';
 import type { Announcer } from '../../invalidation';
 import { type EnvironmentContext, isEnvironmentRetired, loadEnvironmentByName } from '../../tenancy/environments';
 import { DEFAULT_NAMESPACE, ManifestError } from '../validate';
@@ -77,14 +77,14 @@ export async function ownedRowIdentity(
 }
 
 /**
- * Runs a domain write and names its refusals after the document: an ApiError whose details.field
+ * Runs a domain write and names its refusals after the document: an Refusal whose details.field
  * is `plan` becomes a ManifestError on `spec.plan`; one without a field falls on `fieldOtherwise`.
  */
 export async function refusalsNamed<T>(label: string, write: () => Promise<T>, fieldOtherwise = 'spec'): Promise<T> {
   try {
     return await write();
   } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
+    if (!(err instanceof Refusal)) throw err;
     const field = typeof err.details?.field === 'string' ? `spec.${err.details.field}` : fieldOtherwise;
     throw new ManifestError(label, field, err.message, err.code);
   }
