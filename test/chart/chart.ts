@@ -21,11 +21,8 @@ export const KUBE_VERSION = '1.34.4';
 export const RELEASE = 'hearth';
 export const NAMESPACE = 'hearth-system';
 
-export interface RunResult {
-  status: number;
-  stdout: string;
-  stderr: string;
-}
+import type { RunResult } from '../support/processes';
+export type { RunResult };
 
 export function run(binary: string, args: string[], input?: string): RunResult {
   const res = spawnSync(binary, args, { input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 120_000 });

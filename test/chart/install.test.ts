@@ -11,11 +11,11 @@
  * `Succeeded` through the status subresource, as a kubelet reports an exit code 0, and the real Job
  * controller completes the Job from it; helm then goes on exactly as in a cluster.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Kube, kubeToolPath, startKube } from '../support/kube';
+import { runCollected } from '../support/processes';
 import { CHART, KUBE_VERSION, type KubeObject, type RunResult, kubectl } from './chart';
 
 const NS = 'hearth-live';
@@ -38,25 +38,8 @@ const getJson = (args: string[]) => JSON.parse(kubectlOk(['get', ...args, '-o', 
 const listIn = (kind: string, selector?: string): KubeObject[] =>
   getJson([kind, '-n', NS, ...(selector ? ['-l', selector] : [])]).items as KubeObject[];
 
-/** A tool run without blocking the event loop, so the kubelet stand-in acts while helm waits. */
-function runAsync(binary: string, args: string[], timeoutMs = 180_000): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ status: code ?? -1, stdout, stderr });
-    });
-  });
-}
-
 async function kubectlAsync(args: string[]): Promise<string> {
-  const res = await runAsync(kubeToolPath('kubectl'), ['--kubeconfig', kube.kubeconfig, ...args], 30_000);
+  const res = await runCollected(kubeToolPath('kubectl'), ['--kubeconfig', kube.kubeconfig, ...args], { timeoutMs: 30_000 });
   if (res.status !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${res.status}:\n${res.stderr}`);
   return res.stdout;
 }
@@ -124,7 +107,7 @@ class MigrationsKubelet {
 async function helmWithHooks(args: string[]): Promise<{ res: RunResult; kubelet: MigrationsKubelet }> {
   const kubelet = new MigrationsKubelet();
   try {
-    const res = await runAsync(kubeToolPath('helm'), [...args, '--kubeconfig', kube.kubeconfig, '--namespace', NS, '--timeout', '120s']);
+    const res = await runCollected(kubeToolPath('helm'), [...args, '--kubeconfig', kube.kubeconfig, '--namespace', NS, '--timeout', '120s'], { timeoutMs: 180_000 });
     return { res, kubelet };
   } finally {
     await kubelet.stop();
@@ -205,7 +188,7 @@ describe('helm install, upgrade and uninstall with hooks, on an API server with 
 
   test('the release installs: the migrations hook Job ran once, was completed by the Job controller, then deleted with its Pod', async () => {
     helmOk(installed.res);
-    const status = JSON.parse(helmOk(await runAsync(kubeToolPath('helm'), ['status', RELEASE, '-o', 'json', '--kubeconfig', kube.kubeconfig, '--namespace', NS]))) as { info: { status: string } };
+    const status = JSON.parse(helmOk(await runCollected(kubeToolPath('helm'), ['status', RELEASE, '-o', 'json', '--kubeconfig', kube.kubeconfig, '--namespace', NS], { timeoutMs: 180_000 }))) as { info: { status: string } };
     expect(status.info.status).toBe('deployed');
     expect(installed.kubelet.jobUids.size).toBe(1);
     expect(installed.kubelet.podNames.size).toBe(1);
@@ -308,7 +291,7 @@ describe('helm install, upgrade and uninstall with hooks, on an API server with 
 
   describe('helm uninstall', () => {
     beforeAll(async () => {
-      helmOk(await runAsync(kubeToolPath('helm'), ['uninstall', RELEASE, '--kubeconfig', kube.kubeconfig, '--namespace', NS, '--timeout', '120s']));
+      helmOk(await runCollected(kubeToolPath('helm'), ['uninstall', RELEASE, '--kubeconfig', kube.kubeconfig, '--namespace', NS, '--timeout', '120s'], { timeoutMs: 180_000 }));
     }, 180_000);
 
     test('deletes the workloads: the garbage collector removes their ReplicaSets and Pods', async () => {

@@ -11,14 +11,11 @@
  * finalized exactly once, and the order gives exactly one entitlement, one change of the grants feed,
  * and its currency and item once (the balance is checked).
  */
-import path from 'node:path';
 import { testTempDir } from '../support/temp-dir';
 import { type Harness, startHarness } from '../support/harness';
-import { TEST_REDIS_URL } from '../support/env';
 import { call } from '../support/http';
-import { type HearthService, hearthEnv, startHearthService, waitReady } from '../support/hearth-process';
-import { freePort } from '../support/ports';
-import { stopProcess } from '../support/processes';
+import type { HearthService } from '../support/hearth-process';
+import { ApiProcesses, kill9 } from './api-processes';
 import { eventually, sleep } from '../support/wait';
 import { StoreStandIn } from '../support/store-standin';
 import { STORE_KEY, STORE_KEY_VARIABLE, type Buyer, commerceManifests, identifiedBuyer } from '../commerce/helpers';
@@ -27,37 +24,11 @@ jest.setTimeout(120_000);
 
 let h: Harness;
 let store: StoreStandIn;
-const services: HearthService[] = [];
-const logDir = testTempDir('hearth-commerce-kill-');
-
-async function startApi(name: string): Promise<{ service: HearthService; base: string }> {
-  const port = await freePort();
-  const service = startHearthService(
-    name,
-    ['api'],
-    hearthEnv({
-      DATABASE_URL: h.database.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: h.redisPrefix,
-      HEARTH_MASTER_KEY: h.masterKey.toString('hex'),
-      PORT: String(port),
-      METRICS_PORT: String(await freePort()),
-      LOG_LEVEL: 'warn',
-      // The project's publisherKey is `{ env: HEARTH_TEST_STORE_KEY }` (test/commerce/helpers.ts).
-      [STORE_KEY_VARIABLE]: STORE_KEY,
-    }),
-    path.join(logDir, `${name}.log`),
-  );
-  services.push(service);
-  await waitReady(service, `http://127.0.0.1:${port}/readyz`, (message) => new Error(message));
-  return { service, base: `http://127.0.0.1:${port}/v1` };
-}
-
-function kill9(service: HearthService): Promise<void> {
-  const gone = new Promise<void>((resolve) => service.child.once('exit', () => resolve()));
-  service.child.kill('SIGKILL');
-  return gone;
-}
+const apis = new ApiProcesses(() => h, testTempDir('hearth-commerce-kill-'), {
+  // The project's publisherKey is `{ env: HEARTH_TEST_STORE_KEY }` (test/commerce/helpers.ts).
+  [STORE_KEY_VARIABLE]: STORE_KEY,
+});
+const startApi = (name: string) => apis.start(name);
 
 beforeAll(async () => {
   process.env[STORE_KEY_VARIABLE] = STORE_KEY;
@@ -65,7 +36,7 @@ beforeAll(async () => {
   h = await startHarness({ manifests: commerceManifests(store) });
 });
 afterAll(async () => {
-  for (const s of services) await stopProcess(s.child);
+  await apis.stopAll();
   await h?.close();
   await store?.stop();
 });

@@ -19,15 +19,12 @@
  * The kill of a realtime process and of a crash worker are held by test/realtime/failover.test.ts
  * and test/crashes/worker.test.ts.
  */
-import path from 'node:path';
 import { testTempDir } from '../support/temp-dir';
 import { type Harness, startHarness } from '../support/harness';
-import { TEST_REDIS_URL } from '../support/env';
 import { call, signIn } from '../support/http';
-import { type HearthService, hearthEnv, logTail, startHearthService, waitReady } from '../support/hearth-process';
+import { type HearthService, logTail } from '../support/hearth-process';
 import { type Ingress, startIngress } from '../support/ingress';
-import { freePort } from '../support/ports';
-import { stopProcess } from '../support/processes';
+import { ApiProcesses, kill9 } from './api-processes';
 import { sleep } from '../support/wait';
 import { LedgerCheck, MOVE_REFUSALS, type Operation, PURCHASE_REFUSALS, expectGranted, jepsenManifests, makeOperations, pathOf, random, sendAsPatterned } from '../economy/jepsen-model';
 import { reportFigure } from '../support/figures';
@@ -71,37 +68,8 @@ function spread(ms: number[]): string {
 let h: Harness;
 let serverKey: string;
 let ingress: Ingress;
-const services: HearthService[] = [];
-const logDir = testTempDir('hearth-kill-');
-
-/** A `hearth api` process over the harness's database and Redis prefix; answers once /readyz is 200. */
-async function startApi(name: string): Promise<{ service: HearthService; port: number; readyMs: number }> {
-  const port = await freePort();
-  const started = Date.now();
-  const service = startHearthService(
-    name,
-    ['api'],
-    hearthEnv({
-      DATABASE_URL: h.database.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: h.redisPrefix,
-      HEARTH_MASTER_KEY: h.masterKey.toString('hex'),
-      PORT: String(port),
-      METRICS_PORT: String(await freePort()),
-      LOG_LEVEL: 'warn',
-    }),
-    path.join(logDir, `${name}.log`),
-  );
-  services.push(service);
-  await waitReady(service, `http://127.0.0.1:${port}/readyz`, (message) => new Error(message));
-  return { service, port, readyMs: Date.now() - started };
-}
-
-function kill9(service: HearthService): Promise<void> {
-  const gone = new Promise<void>((resolve) => service.child.once('exit', () => resolve()));
-  service.child.kill('SIGKILL');
-  return gone;
-}
+const apis = new ApiProcesses(() => h, testTempDir('hearth-kill-'));
+const startApi = (name: string) => apis.start(name);
 
 beforeAll(async () => {
   h = await startHarness({ manifests: jepsenManifests() });
@@ -110,7 +78,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await ingress?.close();
-  for (const s of services) await stopProcess(s.child);
+  await apis.stopAll();
   await h?.close();
 });
 
@@ -303,5 +271,5 @@ test('kill -9 of API processes mid-load: acknowledged writes stay, every key act
       `fresh process ready ${freshReadyMs} ms after its start`,
     ].join('\n'),
   );
-  if (services.some((s) => s.child.exitCode !== null && s.child.signalCode !== 'SIGKILL')) throw new Error(services.map((s) => `${s.name}:\n${logTail(s.log)}`).join('\n'));
+  if (apis.services.some((s) => s.child.exitCode !== null && s.child.signalCode !== 'SIGKILL')) throw new Error(apis.services.map((s) => `${s.name}:\n${logTail(s.log)}`).join('\n'));
 });

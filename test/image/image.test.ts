@@ -8,7 +8,6 @@
  * migrates a fresh database on the test PostgreSQL, the API Deployment's passes the chart's probes
  * and stops on SIGTERM (tini forwards it) with exit code 0.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { MIGRATIONS_DIR } from '@hearth/core';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../support/env';
 import { KUBE_TOOLS_BIN } from '../support/kube';
 import { freePort } from '../support/ports';
+import { runCollected } from '../support/processes';
 import { type KubeObject, MINIMAL_VALUES, render } from '../chart/chart';
 
 jest.setTimeout(60_000);
@@ -29,35 +29,21 @@ const STORAGE = ['--root', path.join(CACHE, 'storage'), '--runroot', path.join(C
 /** As the chart's pods run: the image's user, nothing writable but /tmp. */
 const AS_IN_THE_CHART = ['--read-only', '--tmpfs', '/tmp', '--network', 'host'];
 
-interface Result { code: number | null; stdout: string; stderr: string }
-
-function run(command: string, args: string[], timeoutMs: number): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, CONTAINERS_CONF: path.join(CACHE, 'containers.conf') }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** A command run to its end with the containers configuration of this machine (see CACHE). */
+const run = (command: string, args: string[], timeoutMs: number) =>
+  runCollected(command, args, { timeoutMs, env: { ...process.env, CONTAINERS_CONF: path.join(CACHE, 'containers.conf') } });
 
 const podman = (args: string[], timeoutMs = 60_000) => run('podman', [...STORAGE, ...args], timeoutMs);
 const podmanOk = async (args: string[], timeoutMs?: number) => {
   const res = await podman(args, timeoutMs);
-  if (res.code !== 0) throw new Error(`podman ${args.join(' ')} exited ${res.code}:\n${res.stderr}${res.stdout}`);
+  if (res.status !== 0) throw new Error(`podman ${args.join(' ')} exited ${res.status}:\n${res.stderr}${res.stdout}`);
   return res.stdout;
 };
 const envArgs = (vars: Record<string, string>) => Object.entries(vars).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
 
 beforeAll(async () => {
   const built = await run('bash', [path.join(ROOT, 'test', 'image', 'build.sh'), IMAGE], 20 * 60_000);
-  if (built.code !== 0) throw new Error(`test/image/build.sh exited ${built.code}:\n${built.stderr.split('\n').slice(-60).join('\n')}`);
+  if (built.status !== 0) throw new Error(`test/image/build.sh exited ${built.status}:\n${built.stderr.split('\n').slice(-60).join('\n')}`);
   expect(built.stdout.trim()).toBe(IMAGE);
 }, 20 * 60_000);
 
@@ -74,9 +60,9 @@ test('the image is configured as the Dockerfile says: tini runs `node dist/heart
 
 test('`hearth --version` runs in it, as a non-root user that cannot write /app', async () => {
   const version = await podman(['run', '--rm', ...AS_IN_THE_CHART, IMAGE, '--version']);
-  expect(version).toMatchObject({ code: 0, stdout: `${JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version}\n` });
+  expect(version).toMatchObject({ status: 0, stdout: `${JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version}\n` });
   const who = await podman(['run', '--rm', ...AS_IN_THE_CHART, '--entrypoint', 'sh', IMAGE, '-c', 'id -u; touch /app/x 2>/dev/null && echo writable || echo read-only']);
-  expect(who).toMatchObject({ code: 0, stdout: '10001\nread-only\n' });
+  expect(who).toMatchObject({ status: 0, stdout: '10001\nread-only\n' });
 });
 
 /** A container of a rendered pod, the fields this test turns into `podman run` options. */
@@ -173,11 +159,11 @@ describe("the chart's containers, as it renders them, run on the image", () => {
     const db = knexFactory({ client: 'pg', connection: databaseUrl(name), pool: { min: 0, max: 1 } });
     try {
       const first = await podman(['run', '--rm', ...podmanRun(pod, container, {})]);
-      expect({ code: first.code, stderr: first.stderr }).toEqual({ code: 0, stderr: '' });
+      expect({ status: first.status, stderr: first.stderr }).toEqual({ status: 0, stderr: '' });
       const applied = async () => (await db('knex_migrations').orderBy('id').pluck('name')) as string[];
       expect(await applied()).toEqual(migrations);
       const again = await podman(['run', '--rm', ...podmanRun(pod, container, {})]);
-      expect(again.code).toBe(0);
+      expect(again.status).toBe(0);
       expect(await applied()).toEqual(migrations);
     } finally {
       await db.destroy();
