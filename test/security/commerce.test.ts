@@ -224,6 +224,22 @@ describe('API1 object level: another player\'s or another environment\'s orders,
     await baitUntouched();
   });
 
+  test("a shop-live player naming an approved order of another project's player: 404, that order neither asked about nor finalized", async () => {
+    const rival = await buyerOf('rival-live-key', RIVAL_APP_ID);
+    const theirs = (await kept(order(h, rival))).body;
+    store.authorize(theirs.storeOrderId, true);
+    const asked = () => store.calls.filter((c) => c.params.orderid === theirs.storeOrderId && c.method !== 'InitTxn').length;
+    expect(asked()).toBe(0);
+    for (const who of [attacker, victim]) {
+      expectError(await unchangedBy(() => kept(authorize(h, who, theirs.storeOrderId))), 404, 'not-found', 'body.storeOrderId');
+    }
+    expect(asked()).toBe(0);
+    expect(store.txnOf(theirs.storeOrderId)).toMatchObject({ status: 'Approved', finalized: 0 });
+    // Its own player settles it, in its own project's app.
+    expect((await kept(authorize(h, rival, theirs.storeOrderId))).body.order.status).toBe('completed');
+    expect(store.calls.filter((c) => c.method === 'FinalizeTxn' && c.params.orderid === theirs.storeOrderId).map((c) => c.params.appid)).toEqual([String(RIVAL_APP_ID)]);
+  });
+
   test("the attacker's reconciliation settles only the attacker's orders: the victim's approved order is not finalized", async () => {
     const queried = store.calls.filter((c) => c.method === 'QueryTxn' && c.params.orderid === bait.storeOrderId).length;
     const reply = await unchangedBy(() => kept(reconcile(h, attacker)));
