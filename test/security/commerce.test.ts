@@ -494,6 +494,18 @@ describe("API10 unsafe consumption of the store's answers", () => {
     expect(store.txnOf(o.storeOrderId).finalized).toBe(1);
   });
 
+  test("the failure's reason is logged for the operator (the answer says only unavailable), and the line carries no key or URL", async () => {
+    const o = await approvedOrder();
+    const from = logged.length;
+    relay.next('QueryTxn', () => ({ status: 403, body: '<html>Forbidden</html>', contentType: 'text/html' }));
+    expectError(await kept(authorize(h, o.buyer, o.storeOrderId)), 503, 'unavailable');
+    await new Promise((resolve) => setImmediate(resolve)); // the log is written at the end of the event-loop turn
+    const lines = logged.slice(from).join('').split('\n').filter((line) => line.includes('the store call failed'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0])).toMatchObject({ level: 40, call: 'QueryTxn', reason: 'key-refused' });
+    expect(leaks(lines[0])).toEqual([]);
+  });
+
   test('64-bit ids written as bare JSON numbers are read as the exact digits: the order settles', async () => {
     const o = await approvedOrder();
     expect(BigInt(o.storeOrderId) > 2n ** 53n).toBe(true);
@@ -584,8 +596,8 @@ afterAll(() => {
   expect(lines.length).toBeGreaterThan(0);
   expect(lines.slice(linesChecked).map(leaks).flat()).toEqual([]);
   // The capture saw the requests the store failed: the lines a leak would be in.
-  const aboutStoreFailures = lines.filter((line) => /"status":50[23]\b/.test(line)).length;
+  const aboutStoreFailures = lines.filter((line) => /"status":50[23]\b/.test(line) || line.includes('"msg":"the store')).length;
   reportFigure(
-    `commerce attacks: ${answered.length} answers and ${lines.length} log lines (${aboutStoreFailures} of requests the store failed) checked: none with the key, the store's address or a transid`,
+    `commerce attacks: ${answered.length} answers and ${lines.length} log lines (${aboutStoreFailures} about the store's failures) checked: none with the key, the store's address or a transid`,
   );
 });

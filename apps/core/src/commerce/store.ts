@@ -121,6 +121,8 @@ export interface TxnReport extends TxnIds {
 export interface StoreAccess {
   settings: StoreSpecT;
   publisherKey: string;
+  /** Told of every failed call (to log why: the routes answer only `unavailable` or `provider-refused`). Its error never names the URL. */
+  onFailure?: (failure: StoreRefusal | StoreUnavailable) => void;
 }
 
 type Params = Record<string, string>;
@@ -247,6 +249,9 @@ export class StoreClient {
     reading.catch(() => undefined); // settled after the deadline, if ever: nobody waits for it then
     try {
       return await Promise.race([reading, deadline]);
+    } catch (err) {
+      if (err instanceof StoreRefusal || err instanceof StoreUnavailable) this.access.onFailure?.(err);
+      throw err;
     } finally {
       clearTimeout(timer);
     }
