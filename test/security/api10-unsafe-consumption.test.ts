@@ -1,8 +1,8 @@
 /**
- * OWASP API Security Top 10 (2023), API10 "Unsafe consumption of APIs". The one outside service
- * Hearth reads is the identity provider's key set (POST /auth/idp; its URL is the Project manifest's
- * `identityProvider.jwksUri`). Hearth validates no store receipts and calls no webhook, so there is
- * nothing else to consume (docs/reliability.md). A key set that is malformed, oversized, slow, stalled
+ * OWASP API Security Top 10 (2023), API10 "Unsafe consumption of APIs", for the identity provider's
+ * key set (POST /auth/idp; its URL is the Project manifest's `identityProvider.jwksUri`). The other
+ * outside service Hearth reads, the game store's web API, is attacked in commerce.test.ts beside this
+ * file (docs/reliability.md). A key set that is malformed, oversized, slow, stalled
  * or redirected is refused cleanly: the sign-in answers 503 `unavailable` within the fetch deadline,
  * nothing is made, and the API serves on with bounded memory. test/api/idp.test.ts holds the good
  * provider, a dead one and one answering 500.

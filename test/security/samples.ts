@@ -124,7 +124,7 @@ export const SAMPLES: Record<string, Prepare> = {
     return { path: () => '/licence/release', body: { machineId: `machine-${s.id}` }, ok: 204 };
   },
   // No store is set up in these environments: a good-shaped commerce request passes input validation
-  // and is refused by its handler (STORE_NOT_SET_UP); test/commerce runs them against a stand-in store.
+  // and is refused by its handler (STORE_NOT_SET_UP); test/commerce and commerce.test.ts here run them against a stand-in store.
   'POST /commerce/orders': async () => ({ path: () => '/commerce/orders', body: { sku: 'sec-product', provider: 'steam', language: 'en' }, ok: STORE_NOT_SET_UP }),
   'POST /commerce/store/identify': async () => ({ path: () => '/commerce/store/identify', body: { ticket: 'ABCD', identity: 'hearth' }, ok: STORE_NOT_SET_UP }),
   'POST /commerce/store/authorizations': async () => ({ path: () => '/commerce/store/authorizations', body: { storeOrderId: '12345', authorized: true }, ok: STORE_NOT_SET_UP }),

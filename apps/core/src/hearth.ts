@@ -156,7 +156,7 @@ export class HearthCore {
     this.symbols = new SymbolService(this.cursors, deps.logger, deps.objectStore);
     this.crashUploads = new CrashUploadService(deps.objectStore);
     this.support = new SupportService();
-    this.commerce = new CommerceService(this.cursors, new PublisherKeys(this.projectSecretKeys), this.economy, this.items, { pool: deps.db, bus: this.bus, watch: this.contentWatch });
+    this.commerce = new CommerceService(this.cursors, new PublisherKeys(this.projectSecretKeys), this.economy, this.items, { pool: deps.db, bus: this.bus, watch: this.contentWatch }, deps.logger);
   }
 
   /** Deletes a player and everything every area holds for them, in one transaction (players/deletion.ts). */

@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { Refusal, RouteLimitReached, refuse } from '../errors';
+import type { Logger } from '../logger';
 import { randomId } from '../ids';
 import { windowOf, type RateOutcome } from '../coord/coordination';
 import type { CursorCodec, Page } from '../pagination';
@@ -173,6 +174,7 @@ export class CommerceService {
     private readonly economy: EconomyService,
     private readonly items: ItemService,
     content: { pool: Db; bus: InvalidationBus; watch: ContentWatch },
+    private readonly logger: Logger,
   ) {
     this.onSale = new DefinitionSnapshots(content.pool, cursors, PRODUCTS_CONTENT, loadCatalogEntries, content.bus, content.watch);
     this.standings = new WatchedCache(content.watch, STANDING_TTL_MS, STANDINGS_KEPT);
@@ -443,9 +445,18 @@ export class CommerceService {
 
   private async storeOf(db: Queryable, env: EnvironmentContext, settings: StoreSpecT): Promise<StoreClient> {
     try {
-      return new StoreClient({ settings, publisherKey: await this.keys.read(db, env, settings.publisherKey) });
+      return new StoreClient({ settings, publisherKey: await this.keys.read(db, env, settings.publisherKey), onFailure: (failure) => this.storeFailed(env, failure) });
     } catch (err) {
       throw storeRefusal(err);
+    }
+  }
+
+  /** Why a store call failed, for the operator: the answer says only `unavailable` or `provider-refused`. The store refusing a ticket is a player's doing, not a fault. */
+  private storeFailed(env: EnvironmentContext, failure: StoreRefusal | StoreUnavailable): void {
+    if (failure instanceof StoreUnavailable) {
+      this.logger.warn({ environmentId: env.id, call: failure.call, reason: failure.reason, err: failure.message }, 'the store call failed');
+    } else {
+      this.logger.info({ environmentId: env.id, call: failure.call, storeErrorCode: failure.errorCode, err: failure.message }, 'the store refused the call');
     }
   }
 

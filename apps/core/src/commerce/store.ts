@@ -121,6 +121,8 @@ export interface TxnReport extends TxnIds {
 export interface StoreAccess {
   settings: StoreSpecT;
   publisherKey: string;
+  /** Told of every failed call (to log why: the routes answer only `unavailable` or `provider-refused`). Its error never names the URL. */
+  onFailure?: (failure: StoreRefusal | StoreUnavailable) => void;
 }
 
 type Params = Record<string, string>;
@@ -182,23 +184,23 @@ export class StoreClient {
       form[`amount[${i}]`] = String(line.amount);
       form[`description[${i}]`] = line.description;
     });
-    return txnIds(await this.post('InitTxn', `${this.txn()}/InitTxn/v3/`, form), 'InitTxn');
+    return txnIds(await this.post('InitTxn', `${this.txn()}/InitTxn/v3/`, form), 'InitTxn', start.orderId);
   }
 
   /** The transaction's status now. */
   async queryTxn(orderId: string): Promise<TxnReport> {
     const params = await this.get('QueryTxn', `${this.txn()}/QueryTxn/v3/`, { appid: String(this.access.settings.appId), orderid: checkedUint64(orderId, 'orderId') });
-    return txnReport(params, 'QueryTxn');
+    return txnReport(params, 'QueryTxn', orderId);
   }
 
   /** Takes the money of an approved transaction. */
   async finalizeTxn(orderId: string): Promise<TxnIds> {
-    return txnIds(await this.post('FinalizeTxn', `${this.txn()}/FinalizeTxn/v2/`, { orderid: checkedUint64(orderId, 'orderId'), appid: String(this.access.settings.appId) }), 'FinalizeTxn');
+    return txnIds(await this.post('FinalizeTxn', `${this.txn()}/FinalizeTxn/v2/`, { orderid: checkedUint64(orderId, 'orderId'), appid: String(this.access.settings.appId) }), 'FinalizeTxn', orderId);
   }
 
   /** Gives the money of a settled transaction back (support's tool; refunds reach Hearth through the report). */
   async refundTxn(orderId: string): Promise<TxnIds> {
-    return txnIds(await this.post('RefundTxn', `${this.txn()}/RefundTxn/v2/`, { orderid: checkedUint64(orderId, 'orderId'), appid: String(this.access.settings.appId) }), 'RefundTxn');
+    return txnIds(await this.post('RefundTxn', `${this.txn()}/RefundTxn/v2/`, { orderid: checkedUint64(orderId, 'orderId'), appid: String(this.access.settings.appId) }), 'RefundTxn', orderId);
   }
 
   /** What changed since `since` (RFC 3339): settled, refunded and charged back transactions. */
@@ -239,10 +241,17 @@ export class StoreClient {
         reject(new StoreUnavailable(call, 'timeout', `no answer within ${STORE_CALL.timeoutMs} ms`));
       }, STORE_CALL.timeoutMs);
     });
-    const reading = exchange(call, url, { ...init, signal: controller.signal, redirect: 'error' }, maxBytes);
+    const reading = exchange(call, url, { ...init, signal: controller.signal, redirect: 'error' }, maxBytes).then((params) => {
+      // An answer that names an app is about this game's app, or it is not an answer to this call.
+      if (params.appid !== undefined && String(params.appid) !== String(this.access.settings.appId)) throw malformed(call, 'params.appid is another app');
+      return params;
+    });
     reading.catch(() => undefined); // settled after the deadline, if ever: nobody waits for it then
     try {
       return await Promise.race([reading, deadline]);
+    } catch (err) {
+      if (err instanceof StoreRefusal || err instanceof StoreUnavailable) this.access.onFailure?.(err);
+      throw err;
     } finally {
       clearTimeout(timer);
     }
@@ -327,16 +336,27 @@ function checkedUint64(value: string, name: string): string {
   return value;
 }
 
-function txnIds(params: Record<string, unknown>, call: StoreCallName): TxnIds {
-  return { orderId: uint64Field(params, 'orderid', call), transId: uint64Field(params, 'transid', call) };
+/**
+ * The order an answer is about must be the order asked: an answer about another order (a store's or a
+ * middlebox's mix-up, a replayed answer) would settle this order by another's status.
+ */
+function askedOrder(params: Record<string, unknown>, call: StoreCallName, asked: string): string {
+  const orderId = uint64Field(params, 'orderid', call);
+  if (orderId !== asked) throw malformed(call, 'params.orderid is not the order asked');
+  return orderId;
 }
 
-function txnReport(params: Record<string, unknown>, call: StoreCallName): TxnReport {
+function txnIds(params: Record<string, unknown>, call: StoreCallName, asked: string): TxnIds {
+  return { orderId: askedOrder(params, call, asked), transId: uint64Field(params, 'transid', call) };
+}
+
+/** A transaction as QueryTxn (the order `asked`) or GetReport (any of the app's orders) tells it. */
+function txnReport(params: Record<string, unknown>, call: StoreCallName, asked?: string): TxnReport {
   const status = params.status;
   if (typeof status !== 'string' || !(TXN_STATUSES as readonly string[]).includes(status)) throw malformed(call, 'params.status is not a known status');
   const items = Array.isArray(params.items) ? (params.items as unknown[]).map((item) => asRecord(item, call)) : [];
   return {
-    orderId: uint64Field(params, 'orderid', call),
+    orderId: asked === undefined ? uint64Field(params, 'orderid', call) : askedOrder(params, call, asked),
     transId: typeof params.transid === 'string' && isUint64(params.transid) ? params.transid : '',
     steamId: uint64Field(params, 'steamid', call),
     status: status as TxnStatus,
