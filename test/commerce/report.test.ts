@@ -6,7 +6,9 @@
  * engine, each applied once; the metrics it moves; projects kept apart. Also the reconcile route when
  * the store answers some of a player's orders only.
  */
+import { Writable } from 'node:stream';
 import { Client } from 'pg';
+import pino from 'pino';
 import { createLogger, storeReportJob, type StoreReportSettings } from '@hearth/core';
 import { CrashWorkerMetrics, loadStoreReportSettings } from '@hearth/crash-worker';
 import { type Harness, startHarness } from '../support/harness';
@@ -458,5 +460,36 @@ describe('isolation', () => {
     expect(liveFeed.body.items).toEqual([]);
     const entitlements = await call(h.base, 'GET', '/players/me/entitlements', { token: tester.token });
     expect(entitlements.body.items.map((e: { orderId: string; status: string; revokedAt: string | null }) => [e.orderId, e.status, typeof e.revokedAt])).toEqual([[testOrder.id, 'revoked', 'string']]);
+  });
+});
+
+describe('a project whose publisher key this deployment does not hold', () => {
+  test('is passed over, not failed: no store call, said once in the log, counted as unconfigured; with the key back it runs', async () => {
+    const lines: { msg: string; projectId?: number; level: number }[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const job = storeReportJob({ db: h.db, logger: pino({ level: 'info' }, sink), settings: SETTINGS, commerce: h.core.commerce, observer: metrics.storeReport });
+    const reportsBefore = store.count('GetReport');
+    const unconfiguredBefore = await metricValue('hearth_commerce_report_runs_total', { outcome: 'unconfigured' });
+    const failedBefore = await metricValue('hearth_commerce_report_runs_total', { outcome: 'failed' });
+    delete process.env[STORE_KEY_VARIABLE]; // both projects read their key from this variable
+    try {
+      const ticks = [await job.tick(), await job.tick()];
+      for (const tick of ticks) expect(tick.projects.map((p) => p.outcome)).toEqual(['unconfigured', 'unconfigured']);
+      expect(store.count('GetReport')).toBe(reportsBefore);
+      expect(await metricValue('hearth_commerce_report_runs_total', { outcome: 'unconfigured' })).toBe(unconfiguredBefore + 4);
+      expect(await metricValue('hearth_commerce_report_runs_total', { outcome: 'failed' })).toBe(failedBefore);
+      const said = lines.filter((l) => l.msg.includes('no publisher key'));
+      expect(said.map((l) => l.projectId).sort()).toEqual(ticks[0].projects.map((p) => p.projectId).sort()); // once per project, over two ticks
+      expect(lines.filter((l) => l.level >= 40)).toEqual([]); // no warning
+    } finally {
+      process.env[STORE_KEY_VARIABLE] = STORE_KEY;
+    }
+    expect((await job.tick()).projects.map((p) => p.outcome)).toEqual(['succeeded', 'succeeded']);
+    expect(store.count('GetReport')).toBe(reportsBefore + 2);
   });
 });

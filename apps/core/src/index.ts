@@ -111,6 +111,6 @@ export * from './spec/store';
 export { IDENTIFY_LIMIT, CATALOG_DEFAULT_CURRENCY, IdentifyLimitReached, type CommerceService } from './commerce/service';
 export {
   StoreReportJob, storeReportJob, revokeOrder, reportCursorLags, DEFAULT_STORE_REPORT_SETTINGS,
-  type StoreReportSettings, type StoreReportObserver, type TickSummary, type TakeBack,
+  type StoreReportSettings, type StoreReportObserver, type ProjectRunOutcome, type TickSummary, type TakeBack,
 } from './commerce/report';
 export * from './spec/product';

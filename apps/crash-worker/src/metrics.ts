@@ -4,7 +4,7 @@
  * scraped, so every worker answers the same depth and age (a KEDA or HPA rule may read any of them).
  */
 import client from 'prom-client';
-import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, registerProcessMetrics, reportCursorLags, type Db, type OrderStatus, type StoreReportObserver } from '@hearth/core';
+import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, registerProcessMetrics, reportCursorLags, type Db, type OrderStatus, type ProjectRunOutcome, type StoreReportObserver } from '@hearth/core';
 
 export type JobOutcome = 'recorded' | 'poison' | 'already-finished' | 'gone' | 'retry';
 
@@ -80,7 +80,7 @@ export class StoreReportMetrics implements StoreReportObserver {
   constructor(registry: client.Registry, db: Db) {
     this.runs = new client.Counter({
       name: 'hearth_commerce_report_runs_total',
-      help: "Projects' report runs by outcome (succeeded; failed: the store or an order could not be read or applied, tried again next tick; skipped: another runner held the project)",
+      help: "Projects' report runs by outcome (succeeded; failed: the store or an order could not be read or applied, tried again next tick; skipped: another runner held the project; unconfigured: no publisher key for it on this deployment)",
       labelNames: ['outcome'] as const,
       registers: [registry],
     });
@@ -113,7 +113,7 @@ export class StoreReportMetrics implements StoreReportObserver {
     });
   }
 
-  projectRun(outcome: 'succeeded' | 'failed' | 'skipped'): void {
+  projectRun(outcome: ProjectRunOutcome): void {
     this.runs.inc({ outcome });
   }
 

@@ -70,8 +70,11 @@ export const DEFAULT_STORE_REPORT_SETTINGS: StoreReportSettings = {
 
 /** What the job did, for the process's metrics (the worker's prom-client registry implements it). */
 export interface StoreReportObserver {
-  /** One project's run: `succeeded`, `failed` (the store or an order could not be read or applied), `skipped` (another runner holds it). */
-  projectRun(outcome: 'succeeded' | 'failed' | 'skipped'): void;
+  /**
+   * One project's run: `succeeded`, `failed` (the store or an order could not be read or applied),
+   * `skipped` (another runner holds it), `unconfigured` (this deployment holds no publisher key for it).
+   */
+  projectRun(outcome: ProjectRunOutcome): void;
   /** An order the job moved: `settled` from the report or a QueryTxn, `expired` (abandoned or never heard of), `revoked` (refund, chargeback). */
   order(action: 'settled' | 'expired' | 'revoked', status: OrderStatus): void;
   storeError(call: string, reason: string): void;
@@ -81,8 +84,10 @@ export interface StoreReportObserver {
   tickSucceeded(at: Date): void;
 }
 
+export type ProjectRunOutcome = 'succeeded' | 'failed' | 'skipped' | 'unconfigured';
+
 export interface TickSummary {
-  projects: { projectId: number; outcome: 'succeeded' | 'failed' | 'skipped' }[];
+  projects: { projectId: number; outcome: ProjectRunOutcome }[];
 }
 
 interface ProjectRun {
@@ -115,6 +120,8 @@ export class StoreReportJob {
   private timer?: NodeJS.Timeout;
   private running?: Promise<unknown>;
   private stopped = false;
+  /** Projects already said to have no publisher key here (said again once one appears and goes). */
+  private readonly unconfigured = new Set<number>();
 
   constructor(
     private readonly db: Db,
@@ -152,8 +159,21 @@ export class StoreReportJob {
   async tick(): Promise<TickSummary> {
     const summary: TickSummary = { projects: [] };
     for (const project of await projectsWithStore(this.db)) {
+      // Store settings without a key here (`hearth dev` without HEARTH_DEV_STORE_KEY, a Secret not yet
+      // carried): nothing to ask the store with. Said once per project, not warned each tick; the
+      // project's cursor lag still grows, so the lag alert tells an SRE whose key went missing.
+      if (!(await this.commerce.storeConfigured(this.db, project.first))) {
+        if (!this.unconfigured.has(project.projectId)) {
+          this.unconfigured.add(project.projectId);
+          this.logger.info({ projectId: project.projectId }, 'commerce report job passes over a project: no publisher key for it on this deployment');
+        }
+        this.observer?.projectRun('unconfigured');
+        summary.projects.push({ projectId: project.projectId, outcome: 'unconfigured' });
+        continue;
+      }
+      this.unconfigured.delete(project.projectId);
       const release = await tryProjectLock(this.db, project.projectId);
-      let outcome: 'succeeded' | 'failed' | 'skipped' = 'skipped';
+      let outcome: ProjectRunOutcome = 'skipped';
       if (release) {
         try {
           await this.runProject(project);

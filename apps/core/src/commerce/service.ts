@@ -438,6 +438,17 @@ export class CommerceService {
    * GetReport for the environment's project, with the project's key (the background reconciliation,
    * report.ts). The store's failures are thrown as the adapter's (StoreUnavailable, StoreRefusal).
    */
+  /** Whether this deployment holds the project's publisher key (sealed by the operator, mounted, or in the environment). */
+  async storeConfigured(db: Queryable, env: EnvironmentContext): Promise<boolean> {
+    try {
+      await this.keys.read(db, env, this.settingsOf(env, 'steam').publisherKey);
+      return true;
+    } catch (err) {
+      if (err instanceof PublisherKeyMissing) return false;
+      throw err;
+    }
+  }
+
   async storeReport(db: Queryable, env: EnvironmentContext, since: Date, maxResults: number): Promise<{ count: number; orders: TxnReport[] }> {
     const store = await this.storeOf(db, env, this.settingsOf(env, 'steam'));
     return store.getReport(since, maxResults);
