@@ -511,9 +511,10 @@ export class CommerceService {
     try {
       txn = options.reported ?? (await store.queryTxn(row.store_order_id));
     } catch (err) {
-      // The store never heard of a pending order whose InitTxn is long over: it never began.
-      if (err instanceof StoreRefusal && err.errorCode === STORE_ERROR.invalidParameter && row.status === 'pending' && Date.now() - new Date(row.created_at).getTime() > FINALIZE_CLAIM_SECONDS * 1000) {
-        return this.moveOpen(db, row, 'failed');
+      // The store has not heard of a pending order: its InitTxn is still on the way (the order stays pending,
+      // answered as it stands), or, once that call's deadline is long over, never arrived (it never began).
+      if (err instanceof StoreRefusal && err.errorCode === STORE_ERROR.invalidParameter && row.status === 'pending') {
+        return Date.now() - new Date(row.created_at).getTime() > FINALIZE_CLAIM_SECONDS * 1000 ? this.moveOpen(db, row, 'failed') : row;
       }
       throw storeRefusal(err);
     }
