@@ -469,11 +469,15 @@ export class CommerceService {
     if (account.purchase_status === LOCKED) throw new Refusal('purchase-not-allowed', 'The store does not let this player buy.');
     const price = product.prices.find((p) => p.currency === account.currency);
     if (!price) throw new Refusal('not-purchasable', `"${product.sku}" is not sold in the player's store currency (${account.currency}).`);
+    // Open orders are read before entitlements: a completion does not take the player's lock, and it moves its
+    // order out of the open states and makes the entitlement in one commit. Read the other way round, a
+    // completion committing between the two reads would pass both (no entitlement yet, no open order any more)
+    // and a one-time product would be held twice.
+    const open = await trx('commerce_orders').where({ player_id: playerId, sku: product.sku }).whereIn('status', OPEN).first('id');
     if (!product.repeatable) {
       const active = await trx('commerce_entitlements').where({ player_id: playerId, key: product.entitlement, status: 'active' }).first('id');
       if (active) throw new Refusal('already-active', `The player already holds "${product.sku}".`);
     }
-    const open = await trx('commerce_orders').where({ player_id: playerId, sku: product.sku }).whereIn('status', OPEN).first('id');
     if (open) throw orderInProgress(product.sku);
     const [row] = await trx('commerce_orders')
       .insert({
