@@ -212,11 +212,19 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
     }));
     const elapsed = Date.now() - started;
 
-    // Quiet: whatever the store holds is settled by the routes and the job (stray injected failures are used up on the way).
-    for (let round = 0; round < 3; round++) {
+    // Quiet: whatever the store holds is settled by the routes and the job (stray injected failures and lost
+    // answers are used up on the way), until no order waits on what the store already said.
+    const players = buyers.map((b) => b.id);
+    const unsettled = async () =>
+      (await h.db('commerce_orders').whereIn('player_id', players)).filter((row) => {
+        const status = store.txns.get(row.store_order_id)?.status ?? 'unknown';
+        return (['pending', 'awaiting-player'].includes(row.status) && status !== 'Init') || (row.status === 'completed' && status !== 'Succeeded');
+      }).length;
+    let quietRounds = 0;
+    do {
       for (const buyer of buyers) await reconcile(h, buyer);
       await job().tick();
-    }
+    } while (++quietRounds < 10 && (await unsettled()) > 0);
     running = false;
     await follower;
     while ((await followOnce()) > 0);
@@ -232,11 +240,13 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
     for (const { route, reply } of answered) {
       const ok = allowed[route] ?? { 200: [] };
       const fine = reply.status in ok && (ok[reply.status].length === 0 || ok[reply.status].includes(reply.body?.error));
-      if (!fine) expect({ route, status: reply.status, body: reply.body }).toBeUndefined();
+      // One store refusal is expected: a settler that read Approved calls FinalizeTxn after another's lost answer
+      // and a refund, and the store answers "not approved" (5); the order stays open and the next settlement moves it.
+      const notApproved = (route === 'authorize' || route === 'reconcile') && reply.status === 502 && reply.body?.details?.storeErrorCode === 5;
+      if (!fine && !notApproved) expect({ route, status: reply.status, body: reply.body }).toBeUndefined();
     }
 
     const db = h.db;
-    const players = buyers.map((b) => b.id);
     const rows = await db('commerce_orders').whereIn('player_id', players).orderBy('created_at');
     const entitlements = await db('commerce_entitlements').whereIn('player_id', players);
     const changes = await db('commerce_grant_changes').orderBy('seq');
@@ -263,7 +273,9 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
       if (txn?.status === 'Succeeded') expect(view).toEqual({ ...view, granted: true, status: 'completed' });
       else if (txn?.finalized === 1) expect(view).toEqual({ ...view, status: txn.status === 'Chargedback' ? 'chargedback' : 'refunded' });
       else if (txn?.status === 'Failed') expect(view).toEqual({ ...view, status: 'failed' });
-      // Left in the overlay: still awaiting the player, or failed by the job past the abandoned age.
+      // Left in the overlay: still awaiting the player, or failed by the job past the abandoned age; an approval
+      // that came after that (a slow player) is never finalized: nothing was taken.
+      else if (txn?.status === 'Approved') expect(view).toEqual({ ...view, status: 'failed' });
       else if (txn) expect({ ...view, status: view.status === 'failed' ? 'awaiting-player' : view.status }).toEqual({ ...view, status: 'awaiting-player', store: 'Init' });
       else expect(view.status === 'pending' || view.status === 'failed').toBe(true);
     }
@@ -389,7 +401,7 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
       `commerce jepsen seed ${seed}: ${OPERATIONS} operations by ${CLIENTS} clients in ${elapsed} ms (${answered.length} answers); ${rows.length} orders (${replays} replays), ` +
         `(${answered.filter((a) => a.reply.body?.error === 'order-in-progress').length} order-in-progress, ${answered.filter((a) => a.reply.body?.error === 'already-active').length} already-active), ` +
         `${entitlements.length} granted, ${revoked} revoked of ${refunded} taken back at the store, ${shortfalls.length} shortfalls, ${spent} spends, ${store.count('FinalizeTxn')} FinalizeTxn, ` +
-        `${answerLost.size} FinalizeTxn answers lost, ${ticks.filter((t) => t === 'skipped').length} of ${ticks.length} runner ticks skipped`,
+        `${answerLost.size} FinalizeTxn answers lost, ${quietRounds} quiet rounds, ${ticks.filter((t) => t === 'skipped').length} of ${ticks.length} runner ticks skipped`,
     );
   });
 });
