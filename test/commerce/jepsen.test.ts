@@ -293,6 +293,23 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
     }
     expect(changes.filter((c) => !entitlements.some((e) => e.id === c.entitlement_id))).toEqual([]);
 
+    // Acknowledgements: every answer for a grant (racing ones too) is its first acknowledgement, as the database keeps
+    // it; GET /commerce/grants is then exactly the active grants no server acknowledged, oldest first.
+    const entitlementById = new Map(entitlements.map((e) => [e.id as string, e]));
+    for (const { reply } of answered.filter((a) => a.route === 'ack')) {
+      const kept = entitlementById.get(reply.body.id)!;
+      expect({ grant: reply.body.id, acknowledgedAt: reply.body.acknowledgedAt }).toEqual({ grant: reply.body.id, acknowledgedAt: new Date(kept.acknowledged_at).toISOString() });
+    }
+    const unacknowledged: string[] = [];
+    for (let next: string | null = ''; next !== null; ) {
+      const grants: Reply = await call(h.base, 'GET', `/commerce/grants?limit=9${next ? `&cursor=${encodeURIComponent(next)}` : ''}`, { token: serverToken });
+      unacknowledged.push(...grants.body.items.map((g: { id: string }) => g.id));
+      next = grants.body.next;
+    }
+    // (Ordered by PostgreSQL: granted_at has microseconds a JS Date does not.)
+    const waiting = await h.db('commerce_entitlements').whereIn('player_id', players).where({ status: 'active' }).whereNull('acknowledged_at').orderBy(['granted_at', 'id']).pluck('id');
+    expect(unacknowledged).toEqual(waiting);
+
     // The feed read from the start with `next`, and as the server followed it during the run: every change once, in order.
     const fromStart: { change: string; grantId: string }[] = [];
     let page = await call(h.base, 'GET', '/commerce/grants/changes?limit=9', { token: serverToken });
