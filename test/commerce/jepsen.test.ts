@@ -105,6 +105,9 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
     const orders: OrderOp[] = [];
     const ticks: string[] = [];
     let spent = 0;
+    /** What the players used of what products gave: potions by player, charms by id. */
+    const potionsUsed = new Map<string, number>();
+    const charmsUsed = new Set<string>();
     /** Orders whose FinalizeTxn took the money but whose answer was lost. */
     const answerLost = new Set<string>();
 
@@ -176,6 +179,24 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
           if (taken.length > 0) store.settle(taken[Math.floor(which * taken.length)].orderid, status);
         };
       }
+      if (roll >= 0.82 && roll < 0.9) {
+        // The player uses what a product gave: a potion of the stack, or one of its charms (so that a refund may find them gone).
+        const potion = rand() < 0.5;
+        const which = rand();
+        return async () => {
+          const headers = { 'Idempotency-Key': `cj-use-${seed}-${i}` };
+          if (potion) {
+            const reply = note('use-potion')(await call(h.base, 'POST', `/players/${buyer.id}/item-stacks/consume`, { token: serverToken, body: { itemTypeKey: 'potion', quantity: 1 }, headers }));
+            if (reply.status === 200) potionsUsed.set(buyer.id, (potionsUsed.get(buyer.id) ?? 0) + 1);
+            return;
+          }
+          const held = await h.db('items').where({ player_id: buyer.id, item_type_key: 'charm' }).whereNull('consumed_at').orderBy('seq').pluck('id');
+          if (held.length === 0) return;
+          const itemId = held[Math.floor(which * held.length)];
+          const reply = note('use-charm')(await call(h.base, 'POST', `/players/${buyer.id}/items/${itemId}/consume`, { token: serverToken, headers }));
+          if (reply.status === 200) charmsUsed.add(itemId);
+        };
+      }
       if (roll < 0.87) {
         // The player spends gold (so that a refund may find less than it gave).
         const amount = 1 + Math.floor(rand() * 250);
@@ -236,6 +257,9 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
       authorize: { 200: [], 503: ['unavailable'] },
       reconcile: { 200: [], 503: ['unavailable'] },
       spend: { 200: [], 409: ['insufficient-balance'] },
+      'use-potion': { 200: [], 404: ['not-found'], 409: ['insufficient-balance'] },
+      // A refund may consume the charm between the read and the use.
+      'use-charm': { 200: [], 409: ['already-consumed'] },
     };
     for (const { route, reply } of answered) {
       const ok = allowed[route] ?? { 200: [] };
@@ -360,24 +384,45 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
       });
     }
 
-    // Items granted once per grant and taken back with its refund: nobody spent them, so exactly.
+    // Items granted once per grant, and taken back with its refund as far as the player had not used them (the rest a shortfall).
     const stacks = await db('item_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').whereIn('i.player_id', players).select('i.player_id', 's.item_type_key', 's.quantity');
     const items = await db('items').whereIn('player_id', players);
+    const itemById = new Map(items.map((it) => [it.id as string, it]));
     const itemGrants = await db('commerce_order_item_grants').whereIn('order_id', rows.map((r) => r.id));
-    for (const buyer of buyers) {
-      const held = rows.filter((r) => r.player_id === buyer.id && r.status === 'completed');
-      const potions = stacks.filter((s) => s.player_id === buyer.id && s.item_type_key === 'potion').reduce((n, s) => n + Number(s.quantity), 0);
-      const charms = items.filter((it) => it.player_id === buyer.id && it.item_type_key === 'charm');
-      expect({ player: buyer.id, potions, charms: charms.filter((it) => it.consumed_at === null).length }).toEqual({
-        player: buyer.id, potions: held.filter((r) => r.sku === STARTER.sku).length * STARTER.item.quantity, charms: held.filter((r) => r.sku === POUCH.sku).length * POUCH.item.quantity,
-      });
-      // Every charm was made by one pouch's grant, each pouch's grant made its charms once.
-      const grantedPouches = rows.filter((r) => r.player_id === buyer.id && r.sku === POUCH.sku && entitlementOf.has(r.id));
-      expect(charms.length).toBe(grantedPouches.length * POUCH.item.quantity);
-    }
+    const potionsTaken = new Map<string, number>();
     for (const row of rows) {
-      const record = itemGrants.filter((g) => g.order_id === row.id).map((g) => ({ itemTypeKey: g.item_type_key, quantity: Number(g.quantity) }));
-      expect({ order: row.id, record }).toEqual({ order: row.id, record: entitlementOf.has(row.id) ? [skuOf.get(row.sku)!.item] : [] });
+      const granted = entitlementOf.has(row.id);
+      const revoked = granted && (row.status === 'refunded' || row.status === 'chargedback');
+      const record = itemGrants.filter((g) => g.order_id === row.id);
+      expect({ order: row.id, record: record.map((g) => ({ itemTypeKey: g.item_type_key, quantity: Number(g.quantity) })) }).toEqual({ order: row.id, record: granted ? [skuOf.get(row.sku)!.item] : [] });
+      const short = shortfalls.filter((sf) => sf.order_id === row.id && sf.item_type_key !== null).map((sf) => ({ itemTypeKey: sf.item_type_key, owed: Number(sf.owed), taken: Number(sf.taken) }));
+      if (!revoked) {
+        expect({ order: row.id, short }).toEqual({ order: row.id, short: [] });
+        // Its charms are held unless the player used them.
+        for (const id of record.flatMap((g) => g.item_ids ?? [])) expect({ charm: id, consumed: itemById.get(id).consumed_at !== null }).toEqual({ charm: id, consumed: charmsUsed.has(id) });
+        continue;
+      }
+      if (row.sku === POUCH.sku) {
+        // The grant's own charm is consumed by the take-back; one the player had used already is the shortfall.
+        const ids: string[] = record.flatMap((g) => g.item_ids ?? []);
+        expect(ids.map((id) => itemById.get(id).consumed_at !== null)).toEqual(ids.map(() => true));
+        const used = ids.filter((id) => charmsUsed.has(id)).length;
+        expect({ order: row.id, short }).toEqual({ order: row.id, short: used > 0 ? [{ itemTypeKey: 'charm', owed: ids.length, taken: ids.length - used }] : [] });
+      } else {
+        // Potions: taken from the stack down to zero at most; what was not there is the shortfall.
+        expect(short.length).toBeLessThanOrEqual(1);
+        if (short[0]) expect(short[0]).toEqual({ itemTypeKey: 'potion', owed: STARTER.item.quantity, taken: short[0].taken });
+        potionsTaken.set(row.player_id, (potionsTaken.get(row.player_id) ?? 0) + (short[0]?.taken ?? STARTER.item.quantity));
+      }
+    }
+    for (const buyer of buyers) {
+      const granted = rows.filter((r) => r.player_id === buyer.id && entitlementOf.has(r.id));
+      const potions = stacks.filter((st) => st.player_id === buyer.id && st.item_type_key === 'potion').reduce((n, st) => n + Number(st.quantity), 0);
+      const potionsGiven = granted.filter((r) => r.sku === STARTER.sku).length * STARTER.item.quantity;
+      expect({ player: buyer.id, potions }).toEqual({ player: buyer.id, potions: potionsGiven - (potionsTaken.get(buyer.id) ?? 0) - (potionsUsed.get(buyer.id) ?? 0) });
+      // Every charm was made by one pouch's grant, each pouch's grant made its charms once.
+      const charms = items.filter((it) => it.player_id === buyer.id && it.item_type_key === 'charm');
+      expect(charms.length).toBe(granted.filter((r) => r.sku === POUCH.sku).length * POUCH.item.quantity);
     }
 
     // Each Idempotency-Key made at most one order, and every 201 under it answered that order.
@@ -417,7 +462,7 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
     reportFigure(
       `commerce jepsen seed ${seed}: ${OPERATIONS} operations by ${CLIENTS} clients in ${elapsed} ms (${answered.length} answers); ${rows.length} orders (${replays} replays), ` +
         `(${answered.filter((a) => a.reply.body?.error === 'order-in-progress').length} order-in-progress, ${answered.filter((a) => a.reply.body?.error === 'already-active').length} already-active), ` +
-        `${entitlements.length} granted, ${revoked} revoked of ${refunded} taken back at the store, ${shortfalls.length} shortfalls, ${spent} spends, ${store.count('FinalizeTxn')} FinalizeTxn, ` +
+        `${entitlements.length} granted, ${revoked} revoked of ${refunded} taken back at the store, ${shortfalls.length} shortfalls, ${spent} spends, ${[...potionsUsed.values()].reduce((a, b) => a + b, 0)} potions and ${charmsUsed.size} charms used, ${store.count('FinalizeTxn')} FinalizeTxn, ` +
         `${answerLost.size} FinalizeTxn answers lost, ${quietRounds} quiet rounds, ${ticks.filter((t) => t === 'skipped').length} of ${ticks.length} runner ticks skipped`,
     );
   });
