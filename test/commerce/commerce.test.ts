@@ -328,6 +328,24 @@ describe('POST /commerce/orders/reconcile', () => {
     const buyer = await identifiedBuyer(h, store);
     expect((await reconcile(h, buyer)).body).toEqual({ orders: [], entitlements: [] });
   });
+
+  test('an order whose InitTxn is still on its way stays pending and is answered as it stands, not refused', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    store.delayNext('InitTxn', 400); // the store has not yet heard of the order when the client reconciles
+    const making = order(h, buyer);
+    let row;
+    while (!(row = await h.db('commerce_orders').where({ player_id: buyer.id }).first())) await new Promise((r) => setTimeout(r, 10));
+    const reconciled = await reconcile(h, buyer);
+    expect(reconciled.status).toBe(200);
+    expect(reconciled.body).toEqual({ orders: [expect.objectContaining({ id: row.id, status: 'pending' })], entitlements: [] });
+    const authorized = await authorize(h, buyer, row.store_order_id);
+    expect(authorized.status).toBe(200);
+    expect(authorized.body.order).toEqual(expect.objectContaining({ id: row.id, status: 'pending' }));
+    // The InitTxn then lands: the order goes on as any other.
+    expect((await making).body).toEqual(expect.objectContaining({ id: row.id, status: 'awaiting-player' }));
+    store.authorize(row.store_order_id, true);
+    expect((await reconcile(h, buyer)).body.orders).toEqual([expect.objectContaining({ id: row.id, status: 'completed' })]);
+  });
 });
 
 describe('exactly once', () => {

@@ -9,7 +9,7 @@
 import { Writable } from 'node:stream';
 import { Client } from 'pg';
 import pino from 'pino';
-import { createLogger, storeReportJob, type StoreReportSettings } from '@hearth/core';
+import { GRANT_FEED_LOCK, createLogger, storeReportJob, type StoreReportSettings } from '@hearth/core';
 import { CrashWorkerMetrics, loadStoreReportSettings } from '@hearth/crash-worker';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
@@ -232,6 +232,37 @@ describe('refunds and chargebacks', () => {
     expect(await ledgerOf(buyer.id)).toHaveLength(2);
     expect(await badgesOf(buyer.id)).toBe(0);
     expect(await h.db('commerce_take_back_shortfalls').where({ order_id: bundle.id })).toEqual([]);
+  });
+
+  test('a refund the report names while a racing authorization completes the order is taken back in that same tick', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const made = await order(h, buyer, { sku: 'gem-bundle', provider: 'steam', language: 'en' });
+    const id = made.body.storeOrderId as string;
+    // The store took the money (its FinalizeTxn answered) and Hearth has not completed the order yet.
+    store.authorize(id, true);
+    Object.assign(store.txnOf(id), { status: 'Succeeded', finalized: 1 });
+    const waiting = async (n: number) => {
+      const count = async () => Number((await h.db.raw('SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()')).rows[0].n);
+      while ((await count()) < n) await new Promise((r) => setTimeout(r, 10));
+    };
+    // The authorization's completion is held at the feed lock, holding the order's row lock by then...
+    const feedLock = await h.db.transaction();
+    await feedLock.raw('SELECT pg_advisory_xact_lock(?, ?)', [GRANT_FEED_LOCK, (await orderRow(made.body.id)).environment_id]);
+    const completing = authorize(h, buyer, id);
+    await waiting(1);
+    // ...when the store refunds it and the job reads the refund of an order it finds still open.
+    store.settle(id, 'Refunded');
+    const ticking = newJob().tick();
+    await waiting(2);
+    await feedLock.commit();
+    expect((await completing).body.order.status).toBe('completed');
+    await ticking;
+    expect((await orderRow(made.body.id)).status).toBe('refunded');
+    expect(await changesOf(made.body.id)).toEqual(['granted', 'revoked']);
+    expect(await ledgerOf(buyer.id)).toEqual([
+      { amount: 100, balanceAfter: 100, reason: 'commerce', reference: made.body.id },
+      { amount: -100, balanceAfter: 0, reason: 'commerce-refund', reference: made.body.id },
+    ]);
   });
 
   test('a chargeback after the player spent part: takes what is there, never below zero, and records the shortfall', async () => {

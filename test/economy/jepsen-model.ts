@@ -46,6 +46,10 @@ export function random(seed: number): () => number {
   };
 }
 
+/** How a request is retried under its key (sendAsPatterned). */
+export type Pattern = 'once' | 'race' | 'later' | 'both';
+export const PATTERNS: readonly Pattern[] = ['once', 'race', 'later', 'both'];
+
 export interface Operation<A> {
   key: string;
   playerId: string;
@@ -57,7 +61,7 @@ export interface Operation<A> {
   /** A purchase: what it buys and the signed change to each currency it charges, in currency-key order. */
   purchase?: { itemTypeKey: string; quantity: number; charges: { currencyKey: string; change: number }[]; card?: 'instance' | 'stack' };
   /** How it is sent: `once`, `race` (two or three at once), `later` (again after a pause), `both`. */
-  pattern: 'once' | 'race' | 'later' | 'both';
+  pattern: Pattern;
   answers: A[];
 }
 
@@ -65,7 +69,7 @@ export interface Operation<A> {
  * Sends an operation as its pattern says: once; two or three copies at once (`race`); again after a
  * pause of up to 30 ms (`later`); two at once, then again (`both`).
  */
-export async function sendAsPatterned<A>(op: Operation<A>, send: (op: Operation<A>) => Promise<void>, rand: () => number): Promise<void> {
+export async function sendAsPatterned<O extends { pattern: Pattern }>(op: O, send: (op: O) => Promise<void>, rand: () => number): Promise<void> {
   const pause = () => new Promise((r) => setTimeout(r, Math.floor(rand() * 30)));
   if (op.pattern === 'once') await send(op);
   if (op.pattern === 'race') await Promise.all(Array.from({ length: 2 + Math.floor(rand() * 2) }, () => send(op)));
@@ -90,7 +94,7 @@ export function makeOperations<A>(rand: () => number, players: string[], count: 
     const playerId = pick(players);
     const shape = pick(['credit-coins', 'debit-coins', 'credit-gems', 'debit-gems', 'refund-gems', 'consume-energy', 'refund-energy', 'purchase-elixir', 'purchase-charm', 'purchase-rune'] as const);
     const [kind, currencyKey] = shape.split('-') as [Operation<A>['kind'], string];
-    const pattern = pick(['once', 'race', 'later', 'both'] as const);
+    const pattern = pick(PATTERNS);
     if (kind === 'purchase' && currencyKey === RUNE.key) {
       // A card: no realm in this catalogue, so it goes to the account (realmId null).
       const card = pick(['instance', 'stack'] as const);

@@ -61,7 +61,7 @@ export class StoreStandIn {
   private readonly users = new Map<string, StandInUser>();
   private readonly failures = new Map<string, Failure[]>();
   private readonly delays = new Map<string, number[]>();
-  private readonly hooks = new Map<string, (() => void)[]>();
+  private readonly hooks = new Map<string, ((params: Record<string, string>) => void)[]>();
   private nextTransId = 9_007_199_254_740_993n; // past 2^53: a JS number would lose it
   private server?: http.Server;
   url = '';
@@ -117,8 +117,8 @@ export class StoreStandIn {
     this.delays.set(method, [...(this.delays.get(method) ?? []), ms]);
   }
 
-  /** Runs `hook` when the next call of `method` arrives, before it is answered (to change the store's state under a caller). */
-  onNext(method: string, hook: () => void): void {
+  /** Runs `hook` with the call's parameters when the next call of `method` arrives, before it is answered (to change the store's state under a caller). */
+  onNext(method: string, hook: (params: Record<string, string>) => void): void {
     this.hooks.set(method, [...(this.hooks.get(method) ?? []), hook]);
   }
 
@@ -153,7 +153,7 @@ export class StoreStandIn {
     if (spec.required.some((name) => params[name] === undefined)) return html(res, 400, 'Bad Request');
     const delay = this.delays.get(method!)?.shift();
     if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
-    this.hooks.get(method!)?.shift()?.();
+    this.hooks.get(method!)?.shift()?.(params);
     const failure = this.failures.get(method!)?.shift();
     if (failure) {
       if ('hang' in failure) return; // never answers: the caller's deadline must end it

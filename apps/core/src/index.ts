@@ -108,7 +108,7 @@ export { projectSecretPublicKey, sealProjectSecret, storeProjectSecret, type Pro
 export { STORE_CALL, STORE_ERROR, TXN_STATUSES, isUint64, type TxnStatus } from './commerce/store';
 export { DEFAULT_STORE_SECRETS_DIR } from './commerce/publisher-key';
 export * from './spec/store';
-export { IDENTIFY_LIMIT, CATALOG_DEFAULT_CURRENCY, IdentifyLimitReached, type CommerceService } from './commerce/service';
+export { IDENTIFY_LIMIT, CATALOG_DEFAULT_CURRENCY, GRANT_FEED_LOCK, IdentifyLimitReached, type CommerceService } from './commerce/service';
 export {
   StoreReportJob, storeReportJob, revokeOrder, reportCursorLags, DEFAULT_STORE_REPORT_SETTINGS,
   type StoreReportSettings, type StoreReportObserver, type ProjectRunOutcome, type TickSummary, type TakeBack,

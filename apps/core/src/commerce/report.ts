@@ -248,17 +248,19 @@ export class StoreReportJob {
     const row = (await this.db('commerce_orders').where({ store_order_id: txn.orderId }).whereIn('environment_id', envIds).first()) as OrderRow | undefined;
     if (!row) return undefined; // an order of another project selling under the same app, or made outside Hearth
     const env = environmentOf(project, row);
+    let current = row;
     if (OPEN.includes(row.status)) {
       try {
-        const settled = await this.commerce.settleOrder(this.db, env, row, { reported: txn });
-        if (settled.status !== row.status) this.observer?.order('settled', settled.status);
-        return undefined;
+        current = await this.commerce.settleOrder(this.db, env, row, { reported: txn });
+        if (current.status !== row.status) this.observer?.order('settled', current.status);
       } catch (err) {
         return asError(err);
       }
     }
+    // Still a take-back when the order was open as read but a racing settlement completed it first: the
+    // settle path then answers it `completed`, and the cursor may move past this refund for good.
     const to = TAKE_BACK[txn.status];
-    if (row.status !== 'completed' || !to) return undefined;
+    if (current.status !== 'completed' || !to) return undefined;
     // A partial refund takes the grant back when its line (Hearth sends one per order) was refunded.
     if (txn.status === 'PartialRefund' && !txn.items.some((item) => item.itemStatus === 'Refunded')) return undefined;
     if (await revokeOrder(this.db, env, row.id, to)) this.observer?.order('revoked', to);

@@ -491,11 +491,15 @@ export class CommerceService {
     if (account.purchase_status === LOCKED) throw new Refusal('purchase-not-allowed', 'The store does not let this player buy.');
     const price = product.prices.find((p) => p.currency === account.currency);
     if (!price) throw new Refusal('not-purchasable', `"${product.sku}" is not sold in the player's store currency (${account.currency}).`);
+    // Open orders are read before entitlements: a completion does not take the player's lock, and it moves its
+    // order out of the open states and makes the entitlement in one commit. Read the other way round, a
+    // completion committing between the two reads would pass both (no entitlement yet, no open order any more)
+    // and a one-time product would be held twice.
+    const open = await trx('commerce_orders').where({ player_id: playerId, sku: product.sku }).whereIn('status', OPEN).first('id');
     if (!product.repeatable) {
       const active = await trx('commerce_entitlements').where({ player_id: playerId, key: product.entitlement, status: 'active' }).first('id');
       if (active) throw new Refusal('already-active', `The player already holds "${product.sku}".`);
     }
-    const open = await trx('commerce_orders').where({ player_id: playerId, sku: product.sku }).whereIn('status', OPEN).first('id');
     if (open) throw orderInProgress(product.sku);
     const [row] = await trx('commerce_orders')
       .insert({
@@ -533,9 +537,10 @@ export class CommerceService {
     try {
       txn = options.reported ?? (await store.queryTxn(row.store_order_id));
     } catch (err) {
-      // The store never heard of a pending order whose InitTxn is long over: it never began.
-      if (err instanceof StoreRefusal && err.errorCode === STORE_ERROR.invalidParameter && row.status === 'pending' && Date.now() - new Date(row.created_at).getTime() > FINALIZE_CLAIM_SECONDS * 1000) {
-        return this.moveOpen(db, row, 'failed');
+      // The store has not heard of a pending order: its InitTxn is still on the way (the order stays pending,
+      // answered as it stands), or, once that call's deadline is long over, never arrived (it never began).
+      if (err instanceof StoreRefusal && err.errorCode === STORE_ERROR.invalidParameter && row.status === 'pending') {
+        return Date.now() - new Date(row.created_at).getTime() > FINALIZE_CLAIM_SECONDS * 1000 ? this.moveOpen(db, row, 'failed') : row;
       }
       throw storeRefusal(err);
     }
