@@ -34,7 +34,7 @@ KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`),
 ## MinIO (the storage tests) and helm (test/observability renders the chart's rules): built once per
-## machine, the first time about 13 minutes on a 2-core machine, in the background while the suites
+## machine, the first time about 6 minutes on 2 quiet cores, in the background while the suites
 ## that need neither run (test/support/make-test.sh; nothing to build once built).
 test: node_modules services
 	npm run typecheck

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # `make test`: the main jest run (every suite but the Kubernetes ones), its results in
 # $TEST_RESULTS/hearth-jest.json. Five suites need MinIO or helm (test/kube/tools/build.sh builds them
-# once per machine, about 13 minutes on two cores the first time). On a machine without them, they
-# are built in the background while the other suites run (one jest process leaves a core for the Go
-# build), and the five run once the build is done: a first run takes about as long as the longer of
-# the two rather than their sum. With the tools built, it is one jest run of everything.
+# once per machine, about 6 minutes on two quiet cores the first time). On a machine without them,
+# they are built in the background while the other suites run (one jest process leaves a core for the
+# Go build), and the five run beside those as soon as the build is done: a first run takes about as
+# long as a later one. With the tools built, it is one jest run of everything.
 set -uo pipefail
 results="${TEST_RESULTS:?TEST_RESULTS names the results folder}"
 mkdir -p "$results"
@@ -23,8 +23,14 @@ if bash test/kube/tools/build.sh --check "${tools[@]}"; then
 fi
 
 log="$results/tools-build.log"
-echo "make test: MinIO and helm are not built on this machine yet. Building them in the background (Go, from the module proxy; about 13 min on 2 cores, once per machine; log: $log) while every suite but these ${#tool_suites[@]} runs: ${tool_suites[*]}"
-bash test/kube/tools/build.sh "${tools[@]}" > "$log" 2>&1 &
+side="$results/tools-suites.log"
+echo "make test: MinIO and helm are not built on this machine yet. Building them in the background (Go, from the module proxy; about 6 min on 2 cores, once per machine; log: $log) while every suite but these ${#tool_suites[@]} runs: ${tool_suites[*]}; those run as soon as the build is done, beside the others (log: $side)"
+# The build, then the suites that need it, in the background: the main run is one jest process and
+# leaves a core free, first for the build and then for those suites.
+(
+  if ! bash test/kube/tools/build.sh "${tools[@]}" > "$log" 2>&1; then exit 90; fi
+  jest tools "${tool_suites[@]}" > "$side" 2>&1
+) &
 builder=$!
 trap 'kill "$builder" 2>/dev/null' EXIT
 
@@ -36,16 +42,18 @@ status=0
 jest first --testPathIgnorePatterns "${ignore[@]}" || status=$?
 
 started=$SECONDS
-echo "make test: waiting for the MinIO and helm build to finish…"
-if ! wait "$builder"; then
-  trap - EXIT
+echo "make test: waiting for the MinIO and helm build and the suites that need them…"
+side_status=0
+wait "$builder" || side_status=$?
+trap - EXIT
+if [[ $side_status -eq 90 ]]; then
   echo "make test: building MinIO and helm failed; the end of $log:" >&2
   tail -n 40 "$log" >&2
   exit 1
 fi
-trap - EXIT
-echo "make test: the tools were built ($((SECONDS - started)) s waited after the first suites); now the suites that need them"
-jest tools "${tool_suites[@]}" || status=$?
+echo "make test: waited $((SECONDS - started)) s for them after the other suites; their run:"
+cat "$side"
+[[ $side_status -eq 0 ]] || status=$side_status
 
 # One result file for the whole run, as a run with the tools built writes it (.ci/run sums it).
 node -e '

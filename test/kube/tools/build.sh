@@ -36,7 +36,7 @@ fi
 # kube-apiserver, kube-controller-manager and etcd as measured there; MinIO from earlier runs; kubectl
 # alone estimated). A rebuild reuses Go's build cache: kube-controller-manager built right after
 # kube-apiserver, whose packages it mostly shares, took 3 min; re-stamping kube-apiserver's version, 21 s.
-declare -A first_build_minutes=([minio]=6 [helm]=7 [kube-apiserver]=12 [kube-controller-manager]=3 [etcd]=1 [kubectl]=5 [k6]=6)
+declare -A first_build_minutes=([minio]=6 [helm]=5 [kube-apiserver]=12 [kube-controller-manager]=3 [etcd]=1 [kubectl]=5 [k6]=6)
 
 KUBERNETES_VERSION=v1.34.4
 HELM_VERSION=v3.19.5
