@@ -14,6 +14,7 @@
  * finds it completed and grants nothing.
  */
 import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
 import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { Refusal, RouteLimitReached, refuse } from '../errors';
@@ -355,35 +356,31 @@ export class CommerceService {
   async listEntitlements(db: Queryable, env: EnvironmentContext, playerId: string, q: { limit?: number; cursor?: string }): Promise<Page<Entitlement>> {
     const player = await db('players').where({ id: playerId, environment_id: env.id }).first('id');
     if (!player) throw refuse.notFound('The player');
-    return keysetPage(
-      this.cursors,
-      `entitlements|${env.id}|${playerId}`,
-      q,
-      (after: [string, string] | undefined, take) => {
-        // The position keeps the time to the microsecond (a JS Date would cut it to the millisecond and repeat a row).
-        const query = db('commerce_entitlements')
-          .where({ player_id: playerId })
-          .orderBy([{ column: 'granted_at' }, { column: 'id' }])
-          .limit(take)
-          .select('*', db.raw('granted_at::text AS granted_position'));
-        if (after) query.whereRaw('(granted_at, id) > (?::timestamptz, ?)', after);
-        return query;
-      },
-      (row: Record<string, any>): [string, string] => [row.granted_position, row.id],
-      entitlementOf,
-    );
+    return this.entitlementPage(db, `entitlements|${env.id}|${playerId}`, q, (query) => query.where({ player_id: playerId }), entitlementOf);
   }
 
   /** GET /commerce/grants: the environment's active grants no server has acknowledged, oldest first. */
   async listGrants(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<Grant>> {
+    return this.entitlementPage(db, `grants|${env.id}`, q, (query) => query.where({ environment_id: env.id, status: 'active' }).whereNull('acknowledged_at'), grantOf);
+  }
+
+  /**
+   * A page of entitlements in the order they were granted, narrowed by `narrow`: the position keeps
+   * the time to the microsecond (a JS Date would cut it to the millisecond and repeat a row), then the id.
+   */
+  private entitlementPage<A>(
+    db: Queryable,
+    list: string,
+    q: { limit?: number; cursor?: string },
+    narrow: (query: Knex.QueryBuilder) => Knex.QueryBuilder,
+    answer: (row: Record<string, any>) => A,
+  ): Promise<Page<A>> {
     return keysetPage(
       this.cursors,
-      `grants|${env.id}`,
+      list,
       q,
       (after: [string, string] | undefined, take) => {
-        const query = db('commerce_entitlements')
-          .where({ environment_id: env.id, status: 'active' })
-          .whereNull('acknowledged_at')
+        const query = narrow(db('commerce_entitlements'))
           .orderBy([{ column: 'granted_at' }, { column: 'id' }])
           .limit(take)
           .select('*', db.raw('granted_at::text AS granted_position'));
@@ -391,7 +388,7 @@ export class CommerceService {
         return query;
       },
       (row: Record<string, any>): [string, string] => [row.granted_position, row.id],
-      grantOf,
+      answer,
     );
   }
 
