@@ -16,8 +16,8 @@ export class Exchange {
   status = 200;
   /** Sent as JSON; null or undefined sends no body. */
   body: unknown = undefined;
-  /** The body already serialized (a conditional read's kept answer): sent as it is, before `body`. */
-  serialized?: string;
+  /** The body already serialized as UTF-8 JSON (a conditional read's kept answer): sent as it is, before `body`. */
+  serialized?: Buffer;
   private readonly answerHeaders: Record<string, string | number> = {};
 
   requestId = '';
@@ -93,7 +93,7 @@ export class Exchange {
     }
     const payload = this.serialized ?? JSON.stringify(this.body);
     headers['Content-Type'] = 'application/json; charset=utf-8';
-    headers['Content-Length'] = Buffer.byteLength(payload);
+    headers['Content-Length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
     res.writeHead(this.status, headers);
     res.end(payload); // node leaves the body out of an answer to HEAD
   }

@@ -109,13 +109,23 @@ export class ApiMetrics {
     series.time.observe(seconds);
   }
 
-  countRateLimitCheck(limit: string): void {
-    this.rateLimitChecks.series(limit).inc();
+  /** Each limit a request checks, once (the series kept by limit name: a few names, every request). */
+  countRateLimitChecks(checks: readonly { name: string }[]): void {
+    for (const check of checks) {
+      let series = this.checkSeries.get(check.name);
+      if (!series) this.checkSeries.set(check.name, (series = this.rateLimitChecks.series(check.name)));
+      series.inc();
+    }
   }
+  private readonly checkSeries = new Map<string, CounterSeries>();
 
   countCredential(kind: string, outcome: string): void {
-    this.credentials.series(kind, outcome).inc();
+    const key = `${kind} ${outcome}`;
+    let series = this.credentialSeries.get(key);
+    if (!series) this.credentialSeries.set(key, (series = this.credentials.series(kind, outcome)));
+    series.inc();
   }
+  private readonly credentialSeries = new Map<string, CounterSeries>();
 
   private watching = false;
 

@@ -34,7 +34,7 @@ import {
   runIdempotent,
   type IdempotencyScope,
 } from '@hearth/core';
-import { type AnyRoute, etagAsk, type HandlerContext, type HandlerResult, type RequestInfo } from './route';
+import { type AnyRoute, type HandlerContext, type HandlerResult, type RequestInfo } from './route';
 import { type AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, checksOf, dashboardPermissionOf, takesCredential } from './checks';
 import { applyTrim, hasTrim } from './schema-helpers';
 import { declaredTooLarge, hasBody, limitedBodyStream, readBody } from './body';
@@ -46,7 +46,7 @@ import type { Exchange } from './exchange';
 /** Conditional reads' answers kept serialized (Pipeline.answers): how many, how long, how large each. */
 const ANSWERS_KEPT = 500;
 const ANSWER_TTL_MS = 10 * 60_000;
-const ANSWER_KEPT_MAX_CHARS = 64 * 1024;
+const ANSWER_KEPT_MAX_BYTES = 64 * 1024;
 
 const inputAjv = createAjv({ coerceTypes: true });
 const bodyAjv = createAjv();
@@ -63,7 +63,18 @@ export interface CompiledRoute {
   body?: ValidateFunction;
   trimBody: boolean;
   bodyLimit: number;
+  /**
+   * A conditional read's ask (askOf) by the request's URL as sent: a URL always names the same ask,
+   * and polling clients send the same few URLs, so the ask is serialized once and the same string
+   * (its hash kept by V8) keys every cache lookup after it.
+   */
+  asks: Map<string, string>;
 }
+
+/** Distinct URLs whose ask a route remembers (a flood of distinct URLs only resets the memo). */
+const ASKS_KEPT = 1_000;
+/** Longer URLs (a long cursor, a padded query) are not remembered: the memo stays small. */
+const ASK_URL_KEPT_MAX_CHARS = 512;
 
 export function compileRoute(route: AnyRoute): CompiledRoute {
   const compile = (ajv: typeof inputAjv, schema: TSchema | undefined) => (schema ? ajv.compile(schema) : undefined);
@@ -75,7 +86,23 @@ export function compileRoute(route: AnyRoute): CompiledRoute {
     body: compile(bodyAjv, route.body),
     trimBody: hasTrim(route.body),
     bodyLimit: bodyLimitOf(route),
+    asks: new Map(),
   };
+}
+
+/**
+ * What a request of a conditional read asked (its operation, path parameters and query) as one
+ * string: the `ask` a route's `etag` is given and its handler names (ctx.ask), remembered by the URL.
+ */
+function askOf(compiled: CompiledRoute, url: string, params: unknown, query: unknown): string {
+  let ask = compiled.asks.get(url);
+  if (ask === undefined) {
+    ask = JSON.stringify([compiled.route.operationId, params, query]);
+    if (url.length > ASK_URL_KEPT_MAX_CHARS) return ask;
+    if (compiled.asks.size >= ASKS_KEPT) compiled.asks.clear();
+    compiled.asks.set(url, ask);
+  }
+  return ask;
 }
 
 function validate(fn: ValidateFunction, value: unknown, prefix: string): void {
@@ -122,6 +149,28 @@ export function environmentChecks(env: EnvironmentContext, credentialKey: string
   ];
 }
 
+/** How many credentials' check lists a process keeps (a flood of new credentials only resets the memo). */
+const CHECK_LISTS_KEPT = 10_000;
+
+/**
+ * The same credential in the same environment asks the same checks on every request: the list is made
+ * once and kept while the environment (its plan) is the same object, so the coordination can keep what
+ * it derives from the list (its counters' keys in the current window) by the list's identity.
+ */
+class CheckLists {
+  private readonly lists = new Map<string, { env: EnvironmentContext; checks: RateCheck[] }>();
+
+  of(env: EnvironmentContext, credentialKey: string): RateCheck[] {
+    const key = `${env.id}|${credentialKey}`;
+    const kept = this.lists.get(key);
+    if (kept && kept.env === env) return kept.checks;
+    if (!kept && this.lists.size >= CHECK_LISTS_KEPT) this.lists.clear();
+    const checks = environmentChecks(env, credentialKey);
+    this.lists.set(key, { env, checks });
+    return checks;
+  }
+}
+
 export function credentialKeyOf(principal: EnvironmentPrincipal): string {
   switch (principal.kind) {
     case 'server':
@@ -136,9 +185,16 @@ export function credentialKeyOf(principal: EnvironmentPrincipal): string {
 export class Pipeline {
   constructor(readonly core: HearthCore, readonly metrics: ApiMetrics) {}
 
+  private readonly checkLists = new CheckLists();
+
+  /** The request limits of a credential in an environment (spec §8). */
+  environmentChecks(env: EnvironmentContext, credentialKey: string): RateCheck[] {
+    return this.checkLists.of(env, credentialKey);
+  }
+
   /** Checks and counts limits; a refusal throws 429. The outcome feeds the X-RateLimit headers. */
   async limit(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<RateOutcome> {
-    for (const check of checks) this.metrics.countRateLimitCheck(check.name);
+    this.metrics.countRateLimitChecks(checks);
     let outcome: RateOutcome;
     try {
       outcome = await this.core.coordination.rateLimit(checks);
@@ -194,7 +250,7 @@ export class Pipeline {
    * environment: it is serialized once per content version, not per request. A change of version
    * makes new ETags; the old entries age out.
    */
-  private readonly answers = new TtlCache<string, string>(ANSWER_TTL_MS, ANSWERS_KEPT);
+  private readonly answers = new TtlCache<string, Buffer>(ANSWER_TTL_MS, ANSWERS_KEPT);
 
   private async runChecked(exchange: Exchange, compiled: CompiledRoute): Promise<void> {
     const { route, checks } = compiled;
@@ -227,7 +283,7 @@ export class Pipeline {
         await this.limit(exchange, addressChecks(exchange.ip));
       } else {
         env = principal.environment;
-        await this.limit(exchange, environmentChecks(env, credentialKeyOf(principal)));
+        await this.limit(exchange, this.environmentChecks(env, credentialKeyOf(principal)));
       }
       if (checks.credentialKind && !takesCredential(route, principal.kind)) {
         this.metrics.countCredential(principal.kind, 'wrong-kind');
@@ -288,7 +344,7 @@ export class Pipeline {
     // Conditional reads: 304 when the client holds the answer, the answer as serialized before when we do.
     let answerKey: string | undefined;
     if (route.etag) {
-      const etag = await route.etag(handlerContext as never, etagAsk(route.operationId, params, query));
+      const etag = await route.etag(handlerContext as never, handlerContext.ask);
       exchange.setHeader('ETag', etag);
       if (ifNoneMatch(exchange.header('if-none-match'), etag)) {
         exchange.status = 304;
@@ -313,9 +369,10 @@ export class Pipeline {
       // with any other header of its own is not kept.
       const keptUnder = keptAnswerKey(route.operationId, env?.id, answerKey, result.headers);
       if (keptUnder !== undefined) {
-        const text = JSON.stringify(exchange.body);
-        exchange.serialized = text;
-        if (text.length <= ANSWER_KEPT_MAX_CHARS) this.answers.set(keptUnder, text);
+        // Kept as UTF-8 bytes: a kept answer is sent many times, and bytes are neither measured nor encoded again.
+        const bytes = Buffer.from(JSON.stringify(exchange.body));
+        exchange.serialized = bytes;
+        if (bytes.length <= ANSWER_KEPT_MAX_BYTES) this.answers.set(keptUnder, bytes);
       }
     }
   }
@@ -402,13 +459,18 @@ class RequestContext implements HandlerContext<unknown, unknown, unknown> {
     return (this.logger ??= this.core.logger.child({ requestId: this.exchange.requestId }));
   }
 
+  get ask(): string {
+    return (this.asked ??= askOf(this.compiled, this.exchange.req.url ?? '', this.params, this.query));
+  }
+  private asked?: string;
+
   get request(): RequestInfo {
     const { exchange } = this;
     return (this.info ??= { ip: exchange.ip, host: exchange.host, protocol: exchange.protocol, requestId: exchange.requestId });
   }
 
   async enterEnvironment(environment: EnvironmentContext, credentialKey: string): Promise<void> {
-    await this.pipeline.limit(this.exchange, environmentChecks(environment, credentialKey));
+    await this.pipeline.limit(this.exchange, this.pipeline.environmentChecks(environment, credentialKey));
     this.pipeline.checkEnvironment(environment, this.compiled);
   }
 

@@ -136,6 +136,11 @@ export interface HandlerContext<
   log: Logger;
   request: RequestInfo;
   /**
+   * What was asked, for a conditional read's ETag: the route, its path parameters and query,
+   * the same string for every request of the same URL.
+   */
+  ask: string;
+  /**
    * For routes that learn their environment late (sign-ins, refresh): counts the request against the
    * environment's limits and applies its review and service checks.
    */
@@ -220,7 +225,7 @@ export interface RouteSpec<
   onReplay?: (body: unknown) => unknown;
   /**
    * Conditional reads: the ETag of what this request would answer, computed before the handler to
-   * answer 304 from the caches. `ask` names what was asked (etagAsk). A handler of such a route
+   * answer 304 from the caches. `ask` names what was asked (ctx.ask). A handler of such a route
    * answers the ETag of its body itself (an `ETag` header), read from the same snapshot as the body.
    */
   etag?: (ctx: HandlerContext<Static<NonNullable<P>>, Static<NonNullable<Q>>, unknown, C, F>, ask: string) => Promise<string>;
@@ -265,13 +270,6 @@ export interface RouteLink {
 
 export type AnyRoute = RouteSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined, CredentialKind, EnvironmentSource | undefined, TSchema | undefined>;
 
-/**
- * What a conditional read was asked (its operation, path parameters and query) as one string: the
- * `ask` the pipeline gives `etag`, and the one a handler names when it answers the ETag of its body.
- */
-export function etagAsk(operationId: string, params: unknown, query: unknown): string {
-  return JSON.stringify([operationId, params, query]);
-}
 
 export function defineRoute<
   P extends TSchema | undefined,

@@ -10,15 +10,23 @@ const MAX_REMEMBERED = 10_000;
  * hashes nothing. Every cached content read (config, flags, legal, blog) makes its ETags with it.
  */
 export class AskDigests {
-  private readonly digests = new Map<string, string>();
+  /** By environment, then ask: no key is built per call, and an ask string the API keeps hashes once. */
+  private readonly digests = new Map<number, Map<string, string>>();
+  private remembered = 0;
 
   of(environmentId: number, ask: string): string {
-    const asked = `${environmentId}|${ask}`;
-    let digest = this.digests.get(asked);
+    let ofEnvironment = this.digests.get(environmentId);
+    let digest = ofEnvironment?.get(ask);
     if (digest === undefined) {
-      digest = createHash('sha256').update(asked).digest('base64url').slice(0, 16);
-      if (this.digests.size >= MAX_REMEMBERED) this.digests.clear();
-      this.digests.set(asked, digest);
+      digest = createHash('sha256').update(`${environmentId}|${ask}`).digest('base64url').slice(0, 16);
+      if (this.remembered >= MAX_REMEMBERED) {
+        this.digests.clear();
+        this.remembered = 0;
+        ofEnvironment = undefined;
+      }
+      if (!ofEnvironment) this.digests.set(environmentId, (ofEnvironment = new Map()));
+      ofEnvironment.set(ask, digest);
+      this.remembered++;
     }
     return digest;
   }

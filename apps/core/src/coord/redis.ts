@@ -53,11 +53,21 @@ end
 return out
 `;
 
+/** A check list's counters in the windows of one second: their keys, the list's signature in a batch, its hash tag. */
+interface Counters {
+  second: number;
+  keys: string[];
+  /** Seconds until each window restarts. */
+  resets: number[];
+  /** Equal for equal lists (the same counters and limits): the batch sends such lists once. */
+  signature: string;
+  tag: string;
+}
+
 /** One request's checks waiting for the batch of its event-loop turn. */
 interface PendingRateCheck {
   checks: RateCheck[];
-  keys: string[];
-  resets: number[];
+  counters: Counters;
   resolve(outcome: RateOutcome): void;
   reject(err: Error): void;
 }
@@ -184,24 +194,40 @@ export class RedisCoordination implements Coordination {
   rateLimit(checks: RateCheck[], nowMs = Date.now()): Promise<RateOutcome> {
     // While disconnected, answer at once so the caller fails open instead of waiting on retries.
     if (this.command.status !== 'ready') return Promise.reject(new Error(`redis is ${this.command.status}`));
-    const keys: string[] = new Array(checks.length);
-    const resets: number[] = new Array(checks.length);
-    for (let i = 0; i < checks.length; i++) {
-      const window = windowOf(nowMs, checks[i].windowSeconds);
-      keys[i] = `${this.prefix}rl:${checks[i].key}:${window.start}`;
-      resets[i] = window.resetSeconds;
-    }
-    const tag = hashTagOf(checks[0].key);
+    const counters = this.countersOf(checks, nowMs);
     return new Promise((resolve, reject) => {
-      let queue = this.pendingChecks.get(tag);
-      if (!queue) this.pendingChecks.set(tag, (queue = []));
-      queue.push({ checks, keys, resets, resolve, reject });
+      let queue = this.pendingChecks.get(counters.tag);
+      if (!queue) this.pendingChecks.set(counters.tag, (queue = []));
+      queue.push({ checks, counters, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(this.flushChecks);
       }
     });
   }
+
+  /**
+   * The counters' keys of a check list in the windows of `nowMs`. A caller that asks with the same list
+   * object every time (the API keeps one per credential) has them made once per window, not per request.
+   */
+  private countersOf(checks: RateCheck[], nowMs: number): Counters {
+    const second = Math.floor(nowMs / 1000);
+    const kept = this.counters.get(checks);
+    if (kept && kept.second === second) return kept;
+    const keys: string[] = new Array(checks.length);
+    const resets: number[] = new Array(checks.length);
+    let signature = '';
+    for (let i = 0; i < checks.length; i++) {
+      const window = windowOf(nowMs, checks[i].windowSeconds);
+      keys[i] = `${this.prefix}rl:${checks[i].key}:${window.start}`;
+      resets[i] = window.resetSeconds;
+      signature += `${keys[i]} ${checks[i].limit} `;
+    }
+    const counters = { second, keys, resets, signature, tag: hashTagOf(checks[0].key) };
+    this.counters.set(checks, counters);
+    return counters;
+  }
+  private readonly counters = new WeakMap<RateCheck[], Counters>();
 
   private readonly flushChecks = (): void => {
     this.flushScheduled = false;
@@ -218,9 +244,8 @@ export class RedisCoordination implements Coordination {
     const requestLists: number[] = new Array(batch.length);
     const indexesOf: number[][] = [];
     for (let r = 0; r < batch.length; r++) {
-      const { checks, keys } = batch[r];
-      let signature = '';
-      for (let i = 0; i < checks.length; i++) signature += `${keys[i]} ${checks[i].limit} `;
+      const { checks, counters } = batch[r];
+      const { keys, signature } = counters;
       let list = listIndex.get(signature);
       if (list === undefined) {
         listIndex.set(signature, (list = listIndex.size + 1));
@@ -230,7 +255,7 @@ export class RedisCoordination implements Coordination {
           let index = keyIndex.get(keys[i]);
           if (index === undefined) keyIndex.set(keys[i], (index = keyIndex.size + 1));
           indexes.push(index);
-          lists.push(index, checks[i].limit, batch[r].resets[i] + 1);
+          lists.push(index, checks[i].limit, counters.resets[i] + 1);
         }
         indexesOf.push(indexes);
       }
@@ -246,7 +271,7 @@ export class RedisCoordination implements Coordination {
     // Replay the batch as the script ran it: each passing request adds one to each of its counters.
     const counts = reply.slice(0, keyIndex.size).map(Number);
     for (let r = 0; r < batch.length; r++) {
-      const { checks, resets, resolve } = batch[r];
+      const { checks, counters: { resets }, resolve } = batch[r];
       const indexes = indexesOf[requestLists[r] - 1];
       const refused = Number(reply[keyIndex.size + r]);
       if (refused > 0) {

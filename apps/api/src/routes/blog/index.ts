@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { BlogContentAnswer, type BlogMoment } from '@hearth/core';
-import { defineRoute, etagAsk, type HandlerContext } from '../../http/route';
+import { defineRoute, type HandlerContext } from '../../http/route';
 import { PageOf, PageOnlyQuery, PageQuery, Timestamp } from '../../http/schema-helpers';
 
 const Slug = (description: string) => Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description });
@@ -45,12 +45,11 @@ function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask:
 /** A read's answer: the body and its ETag from one moment of the blog (never a new body under an old ETag). */
 async function momentAnswer<T>(
   ctx: HandlerContext<unknown, unknown, unknown, 'either'>,
-  operationId: string,
   read: (moment: BlogMoment) => Promise<T>,
 ): Promise<{ body: T; headers: Record<string, string> }> {
   const moment = await ctx.core.blog.current(ctx.env.id);
   const body = await read(moment);
-  return { body, headers: { ETag: await ctx.core.blog.etag(ctx.env.id, etagAsk(operationId, ctx.params, ctx.query), moment) } };
+  return { body, headers: { ETag: await ctx.core.blog.etag(ctx.env.id, ctx.ask, moment) } };
 }
 
 export const listBlogPosts = defineRoute({
@@ -70,7 +69,7 @@ export const listBlogPosts = defineRoute({
   success: { status: 200, description: 'A page of post summaries', schema: PageOf(BlogPostSummary) },
   links: [{ parameters: { slug: '$response.body#/items/0/slug' } }],
   refusals: ['not-found'],
-  handler: (ctx) => momentAnswer(ctx, 'listBlogPosts', (moment) => ctx.core.blog.listPosts(ctx.env, ctx.query, moment)),
+  handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listPosts(ctx.env, ctx.query, moment)),
 });
 
 export const getBlogPost = defineRoute({
@@ -90,7 +89,7 @@ export const getBlogPost = defineRoute({
     schema: Type.Object({ post: BlogPost, related: Type.Array(BlogPostSummary, { maxItems: 3 }) }, { additionalProperties: false }),
   },
   refusals: ['not-found'],
-  handler: (ctx) => momentAnswer(ctx, 'getBlogPost', (moment) => ctx.core.blog.getPost(ctx.env, ctx.params.slug, moment)),
+  handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.getPost(ctx.env, ctx.params.slug, moment)),
 });
 
 export const listBlogCategories = defineRoute({
@@ -105,7 +104,7 @@ export const listBlogCategories = defineRoute({
   etag: blogEtag,
   success: { status: 200, description: 'A page of categories', schema: PageOf(BlogCategory) },
   refusals: [],
-  handler: (ctx) => momentAnswer(ctx, 'listBlogCategories', (moment) => ctx.core.blog.listCategories(ctx.env, ctx.query, moment)),
+  handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listCategories(ctx.env, ctx.query, moment)),
 });
 
 export const listBlogTags = defineRoute({
@@ -120,5 +119,5 @@ export const listBlogTags = defineRoute({
   etag: blogEtag,
   success: { status: 200, description: 'A page of tags', schema: PageOf(BlogTag) },
   refusals: [],
-  handler: (ctx) => momentAnswer(ctx, 'listBlogTags', (moment) => ctx.core.blog.listTags(ctx.env, ctx.query, moment)),
+  handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listTags(ctx.env, ctx.query, moment)),
 });

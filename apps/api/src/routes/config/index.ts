@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Queryable } from '@hearth/core';
-import { defineRoute, etagAsk, type HandlerContext } from '../../http/route';
+import { defineRoute, type HandlerContext } from '../../http/route';
 import { PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
 
 const Cell = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
@@ -39,10 +39,9 @@ function contentEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either-or-d
 /** A conditional read's answer: the body and its ETag read from one snapshot (never a new body under an old ETag). */
 async function snapshotAnswer<T>(
   ctx: HandlerContext<unknown, unknown, unknown, 'either-or-dashboard'>,
-  operationId: string,
   read: (db: Queryable) => Promise<T>,
 ): Promise<{ body: T; headers: Record<string, string> }> {
-  const { body, etag } = await ctx.core.gameConfig.snapshot(ctx.db, ctx.env.id, etagAsk(operationId, ctx.params, ctx.query), read);
+  const { body, etag } = await ctx.core.gameConfig.snapshot(ctx.db, ctx.env.id, ctx.ask, read);
   return { body, headers: { ETag: etag } };
 }
 
@@ -58,7 +57,7 @@ export const listConfigValues = defineRoute({
   etag: contentEtag,
   success: { status: 200, description: 'A page of config values', schema: PageOf(ConfigRow) },
   refusals: [],
-  handler: (ctx) => snapshotAnswer(ctx, 'listConfigValues', (db) => ctx.core.gameConfig.listValues(db, ctx.env, ctx.query)),
+  handler: (ctx) => snapshotAnswer(ctx, (db) => ctx.core.gameConfig.listValues(db, ctx.env, ctx.query)),
 });
 
 export const listConfigTables = defineRoute({
@@ -74,7 +73,7 @@ export const listConfigTables = defineRoute({
   success: { status: 200, description: 'A page of config tables', schema: PageOf(ConfigTable) },
   links: [{ to: ['getConfigTable'], parameters: { key: '$response.body#/items/0/key' } }],
   refusals: [],
-  handler: (ctx) => snapshotAnswer(ctx, 'listConfigTables', (db) => ctx.core.gameConfig.listTables(db, ctx.env, ctx.query)),
+  handler: (ctx) => snapshotAnswer(ctx, (db) => ctx.core.gameConfig.listTables(db, ctx.env, ctx.query)),
 });
 
 export const getConfigTable = defineRoute({
@@ -92,7 +91,7 @@ export const getConfigTable = defineRoute({
   etag: contentEtag,
   success: { status: 200, description: 'The table', schema: ConfigTable },
   refusals: ['not-found'],
-  handler: (ctx) => snapshotAnswer(ctx, 'getConfigTable', (db) => ctx.core.gameConfig.getTable(db, ctx.env, ctx.params.key)),
+  handler: (ctx) => snapshotAnswer(ctx, (db) => ctx.core.gameConfig.getTable(db, ctx.env, ctx.params.key)),
 });
 
 export const listFlags = defineRoute({
@@ -107,5 +106,5 @@ export const listFlags = defineRoute({
   etag: contentEtag,
   success: { status: 200, description: 'A page of flags', schema: PageOf(Flag) },
   refusals: [],
-  handler: (ctx) => snapshotAnswer(ctx, 'listFlags', (db) => ctx.core.gameConfig.listFlags(db, ctx.env, ctx.query)),
+  handler: (ctx) => snapshotAnswer(ctx, (db) => ctx.core.gameConfig.listFlags(db, ctx.env, ctx.query)),
 });

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineRoute, etagAsk } from '../../http/route';
+import { defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
 
@@ -48,7 +48,7 @@ export const listLegalDocuments = defineRoute({
   refusals: [],
   handler: async (ctx) => {
     // The body and its ETag from one catalog (never a new body under an old ETag).
-    const { page, etag } = await ctx.core.legal.listDocuments(ctx.env, ctx.query, etagAsk('listLegalDocuments', ctx.params, ctx.query));
+    const { page, etag } = await ctx.core.legal.listDocuments(ctx.env, ctx.query, ctx.ask);
     return { body: page, headers: { ETag: etag } };
   },
 });
