@@ -11,7 +11,7 @@ import { createReadStream } from 'node:fs';
 import Redis from 'ioredis';
 import { MAX_BALANCE, STAT_SHARDS } from '@hearth/core';
 import { TEST_REDIS_URL } from '../support/env';
-import { startChild, keepDatabaseApart, type Child, type CpuSample, type Placement, coreShare } from './child';
+import { startChild, keepDatabaseApart, keepRedisOffServerCore, type Child, type CpuSample, type Placement, coreShare } from './child';
 import type { PhaseJob, PhaseResult } from './loader';
 import { BENCH_PRODUCTS, BENCH_SKILL_NODES, type PgbenchFigures, benchNodeKey, capturedScript, creditScript, runPgbench, statIncrementScript, unlockScript } from './pgbench';
 
@@ -43,10 +43,24 @@ export interface PhaseFigures extends PhaseResult {
   databaseQueries: number;
 }
 
+/**
+ * A read measured in turns with bare koa on the same core, koa before and after each turn of the read:
+ * the machine's speed drifts over a run (bare koa alone read 38,000-57,000 req/s back to back), and a
+ * share taken from two peaks a minute apart carries that drift. Each turn is compared with the mean of
+ * the koa turns around it; the share reported is the median of the turns'.
+ */
+export interface PairedWithKoa {
+  turns: { koaReqPerSec: number; reqPerSec: number; koaMicrosPerRequest: number; microsPerRequest: number; share: number }[];
+  share: number;
+  turnSeconds: number;
+}
+
 export interface TargetResult {
   id: string;
   name: string;
   peak: PhaseFigures;
+  /** The reads compared with koa, when koa runs in the same bench: their share from turns beside it. */
+  pairedWithKoa?: PairedWithKoa;
   atShare: PhaseFigures & { rate: number };
   /** For the API targets: what the server's own metrics and log say about the run. */
   /** For saves-put and the currency credits: pgbench running the same transaction on the same database with the API's pool size. */
@@ -512,7 +526,45 @@ async function countOccurrences(file: string, needle: string): Promise<number> {
   return count;
 }
 
-export async function runTarget(target: Target, options: HttpBenchOptions, log: (line: string) => void): Promise<TargetResult> {
+/** A bare koa server kept running for the whole bench, for the turns the reads are measured beside it. */
+interface KoaBeside {
+  server: Child;
+  url: string;
+}
+
+/** Turns of each read beside koa; each turn half the peak's length (at least 2 s). */
+const PAIRED_TURNS = 3;
+
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/** koa, the read, koa, the read, ... koa: each turn of the read against the koa turns on either side of it. */
+async function pairWithKoa(koa: KoaBeside, server: Child, loader: Child, redis: Redis, job: (seconds: number) => PhaseJob, seconds: number, warmupSeconds: number): Promise<PairedWithKoa> {
+  const koaJob = (durationSeconds: number): PhaseJob => ({ type: 'phase', url: koa.url, headers: {}, connections: job(seconds).connections, durationSeconds, expectStatus: 200 });
+  // koa warmed as the read was (a first turn on a cold koa read it 25% slow), and its caches refilled after the read's turns.
+  await measured(koa.server, loader, redis, koaJob(warmupSeconds));
+  let before = await measured(koa.server, loader, redis, koaJob(seconds));
+  const turns: PairedWithKoa['turns'] = [];
+  for (let i = 0; i < PAIRED_TURNS; i++) {
+    const read = await measured(server, loader, redis, job(seconds));
+    const after = await measured(koa.server, loader, redis, koaJob(seconds));
+    const koaReqPerSec = (before.reqPerSec + after.reqPerSec) / 2;
+    turns.push({
+      koaReqPerSec,
+      reqPerSec: read.reqPerSec,
+      koaMicrosPerRequest: (before.serverMicrosPerRequest + after.serverMicrosPerRequest) / 2,
+      microsPerRequest: read.serverMicrosPerRequest,
+      share: read.reqPerSec / koaReqPerSec,
+    });
+    before = after;
+  }
+  return { turns, share: median(turns.map((t) => t.share)), turnSeconds: seconds };
+}
+
+export async function runTarget(target: Target, options: HttpBenchOptions, log: (line: string) => void, koa?: KoaBeside): Promise<TargetResult> {
   const logFile = path.join(options.logDir, `${target.id}.log`);
   const placement = target.placement ?? 'split';
   const server = startChild(`servers/${target.server}.ts`, {
@@ -533,6 +585,7 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
     const ready = await server.next('ready');
     await loader.next('ready');
     if (placement === 'database-apart') putBack = await keepDatabaseApart(ready.databaseUrl, redis, log);
+    else if (target.server === 'hearth-api') putBack = await keepRedisOffServerCore(redis, log);
     const prepared = await target.prepare(ready, server);
     const job = (durationSeconds: number, overallRate?: number): PhaseJob => ({
       type: 'phase',
@@ -552,6 +605,13 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
     await measured(server, loader, redis, job(options.warmupSeconds));
     log(`  ${target.name}: peak, ${options.durationSeconds} s with ${options.connections} connections`);
     const peak = await measured(server, loader, redis, job(options.durationSeconds));
+    let pairedWithKoa: PairedWithKoa | undefined;
+    if (koa) {
+      const seconds = Math.max(2, Math.round(options.durationSeconds / 2));
+      log(`  ${target.name}: ${PAIRED_TURNS} turns of ${seconds} s beside bare koa (koa warmed ${options.warmupSeconds} s, then before and after each)`);
+      pairedWithKoa = await pairWithKoa(koa, server, loader, redis, job, seconds, options.warmupSeconds);
+      log(`  ${target.name}: ${pairedWithKoa.turns.map((t) => `${Math.round(t.share * 100)}%`).join(', ')} of koa; median ${Math.round(pairedWithKoa.share * 100)}%`);
+    }
     const rate = Math.round(peak.reqPerSec * options.loadShare);
     log(`  ${target.name}: ${Math.round(peak.reqPerSec)} req/s at peak; now ${rate} req/s (${options.loadShare * 100}%) for ${options.durationSeconds} s`);
     const atShare = await measured(server, loader, redis, job(options.durationSeconds, rate));
@@ -579,7 +639,7 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
         throw new Error(`the log has ${checks.accessLines} access lines for ${checks.requestsServed} requests: is the per-request line on?`);
       }
     }
-    return { id: target.id, name: target.name, peak, atShare: { ...atShare, rate }, pgbench, checks };
+    return { id: target.id, name: target.name, peak, pairedWithKoa, atShare: { ...atShare, rate }, pgbench, checks };
   } finally {
     loader.send({ type: 'stop' });
     const running = () => server.process.exitCode === null && server.process.signalCode === null;
@@ -599,11 +659,27 @@ export async function runHttpBench(options: HttpBenchOptions, log: (line: string
   fs.mkdirSync(options.logDir, { recursive: true });
   if (options.cpuProfDir) fs.mkdirSync(options.cpuProfDir, { recursive: true });
   const results: TargetResult[] = [];
-  for (const target of TARGETS) {
-    if (options.only && !options.only.includes(target.id)) continue;
-    results.push(await runTarget(target, options, log));
+  const chosen = TARGETS.filter((target) => !options.only || options.only.includes(target.id));
+  // The reads compared with koa are measured beside it too, when koa is measured in this run.
+  const koa = chosen.some((t) => t.id === 'koa') ? await startKoaBeside(options) : undefined;
+  try {
+    for (const target of chosen) {
+      const beside = target.server === 'hearth-api' && (target.placement ?? 'split') === 'split' ? koa : undefined;
+      results.push(await runTarget(target, options, log, beside));
+    }
+  } finally {
+    if (koa) {
+      koa.server.send({ type: 'stop' });
+      await koa.server.exited;
+    }
   }
   return results;
+}
+
+async function startKoaBeside(options: HttpBenchOptions): Promise<KoaBeside> {
+  const server = startChild('servers/koa-hello.ts', { role: 'server', placement: 'split', stdout: path.join(options.logDir, 'koa-beside.log') });
+  const ready = await server.next('ready');
+  return { server, url: ready.url + '/' };
 }
 
 export const DEFAULT_LOG_DIR = path.join(os.tmpdir(), 'hearth-bench');
