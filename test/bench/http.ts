@@ -50,8 +50,20 @@ export interface PhaseFigures extends PhaseResult {
  * the koa turns around it; the share reported is the median of the turns'.
  */
 export interface PairedWithKoa {
-  turns: { koaReqPerSec: number; reqPerSec: number; koaMicrosPerRequest: number; microsPerRequest: number; share: number }[];
+  turns: {
+    reqPerSec: number;
+    microsPerRequest: number;
+    koa: { reqPerSec: number; microsPerRequest: number };
+    share: number;
+    koaSameAnswer?: { reqPerSec: number; microsPerRequest: number };
+    shareOfSameAnswer?: number;
+  }[];
+  /** The median of the turns' shares of koa hello-world: the read's `of koa`. */
   share: number;
+  /** The read's answer body, when koa also sent it (the reads answered from kept bytes). */
+  answerBytes?: number;
+  /** The median of the turns' shares of koa sending the same answer. */
+  shareOfSameAnswer?: number;
   turnSeconds: number;
 }
 
@@ -76,6 +88,8 @@ interface Prepared {
   versionedPut?: PhaseJob['versionedPut'];
   idempotentPost?: PhaseJob['idempotentPost'];
   post?: PhaseJob['post'];
+  /** The answer's body as the API sent it (the cached reads): koa sends the same bytes beside it. */
+  answer?: string;
   /** Runs after the API's phases, on the same database: the figures the API's are compared with. */
   compare?: (seconds: number, log: (line: string) => void) => Promise<PgbenchFigures>;
 }
@@ -414,9 +428,10 @@ async function cachedRead(ready: { base: string; serverKey: string }, path: stri
   const headers = { Authorization: `Bearer ${token}` };
   const reply = await expectStatus(`${ready.base}${path}`, headers, 200);
   if (!reply.headers.get('x-ratelimit-limit')) throw new Error(`GET ${path} answered without X-RateLimit-* headers: are rate limits on?`);
-  const body = (await reply.json()) as { items?: unknown[] };
-  if (body.items?.length !== items) throw new Error(`GET ${path} answered ${body.items?.length ?? 'no'} items, not ${items}: ${JSON.stringify(body).slice(0, 200)}`);
-  return { url: `${ready.base}${path}`, headers, expectStatus: 200 };
+  const answer = await reply.text();
+  const body = JSON.parse(answer) as { items?: unknown[] };
+  if (body.items?.length !== items) throw new Error(`GET ${path} answered ${body.items?.length ?? 'no'} items, not ${items}: ${answer.slice(0, 200)}`);
+  return { url: `${ready.base}${path}`, headers, expectStatus: 200, answer };
 }
 
 async function expectStatus(url: string, headers: Record<string, string>, status: number): Promise<Response> {
@@ -541,27 +556,76 @@ const median = (xs: number[]) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-/** koa, the read, koa, the read, ... koa: each turn of the read against the koa turns on either side of it. */
-async function pairWithKoa(koa: KoaBeside, server: Child, loader: Child, redis: Redis, job: (seconds: number) => PhaseJob, seconds: number, warmupSeconds: number): Promise<PairedWithKoa> {
-  const koaJob = (durationSeconds: number): PhaseJob => ({ type: 'phase', url: koa.url, headers: {}, connections: job(seconds).connections, durationSeconds, expectStatus: 200 });
+/** One server's figures in a turn beside koa (koa's: the mean of the turns before and after). */
+interface TurnFigures {
+  reqPerSec: number;
+  microsPerRequest: number;
+}
+
+/** The koa servers a read is measured beside: hello-world, and, when the read says its answer, koa sending those same bytes. */
+interface KoaTurn {
+  hello: PhaseFigures;
+  sameAnswer?: PhaseFigures;
+}
+
+const meanOf = (a: PhaseFigures, b: PhaseFigures): TurnFigures => ({
+  reqPerSec: (a.reqPerSec + b.reqPerSec) / 2,
+  microsPerRequest: (a.serverMicrosPerRequest + b.serverMicrosPerRequest) / 2,
+});
+
+/**
+ * koa, the read, koa, the read, ... koa: each turn of the read against the koa turns on either side of
+ * it. When the read's answer is known (`answer`), each koa turn also measures koa sending exactly those
+ * bytes as JSON: what any server pays to send that answer, apart from what the API adds to it.
+ */
+async function pairWithKoa(
+  koa: KoaBeside,
+  server: Child,
+  loader: Child,
+  redis: Redis,
+  job: (seconds: number) => PhaseJob,
+  seconds: number,
+  warmupSeconds: number,
+  answer: string | undefined,
+): Promise<PairedWithKoa> {
+  const koaJob = (url: string, durationSeconds: number): PhaseJob => ({ type: 'phase', url, headers: {}, connections: job(seconds).connections, durationSeconds, expectStatus: 200 });
+  let sameAnswerUrl: string | undefined;
+  if (answer !== undefined) {
+    koa.server.send({ type: 'answer', path: '/same-answer', body: answer });
+    await koa.server.next('answer-kept');
+    sameAnswerUrl = koa.url + 'same-answer';
+  }
+  const koaTurn = async (durationSeconds: number): Promise<KoaTurn> => ({
+    hello: await measured(koa.server, loader, redis, koaJob(koa.url, durationSeconds)),
+    sameAnswer: sameAnswerUrl ? await measured(koa.server, loader, redis, koaJob(sameAnswerUrl, durationSeconds)) : undefined,
+  });
   // koa warmed as the read was (a first turn on a cold koa read it 25% slow), and its caches refilled after the read's turns.
-  await measured(koa.server, loader, redis, koaJob(warmupSeconds));
-  let before = await measured(koa.server, loader, redis, koaJob(seconds));
+  await koaTurn(warmupSeconds);
+  let before = await koaTurn(seconds);
   const turns: PairedWithKoa['turns'] = [];
   for (let i = 0; i < PAIRED_TURNS; i++) {
     const read = await measured(server, loader, redis, job(seconds));
-    const after = await measured(koa.server, loader, redis, koaJob(seconds));
-    const koaReqPerSec = (before.reqPerSec + after.reqPerSec) / 2;
+    const after = await koaTurn(seconds);
+    const hello = meanOf(before.hello, after.hello);
+    const same = before.sameAnswer && after.sameAnswer ? meanOf(before.sameAnswer, after.sameAnswer) : undefined;
     turns.push({
-      koaReqPerSec,
       reqPerSec: read.reqPerSec,
-      koaMicrosPerRequest: (before.serverMicrosPerRequest + after.serverMicrosPerRequest) / 2,
       microsPerRequest: read.serverMicrosPerRequest,
-      share: read.reqPerSec / koaReqPerSec,
+      koa: hello,
+      share: read.reqPerSec / hello.reqPerSec,
+      koaSameAnswer: same,
+      shareOfSameAnswer: same ? read.reqPerSec / same.reqPerSec : undefined,
     });
     before = after;
   }
-  return { turns, share: median(turns.map((t) => t.share)), turnSeconds: seconds };
+  const ofSame = turns.map((t) => t.shareOfSameAnswer).filter((x): x is number => x !== undefined);
+  return {
+    turns,
+    share: median(turns.map((t) => t.share)),
+    answerBytes: answer === undefined ? undefined : Buffer.byteLength(answer),
+    shareOfSameAnswer: ofSame.length === turns.length ? median(ofSame) : undefined,
+    turnSeconds: seconds,
+  };
 }
 
 export async function runTarget(target: Target, options: HttpBenchOptions, log: (line: string) => void, koa?: KoaBeside): Promise<TargetResult> {
@@ -609,8 +673,9 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
     if (koa) {
       const seconds = Math.max(2, Math.round(options.durationSeconds / 2));
       log(`  ${target.name}: ${PAIRED_TURNS} turns of ${seconds} s beside bare koa (koa warmed ${options.warmupSeconds} s, then before and after each)`);
-      pairedWithKoa = await pairWithKoa(koa, server, loader, redis, job, seconds, options.warmupSeconds);
-      log(`  ${target.name}: ${pairedWithKoa.turns.map((t) => `${Math.round(t.share * 100)}%`).join(', ')} of koa; median ${Math.round(pairedWithKoa.share * 100)}%`);
+      pairedWithKoa = await pairWithKoa(koa, server, loader, redis, job, seconds, options.warmupSeconds, prepared.answer);
+      log(`  ${target.name}: ${pairedWithKoa.turns.map((t) => `${Math.round(t.share * 100)}%`).join(', ')} of koa; median ${Math.round(pairedWithKoa.share * 100)}%` +
+        (pairedWithKoa.shareOfSameAnswer === undefined ? '' : `; ${Math.round(pairedWithKoa.shareOfSameAnswer * 100)}% of koa sending the same ${pairedWithKoa.answerBytes} bytes`));
     }
     const rate = Math.round(peak.reqPerSec * options.loadShare);
     log(`  ${target.name}: ${Math.round(peak.reqPerSec)} req/s at peak; now ${rate} req/s (${options.loadShare * 100}%) for ${options.durationSeconds} s`);

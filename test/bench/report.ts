@@ -81,7 +81,11 @@ export function evaluate(results: TargetResult[], loadShare: number): Verdict[] 
     if (!r) continue;
     const share = shareOfKoa(r, results);
     if (share !== undefined) {
-      const how = r.pairedWithKoa ? ` (median of ${r.pairedWithKoa.turns.length} turns beside it: ${r.pairedWithKoa.turns.map((x) => pct(x.share)).join(', ')})` : '';
+      const p = r.pairedWithKoa;
+      const how = p
+        ? ` (median of ${p.turns.length} turns beside it: ${p.turns.map((x) => pct(x.share)).join(', ')})` +
+          (p.shareOfSameAnswer === undefined ? '' : `; ${pct(p.shareOfSameAnswer)} of koa sending the same ${int(p.answerBytes!)} bytes`)
+        : '';
       verdicts.push({ target: r.name, what: `peak req/s ≥ ${pct(t.minShareOfKoa)} of bare koa`, measured: pct(share) + how, met: share >= t.minShareOfKoa });
     }
     if (t.maxP99Ms === undefined) continue;
@@ -230,8 +234,12 @@ function pairedLines(results: TargetResult[]): string[] {
     .filter((r) => r.pairedWithKoa)
     .map((r) => {
       const p = r.pairedWithKoa!;
-      const turns = p.turns.map((t) => `${pct(t.share)} (${int(t.reqPerSec)} / ${int(t.koaReqPerSec)} req/s, ${int(t.microsPerRequest)} / ${int(t.koaMicrosPerRequest)} µs)`);
-      return `${r.id}: median ${pct(p.share)} of koa over ${p.turns.length} turns of ${p.turnSeconds} s: ${turns.join('; ')}`;
+      const turn = (share: number, read: { reqPerSec: number; microsPerRequest: number }, koa: { reqPerSec: number; microsPerRequest: number }) =>
+        `${pct(share)} (${int(read.reqPerSec)} / ${int(koa.reqPerSec)} req/s, ${int(read.microsPerRequest)} / ${int(koa.microsPerRequest)} µs)`;
+      const hello = `${r.id}: median ${pct(p.share)} of koa over ${p.turns.length} turns of ${p.turnSeconds} s: ${p.turns.map((t) => turn(t.share, t, t.koa)).join('; ')}`;
+      if (p.shareOfSameAnswer === undefined) return hello;
+      const same = p.turns.map((t) => turn(t.shareOfSameAnswer!, t, t.koaSameAnswer!)).join('; ');
+      return `${hello}\n    median ${pct(p.shareOfSameAnswer)} of koa sending the same answer (${int(p.answerBytes!)} bytes of JSON): ${same}`;
     });
 }
 
