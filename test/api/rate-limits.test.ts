@@ -10,7 +10,7 @@ import { HearthCore, type PlanLimits, RedisCoordination, createLogger } from '@h
 import { type ApiServer, startApiServer } from '@hearth/api';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, type Reply, signIn } from '../support/http';
-import { serverKey, standardManifests } from '../support/manifests';
+import { plan, serverKey, standardManifests } from '../support/manifests';
 import { TEST_REDIS_URL } from '../support/env';
 import { sleep } from '../support/wait';
 import { RedisRelay } from '../support/relay';
@@ -101,6 +101,25 @@ test('per credential per clock minute: the 6th request of a key allowed 5 is 429
   const other = await flags(h, keyB);
   expect(other.status).toBe(200);
   expect(limits(other)).toEqual(expect.objectContaining({ limit: 5, remaining: 4 }));
+});
+
+test("a plan's new limits apply to a credential already counted (the API keeps each credential's checks only while its environment is unchanged)", async () => {
+  h = await harnessWith({ requestsPerMinutePerCredential: 5 });
+  const key = h.serverKeys['alpha-live-key'];
+  await waitForRoomInMinute(25);
+  expect(limits(await flags(h, key))).toEqual(expect.objectContaining({ limit: 5, remaining: 4 }));
+
+  await h.apply([plan('test', { requestsPerMinutePerCredential: 8 })]);
+  // The environment is read again on the change (or within its 10 s refresh); the same count carries on under the new limit.
+  let seen = limits(await flags(h, key));
+  for (let i = 0; i < 40 && seen.limit !== 8; i++) {
+    await sleep(250);
+    seen = limits(await flags(h, key));
+  }
+  expect(seen.limit).toBe(8);
+  expect(seen.remaining).toBeLessThan(7);
+  while (seen.remaining > 0) seen = limits(await flags(h, key));
+  expectRateLimited(await flags(h, key));
 });
 
 test('a player token counts with its refreshes, as one credential', async () => {

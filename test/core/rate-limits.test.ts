@@ -80,6 +80,15 @@ describe.each([
     expect(outcomes.map((o) => o.allowed)).toEqual([true, true, false, false]);
   });
 
+  test('the same check list asked again reports each second its own reset', async () => {
+    const c = coordinationOf();
+    const checks = checksFor(tag, { env: 100, credential: 100 }, 'p');
+    const first = await c.rateLimit(checks, NOW);
+    const later = await c.rateLimit(checks, NOW + 1_000);
+    expect([first.nearest.resetSeconds, later.nearest.resetSeconds]).toEqual([30, 29]);
+    expect(later.nearest.remaining).toBe(first.nearest.remaining - 1);
+  });
+
   test('a new window starts from zero', async () => {
     const c = coordinationOf();
     const checks = checksFor(tag, { env: 1, credential: 1 }, 'p');
