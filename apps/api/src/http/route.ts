@@ -270,7 +270,6 @@ export interface RouteLink {
 
 export type AnyRoute = RouteSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined, CredentialKind, EnvironmentSource | undefined, TSchema | undefined>;
 
-
 export function defineRoute<
   P extends TSchema | undefined,
   Q extends TSchema | undefined,
