@@ -7,8 +7,7 @@
  * nothing is made, and the API serves on with bounded memory. test/api/idp.test.ts holds the good
  * provider, a dead one and one answering 500.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { generateKeyPair, type KeyLike } from 'jose';
 import { KEY_SET_FETCH } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
@@ -16,6 +15,7 @@ import { call, expectError } from '../support/http';
 import { idpSettings, publicJwk, signIdToken } from '../support/idp';
 import { environment, project, standardManifests } from '../support/manifests';
 import { reportFigure } from '../support/figures';
+import { closeServer, listenOnLoopback } from '../support/loopback-server';
 
 jest.setTimeout(60_000);
 
@@ -67,10 +67,9 @@ const PROVIDERS: Record<string, (res: http.ServerResponse) => void> = {
 let goodUrl = '';
 
 async function listen(handler: (res: http.ServerResponse) => void): Promise<string> {
-  const server = http.createServer((_req, res) => handler(res));
+  const { server, url } = await listenOnLoopback((_req, res) => handler(res));
   servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`;
+  return `${url}/jwks`;
 }
 
 beforeAll(async () => {
@@ -88,10 +87,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const t of timers) clearInterval(t);
   await h.close();
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  }
+  for (const server of servers) await closeServer(server);
 });
 
 const idToken = (sub: string) => signIdToken(key, { sub });

@@ -9,8 +9,7 @@
  * - the manifest's URL is fetched as it is: a redirect from it is not followed.
  * The presigned upload URLs Hearth hands out are its own store's, made by Hearth (docs/storage.md).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { generateKeyPair, type KeyLike } from 'jose';
 import { routeTable } from '@hearth/api';
 import { type Harness, startHarness } from '../support/harness';
@@ -18,6 +17,7 @@ import { call, expectError } from '../support/http';
 import { idpSettings as settings, publicJwk, signIdToken } from '../support/idp';
 import { environment, project, standardManifests } from '../support/manifests';
 import { reportFigure } from '../support/figures';
+import { closeServer, listenOnLoopback } from '../support/loopback-server';
 
 jest.setTimeout(60_000);
 
@@ -32,10 +32,9 @@ let attackerBase = '';
 const servers: http.Server[] = [];
 
 async function listen(handler: http.RequestListener): Promise<string> {
-  const server = http.createServer(handler);
+  const { server, url } = await listenOnLoopback(handler);
   servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return url;
 }
 
 beforeAll(async () => {
@@ -67,10 +66,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await h.close();
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  }
+  for (const server of servers) await closeServer(server);
 });
 
 const idToken = (key: KeyLike, header: Record<string, unknown> = {}, iss?: string) => signIdToken(key, { sub: 'ssrf-user', header, iss });

@@ -16,12 +16,12 @@
  * transaction id.
  */
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { STORE_CALL } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, type Reply } from '../support/http';
 import { StoreStandIn } from '../support/store-standin';
+import { closeServer, listenOnLoopback } from '../support/loopback-server';
 import { environment, project, serverKey } from '../support/manifests';
 import { reportFigure } from '../support/figures';
 import {
@@ -44,15 +44,12 @@ class TamperingRelay {
   constructor(private readonly upstream: string) {}
 
   async start(): Promise<this> {
-    this.server = http.createServer((req, res) => void this.relay(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    ({ server: this.server, url: this.url } = await listenOnLoopback((req, res) => void this.relay(req, res)));
     return this;
   }
 
   async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await closeServer(this.server);
   }
 
   next(method: string, tampering: Tampering): void {

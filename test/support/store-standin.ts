@@ -10,8 +10,8 @@
  * the overlay (`authorize`, or `autoApprove` for every order at once, as the load test uses), refunds and chargebacks (`settle`), a failure or a delay for the next
  * calls of a method (`failNext`, `delayNext`), and what it was asked (`calls`, `count`).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { closeServer, listenOnLoopback } from './loopback-server';
 
 export interface StandInUser {
   country: string;
@@ -72,15 +72,12 @@ export class StoreStandIn {
   constructor(readonly keys: string[] = ['publisher-key']) {}
 
   async start(): Promise<this> {
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    ({ server: this.server, url: this.url } = await listenOnLoopback((req, res) => void this.handle(req, res)));
     return this;
   }
 
   async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await closeServer(this.server);
   }
 
   /** A ticket GetAuthTicketForWebApi would make for this user, app and identity string. */
