@@ -1,9 +1,13 @@
 /**
- * The production logger writes its lines once per event-loop turn. Lines must not wait longer than
- * that turn, and none may be lost when the process exits right after logging.
+ * The production logger writes its lines in few writes: a quiet process's at the end of the turn they
+ * were logged in, a busy one's at most once per 10 ms. No line may wait longer than that, none may be
+ * lost when the process exits right after logging, and they stay in order.
  */
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { BufferedDestination } from '../../apps/core/src/logger';
 
 const LOGGER = path.resolve(__dirname, '../../apps/core/src/logger.ts');
 
@@ -29,7 +33,7 @@ test('lines logged just before process.exit are written', () => {
   ]);
 });
 
-test('a line is out by the end of the turn it was logged in, in order with direct writes after it', () => {
+test('after a quiet moment, a line is out by the end of the turn it was logged in, in order with direct writes after it', () => {
   const { stdout } = runNode(`
     const fs = require('node:fs');
     const { createLogger } = require(${JSON.stringify(LOGGER)});
@@ -53,4 +57,58 @@ test('many lines in one turn are all written, in order', () => {
   const written = lines(stdout);
   expect(written).toHaveLength(5000);
   expect(written.every((l, i) => l.i === i)).toBe(true);
+});
+
+describe('BufferedDestination', () => {
+  let dir: string;
+  let file: string;
+  let fd: number;
+  const written = () => fs.readFileSync(file, 'utf8');
+
+  beforeEach(() => {
+    jest.useFakeTimers(); // setImmediate, setTimeout and performance.now, moved by the test
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-log-'));
+    file = path.join(dir, 'out.log');
+    fd = fs.openSync(file, 'w');
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+    fs.closeSync(fd);
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  test('a busy process writes at most once per 10 ms, and no line waits longer', () => {
+    const out = new BufferedDestination(fd);
+    out.write('1\n');
+    expect(written()).toBe('');
+    jest.advanceTimersByTime(0); // the end of the turn: nothing was written lately, so now
+    expect(written()).toBe('1\n');
+
+    jest.advanceTimersByTime(2);
+    out.write('2\n');
+    jest.advanceTimersByTime(0);
+    out.write('3\n');
+    jest.advanceTimersByTime(7); // 9 ms after the last write: both lines still wait
+    expect(written()).toBe('1\n');
+    jest.advanceTimersByTime(1); // 10 ms: one write for both
+    expect(written()).toBe('1\n2\n3\n');
+
+    jest.advanceTimersByTime(50); // quiet again: the next line leaves at its turn's end
+    out.write('4\n');
+    jest.advanceTimersByTime(0);
+    expect(written()).toBe('1\n2\n3\n4\n');
+  });
+
+  test('a full buffer is written at once; a line larger than the buffer is written whole, in order', () => {
+    const out = new BufferedDestination(fd);
+    const line = (i: number) => `${String(i).padStart(5, '0')} ${'é'.repeat(200)}\n`; // two-byte UTF-8
+    for (let i = 0; i < 200; i++) out.write(line(i));
+    // 200 lines of 407 bytes cannot wait in 64 KB: the first ones are out before any timer ran.
+    expect(written().length).toBeGreaterThan(0);
+    const huge = `${'x'.repeat(100_000)}\n`;
+    out.write(huge);
+    out.write('last\n');
+    out.flush();
+    expect(written()).toBe(Array.from({ length: 200 }, (_, i) => line(i)).join('') + huge + 'last\n');
+  });
 });

@@ -1,6 +1,14 @@
+import { flushLogs } from '@hearth/core';
+
+/** Writes to standard output after the log lines logged before it (the logger buffers its lines). */
+export function print(text: string): void {
+  flushLogs();
+  process.stdout.write(text);
+}
+
 /** Commands print text for people, or one JSON document with --json. */
 export function emit(json: boolean, value: unknown, text: () => string): void {
-  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text()}\n`);
+  print(json ? `${JSON.stringify(value, null, 2)}\n` : `${text()}\n`);
 }
 
 /** A failure is one clear line on stderr and a non-zero exit. */

