@@ -478,7 +478,7 @@ function busyShare(from: { busy: number; total: number }, to: { busy: number; to
   return (to.busy - from.busy) / Math.max(1, to.total - from.total);
 }
 
-async function measured(server: Child, loader: Child, redis: Redis, job: PhaseJob): Promise<PhaseFigures> {
+export async function measured(server: Child, loader: Child, redis: Redis, job: PhaseJob): Promise<PhaseFigures> {
   const sample = async (): Promise<CpuSample> => {
     server.send({ type: 'cpu' });
     return server.next('cpu');
