@@ -70,6 +70,29 @@ describe('cached player answers across processes', () => {
     expectError(await call(other.base, 'GET', `/players/${p.player.id}`, { token: key }), 404, 'not-found');
   });
 
+  // A token sent again is answered from the authenticator's recent principals (each process keeps
+  // the principal it made for a token while its environment and player record are unchanged): two
+  // reads in a process before the change, so the second was answered from it.
+  test('a token answered from the recent principals is refused at once after its player signs out everywhere, there and soon elsewhere', async () => {
+    const p = await signIn(h.base, key, 'recent-sign-out', 'Recent');
+    for (const base of [h.base, other.base, h.base, other.base]) expect(await nameAt(base, p.accessToken)).toBe('Recent');
+
+    expect((await call(h.base, 'POST', `/players/${p.player.id}/sign-out`, { token: key })).status).toBe(204);
+    expectError(await call(h.base, 'GET', '/players/me', { token: p.accessToken }), 401, 'unauthorized');
+    await eventually(async () => (await call(other.base, 'GET', '/players/me', { token: p.accessToken })).status === 401, 1000);
+    // A token issued after the sign-out is a new principal, and works.
+    const again = await signIn(h.base, key, 'recent-sign-out');
+    for (const base of [h.base, h.base, other.base]) expect(await nameAt(base, again.accessToken)).toBe('Recent');
+  });
+
+  test('a token answered from the recent principals is refused once its player is deleted', async () => {
+    const p = await signIn(h.base, key, 'recent-delete', 'Recent');
+    for (const base of [h.base, h.base, other.base, other.base]) expect(await nameAt(base, p.accessToken)).toBe('Recent');
+    expect((await call(other.base, 'DELETE', `/players/${p.player.id}`, { token: key })).status).toBe(204);
+    expectError(await call(other.base, 'GET', '/players/me', { token: p.accessToken }), 401, 'unauthorized');
+    await eventually(async () => (await call(h.base, 'GET', '/players/me', { token: p.accessToken })).status === 401, 1000);
+  });
+
   test('an unknown id read with a server key stays not-found, and a player of another environment is not visible', async () => {
     expectError(await call(other.base, 'GET', '/players/NoSuchPlayer00000000x', { token: key }), 404, 'not-found');
     const elsewhere = await signIn(h.base, h.serverKeys['alpha-test-key'], 'cache-elsewhere', 'Elsewhere');

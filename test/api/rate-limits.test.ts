@@ -122,6 +122,24 @@ test("a plan's new limits apply to a credential already counted (the API keeps e
   expectRateLimited(await flags(h, key));
 });
 
+test("a plan's new limits apply to a player token answered from the recent principals (kept only while its environment is unchanged)", async () => {
+  h = await harnessWith({ requestsPerMinutePerCredential: 5 });
+  const tokens = await signIn(h.base, h.serverKeys['alpha-live-key'], 'rl-plan-player');
+  await waitForRoomInMinute(25);
+  expect(limits(await flags(h, tokens.accessToken))).toEqual(expect.objectContaining({ limit: 5, remaining: 4 }));
+  expect(limits(await flags(h, tokens.accessToken))).toEqual(expect.objectContaining({ limit: 5, remaining: 3 })); // answered from them
+
+  await h.apply([plan('test', { requestsPerMinutePerCredential: 8 })]);
+  let seen = limits(await flags(h, tokens.accessToken));
+  for (let i = 0; i < 40 && seen.limit !== 8; i++) {
+    await sleep(250);
+    seen = limits(await flags(h, tokens.accessToken));
+  }
+  expect(seen.limit).toBe(8);
+  while (seen.remaining > 0) seen = limits(await flags(h, tokens.accessToken));
+  expectRateLimited(await flags(h, tokens.accessToken));
+});
+
 test('a player token counts with its refreshes, as one credential', async () => {
   h = await harnessWith({ requestsPerMinutePerCredential: 5 });
   await waitForRoomInMinute();

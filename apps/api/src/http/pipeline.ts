@@ -52,6 +52,9 @@ const inputAjv = createAjv({ coerceTypes: true });
 const bodyAjv = createAjv();
 const validIdempotencyKey = bodyAjv.compile(IdempotencyKeyHeader.schema);
 
+/** How a client sends a token, as the spec writes it (bearerOf takes any case and more spaces). */
+const BEARER_PREFIX = 'Bearer ';
+
 const CREDENTIAL_NAMES: Record<PrincipalKind, string> = { server: 'a server key', player: 'a player token', licence: 'a licence key', dashboard: 'a dashboard token' };
 
 export interface CompiledRoute {
@@ -192,6 +195,19 @@ export class Pipeline {
     return this.checkLists.of(env, credentialKey);
   }
 
+  /**
+   * A principal's request limits. The authenticator hands out the same player principal for a token
+   * it answered lately (while its environment and player are unchanged): its list is found by that
+   * object, without making its credential key. Other principals are made per request.
+   */
+  private principalChecks(principal: EnvironmentPrincipal): RateCheck[] {
+    if (principal.kind !== 'player') return this.environmentChecks(principal.environment, credentialKeyOf(principal));
+    let checks = this.checksByPrincipal.get(principal);
+    if (checks === undefined) this.checksByPrincipal.set(principal, (checks = this.environmentChecks(principal.environment, credentialKeyOf(principal))));
+    return checks;
+  }
+  private readonly checksByPrincipal = new WeakMap<EnvironmentPrincipal, RateCheck[]>();
+
   /** Checks and counts limits; a refusal throws 429. The outcome feeds the X-RateLimit headers. */
   async limit(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<RateOutcome> {
     this.metrics.countRateLimitChecks(checks);
@@ -245,12 +261,14 @@ export class Pipeline {
   }
 
   /**
-   * The serialized answers of conditional reads, by route, environment and ETag. A strong ETag names
-   * one answer (the content version and exactly what was asked), the same for every caller of the
-   * environment: it is serialized once per content version, not per request. A change of version
-   * makes new ETags; the old entries age out.
+   * The serialized answers of conditional reads, by ETag (with the route and environment each was
+   * kept for, checked on every hit). A strong ETag names one answer (the content version and exactly
+   * what was asked), the same for every caller of the environment: it is serialized once per content
+   * version, not per request. Keyed by the ETag string alone, a hit builds no key: the content
+   * services hand out the same ETag string for the same ask and version (AskDigests), and V8 keeps its
+   * hash. A change of version makes new ETags; the old entries age out.
    */
-  private readonly answers = new TtlCache<string, Buffer>(ANSWER_TTL_MS, ANSWERS_KEPT);
+  private readonly answers = new TtlCache<string, KeptAnswer>(ANSWER_TTL_MS, ANSWERS_KEPT);
 
   private async runChecked(exchange: Exchange, compiled: CompiledRoute): Promise<void> {
     const { route, checks } = compiled;
@@ -267,13 +285,22 @@ export class Pipeline {
     let principal: Principal | null = null;
     let env: EnvironmentContext | null = null;
     if (checks.credential) {
-      const { credential, problem } = bearerOf(exchange.header('authorization'));
-      // A token whose checks are all cached is answered without waiting (the hot path).
-      const known = credential ? this.core.authenticator.peek(credential) : null;
+      const authorization = exchange.header('authorization');
+      // A token whose checks are all cached is answered without waiting (the hot path). Sent as
+      // "Bearer <token>", it is looked up before the header is parsed: whatever the caches answer for
+      // is a token verified before (a JWT, which the grammar of bearerOf always takes).
+      let known = authorization.startsWith(BEARER_PREFIX) ? this.core.authenticator.peek(authorization.slice(BEARER_PREFIX.length)) : undefined;
+      let credential: string | null;
+      let problem: string | undefined;
+      if (known !== undefined) credential = authorization.slice(BEARER_PREFIX.length);
+      else {
+        ({ credential, problem } = bearerOf(authorization));
+        known = credential ? this.core.authenticator.peek(credential) : null;
+      }
       principal = known !== undefined ? known : credential ? await this.core.authenticator.authenticate(credential) : null;
       if (!principal) {
         // invalid: unknown, revoked, expired, a refresh token, or a deleted or signed-out player (the authenticator does not say which).
-        const outcome = credential ? 'invalid' : exchange.header('authorization') === '' ? 'missing' : 'malformed';
+        const outcome = credential ? 'invalid' : authorization === '' ? 'missing' : 'malformed';
         this.metrics.countCredential(credential ? credentialKindOf(credential) : 'unknown', outcome);
         await this.limit(exchange, addressChecks(exchange.ip));
         throw refuse.unauthorized(problem ?? 'The credential is not valid.');
@@ -283,7 +310,7 @@ export class Pipeline {
         await this.limit(exchange, addressChecks(exchange.ip));
       } else {
         env = principal.environment;
-        await this.limit(exchange, this.environmentChecks(env, credentialKeyOf(principal)));
+        await this.limit(exchange, this.principalChecks(principal));
       }
       if (checks.credentialKind && !takesCredential(route, principal.kind)) {
         this.metrics.countCredential(principal.kind, 'wrong-kind');
@@ -342,19 +369,18 @@ export class Pipeline {
     const handlerContext = new RequestContext(this, exchange, compiled, params, query, input, principal, env, this.core.db);
 
     // Conditional reads: 304 when the client holds the answer, the answer as serialized before when we do.
-    let answerKey: string | undefined;
+    let etag: string | undefined;
     if (route.etag) {
-      const etag = await route.etag(handlerContext as never, handlerContext.ask);
+      etag = await route.etag(handlerContext as never, handlerContext.ask);
       exchange.setHeader('ETag', etag);
       if (ifNoneMatch(exchange.header('if-none-match'), etag)) {
         exchange.status = 304;
         return;
       }
-      answerKey = answerKeyOf(route.operationId, env?.id, etag);
-      const kept = this.answers.get(answerKey);
-      if (kept !== undefined) {
+      const kept = this.answers.get(etag);
+      if (kept !== undefined && kept.route === route && kept.environmentId === env?.id) {
         exchange.status = route.success.status;
-        exchange.serialized = kept;
+        exchange.serialized = kept.bytes;
         return;
       }
     }
@@ -363,16 +389,16 @@ export class Pipeline {
     exchange.status = result.status ?? route.success.status;
     if (result.headers) exchange.setHeaders(result.headers);
     exchange.body = exchange.status === 204 ? null : result.body;
-    if (answerKey !== undefined && exchange.status === route.success.status && exchange.body != null) {
+    if (etag !== undefined && exchange.status === route.success.status && exchange.body != null) {
       // A handler that read its body and ETag from one snapshot names that ETag (the content may have
       // moved on since the pipeline's): the answer is kept under the ETag it was read with. An answer
       // with any other header of its own is not kept.
-      const keptUnder = keptAnswerKey(route.operationId, env?.id, answerKey, result.headers);
+      const keptUnder = keptAnswerEtag(etag, result.headers);
       if (keptUnder !== undefined) {
         // Kept as UTF-8 bytes: a kept answer is sent many times, and bytes are neither measured nor encoded again.
         const bytes = Buffer.from(JSON.stringify(exchange.body));
         exchange.serialized = bytes;
-        if (bytes.length <= ANSWER_KEPT_MAX_BYTES) this.answers.set(keptUnder, bytes);
+        if (bytes.length <= ANSWER_KEPT_MAX_BYTES) this.answers.set(keptUnder, { route, environmentId: env?.id, bytes });
       }
     }
   }
@@ -511,17 +537,19 @@ function nearer(a: RateOutcome['nearest'], b: RateOutcome['nearest']): boolean {
   return a.remaining < b.remaining || (a.remaining === b.remaining && a.resetSeconds < b.resetSeconds);
 }
 
-/** Where a conditional read's serialized answer is kept: by route, environment and ETag. */
-function answerKeyOf(operationId: string, environmentId: number | undefined, etag: string): string {
-  return `${operationId} ${environmentId ?? '-'} ${etag}`;
+/** A conditional read's serialized answer, and the route and environment it answers. */
+interface KeptAnswer {
+  route: AnyRoute;
+  environmentId: number | undefined;
+  bytes: Buffer;
 }
 
-/** The key a handler's answer is kept under (its own ETag when it names one), or undefined when it is not kept. */
-function keptAnswerKey(operationId: string, environmentId: number | undefined, pipelineKey: string, headers: Record<string, string> | undefined): string | undefined {
-  if (headers === undefined) return pipelineKey;
+/** The ETag a handler's answer is kept under (its own when it names one), or undefined when it is not kept. */
+function keptAnswerEtag(pipelineEtag: string, headers: Record<string, string> | undefined): string | undefined {
+  if (headers === undefined) return pipelineEtag;
   const names = Object.keys(headers);
   if (names.length !== 1 || names[0] !== 'ETag') return undefined;
-  return answerKeyOf(operationId, environmentId, headers.ETag);
+  return headers.ETag;
 }
 
 function isEmptyObject(value: unknown): boolean {

@@ -1,7 +1,7 @@
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EnvironmentRegistry } from '../tenancy/registry';
 import type { PlayerService, PlayerState } from '../players/service';
-import type { PlayerTokenClaims } from './token-claims';
+import { CLOCK_TOLERANCE_SECONDS, type PlayerTokenClaims } from './token-claims';
 import { looksLikeServerKey, type ServerKeyVerifier } from './server-keys';
 import type { TokenService } from './tokens';
 import type { Organisation } from '../tenancy/organisations';
@@ -69,6 +69,8 @@ export class Authenticator {
    * process's caches, without waiting (the hot path); undefined when something must be loaded.
    */
   peek(credential: string): Principal | null | undefined {
+    const recent = this.recent.get(credential.slice(-RECENT_KEY_CHARS));
+    if (recent !== undefined && recent.token === credential && this.stillHolds(recent)) return recent.principal;
     // A dashboard token is never in the player tokens' cache: undefined, so authenticate checks it.
     if (looksLikeServerKey(credential) || this.licenceKeys.claims(credential)) return undefined;
     const claims = this.tokens.peek(credential);
@@ -78,17 +80,59 @@ export class Authenticator {
     if (environment === undefined) return undefined;
     const state = environment ? this.players.peekState(claims.sub) : null;
     if (state === undefined) return undefined;
-    return principalOf(claims, environment, state);
+    const principal = principalOf(claims, environment, state);
+    if (principal && environment && state) this.remember(credential, principal, environment, state);
+    return principal;
+  }
+
+  /**
+   * The player principals `peek` answered lately, by the last characters of their token (of its
+   * signature, so no two tokens in use share them; a hit is compared whole). A client sends the same
+   * token on every request: answering it again skips hashing the whole token in the tokens' cache
+   * and making the principal anew, a tenth of a cached read's time in the pipeline.
+   */
+  private readonly recent = new Map<string, RecentPrincipal>();
+
+  private remember(token: string, principal: PlayerPrincipal, environment: EnvironmentContext, state: PlayerState): void {
+    if (this.recent.size >= RECENT_KEPT) this.recent.clear();
+    const validUntil = (principal.claims.exp + CLOCK_TOLERANCE_SECONDS) * 1000;
+    this.recent.set(token.slice(-RECENT_KEY_CHARS), { token, principal, environment, state, validUntil });
+  }
+
+  /**
+   * Whether `peek` would answer the same principal now: its token unexpired, and its environment and
+   * player record the very objects it was made from (the caches make new ones on a reload, a plan
+   * change, a sign-out everywhere or a deletion, and drop them when they age out).
+   */
+  private stillHolds(recent: RecentPrincipal): boolean {
+    const { claims } = recent.principal;
+    return Date.now() < recent.validUntil && this.environments.peekByAppKey(claims.game) === recent.environment && this.players.peekState(claims.sub) === recent.state;
   }
 
   /** The checks every use of a verified player token needs (also used for refresh tokens and sockets). */
-  async playerPrincipal(claims: PlayerTokenClaims): Promise<Extract<Principal, { kind: 'player' }> | null> {
+  async playerPrincipal(claims: PlayerTokenClaims): Promise<PlayerPrincipal | null> {
     const environment = await this.environments.byAppKey(claims.game);
     return principalOf(claims, environment, environment ? await this.players.state(claims.sub) : null);
   }
 }
 
-function principalOf(claims: PlayerTokenClaims, environment: EnvironmentContext | null, state: PlayerState | null): Extract<Principal, { kind: 'player' }> | null {
+type PlayerPrincipal = Extract<Principal, { kind: 'player' }>;
+
+interface RecentPrincipal {
+  token: string;
+  principal: PlayerPrincipal;
+  environment: EnvironmentContext;
+  state: PlayerState;
+  /** When the token stops being good (its expiry, with the clock tolerance verification allows). */
+  validUntil: number;
+}
+
+/** How many recent principals a process keeps (a flood of new tokens only resets the memo). */
+const RECENT_KEPT = 10_000;
+/** A token's last characters, the memo's key: 24 base64url characters of its Ed25519 signature. */
+const RECENT_KEY_CHARS = 24;
+
+function principalOf(claims: PlayerTokenClaims, environment: EnvironmentContext | null, state: PlayerState | null): PlayerPrincipal | null {
   if (!environment || !state || state.environmentId !== environment.id || claims.iat < state.tokensValidAfter) return null;
   return { kind: 'player', playerId: claims.sub, claims, environment };
 }

@@ -86,6 +86,8 @@ interface BlogView {
   validUntil: number;
   /** The newest visible time: with the content version, it names what readers see (the ETag). */
   stamp: number;
+  /** The version part of this view's ETags (its snapshot's version and stamp), made once. */
+  etagVersion?: string;
 }
 
 interface Snapshot {
@@ -225,7 +227,7 @@ export class BlogService {
    */
   async etag(envId: number, request: string, moment?: BlogMoment): Promise<string> {
     const { snapshot, view } = moment ?? (await this.current(envId));
-    return `"b${snapshot.version}.${view.stamp.toString(36)}-${this.asks.of(envId, request)}"`;
+    return this.asks.etag(envId, request, (view.etagVersion ??= `b${snapshot.version}.${view.stamp.toString(36)}`));
   }
 
   /** Visible posts, newest first, optionally of one category or one tag (each must exist: else not-found). */

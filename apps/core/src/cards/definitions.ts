@@ -162,7 +162,7 @@ export class CardDefinitionService {
 
   /** A strong ETag for one read: the kind's content version, the environment and what was asked. */
   private async etag<D>(kind: DefinitionKind<D>, envId: number, ask: string): Promise<string> {
-    return `"c${await readContentVersion(this.pool, envId, kind.content)}-${this.asks.of(envId, `${kind.content}|${ask}`)}"`;
+    return this.asks.etag(envId, `${kind.content}|${ask}`, `c${await readContentVersion(this.pool, envId, kind.content)}`);
   }
 
   private list<D>(db: Queryable, kind: DefinitionKind<D>, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<D>> {

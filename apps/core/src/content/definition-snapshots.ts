@@ -67,7 +67,7 @@ export class DefinitionSnapshots<T extends { key: string }> {
 
   /** A strong ETag for one read of the definitions: the kind's content version, the environment and what was asked. */
   async etag(envId: number, ask: string): Promise<string> {
-    return `"t${await this.version(envId)}-${this.asks.of(envId, ask)}"`;
+    return this.asks.etag(envId, ask, `t${await this.version(envId)}`);
   }
 
   /** A page of `definitions` (sorted by key, byte order) as `answer` maps them; `list` names the list for its cursors. */

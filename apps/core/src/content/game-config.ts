@@ -107,7 +107,7 @@ export class GameConfigService {
   }
 
   private etagAt(version: number, envId: number, request: string): string {
-    return `"${version}-${this.asks.of(envId, request)}"`;
+    return this.asks.etag(envId, request, version);
   }
 
   async listValues(db: Queryable, env: EnvironmentContext, q: { groupName?: string; limit?: number; cursor?: string }): Promise<Page<ConfigRow>> {

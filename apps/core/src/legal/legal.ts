@@ -154,7 +154,7 @@ export class LegalService {
   }
 
   private etagOf(catalog: Catalog, environmentId: number, ask: string): string {
-    return `"${catalog.version}-${this.asks.of(environmentId, ask)}"`;
+    return this.asks.etag(environmentId, ask, catalog.version);
   }
 
   /** GET /legal/documents: a page of the environment's documents by key, from memory, with the ETag of the catalog it came from. */
