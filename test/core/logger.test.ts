@@ -7,7 +7,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BufferedDestination } from '../../apps/core/src/logger';
+import pino from 'pino';
+import { BufferedDestination, accessLogOf } from '../../apps/core/src/logger';
 
 const LOGGER = path.resolve(__dirname, '../../apps/core/src/logger.ts');
 
@@ -57,6 +58,49 @@ test('many lines in one turn are all written, in order', () => {
   const written = lines(stdout);
   expect(written).toHaveLength(5000);
   expect(written.every((l, i) => l.i === i)).toBe(true);
+});
+
+describe('the access line', () => {
+  const fields = [
+    { requestId: 'a1B2-3', method: 'GET', route: '/blog/posts', status: 200, ms: 0.412 },
+    { requestId: 'client"sent\\this{}', method: 'POST', route: 'unmatched', status: 404, ms: 12 },
+    { requestId: 'x', method: 'DELETE', route: '/players/:playerId', status: 503, ms: 1.5 },
+  ];
+
+  test('on the production logger it is the line pino writes for the same fields, byte for byte but the time', () => {
+    const { stdout } = runNode(`
+      const { createLogger, accessLogOf } = require(${JSON.stringify(LOGGER)});
+      const log = createLogger('info', 'access-test');
+      const access = accessLogOf(log);
+      for (const f of ${JSON.stringify(fields)}) {
+        log[f.status >= 500 ? 'error' : 'info']({ requestId: f.requestId, method: f.method, route: f.route, status: f.status, ms: f.ms }, 'request');
+        access(f);
+      }
+    `);
+    const written = stdout.split('\n').filter(Boolean);
+    expect(written).toHaveLength(6);
+    const withoutTime = (line: string) => line.replace(/"time":\d+/, '"time":0');
+    for (let i = 0; i < 6; i += 2) expect(withoutTime(written[i + 1])).toBe(withoutTime(written[i]));
+    expect(lines(stdout).filter((_, i) => i % 2 === 1)).toEqual(fields.map((f) => expect.objectContaining({ ...f, level: f.status >= 500 ? 50 : 30, name: 'access-test', msg: 'request' })));
+  });
+
+  test('it follows the logger\'s level: at warn only the 5xx lines', () => {
+    const { stdout } = runNode(`
+      const { createLogger, accessLogOf } = require(${JSON.stringify(LOGGER)});
+      const log = createLogger('info', 'access-level');
+      const access = accessLogOf(log);
+      log.level = 'warn';
+      for (const f of ${JSON.stringify(fields)}) access(f);
+    `);
+    expect(lines(stdout).map((l) => [l.status, l.level])).toEqual([[503, 50]]);
+  });
+
+  test('any other logger gets it through pino', () => {
+    const out: string[] = [];
+    const log = pino({ base: null, timestamp: false }, { write: (line: string) => void out.push(line) });
+    accessLogOf(log)(fields[0]);
+    expect(out.map((l) => JSON.parse(l))).toEqual([{ level: 30, ...fields[0], msg: 'request' }]);
+  });
 });
 
 describe('BufferedDestination', () => {

@@ -1,6 +1,6 @@
 import { maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
-import { Refusal, type HearthCore, TRUST_NO_PROXY, addressChecks, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
+import { Refusal, type HearthCore, accessLogOf, TRUST_NO_PROXY, addressChecks, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
 import type { AnyRoute } from './route';
 import { Exchange } from './exchange';
 import { INTERNAL_ERROR, answerFor, placeFields } from './errors';
@@ -42,6 +42,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
   const metrics = options.metrics ?? new ApiMetrics();
   const stopMetrics = metrics.watch(core);
   const pipeline = new Pipeline(core, metrics);
+  const accessLog = accessLogOf(core.logger);
   // Request ids only need to be unique: a random prefix per app and a counter (no random bytes per request).
   const requestIdPrefix = `${randomId(12)}-`;
   let requestCount = 0;
@@ -126,9 +127,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     const route = exchange.routeTemplate ?? 'unmatched';
     metrics.countAnswer(route, exchange.method, status, ms / 1000);
     // The access line: one per request, at error for the 5xx answers (whose cause is logged above).
-    const access = { requestId: exchange.requestId, method: exchange.method, route, status, ms: Math.round(ms * 1000) / 1000 };
-    if (status >= 500) core.logger.error(access, 'request');
-    else core.logger.info(access, 'request');
+    accessLog({ requestId: exchange.requestId, method: exchange.method, route, status, ms: Math.round(ms * 1000) / 1000 });
   };
   const handle: RequestListener = (req, res) => {
     answer(req, res).catch((err) => {
