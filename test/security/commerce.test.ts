@@ -17,7 +17,7 @@
  */
 import fs from 'node:fs';
 import type http from 'node:http';
-import { STORE_CALL } from '@hearth/core';
+import { STORE_CALL, flushLogs } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, type Reply } from '../support/http';
 import { StoreStandIn } from '../support/store-standin';
@@ -85,7 +85,7 @@ let h: Harness;
 let store: StoreStandIn;
 let relay: TamperingRelay;
 
-/** Every line the API processes wrote (pino writes its lines with fs.writeSync to fd 1). */
+/** Every line the API processes wrote (the logger writes its buffered lines with fs.writeSync to fd 1). */
 const logged: string[] = [];
 /** Every answer the API gave in this file, for the exposure checks. */
 const answered: string[] = [];
@@ -496,7 +496,7 @@ describe("API10 unsafe consumption of the store's answers", () => {
     const from = logged.length;
     relay.next('QueryTxn', () => ({ status: 403, body: '<html>Forbidden</html>', contentType: 'text/html' }));
     expectError(await kept(authorize(h, o.buyer, o.storeOrderId)), 503, 'unavailable');
-    await new Promise((resolve) => setImmediate(resolve)); // the log is written at the end of the event-loop turn
+    flushLogs(); // lines wait in the logger's buffer up to 10 ms
     const lines = logged.slice(from).join('').split('\n').filter((line) => line.includes('the store call failed'));
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0])).toMatchObject({ level: 40, call: 'QueryTxn', reason: 'key-refused' });
@@ -573,7 +573,10 @@ describe("API10 unsafe consumption of the store's answers", () => {
  */
 let answersChecked = 0;
 let linesChecked = 0;
-const loggedLines = () => logged.join('').split('\n').filter(Boolean);
+const loggedLines = () => {
+  flushLogs(); // what the logger still buffers is written (to the capture) first
+  return logged.join('').split('\n').filter(Boolean);
+};
 function leaks(text: string): string[] {
   const secrets = [STORE_KEY, relay.url.replace('http://', ''), store.url.replace('http://', ''), 'key=', ...[...store.txns.values()].map((t) => t.transid)];
   return secrets.filter((secret) => text.includes(secret));
