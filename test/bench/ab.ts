@@ -17,8 +17,11 @@ import Redis from 'ioredis';
 import globalSetup from '../support/global-setup';
 import { TEST_REDIS_URL } from '../support/env';
 import { BENCH_DIR, startChild, keepRedisOffServerCore } from './child';
-import { TARGETS, measured } from './http';
+import { TARGETS, measured, phaseJob } from './http';
 import type { PhaseJob } from './loader';
+
+/** As `make bench` loads each target. */
+const CONNECTIONS = 50;
 
 const scriptOf = (tree: string | undefined) => (tree ? path.relative(BENCH_DIR, path.join(tree, 'test/bench/servers/hearth-api.ts')) : 'servers/hearth-api.ts');
 const envOf = (spec: string | undefined): Record<string, string> => Object.fromEntries((spec ?? '').split(' ').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
@@ -42,7 +45,7 @@ async function main(): Promise<void> {
       const ready = await s.server.next('ready');
       await s.loader.next('ready');
       const prepared = await target.prepare(ready, s.server);
-      return (durationSeconds: number): PhaseJob => ({ type: 'phase', url: prepared.url, headers: prepared.headers, connections: 50, durationSeconds, expectStatus: prepared.expectStatus });
+      return (durationSeconds: number): PhaseJob => phaseJob(prepared, CONNECTIONS, durationSeconds);
     }));
     const both = (d: number) => Promise.all([measured(a.server, a.loader, redis, jobs[0](d)), measured(b.server, b.loader, redis, jobs[1](d))]);
     await both(3);

@@ -80,7 +80,7 @@ export interface TargetResult {
   checks?: { rateLimitFailOpen: number; rateLimitRefusals: number; accessLines: number; logFile: string; requestsServed: number };
 }
 
-interface Prepared {
+export interface Prepared {
   url: string;
   headers: Record<string, string>;
   expectStatus: number;
@@ -628,6 +628,23 @@ async function pairWithKoa(
   };
 }
 
+/** The loader's job for a prepared target: `overallRate` requests a second, or as fast as answered. */
+export function phaseJob(prepared: Prepared, connections: number, durationSeconds: number, overallRate?: number): PhaseJob {
+  return {
+    type: 'phase',
+    url: prepared.url,
+    headers: prepared.headers,
+    connections,
+    durationSeconds,
+    overallRate,
+    expectStatus: prepared.expectStatus,
+    alsoExpect: prepared.alsoExpect,
+    versionedPut: prepared.versionedPut,
+    idempotentPost: prepared.idempotentPost,
+    post: prepared.post,
+  };
+}
+
 export async function runTarget(target: Target, options: HttpBenchOptions, log: (line: string) => void, koa?: KoaBeside): Promise<TargetResult> {
   const logFile = path.join(options.logDir, `${target.id}.log`);
   const placement = target.placement ?? 'split';
@@ -651,19 +668,7 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
     if (placement === 'database-apart') putBack = await keepDatabaseApart(ready.databaseUrl, redis, log);
     else if (target.server === 'hearth-api') putBack = await keepRedisOffServerCore(redis, log);
     const prepared = await target.prepare(ready, server);
-    const job = (durationSeconds: number, overallRate?: number): PhaseJob => ({
-      type: 'phase',
-      url: prepared.url,
-      headers: prepared.headers,
-      connections: options.connections,
-      durationSeconds,
-      overallRate,
-      expectStatus: prepared.expectStatus,
-      alsoExpect: prepared.alsoExpect,
-      versionedPut: prepared.versionedPut,
-      idempotentPost: prepared.idempotentPost,
-      post: prepared.post,
-    });
+    const job = (durationSeconds: number, overallRate?: number) => phaseJob(prepared, options.connections, durationSeconds, overallRate);
 
     log(`  ${target.name}: warm-up ${options.warmupSeconds} s`);
     await measured(server, loader, redis, job(options.warmupSeconds));
