@@ -335,8 +335,9 @@ export class Pipeline {
       const unknown = Object.keys(query)[0];
       if (unknown !== undefined) throw refuse.invalid(`query.${unknown}`, `query.${unknown} is not taken by this route.`);
     }
-    // A streamed body is left unread for the handler (ctx.bodyStream()), held to the same limit.
-    const body = route.bodyMode === 'stream' ? undefined : await readBody(exchange, compiled.bodyLimit, route.bodyMode);
+    // A streamed body is left unread for the handler (ctx.bodyStream()), held to the same limit. A
+    // request without one (every read) does not wait a turn for it.
+    const body = route.bodyMode === 'stream' || !hasBody(exchange) ? undefined : await readBody(exchange, compiled.bodyLimit, route.bodyMode);
     let input: unknown = body;
     if (compiled.body) {
       input = body === undefined ? {} : body;
