@@ -548,10 +548,12 @@ interface KoaBeside {
 }
 
 /**
- * Turns of each read beside koa; each turn a third of the peak's length (at least 2 s). Single turns
- * move by a fifth with the same code here: the median of five is steadier than that of three.
+ * Turns of each read beside koa, and their length. Single turns move by a fifth with the same code
+ * here, and the machine's speed drifts by the second: many short turns, each against the koa turns
+ * right around it, give a steadier median than a few long ones.
  */
-const PAIRED_TURNS = 5;
+const PAIRED_TURNS = 9;
+const TURN_SECONDS = 2;
 
 const median = (xs: number[]) => {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -679,7 +681,7 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
     const peak = await measured(server, loader, redis, job(options.durationSeconds));
     let pairedWithKoa: PairedWithKoa | undefined;
     if (koa) {
-      const seconds = Math.max(2, Math.round(options.durationSeconds / 3));
+      const seconds = TURN_SECONDS;
       log(`  ${target.name}: ${PAIRED_TURNS} turns of ${seconds} s beside bare koa (koa warmed ${options.warmupSeconds} s, then before and after each)`);
       pairedWithKoa = await pairWithKoa(koa, server, loader, redis, job, seconds, options.warmupSeconds, prepared.answer);
       log(`  ${target.name}: ${pairedWithKoa.turns.map((t) => `${Math.round(t.share * 100)}%`).join(', ')} of koa; median ${Math.round(pairedWithKoa.share * 100)}%` +
