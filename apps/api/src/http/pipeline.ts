@@ -289,13 +289,14 @@ export class Pipeline {
       // A token whose checks are all cached is answered without waiting (the hot path). Sent as
       // "Bearer <token>", it is looked up before the header is parsed: whatever the caches answer for
       // is a token verified before (a JWT, which the grammar of bearerOf always takes).
-      let known = authorization.startsWith(BEARER_PREFIX) ? this.core.authenticator.peek(authorization.slice(BEARER_PREFIX.length)) : undefined;
-      let credential: string | null;
+      const sent = authorization.startsWith(BEARER_PREFIX) ? authorization.slice(BEARER_PREFIX.length) : undefined;
+      let known = sent !== undefined ? this.core.authenticator.peek(sent) : undefined;
+      let credential: string | null = known !== undefined ? (sent ?? null) : null;
       let problem: string | undefined;
-      if (known !== undefined) credential = authorization.slice(BEARER_PREFIX.length);
-      else {
+      if (known === undefined) {
         ({ credential, problem } = bearerOf(authorization));
-        known = credential ? this.core.authenticator.peek(credential) : null;
+        // The same credential was peeked at just above (a server key, a token not cached yet): not again.
+        known = !credential ? null : credential === sent ? undefined : this.core.authenticator.peek(credential);
       }
       principal = known !== undefined ? known : credential ? await this.core.authenticator.authenticate(credential) : null;
       if (!principal) {
