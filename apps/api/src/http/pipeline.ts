@@ -195,19 +195,6 @@ export class Pipeline {
     return this.checkLists.of(env, credentialKey);
   }
 
-  /**
-   * A principal's request limits. The authenticator hands out the same player principal for a token
-   * it answered lately (while its environment and player are unchanged): its list is found by that
-   * object, without making its credential key. Other principals are made per request.
-   */
-  private principalChecks(principal: EnvironmentPrincipal): RateCheck[] {
-    if (principal.kind !== 'player') return this.environmentChecks(principal.environment, credentialKeyOf(principal));
-    let checks = this.checksByPrincipal.get(principal);
-    if (checks === undefined) this.checksByPrincipal.set(principal, (checks = this.environmentChecks(principal.environment, credentialKeyOf(principal))));
-    return checks;
-  }
-  private readonly checksByPrincipal = new WeakMap<EnvironmentPrincipal, RateCheck[]>();
-
   /** Checks and counts limits; a refusal throws 429. The outcome feeds the X-RateLimit headers. */
   async limit(exchange: { rate?: RateOutcome }, checks: RateCheck[]): Promise<RateOutcome> {
     this.metrics.countRateLimitChecks(checks);
@@ -311,7 +298,7 @@ export class Pipeline {
         await this.limit(exchange, addressChecks(exchange.ip));
       } else {
         env = principal.environment;
-        await this.limit(exchange, this.principalChecks(principal));
+        await this.limit(exchange, this.environmentChecks(env, credentialKeyOf(principal)));
       }
       if (checks.credentialKind && !takesCredential(route, principal.kind)) {
         this.metrics.countCredential(principal.kind, 'wrong-kind');
