@@ -65,23 +65,29 @@ describe('the access line', () => {
     { requestId: 'a1B2-3', method: 'GET', route: '/blog/posts', status: 200, ms: 0.412 },
     { requestId: 'client"sent\\this{}', method: 'POST', route: 'unmatched', status: 404, ms: 12 },
     { requestId: 'x', method: 'DELETE', route: '/players/:playerId', status: 503, ms: 1.5 },
+    // Not ASCII: written as UTF-8, not byte for byte.
+    { requestId: 'ünï-çødé', method: 'GET', route: '/blog/posts/:slug', status: 200, ms: 0.001 },
   ];
 
   test('on the production logger it is the line pino writes for the same fields, byte for byte but the time', () => {
     const { stdout } = runNode(`
       const { createLogger, accessLogOf } = require(${JSON.stringify(LOGGER)});
-      const log = createLogger('info', 'access-test');
+      for (const name of ['access-test', 'access-tëst']) {
+      const log = createLogger('info', name);
       const access = accessLogOf(log);
       for (const f of ${JSON.stringify(fields)}) {
         log[f.status >= 500 ? 'error' : 'info']({ requestId: f.requestId, method: f.method, route: f.route, status: f.status, ms: f.ms }, 'request');
         access(f);
       }
+      }
     `);
     const written = stdout.split('\n').filter(Boolean);
-    expect(written).toHaveLength(6);
+    expect(written).toHaveLength(4 * fields.length);
     const withoutTime = (line: string) => line.replace(/"time":\d+/, '"time":0');
-    for (let i = 0; i < 6; i += 2) expect(withoutTime(written[i + 1])).toBe(withoutTime(written[i]));
-    expect(lines(stdout).filter((_, i) => i % 2 === 1)).toEqual(fields.map((f) => expect.objectContaining({ ...f, level: f.status >= 500 ? 50 : 30, name: 'access-test', msg: 'request' })));
+    for (let i = 0; i < written.length; i += 2) expect(withoutTime(written[i + 1])).toBe(withoutTime(written[i]));
+    expect(lines(stdout).filter((_, i) => i % 2 === 1)).toEqual(
+      ['access-test', 'access-tëst'].flatMap((name) => fields.map((f) => expect.objectContaining({ ...f, level: f.status >= 500 ? 50 : 30, name, msg: 'request' }))),
+    );
   });
 
   test('it follows the logger\'s level: at warn only the 5xx lines', () => {
@@ -141,6 +147,23 @@ describe('BufferedDestination', () => {
     out.write('4\n');
     jest.advanceTimersByTime(0);
     expect(written()).toBe('1\n2\n3\n4\n');
+  });
+
+  test('a line given as fields is formatted when the lines are written out, in order with the lines written after it', () => {
+    const out = new BufferedDestination(fd);
+    const formatted: number[] = [];
+    const format = (n: number, time: number) => {
+      formatted.push(n);
+      return { text: `${n}@${time}\n`, ascii: true };
+    };
+    out.defer(1, format, 100);
+    out.defer(2, format, 101);
+    expect(formatted).toEqual([]); // kept as fields until something is written after them, or the write
+    out.write('plain\n');
+    expect(formatted).toEqual([1, 2]);
+    out.defer(3, (n, time) => ({ text: `${n}@${time} é\n`, ascii: false }), 102);
+    jest.advanceTimersByTime(0);
+    expect(written()).toBe('1@100\n2@101\nplain\n3@102 é\n');
   });
 
   test('a full buffer is written at once; a line larger than the buffer is written whole, in order', () => {

@@ -67,7 +67,12 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     return found ? { compiled: found.store as CompiledRoute, params: found.params as Record<string, string> } : null;
   };
 
-  const dispatch = async (exchange: Exchange): Promise<void> => {
+  /**
+   * What no route of the table answers: the probes, the embedded default's uploads, and 404 for any
+   * other path. A route's request does not come through here: `answer` runs its pipeline itself, one
+   * async layer less on every request.
+   */
+  const serveUnrouted = async (exchange: Exchange): Promise<void> => {
     const { path } = exchange;
     // Probes live outside /v1: they are for the cluster, not for games.
     if (path === '/healthz') {
@@ -82,19 +87,10 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     }
     // The embedded default's presigned uploads: not a route of the spec (object-upload.ts).
     if (isObjectUpload(exchange)) return serveObjectUpload(exchange, core, pipeline);
-    const found = find(exchange.method, path);
-    if (!found) {
-      // Anything the table does not name (a known path with another method included) is 404.
-      await pipeline.limit(exchange, addressChecks(exchange.ip));
-      // HEAD is GET without the body, its refusal too (same message, same Content-Length).
-      throw new Refusal('not-found', `No route ${exchange.method === 'HEAD' ? 'GET' : exchange.method} ${path}.`);
-    }
-    exchange.params = found.params;
-    try {
-      await pipeline.run(exchange, found.compiled);
-    } catch (err) {
-      throw placeFields(err, found.compiled.route);
-    }
+    // Anything the table does not name (a known path with another method included) is 404.
+    await pipeline.limit(exchange, addressChecks(exchange.ip));
+    // HEAD is GET without the body, its refusal too (same message, same Content-Length).
+    throw new Refusal('not-found', `No route ${exchange.method === 'HEAD' ? 'GET' : exchange.method} ${path}.`);
   };
 
   // Around every request: request id, the error shape, X-RateLimit headers, metrics and the access line.
@@ -105,10 +101,16 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     const incoming = req.headers['x-request-id'];
     exchange.requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : nextRequestId();
     exchange.setHeader('X-Request-Id', exchange.requestId);
+    let found: ReturnType<typeof find> = null;
     try {
-      await dispatch(exchange);
+      // The uploads' path is not a route of the table (the probes' are outside /v1).
+      found = isObjectUpload(exchange) ? null : find(exchange.method, exchange.path);
+      if (found) {
+        exchange.params = found.params;
+        await pipeline.run(exchange, found.compiled);
+      } else await serveUnrouted(exchange);
     } catch (err) {
-      const answer = answerFor(err);
+      const answer = answerFor(found ? placeFields(err, found.compiled.route) : err);
       exchange.status = answer.status;
       exchange.body = answer.body;
       if (answer.headers) exchange.setHeaders(answer.headers);

@@ -233,20 +233,6 @@ export class Pipeline {
     if (refusal) throw refusal;
   }
 
-  /** Runs one request of a matched route, leaving the answer on the exchange (errors are thrown). */
-  async run(exchange: Exchange, compiled: CompiledRoute): Promise<void> {
-    try {
-      await this.runChecked(exchange, compiled);
-    } catch (err) {
-      // Every request is counted and every answer carries X-RateLimit-* (spec §4, §8): one that ended
-      // before it was counted (a sign-in refused on the input that names its environment, a credential
-      // that could not be checked because the database is out of reach) counts by address. A 429 from
-      // that count answers instead: the address is over its limit either way.
-      if (exchange.rate === undefined) await this.limit(exchange, addressChecks(exchange.ip));
-      throw err;
-    }
-  }
-
   /**
    * The serialized answers of conditional reads, by ETag (with the route and environment each was
    * kept for, checked on every hit). A strong ETag names one answer (the content version and exactly
@@ -257,138 +243,151 @@ export class Pipeline {
    */
   private readonly answers = new TtlCache<string, KeptAnswer>(ANSWER_TTL_MS, ANSWERS_KEPT);
 
-  private async runChecked(exchange: Exchange, compiled: CompiledRoute): Promise<void> {
-    const { route, checks } = compiled;
-    exchange.routeTemplate = route.path;
+  /**
+   * Runs one request of a matched route, leaving the answer on the exchange (errors are thrown). One
+   * async function from the route's checks to its answer: each layer of awaiting costs every request.
+   */
+  async run(exchange: Exchange, compiled: CompiledRoute): Promise<void> {
+    try {
+      const { route, checks } = compiled;
+      exchange.routeTemplate = route.path;
 
-    // Body size, before reading a byte of it (routes that ignore their body too).
-    if (checks.bodySize && declaredTooLarge(exchange, compiled.bodyLimit)) {
-      // Refused before its credential is read, so it counts like a request without one (and carries X-RateLimit-*).
-      await this.limit(exchange, addressChecks(exchange.ip));
-      throw refuse.tooLarge(compiled.bodyLimit);
-    }
-
-    // Credential, rate limits, review, service switch.
-    let principal: Principal | null = null;
-    let env: EnvironmentContext | null = null;
-    if (checks.credential) {
-      const authorization = exchange.header('authorization');
-      // A token whose checks are all cached is answered without waiting (the hot path). Sent as
-      // "Bearer <token>", it is looked up before the header is parsed: whatever the caches answer for
-      // is a token verified before (a JWT, which the grammar of bearerOf always takes).
-      const sent = authorization.startsWith(BEARER_PREFIX) ? authorization.slice(BEARER_PREFIX.length) : undefined;
-      let known = sent !== undefined ? this.core.authenticator.peek(sent) : undefined;
-      let credential: string | null = known !== undefined ? (sent ?? null) : null;
-      let problem: string | undefined;
-      if (known === undefined) {
-        ({ credential, problem } = bearerOf(authorization));
-        // The same credential was peeked at just above (a server key, a token not cached yet): not again.
-        known = !credential ? null : credential === sent ? undefined : this.core.authenticator.peek(credential);
-      }
-      principal = known !== undefined ? known : credential ? await this.core.authenticator.authenticate(credential) : null;
-      if (!principal) {
-        // invalid: unknown, revoked, expired, a refresh token, or a deleted or signed-out player (the authenticator does not say which).
-        const outcome = credential ? 'invalid' : authorization === '' ? 'missing' : 'malformed';
-        this.metrics.countCredential(credential ? credentialKindOf(credential) : 'unknown', outcome);
+      // Body size, before reading a byte of it (routes that ignore their body too).
+      if (checks.bodySize && declaredTooLarge(exchange, compiled.bodyLimit)) {
+        // Refused before its credential is read, so it counts like a request without one (and carries X-RateLimit-*).
         await this.limit(exchange, addressChecks(exchange.ip));
-        throw refuse.unauthorized(problem ?? 'The credential is not valid.');
+        throw refuse.tooLarge(compiled.bodyLimit);
       }
-      if (principal.kind === 'licence') {
-        // An organisation's licence call counts against the caller's address, not an environment (spec §8).
+
+      // Credential, rate limits, review, service switch.
+      let principal: Principal | null = null;
+      let env: EnvironmentContext | null = null;
+      if (checks.credential) {
+        const authorization = exchange.header('authorization');
+        // A token whose checks are all cached is answered without waiting (the hot path). Sent as
+        // "Bearer <token>", it is looked up before the header is parsed: whatever the caches answer for
+        // is a token verified before (a JWT, which the grammar of bearerOf always takes).
+        const sent = authorization.startsWith(BEARER_PREFIX) ? authorization.slice(BEARER_PREFIX.length) : undefined;
+        let known = sent !== undefined ? this.core.authenticator.peek(sent) : undefined;
+        let credential: string | null = known !== undefined ? (sent ?? null) : null;
+        let problem: string | undefined;
+        if (known === undefined) {
+          ({ credential, problem } = bearerOf(authorization));
+          // The same credential was peeked at just above (a server key, a token not cached yet): not again.
+          known = !credential ? null : credential === sent ? undefined : this.core.authenticator.peek(credential);
+        }
+        principal = known !== undefined ? known : credential ? await this.core.authenticator.authenticate(credential) : null;
+        if (!principal) {
+          // invalid: unknown, revoked, expired, a refresh token, or a deleted or signed-out player (the authenticator does not say which).
+          const outcome = credential ? 'invalid' : authorization === '' ? 'missing' : 'malformed';
+          this.metrics.countCredential(credential ? credentialKindOf(credential) : 'unknown', outcome);
+          await this.limit(exchange, addressChecks(exchange.ip));
+          throw refuse.unauthorized(problem ?? 'The credential is not valid.');
+        }
+        if (principal.kind === 'licence') {
+          // An organisation's licence call counts against the caller's address, not an environment (spec §8).
+          await this.limit(exchange, addressChecks(exchange.ip));
+        } else {
+          env = principal.environment;
+          await this.limit(exchange, this.environmentChecks(env, credentialKeyOf(principal)));
+        }
+        if (checks.credentialKind && !takesCredential(route, principal.kind)) {
+          this.metrics.countCredential(principal.kind, 'wrong-kind');
+          throw refuse.forbidden(`This route takes ${CREDENTIALS_TAKEN[route.credential].map((kind) => CREDENTIAL_NAMES[kind]).join(' or ')}.`);
+        }
+        if (checks.dashboardPermission && principal.kind === 'dashboard' && !principal.permissions.includes(dashboardPermissionOf(route))) {
+          this.metrics.countCredential(principal.kind, 'no-permission');
+          throw refuse.forbidden(`This dashboard account does not hold ${dashboardPermissionOf(route)} in this environment.`);
+        }
+        this.metrics.countCredential(principal.kind, 'accepted');
+        if (env) this.checkEnvironment(env, compiled);
+      } else if (!checks.environmentFromBody) {
         await this.limit(exchange, addressChecks(exchange.ip));
-      } else {
-        env = principal.environment;
-        await this.limit(exchange, this.environmentChecks(env, credentialKeyOf(principal)));
       }
-      if (checks.credentialKind && !takesCredential(route, principal.kind)) {
-        this.metrics.countCredential(principal.kind, 'wrong-kind');
-        throw refuse.forbidden(`This route takes ${CREDENTIALS_TAKEN[route.credential].map((kind) => CREDENTIAL_NAMES[kind]).join(' or ')}.`);
+
+      // Inputs.
+      const params = { ...exchange.params };
+      if (compiled.params) validate(compiled.params, params, 'path');
+      const query: Record<string, unknown> = exchange.query();
+      if (compiled.query) validate(compiled.query, query, 'query');
+      else {
+        const unknown = Object.keys(query)[0];
+        if (unknown !== undefined) throw refuse.invalid(`query.${unknown}`, `query.${unknown} is not taken by this route.`);
       }
-      if (checks.dashboardPermission && principal.kind === 'dashboard' && !principal.permissions.includes(dashboardPermissionOf(route))) {
-        this.metrics.countCredential(principal.kind, 'no-permission');
-        throw refuse.forbidden(`This dashboard account does not hold ${dashboardPermissionOf(route)} in this environment.`);
+      // A streamed body is left unread for the handler (ctx.bodyStream()), held to the same limit. A
+      // request without one (every read) does not wait a turn for it.
+      const body = route.bodyMode === 'stream' || !hasBody(exchange) ? undefined : await readBody(exchange, compiled.bodyLimit, route.bodyMode);
+      let input: unknown = body;
+      if (compiled.body) {
+        input = body === undefined ? {} : body;
+        if (compiled.trimBody) input = applyTrim(route.body, input);
+        validate(compiled.body, input, 'body');
+      } else if (route.bodyMode !== 'ignored' && body !== undefined && !isEmptyObject(body)) {
+        const field = typeof body === 'object' && body !== null && !Array.isArray(body) ? `body.${Object.keys(body)[0]}` : 'body';
+        throw refuse.invalid(field, `${field} is not taken by this route.`);
       }
-      this.metrics.countCredential(principal.kind, 'accepted');
-      if (env) this.checkEnvironment(env, compiled);
-    } else if (!checks.environmentFromBody) {
-      await this.limit(exchange, addressChecks(exchange.ip));
-    }
 
-    // Inputs.
-    const params = { ...exchange.params };
-    if (compiled.params) validate(compiled.params, params, 'path');
-    const query: Record<string, unknown> = exchange.query();
-    if (compiled.query) validate(compiled.query, query, 'query');
-    else {
-      const unknown = Object.keys(query)[0];
-      if (unknown !== undefined) throw refuse.invalid(`query.${unknown}`, `query.${unknown} is not taken by this route.`);
-    }
-    // A streamed body is left unread for the handler (ctx.bodyStream()), held to the same limit. A
-    // request without one (every read) does not wait a turn for it.
-    const body = route.bodyMode === 'stream' || !hasBody(exchange) ? undefined : await readBody(exchange, compiled.bodyLimit, route.bodyMode);
-    let input: unknown = body;
-    if (compiled.body) {
-      input = body === undefined ? {} : body;
-      if (compiled.trimBody) input = applyTrim(route.body, input);
-      validate(compiled.body, input, 'body');
-    } else if (route.bodyMode !== 'ignored' && body !== undefined && !isEmptyObject(body)) {
-      const field = typeof body === 'object' && body !== null && !Array.isArray(body) ? `body.${Object.keys(body)[0]}` : 'body';
-      throw refuse.invalid(field, `${field} is not taken by this route.`);
-    }
-
-    // The identity-provider sign-in names its environment in the body.
-    if (checks.environmentFromBody) {
-      const appKey = (input as { appKey: string }).appKey;
-      env = await this.core.environments.byAppKey(appKey);
-      await this.limit(exchange, addressChecks(exchange.ip, route.rateLimit === 'idp-sign-in' ? (env ?? undefined) : undefined));
-      if (!env) throw new Refusal('service-disabled', 'No environment has that app key.');
-      this.checkEnvironment(env, compiled);
-    }
-
-    // The crash upload names its environment in its path.
-    if (checks.environmentFromPath) {
-      env = await this.core.environments.byAppKey((params as { appKey: string }).appKey);
-      if (!env) throw new Refusal('service-disabled', 'No environment has that app key.');
-      this.checkEnvironment(env, compiled);
-    }
-
-    // The route's own limits, in an environment that takes the request.
-    if (route.routeLimits && env) await this.limitRoute(exchange, route.routeLimits(env, exchange.ip));
-
-    const handlerContext = new RequestContext(this, exchange, compiled, params, query, input, principal, env, this.core.db);
-
-    // Conditional reads: 304 when the client holds the answer, the answer as serialized before when we do.
-    let etag: string | undefined;
-    if (route.etag) {
-      etag = await route.etag(handlerContext as never, handlerContext.ask);
-      exchange.setHeader('ETag', etag);
-      if (ifNoneMatch(exchange.header('if-none-match'), etag)) {
-        exchange.status = 304;
-        return;
+      // The identity-provider sign-in names its environment in the body.
+      if (checks.environmentFromBody) {
+        const appKey = (input as { appKey: string }).appKey;
+        env = await this.core.environments.byAppKey(appKey);
+        await this.limit(exchange, addressChecks(exchange.ip, route.rateLimit === 'idp-sign-in' ? (env ?? undefined) : undefined));
+        if (!env) throw new Refusal('service-disabled', 'No environment has that app key.');
+        this.checkEnvironment(env, compiled);
       }
-      const kept = this.answers.get(etag);
-      if (kept !== undefined && kept.route === route && kept.environmentId === env?.id) {
-        exchange.status = route.success.status;
-        exchange.serialized = kept.bytes;
-        return;
-      }
-    }
 
-    const result = await this.runHandler(exchange, compiled, handlerContext);
-    exchange.status = result.status ?? route.success.status;
-    if (result.headers) exchange.setHeaders(result.headers);
-    exchange.body = exchange.status === 204 ? null : result.body;
-    if (etag !== undefined && exchange.status === route.success.status && exchange.body != null) {
-      // A handler that read its body and ETag from one snapshot names that ETag (the content may have
-      // moved on since the pipeline's): the answer is kept under the ETag it was read with. An answer
-      // with any other header of its own is not kept.
-      const keptUnder = keptAnswerEtag(etag, result.headers);
-      if (keptUnder !== undefined) {
-        // Kept as UTF-8 bytes: a kept answer is sent many times, and bytes are neither measured nor encoded again.
-        const bytes = Buffer.from(JSON.stringify(exchange.body));
-        exchange.serialized = bytes;
-        if (bytes.length <= ANSWER_KEPT_MAX_BYTES) this.answers.set(keptUnder, { route, environmentId: env?.id, bytes });
+      // The crash upload names its environment in its path.
+      if (checks.environmentFromPath) {
+        env = await this.core.environments.byAppKey((params as { appKey: string }).appKey);
+        if (!env) throw new Refusal('service-disabled', 'No environment has that app key.');
+        this.checkEnvironment(env, compiled);
       }
+
+      // The route's own limits, in an environment that takes the request.
+      if (route.routeLimits && env) await this.limitRoute(exchange, route.routeLimits(env, exchange.ip));
+
+      const handlerContext = new RequestContext(this, exchange, compiled, params, query, input, principal, env, this.core.db);
+
+      // Conditional reads: 304 when the client holds the answer, the answer as serialized before when we do.
+      let etag: string | undefined;
+      if (route.etag) {
+        etag = await route.etag(handlerContext as never, handlerContext.ask);
+        exchange.setHeader('ETag', etag);
+        if (ifNoneMatch(exchange.header('if-none-match'), etag)) {
+          exchange.status = 304;
+          return;
+        }
+        const kept = this.answers.get(etag);
+        if (kept !== undefined && kept.route === route && kept.environmentId === env?.id) {
+          exchange.status = route.success.status;
+          exchange.serialized = kept.bytes;
+          return;
+        }
+      }
+
+      const result = await this.runHandler(exchange, compiled, handlerContext);
+      exchange.status = result.status ?? route.success.status;
+      if (result.headers) exchange.setHeaders(result.headers);
+      exchange.body = exchange.status === 204 ? null : result.body;
+      if (etag !== undefined && exchange.status === route.success.status && exchange.body != null) {
+        // A handler that read its body and ETag from one snapshot names that ETag (the content may have
+        // moved on since the pipeline's): the answer is kept under the ETag it was read with. An answer
+        // with any other header of its own is not kept.
+        const keptUnder = keptAnswerEtag(etag, result.headers);
+        if (keptUnder !== undefined) {
+          // Kept as UTF-8 bytes: a kept answer is sent many times, and bytes are neither measured nor encoded again.
+          const bytes = Buffer.from(JSON.stringify(exchange.body));
+          exchange.serialized = bytes;
+          if (bytes.length <= ANSWER_KEPT_MAX_BYTES) this.answers.set(keptUnder, { route, environmentId: env?.id, bytes });
+        }
+      }
+    } catch (err) {
+      // Every request is counted and every answer carries X-RateLimit-* (spec §4, §8): one that ended
+      // before it was counted (a sign-in refused on the input that names its environment, a credential
+      // that could not be checked because the database is out of reach) counts by address. A 429 from
+      // that count answers instead: the address is over its limit either way.
+      if (exchange.rate === undefined) await this.limit(exchange, addressChecks(exchange.ip));
+      throw err;
     }
   }
 
