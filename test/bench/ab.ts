@@ -11,6 +11,9 @@
  * this one's with @hearth/* pointing into it); AB_A_ENV / AB_B_ENV add variables
  * (e.g. `BENCH_EXPERIMENT=no-redis`), AB_A_NODE_ARGS / AB_B_NODE_ARGS node flags (e.g. `--cpu-prof`).
  * Prints each round's req/s and µs per request of both and the median of B/A.
+ *
+ * `AB_A_TREE=koa` puts bare koa's hello-world on side A: B/A is then the read's share of koa at the same
+ * moment, on the same core (not `make bench`'s figure, which has each alone on the core, in turns).
  */
 import path from 'node:path';
 import Redis from 'ioredis';
@@ -23,7 +26,10 @@ import type { PhaseJob } from './loader';
 /** As `make bench` loads each target. */
 const CONNECTIONS = 50;
 
-const scriptOf = (tree: string | undefined) => (tree ? path.relative(BENCH_DIR, path.join(tree, 'test/bench/servers/hearth-api.ts')) : 'servers/hearth-api.ts');
+/** Side A as bare koa, for the read's share of it at the same moment. */
+const KOA = 'koa';
+const scriptOf = (tree: string | undefined) =>
+  tree === KOA ? 'servers/koa-hello.ts' : tree ? path.relative(BENCH_DIR, path.join(tree, 'test/bench/servers/hearth-api.ts')) : 'servers/hearth-api.ts';
 const envOf = (spec: string | undefined): Record<string, string> => Object.fromEntries((spec ?? '').split(' ').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
 
 async function main(): Promise<void> {
@@ -44,7 +50,7 @@ async function main(): Promise<void> {
     const jobs = await Promise.all([a, b].map(async (s) => {
       const ready = await s.server.next('ready');
       await s.loader.next('ready');
-      const prepared = await target.prepare(ready, s.server);
+      const prepared = await (s.name === 'A' && process.env.AB_A_TREE === KOA ? TARGETS.find((t) => t.id === 'koa')! : target).prepare(ready, s.server);
       return (durationSeconds: number): PhaseJob => phaseJob(prepared, CONNECTIONS, durationSeconds);
     }));
     const both = (d: number) => Promise.all([measured(a.server, a.loader, redis, jobs[0](d)), measured(b.server, b.loader, redis, jobs[1](d))]);
