@@ -188,7 +188,7 @@ export function accessLogOf(logger: Logger): (line: AccessLine) => void {
   };
 }
 
-/** Printable ASCII but `"` and `\\`: JSON writes such a string between quotes as it is. */
+/** Printable ASCII but `"` and `\`: JSON writes such a string between quotes as it is. */
 const PLAIN_JSON_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 const ASCII = /^[\x00-\x7f]*$/;
 
