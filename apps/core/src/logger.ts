@@ -55,7 +55,10 @@ export class BufferedDestination {
     this.schedule();
   }
 
-  /** A line given as its fields, logged at `time`: `format` makes it when the lines are next written out, or before the next line. */
+  /**
+   * A line given as its fields, logged at `time`: `format` makes it when the lines are next written out,
+   * or before the next line. The fields are kept until then, so the caller hands over an object it no longer changes.
+   */
   defer<T>(fields: T, format: (fields: T, time: number) => FormattedLine, time: number): void {
     this.deferred.push(fields);
     this.formats.push(format as (fields: never, time: number) => FormattedLine);
