@@ -4,14 +4,21 @@
  * left out for a player's token, the unlock's charges through the money engine (balance and consumed
  * currencies, account and realm ones, price rules), `alreadyUnlocked` with no charge, every refusal
  * (each changing nothing), replays under an Idempotency-Key, a game that unlocks its own nodes, item
- * use needing a skill node, and parallel retried unlocks that must pay once and never go below zero.
+ * use needing a skill node, parallel retried unlocks that must pay once and never go below zero, and
+ * a tree switched off (left out of the players' trees, its nodes `disabled`) and on again.
  */
+import { type AnyManifest, reconcileManifest, validateManifest } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { type Reply, call, expectError, signIn } from '../support/http';
 import { currency, environment, itemType, project, realm, serverKey, skillTree, standardManifests, projectWithout } from '../support/manifests';
 
 const env = 'alpha-live';
 const coin = (name: string, spec: Record<string, unknown>) => currency(name, { environment: env, name, scope: 'account', kind: 'balance', ...spec });
+
+/** A tree switched off and on by the tests of `enabled`. */
+function magic(enabled: boolean) {
+  return skillTree('magic', { environment: env, name: 'Magic', enabled, nodes: [{ key: 'spark', name: 'Spark', prices: [{ currencyKey: 'gold', amount: 5 }] }, { key: 'flame', name: 'Flame', parents: ['spark'] }] });
+}
 
 const content = [
   realm('permanent', { environment: env, number: 0, name: 'Forever', startAt: '2020-01-01T00:00:00Z' }),
@@ -35,6 +42,7 @@ const content = [
     ],
   }),
   skillTree('secret', { environment: env, name: 'Secret', hidden: true, nodes: [{ key: 'vanish', name: 'Vanish' }] }),
+  magic(true),
   // Roots for the race below: each costs 30 gold.
   skillTree('race', { environment: env, name: 'Race', nodes: Array.from({ length: 6 }, (_, i) => ({ key: `race.${i}`, name: `R${i}`, prices: [{ currencyKey: 'gold', amount: 30 }] })) }),
   itemType('blade', { environment: env, name: 'Blade', category: 'weapon', ownership: 'counted', usable: true, requires: ['slash', 'chapter.1'] }),
@@ -101,11 +109,11 @@ describe("a player's skill trees", () => {
   test("hidden trees are left out for a player's token (and not-found by key); a server key sees them; pages by key", async () => {
     const p = await player('hidden');
     const mine = ok(await call(h.base, 'GET', '/players/me/skill-trees', { token: p.accessToken }));
-    expect(mine.items.map((t: any) => t.key)).toEqual(['combat', 'race']);
+    expect(mine.items.map((t: any) => t.key)).toEqual(['combat', 'magic', 'race']);
     const server = ok(await call(h.base, 'GET', `/players/${p.player.id}/skill-trees?limit=2`, { token: key }));
-    expect(server.items.map((t: any) => t.key)).toEqual(['combat', 'race']);
+    expect(server.items.map((t: any) => t.key)).toEqual(['combat', 'magic']);
     const rest = ok(await call(h.base, 'GET', `/players/${p.player.id}/skill-trees?limit=2&cursor=${encodeURIComponent(server.next)}`, { token: key }));
-    expect(rest.items.map((t: any) => t.key)).toEqual(['secret']);
+    expect(rest.items.map((t: any) => t.key)).toEqual(['race', 'secret']);
     expectError(await call(h.base, 'GET', '/players/me/skill-trees/secret', { token: p.accessToken }), 404, 'not-found');
     expect(ok(await call(h.base, 'GET', `/players/${p.player.id}/skill-trees/secret`, { token: key })).hidden).toBe(true);
   });
@@ -292,4 +300,50 @@ test('deleting the player takes their unlocked nodes; the same subject signing i
   expect(await unlockedNodes(p.player.id)).toEqual([]);
   const again = await player('node-leaver');
   expect(flags(ok(await call(h.base, 'GET', `/players/${again.player.id}/skill-trees/combat`, { token: key }))).slash).toBe('-/unlockable');
+});
+
+describe('a switched-off tree (SkillTree spec.enabled false)', () => {
+  const switchMagic = async (enabled: boolean) =>
+    reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(magic(enabled))) as AnyManifest, 'test'), h.core.bus);
+  const treeKeys = async (token: string, playerId = 'me') => ok(await call(h.base, 'GET', `/players/${playerId}/skill-trees`, { token })).items.map((t: any) => t.key);
+
+  afterEach(async () => {
+    await switchMagic(true);
+  });
+
+  test('is listed by the definitions with enabled: false, left out of every player list, not-found by key, and its nodes are disabled; nothing is charged', async () => {
+    const p = await player('switched-off');
+    await credit(p.player.id, 'gold', 100);
+    ok(await unlock('me', 'spark', {}, { token: p.accessToken }));
+    expect((await switchMagic(false)).action).toBe('updated');
+
+    const definitions = ok(await call(h.base, 'GET', '/definitions/skill-trees', { token: key })).items;
+    expect(definitions.find((t: any) => t.key === 'magic')).toMatchObject({ key: 'magic', enabled: false, hidden: false });
+    expect(definitions.find((t: any) => t.key === 'combat')).toMatchObject({ enabled: true });
+    expect(await treeKeys(p.accessToken)).toEqual(['combat', 'race']);
+    expect(await treeKeys(key, p.player.id)).toEqual(['combat', 'race', 'secret']);
+    expectError(await call(h.base, 'GET', '/players/me/skill-trees/magic', { token: p.accessToken }), 404, 'not-found');
+    expectError(await call(h.base, 'GET', `/players/${p.player.id}/skill-trees/magic`, { token: key }), 404, 'not-found');
+
+    // Its nodes: refused before anything is claimed or charged, by either credential, under a key or not.
+    const before = await snapshot(p.player.id);
+    const refused = expectError(await unlock(p.player.id, 'flame', {}, { idem: newKey() }), 409, 'disabled');
+    expect(refused.details).toEqual({ nodeKey: 'flame' });
+    expect(refused.message).toContain('magic');
+    expectError(await unlock('me', 'flame', {}, { token: p.accessToken }), 409, 'disabled');
+    expectError(await unlock('me', 'spark', {}, { token: p.accessToken }), 409, 'disabled');
+    expect(await snapshot(p.player.id)).toEqual(before);
+  });
+
+  test('switched on again: listed, and what was unlocked before stays unlocked; its nodes unlock again', async () => {
+    const p = await player('switched-back');
+    await credit(p.player.id, 'gold', 100);
+    ok(await unlock(p.player.id, 'spark'));
+    await switchMagic(false);
+    expectError(await unlock(p.player.id, 'flame'), 409, 'disabled');
+    expect((await switchMagic(true)).action).toBe('updated');
+    expect(await treeKeys(p.accessToken)).toEqual(['combat', 'magic', 'race']);
+    expect(flags(ok(await call(h.base, 'GET', '/players/me/skill-trees/magic', { token: p.accessToken })))).toEqual({ spark: 'unlocked/-', flame: '-/unlockable' });
+    expect(ok(await unlock(p.player.id, 'flame'))).toMatchObject({ nodeKey: 'flame', alreadyUnlocked: false });
+  });
 });

@@ -63,6 +63,7 @@ describe('GET /definitions/skill-trees', () => {
           name: 'Combat',
           description: 'Hit harder',
           hidden: false,
+          enabled: true,
           nodes: [
             { key: 'slash', treeKey: 'combat', name: 'Slash', description: '', icon: null, priceRule: 'all', parents: [], prices: [{ currencyKey: 'gold', amount: 10 }] },
             {
@@ -72,7 +73,7 @@ describe('GET /definitions/skill-trees', () => {
             { key: 'whirl', treeKey: 'combat', name: 'Whirlwind', description: '', icon: null, priceRule: 'all', parents: ['slash', 'cleave'], prices: [] },
           ],
         },
-        { key: 'secret.arts', name: 'Secret arts', description: '', hidden: true, nodes: [{ key: 'vanish', treeKey: 'secret.arts', name: 'Vanish', description: '', icon: null, priceRule: 'all', parents: [], prices: [] }] },
+        { key: 'secret.arts', name: 'Secret arts', description: '', hidden: true, enabled: true, nodes: [{ key: 'vanish', treeKey: 'secret.arts', name: 'Vanish', description: '', icon: null, priceRule: 'all', parents: [], prices: [] }] },
       ],
       next: null,
     });

@@ -33,8 +33,9 @@ export interface EngineOutcome {
   /** contents-unusable: the container, and whether the content's type is `switched off` or `not defined`. */
   container?: string;
   state?: string;
-  /** Progression: the skill node unlocked. */
+  /** Progression: the skill node unlocked, and its tree. */
   nodeKey?: string;
+  treeKey?: string;
 }
 
 /** SQLSTATE of a refused move; DETAIL is the EngineOutcome as JSON. */
@@ -128,6 +129,7 @@ const REFUSALS: Record<string, (o: EngineOutcome) => Refusal> = {
   'stack-card-fields': (o) => refuse.invalid(o.field ?? 'data', `A card bought as a stack is counted: ${o.field} is for a card bought as an instance.`),
   // progression: a skill node's unlock (docs/progression.md), and a stat moved past its range.
   'skill-node-not-found': () => refuse.notFound('The skill node'),
+  'skill-tree-disabled': (o) => new Refusal('disabled', `The skill node ${o.nodeKey} is in skill tree ${o.treeKey}, which is switched off.`, { nodeKey: o.nodeKey }),
   'skill-node-locked': (o) => new Refusal('locked', `The skill node ${o.nodeKey} needs what the player lacks: ${listOf(o.missing)}.`, { nodeKey: o.nodeKey, missing: o.missing ?? [] }),
   'stat-out-of-range': (o) => refuse.invalid('by', `Adding ${o.requested} to ${o.held} would take the stat past the 64-bit range.`),
 };

@@ -46,6 +46,7 @@ export function skillTreeDefinitionOf(doc: Resource<SkillTreeSpecT>): StoredTree
     name: s.name,
     description: s.description,
     hidden: s.hidden,
+    enabled: s.enabled,
     nodes: s.nodes.map((n) => ({
       key: n.key,
       treeKey: key,
@@ -132,7 +133,7 @@ async function loadTrees(db: Queryable, environmentId: number, where: Record<str
     list.push(nodeOf(row));
     byTree.set(row.tree_key, list);
   }
-  return trees.map((t) => ({ key: t.key, owner: t.owner, name: t.name, description: t.description, hidden: t.hidden, nodes: byTree.get(t.key) ?? [] }));
+  return trees.map((t) => ({ key: t.key, owner: t.owner, name: t.name, description: t.description, hidden: t.hidden, enabled: t.enabled, nodes: byTree.get(t.key) ?? [] }));
 }
 
 async function skillTreesChanged(trx: Tx, bus: Announcer, environmentId: number): Promise<void> {
@@ -184,7 +185,7 @@ export async function syncSkillTree(
       await trx('skill_trees').where({ owner }).delete();
       if (Number(beforeRow.environment_id) !== environmentId) await skillTreesChanged(trx, bus, Number(beforeRow.environment_id));
     }
-    const values = { name: tree.name, description: tree.description, hidden: tree.hidden, updated_at: trx.raw('clock_timestamp()') };
+    const values = { name: tree.name, description: tree.description, hidden: tree.hidden, enabled: tree.enabled, updated_at: trx.raw('clock_timestamp()') };
     if (beforeRow && !moved) {
       await trx('skill_trees').where({ owner }).update(values);
       await trx('skill_nodes').where({ environment_id: environmentId, tree_key: tree.key }).delete();
@@ -233,10 +234,17 @@ export class SkillTreeService {
     return this.trees.etag(envId, ask);
   }
 
-  /** GET /definitions/skill-trees: every tree by key, hidden ones included, each node with its parents and prices. */
+  /** GET /definitions/skill-trees: every tree by key, hidden and switched-off ones included, each node with its parents and prices. */
   async listDefinitions(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<SkillTreeDefinition>> {
     const { definitions } = await this.trees.snapshot(env.id);
-    return this.trees.page(definitions, `skill-trees|${env.id}`, q, (t) => ({ key: t.key, name: t.name, description: t.description, hidden: t.hidden, nodes: t.nodes.map(nodeDefinition) }));
+    return this.trees.page(definitions, `skill-trees|${env.id}`, q, (t) => ({
+      key: t.key,
+      name: t.name,
+      description: t.description,
+      hidden: t.hidden,
+      enabled: t.enabled,
+      nodes: t.nodes.map(nodeDefinition),
+    }));
   }
 
   /** The node keys the player unlocked; not-found for a player not of the environment. */
@@ -249,20 +257,21 @@ export class SkillTreeService {
 
   /**
    * GET /players/:playerId/skill-trees: the player's trees by key, each node with `unlocked` and
-   * `unlockable`; `withHidden` false (a player's token) leaves hidden trees out.
+   * `unlockable`. Switched-off trees are left out; `withHidden` false (a player's token) leaves hidden
+   * trees out too.
    */
   async listForPlayer(db: Queryable, env: EnvironmentContext, playerId: string, withHidden: boolean, q: { limit?: number; cursor?: string }): Promise<Page<SkillTree>> {
     const unlocked = await this.unlockedBy(db, env, playerId);
     const { definitions } = await this.trees.snapshot(env.id);
-    const visible = withHidden ? definitions : definitions.filter((t) => !t.hidden);
+    const visible = definitions.filter((t) => playerSees(t, withHidden));
     return this.trees.page(visible, `player-skill-trees|${env.id}|${playerId}|${withHidden}`, q, (t) => playerTree(t, unlocked));
   }
 
-  /** GET /players/:playerId/skill-trees/:treeKey: one tree; a hidden one is not-found to a player's token. */
+  /** GET /players/:playerId/skill-trees/:treeKey: one tree; a switched-off one is not-found, and a hidden one to a player's token. */
   async getForPlayer(db: Queryable, env: EnvironmentContext, playerId: string, treeKey: string, withHidden: boolean): Promise<SkillTree> {
     const unlocked = await this.unlockedBy(db, env, playerId);
     const { definitions } = await this.trees.snapshot(env.id);
-    const tree = definitions.find((t) => t.key === treeKey && (withHidden || !t.hidden));
+    const tree = definitions.find((t) => t.key === treeKey && playerSees(t, withHidden));
     if (!tree) throw refuse.notFound('The skill tree');
     return playerTree(tree, unlocked);
   }
@@ -271,7 +280,7 @@ export class SkillTreeService {
    * POST /players/:playerId/skill-nodes/:nodeKey/unlock: one move of the money engine
    * (hearth_skill_node_unlock): the parents and required unlocks checked (`locked`, details.missing),
    * the prices charged and the node recorded in one statement; a node the player holds answers
-   * `alreadyUnlocked` and charges nothing. `by` is who asks: in a game of the service's own whose
+   * `alreadyUnlocked` and charges nothing; a node of a switched-off tree is `disabled`. `by` is who asks: in a game of the service's own whose
    * skill trees the game itself unlocks, a player is `forbidden`. With `record`, at most once per
    * Idempotency-Key. Refusals change nothing.
    */
@@ -288,6 +297,11 @@ export class SkillTreeService {
     if (by === 'player' && request.allowances !== undefined) throw refuse.forbidden('Only a server key sends allowances.');
     return runEngineMove<SkillNodeUnlock>(db, env, playerId, 'skill-node-unlock', { nodeKey, realmId: request.realmId, payWith: request.payWith, allowances: request.allowances }, record);
   }
+}
+
+/** Whether a player's lists show the tree: never a switched-off one; a hidden one only to a server key. */
+function playerSees(tree: StoredTree, withHidden: boolean): boolean {
+  return tree.enabled && (withHidden || !tree.hidden);
 }
 
 function playerTree(tree: StoredTree, unlocked: Set<string>): SkillTree {

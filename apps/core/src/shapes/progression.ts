@@ -25,6 +25,7 @@ export const SkillTreeDefinition = Shape('SkillTreeDefinition', {
   name: Type.String(),
   description: Type.String(),
   hidden: Type.Boolean(),
+  enabled: Type.Boolean({ description: 'false: switched off (left out of the players\' trees, its nodes not unlocked)' }),
   nodes: Type.Array(SkillNodeDefinition, { description: 'in the order the tree declares them' }),
 });
 export type SkillTreeDefinition = Static<typeof SkillTreeDefinition>;

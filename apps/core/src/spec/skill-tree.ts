@@ -72,6 +72,12 @@ export const SkillTreeSpec = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
     description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
     hidden: Defaulted(Type.Boolean({ default: false, description: 'left out of the lists a player token reads (servers still see it)' })),
+    enabled: Defaulted(
+      Type.Boolean({
+        default: true,
+        description: 'switched off: still listed by the definitions (enabled: false), left out of every player\'s trees, and its nodes not unlocked (`disabled`); what players unlocked stays',
+      }),
+    ),
     nodes: Type.Array(SkillNodeSpec, { minItems: 1, maxItems: L.nodes, description: 'in the order the game shows them' }),
   },
   {

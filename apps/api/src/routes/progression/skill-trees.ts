@@ -21,7 +21,7 @@ export const listSkillTreeDefinitions = defineRoute({
   method: 'GET',
   path: '/definitions/skill-trees',
   summary: "The environment's skill trees, ordered by key, each node with its parents and prices",
-  description: 'Hidden trees are listed (`hidden: true`); deleted ones are not.',
+  description: 'Hidden trees are listed (`hidden: true`), switched-off ones too (`enabled: false`); deleted ones are not.',
   tag: 'definitions',
   credential: 'server',
   service: 'progression',
@@ -38,7 +38,7 @@ export const listPlayerSkillTrees = defineRoute({
   operationId: 'listPlayerSkillTrees',
   path: '/players/:playerId/skill-trees',
   summary: "The player's skill trees by key, each node with `unlocked` and `unlockable`",
-  description: "Hidden trees are left out for a player's token; a server key sees them.",
+  description: "Switched-off trees are left out; hidden ones too for a player's token (a server key sees them).",
   bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of skill trees', schema: PageOf(SkillTree) },
   refusals: ['forbidden', 'not-found'],
@@ -51,7 +51,7 @@ export const getPlayerSkillTree = defineRoute({
   method: 'GET',
   path: '/players/:playerId/skill-trees/:treeKey',
   summary: 'One skill tree of the player, each node with `unlocked` and `unlockable`',
-  description: "A hidden tree is `not-found` to a player's token.",
+  description: "A switched-off tree is `not-found`; a hidden one too to a player's token.",
   tag: 'progression',
   credential: 'either',
   service: 'progression',
@@ -70,7 +70,7 @@ export const unlockSkillNode = defineRoute({
   description:
     'Every parent must be unlocked first (and every unlock the node requires): else `locked` with `details.missing`. ' +
     'The prices (every one for priceRule `all`; the one `payWith` names for `any`) are charged in the same transaction: account currencies from the account, realm currencies from `realmId`’s realm or the current one. ' +
-    'A node already unlocked answers `alreadyUnlocked: true` and charges nothing. A consumed currency’s price needs its allowance in `allowances` (server key only). ' +
+    'A node already unlocked answers `alreadyUnlocked: true` and charges nothing; a node of a switched-off tree is `disabled`. A consumed currency’s price needs its allowance in `allowances` (server key only). ' +
     'In a game of the service’s own whose skill trees the game itself unlocks, a player’s token is `forbidden`.',
   tag: 'progression',
   credential: 'either',
