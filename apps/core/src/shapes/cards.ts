@@ -72,20 +72,19 @@ export type Deck = Static<typeof Deck>;
 
 export const DECK_PROBLEM_CODES = ['size', 'per-type-limit', 'not-owned', 'unknown-card-type', 'disabled-card-type'] as const;
 
+/** One thing wrong with a deck (spec §4 deck validation), as the validation lists it and as a refusal's `details.problems` would. */
+export const DeckProblem = Shape('DeckProblem', {
+  code: OneOf(DECK_PROBLEM_CODES),
+  message: Type.String(),
+  cardTypeKey: Type.Optional(Type.String()),
+  cardId: Type.Optional(Type.String()),
+});
+export type DeckProblem = Static<typeof DeckProblem>;
+
 /** GET .../decks/:deckId/validation's answer. */
 export const DeckValidation = Shape('DeckValidation', {
   valid: Type.Boolean(),
   size: Type.Integer({ minimum: 0, description: 'the cards the deck counts' }),
-  problems: Type.Array(
-    Type.Object(
-      {
-        code: OneOf(DECK_PROBLEM_CODES),
-        message: Type.String(),
-        cardTypeKey: Type.Optional(Type.String()),
-        cardId: Type.Optional(Type.String()),
-      },
-      { additionalProperties: false },
-    ),
-  ),
+  problems: Type.Array(DeckProblem),
 });
 export type DeckValidation = Static<typeof DeckValidation>;

@@ -6,6 +6,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { ErrorCode } from '../spec/error-codes';
 import { Shape } from './common';
+import { DeckProblem } from './cards';
 
 const Count = (description: string) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
 
@@ -27,6 +28,13 @@ export const ErrorDetailsShape = Shape(
     allowance: Type.Optional(Count('`allowance-exceeded`: the allowance sent')),
     storeErrorCode: Type.Optional(Type.Integer({ description: "`provider-refused`: the store's own error code" })),
     missing: Type.Optional(Type.Array(Type.String(), { description: '`locked`: the unlock keys (and skill node keys) the player lacks' })),
+    problems: Type.Optional(
+      Type.Array(DeckProblem, {
+        description:
+          'what is wrong with a deck, as its validation lists it (spec §7 names it among the game-service details). No route refuses with it in v1: ' +
+          'a deck with problems is answered 200 by its validation, not refused; a client may still meet it in a later minor version',
+      }),
+    ),
   },
   { description: 'What a refusal adds to its message; which fields each code carries is said by the operation answering it.' },
 );
