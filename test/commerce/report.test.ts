@@ -9,7 +9,7 @@
 import { Writable } from 'node:stream';
 import { Client } from 'pg';
 import pino from 'pino';
-import { GRANT_FEED_LOCK, createLogger, storeReportJob, type StoreReportSettings } from '@hearth/core';
+import { GRANT_FEED_LOCK, createLogger, loadEnvironmentById, runEngineMove, storeReportJob, type StoreReportSettings } from '@hearth/core';
 import { CrashWorkerMetrics, loadStoreReportSettings } from '@hearth/crash-worker';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
@@ -231,6 +231,29 @@ describe('refunds and chargebacks', () => {
     expect(await changesOf(bundle.id)).toEqual(['granted', 'revoked']);
     expect(await ledgerOf(buyer.id)).toHaveLength(2);
     expect(await badgesOf(buyer.id)).toBe(0);
+    expect(await h.db('commerce_take_back_shortfalls').where({ order_id: bundle.id })).toEqual([]);
+  });
+
+  test("the take-back reads what the order recorded: a credit the ledger files under the order's reason and id is not taken back", async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const bundle = await completedOrder(buyer, 'gem-bundle');
+    expect(await h.db('commerce_order_currency_grants').where({ order_id: bundle.id }).select('currency_key', 'amount')).toEqual([{ currency_key: 'gems', amount: '100' }]);
+    // A game server's credit of 50 gems filed as reason `commerce` with the order's id, as one could before the
+    // engine's reasons were reserved (the routes refuse it now: test/economy/economy.test.ts), made here under the routes.
+    const row = await orderRow(bundle.id);
+    const env = (await loadEnvironmentById(h.db, Number(row.environment_id)))!;
+    await runEngineMove(h.db, env, buyer.id, 'credit', { currencyKey: 'gems', amount: 50, reason: 'commerce', reference: bundle.id });
+    expect(await gemsOf(buyer.id)).toBe(150);
+    store.settle(bundle.storeOrderId, 'Refunded');
+    await newJob().tick();
+    expect((await orderRow(bundle.id)).status).toBe('refunded');
+    // Only the order's own 100 are taken back; the 50 stay the player's.
+    expect(await gemsOf(buyer.id)).toBe(50);
+    expect(await ledgerOf(buyer.id)).toEqual([
+      { amount: 100, balanceAfter: 100, reason: 'commerce', reference: bundle.id },
+      { amount: 50, balanceAfter: 150, reason: 'commerce', reference: bundle.id },
+      { amount: -100, balanceAfter: 50, reason: 'commerce-refund', reference: bundle.id },
+    ]);
     expect(await h.db('commerce_take_back_shortfalls').where({ order_id: bundle.id })).toEqual([]);
   });
 

@@ -67,6 +67,10 @@ test('credit and debit write ledger entries; the same --idempotency-key acts onc
     const refused = await hearth('credit', '--environment', 'alpha-live', '--player', playerId, '--currency', 'gems', ...Object.entries(args).flat());
     expect(refused.code).not.toBe(0);
   }
+  // The engine's own reasons are refused by the same rule as on the API, naming the flag, in one line.
+  const reserved = await hearth('credit', '--environment', 'alpha-live', '--player', playerId, '--currency', 'gems', '--amount', '1', '--reason', 'commerce', '--reference', 'order-1');
+  expect(reserved.code).toBe(1);
+  expect(oneLine(reserved.stderr)).toMatch(/invalid-request \(--reason\): "commerce" is a reason the money engine keeps for its own moves/);
   // --idempotency-key takes what the API's Idempotency-Key takes (printable ASCII, spaces too), no more.
   const spaced = await hearth('credit', '--environment', 'alpha-live', '--player', playerId, '--currency', 'gems', '--amount', '1', '--reason', 'support.correction', '--idempotency-key', 'ticket 10');
   expect(spaced.code).toBe(0);

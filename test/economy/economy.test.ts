@@ -2,7 +2,7 @@
  * Realms, inventories, balances, the ledger and currency moves (spec §4 Game services), over real
  * HTTP: every route, every refusal the spec names for them, idempotent replays, and the manifests.
  */
-import { MAX_BALANCE, fingerprintOf, removeManifest } from '@hearth/core';
+import { ENGINE_REASONS, MAX_BALANCE, fingerprintOf, removeManifest } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { currency, projectWithout, realm, standardManifests } from '../support/manifests';
@@ -271,6 +271,28 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
       expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r' }, null), 400, 'invalid-request', 'header.Idempotency-Key');
       expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r' }, 'x'.repeat(129)), 400, 'invalid-request', 'header.Idempotency-Key');
       expect((await ledger(id)).items).toHaveLength(1);
+    });
+
+    test("the engine's own reasons are refused on every move (invalid-request on body.reason), under a key or retried, and change nothing", async () => {
+      const id = await player('engine-reasons');
+      expect((await move(id, 'gems', 'credit', { amount: 10, reason: 'setup' })).status).toBe(200);
+      expect((await move(id, 'energy', 'consume', { amount: 2, allowance: 10, reason: 'setup' })).status).toBe(200);
+      const before = await ledger(id);
+      const reserved = Object.values(ENGINE_REASONS);
+      expect(reserved).toEqual(['purchase', 'skill-node', 'commerce', 'commerce-refund', 'commerce-chargeback']);
+      for (const reason of reserved) {
+        for (const [currencyKey, kind, extra] of [['gems', 'credit', {}], ['gems', 'debit', {}], ['gems', 'refund', {}], ['energy', 'consume', { allowance: 10 }]] as const) {
+          const refused = expectError(await move(id, currencyKey, kind, { amount: 1, reason, reference: 'order-1', ...extra }), 400, 'invalid-request', 'body.reason');
+          expect(refused.message).toContain(`"${reason}" is a reason the money engine keeps for its own moves`);
+        }
+      }
+      // The same key, refused, is free for the corrected request; the refusal was not recorded as an answer.
+      const idem = newKey();
+      expectError(await move(id, 'gems', 'credit', { amount: 5, reason: 'commerce' }, idem), 400, 'invalid-request', 'body.reason');
+      expect(await ledger(id)).toEqual(before);
+      expect((await move(id, 'gems', 'credit', { amount: 5, reason: 'commerce.bonus' }, idem)).body).toMatchObject({ amount: 5, balanceAfter: 15, replayed: false });
+      // Only the exact words are the engine's: a reason that merely starts like one is a game's.
+      expect((await ledger(id)).items[0]).toMatchObject({ reason: 'commerce.bonus', amount: 5 });
     });
 
     test('not-found (currency, player, inventory, realm), disabled, forbidden for a player token', async () => {

@@ -55,6 +55,7 @@ export * from './spec/skill-tree';
 export * from './content/definition-snapshots';
 export * from './spec/game-keys';
 export * from './spec/idempotency-key';
+export * from './spec/ledger-reasons';
 export * from './spec/resources';
 export * from './manifests/schemas';
 export * from './manifests/references';

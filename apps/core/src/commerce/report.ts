@@ -26,6 +26,7 @@ import { inTransaction } from '../db/transaction';
 import { Refusal } from '../errors';
 import { fingerprintOf } from '../idempotency';
 import { runEngineMove } from '../economy/engine';
+import { ENGINE_REASONS } from '../spec/ledger-reasons';
 import type { Logger } from '../logger';
 import type { OrderStatus } from '../shapes/commerce';
 import { type EnvironmentContext, loadEnvironmentById } from '../tenancy/environments';
@@ -319,7 +320,7 @@ export function revokeOrder(db: Queryable, env: EnvironmentContext, orderId: str
       .update({ status: 'revoked', revoked_at: trx.fn.now() })
       .returning('id');
     if (entitlement) await trx('commerce_grant_changes').insert({ environment_id: env.id, entitlement_id: entitlement.id, change: 'revoked' });
-    const reason = `commerce-${to === 'refunded' ? 'refund' : 'chargeback'}`;
+    const reason = to === 'refunded' ? ENGINE_REASONS.commerceRefund : ENGINE_REASONS.commerceChargeback;
     const key = `order:${row.id}:take-back`;
     const { answer } = await runEngineMove<TakeBack>(
       trx, env, row.player_id, 'commerce-take-back', { orderId: row.id, reason },

@@ -603,7 +603,12 @@ export class CommerceService {
       // the next settlement, never lost and never doubled.
       for (const { currencyKey, amount } of product?.currencies ?? []) {
         const key = `order:${row.id}:currency:${currencyKey}`;
-        await this.economy.moveOnce(trx, env, row.player_id, currencyKey, 'credit', { amount, reason: 'commerce', reference: row.id }, this.grantRecord(env, key, [currencyKey, amount]));
+        const movement = await this.economy.creditForOrder(trx, env, row.player_id, currencyKey, amount, row.id, this.grantRecord(env, key, [currencyKey, amount]));
+        // What a refund takes back (report.ts revokeOrder): the order's own record, never the ledger searched by reason.
+        await trx('commerce_order_currency_grants')
+          .insert({ order_id: row.id, currency_key: currencyKey, inventory_id: movement.inventoryId, amount })
+          .onConflict(['order_id', 'currency_key'])
+          .ignore();
       }
       for (const { itemTypeKey, quantity } of product?.items ?? []) {
         const key = `order:${row.id}:items:${itemTypeKey}`;

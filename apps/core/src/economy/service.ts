@@ -18,6 +18,7 @@ import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import { holdExistingPlayer } from '../players/hold';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { Telemetry } from '../process/telemetry';
+import { ENGINE_REASONS, isEngineReason } from '../spec/ledger-reasons';
 import { runEngineMove } from './engine';
 import { refusalOf } from './refusals';
 
@@ -157,6 +158,7 @@ export class EconomyService {
    * the caller's transaction when it has one, else one statement by itself. Refusals change nothing.
    */
   async move(db: Queryable, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest): Promise<Movement> {
+    refuseEngineReason(request.reason);
     const { answer } = await runEngineMove<Movement>(db, env, playerId, kind, { currencyKey, ...request });
     await afterCommit(db, () => this.telemetry.ledgerMove(kind, 'move'));
     return answer;
@@ -165,13 +167,37 @@ export class EconomyService {
   /**
    * The move at most once per Idempotency-Key, the key's record kept by the engine's one statement
    * (the currency routes, and `hearth economy credit|debit`): one round trip. A replay answers the
-   * first Movement with `replayed: true` and is not counted.
+   * first Movement with `replayed: true` and is not counted. The engine's own reasons are refused
+   * (`invalid-request` on `reason`): they are the engine's (spec/ledger-reasons.ts).
    */
   async moveOnce(db: Queryable, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest, record: IdempotencyScope): Promise<Movement> {
+    refuseEngineReason(request.reason);
+    return this.recordedMove(db, env, playerId, currencyKey, kind, request, record);
+  }
+
+  /**
+   * A store order's grant of a currency (commerce): a credit with the engine's reason `commerce` and
+   * the order as reference, at most once per `record`, in the caller's transaction.
+   */
+  async creditForOrder(trx: Tx, env: EnvironmentContext, playerId: string, currencyKey: string, amount: number, orderId: string, record: IdempotencyScope): Promise<Movement> {
+    return this.recordedMove(trx, env, playerId, currencyKey, 'credit', { amount, reason: ENGINE_REASONS.commerce, reference: orderId }, record);
+  }
+
+  private async recordedMove(db: Queryable, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest, record: IdempotencyScope): Promise<Movement> {
     const { answer, replayed } = await runEngineMove<Movement>(db, env, playerId, kind, { currencyKey, ...request }, record);
     if (replayed) return { ...answer, replayed: true };
     await afterCommit(db, () => this.telemetry.ledgerMove(kind, 'move'));
     return answer;
+  }
+}
+
+/** A game's move naming one of the engine's own reasons is refused before anything is read or written. */
+function refuseEngineReason(reason: string): void {
+  if (isEngineReason(reason)) {
+    throw refuse.invalid(
+      'reason',
+      `"${reason}" is a reason the money engine keeps for its own moves (${Object.values(ENGINE_REASONS).join(', ')}); name the flow with a key of your own, such as quest_reward.`,
+    );
   }
 }
 

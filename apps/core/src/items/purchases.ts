@@ -24,9 +24,6 @@ import type { ItemGrant } from './service';
 /** Spec §8: an item purchase's quantity is 1 to 100. */
 export const PURCHASE_QUANTITY_MAX = 100;
 
-/** The ledger reason of every charge a purchase makes (hearth_item_purchase); its reference names what was bought (`item:<key>`). */
-export const PURCHASE_REASON = 'purchase';
-
 export interface ItemPurchaseRequest extends InventoryChoice {
   itemTypeKey: string;
   /** 1-100, default 1: every price is multiplied by it. */

@@ -3,7 +3,7 @@
  * inventories, Currency moves, Definitions). The domain is apps/core/src/economy; docs/economy.md.
  */
 import { Type } from '@sinclair/typebox';
-import { Amount, Refusal, Balance, MAX_BALANCE, CurrencyDefinition, GameKey, Inventory, LedgerEntry, Movement, Realm, type MoveKind } from '@hearth/core';
+import { Amount, Refusal, Balance, MAX_BALANCE, CurrencyDefinition, ENGINE_REASONS, GameKey, Inventory, LedgerEntry, Movement, Realm, type MoveKind } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
@@ -133,7 +133,7 @@ const MOVE_DESCRIPTIONS: Record<MoveKind, string> = {
 function moveRoute(kind: MoveKind) {
   const fields = {
     amount: Amount(),
-    reason: GameKey('a key naming the flow (`quest_reward`, `shop`)'),
+    reason: GameKey(`a key naming the flow (\`quest_reward\`, \`shop\`); the engine's own reasons (${Object.values(ENGINE_REASONS).map((r) => `\`${r}\``).join(', ')}) are refused`),
     reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'what the move is about, for the ledger' })),
     ...InventoryChoiceFields,
   };

@@ -1,0 +1,110 @@
+import type { Knex } from 'knex';
+
+/**
+ * A store order's take-back reads what the order itself recorded (docs/commerce.md "Refunds and
+ * chargebacks"), for currencies as it already did for items:
+ *
+ * - `commerce_order_currency_grants`: each currency an order's grant credited (the inventory it went
+ *   to, the amount), written in the grant's transaction beside the credit.
+ * - Orders completed before this migration get theirs from the ledger, as the take-back read it until
+ *   now (entries with reason `commerce` and the order as reference).
+ * - `hearth_commerce_take_back` is the function of 20261126230000_commerce_report with its currency
+ *   loop reading that table instead of the ledger: a game server's credit that names the reason
+ *   `commerce` and an order's id (now refused anyway: the engine's reasons are reserved) can no
+ *   longer make a refund take it back too. Nothing else in it changes.
+ */
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(`
+    CREATE TABLE commerce_order_currency_grants (
+      order_id text COLLATE "C" NOT NULL REFERENCES commerce_orders(id) ON DELETE CASCADE,
+      currency_key text COLLATE "C" NOT NULL,
+      inventory_id text COLLATE "C" NOT NULL REFERENCES inventories(id) ON DELETE CASCADE,
+      amount bigint NOT NULL CHECK (amount > 0),
+      PRIMARY KEY (order_id, currency_key)
+    );
+
+    INSERT INTO commerce_order_currency_grants (order_id, currency_key, inventory_id, amount)
+      SELECT o.id, le.currency_key, min(le.inventory_id), sum(le.amount)::bigint
+        FROM commerce_orders o
+        JOIN ledger_entries le ON le.player_id = o.player_id AND le.environment_id = o.environment_id
+          AND le.reason = 'commerce' AND le.reference = o.id AND le.amount > 0
+        WHERE o.status IN ('completed', 'refunded', 'chargedback')
+        GROUP BY o.id, le.currency_key;
+
+    CREATE OR REPLACE FUNCTION hearth_commerce_take_back(p_environment_id bigint, p_player_id text, p_request jsonb) RETURNS jsonb
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      v_order text := p_request->>'orderId';
+      v_reason text := p_request->>'reason';
+      g record;
+      it record;
+      v_consumed bigint;
+      v_items jsonb := '[]'::jsonb;
+      v_held bigint;
+      v_taken bigint;
+      v_entry bigint;
+      v_currencies jsonb := '[]'::jsonb;
+    BEGIN
+      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
+      IF NOT FOUND THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
+      END IF;
+      -- What the grant credited, as the order recorded it with the grant (never the product as it reads
+      -- now, nor the ledger searched by reason and reference).
+      FOR g IN
+        SELECT cg.inventory_id, cg.currency_key, cg.amount AS given FROM commerce_order_currency_grants cg
+          WHERE cg.order_id = v_order
+          ORDER BY cg.inventory_id, cg.currency_key
+      LOOP
+        SELECT b.amount INTO v_held FROM balances b WHERE b.inventory_id = g.inventory_id AND b.currency_key = g.currency_key FOR UPDATE;
+        v_held := coalesce(v_held, 0);
+        v_taken := least(v_held, g.given);
+        v_entry := NULL;
+        IF v_taken > 0 THEN
+          UPDATE balances SET amount = v_held - v_taken WHERE inventory_id = g.inventory_id AND currency_key = g.currency_key;
+          INSERT INTO ledger_entries (environment_id, player_id, inventory_id, currency_key, amount, balance_after, reason, reference)
+            VALUES (p_environment_id, p_player_id, g.inventory_id, g.currency_key, -v_taken, v_held - v_taken, v_reason, v_order)
+            RETURNING id INTO v_entry;
+        END IF;
+        IF v_taken < g.given THEN
+          INSERT INTO commerce_take_back_shortfalls (environment_id, player_id, order_id, currency_key, inventory_id, owed, taken, reason)
+            VALUES (p_environment_id, p_player_id, v_order, g.currency_key, g.inventory_id, g.given, v_taken, v_reason);
+        END IF;
+        v_currencies := v_currencies || jsonb_build_object('currencyKey', g.currency_key, 'inventoryId', g.inventory_id, 'given', g.given,
+          'taken', v_taken, 'shortfall', g.given - v_taken, 'balanceAfter', v_held - v_taken, 'transactionId', v_entry::text);
+      END LOOP;
+      FOR it IN
+        SELECT * FROM commerce_order_item_grants oig WHERE oig.order_id = v_order ORDER BY oig.inventory_id, oig.item_type_key
+      LOOP
+        IF it.item_ids IS NULL THEN
+          SELECT s.quantity INTO v_held FROM item_stacks s WHERE s.inventory_id = it.inventory_id AND s.item_type_key = it.item_type_key FOR UPDATE;
+          v_taken := least(coalesce(v_held, 0), it.quantity);
+          IF v_taken > 0 THEN
+            UPDATE item_stacks SET quantity = v_held - v_taken WHERE inventory_id = it.inventory_id AND item_type_key = it.item_type_key;
+          END IF;
+        ELSE
+          -- In the items' order (seq), as every move that locks several items.
+          WITH taken AS (
+            UPDATE items SET consumed_at = clock_timestamp()
+              WHERE id IN (SELECT i.id FROM items i WHERE i.id = ANY (it.item_ids) AND i.player_id = p_player_id AND i.consumed_at IS NULL ORDER BY i.seq FOR UPDATE)
+              RETURNING 1
+          )
+          SELECT count(*) INTO v_consumed FROM taken;
+          v_taken := v_consumed;
+        END IF;
+        IF v_taken < it.quantity THEN
+          INSERT INTO commerce_take_back_shortfalls (environment_id, player_id, order_id, item_type_key, inventory_id, owed, taken, reason)
+            VALUES (p_environment_id, p_player_id, v_order, it.item_type_key, it.inventory_id, it.quantity, v_taken, v_reason);
+        END IF;
+        v_items := v_items || jsonb_build_object('itemTypeKey', it.item_type_key, 'inventoryId', it.inventory_id, 'given', it.quantity,
+          'taken', v_taken, 'shortfall', it.quantity - v_taken);
+      END LOOP;
+      RETURN jsonb_build_object('orderId', v_order, 'currencies', v_currencies, 'items', v_items, 'replayed', false);
+    END
+    $fn$;
+  `);
+}
+
+export async function down(): Promise<void> {
+  throw new Error('20261202110000_commerce_order_currency_grants cannot be undone: restore a backup taken before it');
+}
