@@ -55,9 +55,11 @@ chart-tools:
 loadtest-tools:
 	$(TOOLS) k6
 
-## Rewrite the chart's CRD templates from the manifest schemas (a test fails while they differ).
+## Rewrite the chart's CRD templates and docs/manifests.md's identity fields table from the manifest
+## schemas (a test fails while either differs).
 crds: node_modules
 	node apps/cli/bin/hearth crds --chart charts/hearth
+	node --import tsx test/core/identity-table.ts --write
 
 ## Build (once per machine, cached in ~/.cache/hearth/tools) MinIO, the S3 server of the storage tests.
 minio:

@@ -8,7 +8,7 @@ import type { Announcer } from '../invalidation';
 import { type ReconcileAction, type RemoveAction, reconcilerOf } from './reconcilers';
 import { type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
 import { DEFAULT_NAMESPACE, ManifestError, describeDocument } from './validate';
-import { IMMUTABLE_MESSAGE, immutableFields } from '../spec/rules';
+import { immutableFields, immutableMessage } from '../spec/rules';
 import { inTransaction } from '../db/transaction';
 
 export interface ReconcileResult {
@@ -53,9 +53,9 @@ async function refuseIdentityChange(db: Queryable, doc: AnyManifest, label: stri
   if (!identity) throw new Error(`${doc.kind} declares immutable fields but its reconciler reads no identity`);
   const held = await identity(db, doc as never);
   if (!held) return;
-  for (const { field } of fields) {
+  for (const { field, note } of fields) {
     if (held.stored[field] !== held.wanted[field]) {
-      throw new ManifestError(label, `spec.${field}`, `${IMMUTABLE_MESSAGE} (it is ${JSON.stringify(held.stored[field])})`);
+      throw new ManifestError(label, `spec.${field}`, `${immutableMessage(note)} (it is ${JSON.stringify(held.stored[field])})`);
     }
   }
 }

@@ -28,8 +28,8 @@ const Data = Type.Object({}, { additionalProperties: true, description: `any JSO
 
 export const CardTypeSpec = Type.Object(
   {
-    environment: immutable(EnvironmentReference('the GameEnvironment of this namespace it belongs to; immutable (cards players hold stay there)')),
-    slug: Type.Optional(immutable(GameKey('the card type key clients and servers name it by (cardTypeKey); metadata.name when absent; immutable (cards players hold name it)'))),
+    environment: immutable(EnvironmentReference(), { why: 'cards players hold stay there' }),
+    slug: Type.Optional(immutable(GameKey('the card type key clients and servers name it by (cardTypeKey); metadata.name when absent'), { why: 'cards players hold name it' })),
     name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
     description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
     enabled: Defaulted(Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but not granted or bought (`disabled`), and a problem in a deck' })),
@@ -60,8 +60,8 @@ export const CardTypeSpec = Type.Object(
 
 export const CardTemplateSpec = Type.Object(
   {
-    environment: immutable(EnvironmentReference('the GameEnvironment of this namespace it belongs to; immutable (cards made with it stay there)')),
-    key: Type.Optional(immutable(GameKey('the template key (cardTemplateKey); metadata.name when absent; immutable (cards made with it name it)'))),
+    environment: immutable(EnvironmentReference(), { why: 'cards made with it stay there' }),
+    key: Type.Optional(immutable(GameKey('the template key (cardTemplateKey); metadata.name when absent'), { why: 'cards made with it name it' })),
     name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
     description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
     enabled: Defaulted(Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but no card is granted or bought with it (`disabled`)' })),

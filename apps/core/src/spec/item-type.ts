@@ -86,8 +86,8 @@ export const ContainerContentsSpec = Type.Object(
 
 export const ItemTypeSpec = Type.Object(
   {
-    environment: immutable(Reference('GameEnvironment', 'the GameEnvironment of this namespace it belongs to; immutable (items players hold stay there)')),
-    key: Type.Optional(immutable(GameKey('the key clients and servers name it by; metadata.name when absent; immutable (items players hold name it)'))),
+    environment: immutable(Reference('GameEnvironment', 'the GameEnvironment of this namespace it belongs to'), { why: 'items players hold stay there' }),
+    key: Type.Optional(immutable(GameKey('the key clients and servers name it by; metadata.name when absent'), { why: 'items players hold name it' })),
     name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
     description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
     icon: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'an image address or an asset name of the game' })),

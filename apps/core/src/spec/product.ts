@@ -5,7 +5,7 @@
  * cannot be bought again while its entitlement is active (`already-active`).
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { celRules } from './rules';
+import { celRules, immutable } from './rules';
 import { EnvironmentReference } from './names';
 import { Defaulted } from './fields';
 import { GameKey, MAX_BALANCE } from './game-keys';
@@ -25,11 +25,13 @@ export const ProductPriceSpec = Type.Object(
 
 export const ProductSpec = Type.Object(
   {
-    environment: EnvironmentReference(),
-    sku: GameKey('the product\'s key, unique in its environment; orders name it'),
+    environment: immutable(EnvironmentReference(), { why: 'its orders, entitlements and grants are kept in that environment' }),
+    sku: immutable(GameKey("the product's key, unique in its environment"), { why: 'orders and entitlements name it' }),
     name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players and in the store\'s overlay' }),
     description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
-    storeItemId: Type.Integer({ minimum: 1, maximum: 4294967295, description: "the store's numeric item id (uint32) sent with the transaction" }),
+    storeItemId: immutable(Type.Integer({ minimum: 1, maximum: 4294967295, description: "the store's numeric item id (uint32) sent with the transaction" }), {
+      why: "the store's orders and reports name the item by it",
+    }),
     prices: Type.Array(ProductPriceSpec, {
       minItems: 1,
       maxItems: PRODUCT_LIMITS.prices,

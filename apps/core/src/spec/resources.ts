@@ -102,9 +102,10 @@ export const ProjectSpec = Type.Object(
 
 export const GameEnvironmentSpec = Type.Object(
   {
-    project: immutable(Reference('Project', 'the Project of this namespace it belongs to; immutable')),
+    project: immutable(Reference('Project', 'the Project of this namespace it belongs to'), { why: "the environment's players, saves and keys belong to that project" }),
     appKey: immutable(
-      Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', description: "the public key game clients sign in with, carried by every player's token; immutable" }),
+      Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', description: 'the public key game clients sign in with' }),
+      { why: "every player's token carries it" },
     ),
   },
   { additionalProperties: false },
@@ -199,8 +200,8 @@ const ContentKey = (description: string) => Type.String({ minLength: 1, maxLengt
 
 export const LegalDocumentSpec = Type.Object(
   {
-    environment: EnvironmentReference(),
-    document: Type.Optional(ContentKey("the environment's key for it; metadata.name when absent")),
+    environment: immutable(EnvironmentReference(), { why: "players' acceptances are kept in that environment" }),
+    document: Type.Optional(immutable(ContentKey("the environment's key for it; metadata.name when absent"), { why: "players' acceptances name it" })),
     title: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
     url: Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://', description: 'where the text is published' }),
     version: Type.String({ minLength: 1, maxLength: 64, description: 'the current version, the one a player accepts' }),
@@ -211,8 +212,8 @@ export const LegalDocumentSpec = Type.Object(
 
 export const TourSpec = Type.Object(
   {
-    environment: EnvironmentReference(),
-    id: Type.Optional(ContentKey('the tour id clients name; metadata.name when absent')),
+    environment: immutable(EnvironmentReference(), { why: "players' completions are kept in that environment" }),
+    id: Type.Optional(immutable(ContentKey('the tour id clients name; metadata.name when absent'), { why: "players' completions name it" })),
     name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players; tours are listed by it' }),
     enabled: Defaulted(Type.Boolean({ default: true, description: 'only switched-on tours are listed and completed' })),
   },
@@ -279,8 +280,8 @@ export const BlogPostSpec = Type.Object(
 
 export const RealmSpec = Type.Object(
   {
-    environment: immutable(EnvironmentReference('the GameEnvironment of this namespace it belongs to; immutable (its inventories stay there)')),
-    key: Type.Optional(immutable(GameKey("the realm's key, also its id; metadata.name when absent; immutable (inventories name it)"))),
+    environment: immutable(EnvironmentReference(), { why: 'its inventories stay there' }),
+    key: Type.Optional(immutable(GameKey("the realm's key, also its id; metadata.name when absent"), { why: 'inventories name it' })),
     number: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'unique in the environment; 0 is the permanent realm' }),
     name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
     enabled: Defaulted(Type.Boolean({ default: true, description: 'a switched-off realm is never open' })),
@@ -296,8 +297,8 @@ export const RealmSpec = Type.Object(
 
 export const CurrencySpec = Type.Object(
   {
-    environment: immutable(EnvironmentReference('the GameEnvironment of this namespace it belongs to; immutable (its balances stay there)')),
-    key: Type.Optional(immutable(GameKey('the key moves name; metadata.name when absent; immutable (balances and the ledger name it)'))),
+    environment: immutable(EnvironmentReference(), { why: 'its balances stay there' }),
+    key: Type.Optional(immutable(GameKey('the key moves name; metadata.name when absent'), { why: 'balances and the ledger name it' })),
     name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
     description: Type.Optional(Type.String({ maxLength: 2000, description: 'shown to players' })),
     icon: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'an image address or an asset name of the game' })),

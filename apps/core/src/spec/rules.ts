@@ -70,27 +70,39 @@ export function brokenRule(schema: JsonSchema, value: unknown, path: string): { 
 /** The keyword of a field that names an identity (`immutable`). */
 export const IMMUTABLE_KEYWORD = 'x-hearth-immutable';
 
+/** Why a field names an identity (the table of docs/manifests.md says it), and how it is changed on purpose where that is not deleting and creating the resource again. */
+export interface IdentityNote {
+  why: string;
+  change?: string;
+}
+
 /**
  * Marks a `spec` field that names an identity (an environment's app key, a currency's key): set when
- * the document is created, never changed after. One declaration drives both checks: the CRDs carry a
- * CEL transition rule (`self.f == oldSelf.f`) on the object holding it, so the API server refuses an
- * edit, and reconcileManifest refuses a document whose field differs from what the database holds
- * for it (`hearth apply`). Deleting the document and creating it anew is the deliberate change
- * (docs/kubernetes.md "Identity fields").
+ * the document is created, never changed after. One declaration drives every check and the docs: the
+ * CRDs carry a CEL transition rule (`self.f == oldSelf.f`) on the object holding it, so the API server
+ * refuses an edit; reconcileManifest refuses a document whose field differs from what the database
+ * holds for it (`hearth apply`); and docs/manifests.md's table of identity fields is written from the
+ * marks and their notes (manifests/identity-fields.ts).
  */
-export function immutable<T extends TSchema>(schema: T): T {
-  return { ...schema, [IMMUTABLE_KEYWORD]: true };
+export function immutable<T extends TSchema>(schema: T, note: IdentityNote): T {
+  const description = `${schema.description ? `${schema.description}; ` : ''}immutable (${note.why})`;
+  return { ...schema, description, [IMMUTABLE_KEYWORD]: note };
 }
 
 /** The message both refusals of an identity change give, after the field's name. */
 export const IMMUTABLE_MESSAGE = 'is immutable: it names an identity; delete the resource and create it again to change it on purpose';
 
-/** The fields of an object schema marked `immutable`, and whether each is required. */
-export function immutableFields(schema: JsonSchema): { field: string; required: boolean }[] {
+/** The refusal's message for a field with this note: how to change it, where the note says. */
+export function immutableMessage(note: IdentityNote): string {
+  return note.change ? `is immutable: it names an identity; ${note.change}` : IMMUTABLE_MESSAGE;
+}
+
+/** The fields of an object schema marked `immutable`, whether each is required, and their notes. */
+export function immutableFields(schema: JsonSchema): { field: string; required: boolean; note: IdentityNote }[] {
   const required = new Set<string>(schema.required ?? []);
   return Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>)
-    .filter(([, child]) => child[IMMUTABLE_KEYWORD] === true)
-    .map(([field]) => ({ field, required: required.has(field) }));
+    .filter(([, child]) => child[IMMUTABLE_KEYWORD] !== undefined)
+    .map(([field, child]) => ({ field, required: required.has(field), note: child[IMMUTABLE_KEYWORD] as IdentityNote }));
 }
 
 /**
@@ -98,11 +110,11 @@ export function immutableFields(schema: JsonSchema): { field: string; required: 
  * value; an optional one is neither added, removed nor changed (its default may stand for a value).
  */
 export function immutableRules(schema: JsonSchema): CelRule[] {
-  return immutableFields(schema).map(({ field, required }) => ({
+  return immutableFields(schema).map(({ field, required, note }) => ({
     rule: required
       ? `self.${field} == oldSelf.${field}`
       : `has(self.${field}) == has(oldSelf.${field}) && (!has(self.${field}) || self.${field} == oldSelf.${field})`,
-    message: IMMUTABLE_MESSAGE,
+    message: immutableMessage(note),
     fieldPath: `.${field}`,
   }));
 }

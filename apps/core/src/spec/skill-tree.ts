@@ -8,7 +8,7 @@
  * (progression/skill-trees.ts).
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { celRules } from './rules';
+import { celRules, immutable } from './rules';
 import { EnvironmentReference } from './names';
 import { Defaulted, literals } from './fields';
 import { GameKey } from './game-keys';
@@ -67,8 +67,8 @@ export const SkillNodeSpec = Type.Object(
 
 export const SkillTreeSpec = Type.Object(
   {
-    environment: EnvironmentReference(),
-    key: Type.Optional(GameKey('the key clients and servers name the tree by; metadata.name when absent')),
+    environment: immutable(EnvironmentReference(), { why: 'the nodes players unlocked are kept in that environment' }),
+    key: Type.Optional(immutable(GameKey('the key clients and servers name the tree by; metadata.name when absent'), { why: 'clients and servers ask for the tree by it' })),
     name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
     description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
     hidden: Defaulted(Type.Boolean({ default: false, description: 'left out of the lists a player token reads (servers still see it)' })),

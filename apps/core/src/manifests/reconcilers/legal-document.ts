@@ -1,7 +1,7 @@
 import { inTransaction } from '../../db/transaction';
 import { legalDocumentContent, releaseLegalDocument, syncLegalDocument } from '../../legal/legal';
 import type { LegalDocumentManifestT } from '../schemas';
-import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, namespaceOf, ownedRowIdentity, refusalsNamed } from './shared';
 
 /**
  * A LegalDocument stands for one document of its environment, keyed by `spec.document` (or
@@ -16,6 +16,8 @@ export const legalDocumentReconciler: Reconciler<LegalDocumentManifestT> = {
       const owner = `${namespace}/${doc.metadata.name}`;
       return { action: await refusalsNamed(label, () => syncLegalDocument(trx, bus, { environmentId: env.id, owner, content: legalDocumentContent(doc) })) };
     }),
+
+  identity: (db, doc) => ownedRowIdentity(db, 'legal_documents', doc, 'document'),
 
   remove: async (db, manifest, { bus }) => ((await releaseLegalDocument(db, bus, `${manifest.namespace}/${manifest.name}`)) ? 'removed' : 'absent'),
 };

@@ -56,24 +56,46 @@ export interface Identity {
   wanted: Record<string, unknown>;
 }
 
+/** Where each kind of environment content keeps its rows: the table, and the column of the key its documents give. */
+const OWNED_ROWS = {
+  realms: 'key',
+  currencies: 'key',
+  item_types: 'key',
+  card_types: 'key',
+  card_templates: 'key',
+  skill_trees: 'key',
+  legal_documents: 'document',
+  tours: 'id',
+  commerce_products: 'sku',
+} as const;
+
 /**
  * The identity of a document whose row is owned by `namespace/name` in a table of environment
- * content keyed by `key` (realms, currencies, item_types, card_types, card_templates): its environment
- * and its key, which the document gives in `keyField` (`key`; a card type's `slug`) or as its name.
+ * content: its environment and its key, which the document gives in `keyField` (`key`; a card type's
+ * `slug`, a legal document's `document`...) or as its name; `more` adds other immutable fields, each
+ * read from the row by an SQL expression (a product's `storeItemId` from its definition).
  */
 export async function ownedRowIdentity(
   db: Queryable,
-  table: 'realms' | 'currencies' | 'item_types' | 'card_types' | 'card_templates',
+  table: keyof typeof OWNED_ROWS,
   doc: { metadata: { name: string; namespace?: string }; spec: { environment: string } },
-  keyField: 'key' | 'slug' = 'key',
+  keyField = 'key',
+  more: Record<string, string> = {},
 ): Promise<Identity | null> {
+  const extra = Object.entries(more).map(([field, sql]) => db.raw(`${sql} AS ??`, [field]));
   const row = (await db(`${table} as t`)
     .join('environments as e', 'e.id', 't.environment_id')
     .where('t.owner', `${namespaceOf(doc)}/${doc.metadata.name}`)
-    .first('e.name as environment', 't.key as key')) as { environment: string; key: string } | undefined;
+    .first('e.name as environment', `t.${OWNED_ROWS[table]} as key`, ...extra)) as ({ environment: string; key: string } & Record<string, unknown>) | undefined;
   if (!row) return null;
-  const spec = doc.spec as { environment: string; key?: string; slug?: string };
-  return { stored: { environment: row.environment, [keyField]: row.key }, wanted: { environment: spec.environment, [keyField]: spec[keyField] ?? doc.metadata.name } };
+  const spec = doc.spec as Record<string, unknown>;
+  const stored: Record<string, unknown> = { environment: row.environment, [keyField]: row.key };
+  const wanted: Record<string, unknown> = { environment: spec.environment, [keyField]: spec[keyField] ?? doc.metadata.name };
+  for (const field of Object.keys(more)) {
+    stored[field] = row[field];
+    wanted[field] = spec[field];
+  }
+  return { stored, wanted };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { inTransaction } from '../../db/transaction';
 import { releaseSkillTree, skillTreeDefinitionOf, syncSkillTree } from '../../progression/skill-trees';
 import type { SkillTreeManifestT } from '../schemas';
-import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, namespaceOf, ownedRowIdentity, refusalsNamed } from './shared';
 
 /**
  * A SkillTree is one skill tree of its environment and its nodes, keyed by `spec.key` (or
@@ -17,6 +17,8 @@ export const skillTreeReconciler: Reconciler<SkillTreeManifestT> = {
       const owner = `${namespace}/${doc.metadata.name}`;
       return { action: await refusalsNamed(label, () => syncSkillTree(trx, bus, { environmentId: env.id, owner, tree: skillTreeDefinitionOf(doc) })) };
     }),
+
+  identity: (db, doc) => ownedRowIdentity(db, 'skill_trees', doc),
 
   remove: async (db, manifest, { bus }) => ((await releaseSkillTree(db, bus, `${manifest.namespace}/${manifest.name}`)) ? 'removed' : 'absent'),
 };
