@@ -152,6 +152,12 @@ test('runs on the embedded default, serves the README walk-through and the socke
 
   expect(await stop(first.child)).toBe(0);
 
+  // Stopped, it takes its connection back: a command run in the checkout says so in one line, never a refused connection.
+  expect(existsSync(path.join(vars.DATA_DIR, 'connection.json'))).toBe(false);
+  const afterStop = await runHearth(['keys', 'list', '--environment', 'demo-dev'], {}, 60_000, checkout);
+  expect(afterStop.code).toBe(1);
+  expect(oneLine(afterStop.stderr)).toBe('hearth: hearth dev is not running (its data is in .hearth/); start it (make dev), or set DATABASE_URL');
+
   // Restarted on the same data: same key, same player, the old token still good (same master key).
   const second = await startDev(vars);
   try {

@@ -2,6 +2,9 @@
  * `hearth keys create|list|revoke`, `hearth signing-keys rotate` and `hearth migrate` as real
  * subprocesses, with an API instance over the same database and Redis prefix to prove the effects.
  */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import knexFactory from 'knex';
 import Redis from 'ioredis';
@@ -10,7 +13,7 @@ import { type ApiInstance, type TestDatabase, createTestDatabase, startApiInstan
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../support/env';
 import { standardManifests } from '../support/manifests';
 import { call, expectError } from '../support/http';
-import { oneLine, runHearth } from './run-hearth';
+import { oneLine, runHearth, tempDir } from './run-hearth';
 
 const LIVE_KEY_LIMIT = 3;
 jest.setTimeout(120_000); // every step runs the real command, a process start each
@@ -298,5 +301,16 @@ describe('migrate', () => {
     const run = await runHearth(['migrate', '--json'], {});
     expect(run.code).toBe(1);
     expect(oneLine(run.stderr)).toBe('hearth: DATABASE_URL: is required');
+  });
+
+  test('beside a hearth dev that was killed (its connection.json left, its process gone) it says so in one line', async () => {
+    const checkout = tempDir();
+    fs.mkdirSync(path.join(checkout, '.hearth'));
+    // The pid of a process that has ended: a node that exits at once, waited for.
+    const ended = spawnSync(process.execPath, ['-e', 'process.exit(0)']);
+    fs.writeFileSync(path.join(checkout, '.hearth', 'connection.json'), JSON.stringify({ databaseUrl: 'postgres://hearth:x@127.0.0.1:1/hearth', pid: ended.pid }));
+    const run = await runHearth(['keys', 'list', '--environment', 'demo-dev'], {}, 20_000, checkout);
+    expect(run.code).toBe(1);
+    expect(oneLine(run.stderr)).toBe('hearth: hearth dev is not running (its data is in .hearth/); start it (make dev), or set DATABASE_URL');
   });
 });

@@ -26,7 +26,8 @@ afterAll(async () => {
 function onTerminal(args: string[], vars: Record<string, string>): ChildProcess {
   const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
   const command = `exec ${[process.execPath, HEARTH, ...args].map(quote).join(' ')}`;
-  return spawn('script', ['-qefc', command, '/dev/null'], { cwd: REPO_ROOT, env: { ...baseEnv(vars), SHELL: '/bin/sh' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Never in the checkout: its `.hearth/` (a developer's `make dev`) would hand the command a database.
+  return spawn('script', ['-qefc', command, '/dev/null'], { cwd: tempDir(), env: { ...baseEnv(vars), SHELL: '/bin/sh' }, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** Collects a child's output until `done` holds for it (bounded), then stops the child. */

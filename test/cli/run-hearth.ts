@@ -20,12 +20,22 @@ export function baseEnv(vars: Record<string, string | undefined>): NodeJS.Proces
   return hearthEnv({ LOG_LEVEL: 'warn', ...Object.fromEntries(given) });
 }
 
-export function spawnHearth(args: string[], vars: Record<string, string | undefined>, cwd = REPO_ROOT): ChildProcess {
+let ownHome: string | undefined;
+/**
+ * Where a command runs unless the test names a folder: a folder of the test file's own, never the
+ * checkout, whose `.hearth/` (left by a developer's `make dev`) would hand every command its database.
+ */
+function homeOfItsOwn(): string {
+  ownHome ??= testTempDir('hearth-cli-home-');
+  return ownHome;
+}
+
+export function spawnHearth(args: string[], vars: Record<string, string | undefined>, cwd = homeOfItsOwn()): ChildProcess {
   return spawn(process.execPath, [HEARTH_BIN, ...args], { cwd, env: baseEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/** Runs a command to its end (in `cwd`); a command still running after `timeoutMs` is killed and the test fails. */
-export function runHearth(args: string[], vars: Record<string, string | undefined>, timeoutMs = 20_000, cwd = REPO_ROOT): Promise<CliResult> {
+/** Runs a command to its end (in `cwd`, by default a folder of the test file's own); a command still running after `timeoutMs` is killed and the test fails. */
+export function runHearth(args: string[], vars: Record<string, string | undefined>, timeoutMs = 20_000, cwd = homeOfItsOwn()): Promise<CliResult> {
   return runToEnd(spawnHearth(args, vars, cwd), `hearth ${args.join(' ')}`, timeoutMs);
 }
 

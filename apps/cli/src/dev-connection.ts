@@ -1,11 +1,14 @@
 /**
- * How the other commands find a running `hearth dev`: it writes its embedded database's address to
- * `connection.json` in its data folder (mode 0600, beside master.key), and a command run without
- * DATABASE_URL takes it (and the folder's master key, unless HEARTH_MASTER_KEY is set) from
- * `./.hearth`, the default data folder, saying so on stderr. DATABASE_URL set wins.
+ * How the other commands find a running `hearth dev`: it writes its embedded database's address and
+ * its process id to `connection.json` in its data folder (mode 0600, beside master.key), and removes
+ * the file when it stops. A command run without DATABASE_URL takes the address (and the folder's
+ * master key, unless HEARTH_MASTER_KEY is set) from `./.hearth`, the default data folder, saying so
+ * on stderr. A data folder with no `hearth dev` serving it (stopped, killed, or the machine restarted)
+ * is said in one line instead of a missing variable or a refused connection. DATABASE_URL set wins.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { CliError } from './output';
 
 export const DEFAULT_DATA_DIR = '.hearth';
 const CONNECTION_FILE = 'connection.json';
@@ -15,9 +18,26 @@ export function masterKeyFile(dataDir: string): string {
   return path.join(dataDir, MASTER_KEY_FILE);
 }
 
-/** Written by `hearth dev` once its embedded database is up. */
+/** Written by `hearth dev` once its embedded database is up: the address, and which process serves it. */
 export function writeDevConnection(dataDir: string, databaseUrl: string): void {
-  fs.writeFileSync(path.join(dataDir, CONNECTION_FILE), `${JSON.stringify({ databaseUrl }, null, 2)}\n`, { mode: 0o600 });
+  fs.writeFileSync(path.join(dataDir, CONNECTION_FILE), `${JSON.stringify({ databaseUrl, pid: process.pid }, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** Removed by `hearth dev` as it stops: the database it named is going away. */
+export function removeDevConnection(dataDir: string): void {
+  fs.rmSync(path.join(dataDir, CONNECTION_FILE), { force: true });
+}
+
+/** Whether the process `hearth dev` wrote down still runs (a file without a pid, from before pids were written, is taken as running). */
+function stillRunning(pid: unknown): boolean {
+  if (typeof pid !== 'number') return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** The URL with its password hidden, for what a command prints. */
@@ -40,7 +60,11 @@ export function withDevDefaults(env: NodeJS.ProcessEnv, say: (line: string) => v
   if (env.DATABASE_URL) return env;
   const dataDir = path.join(cwd, DEFAULT_DATA_DIR);
   const connection = readJson(path.join(dataDir, CONNECTION_FILE));
-  if (typeof connection?.databaseUrl !== 'string') return env;
+  if (typeof connection?.databaseUrl !== 'string' || !stillRunning(connection.pid)) {
+    // A dev data folder here, and no dev serving it: say that, rather than "DATABASE_URL is required" or a refused connection.
+    if (fs.existsSync(dataDir)) throw new CliError(`hearth dev is not running (its data is in ${DEFAULT_DATA_DIR}/); start it (make dev), or set DATABASE_URL`);
+    return env;
+  }
   const filled: NodeJS.ProcessEnv = { ...env, DATABASE_URL: connection.databaseUrl };
   if (!env.HEARTH_MASTER_KEY && fs.existsSync(masterKeyFile(dataDir))) filled.HEARTH_MASTER_KEY = fs.readFileSync(masterKeyFile(dataDir), 'utf8').trim();
   say(`using the database of \`hearth dev\` (${DEFAULT_DATA_DIR}/connection.json): ${withoutPassword(connection.databaseUrl)}; set DATABASE_URL to use another`);

