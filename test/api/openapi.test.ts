@@ -136,7 +136,8 @@ beforeAll(async () => {
     const server = h.serverKeys[`${name}-live-key`];
     const tokens = await signIn(h.base, server, `openapi-${name}`);
     const organisation = await organisationNamed(h.db, NAMESPACE, name);
-    const licence = (await mintLicenceKey(h.db, organisation!.id, `openapi-${name}`)).key;
+    // Covering the product name the samples of the document send (schema-sample.ts).
+    const licence = (await mintLicenceKey(h.db, organisation!.id, `openapi-${name}`, ['sample'])).key;
     const dashboardToken = await mintDashboardToken(h.core, h.db, `${name}-member`, `${name}-live`);
     return { appKey: `${name}-live`, server, player: tokens.accessToken, refresh: tokens.refreshToken, licence, dashboard: dashboardToken };
   };

@@ -639,7 +639,7 @@ describe('review and service switches (spec §4)', () => {
       expect(jwks.body.keys.length).toBeGreaterThan(0);
     }
     const pending = await organisationNamed(h.db, NAMESPACE, 'pending');
-    const licence = (await mintLicenceKey(h.db, pending!.id, 'pending-plugin')).key;
+    const licence = (await mintLicenceKey(h.db, pending!.id, 'pending-plugin', ['plugin'])).key;
     const body = { machineId: 'pending-machine', product: 'plugin', version: '1' };
     expect((await call(h.base, 'POST', '/licence/activate', { token: licence, body })).status).toBe(200);
     expect((await call(h.base, 'POST', '/licence/check', { token: licence, body: { machineId: body.machineId } })).status).toBe(200);

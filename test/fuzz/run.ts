@@ -62,8 +62,9 @@ function manifestsYaml(dashboardIssuer: string, storeUrl: string): string {
   const docs = [
     // Generous limits: the fuzzer's requests are checked and counted, never refused for their rate.
     ...standardManifests({ requestsPerMinutePerCredential: 1_000_000, requestsPerMinutePerEnvironment: 1_000_000, requestsPerDayPerEnvironment: 100_000_000 }),
-    // alpha's licence key, for the licence routes (their credential is the organisation's, in no environment).
-    licenceKey('alpha-licence', 'alpha'),
+    // alpha's licence key, for the licence routes (their credential is the organisation's, in no environment);
+    // it covers one product, so most generated activations are the documented 403 forbidden (body.product).
+    licenceKey('alpha-licence', 'alpha', ['plugin']),
     // A custom dashboard's member of alpha-live holding every permission: the run's dashboard token.
     // Its provider is a real OpenID provider the run starts: a fuzzed sign-in is refused by it (401), never a 503.
     // Its store is the stand-in store the run starts: the commerce routes reach their logic and the store.

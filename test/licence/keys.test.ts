@@ -1,7 +1,8 @@
 /**
  * Licence keys made the two ways staff make them: `hearth licence-keys create|list|revoke` as a real
  * subprocess, and a LicenceKey document applied (minted once, moved, deleted). Either key works on
- * the licence routes at once and is refused there at once when revoked.
+ * the licence routes at once and is refused there at once when revoked, and covers the products it
+ * was made with (`--product`, `spec.products`) and no other.
  */
 import { API_VERSION, type AnyManifest, applyManifests, mintLicenceKey, organisationNamed, removeManifest, validateManifest } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
@@ -32,18 +33,37 @@ const release = (token: string) => call(h.base, 'POST', '/licence/release', { to
 
 describe('hearth licence-keys', () => {
   test('create prints the whole key once; list shows a hint of it; revoke refuses it at once', async () => {
-    const created = await runHearth(['licence-keys', 'create', '--project', 'alpha', '--namespace', NAMESPACE, '--name', 'editor plugin', '--json'], vars);
+    const created = await runHearth(
+      ['licence-keys', 'create', '--project', 'alpha', '--namespace', NAMESPACE, '--name', 'editor plugin', '--product', 'editor', '--product', 'editor-pro', '--json'],
+      vars,
+    );
     expect(created.code).toBe(0);
     const minted = JSON.parse(created.stdout);
-    expect(minted).toEqual({ keyId: expect.any(String), key: expect.stringMatching(/^hlk_[0-9A-Za-z]{16}_[0-9A-Za-z]{40}$/), project: `${NAMESPACE}/alpha`, name: 'editor plugin' });
+    expect(minted).toEqual({
+      keyId: expect.any(String),
+      key: expect.stringMatching(/^hlk_[0-9A-Za-z]{16}_[0-9A-Za-z]{40}$/),
+      project: `${NAMESPACE}/alpha`,
+      name: 'editor plugin',
+      products: ['editor', 'editor-pro'],
+      audience: `hearth-licence:${NAMESPACE}/alpha`,
+    });
     expect(minted.key.startsWith(`hlk_${minted.keyId}_`)).toBe(true);
+    expect((await release(minted.key)).status).toBe(204);
+    // It activates the products it was made for, and no other.
+    const activate = (product: string) => call(h.base, 'POST', '/licence/activate', { token: minted.key, body: { machineId: 'keys-test', product, version: '1' } });
+    expect((await activate('editor-pro')).status).toBe(200);
+    expectError(await activate('runtime'), 403, 'forbidden', 'body.product');
     expect((await release(minted.key)).status).toBe(204);
 
     const listed = await runHearth(['licence-keys', 'list', '--project', 'alpha', '--namespace', NAMESPACE, '--json'], vars);
     expect(listed.code).toBe(0);
-    const { keys } = JSON.parse(listed.stdout);
-    expect(keys).toEqual([expect.objectContaining({ keyId: minted.keyId, name: 'editor plugin', secretHint: minted.key.slice(-4), revokedAt: null })]);
+    const { keys, audience } = JSON.parse(listed.stdout);
+    expect(audience).toBe(`hearth-licence:${NAMESPACE}/alpha`);
+    expect(keys).toEqual([expect.objectContaining({ keyId: minted.keyId, name: 'editor plugin', products: ['editor', 'editor-pro'], secretHint: minted.key.slice(-4), revokedAt: null })]);
     expect(listed.stdout).not.toContain(minted.key);
+    const text = await runHearth(['licence-keys', 'list', '--project', 'alpha', '--namespace', NAMESPACE], vars);
+    expect(text.stdout).toMatch(/^KEY ID +NAME +PRODUCTS +SECRET/);
+    expect(text.stdout).toContain('editor,editor-pro');
 
     const revoked = await runHearth(['licence-keys', 'revoke', minted.keyId, '--json'], vars);
     expect(revoked.code).toBe(0);
@@ -54,8 +74,22 @@ describe('hearth licence-keys', () => {
     await eventually(async () => (await release(minted.key)).status === 401, 2000);
   });
 
+  test('create without --product, or with a product that is not one, is refused and mints nothing', async () => {
+    const create = (...extra: string[]) => runHearth(['licence-keys', 'create', '--project', 'alpha', '--namespace', NAMESPACE, '--name', 'no-products', ...extra], vars);
+    const none = await create();
+    expect(none.code).not.toBe(0);
+    expect(none.stderr.trim().split('\n').pop()).toMatch(/--product is required/);
+    const spaced = await create('--product', 'two words');
+    expect(spaced.code).not.toBe(0);
+    expect(spaced.stderr.trim().split('\n').pop()).toMatch(/^hearth: invalid-request \(--product\): product "two words" is not a product name/);
+    const twice = await create('--product', 'same', '--product', 'same');
+    expect(twice.code).not.toBe(0);
+    expect(twice.stderr).toMatch(/invalid-request \(--product\): product "same" is named twice/);
+    expect(await h.db('licence_keys').where({ name: 'no-products' })).toEqual([]);
+  });
+
   test('failures are one line and non-zero', async () => {
-    const noProject = await runHearth(['licence-keys', 'create', '--project', 'nope', '--namespace', NAMESPACE, '--name', 'x'], vars);
+    const noProject = await runHearth(['licence-keys', 'create', '--project', 'nope', '--namespace', NAMESPACE, '--name', 'x', '--product', 'p'], vars);
     expect(noProject.code).not.toBe(0);
     expect(noProject.stderr.trim().split('\n').pop()).toMatch(/no project "nope"/);
     const noKey = await runHearth(['licence-keys', 'revoke', '0000000000000000'], vars);
@@ -67,7 +101,7 @@ describe('hearth licence-keys', () => {
 describe('hearth licence seats|release', () => {
   test('lists the machines holding seats, and frees one as the route does', async () => {
     const organisation = await organisationNamed(h.db, NAMESPACE, 'plain');
-    const key = (await mintLicenceKey(h.db, organisation!.id, 'seats-test')).key;
+    const key = (await mintLicenceKey(h.db, organisation!.id, 'seats-test', ['plugin'])).key;
     for (const machineId of ['desk-1', 'desk-2']) {
       expect((await call(h.base, 'POST', '/licence/activate', { token: key, body: { machineId, product: 'plugin', version: '2.0' } })).status).toBe(200);
     }
@@ -121,7 +155,8 @@ describe('hearth signing-keys rotate --key-set licence', () => {
 });
 
 describe('a LicenceKey document', () => {
-  const doc = (project: string) => ({ apiVersion: API_VERSION, kind: 'LicenceKey', metadata: { name: 'plugin-licence', namespace: NAMESPACE }, spec: { project } });
+  const doc = (project: string, products = ['plugin']) => ({ apiVersion: API_VERSION, kind: 'LicenceKey', metadata: { name: 'plugin-licence', namespace: NAMESPACE }, spec: { project, products } });
+  const activate = (key: string, product: string) => call(h.base, 'POST', '/licence/activate', { token: key, body: { machineId: 'keys-test', product, version: '1' } });
 
   test('mints its key once, is unchanged when applied again, and is revoked when deleted', async () => {
     const first = await apply([doc('alpha')]);
@@ -135,6 +170,44 @@ describe('a LicenceKey document', () => {
     const removed = await removeManifest(h.db, { kind: 'LicenceKey', namespace: NAMESPACE, name: 'plugin-licence' }, h.core.bus);
     expect(removed.action).toBe('removed');
     expectError(await release(minted.key), 401, 'unauthorized');
+  });
+
+  test('covers spec.products; changed, the same key covers the new list at once', async () => {
+    const [first] = await apply([doc('alpha', ['plugin'])]);
+    const key = first.licenceKey!.key;
+    expect((await activate(key, 'plugin')).status).toBe(200);
+    expectError(await activate(key, 'plugin-pro'), 403, 'forbidden', 'body.product');
+
+    const [changed] = await apply([doc('alpha', ['plugin-pro', 'plugin-lite'])]);
+    expect(changed).toMatchObject({ action: 'updated' });
+    expect(changed.licenceKey).toBeUndefined();
+    // The old product is covered no more: the seat held for it does not check, nor activates again.
+    expectError(await call(h.base, 'POST', '/licence/check', { token: key, body: { machineId: 'keys-test' } }), 403, 'forbidden');
+    expectError(await activate(key, 'plugin'), 403, 'forbidden', 'body.product');
+    // The machine activated for a covered product keeps its seat, now for that product.
+    const moved = await activate(key, 'plugin-pro');
+    expect(moved.status).toBe(200);
+    expect(moved.body.seat.product).toBe('plugin-pro');
+    expect((await apply([doc('alpha', ['plugin-lite', 'plugin-pro'])]))[0]).toMatchObject({ action: 'unchanged' });
+    expect((await release(key)).status).toBe(204);
+    await removeManifest(h.db, { kind: 'LicenceKey', namespace: NAMESPACE, name: 'plugin-licence' }, h.core.bus);
+  });
+
+  test('spec.products is required: 1 to 32 product names, each once', () => {
+    const refusal = (spec: Record<string, unknown>) => {
+      try {
+        validateManifest({ ...doc('alpha'), spec }, 'test#1');
+        return null;
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    expect(refusal({ project: 'alpha' })).toMatch(/spec\.products/);
+    expect(refusal({ project: 'alpha', products: [] })).toMatch(/spec\.products/);
+    expect(refusal({ project: 'alpha', products: ['two words'] })).toMatch(/spec\.products\.0/);
+    expect(refusal({ project: 'alpha', products: ['a', 'b', 'a'] })).toMatch(/spec\.products.*each product once/);
+    expect(refusal({ project: 'alpha', products: Array.from({ length: 33 }, (_, i) => `p${i}`) })).toMatch(/spec\.products/);
+    expect(refusal({ project: 'alpha', products: ['a', 'b'] })).toBeNull();
   });
 
   test('naming a project that does not exist is refused on spec.project', async () => {

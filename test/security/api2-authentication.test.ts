@@ -11,18 +11,21 @@
  * test/api/server-keys.test.ts (malformed, unknown and revoked keys, keys of another environment).
  * New here: `jku`, `x5u` and `jwk` headers (refused, and never fetched: a listener on 127.0.0.1
  * counts requests), `crit`, `nbf` and `iat` in the future, a lifetime longer than we issue, kid
- * injection, tampered and truncated signatures, a deleted player's access token.
+ * injection, tampered and truncated signatures, a deleted player's access token. And the licence
+ * tokens a plugin checks offline: one obtained with another organisation's licence key, for the same
+ * product name and the victim's machine, fails the check docs/licence.md gives a plugin.
  */
 import { generateKeyPairSync, createHmac, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SignJWT, exportJWK, type JWK } from 'jose';
+import { SignJWT, createLocalJWKSet, exportJWK, type JWK } from 'jose';
 import { loadSigningKeys, mintLicenceKey, mintServerKey, organisationNamed, revokeLicenceKey, revokeServerKey, TOKEN_AUDIENCE } from '@hearth/core';
 import { NAMESPACE } from '../support/manifests';
 import type { AnyRoute } from '@hearth/api';
 import { call, expectError } from '../support/http';
 import { eventually } from '../support/wait';
-import { type Actor, ROUTES, type World, routeName, startWorld } from './world';
+import { verifyAsPlugin } from '../support/licence';
+import { type Actor, LICENCE_PRODUCTS, ROUTES, type World, routeName, startWorld } from './world';
 import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);
@@ -93,7 +96,7 @@ beforeAll(async () => {
   await revokeServerKey(w.h.db, w.h.core.bus, revoked.keyId);
   // Licence keys: one revoked, and the good one's parts under the wrong prefix or with its secret changed.
   const alpha = await organisationNamed(w.h.db, NAMESPACE, 'alpha');
-  const revokedLicence = await mintLicenceKey(w.h.db, alpha!.id, 'to-revoke');
+  const revokedLicence = await mintLicenceKey(w.h.db, alpha!.id, 'to-revoke', ['p']);
   await revokeLicenceKey(w.h.db, w.h.core.bus, revokedLicence.keyId);
   const licence = w.licenceKeys.alpha;
   const lastFlipped = (key: string) => `${key.slice(0, -1)}${key.endsWith('a') ? 'b' : 'a'}`;
@@ -180,4 +183,37 @@ test('no URL a token named was ever fetched, and the owner of the forged tokens 
   const me = await call(w.h.base, 'GET', '/players/me', { token: owner.token });
   expect(me.status).toBe(200);
   expect(me.body.displayName).toBe('token-owner');
+});
+
+describe("a licence token is worth nothing to another organisation's plugin", () => {
+  const VICTIM_MACHINE = 'api2-victim-machine';
+  /** What each organisation's plugin is built with (docs/licence.md "What a plugin checks"): its audience and its product. */
+  const pluginOf = (project: string) => ({ audience: `hearth-licence:${NAMESPACE}/${project}`, product: LICENCE_PRODUCTS[0] });
+  const activate = (token: string, product: string) => call(w.h.base, 'POST', '/licence/activate', { token, body: { machineId: VICTIM_MACHINE, product, version: '1' } });
+  const keySet = async () => createLocalJWKSet((await call(w.h.base, 'GET', '/licence/jwks.json')).body);
+
+  test("the reproduction: rival's key naming alpha's product for the victim's machine is refused when rival's licence does not cover it", async () => {
+    const rival = await organisationNamed(w.h.db, NAMESPACE, 'rival');
+    const rivalOwn = (await mintLicenceKey(w.h.db, rival!.id, 'rival-own-product', ['rival-tool'])).key;
+    expectError(await activate(rivalOwn, pluginOf('alpha').product), 403, 'forbidden', 'body.product');
+    expect(await w.h.db('licence_seats').where({ machine_id: VICTIM_MACHINE })).toEqual([]);
+  });
+
+  test("a token rival's key gets for a product named as alpha's, on the victim's machine, fails alpha's plugin check", async () => {
+    // Product names belong to no one: rival's key covers the very names alpha's does.
+    const reply = await activate(w.licenceKeys.rival, pluginOf('alpha').product);
+    expect(reply.status).toBe(200);
+    const keys = await keySet();
+    await expect(verifyAsPlugin(reply.body.token, keys, pluginOf('alpha'), VICTIM_MACHINE)).rejects.toThrow(/"aud"/);
+    // Under the single deployment-wide audience of before it would have passed; that audience is no token's now.
+    await expect(verifyAsPlugin(reply.body.token, keys, { ...pluginOf('alpha'), audience: 'hearth-licence' }, VICTIM_MACHINE)).rejects.toThrow(/"aud"/);
+    // It is rival's, and rival's plugin takes it; alpha's own token passes alpha's check and not rival's.
+    expect(await verifyAsPlugin(reply.body.token, keys, pluginOf('rival'), VICTIM_MACHINE)).toMatchObject({ org: `${NAMESPACE}/rival` });
+    const alphaToken = (await activate(w.licenceKeys.alpha, pluginOf('alpha').product)).body.token as string;
+    expect(await verifyAsPlugin(alphaToken, keys, pluginOf('alpha'), VICTIM_MACHINE)).toMatchObject({ org: `${NAMESPACE}/alpha` });
+    await expect(verifyAsPlugin(alphaToken, keys, pluginOf('rival'), VICTIM_MACHINE)).rejects.toThrow(/"aud"/);
+    for (const key of [w.licenceKeys.rival, w.licenceKeys.alpha]) {
+      expect((await call(w.h.base, 'POST', '/licence/release', { token: key, body: { machineId: VICTIM_MACHINE } })).status).toBe(204);
+    }
+  });
 });

@@ -35,7 +35,8 @@ let playerToken: string;
 beforeAll(async () => {
   h = await startHarness();
   server = h.serverKeys['alpha-live-key'];
-  licence = (await mintLicenceKey(h.db, (await organisationNamed(h.db, NAMESPACE, 'alpha'))!.id, 'api8')).key;
+  // Covering the sampled product name, so the walk's other fields reach the seats.
+  licence = (await mintLicenceKey(h.db, (await organisationNamed(h.db, NAMESPACE, 'alpha'))!.id, 'api8', ['sample'])).key;
   const player = await signIn(h.base, server, 'api8-player', 'Original');
   playerId = player.player.id;
   playerToken = player.accessToken;

@@ -32,6 +32,13 @@ export const ROUTES: AnyRoute[] = routeTable();
 export const routeName = (r: Pick<AnyRoute, 'method' | 'path'>) => `${r.method} ${r.path}`;
 export const pathParams = (r: Pick<AnyRoute, 'path'>) => [...r.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
 
+/**
+ * The products every project's licence key covers here: the samples' (samples.ts) and the attack
+ * suites' own. Both projects' keys name the same products, so what keeps one project's licence
+ * tokens from the other's plugin is the token's audience, not the product name.
+ */
+export const LICENCE_PRODUCTS = ['sec-plugin', 'p'];
+
 /** One player of one environment, with the server key of that environment and the licence key of its project. */
 export interface Actor {
   env: string;
@@ -100,7 +107,7 @@ export async function startWorld(): Promise<World> {
   const licenceKeys: Record<string, string> = {};
   for (const projectName of ['alpha', 'rival']) {
     const organisation = await organisationNamed(h.db, TESTS_NAMESPACE, projectName);
-    licenceKeys[projectName] = (await mintLicenceKey(h.db, organisation!.id, `${projectName}-plugin`)).key;
+    licenceKeys[projectName] = (await mintLicenceKey(h.db, organisation!.id, `${projectName}-plugin`, LICENCE_PRODUCTS)).key;
   }
   const actor = async (env: string, subject: string): Promise<Actor> => {
     const key = h.serverKeys[`${env}-key`];

@@ -44,9 +44,9 @@ export function serverKey(name: string, environmentName: string): AnyManifest {
   return { apiVersion: API_VERSION, kind: 'ServerKey', metadata: { name, namespace: NAMESPACE }, spec: { environment: environmentName } } as AnyManifest;
 }
 
-/** A licence key of a project (its organisation), for the licence routes (docs/licence.md). */
-export function licenceKey(name: string, projectName: string): AnyManifest {
-  return { apiVersion: API_VERSION, kind: 'LicenceKey', metadata: { name, namespace: NAMESPACE }, spec: { project: projectName } } as AnyManifest;
+/** A licence key of a project (its organisation) covering `products`, for the licence routes (docs/licence.md). */
+export function licenceKey(name: string, projectName: string, products: string[] = ['plugin']): AnyManifest {
+  return { apiVersion: API_VERSION, kind: 'LicenceKey', metadata: { name, namespace: NAMESPACE }, spec: { project: projectName, products } } as AnyManifest;
 }
 
 /**

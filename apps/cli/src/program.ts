@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { runApi } from './commands/api';
 import { runRealtime } from './commands/realtime';
-import { runLicenceKeysCreate, runLicenceKeysList, runLicenceKeysRevoke, runLicenceRelease, runLicenceSeats } from './commands/licence';
+import { collect, runLicenceKeysCreate, runLicenceKeysList, runLicenceKeysRevoke, runLicenceRelease, runLicenceSeats } from './commands/licence';
 import { runApply, runKeysCreate, runKeysList, runKeysRevoke, runMigrate, runSigningKeysRotate } from './commands/admin';
 import { runDev } from './commands/dev';
 import { runSupportList } from './commands/support';
@@ -51,11 +51,12 @@ export function buildProgram(): Command {
     .requiredOption('--project <name>', 'the project (the organisation)')
     .option('--namespace <namespace>', "the project's namespace", 'default')
     .requiredOption('--name <name>', 'what the key is for')
+    .option('--product <product>', 'a product the key covers (repeat for several; at least one): a plugin activates only for these', collect)
     .option('--json', 'print JSON')
     .action(runLicenceKeysCreate);
   licenceKeys
     .command('list')
-    .description("list a project's licence keys: id, name, a hint of the secret, creation, last use, revocation")
+    .description("list a project's licence keys: id, name, the products each covers, a hint of the secret, creation, last use, revocation")
     .requiredOption('--project <name>', 'the project (the organisation)')
     .option('--namespace <namespace>', "the project's namespace", 'default')
     .option('--json', 'print JSON')

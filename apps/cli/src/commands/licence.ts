@@ -1,11 +1,13 @@
 /**
  * `hearth licence-keys create|list|revoke`: an organisation's (a project's) licence keys, as
- * `hearth keys` does for server keys (docs/licence.md). The whole key is printed once, when made.
+ * `hearth keys` does for server keys (docs/licence.md). The whole key is printed once, when made, with
+ * the products it covers (`--product`, at least one) and the audience its organisation's plugins check.
  * `hearth licence seats|release`: the machines holding its seats, and freeing one (a machine lost
  * before its plugin released it), with the same rules as the licence routes (LicenceSeats).
  */
-import { DEFAULT_NAMESPACE, LicenceSeats, listLicenceKeys, mintLicenceKey, organisationNamed, revokeLicenceKey } from '@hearth/core';
+import { DEFAULT_NAMESPACE, LicenceSeats, Refusal, licenceAudienceOf, listLicenceKeys, mintLicenceKey, organisationNamed, revokeLicenceKey } from '@hearth/core';
 import { CliError, emit, table } from '../output';
+import { refusalOnTheCommandLine } from '../refusals';
 import type { Runtime } from '../runtime';
 import { withRuntime } from './admin';
 
@@ -23,15 +25,30 @@ async function organisationOrFail(rt: Runtime, opts: ProjectOptions) {
   return organisation;
 }
 
-export async function runLicenceKeysCreate(opts: ProjectOptions & { name: string; json?: boolean }): Promise<void> {
+/** Collects a repeatable flag's values (`--product a --product b`). */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+export async function runLicenceKeysCreate(opts: ProjectOptions & { name: string; product?: string[]; json?: boolean }): Promise<void> {
   const name = opts.name.trim();
   if (name.length < 1 || name.length > KEY_NAME_MAX) throw new CliError(`--name must be 1-${KEY_NAME_MAX} characters (says what the key is for)`);
+  const products = opts.product ?? [];
+  if (products.length === 0) throw new CliError('--product is required: name each product the key covers (repeat it for several)');
   await withRuntime({}, async (rt) => {
     const organisation = await organisationOrFail(rt, opts);
-    const minted = await mintLicenceKey(rt.db, organisation.id, name);
+    const minted = await mintLicenceKey(rt.db, organisation.id, name, products).catch((err: unknown) => {
+      throw err instanceof Refusal ? refusalOnTheCommandLine(err, { products: '--product' }) : err;
+    });
     const project = `${organisation.namespace}/${organisation.name}`;
-    emit(!!opts.json, { keyId: minted.keyId, key: minted.key, project, name: minted.name }, () =>
-      `licence key ${minted.keyId} "${minted.name}" for ${project}\n${minted.key}\n(the whole key is shown this once)`,
+    const audience = licenceAudienceOf(organisation);
+    emit(!!opts.json, { keyId: minted.keyId, key: minted.key, project, name: minted.name, products: minted.products, audience }, () =>
+      [
+        `licence key ${minted.keyId} "${minted.name}" for ${project}, covering ${minted.products.join(', ')}`,
+        minted.key,
+        '(the whole key is shown this once)',
+        `its tokens' audience: ${audience}`,
+      ].join('\n'),
     );
   });
 }
@@ -41,12 +58,12 @@ export async function runLicenceKeysList(opts: ProjectOptions & { json?: boolean
     const organisation = await organisationOrFail(rt, opts);
     const project = `${organisation.namespace}/${organisation.name}`;
     const keys = (await listLicenceKeys(rt.db, organisation.id)).map(({ projectId: _id, ...key }) => key);
-    emit(!!opts.json, { project, keys }, () =>
+    emit(!!opts.json, { project, audience: licenceAudienceOf(organisation), keys }, () =>
       keys.length === 0
         ? `no licence keys in ${project}`
         : table(
-            ['KEY ID', 'NAME', 'SECRET', 'CREATED', 'LAST USED', 'REVOKED'],
-            keys.map((k) => [k.keyId, k.name, `…${k.secretHint}`, k.createdAt, k.lastUsedAt ?? 'never', k.revokedAt]),
+            ['KEY ID', 'NAME', 'PRODUCTS', 'SECRET', 'CREATED', 'LAST USED', 'REVOKED'],
+            keys.map((k) => [k.keyId, k.name, k.products.length ? k.products.join(',') : '(none)', `…${k.secretHint}`, k.createdAt, k.lastUsedAt ?? 'never', k.revokedAt]),
           ),
     );
   });

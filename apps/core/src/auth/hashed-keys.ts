@@ -69,6 +69,8 @@ export async function insertHashedKey(
   ownerId: number,
   name: string,
   manifest?: { namespace: string; name: string },
+  /** Columns of the kind's own (a licence key's `products`). */
+  columns: Record<string, unknown> = {},
 ): Promise<HashedKeyInfo & { key: string }> {
   const keyId = randomId(KEY_ID_LENGTH);
   const secret = randomId(SECRET_LENGTH);
@@ -81,6 +83,7 @@ export async function insertHashedKey(
       secret_hint: secret.slice(-4),
       manifest_namespace: manifest?.namespace ?? null,
       manifest_name: manifest?.name ?? null,
+      ...columns,
     })
     .returning('*');
   return { ...hashedKeyInfo(kind, row), key: `${kind.prefix}${keyId}_${secret}` };

@@ -1,18 +1,21 @@
 import type { Db, Queryable } from '../db/knex';
+import { inTransaction } from '../db/transaction';
+import { Refusal } from '../errors';
 import type { InvalidationBus } from '../invalidation';
 import { HashedKeyVerifier } from '../auth/hashed-keys';
 import type { LicenceKeyAuthority, LicencePrincipal } from '../auth/authenticate';
 import type { PublicJwk } from '../auth/signing-keys';
 import { type Organisation, organisationById } from '../tenancy/organisations';
 import type { LicenceStanding } from '../shapes/licence';
-import { LICENCE_KEYS, looksLikeLicenceKey } from './keys';
+import { LICENCE_KEYS, licenceKeyCovers, looksLikeLicenceKey } from './keys';
 import { LicenceSeats, type MachineActivation, type SeatStanding } from './seats';
 import { LicenceTokenService } from './tokens';
 
 /**
  * The licence of an organisation for its client plugins (docs/licence.md): its keys as credentials,
  * its plan's `licenceSeats` taken by machines (seats.ts), and the licence tokens a plugin checks
- * offline, one with every answer about a seat.
+ * offline, one with every answer about a seat. A token names its organisation (its `aud`) and a
+ * product the presenting key covers, never one the client merely asked for.
  */
 export class LicenceService implements LicenceKeyAuthority {
   readonly tokens: LicenceTokenService;
@@ -50,14 +53,31 @@ export class LicenceService implements LicenceKeyAuthority {
     return this.tokens.jwks();
   }
 
-  /** POST /licence/activate: the machine's seat, taken now or held already, with a fresh token. */
-  async activate(db: Queryable, organisation: Organisation, machine: MachineActivation): Promise<LicenceStanding> {
-    return this.withToken(organisation, await this.seats.take(db, organisation, machine));
+  /**
+   * POST /licence/activate: the machine's seat, taken now or held already, with a fresh token. A
+   * product the presenting key does not cover is forbidden (field `product`), and nothing changes.
+   */
+  async activate(db: Queryable, principal: LicencePrincipal, machine: MachineActivation): Promise<LicenceStanding> {
+    if (!(await licenceKeyCovers(db, principal.keyId, machine.product))) {
+      throw new Refusal('forbidden', `This licence key does not cover product "${machine.product}"; a key activates only the products it was made for.`, { field: 'product' });
+    }
+    return this.withToken(principal.organisation, await this.seats.take(db, principal.organisation, machine));
   }
 
-  /** POST /licence/check: the machine's seat (not-found when it holds none), with a fresh token. */
-  async check(db: Queryable, organisation: Organisation, machineId: string): Promise<LicenceStanding> {
-    return this.withToken(organisation, await this.seats.check(db, organisation, machineId));
+  /**
+   * POST /licence/check: the machine's seat (not-found when it holds none), with a fresh token. A seat
+   * for a product the presenting key does not cover is forbidden, and its check is not noted.
+   */
+  async check(db: Queryable, principal: LicencePrincipal, machineId: string): Promise<LicenceStanding> {
+    const standing = await inTransaction(db, async (trx) => {
+      const held = await this.seats.check(trx, principal.organisation, machineId);
+      if (!(await licenceKeyCovers(trx, principal.keyId, held.seat.product))) {
+        // Thrown inside the transaction: the check noted above is rolled back.
+        throw new Refusal('forbidden', `This licence key does not cover product "${held.seat.product}", which this machine's seat is for; activate it with a key that does.`);
+      }
+      return held;
+    });
+    return this.withToken(principal.organisation, standing);
   }
 
   /** POST /licence/release: frees the machine's seat, if it holds one. */

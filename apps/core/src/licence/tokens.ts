@@ -6,8 +6,15 @@ import type { Organisation } from '../tenancy/organisations';
 import { SigningKeyRing } from '../auth/key-ring';
 import type { PublicJwk, SigningKeySet } from '../auth/signing-keys';
 
-/** Every licence token carries it as `aud`: a plugin checks it, and no player token has it. */
-export const LICENCE_TOKEN_AUDIENCE = 'hearth-licence';
+/**
+ * A licence token's `aud` is its organisation's own: this prefix and `<namespace>/<project>`
+ * (licenceAudienceOf). A plugin is built with its organisation's audience and accepts no other, so a
+ * token another organisation's key obtained is worth nothing to it (docs/licence.md); no player token
+ * has such an audience.
+ */
+export const LICENCE_AUDIENCE_PREFIX = 'hearth-licence:';
+/** The header `typ` of a licence token (explicit typing, RFC 8725 §3.11): a plugin checks it too. */
+export const LICENCE_TOKEN_TYPE = 'licence+jwt';
 /** How long a plugin may run offline on one check: a week. */
 export const LICENCE_TOKEN_SECONDS = 7 * 24 * 3600;
 
@@ -23,21 +30,28 @@ export const LICENCE_SIGNING_KEYS: SigningKeySet = {
   publishAfterRetirementMs: (LICENCE_TOKEN_SECONDS + 60) * 1000,
 };
 
+/** The audience of an organisation's licence tokens: `hearth-licence:<namespace>/<project>`, one string. */
+export function licenceAudienceOf(organisation: { namespace: string; name: string }): string {
+  return `${LICENCE_AUDIENCE_PREFIX}${organisation.namespace}/${organisation.name}`;
+}
+
 /** What a licence token says (docs/licence.md): verified offline by a plugin with the licence key set. */
 export interface LicenceTokenClaims {
-  aud: typeof LICENCE_TOKEN_AUDIENCE;
+  /** The organisation's audience (licenceAudienceOf), a single string. */
+  aud: string;
   type: 'licence';
   /** The machine the seat is for. */
   sub: string;
   /** The organisation: `<namespace>/<project>`. */
   org: string;
+  /** The product the seat is for, one the presenting licence key covers. */
   product: string;
   iat: number;
   exp: number;
   jti: string;
 }
 
-/** Signs licence tokens (Ed25519 JWTs via jose, header `kid`) with the licence key set. */
+/** Signs licence tokens (Ed25519 JWTs via jose, header `kid` and `typ` licence+jwt) with the licence key set. */
 export class LicenceTokenService {
   private readonly ring: SigningKeyRing;
 
@@ -61,8 +75,8 @@ export class LicenceTokenService {
     const signer = this.ring.signer();
     const iat = Math.floor(Date.now() / 1000);
     const token = await new SignJWT({ type: 'licence', org: `${organisation.namespace}/${organisation.name}`, product })
-      .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ: 'JWT' })
-      .setAudience(LICENCE_TOKEN_AUDIENCE)
+      .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ: LICENCE_TOKEN_TYPE })
+      .setAudience(licenceAudienceOf(organisation))
       .setSubject(machineId)
       .setIssuedAt(iat)
       .setExpirationTime(iat + LICENCE_TOKEN_SECONDS)

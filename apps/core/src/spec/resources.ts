@@ -116,9 +116,28 @@ export const ServerKeySpec = Type.Object(
   { additionalProperties: false },
 );
 
-/** A licence key of an organisation (its project, in the same namespace), for client plugins; its seats come from the project's plan. */
+/**
+ * A client plugin's product name, as POST /licence/activate takes it and a licence key lists what it
+ * covers: printable ASCII without spaces, what a plugin can carry in its own build.
+ */
+export const LicenceProductName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7E]+$', description: 'a client plugin product name (1-64 printable ASCII characters, no spaces)' });
+/** The most products one licence key covers. */
+export const LICENCE_KEY_PRODUCTS_MAX = 32;
+
+/**
+ * A licence key of an organisation (its project, in the same namespace), for client plugins; its seats
+ * come from the project's plan, and it activates machines only for the products it names.
+ */
 export const LicenceKeySpec = Type.Object(
-  { project: Reference('Project', 'the Project in this namespace whose licence it is (the organisation); changing it revokes the key and mints a new one') },
+  {
+    project: Reference('Project', 'the Project in this namespace whose licence it is (the organisation); changing it revokes the key and mints a new one'),
+    products: Type.Array(LicenceProductName, {
+      minItems: 1,
+      maxItems: LICENCE_KEY_PRODUCTS_MAX,
+      description: "the client plugins' products the licence covers: a machine activates with this key only for one of them; changing the list keeps the key",
+      ...celRules({ rule: 'self.all(p, self.exists_one(q, q == p))', message: 'must name each product once' }),
+    }),
+  },
   { additionalProperties: false },
 );
 

@@ -1,10 +1,11 @@
 /**
  * The licence routes (spec §1, §5): a client plugin, holding its organisation's licence key, takes a
  * seat for its machine, checks it, and frees it. They belong to no environment: no review, no
- * service switch, counted against the caller's address (docs/licence.md).
+ * service switch, counted against the caller's address (docs/licence.md). A token is for a product the
+ * presenting key covers, and its `aud` is the organisation's own.
  */
 import { Type } from '@sinclair/typebox';
-import { JsonWebKeySet, LICENCE_TOKEN_SECONDS, LicenceStanding } from '@hearth/core';
+import { JsonWebKeySet, LICENCE_TOKEN_SECONDS, LicenceProductName, LicenceStanding } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 
 /** Printable ASCII, no spaces: what a plugin can read off a machine or its own build. */
@@ -17,13 +18,15 @@ const Machine = Type.Object({ machineId: MachineId }, { additionalProperties: fa
 const Activation = Type.Object(
   {
     machineId: MachineId,
-    product: Word(64, 'the plugin asking (its name)'),
+    product: Type.String({ ...LicenceProductName, description: 'the plugin asking (its product name): one the licence key covers' }),
     version: Word(64, "the plugin's version"),
   },
   { additionalProperties: false },
 );
 
-const TOKEN_NOTE = `The answer carries a fresh licence token (lifetime ${LICENCE_TOKEN_SECONDS} s), verifiable offline with GET /licence/jwks.json.`;
+const TOKEN_NOTE =
+  `The answer carries a fresh licence token (lifetime ${LICENCE_TOKEN_SECONDS} s), verifiable offline with GET /licence/jwks.json; ` +
+  'its `aud` is the organisation\'s own (`hearth-licence:<namespace>/<project>`) and its `product` one the licence key covers.';
 
 export const activateLicence = defineRoute({
   operationId: 'activateLicence',
@@ -32,14 +35,15 @@ export const activateLicence = defineRoute({
   summary: 'Take a seat of the licence for a machine',
   description:
     `The machine takes one of the organisation plan's licence seats; the same machine again keeps the seat it holds (its product and version updated). ` +
+    `A product the licence key does not cover: 403 \`forbidden\` with \`details.field\` \`body.product\`, and nothing changes. ` +
     `Past the plan's seats: 403 \`quota-exceeded\` with \`details.quota\` \`licenceSeats\` and \`details.limit\`, and nothing changes. ${TOKEN_NOTE}`,
   tag: 'licence',
   credential: 'licence',
   body: Activation,
   bodyLimit: BODY_LIMITS.licence,
   success: { status: 200, description: 'The seat the machine holds', schema: LicenceStanding },
-  refusals: ['quota-exceeded'],
-  handler: async (ctx) => ({ body: await ctx.core.licence.activate(ctx.db, ctx.principal.organisation, ctx.body) }),
+  refusals: ['forbidden', 'quota-exceeded'],
+  handler: async (ctx) => ({ body: await ctx.core.licence.activate(ctx.db, ctx.principal, ctx.body) }),
 });
 
 export const checkLicence = defineRoute({
@@ -47,14 +51,15 @@ export const checkLicence = defineRoute({
   method: 'POST',
   path: '/licence/check',
   summary: "Check a machine's seat",
-  description: `A machine that holds no seat (never activated, or released) is 404 \`not-found\`. ${TOKEN_NOTE}`,
+  description:
+    'A machine that holds no seat (never activated, or released) is 404 `not-found`; a seat for a product the licence key does not cover is 403 `forbidden`. ' + TOKEN_NOTE,
   tag: 'licence',
   credential: 'licence',
   body: Machine,
   bodyLimit: BODY_LIMITS.licence,
   success: { status: 200, description: 'The seat is valid', schema: LicenceStanding },
-  refusals: ['not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.licence.check(ctx.db, ctx.principal.organisation, ctx.body.machineId) }),
+  refusals: ['forbidden', 'not-found'],
+  handler: async (ctx) => ({ body: await ctx.core.licence.check(ctx.db, ctx.principal, ctx.body.machineId) }),
 });
 
 export const releaseLicence = defineRoute({

@@ -1,14 +1,18 @@
-import { liveLicenceKeyOfManifest, mintLicenceKey, revokeLicenceKey } from '../../licence/keys';
+import { liveLicenceKeyOfManifest, mintLicenceKey, revokeLicenceKey, setLicenceKeyProducts } from '../../licence/keys';
 import { organisationNamed } from '../../tenancy/organisations';
 import { inTransaction } from '../../db/transaction';
 import { ManifestError } from '../validate';
 import type { LicenceKey } from '../schemas';
-import { type Reconciler, namespaceOf } from './shared';
+import { type Reconciler, namespaceOf, refusalsNamed } from './shared';
+
+const sameProducts = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p) => b.includes(p));
 
 /**
  * A LicenceKey document stands for one live licence key of its project, as a ServerKey does for an
- * environment's: the first reconcile mints it (the whole key in the outcome, this once); moved to
- * another project, the old key is revoked and a new one minted in one transaction; deleted, revoked.
+ * environment's: the first reconcile mints it (the whole key in the outcome, this once) covering
+ * `spec.products`; its products changed, the same key covers the new list (updated, nothing minted);
+ * moved to another project, the old key is revoked and a new one minted in one transaction; deleted,
+ * revoked.
  */
 export const licenceKeyReconciler: Reconciler<LicenceKey> = {
   reconcile: (db, doc, { bus, label }) =>
@@ -17,9 +21,13 @@ export const licenceKeyReconciler: Reconciler<LicenceKey> = {
       const organisation = await organisationNamed(trx, manifest.namespace, doc.spec.project);
       if (!organisation) throw new ManifestError(label, 'spec.project', `names project "${doc.spec.project}", which does not exist in namespace "${manifest.namespace}"`, 'not-found');
       const live = await liveLicenceKeyOfManifest(trx, manifest);
-      if (live && live.projectId === organisation.id) return { action: 'unchanged' };
+      if (live && live.projectId === organisation.id) {
+        if (sameProducts(live.products, doc.spec.products)) return { action: 'unchanged' };
+        await refusalsNamed(label, () => setLicenceKeyProducts(trx, live.keyId, doc.spec.products));
+        return { action: 'updated' };
+      }
       if (live) await revokeLicenceKey(trx, bus, live.keyId);
-      const minted = await mintLicenceKey(trx, organisation.id, doc.metadata.name, manifest);
+      const minted = await refusalsNamed(label, () => mintLicenceKey(trx, organisation.id, doc.metadata.name, doc.spec.products, manifest));
       return { action: live ? 'updated' : 'created', licenceKey: { keyId: minted.keyId, key: minted.key } };
     }),
 
