@@ -116,6 +116,7 @@ describe('identity fields (immutable)', () => {
     const byKind = Object.fromEntries((Object.keys(MANIFEST_KINDS) as (keyof typeof MANIFEST_KINDS)[]).map((k) => [k, immutableOf(k)]).filter(([, f]) => f.length > 0));
     expect(byKind).toEqual({
       GameEnvironment: ['.project', '.appKey'],
+      ServerKey: ['.environment'],
       LegalDocument: ['.environment', '.document'],
       Tour: ['.environment', '.id'],
       Realm: ['.environment', '.key'],
@@ -124,6 +125,7 @@ describe('identity fields (immutable)', () => {
       CardType: ['.environment', '.slug'],
       CardTemplate: ['.environment', '.key'],
       SkillTree: ['.environment', '.key'],
+      LicenceKey: ['.project'],
       Product: ['.environment', '.sku', '.storeItemId'],
     });
     const rules = customResourceDefinition('Currency').spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'];

@@ -1,10 +1,10 @@
 /**
  * Licence keys made the two ways staff make them: `hearth licence-keys create|list|revoke` as a real
- * subprocess, and a LicenceKey document applied (minted once, moved, deleted). Either key works on
+ * subprocess, and a LicenceKey document applied (minted once, refused a move, deleted). Either key works on
  * the licence routes at once and is refused there at once when revoked, and covers the products it
  * was made with (`--product`, `spec.products`) and no other.
  */
-import { API_VERSION, type AnyManifest, applyManifests, mintLicenceKey, organisationNamed, removeManifest, validateManifest } from '@hearth/core';
+import { API_VERSION, type AnyManifest, ManifestError, applyManifests, mintLicenceKey, organisationNamed, removeManifest, validateManifest } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { NAMESPACE, standardManifests } from '../support/manifests';
@@ -170,6 +170,20 @@ describe('a LicenceKey document', () => {
     const removed = await removeManifest(h.db, { kind: 'LicenceKey', namespace: NAMESPACE, name: 'plugin-licence' }, h.core.bus);
     expect(removed.action).toBe('removed');
     expectError(await release(minted.key), 401, 'unauthorized');
+  });
+
+  test('pointed at another project: refused, saying how a key moves; the live key keeps working', async () => {
+    const [first] = await apply([doc('alpha')]);
+    const key = first.licenceKey!.key;
+    const err = await apply([doc('plain')]).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ManifestError);
+    expect([(err as ManifestError).field, (err as ManifestError).reason]).toEqual([
+      'spec.project',
+      'is immutable: it names an identity; a key does not move: create a LicenceKey for the other project, ship its key, then delete this one (it is "alpha")',
+    ]);
+    expect((await activate(key, 'plugin')).body.seat).toMatchObject({ machineId: 'keys-test', product: 'plugin' });
+    expect((await release(key)).status).toBe(204);
+    await removeManifest(h.db, { kind: 'LicenceKey', namespace: NAMESPACE, name: 'plugin-licence' }, h.core.bus);
   });
 
   test('covers spec.products; changed, the same key covers the new list at once', async () => {

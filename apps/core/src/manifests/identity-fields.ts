@@ -12,8 +12,6 @@ import { MANIFEST_KINDS, type ManifestKind } from './schemas';
 export const KINDS_WITHOUT_IDENTITY_FIELDS: Partial<Record<ManifestKind, string>> = {
   Plan: 'its name is its identity; every number may be raised or lowered (a lower cap refuses what is new and takes nothing away)',
   Project: 'its name is its identity; plan, review, switches and settings are meant to change',
-  ServerKey: 'moving it to another environment revokes its key and mints a new one (docs/kubernetes.md)',
-  LicenceKey: 'moving it to another project revokes its key and mints a new one (licence.md)',
   GameConfig: "no player's data names it; `environment` moves its values, tables and flags, and moving it back brings them back",
   BlogCategory: "no player's data names a category; a new `slug` is a new address for its posts",
   BlogPost: "no player's data names a post; a new `slug` is a new address",

@@ -112,7 +112,12 @@ export const GameEnvironmentSpec = Type.Object(
 );
 
 export const ServerKeySpec = Type.Object(
-  { environment: Reference('GameEnvironment', 'the GameEnvironment the key acts in; changing it revokes the key and mints a new one') },
+  {
+    environment: immutable(Reference('GameEnvironment', 'the GameEnvironment the key acts in'), {
+      why: 'the live key acts in that environment only; a move would revoke it at once, beyond undoing',
+      change: 'a key does not move: create a ServerKey in the other environment, deploy its key, then delete this one',
+    }),
+  },
   { additionalProperties: false },
 );
 
@@ -130,7 +135,10 @@ export const LICENCE_KEY_PRODUCTS_MAX = 32;
  */
 export const LicenceKeySpec = Type.Object(
   {
-    project: Reference('Project', 'the Project in this namespace whose licence it is (the organisation); changing it revokes the key and mints a new one'),
+    project: immutable(Reference('Project', 'the Project in this namespace whose licence it is (the organisation)'), {
+      why: "the live key is that organisation's credential; a move would revoke it at once, beyond undoing",
+      change: 'a key does not move: create a LicenceKey for the other project, ship its key, then delete this one',
+    }),
     products: Type.Array(LicenceProductName, {
       minItems: 1,
       maxItems: LICENCE_KEY_PRODUCTS_MAX,

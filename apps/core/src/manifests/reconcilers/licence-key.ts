@@ -10,26 +10,33 @@ const sameProducts = (a: readonly string[], b: readonly string[]) => a.length ==
 /**
  * A LicenceKey document stands for one live licence key of its project, as a ServerKey does for an
  * environment's: the first reconcile mints it (the whole key in the outcome, this once) covering
- * `spec.products`; its products changed, the same key covers the new list (updated, nothing minted);
- * moved to another project, the old key is revoked and a new one minted in one transaction; deleted,
- * revoked.
+ * `spec.products`; its products changed, the same key covers the new list (updated, nothing minted).
+ * Its project is an identity field: a document naming another project than its live key's is refused
+ * before this runs (reconcileManifest), so no edit revokes a live key. Deleted, revoked.
  */
 export const licenceKeyReconciler: Reconciler<LicenceKey> = {
-  reconcile: (db, doc, { bus, label }) =>
+  reconcile: (db, doc, { label }) =>
     inTransaction(db, async (trx) => {
       const manifest = { namespace: namespaceOf(doc), name: doc.metadata.name };
       const organisation = await organisationNamed(trx, manifest.namespace, doc.spec.project);
       if (!organisation) throw new ManifestError(label, 'spec.project', `names project "${doc.spec.project}", which does not exist in namespace "${manifest.namespace}"`, 'not-found');
       const live = await liveLicenceKeyOfManifest(trx, manifest);
-      if (live && live.projectId === organisation.id) {
+      if (live) {
         if (sameProducts(live.products, doc.spec.products)) return { action: 'unchanged' };
         await refusalsNamed(label, () => setLicenceKeyProducts(trx, live.keyId, doc.spec.products));
         return { action: 'updated' };
       }
-      if (live) await revokeLicenceKey(trx, bus, live.keyId);
       const minted = await refusalsNamed(label, () => mintLicenceKey(trx, organisation.id, doc.metadata.name, doc.spec.products, manifest));
-      return { action: live ? 'updated' : 'created', licenceKey: { keyId: minted.keyId, key: minted.key } };
+      return { action: 'created', licenceKey: { keyId: minted.keyId, key: minted.key } };
     }),
+
+  /** The project of the document's live key, by name. */
+  identity: async (db, doc) => {
+    const live = await liveLicenceKeyOfManifest(db, { namespace: namespaceOf(doc), name: doc.metadata.name });
+    if (!live) return null;
+    const row = (await db('projects').where({ id: live.projectId }).first('name')) as { name: string } | undefined;
+    return { stored: { project: row?.name }, wanted: { project: doc.spec.project } };
+  },
 
   remove: (db, manifest, { bus }) =>
     inTransaction(db, async (trx) => {

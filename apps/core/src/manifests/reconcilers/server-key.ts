@@ -5,25 +5,32 @@ import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from '.
 
 /**
  * A ServerKey document stands for one live key. The first reconcile mints it (the whole key is in
- * the outcome, this once); later ones leave it alone. Moved to another environment, the old key is
- * revoked (every process refuses it once that commits) and a new one minted, in one transaction:
- * past the plan's limit, neither happens. Deleted, its key is revoked.
+ * the outcome, this once); later ones leave it alone. Its environment is an identity field: a document
+ * naming another environment than its live key's is refused before this runs (reconcileManifest), so
+ * no edit revokes a live key; a key is moved by making a new one and deleting this (docs/kubernetes.md).
+ * Deleted, its key is revoked.
  */
 export const serverKeyReconciler: Reconciler<ServerKey> = {
-  reconcile: (db, doc, { bus, label }) =>
+  reconcile: (db, doc, { label }) =>
     inTransaction(db, async (trx) => {
       const manifest = { namespace: namespaceOf(doc), name: doc.metadata.name };
       const env = await environmentNamed(trx, manifest.namespace, doc.spec.environment, label);
-      const live = await liveKeyOfManifest(trx, manifest);
-      if (live && live.environmentId === env.id) return { action: 'unchanged' };
-      if (live) await revokeServerKey(trx, bus, live.keyId);
+      if (await liveKeyOfManifest(trx, manifest)) return { action: 'unchanged' };
       const minted = await refusalsNamed(
         label,
         () => mintServerKey(trx, env.id, doc.metadata.name, env.plan.serverKeysPerEnvironment, manifest),
         'spec.environment',
       );
-      return { action: live ? 'updated' : 'created', serverKey: { keyId: minted.keyId, key: minted.key } };
+      return { action: 'created', serverKey: { keyId: minted.keyId, key: minted.key } };
     }),
+
+  /** The environment of the document's live key, by name (a retired one too). */
+  identity: async (db, doc) => {
+    const live = await liveKeyOfManifest(db, { namespace: namespaceOf(doc), name: doc.metadata.name });
+    if (!live) return null;
+    const row = (await db('environments').where({ id: live.environmentId }).first('name')) as { name: string } | undefined;
+    return { stored: { environment: row?.name }, wanted: { environment: doc.spec.environment } };
+  },
 
   remove: (db, manifest, { bus }) =>
     inTransaction(db, async (trx) => {
