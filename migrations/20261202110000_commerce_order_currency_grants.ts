@@ -8,6 +8,10 @@ import type { Knex } from 'knex';
  *   to, the amount), written in the grant's transaction beside the credit.
  * - Orders completed before this migration get theirs from the ledger, as the take-back read it until
  *   now (entries with reason `commerce` and the order as reference).
+ * - `commerce_orders.currency_grants_recorded`: true for an order whose grant wrote that record (every
+ *   order completed from this release on, and the ones backfilled here). An order completed by the
+ *   previous release's code during a rolling upgrade has none, and its take-back reads the ledger as
+ *   before, so neither release's orders lose their refund (docs/operations.md "Upgrades and rollbacks").
  * - `hearth_commerce_take_back` is the function of 20261126230000_commerce_report with its currency
  *   loop reading that table instead of the ledger: a game server's credit that names the reason
  *   `commerce` and an order's id (now refused anyway: the engine's reasons are reserved) can no
@@ -30,6 +34,9 @@ export async function up(knex: Knex): Promise<void> {
           AND le.reason = 'commerce' AND le.reference = o.id AND le.amount > 0
         WHERE o.status IN ('completed', 'refunded', 'chargedback')
         GROUP BY o.id, le.currency_key;
+
+    ALTER TABLE commerce_orders ADD COLUMN currency_grants_recorded boolean NOT NULL DEFAULT false;
+    UPDATE commerce_orders SET currency_grants_recorded = true WHERE status IN ('completed', 'refunded', 'chargedback');
 
     CREATE OR REPLACE FUNCTION hearth_commerce_take_back(p_environment_id bigint, p_player_id text, p_request jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $fn$
@@ -54,7 +61,14 @@ export async function up(knex: Knex): Promise<void> {
       FOR g IN
         SELECT cg.inventory_id, cg.currency_key, cg.amount AS given FROM commerce_order_currency_grants cg
           WHERE cg.order_id = v_order
-          ORDER BY cg.inventory_id, cg.currency_key
+            AND (SELECT o.currency_grants_recorded FROM commerce_orders o WHERE o.id = v_order)
+        UNION ALL
+        -- An order the previous release completed (a rolling upgrade): its grant left no record; the ledger, as that release read it.
+        SELECT le.inventory_id, le.currency_key, sum(le.amount)::bigint FROM ledger_entries le
+          WHERE NOT (SELECT o.currency_grants_recorded FROM commerce_orders o WHERE o.id = v_order)
+            AND le.player_id = p_player_id AND le.environment_id = p_environment_id AND le.reason = 'commerce' AND le.reference = v_order AND le.amount > 0
+          GROUP BY le.inventory_id, le.currency_key
+        ORDER BY 1, 2
       LOOP
         SELECT b.amount INTO v_held FROM balances b WHERE b.inventory_id = g.inventory_id AND b.currency_key = g.currency_key FOR UPDATE;
         v_held := coalesce(v_held, 0);

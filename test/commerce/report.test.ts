@@ -257,6 +257,22 @@ describe('refunds and chargebacks', () => {
     expect(await h.db('commerce_take_back_shortfalls').where({ order_id: bundle.id })).toEqual([]);
   });
 
+  test('an order the previous release completed (no record of its currencies) is taken back from the ledger, as that release did', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const bundle = await completedOrder(buyer, 'gem-bundle');
+    // What the previous release's grant leaves during a rolling upgrade: the credit in the ledger, no record.
+    await h.db('commerce_order_currency_grants').where({ order_id: bundle.id }).delete();
+    await h.db('commerce_orders').where({ id: bundle.id }).update({ currency_grants_recorded: false });
+    store.settle(bundle.storeOrderId, 'Refunded');
+    await newJob().tick();
+    expect((await orderRow(bundle.id)).status).toBe('refunded');
+    expect(await gemsOf(buyer.id)).toBe(0);
+    expect((await ledgerOf(buyer.id)).map((e) => [e.amount, e.reason])).toEqual([
+      [100, 'commerce'],
+      [-100, 'commerce-refund'],
+    ]);
+  });
+
   test('a refund the report names while a racing authorization completes the order is taken back in that same tick', async () => {
     const buyer = await identifiedBuyer(h, store);
     const made = await order(h, buyer, { sku: 'gem-bundle', provider: 'steam', language: 'en' });

@@ -619,7 +619,7 @@ export class CommerceService {
           .onConflict(['order_id', 'item_type_key'])
           .ignore();
       }
-      const [updated] = await trx('commerce_orders').where({ id: orderId }).update({ status: 'completed', updated_at: trx.fn.now() }).returning('*');
+      const [updated] = await trx('commerce_orders').where({ id: orderId }).update({ status: 'completed', currency_grants_recorded: true, updated_at: trx.fn.now() }).returning('*');
       await this.standingChanged(trx, row.player_id);
       return updated as OrderRow;
     });
