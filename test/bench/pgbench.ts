@@ -170,6 +170,6 @@ export async function runPgbench(options: {
   };
   if (!Number.isFinite(figures.tps) || figures.transactions === 0) throw new Error(`pgbench gave no figures:\n${output}`);
   if (figures.failed > 0) throw new Error(`pgbench: ${figures.failed} transactions failed:\n${output}`);
-  options.log(`  pgbench, same transaction: ${Math.round(figures.tps)} tps with ${figures.clients} clients, latency average ${figures.latencyAverageMs} ms`);
+  options.log(`  pgbench (its baseline): ${Math.round(figures.tps)} tps with ${figures.clients} clients, latency average ${figures.latencyAverageMs} ms`);
   return figures;
 }
