@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createReadStream } from 'node:fs';
 import Redis from 'ioredis';
-import { MAX_BALANCE, STAT_SHARDS } from '@hearth/core';
+import { MAX_BALANCE } from '@hearth/core';
 import { TEST_REDIS_URL } from '../support/env';
 import { startChild, keepDatabaseApart, keepRedisOffServerCore, type Child, type CpuSample, type Placement, coreShare } from './child';
 import type { PhaseJob, PhaseResult } from './loader';
@@ -90,8 +90,8 @@ export interface Prepared {
   post?: PhaseJob['post'];
   /** The answer's body as the API sent it (the cached reads): koa sends the same bytes beside it. */
   answer?: string;
-  /** Runs after the API's phases, on the same database: the figures the API's are compared with. */
-  compare?: (seconds: number, log: (line: string) => void) => Promise<PgbenchFigures>;
+  /** Runs after the API's phases, on the same database: the figures the API's are compared with (`connections`: the loader's). */
+  compare?: (seconds: number, log: (line: string) => void, connections: number) => Promise<PgbenchFigures>;
 }
 
 interface Target {
@@ -302,12 +302,15 @@ async function prepareUnlock(ready: any, players: number): Promise<Prepared> {
 
 /**
  * The environment's counter of one key, increased by 1 from every connection at once (no
- * Idempotency-Key: the plain increment). pgbench runs the same statement (statIncrementScript) with
- * the API's pool size of connections.
+ * Idempotency-Key: the plain increment, combined by the service with those of the same counter that
+ * arrive while a statement is in flight). The baseline is the database's own ceiling for one hot row:
+ * pgbench running one single-row increment per transaction of the same row (statIncrementScript) from
+ * as many connections as the loader has (50), not the API's pool size.
  */
 async function prepareStatIncrement(ready: any): Promise<Prepared> {
   const headers = { Authorization: `Bearer ${ready.serverKey}`, 'Content-Type': 'application/json' };
-  const url = `${ready.base}/stats/bench.matches/increment`;
+  const key = 'bench.matches';
+  const url = `${ready.base}/stats/${key}/increment`;
   const body = JSON.stringify({ by: 1 });
   const first = await fetch(url, { method: 'POST', headers, body });
   const stat = (await first.json()) as { key?: string; value?: string };
@@ -317,14 +320,14 @@ async function prepareStatIncrement(ready: any): Promise<Prepared> {
     headers,
     expectStatus: 200,
     post: { body },
-    compare: (seconds, log) =>
+    compare: (seconds, log, connections) =>
       runPgbench({
         databaseUrl: ready.databaseUrl,
-        clients: ready.databasePoolSize,
+        clients: connections,
         seconds,
-        scripts: [{ name: 'stat-increment', text: statIncrementScript({ key: 'bench.matches', by: 1 }) }],
+        scripts: [{ name: 'stat-increment', text: statIncrementScript({ key }) }],
         protocol: 'prepared',
-        variables: { env: ready.environmentId, shards: STAT_SHARDS },
+        variables: { env: ready.environmentId },
         log,
       }),
   };
@@ -694,7 +697,7 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
     // The machine's busy cores while pgbench runs: how much of the two cores the database's ceiling took.
     const beforePgbench = machineTicks();
     const pgbench = prepared.compare
-      ? { ...(await prepared.compare(options.durationSeconds, log)), machineCores: busyShare(beforePgbench, machineTicks()) * os.availableParallelism() }
+      ? { ...(await prepared.compare(options.durationSeconds, log, options.connections)), machineCores: busyShare(beforePgbench, machineTicks()) * os.availableParallelism() }
       : undefined;
     if (pgbench) log(`  the machine was busy ${pgbench.machineCores.toFixed(2)} of ${os.availableParallelism()} cores while pgbench ran`);
 

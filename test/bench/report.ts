@@ -109,7 +109,8 @@ export function evaluate(results: TargetResult[], loadShare: number): Verdict[] 
   for (const r of results.filter((x) => x.pgbench && PGBENCH_GOALS[x.id])) {
     const goal = PGBENCH_GOALS[r.id];
     const share = r.peak.reqPerSec / r.pgbench!.tps;
-    verdicts.push({ target: r.name, what: `peak req/s ≥ ${pct(goal.minShare)} of pgbench's tps (same transaction, ${r.pgbench!.clients} connections)`, measured: `${pct(share)} (${int(r.peak.reqPerSec)} / ${int(r.pgbench!.tps)})`, met: share >= goal.minShare });
+    const against = goal.baseline ?? 'same transaction';
+    verdicts.push({ target: r.name, what: `peak req/s ≥ ${pct(goal.minShare)} of pgbench's tps (${against}, ${r.pgbench!.clients} connections)`, measured: `${pct(share)} (${int(r.peak.reqPerSec)} / ${int(r.pgbench!.tps)})`, met: share >= goal.minShare });
     verdicts.push({ target: r.name, what: `p99 < ${goal.maxP99Ms} ms at ${pct(loadShare)} of its peak`, measured: `${ms(r.atShare.p99)} ms`, met: r.atShare.p99 < goal.maxP99Ms });
   }
   return verdicts;
@@ -121,13 +122,16 @@ const CACHED_READS = ['players-me', 'flags-304', 'legal-documents', 'blog-posts'
 /**
  * The writes' targets: peak against pgbench's tps for the same SQL, and p99 at 80% of the peak. The
  * saves write's are issue 8's; the currency credit's and the item purchase's issue 10's, the card purchase's the item purchase's (the credit's
- * hot-player case, measured beside it, has none).
+ * hot-player case, measured beside it, has none). The environment stat increment's (issue 35) is against
+ * the database's own ceiling for one hot row, not its own SQL (`baseline`): pgbench running one
+ * single-row increment per transaction from as many connections as the API's loader has.
  */
-const PGBENCH_GOALS: Record<string, { minShare: number; maxP99Ms: number }> = {
+const PGBENCH_GOALS: Record<string, { minShare: number; maxP99Ms: number; baseline?: string }> = {
   'saves-put': { minShare: 0.7, maxP99Ms: 20 },
   'currency-credit': { minShare: 0.7, maxP99Ms: 50 },
   'item-purchase': { minShare: 0.7, maxP99Ms: 50 },
   'card-purchase': { minShare: 0.7, maxP99Ms: 50 },
+  'stat-increment': { minShare: 0.7, maxP99Ms: 50, baseline: 'one single-row UPDATE … SET value = value + 1 per transaction' },
 };
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
@@ -302,7 +306,8 @@ export function renderDocsBlock(run: {
   ];
   for (const r of run.http.filter((x) => x.pgbench)) {
     const p = r.pgbench!;
-    lines.push('', `${r.id}: pgbench running the same transaction (test/bench/pgbench.ts) on the same database in the same run: ` +
+    const against = PGBENCH_GOALS[r.id]?.baseline ?? 'the same transaction';
+    lines.push('', `${r.id}: pgbench running ${against} (test/bench/pgbench.ts) on the same database in the same run: ` +
       `${int(p.tps)} tps with ${p.clients} clients for ${p.seconds} s, latency average ${ms(p.latencyAverageMs)} ms, ` +
       `the machine busy ${p.machineCores === undefined ? '?' : p.machineCores.toFixed(2)} of ${os.availableParallelism()} cores; the API's peak is ${pct(r.peak.reqPerSec / p.tps)} of it.`);
   }

@@ -5,7 +5,6 @@
  * nothing, every other refusal, and concurrent retried increments (Jepsen-style): every counter is
  * the sum of the increments acknowledged, each Idempotency-Key applied once.
  */
-import { STAT_SHARDS } from '@hearth/core';
 import { random, sendAsPatterned, type Operation } from '../economy/jepsen-model';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
@@ -97,7 +96,7 @@ describe("a player's stats", () => {
 });
 
 describe("the environment's stats", () => {
-  test('either credential reads, a server increments; per realm and across every realm; the counter is kept in shards summed on read', async () => {
+  test('either credential reads, a server increments; per realm and across every realm; each realm\'s counter is one row', async () => {
     const p = await signIn(h.base, key, 'env-stats');
     expect((await bump('/stats/matches')).body).toEqual({ key: 'matches', value: '1' });
     expect((await bump('/stats/matches', { by: 4, realmId: 's1' })).body).toEqual({ key: 'matches', value: '4' });
@@ -108,23 +107,21 @@ describe("the environment's stats", () => {
     // The environment's counters are not a player's, nor another environment's.
     expect((await list(`/players/${p.player.id}/stats`)).items).toEqual([]);
     expect((await list('/stats', '', h.serverKeys['alpha-test-key'])).items).toEqual([]);
-    const shards = await h.db('environment_stats').where({ key: 'matches' }).select('shard');
-    expect(shards.every((s) => s.shard >= 0 && s.shard < STAT_SHARDS)).toBe(true);
+    const rows = await h.db('environment_stats').where({ key: 'matches' }).orderBy('realm_key').select('realm_key', 'value');
+    expect(rows).toEqual([{ realm_key: '', value: '1' }, { realm_key: 's1', value: '4' }]);
   });
 
-  test('past the 64-bit range, whichever shards hold it: refused, nothing changed', async () => {
+  test('past the 64-bit range: refused, nothing changed; back within it, answered', async () => {
     await bump('/stats/huge', { by: 1 });
-    const envId = (await h.db('environments').where({ name: 'alpha-live' }).first('id')).id;
-    // Spread near the top over two shards, as two servers' connections would leave it.
-    await h.db('environment_stats').where({ key: 'huge' }).delete();
-    await h.db('environment_stats').insert([
-      { environment_id: envId, key: 'huge', realm_key: '', shard: 0, value: (INT64_MAX / 2n).toString() },
-      { environment_id: envId, key: 'huge', realm_key: '', shard: 1, value: (INT64_MAX / 2n - 5n).toString() },
-    ]);
+    await h.db('environment_stats').where({ key: 'huge' }).update({ value: (INT64_MAX - 6n).toString() });
     expect((await bump('/stats/huge', { by: 5 })).body.value).toBe((INT64_MAX - 1n).toString());
     expectError(await bump('/stats/huge', { by: 2 }), 400, 'invalid-request', 'body.by');
     expect(await valueOf('/stats', 'huge')).toBe((INT64_MAX - 1n).toString());
     expect((await bump('/stats/huge', { by: -Number.MAX_SAFE_INTEGER })).body.value).toBe((INT64_MAX - 1n - BigInt(Number.MAX_SAFE_INTEGER)).toString());
+    await h.db('environment_stats').where({ key: 'huge' }).update({ value: (INT64_MIN + 1n).toString() });
+    expect((await bump('/stats/huge', { by: -1 })).body.value).toBe(INT64_MIN.toString());
+    expectError(await bump('/stats/huge', { by: -1 }), 400, 'invalid-request', 'body.by');
+    expect(await valueOf('/stats', 'huge')).toBe(INT64_MIN.toString());
   });
 
   test('concurrent increments retried at random from many connections: each counter is the sum of the acknowledged increments, each key applied once', async () => {

@@ -3,7 +3,9 @@
  * decimal strings. The domain is apps/core/src/stats/service.ts; docs/progression.md "Stats".
  *
  * Increments take an optional Idempotency-Key: the route's transaction keeps the key's record with the
- * value answered, so a retry answers the first value and adds nothing again.
+ * value answered, so a retry answers the first value and adds nothing again. Without one, the service
+ * combines the increments of one counter that arrive together into one statement, each answered the
+ * value its own step made.
  */
 import { Type } from '@sinclair/typebox';
 import { GameKey, Stat } from '@hearth/core';
@@ -88,7 +90,7 @@ export const incrementStat = defineRoute({
   method: 'POST',
   path: '/stats/:key/increment',
   summary: "Add to one of the environment's stats",
-  description: 'Made for many servers adding to one key at once (docs/progression.md "Stats").',
+  description: 'Made for many servers adding to one key at once; each answer is the value its own increment made, in one order of all increments of the counter (docs/progression.md "Stats").',
   tag: 'stats',
   credential: 'server',
   service: 'stats',
