@@ -101,11 +101,16 @@ test('a runbook link that is not an absolute http(s) URL is refused: by the sche
   expect(own.stdout).toContain('runbook_url: "https://git.example.com/ops/hearth/-/blob/v1/docs/operations.md#hearthoperatorabsent"');
 });
 
-test("the operator's alerts only with an operator", () => {
+test("the operator's alerts only with an operator; the no-operator alert only with the chart's ServiceMonitor", () => {
   const res = helm([...templateArgs([FULL_VALUES], ['operator.enabled=false']), '--show-only', 'templates/monitoring/prometheusrule.yaml']);
   expect(res.status).toBe(0);
   const alerts = (parse(res.stdout) as { spec: { groups: { rules: { alert: string }[] }[] } }).spec.groups.flatMap((g) => g.rules.map((r) => r.alert));
   expect(alerts).toEqual([...CHART_ALERTS.filter((a) => !OPERATOR_ALERTS.includes(a)), 'HearthSaveWriteSurge']);
+  // absent() relies on the `service` label the chart's ServiceMonitor gives: scraped another way, it would fire for ever.
+  const own = helm([...templateArgs([FULL_VALUES], ['metrics.serviceMonitor.enabled=false']), '--show-only', 'templates/monitoring/prometheusrule.yaml']);
+  expect(own.status).toBe(0);
+  const ownAlerts = (parse(own.stdout) as { spec: { groups: { rules: { alert: string }[] }[] } }).spec.groups.flatMap((g) => g.rules.map((r) => r.alert));
+  expect(ownAlerts).toEqual([...CHART_ALERTS.filter((a) => a !== 'HearthOperatorAbsent'), 'HearthSaveWriteSurge']);
 });
 
 /**
