@@ -118,6 +118,7 @@ export class KindController {
       onDepth: (depth) => deps.metrics.queueDepth.set({ kind }, depth),
       onError: (key, err) => this.log.error({ key, err }, 'reconcile threw'),
     });
+    deps.metrics.observeQueue(kind, this.queue);
     // A cluster-scoped kind, or every namespace: one watch; else one per namespace, into one queue.
     const namespaces: (string | undefined)[] = type.namespaced && deps.watchNamespaces?.length ? deps.watchNamespaces : [undefined];
     this.watches = namespaces.map(
@@ -133,6 +134,7 @@ export class KindController {
             for (const key of this.refused) if (gone(key)) this.refused.delete(key);
             for (const key of this.referencing.keys()) if (gone(key)) this.forget(key);
             deps.metrics.notReady.retain(kind, (key) => !gone(key));
+            deps.metrics.terminating.retain(kind, (key) => !gone(key));
           },
           onRestart: (reason) => deps.metrics.watchRestarts.inc({ kind, reason }),
           logger: this.log,
@@ -180,6 +182,7 @@ export class KindController {
       if (!obj) {
         this.forget(key);
         this.deps.metrics.notReady.forget(this.type.kind, key);
+        this.deps.metrics.terminating.forget(this.type.kind, key);
         this.count('gone');
         return 'done';
       }
@@ -268,6 +271,7 @@ export class KindController {
 
   /** A deleted resource: its clean-up (removable kinds), then the finalizer off. */
   private async finalize(key: string, obj: CustomObject): Promise<WorkResult> {
+    this.deps.metrics.terminating.follow(this.type.kind, key, obj);
     if (!hasFinalizer(obj)) return 'done';
     if (isRemovable(this.type.kind)) {
       const ref = { kind: this.type.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
@@ -287,6 +291,7 @@ export class KindController {
     }
     this.forget(key);
     this.deps.metrics.notReady.forget(this.type.kind, key);
+    this.deps.metrics.terminating.forget(this.type.kind, key);
     this.count('removed');
     return 'done';
   }

@@ -5,6 +5,12 @@
 import client from 'prom-client';
 import { registerProcessMetrics, type ProcessMetricsDeps } from '@hearth/core';
 import { NotReadyObjects } from './not-ready';
+import { TerminatingObjects } from './terminating';
+
+/** What the lag gauge reads of a kind's work queue (KeyedQueue). */
+export interface QueueAge {
+  oldestAgeSeconds(): number;
+}
 
 export type Outcome = 'ready' | 'refused' | 'error' | 'removed' | 'gone';
 
@@ -29,6 +35,18 @@ export class OperatorMetrics {
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
+  /** kind → its controller's queue (the newest controller of a kind replaces the one before). */
+  private readonly queues = new Map<string, QueueAge>();
+  readonly queueOldest = new client.Gauge({
+    name: 'hearth_operator_queue_oldest_seconds',
+    help: 'Reconcile lag: seconds since the oldest event not yet served by a finished reconcile (waiting or in a reconcile) was queued, by kind (0: none)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+    collect: () => {
+      this.queueOldest.reset();
+      for (const [kind, queue] of this.queues) this.queueOldest.set({ kind }, queue.oldestAgeSeconds());
+    },
+  });
   readonly retries = new client.Counter({
     name: 'hearth_operator_retries_total',
     help: 'Reconciles scheduled again after a backoff, by kind',
@@ -42,6 +60,7 @@ export class OperatorMetrics {
     registers: [this.registry],
   });
   readonly notReady = new NotReadyObjects(this.registry);
+  readonly terminating = new TerminatingObjects(this.registry);
   readonly leader = new client.Gauge({
     name: 'hearth_operator_leader',
     help: '1 while this replica holds the Lease and reconciles, else 0',
@@ -52,6 +71,11 @@ export class OperatorMetrics {
   constructor(collectDefaults = true, process: Omit<ProcessMetricsDeps, 'defaults'> = {}) {
     this.stopProcessMetrics = registerProcessMetrics(client, this.registry, { ...process, defaults: collectDefaults });
     this.leader.set(0);
+  }
+
+  /** The lag of a kind's queue is read from `queue` at each scrape. */
+  observeQueue(kind: string, queue: QueueAge): void {
+    this.queues.set(kind, queue);
   }
 
   /** Stops observing the pool and Redis. */

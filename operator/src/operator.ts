@@ -105,6 +105,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
       onStoppedLeading: () => {
         metrics.leader.set(0);
         metrics.notReady.clear();
+        metrics.terminating.clear();
         // No new work from here on; the caller exits, which ends the work in flight (its transaction rolls back).
         for (const c of controllers) void c.stop();
         deps.onLostLease();

@@ -4,6 +4,9 @@
  * wins, however many events came); a key added while waiting is not duplicated. A key whose work
  * asks for a retry comes back after an exponential backoff with jitter, and an add (a new event)
  * brings it back at once. The worker's failures never escape: a throw is a retry.
+ * It knows when each key waiting or in a run was added (the add its run serves): the oldest one's
+ * age is the reconcile lag (hearth_operator_queue_oldest_seconds), which grows while work waits
+ * behind a slow or stuck reconcile even when the depth stays small.
  */
 
 export type WorkResult = 'done' | 'retry';
@@ -18,6 +21,8 @@ export interface QueueOptions {
   onDepth?: (depth: number) => void;
   /** Told of a worker's throw (it is retried). */
   onError?: (key: string, err: unknown) => void;
+  /** The clock of the lag (milliseconds); Date.now unless a test sets it. */
+  now?: () => number;
 }
 
 /** The delay before retry number `attempt` (1-based): base·2^(attempt-1), capped, with up to 20% jitter. */
@@ -33,10 +38,17 @@ export class KeyedQueue {
   private readonly dirty = new Set<string>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   private readonly attempts = new Map<string, number>();
+  /** Keys waiting, or added again while running: when that add came (the first one not served yet). */
+  private readonly pendingSince = new Map<string, number>();
+  /** Keys running: when the add their run serves came. */
+  private readonly runningSince = new Map<string, number>();
+  private readonly now: () => number;
   private readonly idleWaiters: (() => void)[] = [];
   private stopped = false;
 
-  constructor(private readonly work: (key: string) => Promise<WorkResult>, private readonly options: QueueOptions) {}
+  constructor(private readonly work: (key: string) => Promise<WorkResult>, private readonly options: QueueOptions) {
+    this.now = options.now ?? Date.now;
+  }
 
   /** Work on `key` as soon as possible (once, however often it is added before that). */
   add(key: string): void {
@@ -46,6 +58,7 @@ export class KeyedQueue {
       clearTimeout(timer);
       this.retryTimers.delete(key);
     }
+    if (!this.pendingSince.has(key)) this.pendingSince.set(key, this.now());
     if (this.running.has(key)) this.dirty.add(key);
     else this.waiting.add(key);
     this.changed();
@@ -54,6 +67,17 @@ export class KeyedQueue {
   /** Keys waiting or being worked on (retries scheduled for later are not counted). */
   get depth(): number {
     return this.waiting.size + this.running.size;
+  }
+
+  /**
+   * Seconds since the oldest add not yet served by a finished run (waiting, or running: a hung
+   * reconcile counts); 0 when nothing waits or runs. Scheduled retries count from their re-add.
+   */
+  oldestAgeSeconds(): number {
+    let oldest = Infinity;
+    for (const since of this.pendingSince.values()) oldest = Math.min(oldest, since);
+    for (const since of this.runningSince.values()) oldest = Math.min(oldest, since);
+    return oldest === Infinity ? 0 : Math.max(0, this.now() - oldest) / 1000;
   }
 
   /** The retry number `key` is at (0 when its last run was done). */
@@ -68,6 +92,7 @@ export class KeyedQueue {
     this.retryTimers.clear();
     this.waiting.clear();
     this.dirty.clear();
+    this.pendingSince.clear();
     await this.idle();
   }
 
@@ -88,6 +113,8 @@ export class KeyedQueue {
       if (this.running.size >= this.options.concurrency) return;
       this.waiting.delete(key);
       this.running.add(key);
+      this.runningSince.set(key, this.pendingSince.get(key) ?? this.now());
+      this.pendingSince.delete(key);
       void this.run(key);
     }
   }
@@ -101,6 +128,7 @@ export class KeyedQueue {
       result = 'retry';
     }
     this.running.delete(key);
+    this.runningSince.delete(key);
     if (result === 'retry' && !this.stopped) {
       const attempt = (this.attempts.get(key) ?? 0) + 1;
       this.attempts.set(key, attempt);

@@ -47,6 +47,7 @@ describe('values the chart refuses', () => {
     ['an HPA aiming above 100% CPU', ['api.autoscaling.targetCPUUtilizationPercentage=150'], "at '/api/autoscaling/targetCPUUtilizationPercentage'"],
     ['an object storage URL of another scheme', ['objectStorage.url=https://bucket.example.com'], "at '/objectStorage/url'"],
     ['a queue scaler aiming at 0 jobs per pod', ['crashWorkerQueueScaling.jobsPerReplica=0'], "at '/crashWorkerQueueScaling/jobsPerReplica'"],
+    ['a relative runbook link', ['metrics.prometheusRule.runbookUrl=docs/operations.md'], "at '/metrics/prometheusRule/runbookUrl'"],
   ])('values.schema.json refuses %s', (_what, sets, message) => {
     const res = helm(templateArgs([MINIMAL_VALUES], sets));
     expect(res.status).not.toBe(0);
@@ -355,13 +356,15 @@ describe('monitoring and network policy', () => {
     expect(rules.map((r: { alert: string }) => r.alert)).toEqual([
       'HearthTargetDown', 'HearthApiServerErrors', 'HearthApiLatencyHigh', 'HearthRateLimitRefusalSurge',
       'HearthRealtimeSocketDrops', 'HearthCrashQueueBacklog', 'HearthCommerceReportStale', 'HearthCommerceReportLagging', 'HearthReconcileFailures',
-      'HearthDependencyDown', 'HearthRateLimitFailOpen', 'HearthObjectsNotReady', 'HearthOperatorNoLeader', 'HearthSaveWriteSurge',
+      'HearthDependencyDown', 'HearthRateLimitFailOpen', 'HearthObjectsNotReady', 'HearthObjectsNotReady', 'HearthOperatorNoLeader',
+      'HearthOperatorAbsent', 'HearthOperatorReconcileLag', 'HearthOperatorQueueDepth', 'HearthOperatorRestarting', 'HearthCleanupStuck', 'HearthSaveWriteSurge',
     ]);
     // The operator's alerts only with an operator.
     const noOperator = find(render([FULL_VALUES], ['operator.enabled=false']), 'PrometheusRule', 'hearth').spec.groups[0].rules.map((r: { alert: string }) => r.alert);
     expect(noOperator).not.toContain('HearthObjectsNotReady');
     expect(noOperator).not.toContain('HearthOperatorNoLeader');
-    expect(rules[1].annotations.runbook_url).toBe('docs/operations.md#hearthapiservererrors');
+    expect(noOperator).not.toContain('HearthOperatorAbsent');
+    expect(rules[1].annotations.runbook_url).toBe('https://github.com/hearth-gg/hearth/blob/main/docs/operations.md#hearthapiservererrors');
     expect(rules[1].expr).toContain('hearth_http_requests_total{namespace="hearth-system", service=~"hearth-.*", status=~"5.."}');
     expect(rules[0].annotations.description).toContain('{{ $labels.pod }}');
   });

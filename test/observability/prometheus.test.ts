@@ -1,11 +1,12 @@
 /**
- * A real Prometheus scraping a running Hearth (the API, a realtime process and the crash worker's
- * metrics, each on its own metrics port, labelled as the chart's ServiceMonitor would), after some
+ * A real Prometheus scraping a running Hearth (the API, a realtime process, the crash worker's and a
+ * leading operator's metrics, each on its own metrics port, labelled as the chart's ServiceMonitor would), after some
  * traffic: every alert expression and every dashboard panel's PromQL evaluates without error, and the
  * key ones answer data.
  */
 import { CrashWorkerMetrics } from '@hearth/crash-worker';
 import { closeServer, startMetricsServer } from '@hearth/core';
+import { OperatorMetrics } from '../../operator/src/metrics';
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
@@ -18,6 +19,8 @@ const RATE_INTERVAL = '30s';
 let h: Harness;
 let rt: RealtimeInstance;
 let worker: Awaited<ReturnType<typeof startMetricsServer>>;
+let operatorMetrics: OperatorMetrics;
+let operator: Awaited<ReturnType<typeof startMetricsServer>>;
 let prometheus: PrometheusServer;
 
 jest.setTimeout(60_000);
@@ -28,12 +31,23 @@ beforeAll(async () => {
   });
   rt = await startRealtime(h, { tickMs: 100 });
   worker = await startMetricsServer(new CrashWorkerMetrics(h.db, false).registry, 0, '127.0.0.1');
+  // The operator's series as its leader answers them (no cluster here: no kind reconciled).
+  operatorMetrics = new OperatorMetrics(false, { db: h.db });
+  operatorMetrics.leader.set(1);
+  operator = await startMetricsServer(operatorMetrics.registry, 0, '127.0.0.1');
   const target = (url: string, service: string) => ({ url, labels: { namespace: NAMESPACE, service, pod: `${service}-0` } });
-  prometheus = await startPrometheus([target(h.api.metricsUrl!, 'hearth-api'), target(rt.metricsUrl!, 'hearth-realtime'), target(worker.url, 'hearth-crash-worker')]);
+  prometheus = await startPrometheus([
+    target(h.api.metricsUrl!, 'hearth-api'),
+    target(rt.metricsUrl!, 'hearth-realtime'),
+    target(worker.url, 'hearth-crash-worker'),
+    target(operator.url, 'hearth-operator'),
+  ]);
 });
 afterAll(async () => {
   await prometheus?.stop();
   if (worker) await closeServer(worker.server);
+  if (operator) await closeServer(operator.server);
+  operatorMetrics?.stopProcessMetrics();
   await rt?.stop();
   await h?.close();
 });

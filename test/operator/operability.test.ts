@@ -11,7 +11,7 @@ import type { Harness } from '../support/harness';
 import type { Kube } from '../support/kube';
 import { NAMESPACE, currency, environment, gameConfig, plan, project, realm, serverKey } from '../support/manifests';
 import { type OperatorWorld, startOperatorWorld } from './world';
-import { type OperatorProcess, getJson, getOrNull, kubectl, kubectlApply, readyOf, waitReady, waitUntil } from './operator-process';
+import { type OperatorProcess, getJson, getOrNull, kubectl, kubectlApply, metricsOf, readyOf, waitReady, waitUntil } from './operator-process';
 
 jest.setTimeout(90_000);
 
@@ -127,10 +127,20 @@ describe('who holds what, as the cluster shows it', () => {
     const blocked = await waitReady(kube, ['plan', 'ops-plan'], 'False');
     expect(blocked.metadata.deletionTimestamp).toBeTruthy();
     expect(readyOf(blocked)).toMatchObject({ reason: 'DeletionBlocked', message: expect.stringContaining(`live projects (${NAMESPACE}/ops)`) });
+    // Waiting for its cleanup, it is counted, aged from its deletionTimestamp (HearthCleanupStuck's series).
+    const deletedAt = Date.parse(blocked.metadata.deletionTimestamp);
+    const terminating = await metricsOf(operator);
+    expect(terminating).toMatch(/^hearth_operator_terminating_objects\{kind="Plan"\} 1$/m);
+    const age = Number(/^hearth_operator_terminating_oldest_seconds\{kind="Plan"\} (\S+)$/m.exec(terminating)?.[1]);
+    expect(age).toBeGreaterThanOrEqual(0);
+    expect(age).toBeLessThanOrEqual((Date.now() - deletedAt) / 1000 + 1);
+    // The reconcile lag is there for every kind (HearthOperatorReconcileLag's series).
+    expect(terminating).toMatch(/^hearth_operator_queue_oldest_seconds\{kind="Plan"\} \S+$/m);
     // Moved to another plan, the project lets the Plan go.
     await kubectlApply(kube, [plan('ops-other'), project('ops', { plan: 'ops-other', sessionSeats: 8 })]);
     await waitUntil('the Plan is gone', async () => ((await getOrNull(kube, ['plan', 'ops-plan'])) === null ? true : undefined), 20_000);
     expect((await h.db('plans').where({ name: 'ops-plan' }).first()).retired_at).not.toBeNull();
+    await waitUntil('no Plan counted as terminating', async () => (/^hearth_operator_terminating_objects\{kind="Plan"\} 0$/m.test(await metricsOf(operator)) ? true : undefined), 5_000);
 
     await kubectlApply(kube, [project('ops-late', { plan: 'ops-plan' })]);
     const late = await waitReady(kube, ns('project', 'ops-late'), 'False', 20_000);

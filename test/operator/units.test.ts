@@ -7,9 +7,13 @@ import { nextStatus, sameStatus, setCondition } from '../../operator/src/conditi
 import client from 'prom-client';
 import { loadOperatorConfig } from '../../operator/src/config';
 import { refusalReason } from '../../operator/src/controller';
+import type { CustomObject } from '../../operator/src/kube';
+import { OperatorMetrics } from '../../operator/src/metrics';
 import { NotReadyObjects } from '../../operator/src/not-ready';
-import { KeyedQueue, backoffDelay } from '../../operator/src/queue';
+import { KeyedQueue, type WorkResult, backoffDelay } from '../../operator/src/queue';
 import { secretNameOf } from '../../operator/src/server-key';
+import { TerminatingObjects } from '../../operator/src/terminating';
+import { eventually } from '../support/wait';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -85,6 +89,40 @@ describe('KeyedQueue', () => {
     q.add('k');
     await sleep(20);
     expect(times).toHaveLength(2);
+  });
+
+  test("the reconcile lag is the age of the oldest add not yet served: waiting or in a run; a re-add during a run counts from itself; 0 once idle", async () => {
+    let now = 1_000_000;
+    const release = new Map<string, () => void>();
+    const started: string[] = [];
+    const q = new KeyedQueue(
+      (key) =>
+        new Promise<WorkResult>((resolve) => {
+          started.push(key);
+          release.set(key, () => resolve('done'));
+        }),
+      { concurrency: 1, baseDelayMs: 10, maxDelayMs: 100, now: () => now },
+    );
+    const ran = (key: string, times: number) => eventually(async () => started.filter((k) => k === key).length >= times, 2000);
+    expect(q.oldestAgeSeconds()).toBe(0);
+    q.add('a'); // runs at once (at t0)
+    now += 2_000;
+    q.add('b'); // waits behind a (at t0 + 2 s)
+    now += 3_000;
+    expect(q.oldestAgeSeconds()).toBe(5); // a's run, hung for 5 s, holds the lag
+    q.add('b'); // added again while waiting: still counts from its first add
+    q.add('a'); // added while running: counts from now, not from a's first add
+    release.get('a')!();
+    await ran('b', 1);
+    expect(q.oldestAgeSeconds()).toBe(3); // b running since its add at t0 + 2 s; a waiting since t0 + 5 s
+    now += 1_000;
+    release.get('b')!();
+    await ran('a', 2);
+    expect(q.oldestAgeSeconds()).toBe(1); // a's second run serves its add at t0 + 5 s
+    release.get('a')!();
+    await q.idle();
+    expect(q.oldestAgeSeconds()).toBe(0);
+    await q.stop();
   });
 
   test('backoffDelay doubles from the base, is capped, and jitters at most 20% down', () => {
@@ -169,4 +207,54 @@ test('hearth_operator_objects_not_ready: counts objects by kind and reason while
   expect(await read()).toEqual([{ kind: 'ServerKey', reason: 'PlanLimit', value: 1 }]);
   notReady.clear();
   expect(await read()).toEqual([]);
+});
+
+test('hearth_operator_queue_oldest_seconds: each kind\'s reconcile lag, read from its queue at each scrape (0 for an idle kind)', async () => {
+  const metrics = new OperatorMetrics(false);
+  try {
+    const lags: Record<string, number> = { ServerKey: 42.5, Project: 0 };
+    metrics.observeQueue('ServerKey', { oldestAgeSeconds: () => lags.ServerKey });
+    metrics.observeQueue('Project', { oldestAgeSeconds: () => lags.Project });
+    const read = async () => (await metrics.registry.getMetricsAsJSON())
+      .find((m) => m.name === 'hearth_operator_queue_oldest_seconds')!
+      .values.map((v) => ({ ...v.labels, value: v.value }));
+    expect(await read()).toEqual([{ kind: 'ServerKey', value: 42.5 }, { kind: 'Project', value: 0 }]);
+    lags.ServerKey = 0;
+    lags.Project = 7;
+    expect(await read()).toEqual([{ kind: 'ServerKey', value: 0 }, { kind: 'Project', value: 7 }]);
+  } finally {
+    metrics.stopProcessMetrics();
+  }
+});
+
+test("hearth_operator_terminating_*: objects deleted that still carry Hearth's finalizer, and the oldest one's age from its deletionTimestamp; finished, gone or missing from a fresh list, they leave it", async () => {
+  const registry = new client.Registry();
+  let now = Date.parse('2026-12-10T12:00:00Z');
+  const terminating = new TerminatingObjects(registry, () => now);
+  const object = (name: string, deletionTimestamp?: string, finalizers = ['hearth.gg/cleanup']): CustomObject =>
+    ({ apiVersion: 'hearth.gg/v1alpha1', kind: 'ServerKey', metadata: { name, namespace: 'games', deletionTimestamp, finalizers }, spec: {} }) as CustomObject;
+  const read = async () => {
+    const json = await registry.getMetricsAsJSON();
+    const of = (name: string) => json.find((m) => m.name === name)!.values.map((v) => ({ ...v.labels, value: v.value }));
+    return { count: of('hearth_operator_terminating_objects'), oldest: of('hearth_operator_terminating_oldest_seconds') };
+  };
+  terminating.follow('ServerKey', 'games/k1', object('k1', '2026-12-10T11:40:00Z'));
+  terminating.follow('ServerKey', 'games/k2', object('k2', '2026-12-10T11:55:00Z'));
+  terminating.follow('ServerKey', 'games/k3', object('k3')); // not deleted
+  terminating.follow('ServerKey', 'games/k4', object('k4', '2026-12-10T11:00:00Z', ['someone.else/finalizer'])); // Hearth's part done
+  terminating.follow('GameEnvironment', 'games/live', object('live', '2026-12-10T11:59:00Z'));
+  expect(await read()).toEqual({
+    count: [{ kind: 'ServerKey', value: 2 }, { kind: 'GameEnvironment', value: 1 }],
+    oldest: [{ kind: 'ServerKey', value: 1200 }, { kind: 'GameEnvironment', value: 60 }],
+  });
+  now += 60_000; // the age grows between scrapes without a reconcile
+  expect((await read()).oldest).toEqual([{ kind: 'ServerKey', value: 1260 }, { kind: 'GameEnvironment', value: 120 }]);
+  // k1's finalizer taken off by someone else: the next reconcile sees it without; k2's clean-up finished.
+  terminating.follow('ServerKey', 'games/k1', object('k1', '2026-12-10T11:40:00Z', []));
+  terminating.forget('ServerKey', 'games/k2');
+  terminating.retain('GameEnvironment', (key) => key !== 'games/live');
+  expect(await read()).toEqual({ count: [{ kind: 'ServerKey', value: 0 }, { kind: 'GameEnvironment', value: 0 }], oldest: [{ kind: 'ServerKey', value: 0 }, { kind: 'GameEnvironment', value: 0 }] });
+  terminating.follow('ServerKey', 'games/k1', object('k1', '2026-12-10T11:40:00Z'));
+  terminating.clear();
+  expect(await read()).toEqual({ count: [], oldest: [] });
 });

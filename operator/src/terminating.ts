@@ -1,0 +1,74 @@
+/**
+ * hearth_operator_terminating_objects{kind} and hearth_operator_terminating_oldest_seconds{kind}:
+ * hearth.gg objects being deleted (a deletionTimestamp) that still carry Hearth's cleanup finalizer,
+ * and how long the oldest of them has waited, counted from its deletionTimestamp. Kubernetes keeps
+ * such an object, and the namespace it is in, until the operator has undone what it made and taken
+ * the finalizer off; one that stays (Hearth refuses the deletion yet, the database is out of reach)
+ * holds a namespace in Terminating, which HearthCleanupStuck reports. Only the leader reconciles, so
+ * only the leader's figures are non-zero; the age is computed at each scrape.
+ */
+import client from 'prom-client';
+import { hasFinalizer } from './finalizers';
+import type { CustomObject } from './kube';
+
+export class TerminatingObjects {
+  /** kind → object key → its deletionTimestamp (milliseconds). */
+  private readonly byKind = new Map<string, Map<string, number>>();
+
+  constructor(registry: client.Registry, private readonly now: () => number = Date.now) {
+    const byKind = this.byKind;
+    const count: client.Gauge<'kind'> = new client.Gauge({
+      name: 'hearth_operator_terminating_objects',
+      help: "hearth.gg objects being deleted whose clean-up has not finished (they still carry Hearth's finalizer), by kind (the leader reports them)",
+      labelNames: ['kind'] as const,
+      registers: [registry],
+      collect() {
+        count.reset();
+        for (const [kind, objects] of byKind) count.set({ kind }, objects.size);
+      },
+    });
+    const oldest: client.Gauge<'kind'> = new client.Gauge({
+      name: 'hearth_operator_terminating_oldest_seconds',
+      help: "Seconds since the deletion of the oldest hearth.gg object still waiting for Hearth's clean-up, by kind (0: none)",
+      labelNames: ['kind'] as const,
+      registers: [registry],
+      collect: () => {
+        oldest.reset();
+        const now = this.now();
+        for (const [kind, objects] of byKind) {
+          const first = Math.min(...objects.values());
+          oldest.set({ kind }, objects.size ? Math.max(0, now - first) / 1000 : 0);
+        }
+      },
+    });
+  }
+
+  /**
+   * An object as a reconcile read it: counted while it is deleted and still carries the finalizer;
+   * forgotten once it does not (the clean-up finished, or someone took the finalizer off).
+   */
+  follow(kind: string, key: string, obj: CustomObject): void {
+    const deletedAt = obj.metadata.deletionTimestamp ? Date.parse(obj.metadata.deletionTimestamp) : NaN;
+    if (Number.isNaN(deletedAt) || !hasFinalizer(obj)) return this.forget(kind, key);
+    let objects = this.byKind.get(kind);
+    if (!objects) this.byKind.set(kind, (objects = new Map()));
+    objects.set(key, deletedAt);
+  }
+
+  /** An object that is gone, or whose finalizer the operator took off. */
+  forget(kind: string, key: string): void {
+    this.byKind.get(kind)?.delete(key);
+  }
+
+  /** A fresh list of a kind: forget the objects `stillThere` says are gone (deleted while no watch ran). */
+  retain(kind: string, stillThere: (key: string) => boolean): void {
+    const objects = this.byKind.get(kind);
+    if (!objects) return;
+    for (const key of objects.keys()) if (!stillThere(key)) objects.delete(key);
+  }
+
+  /** A replica that no longer leads knows nothing current. */
+  clear(): void {
+    this.byKind.clear();
+  }
+}
