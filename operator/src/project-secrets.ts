@@ -52,7 +52,9 @@ export async function projectSecretOf(kube: KubeClients, project: CustomObject, 
       const label = `${SECRET_FOR_LABEL}=${project.metadata.name}`;
       throw new ReadyRefusal(
         'SecretNotOptedIn',
-        optedFor === undefined
+        project.metadata.name.length > 63
+          ? `Secret ${namespace}/${ref.name} cannot be opted in for this Project (${field}): a label value holds at most 63 characters, and the Project's name is longer; give the Project a shorter name`
+          : optedFor === undefined
           ? `Secret ${namespace}/${ref.name} is not labelled ${label} (${field}): the operator reads only Secrets labelled for this Project; label it if it is meant for it`
           : `Secret ${namespace}/${ref.name} is labelled for Project "${optedFor}", not this one (${field}): the operator reads only Secrets labelled ${label}`,
       );
