@@ -103,12 +103,13 @@ export async function writeKeySecret(kube: KubeClients, serverKey: CustomObject,
       namespace,
       body: [
         { op: 'test', path: '/metadata/uid', value: existing.metadata?.uid },
-        { op: 'replace', path: '/data', value: data },
-        { op: 'replace', path: '/metadata/labels', value: { ...existing.metadata?.labels, ...body.metadata?.labels } },
+        // `add` sets a member whether it is there or not (`replace` fails on one that is missing).
+        { op: 'add', path: '/data', value: data },
+        { op: 'add', path: '/metadata/labels', value: { ...existing.metadata?.labels, ...body.metadata?.labels } },
         // A Secret being deleted takes no new finalizer (the API server refuses one): it keeps what it has.
         ...(finalizers.includes(KEY_SECRET_FINALIZER) || existing.metadata?.deletionTimestamp
           ? []
-          : [{ op: 'replace', path: '/metadata/finalizers', value: [...finalizers, KEY_SECRET_FINALIZER] }]),
+          : [{ op: 'add', path: '/metadata/finalizers', value: [...finalizers, KEY_SECRET_FINALIZER] }]),
       ],
     });
   }
@@ -152,7 +153,7 @@ export async function keySecretState(kube: KubeClients, serverKey: CustomObject,
       namespace,
       body: [
         { op: 'test', path: '/metadata/resourceVersion', value: secret.metadata?.resourceVersion },
-        { op: 'replace', path: '/metadata/finalizers', value: [...finalizers, KEY_SECRET_FINALIZER] },
+        { op: 'add', path: '/metadata/finalizers', value: [...finalizers, KEY_SECRET_FINALIZER] },
       ],
     });
   }
