@@ -13,7 +13,9 @@
  * once when another resource changes (the plan a project waited for may just have been created); a
  * missing reference only once it has been missing for the grace (the same apply may be about to
  * create it). A change (or a deletion's clean-up) also reconciles again the objects naming what
- * changed (their Reference fields), so their status follows at once, not at the relist.
+ * changed (their Reference fields), so their status follows at once, not at the relist. The Secrets
+ * a key resource owns or a Project opted in are watched too (secret-watch.ts): a change of one queues
+ * its resource here.
  * Any other failure (the database down, the API server busy) is Ready=Unknown and retried with
  * backoff. Nothing here crashes the process.
  */
