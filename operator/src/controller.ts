@@ -13,7 +13,9 @@
  * once when another resource changes (the plan a project waited for may just have been created); a
  * missing reference only once it has been missing for the grace (the same apply may be about to
  * create it). A change (or a deletion's clean-up) also reconciles again the objects naming what
- * changed (their Reference fields), so their status follows at once, not at the relist.
+ * changed (their Reference fields), so their status follows at once, not at the relist. The Secrets
+ * a key resource owns or a Project opted in are watched too (secret-watch.ts): a change of one queues
+ * its resource here.
  * Any other failure (the database down, the API server busy) is Ready=Unknown and retried with
  * backoff. Nothing here crashes the process.
  */
@@ -46,7 +48,7 @@ import { type CustomObject, CustomResources, type KubeClients, type ObjectRef, t
 import { type OperatorMetrics, type Outcome } from './metrics';
 import { KeyedQueue, type WorkResult } from './queue';
 import { ReadyRefusal } from './refusal';
-import { isKeySecretKind, keySecretHolds, secretNameOf, writeKeySecret } from './server-key';
+import { KEY_SECRET_FINALIZER, isKeySecretKind, keySecretState, releaseKeySecret, secretNameOf, writeKeySecret } from './server-key';
 import { ResourceWatch, refOf } from './watch';
 
 export interface ControllerDeps {
@@ -180,6 +182,7 @@ export class KindController {
     try {
       obj = await this.resources.get(ref);
       if (!obj) {
+        await this.releaseOrphanedSecret(ref);
         this.forget(key);
         this.deps.metrics.notReady.forget(this.type.kind, key);
         this.deps.metrics.terminating.forget(this.type.kind, key);
@@ -240,11 +243,21 @@ export class KindController {
     if (applied.minted) {
       const noun = keyKind === 'LicenceKey' ? 'licence key' : 'server key';
       await this.deps.events.record(obj, 'Normal', 'KeyMinted', `minted ${noun} ${applied.keyId} into Secret ${secretName}`);
-    } else if (!applied.keyId || !(await keySecretHolds(this.deps.kube, obj, applied.keyId))) {
-      throw new ReadyRefusal(
-        'SecretMissing',
-        `Secret ${secretName} no longer holds live key ${applied.keyId}; the key stays live: delete and re-create this ${keyKind} to revoke it and mint a new one`,
-      );
+    } else {
+      const state = applied.keyId ? await keySecretState(this.deps.kube, obj, applied.keyId) : 'missing';
+      if (state === 'missing') {
+        throw new ReadyRefusal(
+          'SecretMissing',
+          `Secret ${secretName} no longer holds live key ${applied.keyId}; the key stays live: delete and re-create this ${keyKind} to revoke it and mint a new one`,
+        );
+      }
+      if (state === 'terminating') {
+        throw new ReadyRefusal(
+          'SecretDeleted',
+          `Secret ${secretName} was deleted while its key ${applied.keyId} is live: its finalizer ${KEY_SECRET_FINALIZER} keeps it (Terminating) and the key keeps working; ` +
+            `to replace the key, delete and re-create this ${keyKind} (the Secret goes with the old key)`,
+        );
+      }
     }
     return { result, extra: { keyId: applied.keyId, secretName } };
   }
@@ -273,8 +286,9 @@ export class KindController {
   private async finalize(key: string, obj: CustomObject): Promise<WorkResult> {
     this.deps.metrics.terminating.follow(this.type.kind, key, obj);
     if (!hasFinalizer(obj)) return 'done';
-    if (isRemovable(this.type.kind)) {
-      const ref = { kind: this.type.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
+    const kind = this.type.kind;
+    if (isRemovable(kind)) {
+      const ref = { kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
       const removed = await removeManifest(this.deps.db, ref, this.deps.bus).catch((err: unknown) => {
         // Hearth refuses to undo it yet (a Project with live environments, a category posts are in):
         // the finalizer stays, the SRE sees why (Ready=False, a Warning Event), and it is tried again.
@@ -283,6 +297,10 @@ export class KindController {
       });
       this.log.info({ key, action: removed.action }, 'removed from the database');
       if (removed.action === 'removed') this.deps.onChange({ kind: this.type.kind, key });
+    }
+    // Its key revoked: its Secret may go now (the garbage collector deletes it once the resource is gone).
+    if (isKeySecretKind(kind)) {
+      await releaseKeySecret(this.deps.kube, kind, { namespace: namespaceOf(obj.metadata), name: obj.metadata.name }, obj.metadata.uid);
     }
     try {
       await removeFinalizer(this.resources, obj);
@@ -294,6 +312,21 @@ export class KindController {
     this.deps.metrics.terminating.forget(this.type.kind, key);
     this.count('removed');
     return 'done';
+  }
+
+  /**
+   * A key resource that is gone (deleted without the operator's clean-up, its finalizer taken off by
+   * hand): its Secret's finalizer is taken off once no key of that name is live any more; a Secret
+   * still holding a live key stays, since it is the only copy.
+   */
+  private async releaseOrphanedSecret(ref: ObjectRef): Promise<void> {
+    const kind = this.type.kind;
+    if (!isKeySecretKind(kind) || !ref.namespace) return;
+    const liveKeyOf = kind === 'LicenceKey' ? liveLicenceKeyOfManifest : liveKeyOfManifest;
+    if (await liveKeyOf(this.deps.db, { namespace: ref.namespace, name: ref.name })) return;
+    if (await releaseKeySecret(this.deps.kube, kind, { namespace: ref.namespace, name: ref.name })) {
+      this.log.info({ key: `${ref.namespace}/${ref.name}`, secret: secretNameOf(ref.name, kind) }, 'released the Secret of a key resource that is gone');
+    }
   }
 
   private async failed(key: string, ref: ObjectRef, obj: CustomObject | null, err: unknown): Promise<WorkResult> {

@@ -9,6 +9,8 @@ import { EventRecorder } from './events';
 import { connectKube, describeError, discoverResources } from './kube';
 import { LeaderElector } from './leader';
 import { OperatorMetrics } from './metrics';
+import { secretWatches } from './secret-watch';
+import type { ResourceWatch } from './watch';
 
 export interface OperatorDeps {
   config: OperatorConfig;
@@ -38,6 +40,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
   const bus = new InvalidationBus(deps.coordination, (err) => logger.warn({ err: err.message }, 'could not announce a change; processes catch up when their caches expire'));
   const events = new EventRecorder(kube, config.identity, logger);
   let controllers: KindController[] = [];
+  let secrets: ResourceWatch[] = [];
   let stopping = false;
   let discoveryTimer: NodeJS.Timeout | undefined;
 
@@ -76,15 +79,27 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
           onChange: retryAfter,
         }),
     );
+    // The Secrets it writes and the Secrets opted in for a Project: a change reconciles their owner at once.
+    const byKind = new Map(controllers.map((c) => [c.type.kind, c]));
+    secrets = secretWatches(kube, {
+      namespaces: config.watchNamespaces,
+      relistIntervalMs: config.relistIntervalMs,
+      logger,
+      onOwner: (kind, key) => byKind.get(kind)?.queue.add(key),
+      onRestart: (reason) => metrics.watchRestarts.inc({ kind: 'Secret', reason }),
+    });
     for (const c of controllers) c.start();
+    for (const w of secrets) w.start();
     logger.info({ kinds: types.map((t) => t.kind), namespaces: config.watchNamespaces ?? '(all)' }, 'reconciling');
   };
 
   const stopControllers = async (): Promise<void> => {
     if (discoveryTimer) clearTimeout(discoveryTimer);
     const running = controllers;
+    const watching = secrets;
     controllers = [];
-    await Promise.all(running.map((c) => c.stop()));
+    secrets = [];
+    await Promise.all([...watching.map((w) => w.stop()), ...running.map((c) => c.stop())]);
   };
 
   const elector = new LeaderElector(
@@ -107,6 +122,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
         metrics.notReady.clear();
         metrics.terminating.clear();
         // No new work from here on; the caller exits, which ends the work in flight (its transaction rolls back).
+        for (const w of secrets) void w.stop();
         for (const c of controllers) void c.stop();
         deps.onLostLease();
       },

@@ -10,6 +10,12 @@
  *   owner     the ServerKey (controller reference), so the cluster's garbage collector deletes it
  *             with the resource once the finalizer has revoked the key
  *   labels    app.kubernetes.io/managed-by=hearth-operator, hearth.gg/server-key=<name>
+ *   finalizer hearth.gg/key-secret: a `kubectl delete secret` of a live key leaves the Secret
+ *             Terminating, still holding the key (game servers keep reading it, nothing is rotated);
+ *             the operator takes the finalizer off only when the ServerKey itself is deleted (its key
+ *             revoked), so the garbage collector can then delete the Secret
+ * The operator watches these Secrets by their managed-by label (secret-watch.ts): a deleted or
+ * changed Secret reconciles its ServerKey within seconds, not at the relist.
  * The key never appears in the resource's status, in an Event or in a log line.
  */
 import { createHash } from 'node:crypto';
@@ -20,6 +26,11 @@ import { ReadyRefusal } from './refusal';
 export const SECRET_SUFFIX = '-server-key';
 export const SECRET_KEY_FIELD = 'key';
 export const SECRET_KEY_ID_FIELD = 'keyId';
+/** The label every Secret the operator writes carries (its watch selects on it). */
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'hearth-operator';
+/** Keeps a live key's Secret from being deleted by accident: taken off only when its key resource is deleted. */
+export const KEY_SECRET_FINALIZER = 'hearth.gg/key-secret';
 
 /**
  * The kinds whose minted key the operator writes into a Secret it owns, the same way: a ServerKey's
@@ -56,7 +67,8 @@ function secretOf(serverKey: CustomObject, minted: { keyId: string; key: string 
     metadata: {
       name,
       namespace: serverKey.metadata.namespace,
-      labels: { 'app.kubernetes.io/managed-by': 'hearth-operator', [KEY_SECRET_KINDS[kindOf(serverKey)].label]: serverKey.metadata.name },
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [KEY_SECRET_KINDS[kindOf(serverKey)].label]: serverKey.metadata.name },
+      finalizers: [KEY_SECRET_FINALIZER],
       ownerReferences: [
         { apiVersion: serverKey.apiVersion, kind: serverKey.kind, name: serverKey.metadata.name, uid: serverKey.metadata.uid, controller: true, blockOwnerDeletion: true },
       ],
@@ -67,8 +79,10 @@ function secretOf(serverKey: CustomObject, minted: { keyId: string; key: string 
 }
 
 /**
- * Writes the minted key into the ServerKey's Secret: created, or replaced when one is there already
- * (it holds a key that never went live, or the one revoked by a move to another environment).
+ * Writes the minted key into the ServerKey's Secret: created, or its data replaced when one is there
+ * already (it holds a key that never went live, or the one revoked by a move to another environment).
+ * A replacement is a JSON patch whose `test` on the uid makes it fail rather than write into a Secret
+ * that was deleted and re-created meanwhile (the operator holds `patch`, not `update`, on Secrets).
  */
 export async function writeKeySecret(kube: KubeClients, serverKey: CustomObject, minted: { keyId: string; key: string }): Promise<string> {
   const body = secretOf(serverKey, minted);
@@ -79,22 +93,104 @@ export async function writeKeySecret(kube: KubeClients, serverKey: CustomObject,
   } catch (err) {
     if (!isConflict(err)) throw err;
     const existing = await kube.core.readNamespacedSecret({ name, namespace });
-    if (!existing.metadata?.ownerReferences?.some((o) => o.uid === serverKey.metadata.uid)) {
+    if (!ownedBy(existing, serverKey)) {
       throw new ReadyRefusal('SecretConflict', `Secret ${namespace}/${name} exists and is not this ${serverKey.kind}'s; rename or delete it`);
     }
-    await kube.core.replaceNamespacedSecret({ name, namespace, body });
+    const data = Object.fromEntries(Object.entries(body.stringData ?? {}).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
+    const finalizers = existing.metadata?.finalizers ?? [];
+    await kube.core.patchNamespacedSecret({
+      name,
+      namespace,
+      body: [
+        { op: 'test', path: '/metadata/uid', value: existing.metadata?.uid },
+        // `add` sets a member whether it is there or not (`replace` fails on one that is missing).
+        { op: 'add', path: '/data', value: data },
+        { op: 'add', path: '/metadata/labels', value: { ...existing.metadata?.labels, ...body.metadata?.labels } },
+        // A Secret being deleted takes no new finalizer (the API server refuses one): it keeps what it has.
+        ...(finalizers.includes(KEY_SECRET_FINALIZER) || existing.metadata?.deletionTimestamp
+          ? []
+          : [{ op: 'add', path: '/metadata/finalizers', value: [...finalizers, KEY_SECRET_FINALIZER] }]),
+      ],
+    });
   }
   return name;
 }
 
-/** Whether the ServerKey's Secret still holds the key with this id (an SRE may have deleted it). */
-export async function keySecretHolds(kube: KubeClients, serverKey: CustomObject, keyId: string): Promise<boolean> {
+function ownedBy(secret: K8s.V1Secret, owner: CustomObject): boolean {
+  return secret.metadata?.ownerReferences?.some((o) => o.uid === owner.metadata.uid) ?? false;
+}
+
+/** What the key resource's Secret holds of the live key with this id. */
+export type KeySecretState =
+  /** It holds the key, and is not being deleted. */
+  | 'holds'
+  /** It holds the key, but someone deleted it: the finalizer keeps it (Terminating) and the key keeps working. */
+  | 'terminating'
+  /** It is gone, holds another key, or none. */
+  | 'missing';
+
+/**
+ * Whether the key resource's Secret still holds the key with this id (an SRE may have deleted it).
+ * A Secret written before the finalizer existed (an upgrade) is given it here.
+ */
+export async function keySecretState(kube: KubeClients, serverKey: CustomObject, keyId: string): Promise<KeySecretState> {
+  const name = secretNameOf(serverKey.metadata.name, kindOf(serverKey));
+  const namespace = namespaceOf(serverKey.metadata);
+  let secret: K8s.V1Secret;
   try {
-    const secret = await kube.core.readNamespacedSecret({ name: secretNameOf(serverKey.metadata.name, kindOf(serverKey)), namespace: namespaceOf(serverKey.metadata) });
-    const stored = secret.data?.[SECRET_KEY_ID_FIELD];
-    return stored !== undefined && Buffer.from(stored, 'base64').toString('utf8') === keyId;
+    secret = await kube.core.readNamespacedSecret({ name, namespace });
+  } catch (err) {
+    if (isNotFound(err)) return 'missing';
+    throw err;
+  }
+  const stored = secret.data?.[SECRET_KEY_ID_FIELD];
+  if (stored === undefined || Buffer.from(stored, 'base64').toString('utf8') !== keyId || !ownedBy(secret, serverKey)) return 'missing';
+  if (secret.metadata?.deletionTimestamp) return 'terminating';
+  const finalizers = secret.metadata?.finalizers ?? [];
+  if (!finalizers.includes(KEY_SECRET_FINALIZER)) {
+    await kube.core.patchNamespacedSecret({
+      name,
+      namespace,
+      body: [
+        { op: 'test', path: '/metadata/resourceVersion', value: secret.metadata?.resourceVersion },
+        { op: 'add', path: '/metadata/finalizers', value: [...finalizers, KEY_SECRET_FINALIZER] },
+      ],
+    });
+  }
+  return 'holds';
+}
+
+/**
+ * Takes the finalizer off the Secret of the key resource `name` (of this kind, in this namespace):
+ * the resource is being deleted (its key revoked), or is gone. Nothing to do when the Secret is gone
+ * or has no finalizer. `ownerUid`, when given, must be the Secret's owner (a Secret of a re-created
+ * resource of the same name is not released by the old one's deletion).
+ */
+export async function releaseKeySecret(kube: KubeClients, kind: KeySecretKind, ref: { namespace: string; name: string }, ownerUid?: string): Promise<boolean> {
+  const name = secretNameOf(ref.name, kind);
+  let secret: K8s.V1Secret;
+  try {
+    secret = await kube.core.readNamespacedSecret({ name, namespace: ref.namespace });
   } catch (err) {
     if (isNotFound(err)) return false;
     throw err;
   }
+  const finalizers = secret.metadata?.finalizers ?? [];
+  if (!finalizers.includes(KEY_SECRET_FINALIZER)) return false;
+  if (secret.metadata?.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY) return false;
+  if (ownerUid !== undefined && !secret.metadata?.ownerReferences?.some((o) => o.uid === ownerUid)) return false;
+  try {
+    await kube.core.patchNamespacedSecret({
+      name,
+      namespace: ref.namespace,
+      body: [
+        { op: 'test', path: '/metadata/finalizers', value: finalizers },
+        { op: 'replace', path: '/metadata/finalizers', value: finalizers.filter((f) => f !== KEY_SECRET_FINALIZER) },
+      ],
+    });
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+  return true;
 }

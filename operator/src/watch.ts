@@ -6,13 +6,30 @@
  * callback is logged and the loop goes on.
  */
 import type { Logger } from '@hearth/core';
-import { type CustomObject, type CustomResources, type KubeClients, describeError, statusOf } from './kube';
+import { type KubeClients, describeError, statusOf } from './kube';
+
+/** What a watch reads: hearth.gg resources (CustomResources) or Secrets of a label (SecretSource). */
+export interface WatchSource {
+  list(namespace?: string): Promise<{ items: WatchedObject[]; resourceVersion: string }>;
+  /** The watch path (list + ?watch), of one namespace when given. */
+  path(namespace?: string): string;
+  /** A label selector the watch's list and events are limited to. */
+  labelSelector?: string;
+}
+
+/** What a watch reports of an object: its name, namespace and labels (a Secret's tell whose it is). */
+export interface WatchedObject {
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; resourceVersion?: string };
+}
 
 export interface WatchOptions {
   namespace?: string;
   relistIntervalMs: number;
-  /** Every object seen (listed, added, changed or deleted): its key. */
-  onKey(key: string): void;
+  /**
+   * Every object seen (listed, added, changed or deleted): its key, and the object (for a deletion,
+   * or an object that no longer matches the label selector, its last state).
+   */
+  onKey(key: string, obj: WatchedObject): void;
   /** Each fresh list, with the keys it holds (to forget what disappeared while the watch was down). */
   onList?(keys: string[]): void;
   onRestart?(reason: 'relist' | 'gone' | 'error' | 'closed'): void;
@@ -38,7 +55,7 @@ export class ResourceWatch {
   private running?: Promise<void>;
   private wake?: () => void;
 
-  constructor(private readonly kube: KubeClients, private readonly resources: CustomResources, private readonly options: WatchOptions) {}
+  constructor(private readonly kube: KubeClients, private readonly resources: WatchSource, private readonly options: WatchOptions) {}
 
   start(): void {
     this.running = this.loop();
@@ -97,7 +114,7 @@ export class ResourceWatch {
   private async listAndWatch(): Promise<'relist' | 'gone' | 'closed'> {
     const { items, resourceVersion } = await this.resources.list(this.options.namespace);
     this.safely('list', () => this.options.onList?.(items.map(keyOf)));
-    for (const obj of items) this.safely('list', () => this.options.onKey(keyOf(obj)));
+    for (const obj of items) this.safely('list', () => this.options.onKey(keyOf(obj), obj));
     let version = resourceVersion;
     const relistAt = Date.now() + this.options.relistIntervalMs;
     const { Watch } = this.kube.lib;
@@ -116,8 +133,13 @@ export class ResourceWatch {
           .watch(
             this.resources.path(this.options.namespace),
             // Bookmarks keep the version fresh on a quiet resource, so a resumed watch is rarely 410.
-            { resourceVersion: version, allowWatchBookmarks: true, timeoutSeconds: Math.max(1, Math.min(300, Math.ceil(remaining / 1000))) },
-            (type: string, obj: CustomObject & { code?: number }) => {
+            {
+              resourceVersion: version,
+              allowWatchBookmarks: true,
+              timeoutSeconds: Math.max(1, Math.min(300, Math.ceil(remaining / 1000))),
+              ...(this.resources.labelSelector ? { labelSelector: this.resources.labelSelector } : {}),
+            },
+            (type: string, obj: WatchedObject & { code?: number }) => {
               if (type === 'ERROR') {
                 // A Status object: 410 when `version` is older than the server keeps.
                 gone = obj?.code === 410;
@@ -126,7 +148,7 @@ export class ResourceWatch {
               }
               if (obj?.metadata?.resourceVersion) version = obj.metadata.resourceVersion;
               if (type === 'BOOKMARK') return;
-              this.safely(type, () => this.options.onKey(keyOf(obj)));
+              this.safely(type, () => this.options.onKey(keyOf(obj), obj));
             },
             (err: unknown) => {
               clearTimeout(timer);

@@ -117,6 +117,9 @@ describe("the operator's RBAC, applied, gives its ServiceAccount least privilege
       [['update', 'blogposts.hearth.gg', '--subresource=finalizers', '-n', NAMESPACE]],
       [['create', 'secrets', '-n', 'starfall']],
       [['get', 'secrets', '-n', NAMESPACE]],
+      [['patch', 'secrets', '-n', 'starfall']], // its key Secrets' data and finalizer (the admission policy narrows it to them)
+      [['list', 'secrets', '-n', 'starfall']], // its Secret watches (by label: RBAC cannot say which)
+      [['watch', 'secrets', '-n', NAMESPACE]],
       [['create', 'events', '-n', 'starfall']],
       [['create', 'events', '-n', 'default']], // a Plan's Events
       [['create', 'events.events.k8s.io', '-n', 'starfall']],
@@ -137,7 +140,9 @@ describe("the operator's RBAC, applied, gives its ServiceAccount least privilege
       [['delete', 'pods', '-n', 'starfall']],
       [['get', 'pods', '-n', NAMESPACE]],
       [['delete', 'secrets', '-n', 'starfall']],
-      [['list', 'secrets', '-n', 'starfall']],
+      [['update', 'secrets', '-n', 'starfall']],
+      [['list', 'secrets', '-n', 'elsewhere']],
+      [['watch', 'secrets', '--all-namespaces']],
       [['create', 'serverkeys.hearth.gg', '-n', 'starfall']],
       [['delete', 'serverkeys.hearth.gg', '-n', 'starfall']],
       [['delete', 'plans.hearth.gg']],
@@ -162,13 +167,14 @@ describe("the operator's RBAC, applied, gives its ServiceAccount least privilege
       [['watch', 'projects.hearth.gg', '--all-namespaces']],
       [['create', 'secrets', '-n', 'elsewhere']],
       [['get', 'secrets', '-n', 'elsewhere']],
+      [['watch', 'secrets', '--all-namespaces']],
       [['list', 'serverkeys.hearth.gg', '-n', 'elsewhere']],
     ])('may %j', (args) => {
       expect(canI(args)).toBe(true);
     });
 
     test.each([
-      [['list', 'secrets', '-n', 'elsewhere']],
+      [['update', 'secrets', '-n', 'elsewhere']],
       [['delete', 'secrets', '-n', 'elsewhere']],
       [['create', 'serverkeys.hearth.gg', '-n', 'elsewhere']],
     ])('still may not %j', (args) => {

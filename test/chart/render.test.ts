@@ -87,10 +87,12 @@ describe('what the chart renders', () => {
         'Secret/hearth-database', 'Secret/hearth-master-key', 'Secret/hearth-migrations', 'Secret/hearth-redis',
         'Service/hearth-api', 'Service/hearth-operator', 'Service/hearth-realtime',
         'ServiceAccount/hearth-operator',
+        'ValidatingAdmissionPolicy/hearth-operator-secrets', 'ValidatingAdmissionPolicyBinding/hearth-operator-secrets',
         ...hearthCrdFiles().map((f) => `CustomResourceDefinition/${parse(fs.readFileSync(f, 'utf8').replace(/^\{\{.*\}\}$/gm, '')).metadata.name}`),
       ].sort(),
     );
-    for (const o of minimal) if (o.kind !== 'ClusterRole' && o.kind !== 'ClusterRoleBinding' && o.kind !== 'CustomResourceDefinition') expect(o.metadata.namespace).toBe(NAMESPACE);
+    const clusterScoped = ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
+    for (const o of minimal) if (!clusterScoped.includes(o.kind)) expect(o.metadata.namespace).toBe(NAMESPACE);
   });
 
   test('with the full values: every optional object too', () => {
@@ -287,7 +289,8 @@ describe('operator RBAC', () => {
     { apiGroups: ['hearth.gg'], resources: plurals.map((r) => `${r}/status`), verbs: ['get', 'update', 'patch'] },
     { apiGroups: ['hearth.gg'], resources: plurals.map((r) => `${r}/finalizers`), verbs: ['update'] },
   ];
-  const SECRETS = { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update', 'patch'] };
+  // No update or delete: the key Secrets are written and re-written with create and patch (secret-policy.yaml narrows both to the operator's own).
+  const SECRETS = { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'patch'] };
   const EVENTS = { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] };
 
   test('by default the release namespace only: a Role there for the namespaced kinds, their Secrets and Events; the ClusterRole has Plans and Events, no Secrets', () => {
@@ -337,7 +340,24 @@ describe('operator RBAC', () => {
 
   test('rbac.create=false leaves RBAC to the SRE', () => {
     const objects = render([MINIMAL_VALUES], ['operator.rbac.create=false']);
-    expect(objects.filter((o) => /Role/.test(o.kind))).toEqual([]);
+    expect(objects.filter((o) => /Role|AdmissionPolicy/.test(o.kind))).toEqual([]);
+  });
+
+  test("a ValidatingAdmissionPolicy narrows the operator's Secret writes to the key Secrets it owns, for its ServiceAccount only", () => {
+    const policy = find(minimal, 'ValidatingAdmissionPolicy', named('operator-secrets'));
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['secrets'] }]);
+    expect(policy.spec.matchConditions).toEqual([{ name: 'hearth-operator', expression: `request.userInfo.username == 'system:serviceaccount:${NAMESPACE}:hearth-operator'` }]);
+    expect(policy.spec.failurePolicy).toBe('Fail');
+    const [update, write] = policy.spec.validations.map((v: { expression: string }) => v.expression);
+    expect(update).toMatch(/^request\.operation != 'UPDATE' \|\| \(has\(oldObject\.metadata\.labels\)/);
+    expect(write).toContain("object.metadata.labels['app.kubernetes.io/managed-by'] == 'hearth-operator'");
+    expect(write).toContain("o.kind == 'ServerKey' || o.kind == 'LicenceKey'");
+    expect(find(minimal, 'ValidatingAdmissionPolicyBinding', named('operator-secrets')).spec).toEqual({ policyName: named('operator-secrets'), validationActions: ['Deny'] });
+    // A ServiceAccount of another name is the one matched.
+    const renamed = render([MINIMAL_VALUES], ['operator.serviceAccount.name=keys-bot']);
+    expect(find(renamed, 'ValidatingAdmissionPolicy', named('operator-secrets')).spec.matchConditions[0].expression).toContain(`system:serviceaccount:${NAMESPACE}:keys-bot'`);
+    // Left out on request (a cluster whose admission it would not suit).
+    expect(render([MINIMAL_VALUES], ['operator.rbac.secretPolicy=false']).filter((o) => /AdmissionPolicy/.test(o.kind))).toEqual([]);
   });
 });
 

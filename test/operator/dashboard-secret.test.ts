@@ -2,14 +2,15 @@
  * A Project's custom-dashboard client secret, from the Kubernetes Secret it names to the API,
  * through the operator (docs/dashboards.md "The client secret"): the operator reads the Secret and
  * stores its value sealed to the API processes' public key, never in the clear; the API opens it.
- * A Secret or key that is not there is Ready=False (SecretMissing), and fixed by creating it.
+ * A Secret or key that is not there is Ready=False (SecretMissing), and fixed by creating it with the
+ * label that opts it in for the Project (hearth.gg/secret-for).
  */
 import type { Harness } from '../support/harness';
 import type { Kube } from '../support/kube';
 import { NAMESPACE, plan, project } from '../support/manifests';
 import { dashboardSettings } from '../support/dashboards';
 import { type OperatorWorld, startOperatorWorld } from './world';
-import { type OperatorProcess, kubectl, kubectlApply, readyOf, waitReady, waitUntil } from './operator-process';
+import { type OperatorProcess, kubectlApply, projectSecret, readyOf, waitReady, waitUntil } from './operator-process';
 import { openProjectSecret, projectSecretKeys } from '../../apps/core/src/tenancy/project-secrets';
 
 jest.setTimeout(90_000);
@@ -37,7 +38,7 @@ test('the client secret a Project names is stored sealed to the API, follows the
   const refused = await waitReady(kube, ['project', 'ds-project', '-n', NAMESPACE], 'False');
   expect(readyOf(refused)).toMatchObject({ reason: 'SecretMissing', message: expect.stringContaining(`${NAMESPACE}/dashboard-oidc`) });
 
-  await kubectl(kube, ['create', 'secret', 'generic', 'dashboard-oidc', '-n', NAMESPACE, `--from-literal=client-secret=${secretValue}`]);
+  await kubectlApply(kube, [projectSecret('dashboard-oidc', 'ds-project', { 'client-secret': secretValue })]);
   await waitReady(kube, ['project', 'ds-project', '-n', NAMESPACE], 'True', 30_000);
   const sealed = (await stored('ds-project'))!;
   expect(sealed).toMatch(/^x1\./);
@@ -45,10 +46,8 @@ test('the client secret a Project names is stored sealed to the API, follows the
   expect(openProjectSecret(projectSecretKeys(h.masterKey), sealed)).toBe(secretValue);
   expect(operator.log()).not.toContain(secretValue);
 
-  // A rotated Secret reaches the database with the Project's next reconcile.
-  await kubectl(kube, ['create', 'secret', 'generic', 'dashboard-oidc', '-n', NAMESPACE, '--from-literal=client-secret=rotated-value', '--dry-run=client', '-o', 'yaml'])
-    .then((yaml) => kubectl(kube, ['apply', '-f', '-'], yaml));
-  await kubectl(kube, ['annotate', 'project', 'ds-project', '-n', NAMESPACE, 'rotated=1']);
+  // A rotated Secret reaches the database at once: the operator watches the Secrets opted in for a Project.
+  await kubectlApply(kube, [projectSecret('dashboard-oidc', 'ds-project', { 'client-secret': 'rotated-value' })]);
   await waitUntil('the rotated secret', async () => {
     const now = await stored('ds-project');
     return now && openProjectSecret(projectSecretKeys(h.masterKey), now) === 'rotated-value' ? true : undefined;

@@ -11,6 +11,7 @@ import { testTempDir } from '../support/temp-dir';
 import type { Kube } from '../support/kube';
 import { kubeToolPath } from '../support/kube';
 import { TEST_REDIS_URL } from '../support/env';
+import { NAMESPACE } from '../support/manifests';
 import { REPO_ROOT, baseEnv, freePort } from '../cli/run-hearth';
 
 /** Runs kubectl with the admin kubeconfig; rejects with its stderr on a non-zero exit. */
@@ -27,6 +28,20 @@ export function kubectl(kube: Kube, args: string[], stdin?: string): Promise<str
 /** kubectl apply of documents (the test's manifests, as an SRE would write them). */
 export function kubectlApply(kube: Kube, docs: unknown[]): Promise<string> {
   return kubectl(kube, ['apply', '-f', '-'], docs.map((d) => stringify(d)).join('---\n'));
+}
+
+/**
+ * A Secret opted in to be read for one Project (the label `hearth.gg/secret-for: <project>`), as an
+ * SRE writes it for a Project's dashboard client secret or store publisher key.
+ */
+export function projectSecret(name: string, project: string | null, data: Record<string, string>, namespace = NAMESPACE): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace, ...(project === null ? {} : { labels: { 'hearth.gg/secret-for': project } }) },
+    type: 'Opaque',
+    stringData: data,
+  };
 }
 
 export async function getJson<T = any>(kube: Kube, args: string[]): Promise<T> {

@@ -12,7 +12,7 @@ import { call, signIn } from '../support/http';
 import { NAMESPACE, environment, plan, project, serverKey } from '../support/manifests';
 import { StoreStandIn } from '../support/store-standin';
 import { type OperatorWorld, startOperatorWorld } from './world';
-import { type OperatorProcess, getJson, kubectl, kubectlApply, readyOf, waitReady, waitUntil } from './operator-process';
+import { type OperatorProcess, getJson, kubectlApply, projectSecret, readyOf, waitReady, waitUntil } from './operator-process';
 import { openProjectSecret, projectSecretKeys } from '../../apps/core/src/tenancy/project-secrets';
 
 jest.setTimeout(120_000);
@@ -63,18 +63,14 @@ test('the key a Project names is stored sealed, used by the API without any moun
   expect(readyOf(refused)).toMatchObject({ reason: 'SecretMissing', message: expect.stringContaining(`${NAMESPACE}/steam-publisher does not exist (spec.store.publisherKey.secretRef)`) });
 
   // A Secret without the key named: still refused, saying which key.
-  await kubectl(kube, ['create', 'secret', 'generic', 'steam-publisher', '-n', NAMESPACE, '--from-literal=other=x']);
-  await kubectl(kube, ['annotate', 'project', 'sk-shop', '-n', NAMESPACE, 'nudge=1']);
+  await kubectlApply(kube, [projectSecret('steam-publisher', 'sk-shop', { other: 'x' })]);
   await waitUntil('the missing key refused', async () => {
     const obj = await getJson(kube, ['project', 'sk-shop', '-n', NAMESPACE]);
     return readyOf(obj)?.message.includes('has no key "publisherKey"') ? true : undefined;
   });
 
-  const apply = (value: string) =>
-    kubectl(kube, ['create', 'secret', 'generic', 'steam-publisher', '-n', NAMESPACE, `--from-literal=publisherKey=${value}`, '--dry-run=client', '-o', 'yaml'])
-      .then((yaml) => kubectl(kube, ['apply', '-f', '-'], yaml));
+  const apply = (value: string) => kubectlApply(kube, [projectSecret('steam-publisher', 'sk-shop', { publisherKey: value })]);
   await apply(FIRST_KEY);
-  await kubectl(kube, ['annotate', 'project', 'sk-shop', '-n', NAMESPACE, '--overwrite', 'nudge=2']);
   await waitReady(kube, ['project', 'sk-shop', '-n', NAMESPACE], 'True', 30_000);
   const sealed = (await stored())!;
   expect(sealed).toMatch(/^x1\./);
@@ -87,9 +83,8 @@ test('the key a Project names is stored sealed, used by the API without any moun
   const player = await signIn(h.base, decode(minted.data.key), `sk-${process.pid}`);
   expect(await keyTheApiSent(player.accessToken)).toBe(FIRST_KEY);
 
-  // A rotated Secret is sealed again with the Project's next reconcile, and the API's next call uses it.
+  // A rotated Secret is sealed again at once (the operator watches it), and the API's next call uses it.
   await apply(ROTATED_KEY);
-  await kubectl(kube, ['annotate', 'project', 'sk-shop', '-n', NAMESPACE, '--overwrite', 'nudge=3']);
   await waitUntil('the rotated key', async () => {
     const now = await stored();
     return now && openProjectSecret(projectSecretKeys(h.masterKey), now) === ROTATED_KEY ? true : undefined;

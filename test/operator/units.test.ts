@@ -1,6 +1,7 @@
 /**
  * The operator's pure parts, without a cluster: the keyed queue (one run per key at a time, newest
- * state wins, retries back off), condition semantics, refusal reasons, and the Secret's name.
+ * state wins, retries back off), condition semantics, refusal reasons, the Secret's name, and which
+ * resource a watched Secret's event reconciles.
  */
 import { ManifestError } from '@hearth/core';
 import { nextStatus, sameStatus, setCondition } from '../../operator/src/conditions';
@@ -14,6 +15,7 @@ import { KeyedQueue, type WorkResult, backoffDelay } from '../../operator/src/qu
 import { secretNameOf } from '../../operator/src/server-key';
 import { TerminatingObjects } from '../../operator/src/terminating';
 import { eventually } from '../support/wait';
+import { ownersOf } from '../../operator/src/secret-watch';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -175,6 +177,17 @@ test("a ServerKey's Secret name: <name>-server-key, cut with a hash when too lon
   expect(name.length).toBeLessThanOrEqual(253);
   expect(name).toMatch(/^a+-[0-9a-f]{8}-server-key$/);
   expect(secretNameOf('b'.repeat(250))).not.toBe(name);
+});
+
+test("a watched Secret's event reconciles the resource its labels name, in its namespace, and nothing for a Secret of no one", () => {
+  const secret = (labels?: Record<string, string>, namespace: string | null = 'games') => ({ metadata: { name: 's', namespace: namespace ?? undefined, labels } });
+  expect(ownersOf(secret({ 'app.kubernetes.io/managed-by': 'hearth-operator', 'hearth.gg/server-key': 'game-servers' }))).toEqual([{ kind: 'ServerKey', key: 'games/game-servers' }]);
+  expect(ownersOf(secret({ 'app.kubernetes.io/managed-by': 'hearth-operator', 'hearth.gg/licence-key': 'studio' }))).toEqual([{ kind: 'LicenceKey', key: 'games/studio' }]);
+  expect(ownersOf(secret({ 'hearth.gg/secret-for': 'starfall' }))).toEqual([{ kind: 'Project', key: 'games/starfall' }]);
+  // A key label without the operator's managed-by label is someone else's Secret: no ServerKey is queued for it.
+  expect(ownersOf(secret({ 'hearth.gg/server-key': 'game-servers' }))).toEqual([]);
+  expect(ownersOf(secret(undefined))).toEqual([]);
+  expect(ownersOf(secret({ 'hearth.gg/secret-for': 'starfall' }, null))).toEqual([]);
 });
 
 test('HEARTH_OPERATOR_WATCH_NAMESPACE: one namespace or a comma-separated list (the chart\'s watchNamespaces); unset, every namespace; a bad name stops the start', () => {

@@ -27,14 +27,21 @@ write their status and finalizers. It never creates or deletes one.
 {{- end }}
 
 {{/*
-The Secrets of the server keys it mints (it cannot delete them: owner references let the garbage
-collector), and the Secrets a Project names (its dashboard client secret, its store publisher key),
-which it reads to carry them sealed to the API.
+Secrets, in the namespaces it reconciles:
+- create, and patch: the key Secrets it writes (a ServerKey's, a LicenceKey's): written, re-written
+  with a new key, their finalizer (hearth.gg/key-secret) added and taken off. Never update or delete:
+  the garbage collector deletes them with their owner. The names are generated from the resources'
+  names, so `resourceNames` cannot list them; the ValidatingAdmissionPolicy of secret-policy.yaml
+  limits create and patch to Secrets it owns instead.
+- get: those, and the Secrets a Project names (its dashboard client secret, its store publisher
+  key), whose values it uses only when the Secret is labelled `hearth.gg/secret-for: <project>`.
+- list, watch: its Secret watches (by label: its own, and those opted in for a Project). RBAC cannot
+  limit either to a label, so both reach every Secret of the namespace (docs/kubernetes.md).
 */}}
 {{- define "hearth.operatorSecretRule" -}}
 - apiGroups: [""]
   resources: [secrets]
-  verbs: [get, create, update, patch]
+  verbs: [get, list, watch, create, patch]
 {{- end }}
 
 {{- define "hearth.operatorEventRule" -}}
