@@ -162,6 +162,17 @@ describe('keys list', () => {
 });
 
 describe('keys revoke', () => {
+  test('given the whole key instead of its id: refused in one line that names the id, never prints the key back, and revokes nothing', async () => {
+    const made = await createKey('alpha-live', 'pasted');
+    const secret = made.key.split('_')[2];
+    const run = await runHearth(['keys', 'revoke', made.key], env);
+    expect(run.code).toBe(1);
+    expect(oneLine(run.stderr)).toBe(`hearth: that is a whole key, not its id (a secret: not printed back here); revoke it by its id: hearth keys revoke ${made.keyId}`);
+    expect(`${run.stdout}${run.stderr}`).not.toContain(secret);
+    expect((await database.db('server_keys').where({ key_id: made.keyId }).first()).revoked_at).toBeNull();
+    expect((await call(api.base, 'GET', '/flags', { token: made.key })).status).toBe(200);
+  });
+
   test('a revoked key is refused 401 by a running API within moments (pushed over Redis, not the cache TTL)', async () => {
     const made = await createKey('alpha-live', 'to revoke');
     // A second API process: both have this key freshly cached, so only the pushed revocation can drop it in time.

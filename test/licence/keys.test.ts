@@ -8,7 +8,7 @@ import { API_VERSION, type AnyManifest, ManifestError, applyManifests, mintLicen
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { NAMESPACE, standardManifests } from '../support/manifests';
-import { runHearth } from '../cli/run-hearth';
+import { oneLine, runHearth } from '../cli/run-hearth';
 import { eventually } from '../support/wait';
 
 jest.setTimeout(120_000); // the CLI steps start a process each
@@ -65,6 +65,11 @@ describe('hearth licence-keys', () => {
     expect(text.stdout).toMatch(/^KEY ID +NAME +PRODUCTS +SECRET/);
     expect(text.stdout).toContain('editor,editor-pro');
 
+    // The whole key pasted instead of its id: refused without printing it back, nothing revoked.
+    const pasted = await runHearth(['licence-keys', 'revoke', minted.key], vars);
+    expect(pasted.code).toBe(1);
+    expect(oneLine(pasted.stderr)).toBe(`hearth: that is a whole key, not its id (a secret: not printed back here); revoke it by its id: hearth licence-keys revoke ${minted.keyId}`);
+    expect(pasted.stderr).not.toContain(minted.key.split('_')[2]);
     const revoked = await runHearth(['licence-keys', 'revoke', minted.keyId, '--json'], vars);
     expect(revoked.code).toBe(0);
     expect(JSON.parse(revoked.stdout)).toMatchObject({ keyId: minted.keyId, revokedAt: expect.any(String) });
@@ -145,6 +150,14 @@ describe('hearth signing-keys rotate --key-set licence', () => {
     }
     expect(kids).toEqual([result.kid, old.kid]);
     expect((await call(h.base, 'GET', '/.well-known/jwks.json')).body.keys).toEqual(playerBefore);
+  });
+
+  test('a project not in the namespace asked (default without --namespace) but in another: the line says which --namespace', async () => {
+    const run = await runHearth(['licence-keys', 'list', '--project', 'alpha'], vars);
+    expect(run.code).toBe(1);
+    expect(oneLine(run.stderr)).toBe(`hearth: no project "alpha" in namespace "default"; it is in --namespace ${NAMESPACE}`);
+    const nowhere = await runHearth(['licence-keys', 'list', '--project', 'nowhere'], vars);
+    expect(oneLine(nowhere.stderr)).toBe('hearth: no project "nowhere" in namespace "default"');
   });
 
   test('a key set it does not know is one line and non-zero', async () => {

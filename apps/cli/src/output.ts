@@ -23,3 +23,14 @@ export function table(columns: string[], rows: (string | number | null | undefin
   const widths = columns.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
   return cells.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')).join('\n');
 }
+
+/**
+ * The key id a revoke names. A whole key given instead (`hsk_<id>_<secret>`, `hlk_…`) is refused
+ * without being printed back (it is a secret, and a terminal's scrollback or a CI log keeps what a
+ * command prints), saying the id to give: the part after the prefix, which key lists show anyway.
+ */
+export function keyIdArgument(value: string, prefix: string, revokeCommand: string): string {
+  if (!value.startsWith(prefix)) return value;
+  const keyId = value.slice(prefix.length).split('_')[0];
+  throw new CliError(`that is a whole key, not its id (a secret: not printed back here); revoke it by its id: ${revokeCommand} ${keyId}`);
+}

@@ -13,8 +13,9 @@ import {
   rotateSigningKey,
   LICENCE_SIGNING_KEYS,
   PLAYER_SIGNING_KEYS,
+  SERVER_KEY_PREFIX,
 } from '@hearth/core';
-import { CliError, emit, table } from '../output';
+import { CliError, emit, keyIdArgument, table } from '../output';
 import { type Runtime, openRuntime } from '../runtime';
 import { withDevDefaults } from '../dev-connection';
 
@@ -118,10 +119,12 @@ export async function runKeysList(opts: { environment: string; json?: boolean })
 }
 
 export async function runKeysRevoke(opts: { keyId: string; json?: boolean }): Promise<void> {
+  // Before anything is opened: a whole key pasted in is refused without a database.
+  const keyId = keyIdArgument(opts.keyId, SERVER_KEY_PREFIX, 'hearth keys revoke');
   await withRuntime({}, async (rt, bus) => {
     // Announced to every process once the revocation commits (the same function a ServerKey's reconciler calls).
-    const revoked = await revokeServerKey(rt.db, bus, opts.keyId);
-    if (!revoked) throw new CliError(`no live server key has id "${opts.keyId}"`);
+    const revoked = await revokeServerKey(rt.db, bus, keyId);
+    if (!revoked) throw new CliError(`no live server key has id "${keyId}"`);
     emit(!!opts.json, revoked, () => `revoked server key ${revoked.keyId} "${revoked.name}"`);
   });
 }

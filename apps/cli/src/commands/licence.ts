@@ -5,8 +5,8 @@
  * `hearth licence seats|release`: the machines holding its seats, and freeing one (a machine lost
  * before its plugin released it), with the same rules as the licence routes (LicenceSeats).
  */
-import { DEFAULT_NAMESPACE, LicenceSeats, Refusal, licenceAudienceOf, listLicenceKeys, mintLicenceKey, organisationNamed, revokeLicenceKey } from '@hearth/core';
-import { CliError, emit, table } from '../output';
+import { DEFAULT_NAMESPACE, LICENCE_KEY_PREFIX, LicenceSeats, Refusal, licenceAudienceOf, listLicenceKeys, mintLicenceKey, organisationNamed, revokeLicenceKey } from '@hearth/core';
+import { CliError, emit, keyIdArgument, table } from '../output';
 import { refusalOnTheCommandLine } from '../refusals';
 import type { Runtime } from '../runtime';
 import { withRuntime } from './admin';
@@ -21,8 +21,11 @@ interface ProjectOptions {
 async function organisationOrFail(rt: Runtime, opts: ProjectOptions) {
   const namespace = opts.namespace ?? DEFAULT_NAMESPACE;
   const organisation = await organisationNamed(rt.db, namespace, opts.project);
-  if (!organisation) throw new CliError(`no project "${opts.project}" in namespace "${namespace}"`);
-  return organisation;
+  if (organisation) return organisation;
+  // The same name elsewhere: the likely mistake is the namespace (default unless --namespace names one).
+  const elsewhere = (await rt.db('projects').where({ name: opts.project }).whereNot({ namespace }).whereNull('retired_at').orderBy('namespace').pluck('namespace')) as string[];
+  const hint = elsewhere.length > 0 ? `; it is in ${elsewhere.map((ns) => `--namespace ${ns}`).join(' or ')}` : '';
+  throw new CliError(`no project "${opts.project}" in namespace "${namespace}"${hint}`);
 }
 
 /** Collects a repeatable flag's values (`--product a --product b`). */
@@ -70,10 +73,12 @@ export async function runLicenceKeysList(opts: ProjectOptions & { json?: boolean
 }
 
 export async function runLicenceKeysRevoke(opts: { keyId: string; json?: boolean }): Promise<void> {
+  // Before anything is opened: a whole key pasted in is refused without a database.
+  const keyId = keyIdArgument(opts.keyId, LICENCE_KEY_PREFIX, 'hearth licence-keys revoke');
   await withRuntime({}, async (rt, bus) => {
     // Announced to every process once the revocation commits: the key is refused at once.
-    const revoked = await revokeLicenceKey(rt.db, bus, opts.keyId);
-    if (!revoked) throw new CliError(`no live licence key has id "${opts.keyId}"`);
+    const revoked = await revokeLicenceKey(rt.db, bus, keyId);
+    if (!revoked) throw new CliError(`no live licence key has id "${keyId}"`);
     const { projectId: _id, ...key } = revoked;
     emit(!!opts.json, key, () => `revoked licence key ${revoked.keyId} "${revoked.name}"`);
   });
