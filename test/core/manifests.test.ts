@@ -61,6 +61,11 @@ afterAll(async () => {
   await database.drop();
 });
 
+test('an unknown field far from every field the object takes gets no guess', () => {
+  const doc = { apiVersion: API_VERSION, kind: 'Tour', metadata: { name: 'basics', namespace: 'games' }, spec: { environment: 'live', name: 'Basics', colour: 'red' } };
+  expect(() => validateManifest(doc, 'games.yaml#1')).toThrow(expect.objectContaining({ field: 'spec.colour', reason: 'is not taken here' }));
+});
+
 describe('validateManifest names the document, the field and the reason', () => {
   const base = { apiVersion: API_VERSION, metadata: { name: 'starfall', namespace: 'games' } };
   const projectSpec = { plan: 'free', review: 'approved', sessionSeats: 4, services: {} };
@@ -71,6 +76,10 @@ describe('validateManifest names the document, the field and the reason', () => 
     ['another apiVersion', { ...base, apiVersion: 'hearth.gg/v2', kind: 'Project', spec: projectSpec }, 'apiVersion', 'must be "hearth.gg/v1alpha1"'],
     ['an unknown spec field', { ...base, kind: 'Project', spec: { ...projectSpec, seats: 4 } }, 'spec.seats', 'is not taken here'],
     ['an unknown service', { ...base, kind: 'Project', spec: { ...projectSpec, services: { chat: true } } }, 'spec.services.chat', 'is not taken here'],
+    // A typo of a field the object takes: the nearest is suggested; a word far from every field gets no guess.
+    ['a mistyped field', { ...base, kind: 'CardType', spec: { environment: 'live', name: 'Archer', perDecklimit: 3 } }, 'spec.perDecklimit', 'is not taken here (did you mean perDeckLimit?)'],
+    ['a mistyped field in a list', { ...base, kind: 'SkillTree', spec: { environment: 'live', name: 'T', nodes: [{ key: 'a', name: 'A', parnets: [] }] } }, 'spec.nodes.0.parnets', 'is not taken here (did you mean parents?)'],
+    ['a field far from any', { ...base, kind: 'Tour', spec: { environment: 'live', name: 'Basics', colour: 'red' } }, 'spec.colour', 'is not taken here'],
     ['a wrong type', { ...base, kind: 'Project', spec: { ...projectSpec, sessionSeats: '4' } }, 'spec.sessionSeats', 'must be integer'],
     ['a number out of range', { ...base, kind: 'Project', spec: { ...projectSpec, sessionSeats: 0 } }, 'spec.sessionSeats', 'must be >= 1'],
     ['a review state not in the list', { ...base, kind: 'Project', spec: { ...projectSpec, review: 'Approved' } }, 'spec.review', 'must be one of "pending", "approved", "rejected", "suspended"'],
