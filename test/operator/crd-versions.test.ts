@@ -2,19 +2,22 @@
  * v1alpha1 → v1beta1 on a real kube-apiserver (docs/kubernetes.md "API versions: v1alpha1 to
  * v1beta1"): objects made while the CRDs serve and store v1alpha1 alone survive an upgrade of the CRDs
  * that adds v1beta1, with the same schema, as the storage version (v1alpha1 still served, deprecated).
- * They read the same as either version without being written; re-written, each is stored as v1beta1
- * (read from etcd itself), and then `status.storedVersions` can say v1beta1 alone. A rollback to CRDs
- * that do not list v1beta1 is refused from then on; one to the CRDs of the step before (v1beta1
- * served, v1alpha1 stored) is taken.
+ * They read the same as either version without being written; the storage migration
+ * docs/kubernetes.md gives re-writes each, stored as v1beta1 then (read from etcd itself), and sets
+ * `status.storedVersions` to v1beta1 alone. A rollback to CRDs that do not list v1beta1 is refused
+ * from then on; one to the CRDs of the step before (v1beta1 served, v1alpha1 stored) is taken.
  *
  * The CRDs are the generated ones (`crdsYaml`), with the versions each step of the plan lists; the
  * chart ships v1alpha1 alone. No sleeps: Established and the new version's discovery are awaited.
  */
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { stringify } from 'yaml';
 import { type CrdVersion, MANIFEST_KINDS, crdsYaml } from '@hearth/core';
 import { type Kube, kubeToolPath, startKube } from '../support/kube';
 import * as m from '../support/manifests';
+import { runCollected } from '../support/processes';
 import { eventually } from '../support/wait';
 
 const GROUP = 'hearth.gg';
@@ -157,17 +160,22 @@ test('an object written as v1beta1 is stored as v1beta1 and reads back as v1alph
   await kubectl(['delete', ...named(silver as Doc, BETA)]);
 });
 
-test('re-writing every object stores it as v1beta1, unchanged; then storedVersions is set to v1beta1 alone', async () => {
-  for (const kind of KINDS) {
-    const resource = `${MANIFEST_KINDS[kind].crd.plural}.${BETA}.${GROUP}`;
-    const list = JSON.parse(await kubectl(['get', resource, '-A', '-o', 'json']));
-    // An empty patch, as a storage version migrator sends: the API server writes the object back in the
-    // storage version (its bytes differ from what etcd holds), and nothing else changes.
-    for (const item of list.items) {
-      const namespace = item.metadata.namespace ? ['-n', item.metadata.namespace] : [];
-      await kubectl(['patch', resource, item.metadata.name, ...namespace, '--type=merge', '-p', '{}']);
-    }
-  }
+/** The storage migration by hand, as docs/kubernetes.md writes it (the sh block that sets storedVersions). */
+function guideMigrationScript(): string {
+  const guide = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'kubernetes.md'), 'utf8');
+  const script = [...guide.matchAll(/```sh\n([\s\S]*?)```/g)].map((b) => b[1]).find((b) => b.includes('storedVersions'));
+  if (!script) throw new Error('docs/kubernetes.md has no sh block that sets storedVersions');
+  return script;
+}
+
+test("docs/kubernetes.md's migration re-writes every object as v1beta1, unchanged, and sets storedVersions to v1beta1 alone", async () => {
+  // An empty patch of each object, as a storage version migrator sends: the API server writes it back
+  // in the storage version (its bytes differ from what etcd holds), and nothing else changes.
+  const run = await runCollected('bash', ['-euo', 'pipefail', '-c', guideMigrationScript()], {
+    timeoutMs: 120_000,
+    env: { ...process.env, PATH: `${path.dirname(kubeToolPath('kubectl'))}:${process.env.PATH}`, KUBECONFIG: kube.kubeconfig },
+  });
+  expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
   for (const doc of OBJECTS) {
     expect(await storedAs(doc)).toBe(`${GROUP}/${BETA}`);
     const now = await read(doc, BETA);
@@ -178,10 +186,7 @@ test('re-writing every object stores it as v1beta1, unchanged; then storedVersio
     const { resourceVersion: _was, ...metadataWas } = content(was).metadata;
     expect({ ...content(now), metadata }).toEqual({ ...content(was), metadata: metadataWas });
   }
-  for (const kind of KINDS) {
-    await kubectl(['patch', 'crd', crdName(kind), '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { storedVersions: [BETA] } })]);
-    expect(await storedVersions(kind)).toEqual([BETA]);
-  }
+  for (const kind of Object.keys(MANIFEST_KINDS) as (keyof typeof MANIFEST_KINDS)[]) expect(await storedVersions(kind)).toEqual([BETA]);
 });
 
 test('a rollback to CRDs without v1beta1 is refused once objects are stored in it; one to v1beta1 served but not stored is taken', async () => {
