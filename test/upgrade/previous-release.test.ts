@@ -154,8 +154,9 @@ const seen = (a: Answer) => ({ status: a.status, body: a.body });
 const release = previousRelease();
 
 if (release instanceof NoPreviousRelease) {
-  say(`skipped: ${release.message}`);
-  if (process.env.HEARTH_UPGRADE_TEST_REQUIRED === '1') {
+  const required = process.env.HEARTH_UPGRADE_TEST_REQUIRED === '1';
+  say(`${required ? 'failed (HEARTH_UPGRADE_TEST_REQUIRED=1)' : 'skipped'}: ${release.message}`);
+  if (required) {
     test('finds the previous release (HEARTH_UPGRADE_TEST_REQUIRED=1)', () => {
       throw release;
     });

@@ -82,6 +82,18 @@ function copyFolders(from: string, to: string, folders: string[]): void {
 }
 
 const CACHE = path.join(process.env.HEARTH_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'hearth'), 'previous-release');
+/** How many installs the cache keeps (about 300 MB each). */
+const CACHE_KEEP = 3;
+
+/** Removes all but the CACHE_KEEP installs used last (and any left unfinished). */
+function pruneCache(): void {
+  const entries = fs.readdirSync(CACHE).map((name) => {
+    const mark = path.join(CACHE, name, '.complete');
+    return { name, used: fs.existsSync(mark) ? fs.statSync(mark).mtimeMs : 0 };
+  });
+  entries.sort((a, b) => b.used - a.used);
+  for (const entry of entries.slice(CACHE_KEEP)) fs.rmSync(path.join(CACHE, entry.name), { recursive: true, force: true });
+}
 
 /**
  * The previous release's files in `dir` (`git archive`, nothing of this checkout's work tree) with
@@ -96,6 +108,8 @@ export function checkOut(release: PreviousRelease, dir: string): string {
   }
   const cached = path.join(CACHE, lock);
   if (fs.existsSync(path.join(cached, '.complete'))) {
+    const now = new Date();
+    fs.utimesSync(path.join(cached, '.complete'), now, now); // used: kept by pruneCache
     copyFolders(cached, dir, nodeModulesFolders(cached));
     return `package-lock.json ${lock.slice(0, 12)}: node_modules from ${cached}`;
   }
@@ -107,5 +121,6 @@ export function checkOut(release: PreviousRelease, dir: string): string {
   fs.copyFileSync(path.join(dir, 'package.json'), path.join(cached, 'package.json'));
   copyFolders(dir, cached, nodeModulesFolders(dir));
   fs.writeFileSync(path.join(cached, '.complete'), `${release.commit}\n`);
+  pruneCache();
   return `package-lock.json ${lock.slice(0, 12)}: npm ci, kept in ${cached}`;
 }
