@@ -55,6 +55,13 @@ chart-tools:
 loadtest-tools:
 	$(TOOLS) k6
 
+## The previous release's `hearth api` on this checkout's schema, over the core routes (test/upgrade;
+## docs/operations.md "Upgrades and rollbacks"): the rule that a release's migrations never break the
+## code of the release before it. Needs the git history (a shallow clone skips, saying so).
+.PHONY: upgrade-test
+upgrade-test: node_modules services
+	$(call jest,upgrade,test/upgrade $(KUBE_SUITE))
+
 ## Rewrite the chart's CRD templates and docs/manifests.md's identity fields table from the manifest
 ## schemas (a test fails while either differs).
 crds: node_modules

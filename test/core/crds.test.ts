@@ -13,6 +13,7 @@ import {
   type ManifestError,
   brokenRule,
   chartCrdTemplates,
+  crdsYaml,
   customResourceDefinition,
   referencesOf,
   structural,
@@ -40,6 +41,35 @@ describe('the chart carries the CRDs the schemas make', () => {
       expect(text.trimEnd().endsWith('{{- end }}')).toBe(true);
       expect(text).toContain('helm.sh/resource-policy: keep');
     }
+  });
+});
+
+describe('the versions a CRD lists (docs/kubernetes.md "API versions"; test/operator/crd-versions.test.ts upgrades them)', () => {
+  const twoVersions = [
+    { name: 'v1alpha1', served: true, storage: false, deprecationWarning: 'use v1beta1' },
+    { name: 'v1beta1', served: true, storage: true },
+  ];
+
+  it('ships v1alpha1 alone, served and stored', () => {
+    for (const kind of Object.keys(MANIFEST_KINDS) as (keyof typeof MANIFEST_KINDS)[]) {
+      expect(customResourceDefinition(kind).spec.versions.map((v: { name: string; served: boolean; storage: boolean }) => [v.name, v.served, v.storage])).toEqual([['v1alpha1', true, true]]);
+    }
+  });
+
+  it('gives every version listed the same schema, columns and status subresource; a deprecated one its warning', () => {
+    const [alpha, beta] = customResourceDefinition('Currency', { versions: twoVersions }).spec.versions;
+    const { name: _a, served: _as, storage: _ast, deprecated, deprecationWarning, ...alphaRest } = alpha;
+    const { name: _b, served: _bs, storage: _bst, ...betaRest } = beta;
+    expect(alphaRest).toEqual(betaRest);
+    expect({ deprecated, deprecationWarning, storage: alpha.storage }).toEqual({ deprecated: true, deprecationWarning: 'use v1beta1', storage: false });
+    expect(betaRest).toEqual(Object.fromEntries(Object.entries(customResourceDefinition('Currency').spec.versions[0]).filter(([k]) => !['name', 'served', 'storage'].includes(k))));
+    // Each version its own objects: the YAML has no anchors or aliases.
+    expect(crdsYaml({ versions: twoVersions })).not.toMatch(/[&*]a\d+/);
+  });
+
+  it('refuses a list with no storage version or two', () => {
+    expect(() => customResourceDefinition('Plan', { versions: [{ name: 'v1alpha1', served: true, storage: false }] })).toThrow(/exactly one version/);
+    expect(() => customResourceDefinition('Plan', { versions: twoVersions.map((v) => ({ ...v, storage: true })) })).toThrow(/exactly one version/);
   });
 });
 

@@ -9,6 +9,8 @@ import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from './env';
 
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 export const HEARTH_BIN = path.join(REPO_ROOT, 'apps/cli/bin/hearth');
+/** The executable of another checkout of Hearth (the previous release's, test/upgrade): `root` is its top folder. */
+export const hearthBin = (root: string): string => path.join(root, 'apps/cli/bin/hearth');
 
 /** The environment a `hearth` command gets: only what it is given, nothing of the caller's. */
 export function hearthEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
@@ -18,10 +20,11 @@ export function hearthEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
 /**
  * Runs a `hearth` command to its end, its output kept in `log`; answers its stdout and stderr. A
  * command that fails rejects with `fail(message)` (the runner's own error, printed without a stack).
+ * `root` is the checkout whose `hearth` runs (this one unless said), and the folder it runs in.
  */
-export function runHearthLogged(args: string[], env: NodeJS.ProcessEnv, log: string, fail: (message: string) => Error): Promise<string> {
+export function runHearthLogged(args: string[], env: NodeJS.ProcessEnv, log: string, fail: (message: string) => Error, root = REPO_ROOT): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [HEARTH_BIN, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [hearthBin(root), ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -46,9 +49,9 @@ export interface HearthService {
   log: string;
 }
 
-export function startHearthService(name: string, args: string[], env: NodeJS.ProcessEnv, log: string): HearthService {
+export function startHearthService(name: string, args: string[], env: NodeJS.ProcessEnv, log: string, root = REPO_ROOT): HearthService {
   const fd = fs.openSync(log, 'a');
-  const child = spawn(process.execPath, [HEARTH_BIN, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, [hearthBin(root), ...args], { cwd: root, env, stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   return { name, child, log };
 }

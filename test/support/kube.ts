@@ -33,6 +33,8 @@ export interface KubeUser {
 export interface Kube {
   /** https://127.0.0.1:<port> */
   server: string;
+  /** http://127.0.0.1:<port>: etcd's client URL, for a test that reads what the API server stored (its v3 JSON gateway). */
+  etcd: string;
   /** The server's self-signed certificate (PEM), to trust. */
   caPem: string;
   admin: KubeUser;
@@ -205,7 +207,7 @@ export async function startKube(options: { extraUsers?: { name: string; groups?:
         return res.status === 200;
       }, controllers, controllersLog, 90_000);
     }
-    return { server, caPem, admin, users, kubeconfigFor, kubeconfig, stop };
+    return { server, etcd: `http://127.0.0.1:${etcdClient}`, caPem, admin, users, kubeconfigFor, kubeconfig, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -116,8 +116,33 @@ const READY_COLUMNS: PrinterColumn[] = [
   { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
 ];
 
-/** The CRD of one kind. `helm` adds what the chart's copy carries (kept on uninstall). */
-export function customResourceDefinition(kind: ManifestKind, options: { helm?: boolean } = {}): JsonSchema {
+/**
+ * One version of the kinds' API as a CRD lists it (docs/kubernetes.md "API versions"): served or not,
+ * and the one version objects are stored in. Every version has the same schema, so the API server's
+ * conversion between them (strategy None) changes only `apiVersion`, and no webhook is needed.
+ */
+export interface CrdVersion {
+  name: string;
+  served: boolean;
+  storage: boolean;
+  /** Served, with this warning on every request that names it (the version on its way out). */
+  deprecationWarning?: string;
+}
+
+/** What the chart ships: v1alpha1 alone, served and stored. */
+export const SHIPPED_CRD_VERSIONS: readonly CrdVersion[] = [{ name: API_GROUP_VERSION, served: true, storage: true }];
+
+export interface CrdOptions {
+  /** What the chart's copy carries besides (kept on uninstall). */
+  helm?: boolean;
+  /** The versions listed, each with the same schema; SHIPPED_CRD_VERSIONS unless given (the tests of a version upgrade give more). */
+  versions?: readonly CrdVersion[];
+}
+
+/** The CRD of one kind. */
+export function customResourceDefinition(kind: ManifestKind, options: CrdOptions = {}): JsonSchema {
+  const versions = options.versions ?? SHIPPED_CRD_VERSIONS;
+  if (versions.filter((v) => v.storage).length !== 1) throw new Error(`a CRD stores objects in exactly one version; given ${JSON.stringify(versions)}`);
   const facts = MANIFEST_KINDS[kind];
   const crd: { plural: string; shortNames: readonly string[]; columns: readonly PrinterColumn[]; status?: Record<string, TSchema> } = facts.crd;
   const documentSchema = facts.schema as unknown as JsonSchema;
@@ -145,42 +170,42 @@ export function customResourceDefinition(kind: ManifestKind, options: { helm?: b
         shortNames: [...crd.shortNames],
         categories: [CRD_CATEGORY],
       },
-      versions: [
-        {
-          name: API_GROUP_VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            ...crd.columns.map((c) => ({ ...c })),
-            ...READY_COLUMNS,
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              description: `A Hearth ${kind} (docs/manifests.md).`,
-              required: ['spec'],
-              properties: {
-                spec: { description: `what the ${kind} declares (docs/manifests.md)`, ...structural(documentSchema.properties.spec) },
-                status,
-              },
+      // Each version its own copy: YAML would write an object met twice as an anchor and an alias.
+      versions: versions.map((version) => structuredClone({
+        name: version.name,
+        served: version.served,
+        storage: version.storage,
+        ...(version.deprecationWarning ? { deprecated: true, deprecationWarning: version.deprecationWarning } : {}),
+        subresources: { status: {} },
+        additionalPrinterColumns: [
+          ...crd.columns.map((c) => ({ ...c })),
+          ...READY_COLUMNS,
+          { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+        ],
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            description: `A Hearth ${kind} (docs/manifests.md).`,
+            required: ['spec'],
+            properties: {
+              spec: { description: `what the ${kind} declares (docs/manifests.md)`, ...structural(documentSchema.properties.spec) },
+              status,
             },
           },
         },
-      ],
+      })),
     },
   };
 }
 
 /** Every kind's CRD, in MANIFEST_KINDS' order. */
-export function customResourceDefinitions(options: { helm?: boolean } = {}): JsonSchema[] {
+export function customResourceDefinitions(options: CrdOptions = {}): JsonSchema[] {
   return (Object.keys(MANIFEST_KINDS) as ManifestKind[]).map((kind) => customResourceDefinition(kind, options));
 }
 
 /** All CRDs as one multi-document YAML stream, for `kubectl apply -f -`. */
-export function crdsYaml(): string {
-  return customResourceDefinitions().map((crd) => stringify(crd, { lineWidth: 0 })).join('---\n');
+export function crdsYaml(options: CrdOptions = {}): string {
+  return customResourceDefinitions(options).map((crd) => stringify(crd, { lineWidth: 0 })).join('---\n');
 }
 
 /** The folder of the chart the CRD templates live in, and the file of each. */
