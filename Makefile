@@ -37,6 +37,7 @@ KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 ## machine, the first time about 6 minutes on 2 quiet cores, in the background while the suites
 ## that need neither run (test/support/make-test.sh; nothing to build once built).
 test: node_modules services
+	@echo "make test: type check (tsc), then every suite against PostgreSQL and Redis, each said as it ends ('suite N of M')"
 	npm run typecheck
 	@status=0; TEST_RESULTS=$(TEST_RESULTS) TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) \
 	  bash test/support/make-test.sh || status=$$?; \

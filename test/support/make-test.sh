@@ -14,7 +14,7 @@ mapfile -t tool_suites < <(grep -rlE "from '(\.\./support/minio|\./prometheus)'"
 
 jest() { # jest NAME ARGS...: one run, its results in $results/hearth-NAME.json
   local name=$1; shift
-  npx jest --runInBand "$@" --json --outputFile="$results/hearth-$name.json"
+  npx jest --runInBand --reporters=default --reporters="$PWD/test/support/progress-reporter.js" "$@" --json --outputFile="$results/hearth-$name.json"
 }
 
 if bash test/kube/tools/build.sh --check "${tools[@]}"; then
@@ -28,7 +28,8 @@ echo "make test: MinIO and helm are not built on this machine yet. Building them
 # The build, then the suites that need it, in the background: the main run is one jest process and
 # leaves a core free, first for the build and then for those suites.
 (
-  if ! bash test/kube/tools/build.sh "${tools[@]}" > "$log" 2>&1; then exit 90; fi
+  # The build's own words go to its log; a wait for another checkout's build (its lock) is said here too.
+  if ! bash test/kube/tools/build.sh "${tools[@]}" > "$log" 2> >(tee -a "$log" | grep --line-buffered 'waiting for it' | sed -u 's/^/make test: /' >&2); then exit 90; fi
   jest tools "${tool_suites[@]}" > "$side" 2>&1
 ) &
 builder=$!
