@@ -14,7 +14,8 @@ mapfile -t tool_suites < <(grep -rlE "from '(\.\./support/minio|\./prometheus)'"
 
 jest() { # jest NAME ARGS...: one run, its results in $results/hearth-NAME.json
   local name=$1; shift
-  npx jest --runInBand --reporters=default --reporters="$PWD/test/support/progress-reporter.js" "$@" --json --outputFile="$results/hearth-$name.json"
+  # The reporters after ARGS: jest's array flags take every word that follows them as another value.
+  npx jest --runInBand "$@" --reporters=default --reporters="$PWD/test/support/progress-reporter.js" --json --outputFile="$results/hearth-$name.json"
 }
 
 if bash test/kube/tools/build.sh --check "${tools[@]}"; then
