@@ -162,7 +162,8 @@ describe('decks', () => {
       [await decks(p.id, 'PUT', `/${deck.id}/cards/${theirCard.id}`), 404, 'not-found'],
       [await decks(p.id, 'PUT', `/${deck.id}/cards/${consumed.id}`), 409, 'already-consumed'],
       [await decks(p.id, 'PUT', `/${deck.id}/cards/${elsewhere.id}`), 400, 'invalid-request', 'path.cardId'],
-      [await decks(p.id, 'PUT', `/${deck.id}/types/ghost`, { count: 1 }), 404, 'not-found'],
+      // A card type that is not defined: the refusal names the key asked for and the path segment that named it.
+      [await decks(p.id, 'PUT', `/${deck.id}/types/ghost`, { count: 1 }), 404, 'not-found', 'path.cardTypeKey'],
       [await decks(p.id, 'PUT', `/${deck.id}/types/rat`, { count: 1001 }), 400, 'invalid-request', 'body.count'],
       [await decks(p.id, 'PUT', `/${deck.id}/types/rat`, { count: -1 }), 400, 'invalid-request', 'body.count'],
       [await decks(p.id, 'PUT', `/${deck.id}/types/rat`, {}), 400, 'invalid-request', 'body.count'],
@@ -175,6 +176,7 @@ describe('decks', () => {
       [await decks('no-such-player', 'GET'), 404, 'not-found'],
     ];
     for (const [reply, status, code, field] of cases) expectError(reply, status, code, field);
+    expect((await decks(p.id, 'PUT', `/${deck.id}/types/archr`, { count: 1 })).body.message).toBe('The card type "archr" was not found in this environment.');
     expect(await state()).toEqual(before);
   });
 });

@@ -50,7 +50,15 @@ export const refuse = {
   invalid: (field: string, message: string) => new Refusal('invalid-request', message, { field }),
   unauthorized: (message = 'A valid credential is required.') => new Refusal('unauthorized', message),
   forbidden: (message = 'This credential may not do that.') => new Refusal('forbidden', message),
-  notFound: (what = 'That') => new Refusal('not-found', `${what} was not found.`),
+  /**
+   * Nothing of that in the environment. With `named`, the refusal names what was asked for (its key,
+   * quoted) and the input that named it (`field`, relative: the API places it, `path.cardTypeKey`), so a
+   * typo is seen at once.
+   */
+  notFound: (what = 'That', named?: { key: string; field: string }) =>
+    named
+      ? new Refusal('not-found', `${what} "${named.key}" was not found in this environment.`, { field: named.field })
+      : new Refusal('not-found', `${what} was not found.`),
   /** A field naming something that does not exist (a manifest's reference to another document). */
   missingReference: (field: string, message: string) => new Refusal('not-found', message, { field }),
   /** A field past its plan's limit (a manifest asking more than its plan allows). */

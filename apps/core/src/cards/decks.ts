@@ -110,7 +110,7 @@ export class DeckService {
   setTypeCount(db: Queryable, env: EnvironmentContext, playerId: string, deckId: string, cardTypeKey: string, count: number): Promise<Deck> {
     if (!Number.isInteger(count) || count < 0 || count > CARD_LIMITS.lineCountMax) throw refuse.invalid('count', `A count is a whole number 0 to ${CARD_LIMITS.lineCountMax}.`);
     return this.change(db, env, playerId, deckId, async (trx) => {
-      if (!(await trx('card_types').where({ environment_id: env.id, key: cardTypeKey }).first('key'))) throw refuse.notFound('The card type');
+      if (!(await trx('card_types').where({ environment_id: env.id, key: cardTypeKey }).first('key'))) throw refuse.notFound('The card type', { key: cardTypeKey, field: 'cardTypeKey' });
       if (count === 0) {
         await trx('deck_entries').where({ deck_id: deckId, card_type_key: cardTypeKey }).delete();
         return;

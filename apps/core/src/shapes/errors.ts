@@ -53,6 +53,8 @@ type DetailField = keyof AnsweredErrorDetails;
 export const ERROR_DETAILS: Partial<Record<ErrorCode, { required: DetailField[]; optional?: DetailField[] }>> = {
   'invalid-request': { required: [], optional: ['field', 'currencyKey'] },
   conflict: { required: [], optional: ['limit', 'field'] },
+  // A refusal naming what it did not find may say which input named it.
+  'not-found': { required: [], optional: ['field'] },
   'quota-exceeded': { required: ['quota', 'limit'] },
   'insufficient-balance': { required: ['held', 'requested'], optional: ['currencyKey', 'itemTypeKey', 'cardTypeKey'] },
   'allowance-exceeded': { required: ['currencyKey', 'held', 'requested', 'allowance'] },
