@@ -6,12 +6,11 @@
  * Only the leader reconciles, so only the leader's figures are non-zero.
  */
 import client from 'prom-client';
+import { ObjectsByKind } from './objects-by-kind';
 
-export class NotReadyObjects {
-  /** kind → object key → the reason of its Ready condition (only those not True). */
-  private readonly byKind = new Map<string, Map<string, string>>();
-
+export class NotReadyObjects extends ObjectsByKind<string> {
   constructor(registry: client.Registry) {
+    super();
     const byKind = this.byKind;
     const gauge: client.Gauge<'kind' | 'reason'> = new client.Gauge({
       name: 'hearth_operator_objects_not_ready',
@@ -27,28 +26,9 @@ export class NotReadyObjects {
     });
   }
 
-  /** The Ready condition just written (or found unchanged) for an object. */
+  /** The Ready condition just written (or found unchanged) for an object: noted by its reason while not True. */
   observe(kind: string, key: string, ready: { status: string; reason: string }): void {
     if (ready.status === 'True') return this.forget(kind, key);
-    let objects = this.byKind.get(kind);
-    if (!objects) this.byKind.set(kind, (objects = new Map()));
-    objects.set(key, ready.reason);
-  }
-
-  /** An object that is gone, or removed. */
-  forget(kind: string, key: string): void {
-    this.byKind.get(kind)?.delete(key);
-  }
-
-  /** A fresh list of a kind: forget the objects `stillThere` says are gone (deleted while no watch ran). */
-  retain(kind: string, stillThere: (key: string) => boolean): void {
-    const objects = this.byKind.get(kind);
-    if (!objects) return;
-    for (const key of objects.keys()) if (!stillThere(key)) objects.delete(key);
-  }
-
-  /** A replica that no longer leads knows nothing current. */
-  clear(): void {
-    this.byKind.clear();
+    this.note(kind, key, ready.reason);
   }
 }

@@ -10,12 +10,12 @@
 import client from 'prom-client';
 import { hasFinalizer } from './finalizers';
 import type { CustomObject } from './kube';
+import { ObjectsByKind } from './objects-by-kind';
 
-export class TerminatingObjects {
-  /** kind → object key → its deletionTimestamp (milliseconds). */
-  private readonly byKind = new Map<string, Map<string, number>>();
-
+/** The deleted objects still awaiting clean-up, by kind, each with its deletionTimestamp (milliseconds). */
+export class TerminatingObjects extends ObjectsByKind<number> {
   constructor(registry: client.Registry, private readonly now: () => number = Date.now) {
+    super();
     const byKind = this.byKind;
     const count: client.Gauge<'kind'> = new client.Gauge({
       name: 'hearth_operator_terminating_objects',
@@ -50,25 +50,6 @@ export class TerminatingObjects {
   follow(kind: string, key: string, obj: CustomObject): void {
     const deletedAt = obj.metadata.deletionTimestamp ? Date.parse(obj.metadata.deletionTimestamp) : NaN;
     if (Number.isNaN(deletedAt) || !hasFinalizer(obj)) return this.forget(kind, key);
-    let objects = this.byKind.get(kind);
-    if (!objects) this.byKind.set(kind, (objects = new Map()));
-    objects.set(key, deletedAt);
-  }
-
-  /** An object that is gone, or whose finalizer the operator took off. */
-  forget(kind: string, key: string): void {
-    this.byKind.get(kind)?.delete(key);
-  }
-
-  /** A fresh list of a kind: forget the objects `stillThere` says are gone (deleted while no watch ran). */
-  retain(kind: string, stillThere: (key: string) => boolean): void {
-    const objects = this.byKind.get(kind);
-    if (!objects) return;
-    for (const key of objects.keys()) if (!stillThere(key)) objects.delete(key);
-  }
-
-  /** A replica that no longer leads knows nothing current. */
-  clear(): void {
-    this.byKind.clear();
+    this.note(kind, key, deletedAt);
   }
 }
