@@ -3,7 +3,7 @@ import { organisationNamed } from '../../tenancy/organisations';
 import { inTransaction } from '../../db/transaction';
 import { ManifestError } from '../validate';
 import type { LicenceKey } from '../schemas';
-import { type Reconciler, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, keyOwnerIdentity, namespaceOf, refusalsNamed } from './shared';
 
 const sameProducts = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p) => b.includes(p));
 
@@ -31,12 +31,8 @@ export const licenceKeyReconciler: Reconciler<LicenceKey> = {
     }),
 
   /** The project of the document's live key, by name. */
-  identity: async (db, doc) => {
-    const live = await liveLicenceKeyOfManifest(db, { namespace: namespaceOf(doc), name: doc.metadata.name });
-    if (!live) return null;
-    const row = (await db('projects').where({ id: live.projectId }).first('name')) as { name: string } | undefined;
-    return { stored: { project: row?.name }, wanted: { project: doc.spec.project } };
-  },
+  identity: async (db, doc) =>
+    keyOwnerIdentity(db, 'project', (await liveLicenceKeyOfManifest(db, { namespace: namespaceOf(doc), name: doc.metadata.name }))?.projectId, doc.spec.project),
 
   remove: (db, manifest, { bus }) =>
     inTransaction(db, async (trx) => {

@@ -1,7 +1,7 @@
 import { liveKeyOfManifest, mintServerKey, revokeServerKey } from '../../auth/server-keys';
 import { inTransaction } from '../../db/transaction';
 import type { ServerKey } from '../schemas';
-import { type Reconciler, environmentNamed, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, keyOwnerIdentity, namespaceOf, refusalsNamed } from './shared';
 
 /**
  * A ServerKey document stands for one live key. The first reconcile mints it (the whole key is in
@@ -25,12 +25,8 @@ export const serverKeyReconciler: Reconciler<ServerKey> = {
     }),
 
   /** The environment of the document's live key, by name (a retired one too). */
-  identity: async (db, doc) => {
-    const live = await liveKeyOfManifest(db, { namespace: namespaceOf(doc), name: doc.metadata.name });
-    if (!live) return null;
-    const row = (await db('environments').where({ id: live.environmentId }).first('name')) as { name: string } | undefined;
-    return { stored: { environment: row?.name }, wanted: { environment: doc.spec.environment } };
-  },
+  identity: async (db, doc) =>
+    keyOwnerIdentity(db, 'environment', (await liveKeyOfManifest(db, { namespace: namespaceOf(doc), name: doc.metadata.name }))?.environmentId, doc.spec.environment),
 
   remove: (db, manifest, { bus }) =>
     inTransaction(db, async (trx) => {

@@ -99,6 +99,16 @@ export async function ownedRowIdentity(
 }
 
 /**
+ * The identity of a key document (a ServerKey's environment, a LicenceKey's project): the name of what
+ * its live key belongs to, found by that owner's id (a retired owner too); none while it has no live key.
+ */
+export async function keyOwnerIdentity(db: Queryable, field: 'environment' | 'project', ownerId: number | undefined, wanted: string): Promise<Identity | null> {
+  if (ownerId === undefined) return null;
+  const row = (await db(field === 'environment' ? 'environments' : 'projects').where({ id: ownerId }).first('name')) as { name: string } | undefined;
+  return { stored: { [field]: row?.name }, wanted: { [field]: wanted } };
+}
+
+/**
  * Runs a domain write and names its refusals after the document: an Refusal whose details.field
  * is `plan` becomes a ManifestError on `spec.plan`; one without a field falls on `fieldOtherwise`.
  */
