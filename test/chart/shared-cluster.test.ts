@@ -72,7 +72,7 @@ afterAll(async () => {
 
 describe('the CRDs applied with `hearth crds | kubectl apply -f -`, then helm install', () => {
   let notes = '';
-  let versions: string[] = [];
+  let versions: (string | undefined)[] = [];
 
   beforeAll(() => {
     // The documented order: the CLI prints them, kubectl applies them.
