@@ -31,6 +31,15 @@ export interface OperatorConfig {
   concurrency: number;
   /** A reference to a missing document is waited for this long before it is reported (Ready=False, a Warning Event). */
   referenceGraceMs: number;
+  /**
+   * Whether this operator owns the cluster-scoped resources (Plans): writes their status and adds and
+   * takes off their finalizer. Every release of a cluster sees the same Plans, each reconciles them
+   * into its own database, and exactly one owns them; the others only follow them (a deleted Plan
+   * retired from their database all the same). True unless HEARTH_OPERATOR_PLAN_OWNER=false.
+   */
+  planOwner: boolean;
+  /** The name its writes to hearth.gg objects carry in their managedFields: which release's operator wrote what. */
+  fieldManager: string;
 }
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -52,6 +61,14 @@ function names(env: Env, variable: string): string[] | undefined {
     name({ [variable]: n }, variable, undefined);
   }
   return list;
+}
+
+function flag(env: Env, variable: string, fallback: boolean): boolean {
+  const raw = env[variable];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new ConfigError(variable, `must be true or false, got "${raw}"`);
 }
 
 function integer(env: Env, variable: string, fallback: number, min: number, max: number): number {
@@ -81,11 +98,13 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     throw new ConfigError('HEARTH_OPERATOR_LEASE_RETRY_MS', `must be below two thirds of the lease duration (${renewDeadlineMs} ms)`);
   }
   const identity = env.POD_NAME || os.hostname();
+  const leaseName = name(env, 'HEARTH_OPERATOR_LEASE_NAME') ?? 'hearth-operator';
+  const leaseNamespace = name(env, 'HEARTH_OPERATOR_LEASE_NAMESPACE') ?? podNamespace() ?? 'default';
   return {
     base,
     kubeconfig: env.KUBECONFIG || undefined,
-    leaseName: name(env, 'HEARTH_OPERATOR_LEASE_NAME') ?? 'hearth-operator',
-    leaseNamespace: name(env, 'HEARTH_OPERATOR_LEASE_NAMESPACE') ?? podNamespace() ?? 'default',
+    leaseName,
+    leaseNamespace,
     identity: `${identity}_${randomBytes(4).toString('hex')}`,
     leaseDurationSeconds,
     renewDeadlineMs,
@@ -94,5 +113,8 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     relistIntervalMs: integer(env, 'HEARTH_OPERATOR_RELIST_SECONDS', 300, 5, 86_400) * 1000,
     concurrency: integer(env, 'HEARTH_OPERATOR_CONCURRENCY', 2, 1, 64),
     referenceGraceMs: integer(env, 'HEARTH_OPERATOR_REFERENCE_GRACE_SECONDS', 5, 0, 300) * 1000,
+    planOwner: flag(env, 'HEARTH_OPERATOR_PLAN_OWNER', true),
+    // One name for the release's replicas (its Lease names the release), within the API server's 128 characters.
+    fieldManager: `hearth-operator/${leaseNamespace}/${leaseName}`.slice(0, 128),
   };
 }

@@ -28,6 +28,7 @@ import {
   inTransaction,
   isRemovable,
   liveKeyOfManifest,
+  liveManifestNames,
   liveLicenceKeyOfManifest,
   reconcileManifest,
   removeManifest,
@@ -69,6 +70,17 @@ export interface ControllerDeps {
    * not reconciled yet; the object is retried meanwhile, at once when the database changes.
    */
   referenceGraceMs: number;
+  /**
+   * Whether it writes the objects' status and adds and takes off their finalizer. False only for a
+   * cluster-scoped kind (Plan) another release's operator owns: this one then follows it, making
+   * its own database match each object without writing to the object, and retiring from it what
+   * is deleted (when the deletion starts, when the object is gone, and what a fresh list no longer
+   * holds). The owner's finalizer cannot wait for a follower's clean-up: a refusal there is this
+   * operator's to report (its log and hearth_operator_objects_not_ready), retried like any other.
+   */
+  owner: boolean;
+  /** The name its writes carry in the objects' managedFields. */
+  fieldManager?: string;
   /**
    * Told when a reconcile changed the database, or a deletion undid what an object made: the
    * objects naming it (of every kind) and every refused object are tried again.
@@ -113,7 +125,7 @@ export class KindController {
   constructor(readonly type: ResourceType, private readonly deps: ControllerDeps) {
     const kind = type.kind;
     this.log = deps.logger.child({ kind });
-    this.resources = new CustomResources(deps.kube, type);
+    this.resources = new CustomResources(deps.kube, type, deps.fieldManager);
     this.queue = new KeyedQueue((key) => this.reconcile(key), {
       concurrency: deps.concurrency,
       ...deps.retry,
@@ -137,6 +149,7 @@ export class KindController {
             for (const key of this.referencing.keys()) if (gone(key)) this.forget(key);
             deps.metrics.notReady.retain(kind, (key) => !gone(key));
             deps.metrics.terminating.retain(kind, (key) => !gone(key));
+            if (!deps.owner && !type.namespaced) void this.retireMissing(present);
           },
           onRestart: (reason) => deps.metrics.watchRestarts.inc({ kind, reason }),
           logger: this.log,
@@ -181,6 +194,9 @@ export class KindController {
     let obj: CustomObject | null = null;
     try {
       obj = await this.resources.get(ref);
+      // A cluster-scoped object gone: out of this database too, whoever's finalizer ran (another
+      // release's, or none: taken off by hand); a second retirement finds nothing to do.
+      if (!obj && !this.type.namespaced) return await this.retire(key, ref);
       if (!obj) {
         await this.releaseOrphanedSecret(ref);
         this.forget(key);
@@ -189,9 +205,9 @@ export class KindController {
         this.count('gone');
         return 'done';
       }
-      if (obj.metadata.deletionTimestamp) return await this.finalize(key, obj);
+      if (obj.metadata.deletionTimestamp) return this.deps.owner ? await this.finalize(key, obj) : await this.retire(key, ref);
       this.referencing.set(key, referencesOf(this.type.kind, obj));
-      if (isRemovable(this.type.kind) && !hasFinalizer(obj)) obj = await addFinalizer(this.resources, obj);
+      if (this.deps.owner && isRemovable(this.type.kind) && !hasFinalizer(obj)) obj = await addFinalizer(this.resources, obj);
 
       const generation = obj.metadata.generation ?? 0;
       let doc: AnyManifest;
@@ -315,6 +331,46 @@ export class KindController {
   }
 
   /**
+   * A cluster-scoped object deleted (its deletion started, for a follower) or gone: retired from this
+   * operator's database, as the owner's finalizer retires it from the owner's. A refusal (live
+   * projects still on a Plan in this database) is DeletionBlocked, retried until it holds.
+   */
+  private async retire(key: string, ref: ObjectRef): Promise<WorkResult> {
+    const kind = this.type.kind;
+    let removed = false;
+    if (isRemovable(kind)) {
+      const result = await removeManifest(this.deps.db, { kind, name: ref.name }, this.deps.bus).catch((err: unknown) => {
+        if (err instanceof Refusal) {
+          // No status to write it to here (the object is gone, or another release's): said in the metric.
+          this.deps.metrics.notReady.observe(kind, key, { status: 'False', reason: 'DeletionBlocked' });
+          throw new ReadyRefusal('DeletionBlocked', err.message);
+        }
+        throw err;
+      });
+      removed = result.action === 'removed';
+      if (removed) {
+        this.log.info({ key, action: result.action }, 'removed from the database');
+        this.deps.onChange({ kind, key });
+      }
+    }
+    this.forget(key);
+    this.deps.metrics.notReady.forget(kind, key);
+    this.deps.metrics.terminating.forget(kind, key);
+    this.count(removed ? 'removed' : 'gone');
+    return 'done';
+  }
+
+  /** A follower's fresh list: the live documents of its database the cluster no longer holds are queued (and retired). */
+  private async retireMissing(present: Set<string>): Promise<void> {
+    try {
+      const live = await liveManifestNames(this.deps.db, this.type.kind);
+      for (const name of live ?? []) if (!present.has(name)) this.queue.add(name);
+    } catch (err) {
+      this.log.warn({ err: describeError(err) }, 'could not list the database\'s live documents; the next list tries again');
+    }
+  }
+
+  /**
    * A key resource that is gone (deleted without the operator's clean-up, its finalizer taken off by
    * hand): its Secret's finalizer is taken off once no key of that name is live any more; a Secret
    * still holding a live key stays, since it is the only copy.
@@ -385,6 +441,8 @@ export class KindController {
     extra: Record<string, unknown> = {},
   ): Promise<{ changed: boolean; previous?: Condition }> {
     this.deps.metrics.notReady.observe(this.type.kind, ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name, ready);
+    // A follower never writes to the object: the owner's status says what the owner's database did.
+    if (!this.deps.owner) return { changed: false };
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const fresh = await this.resources.get(ref);
       if (!fresh) return { changed: false };

@@ -123,7 +123,8 @@ export function namespaceOf(ref: ObjectRef): string {
 
 /** get / JSON-patch / replace-status of one resource type, the same for cluster-scoped and namespaced kinds. */
 export class CustomResources {
-  constructor(private readonly kube: KubeClients, readonly type: ResourceType) {}
+  /** `fieldManager`: the name its writes carry in the objects' managedFields (which release's operator wrote them). */
+  constructor(private readonly kube: KubeClients, readonly type: ResourceType, private readonly fieldManager?: string) {}
 
   private where(ref: ObjectRef) {
     return { group: GROUP, version: VERSION, plural: this.type.plural, name: ref.name, ...(this.type.namespaced ? { namespace: namespaceOf(ref) } : {}) };
@@ -156,13 +157,13 @@ export class CustomResources {
 
   /** A JSON patch (RFC 6902): its `test` operations make a concurrent change a 409 instead of a lost write. */
   async patch(ref: ObjectRef, operations: unknown[]): Promise<CustomObject> {
-    const w = { ...this.where(ref), body: operations };
+    const w = { ...this.where(ref), body: operations, fieldManager: this.fieldManager };
     return (this.type.namespaced ? await this.kube.custom.patchNamespacedCustomObject(w as never) : await this.kube.custom.patchClusterCustomObject(w)) as CustomObject;
   }
 
   /** PUT /status with the object's resourceVersion: a 409 when it changed since it was read. */
   async replaceStatus(obj: CustomObject): Promise<CustomObject> {
-    const w = { ...this.where({ name: obj.metadata.name, namespace: obj.metadata.namespace }), body: obj };
+    const w = { ...this.where({ name: obj.metadata.name, namespace: obj.metadata.namespace }), body: obj, fieldManager: this.fieldManager };
     return (this.type.namespaced
       ? await this.kube.custom.replaceNamespacedCustomObjectStatus(w as never)
       : await this.kube.custom.replaceClusterCustomObjectStatus(w)) as CustomObject;

@@ -76,6 +76,9 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
           concurrency: config.concurrency,
           retry: { baseDelayMs: 500, maxDelayMs: 60_000 },
           referenceGraceMs: config.referenceGraceMs,
+          // Namespaced kinds are always this release's; a cluster-scoped one (Plan) only when it owns them.
+          owner: type.namespaced || config.planOwner,
+          fieldManager: config.fieldManager,
           onChange: retryAfter,
         }),
     );
@@ -90,7 +93,10 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
     });
     for (const c of controllers) c.start();
     for (const w of secrets) w.start();
-    logger.info({ kinds: types.map((t) => t.kind), namespaces: config.watchNamespaces ?? '(all)' }, 'reconciling');
+    logger.info(
+      { kinds: types.map((t) => t.kind), namespaces: config.watchNamespaces ?? '(all)', plans: config.planOwner ? 'owner' : 'follower', fieldManager: config.fieldManager },
+      'reconciling',
+    );
   };
 
   const stopControllers = async (): Promise<void> => {

@@ -58,6 +58,7 @@ export interface KubeObject {
     name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>;
     // What the API server adds to an object it stores (read back with `kubectl get -o json`).
     uid?: string; deletionTimestamp?: string; ownerReferences?: { kind: string; name: string; uid: string }[];
+    resourceVersion?: string; finalizers?: string[]; managedFields?: { manager: string; operation?: string; subresource?: string }[];
   };
    
   [key: string]: any;

@@ -385,7 +385,7 @@ describe('monitoring and network policy', () => {
     expect(noOperator).not.toContain('HearthOperatorNoLeader');
     expect(noOperator).not.toContain('HearthOperatorAbsent');
     expect(rules[1].annotations.runbook_url).toBe('https://github.com/hearth-gg/hearth/blob/main/docs/operations.md#hearthapiservererrors');
-    expect(rules[1].expr).toContain('hearth_http_requests_total{namespace="hearth-system", service=~"hearth-.*", status=~"5.."}');
+    expect(rules[1].expr).toContain('hearth_http_requests_total{namespace="hearth-system", service=~"hearth-(api|realtime|crash-worker|operator)", status=~"5.."}');
     expect(rules[0].annotations.description).toContain('{{ $labels.pod }}');
   });
 
@@ -441,8 +441,12 @@ describe('monitoring and network policy', () => {
     expect(cm.metadata.annotations).toEqual({ grafana_folder: 'Hearth' });
     const dashboard = JSON.parse(cm.data['hearth-overview.json']);
     expect(dashboard).toMatchObject({ uid: 'hearth-overview', title: `Hearth overview (${NAMESPACE}/hearth)` });
-    // Everything else is the file's.
+    // Everything else is the file's, but the variables the release sets: its Services' prefix (the
+    // file's default, for a release named hearth) and the namespace picked at first.
     const file = JSON.parse(fs.readFileSync(path.join(CHART, 'dashboards', 'hearth-overview.json'), 'utf8'));
+    const namespaceVar = dashboard.templating.list.find((v: { name: string }) => v.name === 'namespace');
+    expect(namespaceVar.current).toEqual({ text: [NAMESPACE], value: [NAMESPACE] });
+    namespaceVar.current = {};
     expect({ ...dashboard, uid: file.uid, title: file.title }).toEqual(file);
   });
 
@@ -584,8 +588,8 @@ describe('disruption budgets never block a node drain', () => {
     expect(Object.keys(pdbs([])).sort()).toEqual([named('api'), named('operator'), named('realtime')]);
     // One pod each: minAvailable 1 would allow no disruption, so there is no budget.
     expect(pdbs(['api.autoscaling.minReplicas=1', 'realtime.replicas=1', 'operator.replicas=1'])).toEqual({});
-    // The HPA's minimum, not replicas, while it scales the API.
-    expect(Object.keys(pdbs(['api.replicas=1']))).toContain(named('api'));
+    // The HPA's minimum while it scales the API; replicas once it does not.
+    expect(Object.keys(pdbs(['api.autoscaling.minReplicas=2']))).toContain(named('api'));
     expect(Object.keys(pdbs(['api.autoscaling.enabled=false', 'api.replicas=1']))).not.toContain(named('api'));
     // A percentage counts like the controller does (rounded up): 50% of 2 keeps 1, allows 1; 60% of 2 keeps 2.
     expect(pdbs(['realtime.pdb.minAvailable=50%'])[named('realtime')]).toMatchObject({ minAvailable: '50%' });
@@ -594,7 +598,7 @@ describe('disruption budgets never block a node drain', () => {
     const store = ['objectStorage.url=s3://b', 'crashWorker.pdb.enabled=true'];
     expect(pdbs(store)).not.toHaveProperty(named('crash-worker'));
     expect(pdbs([...store, 'crashWorker.replicas=3'])[named('crash-worker')]).toMatchObject({ minAvailable: 1 });
-    expect(pdbs([...store, 'crashWorker.replicas=3', 'crashWorkerQueueScaling.enabled=true', 'crashWorkerQueueScaling.minReplicas=0'])).not.toHaveProperty(named('crash-worker'));
+    expect(pdbs([...store, 'crashWorkerQueueScaling.enabled=true', 'crashWorkerQueueScaling.minReplicas=0'])).not.toHaveProperty(named('crash-worker'));
   });
 
   test('maxUnavailable replaces minAvailable and holds at any size, one pod included', () => {
@@ -715,5 +719,127 @@ describe("the store's publisher key for a single-project install", () => {
     const res = helm(templateArgs([MINIMAL_VALUES], ['store.publisherKey.existingSecret=Not_A_Name']));
     expect(res.status).not.toBe(0);
     expect(res.stderr).toContain("at '/store/publisherKey/existingSecret'");
+  });
+});
+
+describe('a replica count is never silently ignored', () => {
+  const replicas = (objects: KubeObject[]) =>
+    Object.fromEntries(objects.filter((o) => o.kind === 'Deployment').map((o) => [o.metadata.name, o.spec.replicas ?? 'HPA']));
+  const refusal = (sets: string[]) => {
+    const res = helm(templateArgs([MINIMAL_VALUES], sets));
+    expect(res.status).not.toBe(0);
+    return res.stderr;
+  };
+
+  test('the defaults render the counts they always did: the API sized by its HPA (2 to 10), realtime and the operator 2, the crash worker 1', () => {
+    expect(replicas(minimal)).toEqual({ [named('api')]: 'HPA', [named('realtime')]: 2, [named('operator')]: 2 });
+    expect(find(minimal, 'HorizontalPodAutoscaler', named('api')).spec).toMatchObject({ minReplicas: 2, maxReplicas: 10 });
+    expect(replicas(render([MINIMAL_VALUES], ['objectStorage.url=s3://b']))[named('crash-worker')]).toBe(1);
+    // Autoscaling off: the chart's count, or the one set.
+    expect(replicas(render([MINIMAL_VALUES], ['api.autoscaling.enabled=false']))[named('api')]).toBe(2);
+    expect(replicas(render([MINIMAL_VALUES], ['api.autoscaling.enabled=false', 'api.replicas=3', 'realtime.replicas=0']))).toMatchObject({ [named('api')]: 3, [named('realtime')]: 0 });
+    // null is the default, said explicitly.
+    expect(replicas(render([MINIMAL_VALUES], ['api.replicas=null']))[named('api')]).toBe('HPA');
+  });
+
+  test('api.replicas with the HPA on is refused, naming what sizes the API instead', () => {
+    expect(refusal(['api.replicas=3'])).toContain(
+      'api.replicas is 3, but api.autoscaling is on and decides the number of api pods: remove api.replicas (null) and size them with api.autoscaling.minReplicas and maxReplicas, or turn api.autoscaling off',
+    );
+  });
+
+  test('so is realtime.replicas with its HPA on, and the crash worker\'s with its HPA or KEDA\'s queue scaling', () => {
+    expect(refusal(['realtime.autoscaling.enabled=true', 'realtime.replicas=4'])).toContain('realtime.replicas is 4, but realtime.autoscaling is on');
+    const store = 'objectStorage.url=s3://b';
+    expect(refusal([store, 'crashWorker.autoscaling.enabled=true', 'crashWorker.replicas=2'])).toContain('crashWorker.replicas is 2, but crashWorker.autoscaling is on');
+    expect(refusal([store, 'crashWorkerQueueScaling.enabled=true', 'crashWorker.replicas=2'])).toContain('crashWorker.replicas is 2, but crashWorkerQueueScaling is on');
+    // Their scalers on without a count: rendered, the Deployments naming none.
+    const scaled = render([MINIMAL_VALUES], [store, 'realtime.autoscaling.enabled=true', 'crashWorkerQueueScaling.enabled=true']);
+    expect(replicas(scaled)).toMatchObject({ [named('realtime')]: 'HPA', [named('crash-worker')]: 'HPA' });
+  });
+});
+
+describe('releases that share a cluster: the CRDs and the Plans', () => {
+  const crds = (objects: KubeObject[]) => objects.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name);
+  const planOwner = (objects: KubeObject[]) => env(find(objects, 'Deployment', named('operator'))).HEARTH_OPERATOR_PLAN_OWNER;
+  const planRules = (objects: KubeObject[]) =>
+    (find(objects, 'ClusterRole', named('operator')).rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[])
+      .filter((r) => r.apiGroups.includes('hearth.gg'))
+      .flatMap((r) => r.resources.filter((res) => res.startsWith('plans')).map((res) => `${res}: ${r.verbs.join(',')}`));
+
+  test('with no cluster to look in (helm template), every CRD renders and the operator owns the Plans', () => {
+    expect(crds(minimal)).toHaveLength(Object.keys(MANIFEST_KINDS).length);
+    expect(planOwner(minimal)).toBe('true');
+    expect(planRules(minimal)).toEqual(['plans: get,list,watch,update,patch', 'plans/status: get,update,patch', 'plans/finalizers: update']);
+  });
+
+  test('a follower (statusOwner false) may only read Plans: RBAC itself keeps it from writing their status or finalizer', () => {
+    for (const extra of [[], ['operator.clusterWide=true']]) {
+      const follower = render([MINIMAL_VALUES], ['operator.plans.statusOwner=false', ...extra]);
+      expect(planOwner(follower)).toBe('false');
+      expect(planRules(follower)).toEqual(['plans: get,list,watch']);
+      // The CRDs are still this release's to install: ownership of the Plans is a separate choice.
+      expect(crds(follower)).toHaveLength(Object.keys(MANIFEST_KINDS).length);
+    }
+    // Cluster-wide, the namespaced kinds keep every verb.
+    const rules = find(render([MINIMAL_VALUES], ['operator.plans.statusOwner=false', 'operator.clusterWide=true']), 'ClusterRole', named('operator')).rules;
+    expect(rules[0]).toMatchObject({ apiGroups: ['hearth.gg'], verbs: ['get', 'list', 'watch', 'update', 'patch'] });
+    expect(rules[0].resources).toContain('projects');
+    expect(rules[0].resources).not.toContain('plans');
+  });
+
+  test('crds.install off: no CRD, and the operator follows unless told to own the Plans (NOTES.txt says so: shared-cluster.test.ts)', () => {
+    const off = render([MINIMAL_VALUES], ['crds.install=false']);
+    expect(crds(off)).toEqual([]);
+    expect(planOwner(off)).toBe('false');
+    const owning = render([MINIMAL_VALUES], ['crds.install=false', 'operator.plans.statusOwner=true']);
+    expect(planOwner(owning)).toBe('true');
+    expect(planRules(owning)).toContain('plans/status: get,update,patch');
+  });
+});
+
+describe('dashboards select one release', () => {
+  const SERVICES = '(api|realtime|crash-worker|operator)';
+  const dashboardsOf = (release: string) =>
+    parseObjects(runOk(kubeToolPath('helm'), ['template', release, CHART, '--namespace', 'games', '--kube-version', KUBE_VERSION, '--values', FULL_VALUES]))
+      .filter((o) => o.kind === 'ConfigMap' && o.metadata.name.includes('-dashboard-'))
+      .map((cm) => JSON.parse(Object.values(cm.data as Record<string, string>)[0]) as { title: string; templating: { list: any[] }; panels: any[] });
+  /** Every PromQL expression of a dashboard, rows' panels included. */
+  const expressions = (d: { panels: any[] }): string[] =>
+    d.panels.flatMap((p) => [...(p.targets ?? []).map((t: { expr: string }) => t.expr), ...expressions({ panels: p.panels ?? [] })]);
+  /** Every selector `{…}` of a PromQL expression (not `by (…)` groupings, not `[5m]` windows). */
+  const selectors = (expr: string) => [...expr.matchAll(/\{([^}]*)\}/g)].map((m) => m[1]);
+
+  test('every selector of every dashboard query names the namespace and the release\'s Services; the release constant is the release\'s', () => {
+    const dashboards = dashboardsOf('blue');
+    expect(dashboards).toHaveLength(fs.readdirSync(path.join(CHART, 'dashboards')).length);
+    let count = 0;
+    for (const d of dashboards) {
+      const exprs = expressions(d);
+      expect(exprs.length).toBeGreaterThan(0);
+      for (const expr of exprs) {
+        const found = selectors(expr);
+        expect(found.length).toBeGreaterThan(0);
+        for (const selector of found) {
+          count += 1;
+          expect({ title: d.title, selector }).toEqual({ title: d.title, selector: expect.stringContaining(`namespace=~"$namespace", service=~"$release-${SERVICES}"`) });
+        }
+      }
+      const variables = Object.fromEntries(d.templating.list.map((v) => [v.name, v]));
+      expect(variables.release).toMatchObject({ type: 'constant', query: 'blue-hearth', current: { value: 'blue-hearth' }, hide: 2 });
+      expect(variables.namespace.current).toEqual({ text: ['games'], value: ['games'] });
+      // The namespace picker offers the namespaces this release runs in.
+      expect(variables.namespace.query.query).toBe(`label_values(up{service=~"$release-${SERVICES}"}, namespace)`);
+    }
+    expect(count).toBeGreaterThan(70);
+  });
+
+  test('so two releases in one namespace each see their own: the selector of one does not match the other\'s Services', () => {
+    const serviceRegex = (release: string) => new RegExp(`^${dashboardsOf(release)[0].templating.list.find((v) => v.name === 'release').query}-${SERVICES}$`);
+    const hearth = serviceRegex('hearth');
+    expect(hearth.test('hearth-api')).toBe(true);
+    // A release named hearth-staging: its Services start with "hearth-" too, and are not the first release's.
+    expect(hearth.test('hearth-staging-api')).toBe(false);
+    expect(serviceRegex('hearth-staging').test('hearth-staging-operator')).toBe(true);
   });
 });

@@ -50,7 +50,10 @@ export function documentedValues(text: string): ValueRow[] {
       if (pending) {
         const keys = stack.map((s) => s.key);
         const value = keys.reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], values);
-        rows.push({ key: keys.join('.'), type: typeOf(value), default: value, description: pending.join(' ') });
+        // `# -- (int) …` names the type of a value whose default (null) does not show it.
+        const hint = /^\((\w+(?:\|\w+)*)\) (.*)$/.exec(pending[0]);
+        const description = hint ? [hint[2], ...pending.slice(1)] : pending;
+        rows.push({ key: keys.join('.'), type: hint ? hint[1] : typeOf(value), default: value, description: description.join(' ') });
       }
       pending = null;
     } else {

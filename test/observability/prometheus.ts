@@ -67,14 +67,16 @@ export function dashboardQueries(): PanelQuery[] {
 
 /**
  * A panel's PromQL as Grafana sends it: its variables given values (the namespace the test's targets
- * carry, a rate window of a few scrapes). A variable left over fails: Prometheus would refuse it anyway.
+ * carry, the release their Service names start with, a rate window of a few scrapes). A variable left over fails: Prometheus would refuse it anyway.
  */
-export function withGrafanaVariables(expr: string, values: { namespace: string; rateInterval: string }): string {
+export function withGrafanaVariables(expr: string, values: { namespace: string; rateInterval: string; release?: string }): string {
   const substituted = expr
     .replace(/\$__rate_interval\b|\$\{__rate_interval\}/g, values.rateInterval)
     .replace(/\$__interval\b|\$\{__interval\}/g, values.rateInterval)
     .replace(/\$__range\b|\$\{__range\}/g, '5m')
-    .replace(/\$namespace\b|\$\{namespace\}/g, values.namespace);
+    .replace(/\$namespace\b|\$\{namespace\}/g, values.namespace)
+    // The release's object-name prefix (the chart sets it; the test's targets are named hearth-api and so on).
+    .replace(/\$release\b|\$\{release\}/g, values.release ?? 'hearth');
   const left = /\$\{?[A-Za-z_]+/.exec(substituted);
   if (left) throw new Error(`a Grafana variable without a value in the test: ${left[0]} in ${expr}`);
   return substituted;

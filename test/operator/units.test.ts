@@ -199,6 +199,17 @@ test('HEARTH_OPERATOR_WATCH_NAMESPACE: one namespace or a comma-separated list (
   expect(() => loadOperatorConfig({ ...base, HEARTH_OPERATOR_WATCH_NAMESPACE: 'games,,tools' })).toThrow(/HEARTH_OPERATOR_WATCH_NAMESPACE/);
 });
 
+test('HEARTH_OPERATOR_PLAN_OWNER: unset or true owns the Plans, false follows them, anything else stops the start; the field manager names the release', () => {
+  const base = { DATABASE_URL: 'postgres://h@db/h', REDIS_URL: 'redis://r:6379', HEARTH_OPERATOR_LEASE_NAMESPACE: 'games-blue', HEARTH_OPERATOR_LEASE_NAME: 'blue-hearth-operator' };
+  expect(loadOperatorConfig(base).planOwner).toBe(true);
+  expect(loadOperatorConfig({ ...base, HEARTH_OPERATOR_PLAN_OWNER: 'true' }).planOwner).toBe(true);
+  expect(loadOperatorConfig({ ...base, HEARTH_OPERATOR_PLAN_OWNER: 'false' }).planOwner).toBe(false);
+  expect(() => loadOperatorConfig({ ...base, HEARTH_OPERATOR_PLAN_OWNER: 'no' })).toThrow(/HEARTH_OPERATOR_PLAN_OWNER.*true or false.*"no"/);
+  expect(loadOperatorConfig(base).fieldManager).toBe('hearth-operator/games-blue/blue-hearth-operator');
+  // Within the API server's 128 characters, whatever the names.
+  expect(loadOperatorConfig({ ...base, HEARTH_OPERATOR_LEASE_NAME: 'a'.repeat(200) }).fieldManager).toHaveLength(128);
+});
+
 test('hearth_operator_objects_not_ready: counts objects by kind and reason while they are not Ready; Ready, gone or missing from a fresh list, they leave it', async () => {
   const registry = new client.Registry();
   const notReady = new NotReadyObjects(registry);

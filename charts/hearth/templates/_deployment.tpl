@@ -11,6 +11,7 @@ the processes that call the store mount `store.publisherKey.existingSecret` (api
 {{- $root := .root -}}
 {{- $v := .values -}}
 {{- $ctx := dict "root" $root "component" .component -}}
+{{- include "hearth.refuseReplicasWhileScaled" . -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -24,7 +25,7 @@ metadata:
   {{- end }}
 spec:
   {{- if not (and $v.autoscaling $v.autoscaling.enabled) }}
-  replicas: {{ $v.replicas }}
+  replicas: {{ include "hearth.replicas" . }}
   {{- end }}
   revisionHistoryLimit: 5
   {{- with $v.strategy }}
@@ -200,7 +201,32 @@ replicas. From (dict "values" .Values.api "minReplicas" <a scaler's minimum, opt
 {{- define "hearth.fewestReplicas" -}}
 {{- if hasKey . "minReplicas" }}{{ .minReplicas }}
 {{- else if and .values.autoscaling .values.autoscaling.enabled }}{{ .values.autoscaling.minReplicas }}
+{{- else }}{{ include "hearth.replicas" . }}{{ end }}
+{{- end }}
+
+{{/*
+The pods of a component no scaler sizes, from (dict "component" "api" "values" .Values.api): its
+`replicas`, or when that is null (the default) the chart's count for it. The one place those
+counts are written.
+*/}}
+{{- define "hearth.replicas" -}}
+{{- if kindIs "invalid" .values.replicas }}{{ get (dict "api" 2 "realtime" 2 "crash-worker" 1 "operator" 2) .component }}
 {{- else }}{{ .values.replicas }}{{ end }}
+{{- end }}
+
+{{/*
+A `replicas` set while a scaler (the component's HPA, or KEDA for the crash workers) decides the
+number of pods would be ignored without a word: the Deployment then names no count. Refused instead,
+naming the knobs that do size it. From the arguments of hearth.deployment.
+*/}}
+{{- define "hearth.refuseReplicasWhileScaled" -}}
+{{- $v := .values -}}
+{{- if and $v.autoscaling $v.autoscaling.enabled (not (kindIs "invalid" $v.replicas)) -}}
+{{- $key := get (dict "api" "api" "realtime" "realtime" "crash-worker" "crashWorker" "operator" "operator") .component -}}
+{{- $scaler := printf "%s.autoscaling" $key -}}
+{{- if and (eq .component "crash-worker") .root.Values.crashWorkerQueueScaling.enabled }}{{ $scaler = "crashWorkerQueueScaling" }}{{ end -}}
+{{- fail (printf "%s.replicas is %v, but %s is on and decides the number of %s pods: remove %s.replicas (null) and size them with %s.minReplicas and maxReplicas, or turn %s off" $key $v.replicas $scaler .component $key $scaler $scaler) -}}
+{{- end -}}
 {{- end }}
 
 {{/*

@@ -266,3 +266,34 @@ the API refuses crash uploads anyway, so none is rendered.
 {{- define "hearth.crashQueueDepthQuery" -}}
 SELECT count(*) FROM pgboss.job WHERE name = 'crash-upload' AND state IN ('created', 'retry')
 {{- end }}
+
+{{/*
+Whether this release installs and upgrades the CRD named by (list $ "<plural>.hearth.gg"): "true"
+or "". With `crds.install`, when the cluster has no such CRD yet, or has the one this release
+installed (Helm's ownership annotations name this release). A CRD applied otherwise (`hearth crds |
+kubectl apply -f -`, another tool) or installed by another release (in another namespace) is left to
+whoever put it there: Helm would refuse to install over it. `helm template` sees no cluster: "true".
+*/}}
+{{- define "hearth.installsCrd" -}}
+{{- $root := index . 0 -}}
+{{- if $root.Values.crds.install -}}
+{{- $found := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" (index . 1) -}}
+{{- if not $found -}}true
+{{- else -}}
+{{- $annotations := $found.metadata.annotations | default dict -}}
+{{- if and (eq (get $annotations "meta.helm.sh/release-name") $root.Release.Name) (eq (get $annotations "meta.helm.sh/release-namespace") $root.Release.Namespace) -}}true{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+Whether this release's operator owns the cluster-scoped Plans (writes their status and finalizer):
+"true" or "". `operator.plans.statusOwner` when set; unset, whether this release installs the Plan
+CRD (hearth.installsCrd): the first release owns them, a second one follows.
+*/}}
+{{- define "hearth.planOwner" -}}
+{{- $set := .Values.operator.plans.statusOwner -}}
+{{- if kindIs "bool" $set -}}{{ ternary "true" "" $set }}
+{{- else -}}{{ include "hearth.installsCrd" (list . "plans.hearth.gg") }}
+{{- end -}}
+{{- end }}

@@ -98,3 +98,12 @@ export async function removeManifest(
   const action = await remove(db, { namespace: namespace ?? DEFAULT_NAMESPACE, name: ref.name }, { bus });
   return { kind: ref.kind, namespace, name: ref.name, action };
 }
+
+/**
+ * The names of a cluster-scoped kind's live documents in the database (those its reconciler lists:
+ * Plans), or null for a kind whose reconciler cannot list them.
+ */
+export async function liveManifestNames(db: Queryable, kind: ManifestKind): Promise<string[] | null> {
+  const live = reconcilerOf(kind).live;
+  return live ? live(db) : null;
+}

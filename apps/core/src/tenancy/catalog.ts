@@ -143,6 +143,11 @@ export async function retireEnvironment(db: Queryable, bus: Announcer, environme
   });
 }
 
+/** The names of the plans not retired, in order. */
+export async function livePlanNames(db: Queryable): Promise<string[]> {
+  return (await db('plans').whereNull('retired_at').orderBy('name').pluck('name')) as string[];
+}
+
 /**
  * A deleted Plan document retires its plan: from the commit on no project can be put on it (a Project
  * naming it is refused as naming a deleted plan), so what the cluster shows and what the database

@@ -1,4 +1,4 @@
-import { retirePlan, upsertPlan } from '../../tenancy/catalog';
+import { livePlanNames, retirePlan, upsertPlan } from '../../tenancy/catalog';
 import type { Plan } from '../schemas';
 import type { Reconciler } from './shared';
 
@@ -12,4 +12,6 @@ export const planReconciler: Reconciler<Plan> = {
   reconcile: async (db, doc, { bus }) => ({ action: await upsertPlan(db, bus, doc.metadata.name, doc.spec) }),
 
   remove: async (db, manifest, { bus }) => ((await retirePlan(db, bus, manifest.name)) === 'retired' ? 'removed' : 'absent'),
+
+  live: (db) => livePlanNames(db),
 };

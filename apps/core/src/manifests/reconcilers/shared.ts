@@ -44,6 +44,12 @@ export interface Reconciler<D> {
    */
   identity?(db: Queryable, doc: D): Promise<Identity | null>;
   remove?(db: Queryable, ref: { namespace: string; name: string }, ctx: { bus: Announcer }): Promise<RemoveAction>;
+  /**
+   * For a cluster-scoped kind: the names of its live documents in the database, which an operator
+   * that follows the kind (another release owns it) holds against the cluster's list, to retire the
+   * ones deleted while it was not watching.
+   */
+  live?(db: Queryable): Promise<string[]>;
 }
 
 export function namespaceOf(doc: { metadata: { namespace?: string } }): string {
