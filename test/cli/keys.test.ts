@@ -171,6 +171,8 @@ describe('keys revoke', () => {
     expect(`${run.stdout}${run.stderr}`).not.toContain(secret);
     expect((await database.db('server_keys').where({ key_id: made.keyId }).first()).revoked_at).toBeNull();
     expect((await call(api.base, 'GET', '/flags', { token: made.key })).status).toBe(200);
+    // Revoked by its id as the line says, so the environment's live keys are as the next tests expect.
+    expect((await runHearth(['keys', 'revoke', made.keyId], env)).code).toBe(0);
   });
 
   test('a revoked key is refused 401 by a running API within moments (pushed over Redis, not the cache TTL)', async () => {
