@@ -13,7 +13,9 @@ import type { Knex } from 'knex';
  * as one statement (apps/core/src/stats/service.ts), which applies them in order under one row lock.
  *
  * The shards are merged by adding them up (their sum was kept within the 64-bit range by the old
- * function) and the shard column goes.
+ * function) and the shard column goes. `hearth_stat_increment`, the previous release's call, stays
+ * with its signature as one step of the new function, so that release's code keeps working on this
+ * schema (a rolling upgrade, a rollback).
  *
  * `hearth_stat_increments(environment, player or NULL, key, realm key, steps)` applies each step of
  * `steps` in order to one counter (a player's when a player is named, else the environment's),
@@ -25,8 +27,6 @@ import type { Knex } from 'knex';
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
-    DROP FUNCTION hearth_stat_increment(bigint, text, text, text, bigint, integer);
-
     LOCK TABLE environment_stats IN ACCESS EXCLUSIVE MODE;
     -- Each counter's sum into its lowest shard, the other shards gone.
     UPDATE environment_stats e SET value = m.total
@@ -98,6 +98,22 @@ export async function up(knex: Knex): Promise<void> {
       END IF;
     END
     $fn$;
+
+    -- The previous release's call, kept for a rolling upgrade and a rollback (expand/contract,
+    -- docs/operations.md): one step through the one-row function; p_shards no longer means anything.
+    CREATE OR REPLACE FUNCTION hearth_stat_increment(p_environment_id bigint, p_player_id text, p_key text, p_realm_key text, p_by bigint, p_shards integer)
+      RETURNS text
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      r record;
+    BEGIN
+      SELECT * INTO r FROM hearth_stat_increments(p_environment_id, p_player_id, p_key, p_realm_key, ARRAY[p_by]);
+      IF r.step_value IS NULL THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'stat-out-of-range', 'held', r.held, 'requested', p_by::text));
+      END IF;
+      RETURN r.step_value;
+    END
+    $fn$;
   `);
 }
 
@@ -110,7 +126,7 @@ export async function down(knex: Knex): Promise<void> {
     ALTER TABLE environment_stats ALTER COLUMN shard DROP DEFAULT;
     ALTER TABLE environment_stats ADD PRIMARY KEY (environment_id, key, realm_key, shard);
 
-    CREATE FUNCTION hearth_stat_increment(p_environment_id bigint, p_player_id text, p_key text, p_realm_key text, p_by bigint, p_shards integer)
+    CREATE OR REPLACE FUNCTION hearth_stat_increment(p_environment_id bigint, p_player_id text, p_key text, p_realm_key text, p_by bigint, p_shards integer)
       RETURNS text
     LANGUAGE plpgsql AS $fn$
     DECLARE

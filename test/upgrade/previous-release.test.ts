@@ -80,7 +80,7 @@ spec:
   plan: upgrade
   review: approved
   sessionSeats: 8
-  services: { config: true, flags: true, sessions: true, persistence: true, inventory: true, progression: true }
+  services: { config: true, flags: true, sessions: true, persistence: true, inventory: true, progression: true, stats: true }
 ---
 apiVersion: hearth.gg/v1alpha1
 kind: GameEnvironment
@@ -311,6 +311,18 @@ if (release instanceof NoPreviousRelease) {
           body: { itemTypeKey: 'potion', quantity: 8 },
         });
         expect(seen(poor)).toEqual({ status: 409, body: expect.objectContaining({ error: 'insufficient-balance' }) });
+      });
+
+      test("stat counters incremented by both releases (the old code's database function is kept as a step of the new one)", async () => {
+        const increment = (base: string, route: string, by: number) => request(base, 'POST', route, { token: serverKey, body: { by } });
+        for (const route of ['/stats/upgrade.kills/increment', `/players/${player.id}/stats/upgrade.kills/increment`]) {
+          const first = await increment(oldApi, route, 2);
+          expect(seen(first)).toEqual({ status: 200, body: { key: 'upgrade.kills', value: '2' } });
+          expect(seen(await increment(newApi, route, 3))).toEqual({ status: 200, body: { key: 'upgrade.kills', value: '5' } });
+          expect(seen(await increment(oldApi, route, -1))).toEqual({ status: 200, body: { key: 'upgrade.kills', value: '4' } });
+        }
+        const read = await request(oldApi, 'GET', '/stats', { token: serverKey });
+        expect(seen(read)).toEqual({ status: 200, body: expect.objectContaining({ items: [{ key: 'upgrade.kills', value: '4' }] }) });
       });
 
       test('beside this release, as in a rolling upgrade: each reads what the other wrote', async () => {
