@@ -51,6 +51,8 @@ export async function up(knex: Knex): Promise<void> {
       v_taken bigint;
       v_entry bigint;
       v_currencies jsonb := '[]'::jsonb;
+      -- Whether the order's grant recorded its currencies (this release's grants, and older ones backfilled).
+      v_recorded boolean := (SELECT o.currency_grants_recorded FROM commerce_orders o WHERE o.id = p_request->>'orderId');
     BEGIN
       PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
       IF NOT FOUND THEN
@@ -61,11 +63,11 @@ export async function up(knex: Knex): Promise<void> {
       FOR g IN
         SELECT cg.inventory_id, cg.currency_key, cg.amount AS given FROM commerce_order_currency_grants cg
           WHERE cg.order_id = v_order
-            AND (SELECT o.currency_grants_recorded FROM commerce_orders o WHERE o.id = v_order)
+            AND v_recorded
         UNION ALL
         -- An order the previous release completed (a rolling upgrade): its grant left no record; the ledger, as that release read it.
         SELECT le.inventory_id, le.currency_key, sum(le.amount)::bigint FROM ledger_entries le
-          WHERE NOT (SELECT o.currency_grants_recorded FROM commerce_orders o WHERE o.id = v_order)
+          WHERE NOT v_recorded
             AND le.player_id = p_player_id AND le.environment_id = p_environment_id AND le.reason = 'commerce' AND le.reference = v_order AND le.amount > 0
           GROUP BY le.inventory_id, le.currency_key
         ORDER BY 1, 2
