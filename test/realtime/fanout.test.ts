@@ -49,6 +49,15 @@ async function expectSession(c: Client, session: unknown): Promise<void> {
   expect(await c.next()).toEqual({ v: 1, type: 'session', payload: { session } });
 }
 
+/**
+ * A lobby's creation event travels through Redis and may land just after a subscription made at
+ * once: a repeat of the state `subscribed` carried. Waits a moment and drops such repeats (only).
+ */
+async function dropRepeats(c: Client, subscribed: Frame): Promise<void> {
+  await sleep(100);
+  for (const f of c.frames.splice(0)) expect(f).toEqual({ v: 1, type: 'session', payload: { session: subscribed.payload.session } });
+}
+
 beforeAll(async () => {
   h = await startHarness();
   apiB = await h.startAnotherApi();
@@ -199,9 +208,9 @@ test('subscribe follows any session of the environment; unsubscribe stops; the l
   // unsubscribe: no answer, and no more frames.
   const other = await create(h.base, host);
   w.send({ v: 1, type: 'subscribe', id: 1, payload: { sessionId: other.id } });
-  expect((await w.next()).type).toBe('subscribed');
+  const followed = await w.waitFor((f) => f.type === 'subscribed');
   w.send({ v: 1, type: 'unsubscribe', id: 2, payload: { sessionId: other.id } });
-  await w.quiet(100);
+  await dropRepeats(w, followed);
   await ok(h.base, `/sessions/${other.id}/ready`, host.token, { isReady: true });
   await w.quiet(300);
   w.send({ v: 1, type: 'unsubscribe', id: 3, payload: { sessionId: other.id } });
@@ -228,7 +237,7 @@ test('a watcher that takes a seat goes on following it, once', async () => {
   const made = await create(h.base, host);
   const g = await connect(rtA, guest);
   g.send({ v: 1, type: 'subscribe', payload: { sessionId: made.id } });
-  expect((await g.next()).type).toBe('subscribed');
+  await dropRepeats(g, await g.waitFor((f) => f.type === 'subscribed'));
   const joined = await ok(apiB.base, `/sessions/${made.id}/join`, guest.token);
   await expectSession(g, joined);
   await g.quiet(200);
