@@ -107,7 +107,7 @@ describe('the access log', () => {
     method: 'GET',
     path: '/test/access-boom',
     summary: 'A handler fault, for tests',
-    tag: 'test',
+    tag: 'reference',
     credential: 'none',
     success: { status: 200, description: 'never' },
     refusals: [],

@@ -22,7 +22,7 @@ function effectRoute(operationId: string, path: string, idempotency: 'required' 
     method: 'POST',
     path,
     summary: 'Records an effect, for tests',
-    tag: 'test',
+    tag: 'reference',
     credential: 'either',
     body: EffectBody,
     idempotency,

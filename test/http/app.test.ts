@@ -20,7 +20,7 @@ const thrower = (path: string, fault: () => unknown) =>
     method: 'GET',
     path,
     summary: 'Throws, for tests',
-    tag: 'test',
+    tag: 'reference',
     credential: 'none',
     query: Type.Object({}),
     success: { status: 200, description: 'never' },

@@ -2,7 +2,9 @@
  * The test client holds every answer it receives to the API's own OpenAPI document, so the whole
  * suite checks, as it runs, that the document describes what the routes really answer:
  * - the status must be documented for the operation;
- * - a documented JSON body must be there and match its schema exactly (success schemas are closed);
+ * - a documented JSON body must be there and match its schema exactly (the document's answers are open
+ *   to fields v1 may add; here every object is closed, so an undocumented field is caught);
+ * - a refusal's code must be one the answer lists (x-hearth-error-codes);
  *   an answer documented without a body must have none;
  * - every header the answer is documented to carry (`required`: X-RateLimit-*, Retry-After, ETag)
  *   must be there and match its schema.
@@ -23,7 +25,7 @@ import { appendFileSync } from 'node:fs';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
-import { BASE_PATH, buildOpenApi, routeTable, type AnyRoute } from '@hearth/api';
+import { BASE_PATH, ERROR_CODES_EXTENSION, buildOpenApi, routeTable, type AnyRoute } from '@hearth/api';
 import { withoutTrailingSlashes } from '@hearth/core';
 
 export type ContractCheck = { checked: true; operationId: string } | { checked: false; reason: string };
@@ -69,7 +71,7 @@ export class Contract {
   constructor(readonly document: Json) {
     addFormats(this.ajv);
     // The component schemas under an id of their own, where the document's refs to them are sent (validator()).
-    this.ajv.addSchema({ $id: DOCUMENT_ID, $defs: toDefs(this.document.components.schemas) });
+    this.ajv.addSchema({ $id: DOCUMENT_ID, $defs: closed(toDefs(this.document.components.schemas)) });
     for (const [path, operations] of Object.entries(this.document.paths as Record<string, Record<string, Json>>)) {
       for (const [method, operation] of Object.entries(operations)) {
         this.operations.on(method.toUpperCase() as 'GET', BASE_PATH + routerPath(path), noHandler, { path, method, operation });
@@ -131,6 +133,10 @@ export class Contract {
         `${where} with a body its documented schema refuses: ${this.ajv.errorsText(validate.errors, { dataVar: 'body' })}\n  body: ${answer.text.slice(0, 500)}`,
       );
     }
+    const codes: string[] | undefined = response[ERROR_CODES_EXTENSION];
+    if (answer.status >= 400 && !codes?.includes((body as { error?: string }).error ?? '')) {
+      throw new ContractViolation(`${where} with the code ${(body as { error?: string }).error}, which the document does not list for it (${codes?.join(', ')})`);
+    }
     return { checked: true, operationId: operation.operationId };
   }
 
@@ -147,11 +153,23 @@ export class Contract {
     let validate = this.validators.get(key);
     if (!validate) {
       const resolved = toDefs(schema);
-      validate = this.ajv.compile(resolved);
+      validate = this.ajv.compile(closed(resolved));
       this.validators.set(key, validate);
     }
     return validate;
   }
+}
+
+/**
+ * The document's answers are open to fields v1 may add; Hearth's own answers must carry exactly the
+ * documented ones: every object that lists its properties and says nothing of others is closed here.
+ */
+function closed(schema: Json): Json {
+  return JSON.parse(JSON.stringify(schema), (_key, value) =>
+    value && typeof value === 'object' && !Array.isArray(value) && value.type === 'object' && value.properties && !('additionalProperties' in value)
+      ? { ...value, additionalProperties: false }
+      : value,
+  );
 }
 
 /** The document's refs to its named schemas, as refs to the $defs of the schema they are added under. */

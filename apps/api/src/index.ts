@@ -6,3 +6,4 @@ export * from './http/metrics';
 export { routeTable } from './routes';
 export * from './http/checks';
 export { MAX_JSON_DEPTH } from './http/body';
+export * from './http/tags';

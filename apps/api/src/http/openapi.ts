@@ -3,6 +3,7 @@ import { ERROR_CODES, ERROR_DETAILS, ERROR_STATUS, type ErrorCode, ErrorDetailsS
 import type { AnyRoute, RouteLink } from './route';
 import { CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, refusalsOf } from './checks';
 import { BASE_PATH } from './app';
+import { API_TAGS } from './tags';
 
 type Json = Record<string, unknown>;
 
@@ -33,18 +34,25 @@ const INT32_MAX = 2 ** 31 - 1;
 class Components {
   readonly schemas: Record<string, Json> = {};
 
-  /** A TypeBox schema as the document's JSON Schema: named schemas taken out, private keywords dropped. */
-  clean(schema: TSchema): Json {
-    return this.hoist(JSON.parse(JSON.stringify(schema, (key, value) => (key === 'x-trim' ? undefined : value))));
+  /**
+   * A TypeBox schema as the document's JSON Schema: named schemas taken out, private keywords dropped,
+   * a union of constants written as one `enum`. An answer's objects are open (no `additionalProperties:
+   * false`): v1 may add fields to answers, and a generated client must take them (docs/api-conventions.md
+   * "What may change within v1"). A request stays exact: the API refuses a field it does not know.
+   */
+  clean(schema: TSchema, use: SchemaUse): Json {
+    return this.hoist(JSON.parse(JSON.stringify(schema, (key, value) => (key === 'x-trim' ? undefined : value))), use);
   }
 
-  private hoist(node: unknown): any {
-    if (Array.isArray(node)) return node.map((item) => this.hoist(item));
+  private hoist(node: unknown, use: SchemaUse): any {
+    if (Array.isArray(node)) return node.map((item) => this.hoist(item, use));
     if (node === null || typeof node !== 'object') return node;
     const { $id, ...rest } = node as Json;
     const out: Json = {};
-    for (const [key, value] of Object.entries(rest)) out[key] = this.hoist(value);
+    for (const [key, value] of Object.entries(rest)) out[key] = this.hoist(value, use);
     widenInteger(out);
+    asEnum(out);
+    if (use === 'answer' && out.type === 'object' && out.additionalProperties === false) delete out.additionalProperties;
     if (typeof $id !== 'string') return out;
     const known = this.schemas[$id];
     if (known && JSON.stringify(known) !== JSON.stringify(out)) throw new Error(`two different schemas are named ${$id}`);
@@ -61,16 +69,32 @@ class Components {
   }
 }
 
+/** Whether a schema is read (an answer: open to new fields) or sent (a request: exact). */
+type SchemaUse = 'answer' | 'request';
+
 /**
- * The name of a refusal schema: its codes (`UnauthorizedRefusal`, `ConflictOrOwnedLimitRefusal`).
- * Operations refusing with the same codes share one named schema; a refusal whose details depend on
- * the route (the body limit of `payload-too-large`) is named with that value too.
+ * A union of constants of one type (TypeBox's `Union([Literal…])`, an `anyOf` of `const`s) as one
+ * `enum`: every generator turns that into a real enumeration (Go, Python, Rust), where some give an
+ * `anyOf` of constants a wrapper type or a bare string.
  */
-function refusalNameOf(codes: ErrorCode[], details: Json | undefined): string {
-  const words = codes.map((code) => code.split('-').map((word) => word[0].toUpperCase() + word.slice(1)).join(''));
-  const limit = ((details?.properties as Json | undefined)?.limit as Json | undefined)?.const;
-  return `${words.join('Or')}Refusal${typeof limit === 'number' ? limit : ''}`;
+function asEnum(schema: Json): void {
+  const members = schema.anyOf;
+  if (!Array.isArray(members) || members.length < 2) return;
+  const type = (members[0] as Json).type;
+  const constants = members.every((m: Json) => 'const' in m && m.type === type && Object.keys(m).every((k) => k === 'const' || k === 'type'));
+  if (!constants || (type !== 'string' && type !== 'integer' && type !== 'number')) return;
+  delete schema.anyOf;
+  schema.type = type;
+  schema.enum = members.map((m: Json) => m.const);
 }
+
+/** The named schema of the stable error codes: `Error.error` refers to it. */
+const ERROR_CODE_SCHEMA = 'ErrorCode';
+
+/** The extension on a refusal answer listing the codes it may carry, in the spec's order. */
+export const ERROR_CODES_EXTENSION = 'x-hearth-error-codes';
+/** The extension on a 413 answer: the most the route takes, in bytes (also its `details.limit`). */
+export const BODY_LIMIT_EXTENSION = 'x-hearth-body-limit';
 
 /**
  * An integer whose declared bounds do not fit 32 bits (a balance, a byte count, or one with no bound)
@@ -84,7 +108,7 @@ function widenInteger(schema: Json): void {
 
 function parametersOf(components: Components, schema: TSchema | undefined, where: 'path' | 'query' | 'header'): Json[] {
   if (!schema) return [];
-  const s = components.clean(schema);
+  const s = components.clean(schema, 'request');
   const props = (s.properties ?? {}) as Record<string, Json>;
   const required = new Set((s.required ?? []) as string[]);
   return Object.entries(props).map(([name, prop]) => ({
@@ -112,25 +136,17 @@ const ETAG_HEADER = { required: true, schema: { type: 'string' } };
 /** Seconds until the refusing window restarts: at most a day, the longest window (spec §8). */
 const RETRY_AFTER_HEADER = { required: true, schema: { type: 'integer', minimum: 1, maximum: 86_400 } };
 
-/** The `details` of one code's refusals on a route (spec §7; ERROR_DETAILS), when it carries any. */
-function detailsOf(components: Components, code: ErrorCode, route: AnyRoute): Json | undefined {
-  const schema = detailsSchemaOf(code);
-  if (!schema) return undefined;
-  const details = components.clean(schema);
-  if (code === 'payload-too-large') {
-    const properties = details.properties as Json;
-    properties.limit = { ...(properties.limit as Json), const: bodyLimitOf(route), description: 'the most this route takes, in bytes' };
-  }
-  return details;
-}
-
-/** What each code of a status carries in its details, for the answer's description. */
-function detailsNote(codes: ErrorCode[]): string {
+/**
+ * What each code of a refusal carries in its details (ERROR_DETAILS), for the answer's description:
+ * every refusal is one `Error`, and its `details` the one `ErrorDetails` shape.
+ */
+function detailsNote(codes: ErrorCode[], route: AnyRoute): string {
   const notes = codes.flatMap((code) => {
     const declared = ERROR_DETAILS[code];
     if (!declared) return [];
     const fields = [...declared.required, ...(declared.optional ?? []).map((field) => `${field}?`)];
-    return fields.length ? [`\`${code}\`: details ${fields.join(', ')}`] : [];
+    const limit = code === 'payload-too-large' ? `, limit ${bodyLimitOf(route)} bytes` : '';
+    return fields.length ? [`\`${code}\`: details ${fields.join(', ')}${limit}`] : [];
   });
   return notes.length ? ` (${notes.join('; ')})` : '';
 }
@@ -182,6 +198,7 @@ function linksOf(route: AnyRoute, routes: AnyRoute[]): Json | undefined {
 export interface OpenApiDocument {
   openapi: string;
   info: Json;
+  tags: { name: string; description: string }[];
   servers: Json[];
   paths: Record<string, Record<string, Json>>;
   components: Json;
@@ -190,20 +207,21 @@ export interface OpenApiDocument {
 export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
   const paths: Record<string, Record<string, Json>> = {};
   const components = new Components();
-  const clean = (schema: TSchema) => components.clean(schema);
+  const answer = (schema: TSchema) => components.clean(schema, 'answer');
+  const request = (schema: TSchema) => components.clean(schema, 'request');
   // Named first, so the document's components open with the error shape.
-  const errorDetails = clean(ErrorDetailsShape);
+  const errorDetails = answer(ErrorDetailsShape);
   for (const route of routes) {
     const responses: Record<string, Json> = {};
     const ok: Json = { description: route.success.description, headers: { ...RATE_LIMIT_HEADERS } };
-    if (route.success.schema) ok.content = { 'application/json': { schema: clean(route.success.schema) } };
+    if (route.success.schema) ok.content = { 'application/json': { schema: answer(route.success.schema) } };
     const links = linksOf(route, routes);
     if (links) ok.links = links;
     if (route.etag) ok.headers = { ...RATE_LIMIT_HEADERS, ETag: ETAG_HEADER };
     responses[String(route.success.status)] = ok;
     for (const also of route.success.also ?? []) {
       responses[String(also.status)] = route.success.schema
-        ? { description: also.description, headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema: clean(route.success.schema) } } }
+        ? { description: also.description, headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema: answer(route.success.schema) } } }
         : { description: also.description, headers: RATE_LIMIT_HEADERS };
     }
     if (route.etag) {
@@ -220,19 +238,14 @@ export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
     for (const [status, listed] of [...byStatus].sort(([a], [b]) => a - b)) {
       // In the spec's order of codes, so that two operations refusing alike share one named schema.
       const codes = [...listed].sort((a, b) => ERROR_CODES.indexOf(a) - ERROR_CODES.indexOf(b));
-      // The codes are in the schema too, so a client generator knows exactly what each status may carry.
-      // One code: its details exactly (required when it always carries them). Several: each is any of
-      // the Error's details, and the description says which each carries.
-      const details = codes.length === 1 ? detailsOf(components, codes[0], route) : undefined;
-      const required = details && (details.required as string[]).length > 0;
-      const refusal: Json = details
-        ? { type: 'object', ...(required ? { required: ['details'] } : {}), properties: { error: { type: 'string', enum: codes }, details } }
-        : { type: 'object', properties: { error: { type: 'string', enum: codes } } };
-      const schema = components.name(refusalNameOf(codes, details), { allOf: [{ $ref: '#/components/schemas/Error' }, refusal] });
+      // One error type for every refusal: the codes a status may carry are listed on the answer
+      // (x-hearth-error-codes, which the TypeScript SDK reads) and in its description.
       responses[String(status)] = {
-        description: `${status >= 500 ? 'Failed' : 'Refused'}: ${codes.join(', ')}${codes.length > 1 ? detailsNote(codes) : ''}`,
+        description: `${status >= 500 ? 'Failed' : 'Refused'}: ${codes.join(', ')}${detailsNote(codes, route)}`,
         headers: status === 429 ? { ...RATE_LIMIT_HEADERS, 'Retry-After': RETRY_AFTER_HEADER } : RATE_LIMIT_HEADERS,
-        content: { 'application/json': { schema } },
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        [ERROR_CODES_EXTENSION]: codes,
+        ...(status === 413 ? { [BODY_LIMIT_EXTENSION]: bodyLimitOf(route) } : {}),
       };
     }
 
@@ -244,7 +257,7 @@ export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
         in: 'header',
         required: route.idempotency === 'required',
         description: 'Identical on every retry: a retry answers what the first request answered and does nothing again.',
-        schema: clean(IdempotencyKeyHeader.schema),
+        schema: request(IdempotencyKeyHeader.schema),
       });
     }
 
@@ -258,7 +271,7 @@ export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
       // An absent body counts as `{}` (docs/api-conventions.md): a body is required only where its
       // schema requires a field, as the API refuses an absent one only there.
       ...(route.body
-        ? { requestBody: { required: bodyRequires(route.body), content: { 'application/json': { schema: clean(route.body) } } } }
+        ? { requestBody: { required: bodyRequires(route.body), content: { 'application/json': { schema: request(route.body) } } } }
         : {}),
       // A streamed body is bytes (the crash upload): any content, within the route's limit.
       ...(route.bodyMode === 'stream'
@@ -279,19 +292,33 @@ export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
       // The route-match check answers no operation's request, so it is said here once.
       description: 'The game platform API, version 1. A request no operation here takes (an unknown path, or a known path with another method) answers 404 `not-found`.',
     },
-    servers: [{ url: BASE_PATH, description: 'this API, version 1' }],
+    // A whole URL with a default, as generators need one; a client sets `origin` to its deployment.
+    // Every area the routes name, in the order they first appear, with what it holds.
+    tags: [...new Set(routes.map((route) => route.tag))].map((name) => ({ name, description: API_TAGS[name] })),
+    servers: [
+      {
+        url: `{origin}${BASE_PATH}`,
+        description: 'this API, version 1',
+        variables: { origin: { default: 'http://127.0.0.1:8080', description: "the deployment's scheme, host and port (the default: `hearth dev`)" } },
+      },
+    ],
     paths,
     components: {
       schemas: {
         Error: {
           type: 'object',
+          description: 'Every refusal and failure: a stable code, a sentence for people, and details for some codes.',
           required: ['error', 'message'],
           properties: {
-            error: { type: 'string', enum: Object.keys(ERROR_STATUS), description: 'a stable code (spec §7)' },
+            error: { $ref: `#/components/schemas/${ERROR_CODE_SCHEMA}` },
             message: { type: 'string', description: 'a sentence for people; may be reworded' },
             details: errorDetails,
           },
-          additionalProperties: false,
+        },
+        [ERROR_CODE_SCHEMA]: {
+          type: 'string',
+          description: 'A stable code saying why a request was refused; v1 may add codes, which a client treats as a refusal of its status.',
+          enum: [...ERROR_CODES],
         },
         ...components.schemas,
       },

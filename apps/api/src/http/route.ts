@@ -4,6 +4,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { Static, TSchema } from '@sinclair/typebox';
+import type { ApiTag } from './tags';
 import type {
   DashboardPermission,
   EnvironmentContext,
@@ -180,7 +181,8 @@ export interface RouteSpec<
   path: string;
   summary: string;
   description?: string;
-  tag: string;
+  /** The API area it belongs to (tags.ts): its group in the OpenAPI document. */
+  tag: ApiTag;
   credential: C;
   /**
    * What a dashboard token needs in the environment to call the route (routes that take one); the

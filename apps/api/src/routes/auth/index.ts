@@ -10,6 +10,8 @@ export const signInServer = defineRoute({
   method: 'POST',
   path: '/auth/server',
   summary: "Sign a player in on a game server's word",
+  description:
+    "For a game server that has already established who the player is: the server key vouches for `subject`, the server's own id for the player. Made on first sight (201), found afterwards (200); `displayName` replaces the name when sent. A new player past the plan's cap is refused with `conflict`.",
   tag: 'auth',
   credential: 'server',
   body: Type.Object(
@@ -36,6 +38,8 @@ export const signInIdp = defineRoute({
   method: 'POST',
   path: '/auth/idp',
   summary: "Sign a player in with the identity provider's Connect id token",
+  description:
+    "Needs no credential: the id token proves the player. A product user seen for the first time is made (201), afterwards found (200). Refused with `provider-disabled` when the environment's identity provider is off or not set up, `unauthorized` when the token cannot be verified or is for another deployment, and `conflict` for a new player when the environment holds its plan's most players.",
   tag: 'auth',
   credential: 'none',
   environmentFrom: 'body-app-key',

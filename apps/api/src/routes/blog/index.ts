@@ -97,6 +97,8 @@ export const listBlogCategories = defineRoute({
   method: 'GET',
   path: '/blog/categories',
   summary: 'Categories with a published post, in console order',
+  description:
+    "Pages through the categories that hold at least one published post, in the order the blog's manifests give them. Cached by ETag (304 while unchanged).",
   tag: 'blog',
   credential: 'either',
   service: 'blog',
@@ -112,6 +114,8 @@ export const listBlogTags = defineRoute({
   method: 'GET',
   path: '/blog/tags',
   summary: 'Tags on a published post, by name',
+  description:
+    "Pages through the tags carried by at least one published post, by name. Cached by ETag (304 while unchanged).",
   tag: 'blog',
   credential: 'either',
   service: 'blog',

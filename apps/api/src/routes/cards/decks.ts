@@ -10,7 +10,7 @@ import { targetPlayerId } from '../players/target';
 
 const DeckName = Trimmed({ minLength: 1, maxLength: CARD_LIMITS.deckNameMax, description: `1 to ${CARD_LIMITS.deckNameMax} characters, trimmed` });
 const DeckPath = Type.Object({ playerId: Id('a player id, or `me` with a player token'), deckId: Id('a deck id') }, { additionalProperties: false });
-const deckRoute = { tag: 'cards', credential: 'either' as const, service: 'cards' as const, bodyLimit: BODY_LIMITS.gameService };
+const deckRoute = { tag: 'cards' as const, credential: 'either' as const, service: 'cards' as const, bodyLimit: BODY_LIMITS.gameService };
 const answersDeck = { status: 200, description: 'The deck after', schema: Deck } as const;
 
 export const listDecks = defineRoute({
@@ -19,6 +19,8 @@ export const listDecks = defineRoute({
   method: 'GET',
   path: '/players/:playerId/decks',
   summary: "The player's decks in the order made",
+  description:
+    "Pages through the player's decks in the order they were made, optionally of one inventory, each with its entries. A player token reads its own (`me`).",
   params: PlayerPath,
   query: Type.Object({ inventoryId: Type.Optional(Id('only the decks of this inventory')), ...PageQuery }, { additionalProperties: false }),
   success: { status: 200, description: 'A page of decks', schema: PageOf(Deck) },
@@ -48,6 +50,8 @@ export const getDeck = defineRoute({
   method: 'GET',
   path: '/players/:playerId/decks/:deckId',
   summary: 'One deck with its lines',
+  description:
+    "One deck of the player with its entries (a card type and how many of it). `not-found` when the player has no such deck.",
   params: DeckPath,
   success: { status: 200, description: 'The deck', schema: Deck },
   refusals: ['forbidden', 'not-found'],
@@ -60,6 +64,8 @@ export const renameDeck = defineRoute({
   method: 'PATCH',
   path: '/players/:playerId/decks/:deckId',
   summary: 'Rename a deck',
+  description:
+    "Changes the deck's name only; its entries are set by their own routes. `not-found` when the player has no such deck.",
   params: DeckPath,
   body: Type.Object({ name: DeckName }, { additionalProperties: false }),
   success: answersDeck,
@@ -73,6 +79,8 @@ export const deleteDeck = defineRoute({
   method: 'DELETE',
   path: '/players/:playerId/decks/:deckId',
   summary: 'Delete a deck (its cards stay the player’s)',
+  description:
+    "Removes the deck and its entries; the cards it counted stay in the player's inventory. `not-found` when the player has no such deck.",
   params: DeckPath,
   success: { status: 204, description: 'Deleted' },
   refusals: ['forbidden', 'not-found'],

@@ -34,6 +34,8 @@ export const listCards = defineRoute({
   operationId: 'listCards',
   path: '/players/:playerId/inventories/:inventory/cards',
   summary: 'The cards an inventory holds one by one and not consumed, in the order granted, with the inventory',
+  description:
+    "Pages through the cards the inventory holds one by one (card types with instances) and has not consumed, oldest grant first, with the inventory. Counted card types are read as card stacks instead.",
   params: InventoryParams,
   success: { status: 200, description: 'A page of cards', schema: PageOf(Card, { inventory: Inventory }) },
   links: [{ parameters: { playerId: '$request.path.playerId', cardId: '$response.body#/items/0/id' } }],
@@ -46,6 +48,8 @@ export const listCardStacks = defineRoute({
   operationId: 'listCardStacks',
   path: '/players/:playerId/inventories/:inventory/card-stacks',
   summary: "An inventory's counted card stacks by card type key (empty ones left out), with the inventory",
+  description:
+    "Pages through the inventory's counted card stacks by card type key, leaving out stacks at zero, with the inventory.",
   params: InventoryParams,
   success: { status: 200, description: 'A page of card stacks', schema: PageOf(CardStack, { inventory: Inventory }) },
   refusals: ['forbidden', 'not-found', 'no-current-realm'],

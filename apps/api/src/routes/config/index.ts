@@ -50,6 +50,8 @@ export const listConfigValues = defineRoute({
   method: 'GET',
   path: '/config/values',
   summary: 'Config values, ordered by key',
+  description:
+    "Pages through the environment's config values (optionally one group), as its manifests set them. The answer carries an ETag: send it back in If-None-Match and an unchanged page answers 304 with no body.",
   tag: 'config',
   credential: 'either-or-dashboard',
   service: 'config',
@@ -65,6 +67,8 @@ export const listConfigTables = defineRoute({
   method: 'GET',
   path: '/config/tables',
   summary: 'Config tables, ordered by key',
+  description:
+    "Pages through the environment's config tables, each whole: its columns and its rows. Cached by ETag: If-None-Match with the last ETag answers 304 while nothing changed.",
   tag: 'config',
   credential: 'either-or-dashboard',
   service: 'config',
@@ -81,6 +85,8 @@ export const getConfigTable = defineRoute({
   method: 'GET',
   path: '/config/tables/:key',
   summary: 'One config table',
+  description:
+    "One config table by key, with its rows. `not-found` names the key when the environment has no such table. Cached by ETag (304 while unchanged).",
   tag: 'config',
   credential: 'either-or-dashboard',
   service: 'config',
@@ -99,6 +105,8 @@ export const listFlags = defineRoute({
   method: 'GET',
   path: '/flags',
   summary: 'Feature flags, ordered by name',
+  description:
+    "Pages through the environment's feature flags, each on or off. Cached by ETag (304 while unchanged).",
   tag: 'flags',
   credential: 'either-or-dashboard',
   service: 'flags',

@@ -45,6 +45,8 @@ export const getDashboardSession = defineRoute({
   method: 'GET',
   path: '/dashboard/session',
   summary: "The dashboard token's account and permissions",
+  description:
+    "What the dashboard token stands for: the environment's app key, the signed-in account, and the permissions it holds there, so a dashboard shows only what its member may do.",
   tag: 'dashboards',
   credential: 'dashboard',
   dashboardPermission: 'open_dashboard',

@@ -33,6 +33,8 @@ export const getCurrentRealm = defineRoute({
   method: 'GET',
   path: '/realms/current',
   summary: 'The current realm: the newest open one',
+  description:
+    "The newest realm open now. `not-found` when none is open: between seasons, realm-scoped reads and moves are refused with `no-current-realm`.",
   tag: 'realms',
   credential: 'either',
   service: 'realms',
@@ -50,6 +52,8 @@ export const listRealmDefinitions = defineRoute({
   method: 'GET',
   path: '/definitions/realms',
   summary: 'Every realm, open or not, by number',
+  description:
+    "Pages through every realm the environment's manifests define, past and future ones included, by number. For game servers planning a season; players read GET /realms.",
   tag: 'realms',
   credential: 'server',
   service: 'realms',
@@ -64,6 +68,8 @@ export const listCurrencyDefinitions = defineRoute({
   method: 'GET',
   path: '/definitions/currencies',
   summary: 'Every currency, switched on or not, by key',
+  description:
+    "Pages through every currency the environment defines, switched off ones included, each with its kind, its scope and its maximum.",
   tag: 'inventory',
   credential: 'server',
   service: 'inventory',
@@ -78,6 +84,8 @@ export const listInventories = defineRoute({
   operationId: 'listInventories',
   path: '/players/:playerId/inventories',
   summary: "The player's inventories, in the order they were made",
+  description:
+    "Pages through the player's inventories in the order they were made: the account inventory (`realmId` null) and those of realms. A player token reads its own (`me`).",
   success: { status: 200, description: 'A page of inventories', schema: PageOf(Inventory) },
   links: [{ parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/items/0/id' } }],
   refusals: ['forbidden', 'not-found'],
@@ -89,6 +97,8 @@ export const getInventory = defineRoute({
   method: 'GET',
   path: '/players/:playerId/inventories/:inventory',
   summary: 'One inventory: `account`, `current` (made when missing) or an id',
+  description:
+    "`account` is the player's inventory across realms; `current` the inventory of the realm open now, made on first read (`no-current-realm` when none is open); otherwise one of this player's inventory ids (`not-found` when it is not one).",
   tag: 'inventory',
   credential: 'either',
   service: 'inventory',
@@ -103,6 +113,8 @@ export const listBalances = defineRoute({
   operationId: 'listBalances',
   path: '/players/:playerId/inventories/:inventory/balances',
   summary: "An inventory's balances by currency key, with the inventory",
+  description:
+    "Pages through the inventory's balances by currency key, with the inventory itself. `account`, `current` or an id, as for GET of one inventory.",
   params: InventoryParams,
   success: { status: 200, description: 'A page of balances', schema: PageOf(Balance, { inventory: Inventory }) },
   refusals: ['forbidden', 'not-found', 'no-current-realm'],
@@ -114,6 +126,8 @@ export const listLedger = defineRoute({
   operationId: 'listLedger',
   path: '/players/:playerId/ledger',
   summary: "The player's ledger, newest first",
+  description:
+    "Pages through every move of value on the player's currencies, newest first, optionally of one currency or inventory: the amount, the balance after it, its reason and reference. Entries are never changed or removed; a correction is a new entry.",
   query: Type.Object(
     { currencyKey: Type.Optional(GameKey('only this currency')), inventoryId: Type.Optional(Id('only this inventory')), ...PageQuery },
     { additionalProperties: false },

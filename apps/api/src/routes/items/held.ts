@@ -27,6 +27,8 @@ export const listItems = defineRoute({
   operationId: 'listItems',
   path: '/players/:playerId/inventories/:inventory/items',
   summary: 'The items an inventory holds one by one and not yet used, in the order granted, with the inventory',
+  description:
+    "Pages through the items the inventory holds one by one (item types with instances) and has not used, oldest grant first, with the inventory. Counted item types are read as stacks instead.",
   params: InventoryParams,
   success: { status: 200, description: 'A page of items', schema: PageOf(Item, { inventory: Inventory }) },
   links: [{ parameters: { playerId: '$request.path.playerId', itemId: '$response.body#/items/0/id' } }],
@@ -39,6 +41,8 @@ export const listItemStacks = defineRoute({
   operationId: 'listItemStacks',
   path: '/players/:playerId/inventories/:inventory/item-stacks',
   summary: "An inventory's counted stacks by item type key (empty ones left out), with the inventory",
+  description:
+    "Pages through the inventory's counted item stacks by item type key, leaving out stacks at zero, with the inventory. Items held one by one are read as items instead.",
   params: InventoryParams,
   success: { status: 200, description: 'A page of stacks', schema: PageOf(ItemStack, { inventory: Inventory }) },
   refusals: ['forbidden', 'not-found', 'no-current-realm'],

@@ -39,6 +39,8 @@ export const listLegalDocuments = defineRoute({
   method: 'GET',
   path: '/legal/documents',
   summary: "The environment's legal documents, ordered by key",
+  description:
+    "Pages through the environment's legal documents (terms, privacy policy...), each with its current version. Cached by ETag (304 while unchanged).",
   tag: 'legal',
   credential: 'either',
   service: 'legal',
@@ -58,6 +60,8 @@ export const getLegalStanding = defineRoute({
   method: 'GET',
   path: '/players/:playerId/legal',
   summary: "A player's standing with the environment's legal documents",
+  description:
+    "For each of the environment's legal documents, what the player has accepted, and the documents whose current version the player has yet to accept (`outstanding`). A player token reads its own standing (`me`); a server key any player's.",
   tag: 'legal',
   credential: 'either',
   service: 'legal',

@@ -1,5 +1,6 @@
 import { Refusal, refuse, type ServiceName } from '@hearth/core';
 import type { HandlerContext } from '../../http/route';
+import type { ApiTag } from '../../http/tags';
 import { PageOnlyQuery, PlayerPath } from '../../http/schema-helpers';
 
 /**
@@ -23,6 +24,12 @@ export function targetPlayerId(ctx: Pick<HandlerContext<{ playerId: string }, un
  * (a player names itself `me`, targetPlayerId), the player path and the page query. Spread it into
  * defineRoute and give the rest; a route whose path or query takes more says its own after it.
  */
-export function playerPage(service: ServiceName, tag: string = service) {
+export function playerPage(service: ServiceName & ApiTag): ReturnType<typeof pageOf>;
+export function playerPage(service: ServiceName, tag: ApiTag): ReturnType<typeof pageOf>;
+export function playerPage(service: ServiceName, tag?: ApiTag) {
+  return pageOf(service, tag ?? (service as ServiceName & ApiTag));
+}
+
+function pageOf(service: ServiceName, tag: ApiTag) {
   return { method: 'GET' as const, tag, credential: 'either' as const, service, params: PlayerPath, query: PageOnlyQuery };
 }

@@ -17,6 +17,8 @@ export const listUnlocks = defineRoute({
   operationId: 'listUnlocks',
   path: '/players/:playerId/unlocks',
   summary: "The player's unlocks, ordered by key",
+  description:
+    "Pages through the player's unlocks by key, optionally those whose key starts with `prefix`, each with what recorded it and when.",
   bodyLimit: BODY_LIMITS.gameService,
   query: Type.Object(
     {

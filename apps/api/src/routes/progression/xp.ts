@@ -13,6 +13,8 @@ export const listXp = defineRoute({
   operationId: 'listXp',
   path: '/players/:playerId/xp',
   summary: "The player's XP per track, ordered by track",
+  description:
+    "Pages through the player's XP, one figure per track, by track.",
   bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of XP entries', schema: PageOf(XpEntry) },
   refusals: ['forbidden', 'not-found'],

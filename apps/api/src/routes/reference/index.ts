@@ -20,13 +20,14 @@ export const getJwks = defineRoute({
 });
 
 /**
- * The document's top level, closed like every answer. What is inside each part is OpenAPI 3.1's to
+ * The document's top level, exact in what Hearth sends (the document itself leaves answers open). What is inside each part is OpenAPI 3.1's to
  * define (and test/api/openapi.test.ts validates the whole against it).
  */
 const OpenApiDocument = Type.Object(
   {
     openapi: Type.String({ pattern: '^3\\.1\\.\\d+$' }),
     info: Type.Object({}, { additionalProperties: true }),
+    tags: Type.Array(Type.Object({ name: Type.String(), description: Type.String() }, { additionalProperties: false })),
     servers: Type.Array(Type.Object({}, { additionalProperties: true })),
     paths: Type.Record(Type.String({ pattern: '^/' }), Type.Object({}, { additionalProperties: true }), { additionalProperties: false }),
     components: Type.Object({}, { additionalProperties: true }),
@@ -41,6 +42,8 @@ export function openApiRoute(document: () => Static<typeof OpenApiDocument>) {
     method: 'GET',
     path: '/openapi.json',
     summary: 'This API as an OpenAPI 3.1 document',
+    description:
+      "Needs no credential. Every operation, shape, refusal and limit of the API, built from the same route table that routes and validates requests, so it cannot drift from what the API answers.",
     tag: 'reference',
     credential: 'none',
     success: { status: 200, description: 'The OpenAPI document', schema: OpenApiDocument },

@@ -37,6 +37,8 @@ export const listSaves = defineRoute({
   operationId: 'listSaves',
   path: '/players/:playerId/data',
   summary: "A player's save slots, ordered by key (values omitted)",
+  description:
+    "Pages through the player's save slots with each slot's version, size and time, but not its value (read a slot for that), and the bytes the player's saves take against the most they may. A player token reads its own (`me`); a server key any player's.",
   success: { status: 200, description: "A page of the player's slots, with the bytes all of them hold", schema: SaveList },
   refusals: ['not-found', 'forbidden'],
   handler: async (ctx) => ({ body: await ctx.core.saves.list(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
@@ -47,6 +49,8 @@ export const getSave = defineRoute({
   method: 'GET',
   path: '/players/:playerId/data/:key',
   summary: 'Read one save slot',
+  description:
+    "One save slot with its value and version; send the version back as `expectedVersion` on the next write, so that a write made elsewhere meanwhile is refused instead of lost. `not-found` when the slot does not exist.",
   tag: 'saves',
   credential: 'either',
   service: 'persistence',

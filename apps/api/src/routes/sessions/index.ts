@@ -16,6 +16,8 @@ export const createSession = defineRoute({
   method: 'POST',
   path: '/sessions',
   summary: 'Make a session, seated as its host',
+  description:
+    "The caller makes a lobby in CONFIGURING and takes its first seat as host. Every change to it reaches the players seated in it, and any socket subscribed to it, on the sessions socket.",
   tag: 'sessions',
   credential: 'player',
   service: 'sessions',
@@ -118,6 +120,9 @@ function hostAction(operationId: string, act: 'kick' | 'promote', summary: strin
     method: 'POST',
     path: `/sessions/:sessionId/players/:playerId/${act}`,
     summary,
+    description:
+      `${summary}, only while the session is in CONFIGURING (\`forbidden\` for a caller who is not host). ` +
+      '`not-found` when there is no such session or the caller holds no seat in it; `conflict` when the target holds no seat or the session has moved on.',
     tag: 'sessions',
     credential: 'player',
     service: 'sessions',

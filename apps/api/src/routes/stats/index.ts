@@ -73,6 +73,8 @@ export const incrementPlayerStat = defineRoute({
   method: 'POST',
   path: '/players/:playerId/stats/:key/increment',
   summary: "Add to one of the player's stats",
+  description:
+    "Adds `by` to one of the player's stats (a 64-bit counter; `by` may be negative, not 0) and answers the value this increment made. Idempotency-Key required: a retry answers the first value and adds nothing again.",
   tag: 'stats',
   credential: 'server',
   service: 'stats',

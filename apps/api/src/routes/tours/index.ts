@@ -14,6 +14,8 @@ export const listTours = defineRoute({
   method: 'GET',
   path: '/players/:playerId/tours',
   summary: "The environment's switched-on tours with the player's completion, ordered by name",
+  description:
+    "Pages through the tours switched on in the environment, each saying whether this player has completed it. A player token reads its own (`me`).",
   tag: 'tours',
   credential: 'player',
   service: 'tours',
