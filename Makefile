@@ -69,7 +69,7 @@ crds: node_modules
 	node apps/cli/bin/hearth crds --chart charts/hearth
 	node --import tsx test/core/identity-table.ts --write
 
-# The SDK's generated types and operation table, from the API's OpenAPI document (apps/client).
+## The SDK's generated types and operation table, from the API's OpenAPI document (apps/client).
 client: node_modules
 	node --import tsx apps/client/generate.ts
 
