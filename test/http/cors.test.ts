@@ -4,7 +4,7 @@
  * (with the database stopped), counted against the caller's address.
  */
 import { randomBytes } from 'node:crypto';
-import { API_VERSION, type AnyManifest, type Db, ManifestError, createDb, createLogger, migrateLatest, parseTrustedProxies, validateManifest, applyManifests } from '@hearth/core';
+import { API_VERSION, type AnyManifest, type Db, type ManifestError, createDb, createLogger, migrateLatest, parseTrustedProxies, validateManifest, applyManifests } from '@hearth/core';
 import { routeTable } from '@hearth/api';
 import { type ApiInstance, type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError, signIn, type Reply } from '../support/http';
