@@ -118,16 +118,16 @@ test('a page of an allowed origin signs a player in, reads the flags with their 
   const page = await open(gameOrigin);
   try {
     const idToken = await signIdToken(idKey, { sub: 'browser-player' });
-    const signedIn = await page.evaluate(([api, token]) => (window as any).hearth.signIn(api, 'web-live', token), [h.base, idToken]);
+    const signedIn = await page.evaluate(([api, token]) => (globalThis as any).hearth.signIn(api, 'web-live', token), [h.base, idToken]);
     expect(signedIn.status).toBe(201);
     expect(signedIn.remaining).toMatch(/^\d+$/); // X-RateLimit-* are exposed to the page
     const playerId = signedIn.body.player.id as string;
 
-    const first = await page.evaluate(() => (window as any).hearth.flags());
+    const first = await page.evaluate(() => (globalThis as any).hearth.flags());
     expect(first.status).toBe(200);
     expect(first.body.items).toEqual([{ name: 'winter_event', isEnabled: true }]);
     expect(first.etag).toMatch(/^"/); // the ETag is exposed to the page
-    const second = await page.evaluate(() => (window as any).hearth.flags());
+    const second = await page.evaluate(() => (globalThis as any).hearth.flags());
     expect(second.status).toBe(304);
     expect(second.body).toBeNull();
 
@@ -139,7 +139,7 @@ test('a page of an allowed origin signs a player in, reads the flags with their 
     });
     expect(credit.status).toBe(200);
 
-    const bought = await page.evaluate(() => (window as any).hearth.buy('potion', 'browser-buy-1'));
+    const bought = await page.evaluate(() => (globalThis as any).hearth.buy('potion', 'browser-buy-1'));
     expect(bought.status).toBe(200);
     expect(bought.body.charges).toEqual([expect.objectContaining({ currencyKey: 'gold', amount: -3, balanceAfter: 7 })]);
     expect(bought.body.replayed).toBe(false);
@@ -154,7 +154,7 @@ test('the same page from an origin not allowed gets nothing: its calls fail in t
     const before = await h.db('players').count({ n: '*' }).first();
     const idToken = await signIdToken(idKey, { sub: 'blocked-player' });
     const outcome = await page.evaluate(
-      ([api, token]) => (window as any).hearth.signIn(api, 'web-live', token).then(() => 'answered', (err: Error) => `${err.name}: ${err.message}`),
+      ([api, token]) => (globalThis as any).hearth.signIn(api, 'web-live', token).then(() => 'answered', (err: Error) => `${err.name}: ${err.message}`),
       [h.base, idToken],
     );
     expect(outcome).toMatch(/^TypeError: /); // the browser's "Failed to fetch"
@@ -163,7 +163,7 @@ test('the same page from an origin not allowed gets nothing: its calls fail in t
     // Even a read with a good player token (made here by the game's server) is refused to it by the browser.
     const signedIn = await call(h.base, 'POST', '/auth/server', { token: h.serverKeys['web-live-key'], body: { subject: 'held-token' } });
     const reading = await page.evaluate(([api, token]) => {
-      const hearth = (window as any).hearth;
+      const hearth = (globalThis as any).hearth;
       hearth.api = api;
       hearth.token = token;
       return hearth.flags().then(() => 'answered', (err: Error) => err.name);
