@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs (when absent) and starts PostgreSQL and Redis on 127.0.0.1 for development and tests, and
-# installs Prometheus (promtool and the server the observability tests start on ports of their own)
-# and python3-venv (for schemathesis, make fuzz).
+# installs Prometheus (promtool and the server the observability tests start on ports of their own),
+# python3-venv (for schemathesis, make fuzz) and chromium (test/browser).
 # Idempotent: a running service is left alone. PostgreSQL: the project's own cluster on 55432 (role and
 # database hearth, password hearth; see below); Redis on 6379.
 set -euo pipefail
@@ -12,6 +12,8 @@ command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
 # The venv schemathesis is installed into (make fuzz, test/fuzz/install.sh).
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)
+# The browser the CORS browser test drives (test/browser; playwright-core downloads none).
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "services: installing ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -20,6 +20,9 @@ import { Client } from 'pg';
 
 export const BENCH_DIR = __dirname;
 
+/** The page origin the bench environment allows (GameEnvironment spec.cors), and the CORS targets send. */
+export const BENCH_ORIGIN = 'https://game.example.com';
+
 export type Placement = 'split' | 'database-apart';
 /** `client`: pgbench, in the database-apart placement. */
 type Role = 'server' | 'loader' | 'client';

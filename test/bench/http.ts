@@ -11,7 +11,7 @@ import { createReadStream } from 'node:fs';
 import Redis from 'ioredis';
 import { MAX_BALANCE } from '@hearth/core';
 import { TEST_REDIS_URL } from '../support/env';
-import { startChild, keepDatabaseApart, keepRedisOffServerCore, type Child, type CpuSample, type Placement, coreShare } from './child';
+import { BENCH_ORIGIN, startChild, keepDatabaseApart, keepRedisOffServerCore, type Child, type CpuSample, type Placement, coreShare } from './child';
 import type { PhaseJob, PhaseResult } from './loader';
 import { BENCH_PRODUCTS, BENCH_SKILL_NODES, type PgbenchFigures, benchNodeKey, capturedScript, creditScript, runPgbench, statIncrementScript, unlockScript } from './pgbench';
 
@@ -99,7 +99,7 @@ interface Target {
   name: string;
   /** The targets compared with pgbench run with PostgreSQL on a core of its own (child.ts). */
   placement?: Placement;
-  server: 'koa-hello' | 'hearth-api';
+  server: 'koa-hello' | 'hearth-api' | 'fastify-cors';
   prepare(ready: any, server: Child): Promise<Prepared>;
 }
 
@@ -157,6 +157,21 @@ export const TARGETS: Target[] = [
     name: 'GET /v1/blog/posts (player token)',
     server: 'hearth-api',
     prepare: async (ready) => cachedRead(ready, '/blog/posts', 12),
+  },
+  {
+    id: 'legal-documents-cors',
+    name: 'GET /v1/legal/documents from an allowed Origin (player token)',
+    server: 'hearth-api',
+    prepare: async (ready) => fromAllowedOrigin(await cachedRead(ready, '/legal/documents', 2, { Origin: BENCH_ORIGIN })),
+  },
+  {
+    id: 'fastify-cors',
+    name: 'fastify + @fastify/cors: the same legal documents bytes from an allowed Origin (no credential, limit, ETag or log)',
+    server: 'fastify-cors',
+    prepare: async (ready) => {
+      const headers = { Origin: BENCH_ORIGIN };
+      return fromAllowedOrigin({ url: `${ready.url}/v1/legal/documents`, headers, expectStatus: 200, answer: await (await expectStatus(`${ready.url}/v1/legal/documents`, headers, 200)).text() });
+    },
   },
   {
     id: 'commerce-catalog',
@@ -425,10 +440,18 @@ async function preparePurchase(ready: any, server: Child, players: number, what:
   };
 }
 
+/** A read sent from the bench's allowed page: checked to answer with that origin given back and the exposed headers. */
+async function fromAllowedOrigin(prepared: Prepared): Promise<Prepared> {
+  const reply = await fetch(prepared.url, { headers: prepared.headers });
+  if (reply.headers.get('access-control-allow-origin') !== BENCH_ORIGIN) throw new Error(`${prepared.url} gave back no Access-Control-Allow-Origin for ${BENCH_ORIGIN}`);
+  if (!reply.headers.get('access-control-expose-headers')?.includes('ETag')) throw new Error(`${prepared.url} exposes no ETag`);
+  return prepared;
+}
+
 /** A list read from the process's cache: checked to answer 200 with its `items` and rate-limit headers. */
-async function cachedRead(ready: { base: string; serverKey: string }, path: string, items: number): Promise<Prepared> {
+async function cachedRead(ready: { base: string; serverKey: string }, path: string, items: number, extra: Record<string, string> = {}): Promise<Prepared> {
   const token = await signIn(ready);
-  const headers = { Authorization: `Bearer ${token}` };
+  const headers = { Authorization: `Bearer ${token}`, ...extra };
   const reply = await expectStatus(`${ready.base}${path}`, headers, 200);
   if (!reply.headers.get('x-ratelimit-limit')) throw new Error(`GET ${path} answered without X-RateLimit-* headers: are rate limits on?`);
   const answer = await reply.text();
@@ -742,7 +765,7 @@ export async function runHttpBench(options: HttpBenchOptions, log: (line: string
   const koa = chosen.some((t) => t.id === 'koa') ? await startKoaBeside(options) : undefined;
   try {
     for (const target of chosen) {
-      const beside = target.server === 'hearth-api' && (target.placement ?? 'split') === 'split' ? koa : undefined;
+      const beside = target.server !== 'koa-hello' && (target.placement ?? 'split') === 'split' ? koa : undefined;
       results.push(await runTarget(target, options, log, beside));
     }
   } finally {

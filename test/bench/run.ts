@@ -3,7 +3,7 @@
  * run on this machine, then the realtime bench (test/bench/realtime.ts) when it exists. Prints a
  * table, checks the targets, and writes the figures into docs/performance.md.
  *
- *   npm run bench -- [--duration S] [--warmup S] [--connections N] [--only koa,players-me,flags-304,legal-documents,blog-posts,commerce-catalog,saves-put,currency-credit,currency-credit-hot,item-purchase,card-purchase,skill-node-unlock,stat-increment,realtime]
+ *   npm run bench -- [--duration S] [--warmup S] [--connections N] [--only koa,players-me,flags-304,legal-documents,legal-documents-cors,fastify-cors,blog-posts,commerce-catalog,saves-put,currency-credit,currency-credit-hot,item-purchase,card-purchase,skill-node-unlock,stat-increment,realtime]
  *                    [--share 0.8] [--cpu-prof DIR] [--no-docs] [--strict]
  * Runs with --only, another --share or a BENCH_EXPERIMENT (see servers/hearth-api.ts) leave
  * docs/performance.md alone.

@@ -8,15 +8,17 @@
  * - SQL and JSON metacharacters in EVERY string field of every route (walked from the route table's
  *   TypeBox schemas, so a new route is covered without touching this file): never a 500, and where a
  *   value is stored it reads back exactly as sent;
- * - error answers leak no stack trace, SQL or internal path; no CORS headers are sent (the API is
- *   for game clients and servers, not browsers on other origins: docs/reliability.md).
+ * - error answers leak no stack trace, SQL or internal path;
+ * - CORS (docs/api-conventions.md "Browsers (CORS)"): an Origin is given back only when it is exactly
+ *   one the environment allows, never `*`, never with credentials, never a look-alike, `null` or an
+ *   origin with a line break in it; a preflight of an origin not allowed is the 404 it was before.
  */
 import { randomBytes } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
 import { type AnyRoute, routeTable } from '@hearth/api';
-import { mintLicenceKey, organisationNamed } from '@hearth/core';
+import { type AnyManifest, mintLicenceKey, organisationNamed } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
-import { NAMESPACE } from '../support/manifests';
+import { NAMESPACE, environment, standardManifests } from '../support/manifests';
 import { call, expectError, signIn, type Reply } from '../support/http';
 import { rawExchange, type RawAnswer } from '../support/raw-http';
 import { sampleOf } from '../support/schema-sample';
@@ -32,8 +34,13 @@ let licence: string;
 let playerId: string;
 let playerToken: string;
 
+/** The one page alpha-live allows (its spec.cors.allowedOrigins). */
+const GAME_PAGE = 'https://game.example.com';
+
 beforeAll(async () => {
-  h = await startHarness();
+  const live = environment('alpha-live', 'alpha') as AnyManifest & { spec: Record<string, unknown> };
+  h = await startHarness({ manifests: [...standardManifests(), { ...live, spec: { ...live.spec, cors: { allowedOrigins: [GAME_PAGE] } } } as AnyManifest] });
+  await h.core.origins.settled();
   server = h.serverKeys['alpha-live-key'];
   // Covering the sampled product name, so the walk's other fields reach the seats.
   licence = (await mintLicenceKey(h.db, (await organisationNamed(h.db, NAMESPACE, 'alpha'))!.id, 'api8', ['sample'])).key;
@@ -292,20 +299,37 @@ describe('header injection: line breaks in headers the API reads are never refle
     expect(replaced.headers.get('x-request-id')).toMatch(/^[\x21-\x7e]{8,}$/);
   });
 
-  test('no CORS: an Origin is never reflected, no Access-Control-* header on any answer, preflight included', async () => {
-    const origin = 'https://evil.example';
-    for (const reply of [
-      await call(h.base, 'GET', '/flags', { token: server, headers: { Origin: origin } }),
-      await call(h.base, 'GET', '/players/nobody', { token: server, headers: { Origin: origin } }),
-    ]) {
-      for (const [name, value] of reply.headers) {
-        expect(name.startsWith('access-control-')).toBe(false);
-        expect(value).not.toContain('evil.example');
+  test('CORS: only the exact allowed origin is given back; no look-alike, null or wildcard; never credentials', async () => {
+    const allowed = await call(h.base, 'GET', '/flags', { token: server, headers: { Origin: GAME_PAGE } });
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(GAME_PAGE);
+    expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
+    const attempts = ['https://evil.example', 'null', '*', `${GAME_PAGE}.evil.test`, 'https://evilgame.example.com', `${GAME_PAGE}/`, 'http://game.example.com', `${GAME_PAGE}:8443`, 'https://GAME.EXAMPLE.COM'];
+    for (const origin of attempts) {
+      for (const reply of [
+        await call(h.base, 'GET', '/flags', { token: server, headers: { Origin: origin } }),
+        await call(h.base, 'GET', '/players/nobody', { token: server, headers: { Origin: origin } }),
+        await call(h.base, 'GET', '/flags', { token: 'hsk_mistyped_key', headers: { Origin: origin } }),
+      ]) {
+        for (const [name, value] of reply.headers) {
+          expect({ origin, name, cors: name.startsWith('access-control-') }).toEqual({ origin, name, cors: false });
+          if (origin !== '*' && origin !== 'null') expect(value).not.toContain(origin);
+        }
       }
+      const preflight = await fetch(`${h.base}/flags`, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'GET' } });
+      expect({ origin, status: preflight.status }).toEqual({ origin, status: 404 });
+      expect([...preflight.headers.keys()].some((n) => n.startsWith('access-control-'))).toBe(false);
     }
-    const preflight = await fetch(`${h.base}/flags`, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'GET' } });
-    expect(preflight.status).toBe(404);
-    expect([...preflight.headers.keys()].some((n) => n.startsWith('access-control-'))).toBe(false);
+    // The licence routes serve no page, even the allowed one.
+    const licenceCall = await call(h.base, 'POST', '/licence/check', { token: licence, body: {}, headers: { Origin: GAME_PAGE } });
+    expect([...licenceCall.headers.keys()].some((n) => n.startsWith('access-control-'))).toBe(false);
+  });
+
+  test('CORS: an allowed origin with a line break after it is refused by the parser or not reflected', async () => {
+    for (const value of [`${GAME_PAGE}\nX-Injected: 1`, `${GAME_PAGE}\r\n X-Injected: 1`, `${GAME_PAGE}\u0000X-Injected: 1`]) {
+      const answer = await rawGet('/flags', `Origin: ${value}\r\n`);
+      expectNotInjected(answer);
+      expect(answer.headers['access-control-allow-origin']).toBeUndefined();
+    }
   });
 
   test('answers carry nosniff-safe JSON: Content-Type application/json; charset=utf-8, no X-Powered-By', async () => {

@@ -40,6 +40,7 @@ import { PublisherKeys } from './commerce/publisher-key';
 import { deletePlayer } from './players/deletion';
 import type { Queryable } from './db/knex';
 import type { EnvironmentContext } from './tenancy/environments';
+import { OriginDirectory } from './tenancy/origins';
 import { Telemetry } from './process/telemetry';
 import { LicenceService } from './licence/service';
 import { type DashboardHosting, DashboardService } from './dashboards/service';
@@ -65,6 +66,8 @@ export class HearthCore {
   readonly objectStore: ObjectStore | undefined;
   readonly bus: InvalidationBus;
   readonly environments: EnvironmentRegistry;
+  /** Every browser origin the deployment allows, in memory: what a preflight is answered from (tenancy/origins.ts). */
+  readonly origins: OriginDirectory;
   readonly serverKeys: ServerKeyVerifier;
   readonly tokens: TokenService;
   readonly players: PlayerService;
@@ -118,6 +121,7 @@ export class HearthCore {
     // signing keys, players' token state, content versions): the hot path reads them without waiting,
     // and they hold committed data only. Every other read and write takes its database from its caller.
     this.environments = new EnvironmentRegistry(deps.db, this.bus);
+    this.origins = new OriginDirectory(deps.db, this.bus, deps.logger);
     this.serverKeys = new ServerKeyVerifier(deps.db, this.bus);
     this.tokens = new TokenService(deps.db, deps.masterKey, this.bus);
     this.players = new PlayerService(deps.db, this.bus);
@@ -169,6 +173,7 @@ export class HearthCore {
     await this.contentWatch.start();
     await this.tokens.start();
     await this.licence.start();
+    await this.origins.start();
     // The key the operator seals a project's secrets to (tenancy/project-secrets.ts).
     await publishProjectSecretKey(this.db, this.projectSecretKeys);
     // Expired idempotency records and used refresh tokens are swept now and then by every process;
@@ -185,6 +190,7 @@ export class HearthCore {
     if (this.housekeeping) clearInterval(this.housekeeping);
     this.tokens.stop();
     this.licence.stop();
+    this.origins.stop();
     await this.contentWatch.stop();
     await this.bus.stop();
   }

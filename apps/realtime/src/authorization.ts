@@ -26,11 +26,18 @@ type AuthorizeFrame = Extract<ClientFrame, { type: 'authorize' }>;
 /** A socket's token is verified once per authorize: the core need not keep it (see TokenService.verify). */
 const NOT_REMEMBERED = { rememberToken: false };
 
-/** Why a principal may not hold a socket, or null: the API's checks (credential, review, service switch). */
-export function refusalOf(principal: Principal | null, nowMs: number): Refusal | null {
+/**
+ * Why a principal may not hold a socket, or null: the API's checks (credential, review, service
+ * switch), and a browser page's origin, which the token's environment must allow (`origin` null: a
+ * native client).
+ */
+export function refusalOf(principal: Principal | null, nowMs: number, origin: string | null = null): Refusal | null {
   if (!principal) return new Refusal('unauthorized', 'The token is not valid.');
   if (principal.kind !== 'player') return new Refusal('unauthorized', "The socket takes a player's access token, not a server key, a licence key or a dashboard token.");
   if (principal.claims.exp * 1000 <= nowMs) return new Refusal('unauthorized', 'The token has expired.');
+  if (origin !== null && !principal.environment.origins.game.has(origin)) {
+    return new Refusal('forbidden', 'This page’s origin is not allowed in the token’s environment (its spec.cors.allowedOrigins).');
+  }
   return environmentRefusal(principal.environment, 'sessions');
 }
 
@@ -75,7 +82,7 @@ export class Authorization {
     try {
       const principal = await core.authenticator.authenticate(frame.token, NOT_REMEMBERED);
       if (ws.state !== AUTHORIZING) return;
-      const refusal = refusalOf(principal, Date.now());
+      const refusal = refusalOf(principal, Date.now(), ws.origin);
       if (refusal) {
         this.refuse(ws, refusal, frame.id);
         return;
@@ -114,7 +121,7 @@ export class Authorization {
     try {
       const principal = await core.authenticator.authenticate(frame.token, NOT_REMEMBERED);
       if (ws.state !== AUTHORIZED) return;
-      const refusal = refusalOf(principal, Date.now());
+      const refusal = refusalOf(principal, Date.now(), ws.origin);
       if (refusal) {
         this.refuse(ws, refusal, frame.id);
         return;

@@ -42,7 +42,7 @@ export class RealtimeMetrics {
 
   readonly upgradesRefused = new client.Counter({
     name: 'hearth_realtime_upgrades_refused_total',
-    help: 'Upgrades answered with an HTTP error instead of a socket, by reason (rate-limited: the per-address limit)',
+    help: 'Upgrades answered with an HTTP error instead of a socket, by reason (rate-limited: the per-address limit; origin: a browser page no environment allows)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

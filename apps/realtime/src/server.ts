@@ -59,7 +59,7 @@ import { AuthorizeDeadlines } from './authorize-deadlines';
 import { Authorization } from './authorization';
 import { Fanout } from './fanout';
 import { coreSessionReader, type SessionReader } from './session-reader';
-import { UpgradeLimit, rateLimitHeaders, refuseUpgrade, type UpgradeCheck } from './upgrades';
+import { UpgradeLimit, originRefusal, rateLimitHeaders, refuseUpgrade, type UpgradeCheck } from './upgrades';
 
 export interface RealtimeServerOptions {
   core: HearthCore;
@@ -288,13 +288,21 @@ export class RealtimeServer {
       refuseUpgrade(socket, refusal, rateLimitHeaders(outcome));
       return;
     }
+    const origin = req.headers.origin;
+    const forbidden = originRefusal(origin, this.core.origins.origins);
+    if (forbidden) {
+      this.metrics.upgradesRefused.inc({ reason: 'origin' });
+      this.log.debug({ address, origin }, 'upgrade refused: origin not allowed');
+      refuseUpgrade(socket, forbidden, rateLimitHeaders(outcome));
+      return;
+    }
     if (!this.ready) {
       socket.end(SHUTTING_DOWN);
       return;
     }
     // ws asks for the 101's headers (the 'headers' listener) while handleUpgrade runs.
     this.upgradeRates.set(req, outcome);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws as HearthSocket, address));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws as HearthSocket, address, origin));
     this.upgradeRates.delete(req);
   }
 
@@ -324,8 +332,9 @@ export class RealtimeServer {
 
   // ---- connections -------------------------------------------------------------------------------
 
-  private onConnection(ws: HearthSocket, address: string): void {
+  private onConnection(ws: HearthSocket, address: string, origin: string | undefined): void {
     ws.address = address;
+    if (origin !== undefined) ws.origin = origin;
     ws.slice = this.nextSlice;
     this.nextSlice = (this.nextSlice + 1) % this.slices.length;
     this.slices[ws.slice].add(ws);

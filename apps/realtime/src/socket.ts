@@ -20,6 +20,8 @@ export class HearthSocket extends WebSocket {
   state = AWAITING;
   /** The client's address (behind trusted proxies, the client's own), for log lines. */
   address = '';
+  /** The page's origin a browser sent with the upgrade; null for a native client (docs/realtime.md "Browsers"). */
+  origin: string | null = null;
   playerId: string | null = null;
   env: EnvironmentContext | null = null;
   /** The token's `iat` (sign-out cut-off check) and `exp` (seconds). */

@@ -19,6 +19,7 @@ import {
   type Logger,
   type ProxyTrust,
   type RateOutcome,
+  type BrowserOrigins,
 } from '@hearth/core';
 import type { RealtimeMetrics } from './metrics';
 
@@ -77,6 +78,17 @@ export class UpgradeLimit {
     const refusal = new Refusal('rate-limited', `Too many requests (${outcome.nearest.name}); retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'Retry-After': String(retry) });
     return { address, outcome, refusal };
   }
+}
+
+/**
+ * A browser's socket (docs/realtime.md "Browsers"): a browser sends the page's `Origin` with the upgrade
+ * and applies no CORS to a socket, so the server checks it. An origin no environment of the deployment
+ * allows is refused here, 403 `forbidden`, before the socket is made; the authorize frame then holds it
+ * to the token's own environment (Authorization). No Origin (a native client) passes.
+ */
+export function originRefusal(origin: string | undefined, deployment: BrowserOrigins): Refusal | null {
+  if (origin === undefined || deployment.game.has(origin)) return null;
+  return new Refusal('forbidden', 'This page’s origin may not open the sessions socket: no environment allows it.');
 }
 
 /** X-RateLimit-* of the limit nearest to refusing, as every API answer carries them. */

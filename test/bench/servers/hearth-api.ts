@@ -11,7 +11,7 @@ import { createTestDatabase } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/env';
 import { blogCategory, blogPost, cardType, currency, environment, gameConfig, itemType, legalDocument, plan, product, project, serverKey, skillTree } from '../../support/manifests';
 import { BENCH_PRODUCTS, BENCH_SKILL_NODES, benchNodeKey } from '../pgbench';
-import { answerCpuQueries } from '../child';
+import { BENCH_ORIGIN, answerCpuQueries } from '../child';
 
 /** Limits far above anything one core can serve: the bench measures the check, never a refusal. */
 const NEVER_REFUSING = {
@@ -47,7 +47,8 @@ async function main(): Promise<void> {
     plan('test', NEVER_REFUSING),
     // A store so the commerce routes serve (GET /commerce/catalog never calls it).
     project('bench', { store: { provider: 'steam', appId: 480, identity: 'bench', publisherKey: { env: 'HEARTH_BENCH_STORE_KEY' }, baseUrl: 'http://127.0.0.1:9' } } as never),
-    environment('bench-live', 'bench'),
+    // A browser game's page may call it (the CORS targets).
+    { ...environment('bench-live', 'bench'), spec: { project: 'bench', appKey: 'bench-live', cors: { allowedOrigins: [BENCH_ORIGIN] } } } as never,
     serverKey('bench-live-key', 'bench-live'),
     gameConfig('bench-live', {
       environment: 'bench-live',

@@ -3,7 +3,7 @@
  * objects with no connection under them (made as `ws` makes a server's sockets), environments and
  * sessions as the core hands them over.
  */
-import { SERVICES, type EnvironmentContext, type PlatformSession, type ServiceName } from '@hearth/core';
+import { NO_ORIGINS, SERVICES, type EnvironmentContext, type PlatformSession, type ServiceName } from '@hearth/core';
 import { AUTHORIZED, HearthSocket, type IdentifiedSocket, identify } from '@hearth/realtime';
 
 export const REALTIME = { maxMessageBytes: 4096, messagesPerSecond: 10, messagesPerMinute: 300, maxSubscriptions: 2 };
@@ -35,6 +35,7 @@ export function environmentOf(id: number, overrides: { review?: EnvironmentConte
     wordFilter: [],
     skillNodesUnlockedBy: 'players',
     dashboard: null,
+    origins: NO_ORIGINS,
   };
 }
 

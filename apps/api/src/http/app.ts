@@ -1,16 +1,18 @@
 import { maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
-import { Refusal, type HearthCore, accessLogOf, TRUST_NO_PROXY, addressChecks, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
-import type { AnyRoute } from './route';
+import { Refusal, type HearthCore, type PageKind, accessLogOf, allowsOrigin, TRUST_NO_PROXY, addressChecks, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
+import type { AnyRoute, Method } from './route';
 import { Exchange } from './exchange';
 import { INTERNAL_ERROR, answerFor, placeFields } from './errors';
 import { clientErrorListener, type ClientErrorListener } from './client-error';
 import { ApiMetrics } from './metrics';
 import { type CompiledRoute, Pipeline, compileRoute } from './pipeline';
 import { isObjectUpload, serveObjectUpload } from './object-upload';
+import { ANY_PAGES, answerPreflight, corsHeaders, isPreflight } from './cors';
 
 export const BASE_PATH = '/v1';
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+const METHOD_ORDER: readonly Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export interface ApiAppOptions {
   core: HearthCore;
@@ -59,6 +61,49 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     if (route.method === 'GET') router.on('HEAD', path, noHandler, compiled);
   }
 
+  /** The methods a preflight may ask about: those of the table (HEAD is GET's), in one order. */
+  const methods = METHOD_ORDER.filter((method) => routes.some((route) => route.method === method));
+
+  /**
+   * A preflight's path: the methods its routes take (HEAD with GET) and the pages they serve, or null
+   * when no route of the table takes the path. Each method is looked up as a request of it would be,
+   * so the answer names exactly what would be routed.
+   */
+  const preflightOf = (path: string): { methods: string; pages: Set<PageKind>; template: string } | null => {
+    const taken: string[] = [];
+    const pages = new Set<PageKind>();
+    let template = '';
+    for (const method of methods) {
+      const match = find(method, path);
+      if (!match) continue;
+      taken.push(method === 'GET' ? 'GET, HEAD' : method);
+      for (const page of match.compiled.pages) pages.add(page);
+      template ||= match.compiled.route.path;
+    }
+    return taken.length === 0 ? null : { methods: taken.join(', '), pages, template };
+  };
+
+  /**
+   * A CORS preflight, answered from memory (cors.ts): counted against the caller's address, then 204
+   * with the path's methods when the deployment allows the origin for the path's pages, else 404 as any
+   * method a path does not take, with no Access-Control-* header.
+   */
+  const servePreflight = async (exchange: Exchange): Promise<void> => {
+    // Its answer depends on the Origin, allowed or not; its Access-Control-* headers are its own (none on a refusal).
+    exchange.setHeader('Vary', 'Origin');
+    await pipeline.limit(exchange, addressChecks(exchange.ip));
+    const origin = exchange.header('origin');
+    const preflight = exchange.path.startsWith(`${BASE_PATH}/`) ? preflightOf(exchange.path) : null;
+    if (preflight) {
+      exchange.routeTemplate = preflight.template;
+      if (allowsOrigin(core.origins.origins, origin, [...preflight.pages])) {
+        answerPreflight(exchange, origin, preflight.methods);
+        return;
+      }
+    }
+    throw new Refusal('not-found', `No route OPTIONS ${exchange.path}.`);
+  };
+
   /** The route of a path, trailing slashes ignored. A path whose escapes cannot be decoded still finds
    * its route, with the undecodable parameter kept as sent, so that validation names it. */
   const find = (method: string, path: string) => {
@@ -87,7 +132,9 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     }
     // The embedded default's presigned uploads: not a route of the spec (object-upload.ts).
     if (isObjectUpload(exchange)) return serveObjectUpload(exchange, core, pipeline);
-    // Anything the table does not name (a known path with another method included) is 404.
+    // Anything the table does not name (a known path with another method included) is 404; under /v1
+    // a browser game may read it (a page of an origin the deployment allows).
+    if (path.startsWith(`${BASE_PATH}/`)) exchange.pages = ANY_PAGES;
     await pipeline.limit(exchange, addressChecks(exchange.ip));
     // HEAD is GET without the body, its refusal too (same message, same Content-Length).
     throw new Refusal('not-found', `No route ${exchange.method === 'HEAD' ? 'GET' : exchange.method} ${path}.`);
@@ -107,8 +154,10 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
       found = isObjectUpload(exchange) ? null : find(exchange.method, exchange.path);
       if (found) {
         exchange.params = found.params;
+        exchange.pages = found.compiled.pages;
         await pipeline.run(exchange, found.compiled);
-      } else await serveUnrouted(exchange);
+      } else if (isPreflight(exchange)) await servePreflight(exchange);
+      else await serveUnrouted(exchange);
     } catch (err) {
       const answer = answerFor(found ? placeFields(err, found.compiled.route) : err);
       exchange.status = answer.status;
@@ -123,6 +172,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
       exchange.setHeader('X-RateLimit-Remaining', rate.nearest.remaining);
       exchange.setHeader('X-RateLimit-Reset', rate.nearest.resetSeconds);
     }
+    corsHeaders(exchange, core.origins.origins);
     exchange.send();
     answering.delete(req.socket);
     const ms = performance.now() - started;

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
-import { clientAddressOf, requestHostOf, requestProtocolOf, type ProxyTrust, type RateOutcome } from '@hearth/core';
+import { clientAddressOf, requestHostOf, requestProtocolOf, type EnvironmentContext, type PageKind, type ProxyTrust, type RateOutcome } from '@hearth/core';
 
 export class Exchange {
   /** The path without the query, as sent (not decoded). */
@@ -25,6 +25,10 @@ export class Exchange {
   rate?: RateOutcome;
   /** The matched route's template, for metrics and the access line. */
   routeTemplate?: string;
+  /** The web pages whose origins may read this answer (cors.ts): none until a route (or a /v1 path) is known. */
+  pages: readonly PageKind[] = [];
+  /** The environment the request acts in, once known: its origins decide the answer's CORS headers. */
+  environment: EnvironmentContext | null = null;
 
   constructor(
     readonly req: IncomingMessage,

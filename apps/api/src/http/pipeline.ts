@@ -33,6 +33,7 @@ import {
   refuse,
   runIdempotent,
   type IdempotencyScope,
+  type PageKind,
 } from '@hearth/core';
 import { type AnyRoute, type HandlerContext, type HandlerResult, type RequestInfo } from './route';
 import { type AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, checksOf, dashboardPermissionOf, takesCredential } from './checks';
@@ -41,6 +42,7 @@ import { declaredTooLarge, hasBody, limitedBodyStream, readBody } from './body';
 import { bearerOf } from './credentials';
 import type { ApiMetrics } from './metrics';
 import type { Exchange } from './exchange';
+import { DASHBOARD_PAGES, GAME_PAGES, pagesOf } from './cors';
 
 
 /** Conditional reads' answers kept serialized (Pipeline.answers): how many, how long, how large each. */
@@ -66,6 +68,8 @@ export interface CompiledRoute {
   body?: ValidateFunction;
   trimBody: boolean;
   bodyLimit: number;
+  /** The web pages that may call it from a browser (cors.ts). */
+  pages: readonly PageKind[];
   /**
    * A conditional read's ask (askOf) by the request's URL as sent: a URL always names the same ask,
    * and polling clients send the same few URLs, so the ask is serialized once and the same string
@@ -89,6 +93,7 @@ export function compileRoute(route: AnyRoute): CompiledRoute {
     body: compile(bodyAjv, route.body),
     trimBody: hasTrim(route.body),
     bodyLimit: bodyLimitOf(route),
+    pages: pagesOf(route),
     asks: new Map(),
   };
 }
@@ -289,6 +294,9 @@ export class Pipeline {
           await this.limit(exchange, addressChecks(exchange.ip));
         } else {
           env = principal.environment;
+          exchange.environment = env;
+          // The config and flags reads serve a game's pages and a dashboard's: the credential says which.
+          if (route.credential === 'either-or-dashboard') exchange.pages = principal.kind === 'dashboard' ? DASHBOARD_PAGES : GAME_PAGES;
           await this.limit(exchange, this.environmentChecks(env, credentialKeyOf(principal)));
         }
         if (checks.credentialKind && !takesCredential(route, principal.kind)) {
@@ -331,6 +339,7 @@ export class Pipeline {
       if (checks.environmentFromBody) {
         const appKey = (input as { appKey: string }).appKey;
         env = await this.core.environments.byAppKey(appKey);
+        exchange.environment = env;
         await this.limit(exchange, addressChecks(exchange.ip, route.rateLimit === 'idp-sign-in' ? (env ?? undefined) : undefined));
         if (!env) throw new Refusal('service-disabled', 'No environment has that app key.');
         this.checkEnvironment(env, compiled);
@@ -339,6 +348,7 @@ export class Pipeline {
       // The crash upload names its environment in its path.
       if (checks.environmentFromPath) {
         env = await this.core.environments.byAppKey((params as { appKey: string }).appKey);
+        exchange.environment = env;
         if (!env) throw new Refusal('service-disabled', 'No environment has that app key.');
         this.checkEnvironment(env, compiled);
       }
@@ -484,6 +494,7 @@ class RequestContext implements HandlerContext<unknown, unknown, unknown> {
   }
 
   async enterEnvironment(environment: EnvironmentContext, credentialKey: string): Promise<void> {
+    this.exchange.environment = environment;
     await this.pipeline.limit(this.exchange, this.pipeline.environmentChecks(environment, credentialKey));
     this.pipeline.checkEnvironment(environment, this.compiled);
   }

@@ -14,6 +14,7 @@ import type {
   Logger,
   EnvironmentPrincipal,
   LicencePrincipal,
+  PageKind,
   Principal,
   Queryable,
   RateCheck,
@@ -196,6 +197,13 @@ export interface RouteSpec<
    * `path-app-key`: the path's `:appKey` (the crash upload). No such environment is service-disabled.
    */
   environmentFrom?: F;
+  /**
+   * Which web pages may call the route from a browser (docs/api-conventions.md "Browsers (CORS)"):
+   * `game` (the environment's `spec.cors.allowedOrigins`), `dashboard` (its project's dashboard's
+   * origins), or none. The default follows the credential (cors.ts `pagesOf`); a route without a
+   * credential that serves a dashboard (its sign-in) names it.
+   */
+  pages?: readonly PageKind[];
   params?: P;
   query?: Q;
   body?: B;

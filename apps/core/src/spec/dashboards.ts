@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { EnvironmentReference, Reference, ResourceName } from './names';
 import { celRules } from './rules';
+import { OriginList } from './origins';
 
 /**
  * What a member may do in an environment. `open_dashboard` is the spec's: signing in and the config
@@ -40,6 +41,9 @@ export const DashboardSettingsSpec = Type.Object(
     redirectUri: Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://', description: "the dashboard's redirect URI, as registered with the provider" }),
     clientSecretRef: Type.Optional(Type.Object({ secretKeyRef: SecretKeyRef }, { additionalProperties: false, description: 'absent: a public client (PKCE only)' })),
     enabled: Type.Optional(Type.Boolean({ default: true, description: 'false: the project has no dashboard (sign-ins are not-found)' })),
+    allowedOrigins: Type.Optional(
+      OriginList("pages besides the redirect URI's own origin (always allowed) that may call the dashboard routes from a browser"),
+    ),
   },
   { additionalProperties: false, description: "the custom dashboard's OpenID Connect provider (docs/dashboards.md); absent: the project has no dashboard" },
 );

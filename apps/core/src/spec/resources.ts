@@ -15,6 +15,7 @@ import { StoreSpec } from './store';
 export { EnvironmentReference };
 import { GameKey, MAX_BALANCE } from './game-keys';
 import { DashboardSettingsSpec } from './dashboards';
+import { OriginList } from './origins';
 
 /** The GameEnvironment a document belongs to: every content kind's `spec.environment`. */
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
@@ -106,6 +107,16 @@ export const GameEnvironmentSpec = Type.Object(
     appKey: immutable(
       Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', description: 'the public key game clients sign in with' }),
       { why: "every player's token carries it" },
+    ),
+    cors: Type.Optional(
+      Type.Object(
+        {
+          allowedOrigins: OriginList(
+            "the web pages (browser games) that may call the API and open the sessions socket in this environment; none: browsers are refused, native clients are not affected",
+          ),
+        },
+        { additionalProperties: false, description: 'browsers calling the API from a page (docs/api-conventions.md "Browsers (CORS)")' },
+      ),
     ),
   },
   { additionalProperties: false },

@@ -67,9 +67,10 @@ export async function upsertProject(
 export async function upsertEnvironment(
   db: Queryable,
   bus: Announcer,
-  environment: { namespace: string; name: string; project: string; appKey: string },
+  environment: { namespace: string; name: string; project: string; appKey: string; allowedOrigins?: readonly string[] },
 ): Promise<Upserted> {
   const { namespace, name, appKey } = environment;
+  const allowedOrigins = [...(environment.allowedOrigins ?? [])];
   return inTransaction(db, async (trx) => {
     // FOR SHARE: a project being retired meanwhile (retireProject) is seen retired, or waits for this one.
     const project = await trx('projects').where({ namespace, name: environment.project }).whereNull('retired_at').forShare().first();
@@ -98,11 +99,12 @@ export async function upsertEnvironment(
     if (taken) throw refuse.conflict(`"${appKey}" is already the app key of GameEnvironment ${taken.namespace}/${taken.name}`, { field: 'appKey' });
     const existing = await trx('environments').where({ namespace, name }).first();
     const live = existing && existing.retired_at === null;
-    if (live && Number(existing.project_id) === Number(project.id) && existing.app_key === appKey) return 'unchanged';
+    const sameOrigins = existing && sameList(existing.allowed_origins as string[], allowedOrigins);
+    if (live && Number(existing.project_id) === Number(project.id) && existing.app_key === appKey && sameOrigins) return 'unchanged';
     await trx('environments')
-      .insert({ namespace, name, project_id: project.id, app_key: appKey, retired_at: null, updated_at: trx.fn.now() })
+      .insert({ namespace, name, project_id: project.id, app_key: appKey, allowed_origins: allowedOrigins, retired_at: null, updated_at: trx.fn.now() })
       .onConflict(['namespace', 'name'])
-      .merge(['project_id', 'app_key', 'retired_at', 'updated_at']);
+      .merge(['project_id', 'app_key', 'allowed_origins', 'retired_at', 'updated_at']);
     await announceAfterCommit(trx, bus, { kind: 'environments' });
     return live ? 'updated' : 'created';
   });
@@ -198,4 +200,8 @@ export async function retireProject(db: Queryable, bus: Announcer, project: { na
     await announceAfterCommit(trx, bus, { kind: 'environments' });
     return 'retired';
   });
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
 }

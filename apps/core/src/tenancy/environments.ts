@@ -2,6 +2,7 @@ import type { Queryable } from '../db/knex';
 import type { PlanLimits, ProjectSpecT, ServiceName } from '../spec/resources';
 import { SERVICES } from '../spec/resources';
 import type { DashboardSettings } from '../spec/dashboards';
+import { type BrowserOrigins, browserOriginsOf } from './origins';
 
 export type ReviewState = ProjectSpecT['review'];
 
@@ -22,6 +23,8 @@ export interface EnvironmentContext {
   skillNodesUnlockedBy: 'players' | 'game';
   /** The project's custom-dashboard provider; null when it has no dashboard (switched off included). */
   dashboard: DashboardSettings | null;
+  /** The web pages that may call it from a browser: its game's, and its project's dashboard's (tenancy/origins.ts). */
+  origins: BrowserOrigins;
 }
 
 interface Row {
@@ -34,11 +37,13 @@ interface Row {
   project_spec: ProjectSpecT;
   plan_name: string;
   plan_spec: PlanLimits;
+  allowed_origins: string[];
 }
 
 function toContext(row: Row): EnvironmentContext {
   const spec = row.project_spec;
   const services = Object.fromEntries(SERVICES.map((s) => [s, spec.services?.[s] === true])) as Record<ServiceName, boolean>;
+  const dashboard = spec.dashboard && spec.dashboard.enabled !== false ? spec.dashboard : null;
   return {
     id: Number(row.id),
     appKey: row.app_key,
@@ -57,7 +62,8 @@ function toContext(row: Row): EnvironmentContext {
     store: spec.store ?? null,
     wordFilter: spec.wordFilter?.words ?? [],
     skillNodesUnlockedBy: spec.progression?.skillNodesUnlockedBy ?? 'players',
-    dashboard: spec.dashboard && spec.dashboard.enabled !== false ? spec.dashboard : null,
+    dashboard,
+    origins: browserOriginsOf(row.allowed_origins, dashboard),
   };
 }
 
@@ -72,7 +78,7 @@ function baseQuery(db: Queryable) {
     .join('projects as p', 'p.id', 'e.project_id')
     .join('plans as pl', 'pl.name', 'p.plan_name')
     .select(
-      'e.id', 'e.app_key', 'e.namespace', 'e.name', 'p.id as project_id', 'p.name as project_name',
+      'e.id', 'e.app_key', 'e.namespace', 'e.name', 'e.allowed_origins', 'p.id as project_id', 'p.name as project_name',
       'p.spec as project_spec', 'pl.name as plan_name', 'pl.spec as plan_spec',
     );
 }

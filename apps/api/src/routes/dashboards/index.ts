@@ -19,6 +19,8 @@ export const signInDashboard = defineRoute({
   tag: 'dashboards',
   credential: 'none',
   environmentFrom: 'handler',
+  // The page that finishes a person's sign-in is the dashboard's (its redirect URI's origin).
+  pages: ['dashboard'],
   body: Type.Object(
     {
       appKey: Type.String({ minLength: 1, maxLength: 64, description: "the environment's app key (one of the project's)" }),

@@ -10,7 +10,10 @@ import { type Reconciler, namespaceOf, refusalsNamed } from './shared';
 export const gameEnvironmentReconciler: Reconciler<GameEnvironment> = {
   reconcile: async (db, doc, { bus, label }) => ({
     action: await refusalsNamed(label, () =>
-      upsertEnvironment(db, bus, { namespace: namespaceOf(doc), name: doc.metadata.name, project: doc.spec.project, appKey: doc.spec.appKey }),
+      upsertEnvironment(db, bus, {
+        namespace: namespaceOf(doc), name: doc.metadata.name, project: doc.spec.project, appKey: doc.spec.appKey,
+        allowedOrigins: doc.spec.cors?.allowedOrigins ?? [],
+      }),
     ),
   }),
 
