@@ -3,15 +3,16 @@
  * browser game's page served from another 127.0.0.1 origin (another port) than the API's. The page
  * signs a player in as a client does (POST /auth/idp with an id token of the game's identity
  * provider: a page holds no server key), reads the flags with their ETag (the second read 304), and
- * buys an item. The same page from an origin the environment does not allow gets nothing: the
- * browser refuses its preflight, and the request never leaves. docs/api-conventions.md "Browsers (CORS)".
- *
- * The page's script is the least a game would write; a later SDK replaces it.
+ * buys an item, all through @hearth/client (apps/client, bundled for the browser as a game would).
+ * The same page from an origin the environment does not allow gets nothing: the browser refuses its
+ * preflight, and the request never leaves. docs/api-conventions.md "Browsers (CORS)".
  */
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKeyPair, type KeyLike } from 'jose';
+import path from 'node:path';
+import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { AnyManifest } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
@@ -24,36 +25,32 @@ jest.setTimeout(120_000);
 /** Debian's package (`apt-get install chromium`, .ci/services.sh installs it for `make test`). */
 const CHROMIUM = process.env.HEARTH_CHROMIUM ?? '/usr/bin/chromium';
 
-/** The page: a game's few calls to the API, by fetch. */
+/** The page: a game's few calls to the API, through the SDK (bundled for the browser in beforeAll). */
 const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <title>A browser game</title>
+<script src="/sdk.js"></script>
 <script>
-const hearth = {
-  api: '', token: '', etag: '',
-  async call(method, path, body, headers = {}) {
-    if (hearth.token) headers.Authorization = 'Bearer ' + hearth.token;
-    if (body) headers['Content-Type'] = 'application/json';
-    const res = await fetch(hearth.api + path, { method, headers, body: body && JSON.stringify(body) });
-    const text = await res.text();
-    return { status: res.status, etag: res.headers.get('ETag'), remaining: res.headers.get('X-RateLimit-Remaining'), body: text ? JSON.parse(text) : null };
-  },
+const game = {
+  player: null,
   async signIn(api, appKey, idToken) {
-    hearth.api = api;
-    const answer = await hearth.call('POST', '/auth/idp', { appKey, idToken });
-    hearth.token = answer.body.accessToken;
-    return answer;
+    const client = new HearthClient.Hearth({ baseUrl: api });
+    game.player = await client.signInWithIdentityProvider(appKey, idToken);
+    return { playerId: game.player.playerId };
   },
+  /** The SDK's typed client: the answer's status and headers as the page sees them. */
   async flags() {
-    const answer = await hearth.call('GET', '/flags', null, hearth.etag ? { 'If-None-Match': hearth.etag } : {});
-    if (answer.etag) hearth.etag = answer.etag;
-    return answer;
+    const { data, response } = await game.player.api.GET('/flags');
+    return { status: response.status, cache: response.headers.get('X-Hearth-Cache'), etag: response.headers.get('ETag'), remaining: response.headers.get('X-RateLimit-Remaining'), body: data };
   },
-  buy(itemTypeKey, key) {
-    return hearth.call('POST', '/players/me/purchases/items', { itemTypeKey }, { 'Idempotency-Key': key });
+  buy(itemTypeKey) {
+    return game.player.call('post', '/players/{playerId}/purchases/items', { params: { path: { playerId: 'me' } }, body: { itemTypeKey } });
+  },
+  useToken(api, tokens) {
+    game.player = new HearthClient.Hearth({ baseUrl: api, retry: { attempts: 1 } }).player(tokens);
   },
 };
-window.hearth = hearth;
+window.game = game;
 </script>`;
 
 async function listen(server: http.Server): Promise<string> {
@@ -77,7 +74,23 @@ beforeAll(async () => {
   const keys = [await publicJwk(publicKey, 'ed-1', 'EdDSA')];
   provider = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys })));
   const jwksUri = `${await listen(provider)}/jwks`;
-  const serve: http.RequestListener = (_req, res) => res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(PAGE);
+  // The SDK as a browser game ships it: one minified script, its classes under `HearthClient`.
+  const sdk = await build({
+    entryPoints: [path.join(__dirname, '..', '..', 'apps', 'client', 'src', 'index.ts')],
+    bundle: true,
+    minify: true,
+    format: 'iife',
+    globalName: 'HearthClient',
+    platform: 'browser',
+    target: 'es2022',
+    write: false,
+    logLevel: 'silent',
+  });
+  const script = sdk.outputFiles[0].contents;
+  const serve: http.RequestListener = (req, res) =>
+    req.url === '/sdk.js'
+      ? res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(script)
+      : res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(PAGE);
   pages = http.createServer(serve);
   otherPages = http.createServer(serve);
   gameOrigin = await listen(pages);
@@ -118,18 +131,18 @@ test('a page of an allowed origin signs a player in, reads the flags with their 
   const page = await open(gameOrigin);
   try {
     const idToken = await signIdToken(idKey, { sub: 'browser-player' });
-    const signedIn = await page.evaluate(([api, token]) => (globalThis as any).hearth.signIn(api, 'web-live', token), [h.base, idToken]);
-    expect(signedIn.status).toBe(201);
-    expect(signedIn.remaining).toMatch(/^\d+$/); // X-RateLimit-* are exposed to the page
-    const playerId = signedIn.body.player.id as string;
+    const { playerId } = await page.evaluate(([api, token]) => (globalThis as any).game.signIn(api, 'web-live', token), [h.base, idToken]);
+    expect(playerId).toMatch(/.+/);
 
-    const first = await page.evaluate(() => (globalThis as any).hearth.flags());
+    const first = await page.evaluate(() => (globalThis as any).game.flags());
     expect(first.status).toBe(200);
+    expect(first.remaining).toMatch(/^\d+$/); // X-RateLimit-* are exposed to the page
     expect(first.body.items).toEqual([{ name: 'winter_event', isEnabled: true }]);
-    expect(first.etag).toMatch(/^"/); // the ETag is exposed to the page
-    const second = await page.evaluate(() => (globalThis as any).hearth.flags());
-    expect(second.status).toBe(304);
-    expect(second.body).toBeNull();
+    expect(first.etag).toMatch(/^"/); // the ETag is exposed to the page, so the SDK can send it back
+    // The SDK sent If-None-Match; the API answered 304, and the SDK the kept body.
+    const second = await page.evaluate(() => (globalThis as any).game.flags());
+    expect([second.status, second.cache]).toEqual([200, 'revalidated']);
+    expect(second.body).toEqual(first.body);
 
     // The game's server gives the player gold (with its server key, outside the browser).
     const credit = await call(h.base, 'POST', `/players/${playerId}/currencies/gold/credit`, {
@@ -139,10 +152,10 @@ test('a page of an allowed origin signs a player in, reads the flags with their 
     });
     expect(credit.status).toBe(200);
 
-    const bought = await page.evaluate(() => (globalThis as any).hearth.buy('potion', 'browser-buy-1'));
-    expect(bought.status).toBe(200);
-    expect(bought.body.charges).toEqual([expect.objectContaining({ currencyKey: 'gold', amount: -3, balanceAfter: 7 })]);
-    expect(bought.body.replayed).toBe(false);
+    // A move: the SDK adds its Idempotency-Key, a header the preflight allows.
+    const bought = await page.evaluate(() => (globalThis as any).game.buy('potion'));
+    expect(bought.charges).toEqual([expect.objectContaining({ currencyKey: 'gold', amount: -3, balanceAfter: 7 })]);
+    expect(bought.replayed).toBe(false);
   } finally {
     await page.close();
   }
@@ -154,20 +167,22 @@ test('the same page from an origin not allowed gets nothing: its calls fail in t
     const before = await h.db('players').count({ n: '*' }).first();
     const idToken = await signIdToken(idKey, { sub: 'blocked-player' });
     const outcome = await page.evaluate(
-      ([api, token]) => (globalThis as any).hearth.signIn(api, 'web-live', token).then(() => 'answered', (err: Error) => `${err.name}: ${err.message}`),
+      ([api, token]) => (globalThis as any).game.signIn(api, 'web-live', token).then(() => 'answered', (err: Error) => err.name),
       [h.base, idToken],
     );
-    expect(outcome).toMatch(/^TypeError: /); // the browser's "Failed to fetch"
+    expect(outcome).toBe('HearthTransportError'); // the browser's "Failed to fetch", as the SDK reports it
     // The browser stopped at the preflight: no player was made.
     expect(await h.db('players').count({ n: '*' }).first()).toEqual(before);
-    // Even a read with a good player token (made here by the game's server) is refused to it by the browser.
+    // Even a read with good player tokens (made here by the game's server) is refused to it by the browser.
     const signedIn = await call(h.base, 'POST', '/auth/server', { token: h.serverKeys['web-live-key'], body: { subject: 'held-token' } });
-    const reading = await page.evaluate(([api, token]) => {
-      const hearth = (globalThis as any).hearth;
-      hearth.api = api;
-      hearth.token = token;
-      return hearth.flags().then(() => 'answered', (err: Error) => err.name);
-    }, [h.base, signedIn.body.accessToken as string]);
+    const reading = await page.evaluate(
+      ([api, tokens]) => {
+        const game = (globalThis as any).game;
+        game.useToken(api, tokens);
+        return game.flags().then(() => 'answered', (err: Error) => err.name);
+      },
+      [h.base, signedIn.body] as const,
+    );
     expect(reading).toBe('TypeError');
   } finally {
     await page.close();
