@@ -3,16 +3,18 @@
  * with `node` alone (no tsx at run time): the image's entry point (Dockerfile, docs/kubernetes.md).
  *
  * esbuild bundles the command's entry, apps/cli/src/main.ts, with every workspace it imports
- * (@hearth/*, whatever workspaces come), and the migrations. Every other package stays an external
+ * (@hearth/*, whatever workspaces come), the migrations and the SQL function files. Every other package stays an external
  * `require` served by node_modules: the image installs the production dependencies anyway (the
  * embedded PostgreSQL binaries, ESM-only packages such as @kubernetes/client-node), and several load
  * files by name at run time that a bundle would lose (pino's worker-thread transports, knex's dialect
  * loader, pg's optional pg-native, ws's optional bufferutil). test/build/bundle.test.ts checks that
  * each external is a production dependency of the workspace that imports it.
  *
- * Two things the sources find by their own place, kept working in the bundle:
+ * Three things the sources find by their own place, kept working in the bundle:
  * - migrations/: knex cannot load .ts files without tsx, so the build compiles them in, replacing
  *   apps/core/src/db/bundled-migrations.ts with a module that imports them all, under their file names.
+ * - the database functions' files (apps/core/src/<area>/sql/*.sql), compiled in as text in place of
+ *   apps/core/src/db/bundled-sql-functions.ts.
  * - `__dirname` of a workspace file (dev.ts finds examples/dev/ by it): each such file gets the folder
  *   it has in the source tree, relative to the bundle, so the bundle runs from any folder that keeps
  *   its place relative to the tree (dist/ in a checkout, /app/dist in the image).
@@ -27,6 +29,8 @@ export const REPO_ROOT = path.resolve(__dirname, '../..');
 const ENTRY = path.join(REPO_ROOT, 'apps/cli/src/main.ts');
 const MIGRATIONS = path.join(REPO_ROOT, 'migrations');
 const BUNDLED_MIGRATIONS_MODULE = path.join(REPO_ROOT, 'apps/core/src/db/bundled-migrations.ts');
+const CORE_SOURCE = path.join(REPO_ROOT, 'apps/core/src');
+const BUNDLED_SQL_FUNCTIONS_MODULE = path.join(CORE_SOURCE, 'db/bundled-sql-functions.ts');
 /** The bundle's own folder, taken before any module can shadow `__dirname`. */
 const BUNDLE_DIR = '__hearthBundleDir';
 
@@ -102,6 +106,31 @@ const bundledMigrations: esbuild.Plugin = {
   },
 };
 
+/** The database functions' files (apps/core/src/<area>/sql/*.sql) compiled in, as bundled-sql-functions.ts declares. */
+const bundledSqlFunctions: esbuild.Plugin = {
+  name: 'hearth-bundled-sql-functions',
+  setup(build) {
+    build.onResolve({ filter: /[/\\]bundled-sql-functions$/ }, (args) => {
+      if (path.resolve(args.resolveDir, `${args.path}.ts`) !== BUNDLED_SQL_FUNCTIONS_MODULE) return undefined;
+      return { path: BUNDLED_SQL_FUNCTIONS_MODULE, namespace: 'hearth-sql-functions' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'hearth-sql-functions' }, () => {
+      const files: { file: string; sql: string }[] = [];
+      const folders: string[] = [];
+      for (const area of fs.readdirSync(CORE_SOURCE, { withFileTypes: true })) {
+        const folder = path.join(CORE_SOURCE, area.name, 'sql');
+        if (!area.isDirectory() || !fs.existsSync(folder)) continue;
+        folders.push(folder);
+        for (const name of fs.readdirSync(folder).filter((f) => f.endsWith('.sql'))) {
+          files.push({ file: `${area.name}/sql/${name}`, sql: fs.readFileSync(path.join(folder, name), 'utf8') });
+        }
+      }
+      files.sort((a, b) => a.file.localeCompare(b.file));
+      return { contents: `export const bundledSqlFunctions = ${JSON.stringify(files)};`, loader: 'js', watchDirs: folders };
+    });
+  },
+};
+
 /** A workspace file that uses `__dirname` gets its source folder, found from where the bundle is. */
 function sourceDirnames(fromBundle: (dir: string) => string): esbuild.Plugin {
   return {
@@ -139,7 +168,7 @@ export async function buildBundle(outdir = path.join(REPO_ROOT, 'dist'), root = 
     keepNames: true,
     sourcemap: 'linked',
     banner: { js: `const ${BUNDLE_DIR} = __dirname;` },
-    plugins: [externalPackages(fromBundle, externals), bundledMigrations, sourceDirnames(fromBundle)],
+    plugins: [externalPackages(fromBundle, externals), bundledMigrations, bundledSqlFunctions, sourceDirnames(fromBundle)],
     absWorkingDir: REPO_ROOT,
     logLevel: 'silent',
   });

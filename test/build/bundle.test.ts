@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import knexFactory from 'knex';
 import { stringify } from 'yaml';
 import WebSocket from 'ws';
-import { MIGRATIONS_DIR } from '@hearth/core';
+import { MIGRATIONS_DIR, sqlFunctionFiles } from '@hearth/core';
 import { type BuildResult, buildBundle } from '../../apps/cli/build';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../support/env';
 import { createTestDatabase } from '../support/harness';
@@ -154,14 +154,15 @@ describe('the bundle runs Hearth on a fresh database', () => {
     await admin.destroy();
   });
 
-  test('migrate applies every migration under its file name, then finds the database up to date', async () => {
+  test('migrate applies every migration under its file name and every function file it carries, then finds the database up to date', async () => {
     const first = await runBuilt(['migrate', '--json'], vars);
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toEqual({ applied: migrationNames() });
+    // The function files are compiled into the bundle: all of them, as the sources have them.
+    expect(JSON.parse(first.stdout)).toEqual({ applied: migrationNames(), functions: sqlFunctionFiles().map((f) => f.file) });
     const again = await runBuilt(['migrate', '--json'], vars);
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toEqual({ applied: [] });
+    expect(JSON.parse(again.stdout)).toEqual({ applied: [], functions: [] });
   });
 
   test('apply -f writes manifests and prints the minted server keys', async () => {
@@ -240,7 +241,7 @@ test('a database the sources migrated is up to date for the bundle (the same mig
   try {
     const run = await runBuilt(['migrate', '--json'], { DATABASE_URL: database.url });
     expect(run.stderr).toBe('');
-    expect(JSON.parse(run.stdout)).toEqual({ applied: [] });
+    expect(JSON.parse(run.stdout)).toEqual({ applied: [], functions: [] });
   } finally {
     await database.drop();
   }

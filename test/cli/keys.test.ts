@@ -301,7 +301,7 @@ describe('migrate', () => {
 
       const second = await runHearth(['migrate', '--json'], { DATABASE_URL: databaseUrl(name) });
       expect(second.code).toBe(0);
-      expect(JSON.parse(second.stdout)).toEqual({ applied: [] });
+      expect(JSON.parse(second.stdout)).toEqual({ applied: [], functions: [] });
       const text = await runHearth(['migrate'], { DATABASE_URL: databaseUrl(name) });
       expect(text.stdout.trim()).toBe('database is up to date');
     } finally {

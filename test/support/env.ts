@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { MIGRATIONS_DIR } from '@hearth/core';
+import { MIGRATIONS_DIR, sqlFunctionFiles } from '@hearth/core';
 
 /** The real services of `make services` (its own PostgreSQL cluster on 55432); override with TEST_DATABASE_URL / TEST_REDIS_URL. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://hearth:hearth@127.0.0.1:55432/hearth';
@@ -17,5 +17,7 @@ export function databaseUrl(name: string): string {
 export function templateName(): string {
   const hash = createHash('sha256');
   for (const file of fs.readdirSync(MIGRATIONS_DIR).sort()) hash.update(file).update(fs.readFileSync(path.join(MIGRATIONS_DIR, file)));
+  // The function files too: a template is the schema and the functions as the sources have them.
+  for (const { file, sql } of sqlFunctionFiles()) hash.update(file).update(sql);
   return `hearth_tpl_${hash.digest('hex').slice(0, 12)}`;
 }

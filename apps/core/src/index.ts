@@ -10,6 +10,7 @@ export * from './idempotency';
 export * from './invalidation';
 export * from './hearth';
 export * from './db/knex';
+export * from './db/sql-functions';
 export * from './db/transaction';
 export * from './db/statement';
 export * from './db/unreachable';

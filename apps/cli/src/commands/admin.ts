@@ -7,7 +7,7 @@ import {
   listServerKeys,
   loadEnvironmentByAppKey,
   loadManifests,
-  migrateLatest,
+  migrate,
   mintServerKey,
   revokeServerKey,
   rotateSigningKey,
@@ -42,8 +42,13 @@ export async function withRuntime<T, N extends { masterKey?: boolean }>(
 
 export async function runMigrate(opts: { json?: boolean }): Promise<void> {
   await withRuntime({}, async (rt) => {
-    const applied = await migrateLatest(rt.db);
-    emit(!!opts.json, { applied }, () => (applied.length ? `applied ${applied.length} migration(s):\n  ${applied.join('\n  ')}` : 'database is up to date'));
+    const { migrations: applied, functions } = await migrate(rt.db);
+    emit(!!opts.json, { applied, functions }, () =>
+      [
+        applied.length ? `applied ${applied.length} migration(s):\n  ${applied.join('\n  ')}` : 'database is up to date',
+        ...(functions.length ? [`applied ${functions.length} function file(s):\n  ${functions.join('\n  ')}`] : []),
+      ].join('\n'),
+    );
   });
 }
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '../logger';
 import { bundledMigrations } from './bundled-migrations';
+import { applySqlFunctions } from './sql-functions';
 
 export type Db = Knex;
 export type Tx = Knex.Transaction;
@@ -51,9 +52,16 @@ function bundledMigrationSource(migrations: ReadonlyMap<string, Knex.Migration>)
   };
 }
 
-export async function migrateLatest(db: Db): Promise<string[]> {
+/** The schema migrations not yet applied, then the function files whose text changed (sql-functions.ts). */
+export async function migrate(db: Db): Promise<{ migrations: string[]; functions: string[] }> {
   const [, applied] = await db.migrate.latest();
-  return applied as string[];
+  const functions = await applySqlFunctions(db);
+  return { migrations: applied as string[], functions };
+}
+
+/** As `migrate`, answering the migrations it applied. */
+export async function migrateLatest(db: Db): Promise<string[]> {
+  return (await migrate(db)).migrations;
 }
 
 /** PostgreSQL's unique-violation code, for the few places that turn a race into a clean refusal or a retry. */

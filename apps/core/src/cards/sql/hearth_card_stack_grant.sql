@@ -1,0 +1,17 @@
+CREATE OR REPLACE FUNCTION public.hearth_card_stack_grant(p_environment_id bigint, p_player_id text, p_request jsonb, p_max_balance bigint)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE
+      t card_types%ROWTYPE;
+      v_home record;
+    BEGIN
+      t := hearth_card_type_on(p_environment_id, p_request->>'cardTypeKey');
+      PERFORM hearth_hold_card_player(p_environment_id, p_player_id);
+      IF NOT t.enabled THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'card-type-disabled', 'cardTypeKey', t.key));
+      END IF;
+      v_home := hearth_choose_card_inventory(p_environment_id, p_player_id, p_request, t.key);
+      RETURN hearth_add_card_stack(v_home.inventory_id, t.key, (p_request->>'quantity')::bigint, p_max_balance);
+    END
+    $function$;

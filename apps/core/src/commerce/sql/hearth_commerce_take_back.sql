@@ -1,0 +1,82 @@
+CREATE OR REPLACE FUNCTION public.hearth_commerce_take_back(p_environment_id bigint, p_player_id text, p_request jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE
+      v_order text := p_request->>'orderId';
+      v_reason text := p_request->>'reason';
+      g record;
+      it record;
+      v_consumed bigint;
+      v_items jsonb := '[]'::jsonb;
+      v_held bigint;
+      v_taken bigint;
+      v_entry bigint;
+      v_currencies jsonb := '[]'::jsonb;
+      -- Whether the order's grant recorded its currencies (this release's grants, and older ones backfilled).
+      v_recorded boolean := (SELECT o.currency_grants_recorded FROM commerce_orders o WHERE o.id = p_request->>'orderId');
+    BEGIN
+      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
+      IF NOT FOUND THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
+      END IF;
+      -- What the grant credited, as the order recorded it with the grant (never the product as it reads
+      -- now, nor the ledger searched by reason and reference).
+      FOR g IN
+        SELECT cg.inventory_id, cg.currency_key, cg.amount AS given FROM commerce_order_currency_grants cg
+          WHERE cg.order_id = v_order
+            AND v_recorded
+        UNION ALL
+        -- An order the previous release completed (a rolling upgrade): its grant left no record; the ledger, as that release read it.
+        SELECT le.inventory_id, le.currency_key, sum(le.amount)::bigint FROM ledger_entries le
+          WHERE NOT v_recorded
+            AND le.player_id = p_player_id AND le.environment_id = p_environment_id AND le.reason = 'commerce' AND le.reference = v_order AND le.amount > 0
+          GROUP BY le.inventory_id, le.currency_key
+        ORDER BY 1, 2
+      LOOP
+        SELECT b.amount INTO v_held FROM balances b WHERE b.inventory_id = g.inventory_id AND b.currency_key = g.currency_key FOR UPDATE;
+        v_held := coalesce(v_held, 0);
+        v_taken := least(v_held, g.given);
+        v_entry := NULL;
+        IF v_taken > 0 THEN
+          UPDATE balances SET amount = v_held - v_taken WHERE inventory_id = g.inventory_id AND currency_key = g.currency_key;
+          INSERT INTO ledger_entries (environment_id, player_id, inventory_id, currency_key, amount, balance_after, reason, reference)
+            VALUES (p_environment_id, p_player_id, g.inventory_id, g.currency_key, -v_taken, v_held - v_taken, v_reason, v_order)
+            RETURNING id INTO v_entry;
+        END IF;
+        IF v_taken < g.given THEN
+          INSERT INTO commerce_take_back_shortfalls (environment_id, player_id, order_id, currency_key, inventory_id, owed, taken, reason)
+            VALUES (p_environment_id, p_player_id, v_order, g.currency_key, g.inventory_id, g.given, v_taken, v_reason);
+        END IF;
+        v_currencies := v_currencies || jsonb_build_object('currencyKey', g.currency_key, 'inventoryId', g.inventory_id, 'given', g.given,
+          'taken', v_taken, 'shortfall', g.given - v_taken, 'balanceAfter', v_held - v_taken, 'transactionId', v_entry::text);
+      END LOOP;
+      FOR it IN
+        SELECT * FROM commerce_order_item_grants oig WHERE oig.order_id = v_order ORDER BY oig.inventory_id, oig.item_type_key
+      LOOP
+        IF it.item_ids IS NULL THEN
+          SELECT s.quantity INTO v_held FROM item_stacks s WHERE s.inventory_id = it.inventory_id AND s.item_type_key = it.item_type_key FOR UPDATE;
+          v_taken := least(coalesce(v_held, 0), it.quantity);
+          IF v_taken > 0 THEN
+            UPDATE item_stacks SET quantity = v_held - v_taken WHERE inventory_id = it.inventory_id AND item_type_key = it.item_type_key;
+          END IF;
+        ELSE
+          -- In the items' order (seq), as every move that locks several items.
+          WITH taken AS (
+            UPDATE items SET consumed_at = clock_timestamp()
+              WHERE id IN (SELECT i.id FROM items i WHERE i.id = ANY (it.item_ids) AND i.player_id = p_player_id AND i.consumed_at IS NULL ORDER BY i.seq FOR UPDATE)
+              RETURNING 1
+          )
+          SELECT count(*) INTO v_consumed FROM taken;
+          v_taken := v_consumed;
+        END IF;
+        IF v_taken < it.quantity THEN
+          INSERT INTO commerce_take_back_shortfalls (environment_id, player_id, order_id, item_type_key, inventory_id, owed, taken, reason)
+            VALUES (p_environment_id, p_player_id, v_order, it.item_type_key, it.inventory_id, it.quantity, v_taken, v_reason);
+        END IF;
+        v_items := v_items || jsonb_build_object('itemTypeKey', it.item_type_key, 'inventoryId', it.inventory_id, 'given', it.quantity,
+          'taken', v_taken, 'shortfall', it.quantity - v_taken);
+      END LOOP;
+      RETURN jsonb_build_object('orderId', v_order, 'currencies', v_currencies, 'items', v_items, 'replayed', false);
+    END
+    $function$;

@@ -1,0 +1,22 @@
+CREATE OR REPLACE FUNCTION public.hearth_item_consume(p_environment_id bigint, p_player_id text, p_request jsonb, p_use boolean)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE
+      i items%ROWTYPE;
+      t item_types%ROWTYPE;
+    BEGIN
+      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
+      IF NOT FOUND THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
+      END IF;
+      i := hearth_lock_unconsumed_item(p_environment_id, p_player_id, p_request->>'itemId');
+      IF p_use THEN
+        SELECT * INTO t FROM item_types WHERE environment_id = p_environment_id AND key = i.item_type_key FOR SHARE;
+        PERFORM hearth_check_usable(p_player_id, i.item_type_key, t);
+      END IF;
+      UPDATE items SET consumed_at = clock_timestamp() WHERE id = i.id RETURNING * INTO i;
+      RETURN CASE WHEN p_use THEN jsonb_build_object('itemTypeKey', i.item_type_key, 'item', hearth_item_json(i))
+        ELSE jsonb_build_object('item', hearth_item_json(i)) END;
+    END
+    $function$;

@@ -1,0 +1,47 @@
+CREATE OR REPLACE FUNCTION public.hearth_item_grant(p_environment_id bigint, p_player_id text, p_request jsonb, p_max_balance bigint)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE
+      t item_types%ROWTYPE;
+      v_quantity bigint := coalesce((p_request->>'quantity')::bigint, 1);
+      v_grant_key text := p_request->>'grantKey';
+      v_first jsonb;
+      v_home record;
+    BEGIN
+      SELECT * INTO t FROM item_types WHERE environment_id = p_environment_id AND key = p_request->>'itemTypeKey' FOR SHARE;
+      IF NOT FOUND THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'item-type-not-found'));
+      END IF;
+      IF t.ownership = 'counted' AND v_grant_key IS NOT NULL THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'grant-key-counted', 'itemTypeKey', t.key));
+      END IF;
+      IF t.ownership = 'counted' AND p_request->'data' IS NOT NULL THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'data-counted', 'itemTypeKey', t.key));
+      END IF;
+      IF v_grant_key IS NOT NULL AND v_quantity <> 1 THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'grant-key-quantity', 'itemTypeKey', t.key));
+      END IF;
+      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
+      IF NOT FOUND THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
+      END IF;
+      -- Granted before under this key: the first grant is the answer, whatever has changed since.
+      IF v_grant_key IS NOT NULL THEN
+        v_first := hearth_first_grant(p_player_id, t.key, v_grant_key);
+        IF v_first IS NOT NULL THEN
+          RETURN v_first;
+        END IF;
+      END IF;
+      IF NOT t.enabled THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'item-type-disabled', 'itemTypeKey', t.key));
+      END IF;
+      SELECT * INTO v_home FROM hearth_choose_inventory(p_environment_id, p_player_id, t.scope,
+        p_request->>'inventoryId', p_request->'realmId' IS NOT NULL, p_request->>'realmId');
+      IF v_home.outcome <> 'chosen' THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', v_home.outcome, 'itemTypeKey', t.key,
+          'field', CASE WHEN p_request->'inventoryId' IS NOT NULL THEN 'inventoryId' ELSE 'realmId' END));
+      END IF;
+      RETURN hearth_grant_items(p_environment_id, p_player_id, v_home.inventory_id, t, v_quantity, v_grant_key, p_request->'data', p_max_balance);
+    END
+    $function$;

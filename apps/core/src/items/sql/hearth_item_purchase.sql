@@ -1,0 +1,43 @@
+CREATE OR REPLACE FUNCTION public.hearth_item_purchase(p_environment_id bigint, p_player_id text, p_request jsonb, p_max_balance bigint)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE
+      t item_types%ROWTYPE;
+      v_home record;
+      v_quantity bigint := coalesce((p_request->>'quantity')::bigint, 1);
+      v_charges jsonb;
+      v_movements jsonb;
+    BEGIN
+      SELECT * INTO t FROM item_types WHERE environment_id = p_environment_id AND key = p_request->>'itemTypeKey' FOR SHARE;
+      IF NOT FOUND THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'item-type-not-found'));
+      END IF;
+      IF NOT t.purchasable THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'not-purchasable', 'itemTypeKey', t.key));
+      END IF;
+      IF NOT t.enabled THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'item-type-disabled', 'itemTypeKey', t.key));
+      END IF;
+      v_charges := hearth_price_charges(p_environment_id, jsonb_build_object('itemTypeKey', t.key), t.price_rule, t.prices, v_quantity, p_request);
+
+      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
+      IF NOT FOUND THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
+      END IF;
+      -- Inventories are made account first, then a realm's: two purchases making both cannot wait on each other.
+      IF t.scope = 'account' OR hearth_charges_on_account(v_charges) THEN
+        PERFORM 1 FROM hearth_choose_inventory(p_environment_id, p_player_id, 'account', NULL, false, NULL);
+      END IF;
+      SELECT * INTO v_home FROM hearth_choose_inventory(p_environment_id, p_player_id, t.scope,
+        p_request->>'inventoryId', p_request->'realmId' IS NOT NULL, p_request->>'realmId');
+      IF v_home.outcome <> 'chosen' THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', v_home.outcome, 'itemTypeKey', t.key,
+          'field', CASE WHEN p_request->'inventoryId' IS NOT NULL THEN 'inventoryId' ELSE 'realmId' END));
+      END IF;
+      v_movements := hearth_pay_charges(p_environment_id, p_player_id, v_charges, v_home.inventory_id, v_home.realm_key, NULL, 'purchase', 'item:' || t.key, p_max_balance);
+      -- Same statement: an owned-limit here rolls the charges back with it.
+      RETURN jsonb_build_object('replayed', false, 'charges', v_movements,
+        'granted', hearth_grant_items(p_environment_id, p_player_id, v_home.inventory_id, t, v_quantity, NULL, NULL, p_max_balance));
+    END
+    $function$;

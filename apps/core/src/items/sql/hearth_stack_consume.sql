@@ -1,0 +1,33 @@
+CREATE OR REPLACE FUNCTION public.hearth_stack_consume(p_environment_id bigint, p_player_id text, p_request jsonb, p_use boolean)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE
+      t item_types%ROWTYPE;
+      v_home record;
+      v_stack jsonb;
+    BEGIN
+      SELECT * INTO t FROM item_types WHERE environment_id = p_environment_id AND key = p_request->>'itemTypeKey' FOR SHARE;
+      IF NOT FOUND THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'item-type-not-found'));
+      END IF;
+      IF t.ownership <> 'counted' THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'held-one-by-one', 'itemTypeKey', t.key));
+      END IF;
+      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
+      IF NOT FOUND THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
+      END IF;
+      IF p_use THEN
+        PERFORM hearth_check_usable(p_player_id, t.key, t);
+      END IF;
+      SELECT * INTO v_home FROM hearth_choose_inventory(p_environment_id, p_player_id, t.scope,
+        p_request->>'inventoryId', p_request->'realmId' IS NOT NULL, p_request->>'realmId');
+      IF v_home.outcome <> 'chosen' THEN
+        PERFORM hearth_refuse(jsonb_build_object('outcome', v_home.outcome, 'itemTypeKey', t.key,
+          'field', CASE WHEN p_request->'inventoryId' IS NOT NULL THEN 'inventoryId' ELSE 'realmId' END));
+      END IF;
+      v_stack := hearth_take_from_stack(v_home.inventory_id, t.key, CASE WHEN p_use THEN 1 ELSE coalesce((p_request->>'quantity')::bigint, 1) END);
+      RETURN CASE WHEN p_use THEN jsonb_build_object('itemTypeKey', t.key, 'item', NULL) ELSE jsonb_build_object('stack', v_stack) END;
+    END
+    $function$;
