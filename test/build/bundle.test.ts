@@ -39,8 +39,9 @@ beforeAll(async () => {
     fs.mkdirSync(path.dirname(path.join(app, file)), { recursive: true });
     fs.copyFileSync(path.join(REPO_ROOT, file), path.join(app, file));
   }
-  // Only `hearth dev` reads it (a checkout's layout); the image leaves it out.
+  // Only `hearth dev` reads them (a checkout's layout): its examples and its local provider's script; the image leaves them out.
   fs.cpSync(path.join(REPO_ROOT, 'examples'), path.join(app, 'examples'), { recursive: true });
+  fs.cpSync(path.join(REPO_ROOT, 'apps/cli/src/dev/oidc-provider-server.mjs'), path.join(app, 'apps/cli/src/dev/oidc-provider-server.mjs'));
   await promisify(execFile)('npm', PRODUCTION_INSTALL, { cwd: app, env: { ...process.env, NODE_ENV: 'production' } });
   const started = Date.now();
   built = await buildBundle(path.join(app, 'dist'), app);
@@ -211,7 +212,7 @@ describe('the bundle runs Hearth on a fresh database', () => {
 
   test('dev on an existing DATABASE_URL and REDIS_URL finds examples/dev/ from the bundle and serves it', async () => {
     const port = await freePort();
-    const dev = await serve(['dev', '--data-dir', path.join(app, 'dev-data')], { ...vars, PORT: String(port), METRICS_PORT: '0' }, 'server key');
+    const dev = await serve(['dev', '--data-dir', path.join(app, 'dev-data')], { ...vars, PORT: String(port), METRICS_PORT: '0', HEARTH_DEV_STORE_PORT: '0', HEARTH_DEV_OIDC_PORT: '0' }, 'server key');
     try {
       const appKey = /app key\s+(\S+)/.exec(dev.output())?.[1];
       const serverKey = /server key\s+(hsk_\S+)/.exec(dev.output())?.[1];
