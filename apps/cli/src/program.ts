@@ -161,17 +161,24 @@ export function buildProgram(): Command {
     .description('everything in one process on the embedded default (embedded PostgreSQL, no Redis needed), with a local store and OpenID Connect provider')
     .option('--data-dir <dir>', 'where the embedded database and local secrets live', '.hearth')
     .action(runDev);
+  // Their folder is `hearth dev`'s own --data-dir (given before or after the subcommand), shown in their help.
   const devStore = dev
     .command('store')
-    .description("the player's and the store's side of the local store of a running `hearth dev`: tickets, orders, the overlay, refunds");
-  const dataDir = (command: Command) => command.option('--data-dir <dir>', 'the data folder of the running `hearth dev`', '.hearth').option('--json', 'print JSON');
-  dataDir(
+    .description("the player's and the store's side of the local store of a running `hearth dev`: tickets, orders, the overlay, refunds")
+    .configureHelp({ showGlobalOptions: true });
+  const withDataDir = <T extends object>(command: Command, run: (opts: T & { dataDir: string; json?: boolean }) => Promise<void>) =>
+    command.option('--json', 'print JSON').configureHelp({ showGlobalOptions: true }).action(async (...args: unknown[]) => {
+      const self = args[args.length - 1] as Command;
+      await run(self.optsWithGlobals<T & { dataDir: string; json?: boolean }>());
+    });
+  withDataDir<{ steamId: string }>(
     devStore
       .command('ticket')
       .description("a ticket of a store account for the demo game, as the game client gets one (GetAuthTicketForWebApi): what POST /commerce/store/identify takes")
       .option('--steam-id <id>', 'the store account id (decimal digits)', DEFAULT_STEAM_ID),
-  ).action(runDevStoreTicket);
-  dataDir(devStore.command('orders').description('the orders the local store holds, with their status at the store')).action(runDevStoreOrders);
+    runDevStoreTicket,
+  );
+  withDataDir(devStore.command('orders').description('the orders the local store holds, with their status at the store'), runDevStoreOrders);
   const actions = {
     approve: 'the player approves the order in the store overlay',
     decline: 'the player declines the order in the store overlay',
@@ -179,8 +186,8 @@ export function buildProgram(): Command {
     chargeback: "the player's bank charges a settled order back",
   } as const;
   for (const [action, description] of Object.entries(actions) as [keyof typeof actions, string][]) {
-    dataDir(devStore.command(action).description(`${description}; answers once hearth dev has read the store's report`).argument('<storeOrderId>', "the order's storeOrderId"))
-      .action((storeOrderId: string, opts: { dataDir: string; json?: boolean }) => runDevStoreAction(action, storeOrderId, opts));
+    const command = devStore.command(action).description(`${description}; answers once hearth dev has read the store's report`).argument('<storeOrderId>', "the order's storeOrderId");
+    withDataDir(command, (opts) => runDevStoreAction(action, String(command.processedArgs[0]), opts));
   }
   return program;
 }
