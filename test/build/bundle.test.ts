@@ -39,9 +39,8 @@ beforeAll(async () => {
     fs.mkdirSync(path.dirname(path.join(app, file)), { recursive: true });
     fs.copyFileSync(path.join(REPO_ROOT, file), path.join(app, file));
   }
-  // Only `hearth dev` reads them (a checkout's layout): its examples and its local provider's script; the image leaves them out.
+  // Only `hearth dev` reads it (a checkout's layout); the image leaves it out.
   fs.cpSync(path.join(REPO_ROOT, 'examples'), path.join(app, 'examples'), { recursive: true });
-  fs.cpSync(path.join(REPO_ROOT, 'apps/cli/src/dev/oidc-provider-server.mjs'), path.join(app, 'apps/cli/src/dev/oidc-provider-server.mjs'));
   await promisify(execFile)('npm', PRODUCTION_INSTALL, { cwd: app, env: { ...process.env, NODE_ENV: 'production' } });
   const started = Date.now();
   built = await buildBundle(path.join(app, 'dist'), app);

@@ -22,7 +22,8 @@ export function masterKeyFile(dataDir: string): string {
 export interface DevServices {
   baseUrl: string;
   store: { url: string };
-  provider: { issuer: string; clientId: string; redirectUri: string; accounts: { user: string; password: string; email: string; member: string }[] };
+  /** Null where the local provider cannot run (no checkout, or no oidc-provider package). */
+  provider: { issuer: string; clientId: string; redirectUri: string; accounts: { user: string; password: string; email: string; member: string }[] } | null;
 }
 
 /**

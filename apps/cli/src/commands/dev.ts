@@ -122,8 +122,12 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
       `  database    ${withoutPassword(databaseUrl)}${config.databaseUrl ? '' : ` (the other commands run here use it: hearth keys list --environment ${appKey})`}`,
       `  objects     ${objectStorage.kind === 'disk' ? objectStorage.folder : `s3://${objectStorage.bucket}/${objectStorage.prefix}`}`,
       `  store       ${services.store.url} (the local store; the player's side: hearth dev store --help)`,
-      `  sign-in     ${services.provider.issuer} (the local OpenID Connect provider; client ${services.provider.clientId}, redirect ${services.provider.redirectUri})`,
-      ...services.provider.accounts.map((a) => `    ${a.user} / ${a.password}  ${a.email}: ${a.member}`),
+      ...(services.provider
+        ? [
+            `  sign-in     ${services.provider.issuer} (the local OpenID Connect provider; client ${services.provider.clientId}, redirect ${services.provider.redirectUri})`,
+            ...services.provider.accounts.map((a) => `    ${a.user} / ${a.password}  ${a.email}: ${a.member}`),
+          ]
+        : ['  sign-in     none here (the local OpenID Connect provider needs a checkout with its optional oidc-provider package: npm ci)']),
       '',
     ].join('\n') + '\n',
   );

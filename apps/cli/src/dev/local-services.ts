@@ -7,7 +7,7 @@
  */
 import type { LoadedManifest } from '@hearth/core';
 import type { DevServices } from '../dev-connection';
-import { OidcProviderStandIn, type ProviderAccount } from './oidc-provider';
+import { OidcProviderStandIn, type ProviderAccount, localProviderAvailable } from './oidc-provider';
 import { StoreStandIn } from './store';
 
 /** Where examples/dev/ says the local store and the local provider are (their default ports). */
@@ -32,7 +32,8 @@ const DEV_ACCOUNTS: Record<string, ProviderAccount & { email: string }> = {
 
 export interface LocalServices {
   store: StoreStandIn;
-  provider: OidcProviderStandIn;
+  /** None where it cannot run (`localProviderAvailable`: no sources, or no oidc-provider package). */
+  provider: OidcProviderStandIn | null;
   /** What connection.json and the start-up lines say of them. */
   describe(docs: LoadedManifest[], baseUrl: string): DevServices;
   stop(): Promise<void>;
@@ -41,16 +42,18 @@ export interface LocalServices {
 /** Starts the local store (taking `storeKey`) and the local provider; either failing stops the other. */
 export async function startLocalServices(options: { storePort: number; providerPort: number; storeKey: string }): Promise<LocalServices> {
   const store = await new StoreStandIn([options.storeKey]).start(options.storePort);
-  let provider: OidcProviderStandIn;
-  try {
-    const issuer = `http://127.0.0.1:${options.providerPort}`;
-    provider = await OidcProviderStandIn.start(
-      [{ client_id: DEV_DASHBOARD_CLIENT_ID, redirect_uris: [`${issuer}/callback`], token_endpoint_auth_method: 'none' }],
-      { port: options.providerPort, accounts: DEV_ACCOUNTS },
-    );
-  } catch (err) {
-    await store.stop();
-    throw err;
+  let provider: OidcProviderStandIn | null = null;
+  if (localProviderAvailable()) {
+    try {
+      const issuer = `http://127.0.0.1:${options.providerPort}`;
+      provider = await OidcProviderStandIn.start(
+        [{ client_id: DEV_DASHBOARD_CLIENT_ID, redirect_uris: [`${issuer}/callback`], token_endpoint_auth_method: 'none' }],
+        { port: options.providerPort, accounts: DEV_ACCOUNTS },
+      );
+    } catch (err) {
+      await store.stop();
+      throw err;
+    }
   }
   return {
     store,
@@ -58,7 +61,7 @@ export async function startLocalServices(options: { storePort: number; providerP
     describe: (docs, baseUrl) => ({
       baseUrl,
       store: { url: store.url },
-      provider: {
+      provider: provider && {
         issuer: provider.issuer,
         clientId: DEV_DASHBOARD_CLIENT_ID,
         redirectUri: `${provider.issuer}/callback`,
@@ -67,7 +70,7 @@ export async function startLocalServices(options: { storePort: number; providerP
     }),
     stop: async () => {
       await store.stop();
-      await provider.stop();
+      await provider?.stop();
     },
   };
 }
@@ -88,8 +91,9 @@ export function pointAtLocalServices(docs: LoadedManifest[], services: LocalServ
       services.store.ticketDefaults = { appid: store.appId, identity: store.identity };
     }
     const dashboard = spec.dashboard as { issuer: string; redirectUri: string } | undefined;
-    if (dashboard) {
-      spec.dashboard = { ...dashboard, issuer: moved(dashboard.issuer, DEFAULT_ISSUER, services.provider.issuer), redirectUri: moved(dashboard.redirectUri, DEFAULT_ISSUER, services.provider.issuer) };
+    const issuer = services.provider?.issuer;
+    if (dashboard && issuer) {
+      spec.dashboard = { ...dashboard, issuer: moved(dashboard.issuer, DEFAULT_ISSUER, issuer), redirectUri: moved(dashboard.redirectUri, DEFAULT_ISSUER, issuer) };
     }
     return { ...loaded, doc: { ...loaded.doc, spec } as typeof loaded.doc };
   });

@@ -7,7 +7,26 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+
+const SCRIPT = path.join(__dirname, 'oidc-provider-server.mjs');
+
+/**
+ * Whether the provider can run here: its script beside this file (a checkout; the image has no
+ * sources) and the oidc-provider package it imports (an optional dependency of the command, which an
+ * install without optional packages, such as the image's, leaves out).
+ */
+export function localProviderAvailable(): boolean {
+  if (!fs.existsSync(SCRIPT)) return false;
+  try {
+    createRequire(SCRIPT).resolve('oidc-provider');
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export interface OidcClient {
   client_id: string;
@@ -43,10 +62,9 @@ export class OidcProviderStandIn {
    * `clients` and `options.accounts` (user name → account). Answers once it listens.
    */
   static async start(clients: OidcClient[], options: { port?: number; accounts?: Record<string, ProviderAccount> } = {}): Promise<OidcProviderStandIn> {
-    const script = path.join(__dirname, 'oidc-provider-server.mjs');
     const settings = { clients: clients.map((c) => ({ grant_types: ['authorization_code'], response_types: ['code'], ...c })), port: options.port ?? 0, accounts: options.accounts ?? {} };
     // stdin stays open: the provider ends when this process does, however it ends.
-    const child = spawn(process.execPath, ['--no-warnings', script, JSON.stringify(settings)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--no-warnings', SCRIPT, JSON.stringify(settings)], { stdio: ['pipe', 'pipe', 'pipe'] });
     const { stdout, stderr } = child;
     const issuer = await new Promise<string>((resolve, reject) => {
       let out = '';
