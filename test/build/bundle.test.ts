@@ -212,7 +212,7 @@ describe('the bundle runs Hearth on a fresh database', () => {
 
   test('dev on an existing DATABASE_URL and REDIS_URL finds examples/dev/ from the bundle and serves it', async () => {
     const port = await freePort();
-    const dev = await serve(['dev', '--data-dir', path.join(app, 'dev-data')], { ...vars, PORT: String(port), METRICS_PORT: '0' }, 'server key');
+    const dev = await serve(['dev', '--data-dir', path.join(app, 'dev-data')], { ...vars, PORT: String(port), METRICS_PORT: '0', HEARTH_DEV_STORE_PORT: '0', HEARTH_DEV_OIDC_PORT: '0' }, 'server key');
     try {
       const appKey = /app key\s+(\S+)/.exec(dev.output())?.[1];
       const serverKey = /server key\s+(hsk_\S+)/.exec(dev.output())?.[1];

@@ -3,69 +3,36 @@
  * in-process coordination (no REDIS_URL), the dev examples applied, the API and the socket on one
  * port; data, keys and tokens survive a restart.
  */
-import { type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { call, signIn } from '../support/http';
 import { eventually } from '../support/wait';
-import { freePort, oneLine, runHearth, spawnHearth, tempDir } from './run-hearth';
+import { startDev, stopDev as stop } from './doc-walk';
+import { freePort, oneLine, runHearth, tempDir } from './run-hearth';
+
 
 jest.setTimeout(240_000);
 
-interface Running {
-  child: ChildProcess;
-  base: string;
-  appKey: string;
-  serverKey: string;
-}
-
-/** Starts `hearth dev` and reads what it prints; fails after 120 s. */
-function startDev(vars: Record<string, string>, cwd?: string): Promise<Running> {
-  const child = spawnHearth(['dev', '--data-dir', vars.DATA_DIR], vars, cwd);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`hearth dev did not start in 120 s:\n${out}\n${err}`));
-    }, 120_000);
-    child.stderr!.on('data', (d) => (err += d));
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const base = /base URL\s+(\S+)/.exec(out)?.[1];
-      const appKey = /app key\s+(\S+)/.exec(out)?.[1];
-      const serverKey = /server key\s+(hsk_\S+)/.exec(out)?.[1];
-      if (base && appKey && serverKey) {
-        clearTimeout(timer);
-        resolve({ child, base, appKey, serverKey });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`hearth dev exited with ${code}:\n${out}\n${err}`));
-    });
-  });
-}
-
-function stop(child: ChildProcess): Promise<number | null> {
+/** Whether something could listen on 127.0.0.1:`port` now. */
+function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.removeAllListeners('exit');
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve(code);
-    });
-    child.kill('SIGTERM');
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
 test('runs on the embedded default, serves the README walk-through and the socket, and keeps its data across a restart', async () => {
-  const [port, metricsPort, pgPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, metricsPort, pgPort, storePort, oidcPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   // A checkout of its own: the data folder is `.hearth` in it, as `make dev` makes it.
   const checkout = tempDir();
-  const vars = { DATA_DIR: path.join(checkout, '.hearth'), PORT: String(port), METRICS_PORT: String(metricsPort), HEARTH_DEV_PG_PORT: String(pgPort) };
+  const vars = {
+    DATA_DIR: path.join(checkout, '.hearth'), PORT: String(port), METRICS_PORT: String(metricsPort), HEARTH_DEV_PG_PORT: String(pgPort),
+    HEARTH_DEV_STORE_PORT: String(storePort), HEARTH_DEV_OIDC_PORT: String(oidcPort),
+  };
 
   const first = await startDev(vars, checkout);
   expect(first.base).toBe(`http://127.0.0.1:${port}/v1`);
@@ -118,10 +85,13 @@ test('runs on the embedded default, serves the README walk-through and the socke
   await eventually(async () => (await call(first.base, 'GET', '/flags', { token: tokens.accessToken, headers: { 'If-None-Match': flags.headers.get('etag')! } })).status === 200, 2_000);
 
   // A second `hearth dev` (another data folder) on the same ports: one line naming each port's variable, nothing started.
-  const secondDev = await runHearth(['dev', '--data-dir', path.join(tempDir(), '.hearth')], { PORT: vars.PORT, METRICS_PORT: vars.METRICS_PORT, HEARTH_DEV_PG_PORT: vars.HEARTH_DEV_PG_PORT }, 60_000);
+  const { DATA_DIR: _dataDir, ...ports } = vars;
+  const secondDev = await runHearth(['dev', '--data-dir', path.join(tempDir(), '.hearth')], ports, 60_000);
   expect(secondDev.code).toBe(1);
   expect(oneLine(secondDev.stderr)).toBe(
-    `hearth: ports in use: ${port} (the API and its socket; set PORT to move it), ${metricsPort} (metrics; set METRICS_PORT to move it), ${pgPort} (the embedded PostgreSQL; set HEARTH_DEV_PG_PORT to move it)`,
+    `hearth: ports in use: ${port} (the API and its socket; set PORT to move it), ${metricsPort} (metrics; set METRICS_PORT to move it), ` +
+      `${storePort} (the local store; set HEARTH_DEV_STORE_PORT to move it), ${oidcPort} (the local OpenID Connect provider; set HEARTH_DEV_OIDC_PORT to move it), ` +
+      `${pgPort} (the embedded PostgreSQL; set HEARTH_DEV_PG_PORT to move it)`,
   );
 
   // The socket is on the same port, where GET /realtime says.
@@ -150,7 +120,14 @@ test('runs on the embedded default, serves the README walk-through and the socke
   expect(symbolUpload.status).toBe(200);
   expect(symbolUpload.body.url.startsWith(`http://127.0.0.1:${port}/v1/`)).toBe(true);
 
+  // Its local store and provider are where connection.json says, beside the database.
+  const connection = JSON.parse(readFileSync(path.join(vars.DATA_DIR, 'connection.json'), 'utf8'));
+  expect(connection).toMatchObject({ baseUrl: first.base, store: { url: `http://127.0.0.1:${storePort}` }, provider: { issuer: `http://127.0.0.1:${oidcPort}` } });
+  expect((await fetch(`${connection.provider.issuer}/.well-known/openid-configuration`)).status).toBe(200);
+
   expect(await stop(first.child)).toBe(0);
+  // The local store and the provider (a process of its own) went with it: their ports are free.
+  expect(await Promise.all([portIsFree(storePort), portIsFree(oidcPort)])).toEqual([true, true]);
 
   // Stopped, it takes its connection back: a command run in the checkout says so in one line, never a refused connection.
   expect(existsSync(path.join(vars.DATA_DIR, 'connection.json'))).toBe(false);

@@ -18,12 +18,33 @@ export function masterKeyFile(dataDir: string): string {
   return path.join(dataDir, MASTER_KEY_FILE);
 }
 
-/** Written by `hearth dev` once its embedded database is up: the address, and which process serves it. */
-export function writeDevConnection(dataDir: string, databaseUrl: string): void {
-  fs.writeFileSync(path.join(dataDir, CONNECTION_FILE), `${JSON.stringify({ databaseUrl, pid: process.pid }, null, 2)}\n`, { mode: 0o600 });
+/** What `hearth dev` serves besides its database: its API, its local store and its local OpenID Connect provider with its demo accounts. */
+export interface DevServices {
+  baseUrl: string;
+  store: { url: string };
+  /** Null where the local provider cannot run (no checkout, or no oidc-provider package). */
+  provider: { issuer: string; clientId: string; redirectUri: string; accounts: { user: string; password: string; email: string; member: string }[] } | null;
 }
 
-/** Removed by `hearth dev` as it stops: the database it named is going away. */
+/**
+ * Written by `hearth dev` once it serves: which process serves, its services, and its embedded
+ * database's address (none when DATABASE_URL names the database: the other commands are then given it too).
+ */
+export function writeDevConnection(dataDir: string, databaseUrl: string | undefined, services: DevServices): void {
+  fs.writeFileSync(path.join(dataDir, CONNECTION_FILE), `${JSON.stringify({ databaseUrl, pid: process.pid, ...services }, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** The services of the `hearth dev` serving `dataDir` (`.hearth` in `cwd` unless said); one not running is said in one line. */
+export function runningDevServices(dataDir = path.join(process.cwd(), DEFAULT_DATA_DIR)): DevServices {
+  const connection = readJson(path.join(dataDir, CONNECTION_FILE));
+  const store = connection?.store as DevServices['store'] | undefined;
+  if (!connection || typeof store?.url !== 'string' || !stillRunning(connection.pid)) {
+    throw new CliError(`hearth dev is not running here (no ${path.join(path.relative(process.cwd(), dataDir) || '.', CONNECTION_FILE)} of a running one); start it (make dev) in this folder, or name its --data-dir`);
+  }
+  return connection as unknown as DevServices;
+}
+
+/** Removed by `hearth dev` as it stops: the database and services it named are going away. */
 export function removeDevConnection(dataDir: string): void {
   fs.rmSync(path.join(dataDir, CONNECTION_FILE), { force: true });
 }

@@ -4,6 +4,7 @@ import { runRealtime } from './commands/realtime';
 import { collect, runLicenceKeysCreate, runLicenceKeysList, runLicenceKeysRevoke, runLicenceRelease, runLicenceSeats } from './commands/licence';
 import { runApply, runKeysCreate, runKeysList, runKeysRevoke, runMigrate, runSigningKeysRotate } from './commands/admin';
 import { runDev } from './commands/dev';
+import { DEFAULT_STEAM_ID, runDevStoreAction, runDevStoreOrders, runDevStoreTicket } from './dev/store-commands';
 import { runSupportList } from './commands/support';
 import { runEconomyLedger, runEconomyMove } from './commands/economy';
 import { runOperator } from './commands/operator';
@@ -155,10 +156,38 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON')
     .action(runSigningKeysRotate);
 
-  program
+  const dev = program
     .command('dev')
-    .description('everything in one process on the embedded default (embedded PostgreSQL, no Redis needed)')
+    .description('everything in one process on the embedded default (embedded PostgreSQL, no Redis needed), with a local store and OpenID Connect provider')
     .option('--data-dir <dir>', 'where the embedded database and local secrets live', '.hearth')
     .action(runDev);
+  // Their folder is `hearth dev`'s own --data-dir (given before or after the subcommand), shown in their help.
+  const devStore = dev
+    .command('store')
+    .description("the player's and the store's side of the local store of a running `hearth dev`: tickets, orders, the overlay, refunds")
+    .configureHelp({ showGlobalOptions: true });
+  const withDataDir = <T extends object>(command: Command, run: (opts: T & { dataDir: string; json?: boolean }) => Promise<void>) =>
+    command.option('--json', 'print JSON').configureHelp({ showGlobalOptions: true }).action(async (...args: unknown[]) => {
+      const self = args[args.length - 1] as Command;
+      await run(self.optsWithGlobals<T & { dataDir: string; json?: boolean }>());
+    });
+  withDataDir<{ steamId: string }>(
+    devStore
+      .command('ticket')
+      .description("a ticket of a store account for the demo game, as the game client gets one (GetAuthTicketForWebApi): what POST /commerce/store/identify takes")
+      .option('--steam-id <id>', 'the store account id (decimal digits)', DEFAULT_STEAM_ID),
+    runDevStoreTicket,
+  );
+  withDataDir(devStore.command('orders').description('the orders the local store holds, with their status at the store'), runDevStoreOrders);
+  const actions = {
+    approve: 'the player approves the order in the store overlay',
+    decline: 'the player declines the order in the store overlay',
+    refund: "the store refunds a settled order (its support's refund)",
+    chargeback: "the player's bank charges a settled order back",
+  } as const;
+  for (const [action, description] of Object.entries(actions) as [keyof typeof actions, string][]) {
+    const command = devStore.command(action).description(`${description}; answers once hearth dev has read the store's report`).argument('<storeOrderId>', "the order's storeOrderId");
+    withDataDir(command, (opts) => runDevStoreAction(action, String(command.processedArgs[0]), opts));
+  }
   return program;
 }

