@@ -25,6 +25,14 @@ export function table(columns: string[], rows: (string | number | null | undefin
 }
 
 /**
+ * The hint of a "not found in namespace X" refusal when the same name is in other namespaces: the
+ * likely mistake is the namespace (default unless --namespace names one). '' when it is nowhere else.
+ */
+export function otherNamespacesHint(namespaces: readonly string[]): string {
+  return namespaces.length > 0 ? `; it is in ${namespaces.map((ns) => `--namespace ${ns}`).join(' or ')}` : '';
+}
+
+/**
  * The key id a revoke names. A whole key given instead (`hsk_<id>_<secret>`, `hlk_…`) is refused
  * without being printed back (it is a secret, and a terminal's scrollback or a CI log keeps what a
  * command prints), saying the id to give: the part after the prefix, which key lists show anyway.

@@ -10,6 +10,7 @@ import { runEconomyLedger, runEconomyMove } from './commands/economy';
 import { runOperator } from './commands/operator';
 import { runCrds } from './commands/crds';
 import { runCrashWorker, runCrashesList, runCrashesShow } from './commands/crashes';
+import { runDescribe, runGet } from './commands/get';
 import rootPackage from '../../../package.json';
 
 /** Every command of `hearth`, each with a description (`hearth --help`, `hearth <command> --help`). */
@@ -33,6 +34,23 @@ export function buildProgram(): Command {
     .requiredOption('-f, --file <fileOrDir>', 'a YAML file or folder')
     .option('--json', 'print JSON')
     .action(runApply);
+  program
+    .command('get')
+    .description('list the applied documents of a kind, or one, as kubectl get does (the kind\'s CRD columns, or -o json|yaml manifests)')
+    .argument('<kind>', 'a kind, its plural, singular or short name (cardtypes, CardType)')
+    .argument('[name]', 'only this document')
+    .option('-n, --namespace <namespace>', 'the namespace', 'default')
+    .option('-A, --all-namespaces', 'every namespace')
+    .option('-o, --output <format>', 'json, yaml, or wide (more columns)')
+    .option('--json', 'print JSON (-o json)')
+    .action((kind, name, opts) => runGet(kind, name, opts));
+  program
+    .command('describe')
+    .description('an applied document: its spec, its status (Ready, reason, generation), what it names and what names it')
+    .argument('<kind>', 'a kind, its plural, singular or short name')
+    .argument('<name>', 'the document')
+    .option('-n, --namespace <namespace>', 'the namespace', 'default')
+    .action((kind, name, opts) => runDescribe(kind, name, opts));
 
   const keys = program.command('keys').description("an environment's server keys: mint, list, revoke");
   keys

@@ -69,6 +69,8 @@ export * from './manifests/validate';
 export * from './manifests/reconcilers';
 export * from './manifests/reconcile';
 export * from './manifests/apply';
+// Reading only: the documents are recorded by reconcileManifest and removeManifest.
+export { type AppliedManifest, type AppliedStatus, type ManifestLink, appliedManifestElsewhere, appliedManifestLinks, listAppliedManifests, manifestYaml } from './manifests/documents';
 export * from './sessions/events';
 export * from './sessions/socket';
 export * from './sessions/service';

@@ -6,7 +6,7 @@
  * before its plugin released it), with the same rules as the licence routes (LicenceSeats).
  */
 import { DEFAULT_NAMESPACE, LICENCE_KEY_PREFIX, LicenceSeats, Refusal, licenceAudienceOf, listLicenceKeys, mintLicenceKey, organisationNamed, revokeLicenceKey } from '@hearth/core';
-import { CliError, emit, keyIdArgument, table } from '../output';
+import { CliError, emit, keyIdArgument, otherNamespacesHint, table } from '../output';
 import { refusalOnTheCommandLine } from '../refusals';
 import type { Runtime } from '../runtime';
 import { withRuntime } from './admin';
@@ -24,8 +24,7 @@ async function organisationOrFail(rt: Runtime, opts: ProjectOptions) {
   if (organisation) return organisation;
   // The same name elsewhere: the likely mistake is the namespace (default unless --namespace names one).
   const elsewhere = (await rt.db('projects').where({ name: opts.project }).whereNot({ namespace }).whereNull('retired_at').orderBy('namespace').pluck('namespace')) as string[];
-  const hint = elsewhere.length > 0 ? `; it is in ${elsewhere.map((ns) => `--namespace ${ns}`).join(' or ')}` : '';
-  throw new CliError(`no project "${opts.project}" in namespace "${namespace}"${hint}`);
+  throw new CliError(`no project "${opts.project}" in namespace "${namespace}"${otherNamespacesHint(elsewhere)}`);
 }
 
 /** Collects a repeatable flag's values (`--product a --product b`). */

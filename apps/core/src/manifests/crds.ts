@@ -116,6 +116,18 @@ const READY_COLUMNS: PrinterColumn[] = [
   { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
 ];
 
+/** A column of `kubectl get`, as a CRD declares it: a printer column of a kind, or the Age every kind ends with. */
+export type CrdPrinterColumn = Omit<PrinterColumn, 'type'> & { type: PrinterColumn['type'] | 'date' };
+
+/**
+ * The columns `kubectl get` shows for a kind besides NAME (and NAMESPACE): its own, Ready (and Reason
+ * with `-o wide`), Age. The CRD declares them from here, and `hearth get` prints them from here.
+ */
+export function printerColumns(kind: ManifestKind): CrdPrinterColumn[] {
+  const columns: readonly PrinterColumn[] = MANIFEST_KINDS[kind].crd.columns;
+  return [...columns.map((c) => ({ ...c })), ...READY_COLUMNS.map((c) => ({ ...c })), { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }];
+}
+
 /**
  * One version of the kinds' API as a CRD lists it (docs/kubernetes.md "API versions"): served or not,
  * and the one version objects are stored in. Every version has the same schema, so the API server's
@@ -177,11 +189,7 @@ export function customResourceDefinition(kind: ManifestKind, options: CrdOptions
         storage: version.storage,
         ...(version.deprecationWarning ? { deprecated: true, deprecationWarning: version.deprecationWarning } : {}),
         subresources: { status: {} },
-        additionalPrinterColumns: [
-          ...crd.columns.map((c) => ({ ...c })),
-          ...READY_COLUMNS,
-          { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-        ],
+        additionalPrinterColumns: printerColumns(kind),
         schema: {
           openAPIV3Schema: {
             type: 'object',

@@ -10,6 +10,7 @@ import { type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
 import { DEFAULT_NAMESPACE, ManifestError, describeDocument } from './validate';
 import { immutableFields, immutableMessage } from '../spec/rules';
 import { inTransaction } from '../db/transaction';
+import { forgetAppliedManifest, recordAppliedManifest } from './documents';
 
 export interface ReconcileResult {
   kind: ManifestKind;
@@ -33,11 +34,14 @@ function namespaceFor(kind: ManifestKind, namespace: string | undefined): string
 export async function reconcileManifest(db: Queryable, doc: AnyManifest, bus: Announcer, origin?: string): Promise<ReconcileResult> {
   const kind = doc.kind;
   const label = describeDocument(doc, origin);
+  const namespace = namespaceFor(kind, 'namespace' in doc.metadata ? doc.metadata.namespace : undefined);
   const outcome = await inTransaction(db, async (trx) => {
     await refuseIdentityChange(trx, doc, label);
-    return reconcilerOf(kind).reconcile(trx, doc, { bus, label });
+    const reconciled = await reconcilerOf(kind).reconcile(trx, doc, { bus, label });
+    // The document as applied, for `hearth get` and `hearth describe` (documents.ts).
+    await recordAppliedManifest(trx, doc, namespace);
+    return reconciled;
   });
-  const namespace = namespaceFor(kind, 'namespace' in doc.metadata ? doc.metadata.namespace : undefined);
   return { kind, namespace, name: doc.metadata.name, ...outcome };
 }
 
@@ -95,7 +99,11 @@ export async function removeManifest(
   const remove = reconcilerOf(ref.kind).remove;
   if (!remove) throw new Error(`Hearth does not remove ${ref.kind} documents yet`);
   const namespace = namespaceFor(ref.kind, ref.namespace);
-  const action = await remove(db, { namespace: namespace ?? DEFAULT_NAMESPACE, name: ref.name }, { bus });
+  const action = await inTransaction(db, async (trx) => {
+    const removed = await remove(trx, { namespace: namespace ?? DEFAULT_NAMESPACE, name: ref.name }, { bus });
+    await forgetAppliedManifest(trx, { kind: ref.kind, namespace, name: ref.name });
+    return removed;
+  });
   return { kind: ref.kind, namespace, name: ref.name, action };
 }
 

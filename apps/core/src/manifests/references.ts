@@ -31,6 +31,11 @@ export function documentKey(kind: ManifestKind, namespace: string | undefined, n
   return MANIFEST_KINDS[kind].namespaced && namespace ? `${namespace}/${name}` : name;
 }
 
+/** The reference fields of a kind's spec, each with the kind it names (`environment` → GameEnvironment). */
+export function referenceFields(kind: ManifestKind): readonly { field: string; kind: ManifestKind }[] {
+  return REFERENCE_FIELDS.get(kind) ?? [];
+}
+
 /** The documents an object of `kind` names in its spec (as written; an unvalidated spec gives what it can). */
 export function referencesOf(kind: ManifestKind, obj: { metadata: { namespace?: string }; spec?: unknown }): DocumentRef[] {
   const spec = (obj.spec ?? {}) as Record<string, unknown>;

@@ -81,7 +81,7 @@ function schemaAt(root: object, schemaPath: string): { properties?: object } | u
 }
 
 /** The known field a mistyped one most likely meant: the closest by edit distance, if close enough to be a typo. */
-function nearestField(typed: string, known: string[]): string | undefined {
+export function nearestField(typed: string, known: string[]): string | undefined {
   if (known.length === 0) return undefined;
   const best = closest(typed.toLowerCase(), known.map((k) => k.toLowerCase()));
   const index = known.findIndex((k) => k.toLowerCase() === best);
