@@ -1,6 +1,7 @@
 /**
  * The money engine's TypeScript side (docs/architecture.md "Money engine"): every move of value runs
- * as ONE statement of the engine's database functions (migrations/20261126170000_money_engine.ts),
+ * as ONE statement of the engine's database functions (apps/core/src/<area>/sql/, the entry
+ * economy/sql/hearth_move.sql),
  * which hold the rules (the inventory chosen, caps and allowances, the ledger, the idempotency
  * record). This module only describes the move (its kind and request), runs the statement, and turns
  * a refusal into the error the refusal table words (./refusals.ts). A new kind of move is a new

@@ -1,8 +1,8 @@
 /**
  * How the money engine's refusals are worded: ONE table of outcome → error code, message and details,
  * for every move of value (currency moves, purchases, item grants and the items routes' choice of
- * inventory). The engine decides (migrations/20261126170000_money_engine.ts raises SQLSTATE HM001 with
- * the outcome as JSON); the words are here. Fields are named relative to the move's input
+ * inventory). The engine decides (its function files raise SQLSTATE HM001 with the outcome as JSON);
+ * the words are here, and test/core/engine-outcomes.test.ts holds the two to each other. Fields are named relative to the move's input
  * (`inventoryId`, `currencyKey`): each adapter says where that input was (the API `body.`/`path.`).
  */
 import { Refusal, refuse } from '../errors';
@@ -133,6 +133,9 @@ const REFUSALS: Record<string, (o: EngineOutcome) => Refusal> = {
   'skill-node-locked': (o) => new Refusal('locked', `The skill node ${o.nodeKey} needs what the player lacks: ${listOf(o.missing)}.`, { nodeKey: o.nodeKey, missing: o.missing ?? [] }),
   'stat-out-of-range': (o) => refuse.invalid('by', `Adding ${o.requested} to ${o.held} would take the stat past the 64-bit range.`),
 };
+
+/** Every outcome the table words (test/core/engine-outcomes.test.ts holds them to what the SQL raises). */
+export const ENGINE_OUTCOMES: readonly string[] = Object.keys(REFUSALS);
 
 /** The refusal an outcome names. An outcome the table does not know is a fault, not a refusal. */
 export function refusalOf(o: EngineOutcome): Refusal {
