@@ -1,5 +1,5 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
-.PHONY: dev services test typecheck lint bench kube-tools operator-test chart-test image-test chart-docs crds build minio client
+.PHONY: dev services test typecheck lint bench kube-tools operator-test chart-test image-test chart-docs crds build minio client sql
 
 # The project's own PostgreSQL cluster (make services); DATABASE_URL=… uses another database instead.
 HEARTH_PG_PORT ?= 55432
@@ -68,6 +68,10 @@ upgrade-test: node_modules services
 crds: node_modules
 	node apps/cli/bin/hearth crds --chart charts/hearth
 	node --import tsx test/core/identity-table.ts --write
+
+## The database functions written from a list (the money engine's dispatcher, from MOVE_KINDS).
+sql: node_modules
+	node --import tsx apps/core/generate-sql.ts
 
 ## The SDK's generated types and operation table, from the API's OpenAPI document (apps/client).
 client: node_modules

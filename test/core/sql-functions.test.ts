@@ -22,9 +22,9 @@ afterAll(async () => {
   await database?.drop();
 });
 
-/** The function a file defines: `CREATE OR REPLACE FUNCTION public.<name>(`. */
+/** The function a file defines: `CREATE OR REPLACE FUNCTION public.<name>(`, after comment lines if any. */
 function definedIn(sql: string): string {
-  const match = /^\s*CREATE OR REPLACE FUNCTION public\.(hearth_[a-z0-9_]+)\(/i.exec(sql);
+  const match = /^(?:--[^\n]*\n)*\s*CREATE OR REPLACE FUNCTION public\.(hearth_[a-z0-9_]+)\(/i.exec(sql);
   if (!match) throw new Error(`not one CREATE OR REPLACE FUNCTION public.hearth_…: ${sql.slice(0, 80)}`);
   return match[1];
 }
@@ -45,8 +45,8 @@ test('a migrated database has exactly the functions of the files, each as its fi
     WHERE n.nspname = 'public' AND p.proname LIKE 'hearth%' ORDER BY 1`);
   const files = sqlFunctionFiles();
   expect(live.rows.map((r: { proname: string }) => r.proname)).toEqual(files.map(({ sql }) => definedIn(sql)).sort());
-  const recorded = await database.db('hearth_sql_functions').select('file').orderBy('file');
-  expect(recorded.map((r: { file: string }) => r.file)).toEqual(files.map((f) => f.file));
+  const recorded = await database.db('hearth_sql_functions').select('file');
+  expect(recorded.map((r: { file: string }) => r.file).sort()).toEqual(files.map((f) => f.file).sort());
   // Nothing to do on a database that is up to date.
   expect(await applySqlFunctions(database.db)).toEqual([]);
 });

@@ -87,6 +87,7 @@ export * from './canonical-json';
 export * from './economy/definitions';
 export * from './economy/service';
 export * from './economy/engine';
+export * from './economy/move-kinds';
 export * from './economy/refusals';
 export * from './storage/object-store';
 export * from './storage/disk-store';

@@ -4,25 +4,19 @@
  * economy/sql/hearth_move.sql),
  * which hold the rules (the inventory chosen, caps and allowances, the ledger, the idempotency
  * record). This module only describes the move (its kind and request), runs the statement, and turns
- * a refusal into the error the refusal table words (./refusals.ts). A new kind of move is a new
- * branch of `hearth_move` and a kind here, not a new protocol.
+ * a refusal into the error the refusal table words (./refusals.ts). A new kind of move is a line of
+ * MOVE_KINDS (./move-kinds.ts) and its function's file, not a new protocol.
  */
 import type { Queryable } from '../db/knex';
 import { preparedStatement, runStatement } from '../db/statement';
 import type { IdempotencyScope } from '../idempotency';
 import { MAX_BALANCE } from '../spec/game-keys';
 import type { EnvironmentContext } from '../tenancy/environments';
+import type { EngineMoveKind } from './move-kinds';
 import { engineError } from './refusals';
 
-/** The engine's kinds of move: the currency moves, a purchase of items, and the items' own moves. */
-export type EngineMoveKind =
-  | 'credit' | 'debit' | 'refund' | 'consume' | 'item-purchase' | 'item-grant' | 'item-consume' | 'item-use' | 'stack-consume' | 'stack-use' | 'item-open'
-  // cards
-  | 'card-grant' | 'card-consume' | 'card-stack-grant' | 'card-stack-consume' | 'card-purchase'
-  // progression
-  | 'skill-node-unlock'
-  // commerce: an order's grant taken back after a refund or chargeback
-  | 'commerce-take-back';
+/** The engine's kinds of move: one list, MOVE_KINDS (./move-kinds.ts), which also writes the dispatcher. */
+export type { EngineMoveKind } from './move-kinds';
 
 /** A move without an Idempotency-Key: in the caller's transaction, or by itself in autocommit. */
 export const ENGINE_MOVE = preparedStatement('hearth_move', 'SELECT hearth_move(?, ?, ?, ?, ?) AS answer');
