@@ -108,7 +108,7 @@ export { LicenceSeats, type MachineActivation, type SeatStanding } from './licen
 export * from './spec/dashboards';
 export * from './spec/origins';
 export { dashboardSecretsFrom, secretVariableOf, type DashboardSecretSource } from './dashboards/secrets';
-export type { DashboardHosting, DashboardPrincipal, DashboardService } from './dashboards/service';
+export type { DashboardHosting, DashboardService } from './dashboards/service';
 export { DASHBOARD_TOKEN_AUDIENCE, DASHBOARD_TOKEN_TYP, looksLikeDashboardToken } from './dashboards/tokens';
 export { projectSecretPublicKey, sealProjectSecret, storeProjectSecret, type ProjectSecretName, type ProjectSecretOrigin } from './tenancy/project-secrets';
 // The store adapter and the key reader are core's own: routes reach the store through the commerce service only

@@ -5,6 +5,7 @@ import { CLOCK_TOLERANCE_SECONDS, type PlayerTokenClaims } from './token-claims'
 import { looksLikeServerKey, type ServerKeyVerifier } from './server-keys';
 import type { TokenService } from './tokens';
 import type { Organisation } from '../tenancy/organisations';
+import type { DashboardPermission } from '../spec/dashboards';
 
 /** A licence key's caller: an organisation, in no environment (licence routes only: docs/licence.md). */
 export interface LicencePrincipal {
@@ -12,8 +13,15 @@ export interface LicencePrincipal {
   keyId: string;
   organisation: Organisation;
 }
-import type { DashboardPrincipal, DashboardService } from '../dashboards/service';
-import { looksLikeDashboardToken } from '../dashboards/tokens';
+
+/** A dashboard token's caller: a member of the project's dashboard, in one environment (docs/dashboards.md). */
+export interface DashboardPrincipal {
+  kind: 'dashboard';
+  accountId: string;
+  /** Read from the member's document on this call: empty once the member is removed or disabled. */
+  permissions: DashboardPermission[];
+  environment: EnvironmentContext;
+}
 
 export type Principal =
   | { kind: 'server'; keyId: string; environment: EnvironmentContext }
@@ -31,6 +39,13 @@ export interface LicenceKeyAuthority {
   authenticate(credential: string): Promise<LicencePrincipal | null>;
 }
 
+/** Who answers for dashboard tokens (dashboards/service.ts): the authenticator only sends them on. */
+export interface DashboardTokenAuthority {
+  /** Whether a credential is meant as a dashboard token (its header names it). */
+  claims(credential: string): boolean;
+  authenticate(credential: string): Promise<DashboardPrincipal | null>;
+}
+
 /**
  * Turns a bearer credential into who is calling and in which environment, or null when it is
  * missing, malformed, unknown, revoked, expired, a refresh token, or its player is deleted or signed
@@ -43,7 +58,7 @@ export class Authenticator {
     private readonly environments: EnvironmentRegistry,
     private readonly players: PlayerService,
     private readonly licenceKeys: LicenceKeyAuthority,
-    private readonly dashboards: DashboardService,
+    private readonly dashboards: DashboardTokenAuthority,
   ) {}
 
   /** `rememberToken: false`: see TokenService.verify (the realtime server's authorize uses it). */
@@ -58,7 +73,7 @@ export class Authenticator {
       return environment ? { kind: 'server', keyId: key.keyId, environment } : null;
     }
     // A dashboard token names itself in its header; its member is read on every call (no peek).
-    if (looksLikeDashboardToken(credential)) return this.dashboards.authenticate(credential);
+    if (this.dashboards.claims(credential)) return this.dashboards.authenticate(credential);
     const claims = await this.tokens.verify(credential, { remember: options.rememberToken });
     if (!claims || claims.type !== 'access') return null;
     return this.playerPrincipal(claims);

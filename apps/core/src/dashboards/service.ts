@@ -9,6 +9,7 @@ import type { CursorCodec, Page } from '../pagination';
 import type { DashboardPlayer, DashboardSession, DashboardTokens } from '../shapes';
 import { DASHBOARD_TOKEN_SECONDS, type DashboardPermission } from '../spec/dashboards';
 import type { TokenService } from '../auth/tokens';
+import type { DashboardPrincipal } from '../auth/authenticate';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EnvironmentRegistry } from '../tenancy/registry';
 import { accessOf, memberFor, type MemberAccess } from './members';
@@ -16,17 +17,9 @@ import { listPlayers, type PlayerSearch } from './players';
 import { type CodeExchange, DashboardProviders } from './provider';
 import type { DashboardSecretSource } from './secrets';
 import { type ProjectSecretKeys, storedProjectSecret } from '../tenancy/project-secrets';
-import { issueDashboardToken, verifyDashboardToken } from './tokens';
+import { issueDashboardToken, looksLikeDashboardToken, verifyDashboardToken } from './tokens';
 
 /** Who calls with a dashboard token: a member account, with what it may do in the environment now. */
-export interface DashboardPrincipal {
-  kind: 'dashboard';
-  accountId: string;
-  /** Read from the member's document on this call: empty once the member is removed or disabled. */
-  permissions: DashboardPermission[];
-  environment: EnvironmentContext;
-}
-
 export interface DashboardHosting {
   /** The deployment setting HEARTH_DASHBOARDS: false, and sign-ins answer 503 unavailable. */
   hosted: boolean;
@@ -86,6 +79,11 @@ export class DashboardService {
    * environment. The member is read now, on every call: a removed or disabled member holds no
    * permission (every route then answers `forbidden`).
    */
+  /** Whether a credential is meant as a dashboard token (the Authenticator sends those here). */
+  claims(credential: string): boolean {
+    return looksLikeDashboardToken(credential);
+  }
+
   async authenticate(credential: string): Promise<DashboardPrincipal | null> {
     const claims = await verifyDashboardToken(this.tokens, credential);
     if (!claims) return null;

@@ -2,14 +2,21 @@ import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { releaseSavesOfDeletedPlayer } from '../saves/service';
-import type { SessionService } from '../sessions/service';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { PlayerService } from './service';
+
+/**
+ * What the sessions area does when a player is deleted (sessions/service.ts): said here, where the
+ * deletion needs it, so that players, which sessions builds on, imports nothing of sessions.
+ */
+export interface SeatsOfDeletedPlayer {
+  endSeatsOfDeletedPlayer(db: Queryable, env: EnvironmentContext, playerId: string): Promise<void>;
+}
 
 /** The services whose holdings end with a player (HearthCore has them all). */
 export interface PlayerHoldings {
   players: PlayerService;
-  sessions: SessionService;
+  sessions: SeatsOfDeletedPlayer;
 }
 
 /**
