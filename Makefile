@@ -63,8 +63,8 @@ loadtest-tools:
 upgrade-test: node_modules services
 	$(call jest,upgrade,test/upgrade $(KUBE_SUITE))
 
-## Rewrite the chart's CRD templates and docs/manifests.md's identity fields table from the manifest
-## schemas (a test fails while either differs).
+## Rewrite the chart's CRD templates and docs/manifests.md's identity fields and spec fields tables
+## from the manifest schemas (a test fails while any differs).
 crds: node_modules
 	node apps/cli/bin/hearth crds --chart charts/hearth
 	node --import tsx test/core/identity-table.ts --write

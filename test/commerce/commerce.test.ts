@@ -207,7 +207,9 @@ describe('POST /commerce/orders', () => {
 
   test('not-found for an unknown, switched-off or other environment\'s sku; not-purchasable without a price in the wallet currency', async () => {
     const buyer = await identifiedBuyer(h, store, { currency: 'EUR' });
-    for (const sku of ['nope', 'retired', 'test-only']) expectError(await order(h, buyer, { sku, provider: 'steam', language: 'en' }), 404, 'not-found', 'body.sku');
+    for (const sku of ['nope', 'retired', 'test-only']) {
+      expect(expectError(await order(h, buyer, { sku, provider: 'steam', language: 'en' }), 404, 'not-found', 'body.sku').message).toBe(`No product "${sku}" is on sale.`);
+    }
     expectError(await order(h, buyer, { sku: 'gems-100', provider: 'steam', language: 'en' }), 409, 'not-purchasable');
   });
 
@@ -294,7 +296,7 @@ describe('POST /commerce/store/authorizations', () => {
     const other = await identifiedBuyer(h, store);
     const made = await order(h, buyer);
     expectError(await authorize(h, other, made.body.storeOrderId), 404, 'not-found');
-    expectError(await authorize(h, buyer, '12345'), 404, 'not-found');
+    expect(expectError(await authorize(h, buyer, '12345'), 404, 'not-found', 'body.storeOrderId').message).toBe('No order of this player has storeOrderId "12345".');
     expectError(await authorize(h, buyer, '18446744073709551616'), 400, 'invalid-request', 'body.storeOrderId');
     expectError(await call(h.base, 'POST', '/commerce/store/authorizations', { token: buyer.token, body: { storeOrderId: 12345, authorized: true } }), 400, 'invalid-request', 'body.storeOrderId');
   });

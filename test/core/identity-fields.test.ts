@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import {
-  type AnyManifest, KINDS_WITHOUT_IDENTITY_FIELDS, MANIFEST_KINDS, ManifestError, identityFieldsTable, identityRows, reconcileManifest, validateManifest,
+  type AnyManifest, KINDS_WITHOUT_IDENTITY_FIELDS, MANIFEST_KINDS, ManifestError, identityFieldsTable, identityRows, reconcileManifest, specFieldsTable, validateManifest,
 } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { legalDocument, product, skillTree, standardManifests, tour } from '../support/manifests';
@@ -25,9 +25,21 @@ test('every kind is decided: immutable fields with why, or why it has none; neve
   expect(identityRows().map((r) => r.kind)).toEqual(Object.keys(MANIFEST_KINDS));
 });
 
-test("docs/manifests.md's table is the one the schemas write (make crds)", () => {
+test("docs/manifests.md's tables are the ones the schemas write (make crds)", () => {
   const doc = fs.readFileSync(DOC_FILE, 'utf8');
   expect(withTable(doc, identityFieldsTable())).toBe(doc);
+  expect(withTable(doc, specFieldsTable(), 'spec-fields')).toBe(doc);
+});
+
+test('the spec fields table marks what each kind requires, as its schema does', () => {
+  const rows = specFieldsTable().split('\n').slice(2);
+  expect(rows.map((row) => row.split('`')[1])).toEqual(Object.keys(MANIFEST_KINDS));
+  const row = (kind: string) => rows.find((r) => r.startsWith(`| \`${kind}\``))!;
+  // Required: bare; optional: `?`; a default after `=`; a list's items in braces.
+  expect(row('Tour')).toContain('`environment, id?, name, enabled? = true`');
+  expect(row('Currency')).toMatch(/scope, kind, max\?, enabled\? = true/);
+  expect(row('SkillTree')).toContain('nodes[] { key, name,');
+  expect(row('ItemType')).toContain('prices[]? { currencyKey, amount } = []');
 });
 
 describe('reconciling a change of an identity field', () => {

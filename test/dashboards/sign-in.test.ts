@@ -117,8 +117,9 @@ test("a member of one project is forbidden in another project's environment", as
 
 test('not-found where the project has no dashboard or no environment has the app key; the code is not spent', async () => {
   const grant = await codeFor('ada');
-  expectError(await signIn({ appKey: 'plain-live', ...grant }), 404, 'not-found');
-  expectError(await signIn({ appKey: 'no-such-app', ...grant }), 404, 'not-found');
+  // Each names the app key asked for and the body field that held it.
+  expect(expectError(await signIn({ appKey: 'plain-live', ...grant }), 404, 'not-found', 'body.appKey').message).toBe('The project of app key "plain-live" has no dashboard.');
+  expect(expectError(await signIn({ appKey: 'no-such-app', ...grant }), 404, 'not-found', 'body.appKey').message).toBe('No environment has the app key "no-such-app".');
   expect((await signIn({ appKey: 'alpha-live', ...grant })).status).toBe(200);
 });
 

@@ -137,7 +137,8 @@ describe('activate, check, release', () => {
     expect(checked.status).toBe(200);
     expect(checked.body.seat.machineId).toBe('m-check');
     expect(checked.body.expiresIn).toBe(LICENCE_TOKEN_SECONDS);
-    expectError(await call(h.base, 'POST', '/licence/check', { token: alphaKey, body: { machineId: 'm-never' } }), 404, 'not-found');
+    const never = expectError(await call(h.base, 'POST', '/licence/check', { token: alphaKey, body: { machineId: 'm-never' } }), 404, 'not-found', 'body.machineId');
+    expect(never.message).toBe('The machine "m-never" holds no seat of this licence; activate it first.');
     await call(h.base, 'POST', '/licence/release', { token: alphaKey, body: { machineId: 'm-check' } });
   });
 

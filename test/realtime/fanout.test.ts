@@ -223,9 +223,13 @@ test('subscribe to an unknown session or one of another environment is not-found
   const me = await player('me');
   const c = await connect(rtA, me);
   c.send({ v: 1, type: 'subscribe', id: 'x', payload: { sessionId: theirs.id } });
-  expect(await c.next()).toEqual({ v: 1, type: 'error', id: 'x', payload: { error: 'not-found', message: expect.any(String) } });
+  expect(await c.next()).toEqual({ v: 1, type: 'error', id: 'x', payload: { error: 'not-found', message: expect.any(String), details: { field: 'payload.sessionId' } } });
   c.send({ v: 1, type: 'subscribe', id: 'y', payload: { sessionId: 'no-such-session' } });
-  expect(await c.next()).toEqual({ v: 1, type: 'error', id: 'y', payload: { error: 'not-found', message: expect.any(String) } });
+  // The refusal names the session asked for and the payload's field that held it.
+  expect(await c.next()).toEqual({
+    v: 1, type: 'error', id: 'y',
+    payload: { error: 'not-found', message: 'The session "no-such-session" was not found in this environment.', details: { field: 'payload.sessionId' } },
+  });
   // Changes to the other environment's session never reach this socket.
   await ok(h.base, `/sessions/${theirs.id}/ready`, foreign.token, { isReady: true });
   await c.quiet(300);

@@ -245,7 +245,10 @@ test.each(withParams.map((r) => [routeName(r), r] as const))('%s: crossed betwee
     ran++;
     try {
       expectError(reply, a.want[0], a.want[1]);
-      for (const leak of LEAKS) expect(reply.text).not.toContain(leak);
+      // A refusal may quote what the request itself named (a not-found quotes the key asked for):
+      // the caller sent it, so that is no leak. Anything else of the victim's is.
+      const asked = `${a.path} ${JSON.stringify(a.body ?? null)}`;
+      for (const leak of LEAKS.filter((l) => !asked.includes(l.replaceAll('"', '')))) expect(reply.text).not.toContain(leak);
     } catch (err) {
       throw new Error(`${name}, ${a.label} (${a.path}): ${(err as Error).message}\nanswer: ${reply.status} ${reply.text}`);
     }

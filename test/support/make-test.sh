@@ -30,7 +30,7 @@ echo "make test: MinIO and helm are not built on this machine yet. Building them
 # leaves a core free, first for the build and then for those suites.
 (
   # The build's own words go to its log; a wait for another checkout's build (its lock) is said here too.
-  if ! bash test/kube/tools/build.sh "${tools[@]}" > "$log" 2> >(tee -a "$log" | grep --line-buffered 'waiting for it' | sed -u 's/^/make test: /' >&2); then exit 90; fi
+  if ! bash test/support/build-tools-logged.sh "$log" "${tools[@]}"; then exit 90; fi
   jest tools "${tool_suites[@]}" > "$side" 2>&1
 ) &
 builder=$!

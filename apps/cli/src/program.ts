@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { CliError } from './output';
 import { runApi } from './commands/api';
 import { runRealtime } from './commands/realtime';
 import { collect, runLicenceKeysCreate, runLicenceKeysList, runLicenceKeysRevoke, runLicenceRelease, runLicenceSeats } from './commands/licence';
@@ -18,8 +19,7 @@ export function buildProgram(): Command {
   const program = new Command('hearth')
     .description('Hearth: a Kubernetes-native backend for games')
     .version(rootPackage.version, '-V, --version', 'print the version')
-    .helpOption('-h, --help', 'print what a command does and takes')
-    .showHelpAfterError();
+    .helpOption('-h, --help', 'print what a command does and takes');
 
   program.command('api').description('serve the HTTP API (PORT, METRICS_PORT)').action(runApi);
   program.command('realtime').description('serve the sessions socket (REALTIME_PORT, METRICS_PORT)').action(runRealtime);
@@ -207,5 +207,33 @@ export function buildProgram(): Command {
     const command = devStore.command(action).description(`${description}; answers once hearth dev has read the store's report`).argument('<storeOrderId>', "the order's storeOrderId");
     withDataDir(command, (opts) => runDevStoreAction(action, String(command.processedArgs[0]), opts));
   }
+  oneLineFailures(program);
   return program;
+}
+
+/** `hearth keys create`: a command's whole name, as a person types it. */
+function nameOf(command: Command): string {
+  return command.parent ? `${nameOf(command.parent)} ${command.name()}` : command.name();
+}
+
+/**
+ * Every failure is one line on stderr and exit 1 (docs/cli.md), commander's own too: a missing
+ * required option, an unknown option or command, a missing argument say so in one line pointing at
+ * the command's --help (commander would print the whole help after the error), and a group named
+ * without one of its commands (`hearth keys`) says which it has instead of printing its help.
+ */
+function oneLineFailures(command: Command): void {
+  const help = `${nameOf(command)} --help`;
+  command.configureOutput({
+    outputError: (text, write) => write(`hearth: ${text.trim().replace(/^error: /, '').replace(/\s*\n\s*/g, ' ')} (${help} shows what it takes)\n`),
+  });
+  if (command.commands.length > 0) {
+    const names = command.commands.map((sub) => sub.name()).join(', ');
+    // The action answers only where no command of the group was named; `hearth help <command>` stays.
+    command.helpCommand(true).allowExcessArguments().action(() => {
+      const [asked] = command.args;
+      throw new CliError(asked === undefined ? `name a command of ${nameOf(command)}: ${names} (${help})` : `unknown command '${asked}' of ${nameOf(command)}; its commands: ${names} (${help})`);
+    });
+  }
+  for (const sub of command.commands) oneLineFailures(sub);
 }

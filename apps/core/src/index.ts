@@ -65,6 +65,7 @@ export * from './manifests/status';
 export * from './spec/rules';
 export * from './manifests/crds';
 export * from './manifests/identity-fields';
+export * from './manifests/spec-fields';
 export * from './manifests/validate';
 export * from './manifests/reconcilers';
 export * from './manifests/reconcile';

@@ -86,7 +86,9 @@ export class Fanout {
         session = await sessions.get(env, sessionId);
       } catch (err) {
         if (!(err instanceof Refusal)) throw err;
-        if (ws.state === AUTHORIZED) host.send(ws, errorFrame(err.code, err.message, err.details, id), 'error');
+        // The field core names (`sessionId`) is in the frame's payload, as the socket names its fields.
+        const details = typeof err.details?.field === 'string' ? { ...err.details, field: `payload.${err.details.field}` } : err.details;
+        if (ws.state === AUTHORIZED) host.send(ws, errorFrame(err.code, err.message, details, id), 'error');
         return;
       }
       if (ws.state !== AUTHORIZED) return;

@@ -28,7 +28,9 @@ if [[ -z "$check" ]]; then
   exec {build_lock}>"$bin/../.build.lock"
   if ! flock -n "$build_lock"; then
     echo "build.sh: another build.sh is building into $bin; waiting for it…" >&2
+    waited=$SECONDS
     flock "$build_lock"
+    echo "build.sh: the other build is done (waited $((SECONDS - waited)) s); going on" >&2
   fi
 fi
 

@@ -233,8 +233,8 @@ export class BlogService {
   /** Visible posts, newest first, optionally of one category or one tag (each must exist: else not-found). */
   async listPosts(env: EnvironmentContext, q: { category?: string; tag?: string; limit?: number; cursor?: string }, moment?: BlogMoment): Promise<Page<BlogPostSummary>> {
     const { snapshot, view } = moment ?? (await this.current(env.id));
-    if (q.category !== undefined && !snapshot.categories.has(q.category)) throw refuse.notFound('The category');
-    if (q.tag !== undefined && !view.tags.some((t) => t.slug === q.tag)) throw refuse.notFound('The tag');
+    if (q.category !== undefined && !snapshot.categories.has(q.category)) throw refuse.notFound('The category', { key: q.category, field: 'category' });
+    if (q.tag !== undefined && !view.tags.some((t) => t.slug === q.tag)) throw refuse.notFound('The tag', { key: q.tag, field: 'tag' });
     const posts = filtered(view, q.category, q.tag);
     const listId = `blog-posts|${env.id}|${q.category ?? ''}|${q.tag ?? ''}`;
     return keysetPage(
@@ -254,7 +254,7 @@ export class BlogService {
   async getPost(env: EnvironmentContext, slug: string, moment?: BlogMoment): Promise<{ post: BlogPostFull; related: BlogPostSummary[] }> {
     const { view } = moment ?? (await this.current(env.id));
     const held = view.bySlug.get(slug);
-    if (!held) throw refuse.notFound('The post');
+    if (!held) throw refuse.notFound('The post', { key: slug, field: 'slug' });
     const related: BlogPostSummary[] = [];
     const take = (sameCategory: boolean) => {
       for (const other of view.posts) {

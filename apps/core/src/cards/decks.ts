@@ -50,7 +50,7 @@ export class DeckService {
     return inTransaction(db, async (trx) => {
       await holdExistingPlayer(trx, env, playerId);
       const inventory = await trx('inventories').where({ id: body.inventoryId, player_id: playerId, environment_id: env.id }).first('id');
-      if (!inventory) throw refuse.notFound('The inventory');
+      if (!inventory) throw refuse.notFound('The inventory', { key: body.inventoryId, field: 'inventoryId' });
       // Decks of one player are counted one creation at a time.
       await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`decks|${playerId}`]);
       const held = Number((await trx('decks').where({ player_id: playerId }).count({ n: '*' }))[0].n);
@@ -88,7 +88,7 @@ export class DeckService {
   putCard(db: Queryable, env: EnvironmentContext, playerId: string, deckId: string, cardId: string): Promise<Deck> {
     return this.change(db, env, playerId, deckId, async (trx, deck) => {
       const card = await trx('cards').where({ id: cardId, player_id: playerId, environment_id: env.id }).forShare().first('inventory_id', 'consumed_at', 'card_type_key');
-      if (!card) throw refuse.notFound('The card');
+      if (!card) throw refuse.notFound('The card', { key: cardId, field: 'cardId' });
       if (card.consumed_at !== null) throw new Refusal('already-consumed', 'The card was consumed: it cannot be put in a deck.', { cardTypeKey: card.card_type_key });
       if (card.inventory_id !== deck.inventory_id) throw refuse.invalid('cardId', "The card is held in another inventory than the deck's.");
       if (await trx('deck_entries').where({ deck_id: deckId, card_id: cardId }).first('id')) return;
@@ -186,7 +186,7 @@ export class DeckService {
   }
 
   private async existingPlayer(db: Queryable, env: EnvironmentContext, playerId: string): Promise<void> {
-    if (!(await db('players').where({ id: playerId, environment_id: env.id }).first('id'))) throw refuse.notFound('The player');
+    if (!(await db('players').where({ id: playerId, environment_id: env.id }).first('id'))) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
   }
 }
 
@@ -195,7 +195,7 @@ async function deckRow(db: Queryable, env: EnvironmentContext, playerId: string,
   const query = db('decks').where({ id: deckId, player_id: playerId, environment_id: env.id }).first();
   if (options.lock) query.forUpdate();
   const row = await query;
-  if (!row) throw refuse.notFound('The deck');
+  if (!row) throw refuse.notFound('The deck', { key: deckId, field: 'deckId' });
   return row;
 }
 

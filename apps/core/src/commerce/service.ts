@@ -137,6 +137,17 @@ function newStoreOrderId(): string {
   return n.toString();
 }
 
+/**
+ * A refusal of an order's grant (the economy's: an item type no longer defined, a balance cap) is about
+ * the product's definition, not about the request that settled the order: its words stay, but it names
+ * no field of that request.
+ */
+function refusalOfGrant(err: unknown): unknown {
+  if (!(err instanceof Refusal) || err.details?.field === undefined) return err;
+  const { field: _field, ...details } = err.details;
+  return new Refusal(err.code, err.message, Object.keys(details).length > 0 ? details : undefined, err.headers);
+}
+
 /** A store failure as the API's refusal: the store's own error is `provider-refused` with its code; not reaching it is `unavailable`. */
 function storeRefusal(err: unknown): unknown {
   if (err instanceof StoreRefusal) {
@@ -315,7 +326,7 @@ export class CommerceService {
   async authorize(db: Queryable, env: EnvironmentContext, playerId: string, input: { storeOrderId: string }): Promise<OrderSettlement> {
     const settings = this.settingsOf(env, 'steam');
     const row = (await db('commerce_orders').where({ environment_id: env.id, player_id: playerId, store_order_id: input.storeOrderId }).first()) as OrderRow | undefined;
-    if (!row) throw new Refusal('not-found', 'No order of this player has that storeOrderId.', { field: 'storeOrderId' });
+    if (!row) throw new Refusal('not-found', `No order of this player has storeOrderId "${input.storeOrderId}".`, { field: 'storeOrderId' });
     const settled = await this.settle(db, env, settings, row);
     return { order: orderOf(settled), entitlements: await this.entitlementsOfOrders(db, [settled.id]) };
   }
@@ -355,7 +366,7 @@ export class CommerceService {
   /** GET /players/:playerId/entitlements: every entitlement the player was given, active and revoked, oldest first. */
   async listEntitlements(db: Queryable, env: EnvironmentContext, playerId: string, q: { limit?: number; cursor?: string }): Promise<Page<Entitlement>> {
     const player = await db('players').where({ id: playerId, environment_id: env.id }).first('id');
-    if (!player) throw refuse.notFound('The player');
+    if (!player) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
     return this.entitlementPage(db, `entitlements|${env.id}|${playerId}`, q, (query) => query.where({ player_id: playerId }), entitlementOf);
   }
 
@@ -396,7 +407,7 @@ export class CommerceService {
   async acknowledgeGrant(db: Queryable, env: EnvironmentContext, grantId: string): Promise<Grant> {
     await db('commerce_entitlements').where({ id: grantId, environment_id: env.id }).whereNull('acknowledged_at').update({ acknowledged_at: db.fn.now() });
     const row = await db('commerce_entitlements').where({ id: grantId, environment_id: env.id }).first();
-    if (!row) throw refuse.notFound('The grant');
+    if (!row) throw refuse.notFound('The grant', { key: grantId, field: 'grantId' });
     return grantOf(row);
   }
 
@@ -601,28 +612,37 @@ export class CommerceService {
       // transaction: it commits with the order's completion or not at all. A refusal (a balance cap, an item
       // type switched off) rolls the completion back: the order stays open and the grant is tried again at
       // the next settlement, never lost and never doubled.
-      for (const { currencyKey, amount } of product?.currencies ?? []) {
-        const key = `order:${row.id}:currency:${currencyKey}`;
-        const movement = await this.economy.creditForOrder(trx, env, row.player_id, currencyKey, amount, row.id, this.grantRecord(env, key, [currencyKey, amount]));
-        // What a refund takes back (report.ts revokeOrder): the order's own record, never the ledger searched by reason.
-        await trx('commerce_order_currency_grants')
-          .insert({ order_id: row.id, currency_key: currencyKey, inventory_id: movement.inventoryId, amount })
-          .onConflict(['order_id', 'currency_key'])
-          .ignore();
-      }
-      for (const { itemTypeKey, quantity } of product?.items ?? []) {
-        const key = `order:${row.id}:items:${itemTypeKey}`;
-        const { answer } = await this.items.grant(trx, env, row.player_id, { itemTypeKey, quantity }, this.grantRecord(env, key, [itemTypeKey, quantity]));
-        // What a refund takes back (report.ts revokeOrder): where the items went, and which one-by-one items they are.
-        await trx('commerce_order_item_grants')
-          .insert({ order_id: row.id, item_type_key: itemTypeKey, inventory_id: answer.inventoryId, quantity, item_ids: answer.stack ? null : answer.items.map((item) => item.id) })
-          .onConflict(['order_id', 'item_type_key'])
-          .ignore();
+      try {
+        await this.grantProduct(trx, env, row, product);
+      } catch (err) {
+        throw refusalOfGrant(err);
       }
       const [updated] = await trx('commerce_orders').where({ id: orderId }).update({ status: 'completed', currency_grants_recorded: true, updated_at: trx.fn.now() }).returning('*');
       await this.standingChanged(trx, row.player_id);
       return updated as OrderRow;
     });
+  }
+
+  /** The economy's share of an order's grant: each currency and item of its product, through the money engine. */
+  private async grantProduct(trx: Tx, env: EnvironmentContext, row: OrderRow, product: ProductDefinition | null): Promise<void> {
+    for (const { currencyKey, amount } of product?.currencies ?? []) {
+      const key = `order:${row.id}:currency:${currencyKey}`;
+      const movement = await this.economy.creditForOrder(trx, env, row.player_id, currencyKey, amount, row.id, this.grantRecord(env, key, [currencyKey, amount]));
+      // What a refund takes back (report.ts revokeOrder): the order's own record, never the ledger searched by reason.
+      await trx('commerce_order_currency_grants')
+        .insert({ order_id: row.id, currency_key: currencyKey, inventory_id: movement.inventoryId, amount })
+        .onConflict(['order_id', 'currency_key'])
+        .ignore();
+    }
+    for (const { itemTypeKey, quantity } of product?.items ?? []) {
+      const key = `order:${row.id}:items:${itemTypeKey}`;
+      const { answer } = await this.items.grant(trx, env, row.player_id, { itemTypeKey, quantity }, this.grantRecord(env, key, [itemTypeKey, quantity]));
+      // What a refund takes back (report.ts revokeOrder): where the items went, and which one-by-one items they are.
+      await trx('commerce_order_item_grants')
+        .insert({ order_id: row.id, item_type_key: itemTypeKey, inventory_id: answer.inventoryId, quantity, item_ids: answer.stack ? null : answer.items.map((item) => item.id) })
+        .onConflict(['order_id', 'item_type_key'])
+        .ignore();
+    }
   }
 
   /** The idempotency record of one economy move of an order's grant (scope `commerce`: no caller's keys collide with it). */

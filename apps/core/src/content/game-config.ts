@@ -144,7 +144,7 @@ export class GameConfigService {
 
   async getTable(db: Queryable, env: EnvironmentContext, key: string): Promise<ConfigTable> {
     const row = await db('config_tables').where({ environment_id: env.id, key }).first();
-    if (!row) throw refuse.notFound('The config table');
+    if (!row) throw refuse.notFound('The config table', { key, field: 'key' });
     return toConfigTable(row);
   }
 

@@ -4,7 +4,7 @@
  * makes. docs/dashboards.md tells the whole.
  */
 import type { Db, Queryable } from '../db/knex';
-import { refuse } from '../errors';
+import { Refusal, refuse } from '../errors';
 import type { CursorCodec, Page } from '../pagination';
 import type { DashboardPlayer, DashboardSession, DashboardTokens } from '../shapes';
 import { DASHBOARD_TOKEN_SECONDS, type DashboardPermission } from '../spec/dashboards';
@@ -46,7 +46,8 @@ export class DashboardService {
   async environmentForSignIn(appKey: string): Promise<EnvironmentContext> {
     if (!this.hosting.hosted) throw refuse.unavailable('This deployment hosts no custom dashboards.');
     const env = await this.environments.byAppKey(appKey);
-    if (!env?.dashboard) throw refuse.notFound("The environment's project dashboard");
+    if (!env) throw new Refusal('not-found', `No environment has the app key "${appKey}".`, { field: 'appKey' });
+    if (!env.dashboard) throw new Refusal('not-found', `The project of app key "${appKey}" has no dashboard.`, { field: 'appKey' });
     return env;
   }
 

@@ -62,6 +62,6 @@ export async function runEngineMove<Answer>(
     ]);
     return row;
   } catch (err) {
-    throw engineError(err);
+    throw engineError(err, { playerId, ...request });
   }
 }

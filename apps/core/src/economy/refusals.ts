@@ -52,13 +52,25 @@ const typeKey = (o: EngineOutcome) => (o.nodeKey !== undefined ? `The skill node
 const typeDetails = (o: EngineOutcome) =>
   o.nodeKey !== undefined ? { nodeKey: o.nodeKey } : o.cardTypeKey !== undefined ? { cardTypeKey: o.cardTypeKey } : { itemTypeKey: o.itemTypeKey };
 
-const REFUSALS: Record<string, (o: EngineOutcome) => Refusal> = {
+/**
+ * What a move was asked (its request, and the player it moves for), by the names of the API's input:
+ * a not-found outcome names the key it did not find from there, and the field that held it.
+ */
+export type MoveInput = Readonly<Record<string, unknown>>;
+
+/** `what` "key" was not found, naming `field`: the key from the outcome when it says it, else from the move's input. */
+function notFound(o: EngineOutcome, input: MoveInput | undefined, what: string, field: string): Refusal {
+  const key = (o as unknown as Record<string, unknown>)[field] ?? input?.[field];
+  return typeof key === 'string' ? refuse.notFound(what, { key, field }) : refuse.notFound(what);
+}
+
+const REFUSALS: Record<string, (o: EngineOutcome, input?: MoveInput) => Refusal> = {
   'idempotency-conflict': () => new Refusal('idempotency-conflict', IDEMPOTENCY_CONFLICT_MESSAGE),
-  'player-not-found': () => refuse.notFound('The player'),
-  'currency-not-found': () => refuse.notFound('The currency'),
-  'item-type-not-found': () => refuse.notFound('The item type'),
-  'inventory-not-found': () => refuse.notFound('The inventory'),
-  'realm-not-found': () => refuse.notFound('The realm'),
+  'player-not-found': (o, input) => notFound(o, input, 'The player', 'playerId'),
+  'currency-not-found': (o, input) => notFound(o, input, 'The currency', 'currencyKey'),
+  'item-type-not-found': (o, input) => notFound(o, input, 'The item type', 'itemTypeKey'),
+  'inventory-not-found': (o, input) => notFound(o, input, 'The inventory', 'inventoryId'),
+  'realm-not-found': (o, input) => notFound(o, input, 'The realm', 'realmId'),
   'no-current-realm': () => new Refusal('no-current-realm', 'No realm is open now.'),
   'both-choices': () => refuse.invalid('realmId', 'Name the inventory by inventoryId or by realmId, not both.'),
   // The place named (inventoryId or realmId) does not fit where the currency or item type is held.
@@ -105,7 +117,7 @@ const REFUSALS: Record<string, (o: EngineOutcome) => Refusal> = {
   'data-counted': (o) => refuse.invalid('data', `${o.itemTypeKey} is counted: data is for items held one by one.`),
   'grant-key-quantity': () => refuse.invalid('quantity', 'A grant under a grantKey grants exactly one item.'),
   'held-one-by-one': (o) => refuse.invalid('itemTypeKey', `${o.itemTypeKey} is held one by one: act on its items by id.`),
-  'item-not-found': () => refuse.notFound('The item'),
+  'item-not-found': (o, input) => notFound(o, input, 'The item', 'itemId'),
   'already-consumed': (o) => new Refusal('already-consumed', `The item was already used, opened or consumed (${o.consumedAt}).`, { itemTypeKey: o.itemTypeKey }),
   'not-usable': (o) => new Refusal('not-usable', `${o.itemTypeKey} is not usable.`, { itemTypeKey: o.itemTypeKey }),
   'no-longer-defined': (o) => new Refusal('not-usable', `${o.itemTypeKey} is no longer defined.`, { itemTypeKey: o.itemTypeKey }),
@@ -120,15 +132,15 @@ const REFUSALS: Record<string, (o: EngineOutcome) => Refusal> = {
       limit: num(o.limit),
     }),
   // Cards (docs/cards.md).
-  'card-type-not-found': () => refuse.notFound('The card type'),
+  'card-type-not-found': (o, input) => notFound(o, input, 'The card type', 'cardTypeKey'),
   'card-type-disabled': (o) => new Refusal('disabled', `The card type ${o.cardTypeKey} is switched off.`, { cardTypeKey: o.cardTypeKey }),
-  'card-template-not-found': () => refuse.notFound('The card template'),
+  'card-template-not-found': (o, input) => notFound(o, input, 'The card template', 'cardTemplateKey'),
   'card-template-disabled': (o) => new Refusal('disabled', `The card template ${o.cardTemplateKey} is switched off.`, { cardTemplateKey: o.cardTemplateKey }),
-  'card-not-found': () => refuse.notFound('The card'),
+  'card-not-found': (o, input) => notFound(o, input, 'The card', 'cardId'),
   'card-already-consumed': (o) => new Refusal('already-consumed', `The card was already consumed (${o.consumedAt}).`, { cardTypeKey: o.cardTypeKey }),
   'stack-card-fields': (o) => refuse.invalid(o.field ?? 'data', `A card bought as a stack is counted: ${o.field} is for a card bought as an instance.`),
   // progression: a skill node's unlock (docs/progression.md), and a stat moved past its range.
-  'skill-node-not-found': () => refuse.notFound('The skill node'),
+  'skill-node-not-found': (o, input) => notFound(o, input, 'The skill node', 'nodeKey'),
   'skill-tree-disabled': (o) => new Refusal('disabled', `The skill node ${o.nodeKey} is in skill tree ${o.treeKey}, which is switched off.`, { nodeKey: o.nodeKey }),
   'skill-node-locked': (o) => new Refusal('locked', `The skill node ${o.nodeKey} needs what the player lacks: ${listOf(o.missing)}.`, { nodeKey: o.nodeKey, missing: o.missing ?? [] }),
   'stat-out-of-range': (o) => refuse.invalid('by', `Adding ${o.requested} to ${o.held} would take the stat past the 64-bit range.`),
@@ -137,16 +149,16 @@ const REFUSALS: Record<string, (o: EngineOutcome) => Refusal> = {
 /** Every outcome the table words (test/core/engine-outcomes.test.ts holds them to what the SQL raises). */
 export const ENGINE_OUTCOMES: readonly string[] = Object.keys(REFUSALS);
 
-/** The refusal an outcome names. An outcome the table does not know is a fault, not a refusal. */
-export function refusalOf(o: EngineOutcome): Refusal {
+/** The refusal an outcome names (`input`: what the move was asked). An outcome the table does not know is a fault, not a refusal. */
+export function refusalOf(o: EngineOutcome, input?: MoveInput): Refusal {
   const word = REFUSALS[o.outcome];
   if (!word) throw new Error(`the money engine answered an unknown outcome: ${o.outcome}`);
-  return word(o);
+  return word(o, input);
 }
 
 /** The engine's refusal when `err` is one (HM001), else `err` itself, for the caller to throw. */
-export function engineError(err: unknown): unknown {
+export function engineError(err: unknown, input?: MoveInput): unknown {
   const { code, detail } = err as { code?: string; detail?: string };
   if (code !== MOVE_REFUSED || detail === undefined) return err;
-  return refusalOf(JSON.parse(detail) as EngineOutcome);
+  return refusalOf(JSON.parse(detail) as EngineOutcome, input);
 }

@@ -73,14 +73,14 @@ export class EconomyService {
     const row = await db('inventories').where({ id: selector, player_id: playerId, environment_id: env.id }).first();
     if (!row) {
       await this.expectPlayer(db, env, playerId);
-      throw refuse.notFound('The inventory');
+      throw refuse.notFound('The inventory', { key: selector, field: 'inventory' });
     }
     return toInventory(row);
   }
 
   private async expectPlayer(db: Queryable, env: EnvironmentContext, playerId: string): Promise<void> {
     const row = await db('players').where({ id: playerId, environment_id: env.id }).first('id');
-    if (!row) throw refuse.notFound('The player');
+    if (!row) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
   }
 
   /**
@@ -94,7 +94,7 @@ export class EconomyService {
     const { rows } = await trx.raw(CHOOSE_INVENTORY_SQL, [env.id, playerId, scope, choice.inventoryId ?? null, choice.realmId !== undefined, choice.realmId ?? null]);
     const chosen = rows[0] as { outcome: string; id: string; realm_key: string | null };
     if (chosen.outcome !== 'chosen') {
-      throw refusalOf({ outcome: chosen.outcome, itemTypeKey, field: choice.inventoryId !== undefined ? 'inventoryId' : 'realmId' });
+      throw refusalOf({ outcome: chosen.outcome, itemTypeKey, field: choice.inventoryId !== undefined ? 'inventoryId' : 'realmId' }, { playerId, ...choice });
     }
     return toInventory(chosen);
   }

@@ -59,7 +59,7 @@ export class LicenceSeats {
   async check(db: Queryable, organisation: Organisation, machineId: string): Promise<SeatStanding> {
     return inTransaction(db, async (trx) => {
       const [row] = await trx('licence_seats').where({ project_id: organisation.id, machine_id: machineId }).update({ checked_at: trx.fn.now() }).returning('*');
-      if (!row) throw new Refusal('not-found', 'This machine holds no seat of this licence; activate it first.');
+      if (!row) throw new Refusal('not-found', `The machine "${machineId}" holds no seat of this licence; activate it first.`, { field: 'machineId' });
       return { seat: seatOf(row), seats: { used: await this.used(trx, organisation), limit: await this.limitOf(trx, organisation) } };
     });
   }

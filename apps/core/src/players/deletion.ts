@@ -39,7 +39,7 @@ export async function deletePlayer(db: Queryable, areas: PlayerHoldings, env: En
 
     // The player (identities and the rest cascade) and the environment's count of players.
     const deleted = await trx('players').where({ id: playerId, environment_id: env.id }).delete();
-    if (deleted === 0) throw refuse.notFound('The player');
+    if (deleted === 0) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
     await trx('environments').where({ id: env.id }).decrement('player_count', deleted);
     await areas.players.announceAfterCommit(trx, playerId, 'deleted');
   });

@@ -18,5 +18,5 @@ export async function holdPlayer(trx: Tx, environmentId: number, playerId: strin
 
 /** holdPlayer for the areas that answer a missing player with not-found. */
 export async function holdExistingPlayer(trx: Tx, env: EnvironmentContext, playerId: string): Promise<void> {
-  if ((await holdPlayer(trx, env.id, playerId)) === null) throw refuse.notFound('The player');
+  if ((await holdPlayer(trx, env.id, playerId)) === null) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
 }

@@ -92,11 +92,11 @@ export class PlayerService {
   async get(db: Queryable, env: EnvironmentContext, playerId: string): Promise<PlatformPlayer> {
     if (!isTransaction(db)) {
       const record = await this.record(playerId, false);
-      if (!record || record.environmentId !== env.id) throw refuse.notFound('The player');
+      if (!record || record.environmentId !== env.id) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
       return record.player;
     }
     const row = await db('players').where({ id: playerId, environment_id: env.id }).first();
-    if (!row) throw refuse.notFound('The player');
+    if (!row) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
     return toPlayer(row);
   }
 
@@ -167,7 +167,7 @@ export class PlayerService {
         .where({ id: playerId, environment_id: env.id })
         .update({ display_name: filterWords(displayName, env.wordFilter) })
         .returning('*');
-      if (!row) throw refuse.notFound('The player');
+      if (!row) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
       await this.announceAfterCommit(trx, playerId, 'renamed');
       return toPlayer(row);
     });
@@ -180,7 +180,7 @@ export class PlayerService {
       const updated = await trx('players')
         .where({ id: playerId, environment_id: env.id })
         .update({ tokens_valid_after: trx.raw('GREATEST(tokens_valid_after, ?)', [cutoff]) });
-      if (updated === 0) throw refuse.notFound('The player');
+      if (updated === 0) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
       await this.announceAfterCommit(trx, playerId, 'signed-out');
     });
   }

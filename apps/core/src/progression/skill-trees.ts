@@ -250,7 +250,7 @@ export class SkillTreeService {
   /** The node keys the player unlocked; not-found for a player not of the environment. */
   private async unlockedBy(db: Queryable, env: EnvironmentContext, playerId: string): Promise<Set<string>> {
     const player = await db('players').where({ id: playerId, environment_id: env.id }).first('id');
-    if (!player) throw refuse.notFound('The player');
+    if (!player) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
     const rows: { node_key: string }[] = await db('player_skill_nodes').where({ player_id: playerId }).select('node_key');
     return new Set(rows.map((r) => r.node_key));
   }
@@ -272,7 +272,7 @@ export class SkillTreeService {
     const unlocked = await this.unlockedBy(db, env, playerId);
     const { definitions } = await this.trees.snapshot(env.id);
     const tree = definitions.find((t) => t.key === treeKey && playerSees(t, withHidden));
-    if (!tree) throw refuse.notFound('The skill tree');
+    if (!tree) throw refuse.notFound('The skill tree', { key: treeKey, field: 'treeKey' });
     return playerTree(tree, unlocked);
   }
 

@@ -36,7 +36,7 @@ export class UnlockService {
   /** GET /players/:playerId/unlocks: the player's unlocks by key (byte order), optionally those whose key starts with `prefix`. */
   async list(db: Queryable, env: EnvironmentContext, playerId: string, q: { prefix?: string; limit?: number; cursor?: string }): Promise<Page<Unlock>> {
     const player = await db('players').where({ id: playerId, environment_id: env.id }).first('id');
-    if (!player) throw refuse.notFound('The player');
+    if (!player) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
     return keysetPage(
       this.cursors,
       `unlocks|${env.id}|${playerId}|${q.prefix ?? ''}`,

@@ -25,7 +25,7 @@ export class XpService {
   /** GET /players/:playerId/xp: the player's tracks by name (byte order), each with its total. */
   async list(db: Queryable, env: EnvironmentContext, playerId: string, q: { limit?: number; cursor?: string }): Promise<Page<XpEntry>> {
     const player = await db('players').where({ id: playerId, environment_id: env.id }).first('id');
-    if (!player) throw refuse.notFound('The player');
+    if (!player) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
     return keysetPage(
       this.cursors,
       `xp|${env.id}|${playerId}`,

@@ -111,7 +111,7 @@ export class SaveService {
   /** SaveList: a page of the player's slots by key (byte order) with the player's total bytes. */
   async list(db: Queryable, env: EnvironmentContext, playerId: string, query: { limit?: number; cursor?: string }): Promise<SaveList> {
     const player = await db('players').where({ id: playerId, environment_id: env.id }).first('save_bytes');
-    if (!player) throw refuse.notFound('The player');
+    if (!player) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
     const page = await keysetPage(
       this.cursors,
       `saves|${env.id}|${playerId}`,
@@ -135,7 +135,7 @@ export class SaveService {
     const row = await db('player_saves')
       .where({ player_id: playerId, key, environment_id: env.id })
       .first('key', 'version', 'size_bytes', 'data', 'created_at', 'updated_at');
-    if (!row) throw refuse.notFound('The save');
+    if (!row) throw refuse.notFound('The save', { key, field: 'key' });
     return { ...toEntry(row), data: row.data, createdAt: new Date(row.created_at).toISOString() };
   }
 
@@ -159,7 +159,7 @@ export class SaveService {
         this.telemetry.saveWritten(sizeBytes, outcome.outcome === 'created');
         return { entry: toEntry({ ...outcome, key }), created: outcome.outcome === 'created' };
       case 'player-not-found':
-        throw refuse.notFound('The player');
+        throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
       case 'version-conflict': {
         const currentVersion = Number(outcome.version);
         throw refuse.conflict(
@@ -183,7 +183,7 @@ export class SaveService {
     checkWriter(writer, key);
     // One statement (hearth_save_delete): the locks in their order, the slot and its bytes given back.
     const found = (await db.raw('SELECT hearth_save_delete(?, ?, ?) AS found', [env.id, playerId, key])).rows[0].found;
-    if (!found) throw refuse.notFound('The player');
+    if (!found) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
   }
 }
 

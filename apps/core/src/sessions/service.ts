@@ -107,7 +107,7 @@ function seatName(env: EnvironmentContext, asked: string | undefined, displayNam
 }
 
 const pastConfiguring = () => refuse.conflict('The session is past CONFIGURING: seats no longer change.');
-const sessionNotFound = () => refuse.notFound('The session');
+const sessionNotFound = (sessionId: string) => refuse.notFound('The session', { key: sessionId, field: 'sessionId' });
 const notSeated = () => new Refusal('not-found', 'You do not hold a seat in this session.');
 
 /**
@@ -134,7 +134,7 @@ export class SessionService {
 
   async get(db: Queryable, env: EnvironmentContext, sessionId: string): Promise<PlatformSession> {
     const row = (await db('sessions').where({ id: sessionId, environment_id: env.id }).first()) as SessionRow | undefined;
-    if (!row) throw sessionNotFound();
+    if (!row) throw sessionNotFound(sessionId);
     return toSession(row, await this.seatsOf(db, sessionId));
   }
 
@@ -240,7 +240,7 @@ export class SessionService {
       const current = (await trx('sessions').where({ id: sessionId, environment_id: env.id }).first('status')) as
         | { status: SessionStatus }
         | undefined;
-      if (!current) throw sessionNotFound();
+      if (!current) throw sessionNotFound(sessionId);
       if (!REPORTED_MOVES[current.status].includes(report.status)) {
         throw refuse.conflict(`A session in ${current.status} cannot move to ${report.status}.`);
       }
@@ -324,7 +324,7 @@ export class SessionService {
       // The joining player's row when one is added (lockPlayer refuses a missing player), else null.
       const adding = (options.addingPlayer ? await this.lockPlayer(trx, env, options.addingPlayer) : null) as AddingPlayer<Adding>;
       const locked = await this.lockSession(trx, env, sessionId);
-      if (!locked) throw sessionNotFound();
+      if (!locked) throw sessionNotFound(sessionId);
       const outcome = await change(trx, locked, await this.seatsOf(trx, sessionId), adding);
       const session = await this.afterSeatChange(trx, locked, outcome.seats, outcome.status);
       await this.publishAfterCommit(trx, [{ environmentId: env.id, session, removed: outcome.removed ?? [], added: outcome.added ?? [] }]);

@@ -44,6 +44,9 @@ export type StatOwner = { playerId: string } | null;
 /** One counter: environment, player (null: the environment's), key, realm key. */
 type Counter = readonly [environmentId: number, playerId: string | null, key: string, realmKey: string];
 
+/** What an increment of the counter was asked, by the API's names, for a refusal to name what it did not find. */
+const counterInput = ([, playerId, , realmKey]: Counter) => ({ playerId: playerId ?? undefined, realmId: realmKey === NO_REALM ? undefined : realmKey });
+
 /** One increment waiting in its counter's queue for the statement that carries it. */
 interface Waiting {
   by: number;
@@ -95,7 +98,7 @@ export class StatService {
       try {
         rows = await runSteps(db, counter, [by]);
       } catch (err) {
-        throw engineError(err);
+        throw engineError(err, counterInput(counter));
       }
       return { key, value: valueOf(rows[0], by) };
     }
@@ -134,7 +137,7 @@ export class StatService {
       try {
         rows = await runSteps(pool, counter, batch.map((w) => w.by));
       } catch (err) {
-        for (const w of batch) w.reject(engineError(err));
+        for (const w of batch) w.reject(engineError(err, counterInput(counter)));
         continue;
       }
       batch.forEach((w, i) => {
@@ -156,11 +159,11 @@ export class StatService {
   async list(db: Queryable, env: EnvironmentContext, owner: StatOwner, q: { realmId?: string; limit?: number; cursor?: string }): Promise<Page<Stat>> {
     if (owner) {
       const player = await db('players').where({ id: owner.playerId, environment_id: env.id }).first('id');
-      if (!player) throw refuse.notFound('The player');
+      if (!player) throw refuse.notFound('The player', { key: owner.playerId, field: 'playerId' });
     }
     if (q.realmId !== undefined) {
       const realm = await db('realms').where({ environment_id: env.id, key: q.realmId }).first('key');
-      if (!realm) throw refuse.notFound('The realm');
+      if (!realm) throw refuse.notFound('The realm', { key: q.realmId, field: 'realmId' });
     }
     return keysetPage(
       this.cursors,

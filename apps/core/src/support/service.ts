@@ -86,7 +86,7 @@ async function filePlayerReport(db: Queryable, env: EnvironmentContext, playerId
     // The filer's lock first (every area's order: environment, then player), then the reported player's
     // row, held until commit so it cannot be deleted in between. Another environment's player is not-found.
     const standing = await claimFiling(trx, env, playerId, async () => {
-      if ((await holdPlayer(trx, env.id, input.playerId)) === null) throw refuse.notFound('The reported player');
+      if ((await holdPlayer(trx, env.id, input.playerId)) === null) throw refuse.notFound('The reported player', { key: input.playerId, field: 'playerId' });
     });
     const id = randomId();
     await trx('support_filings').insert({

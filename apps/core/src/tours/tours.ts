@@ -81,7 +81,7 @@ export class TourService {
       // The player's row stays while we add to what they hold (deletion takes it FOR UPDATE).
       await holdExistingPlayer(trx, env, playerId);
       const tour = await trx('tours').where({ environment_id: env.id, id: tourId, enabled: true }).first('id');
-      if (!tour) throw refuse.notFound('The tour');
+      if (!tour) throw refuse.notFound('The tour', { key: tourId, field: 'tourId' });
       await trx('tour_completions').insert({ player_id: playerId, environment_id: env.id, tour_id: tourId }).onConflict(['player_id', 'tour_id']).ignore();
     });
   }
