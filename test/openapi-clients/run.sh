@@ -116,13 +116,9 @@ printf 'extends: ["spectral:oas"]\nrules:\n  info-contact: off\n  info-license: 
 step "openapi-typescript"
 npx --no-install openapi-typescript "$out/openapi.json" --output "$out/typescript/schema.d.ts" >&2
 node --import tsx test/openapi-clients/typescript-unknowns.ts "$out/typescript/schema.d.ts"
-# The live programs are .mts, outside the repository's type check (their client exists only here).
+# The live programs are .mts, outside the repository's type check (their client exists only here):
+# checked with their clients below.
 cp "$here/typescript/live.mts" "$out/typescript/"
-tsconfig() {
-  printf '{ "compilerOptions": { "strict": true, "noEmit": true, "skipLibCheck": false, "target": "ES2022", "module": "ESNext", "moduleResolution": "bundler", "lib": ["ES2023", "DOM"], "types": ["node"], "typeRoots": ["%s"] }, "include": ["**/*.ts", "**/*.mts"] }\n' "$repo/node_modules/@types"
-}
-tsconfig > "$out/typescript/tsconfig.json"
-npx --no-install tsc -p "$out/typescript/tsconfig.json"
 
 # ---------------------------------------------------------------------------------------------
 step "@hey-api/openapi-ts $HEY_API_VERSION"
@@ -130,8 +126,9 @@ npm_tool hey-api "$HEY_API_VERSION" "@hey-api/openapi-ts@$HEY_API_VERSION" types
 rm -rf "$out/hey-api"
 "$tools/hey-api-$HEY_API_VERSION/node_modules/.bin/openapi-ts" --input "$out/openapi.json" --output "$out/hey-api" --client @hey-api/client-fetch --no-log-file > "$out/hey-api-generate.log" 2>&1 || { cat "$out/hey-api-generate.log" >&2; exit 1; }
 cp "$here/hey-api/live.mts" "$out/hey-api/"
-tsconfig > "$out/hey-api/tsconfig.json"
-npx --no-install tsc -p "$out/hey-api/tsconfig.json"
+# Both TypeScript clients and their programs, strict, in one run of tsc.
+printf '{ "compilerOptions": { "strict": true, "noEmit": true, "skipLibCheck": false, "target": "ES2022", "module": "ESNext", "moduleResolution": "bundler", "lib": ["ES2023", "DOM"], "types": ["node"], "typeRoots": ["%s"] }, "include": ["typescript/**/*.ts", "typescript/*.mts", "hey-api/**/*.ts", "hey-api/*.mts"] }\n' "$repo/node_modules/@types" > "$out/tsconfig.json"
+npx --no-install tsc -p "$out/tsconfig.json"
 
 # ---------------------------------------------------------------------------------------------
 step "openapi-python-client $OPENAPI_PYTHON_CLIENT_VERSION"
@@ -168,23 +165,24 @@ if [[ ! -s "$jar" ]]; then
   echo "fetching openapi-generator-cli $OPENAPI_GENERATOR_VERSION from Maven Central (once per machine)…" >&2
   mvn -q dependency:copy -Dartifact="org.openapitools:openapi-generator-cli:$OPENAPI_GENERATOR_VERSION" -DoutputDirectory="$tools" -Dmdep.stripVersion=false >&2
 fi
-generate() { # generate NAME ARGS...: openapi-generator into $out/NAME, its log shown only on failure
-  local name=$1; shift
-  rm -rf "${out:?}/$name"
-  java -jar "$jar" generate --input-spec "$out/openapi.json" --output "$out/$name" \
-    --global-property=apiTests=false,modelTests=false,apiDocs=false,modelDocs=false "$@" > "$out/$name-generate.log" 2>&1 || { cat "$out/$name-generate.log" >&2; exit 1; }
-}
-
-step "openapi-generator $OPENAPI_GENERATOR_VERSION (Java client)"
-generate java --generator-name java --library native \
-  --additional-properties=groupId=dev.hearth,artifactId=hearth-client,invokerPackage=dev.hearth.client,apiPackage=dev.hearth.client.api,modelPackage=dev.hearth.client.model
-(cd "$out/java" && mvn -q -B -DskipTests -Dmaven.javadoc.skip=true compile dependency:build-classpath -Dmdep.outputFile=classpath.txt) >&2
+step "openapi-generator $OPENAPI_GENERATOR_VERSION (Java client, Rust client)"
+# Both in one run of the jar (one JVM, a thread each). Rust: supportMultipleResponses, so that each
+# answer carries its status (without it a 304, which has no body, is a JSON error).
+no_tests_or_docs='"globalProperties": { "apiTests": "false", "modelTests": "false", "apiDocs": "false", "modelDocs": "false" }'
+cat > "$out/openapi-generator-java.json" <<JSON
+{ "generatorName": "java", "library": "native", "inputSpec": "$out/openapi.json", "outputDir": "$out/java", $no_tests_or_docs,
+  "additionalProperties": { "groupId": "dev.hearth", "artifactId": "hearth-client", "invokerPackage": "dev.hearth.client", "apiPackage": "dev.hearth.client.api", "modelPackage": "dev.hearth.client.model" } }
+JSON
+cat > "$out/openapi-generator-rust.json" <<JSON
+{ "generatorName": "rust", "inputSpec": "$out/openapi.json", "outputDir": "$out/rust", $no_tests_or_docs,
+  "additionalProperties": { "packageName": "hearth_client", "supportMultipleResponses": true } }
+JSON
+rm -rf "$out/java" "$out/rust"
+java -jar "$jar" batch --fail-fast --threads 2 "$out/openapi-generator-java.json" "$out/openapi-generator-rust.json" > "$out/openapi-generator.log" 2>&1 || { cat "$out/openapi-generator.log" >&2; exit 1; }
+(cd "$out/java" && mvn -q -B -Dstyle.color=never -DskipTests -Dmaven.javadoc.skip=true compile dependency:build-classpath -Dmdep.outputFile=classpath.txt) >&2
 # The large figures are 64-bit there.
 grep -q 'private Long balanceAfter' "$out/java/src/main/java/dev/hearth/client/model/Movement.java"
-
-step "openapi-generator $OPENAPI_GENERATOR_VERSION (Rust client, reqwest)"
-# supportMultipleResponses: each answer carries its status (without it a 304 is a JSON error).
-generate rust --generator-name rust --additional-properties=packageName=hearth_client,supportMultipleResponses=true
+step "cargo build (the Rust client and its program)"
 mkdir -p "$out/rust-live" && cp -r "$here/rust/Cargo.toml" "$here/rust/Cargo.lock" "$here/rust/src" "$out/rust-live/"
 (cd "$out/rust-live" && cargo build --quiet)
 rust_live="$CARGO_TARGET_DIR/debug/hearth-live"
@@ -199,7 +197,8 @@ rm -rf "$out/go" && mkdir -p "$out/go/hearth"
 cp "$here/go/main.go" "$here/go/go.mod" "$here/go/go.sum" "$out/go/"
 printf 'package: hearth\ngenerate:\n  models: true\n  client: true\noutput: %s\n' "$out/go/hearth/hearth.gen.go" > "$out/go/oapi-codegen.yaml"
 "$oapi_codegen" -config "$out/go/oapi-codegen.yaml" "$out/openapi.json" >&2
-(cd "$out/go" && go build -o live .) >&2
+# -trimpath: the build cache serves the same client again from another temporary folder.
+(cd "$out/go" && go build -trimpath -o live .) >&2
 
 # ---------------------------------------------------------------------------------------------
 step "live calls"
