@@ -20,7 +20,7 @@
 #     when an answer is not what the document says.
 # Needs Java 11+ and Maven (installed when absent), Go 1.26+ and cargo (on the PATH or in ~/.cargo/bin),
 # python3 with venv. Tools are installed once per machine into ~/.cache/hearth/tools (HEARTH_TOOLS_DIR),
-# with cargo's registry and build folder; Maven keeps the Java client's libraries in ~/.m2 and Go its
+# with cargo's registry, its build folder and the Rust crates it builds; Maven keeps the Java client's libraries in ~/.m2 and Go its
 # modules and builds in its own caches. Output goes to $OUT (default: a temporary folder).
 set -euo pipefail
 
@@ -179,13 +179,24 @@ cat > "$out/openapi-generator-rust.json" <<JSON
 JSON
 rm -rf "$out/java" "$out/rust"
 java -jar "$jar" batch --fail-fast --threads 2 "$out/openapi-generator-java.json" "$out/openapi-generator-rust.json" > "$out/openapi-generator.log" 2>&1 || { cat "$out/openapi-generator.log" >&2; exit 1; }
-(cd "$out/java" && mvn -q -B -Dstyle.color=never -DskipTests -Dmaven.javadoc.skip=true compile dependency:build-classpath -Dmdep.outputFile=classpath.txt) >&2
+(cd "$out/java" && mvn -q -B -DskipTests -Dmaven.javadoc.skip=true compile dependency:build-classpath -Dmdep.outputFile=classpath.txt) > "$out/java-build.log" 2>&1 || { cat "$out/java-build.log" >&2; exit 1; }
 # The large figures are 64-bit there.
 grep -q 'private Long balanceAfter' "$out/java/src/main/java/dev/hearth/client/model/Movement.java"
 step "cargo build (the Rust client and its program)"
 mkdir -p "$out/rust-live" && cp -r "$here/rust/Cargo.toml" "$here/rust/Cargo.lock" "$here/rust/src" "$out/rust-live/"
-(cd "$out/rust-live" && cargo build --quiet)
-rust_live="$CARGO_TARGET_DIR/debug/hearth-live"
+# Built from one folder of the tools, not from $out: cargo keeps a build per path (about 300 MB each,
+# a new one every run from a new temporary folder), and a folder copied only when its files differ
+# keeps their times, so an unchanged client is not built again. One run at a time builds there.
+rust_work="$tools/rust-work"
+(
+  flock 9
+  for crate in rust rust-live; do
+    diff -rq "$out/$crate" "$rust_work/$crate" >/dev/null 2>&1 || { rm -rf "${rust_work:?}/$crate"; mkdir -p "$rust_work"; cp -r "$out/$crate" "$rust_work/$crate"; }
+  done
+  (cd "$rust_work/rust-live" && cargo build --quiet)
+  cp "$CARGO_TARGET_DIR/debug/hearth-live" "$out/rust-live/hearth-live"
+) 9> "$tools/rust-work.lock"
+rust_live="$out/rust-live/hearth-live"
 
 step "oapi-codegen $OAPI_CODEGEN_VERSION (Go client)"
 oapi_codegen="$tools/oapi-codegen-$OAPI_CODEGEN_VERSION/oapi-codegen"
