@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import { type AnyManifest, MANIFEST_KINDS, type ManifestKind, removeManifest } from '@hearth/core';
 import { type TestDatabase, createTestDatabase, toYaml } from '../support/harness';
 import * as m from '../support/manifests';
-import { dashboardMember } from '../support/dashboards';
+import { oneOfEveryKind } from '../support/every-kind';
 import { resolveKind } from '../../apps/cli/src/commands/get';
 import { REPO_ROOT, oneLine, runHearth, tempDir } from './run-hearth';
 
@@ -33,40 +33,9 @@ const minted = new Map<string, string>();
 /** One document of every kind (the first of each is the one walked), and what the refusals need besides. */
 function documents(): AnyManifest[] {
   return [
-    m.plan('get-plan'),
-    m.project('get', { plan: 'get-plan' }),
-    m.environment('get-live', 'get'),
+    ...oneOfEveryKind('get'),
     m.environment('gone-live', 'get'),
-    m.serverKey('get-key', 'get-live'),
-    m.licenceKey('get-licence', 'get', ['editor']),
-    m.gameConfig('get-config', { environment: 'get-live', values: [{ key: 'motd', type: 'string', value: 'hi' }], flags: [{ name: 'f', enabled: true }] }),
     m.gameConfig('gone-config', { environment: 'gone-live', flags: [{ name: 'f', enabled: true }] }),
-    m.legalDocument('get-terms', { environment: 'get-live', title: 'Terms', url: 'https://example.com/terms', version: '1', required: true }),
-    m.tour('get-tour', { environment: 'get-live', name: 'Basics' }),
-    m.blogCategory('get-news', { environment: 'get-live', name: 'News' }),
-    m.blogPost('get-post', {
-      environment: 'get-live',
-      title: 'Hello',
-      category: 'get-news',
-      status: 'published',
-      publishedAt: '2026-01-02T00:00:00Z',
-      content: { blocks: [{ type: 'heading', level: 2, text: 'Hi' }] },
-    }),
-    m.realm('get-season', { environment: 'get-live', number: 1, name: 'Season 1', startAt: '2026-01-01T00:00:00Z', endAt: '2026-04-01T00:00:00Z' }),
-    m.currency('get-gold', { environment: 'get-live', name: 'Gold', scope: 'account', kind: 'balance', max: 1000000 }),
-    m.itemType('get-potion', { environment: 'get-live', name: 'Potion', category: 'consumable', ownership: 'counted', purchasable: true, prices: [{ currencyKey: 'get-gold', amount: 10 }] }),
-    m.cardType('get-archer', { environment: 'get-live', slug: 'archer', name: 'Archer', perDeckLimit: 3, purchasable: true, prices: [{ currencyKey: 'get-gold', amount: 50 }] }),
-    m.cardTemplate('get-foil', { environment: 'get-live', name: 'Foil', data: { finish: 'foil' } }),
-    m.skillTree('get-tree', {
-      environment: 'get-live',
-      name: 'Combat',
-      nodes: [
-        { key: 'slash', name: 'Slash', prices: [{ currencyKey: 'get-gold', amount: 10 }] },
-        { key: 'cleave', name: 'Cleave', parents: ['slash'] },
-      ],
-    }),
-    dashboardMember('get-member', { project: 'get', subject: 'someone', environments: [{ environment: 'get-live', permissions: ['open_dashboard'] }] }),
-    m.product('get-product', { environment: 'get-live', sku: 'gold-pack', name: 'Gold pack', storeItemId: 1, entitlement: 'gold-pack', prices: [{ currency: 'USD', amount: 199 }] }),
     // The same project name in another namespace: the not-found hint names it.
     { ...m.project('elsewhere', { plan: 'get-plan' }), metadata: { name: 'elsewhere', namespace: 'other' } } as AnyManifest,
   ];

@@ -7,10 +7,9 @@ import type { ChildProcess } from 'node:child_process';
 import WebSocket from 'ws';
 import { Hearth, HearthRefusal, type PlatformSession, type PlatformTokens, WebStorageEtagStore, type WebSocketConstructor } from '@hearth/client';
 import { type Harness, startHarness } from '../support/harness';
-import { TEST_REDIS_URL } from '../support/env';
 import { currency, gameConfig, standardManifests } from '../support/manifests';
 import { eventually } from '../support/wait';
-import { freePort, spawnHearth } from '../cli/run-hearth';
+import { startRealtimeProcess } from '../realtime/support';
 import { FlakyProxy } from './flaky-proxy';
 
 let h: Harness;
@@ -211,28 +210,11 @@ describe('the sessions socket', () => {
     for (const child of children) child.kill('SIGKILL');
   });
 
-  async function realtimeProcess(): Promise<{ child: ChildProcess; url: string }> {
-    const port = await freePort();
-    const child = spawnHearth(['realtime'], {
-      DATABASE_URL: h.database.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: h.redisPrefix,
-      HEARTH_MASTER_KEY: h.masterKey.toString('hex'),
-      REALTIME_PORT: String(port),
-      METRICS_PORT: String(await freePort()),
-      LOG_LEVEL: 'warn',
-    });
-    children.push(child);
-    await eventually(async () => {
-      if (child.exitCode !== null) throw new Error('hearth realtime exited');
-      return fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
-    }, 15_000, 50);
-    return { child, url: `ws://127.0.0.1:${port}/v1/realtime/socket` };
-  }
+
 
   test('subscribe, hear changes; after its process is killed the socket reconnects and follows again', async () => {
-    const a = await realtimeProcess();
-    const b = await realtimeProcess();
+    const a = await startRealtimeProcess(h, children, 15_000);
+    const b = await startRealtimeProcess(h, children, 15_000);
     let live = a.url;
     const { tokens, client } = await newPlayer(hearth({ WebSocket: WebSocket as unknown as WebSocketConstructor }));
     const host = client.player((await newPlayer()).tokens);

@@ -10,9 +10,8 @@ import { MANIFEST_KINDS, type ManifestKind } from '@hearth/core';
 import type { Harness } from '../support/harness';
 import type { Kube } from '../support/kube';
 import * as m from '../support/manifests';
-import { dashboardMember } from '../support/dashboards';
+import { oneOfEveryKind } from '../support/every-kind';
 import { sampleOf } from '../support/schema-sample';
-import { product } from '../commerce/helpers';
 import { type OperatorWorld, startOperatorWorld } from './world';
 import { getJson, kubectl, kubectlApply, readyOf, waitUntil } from './operator-process';
 
@@ -27,42 +26,12 @@ let world: OperatorWorld | undefined;
 /** One object of every kind (each field it may carry set where the kind allows), and a second of each kind others name. */
 function documents(): Json[] {
   return [
-    m.plan('undo-plan'),
+    ...oneOfEveryKind('undo', { licenceProducts: ['editor', 'editor-pro'] }),
+    // The second of each kind others name, for a reference to be moved to.
     m.plan('undo-plan-2'),
-    m.project('undo', { plan: 'undo-plan' }),
     m.project('undo-2', { plan: 'undo-plan' }),
-    m.environment('undo-live', 'undo'),
     m.environment('undo-test', 'undo'),
-    m.serverKey('undo-key', 'undo-live'),
-    m.licenceKey('undo-licence', 'undo', ['editor', 'editor-pro']),
-    m.gameConfig('undo-config', { environment: 'undo-live', values: [{ key: 'motd', type: 'string', value: 'hi' }], flags: [{ name: 'f', enabled: true }] }),
-    m.legalDocument('undo-terms', { environment: 'undo-live', title: 'Terms', url: 'https://example.com/terms', version: '1', required: true }),
-    m.tour('undo-tour', { environment: 'undo-live', name: 'Basics' }),
-    m.blogCategory('undo-news', { environment: 'undo-live', name: 'News' }),
     m.blogCategory('undo-notes', { environment: 'undo-live', name: 'Notes' }),
-    m.blogPost('undo-post', {
-      environment: 'undo-live',
-      title: 'Hello',
-      category: 'undo-news',
-      status: 'published',
-      publishedAt: '2026-01-02T00:00:00Z',
-      content: { blocks: [{ type: 'heading', level: 2, text: 'Hi' }] },
-    }),
-    m.realm('undo-season', { environment: 'undo-live', number: 1, name: 'Season 1', startAt: '2026-01-01T00:00:00Z', endAt: '2026-04-01T00:00:00Z' }),
-    m.currency('undo-gold', { environment: 'undo-live', name: 'Gold', scope: 'account', kind: 'balance', max: 1000000 }),
-    m.itemType('undo-potion', { environment: 'undo-live', name: 'Potion', category: 'consumable', ownership: 'counted', purchasable: true, prices: [{ currencyKey: 'undo-gold', amount: 10 }] }),
-    m.cardType('undo-archer', { environment: 'undo-live', slug: 'archer', name: 'Archer', perDeckLimit: 3, purchasable: true, prices: [{ currencyKey: 'undo-gold', amount: 50 }] }),
-    m.cardTemplate('undo-foil', { environment: 'undo-live', name: 'Foil', data: { finish: 'foil' } }),
-    m.skillTree('undo-tree', {
-      environment: 'undo-live',
-      name: 'Combat',
-      nodes: [
-        { key: 'slash', name: 'Slash', prices: [{ currencyKey: 'undo-gold', amount: 10 }] },
-        { key: 'cleave', name: 'Cleave', parents: ['slash'] },
-      ],
-    }),
-    dashboardMember('undo-member', { project: 'undo', subject: 'someone', environments: [{ environment: 'undo-live', permissions: ['open_dashboard'] }] }),
-    product('undo-product', { environment: 'undo-live', sku: 'gold-pack', name: 'Gold pack', storeItemId: 1, entitlement: 'gold-pack', prices: [{ currency: 'USD', amount: 199 }] }),
   ];
 }
 

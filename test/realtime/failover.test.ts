@@ -12,10 +12,9 @@ import type { ChildProcess } from 'node:child_process';
 import { isDeepStrictEqual as isEqual } from 'node:util';
 import WebSocket from 'ws';
 import { type Harness, startHarness } from '../support/harness';
-import { TEST_REDIS_URL } from '../support/env';
 import { call, signIn } from '../support/http';
 import { eventually, sleep } from '../support/wait';
-import { freePort, spawnHearth } from '../cli/run-hearth';
+import { startRealtimeProcess } from './support';
 import { type Ingress, startIngress } from '../support/ingress';
 
 const WITHIN_MS = 10_000;
@@ -25,28 +24,6 @@ const children: ChildProcess[] = [];
 let ingress: Ingress;
 const clients: FollowingClient[] = [];
 
-/** One `hearth realtime` process on a port of its own; answers once it listens. */
-async function startRealtimeProcess(): Promise<{ child: ChildProcess; port: number }> {
-  const port = await freePort();
-  const child = spawnHearth(['realtime'], {
-    DATABASE_URL: h.database.url,
-    REDIS_URL: TEST_REDIS_URL,
-    REDIS_PREFIX: h.redisPrefix,
-    HEARTH_MASTER_KEY: h.masterKey.toString('hex'),
-    REALTIME_PORT: String(port),
-    METRICS_PORT: String(await freePort()),
-    LOG_LEVEL: 'warn',
-  });
-  children.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  // Listening once its readiness probe answers (bounded).
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`hearth realtime exited: ${stderr}`);
-    return fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
-  }, WITHIN_MS, 50);
-  return { child, port };
-}
 
 /**
  * A game client following the documented rule: on close, re-read GET /realtime and reconnect with
@@ -155,8 +132,8 @@ afterAll(async () => {
 });
 
 test('players on a realtime process killed with -9 reconnect to the other, subscribe again, and miss no change made after', async () => {
-  const a = await startRealtimeProcess();
-  const b = await startRealtimeProcess();
+  const a = await startRealtimeProcess(h, children, WITHIN_MS);
+  const b = await startRealtimeProcess(h, children, WITHIN_MS);
   // A first: while it lives, every connection goes there.
   ingress = await startIngress([a.port, b.port]);
 

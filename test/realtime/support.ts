@@ -2,11 +2,14 @@
  * Real `ws` clients against real realtime servers, with bounded waits: every wait names what it waits
  * for and fails after a timeout instead of hanging the test.
  */
+import type { ChildProcess } from 'node:child_process';
 import WebSocket from 'ws';
 import { HearthCore, RedisCoordination, createLogger } from '@hearth/core';
 import { startRealtimeServer, type RealtimeProcess, type RealtimeServerOptions } from '@hearth/realtime';
 import { TEST_REDIS_URL } from '../support/env';
 import type { Harness } from '../support/harness';
+import { eventually } from '../support/wait';
+import { freePort, spawnHearth } from '../cli/run-hearth';
 
 export interface Frame {
   v: number;
@@ -168,3 +171,29 @@ export async function startRealtime(
 import { sleep } from '../support/wait';
 
 export { sleep };
+
+/**
+ * One `hearth realtime` process (a real process, to be killed) on a port of its own, over the
+ * harness's database and Redis; answers once its readiness probe does. `children` collects it, for the
+ * test to kill at the end.
+ */
+export async function startRealtimeProcess(h: Harness, children: ChildProcess[], withinMs = 10_000): Promise<{ child: ChildProcess; port: number; url: string }> {
+  const port = await freePort();
+  const child = spawnHearth(['realtime'], {
+    DATABASE_URL: h.database.url,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_PREFIX: h.redisPrefix,
+    HEARTH_MASTER_KEY: h.masterKey.toString('hex'),
+    REALTIME_PORT: String(port),
+    METRICS_PORT: String(await freePort()),
+    LOG_LEVEL: 'warn',
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  await eventually(async () => {
+    if (child.exitCode !== null) throw new Error(`hearth realtime exited: ${stderr}`);
+    return fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
+  }, withinMs, 50);
+  return { child, port, url: `ws://127.0.0.1:${port}/v1/realtime/socket` };
+}

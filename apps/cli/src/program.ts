@@ -179,6 +179,7 @@ export function buildProgram(): Command {
     .description('everything in one process on the embedded default (embedded PostgreSQL, no Redis needed), with a local store and OpenID Connect provider')
     .option('--data-dir <dir>', 'where the embedded database and local secrets live', '.hearth')
     .action(runDev);
+  RUNS_ITSELF.add(dev);
   // Their folder is `hearth dev`'s own --data-dir (given before or after the subcommand), shown in their help.
   const devStore = dev
     .command('store')
@@ -211,6 +212,14 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** Commands that have commands of their own and also run themselves (`hearth dev` serves; `hearth dev store …` talks to it). */
+const RUNS_ITSELF = new WeakSet<Command>();
+
+/** A group: a command that only holds commands (`hearth keys`), not one that also runs itself (`hearth dev`). */
+export function isGroup(command: Command): boolean {
+  return command.commands.length > 0 && !RUNS_ITSELF.has(command);
+}
+
 /** `hearth keys create`: a command's whole name, as a person types it. */
 function nameOf(command: Command): string {
   return command.parent ? `${nameOf(command.parent)} ${command.name()}` : command.name();
@@ -227,7 +236,7 @@ function oneLineFailures(command: Command): void {
   command.configureOutput({
     outputError: (text, write) => write(`hearth: ${text.trim().replace(/^error: /, '').replace(/\s*\n\s*/g, ' ')} (${help} shows what it takes)\n`),
   });
-  if (command.commands.length > 0) {
+  if (isGroup(command)) {
     const names = command.commands.map((sub) => sub.name()).join(', ');
     // The action answers only where no command of the group was named; `hearth help <command>` stays.
     command.helpCommand(true).allowExcessArguments().action(() => {
