@@ -7,6 +7,7 @@
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, type Reply } from '../support/http';
 import { environment, project, serverKey, standardManifests } from '../support/manifests';
+import { eventually } from '../support/wait';
 import { EventLog, type TestPlayer, join, newPlayer, newSession, preparingSession, report, waitForLockWaiters } from './helpers';
 
 let h: Harness;
@@ -55,10 +56,14 @@ async function expectConsistent(sessionId: string, opts: { hostStays?: boolean }
   const hosts = seats.filter((s) => s.is_host).length;
   expect(hosts).toBeLessThanOrEqual(1);
   if (opts.hostStays) expect(hosts).toBe(1);
-  // The last event of the session is the state in the database.
-  const events = log.for(sessionId);
-  const last = events[events.length - 1];
-  expect(last.session.players.map((p) => p.playerId).sort()).toEqual(seats.map((s) => s.player_id).sort());
+  // The last event of the session is the state in the database. Events are published after commit and
+  // travel through Redis, so the last may land just after the replies: waited for (bounded), then held.
+  const lastEvent = () => log.for(sessionId).at(-1);
+  const seated = seats.map((s) => s.player_id).sort();
+  const matches = (e = lastEvent()) => !!e && e.session.status === session.status && JSON.stringify(e.session.players.map((p) => p.playerId).sort()) === JSON.stringify(seated);
+  await eventually(async () => matches(), 3000).catch(() => undefined);
+  const last = lastEvent()!;
+  expect(last.session.players.map((p) => p.playerId).sort()).toEqual(seated);
   expect(last.session.status).toBe(session.status);
   return { session, seats };
 }
