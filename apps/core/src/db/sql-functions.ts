@@ -60,6 +60,7 @@ export async function applySqlFunctions(db: Knex, files: SqlFunctionFile[] = sql
       const hash = sha256(sql);
       if (applied.get(file) === hash) continue;
       try {
+        // knex reads every `?` as a binding, even with none given: escaped, a jsonb `?` operator stays one.
         await tx.raw(sql.replace(/\?/g, '\\?'));
       } catch (err) {
         throw new Error(`${file}: ${(err as Error).message}`);
