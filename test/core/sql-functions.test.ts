@@ -56,8 +56,9 @@ test('a changed file is applied again, and only it; the function then answers as
   const target = files.find((f) => f.file === 'db/sql/hearth_random_below.sql')!;
   const before = await database.db.raw('SELECT hearth_random_below(1) AS n');
   expect(before.rows[0].n).toBe('0');
-  // The same function, its body changed: always the largest value below the bound.
-  const changed = target.sql.replace(/\$function\$[\s\S]*\$function\$/, "$function$ BEGIN RETURN p_below - 1; END $function$");
+  // The same function, its body changed: always the largest value below the bound (by way of a jsonb
+  // `?`, which knex would take for a binding were it not escaped).
+  const changed = target.sql.replace(/\$function\$[\s\S]*\$function\$/, `$function$ BEGIN RETURN CASE WHEN '{"a": 1}'::jsonb ? 'a' THEN p_below - 1 END; END $function$`);
   expect(changed).not.toBe(target.sql);
   const edited = files.map((f) => (f === target ? { ...f, sql: changed } : f));
   expect(await applySqlFunctions(database.db, edited)).toEqual(['db/sql/hearth_random_below.sql']);
