@@ -145,6 +145,7 @@ describe('maxSubscriptions', () => {
   /**
    * The `subscribed` answer for that session. A lobby's own creation event can reach the socket
    * just after the subscription (it travels through Redis), so a `session` frame may come first.
+   * Frames before the answer are dropped: wait for one subscription before sending the next.
    */
   function subscribed(c: Client, sessionId: string) {
     return c.waitFor((f) => f.type === 'subscribed' && f.payload?.sessionId === sessionId, `subscribed to ${sessionId}`);
@@ -191,9 +192,10 @@ describe('maxSubscriptions', () => {
   test('a session the player holds a seat in can always be subscribed to, at the limit too', async () => {
     const me = await socket('watch-live-key');
     const [a, b] = [await lobby(), await lobby()];
+    // One at a time: the answers of two subscribes sent at once may come in either order.
     me.c.send({ v: 1, type: 'subscribe', payload: { sessionId: a.id } });
-    me.c.send({ v: 1, type: 'subscribe', payload: { sessionId: b.id } });
     await subscribed(me.c, a.id);
+    me.c.send({ v: 1, type: 'subscribe', payload: { sessionId: b.id } });
     await subscribed(me.c, b.id);
     const mine = await call(h.base, 'POST', '/sessions', { token: me.token, body: { gameMode: 'm', map: 'm' } });
     await me.c.session(mine.body.id);
@@ -205,9 +207,10 @@ describe('maxSubscriptions', () => {
   test('a watched session the player then takes a seat in stops counting', async () => {
     const me = await socket('watch-live-key');
     const [a, b, c] = [await lobby(), await lobby(), await lobby()];
+    // One at a time: the answers of two subscribes sent at once may come in either order.
     me.c.send({ v: 1, type: 'subscribe', payload: { sessionId: a.id } });
-    me.c.send({ v: 1, type: 'subscribe', payload: { sessionId: b.id } });
     await subscribed(me.c, a.id);
+    me.c.send({ v: 1, type: 'subscribe', payload: { sessionId: b.id } });
     await subscribed(me.c, b.id);
     expect((await call(h.base, 'POST', `/sessions/${a.id}/join`, { token: me.token, body: {} })).status).toBe(200);
     await me.c.session(a.id);
