@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MANIFEST_KINDS } from '@hearth/core';
 import { type Kube, startKube } from '../support/kube';
+import { eventually } from '../support/wait';
 import { CHART, type KubeObject, MINIMAL_VALUES, ROOT, helm, kubectl, parseObjects, runOk } from './chart';
 
 const CRD_COUNT = Object.keys(MANIFEST_KINDS).length;
@@ -121,7 +122,10 @@ describe('two releases in two namespaces', () => {
   let blueNotes = '';
   let next = '';
 
-  beforeAll(() => {
+  beforeAll(async () => {
+    // The previous case deleted its CRDs; on a loaded machine the API server may still be finishing
+    // one (its cleanup finalizer): waited for, bounded, then held.
+    await eventually(async () => hearthCrds().length === 0, 30_000, 250).catch(() => undefined);
     expect(hearthCrds()).toEqual([]);
     redNotes = release('install', 'red', 'games-red');
     blueNotes = release('install', 'blue', 'games-blue');
@@ -133,7 +137,7 @@ describe('two releases in two namespaces', () => {
     const text = fs.readFileSync(plans, 'utf8');
     expect(text).toContain(anchor);
     fs.writeFileSync(plans, text.replace(anchor, '              properties:\n                retentionDays:\n                  type: integer\n                  minimum: 1\n                playersPerEnvironment:\n'));
-  }, 120_000);
+  }, 180_000);
 
   const retention = () => getJson(['crd', 'plans.hearth.gg']).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.retentionDays;
 
