@@ -9,6 +9,7 @@ import type { AnyManifest } from '@hearth/core';
 import { type TestDatabase, createTestDatabase, startApiInstance, toYaml } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call } from '../support/http';
+import { eventually } from '../support/wait';
 import { NAMESPACE, currency, environment, gameConfig, plan, project, serverKey } from '../support/manifests';
 import { oneLine, runHearth, snapshot, tempDir } from './run-hearth';
 
@@ -226,6 +227,9 @@ describe('running API processes hear of an apply at once', () => {
       expect(placed.code).toBe(0);
       const oldKey = JSON.parse(placed.stdout).results.find((r: { kind: string }) => r.kind === 'ServerKey').serverKey.key as string;
       expect((await call(api.base, 'GET', '/flags', { token: oldKey })).status).toBe(200);
+      // The key's last use is written after the answer, off the request's path: waited for (bounded),
+      // so the snapshot below does not race it.
+      await eventually(async () => (await database.db('server_keys').where({ manifest_name: 'mover' }).first())?.last_used_at != null, 5_000);
 
       // A plain edit of spec.environment: refused, saying how a key moves; the live key is untouched.
       const before = await snapshot(database.db);
