@@ -19,8 +19,8 @@ RUN --mount=type=cache,target=/root/.npm \
     npm ci --no-audit --no-fund && npm run build
 # /out is /app of the runtime stage: the package files (root and every workspace, so npm lays out
 # node_modules as the lockfile says, a workspace's own node_modules included), the production
-# dependencies and dist/. No optional packages (the embedded PostgreSQL of `hearth dev`, esbuild's
-# binary for tsx: neither runs here) and no install scripts (no production package needs one).
+# dependencies and dist/. No optional packages (the embedded PostgreSQL and the local OpenID Connect
+# provider of `hearth dev`, esbuild's binary for tsx: none runs here) and no install scripts (no production package needs one).
 # Keep this install alike with PRODUCTION_INSTALL in test/build/bundle.test.ts.
 RUN --mount=type=cache,target=/root/.npm \
     set -eu; \

@@ -1,8 +1,9 @@
 /**
- * The dev examples' commerce (examples/dev, what `hearth dev` applies; docs/commerce.md "In hearth
- * dev"): the demo project sells through Steam's sandbox with its publisher key in HEARTH_DEV_STORE_KEY.
- * Without that variable the catalog still lists the demo's products, and every route that would ask
- * the store answers 503 `unavailable`, saying no store is set up, without calling anything.
+ * The dev examples' commerce (examples/dev, what `hearth dev` applies; docs/commerce.md opens with its
+ * walk-through): the demo project sells through the local store `hearth dev` runs, with its publisher
+ * key in HEARTH_DEV_STORE_KEY (dev sets it). Applied without that variable, as here, the catalog still
+ * lists the demo's products, and every route that would ask the store answers 503 `unavailable`,
+ * saying no store is set up, without calling anything.
  */
 import path from 'node:path';
 import { applyManifests, loadManifests } from '@hearth/core';
