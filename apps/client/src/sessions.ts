@@ -162,16 +162,19 @@ export class PlayerSession extends Session {
     private readonly options: PlayerSessionOptions = {},
   ) {
     const credential: Credential = {
-      authorization: async () => {
-        if (Date.now() >= this.expiresAt - (this.options.refreshAheadMs ?? 60_000)) await this.refresh();
-        return `Bearer ${this.current.accessToken}`;
-      },
+      authorization: async () => `Bearer ${await this.freshAccessToken()}`,
       renew: () => this.refresh(),
       cacheScope: `player:${tokens.player.id}`,
     };
     super(hearth, credential);
     this.current = tokens;
     this.expiresAt = Date.now() + tokens.expiresIn * 1000;
+  }
+
+  /** The access token, refreshed first when it expires within `refreshAheadMs` (calls and the socket alike). */
+  private async freshAccessToken(): Promise<string> {
+    if (Date.now() >= this.expiresAt - (this.options.refreshAheadMs ?? 60_000)) await this.refresh();
+    return this.current.accessToken;
   }
 
   /** The tokens now (the refresh token changes with every refresh). */
@@ -223,10 +226,7 @@ export class PlayerSession extends Session {
       url: await locate(),
       locate,
       WebSocket: WebSocketClass,
-      token: async () => {
-        if (Date.now() >= this.expiresAt - (this.options.refreshAheadMs ?? 60_000)) await this.refresh();
-        return this.current.accessToken;
-      },
+      token: () => this.freshAccessToken(),
       renew: () => this.refresh(),
     });
     await socket.open();
