@@ -4,7 +4,7 @@
  * type-only imports included (a type is a dependency too).
  */
 const CORE = '^apps/core/src/';
-const SPEC = `${CORE}(spec|shapes)/`;
+const CONTRACT = `${CORE}(contract|shapes)/`;
 const INFRASTRUCTURE =
   `${CORE}((db|coord|storage|net|process)/|(ids|logger|config|cache|pagination|errors|canonical-json|validation|idempotency|invalidation|sealing)[.]ts$)`;
 const DOMAIN = `${CORE}(auth|tenancy|licence|players|content|sessions|saves|legal|tours|blog|support|crashes|economy|items|cards|progression|stats|dashboards|commerce)/`;
@@ -18,15 +18,15 @@ module.exports = {
       name: 'core-module-has-a-layer',
       comment: 'Every module of apps/core/src belongs to one layer: name a new folder or top-level file in the layers above.',
       severity: 'error',
-      from: { path: CORE, pathNot: [SPEC, INFRASTRUCTURE, DOMAIN, MANIFESTS, ENTRY] },
+      from: { path: CORE, pathNot: [CONTRACT, INFRASTRUCTURE, DOMAIN, MANIFESTS, ENTRY] },
       to: {},
     },
     {
-      name: 'spec-imports-nothing-of-core',
-      comment: 'spec/ (and shapes/) are values: service names, limits, grammars, spec schemas. They import no other part of core.',
+      name: 'contract-imports-nothing-of-core',
+      comment: 'contract/ (and shapes/) are the contract\'s values: service names, limits, grammars, spec schemas. They import no other part of core.',
       severity: 'error',
-      from: { path: SPEC },
-      to: { path: CORE, pathNot: SPEC },
+      from: { path: CONTRACT },
+      to: { path: CORE, pathNot: CONTRACT },
     },
     {
       name: 'infrastructure-imports-no-area',
@@ -37,7 +37,7 @@ module.exports = {
     },
     {
       name: 'domain-imports-no-manifest',
-      comment: 'The manifest kinds and reconcilers sit above the domain: an area takes what it needs from spec/.',
+      comment: 'The manifest kinds and reconcilers sit above the domain: an area takes what it needs from contract/.',
       severity: 'error',
       from: { path: DOMAIN },
       to: { path: [MANIFESTS, ENTRY] },
@@ -46,7 +46,7 @@ module.exports = {
       name: 'manifests-below-the-entry',
       comment: 'hearth.ts wires the services of a process and index.ts exports core: nothing in core imports them.',
       severity: 'error',
-      from: { path: [MANIFESTS, DOMAIN, INFRASTRUCTURE, SPEC] },
+      from: { path: [MANIFESTS, DOMAIN, INFRASTRUCTURE, CONTRACT] },
       to: { path: ENTRY },
     },
     {

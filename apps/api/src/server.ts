@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { closeServer, listen, shownHost, startMetricsServer, type HearthCore, type ProxyTrust } from '@hearth/core';
+import { type ApiDocumentAbout, closeServer, listen, shownHost, startMetricsServer, type HearthCore, type ProxyTrust } from '@hearth/core';
 import { createApiApp } from './http/app';
 import type { AnyRoute } from './http/route';
 import { routeTable } from './routes';
@@ -12,6 +12,8 @@ export interface ApiServerOptions {
   metricsPort?: number | null;
   trustedProxies?: ProxyTrust;
   extraRoutes?: AnyRoute[];
+  /** The OpenAPI document's contact and licence (config's apiDocument); absent: DEFAULT_API_ABOUT. */
+  about?: ApiDocumentAbout;
   /** How long slow clients may take (defaults: SLOW_CLIENT_TIMEOUTS); tests shorten them. */
   timeouts?: Partial<SlowClientTimeouts>;
 }
@@ -40,7 +42,7 @@ export interface ApiServer {
 /** Starts the API (and its metrics listener); `close` stops accepting, lets requests finish, then returns. */
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   const host = options.host ?? '0.0.0.0';
-  const { handle, clientError, metrics, stopMetrics } = createApiApp({ core: options.core, routes: routeTable(options.extraRoutes), trustedProxies: options.trustedProxies });
+  const { handle, clientError, metrics, stopMetrics } = createApiApp({ core: options.core, routes: routeTable(options.extraRoutes, options.about), trustedProxies: options.trustedProxies });
   const timeouts = { ...SLOW_CLIENT_TIMEOUTS, ...options.timeouts };
   const server = http.createServer(
     { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: timeouts.checkEveryMs },

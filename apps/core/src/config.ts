@@ -119,6 +119,47 @@ function objectStorage(env: Env): ObjectStorageConfig | undefined {
   };
 }
 
+/**
+ * Who answers for this deployment's API and under what terms, as its OpenAPI document's `info.contact`
+ * and `info.license` say (docs/api-conventions.md "The OpenAPI document"): they are the operator's,
+ * not Hearth's. HEARTH_API_CONTACT is an https or mailto URL; HEARTH_API_LICENSE an SPDX identifier
+ * (`Apache-2.0`, `LicenseRef-Acme-Terms`) or an https URL of the terms.
+ */
+export interface ApiDocumentAbout {
+  contact: { name: string; url?: string; email?: string };
+  license: { name: string; identifier?: string; url?: string };
+}
+
+/** Until the operator says: the deployment's operators and their own terms, named as such. */
+export const DEFAULT_API_ABOUT: ApiDocumentAbout = {
+  contact: { name: 'the operators of this deployment' },
+  license: { name: "this deployment's terms", identifier: 'LicenseRef-Deployment-Terms' },
+};
+
+/** An SPDX license expression of identifiers and LicenseRef-s joined by AND, OR and WITH, in parentheses or not. */
+const SPDX_EXPRESSION = /^\(?[A-Za-z0-9.+-]+\)?( (AND|OR|WITH) \(?[A-Za-z0-9.+-]+\)?)*$/;
+
+function apiDocumentAbout(env: Env): ApiDocumentAbout {
+  const contactRaw = env.HEARTH_API_CONTACT || '';
+  const licenseRaw = env.HEARTH_API_LICENSE || '';
+  let contact = DEFAULT_API_ABOUT.contact;
+  if (contactRaw.startsWith('mailto:')) {
+    const email = contactRaw.slice('mailto:'.length);
+    if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new ConfigError('HEARTH_API_CONTACT', `"${contactRaw}" is not a mailto: address`);
+    contact = { name: email, email };
+  } else if (contactRaw !== '') {
+    const link = url(env, 'HEARTH_API_CONTACT', ['https:'], true) as string;
+    contact = { name: new URL(link).host, url: link };
+  }
+  let license = DEFAULT_API_ABOUT.license;
+  if (licenseRaw.startsWith('https://')) license = { name: 'terms', url: url(env, 'HEARTH_API_LICENSE', ['https:'], true) };
+  else if (licenseRaw !== '') {
+    if (!SPDX_EXPRESSION.test(licenseRaw)) throw new ConfigError('HEARTH_API_LICENSE', `"${licenseRaw}" is neither an SPDX expression (Apache-2.0, LicenseRef-Acme) nor an https URL`);
+    license = { name: licenseRaw, identifier: licenseRaw };
+  }
+  return { contact, license };
+}
+
 function dashboards(env: Env): HearthConfig['dashboards'] {
   const hosted = env.HEARTH_DASHBOARDS || 'on';
   if (hosted !== 'on' && hosted !== 'off') throw new ConfigError('HEARTH_DASHBOARDS', 'must be on or off');
@@ -144,6 +185,8 @@ export interface HearthConfig {
   objectStorage?: ObjectStorageConfig;
   /** HEARTH_DASHBOARDS (`on`, the default, or `off`) and HEARTH_DASHBOARD_SECRETS_DIR: docs/dashboards.md. */
   dashboards: { hosted: boolean; secretsDir?: string };
+  /** HEARTH_API_CONTACT and HEARTH_API_LICENSE: the OpenAPI document's contact and licence. */
+  apiDocument: ApiDocumentAbout;
 }
 
 export interface ConfigNeeds {
@@ -173,5 +216,6 @@ export function loadConfig<N extends ConfigNeeds = Record<string, never>>(env: E
     trustedProxies: trustedProxies(env),
     objectStorage: objectStorage(env),
     dashboards: dashboards(env),
+    apiDocument: apiDocumentAbout(env),
   } as LoadedConfig<N>; // each required part was refused above when absent
 }

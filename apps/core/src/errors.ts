@@ -5,10 +5,10 @@
  * ERROR_STATUS, the CLI a line, the operator a Ready reason). Anything thrown that is not an
  * Refusal is a fault: it is logged and answered as a bare 500.
  */
-import type { ErrorCode } from './spec/error-codes';
+import type { ErrorCode } from './contract/error-codes';
 import type { RateOutcome } from './coord/coordination';
 
-export { ERROR_CODES, ERROR_STATUS, type ErrorCode } from './spec/error-codes';
+export { ERROR_CODES, ERROR_STATUS, type ErrorCode } from './contract/error-codes';
 
 export type ErrorDetails = Record<string, unknown>;
 

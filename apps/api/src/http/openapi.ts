@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
-import { ERROR_CODES, ERROR_DETAILS, ERROR_STATUS, type ErrorCode, ErrorDetailsShape, detailsSchemaOf } from '@hearth/core';
+import { type ApiDocumentAbout, DEFAULT_API_ABOUT, ERROR_CODES, ERROR_DETAILS, ERROR_STATUS, type ErrorCode, ErrorDetailsShape, detailsSchemaOf } from '@hearth/core';
 import type { AnyRoute, RouteLink } from './route';
 import { CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, refusalsOf } from './checks';
 import { BASE_PATH } from './app';
@@ -204,7 +204,8 @@ export interface OpenApiDocument {
   components: Json;
 }
 
-export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
+/** `about` is the deployment's contact and terms (HEARTH_API_CONTACT, HEARTH_API_LICENSE). */
+export function buildOpenApi(routes: AnyRoute[], about: ApiDocumentAbout = DEFAULT_API_ABOUT): OpenApiDocument {
   const paths: Record<string, Record<string, Json>> = {};
   const components = new Components();
   const answer = (schema: TSchema) => components.clean(schema, 'answer');
@@ -291,6 +292,8 @@ export function buildOpenApi(routes: AnyRoute[]): OpenApiDocument {
       version: '1.0.0',
       // The route-match check answers no operation's request, so it is said here once.
       description: 'The game platform API, version 1. A request no operation here takes (an unknown path, or a known path with another method) answers 404 `not-found`.',
+      contact: about.contact,
+      license: about.license,
     },
     // A whole URL with a default, as generators need one; a client sets `origin` to its deployment.
     // Every area the routes name, in the order they first appear, with what it holds.

@@ -1,4 +1,5 @@
 import type { AnyRoute } from '../http/route';
+import type { ApiDocumentAbout } from '@hearth/core';
 import { buildOpenApi, type OpenApiDocument } from '../http/openapi';
 import { getJwks, openApiRoute } from './reference';
 import { refreshTokens, signInIdp, signInServer } from './auth';
@@ -52,10 +53,10 @@ import { getDashboardSession, listPlayersForDashboard, signInDashboard } from '.
 import { acknowledgeGrant, authorizeOrder, createOrder, getCatalog, identifyStoreAccount, listEntitlements, listGrantChanges, listGrants, reconcileOrders } from './commerce';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
-export function routeTable(extra: AnyRoute[] = []): AnyRoute[] {
+export function routeTable(extra: AnyRoute[] = [], about?: ApiDocumentAbout): AnyRoute[] {
   let document: OpenApiDocument | undefined;
   const routes: AnyRoute[] = [
-    openApiRoute(() => (document ??= buildOpenApi(routes))),
+    openApiRoute(() => (document ??= buildOpenApi(routes, about))),
     signInIdp,
     refreshTokens,
     signInServer,

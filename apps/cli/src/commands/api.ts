@@ -11,6 +11,7 @@ export async function runApi(): Promise<void> {
     port: rt.config.port,
     metricsPort: rt.config.metricsPort,
     trustedProxies: rt.config.trustedProxies,
+    about: rt.config.apiDocument,
   }).catch((err) => {
     throw explainListenError(err, [
       { port: rt.config.port, variable: 'PORT', what: 'the API' },

@@ -86,8 +86,8 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   const results = await applyManifests(db, examples, core.bus);
   const serverKey = rememberServerKey(dataDir, results);
 
-  const { trustedProxies } = config;
-  const api = await startApiServer({ core, port: config.port, host: '127.0.0.1', metricsPort: config.metricsPort, trustedProxies }).catch((err) => {
+  const { trustedProxies, apiDocument: about } = config;
+  const api = await startApiServer({ core, port: config.port, host: '127.0.0.1', metricsPort: config.metricsPort, trustedProxies, about }).catch((err) => {
     throw explainListenError(err, ports);
   });
   // The sessions socket on the API's own port, at /v1/realtime/socket (what GET /v1/realtime answers).

@@ -5,7 +5,7 @@ import { CLOCK_TOLERANCE_SECONDS, type PlayerTokenClaims } from './token-claims'
 import { looksLikeServerKey, type ServerKeyVerifier } from './server-keys';
 import type { TokenService } from './tokens';
 import type { Organisation } from '../tenancy/organisations';
-import type { DashboardPermission } from '../spec/dashboards';
+import type { DashboardPermission } from '../contract/dashboards';
 
 /** A licence key's caller: an organisation, in no environment (licence routes only: docs/licence.md). */
 export interface LicencePrincipal {

@@ -17,7 +17,7 @@ import { SingleFlight } from '../cache';
 import type { InvalidationBus } from '../invalidation';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import type { BlogContent } from '../spec/blog-content';
+import type { BlogContent } from '../contract/blog-content';
 import { BLOG_CONTENT } from './sync';
 import { AskDigests } from '../content/ask-digests';
 import { type ContentWatch } from '../content/content-watch';

@@ -14,8 +14,8 @@ import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { type Announcer, announceAfterCommit } from '../invalidation';
 import { bumpContentVersion } from '../content/game-config';
-import type { BlogCategorySpecT, BlogPostSpecT } from '../spec/resources';
-import { readingMinutesOf } from '../spec/blog-content';
+import type { BlogCategorySpecT, BlogPostSpecT } from '../contract/resources';
+import { readingMinutesOf } from '../contract/blog-content';
 
 /** The content version kind of the blog (content_versions.kind): ETags and caches follow it. */
 export const BLOG_CONTENT = 'blog';

@@ -16,7 +16,7 @@ import { randomId } from '../ids';
 import { holdExistingPlayer } from '../players/hold';
 import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import { CARD_LIMITS } from '../spec/card-type';
+import { CARD_LIMITS } from '../contract/card-type';
 import type { Deck, DeckEntry, DeckValidation } from '../shapes';
 export type { Deck, DeckEntry, DeckValidation } from '../shapes';
 

@@ -18,9 +18,9 @@ import { AskDigests } from '../content/ask-digests';
 import { compactBytes } from '../items/item-types';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import type { Resource } from '../spec/resources';
-import { CARD_LIMITS, type CardTemplateSpecT, type CardTypeSpecT } from '../spec/card-type';
-import { GAME_KEY_MAX, isGameKey } from '../spec/game-keys';
+import type { Resource } from '../contract/resources';
+import { CARD_LIMITS, type CardTemplateSpecT, type CardTypeSpecT } from '../contract/card-type';
+import { GAME_KEY_MAX, isGameKey } from '../contract/game-keys';
 import type { CardTemplateDefinition, CardTypeDefinition } from '../shapes';
 export type { CardTemplateDefinition, CardTypeDefinition } from '../shapes';
 

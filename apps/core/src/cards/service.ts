@@ -19,7 +19,7 @@ import type { EnvironmentContext } from '../tenancy/environments';
 import type { EconomyService, Inventory, InventoryChoice, InventorySelector } from '../economy/service';
 import type { Purchase, PurchaseService } from '../items/purchases';
 import { compactBytes } from '../items/item-types';
-import { CARD_LIMITS } from '../spec/card-type';
+import { CARD_LIMITS } from '../contract/card-type';
 import type { Card, CardGrant, CardStack } from '../shapes';
 export type { Card, CardGrant, CardStack } from '../shapes';
 

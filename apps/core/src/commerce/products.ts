@@ -11,7 +11,7 @@ import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { type Announcer, announceAfterCommit } from '../invalidation';
 import { bumpContentVersion } from '../content/game-config';
-import type { ProductDefinition } from '../spec/product';
+import type { ProductDefinition } from '../contract/product';
 
 /** The content-version kind of products (the catalog's cached snapshot follows it). */
 export const PRODUCTS_CONTENT = 'products';

@@ -14,7 +14,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Queryable } from '../db/knex';
-import type { PublisherKeySourceT } from '../spec/store';
+import type { PublisherKeySourceT } from '../contract/store';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { type ProjectSecretKeys, storedProjectSecret } from '../tenancy/project-secrets';
 

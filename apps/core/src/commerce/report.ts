@@ -26,7 +26,7 @@ import { inTransaction } from '../db/transaction';
 import { Refusal } from '../errors';
 import { fingerprintOf } from '../idempotency';
 import { runEngineMove } from '../economy/engine';
-import { ENGINE_REASONS } from '../spec/ledger-reasons';
+import { ENGINE_REASONS } from '../contract/ledger-reasons';
 import type { Logger } from '../logger';
 import type { OrderStatus } from '../shapes/commerce';
 import { type EnvironmentContext, loadEnvironmentById } from '../tenancy/environments';

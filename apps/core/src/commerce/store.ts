@@ -12,8 +12,8 @@
  * with its 403 page, a 400/404/405 for a call it does not take). The URL of a call is never put into an
  * error or a log line: a GET carries the publisher key in its query.
  */
-import type { StoreSpecT } from '../spec/store';
-import { STORE_BASE_URL } from '../spec/store';
+import type { StoreSpecT } from '../contract/store';
+import { STORE_BASE_URL } from '../contract/store';
 
 /** Bounds of one call: the whole call (connect, answer, body) within timeoutMs; an answer of at most maxBytes. */
 export const STORE_CALL = { timeoutMs: 10_000, maxBytes: 256 * 1024, reportMaxBytes: 8 * 1024 * 1024 } as const;

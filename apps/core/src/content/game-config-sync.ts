@@ -14,7 +14,7 @@ import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { type Announcer, announceAfterCommit } from '../invalidation';
-import type { GameConfigSpecT } from '../spec/resources';
+import type { GameConfigSpecT } from '../contract/resources';
 import { bumpContentVersion } from './game-config';
 
 /** What a GameConfig lists: its spec without the environment it is in. */

@@ -8,7 +8,7 @@ import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { randomId } from '../ids';
-import type { DashboardMemberSpecT, DashboardPermission } from '../spec/dashboards';
+import type { DashboardMemberSpecT, DashboardPermission } from '../contract/dashboards';
 
 export interface MemberDocument {
   namespace: string;

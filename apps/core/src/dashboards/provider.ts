@@ -7,7 +7,7 @@
 import * as oidc from 'openid-client';
 import { TtlCache } from '../cache';
 import { Refusal, refuse } from '../errors';
-import type { DashboardSettings } from '../spec/dashboards';
+import type { DashboardSettings } from '../contract/dashboards';
 import type { AssertedPerson } from './members';
 
 /** Every call to a provider has a deadline and a bound on what it reads; redirects are not followed. */

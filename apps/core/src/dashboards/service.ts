@@ -7,7 +7,7 @@ import type { Db, Queryable } from '../db/knex';
 import { Refusal, refuse } from '../errors';
 import type { CursorCodec, Page } from '../pagination';
 import type { DashboardPlayer, DashboardSession, DashboardTokens } from '../shapes';
-import { DASHBOARD_TOKEN_SECONDS, type DashboardPermission } from '../spec/dashboards';
+import { DASHBOARD_TOKEN_SECONDS, type DashboardPermission } from '../contract/dashboards';
 import type { TokenService } from '../auth/tokens';
 import type { DashboardPrincipal } from '../auth/authenticate';
 import type { EnvironmentContext } from '../tenancy/environments';

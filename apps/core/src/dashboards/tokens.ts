@@ -8,7 +8,7 @@ import { SignJWT, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 
 import type { TokenService } from '../auth/tokens';
 import { CLOCK_TOLERANCE_SECONDS } from '../auth/token-claims';
 import { randomId } from '../ids';
-import { DASHBOARD_TOKEN_SECONDS } from '../spec/dashboards';
+import { DASHBOARD_TOKEN_SECONDS } from '../contract/dashboards';
 
 export const DASHBOARD_TOKEN_AUDIENCE = 'hearth-dashboard';
 export const DASHBOARD_TOKEN_TYP = 'hearth-dashboard+jwt';

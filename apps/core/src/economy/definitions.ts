@@ -7,7 +7,7 @@
 import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import type { CurrencySpecT, RealmSpecT, Resource } from '../spec/resources';
+import type { CurrencySpecT, RealmSpecT, Resource } from '../contract/resources';
 import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
 import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';

@@ -10,7 +10,7 @@
 import type { Queryable } from '../db/knex';
 import { preparedStatement, runStatement } from '../db/statement';
 import type { IdempotencyScope } from '../idempotency';
-import { MAX_BALANCE } from '../spec/game-keys';
+import { MAX_BALANCE } from '../contract/game-keys';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EngineMoveKind } from './move-kinds';
 import { engineError } from './refusals';

@@ -18,7 +18,7 @@ import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import { holdExistingPlayer } from '../players/hold';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { Telemetry } from '../process/telemetry';
-import { ENGINE_REASONS, isEngineReason } from '../spec/ledger-reasons';
+import { ENGINE_REASONS, isEngineReason } from '../contract/ledger-reasons';
 import { runEngineMove } from './engine';
 import { refusalOf } from './refusals';
 

@@ -15,11 +15,11 @@ import { type Announcer, announceAfterCommit, type InvalidationBus } from '../in
 import { bumpContentVersion } from '../content/game-config';
 import type { ContentWatch } from '../content/content-watch';
 import { DefinitionSnapshots } from '../content/definition-snapshots';
-import type { ItemTypeSpecT, Resource } from '../spec/resources';
+import type { ItemTypeSpecT, Resource } from '../contract/resources';
 import type { CursorCodec, Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import { GAME_KEY_MAX, isGameKey } from '../spec/game-keys';
-import { ITEM_TYPE_LIMITS } from '../spec/item-type';
+import { GAME_KEY_MAX, isGameKey } from '../contract/game-keys';
+import { ITEM_TYPE_LIMITS } from '../contract/item-type';
 
 /** The content version kind of item types (content_versions.kind). */
 export const ITEM_TYPES_CONTENT = 'item-types';

@@ -20,7 +20,7 @@ import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EconomyService, Inventory, InventoryChoice, InventorySelector } from '../economy/service';
 import { compactBytes } from './item-types';
-import { ITEM_TYPE_LIMITS } from '../spec/item-type';
+import { ITEM_TYPE_LIMITS } from '../contract/item-type';
 
 // Item, ItemStack and the answers of grants, use and opening (spec §2) are the answer shapes' types (shapes/items.ts).
 import type { ContainerOpening, Item, ItemGrant, ItemStack, ItemUse } from '../shapes';

@@ -14,7 +14,7 @@ import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { holdExistingPlayer } from '../players/hold';
 import { type Announcer, type InvalidationBus, announceAfterCommit } from '../invalidation';
-import type { LegalDocumentSpecT, Resource } from '../spec/resources';
+import type { LegalDocumentSpecT, Resource } from '../contract/resources';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { PlayerService } from '../players/service';
 import type { EnvironmentContext } from '../tenancy/environments';

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/knex';
 import type { Announcer } from '../invalidation';
 import { refuse } from '../errors';
 import { compile } from '../validation';
-import { LICENCE_KEY_PRODUCTS_MAX, LicenceProductName } from '../spec/resources';
+import { LICENCE_KEY_PRODUCTS_MAX, LicenceProductName } from '../contract/resources';
 import {
   type HashedKeyInfo,
   type HashedKeyKind,

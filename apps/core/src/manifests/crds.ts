@@ -16,7 +16,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { stringify } from 'yaml';
 import { API_VERSION, MANIFEST_KINDS, type ManifestKind, type PrinterColumn } from './schemas';
 import { resourceStatus } from './status';
-import { RULES_KEYWORD, immutableRules } from '../spec/rules';
+import { RULES_KEYWORD, immutableRules } from '../contract/rules';
 
 export const API_GROUP = API_VERSION.split('/')[0];
 export const API_GROUP_VERSION = API_VERSION.split('/')[1];

@@ -5,7 +5,7 @@
  * rules and `hearth apply`'s refusal come from the same marks, so the table, the API server and the
  * CLI cannot disagree. `make crds` writes the table into the docs; a test fails while they differ.
  */
-import { immutableFields, type IdentityNote } from '../spec/rules';
+import { immutableFields, type IdentityNote } from '../contract/rules';
 import { MANIFEST_KINDS, type ManifestKind } from './schemas';
 
 /** Why a kind has no identity field: every field of its spec may change, and changing it back undoes it. */

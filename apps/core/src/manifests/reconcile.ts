@@ -8,7 +8,7 @@ import type { Announcer } from '../invalidation';
 import { type ReconcileAction, type RemoveAction, reconcilerOf } from './reconcilers';
 import { type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
 import { DEFAULT_NAMESPACE, ManifestError, describeDocument } from './validate';
-import { immutableFields, immutableMessage } from '../spec/rules';
+import { immutableFields, immutableMessage } from '../contract/rules';
 import { inTransaction } from '../db/transaction';
 import { forgetAppliedManifest, recordAppliedManifest } from './documents';
 

@@ -4,7 +4,7 @@
  * object again when that object changes or goes, so their status follows at once (an environment
  * retired: its keys and content turn Ready=False; a plan lowered: a project over it does).
  */
-import { REFERENCE_KEYWORD } from '../spec/names';
+import { REFERENCE_KEYWORD } from '../contract/names';
 import { MANIFEST_KINDS, type ManifestKind } from './schemas';
 
 /** One document named: its kind and `namespace/name` (a cluster-scoped kind's: its name). */

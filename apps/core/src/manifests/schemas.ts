@@ -3,16 +3,16 @@
  * operator and the generated CRD YAML all validate with these schemas.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { ResourceName } from '../spec/names';
+import { ResourceName } from '../contract/names';
 import {
   BlogCategorySpec, BlogPostSpec, CurrencySpec, GameConfigSpec, GameEnvironmentSpec, LegalDocumentSpec,
   LicenceKeySpec, PlanSpec, ProjectSpec, RealmSpec, ServerKeySpec, TourSpec,
-} from '../spec/resources';
-import { ItemTypeSpec } from '../spec/item-type';
-import { CardTemplateSpec, CardTypeSpec } from '../spec/card-type';
-import { SkillTreeSpec } from '../spec/skill-tree';
-import { DashboardMemberSpec } from '../spec/dashboards';
-import { ProductSpec } from '../spec/product';
+} from '../contract/resources';
+import { ItemTypeSpec } from '../contract/item-type';
+import { CardTemplateSpec, CardTypeSpec } from '../contract/card-type';
+import { SkillTreeSpec } from '../contract/skill-tree';
+import { DashboardMemberSpec } from '../contract/dashboards';
+import { ProductSpec } from '../contract/product';
 
 export const API_VERSION = 'hearth.gg/v1alpha1';
 

@@ -1,7 +1,7 @@
 import { closest, distance } from 'fastest-levenshtein';
 import type { ErrorObject } from 'ajv';
 import { compile, describe, fieldOf, firstError } from '../validation';
-import { brokenRule } from '../spec/rules';
+import { brokenRule } from '../contract/rules';
 import { type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
 import type { ErrorCode } from '../errors';
 

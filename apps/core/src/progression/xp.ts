@@ -12,7 +12,7 @@ import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { holdExistingPlayer } from '../players/hold';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
-import { MAX_BALANCE } from '../spec/game-keys';
+import { MAX_BALANCE } from '../contract/game-keys';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { XpEntry } from '../shapes';
 

@@ -3,7 +3,7 @@
  * the version, where it is served, and the limits a socket lives by. The rest of the protocol is in
  * apps/realtime/src/protocol.ts and docs/realtime.md.
  */
-import type { PlanLimits } from '../spec/resources';
+import type { PlanLimits } from '../contract/resources';
 
 export const PROTOCOL_VERSION = 1;
 /** Where the socket is served: on the API's host (the ingress sends this path to the realtime pods). */

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DASHBOARD_PERMISSIONS } from '../spec/dashboards';
+import { DASHBOARD_PERMISSIONS } from '../contract/dashboards';
 import { Nullable, OneOf, Shape, Timestamp } from './common';
 
 const Permissions = Type.Array(OneOf(DASHBOARD_PERMISSIONS), { description: "the member's permissions in the environment" });

@@ -4,7 +4,7 @@
  * refusals the suite provokes to.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import type { ErrorCode } from '../spec/error-codes';
+import type { ErrorCode } from '../contract/error-codes';
 import { Shape } from './common';
 import { DeckProblem } from './cards';
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount } from '../spec/game-keys';
-import { ITEM_OWNERSHIPS, ITEM_SCOPES, PRICE_RULES } from '../spec/item-type';
+import { Amount } from '../contract/game-keys';
+import { ITEM_OWNERSHIPS, ITEM_SCOPES, PRICE_RULES } from '../contract/item-type';
 import { Figure, Nullable, OneOf, Shape, Timestamp } from './common';
 
 // The value lists a manifest declares (spec/item-type.ts) are what the API answers.

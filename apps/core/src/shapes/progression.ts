@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { PRICE_RULES } from '../spec/item-type';
+import { PRICE_RULES } from '../contract/item-type';
 import { Figure, Nullable, OneOf, Shape } from './common';
 import { Movement } from './economy';
 import { Price } from './items';

@@ -1,5 +1,5 @@
 import { Refusal } from '../errors';
-import type { ServiceName } from '../spec/resources';
+import type { ServiceName } from '../contract/resources';
 import type { EnvironmentContext } from './environments';
 
 const REVIEW_WORDS: Record<string, string> = { pending: 'awaiting review', rejected: 'not approved', suspended: 'suspended' };

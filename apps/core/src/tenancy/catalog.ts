@@ -13,7 +13,7 @@ import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { type Announcer, announceAfterCommit } from '../invalidation';
-import type { PlanLimits, ProjectSpecT } from '../spec/resources';
+import type { PlanLimits, ProjectSpecT } from '../contract/resources';
 
 /** What an upsert did; `unchanged` writes nothing and announces nothing. */
 export type Upserted = 'created' | 'updated' | 'unchanged';

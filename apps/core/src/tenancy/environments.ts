@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/knex';
-import type { PlanLimits, ProjectSpecT, ServiceName } from '../spec/resources';
-import { SERVICES } from '../spec/resources';
-import type { DashboardSettings } from '../spec/dashboards';
+import type { PlanLimits, ProjectSpecT, ServiceName } from '../contract/resources';
+import { SERVICES } from '../contract/resources';
+import type { DashboardSettings } from '../contract/dashboards';
 import { type BrowserOrigins, browserOriginsOf } from './origins';
 
 export type ReviewState = ProjectSpecT['review'];

@@ -13,8 +13,8 @@
 import type { Db } from '../db/knex';
 import type { InvalidationBus } from '../invalidation';
 import type { Logger } from '../logger';
-import type { DashboardSettings } from '../spec/dashboards';
-import { originOf } from '../spec/origins';
+import type { DashboardSettings } from '../contract/dashboards';
+import { originOf } from '../contract/origins';
 
 /** Which pages a route serves: a game's (player, server and game sign-in routes) or a dashboard's. */
 export type PageKind = 'game' | 'dashboard';

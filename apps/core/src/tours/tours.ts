@@ -9,7 +9,7 @@ import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { holdExistingPlayer } from '../players/hold';
-import type { Resource, TourSpecT } from '../spec/resources';
+import type { Resource, TourSpecT } from '../contract/resources';
 import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';

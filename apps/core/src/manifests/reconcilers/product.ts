@@ -1,6 +1,6 @@
 import { inTransaction } from '../../db/transaction';
 import { releaseProduct, syncProduct } from '../../commerce/products';
-import type { ProductDefinition } from '../../spec/product';
+import type { ProductDefinition } from '../../contract/product';
 import type { ProductManifestT } from '../schemas';
 import { type Reconciler, environmentNamed, namespaceOf, ownedRowIdentity, refusalsNamed } from './shared';
 
