@@ -6,31 +6,8 @@ import type { InvalidationBus } from '../invalidation';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { AskDigests } from './ask-digests';
-
-/** ConfigRow, ConfigTable and Flag of spec §2. */
-export interface ConfigRow {
-  key: string;
-  groupName: string | null;
-  type: string;
-  valueStr: string | null;
-  valueInt: number | null;
-  valueFloat: number | null;
-  valueBool: boolean | null;
-  LevelRateConfig: null;
-}
-export type Cell = string | number | boolean | null;
-export interface ConfigTable {
-  key: string;
-  name: string;
-  description: string | null;
-  groupName: string | null;
-  columns: { key: string; label: string; type: 'string' | 'int' | 'float' | 'bool' }[];
-  rows: { key: string; sortOrder: number; cells: Record<string, Cell> }[];
-}
-export interface Flag {
-  name: string;
-  isEnabled: boolean;
-}
+import type { Cell, ConfigRow, ConfigTable, ConfigValuesQuery, Flag } from '../shapes/content';
+import type { PageRequest } from '../shapes/common';
 
 /** Content versions are counted per environment for all of GameConfig; ETags derive from them. */
 export const GAME_CONFIG_CONTENT = 'game-config';
@@ -40,7 +17,7 @@ function toConfigRow(row: { key: string; group_name: string | null; type: string
   return {
     key: row.key,
     groupName: row.group_name,
-    type: row.type,
+    type: row.type as ConfigRow['type'],
     valueStr: row.type === 'string' && typeof v === 'string' ? v : null,
     valueInt: row.type === 'int' && typeof v === 'number' ? v : null,
     valueFloat: row.type === 'float' && typeof v === 'number' ? v : null,
@@ -110,7 +87,7 @@ export class GameConfigService {
     return this.asks.etag(envId, request, version);
   }
 
-  async listValues(db: Queryable, env: EnvironmentContext, q: { groupName?: string; limit?: number; cursor?: string }): Promise<Page<ConfigRow>> {
+  async listValues(db: Queryable, env: EnvironmentContext, q: ConfigValuesQuery): Promise<Page<ConfigRow>> {
     const listId = `config-values|${env.id}|${q.groupName ?? ''}`;
     return keysetPage(
       this.cursors,
@@ -127,7 +104,7 @@ export class GameConfigService {
     );
   }
 
-  async listTables(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<ConfigTable>> {
+  async listTables(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<ConfigTable>> {
     return keysetPage(
       this.cursors,
       `config-tables|${env.id}`,
@@ -148,7 +125,7 @@ export class GameConfigService {
     return toConfigTable(row);
   }
 
-  async listFlags(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<Flag>> {
+  async listFlags(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<Flag>> {
     return keysetPage(
       this.cursors,
       `flags|${env.id}`,

@@ -14,36 +14,10 @@ import { preparedStatement, runStatement } from '../db/statement';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { type CursorCodec, keysetPage } from '../pagination';
+import type { PageRequest } from '../shapes/common';
 import { Telemetry } from '../process/telemetry';
 import type { EnvironmentContext } from '../tenancy/environments';
-
-/** Spec §8. */
-export const SAVE_LIMITS = {
-  /** A value's compact JSON, in UTF-8 bytes. */
-  valueBytes: 256 * 1024,
-  /** All of one player's slots. */
-  playerBytes: 5_242_880,
-  keyPattern: /^[A-Za-z0-9._:-]{1,120}$/,
-  /** Slots only a server key writes or deletes; a player token reads them. */
-  serverPrefix: 'server:',
-};
-
-export interface SaveEntry {
-  key: string;
-  version: number;
-  sizeBytes: number;
-  updatedAt: string;
-}
-export interface Save extends SaveEntry {
-  data: unknown;
-  createdAt: string;
-}
-export interface SaveList {
-  items: SaveEntry[];
-  next: string | null;
-  totalBytes: number;
-  limitBytes: number;
-}
+import { SAVE_LIMITS, type Save, type SaveEntry, type SaveList, type SaveWriteRequest } from '../shapes/saves';
 
 /**
  * A save write: one statement, the function of migrations/20261123140000_save_write_function.ts, which
@@ -59,11 +33,8 @@ type SaveWriteOutcome = 'created' | 'replaced' | 'player-not-found' | 'version-c
 /** Who writes: a server key may write every slot, a player token all but `server:` slots. */
 export type SaveWriter = 'server' | 'player';
 
-export interface SaveWrite {
-  data: unknown;
-  /** Write only if the slot is at this version now; 0: only if it does not exist. Absent: always. */
-  expectedVersion?: number;
-}
+/** What a write sends: the route validates it with this shape, the service is typed by it. */
+export type SaveWrite = SaveWriteRequest;
 
 interface EntryRow {
   key: string;
@@ -109,7 +80,7 @@ export class SaveService {
   ) {}
 
   /** SaveList: a page of the player's slots by key (byte order) with the player's total bytes. */
-  async list(db: Queryable, env: EnvironmentContext, playerId: string, query: { limit?: number; cursor?: string }): Promise<SaveList> {
+  async list(db: Queryable, env: EnvironmentContext, playerId: string, query: PageRequest): Promise<SaveList> {
     const player = await db('players').where({ id: playerId, environment_id: env.id }).first('save_bytes');
     if (!player) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
     const page = await keysetPage(

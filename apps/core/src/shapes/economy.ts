@@ -1,5 +1,6 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Change, Figure, Nullable, OneOf, Shape, Timestamp } from './common';
+import { GAME_KEY_PATTERN, MAX_BALANCE } from '../contract/game-keys';
 
 /** Inventory (spec §2): realmId null for the account inventory. */
 export const Inventory = Shape('Inventory', { id: Type.String(), realmId: Nullable(Type.String()) });
@@ -59,3 +60,26 @@ export const Movement = Shape('Movement', {
   replayed: Type.Boolean(),
 });
 export type Movement = Static<typeof Movement>;
+
+/** At most this many allowances in one body: a server may send its whole allowance map, bounded. */
+const ALLOWANCES_MAX = 100;
+
+/** A purchase's `allowances` (server key only): the most the player may have spent in all, per consumed currency key. */
+export const Allowances = Type.Record(Type.String({ pattern: GAME_KEY_PATTERN }), Type.Integer({ minimum: 0, maximum: MAX_BALANCE }), {
+  maxProperties: ALLOWANCES_MAX,
+  // A Record's pattern only types the keys that match it: without this, a key outside the
+  // game-key pattern passed unchecked (test/security/api3 found it).
+  additionalProperties: false,
+  description: 'server key only: per consumed currency key, the most the player may have spent in all after the purchase',
+});
+
+/** Purchase<T> (spec §2): the answer of every purchase (items, cards). */
+export const PurchaseOf = (granted: TSchema) =>
+  Type.Object(
+    {
+      replayed: Type.Boolean({ description: 'true when the Idempotency-Key named a purchase already made' }),
+      charges: Type.Array(Movement, { description: 'one Movement per currency charged, in currency-key order' }),
+      granted: Type.Union([granted, Type.Null()], { description: 'what was granted; null when replayed' }),
+    },
+    { additionalProperties: false },
+  );

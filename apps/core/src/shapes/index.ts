@@ -9,3 +9,5 @@ export * from './progression';
 export * from './licence';
 export * from './dashboards';
 export * from './commerce';
+export * from './saves';
+export * from './content';

@@ -1,35 +1,6 @@
-import { Type } from '@sinclair/typebox';
-import type { Queryable } from '@hearth/core';
+import { ConfigRow, ConfigTable, ConfigTablePath, ConfigValuesQuery, Flag, type Queryable } from '@hearth/core';
 import { defineRoute, type HandlerContext } from '../../http/route';
-import { PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
-
-const Cell = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
-const ColumnType = Type.Union([Type.Literal('string'), Type.Literal('int'), Type.Literal('float'), Type.Literal('bool')], { description: 'which of the value fields holds the value' });
-
-const ConfigRow = Type.Object({
-  key: Type.String(),
-  groupName: Type.Union([Type.String(), Type.Null()]),
-  type: ColumnType,
-  valueStr: Type.Union([Type.String(), Type.Null()]),
-  valueInt: Type.Union([Type.Number(), Type.Null()]),
-  valueFloat: Type.Union([Type.Number(), Type.Null()]),
-  valueBool: Type.Union([Type.Boolean(), Type.Null()]),
-  // Spec §2: "object or null", always null for values made in the console; its content is not the API's to fix.
-  LevelRateConfig: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-}, { $id: 'ConfigValue', additionalProperties: false });
-
-const ConfigTable = Type.Object({
-  key: Type.String(),
-  name: Type.String(),
-  description: Type.Union([Type.String(), Type.Null()]),
-  groupName: Type.Union([Type.String(), Type.Null()]),
-  columns: Type.Array(Type.Object({ key: Type.String(), label: Type.String(), type: ColumnType }, { additionalProperties: false })),
-  rows: Type.Array(
-    Type.Object({ key: Type.String(), sortOrder: Type.Number(), cells: Type.Record(Type.String(), Cell, { additionalProperties: false }) }, { additionalProperties: false }),
-  ),
-}, { $id: 'ConfigTable', additionalProperties: false });
-
-const Flag = Type.Object({ name: Type.String(), isEnabled: Type.Boolean() }, { $id: 'Flag', additionalProperties: false });
+import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 
 /** Every conditional read's ETag: the environment's content version and exactly what was asked. */
 function contentEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either-or-dashboard'>, ask: string): Promise<string> {
@@ -55,7 +26,7 @@ export const listConfigValues = defineRoute({
   tag: 'config',
   credential: 'either-or-dashboard',
   service: 'config',
-  query: Type.Object({ groupName: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })), ...PageQuery }, { additionalProperties: false }),
+  query: ConfigValuesQuery,
   etag: contentEtag,
   success: { status: 200, description: 'A page of config values', schema: PageOf(ConfigRow) },
   refusals: [],
@@ -90,10 +61,7 @@ export const getConfigTable = defineRoute({
   tag: 'config',
   credential: 'either-or-dashboard',
   service: 'config',
-  params: Type.Object(
-    { key: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s/\\\\?%]+$', description: 'no whitespace and none of / \\ ? %' }) },
-    { additionalProperties: false },
-  ),
+  params: ConfigTablePath,
   etag: contentEtag,
   success: { status: 200, description: 'The table', schema: ConfigTable },
   refusals: ['not-found'],

@@ -1,25 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { SAVE_LIMITS } from '@hearth/core';
+import { SaveEntry, Save, SaveList, SaveWriteRequest } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, Timestamp } from '../../http/schema-helpers';
+import { Id } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
-
-/** SaveEntry, Save and SaveList of spec §2. */
-const SaveEntryFields = {
-  key: Type.String(),
-  version: Type.Integer({ minimum: 1, description: '1 when first written, +1 with every write' }),
-  sizeBytes: Type.Integer({ minimum: 1, description: 'the value written compactly, in UTF-8 bytes' }),
-  updatedAt: Timestamp,
-};
-const SaveEntry = Type.Object(SaveEntryFields, { $id: 'SaveEntry', additionalProperties: false });
-const Save = Type.Object(
-  { ...SaveEntryFields, data: Type.Unknown({ description: 'any JSON value but null' }), createdAt: Timestamp },
-  { $id: 'Save', additionalProperties: false },
-);
-const SaveList = PageOf(SaveEntry, {
-  totalBytes: Type.Integer({ minimum: 0, description: "all the player's slots, not only this page" }),
-  limitBytes: Type.Integer({ description: `${SAVE_LIMITS.playerBytes}` }),
-});
 
 const SlotPath = Type.Object(
   {
@@ -72,13 +55,7 @@ export const putSave = defineRoute({
   credential: 'either',
   service: 'persistence',
   params: SlotPath,
-  body: Type.Object(
-    {
-      data: Type.Unknown({ description: `any JSON value but null, up to ${SAVE_LIMITS.valueBytes} bytes written compactly` }),
-      expectedVersion: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'write only if the slot is at this version now; 0: only if it does not exist' })),
-    },
-    { additionalProperties: false },
-  ),
+  body: SaveWriteRequest,
   bodyLimit: BODY_LIMITS.saveWrite,
   success: { status: 201, description: 'Written; the write made the slot', schema: SaveEntry, also: [{ status: 200, description: 'Written; the write replaced the slot' }] },
   links: [{ to: ['getSave', 'deleteSave'], parameters: { playerId: '$request.path.playerId', key: '$request.path.key' } }],
