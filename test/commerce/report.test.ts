@@ -9,12 +9,12 @@
 import { Writable } from 'node:stream';
 import { Client } from 'pg';
 import pino from 'pino';
-import { GRANT_FEED_LOCK, createLogger, loadEnvironmentById, runEngineMove, storeReportJob, type StoreReportSettings } from '@hearth/core';
+import { GRANT_FEED_LOCK, createLogger, loadEnvironmentById, removeManifest, runEngineMove, storeReportJob, type StoreReportSettings } from '@hearth/core';
 import { CrashWorkerMetrics, loadStoreReportSettings } from '@hearth/crash-worker';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { StoreStandIn } from '../support/store-standin';
-import { environment, itemType, project, serverKey } from '../support/manifests';
+import { NAMESPACE, currency, environment, itemType, project, serverKey } from '../support/manifests';
 import { STORE_KEY, STORE_KEY_VARIABLE, authorize, commerceManifests, identifiedBuyer, order, product, reconcile, storeSettings, type Buyer } from './helpers';
 
 let h: Harness;
@@ -44,6 +44,14 @@ beforeAll(async () => {
         environment: 'shop-live', sku: 'trophy-pack', name: 'Trophies', storeItemId: 8, entitlement: 'trophy-pack', repeatable: true,
         prices: [{ currency: 'USD', amount: 299 }], items: [{ itemTypeKey: 'trophy', quantity: 2 }],
       }),
+      // What a product gave, switched off, made unusable or removed after the purchase: its refund still settles.
+      ...retiredGoods({}),
+      product('retired-goods', {
+        environment: 'shop-live', sku: 'retired-goods', name: 'Retired goods', storeItemId: 9, entitlement: 'retired-goods', repeatable: true,
+        prices: [{ currency: 'USD', amount: 399 }],
+        currencies: [{ currencyKey: 'tokens', amount: 100 }, { currencyKey: 'stars', amount: 10 }],
+        items: [{ itemTypeKey: 'potion', quantity: 3 }, { itemTypeKey: 'medal', quantity: 2 }, { itemTypeKey: 'relic', quantity: 1 }],
+      }),
     ],
   });
   metrics = new CrashWorkerMetrics(h.db, false);
@@ -52,6 +60,18 @@ afterAll(async () => {
   await h.close();
   await store.stop();
 });
+
+/** The currencies and item types of the `retired-goods` product, as they read before (`{}`) or after they were retired. */
+function retiredGoods(retired: { enabled?: boolean; usable?: boolean }) {
+  const env = 'shop-live';
+  return [
+    currency('shop-tokens', { environment: env, key: 'tokens', name: 'Tokens', scope: 'account', kind: 'balance', ...(retired.enabled === undefined ? {} : { enabled: retired.enabled }) }),
+    currency('shop-stars', { environment: env, key: 'stars', name: 'Stars', scope: 'account', kind: 'balance' }),
+    itemType('shop-potion', { environment: env, key: 'potion', name: 'Potion', category: 'consumable', ownership: 'counted', usable: true, ...retired }),
+    itemType('shop-medal', { environment: env, key: 'medal', name: 'Medal', category: 'misc', ownership: 'one-by-one', usable: true, ...retired }),
+    itemType('shop-relic', { environment: env, key: 'relic', name: 'Relic', category: 'misc', ownership: 'counted' }),
+  ];
+}
 
 /** A completed order of `sku` (approved in the overlay, authorized by the client). */
 async function completedOrder(buyer: Buyer, sku = 'starter-pack'): Promise<{ id: string; storeOrderId: string }> {
@@ -351,6 +371,75 @@ describe('refunds and chargebacks', () => {
     ]);
     await newJob().tick();
     expect(await h.db('commerce_take_back_shortfalls').where({ order_id: pack.id })).toHaveLength(1);
+  });
+
+  test('what the order gave is taken back after its currency and item types were switched off, made unusable or removed; the ledger rows are a debit\'s', async () => {
+    const buyer = await identifiedBuyer(h, store);
+    const goods = await completedOrder(buyer, 'retired-goods');
+    const token = h.serverKeys['shop-live-key'];
+    const serverCall = (path: string, body: Record<string, unknown>, key: string) =>
+      call(h.base, 'POST', `/players/${buyer.id}${path}`, { token, body, headers: { 'Idempotency-Key': `${key}-${buyer.id}` } });
+    // The player spends a little of each before the refund: a debit move, a stack consumed, an item consumed.
+    expect((await serverCall('/currencies/tokens/debit', { amount: 10, reason: 'shop', reference: 'sword' }, 'spend')).status).toBe(200);
+    expect((await serverCall('/item-stacks/consume', { itemTypeKey: 'potion', quantity: 1 }, 'drink')).status).toBe(200);
+    const [usedMedal] = await h.db('items').where({ player_id: buyer.id, item_type_key: 'medal' }).orderBy('seq');
+    expect((await serverCall(`/items/${usedMedal.id}/consume`, {}, 'pin')).status).toBe(200);
+
+    // Then the game retires them: tokens switched off, potions and medals switched off and no longer usable, stars and relics removed.
+    await h.apply(retiredGoods({ enabled: false, usable: false }).filter((doc) => doc.metadata.name !== 'shop-stars' && doc.metadata.name !== 'shop-relic'));
+    for (const ref of [{ kind: 'Currency', name: 'shop-stars' }, { kind: 'ItemType', name: 'shop-relic' }] as const) {
+      expect((await removeManifest(h.db, { ...ref, namespace: NAMESPACE }, h.core.bus)).action).toBe('removed');
+    }
+    // The engine's own moves now refuse each of them, so the take-back below cannot be going through their checks.
+    expectError(await serverCall('/currencies/tokens/debit', { amount: 1, reason: 'shop' }, 'after-off'), 409, 'disabled');
+    expectError(await serverCall('/currencies/stars/debit', { amount: 1, reason: 'shop' }, 'after-removed'), 404, 'not-found');
+    expectError(await serverCall('/item-stacks/use', { itemTypeKey: 'potion' }, 'after-unusable'), 409, 'not-usable');
+    expectError(await serverCall('/item-stacks/consume', { itemTypeKey: 'relic' }, 'after-relic'), 404, 'not-found');
+
+    store.settle(goods.storeOrderId, 'Refunded');
+    await newJob().tick();
+    expect((await orderRow(goods.id)).status).toBe('refunded');
+
+    // Taken back as far as the player still held it, never below zero; the rest recorded as shortfalls.
+    const balances = await h.db('balances as b').join('inventories as i', 'i.id', 'b.inventory_id').where({ 'i.player_id': buyer.id }).orderBy('b.currency_key');
+    expect(balances.map((b) => [b.currency_key, Number(b.amount)])).toEqual([['stars', 0], ['tokens', 0]]);
+    const stacks = await h.db('item_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').where({ 'i.player_id': buyer.id }).orderBy('s.item_type_key');
+    expect(stacks.map((s) => [s.item_type_key, Number(s.quantity)])).toEqual([['potion', 0], ['relic', 0]]);
+    const medals = await h.db('items').where({ player_id: buyer.id, item_type_key: 'medal' }).orderBy('seq');
+    expect(medals.map((m) => m.consumed_at instanceof Date)).toEqual([true, true]);
+    const shortfalls = await h.db('commerce_take_back_shortfalls').where({ order_id: goods.id }).orderByRaw('coalesce(currency_key, item_type_key)');
+    expect(shortfalls.map((s) => [s.currency_key ?? s.item_type_key, Number(s.owed), Number(s.taken), s.reason])).toEqual([
+      ['medal', 2, 1, 'commerce-refund'],
+      ['potion', 3, 2, 'commerce-refund'],
+      ['tokens', 100, 90, 'commerce-refund'],
+    ]);
+
+    // Each take-back's ledger row is a debit's: the same columns, made the same way (the balance after,
+    // the inventory the credit went to), reason and reference the refund's, the answer naming it.
+    const ledger = await h.db('ledger_entries').where({ player_id: buyer.id }).orderBy('id');
+    const [debit] = ledger.filter((e) => e.reason === 'shop');
+    const takeBacks = ledger.filter((e) => e.reason === 'commerce-refund');
+    expect(takeBacks.map((e) => [e.currency_key, Number(e.amount), Number(e.balance_after), e.reference])).toEqual([
+      ['stars', -10, 0, goods.id],
+      ['tokens', -90, 0, goods.id],
+    ]);
+    const shapeOf = (e: Record<string, unknown>) => Object.fromEntries(Object.entries(e).map(([column, value]) => [column, value === null ? null : value instanceof Date ? 'Date' : typeof value]));
+    const sameForBoth = (e: Record<string, unknown>) => ({ environment: e.environment_id, player: e.player_id, inventory: e.inventory_id });
+    for (const entry of takeBacks) {
+      expect(shapeOf(entry)).toEqual(shapeOf(debit));
+      expect(sameForBoth(entry)).toEqual(sameForBoth(debit));
+    }
+    const credits = ledger.filter((e) => e.reason === 'commerce');
+    expect(takeBacks.map((e) => e.inventory_id)).toEqual(credits.map((e) => e.inventory_id));
+    const record = await h.db('idempotency_records').where({ scope: 'commerce', key: `order:${goods.id}:take-back` }).first();
+    expect(record.body.currencies.map((c: { currencyKey: string; transactionId: string; taken: number; balanceAfter: number }) => [c.currencyKey, c.transactionId, c.taken, c.balanceAfter])).toEqual(
+      takeBacks.map((e) => [e.currency_key, String(e.id), -Number(e.amount), Number(e.balance_after)]),
+    );
+
+    // Seen again, nothing changes.
+    await newJob().tick();
+    expect(await h.db('ledger_entries').where({ player_id: buyer.id })).toHaveLength(ledger.length);
+    expect(await h.db('commerce_take_back_shortfalls').where({ order_id: goods.id })).toHaveLength(3);
   });
 
   test('a partial refund revokes when its line was refunded; a refunded one-time product may be ordered again', async () => {

@@ -7,7 +7,7 @@ AS $function$
       v_reason text := p_request->>'reason';
       g record;
       it record;
-      v_consumed bigint;
+      v_item record;
       v_items jsonb := '[]'::jsonb;
       v_held bigint;
       v_taken bigint;
@@ -16,6 +16,14 @@ AS $function$
       -- Whether the order's grant recorded its currencies (this release's grants, and older ones backfilled).
       v_recorded boolean := (SELECT o.currency_grants_recorded FROM commerce_orders o WHERE o.id = p_request->>'orderId');
     BEGIN
+      -- Taken through the pieces every currency and item move writes with (hearth_hold_balance and
+      -- hearth_change_balance, hearth_hold_stack and hearth_take_from_stack, hearth_consume_item), in
+      -- their lock order: the player, then each balance, stack and item. Not through the moves
+      -- themselves (hearth_currency_move, hearth_stack_consume), which first check the currency or
+      -- item type as it is defined now and choose the inventory: a refund must always settle, so a
+      -- currency or item type switched off, made unusable or removed since the grant does not stop it,
+      -- and what was given is taken from the inventory the grant recorded. Nor their refusal of
+      -- insufficient funds: what the player no longer holds is a shortfall, never a negative balance.
       PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
       IF NOT FOUND THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
@@ -34,15 +42,11 @@ AS $function$
           GROUP BY le.inventory_id, le.currency_key
         ORDER BY 1, 2
       LOOP
-        SELECT b.amount INTO v_held FROM balances b WHERE b.inventory_id = g.inventory_id AND b.currency_key = g.currency_key FOR UPDATE;
-        v_held := coalesce(v_held, 0);
+        v_held := hearth_hold_balance(g.inventory_id, g.currency_key);
         v_taken := least(v_held, g.given);
         v_entry := NULL;
         IF v_taken > 0 THEN
-          UPDATE balances SET amount = v_held - v_taken WHERE inventory_id = g.inventory_id AND currency_key = g.currency_key;
-          INSERT INTO ledger_entries (environment_id, player_id, inventory_id, currency_key, amount, balance_after, reason, reference)
-            VALUES (p_environment_id, p_player_id, g.inventory_id, g.currency_key, -v_taken, v_held - v_taken, v_reason, v_order)
-            RETURNING id INTO v_entry;
+          SELECT w.ledger_id INTO v_entry FROM hearth_change_balance(p_environment_id, p_player_id, g.inventory_id, g.currency_key, -v_taken, v_reason, v_order) w;
         END IF;
         IF v_taken < g.given THEN
           INSERT INTO commerce_take_back_shortfalls (environment_id, player_id, order_id, currency_key, inventory_id, owed, taken, reason)
@@ -55,20 +59,19 @@ AS $function$
         SELECT * FROM commerce_order_item_grants oig WHERE oig.order_id = v_order ORDER BY oig.inventory_id, oig.item_type_key
       LOOP
         IF it.item_ids IS NULL THEN
-          SELECT s.quantity INTO v_held FROM item_stacks s WHERE s.inventory_id = it.inventory_id AND s.item_type_key = it.item_type_key FOR UPDATE;
-          v_taken := least(coalesce(v_held, 0), it.quantity);
+          v_taken := least(hearth_hold_stack(it.inventory_id, it.item_type_key), it.quantity);
           IF v_taken > 0 THEN
-            UPDATE item_stacks SET quantity = v_held - v_taken WHERE inventory_id = it.inventory_id AND item_type_key = it.item_type_key;
+            PERFORM hearth_take_from_stack(it.inventory_id, it.item_type_key, v_taken);
           END IF;
         ELSE
-          -- In the items' order (seq), as every move that locks several items.
-          WITH taken AS (
-            UPDATE items SET consumed_at = clock_timestamp()
-              WHERE id IN (SELECT i.id FROM items i WHERE i.id = ANY (it.item_ids) AND i.player_id = p_player_id AND i.consumed_at IS NULL ORDER BY i.seq FOR UPDATE)
-              RETURNING 1
-          )
-          SELECT count(*) INTO v_consumed FROM taken;
-          v_taken := v_consumed;
+          -- The grant's items not consumed yet, locked in their order (seq), as every move that locks several items.
+          v_taken := 0;
+          FOR v_item IN
+            SELECT i.id FROM items i WHERE i.id = ANY (it.item_ids) AND i.player_id = p_player_id AND i.consumed_at IS NULL ORDER BY i.seq FOR UPDATE
+          LOOP
+            PERFORM hearth_consume_item(v_item.id);
+            v_taken := v_taken + 1;
+          END LOOP;
         END IF;
         IF v_taken < it.quantity THEN
           INSERT INTO commerce_take_back_shortfalls (environment_id, player_id, order_id, item_type_key, inventory_id, owed, taken, reason)

@@ -39,10 +39,7 @@ AS $function$
         RETURN QUERY SELECT v_chosen, c.kind, NULL::bigint, v_cap, NULL::text, NULL::bigint, NULL::bigint, NULL::bigint;
         RETURN;
       END IF;
-      -- The balance row, made at 0 when missing, locked either way until the transaction ends.
-      INSERT INTO balances AS b (inventory_id, currency_key, amount) VALUES (v_inventory, c.key, 0)
-        ON CONFLICT (inventory_id, currency_key) DO UPDATE SET amount = b.amount
-        RETURNING b.amount INTO v_held;
+      v_held := hearth_hold_balance(v_inventory, c.key);
       -- What lowers the figure: a debit, and a refund of a consumed currency (what was spent goes down).
       IF p_kind = 'debit' OR (p_kind = 'refund' AND c.kind = 'consumed') THEN
         IF v_held < p_amount THEN
@@ -61,10 +58,7 @@ AS $function$
         END IF;
         v_change := p_amount;
       END IF;
-      UPDATE balances SET amount = v_held + v_change WHERE balances.inventory_id = v_inventory AND currency_key = c.key;
-      INSERT INTO ledger_entries (environment_id, player_id, inventory_id, currency_key, amount, balance_after, reason, reference)
-        VALUES (p_environment_id, p_player_id, v_inventory, c.key, v_change, v_held + v_change, p_reason, p_reference)
-        RETURNING id INTO v_entry;
+      SELECT w.ledger_id INTO v_entry FROM hearth_change_balance(p_environment_id, p_player_id, v_inventory, c.key, v_change, p_reason, p_reference) w;
       RETURN QUERY SELECT 'moved', c.kind, v_held, v_cap, v_inventory, v_entry, v_change, v_held + v_change;
     END
     $function$;

@@ -15,7 +15,7 @@ AS $function$
         SELECT * INTO t FROM item_types WHERE environment_id = p_environment_id AND key = i.item_type_key FOR SHARE;
         PERFORM hearth_check_usable(p_player_id, i.item_type_key, t);
       END IF;
-      UPDATE items SET consumed_at = clock_timestamp() WHERE id = i.id RETURNING * INTO i;
+      i := hearth_consume_item(i.id);
       RETURN CASE WHEN p_use THEN jsonb_build_object('itemTypeKey', i.item_type_key, 'item', hearth_item_json(i))
         ELSE jsonb_build_object('item', hearth_item_json(i)) END;
     END

@@ -45,7 +45,7 @@ AS $function$
         END IF;
       END LOOP;
 
-      UPDATE items SET consumed_at = clock_timestamp() WHERE id = i.id RETURNING * INTO i;
+      i := hearth_consume_item(i.id);
       -- Every fixed grant, and each pick's count independent draws: an entry comes up with
       -- probability weight / the sum of the pick's weights. Quantities of one type add up.
       FOR v_entry IN SELECT g FROM jsonb_array_elements(c.contents->'grants') g LOOP

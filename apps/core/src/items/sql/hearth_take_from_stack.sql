@@ -5,8 +5,7 @@ AS $function$
     DECLARE
       v_held bigint;
     BEGIN
-      SELECT s.quantity INTO v_held FROM item_stacks s WHERE s.inventory_id = p_inventory_id AND s.item_type_key = p_item_type_key FOR UPDATE;
-      v_held := coalesce(v_held, 0);
+      v_held := hearth_hold_stack(p_inventory_id, p_item_type_key);
       IF v_held < p_quantity THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'insufficient-balance', 'itemTypeKey', p_item_type_key, 'held', v_held, 'requested', p_quantity));
       END IF;
