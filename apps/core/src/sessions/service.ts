@@ -7,6 +7,7 @@ import { Refusal, refuse } from '../errors';
 import { holdPlayer } from '../players/hold';
 import { randomId } from '../ids';
 import { filterWords } from '../players/word-filter';
+import type { CreateSessionRequest, ReportedStatus, SeatRequest, StatusReport } from '../shapes/sessions';
 import {
   type PlatformSession,
   SESSION_EVENTS_CHANNEL,
@@ -14,8 +15,6 @@ import {
   type SessionStatus,
 } from './events';
 
-/** The statuses a game server reports (POST /sessions/:id/status). */
-export type ReportedStatus = 'AWAITING_PLAYERS' | 'PLAYING' | 'COMPLETE' | 'ERROR';
 
 /** Spec §3: the moves a report may make from each status; every other move is a conflict. */
 export const REPORTED_MOVES: Readonly<Record<SessionStatus, readonly ReportedStatus[]>> = {
@@ -30,21 +29,6 @@ export const REPORTED_MOVES: Readonly<Record<SessionStatus, readonly ReportedSta
 /** The name a seat shows when neither the request nor the player's display name gives one. */
 export const DEFAULT_PLAYER_NAME = 'Player';
 
-export interface SeatInput {
-  playerName?: string;
-  uniqueNetId?: string;
-}
-
-export interface CreateSessionInput extends SeatInput {
-  gameMode: string;
-  map: string;
-}
-
-export interface StatusReport {
-  status: ReportedStatus;
-  conclusion?: string;
-  error?: string;
-}
 
 interface SessionRow {
   id: string;
@@ -154,7 +138,7 @@ export class SessionService {
   }
 
   /** POST /sessions: a lobby in CONFIGURING with the caller seated as host. */
-  async create(db: Queryable, env: EnvironmentContext, playerId: string, input: CreateSessionInput): Promise<PlatformSession> {
+  async create(db: Queryable, env: EnvironmentContext, playerId: string, input: CreateSessionRequest): Promise<PlatformSession> {
     return inTransaction(db, async (trx) => {
       // Lock order environment → player → session, as player deletion takes them: the new row's
       // foreign key would take the environment's key-share lock anyway, only later.
@@ -176,7 +160,7 @@ export class SessionService {
     });
   }
 
-  async join(db: Queryable, env: EnvironmentContext, sessionId: string, playerId: string, input: SeatInput): Promise<PlatformSession> {
+  async join(db: Queryable, env: EnvironmentContext, sessionId: string, playerId: string, input: SeatRequest): Promise<PlatformSession> {
     return this.seatChange(db, env, sessionId, { addingPlayer: playerId }, async (trx, session, seats, player) => {
       if (session.status !== 'CONFIGURING') throw pastConfiguring();
       if (seats.some((s) => s.player_id === playerId)) throw refuse.conflict('You already hold a seat in this session.');
@@ -359,7 +343,7 @@ export class SessionService {
   }
 
   /** A seat: its name as asked (filtered) or the player's; `uniqueNetId` is stored, never answered. */
-  private async insertSeat(trx: Tx, env: EnvironmentContext, sessionId: string, playerId: string, input: SeatInput, player: PlayerRow, isHost: boolean): Promise<SeatRow> {
+  private async insertSeat(trx: Tx, env: EnvironmentContext, sessionId: string, playerId: string, input: SeatRequest, player: PlayerRow, isHost: boolean): Promise<SeatRow> {
     const [seat] = (await trx('session_players')
       .insert({
         session_id: sessionId,

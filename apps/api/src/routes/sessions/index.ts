@@ -1,15 +1,5 @@
-import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route';
-import { PlatformSession } from '@hearth/core';
-import { Id, Trimmed } from '../../http/schema-helpers';
-
-const SeatFields = {
-  playerName: Type.Optional(Trimmed({ minLength: 1, maxLength: 40, description: "defaults to the player's display name, or `Player`" })),
-  uniqueNetId: Type.Optional(Type.String({ maxLength: 200, description: 'stored with the seat, never answered' })),
-};
-
-const SessionPath = Type.Object({ sessionId: Id('a session id') }, { additionalProperties: false });
-const SeatPath = Type.Object({ sessionId: Id('a session id'), playerId: Id("a seated player's id") }, { additionalProperties: false });
+import { CreateSessionRequest, PlatformSession, ReadyRequest, SeatPath, SeatRequest, SessionPath, StatusReport } from '@hearth/core';
 
 export const createSession = defineRoute({
   operationId: 'createSession',
@@ -21,14 +11,7 @@ export const createSession = defineRoute({
   tag: 'sessions',
   credential: 'player',
   service: 'sessions',
-  body: Type.Object(
-    {
-      gameMode: Trimmed({ minLength: 1, maxLength: 60 }),
-      map: Trimmed({ minLength: 1, maxLength: 60 }),
-      ...SeatFields,
-    },
-    { additionalProperties: false },
-  ),
+  body: CreateSessionRequest,
   success: { status: 201, description: 'The session, in CONFIGURING', schema: PlatformSession },
   links: [
     // The host's seat to the routes on a seat, then the session to the rest.
@@ -67,7 +50,7 @@ export const joinSession = defineRoute({
   credential: 'player',
   service: 'sessions',
   params: SessionPath,
-  body: Type.Object(SeatFields, { additionalProperties: false }),
+  body: SeatRequest,
   success: { status: 200, description: 'The session with the caller seated', schema: PlatformSession },
   refusals: ['not-found', 'conflict'],
   handler: async (ctx) => ({
@@ -105,7 +88,7 @@ export const readySession = defineRoute({
   credential: 'player',
   service: 'sessions',
   params: SessionPath,
-  body: Type.Object({ isReady: Type.Boolean() }, { additionalProperties: false }),
+  body: ReadyRequest,
   success: { status: 200, description: 'The session', schema: PlatformSession },
   refusals: ['not-found', 'conflict'],
   handler: async (ctx) => ({
@@ -149,14 +132,7 @@ export const reportSessionStatus = defineRoute({
   credential: 'server',
   service: 'sessions',
   params: SessionPath,
-  body: Type.Object(
-    {
-      status: Type.Union([Type.Literal('AWAITING_PLAYERS'), Type.Literal('PLAYING'), Type.Literal('COMPLETE'), Type.Literal('ERROR')]),
-      conclusion: Type.Optional(Trimmed({ minLength: 1, maxLength: 60 })),
-      error: Type.Optional(Type.String({ maxLength: 500 })),
-    },
-    { additionalProperties: false },
-  ),
+  body: StatusReport,
   success: { status: 200, description: 'The session', schema: PlatformSession },
   refusals: ['not-found', 'conflict'],
   handler: async (ctx) => ({ body: await ctx.core.sessions.reportStatus(ctx.db, ctx.env, ctx.params.sessionId, ctx.body) }),
