@@ -8,14 +8,14 @@
  */
 import { Type } from '@sinclair/typebox';
 import { CARD_PURCHASE_FORMS, CardGrant, CardStack, GameKey, OneOf, refuse } from '@hearth/core';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { defineRoute } from '../../http/route';
 import { Allowances, InventoryChoiceFields, PlayerPath, Purchase } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 import { CardData } from './held';
+import { engineMove } from '../economy/held';
 
 export const purchaseCards = defineRoute({
   operationId: 'purchaseCards',
-  method: 'POST',
   path: '/players/:playerId/purchases/cards',
   summary: 'Buy a card with currencies',
   description:
@@ -23,13 +23,7 @@ export const purchaseCards = defineRoute({
     'With neither inventoryId nor realmId the card goes to the current realm’s inventory. ' +
     '`cardTemplateKey`, `data` and `allowances` are a server key’s (from a player token `forbidden`); template and data are for an instance. ' +
     'Under an Idempotency-Key a retry answers the first purchase with `replayed: true` and `granted: null`.',
-  tag: 'cards',
-  credential: 'either',
-  service: 'cards',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'optional',
-  // The purchase's one statement claims and answers the key's record: a purchase is one round trip.
-  idempotencyRecord: 'handler',
+  ...engineMove('cards', 'either', 'optional'),
   params: PlayerPath,
   body: Type.Object(
     {

@@ -7,27 +7,21 @@
  */
 import { Type } from '@sinclair/typebox';
 import { GameKey, PURCHASE_QUANTITY_MAX, refuse } from '@hearth/core';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { defineRoute } from '../../http/route';
 import { Allowances, Id, InventoryChoiceFields, Purchase } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
+import { engineMove } from '../economy/held';
 import { ItemGrant } from '@hearth/core';
 
 export const purchaseItems = defineRoute({
   operationId: 'purchaseItems',
-  method: 'POST',
   path: '/players/:playerId/purchases/items',
   summary: 'Buy items with currencies',
   description:
     'Charges the item type’s prices (every one for priceRule `all`; the one `payWith` names for `any`), each multiplied by `quantity`, and grants the items, in one transaction: all or nothing. ' +
     'A consumed currency’s price needs its allowance in `allowances` (server key only; from a player token `forbidden`). ' +
     'Under an Idempotency-Key a retry answers the first purchase with `replayed: true` and `granted: null`.',
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'optional',
-  // The purchase's one statement claims and answers the key's record: a purchase is one round trip.
-  idempotencyRecord: 'handler',
+  ...engineMove('inventory', 'either', 'optional'),
   params: Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false }),
   body: Type.Object(
     {
