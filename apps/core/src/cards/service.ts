@@ -16,6 +16,7 @@ import { runEngineMove, type EngineAnswer } from '../economy/engine';
 import type { CursorCodec, Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EconomyService, Inventory, InventoryChoice, InventorySelector } from '../economy/service';
+import { type Sender, type SenderRule, checkSender } from '../economy/senders';
 import type { Purchase, PurchaseService } from '../items/purchases';
 import { HeldGoodsPages, checkData, checkQuantity } from '../items/held-goods';
 import { CARD_LIMITS } from '../contract/card-type';
@@ -51,6 +52,9 @@ export interface CardPurchaseRequest extends InventoryChoice {
   /** Server key only: the allowance per consumed currency key. */
   allowances?: Record<string, number>;
 }
+
+/** A card's template and data, and an allowance, are the game server's word: never a player's own. */
+const PURCHASE_SENDERS: SenderRule<CardPurchaseRequest> = { serverOnly: ['cardTemplateKey', 'data', 'allowances'] };
 
 export class CardService {
   private readonly pages: HeldGoodsPages;
@@ -100,9 +104,11 @@ export class CardService {
    * POST /players/:playerId/purchases/cards: charges the card type's prices (every one for `all`, the
    * one `payWith` names for `any`) and grants one card or one more of its stack, in one statement
    * (hearth_card_purchase). With `record`, at most once per Idempotency-Key (a retry answers the first
-   * purchase, `replayed: true`, `granted: null`). Refusals change nothing.
+   * purchase, `replayed: true`, `granted: null`). `by` is who sent it: a player's token may not send
+   * a template, data or allowances (`forbidden`). Refusals change nothing.
    */
-  async buy(db: Queryable, env: EnvironmentContext, playerId: string, request: CardPurchaseRequest, record?: IdempotencyScope): Promise<Purchase<CardGrant | CardStack>> {
+  async buy(db: Queryable, env: EnvironmentContext, playerId: string, request: CardPurchaseRequest, by: Sender, record?: IdempotencyScope): Promise<Purchase<CardGrant | CardStack>> {
+    checkSender(PURCHASE_SENDERS, by, env, request);
     if (request.data !== undefined) checkData(request.data, CARD_LIMITS.dataBytes);
     return this.purchases.purchase<CardGrant | CardStack>(db, env, playerId, 'card-purchase', request, record);
   }

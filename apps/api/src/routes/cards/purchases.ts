@@ -7,7 +7,7 @@
  * purchase with `replayed: true` and `granted: null`, charging nothing again.
  */
 import { Type } from '@sinclair/typebox';
-import { CARD_PURCHASE_FORMS, CardGrant, CardStack, GameKey, OneOf, refuse } from '@hearth/core';
+import { CARD_PURCHASE_FORMS, CardGrant, CardStack, GameKey, OneOf } from '@hearth/core';
 import { defineRoute } from '../../http/route';
 import { Allowances, InventoryChoiceFields, PlayerPath, Purchase } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
@@ -44,13 +44,7 @@ export const purchaseCards = defineRoute({
   },
   refusals: ['forbidden', 'not-found', 'invalid-request', 'not-purchasable', 'disabled', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'owned-limit', 'no-current-realm'],
   handler: async (ctx) => {
-    const playerId = targetPlayerId(ctx);
-    // Templates, data and allowances are the game server's word: never a player's own.
-    if (ctx.principal.kind === 'player') {
-      const serverOnly = (['cardTemplateKey', 'data', 'allowances'] as const).find((field) => ctx.body[field] !== undefined);
-      if (serverOnly !== undefined) throw refuse.forbidden(`Only a server key sends ${serverOnly}.`);
-    }
-    const purchase = await ctx.core.cards.buy(ctx.db, ctx.env, playerId, ctx.body, ctx.idempotency);
+    const purchase = await ctx.core.cards.buy(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency);
     return { body: purchase, replayed: purchase.replayed };
   },
 });

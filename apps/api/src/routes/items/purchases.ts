@@ -6,7 +6,7 @@
  * purchase with `replayed: true` and `granted: null` (spec Purchase<T>), charging nothing again.
  */
 import { Type } from '@sinclair/typebox';
-import { GameKey, PURCHASE_QUANTITY_MAX, refuse } from '@hearth/core';
+import { GameKey, PURCHASE_QUANTITY_MAX } from '@hearth/core';
 import { defineRoute } from '../../http/route';
 import { Allowances, Id, InventoryChoiceFields, Purchase } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
@@ -40,10 +40,7 @@ export const purchaseItems = defineRoute({
   ],
   refusals: ['forbidden', 'not-found', 'invalid-request', 'not-purchasable', 'disabled', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'owned-limit', 'no-current-realm'],
   handler: async (ctx) => {
-    const playerId = targetPlayerId(ctx);
-    // Allowances are the game server's word on what a player may spend: never a player's own.
-    if (ctx.principal.kind === 'player' && ctx.body.allowances !== undefined) throw refuse.forbidden('Only a server key sends allowances.');
-    const purchase = await ctx.core.purchases.buyItem(ctx.db, ctx.env, playerId, ctx.body, ctx.idempotency);
+    const purchase = await ctx.core.purchases.buyItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency);
     return { body: purchase, replayed: purchase.replayed };
   },
 });
