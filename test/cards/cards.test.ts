@@ -244,6 +244,19 @@ describe('card stacks', () => {
     expect(await holdings(p)).toEqual(before);
   });
 
+  test('a card stack stops at 2^53-1, as an item stack does: owned-limit past it, nothing changed', async () => {
+    const p = await player('stack-ceiling');
+    const { inventoryId } = ok(await stack(p, 'grant', { cardTypeKey: 'rat', quantity: 1 }));
+    // Near the ceiling of exact numbers (put there directly: a test cannot grant 2^53 times).
+    await h.db('card_stacks').where({ inventory_id: inventoryId, card_type_key: 'rat' }).update({ quantity: (2n ** 53n - 2n).toString() });
+    const before = await holdings(p);
+    expect(expectError(await stack(p, 'grant', { cardTypeKey: 'rat', quantity: 2 }), 409, 'owned-limit').details).toEqual({
+      cardTypeKey: 'rat', held: 2 ** 53 - 2, requested: 2, limit: Number.MAX_SAFE_INTEGER,
+    });
+    expect(await holdings(p)).toEqual(before);
+    expect(ok(await stack(p, 'grant', { cardTypeKey: 'rat', quantity: 1 }))).toEqual({ inventoryId, cardTypeKey: 'rat', quantity: Number.MAX_SAFE_INTEGER });
+  });
+
   test('parallel takings never take more than the stack holds', async () => {
     const p = await player('stack-race');
     ok(await stack(p, 'grant', { cardTypeKey: 'rat', quantity: 10 }));

@@ -97,7 +97,7 @@ describe('metrics after commit', () => {
       await expect(
         h.db.transaction(async (trx) => {
           await h.core.economy.move(trx, env, p, 'gold', 'credit', { amount: 5, reason: 'metrics' });
-          await h.core.purchases.buyItem(trx, env, p, { itemTypeKey: 'potion' });
+          await h.core.purchases.buyItem(trx, env, p, { itemTypeKey: 'potion' }, 'server');
           // Inside the transaction nothing is counted yet: the change is not durable.
           expect(counted).toEqual([]);
           throw rolledBack;
@@ -107,7 +107,7 @@ describe('metrics after commit', () => {
 
       await h.db.transaction(async (trx) => {
         await h.core.economy.move(trx, env, p, 'gold', 'credit', { amount: 5, reason: 'metrics' });
-        await h.core.purchases.buyItem(trx, env, p, { itemTypeKey: 'potion' });
+        await h.core.purchases.buyItem(trx, env, p, { itemTypeKey: 'potion' }, 'server');
       });
       // knex's own transaction: the counts run after its commit, unawaited.
       await new Promise((resolve) => setImmediate(resolve));

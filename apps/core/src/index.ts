@@ -90,6 +90,7 @@ export * from './economy/service';
 export * from './economy/engine';
 export * from './economy/move-kinds';
 export * from './economy/refusals';
+export * from './economy/senders';
 export * from './storage/object-store';
 export * from './storage/disk-store';
 export * from './storage/s3-store';

@@ -13,12 +13,12 @@
 import type { Queryable } from '../db/knex';
 import type { IdempotencyScope } from '../idempotency';
 import { runEngineMove, type EngineAnswer } from '../economy/engine';
-import { refuse } from '../errors';
-import { type CursorCodec, type Page, keysetPage } from '../pagination';
+import type { CursorCodec, Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EconomyService, Inventory, InventoryChoice, InventorySelector } from '../economy/service';
+import { type Sender, type SenderRule, checkSender } from '../economy/senders';
 import type { Purchase, PurchaseService } from '../items/purchases';
-import { compactBytes } from '../items/item-types';
+import { HeldGoodsPages, checkData, checkQuantity } from '../items/held-goods';
 import { CARD_LIMITS } from '../contract/card-type';
 import type { Card, CardGrant, CardStack } from '../shapes';
 export type { Card, CardGrant, CardStack } from '../shapes';
@@ -53,55 +53,33 @@ export interface CardPurchaseRequest extends InventoryChoice {
   allowances?: Record<string, number>;
 }
 
-/** A card as the API answers it, made by the database (hearth_card_json) for every answer that holds cards. */
-const CARD_JSON = 'hearth_card_json(cards) AS card';
+/** A card's template and data, and an allowance, are the game server's word: never a player's own. */
+const PURCHASE_SENDERS: SenderRule<CardPurchaseRequest> = { serverOnly: ['cardTemplateKey', 'data', 'allowances'] };
 
 export class CardService {
+  private readonly pages: HeldGoodsPages;
+
   constructor(
-    private readonly cursors: CursorCodec,
-    private readonly economy: EconomyService,
+    cursors: CursorCodec,
+    economy: EconomyService,
     private readonly purchases: PurchaseService,
-  ) {}
+  ) {
+    this.pages = new HeldGoodsPages(cursors, economy);
+  }
 
   /** GET .../inventories/:inventory/cards: the cards held there one by one and not consumed, in the order granted. */
-  async listCards(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<Card> & { inventory: Inventory }> {
-    const inventory = await this.economy.resolve(db, env, playerId, selector);
-    const page = await keysetPage(
-      this.cursors,
-      `cards|${env.id}|${inventory.id}`,
-      q,
-      (after: string | undefined, take) => {
-        const query = db('cards').where({ inventory_id: inventory.id }).whereNull('consumed_at').orderBy('seq').limit(take).select('seq', db.raw(CARD_JSON));
-        if (after !== undefined) query.where('seq', '>', after);
-        return query;
-      },
-      (row: Record<string, unknown>) => String(row.seq),
-      (row: Record<string, unknown>) => row.card as Card,
-    );
-    return { ...page, inventory };
+  listCards(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<Card> & { inventory: Inventory }> {
+    return this.pages.held<Card>(db, env, playerId, selector, 'card', q);
   }
 
   /** GET .../inventories/:inventory/card-stacks: the counted stacks held there (quantity above 0), by card type key. */
-  async listStacks(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<CardStack> & { inventory: Inventory }> {
-    const inventory = await this.economy.resolve(db, env, playerId, selector);
-    const page = await keysetPage(
-      this.cursors,
-      `card-stacks|${env.id}|${inventory.id}`,
-      q,
-      (after: string | undefined, take) => {
-        const query = db('card_stacks').where({ inventory_id: inventory.id }).where('quantity', '>', 0).orderBy('card_type_key').limit(take).select('card_type_key', 'quantity');
-        if (after !== undefined) query.where('card_type_key', '>', after);
-        return query;
-      },
-      (row: Record<string, unknown>) => row.card_type_key as string,
-      (row: Record<string, unknown>): CardStack => ({ inventoryId: inventory.id, cardTypeKey: row.card_type_key as string, quantity: Number(row.quantity) }),
-    );
-    return { ...page, inventory };
+  listStacks(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<CardStack> & { inventory: Inventory }> {
+    return this.pages.stacks(db, env, playerId, selector, 'card', q, (inventory, cardTypeKey, quantity): CardStack => ({ inventoryId: inventory.id, cardTypeKey, quantity }));
   }
 
   /** POST /players/:playerId/cards/grant (server): one card; under a grantKey granted before, the first card (`alreadyGranted`). */
-  grant(db: Queryable, env: EnvironmentContext, playerId: string, request: CardGrantRequest, record?: IdempotencyScope): Promise<EngineAnswer<CardGrant>> {
-    if (request.data !== undefined) checkData(request.data);
+  async grant(db: Queryable, env: EnvironmentContext, playerId: string, request: CardGrantRequest, record?: IdempotencyScope): Promise<EngineAnswer<CardGrant>> {
+    if (request.data !== undefined) checkData(request.data, CARD_LIMITS.dataBytes);
     return runEngineMove(db, env, playerId, 'card-grant', request, record);
   }
 
@@ -111,14 +89,14 @@ export class CardService {
   }
 
   /** POST /players/:playerId/card-stacks/grant (server): the type's stack grows by `quantity`. */
-  grantStack(db: Queryable, env: EnvironmentContext, playerId: string, request: CardStackRequest, record?: IdempotencyScope): Promise<EngineAnswer<CardStack>> {
-    checkQuantity(request.quantity);
+  async grantStack(db: Queryable, env: EnvironmentContext, playerId: string, request: CardStackRequest, record?: IdempotencyScope): Promise<EngineAnswer<CardStack>> {
+    checkQuantity(request.quantity, CARD_LIMITS.quantityMax);
     return runEngineMove(db, env, playerId, 'card-stack-grant', request, record);
   }
 
   /** POST /players/:playerId/card-stacks/consume (server): takes `quantity` from the stack; `insufficient-balance` when it holds fewer. */
-  consumeStack(db: Queryable, env: EnvironmentContext, playerId: string, request: CardStackRequest, record?: IdempotencyScope): Promise<EngineAnswer<CardStack>> {
-    checkQuantity(request.quantity);
+  async consumeStack(db: Queryable, env: EnvironmentContext, playerId: string, request: CardStackRequest, record?: IdempotencyScope): Promise<EngineAnswer<CardStack>> {
+    checkQuantity(request.quantity, CARD_LIMITS.quantityMax);
     return runEngineMove(db, env, playerId, 'card-stack-consume', request, record);
   }
 
@@ -126,20 +104,12 @@ export class CardService {
    * POST /players/:playerId/purchases/cards: charges the card type's prices (every one for `all`, the
    * one `payWith` names for `any`) and grants one card or one more of its stack, in one statement
    * (hearth_card_purchase). With `record`, at most once per Idempotency-Key (a retry answers the first
-   * purchase, `replayed: true`, `granted: null`). Refusals change nothing.
+   * purchase, `replayed: true`, `granted: null`). `by` is who sent it: a player's token may not send
+   * a template, data or allowances (`forbidden`). Refusals change nothing.
    */
-  buy(db: Queryable, env: EnvironmentContext, playerId: string, request: CardPurchaseRequest, record?: IdempotencyScope): Promise<Purchase<CardGrant | CardStack>> {
-    if (request.data !== undefined) checkData(request.data);
+  async buy(db: Queryable, env: EnvironmentContext, playerId: string, request: CardPurchaseRequest, by: Sender, record?: IdempotencyScope): Promise<Purchase<CardGrant | CardStack>> {
+    checkSender(PURCHASE_SENDERS, by, env, request);
+    if (request.data !== undefined) checkData(request.data, CARD_LIMITS.dataBytes);
     return this.purchases.purchase<CardGrant | CardStack>(db, env, playerId, 'card-purchase', request, record);
   }
-}
-
-function checkQuantity(quantity: number): void {
-  if (!Number.isInteger(quantity) || quantity < 1 || quantity > CARD_LIMITS.quantityMax) throw refuse.invalid('quantity', `A quantity is a whole number 1 to ${CARD_LIMITS.quantityMax}.`);
-}
-
-/** Spec §8: a card's data is at most 1 KB compact. */
-function checkData(data: Record<string, unknown>): void {
-  const bytes = compactBytes(data);
-  if (bytes > CARD_LIMITS.dataBytes) throw refuse.invalid('data', `data is ${bytes} bytes written compactly; at most ${CARD_LIMITS.dataBytes}.`);
 }

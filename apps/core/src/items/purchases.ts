@@ -18,6 +18,7 @@ import type { IdempotencyScope } from '../idempotency';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { runEngineMove } from '../economy/engine';
 import type { InventoryChoice, Movement } from '../economy/service';
+import { type Sender, type SenderRule, checkSender } from '../economy/senders';
 import { Telemetry } from '../process/telemetry';
 import type { ItemGrant } from './service';
 
@@ -33,6 +34,9 @@ export interface ItemPurchaseRequest extends InventoryChoice {
   /** Server key only: the allowance per consumed currency key. */
   allowances?: Record<string, number>;
 }
+
+/** An allowance is the game server's word on what the player may spend: never a player's own. */
+const PURCHASE_SENDERS: SenderRule<ItemPurchaseRequest> = { serverOnly: ['allowances'] };
 
 /** Purchase<T> (spec §2): `granted` is null when a retry replays the first purchase. */
 export interface Purchase<T> {
@@ -50,9 +54,11 @@ export class PurchaseService {
    * `payWith` names for `any`), each multiplied by the quantity, and grants the items, in one
    * statement (in the caller's transaction when `db` is one). With `record`, at most once per
    * Idempotency-Key: a retry answers the first purchase's charges with `replayed: true` and
-   * `granted: null`, charging nothing again. Refusals change nothing.
+   * `granted: null`, charging nothing again. `by` is who sent it: a player's token may not send
+   * allowances (`forbidden`). Refusals change nothing.
    */
-  async buyItem(db: Queryable, env: EnvironmentContext, playerId: string, request: ItemPurchaseRequest, record?: IdempotencyScope): Promise<Purchase<ItemGrant>> {
+  async buyItem(db: Queryable, env: EnvironmentContext, playerId: string, request: ItemPurchaseRequest, by: Sender, record?: IdempotencyScope): Promise<Purchase<ItemGrant>> {
+    checkSender(PURCHASE_SENDERS, by, env, request);
     const quantity = request.quantity ?? 1;
     if (!Number.isInteger(quantity) || quantity < 1 || quantity > PURCHASE_QUANTITY_MAX) {
       throw refuse.invalid('quantity', `A purchase's quantity is a whole number 1 to ${PURCHASE_QUANTITY_MAX}.`);

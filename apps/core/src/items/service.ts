@@ -11,15 +11,16 @@
  * the inventory → held rows: first the one item acted on (FOR UPDATE), then stack rows and grant-lock
  * rows in item-type-key order. Item type definitions are read in the same transaction FOR SHARE
  * (never from a cache); their writers lock nothing of a player's, so that read cannot close a cycle.
+ * What items share with cards (the pages of what an inventory holds, the quantity and data checks,
+ * the engine's stack functions) is written once, in ./held-goods.ts.
  */
 import type { Queryable } from '../db/knex';
 import type { IdempotencyScope } from '../idempotency';
 import { runEngineMove, type EngineAnswer } from '../economy/engine';
-import { refuse } from '../errors';
-import { type CursorCodec, type Page, keysetPage } from '../pagination';
+import type { CursorCodec, Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EconomyService, Inventory, InventoryChoice, InventorySelector } from '../economy/service';
-import { compactBytes } from './item-types';
+import { HeldGoodsPages, checkData, checkQuantity } from './held-goods';
 import { ITEM_TYPE_LIMITS } from '../contract/item-type';
 
 // Item, ItemStack and the answers of grants, use and opening (spec §2) are the answer shapes' types (shapes/items.ts).
@@ -46,49 +47,21 @@ export const ITEM_QUANTITY_MAX = 1000;
 /** Spec §8: an item's data is at most 1 KB compact. */
 export const ITEM_DATA_MAX_BYTES = ITEM_TYPE_LIMITS.dataBytes;
 
-/** An item as the API answers it, made by the database (hearth_item_json) for every answer that holds items. */
-const ITEM_JSON = 'hearth_item_json(items) AS item';
-
 export class ItemService {
-  constructor(
-    private readonly cursors: CursorCodec,
-    private readonly economy: EconomyService,
-  ) {}
+  private readonly pages: HeldGoodsPages;
+
+  constructor(cursors: CursorCodec, economy: EconomyService) {
+    this.pages = new HeldGoodsPages(cursors, economy);
+  }
 
   /** GET .../inventories/:inventory/items: the one-by-one items held there and not yet consumed, in the order granted. */
-  async listItems(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<Item> & { inventory: Inventory }> {
-    const inventory = await this.economy.resolve(db, env, playerId, selector);
-    const page = await keysetPage(
-      this.cursors,
-      `items|${env.id}|${inventory.id}`,
-      q,
-      (after: string | undefined, take) => {
-        const query = db('items').where({ inventory_id: inventory.id }).whereNull('consumed_at').orderBy('seq').limit(take).select('seq', db.raw(ITEM_JSON));
-        if (after !== undefined) query.where('seq', '>', after);
-        return query;
-      },
-      (row: Record<string, unknown>) => String(row.seq),
-      (row: Record<string, unknown>) => row.item as Item,
-    );
-    return { ...page, inventory };
+  listItems(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<Item> & { inventory: Inventory }> {
+    return this.pages.held<Item>(db, env, playerId, selector, 'item', q);
   }
 
   /** GET .../inventories/:inventory/item-stacks: the counted stacks held there (quantity above 0), by item type key. */
-  async listStacks(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<ItemStack> & { inventory: Inventory }> {
-    const inventory = await this.economy.resolve(db, env, playerId, selector);
-    const page = await keysetPage(
-      this.cursors,
-      `item-stacks|${env.id}|${inventory.id}`,
-      q,
-      (after: string | undefined, take) => {
-        const query = db('item_stacks').where({ inventory_id: inventory.id }).where('quantity', '>', 0).orderBy('item_type_key').limit(take).select('item_type_key', 'quantity');
-        if (after !== undefined) query.where('item_type_key', '>', after);
-        return query;
-      },
-      (row: Record<string, unknown>) => row.item_type_key as string,
-      (row: Record<string, unknown>): ItemStack => ({ itemTypeKey: row.item_type_key as string, quantity: Number(row.quantity) }),
-    );
-    return { ...page, inventory };
+  listStacks(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<ItemStack> & { inventory: Inventory }> {
+    return this.pages.stacks(db, env, playerId, selector, 'item', q, (_inventory, itemTypeKey, quantity): ItemStack => ({ itemTypeKey, quantity }));
   }
 
   /**
@@ -97,8 +70,8 @@ export class ItemService {
    */
   async grant(db: Queryable, env: EnvironmentContext, playerId: string, request: GrantRequest, record?: IdempotencyScope): Promise<EngineAnswer<ItemGrant>> {
     const quantity = request.quantity ?? 1;
-    checkQuantity(quantity, 'quantity');
-    if (request.data !== undefined) checkData(request.data);
+    checkQuantity(quantity, ITEM_QUANTITY_MAX);
+    if (request.data !== undefined) checkData(request.data, ITEM_DATA_MAX_BYTES);
     return runEngineMove<ItemGrant>(db, env, playerId, 'item-grant', { ...request, quantity }, record);
   }
 
@@ -110,7 +83,7 @@ export class ItemService {
   /** POST /players/:playerId/item-stacks/consume (server): takes `quantity` (default 1) from a counted stack. */
   async consumeStack(db: Queryable, env: EnvironmentContext, playerId: string, request: StackRequest, record?: IdempotencyScope): Promise<EngineAnswer<{ stack: ItemStack }>> {
     const quantity = request.quantity ?? 1;
-    checkQuantity(quantity, 'quantity');
+    checkQuantity(quantity, ITEM_QUANTITY_MAX);
     return runEngineMove(db, env, playerId, 'stack-consume', { ...request, quantity }, record);
   }
 
@@ -135,13 +108,3 @@ export class ItemService {
     return runEngineMove(db, env, playerId, 'item-open', { itemId }, record);
   }
 }
-
-function checkQuantity(quantity: number, field: string): void {
-  if (!Number.isInteger(quantity) || quantity < 1 || quantity > ITEM_QUANTITY_MAX) throw refuse.invalid(field, `A quantity is a whole number 1 to ${ITEM_QUANTITY_MAX}.`);
-}
-
-function checkData(data: Record<string, unknown>): void {
-  const bytes = compactBytes(data);
-  if (bytes > ITEM_DATA_MAX_BYTES) throw refuse.invalid('data', `data is ${bytes} bytes written compactly; at most ${ITEM_DATA_MAX_BYTES}.`);
-}
-

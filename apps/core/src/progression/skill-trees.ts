@@ -23,6 +23,7 @@ import { GAME_KEY_MAX, isGameKey } from '../contract/game-keys';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { IdempotencyScope } from '../idempotency';
 import { type EngineAnswer, runEngineMove } from '../economy/engine';
+import { type Sender, type SenderRule, checkSender } from '../economy/senders';
 import type { SkillNode, SkillNodeDefinition, SkillNodeUnlock, SkillTree, SkillTreeDefinition } from '../shapes';
 export type { SkillNode, SkillNodeDefinition, SkillNodeUnlock, SkillTree, SkillTreeDefinition } from '../shapes';
 
@@ -222,6 +223,15 @@ export interface SkillNodeUnlockRequest {
   allowances?: Record<string, number>;
 }
 
+/**
+ * An allowance is the game server's word on what the player may spend, as a purchase's; and a game of
+ * the service's own whose skill trees the game itself unlocks keeps every unlock to its servers.
+ */
+const UNLOCK_SENDERS: SenderRule<SkillNodeUnlockRequest> = {
+  serverOnly: ['allowances'],
+  playerRefused: (env) => (env.skillNodesUnlockedBy === 'game' ? "This game's skill nodes are unlocked by the game itself, not by a player's token." : undefined),
+};
+
 export class SkillTreeService {
   private readonly trees: DefinitionSnapshots<StoredTree>;
 
@@ -280,9 +290,10 @@ export class SkillTreeService {
    * POST /players/:playerId/skill-nodes/:nodeKey/unlock: one move of the money engine
    * (hearth_skill_node_unlock): the parents and required unlocks checked (`locked`, details.missing),
    * the prices charged and the node recorded in one statement; a node the player holds answers
-   * `alreadyUnlocked` and charges nothing; a node of a switched-off tree is `disabled`. `by` is who asks: in a game of the service's own whose
-   * skill trees the game itself unlocks, a player is `forbidden`. With `record`, at most once per
-   * Idempotency-Key. Refusals change nothing.
+   * `alreadyUnlocked` and charges nothing; a node of a switched-off tree is `disabled`. `by` is who
+   * sent it: a player's token may not send allowances, nor unlock at all in a game of the service's
+   * own whose skill trees the game itself unlocks (`forbidden`, UNLOCK_SENDERS). With `record`, at
+   * most once per Idempotency-Key. Refusals change nothing.
    */
   async unlock(
     db: Queryable,
@@ -290,11 +301,10 @@ export class SkillTreeService {
     playerId: string,
     nodeKey: string,
     request: SkillNodeUnlockRequest,
-    by: 'player' | 'server',
+    by: Sender,
     record?: IdempotencyScope,
   ): Promise<EngineAnswer<SkillNodeUnlock>> {
-    if (by === 'player' && env.skillNodesUnlockedBy === 'game') throw refuse.forbidden("This game's skill nodes are unlocked by the game itself, not by a player's token.");
-    if (by === 'player' && request.allowances !== undefined) throw refuse.forbidden('Only a server key sends allowances.');
+    checkSender(UNLOCK_SENDERS, by, env, request);
     return runEngineMove<SkillNodeUnlock>(db, env, playerId, 'skill-node-unlock', { nodeKey, realmId: request.realmId, payWith: request.payWith, allowances: request.allowances }, record);
   }
 }

@@ -8,14 +8,11 @@
  * `already-consumed`), where a retry under the key answers the first answer.
  */
 import { Type } from '@sinclair/typebox';
-import { CARD_LIMITS, Card, CardGrant, CardStack, GameKey, Inventory, type EngineAnswer } from '@hearth/core';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, InventoryChoiceFields, PageOf, ServerPlayerPath } from '../../http/schema-helpers';
-import { playerPage, targetPlayerId } from '../players/target';
-import { InventoryParams } from '../economy';
-
-/** A move of the money engine as a handler's result: the first answer, or its replay (Idempotent-Replayed). */
-const engineAnswer = <T>({ answer, replayed }: EngineAnswer<T>) => ({ body: answer, replayed });
+import { CARD_LIMITS, Card, CardGrant, CardStack, GameKey } from '@hearth/core';
+import { defineRoute } from '../../http/route';
+import { Id, InventoryChoiceFields, ServerPlayerPath } from '../../http/schema-helpers';
+import { targetPlayerId } from '../players/target';
+import { engineAnswer, engineMove, inventoryPage } from '../economy/held';
 
 /** A card's own data (spec §8: up to 1 KB compact, checked by core). */
 export const CardData = Type.Object({}, { additionalProperties: true, description: `the card's own data, at most ${CARD_LIMITS.dataBytes} bytes compact` });
@@ -29,47 +26,41 @@ const StackBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const listCards = defineRoute({
-  ...playerPage('cards'),
-  operationId: 'listCards',
-  path: '/players/:playerId/inventories/:inventory/cards',
-  summary: 'The cards an inventory holds one by one and not consumed, in the order granted, with the inventory',
-  description:
-    "Pages through the cards the inventory holds one by one (card types with instances) and has not consumed, oldest grant first, with the inventory. Counted card types are read as card stacks instead.",
-  params: InventoryParams,
-  success: { status: 200, description: 'A page of cards', schema: PageOf(Card, { inventory: Inventory }) },
-  links: [{ parameters: { playerId: '$request.path.playerId', cardId: '$response.body#/items/0/id' } }],
-  refusals: ['forbidden', 'not-found', 'no-current-realm'],
-  handler: async (ctx) => ({ body: await ctx.core.cards.listCards(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
-});
+export const listCards = inventoryPage(
+  'cards',
+  {
+    operationId: 'listCards',
+    path: '/players/:playerId/inventories/:inventory/cards',
+    summary: 'The cards an inventory holds one by one and not consumed, in the order granted, with the inventory',
+    description:
+      "Pages through the cards the inventory holds one by one (card types with instances) and has not consumed, oldest grant first, with the inventory. Counted card types are read as card stacks instead.",
+    item: Card,
+    pageOf: 'cards',
+    links: [{ parameters: { playerId: '$request.path.playerId', cardId: '$response.body#/items/0/id' } }],
+  },
+  (core, ...read) => core.cards.listCards(...read),
+);
 
-export const listCardStacks = defineRoute({
-  ...playerPage('cards'),
-  operationId: 'listCardStacks',
-  path: '/players/:playerId/inventories/:inventory/card-stacks',
-  summary: "An inventory's counted card stacks by card type key (empty ones left out), with the inventory",
-  description:
-    "Pages through the inventory's counted card stacks by card type key, leaving out stacks at zero, with the inventory.",
-  params: InventoryParams,
-  success: { status: 200, description: 'A page of card stacks', schema: PageOf(CardStack, { inventory: Inventory }) },
-  refusals: ['forbidden', 'not-found', 'no-current-realm'],
-  handler: async (ctx) => ({ body: await ctx.core.cards.listStacks(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
-});
+export const listCardStacks = inventoryPage(
+  'cards',
+  {
+    operationId: 'listCardStacks',
+    path: '/players/:playerId/inventories/:inventory/card-stacks',
+    summary: "An inventory's counted card stacks by card type key (empty ones left out), with the inventory",
+    description: "Pages through the inventory's counted card stacks by card type key, leaving out stacks at zero, with the inventory.",
+    item: CardStack,
+    pageOf: 'card stacks',
+  },
+  (core, ...read) => core.cards.listStacks(...read),
+);
 
 export const grantCard = defineRoute({
   operationId: 'grantCard',
-  method: 'POST',
   path: '/players/:playerId/cards/grant',
   summary: 'Grant one card',
   description:
     'With neither inventoryId nor realmId the card goes to the current realm’s inventory. Under a `grantKey` a second grant answers the first card with `alreadyGranted: true`. `disabled` for a switched-off card type or template.',
-  tag: 'cards',
-  credential: 'server',
-  service: 'cards',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'optional',
-  // The move's one statement claims and answers the key's record (the money engine): one round trip.
-  idempotencyRecord: 'handler',
+  ...engineMove('cards', 'server', 'optional'),
   params: ServerPlayerPath,
   body: Type.Object(
     {
@@ -89,16 +80,10 @@ export const grantCard = defineRoute({
 
 export const consumeCard = defineRoute({
   operationId: 'consumeCard',
-  method: 'POST',
   path: '/players/:playerId/cards/:cardId/consume',
   summary: 'Take one card away, and out of every deck',
   description: 'The card is kept with `consumedAt`; consuming it again is `already-consumed`.',
-  tag: 'cards',
-  credential: 'server',
-  service: 'cards',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'optional',
-  idempotencyRecord: 'handler',
+  ...engineMove('cards', 'server', 'optional'),
   params: Type.Object({ playerId: Id('a player id'), cardId: Id('a card id') }, { additionalProperties: false }),
   success: { status: 200, description: 'The card, consumed', schema: Card },
   refusals: ['not-found', 'already-consumed'],
@@ -107,16 +92,10 @@ export const consumeCard = defineRoute({
 
 export const grantCardStack = defineRoute({
   operationId: 'grantCardStack',
-  method: 'POST',
   path: '/players/:playerId/card-stacks/grant',
   summary: 'Add to a counted card stack',
   description: 'With neither inventoryId nor realmId the stack is the current realm’s inventory’s. `disabled` for a switched-off card type.',
-  tag: 'cards',
-  credential: 'server',
-  service: 'cards',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'required',
-  idempotencyRecord: 'handler',
+  ...engineMove('cards', 'server', 'required'),
   params: ServerPlayerPath,
   body: StackBody,
   success: { status: 200, description: 'The stack after', schema: CardStack },
@@ -126,16 +105,10 @@ export const grantCardStack = defineRoute({
 
 export const consumeCardStack = defineRoute({
   operationId: 'consumeCardStack',
-  method: 'POST',
   path: '/players/:playerId/card-stacks/consume',
   summary: 'Take from a counted card stack',
   description: '`insufficient-balance` (details.held, details.requested) when the stack holds fewer.',
-  tag: 'cards',
-  credential: 'server',
-  service: 'cards',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'required',
-  idempotencyRecord: 'handler',
+  ...engineMove('cards', 'server', 'required'),
   params: ServerPlayerPath,
   body: StackBody,
   success: { status: 200, description: 'The stack after', schema: CardStack },

@@ -7,15 +7,15 @@
  * purchase with `replayed: true` and `granted: null`, charging nothing again.
  */
 import { Type } from '@sinclair/typebox';
-import { CARD_PURCHASE_FORMS, CardGrant, CardStack, GameKey, OneOf, refuse } from '@hearth/core';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { CARD_PURCHASE_FORMS, CardGrant, CardStack, GameKey, OneOf } from '@hearth/core';
+import { defineRoute } from '../../http/route';
 import { Allowances, InventoryChoiceFields, PlayerPath, Purchase } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 import { CardData } from './held';
+import { engineMove } from '../economy/held';
 
 export const purchaseCards = defineRoute({
   operationId: 'purchaseCards',
-  method: 'POST',
   path: '/players/:playerId/purchases/cards',
   summary: 'Buy a card with currencies',
   description:
@@ -23,13 +23,7 @@ export const purchaseCards = defineRoute({
     'With neither inventoryId nor realmId the card goes to the current realm’s inventory. ' +
     '`cardTemplateKey`, `data` and `allowances` are a server key’s (from a player token `forbidden`); template and data are for an instance. ' +
     'Under an Idempotency-Key a retry answers the first purchase with `replayed: true` and `granted: null`.',
-  tag: 'cards',
-  credential: 'either',
-  service: 'cards',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'optional',
-  // The purchase's one statement claims and answers the key's record: a purchase is one round trip.
-  idempotencyRecord: 'handler',
+  ...engineMove('cards', 'either', 'optional'),
   params: PlayerPath,
   body: Type.Object(
     {
@@ -50,13 +44,7 @@ export const purchaseCards = defineRoute({
   },
   refusals: ['forbidden', 'not-found', 'invalid-request', 'not-purchasable', 'disabled', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'owned-limit', 'no-current-realm'],
   handler: async (ctx) => {
-    const playerId = targetPlayerId(ctx);
-    // Templates, data and allowances are the game server's word: never a player's own.
-    if (ctx.principal.kind === 'player') {
-      const serverOnly = (['cardTemplateKey', 'data', 'allowances'] as const).find((field) => ctx.body[field] !== undefined);
-      if (serverOnly !== undefined) throw refuse.forbidden(`Only a server key sends ${serverOnly}.`);
-    }
-    const purchase = await ctx.core.cards.buy(ctx.db, ctx.env, playerId, ctx.body, ctx.idempotency);
+    const purchase = await ctx.core.cards.buy(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency);
     return { body: purchase, replayed: purchase.replayed };
   },
 });

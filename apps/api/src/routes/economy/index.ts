@@ -4,14 +4,10 @@
  */
 import { Type } from '@sinclair/typebox';
 import { Amount, Refusal, Balance, MAX_BALANCE, CurrencyDefinition, ENGINE_REASONS, GameKey, Inventory, LedgerEntry, Movement, Realm, type MoveKind } from '@hearth/core';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { defineRoute } from '../../http/route';
 import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
-
-export const InventoryParams = Type.Object(
-  { playerId: Id('a player id, or `me` with a player token'), inventory: Id('`account`, `current` or an inventory id') },
-  { additionalProperties: false },
-);
+import { InventoryParams, engineMove, inventoryPage } from './held';
 
 export const listRealms = defineRoute({
   operationId: 'listRealms',
@@ -108,18 +104,19 @@ export const getInventory = defineRoute({
   handler: async (ctx) => ({ body: await ctx.core.economy.resolve(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory) }),
 });
 
-export const listBalances = defineRoute({
-  ...playerPage('inventory'),
-  operationId: 'listBalances',
-  path: '/players/:playerId/inventories/:inventory/balances',
-  summary: "An inventory's balances by currency key, with the inventory",
-  description:
-    "Pages through the inventory's balances by currency key, with the inventory itself. `account`, `current` or an id, as for GET of one inventory.",
-  params: InventoryParams,
-  success: { status: 200, description: 'A page of balances', schema: PageOf(Balance, { inventory: Inventory }) },
-  refusals: ['forbidden', 'not-found', 'no-current-realm'],
-  handler: async (ctx) => ({ body: await ctx.core.economy.balances(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
-});
+export const listBalances = inventoryPage(
+  'inventory',
+  {
+    operationId: 'listBalances',
+    path: '/players/:playerId/inventories/:inventory/balances',
+    summary: "An inventory's balances by currency key, with the inventory",
+    description:
+      "Pages through the inventory's balances by currency key, with the inventory itself. `account`, `current` or an id, as for GET of one inventory.",
+    item: Balance,
+    pageOf: 'balances',
+  },
+  (core, ...read) => core.economy.balances(...read),
+);
 
 export const listLedger = defineRoute({
   ...playerPage('inventory'),
@@ -157,17 +154,10 @@ function moveRoute(kind: MoveKind) {
       : Type.Object(fields, { additionalProperties: false });
   return defineRoute({
     operationId: `${kind}Currency`,
-    method: 'POST',
     path: `/players/:playerId/currencies/:currencyKey/${kind}`,
     summary: `${kind[0].toUpperCase()}${kind.slice(1)} a currency`,
     description: `${MOVE_DESCRIPTIONS[kind]} A retry under the same Idempotency-Key answers the first Movement with \`replayed: true\`.`,
-    tag: 'inventory',
-    credential: 'server',
-    service: 'inventory',
-    bodyLimit: BODY_LIMITS.gameService,
-    idempotency: 'required',
-    // The move's one statement claims and answers the key's record: a credit is one round trip.
-    idempotencyRecord: 'handler',
+    ...engineMove('inventory', 'server', 'required'),
     params: Type.Object({ playerId: Id('a player id'), currencyKey: GameKey('a currency key') }, { additionalProperties: false }),
     body,
     success: { status: 200, description: 'The Movement', schema: Movement },

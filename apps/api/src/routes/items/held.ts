@@ -8,61 +8,53 @@
  * answers the first use instead of using a second item of a stack (or `already-consumed`).
  */
 import { Type } from '@sinclair/typebox';
-import { ContainerOpening, GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, Inventory, Item, ItemGrant, ItemStack, ItemUse, type EngineAnswer } from '@hearth/core';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, InventoryChoiceFields, PageOf, PlayerPath, ServerPlayerPath } from '../../http/schema-helpers';
-import { playerPage, targetPlayerId } from '../players/target';
-import { InventoryParams } from '../economy';
-
-/** A move of the money engine as a handler's result: the first answer, or its replay (Idempotent-Replayed). */
-const engineAnswer = <T>({ answer, replayed }: EngineAnswer<T>) => ({ body: answer, replayed });
+import { ContainerOpening, GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, Item, ItemGrant, ItemStack, ItemUse } from '@hearth/core';
+import { defineRoute } from '../../http/route';
+import { Id, InventoryChoiceFields, PlayerPath, ServerPlayerPath } from '../../http/schema-helpers';
+import { targetPlayerId } from '../players/target';
+import { engineAnswer, engineMove, inventoryPage } from '../economy/held';
 
 const Quantity = (description: string) => Type.Integer({ minimum: 1, maximum: ITEM_QUANTITY_MAX, description });
 
 const ServerItem = Type.Object({ playerId: Id('a player id'), itemId: Id('an item id') }, { additionalProperties: false });
 const EitherItem = Type.Object({ playerId: Id('a player id, or `me` with a player token'), itemId: Id('an item id') }, { additionalProperties: false });
 
-export const listItems = defineRoute({
-  ...playerPage('inventory'),
-  operationId: 'listItems',
-  path: '/players/:playerId/inventories/:inventory/items',
-  summary: 'The items an inventory holds one by one and not yet used, in the order granted, with the inventory',
-  description:
-    "Pages through the items the inventory holds one by one (item types with instances) and has not used, oldest grant first, with the inventory. Counted item types are read as stacks instead.",
-  params: InventoryParams,
-  success: { status: 200, description: 'A page of items', schema: PageOf(Item, { inventory: Inventory }) },
-  links: [{ parameters: { playerId: '$request.path.playerId', itemId: '$response.body#/items/0/id' } }],
-  refusals: ['forbidden', 'not-found', 'no-current-realm'],
-  handler: async (ctx) => ({ body: await ctx.core.items.listItems(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
-});
+export const listItems = inventoryPage(
+  'inventory',
+  {
+    operationId: 'listItems',
+    path: '/players/:playerId/inventories/:inventory/items',
+    summary: 'The items an inventory holds one by one and not yet used, in the order granted, with the inventory',
+    description:
+      "Pages through the items the inventory holds one by one (item types with instances) and has not used, oldest grant first, with the inventory. Counted item types are read as stacks instead.",
+    item: Item,
+    pageOf: 'items',
+    links: [{ parameters: { playerId: '$request.path.playerId', itemId: '$response.body#/items/0/id' } }],
+  },
+  (core, ...read) => core.items.listItems(...read),
+);
 
-export const listItemStacks = defineRoute({
-  ...playerPage('inventory'),
-  operationId: 'listItemStacks',
-  path: '/players/:playerId/inventories/:inventory/item-stacks',
-  summary: "An inventory's counted stacks by item type key (empty ones left out), with the inventory",
-  description:
-    "Pages through the inventory's counted item stacks by item type key, leaving out stacks at zero, with the inventory. Items held one by one are read as items instead.",
-  params: InventoryParams,
-  success: { status: 200, description: 'A page of stacks', schema: PageOf(ItemStack, { inventory: Inventory }) },
-  refusals: ['forbidden', 'not-found', 'no-current-realm'],
-  handler: async (ctx) => ({ body: await ctx.core.items.listStacks(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
-});
+export const listItemStacks = inventoryPage(
+  'inventory',
+  {
+    operationId: 'listItemStacks',
+    path: '/players/:playerId/inventories/:inventory/item-stacks',
+    summary: "An inventory's counted stacks by item type key (empty ones left out), with the inventory",
+    description:
+      "Pages through the inventory's counted item stacks by item type key, leaving out stacks at zero, with the inventory. Items held one by one are read as items instead.",
+    item: ItemStack,
+    pageOf: 'stacks',
+  },
+  (core, ...read) => core.items.listStacks(...read),
+);
 
 export const grantItems = defineRoute({
   operationId: 'grantItems',
-  method: 'POST',
   path: '/players/:playerId/items/grant',
   summary: 'Grant items of one type',
   description:
     'Counted types grow their stack; one-by-one types get `quantity` new items. Under a `grantKey` (one-by-one, quantity 1) a second grant answers the first with `alreadyGranted: true`. `owned-limit` past maxOwned (items not consumed, or the stack).',
-  tag: 'inventory',
-  credential: 'server',
-  service: 'inventory',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'required',
-  // The move's one statement claims and answers the key's record (the money engine): one round trip.
-  idempotencyRecord: 'handler',
+  ...engineMove('inventory', 'server', 'required'),
   params: ServerPlayerPath,
   body: Type.Object(
     {
@@ -85,17 +77,10 @@ export const grantItems = defineRoute({
 
 export const consumeItem = defineRoute({
   operationId: 'consumeItem',
-  method: 'POST',
   path: '/players/:playerId/items/:itemId/consume',
   summary: 'Take one item away',
   description: 'The item is kept with `consumedAt`; consuming it again is `already-consumed`.',
-  tag: 'inventory',
-  credential: 'server',
-  service: 'inventory',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'required',
-  // The move's one statement claims and answers the key's record (the money engine): one round trip.
-  idempotencyRecord: 'handler',
+  ...engineMove('inventory', 'server', 'required'),
   params: ServerItem,
   success: { status: 200, description: 'The item, consumed', schema: Type.Object({ item: Item }, { additionalProperties: false }) },
   refusals: ['not-found', 'already-consumed'],
@@ -104,17 +89,10 @@ export const consumeItem = defineRoute({
 
 export const consumeItemStack = defineRoute({
   operationId: 'consumeItemStack',
-  method: 'POST',
   path: '/players/:playerId/item-stacks/consume',
   summary: 'Take from a counted stack',
   description: '`insufficient-balance` (details.held, details.requested) when the stack holds fewer.',
-  tag: 'inventory',
-  credential: 'server',
-  service: 'inventory',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'required',
-  // The move's one statement claims and answers the key's record (the money engine): one round trip.
-  idempotencyRecord: 'handler',
+  ...engineMove('inventory', 'server', 'required'),
   params: ServerPlayerPath,
   body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), quantity: Type.Optional(Quantity('1 to 1,000, default 1')), ...InventoryChoiceFields }, { additionalProperties: false }),
   success: { status: 200, description: 'The stack after', schema: Type.Object({ stack: ItemStack }, { additionalProperties: false }) },
@@ -124,17 +102,10 @@ export const consumeItemStack = defineRoute({
 
 export const useItem = defineRoute({
   operationId: 'useItem',
-  method: 'POST',
   path: '/players/:playerId/items/:itemId/use',
   summary: 'Use, and so consume, one item',
   description: '`not-usable` unless its type is usable; `locked` (details.missing) without the unlocks the type requires.',
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'optional',
-  // The move's one statement claims and answers the key's record (the money engine): one round trip.
-  idempotencyRecord: 'handler',
+  ...engineMove('inventory', 'either', 'optional'),
   params: EitherItem,
   success: { status: 200, description: 'The item used', schema: ItemUse },
   refusals: ['forbidden', 'not-found', 'not-usable', 'locked', 'disabled', 'already-consumed'],
@@ -143,17 +114,10 @@ export const useItem = defineRoute({
 
 export const useItemStack = defineRoute({
   operationId: 'useItemStack',
-  method: 'POST',
   path: '/players/:playerId/item-stacks/use',
   summary: 'Use one of a counted stack',
   description: '`insufficient-balance` when the stack is empty.',
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'optional',
-  // The move's one statement claims and answers the key's record (the money engine): one round trip.
-  idempotencyRecord: 'handler',
+  ...engineMove('inventory', 'either', 'optional'),
   params: PlayerPath,
   body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), ...InventoryChoiceFields }, { additionalProperties: false }),
   success: { status: 200, description: 'What was used', schema: ItemUse },
@@ -163,18 +127,11 @@ export const useItemStack = defineRoute({
 
 export const openItem = defineRoute({
   operationId: 'openItem',
-  method: 'POST',
   path: '/players/:playerId/items/:itemId/open',
   summary: 'Open a container, once, for its contents',
   description:
     'Consumes the container and grants its contents (fixed grants and weighted picks) in one statement; `granted` says what it gave. `not-usable` for anything but a container, or when its contents name a missing or switched-off item type (nothing is consumed then).',
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'optional',
-  // The move's one statement claims and answers the key's record (the money engine): one round trip.
-  idempotencyRecord: 'handler',
+  ...engineMove('inventory', 'either', 'optional'),
   params: EitherItem,
   success: { status: 200, description: 'The container opened and what it gave', schema: ContainerOpening },
   refusals: ['forbidden', 'not-found', 'not-usable', 'locked', 'disabled', 'already-consumed', 'owned-limit', 'no-current-realm'],

@@ -6,28 +6,22 @@
  * purchase with `replayed: true` and `granted: null` (spec Purchase<T>), charging nothing again.
  */
 import { Type } from '@sinclair/typebox';
-import { GameKey, PURCHASE_QUANTITY_MAX, refuse } from '@hearth/core';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { GameKey, PURCHASE_QUANTITY_MAX } from '@hearth/core';
+import { defineRoute } from '../../http/route';
 import { Allowances, Id, InventoryChoiceFields, Purchase } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
+import { engineMove } from '../economy/held';
 import { ItemGrant } from '@hearth/core';
 
 export const purchaseItems = defineRoute({
   operationId: 'purchaseItems',
-  method: 'POST',
   path: '/players/:playerId/purchases/items',
   summary: 'Buy items with currencies',
   description:
     'Charges the item type’s prices (every one for priceRule `all`; the one `payWith` names for `any`), each multiplied by `quantity`, and grants the items, in one transaction: all or nothing. ' +
     'A consumed currency’s price needs its allowance in `allowances` (server key only; from a player token `forbidden`). ' +
     'Under an Idempotency-Key a retry answers the first purchase with `replayed: true` and `granted: null`.',
-  tag: 'inventory',
-  credential: 'either',
-  service: 'inventory',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'optional',
-  // The purchase's one statement claims and answers the key's record: a purchase is one round trip.
-  idempotencyRecord: 'handler',
+  ...engineMove('inventory', 'either', 'optional'),
   params: Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false }),
   body: Type.Object(
     {
@@ -46,10 +40,7 @@ export const purchaseItems = defineRoute({
   ],
   refusals: ['forbidden', 'not-found', 'invalid-request', 'not-purchasable', 'disabled', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'owned-limit', 'no-current-realm'],
   handler: async (ctx) => {
-    const playerId = targetPlayerId(ctx);
-    // Allowances are the game server's word on what a player may spend: never a player's own.
-    if (ctx.principal.kind === 'player' && ctx.body.allowances !== undefined) throw refuse.forbidden('Only a server key sends allowances.');
-    const purchase = await ctx.core.purchases.buyItem(ctx.db, ctx.env, playerId, ctx.body, ctx.idempotency);
+    const purchase = await ctx.core.purchases.buyItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency);
     return { body: purchase, replayed: purchase.replayed };
   },
 });

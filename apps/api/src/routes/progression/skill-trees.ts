@@ -12,6 +12,7 @@ import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE, SkillNodeUnlock, SkillTree, Ski
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
+import { engineAnswer, engineMove } from '../economy/held';
 
 /** At most this many allowances in one body (as a purchase's). */
 const ALLOWANCES_MAX = 100;
@@ -64,7 +65,6 @@ export const getPlayerSkillTree = defineRoute({
 
 export const unlockSkillNode = defineRoute({
   operationId: 'unlockSkillNode',
-  method: 'POST',
   path: '/players/:playerId/skill-nodes/:nodeKey/unlock',
   summary: 'Unlock a skill node, paying its prices',
   description:
@@ -72,13 +72,7 @@ export const unlockSkillNode = defineRoute({
     'The prices (every one for priceRule `all`; the one `payWith` names for `any`) are charged in the same transaction: account currencies from the account, realm currencies from `realmId`’s realm or the current one. ' +
     'A node already unlocked answers `alreadyUnlocked: true` and charges nothing; a node of a switched-off tree is `disabled`. A consumed currency’s price needs its allowance in `allowances` (server key only). ' +
     'In a game of the service’s own whose skill trees the game itself unlocks, a player’s token is `forbidden`.',
-  tag: 'progression',
-  credential: 'either',
-  service: 'progression',
-  bodyLimit: BODY_LIMITS.gameService,
-  idempotency: 'optional',
-  // The unlock's one statement claims and answers the key's record (the money engine): one round trip.
-  idempotencyRecord: 'handler',
+  ...engineMove('progression', 'either', 'optional'),
   params: Type.Object({ playerId: Id('a player id, or `me` with a player token'), nodeKey: GameKey('the skill node key') }, { additionalProperties: false }),
   body: Type.Object(
     {
@@ -96,8 +90,5 @@ export const unlockSkillNode = defineRoute({
   ),
   success: { status: 200, description: 'The unlock and its charges', schema: SkillNodeUnlock },
   refusals: ['forbidden', 'not-found', 'invalid-request', 'locked', 'disabled', 'insufficient-balance', 'allowance-exceeded', 'no-current-realm'],
-  handler: async (ctx) => {
-    const { answer, replayed } = await ctx.core.skillTrees.unlock(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.nodeKey, ctx.body, ctx.principal.kind, ctx.idempotency);
-    return { body: answer, replayed };
-  },
+  handler: async (ctx) => engineAnswer(await ctx.core.skillTrees.unlock(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.nodeKey, ctx.body, ctx.principal.kind, ctx.idempotency)),
 });

@@ -4,28 +4,15 @@ CREATE OR REPLACE FUNCTION public.hearth_grant_items(p_environment_id bigint, p_
 AS $function$
     DECLARE
       v_limit bigint := coalesce(t.max_owned, p_max_balance);
-      v_after bigint;
       v_held bigint;
       v_items jsonb;
       v_first jsonb;
     BEGIN
       IF t.ownership = 'counted' THEN
-        -- Up to the most it may hold (maxOwned, and never past 2^53-1). Refused, it changed nothing;
-        -- the lock it took stays.
-        INSERT INTO item_stacks AS s (inventory_id, item_type_key, quantity) VALUES (p_inventory_id, t.key, p_quantity)
-          ON CONFLICT (inventory_id, item_type_key) DO UPDATE SET quantity = s.quantity + EXCLUDED.quantity
-          WHERE s.quantity + EXCLUDED.quantity <= v_limit
-          RETURNING s.quantity INTO v_after;
-        IF v_after IS NULL THEN
-          SELECT s.quantity INTO v_held FROM item_stacks s WHERE s.inventory_id = p_inventory_id AND s.item_type_key = t.key;
-        ELSIF v_after > v_limit THEN
-          -- A new stack made with more than it may hold: the refusal rolls it back.
-          v_held := v_after - p_quantity;
-        ELSE
-          RETURN jsonb_build_object('inventoryId', p_inventory_id, 'itemTypeKey', t.key,
-            'stack', jsonb_build_object('itemTypeKey', t.key, 'quantity', v_after), 'items', '[]'::jsonb, 'alreadyGranted', false);
-        END IF;
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'owned-limit', 'itemTypeKey', t.key, 'held', v_held, 'requested', p_quantity, 'limit', v_limit));
+        -- Up to the most it may hold (maxOwned, and never past 2^53-1), as a card stack grows.
+        RETURN jsonb_build_object('inventoryId', p_inventory_id, 'itemTypeKey', t.key,
+          'stack', jsonb_build_object('itemTypeKey', t.key, 'quantity', hearth_stack_add('item', p_inventory_id, t.key, p_quantity, v_limit)),
+          'items', '[]'::jsonb, 'alreadyGranted', false);
       END IF;
 
       INSERT INTO item_grant_locks (inventory_id, item_type_key) VALUES (p_inventory_id, t.key)

@@ -29,12 +29,7 @@ AS $function$
       IF t.scope = 'account' OR hearth_charges_on_account(v_charges) THEN
         PERFORM 1 FROM hearth_choose_inventory(p_environment_id, p_player_id, 'account', NULL, false, NULL);
       END IF;
-      SELECT * INTO v_home FROM hearth_choose_inventory(p_environment_id, p_player_id, t.scope,
-        p_request->>'inventoryId', p_request->'realmId' IS NOT NULL, p_request->>'realmId');
-      IF v_home.outcome <> 'chosen' THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', v_home.outcome, 'itemTypeKey', t.key,
-          'field', CASE WHEN p_request->'inventoryId' IS NOT NULL THEN 'inventoryId' ELSE 'realmId' END));
-      END IF;
+      v_home := hearth_choose_held_inventory(p_environment_id, p_player_id, p_request, t.scope, 'item', t.key);
       v_movements := hearth_pay_charges(p_environment_id, p_player_id, v_charges, v_home.inventory_id, v_home.realm_key, NULL, 'purchase', 'item:' || t.key, p_max_balance);
       -- Same statement: an owned-limit here rolls the charges back with it.
       RETURN jsonb_build_object('replayed', false, 'charges', v_movements,

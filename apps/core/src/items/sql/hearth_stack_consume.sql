@@ -21,12 +21,7 @@ AS $function$
       IF p_use THEN
         PERFORM hearth_check_usable(p_player_id, t.key, t);
       END IF;
-      SELECT * INTO v_home FROM hearth_choose_inventory(p_environment_id, p_player_id, t.scope,
-        p_request->>'inventoryId', p_request->'realmId' IS NOT NULL, p_request->>'realmId');
-      IF v_home.outcome <> 'chosen' THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', v_home.outcome, 'itemTypeKey', t.key,
-          'field', CASE WHEN p_request->'inventoryId' IS NOT NULL THEN 'inventoryId' ELSE 'realmId' END));
-      END IF;
+      v_home := hearth_choose_held_inventory(p_environment_id, p_player_id, p_request, t.scope, 'item', t.key);
       v_stack := hearth_take_from_stack(v_home.inventory_id, t.key, CASE WHEN p_use THEN 1 ELSE coalesce((p_request->>'quantity')::bigint, 1) END);
       RETURN CASE WHEN p_use THEN jsonb_build_object('itemTypeKey', t.key, 'item', NULL) ELSE jsonb_build_object('stack', v_stack) END;
     END

@@ -1,0 +1,63 @@
+/**
+ * What the routes of value held in inventories declare alike (balances, items, cards; docs/economy.md,
+ * docs/cards.md): the page of what one inventory holds, and a move of the money engine. Each area's
+ * routes spread or call these and give only what is theirs (path, words, schemas, refusals).
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+import { Inventory, type EngineAnswer, type EnvironmentContext, type HearthCore, type Page, type Queryable } from '@hearth/core';
+import { BODY_LIMITS, type RouteLink, defineRoute } from '../../http/route';
+import { Id, PageOf } from '../../http/schema-helpers';
+import { playerPage, targetPlayerId } from '../players/target';
+
+/** The path of what one of a player's inventories holds: `account`, `current` or an inventory id. */
+export const InventoryParams = Type.Object(
+  { playerId: Id('a player id, or `me` with a player token'), inventory: Id('`account`, `current` or an inventory id') },
+  { additionalProperties: false },
+);
+
+/** The service of core that reads a page of what an inventory holds, with the inventory. */
+type ReadHeld = (
+  core: HearthCore,
+  db: Queryable,
+  env: EnvironmentContext,
+  playerId: string,
+  inventory: string,
+  page: { limit?: number; cursor?: string },
+) => Promise<Page<unknown> & { inventory: Inventory }>;
+
+/**
+ * GET /players/:playerId/inventories/:inventory/<what>: a page of what the inventory holds, with the
+ * inventory (either credential, `me` with a player token). `pageOf` names the page's things in its
+ * answer's description (`A page of balances`).
+ */
+export function inventoryPage(
+  service: 'inventory' | 'cards',
+  route: { operationId: string; path: string; summary: string; description: string; item: TSchema; pageOf: string; links?: RouteLink[] },
+  read: ReadHeld,
+) {
+  return defineRoute({
+    ...playerPage(service),
+    operationId: route.operationId,
+    path: route.path,
+    summary: route.summary,
+    description: route.description,
+    params: InventoryParams,
+    success: { status: 200, description: `A page of ${route.pageOf}`, schema: PageOf(route.item, { inventory: Inventory }) },
+    links: route.links,
+    refusals: ['forbidden', 'not-found', 'no-current-realm'],
+    handler: async (ctx) => ({ body: await read(ctx.core, ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory, ctx.query) }),
+  });
+}
+
+/**
+ * What every move of the money engine declares alike (POST, the game services' body limit): spread it
+ * into defineRoute with the area, who may call and whether the Idempotency-Key is required. The
+ * move's one statement claims and answers the key's record (`idempotencyRecord: 'handler'`): one
+ * round trip.
+ */
+export function engineMove<S extends 'inventory' | 'cards' | 'progression', C extends 'server' | 'either', I extends 'required' | 'optional'>(service: S, credential: C, idempotency: I) {
+  return { method: 'POST' as const, tag: service, credential, service, bodyLimit: BODY_LIMITS.gameService, idempotency, idempotencyRecord: 'handler' as const };
+}
+
+/** A move of the money engine as a handler's result: the first answer, or its replay (Idempotent-Replayed). */
+export const engineAnswer = <T>({ answer, replayed }: EngineAnswer<T>) => ({ body: answer, replayed });
