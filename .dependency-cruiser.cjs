@@ -6,7 +6,7 @@
 const CORE = '^apps/core/src/';
 const CONTRACT = `${CORE}(contract|shapes)/`;
 const INFRASTRUCTURE =
-  `${CORE}((db|coord|storage|net|process)/|(ids|logger|config|cache|pagination|errors|canonical-json|validation|idempotency|invalidation|sealing)[.]ts$)`;
+  `${CORE}((db|coord|storage|net|process)/|(ids|logger|config|clock|cache|pagination|errors|canonical-json|validation|idempotency|invalidation|sealing)[.]ts$)`;
 const DOMAIN = `${CORE}(auth|tenancy|licence|players|content|sessions|saves|legal|tours|blog|support|crashes|economy|items|cards|progression|stats|dashboards|commerce)/`;
 const MANIFESTS = `${CORE}manifests/`;
 const ENTRY = `${CORE}(hearth|index)[.]ts$`;

@@ -1,3 +1,5 @@
+import { type Clock, type Timer, systemClock } from '@hearth/core';
+
 /**
  * A work queue of object keys (pepr's and client-go's workqueue shape): one key is never worked on
  * twice at once; a key added while it is being worked on runs once more afterwards (the newest state
@@ -21,8 +23,8 @@ export interface QueueOptions {
   onDepth?: (depth: number) => void;
   /** Told of a worker's throw (it is retried). */
   onError?: (key: string, err: unknown) => void;
-  /** The clock of the lag (milliseconds); Date.now unless a test sets it. */
-  now?: () => number;
+  /** The clock of the lag and the retries' backoff; the system's unless a test gives its own. */
+  clock?: Clock;
 }
 
 /** The delay before retry number `attempt` (1-based): base·2^(attempt-1), capped, with up to 20% jitter. */
@@ -36,18 +38,18 @@ export class KeyedQueue {
   private readonly running = new Set<string>();
   /** Keys added again while running: they run once more when the current run ends. */
   private readonly dirty = new Set<string>();
-  private readonly retryTimers = new Map<string, NodeJS.Timeout>();
+  private readonly retryTimers = new Map<string, Timer>();
   private readonly attempts = new Map<string, number>();
   /** Keys waiting, or added again while running: when that add came (the first one not served yet). */
   private readonly pendingSince = new Map<string, number>();
   /** Keys running: when the add their run serves came. */
   private readonly runningSince = new Map<string, number>();
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly idleWaiters: (() => void)[] = [];
   private stopped = false;
 
   constructor(private readonly work: (key: string) => Promise<WorkResult>, private readonly options: QueueOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   /** Work on `key` as soon as possible (once, however often it is added before that). */
@@ -55,10 +57,10 @@ export class KeyedQueue {
     if (this.stopped) return;
     const timer = this.retryTimers.get(key);
     if (timer) {
-      clearTimeout(timer);
+      timer.cancel();
       this.retryTimers.delete(key);
     }
-    if (!this.pendingSince.has(key)) this.pendingSince.set(key, this.now());
+    if (!this.pendingSince.has(key)) this.pendingSince.set(key, this.clock.now());
     if (this.running.has(key)) this.dirty.add(key);
     else this.waiting.add(key);
     this.changed();
@@ -77,7 +79,7 @@ export class KeyedQueue {
     let oldest = Infinity;
     for (const since of this.pendingSince.values()) oldest = Math.min(oldest, since);
     for (const since of this.runningSince.values()) oldest = Math.min(oldest, since);
-    return oldest === Infinity ? 0 : Math.max(0, this.now() - oldest) / 1000;
+    return oldest === Infinity ? 0 : Math.max(0, this.clock.now() - oldest) / 1000;
   }
 
   /** The retry number `key` is at (0 when its last run was done). */
@@ -88,7 +90,7 @@ export class KeyedQueue {
   /** Takes no more keys, drops scheduled retries, and waits for the runs in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const timer of this.retryTimers.values()) clearTimeout(timer);
+    for (const timer of this.retryTimers.values()) timer.cancel();
     this.retryTimers.clear();
     this.waiting.clear();
     this.dirty.clear();
@@ -113,7 +115,7 @@ export class KeyedQueue {
       if (this.running.size >= this.options.concurrency) return;
       this.waiting.delete(key);
       this.running.add(key);
-      this.runningSince.set(key, this.pendingSince.get(key) ?? this.now());
+      this.runningSince.set(key, this.pendingSince.get(key) ?? this.clock.now());
       this.pendingSince.delete(key);
       void this.run(key);
     }
@@ -133,11 +135,10 @@ export class KeyedQueue {
       const attempt = (this.attempts.get(key) ?? 0) + 1;
       this.attempts.set(key, attempt);
       if (!this.dirty.has(key)) {
-        const timer = setTimeout(() => {
+        const timer = this.clock.after(backoffDelay(attempt, this.options.baseDelayMs, this.options.maxDelayMs), () => {
           this.retryTimers.delete(key);
           this.add(key);
-        }, backoffDelay(attempt, this.options.baseDelayMs, this.options.maxDelayMs));
-        timer.unref();
+        });
         this.retryTimers.set(key, timer);
       }
     } else {

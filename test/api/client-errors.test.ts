@@ -34,7 +34,7 @@ async function freshApi(trust = ''): Promise<ApiInstance> {
 
 async function waitForRoomInMinute(margin = 15): Promise<void> {
   const secondsLeft = 60 - (Date.now() / 1000) % 60;
-  if (secondsLeft < margin) await sleep(secondsLeft * 1000 + 100);
+  if (secondsLeft < margin) await sleep(secondsLeft * 1000 + 100); // wall time: the limits count per clock minute, in Redis
 }
 
 const root = (api: ApiInstance) => api.base.replace(/\/v1$/, '');

@@ -12,7 +12,7 @@ import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, type Reply, signIn } from '../support/http';
 import { plan, serverKey, standardManifests } from '../support/manifests';
 import { TEST_REDIS_URL } from '../support/env';
-import { sleep } from '../support/wait';
+import { eventually, sleep } from '../support/wait';
 import { RedisRelay } from '../support/relay';
 
 jest.setTimeout(60_000);
@@ -24,7 +24,7 @@ jest.setTimeout(60_000);
  */
 async function waitForRoomInMinute(margin = 10): Promise<void> {
   const secondsLeft = 60 - (Date.now() / 1000) % 60;
-  if (secondsLeft < margin) await sleep(secondsLeft * 1000 + 100);
+  if (secondsLeft < margin) await sleep(secondsLeft * 1000 + 100); // wall time: the limits count per clock minute, in Redis
 }
 
 function secondsToNextMinute(): number {
@@ -112,10 +112,7 @@ test("a plan's new limits apply to a credential already counted (the API keeps e
   await h.apply([plan('test', { requestsPerMinutePerCredential: 8 })]);
   // The environment is read again on the change (or within its 10 s refresh); the same count carries on under the new limit.
   let seen = limits(await flags(h, key));
-  for (let i = 0; i < 40 && seen.limit !== 8; i++) {
-    await sleep(250);
-    seen = limits(await flags(h, key));
-  }
+  if (seen.limit !== 8) await eventually(async () => (seen = limits(await flags(h!, key))).limit === 8, 10_000, 250).catch(() => undefined); // the assertion below says what was seen
   expect(seen.limit).toBe(8);
   expect(seen.remaining).toBeLessThan(7);
   while (seen.remaining > 0) seen = limits(await flags(h, key));
@@ -131,10 +128,7 @@ test("a plan's new limits apply to a player token answered from the recent princ
 
   await h.apply([plan('test', { requestsPerMinutePerCredential: 8 })]);
   let seen = limits(await flags(h, tokens.accessToken));
-  for (let i = 0; i < 40 && seen.limit !== 8; i++) {
-    await sleep(250);
-    seen = limits(await flags(h, tokens.accessToken));
-  }
+  if (seen.limit !== 8) await eventually(async () => (seen = limits(await flags(h!, tokens.accessToken))).limit === 8, 10_000, 250).catch(() => undefined); // the assertion below says what was seen
   expect(seen.limit).toBe(8);
   while (seen.remaining > 0) seen = limits(await flags(h, tokens.accessToken));
   expectRateLimited(await flags(h, tokens.accessToken));
@@ -373,7 +367,7 @@ describe('with Redis out of reach', () => {
 
       // Back: what slipped through unchecked was not counted, and the limit holds again.
       await relay.open(relay.port);
-      for (let i = 0; i < 100 && !(await instance.coordination.ping()); i++) await sleep(100);
+      await eventually(() => instance.coordination.ping(), 10_000, 100);
       const remaining: number[] = [];
       for (let i = 0; i < 4; i++) {
         const reply = await call(instance.base, 'GET', '/flags', { token: key });

@@ -7,7 +7,7 @@ import { Refusal, mintServerKey, revokeServerKey, SERVER_KEY_PREFIX } from '@hea
 import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
-import { eventually } from '../support/wait';
+import { eventually, poolSettled } from '../support/wait';
 
 let h: Harness;
 let other: ApiInstance;
@@ -161,7 +161,7 @@ describe('storage', () => {
     await eventually(async () => (await lastUsed()) !== null, 2000);
     const written = (await lastUsed())!;
     expect(Math.abs(written.getTime() - Date.now())).toBeLessThan(60_000);
-    await new Promise((r) => setTimeout(r, 100));
+    await poolSettled(h.db); // the other process's write, if it made one, has landed too
     // At most one write per process (the second is a no-op in the database, guarded by the hour).
     expect(updates.length).toBeGreaterThanOrEqual(1);
     expect(updates.length).toBeLessThanOrEqual(2);
@@ -170,9 +170,8 @@ describe('storage', () => {
     for (let i = 0; i < 5; i++) {
       expect((await use(h.base)).status).toBe(200);
       expect((await use(other.base)).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 20));
     }
-    await new Promise((r) => setTimeout(r, 300)); // the write is off the request's path: let any stray one land
+    await poolSettled(h.db); // the write is off the request's path, started before the answer: any stray one has landed
     h.db.removeListener('query', onQuery);
     expect(updates).toEqual([]);
     expect((await lastUsed())!.getTime()).toBe(written.getTime());

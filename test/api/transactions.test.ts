@@ -10,13 +10,15 @@
  * advisory lock the test owns, so the test can look at the world between the writes and the commit.
  * Nothing in the API knows about it.
  */
+import { randomUUID } from 'node:crypto';
 import { INVALIDATION_CHANNEL, RedisCoordination, type Invalidation, type Unsubscribe } from '@hearth/core';
 import type { Knex } from 'knex';
 import { type Harness, startHarness } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call, expectError } from '../support/http';
 import { itemType, standardManifests } from '../support/manifests';
-import { EventLog, type TestPlayer, join, newPlayer, newSession, sleep, waitForLockWaiters } from '../sessions/helpers';
+import { EventLog, type TestPlayer, join, newPlayer, newSession, waitForLockWaiters } from '../sessions/helpers';
+import { eventually } from '../support/wait';
 
 /** The advisory lock a held commit waits on, shared, while the test holds it exclusively. */
 const HOLD_LOCK = 0x7e57;
@@ -95,13 +97,11 @@ async function release(): Promise<void> {
 
 /** Waits (bounded) until `n` commits wait on the hold: they have written everything and not committed. */
 async function heldCommits(n: number): Promise<void> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const { rows } = await h.db.raw("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = ?", [HOLD_LOCK]);
-    if (rows[0].n >= n) return;
-    if (Date.now() > deadline) throw new Error(`expected ${n} held commits, saw ${rows[0].n}`);
-    await sleep(10);
-  }
+  const held = async () =>
+    (await h.db.raw("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = ?", [HOLD_LOCK])).rows[0].n as number;
+  await eventually(async () => (await held()) >= n, 5000, 10).catch(async () => {
+    throw new Error(`expected ${n} held commits, saw ${await held()}`);
+  });
 }
 
 const count = async (table: string, where: Record<string, unknown> = {}) =>
@@ -110,11 +110,16 @@ const recordOf = (key: string) => h.db('idempotency_records').where({ key }).fir
 const sessionEventsOf = (p: TestPlayer) => log.events.filter((e) => e.session.players.some((s) => s.playerId === p.id) || e.removed.some((r) => r.playerId === p.id));
 const invalidationsOf = (p: TestPlayer) => invalidations.filter((i) => i.kind === 'player' && i.playerId === p.id);
 
-/** Waits (bounded) until `n` invalidations of the player have arrived, then a little longer for strays. */
+/**
+ * The player's invalidations once `n` have arrived (bounded) and no more can come of what was
+ * answered so far: a marker published now reaches the listener after every invalidation published
+ * before it (Redis keeps a channel's order), and the API announces before it answers.
+ */
 async function invalidationsSettled(p: TestPlayer, n: number): Promise<Invalidation[]> {
-  const deadline = Date.now() + 3000;
-  while (invalidationsOf(p).length < n && Date.now() < deadline) await sleep(10);
-  await sleep(150);
+  await eventually(async () => invalidationsOf(p).length >= n, 3000, 10).catch(() => undefined); // the caller checks what came
+  const marker = { kind: 'server-key', keyId: `marker-${randomUUID()}` } as const; // names no key: every process drops nothing
+  await listener.publish(INVALIDATION_CHANNEL, JSON.stringify(marker));
+  await eventually(async () => invalidations.some((i) => i.kind === 'server-key' && i.keyId === marker.keyId), 3000, 5);
   return invalidationsOf(p);
 }
 
@@ -146,7 +151,7 @@ describe('POST /sessions', () => {
     const reply = create(p);
     await heldCommits(1);
     // Written, not committed: nobody outside the transaction sees the seat, and nobody has heard of it.
-    await sleep(150);
+    await log.settled();
     expect(await count('session_players', { player_id: p.id })).toBe(0);
     expect(sessionEventsOf(p)).toHaveLength(0);
     await release();
@@ -227,7 +232,7 @@ describe('players', () => {
     expectError(await rename(), 503, 'unavailable');
     expect((await h.db('players').where({ id: p.id }).first()).display_name).toBe('Before');
     expect(await nameOfMe()).toBe('Before');
-    expect(await invalidationsSettled(p, 1)).toEqual([]);
+    expect(await invalidationsSettled(p, 0)).toEqual([]);
 
     const retry = await rename();
     expect(retry.status).toBe(200);
@@ -253,7 +258,7 @@ describe('players', () => {
     expect(await count('session_players', { player_id: p.id })).toBe(1);
     expect(await playerCount()).toBe(countBefore);
     expect((await call(h.base, 'GET', '/players/me', { token: p.token })).status).toBe(200);
-    expect(await invalidationsSettled(p, 1)).toEqual([]);
+    expect(await invalidationsSettled(p, 0)).toEqual([]);
 
     const retry = await remove();
     expect(retry.status).toBe(204);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { AnyManifest } from '@hearth/core';
 import { type TestDatabase, createTestDatabase, startApiInstance, toYaml } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
-import { call } from '../support/http';
+import { call, type Reply } from '../support/http';
 import { eventually } from '../support/wait';
 import { NAMESPACE, currency, environment, gameConfig, plan, project, serverKey } from '../support/manifests';
 import { oneLine, runHearth, snapshot, tempDir } from './run-hearth';
@@ -191,11 +191,9 @@ describe('running API processes hear of an apply at once', () => {
       expect(run.code).toBe(0);
       expect(run.stdout.trim()).toBe(`GameConfig ${NAMESPACE}/starfall-config: updated`);
 
-      let reply = await call(api.base, 'GET', '/flags', { token, headers: { 'If-None-Match': etag } });
-      for (let i = 0; i < 20 && reply.status === 304; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        reply = await call(api.base, 'GET', '/flags', { token, headers: { 'If-None-Match': etag } });
-      }
+      let reply!: Reply;
+      await eventually(async () => (reply = await call(api.base, 'GET', '/flags', { token, headers: { 'If-None-Match': etag } })).status !== 304, 1000, 50)
+        .catch(() => undefined); // the assertions below say what was seen
       expect(reply.status).toBe(200);
       expect(reply.body.items).toEqual([
         { name: 'new_shop', isEnabled: true },
@@ -251,11 +249,11 @@ describe('running API processes hear of an apply at once', () => {
       const revokedAt = Date.now();
       let status = 0;
       let seenAt = 0;
-      for (let i = 0; i < 40 && status !== 401; i++) {
+      await eventually(async () => {
         status = (await call(api.base, 'GET', '/flags', { token: oldKey })).status;
         seenAt = Date.now();
-        if (status !== 401) await new Promise((r) => setTimeout(r, 25));
-      }
+        return status === 401;
+      }, 1000, 25).catch(() => undefined); // the assertions below say what was seen
       expect(status).toBe(401);
       expect(seenAt - revokedAt).toBeLessThan(1000);
       expect((await call(api.base, 'GET', '/flags', { token: newKey })).status).toBe(200);

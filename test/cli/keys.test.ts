@@ -13,6 +13,8 @@ import { type ApiInstance, type TestDatabase, createTestDatabase, startApiInstan
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../support/env';
 import { standardManifests } from '../support/manifests';
 import { call, expectError } from '../support/http';
+import { TestClock } from '../support/clock';
+import { eventually } from '../support/wait';
 import { oneLine, runHearth, tempDir } from './run-hearth';
 
 const LIVE_KEY_LIMIT = 3;
@@ -178,7 +180,8 @@ describe('keys revoke', () => {
   test('a revoked key is refused 401 by a running API within moments (pushed over Redis, not the cache TTL)', async () => {
     const made = await createKey('alpha-live', 'to revoke');
     // A second API process: both have this key freshly cached, so only the pushed revocation can drop it in time.
-    const other = await startApiInstance({ db: database.db, redisPrefix: env.REDIS_PREFIX, masterKey });
+    // The second's clock stands still: its copy never expires at all.
+    const other = await startApiInstance({ db: database.db, redisPrefix: env.REDIS_PREFIX, masterKey, clock: new TestClock({ at: Date.now() }) });
     try {
       expect((await call(api.base, 'GET', '/flags', { token: made.key })).status).toBe(200);
       expect((await call(other.base, 'GET', '/flags', { token: made.key })).status).toBe(200);
@@ -191,7 +194,8 @@ describe('keys revoke', () => {
       let run;
       try {
         run = await runHearth(['keys', 'revoke', made.keyId, '--json'], env);
-        await new Promise((r) => setTimeout(r, 100));
+        // The command has exited, its announcement made: wait for it to reach this listener.
+        await eventually(async () => heard.length > 0, 2000, 10);
       } finally {
         listener.disconnect();
       }
@@ -204,11 +208,11 @@ describe('keys revoke', () => {
 
       let status = 0;
       let seenAt = 0;
-      for (let i = 0; i < 40 && status !== 401; i++) {
+      await eventually(async () => {
         status = (await call(other.base, 'GET', '/flags', { token: made.key })).status;
         seenAt = Date.now();
-        if (status !== 401) await new Promise((r) => setTimeout(r, 25));
-      }
+        return status === 401;
+      }, 1000, 25).catch(() => undefined); // the assertions below say what was seen
       expect(status).toBe(401);
       expect(seenAt - revokedAt).toBeLessThan(1000);
       // The verifier caches a key for 5 s: when the CLI was quick, a 401 before then is the push's doing.
@@ -268,11 +272,10 @@ describe('signing-keys rotate', () => {
     ]);
 
     let kids: string[] = [];
-    for (let i = 0; i < 40; i++) {
+    await eventually(async () => {
       kids = (await call(api.base, 'GET', '/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
-      if (kids[0] === result.kid) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+      return kids[0] === result.kid;
+    }, 2000, 50).catch(() => undefined); // the assertion below says what was seen
     expect(kids).toEqual([result.kid, oldKid]);
   });
 });

@@ -6,7 +6,8 @@
  * entitlements held) is kept per player the same way: this process's own writes drop it at once, and
  * anyone's write is heard from the tables' trigger.
  */
-import { applyManifests, removeManifest, validateManifest, type AnyManifest } from '@hearth/core';
+import { randomUUID } from 'node:crypto';
+import { COMMERCE_PLAYER_CHANNEL, applyManifests, removeManifest, validateManifest, type AnyManifest } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call } from '../support/http';
 import { StoreStandIn } from '../support/store-standin';
@@ -33,6 +34,24 @@ const gems = (amount: number, extra: Record<string, unknown> = {}) =>
 /** Commits manifests the way a process without Redis does: announced to nobody (only PostgreSQL's NOTIFY tells). */
 async function applyUnannounced(docs: AnyManifest[]): Promise<void> {
   await applyManifests(h.db, docs.map((doc, i) => ({ doc: validateManifest(JSON.parse(JSON.stringify(doc)), `quiet#${i + 1}`), origin: `quiet#${i + 1}` })));
+}
+
+/**
+ * Every notice PostgreSQL sent this process's watch before now has been heard: notices reach a
+ * listener in commit order, so once one sent now is heard, any committed earlier has been too.
+ */
+async function noticesHeard(): Promise<void> {
+  const marker = `barrier-${randomUUID()}`;
+  let heard = false;
+  const stop = h.core.bus.on((event) => {
+    if (event.kind === 'commerce-player' && event.playerId === marker) heard = true;
+  });
+  try {
+    await h.db.raw('SELECT pg_notify(?, ?)', [COMMERCE_PLAYER_CHANNEL, marker]);
+    await eventually(async () => heard, 5_000, 5);
+  } finally {
+    stop();
+  }
 }
 
 async function skusAndPrices(token: string): Promise<Record<string, number>> {
@@ -108,7 +127,7 @@ test("the player's part comes from memory: a write that no trigger tells is not 
     await trx.raw('SET LOCAL session_replication_role = replica');
     await trx('commerce_entitlements').where({ player_id: buyer.id }).update({ status: 'revoked' });
   });
-  await new Promise((r) => setTimeout(r, 300));
+  await noticesHeard();
   expect(await activeOf()).toBe(true);
 
   // A write from outside this process's services (another process, the report job, psql): the trigger's notice drops the copy.

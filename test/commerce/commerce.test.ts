@@ -7,6 +7,7 @@
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { StoreStandIn } from '../support/store-standin';
+import { eventually } from '../support/wait';
 import { environment, project, serverKey } from '../support/manifests';
 import {
   APP_ID, IDENTITY, STORE_KEY, STORE_KEY_VARIABLE, authorize, commerceManifests, identifiedBuyer, identify, newBuyer, order, product, reconcile, storeSettings,
@@ -102,7 +103,7 @@ describe('POST /commerce/store/identify', () => {
   test('ten per player per ten minutes: the eleventh is 429 with Retry-After and the headers, and does not reach the store', async () => {
     const { rows } = await h.db.raw('SELECT extract(epoch FROM now())::float8 AS now');
     const left = 600 - (Math.floor(rows[0].now) % 600);
-    if (left < 30) await new Promise((resolve) => setTimeout(resolve, (left + 1) * 1000));
+    if (left < 30) await new Promise((resolve) => setTimeout(resolve, (left + 1) * 1000)); // wall time: the limit counts per ten minutes of the database's clock
     const buyer = await newBuyer(h);
     const other = await newBuyer(h);
     const remaining: number[] = [];
@@ -335,8 +336,9 @@ describe('POST /commerce/orders/reconcile', () => {
     const buyer = await identifiedBuyer(h, store);
     store.delayNext('InitTxn', 400); // the store has not yet heard of the order when the client reconciles
     const making = order(h, buyer);
-    let row;
-    while (!(row = await h.db('commerce_orders').where({ player_id: buyer.id }).first())) await new Promise((r) => setTimeout(r, 10));
+    const orderRow = () => h.db('commerce_orders').where({ player_id: buyer.id }).first();
+    await eventually(async () => (await orderRow()) !== undefined, 5_000, 10);
+    const row = await orderRow();
     const reconciled = await reconcile(h, buyer);
     expect(reconciled.status).toBe(200);
     expect(reconciled.body).toEqual({ orders: [expect.objectContaining({ id: row.id, status: 'pending' })], entitlements: [] });

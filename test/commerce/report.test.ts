@@ -14,6 +14,8 @@ import { CrashWorkerMetrics, loadStoreReportSettings } from '@hearth/crash-worke
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { StoreStandIn } from '../support/store-standin';
+import { TestClock } from '../support/clock';
+import { eventually } from '../support/wait';
 import { NAMESPACE, currency, environment, itemType, project, serverKey } from '../support/manifests';
 import { STORE_KEY, STORE_KEY_VARIABLE, authorize, commerceManifests, identifiedBuyer, order, product, reconcile, storeSettings, type Buyer } from './helpers';
 
@@ -23,8 +25,8 @@ let metrics: CrashWorkerMetrics;
 
 const SETTINGS: StoreReportSettings = { intervalSeconds: 3600, maxResults: 500, openOrdersPerTick: 50, recheckSeconds: 0, abandonedAfterSeconds: 3600 };
 
-function newJob(settings: Partial<StoreReportSettings> = {}) {
-  return storeReportJob({ db: h.db, logger: createLogger(process.env.REPORT_LOG ?? 'silent'), settings: { ...SETTINGS, ...settings }, commerce: h.core.commerce, observer: metrics.storeReport });
+function newJob(settings: Partial<StoreReportSettings> = {}, clock?: TestClock) {
+  return storeReportJob({ db: h.db, logger: createLogger(process.env.REPORT_LOG ?? 'silent'), settings: { ...SETTINGS, ...settings }, commerce: h.core.commerce, observer: metrics.storeReport, clock });
 }
 
 beforeAll(async () => {
@@ -302,7 +304,7 @@ describe('refunds and chargebacks', () => {
     Object.assign(store.txnOf(id), { status: 'Succeeded', finalized: 1 });
     const waiting = async (n: number) => {
       const count = async () => Number((await h.db.raw('SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()')).rows[0].n);
-      while ((await count()) < n) await new Promise((r) => setTimeout(r, 10));
+      await eventually(async () => (await count()) >= n, 10_000, 10);
     };
     // The authorization's completion is held at the feed lock, holding the order's row lock by then...
     const feedLock = await h.db.transaction();
@@ -513,8 +515,9 @@ describe('the cursor', () => {
     const bundle = await completedOrder(buyer, 'gem-bundle');
     const later = await completedOrder(buyer, 'gem-bundle');
     store.settle(bundle.storeOrderId, 'Refunded');
-    await new Promise((r) => setTimeout(r, 1100)); // the store's times are to the second
     store.settle(later.storeOrderId, 'Chargedback');
+    // The store's times are to the second: the chargeback is stamped the second after the refund, as one a moment later is.
+    store.txnOf(later.storeOrderId).time = new Date(Date.parse(store.txnOf(bundle.storeOrderId).time) + 1000).toISOString().replace('.000Z', 'Z');
     // A fault of the database's: the take-back's function is missing (this test's own database).
     await h.db.raw('ALTER FUNCTION hearth_commerce_take_back(bigint, text, jsonb) RENAME TO hearth_commerce_take_back_away');
     let outcome;
@@ -558,16 +561,23 @@ describe('running in the worker', () => {
     const bundle = await completedOrder(buyer, 'gem-bundle');
     store.settle(bundle.storeOrderId, 'Refunded');
     const before = store.count('GetReport');
-    const job = newJob({ intervalSeconds: 0.2 });
+    const clock = new TestClock();
+    const job = newJob({ intervalSeconds: 60 }, clock);
     job.start();
-    const deadline = Date.now() + 5000;
-    while (store.count('GetReport') - before < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    // The first tick at once, one report per project; when it ends, the next is set an interval away.
+    await eventually(async () => clock.pending === 1, 5000);
+    expect(store.count('GetReport') - before).toBe(2);
+    await clock.advance(59_000);
+    expect(clock.pending).toBe(1); // not due yet: no tick
+    expect(store.count('GetReport') - before).toBe(2);
+    await clock.advance(1_000); // due: the second tick is in hand
     await job.stop();
+    expect(store.count('GetReport') - before).toBe(4); // stop waited for it
+    // Applied by one of the two ticks (the store may list a settlement a moment after it is made).
     expect((await orderRow(bundle.id)).status).toBe('refunded');
-    const stoppedAt = store.count('GetReport');
-    expect(stoppedAt - before).toBeGreaterThanOrEqual(4); // two projects, at least two ticks
-    await new Promise((r) => setTimeout(r, 500));
-    expect(store.count('GetReport')).toBe(stoppedAt);
+    expect(clock.pending).toBe(0); // and nothing is set to tick again
+    await clock.advance(3_600_000);
+    expect(store.count('GetReport') - before).toBe(4);
   });
 });
 

@@ -7,6 +7,7 @@ import knexFactory from 'knex';
 import { isDatabaseUnreachable } from '@hearth/core';
 import { TEST_DATABASE_URL } from '../support/env';
 import { createTestDatabase, type TestDatabase } from '../support/harness';
+import { eventually } from '../support/wait';
 
 async function errorOf(work: () => Promise<unknown>): Promise<unknown> {
   try {
@@ -67,7 +68,8 @@ test('a query whose connection is cut (57P01 admin_shutdown)', async () => {
   try {
     const pid = (await db.raw('SELECT pg_backend_pid() AS pid')).rows[0].pid;
     const sleeping = errorOf(() => db.raw('SELECT pg_sleep(5)'));
-    await new Promise((r) => setTimeout(r, 100));
+    // The statement is running when its connection is cut.
+    await eventually(async () => (await admin.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ? AND state = 'active' AND query LIKE 'SELECT pg_sleep%'", [pid])).rows[0].n === 1, 5000, 10);
     await admin.raw('SELECT pg_terminate_backend(?)', [pid]);
     const err = await sleeping;
     expect((err as { code?: string }).code).toBe('57P01');

@@ -11,6 +11,7 @@ import { DiskObjectStore, createLogger, getCrash, listCrashIssues } from '@heart
 import { type CrashWorker, loadCrashWorkerSettings, startCrashWorker } from '@hearth/crash-worker';
 import { type Harness, startHarness } from '../support/harness';
 import { call } from '../support/http';
+import { eventually } from '../support/wait';
 import { compress, crashUploadBody, typicalCrashFiles } from '../support/crash-archive';
 
 let h: Harness;
@@ -44,12 +45,14 @@ const upload = (body: Buffer, userId: string) =>
 
 /** Waits (bounded) until no upload is queued any more. */
 async function drained(): Promise<{ id: string; state: string; poison_reason: string | null; crash_id: string | null }[]> {
-  for (let i = 0; i < 120; i++) {
-    const rows = await h.db('crash_uploads').orderBy('seq').select('id', 'state', 'poison_reason', 'crash_id');
-    if (rows.length > 0 && rows.every((r) => r.state !== 'queued')) return rows;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error('uploads still queued after 30 s');
+  let rows: { id: string; state: string; poison_reason: string | null; crash_id: string | null }[] = [];
+  await eventually(async () => {
+    rows = await h.db('crash_uploads').orderBy('seq').select('id', 'state', 'poison_reason', 'crash_id');
+    return rows.length > 0 && rows.every((r) => r.state !== 'queued');
+  }, 30_000, 250).catch(() => {
+    throw new Error('uploads still queued after 30 s');
+  });
+  return rows;
 }
 
 test('UE5 and UE4 archives of one crash become one issue of two crashes; a malformed upload is poison', async () => {

@@ -166,7 +166,7 @@ describe.each(STORES)('symbol files on %s', (kind, setUp) => {
       const asked = await request(fileOf(bytes, label, 'expired', 'Game.sym'));
       // The same upload, signed to expire in a second.
       const short = await store().presignPut(asked.body.key, { sizeBytes: bytes.length, sha256Hex: sha(bytes), expiresInSeconds: 1, apiOrigin: new URL(h.base).origin });
-      await new Promise((r) => setTimeout(r, 2100));
+      await new Promise((r) => setTimeout(r, 2100)); // wall time: the store checks the URL's expiry by its own clock
       expectRefusal(await rawPut(short.url, short.headers, bytes), { s3: [403, 'AccessDenied'], disk: [403, 'forbidden'] });
       expect(await store().head(asked.body.key)).toBeNull();
       expect(await names(`?label=${label}`)).toEqual([]);

@@ -191,12 +191,12 @@ test('queued uploads of both layouts become grouped crashes; malformed ones are 
 
 test('queue depth and the oldest job age are sampled from the queue', async () => {
   const waiting = await queueCrashUpload(database.db, store, live(), crashUploadBody(typicalCrashFiles(fields())), {});
-  await sleep(1100);
+  await sleep(1100); // wall time: the worker samples the oldest job's age in whole seconds of the database's clock
   const worker = await startWorker({ CRASH_WORKER_POLL_SECONDS: '60' });
   // The first poll happens at start; the one waiting job may already be taken. Queue one more, seen before the next poll.
   await eventually(async () => (await uploadState(waiting)).state !== 'queued', 30_000, 100);
   const later = await queueCrashUpload(database.db, store, live(), crashUploadBody(typicalCrashFiles(fields())), {});
-  await sleep(1100);
+  await sleep(1100); // wall time, as above: a second for the age to reach 1
   const text = await metricsText(worker.metricsPort);
   expect(metric(text, 'hearth_crash_queue_depth{state="waiting"}')).toBe(1);
   expect(metric(text, 'hearth_crash_queue_oldest_age_seconds')).toBeGreaterThanOrEqual(1);

@@ -42,7 +42,7 @@ beforeAll(async () => {
     ['sub-nameless', undefined],
   ] as const) {
     made[subject] = (await signIn(h.base, key, subject, name)).player;
-    await sleep(2);
+    await sleep(2); // wall time: the database stamps creation times itself, and the order follows them
   }
   made.other = (await signIn(h.base, h.serverKeys['alpha-test-key'], 'sub-aurora', 'Aurora of Test')).player;
 });
@@ -121,11 +121,11 @@ test("each environment lists its own players only; another environment's player 
 test('lastSeenAt moves with every sign-in and refresh; hasGreenMindAccount follows an identity-provider identity', async () => {
   const entry = async () => (await list('?q=sub-boreal')).body.items[0];
   const before = (await entry()).lastSeenAt as string;
-  await sleep(5);
+  await sleep(5); // wall time: the database stamps lastSeenAt itself, to the millisecond as answered
   const tokens = await signIn(h.base, h.serverKeys['alpha-live-key'], 'sub-boreal');
   const afterSignIn = (await entry()).lastSeenAt as string;
   expect(Date.parse(afterSignIn)).toBeGreaterThan(Date.parse(before));
-  await sleep(5);
+  await sleep(5); // wall time, as above
   expect((await call(h.base, 'POST', '/auth/refresh', { body: { refreshToken: tokens.refreshToken } })).status).toBe(200);
   expect(Date.parse((await entry()).lastSeenAt)).toBeGreaterThan(Date.parse(afterSignIn));
 

@@ -10,6 +10,7 @@ import { IDEMPOTENT_MOVE, ENGINE_MOVE, HOLD_PLAYER_SQL, holdPlayer, loadEnvironm
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { currency, itemType, standardManifests } from '../support/manifests';
+import { eventually } from '../support/wait';
 
 const envName = 'alpha-live';
 const content = [
@@ -157,13 +158,16 @@ describe('the one player hold', () => {
     await h.db.transaction(async (trx) => {
       expect(await holdPlayer(trx, env.id, p)).toEqual({ displayName: null });
       const deletion = h.db('players').where({ id: p }).delete().then(() => (deleted = true), (err: Error) => (deleted = err));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The deletion reaches the player's row and waits on it (were the hold broken, it would be done).
+      const lockWaiters = async () =>
+        (await h.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n as number;
+      await eventually(async () => deleted !== false || (await lockWaiters()) >= 1, 5000, 10);
       expect(deleted).toBe(false);
       // Still held: a move made now in this transaction lands before the deletion.
       await h.core.economy.move(trx, env, p, 'gold', 'credit', { amount: 1, reason: 'held' });
       void deletion;
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await eventually(async () => deleted !== false, 5000, 10);
     expect(deleted).toBe(true);
     await h.db.transaction(async (trx) => expect(await holdPlayer(trx, env.id, p)).toBeNull());
   });

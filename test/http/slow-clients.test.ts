@@ -77,7 +77,7 @@ test('a keep-alive connection idle between requests longer than the headers dead
     });
   try {
     expect(await ask()).toMatch(/^HTTP\/1\.1 200 /);
-    await new Promise((r) => setTimeout(r, TIMEOUTS.headersMs * 2));
+    await new Promise((r) => setTimeout(r, TIMEOUTS.headersMs * 2)); // wall time: idle past the headers deadline, a timer of node's server
     expect(socket.destroyed).toBe(false);
     expect(await ask()).toMatch(/^HTTP\/1\.1 200 /);
   } finally {

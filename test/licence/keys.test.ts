@@ -143,11 +143,12 @@ describe('hearth signing-keys rotate --key-set licence', () => {
       [old.kid, false],
       [result.kid, true],
     ]);
+    // The command announces the rotation; the API's ring reloads on hearing it.
     let kids: string[] = [];
-    for (let i = 0; i < 40 && kids[0] !== result.kid; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(async () => {
       kids = (await call(h.base, 'GET', '/licence/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
-    }
+      return kids[0] === result.kid;
+    }, 2000, 50);
     expect(kids).toEqual([result.kid, old.kid]);
     expect((await call(h.base, 'GET', '/.well-known/jwks.json')).body.keys).toEqual(playerBefore);
   });

@@ -20,6 +20,7 @@ import {
 } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
+import { eventually } from '../support/wait';
 import { verifyAsPlugin } from '../support/licence';
 import { NAMESPACE, environment, plan, project, serverKey, standardManifests } from '../support/manifests';
 
@@ -237,10 +238,10 @@ describe('licence tokens', () => {
     const rotated = await rotateSigningKey(h.db, h.masterKey, LICENCE_SIGNING_KEYS);
     await h.core.bus.announce({ kind: 'signing-keys' });
     let set: { keys: { kid: string }[] } = { keys: [] };
-    for (let i = 0; i < 50 && set.keys[0]?.kid !== rotated.kid; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(async () => {
       set = (await call(h.base, 'GET', '/licence/jwks.json')).body;
-    }
+      return set.keys[0]?.kid === rotated.kid;
+    }, 2500, 50);
     expect(set.keys.map((k) => k.kid)).toEqual([rotated.kid, ...rotated.retired]);
     const after = await call(h.base, 'POST', '/licence/check', { token: alphaKey, body: { machineId: 'm-rotate' } });
     const keySet = createLocalJWKSet(set as never);

@@ -5,6 +5,7 @@
  */
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
+import { eventually } from '../support/wait';
 import { currency, environment, itemType, plan, project, serverKey, standardManifests } from '../support/manifests';
 import { Client, type RealtimeInstance, startRealtime } from '../realtime/support';
 import { type Sample, labelValues, scrape, seriesOf, total } from './scrape';
@@ -220,7 +221,8 @@ test('realtime: connections, frames, closes by code, fan-out latency, and its ow
       expect(total(await scrape(rt.metricsUrl!), 'hearth_realtime_connections', { state: 'authorized' })).toBe(1);
       socket.ws.close(1000);
       await new Promise((resolve) => socket.ws.once('close', resolve));
-      for (let i = 0; i < 50 && total(await scrape(rt.metricsUrl!), 'hearth_realtime_connections', { state: 'authorized' }) !== 0; i++) await new Promise((r) => setTimeout(r, 20));
+      // The server counts the close once its side is closed too.
+      await eventually(async () => total(await scrape(rt.metricsUrl!), 'hearth_realtime_connections', { state: 'authorized' }) === 0, 1000, 20);
     },
     rt.metricsUrl!,
   );

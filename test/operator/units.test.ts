@@ -15,27 +15,36 @@ import { KeyedQueue, type WorkResult, backoffDelay } from '../../operator/src/qu
 import { secretNameOf } from '../../operator/src/server-key';
 import { TerminatingObjects } from '../../operator/src/terminating';
 import { eventually } from '../support/wait';
+import { TestClock } from '../support/clock';
 import { ownersOf } from '../../operator/src/secret-watch';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A run the test ends: `started` resolves when the work begins, `finish()` lets it answer. */
+function gate() {
+  let finish!: () => void;
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  return { finished, finish };
+}
 
 describe('KeyedQueue', () => {
   test('never runs one key twice at once; an add during a run runs it once more afterwards', async () => {
     let running = 0;
     let most = 0;
     const runs: string[] = [];
+    const held = [gate(), gate(), gate()];
     const q = new KeyedQueue(async (key) => {
       running += 1;
       most = Math.max(most, running);
-      runs.push(key);
-      await sleep(30);
+      await held[runs.push(key) - 1].finished;
       running -= 1;
       return 'done';
     }, { concurrency: 4, baseDelayMs: 10, maxDelayMs: 100 });
     q.add('a');
-    await sleep(5);
+    expect(runs).toEqual(['a']); // the first run has begun and is held
     for (let i = 0; i < 5; i += 1) q.add('a'); // five events while it runs: one more run, not five
-    await sleep(100);
+    expect(runs).toEqual(['a']);
+    held[0].finish();
+    await eventually(async () => runs.length === 2, 2000);
+    held[1].finish();
     await q.idle();
     expect(runs).toEqual(['a', 'a']);
     expect(most).toBe(1);
@@ -44,57 +53,80 @@ describe('KeyedQueue', () => {
   test('different keys run side by side up to the concurrency', async () => {
     let running = 0;
     let most = 0;
-    const q = new KeyedQueue(async () => {
+    const held = new Map<string, () => void>();
+    const q = new KeyedQueue(async (key) => {
       running += 1;
       most = Math.max(most, running);
-      await sleep(20);
+      await new Promise<void>((resolve) => held.set(key, resolve));
       running -= 1;
       return 'done';
     }, { concurrency: 2, baseDelayMs: 10, maxDelayMs: 100 });
     ['a', 'b', 'c', 'd'].forEach((k) => q.add(k));
+    expect([...held.keys()]).toEqual(['a', 'b']); // two at once; c and d wait
+    held.get('a')!();
+    await eventually(async () => held.has('c'), 2000);
+    expect(held.has('d')).toBe(false);
+    for (const key of ['b', 'c']) held.get(key)!();
+    await eventually(async () => held.has('d'), 2000);
+    held.get('d')!();
     await q.idle();
     expect(most).toBe(2);
   });
 
   test('a retry (or a throw) comes back after a growing backoff; success resets it', async () => {
+    const clock = new TestClock({ at: 1_000_000 });
     const times: number[] = [];
     let failures = 3;
     const errors: unknown[] = [];
     const q = new KeyedQueue(async () => {
-      times.push(Date.now());
+      times.push(clock.now());
       if (failures-- === 3) throw new Error('boom');
       return failures >= 0 ? 'retry' : 'done';
-    }, { concurrency: 1, baseDelayMs: 40, maxDelayMs: 1000, onError: (_k, err) => errors.push(err) });
+    }, { concurrency: 1, baseDelayMs: 40, maxDelayMs: 1000, onError: (_k, err) => errors.push(err), clock });
     q.add('k');
-    await sleep(600);
-    expect(times).toHaveLength(4);
+    // Each retry is due 40, 80, 160 ms after the run before (less up to 20% jitter), and not sooner.
+    for (const backoff of [40, 80, 160]) {
+      const runs = times.length;
+      const last = times[runs - 1];
+      await clock.advance(last + backoff * 0.8 - 1 - clock.now());
+      expect(times).toHaveLength(runs);
+      await clock.advance(last + backoff - clock.now());
+      expect(times).toHaveLength(runs + 1);
+    }
+    await q.idle();
+    expect(clock.pending).toBe(0); // done: no retry left scheduled
     const gaps = times.slice(1).map((t, i) => t - times[i]);
-    expect(gaps[0]).toBeGreaterThanOrEqual(30); // ~40
-    expect(gaps[1]).toBeGreaterThanOrEqual(60); // ~80
-    expect(gaps[2]).toBeGreaterThanOrEqual(120); // ~160
+    expect(gaps[0]).toBeGreaterThanOrEqual(32);
+    expect(gaps[0]).toBeLessThanOrEqual(40);
+    expect(gaps[1]).toBeGreaterThanOrEqual(64);
+    expect(gaps[1]).toBeLessThanOrEqual(80);
+    expect(gaps[2]).toBeGreaterThanOrEqual(128);
+    expect(gaps[2]).toBeLessThanOrEqual(160);
     expect(errors).toHaveLength(1);
     expect(q.attemptsOf('k')).toBe(0);
   });
 
   test('an add brings a key waiting for its retry back at once; stop drops scheduled retries', async () => {
+    const clock = new TestClock({ at: 1_000_000 });
     const times: number[] = [];
     const q = new KeyedQueue(async () => {
-      times.push(Date.now());
+      times.push(clock.now());
       return 'retry';
-    }, { concurrency: 1, baseDelayMs: 10_000, maxDelayMs: 10_000 });
+    }, { concurrency: 1, baseDelayMs: 10_000, maxDelayMs: 10_000, clock });
     q.add('k');
-    await sleep(20);
+    await eventually(async () => clock.pending === 1, 2000); // the first run asked for a retry, 8 to 10 s away
     q.add('k');
-    await sleep(20);
-    expect(times).toHaveLength(2);
+    expect(times).toEqual([1_000_000, 1_000_000]); // the second run came at once, no time passed
+    await eventually(async () => clock.pending === 1, 2000);
     await q.stop();
+    expect(clock.pending).toBe(0);
     q.add('k');
-    await sleep(20);
+    await clock.advance(60_000);
     expect(times).toHaveLength(2);
   });
 
   test("the reconcile lag is the age of the oldest add not yet served: waiting or in a run; a re-add during a run counts from itself; 0 once idle", async () => {
-    let now = 1_000_000;
+    const clock = new TestClock({ at: 1_000_000 });
     const release = new Map<string, () => void>();
     const started: string[] = [];
     const q = new KeyedQueue(
@@ -103,21 +135,21 @@ describe('KeyedQueue', () => {
           started.push(key);
           release.set(key, () => resolve('done'));
         }),
-      { concurrency: 1, baseDelayMs: 10, maxDelayMs: 100, now: () => now },
+      { concurrency: 1, baseDelayMs: 10, maxDelayMs: 100, clock },
     );
     const ran = (key: string, times: number) => eventually(async () => started.filter((k) => k === key).length >= times, 2000);
     expect(q.oldestAgeSeconds()).toBe(0);
     q.add('a'); // runs at once (at t0)
-    now += 2_000;
+    await clock.advance(2_000);
     q.add('b'); // waits behind a (at t0 + 2 s)
-    now += 3_000;
+    await clock.advance(3_000);
     expect(q.oldestAgeSeconds()).toBe(5); // a's run, hung for 5 s, holds the lag
     q.add('b'); // added again while waiting: still counts from its first add
     q.add('a'); // added while running: counts from now, not from a's first add
     release.get('a')!();
     await ran('b', 1);
     expect(q.oldestAgeSeconds()).toBe(3); // b running since its add at t0 + 2 s; a waiting since t0 + 5 s
-    now += 1_000;
+    await clock.advance(1_000);
     release.get('b')!();
     await ran('a', 2);
     expect(q.oldestAgeSeconds()).toBe(1); // a's second run serves its add at t0 + 5 s

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { parseTrustedProxies } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
+import { eventually } from '../support/wait';
 import { Client, type RealtimeInstance, sleep, startRealtime } from './support';
 import { RedisRelay } from '../support/relay';
 
@@ -75,7 +76,7 @@ function expectRefused(answer: Answer, limit = LIMIT): void {
 /** Windows are clock minutes: a test that must stay inside one waits for the next when this one is nearly over. */
 async function roomInMinute(margin = 10): Promise<void> {
   const secondsLeft = 60 - ((Date.now() / 1000) % 60);
-  if (secondsLeft < margin) await sleep(secondsLeft * 1000 + 100);
+  if (secondsLeft < margin) await sleep(secondsLeft * 1000 + 100); // wall time: the limits count per clock minute, in Redis
 }
 
 beforeAll(async () => {
@@ -173,7 +174,7 @@ describe('with Redis out of reach', () => {
 
       // Back: the limit holds again.
       await relay.open(relay.port);
-      for (let i = 0; i < 100 && !(await rt.core.coordination.ping()); i++) await sleep(100);
+      await eventually(() => rt.core.coordination.ping(), 10_000, 100);
       expectRefused(await upgrade(rt.url, '203.0.113.30'), 1);
     } finally {
       for (const c of clients.splice(0)) c.close();

@@ -6,7 +6,7 @@ import { type ApiInstance, type Harness, startHarness } from '../support/harness
 import { call, signIn } from '../support/http';
 import type { EnvironmentContext, PlatformSession } from '@hearth/core';
 import { coreSessionReader, type SessionReader } from '@hearth/realtime';
-import { Client, type Frame, type RealtimeInstance, sleep, startRealtime } from './support';
+import { Client, type Frame, type RealtimeInstance, channelHandled, sleep, startRealtime } from './support';
 
 let h: Harness;
 let apiB: ApiInstance;
@@ -51,10 +51,12 @@ async function expectSession(c: Client, session: unknown): Promise<void> {
 
 /**
  * A lobby's creation event travels through Redis and may land just after a subscription made at
- * once: a repeat of the state `subscribed` carried. Waits a moment and drops such repeats (only).
+ * once: a repeat of the state `subscribed` carried. Waits until the socket's process has handled what
+ * was published and the socket has what it was sent, then drops such repeats (only).
  */
-async function dropRepeats(c: Client, subscribed: Frame): Promise<void> {
-  await sleep(100);
+async function dropRepeats(rt: RealtimeInstance, c: Client, subscribed: Frame): Promise<void> {
+  await channelHandled(rt);
+  await c.flushed();
   for (const f of c.frames.splice(0)) expect(f).toEqual({ v: 1, type: 'session', payload: { session: subscribed.payload.session } });
 }
 
@@ -210,7 +212,7 @@ test('subscribe follows any session of the environment; unsubscribe stops; the l
   w.send({ v: 1, type: 'subscribe', id: 1, payload: { sessionId: other.id } });
   const followed = await w.waitFor((f) => f.type === 'subscribed');
   w.send({ v: 1, type: 'unsubscribe', id: 2, payload: { sessionId: other.id } });
-  await dropRepeats(w, followed);
+  await dropRepeats(rtB, w, followed);
   await ok(h.base, `/sessions/${other.id}/ready`, host.token, { isReady: true });
   await w.quiet(300);
   w.send({ v: 1, type: 'unsubscribe', id: 3, payload: { sessionId: other.id } });
@@ -241,7 +243,7 @@ test('a watcher that takes a seat goes on following it, once', async () => {
   const made = await create(h.base, host);
   const g = await connect(rtA, guest);
   g.send({ v: 1, type: 'subscribe', payload: { sessionId: made.id } });
-  await dropRepeats(g, await g.waitFor((f) => f.type === 'subscribed'));
+  await dropRepeats(rtA, g, await g.waitFor((f) => f.type === 'subscribed'));
   const joined = await ok(apiB.base, `/sessions/${made.id}/join`, guest.token);
   await expectSession(g, joined);
   await g.quiet(200);
@@ -280,7 +282,7 @@ test('sign-out everywhere closes the player’s sockets on every realtime proces
   await bystander.quiet(100);
 
   // Signed in again after the cut-off: a late or repeated sign-out message leaves this socket open.
-  await sleep(1100);
+  await sleep(1100); // wall time: the cut-off is a token's issue time, in whole seconds of the wall clock
   const fresh = await signIn(h.base, h.serverKeys['alpha-live-key'], p.subject);
   expect(fresh.player.id).toBe(p.id);
   const back = await connect(rtA, { ...p, token: fresh.accessToken });
@@ -368,7 +370,7 @@ describe('changes committed while the socket reads a session', () => {
     const made = await create(h.base, host);
     const c = await authorizeHeld(host);
     const joined = await ok(apiB.base, `/sessions/${made.id}/join`, guest.token);
-    await sleep(150); // the event reaches the realtime process while its read is held
+    await channelHandled(rtGated); // the event reaches the realtime process while its read is held
     reader.release();
     expect((await c.next()).type).toBe('authorized');
     await expectSession(c, joined);
@@ -382,7 +384,7 @@ describe('changes committed while the socket reads a session', () => {
     await ok(h.base, `/sessions/${made.id}/join`, guest.token);
     const c = await authorizeHeld(guest);
     expect((await call(apiB.base, 'POST', `/sessions/${made.id}/leave`, { token: guest.token })).status).toBe(204);
-    await sleep(150);
+    await channelHandled(rtGated);
     reader.release();
     expect((await c.next()).type).toBe('authorized');
     await c.quiet(200);
@@ -396,7 +398,7 @@ describe('changes committed while the socket reads a session', () => {
     const made = await create(h.base, host);
     const c = await authorizeHeld(guest);
     const joined = await ok(h.base, `/sessions/${made.id}/join`, guest.token);
-    await sleep(150);
+    await channelHandled(rtGated);
     reader.release();
     expect((await c.next()).type).toBe('authorized');
     await expectSession(c, joined);
@@ -421,7 +423,7 @@ describe('changes committed while the socket reads a session', () => {
     c.send({ v: 1, type: 'subscribe', id: 's', payload: { sessionId: made.id } });
     await reader.read;
     const readied = await ok(apiB.base, `/sessions/${made.id}/ready`, host.token, { isReady: true });
-    await sleep(150);
+    await channelHandled(rtGated);
     reader.release();
     expect(await c.next()).toEqual({ v: 1, type: 'subscribed', id: 's', payload: { sessionId: made.id, session: readied } });
     await c.quiet(200);

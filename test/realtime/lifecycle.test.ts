@@ -7,6 +7,7 @@ import { loadSigningKeys, TOKEN_AUDIENCE } from '@hearth/core';
 import { RealtimeServer } from '@hearth/realtime';
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
+import { eventually } from '../support/wait';
 import { Client, type RealtimeInstance, sleep, startRealtime } from './support';
 
 let h: Harness;
@@ -79,7 +80,7 @@ describe('heartbeats', () => {
     const pongs: string[] = [];
     c.ws.on('pong', (data) => pongs.push(data.toString()));
     const pongsReach = async (count: number) => {
-      for (let waited = 0; pongs.length < count && waited < 2000; waited += 20) await sleep(20);
+      await eventually(async () => pongs.length >= count, 2000, 20);
       expect(pongs.length).toBe(count);
     };
     c.ws.ping(Buffer.from('before'));
@@ -125,7 +126,7 @@ describe('token expiry', () => {
     const c = await track(Client.authorized(rt.url, await shortToken(t.player.id, exp)));
     c.send({ v: 1, type: 'authorize', id: 'renew', payload: { token: t.accessToken } });
     expect(await c.next()).toEqual({ v: 1, type: 'authorized', id: 'renew', payload: { playerId: t.player.id } });
-    await sleep(exp * 1000 - Date.now() + 400);
+    await sleep(exp * 1000 - Date.now() + 400); // wall time: a token's expiry is the wall clock's, as for every verifier of it
     expect(c.closed).toBeNull();
     c.send({ v: 1, type: 'ping', id: 'after' });
     expect(await c.next()).toEqual({ v: 1, type: 'pong', id: 'after', payload: {} });
@@ -145,8 +146,9 @@ describe('shutdown and metrics', () => {
       const bad = await track(Client.open(rt.url));
       bad.send({ v: 1, type: 'authorize', payload: { token: 'nope' } });
       await bad.waitClosed();
-      await sleep(50);
-      const text = await (await fetch(rt.metricsUrl!)).text();
+      // The client saw the close; the server counts it once its side of the socket is closed too.
+      let text = '';
+      await eventually(async () => /hearth_realtime_closes_total\{code="4401"\} 1\n/.test((text = await (await fetch(rt.metricsUrl!)).text())), 2000, 20);
       expect(text).toMatch(/hearth_realtime_connections\{state="authorized"\} 1\n/);
       expect(text).toMatch(/hearth_realtime_connections\{state="pending"\} 0\n/);
       expect(text).toMatch(/hearth_realtime_frames_in_total\{type="authorize"\} 2\n/);

@@ -3,8 +3,9 @@
  * for and fails after a timeout instead of hanging the test.
  */
 import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import { HearthCore, RedisCoordination, createLogger } from '@hearth/core';
+import { HearthCore, RedisCoordination, SESSION_EVENTS_CHANNEL, createLogger } from '@hearth/core';
 import { startRealtimeServer, type RealtimeProcess, type RealtimeServerOptions } from '@hearth/realtime';
 import { TEST_REDIS_URL } from '../support/env';
 import type { Harness } from '../support/harness';
@@ -128,6 +129,22 @@ export class Client {
     return this.until('the socket to close', () => this.closed ?? undefined, timeoutMs);
   }
 
+  /** Every frame the server sent this socket before now has arrived: a ping's pong comes back behind them. */
+  async flushed(timeoutMs = WAIT_MS): Promise<void> {
+    const payload = randomUUID();
+    let ponged = false;
+    const onPong = (data: Buffer) => {
+      if (data.toString() === payload) ponged = true;
+    };
+    this.ws.on('pong', onPong);
+    try {
+      this.ws.ping(Buffer.from(payload));
+      await eventually(async () => ponged, timeoutMs, 5);
+    } finally {
+      this.ws.off('pong', onPong);
+    }
+  }
+
   /** Asserts that no frame arrives for a while (and the socket stays open). */
   async quiet(ms = 300): Promise<void> {
     await new Promise((r) => setTimeout(r, ms));
@@ -171,6 +188,26 @@ export async function startRealtime(
 import { sleep } from '../support/wait';
 
 export { sleep };
+
+/**
+ * Every message published on the session events channel before now has been handled by the realtime
+ * process `rt`: a marker published now reaches a handler the test adds on the process's own
+ * subscription after the server's handler has taken every earlier message (one connection, one
+ * order, the server's handler first). The server drops the marker as unreadable.
+ */
+export async function channelHandled(rt: RealtimeInstance, timeoutMs = WAIT_MS): Promise<void> {
+  const marker = randomUUID();
+  let seen = false;
+  const stop = await rt.core.coordination.subscribe(SESSION_EVENTS_CHANNEL, (message) => {
+    if (message.includes(marker)) seen = true;
+  });
+  try {
+    await rt.core.coordination.publish(SESSION_EVENTS_CHANNEL, JSON.stringify({ marker }));
+    await eventually(async () => seen, timeoutMs, 5);
+  } finally {
+    await stop();
+  }
+}
 
 /**
  * One `hearth realtime` process (a real process, to be killed) on a port of its own, over the

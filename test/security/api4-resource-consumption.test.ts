@@ -244,7 +244,7 @@ describe('slow chunked bodies, many at once (one at a time: test/http/slow-clien
   test(`${SLOW} chunked bodies that trickle forever are each cut at the request deadline, and others are served meanwhile`, async () => {
     const playersBefore = Number((await h.db('players').count({ n: '*' }).first())!.n);
     const slow = Array.from({ length: SLOW }, trickleForever);
-    await sleep(300);
+    await sleep(300); // wall time: the slow bodies have been trickling a while when the other request comes
     const started = Date.now();
     const meanwhile = await fetch(`${api.base}/flags`, { headers: { Authorization: `Bearer ${server}` } });
     const servedInMs = Date.now() - started;

@@ -324,7 +324,7 @@ describe('API2 identity: the store\'s answer to a ticket says who the player is'
   test('past the identify limit: 429 rate-limited with Retry-After, the store not asked', async () => {
     const { rows } = await h.db.raw('SELECT extract(epoch FROM now())::float8 AS now');
     const left = 600 - (Math.floor(rows[0].now) % 600);
-    if (left < 30) await new Promise((resolve) => setTimeout(resolve, (left + 1) * 1000));
+    if (left < 30) await new Promise((resolve) => setTimeout(resolve, (left + 1) * 1000)); // wall time: the limit counts per ten minutes of the database's clock
     const buyer = await newBuyer(h);
     // Ten attempts with forged tickets use the window up as well as good ones would.
     for (let i = 0; i < 10; i++) expectError(await kept(identify(h, buyer, { ticket: 'AB'.repeat(8 + i), identity: IDENTITY })), 400, 'invalid-ticket');

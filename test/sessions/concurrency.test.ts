@@ -199,7 +199,7 @@ test(`a storm of joins, readies, leaves, kicks and promotes leaves every lobby c
     const full = replies.filter((r) => r.status === 409 && r.body.details?.limit !== undefined);
     for (const r of full) expect(r.body.details).toEqual({ limit: 8 });
 
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await log.settled(); // every event of the answered requests has arrived
     await log.waitFor(s.id, 1);
     const { session, seats } = await expectConsistent(s.id);
     // Nobody left the host's seat; promotion may have moved the role, but there is exactly one host.
@@ -263,7 +263,7 @@ test(`deleting a player while they and others join and leave: no deadlock, no se
     // A lobby the deleted player made in the race has no seats left, so it is closed.
     const made = replies[2];
     if (made.status === 201) expect(await h.db('sessions').where({ id: made.body.id }).first()).toBeUndefined();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await log.settled(); // every event of the answered requests has arrived
     for (const lobby of lobbies) {
       await log.waitFor(lobby.id, 1);
       await expectConsistent(lobby.id);

@@ -1,8 +1,10 @@
 /** Shared by the sessions tests: players, lobbies and a listener on the session events channel. */
+import { randomUUID } from 'node:crypto';
 import { RedisCoordination, SESSION_EVENTS_CHANNEL, type SessionEvent } from '@hearth/core';
 import type { Harness } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call, signIn } from '../support/http';
+import { eventually } from '../support/wait';
 
 export interface TestPlayer {
   id: string;
@@ -65,6 +67,8 @@ export class EventLog {
   /** The session's seats in the database as seen the moment each event arrived (null: no session row). */
   readonly seatsAtArrival: (string[] | null)[] = [];
   private pending: Promise<unknown>[] = [];
+  /** The markers settled() published and waits for, by id: set true when each arrives. */
+  private readonly markers = new Map<string, boolean>();
   private coordination?: RedisCoordination;
   private unsubscribe?: () => Promise<void>;
 
@@ -73,7 +77,12 @@ export class EventLog {
   async start(): Promise<void> {
     this.coordination = new RedisCoordination(TEST_REDIS_URL, { prefix: this.h.redisPrefix });
     this.unsubscribe = await this.coordination.subscribe(SESSION_EVENTS_CHANNEL, (message) => {
-      const event = JSON.parse(message) as SessionEvent;
+      const parsed = JSON.parse(message) as SessionEvent | { marker: string };
+      if ('marker' in parsed) {
+        this.markers.set(parsed.marker, true);
+        return;
+      }
+      const event = parsed;
       const index = this.events.push(event) - 1;
       this.pending.push(
         Promise.all([
@@ -98,17 +107,29 @@ export class EventLog {
 
   /** Waits (bounded) until `count` events of the session have arrived; answers them. */
   async waitFor(sessionId: string, count: number, timeoutMs = 3000): Promise<SessionEvent[]> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.for(sessionId).length < count && Date.now() < deadline) await sleep(10);
+    await eventually(async () => this.for(sessionId).length >= count, timeoutMs, 10).catch(() => undefined); // the caller checks what came
     await Promise.all(this.pending);
     return this.for(sessionId);
   }
 
-  /** Waits for `count` events of a session, then a little longer to see that no more come. */
+  /**
+   * Every event published before this call has arrived, its seats read: a marker published now
+   * arrives after them, since Redis hands a channel's messages on in the order it took them. The API
+   * publishes a change's event before it answers the request, so after the answer nothing more of it comes.
+   */
+  async settled(): Promise<void> {
+    const marker = randomUUID();
+    this.markers.set(marker, false);
+    await this.coordination!.publish(SESSION_EVENTS_CHANNEL, JSON.stringify({ marker }));
+    await eventually(async () => this.markers.get(marker) === true, 3000, 5);
+    this.markers.delete(marker);
+    await Promise.all(this.pending);
+  }
+
+  /** Waits for `count` events of a session, and sees that no more come of what was answered so far. */
   async exactly(sessionId: string, count: number): Promise<SessionEvent[]> {
     await this.waitFor(sessionId, count);
-    await sleep(150);
-    await Promise.all(this.pending);
+    await this.settled();
     const events = this.for(sessionId);
     expect(events.length).toBe(count);
     return events;
@@ -119,19 +140,11 @@ export class EventLog {
   }
 }
 
-import { sleep } from '../support/wait';
-
-export { sleep };
-
 /** Waits (bounded) until `n` backends of this test's database are waiting for a lock. */
 export async function waitForLockWaiters(h: Harness, n: number, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { rows } = await h.db.raw(
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-    );
-    if (rows[0].n >= n) return;
-    if (Date.now() > deadline) throw new Error(`expected ${n} lock waiters, saw ${rows[0].n}`);
-    await sleep(10);
-  }
+  const waiting = async () =>
+    (await h.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n as number;
+  await eventually(async () => (await waiting()) >= n, timeoutMs, 10).catch(async () => {
+    throw new Error(`expected ${n} lock waiters, saw ${await waiting()}`);
+  });
 }

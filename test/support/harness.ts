@@ -9,6 +9,7 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import { stringify } from 'yaml';
 import {
+  type Clock,
   type DashboardHosting,
   type Db,
   DiskObjectStore,
@@ -75,9 +76,11 @@ export async function startApiInstance(opts: {
   timeouts?: Partial<SlowClientTimeouts>;
   /** Custom dashboards' hosting; default hosted, client secrets from the environment variables. */
   dashboards?: DashboardHosting;
+  /** The core's clock (a TestClock the test advances); default the system's. */
+  clock?: Clock;
 }): Promise<ApiInstance> {
   const coordination = new RedisCoordination(TEST_REDIS_URL, { prefix: opts.redisPrefix });
-  const core = new HearthCore({ db: opts.db, coordination, masterKey: opts.masterKey, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), objectStore: opts.objectStore, dashboards: opts.dashboards });
+  const core = new HearthCore({ db: opts.db, coordination, masterKey: opts.masterKey, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), objectStore: opts.objectStore, dashboards: opts.dashboards, clock: opts.clock });
   await core.start();
   const api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0, extraRoutes: opts.extraRoutes, trustedProxies: opts.trustedProxies, timeouts: opts.timeouts });
   // The test client checks answers against the document; the test's own routes are not in it.
@@ -113,6 +116,8 @@ export interface HarnessOptions {
   trustedProxies?: ProxyTrust;
   /** Object storage of the API processes; default a fresh folder on disk, removed at close. */
   objectStore?: ObjectStore;
+  /** The clock of every API process's core (a TestClock the test advances); default the system's. */
+  clock?: Clock;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -121,7 +126,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const redisPrefix = `hearth-test:${randomBytes(6).toString('hex')}:`;
   const storageFolder = options.objectStore ? undefined : await mkdtemp(path.join(os.tmpdir(), 'hearth-objects-'));
   const objectStore = options.objectStore ?? new DiskObjectStore(storageFolder!);
-  const instance = await startApiInstance({ db: database.db, redisPrefix, masterKey, extraRoutes: options.extraRoutes, trustedProxies: options.trustedProxies, objectStore });
+  const instance = await startApiInstance({ db: database.db, redisPrefix, masterKey, extraRoutes: options.extraRoutes, trustedProxies: options.trustedProxies, objectStore, clock: options.clock });
   const serverKeys: Record<string, string> = {};
   const others: ApiInstance[] = [];
 
@@ -141,7 +146,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     serverKeys,
     apply,
     startAnotherApi: async () => {
-      const other = await startApiInstance({ db: database.db, redisPrefix, masterKey, extraRoutes: options.extraRoutes, objectStore });
+      const other = await startApiInstance({ db: database.db, redisPrefix, masterKey, extraRoutes: options.extraRoutes, objectStore, clock: options.clock });
       others.push(other);
       return other;
     },

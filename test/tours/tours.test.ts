@@ -66,7 +66,7 @@ describe('tours', () => {
     const firstAt = (await list(p.accessToken)).items.find((t) => t.id === 'craft-1')!.completedAt!;
     expect(Math.abs(Date.parse(firstAt) - Date.now())).toBeLessThan(60_000);
 
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 10)); // wall time: the database stamps completedAt itself; a second stamp would differ
     expect((await call(h.base, 'POST', '/players/me/tours/craft-1/complete', { token: p.accessToken, rawBody: 'not even json' })).status).toBe(204);
     expect((await call(h.base, 'POST', '/players/me/tours/craft-1/complete', { token: p.accessToken })).status).toBe(204);
     const after = await list(p.accessToken);

@@ -1,13 +1,17 @@
+import { type Clock, systemClock } from './clock';
+
 /**
  * A small in-process cache with a time-to-live and an upper size; entries can also be dropped by key
- * when another process announces a change (see the invalidation bus).
+ * when another process announces a change (see the invalidation bus). Its entries age by `clock`.
  */
 export class TtlCache<K, V> {
   private entries = new Map<K, { value: V; expiresAt: number }>();
-  private lastSweep = Date.now();
-  constructor(private readonly ttlMs: number, private readonly maxEntries = 100_000) {}
+  private lastSweep: number;
+  constructor(private readonly ttlMs: number, private readonly maxEntries = 100_000, private readonly clock: Clock = systemClock) {
+    this.lastSweep = clock.now();
+  }
 
-  get(key: K, now = Date.now()): V | undefined {
+  get(key: K, now = this.clock.now()): V | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.expiresAt <= now) {
@@ -19,7 +23,7 @@ export class TtlCache<K, V> {
 
   set(key: K, value: V, ttlMs = this.ttlMs): void {
     // Expired entries nobody reads again would stay until the size bound: drop them once per lifetime.
-    const now = Date.now();
+    const now = this.clock.now();
     if (now - this.lastSweep >= this.ttlMs) {
       this.lastSweep = now;
       for (const [k, e] of this.entries) if (e.expiresAt <= now) this.entries.delete(k);

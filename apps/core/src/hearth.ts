@@ -1,6 +1,7 @@
 import type { Db } from './db/knex';
 import type { Coordination } from './coord/coordination';
 import type { Logger } from './logger';
+import { type Clock, type Timer, systemClock } from './clock';
 import { InvalidationBus } from './invalidation';
 import { EnvironmentRegistry } from './tenancy/registry';
 import { ServerKeyVerifier } from './auth/server-keys';
@@ -56,6 +57,8 @@ export interface HearthDeps {
   objectStore?: ObjectStore;
   /** Whether custom dashboards are hosted and where their client secrets are; default hosted, secrets from the environment variables. */
   dashboards?: DashboardHosting;
+  /** What the caches, the blog's schedule and the housekeeping read time from (clock.ts); default the system's. */
+  clock?: Clock;
 }
 
 /** The domain services one process needs, wired once; the API and the realtime server both build on it. */
@@ -63,6 +66,8 @@ export class HearthCore {
   readonly db: Db;
   readonly coordination: Coordination;
   readonly logger: Logger;
+  /** The time of the caches and schedules; what the process's background jobs (the store report) take too. */
+  readonly clock: Clock;
   readonly objectStore: ObjectStore | undefined;
   readonly bus: InvalidationBus;
   readonly environments: EnvironmentRegistry;
@@ -104,7 +109,7 @@ export class HearthCore {
   readonly commerce: CommerceService;
   /** What the domain tells the process's metrics (ledger moves, save writes): sinks attach to it. */
   readonly telemetry = new Telemetry();
-  private housekeeping?: NodeJS.Timeout;
+  private housekeeping?: Timer;
   /** Opens what the operator carried sealed from a project's Secrets (the dashboard client secret, the store's publisher key). */
   private readonly projectSecretKeys: ProjectSecretKeys;
 
@@ -113,6 +118,7 @@ export class HearthCore {
     this.projectSecretKeys = projectSecretKeys(deps.masterKey);
     this.coordination = deps.coordination;
     this.logger = deps.logger;
+    this.clock = deps.clock ?? systemClock;
     this.objectStore = deps.objectStore;
     this.bus = new InvalidationBus(deps.coordination, (err) =>
       deps.logger.warn({ err: err.message }, 'could not announce a change; other processes will see it when their caches expire'),
@@ -120,12 +126,12 @@ export class HearthCore {
     // The services given the pool here load process-wide caches on it (environments, server keys,
     // signing keys, players' token state, content versions): the hot path reads them without waiting,
     // and they hold committed data only. Every other read and write takes its database from its caller.
-    this.environments = new EnvironmentRegistry(deps.db, this.bus);
+    this.environments = new EnvironmentRegistry(deps.db, this.bus, this.clock);
     this.origins = new OriginDirectory(deps.db, this.bus, deps.logger);
-    this.serverKeys = new ServerKeyVerifier(deps.db, this.bus);
+    this.serverKeys = new ServerKeyVerifier(deps.db, this.bus, this.clock);
     this.tokens = new TokenService(deps.db, deps.masterKey, this.bus);
-    this.players = new PlayerService(deps.db, this.bus);
-    this.licence = new LicenceService(deps.db, deps.masterKey, this.bus);
+    this.players = new PlayerService(deps.db, this.bus, this.clock);
+    this.licence = new LicenceService(deps.db, deps.masterKey, this.bus, this.clock);
     this.cursors = new CursorCodec(deriveKey(deps.masterKey, 'cursors'));
     this.dashboards = new DashboardService(
       deps.db,
@@ -138,13 +144,13 @@ export class HearthCore {
     this.authenticator = new Authenticator(this.serverKeys, this.tokens, this.environments, this.players, this.licence, this.dashboards);
     this.refresh = new RefreshService(deps.masterKey, this.tokens, this.authenticator, this.players);
     this.idp = new IdentityProviderVerifier();
-    this.contentWatch = new ContentWatch(deps.db, this.bus, deps.logger);
+    this.contentWatch = new ContentWatch(deps.db, this.bus, deps.logger, this.clock);
     this.gameConfig = new GameConfigService(deps.db, this.cursors, this.bus, this.contentWatch);
     this.sessions = new SessionService(deps.coordination, deps.logger);
     this.legal = new LegalService(deps.db, this.cursors, this.bus, this.contentWatch, this.players);
     this.tours = new TourService(this.cursors);
     this.saves = new SaveService(this.cursors, this.telemetry);
-    this.blog = new BlogService(deps.db, this.cursors, this.bus, this.contentWatch);
+    this.blog = new BlogService(deps.db, this.cursors, this.bus, this.contentWatch, this.clock);
     this.realms = new RealmService(this.cursors);
     this.economy = new EconomyService(this.cursors, this.telemetry);
     this.itemTypes = new ItemTypeService(deps.db, this.cursors, this.bus, this.contentWatch);
@@ -178,16 +184,15 @@ export class HearthCore {
     await publishProjectSecretKey(this.db, this.projectSecretKeys);
     // Expired idempotency records and used refresh tokens are swept now and then by every process;
     // the deletes are idempotent, so several processes sweeping at once is harmless.
-    this.housekeeping = setInterval(() => {
+    this.housekeeping = this.clock.every(10 * 60_000, () => {
       Promise.all([pruneIdempotencyRecords(this.db), this.refresh.prune(this.db)]).catch((err) =>
         this.logger.warn({ err }, 'housekeeping failed'),
       );
-    }, 10 * 60_000);
-    this.housekeeping.unref();
+    });
   }
 
   async stop(): Promise<void> {
-    if (this.housekeeping) clearInterval(this.housekeeping);
+    this.housekeeping?.cancel();
     this.tokens.stop();
     this.licence.stop();
     this.origins.stop();

@@ -4,6 +4,7 @@ export * from './config';
 export * from './logger';
 export * from './ids';
 export * from './cache';
+export * from './clock';
 export * from './validation';
 export * from './pagination';
 export * from './idempotency';

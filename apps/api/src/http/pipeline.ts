@@ -191,7 +191,9 @@ export function credentialKeyOf(principal: EnvironmentPrincipal): string {
 }
 
 export class Pipeline {
-  constructor(readonly core: HearthCore, readonly metrics: ApiMetrics) {}
+  constructor(readonly core: HearthCore, readonly metrics: ApiMetrics) {
+    this.answers = new TtlCache(ANSWER_TTL_MS, ANSWERS_KEPT, core.clock);
+  }
 
   private readonly checkLists = new CheckLists();
 
@@ -246,7 +248,7 @@ export class Pipeline {
    * services hand out the same ETag string for the same ask and version (AskDigests), and V8 keeps its
    * hash. A change of version makes new ETags; the old entries age out.
    */
-  private readonly answers = new TtlCache<string, KeptAnswer>(ANSWER_TTL_MS, ANSWERS_KEPT);
+  private readonly answers: TtlCache<string, KeptAnswer>;
 
   /**
    * Runs one request of a matched route, leaving the answer on the exchange (errors are thrown). One

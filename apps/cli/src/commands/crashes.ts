@@ -58,7 +58,7 @@ function startReportJob(
     return null;
   }
   const core = new HearthCore({ db: deps.db, coordination: deps.coordination, masterKey, logger: deps.logger });
-  return startStoreReport({ db: deps.db, logger: deps.logger, settings: config.storeReport, metrics: deps.metrics, commerce: core.commerce });
+  return startStoreReport({ db: deps.db, logger: deps.logger, settings: config.storeReport, metrics: deps.metrics, commerce: core.commerce, clock: core.clock });
 }
 
 const LIMIT_MAX = 200;

@@ -101,10 +101,10 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
     : null;
   // The commerce report job runs here too, through this process's commerce service.
   const storeReportSettings = loadStoreReportSettings(process.env);
-  const storeReport = storeReportSettings ? startStoreReport({ db, logger, settings: storeReportSettings, metrics: workerMetrics, commerce: core.commerce }) : null;
+  const storeReport = storeReportSettings ? startStoreReport({ db, logger, settings: storeReportSettings, metrics: workerMetrics, commerce: core.commerce, clock: core.clock }) : null;
   // What the player does at the local store (`hearth dev store approve|decline|refund|chargeback`) is
   // read by Hearth before the command returns, as the report job would read it at its next tick.
-  const reportNow = storeReport ?? storeReportJob({ db, logger, settings: DEFAULT_STORE_REPORT_SETTINGS, commerce: core.commerce });
+  const reportNow = storeReport ?? storeReportJob({ db, logger, settings: DEFAULT_STORE_REPORT_SETTINGS, commerce: core.commerce, clock: core.clock });
   local.store.afterChange = () => readReportNow(reportNow);
   const appKey = (await db('environments').whereNull('retired_at').orderBy('id').first('app_key'))?.app_key;
   const services = local.describe(examples, `${api.url}/v1`);

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Db, Queryable } from '../db/knex';
 import { randomId } from '../ids';
 import { SingleFlight, TtlCache } from '../cache';
+import { type Clock, systemClock } from '../clock';
 import { inTransaction } from '../db/transaction';
 import { type Announcer, type InvalidationBus, announceAfterCommit } from '../invalidation';
 
@@ -123,11 +124,12 @@ interface CachedKey {
 /** Verifies presented keys of one kind with a short per-process cache; revocations are pushed over the bus. */
 export class HashedKeyVerifier {
   private readonly pattern: RegExp;
-  private cache = new TtlCache<string, CachedKey | null>(CACHE_MS);
+  private readonly cache: TtlCache<string, CachedKey | null>;
   /** Concurrent first uses share one load (and so one entry), so last use is written once, not once each. */
   private loads = new SingleFlight<string, CachedKey | null>();
 
-  constructor(private readonly kind: HashedKeyKind, private readonly db: Db, bus: InvalidationBus) {
+  constructor(private readonly kind: HashedKeyKind, private readonly db: Db, bus: InvalidationBus, clock: Clock = systemClock) {
+    this.cache = new TtlCache(CACHE_MS, undefined, clock);
     this.pattern = patternOf(kind);
     bus.on((event) => {
       if (event.kind === kind.invalidation) this.cache.delete(event.keyId);

@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../db/knex';
+import type { Clock } from '../clock';
 import { refuse } from '../errors';
 import { inTransaction } from '../db/transaction';
 import type { Announcer, InvalidationBus } from '../invalidation';
@@ -82,8 +83,8 @@ export async function liveKeyOfManifest(db: Queryable, manifest: { namespace: st
 export class ServerKeyVerifier {
   private readonly verifier: HashedKeyVerifier;
 
-  constructor(db: Db, bus: InvalidationBus) {
-    this.verifier = new HashedKeyVerifier(SERVER_KEYS, db, bus);
+  constructor(db: Db, bus: InvalidationBus, clock?: Clock) {
+    this.verifier = new HashedKeyVerifier(SERVER_KEYS, db, bus, clock);
   }
 
   /** The key's environment, or null for a malformed, unknown or revoked key. */

@@ -14,6 +14,7 @@
 import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { SingleFlight } from '../cache';
+import { type Clock, systemClock } from '../clock';
 import type { InvalidationBus } from '../invalidation';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
@@ -121,14 +122,14 @@ export class BlogService {
 
   /**
    * `pool` serves the snapshots only: shared by every request of the process, they hold committed
-   * data. `now` is the clock that decides visibility (tests may give their own).
+   * data. `clock` decides visibility (a test moves its own past a post's time).
    */
   constructor(
     private readonly pool: Db,
     private readonly cursors: CursorCodec,
     bus: InvalidationBus,
     private readonly watch: ContentWatch,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
   ) {
     bus.on((event) => {
       if (event.kind === 'content') this.drop(event.environmentId);
@@ -143,7 +144,7 @@ export class BlogService {
 
   /** The environment's blog as readers see it now, and the snapshot it is a view of: from memory while nothing changed. */
   async current(envId: number): Promise<BlogMoment> {
-    const now = this.now();
+    const now = this.clock.now();
     let snapshot = this.snapshots.get(envId);
     // A snapshot made before the ContentWatch last went down, or while it is down, may have missed a change.
     if (!snapshot || !this.watch.live || snapshot.epoch !== this.watch.epoch || now - snapshot.checkedAt >= SNAPSHOT_CHECK_MS) {
@@ -160,7 +161,7 @@ export class BlogService {
     const epoch = this.watch.live ? this.watch.epoch : -1;
     let snapshot: Snapshot;
     if (held && held.version === (await this.versionOf(this.pool, envId))) {
-      held.checkedAt = this.now();
+      held.checkedAt = this.clock.now();
       snapshot = held;
     } else {
       snapshot = await this.load(envId);
@@ -218,7 +219,7 @@ export class BlogService {
       };
       return { at: (row.published_at as Date).getTime(), summary, full };
     });
-    return { version, checkedAt: this.now(), epoch: -1, posts, categories };
+    return { version, checkedAt: this.clock.now(), epoch: -1, posts, categories };
   }
 
   /**

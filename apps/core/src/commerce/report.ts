@@ -22,6 +22,7 @@
  * it finds locked.
  */
 import type { Db, Queryable } from '../db/knex';
+import { type Clock, type Timer, systemClock } from '../clock';
 import { inTransaction } from '../db/transaction';
 import { Refusal } from '../errors';
 import { fingerprintOf } from '../idempotency';
@@ -118,7 +119,7 @@ export interface TakeBack {
 }
 
 export class StoreReportJob {
-  private timer?: NodeJS.Timeout;
+  private timer?: Timer;
   private running?: Promise<unknown>;
   private stopped = false;
   /** Projects already said to have no publisher key here (said again once one appears and goes). */
@@ -130,9 +131,10 @@ export class StoreReportJob {
     private readonly logger: Logger,
     private readonly settings: StoreReportSettings,
     private readonly observer?: StoreReportObserver,
+    private readonly clock: Clock = systemClock,
   ) {}
 
-  /** Ticks every `intervalSeconds` (the first at once) until stop(). */
+  /** Ticks every `intervalSeconds` (the first at once) until stop(): the next is set when a tick ends. */
   start(): void {
     this.observer?.started(new Date());
     const loop = () => {
@@ -140,10 +142,7 @@ export class StoreReportJob {
       this.running = this.tick()
         .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'commerce report tick failed'))
         .finally(() => {
-          if (!this.stopped) {
-            this.timer = setTimeout(loop, this.settings.intervalSeconds * 1000);
-            this.timer.unref();
-          }
+          if (!this.stopped) this.timer = this.clock.after(this.settings.intervalSeconds * 1000, loop);
         });
     };
     loop();
@@ -152,7 +151,7 @@ export class StoreReportJob {
   /** Stops ticking and waits for the tick in hand. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     await this.running;
   }
 
@@ -407,7 +406,7 @@ async function tryProjectLock(db: Db, projectId: number): Promise<(() => Promise
   };
 }
 
-/** The job as a worker process builds it, over the process's commerce service (HearthCore's). */
-export function storeReportJob(deps: { db: Db; logger: Logger; settings: StoreReportSettings; commerce: CommerceService; observer?: StoreReportObserver }): StoreReportJob {
-  return new StoreReportJob(deps.db, deps.commerce, deps.logger, deps.settings, deps.observer);
+/** The job as a worker process builds it, over the process's commerce service and clock (HearthCore's). */
+export function storeReportJob(deps: { db: Db; logger: Logger; settings: StoreReportSettings; commerce: CommerceService; clock?: Clock; observer?: StoreReportObserver }): StoreReportJob {
+  return new StoreReportJob(deps.db, deps.commerce, deps.logger, deps.settings, deps.observer, deps.clock);
 }

@@ -2,6 +2,7 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { InvalidationBus } from '../invalidation';
 import { SingleFlight, TtlCache } from '../cache';
+import { type Clock, systemClock } from '../clock';
 import { processStopping } from '../process/serving';
 
 /** The PostgreSQL channel every content write notifies, in its own transaction (see bumpContentVersion). */
@@ -44,7 +45,8 @@ export class ContentWatch {
   private currentEpoch = 0;
   private isLive = false;
 
-  constructor(private readonly db: Db, private readonly bus: InvalidationBus, private readonly logger: Logger) {}
+  /** `clock` ages the copies of the caches it watches for (WatchedCache). */
+  constructor(private readonly db: Db, private readonly bus: InvalidationBus, private readonly logger: Logger, readonly clock: Clock = systemClock) {}
 
   /** Whether every committed content change reaches this process now. */
   get live(): boolean {
@@ -158,7 +160,7 @@ export class WatchedCache<V, K = number> {
    * `maxEntries` bounds how many are kept.
    */
   constructor(private readonly watch: ContentWatch, ttlMs: number, maxEntries?: number) {
-    this.copies = new TtlCache(ttlMs, maxEntries);
+    this.copies = new TtlCache(ttlMs, maxEntries, watch.clock);
   }
 
   /** The key's copy, or `load`'s answer (one load at a time per key). */

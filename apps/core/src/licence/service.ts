@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../db/knex';
+import type { Clock } from '../clock';
 import { inTransaction } from '../db/transaction';
 import { Refusal } from '../errors';
 import type { InvalidationBus } from '../invalidation';
@@ -23,9 +24,9 @@ export class LicenceService implements LicenceKeyAuthority {
   private readonly keys: HashedKeyVerifier;
 
   /** `pool` loads what every request of the process shares (the key cache, the signing keys). */
-  constructor(private readonly pool: Db, masterKey: Buffer, bus: InvalidationBus) {
+  constructor(private readonly pool: Db, masterKey: Buffer, bus: InvalidationBus, clock?: Clock) {
     this.tokens = new LicenceTokenService(pool, masterKey, bus);
-    this.keys = new HashedKeyVerifier(LICENCE_KEYS, pool, bus);
+    this.keys = new HashedKeyVerifier(LICENCE_KEYS, pool, bus, clock);
   }
 
   start(): Promise<void> {

@@ -3,6 +3,7 @@ import { inTransaction, isTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { randomId } from '../ids';
 import { TtlCache } from '../cache';
+import { type Clock, systemClock } from '../clock';
 import { announceAfterCommit, type Invalidation, type InvalidationBus } from '../invalidation';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { filterWords } from './word-filter';
@@ -49,11 +50,12 @@ function toPlayer(row: Record<string, unknown>): PlatformPlayer {
  * areas hold too.
  */
 export class PlayerService {
-  private records = new TtlCache<string, PlayerRecord | null>(30_000, 500_000);
+  private readonly records: TtlCache<string, PlayerRecord | null>;
   /** Bumped on every drop: a load that began before a drop must not keep what it read. */
   private drops = 0;
 
-  constructor(private readonly pool: Db, private readonly bus: InvalidationBus) {
+  constructor(private readonly pool: Db, private readonly bus: InvalidationBus, clock: Clock = systemClock) {
+    this.records = new TtlCache(30_000, 500_000, clock);
     bus.on((event) => {
       if (event.kind === 'player') {
         this.drops++;

@@ -1,12 +1,13 @@
 import type { Db } from '../db/knex';
 import { SingleFlight, TtlCache } from '../cache';
+import { type Clock, systemClock } from '../clock';
 import type { InvalidationBus } from '../invalidation';
 import { type EnvironmentContext, loadEnvironmentByAppKey, loadEnvironmentById } from './environments';
 
 /** Environments with their project and plan, cached per process; a reconcile announces changes. */
 export class EnvironmentRegistry {
-  private byIdCache = new TtlCache<number, EnvironmentContext | null>(10_000);
-  private byAppKeyCache = new TtlCache<string, EnvironmentContext | null>(10_000);
+  private readonly byIdCache: TtlCache<number, EnvironmentContext | null>;
+  private readonly byAppKeyCache: TtlCache<string, EnvironmentContext | null>;
   private flight = new SingleFlight<string, EnvironmentContext | null>();
   /**
    * Moves on at every `environments` announcement: a load that began before it may have read the old
@@ -19,7 +20,9 @@ export class EnvironmentRegistry {
    * `pool` loads the cache every request of the process reads (the hot path waits for nothing once an
    * environment is there), so it holds committed data only, never what a caller's transaction sees.
    */
-  constructor(private readonly pool: Db, bus: InvalidationBus) {
+  constructor(private readonly pool: Db, bus: InvalidationBus, clock: Clock = systemClock) {
+    this.byIdCache = new TtlCache(10_000, undefined, clock);
+    this.byAppKeyCache = new TtlCache(10_000, undefined, clock);
     bus.on((event) => {
       if (event.kind === 'environments') {
         this.generation++;
