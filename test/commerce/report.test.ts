@@ -573,7 +573,7 @@ describe('running in the worker', () => {
     await clock.advance(1_000); // due: the second tick is in hand
     await job.stop();
     expect(store.count('GetReport') - before).toBe(4); // stop waited for it
-    // Applied by one of the two ticks (the store may list a settlement a moment after it is made).
+    // Applied by the time both ticks ran: which tick lists it is up to the store's report (whole-second times).
     expect((await orderRow(bundle.id)).status).toBe('refunded');
     expect(clock.pending).toBe(0); // and nothing is set to tick again
     await clock.advance(3_600_000);
