@@ -4,6 +4,7 @@
  * content/game-config-sync.ts); those write, and announce their changes after the commit. A
  * reconciler writes no row itself.
  */
+import type { OwnerPlace, SyncAction } from '../../content/owned-row';
 import type { Queryable } from '../../db/knex';
 import { inTransaction } from '../../db/transaction';
 import { Refusal } from '../../errors';
@@ -11,7 +12,7 @@ import type { Announcer } from '../../invalidation';
 import { type EnvironmentContext, isEnvironmentRetired, loadEnvironmentByName } from '../../tenancy/environments';
 import { DEFAULT_NAMESPACE, ManifestError } from '../validate';
 
-export type ReconcileAction = 'created' | 'updated' | 'unchanged';
+export type ReconcileAction = SyncAction;
 export type RemoveAction = 'removed' | 'absent';
 
 export interface ReconcileContext {
@@ -67,12 +68,6 @@ export function ownerOf(ref: { namespace: string; name: string }): string {
   return `${ref.namespace}/${ref.name}`;
 }
 
-/** Where a document of environment content puts its rows: the environment its spec names, and its owner. */
-export interface ContentPlace {
-  environmentId: number;
-  owner: string;
-}
-
 /** A document of environment content: it names its environment in `spec.environment`. */
 type ContentDocument = { metadata: { name: string; namespace?: string }; spec: { environment: string } };
 
@@ -84,7 +79,7 @@ type ContentDocument = { metadata: { name: string; namespace?: string }; spec: {
  * immutable fields, says where they are (ownedRowIdentity).
  */
 export function contentReconciler<D extends ContentDocument>(content: {
-  sync(trx: Queryable, place: ContentPlace, doc: D, bus: Announcer): Promise<ReconcileAction>;
+  sync(trx: Queryable, place: OwnerPlace, doc: D, bus: Announcer): Promise<SyncAction>;
   release(db: Queryable, owner: string, bus: Announcer): Promise<boolean>;
   rows?: { table: keyof typeof OWNED_ROWS; keyField?: string; more?: Record<string, string> };
 }): Reconciler<D> {
