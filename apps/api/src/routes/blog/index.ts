@@ -42,6 +42,9 @@ function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask:
   return ctx.core.blog.etag(ctx.env.id, ask);
 }
 
+/** What every blog read declares alike: a GET of the blog service for either credential, conditional on the blog's ETag. */
+const blogRead = { method: 'GET', tag: 'blog', credential: 'either', service: 'blog', etag: blogEtag } as const;
+
 /** A read's answer: the body and its ETag from one moment of the blog (never a new body under an old ETag). */
 async function momentAnswer<T>(
   ctx: HandlerContext<unknown, unknown, unknown, 'either'>,
@@ -53,19 +56,15 @@ async function momentAnswer<T>(
 }
 
 export const listBlogPosts = defineRoute({
+  ...blogRead,
   operationId: 'listBlogPosts',
-  method: 'GET',
   path: '/blog/posts',
   summary: 'Published posts, newest first',
   description: 'Ordered by publishedAt, newest first, then by slug. `category` or `tag` (or both) narrow the list; one that does not exist is not-found.',
-  tag: 'blog',
-  credential: 'either',
-  service: 'blog',
   query: Type.Object(
     { category: Type.Optional(Slug('a category slug')), tag: Type.Optional(Slug('a tag slug')), ...PageQuery },
     { additionalProperties: false },
   ),
-  etag: blogEtag,
   success: { status: 200, description: 'A page of post summaries', schema: PageOf(BlogPostSummary) },
   links: [{ parameters: { slug: '$response.body#/items/0/slug' } }],
   refusals: ['not-found'],
@@ -73,16 +72,12 @@ export const listBlogPosts = defineRoute({
 });
 
 export const getBlogPost = defineRoute({
+  ...blogRead,
   operationId: 'getBlogPost',
-  method: 'GET',
   path: '/blog/posts/:slug',
   summary: 'One published post and related posts',
   description: 'Drafts and scheduled posts not yet due are not-found. `related`: up to 3 other published posts, of the same category first, newest first.',
-  tag: 'blog',
-  credential: 'either',
-  service: 'blog',
   params: Type.Object({ slug: Slug('the post slug') }, { additionalProperties: false }),
-  etag: blogEtag,
   success: {
     status: 200,
     description: 'The post',
@@ -93,34 +88,26 @@ export const getBlogPost = defineRoute({
 });
 
 export const listBlogCategories = defineRoute({
+  ...blogRead,
   operationId: 'listBlogCategories',
-  method: 'GET',
   path: '/blog/categories',
   summary: 'Categories with a published post, in console order',
   description:
     "Pages through the categories that hold at least one published post, in the order the blog's manifests give them. Cached by ETag (304 while unchanged).",
-  tag: 'blog',
-  credential: 'either',
-  service: 'blog',
   query: PageOnlyQuery,
-  etag: blogEtag,
   success: { status: 200, description: 'A page of categories', schema: PageOf(BlogCategory) },
   refusals: [],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listCategories(ctx.env, ctx.query, moment)),
 });
 
 export const listBlogTags = defineRoute({
+  ...blogRead,
   operationId: 'listBlogTags',
-  method: 'GET',
   path: '/blog/tags',
   summary: 'Tags on a published post, by name',
   description:
     "Pages through the tags carried by at least one published post, by name. Cached by ETag (304 while unchanged).",
-  tag: 'blog',
-  credential: 'either',
-  service: 'blog',
   query: PageOnlyQuery,
-  etag: blogEtag,
   success: { status: 200, description: 'A page of tags', schema: PageOf(BlogTag) },
   refusals: [],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listTags(ctx.env, ctx.query, moment)),
