@@ -9,3 +9,4 @@ export * from './progression';
 export * from './licence';
 export * from './dashboards';
 export * from './commerce';
+export * from './blog';
