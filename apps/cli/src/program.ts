@@ -14,6 +14,11 @@ import { runCrashWorker, runCrashesList, runCrashesShow } from './commands/crash
 import { runDescribe, runGet } from './commands/get';
 import rootPackage from '../../../package.json';
 
+/** A command about one environment names it by its app key. */
+const inEnvironment = (command: Command) => command.requiredOption('--environment <appKey>', "the environment's app key");
+/** A command about one project (an organisation: its licence) names it, in its namespace. */
+const ofProject = (command: Command) => command.requiredOption('--project <name>', 'the project (the organisation)').option('--namespace <namespace>', "the project's namespace", 'default');
+
 /** Every command of `hearth`, each with a description (`hearth --help`, `hearth <command> --help`). */
 export function buildProgram(): Command {
   const program = new Command('hearth')
@@ -53,78 +58,49 @@ export function buildProgram(): Command {
     .action((kind, name, opts) => runDescribe(kind, name, opts));
 
   const keys = program.command('keys').description("an environment's server keys: mint, list, revoke");
-  keys
-    .command('create')
-    .description('mint a server key for an environment; the whole key is printed this once')
-    .requiredOption('--environment <appKey>', "the environment's app key")
+  inEnvironment(keys.command('create').description('mint a server key for an environment; the whole key is printed this once'))
     .requiredOption('--name <name>', 'what the key is for')
     .option('--json', 'print JSON')
     .action(runKeysCreate);
-  keys.command('list').description("list an environment's keys: id, name, a hint of the secret, creation, last use, revocation").requiredOption('--environment <appKey>', "the environment's app key").option('--json', 'print JSON').action(runKeysList);
+  inEnvironment(keys.command('list').description("list an environment's keys: id, name, a hint of the secret, creation, last use, revocation")).option('--json', 'print JSON').action(runKeysList);
   keys.command('revoke').description('revoke a key; every API process stops accepting it').argument('<keyId>', 'the key id (the part after hsk_)').option('--json', 'print JSON').action((keyId, opts) => runKeysRevoke({ keyId, ...opts }));
 
   const licenceKeys = program.command('licence-keys').description("an organisation's (a project's) licence keys for client plugins: mint, list, revoke");
-  licenceKeys
-    .command('create')
-    .description('mint a licence key for a project; the whole key is printed this once')
-    .requiredOption('--project <name>', 'the project (the organisation)')
-    .option('--namespace <namespace>', "the project's namespace", 'default')
+  ofProject(licenceKeys.command('create').description('mint a licence key for a project; the whole key is printed this once'))
     .requiredOption('--name <name>', 'what the key is for')
     .option('--product <product>', 'a product the key covers (repeat for several; at least one): a plugin activates only for these', collect)
     .option('--json', 'print JSON')
     .action(runLicenceKeysCreate);
-  licenceKeys
-    .command('list')
-    .description("list a project's licence keys: id, name, the products each covers, a hint of the secret, creation, last use, revocation")
-    .requiredOption('--project <name>', 'the project (the organisation)')
-    .option('--namespace <namespace>', "the project's namespace", 'default')
+  ofProject(licenceKeys.command('list').description("list a project's licence keys: id, name, the products each covers, a hint of the secret, creation, last use, revocation"))
     .option('--json', 'print JSON')
     .action(runLicenceKeysList);
   licenceKeys.command('revoke').description('revoke a licence key; every API process stops accepting it').argument('<keyId>', 'the key id (the part after hlk_)').option('--json', 'print JSON').action((keyId, opts) => runLicenceKeysRevoke({ keyId, ...opts }));
 
   const licence = program.command('licence').description("the seats of a project's licence for client plugins: list, release");
-  licence
-    .command('seats')
-    .description('the machines holding seats of the project\'s licence, oldest first, and how many its plan gives')
-    .requiredOption('--project <name>', 'the project (the organisation)')
-    .option('--namespace <namespace>', "the project's namespace", 'default')
+  ofProject(licence.command('seats').description('the machines holding seats of the project\'s licence, oldest first, and how many its plan gives'))
     .option('--json', 'print JSON')
     .action(runLicenceSeats);
-  licence
-    .command('release')
-    .description('free the seat a machine holds (one lost before its plugin released it); a machine without one changes nothing')
-    .requiredOption('--project <name>', 'the project (the organisation)')
-    .option('--namespace <namespace>', "the project's namespace", 'default')
+  ofProject(licence.command('release').description('free the seat a machine holds (one lost before its plugin released it); a machine without one changes nothing'))
     .requiredOption('--machine <id>', 'the machine id its plugin activated with')
     .option('--json', 'print JSON')
     .action(runLicenceRelease);
 
-  program
-    .command('support')
-    .description("players' support requests and reports: list")
-    .command('list')
-    .description('list an environment\'s filings, newest first')
-    .requiredOption('--environment <appKey>', "the environment's app key")
+  const support = program.command('support').description("players' support requests and reports: list");
+  inEnvironment(support.command('list').description("list an environment's filings, newest first"))
     .option('--kind <kind>', 'requests or reports (default: both)')
     .option('--limit <n>', 'at most this many, 1-1000', '100')
     .option('--json', 'print JSON')
     .action(runSupportList);
 
   const economy = program.command('economy').description("players' balances and ledger; corrections as ledger entries");
-  economy
-    .command('ledger')
-    .description("a player's inventories, balances and newest ledger entries")
-    .requiredOption('--environment <appKey>', "the environment's app key")
+  inEnvironment(economy.command('ledger').description("a player's inventories, balances and newest ledger entries"))
     .requiredOption('--player <id>', 'the player id')
     .option('--currency <key>', 'only this currency')
     .option('--limit <n>', 'at most this many entries, 1-200', '50')
     .option('--json', 'print JSON')
     .action(runEconomyLedger);
   for (const kind of ['credit', 'debit'] as const) {
-    economy
-      .command(kind)
-    .description(`${kind} a player's currency: a ledger entry with a reason, idempotent under its key`)
-      .requiredOption('--environment <appKey>', "the environment's app key")
+    inEnvironment(economy.command(kind).description(`${kind} a player's currency: a ledger entry with a reason, idempotent under its key`))
       .requiredOption('--player <id>', 'the player id')
       .requiredOption('--currency <key>', 'the currency key')
       .requiredOption('--amount <n>', 'a whole number 1 to 1000000000')
@@ -141,18 +117,11 @@ export function buildProgram(): Command {
     .description('work the crash-upload queue: parse, store and group crash reports (DATABASE_URL, OBJECT_STORAGE_URL, METRICS_PORT, CRASH_WORKER_CONCURRENCY)')
     .action(runCrashWorker);
   const crashes = program.command('crashes').description("an environment's crash reports, grouped into issues");
-  crashes
-    .command('list')
-    .description('issues, most recently seen first: counts, first and last seen, versions; uploads by state')
-    .requiredOption('--environment <appKey>', "the environment's app key")
+  inEnvironment(crashes.command('list').description('issues, most recently seen first: counts, first and last seen, versions; uploads by state'))
     .option('--limit <n>', 'at most this many issues, 1-200', '50')
     .option('--json', 'print JSON')
     .action(runCrashesList);
-  crashes
-    .command('show')
-    .description('one crash: its fields and the keys of its files (with --issue: one issue and its newest crashes)')
-    .argument('<id>', 'a crash id (or with --issue an issue number)')
-    .requiredOption('--environment <appKey>', "the environment's app key")
+  inEnvironment(crashes.command('show').description('one crash: its fields and the keys of its files (with --issue: one issue and its newest crashes)').argument('<id>', 'a crash id (or with --issue an issue number)'))
     .option('--issue', 'the id is an issue number')
     .option('--limit <n>', 'with --issue: at most this many crashes, 1-200', '20')
     .option('--json', 'print JSON')

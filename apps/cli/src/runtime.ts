@@ -120,6 +120,29 @@ export function portsInUse(taken: PortUse[]): CliError {
   return new CliError(`port${taken.length > 1 ? 's' : ''} in use: ${list}`);
 }
 
+/** A server of a process over the core (the API, the sessions socket): where it listens, and how it closes. */
+export interface CoreServer {
+  url: string;
+  metricsUrl: string | null;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves over the core until SIGTERM: `start` listens on `port` and on METRICS_PORT (a port taken is
+ * the line naming its variable); on shutdown the server closes, then the core, then the runtime.
+ */
+export async function serveOverCore(rt: Runtime, core: HearthCore, name: string, port: PortUse, start: () => Promise<CoreServer>): Promise<void> {
+  const server = await start().catch((err) => {
+    throw explainListenError(err, [port, { port: rt.config.metricsPort, variable: 'METRICS_PORT', what: 'metrics' }]);
+  });
+  rt.logger.info({ url: server.url, metrics: server.metricsUrl }, `${name} listening`);
+  onShutdown(rt.logger, async () => {
+    await server.close();
+    await core.stop();
+    await rt.close();
+  });
+}
+
 /** A listen error as the line naming its port's variable, when it is one of `uses`. */
 export function explainListenError(err: unknown, uses: PortUse[]): unknown {
   const { code, port } = err as { code?: string; port?: number };

@@ -76,18 +76,13 @@ export class Authorization {
 
   /** The first authorize of a socket (AWAITING): on success it is AUTHORIZED and follows the sessions it holds a seat in. */
   async authorize(ws: HearthSocket, frame: AuthorizeFrame): Promise<void> {
-    const { core, sessions, index, recent, host } = this.options;
+    const { sessions, index, recent, host } = this.options;
     ws.state = AUTHORIZING;
     let start = -1;
     try {
-      const principal = await core.authenticator.authenticate(frame.token, NOT_REMEMBERED);
-      if (ws.state !== AUTHORIZING) return;
-      const refusal = refusalOf(principal, Date.now(), ws.origin);
-      if (refusal) {
-        this.refuse(ws, refusal, frame.id);
-        return;
-      }
-      const { playerId, environment: env, claims } = principal as PlayerPrincipal;
+      const principal = await this.playerOf(ws, frame, AUTHORIZING);
+      if (!principal) return;
+      const { playerId, environment: env, claims } = principal;
       const identified = identify(ws, playerId, env);
       ws.iat = claims.iat;
       ws.exp = claims.exp;
@@ -117,16 +112,10 @@ export class Authorization {
 
   /** authorize again on an authorized socket: a fresh token of the same player moves the expiry on. */
   async reauthorize(ws: HearthSocket, frame: AuthorizeFrame): Promise<void> {
-    const { core, host } = this.options;
+    const { host } = this.options;
     try {
-      const principal = await core.authenticator.authenticate(frame.token, NOT_REMEMBERED);
-      if (ws.state !== AUTHORIZED) return;
-      const refusal = refusalOf(principal, Date.now(), ws.origin);
-      if (refusal) {
-        this.refuse(ws, refusal, frame.id);
-        return;
-      }
-      const player = principal as PlayerPrincipal;
+      const player = await this.playerOf(ws, frame, AUTHORIZED);
+      if (!player) return;
       if (player.playerId !== ws.playerId) {
         host.send(ws, errorFrame('forbidden', 'A socket belongs to one player: open another socket for another player.', undefined, frame.id), 'error');
         return;
@@ -140,6 +129,22 @@ export class Authorization {
     } catch (err) {
       host.fault(ws, err, 'authorize failed');
     }
+  }
+
+  /**
+   * The player an authorize frame's token names, or null when there is none to act on: the socket left
+   * `state` while the token was checked (it closed, or another authorize got there first), or the
+   * token is refused (refusalOf: the socket is refused and closed).
+   */
+  private async playerOf(ws: HearthSocket, frame: AuthorizeFrame, state: typeof AUTHORIZING | typeof AUTHORIZED): Promise<PlayerPrincipal | null> {
+    const principal = await this.options.core.authenticator.authenticate(frame.token, NOT_REMEMBERED);
+    if (ws.state !== state) return null;
+    const refusal = refusalOf(principal, Date.now(), ws.origin);
+    if (refusal) {
+      this.refuse(ws, refusal, frame.id);
+      return null;
+    }
+    return principal as PlayerPrincipal;
   }
 
   /** A refused authorization: the error, then close 4401 with the error's code as reason. */

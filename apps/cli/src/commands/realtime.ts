@@ -1,5 +1,5 @@
 import { startRealtimeServer } from '@hearth/realtime';
-import { explainListenError, onShutdown, openRuntime, startCore } from '../runtime';
+import { openRuntime, serveOverCore, startCore } from '../runtime';
 
 /**
  * `hearth realtime`: the sessions socket on REALTIME_PORT (default 8081) at /v1/realtime/socket, with
@@ -9,21 +9,8 @@ import { explainListenError, onShutdown, openRuntime, startCore } from '../runti
 export async function runRealtime(): Promise<void> {
   const rt = openRuntime({ database: true, redis: true, masterKey: true });
   const core = await startCore(rt);
-  const realtime = await startRealtimeServer({
-    core,
-    port: rt.config.realtimePort,
-    metricsPort: rt.config.metricsPort,
-    trustedProxies: rt.config.trustedProxies,
-  }).catch((err) => {
-    throw explainListenError(err, [
-      { port: rt.config.realtimePort, variable: 'REALTIME_PORT', what: 'the sessions socket' },
-      { port: rt.config.metricsPort, variable: 'METRICS_PORT', what: 'metrics' },
-    ]);
-  });
-  rt.logger.info({ url: realtime.url, metrics: realtime.metricsUrl }, 'realtime listening');
-  onShutdown(rt.logger, async () => {
-    await realtime.close();
-    await core.stop();
-    await rt.close();
-  });
+  const { realtimePort, metricsPort, trustedProxies } = rt.config;
+  await serveOverCore(rt, core, 'realtime', { port: realtimePort, variable: 'REALTIME_PORT', what: 'the sessions socket' }, () =>
+    startRealtimeServer({ core, port: realtimePort, metricsPort, trustedProxies }),
+  );
 }

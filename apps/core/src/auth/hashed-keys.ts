@@ -38,6 +38,9 @@ export interface HashedKeyInfo {
   revokedAt: string | null;
 }
 
+/** A kind's key as its callers see it: its owner's id under the kind's own name (`environmentId`, `projectId`). */
+export type KeyInfoOf<OwnerField extends string> = Omit<HashedKeyInfo, 'ownerId'> & Record<OwnerField, number>;
+
 function hashSecret(secret: string): Buffer {
   return createHash('sha256').update(secret).digest();
 }

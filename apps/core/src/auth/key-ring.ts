@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
-import { errors as joseErrors } from 'jose';
+import { type JWTPayload, SignJWT, errors as joseErrors } from 'jose';
 import type { Db } from '../db/knex';
+import { randomId } from '../ids';
 import type { InvalidationBus } from '../invalidation';
 import { ensureSigningKey, loadSigningKeys, type PublicJwk, type SigningKey, type SigningKeySet } from './signing-keys';
 
@@ -50,6 +51,24 @@ export class SigningKeyRing {
     return signer;
   }
 
+  /**
+   * A token signed by the key that signs now: EdDSA, with the key's `kid` and the token's `typ` in its
+   * header; its audience, subject, issue time (now unless given: tokens issued together share one),
+   * expiry `lifetimeSeconds` after it, and a random `jti`.
+   */
+  sign(claims: JWTPayload, token: { typ: string; audience: string; subject: string; lifetimeSeconds: number; issuedAt?: number }): Promise<string> {
+    const signer = this.signer();
+    const iat = token.issuedAt ?? Math.floor(Date.now() / 1000);
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ: token.typ })
+      .setAudience(token.audience)
+      .setSubject(token.subject)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + token.lifetimeSeconds)
+      .setJti(randomId(22))
+      .sign(signer.privateKey);
+  }
+
   /** The public key a token's `kid` names, for jose's jwtVerify; JWKSNoMatchingKey when none. */
   async keyFor(kid: string | undefined): Promise<KeyObject> {
     let key = this.keys.find((k) => k.kid === kid);
@@ -71,5 +90,31 @@ export class SigningKeyRing {
         this.reloading = undefined;
       });
     return this.reloading;
+  }
+}
+
+/**
+ * What a service of tokens signed by one key set does alike (TokenService, LicenceTokenService): holds
+ * the set's ring, started and stopped with the process, and publishes its public keys.
+ */
+export abstract class SignedTokenService {
+  protected readonly ring: SigningKeyRing;
+
+  /** `pool` loads the signing keys every process holds in memory (committed keys only, never a caller's transaction's). */
+  constructor(pool: Db, masterKey: Buffer, set: SigningKeySet, bus: InvalidationBus) {
+    this.ring = new SigningKeyRing(pool, masterKey, set, bus);
+  }
+
+  start(): Promise<void> {
+    return this.ring.start();
+  }
+
+  stop(): void {
+    this.ring.stop();
+  }
+
+  /** The public key set: the signing key first, then retired keys whose tokens may still be alive. */
+  jwks(): { keys: PublicJwk[] } {
+    return this.ring.jwks();
   }
 }

@@ -7,6 +7,7 @@ import {
   type HashedKeyInfo,
   type HashedKeyKind,
   HashedKeyVerifier,
+  type KeyInfoOf,
   insertHashedKey,
   listHashedKeys,
   liveHashedKeyOfManifest,
@@ -17,15 +18,7 @@ import {
 export const SERVER_KEY_PREFIX = 'hsk_';
 export const SERVER_KEYS: HashedKeyKind = { prefix: SERVER_KEY_PREFIX, table: 'server_keys', ownerColumn: 'environment_id', invalidation: 'server-key' };
 
-export interface ServerKeyInfo {
-  keyId: string;
-  environmentId: number;
-  name: string;
-  secretHint: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
+export type ServerKeyInfo = KeyInfoOf<'environmentId'>;
 
 export interface MintedServerKey extends ServerKeyInfo {
   /** The whole key: shown once, never stored. */

@@ -1,11 +1,10 @@
-import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { jwtVerify, errors as joseErrors } from 'jose';
 import type { KeyObject } from 'node:crypto';
 import type { Db } from '../db/knex';
 import { TtlCache } from '../cache';
-import { randomId } from '../ids';
 import type { InvalidationBus } from '../invalidation';
-import { PLAYER_SIGNING_KEYS, type PublicJwk } from './signing-keys';
-import { SigningKeyRing } from './key-ring';
+import { PLAYER_SIGNING_KEYS } from './signing-keys';
+import { SignedTokenService, type SigningKeyRing } from './key-ring';
 import {
   ACCESS_TOKEN_SECONDS,
   CLOCK_TOLERANCE_SECONDS,
@@ -26,26 +25,11 @@ export interface IssuedTokens {
  * A verified token is remembered until it expires, so the hot path verifies each token once per
  * process; whether its player still exists and is not signed out is checked on every use elsewhere.
  */
-export class TokenService {
-  private readonly ring: SigningKeyRing;
+export class TokenService extends SignedTokenService {
   private verified = new TtlCache<string, PlayerTokenClaims>(ACCESS_TOKEN_SECONDS * 1000, 200_000);
 
-  /** `pool` loads the signing keys every process holds in memory (committed keys only, never a caller's transaction's). */
   constructor(pool: Db, masterKey: Buffer, bus: InvalidationBus) {
-    this.ring = new SigningKeyRing(pool, masterKey, PLAYER_SIGNING_KEYS, bus);
-  }
-
-  start(): Promise<void> {
-    return this.ring.start();
-  }
-
-  stop(): void {
-    this.ring.stop();
-  }
-
-  /** The public key set: the signing key first, then retired keys whose tokens may still be alive. */
-  jwks(): { keys: PublicJwk[] } {
-    return this.ring.jwks();
+    super(pool, masterKey, PLAYER_SIGNING_KEYS, bus);
   }
 
   /**
@@ -53,32 +37,19 @@ export class TokenService {
    * issued in the same second as a sign-out must still be newer than it.
    */
   async issue(playerId: string, appKey: string, notBeforeSeconds = 0): Promise<IssuedTokens> {
-    const signer = this.ring.signer();
     // Right after a sign-out the cut-off is the next whole second: wait for it (under a second)
     // rather than stamp a future `iat`, which strict verifiers elsewhere refuse.
     // A loop, not one timer: timers run on the event loop's cached clock and can fire a little early.
     for (let wait = notBeforeSeconds * 1000 - Date.now(); wait > 0; wait = notBeforeSeconds * 1000 - Date.now()) {
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
-    const iat = Math.floor(Date.now() / 1000);
-    const sign = (type: TokenType, lifetime: number) =>
-      new SignJWT({ type, game: appKey })
-        .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ: 'JWT' })
-        .setAudience(TOKEN_AUDIENCE)
-        .setSubject(playerId)
-        .setIssuedAt(iat)
-        .setExpirationTime(iat + lifetime)
-        .setJti(randomId(22))
-        .sign(signer.privateKey);
+    const issuedAt = Math.floor(Date.now() / 1000);
+    const sign = (type: TokenType, lifetimeSeconds: number) =>
+      this.ring.sign({ type, game: appKey }, { typ: 'JWT', audience: TOKEN_AUDIENCE, subject: playerId, lifetimeSeconds, issuedAt });
     const [accessToken, refreshToken] = await Promise.all([sign('access', ACCESS_TOKEN_SECONDS), sign('refresh', REFRESH_TOKEN_SECONDS)]);
     return { accessToken, refreshToken, expiresIn: ACCESS_TOKEN_SECONDS };
   }
 
-  /**
-   * The claims of a genuine, unexpired token of ours, or null. Type and player checks are the caller's.
-   * `remember: false` verifies without keeping the token: a socket checks its token once, and a cache
-   * entry per socket would only hold memory for as long as the socket lives.
-   */
   /** What `verify` answers for a token verified before, without waiting; undefined when it was not. */
   peek(token: string, now = Date.now()): PlayerTokenClaims | null | undefined {
     const hit = this.verified.get(token, now);
@@ -86,6 +57,11 @@ export class TokenService {
     return hit.exp * 1000 + CLOCK_TOLERANCE_SECONDS * 1000 > now ? hit : null;
   }
 
+  /**
+   * The claims of a genuine, unexpired token of ours, or null. Type and player checks are the caller's.
+   * `remember: false` verifies without keeping the token: a socket checks its token once, and a cache
+   * entry per socket would only hold memory for as long as the socket lives.
+   */
   async verify(token: string, options: { remember?: boolean } = {}): Promise<PlayerTokenClaims | null> {
     const now = Date.now();
     const known = this.peek(token, now);
@@ -115,9 +91,14 @@ export class TokenService {
   }
 
   /**
-   * The key that signs from now on, for the other tokens Hearth signs with the player key set
-   * (dashboard tokens: dashboards/tokens.ts), each with its own audience and `typ`.
+   * A token signed with the player key set that is no player token: dashboard tokens
+   * (dashboards/tokens.ts), each kind with its own audience and `typ` (SigningKeyRing.sign).
    */
+  sign(...args: Parameters<SigningKeyRing['sign']>): Promise<string> {
+    return this.ring.sign(...args);
+  }
+
+  /** The key that signs now, as it is: test/dashboards/access.test.ts forges tokens with it. */
   currentSigner(): { kid: string; privateKey: KeyObject } {
     const signer = this.ring.signer();
     return { kid: signer.kid, privateKey: signer.privateKey };

@@ -19,6 +19,7 @@ import type { InvalidationBus } from '../invalidation';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { BlogContent } from '../contract/blog-content';
+import type { BlogCategoryInfo, BlogPostFull, BlogPostSummary, BlogTag } from '../shapes/blog';
 import { BLOG_CONTENT } from './sync';
 import { AskDigests } from '../content/ask-digests';
 import { type ContentWatch } from '../content/content-watch';
@@ -28,39 +29,6 @@ import { readContentVersion } from '../content/game-config';
 export const SNAPSHOT_CHECK_MS = 30_000;
 /** How many related posts a post is answered with. */
 export const RELATED_POSTS = 3;
-
-export interface BlogCategoryRef {
-  slug: string;
-  name: string;
-}
-export interface BlogCategoryInfo extends BlogCategoryRef {
-  description: string | null;
-}
-export interface BlogTag {
-  slug: string;
-  name: string;
-}
-/** Spec §2 post summary. */
-export interface BlogPostSummary {
-  slug: string;
-  title: string;
-  subtitle: string | null;
-  excerpt: string | null;
-  publishedAt: string;
-  readingMinutes: number;
-  featured: boolean;
-  authorName: string | null;
-  category: BlogCategoryRef;
-  tags: BlogTag[];
-  cover: string | null;
-}
-/** Spec §2 post: the summary, its content and what search engines are told. */
-export interface BlogPostFull extends BlogPostSummary {
-  content: BlogContent;
-  seoTitle: string;
-  seoDescription: string | null;
-  updatedAt: string;
-}
 
 /** A post as the snapshot holds it: its answers built once, its time as a number. */
 interface HeldPost {

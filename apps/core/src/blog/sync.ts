@@ -12,15 +12,15 @@ import { sameJson } from '../canonical-json';
 import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { type Announcer, announceAfterCommit } from '../invalidation';
-import { bumpContentVersion } from '../content/game-config';
+import type { Announcer } from '../invalidation';
+import { contentChanged } from '../content/game-config';
+import { type OwnerPlace, type SyncAction, lockContentWriter, refuseKeyOfAnother, releaseContent, releaseOwnedRows } from '../content/owned-row';
 import type { BlogCategorySpecT, BlogPostSpecT } from '../contract/resources';
 import { readingMinutesOf } from '../contract/blog-content';
 
 /** The content version kind of the blog (content_versions.kind): ETags and caches follow it. */
 export const BLOG_CONTENT = 'blog';
 
-export type SyncAction = 'created' | 'updated' | 'unchanged';
 
 type CategorySpec = Omit<BlogCategorySpecT, 'environment'> & { slug: string };
 type PostSpec = Omit<BlogPostSpecT, 'environment'> & { slug: string };
@@ -31,15 +31,9 @@ function checkSlug(slug: string): void {
   if (!SLUG.test(slug) || slug.length > 120) throw refuse.invalid('slug', `"${slug}" is not a slug (lower-case letters and digits in words joined by single hyphens, at most 120); give spec.slug`);
 }
 
-async function blogChanged(trx: Tx, bus: Announcer, environmentId: number): Promise<void> {
-  await bumpContentVersion(trx, environmentId, BLOG_CONTENT);
-  await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
-}
-
-/** One content writer per environment at a time (the lock GameConfig takes too): two documents claiming one slug cannot both see it free. */
-async function lockEnvironment(trx: Tx, environmentId: number): Promise<void> {
-  await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [environmentId]);
-}
+const blogChanged = (trx: Tx, bus: Announcer, environmentId: number) => contentChanged(trx, bus, environmentId, BLOG_CONTENT);
+const BLOG_CATEGORIES = { name: 'blog_categories', keyColumn: 'slug', keyField: 'slug', kind: 'BlogCategory' };
+const BLOG_POSTS = { name: 'blog_posts', keyColumn: 'slug', keyField: 'slug', kind: 'BlogPost' };
 
 /** Whether every field of `wanted` equals the stored row's (JSON columns compared as JSON). */
 function sameRow(stored: Record<string, unknown>, wanted: Record<string, unknown>): boolean {
@@ -62,21 +56,20 @@ async function postsInCategory(trx: Tx, environmentId: number, slug: string): Pr
 export async function syncBlogCategory(
   db: Queryable,
   bus: Announcer,
-  target: { environmentId: number; owner: string; category: CategorySpec },
+  target: OwnerPlace & { category: CategorySpec },
 ): Promise<SyncAction> {
   const { environmentId, owner, category } = target;
   checkSlug(category.slug);
   const wanted = { name: category.name, description: category.description ?? null, sort_order: category.order };
   return inTransaction(db, async (trx) => {
-    await lockEnvironment(trx, environmentId);
+    await lockContentWriter(trx, environmentId);
     const before = await trx('blog_categories').where({ owner }).first();
     const moved = before && (Number(before.environment_id) !== environmentId || before.slug !== category.slug);
     if (before && !moved && sameRow(before, wanted)) return 'unchanged';
-    const taken = await trx('blog_categories').where({ environment_id: environmentId, slug: category.slug }).first('owner');
-    if (taken && taken.owner !== owner) throw refuse.conflict(`"${category.slug}" already belongs to BlogCategory ${taken.owner}`, { field: 'slug' });
+    await refuseKeyOfAnother(trx, BLOG_CATEGORIES, environmentId, category.slug, owner);
     if (moved) {
       const oldEnvironmentId = Number(before.environment_id);
-      if (oldEnvironmentId !== environmentId) await lockEnvironment(trx, oldEnvironmentId);
+      if (oldEnvironmentId !== environmentId) await lockContentWriter(trx, oldEnvironmentId);
       await leaveCategory(trx, bus, oldEnvironmentId, before.slug as string, 'slug');
     }
     await trx('blog_categories')
@@ -103,7 +96,7 @@ export async function releaseBlogCategory(db: Queryable, bus: Announcer, owner: 
   return inTransaction(db, async (trx) => {
     const before = await trx('blog_categories').where({ owner }).first();
     if (!before) return false;
-    await lockEnvironment(trx, Number(before.environment_id));
+    await lockContentWriter(trx, Number(before.environment_id));
     await leaveCategory(trx, bus, Number(before.environment_id), before.slug as string, 'slug');
     return true;
   });
@@ -132,7 +125,7 @@ function visibleFrom(post: PostSpec, before: { status: string; published_at: Dat
 export async function syncBlogPost(
   db: Queryable,
   bus: Announcer,
-  target: { environmentId: number; owner: string; post: PostSpec },
+  target: OwnerPlace & { post: PostSpec },
 ): Promise<SyncAction> {
   const { environmentId, owner, post } = target;
   checkSlug(post.slug);
@@ -143,7 +136,7 @@ export async function syncBlogPost(
     seen.add(tag.slug);
   });
   return inTransaction(db, async (trx) => {
-    await lockEnvironment(trx, environmentId);
+    await lockContentWriter(trx, environmentId);
     const category = await trx('blog_categories').where({ environment_id: environmentId, slug: post.category }).first('slug');
     if (!category) throw refuse.invalid('category', `names category "${post.category}", which no BlogCategory declares in this environment`);
     const before = await trx('blog_posts').where({ owner }).first();
@@ -165,8 +158,7 @@ export async function syncBlogPost(
       published_at: visibleFrom(post, moved ? undefined : before, new Date()),
     };
     if (before && !moved && sameRow(before, wanted)) return 'unchanged';
-    const taken = await trx('blog_posts').where({ environment_id: environmentId, slug: post.slug }).first('owner');
-    if (taken && taken.owner !== owner) throw refuse.conflict(`"${post.slug}" already belongs to BlogPost ${taken.owner}`, { field: 'slug' });
+    await refuseKeyOfAnother(trx, BLOG_POSTS, environmentId, post.slug, owner);
     if (moved) {
       await trx('blog_posts').where({ owner }).delete();
       if (Number(before.environment_id) !== environmentId) await blogChanged(trx, bus, Number(before.environment_id));
@@ -180,9 +172,5 @@ export async function syncBlogPost(
 
 /** Removes the post `owner` declared (its document was deleted); answers whether there was one. */
 export async function releaseBlogPost(db: Queryable, bus: Announcer, owner: string): Promise<boolean> {
-  return inTransaction(db, async (trx) => {
-    const rows: { environment_id: string }[] = await trx('blog_posts').where({ owner }).delete().returning('environment_id');
-    for (const row of rows) await blogChanged(trx, bus, Number(row.environment_id));
-    return rows.length > 0;
-  });
+  return releaseContent(db, bus, BLOG_CONTENT, (trx) => releaseOwnedRows(trx, BLOG_POSTS.name, owner));
 }

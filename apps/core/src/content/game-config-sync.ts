@@ -13,9 +13,10 @@ import { sameJson } from '../canonical-json';
 import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { type Announcer, announceAfterCommit } from '../invalidation';
+import type { Announcer } from '../invalidation';
 import type { GameConfigSpecT } from '../contract/resources';
-import { bumpContentVersion } from './game-config';
+import { GAME_CONFIG_CONTENT, contentChanged } from './game-config';
+import { type OwnerPlace, type SyncAction, lockContentWriter, releaseContent } from './owned-row';
 
 /** What a GameConfig lists: its spec without the environment it is in. */
 export type GameConfigContent = Omit<GameConfigSpecT, 'environment'>;
@@ -37,13 +38,12 @@ type ContentList = keyof typeof CONTENT_TABLES;
 export async function syncGameConfig(
   db: Queryable,
   bus: Announcer,
-  target: { environmentId: number; owner: string; content: GameConfigContent },
-): Promise<'created' | 'updated' | 'unchanged'> {
+  target: OwnerPlace & { content: GameConfigContent },
+): Promise<SyncAction> {
   const { environmentId, owner, content } = target;
   const rows = rowsOf(content, owner);
   return inTransaction(db, async (trx) => {
-    // One content writer per environment at a time: two owners claiming one key cannot both see it free.
-    await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [environmentId]);
+    await lockContentWriter(trx, environmentId);
     const synced = [];
     for (const list of Object.keys(CONTENT_TABLES) as ContentList[]) {
       synced.push(await syncOwned(trx, list, environmentId, owner, rows[list]));
@@ -59,16 +59,7 @@ export async function syncGameConfig(
 
 /** Removes every row `owner` has, in every environment (its document was deleted); answers whether it had any. */
 export async function releaseGameConfig(db: Queryable, bus: Announcer, owner: string): Promise<boolean> {
-  return inTransaction(db, async (trx) => {
-    const left = await deleteOwnedRows(trx, owner);
-    for (const id of left) await contentChanged(trx, bus, id);
-    return left.length > 0;
-  });
-}
-
-async function contentChanged(trx: Tx, bus: Announcer, environmentId: number): Promise<void> {
-  await bumpContentVersion(trx, environmentId);
-  await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
+  return releaseContent(db, bus, GAME_CONFIG_CONTENT, (trx) => deleteOwnedRows(trx, owner));
 }
 
 /** The content as rows of its three tables, checked: cells of their column's type, no key listed twice. */

@@ -2,7 +2,7 @@ import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { isTransaction } from '../db/transaction';
 import { CONTENT_CHANGED_CHANNEL, type ContentWatch, WatchedCache } from './content-watch';
-import type { InvalidationBus } from '../invalidation';
+import { type Announcer, type InvalidationBus, announceAfterCommit } from '../invalidation';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { AskDigests } from './ask-digests';
@@ -154,6 +154,12 @@ export async function bumpContentVersion(trx: Queryable, envId: number, kind = G
   );
   // The same payload notified twice in one transaction is delivered once.
   await trx.raw('SELECT pg_notify(?, ?)', [CONTENT_CHANGED_CHANNEL, String(envId)]);
+}
+
+/** A change of the environment's content of `kind`: its version moves, and every process drops its copy after the commit. */
+export async function contentChanged(trx: Queryable, bus: Announcer, environmentId: number, kind = GAME_CONFIG_CONTENT): Promise<void> {
+  await bumpContentVersion(trx, environmentId, kind);
+  await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
 }
 
 /** The environment's content version of `kind` as `db` sees it (0 before the first change). */

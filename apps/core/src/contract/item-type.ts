@@ -7,9 +7,9 @@
  * opened (docs/economy.md).
  */
 import { Type } from '@sinclair/typebox';
-import { celRules, immutable } from './rules';
+import { type CelRule, celRules, immutable } from './rules';
 import { Reference } from './names';
-import { Defaulted, literals } from './fields';
+import { Defaulted, Icon, KeyList, ShownDescription, ShownName, literals } from './fields';
 import { AMOUNT_MAX, GameKey } from './game-keys';
 
 
@@ -43,6 +43,38 @@ export const PriceSpec = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/**
+ * What one of something costs (an item, a card, a skill node's unlock): `priceRule` and up to `max`
+ * prices, each currency once. The object holding them carries ANY_NEEDS_A_PRICE.
+ */
+export function priceFields(max: number, payer: 'buyer' | 'player', whatItCosts: string) {
+  return {
+    priceRule: Defaulted(literals(PRICE_RULES, { default: 'all', description: `\`all\`: every price is paid; \`any\`: the ${payer} pays one of them (payWith)` })),
+    prices: Defaulted(
+      Type.Array(PriceSpec, {
+        maxItems: max,
+        default: [],
+        description: `${whatItCosts} (priceRule says whether all or one of them is paid)`,
+        ...celRules({ rule: 'self.all(p, self.exists_one(q, q.currencyKey == p.currencyKey))', message: 'must name each currency once' }),
+      }),
+    ),
+  };
+}
+
+/** The rule of priceFields' object: `any` price rule needs a price to choose from. */
+export const ANY_NEEDS_A_PRICE: CelRule = {
+  rule: "!has(self.priceRule) || self.priceRule != 'any' || (has(self.prices) && size(self.prices) > 0)",
+  message: 'any needs at least one price',
+  fieldPath: '.priceRule',
+};
+
+/** What is sold (`purchasable`) needs a price. */
+export const purchasableNeedsAPrice = (what: string): CelRule => ({
+  rule: '!has(self.purchasable) || !self.purchasable || (has(self.prices) && size(self.prices) > 0)',
+  message: `needs at least one price for a purchasable ${what}`,
+  fieldPath: '.prices',
+});
 
 const ContentGrant = Type.Object(
   {
@@ -88,9 +120,9 @@ export const ItemTypeSpec = Type.Object(
   {
     environment: immutable(Reference('GameEnvironment', 'the GameEnvironment of this namespace it belongs to'), { why: 'items players hold stay there' }),
     key: Type.Optional(immutable(GameKey('the key clients and servers name it by; metadata.name when absent'), { why: 'items players hold name it' })),
-    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
-    description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
-    icon: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'an image address or an asset name of the game' })),
+    name: ShownName(),
+    description: ShownDescription(),
+    icon: Icon(),
     category: GameKey('a free key of the game (weapon, cosmetic...); `container` items are opened for their contents'),
     ownership: literals(ITEM_OWNERSHIPS, { description: '`one-by-one`: each item has an id (and may carry data); `counted`: a quantity in a stack' }),
     scope: Defaulted(literals(ITEM_SCOPES, { default: 'account', description: 'where granted items go when no inventory is named: the account, or the current realm' })),
@@ -98,25 +130,13 @@ export const ItemTypeSpec = Type.Object(
     usable: Defaulted(Type.Boolean({ default: false, description: 'whether POST .../use may use (and so consume) it' })),
     purchasable: Defaulted(Type.Boolean({ default: false, description: 'whether POST .../purchases/items sells it' })),
     maxOwned: Type.Optional(Type.Integer({ minimum: 1, maximum: L.maxOwnedMax, description: 'the most one inventory may hold (items not yet consumed, or the stack); no limit when absent' })),
-    priceRule: Defaulted(literals(PRICE_RULES, { default: 'all', description: '`all`: every price is paid; `any`: the buyer pays one of them (payWith)' })),
-    prices: Defaulted(
-      Type.Array(PriceSpec, {
-        maxItems: L.prices,
-        default: [],
-        description: 'what one item costs (priceRule says whether all or one of them is paid)',
-        ...celRules({ rule: 'self.all(p, self.exists_one(q, q.currencyKey == p.currencyKey))', message: 'must name each currency once' }),
-      }),
-    ),
+    ...priceFields(L.prices, 'buyer', 'what one item costs'),
     data: Type.Optional(Type.Object({}, { additionalProperties: true, description: `any JSON object the game reads, up to ${L.dataBytes} bytes compact` })),
     contents: Type.Optional(ContainerContentsSpec),
-    requires: Defaulted(
-      Type.Array(GameKey('an unlock key'), {
-        maxItems: L.requires,
-        default: [],
-        description: 'unlocks the player must hold to use or open it (`locked` with details.missing otherwise)',
-        ...celRules({ rule: 'self.all(k, self.exists_one(j, j == k))', message: 'must name each unlock once' }),
-      }),
-    ),
+    requires: KeyList(GameKey('an unlock key'), 'unlock', {
+      maxItems: L.requires,
+      description: 'unlocks the player must hold to use or open it (`locked` with details.missing otherwise)',
+    }),
   },
   {
     additionalProperties: false,
@@ -126,8 +146,8 @@ export const ItemTypeSpec = Type.Object(
       { rule: "self.category != 'container' || has(self.contents)", message: 'is required for a container', fieldPath: '.contents' },
       { rule: "self.category != 'container' || self.ownership == 'one-by-one'", message: 'must be one-by-one for a container (each one is opened once, by its id)', fieldPath: '.ownership' },
       { rule: "self.category != 'container' || !has(self.usable) || !self.usable", message: 'is not for a container, which is opened rather than used', fieldPath: '.usable' },
-      { rule: "!has(self.priceRule) || self.priceRule != 'any' || (has(self.prices) && size(self.prices) > 0)", message: 'any needs at least one price', fieldPath: '.priceRule' },
-      { rule: '!has(self.purchasable) || !self.purchasable || (has(self.prices) && size(self.prices) > 0)', message: 'needs at least one price for a purchasable item type', fieldPath: '.prices' },
+      ANY_NEEDS_A_PRICE,
+      purchasableNeedsAPrice('item type'),
     ),
   },
 );

@@ -7,7 +7,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { celRules, immutable } from './rules';
 import { EnvironmentReference } from './names';
-import { Defaulted } from './fields';
+import { Defaulted, ShownDescription } from './fields';
 import { GameKey, MAX_BALANCE } from './game-keys';
 
 export const PRODUCT_LIMITS = { prices: 60 } as const;
@@ -28,7 +28,7 @@ export const ProductSpec = Type.Object(
     environment: immutable(EnvironmentReference(), { why: 'its orders, entitlements and grants are kept in that environment' }),
     sku: immutable(GameKey("the product's key, unique in its environment"), { why: 'orders and entitlements name it' }),
     name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players and in the store\'s overlay' }),
-    description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
+    description: ShownDescription(),
     storeItemId: immutable(Type.Integer({ minimum: 1, maximum: 4294967295, description: "the store's numeric item id (uint32) sent with the transaction" }), {
       why: "the store's orders and reports name the item by it",
     }),

@@ -4,7 +4,7 @@
  * reads and the manifest kinds (manifests/schemas.ts) wrap into documents; nothing here imports the
  * rest of core.
  */
-import { Defaulted } from './fields';
+import { Defaulted, Icon, ShownName } from './fields';
 import { type Static, Type } from '@sinclair/typebox';
 import { BlogContent } from './blog-content';
 import type { ItemTypeSpec } from './item-type';
@@ -321,7 +321,7 @@ export const RealmSpec = Type.Object(
     environment: immutable(EnvironmentReference(), { why: 'its inventories stay there' }),
     key: Type.Optional(immutable(GameKey("the realm's key, also its id; metadata.name when absent"), { why: 'inventories name it' })),
     number: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'unique in the environment; 0 is the permanent realm' }),
-    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
+    name: ShownName(),
     enabled: Defaulted(Type.Boolean({ default: true, description: 'a switched-off realm is never open' })),
     visible: Defaulted(Type.Boolean({ default: true, description: 'a hint for game clients, carried in the Realm shape' })),
     startAt: Type.String({ format: 'date-time', description: 'when it opens (ISO 8601 with an offset)' }),
@@ -337,9 +337,9 @@ export const CurrencySpec = Type.Object(
   {
     environment: immutable(EnvironmentReference(), { why: 'its balances stay there' }),
     key: Type.Optional(immutable(GameKey('the key moves name; metadata.name when absent'), { why: 'balances and the ledger name it' })),
-    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
+    name: ShownName(),
     description: Type.Optional(Type.String({ maxLength: 2000, description: 'shown to players' })),
-    icon: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'an image address or an asset name of the game' })),
+    icon: Icon(),
     scope: Type.Union([Type.Literal('account'), Type.Literal('realm')], { description: 'held on the account, or per realm' }),
     kind: Type.Union([Type.Literal('balance'), Type.Literal('consumed')], { description: 'a balance held, or a figure spent against allowances' }),
     max: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_BALANCE, description: 'the most the stored figure may reach; absent = 2^53-1' })),

@@ -25,6 +25,11 @@ export function celRules(...rules: CelRule[]): { [RULES_KEYWORD]: CelRule[] } {
   return { [RULES_KEYWORD]: rules };
 }
 
+/** The rule of a list of keys that names each one once: `must name each ${what} once`. */
+export function eachOnce(what: string): { [RULES_KEYWORD]: CelRule[] } {
+  return celRules({ rule: 'self.all(k, self.exists_one(j, j == k))', message: `must name each ${what} once` });
+}
+
 type Evaluate = (bindings: { self: unknown }) => unknown;
 const env = celEnv();
 const planned = new Map<string, Evaluate>();

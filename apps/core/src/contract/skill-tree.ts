@@ -10,9 +10,9 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { celRules, immutable } from './rules';
 import { EnvironmentReference } from './names';
-import { Defaulted, literals } from './fields';
+import { Defaulted, Icon, KeyList, ShownDescription, ShownName } from './fields';
 import { GameKey } from './game-keys';
-import { PRICE_RULES, PriceSpec } from './item-type';
+import { ANY_NEEDS_A_PRICE, priceFields } from './item-type';
 
 /** Bounds that keep a tree readable and the CRD's CEL rules within the API server's cost budget. */
 export const SKILL_TREE_LIMITS = {
@@ -27,40 +27,21 @@ const L = SKILL_TREE_LIMITS;
 export const SkillNodeSpec = Type.Object(
   {
     key: GameKey('the node key; unique across every skill tree of the environment (the unlock route names a node without its tree)'),
-    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
-    description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
-    icon: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'an image address or an asset name of the game' })),
-    parents: Defaulted(
-      Type.Array(GameKey('a node of the same tree'), {
-        maxItems: L.parents,
-        default: [],
-        description: 'nodes that must all be unlocked first',
-        ...celRules({ rule: 'self.all(k, self.exists_one(j, j == k))', message: 'must name each parent once' }),
-      }),
-    ),
-    priceRule: Defaulted(literals(PRICE_RULES, { default: 'all', description: '`all`: every price is paid; `any`: the player pays one of them (payWith)' })),
-    prices: Defaulted(
-      Type.Array(PriceSpec, {
-        maxItems: L.prices,
-        default: [],
-        description: 'what unlocking the node costs (priceRule says whether all or one of them is paid)',
-        ...celRules({ rule: 'self.all(p, self.exists_one(q, q.currencyKey == p.currencyKey))', message: 'must name each currency once' }),
-      }),
-    ),
-    requires: Defaulted(
-      Type.Array(GameKey('an unlock key (or another skill node key)'), {
-        maxItems: L.requires,
-        default: [],
-        description: 'unlocks the player must hold besides the parents (`locked` with details.missing otherwise)',
-        ...celRules({ rule: 'self.all(k, self.exists_one(j, j == k))', message: 'must name each unlock once' }),
-      }),
-    ),
+    name: ShownName(),
+    description: ShownDescription(),
+    icon: Icon(),
+    parents: KeyList(GameKey('a node of the same tree'), 'parent', { maxItems: L.parents, description: 'nodes that must all be unlocked first' }),
+    ...priceFields(L.prices, 'player', 'what unlocking the node costs'),
+    requires: KeyList(GameKey('an unlock key (or another skill node key)'), 'unlock', {
+      maxItems: L.requires,
+      description: 'unlocks the player must hold besides the parents (`locked` with details.missing otherwise)',
+    }),
   },
   {
     additionalProperties: false,
     ...celRules(
       { rule: "!has(self.parents) || !self.parents.exists(p, p == self.key)", message: 'cannot name the node itself', fieldPath: '.parents' },
-      { rule: "!has(self.priceRule) || self.priceRule != 'any' || (has(self.prices) && size(self.prices) > 0)", message: 'any needs at least one price', fieldPath: '.priceRule' },
+      ANY_NEEDS_A_PRICE,
     ),
   },
 );
@@ -69,8 +50,8 @@ export const SkillTreeSpec = Type.Object(
   {
     environment: immutable(EnvironmentReference(), { why: 'the nodes players unlocked are kept in that environment' }),
     key: Type.Optional(immutable(GameKey('the key clients and servers name the tree by; metadata.name when absent'), { why: 'clients and servers ask for the tree by it' })),
-    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players' }),
-    description: Defaulted(Type.String({ maxLength: 2000, default: '', description: 'shown to players' })),
+    name: ShownName(),
+    description: ShownDescription(),
     hidden: Defaulted(Type.Boolean({ default: false, description: 'left out of the lists a player token reads (servers still see it)' })),
     enabled: Defaulted(
       Type.Boolean({

@@ -4,10 +4,9 @@
  * (audience `hearth-platform`) never accepts one, and this check never accepts a player token.
  * `sub` is the member's account id, `game` the environment's app key.
  */
-import { SignJWT, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
+import { decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
 import type { TokenService } from '../auth/tokens';
 import { CLOCK_TOLERANCE_SECONDS } from '../auth/token-claims';
-import { randomId } from '../ids';
 import { DASHBOARD_TOKEN_SECONDS } from '../contract/dashboards';
 
 export const DASHBOARD_TOKEN_AUDIENCE = 'hearth-dashboard';
@@ -31,16 +30,7 @@ export function looksLikeDashboardToken(credential: string): boolean {
 }
 
 export async function issueDashboardToken(tokens: TokenService, accountId: string, appKey: string): Promise<string> {
-  const signer = tokens.currentSigner();
-  const iat = Math.floor(Date.now() / 1000);
-  return new SignJWT({ game: appKey })
-    .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ: DASHBOARD_TOKEN_TYP })
-    .setAudience(DASHBOARD_TOKEN_AUDIENCE)
-    .setSubject(accountId)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + DASHBOARD_TOKEN_SECONDS)
-    .setJti(randomId(22))
-    .sign(signer.privateKey);
+  return tokens.sign({ game: appKey }, { typ: DASHBOARD_TOKEN_TYP, audience: DASHBOARD_TOKEN_AUDIENCE, subject: accountId, lifetimeSeconds: DASHBOARD_TOKEN_SECONDS });
 }
 
 /** The claims of a genuine, unexpired dashboard token of ours, or null. */

@@ -13,13 +13,13 @@ import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import { holdExistingPlayer } from '../players/hold';
-import { type Announcer, type InvalidationBus, announceAfterCommit } from '../invalidation';
+import type { Announcer, InvalidationBus } from '../invalidation';
 import type { LegalDocumentSpecT, Resource } from '../contract/resources';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { PlayerService } from '../players/service';
 import type { EnvironmentContext } from '../tenancy/environments';
-import { bumpContentVersion } from '../content/game-config';
-import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
+import { contentChanged } from '../content/game-config';
+import { type OwnedRowTable, type OwnerPlace, type SyncAction, releaseContent, releaseOwnedRows, syncOwnedRow } from '../content/owned-row';
 import { AskDigests } from '../content/ask-digests';
 
 export interface LegalDocument {
@@ -55,30 +55,21 @@ export function legalDocumentContent(doc: Resource<LegalDocumentSpecT>): LegalDo
 export async function syncLegalDocument(
   db: Queryable,
   bus: Announcer,
-  target: { environmentId: number; owner: string; content: LegalDocumentContent },
-): Promise<'created' | 'updated' | 'unchanged'> {
+  target: OwnerPlace & { content: LegalDocumentContent },
+): Promise<SyncAction> {
   const { environmentId, owner, content } = target;
   return inTransaction(db, async (trx) => {
     const outcome = await syncOwnedRow(trx, LEGAL_DOCUMENTS, { environment_id: environmentId, owner, ...content });
-    for (const id of outcome.changedEnvironments) await legalChanged(trx, bus, id);
+    for (const id of outcome.changedEnvironments) await contentChanged(trx, bus, id, LEGAL_CONTENT);
     return outcome.action;
   });
 }
 
 /** Removes the owner's document (its manifest was deleted); answers whether there was one. Acceptances stay. */
 export async function releaseLegalDocument(db: Queryable, bus: Announcer, owner: string): Promise<boolean> {
-  return inTransaction(db, async (trx) => {
-    const environmentId = await releaseOwnedRow(trx, LEGAL_DOCUMENTS, owner);
-    if (environmentId === null) return false;
-    await legalChanged(trx, bus, environmentId);
-    return true;
-  });
+  return releaseContent(db, bus, LEGAL_CONTENT, (trx) => releaseOwnedRows(trx, LEGAL_DOCUMENTS.name, owner));
 }
 
-async function legalChanged(trx: Queryable, bus: Announcer, environmentId: number): Promise<void> {
-  await bumpContentVersion(trx, environmentId, LEGAL_CONTENT);
-  await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
-}
 
 /** An environment's documents in key order, with the content version they were read at. */
 interface Catalog {

@@ -6,6 +6,7 @@ import { LICENCE_KEY_PRODUCTS_MAX, LicenceProductName } from '../contract/resour
 import {
   type HashedKeyInfo,
   type HashedKeyKind,
+  type KeyInfoOf,
   insertHashedKey,
   listHashedKeys,
   liveHashedKeyOfManifest,
@@ -22,17 +23,10 @@ import {
 export const LICENCE_KEY_PREFIX = 'hlk_';
 export const LICENCE_KEYS: HashedKeyKind = { prefix: LICENCE_KEY_PREFIX, table: 'licence_keys', ownerColumn: 'project_id', invalidation: 'licence-key' };
 
-export interface LicenceKeyInfo {
-  keyId: string;
-  projectId: number;
-  name: string;
+export type LicenceKeyInfo = KeyInfoOf<'projectId'> & {
   /** The client plugins' products the key covers. */
   products: string[];
-  secretHint: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
+};
 
 export interface MintedLicenceKey extends LicenceKeyInfo {
   /** The whole key: shown once, never stored. */

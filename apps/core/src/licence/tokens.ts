@@ -1,10 +1,8 @@
-import { SignJWT } from 'jose';
 import type { Db } from '../db/knex';
-import { randomId } from '../ids';
 import type { InvalidationBus } from '../invalidation';
 import type { Organisation } from '../tenancy/organisations';
-import { SigningKeyRing } from '../auth/key-ring';
-import type { PublicJwk, SigningKeySet } from '../auth/signing-keys';
+import { SignedTokenService } from '../auth/key-ring';
+import type { SigningKeySet } from '../auth/signing-keys';
 
 /**
  * A licence token's `aud` is its organisation's own: this prefix and `<namespace>/<project>`
@@ -52,36 +50,16 @@ export interface LicenceTokenClaims {
 }
 
 /** Signs licence tokens (Ed25519 JWTs via jose, header `kid` and `typ` licence+jwt) with the licence key set. */
-export class LicenceTokenService {
-  private readonly ring: SigningKeyRing;
-
+export class LicenceTokenService extends SignedTokenService {
   constructor(pool: Db, masterKey: Buffer, bus: InvalidationBus) {
-    this.ring = new SigningKeyRing(pool, masterKey, LICENCE_SIGNING_KEYS, bus);
-  }
-
-  start(): Promise<void> {
-    return this.ring.start();
-  }
-
-  stop(): void {
-    this.ring.stop();
-  }
-
-  jwks(): { keys: PublicJwk[] } {
-    return this.ring.jwks();
+    super(pool, masterKey, LICENCE_SIGNING_KEYS, bus);
   }
 
   async issue(organisation: Organisation, machineId: string, product: string): Promise<{ token: string; expiresIn: number }> {
-    const signer = this.ring.signer();
-    const iat = Math.floor(Date.now() / 1000);
-    const token = await new SignJWT({ type: 'licence', org: `${organisation.namespace}/${organisation.name}`, product })
-      .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ: LICENCE_TOKEN_TYPE })
-      .setAudience(licenceAudienceOf(organisation))
-      .setSubject(machineId)
-      .setIssuedAt(iat)
-      .setExpirationTime(iat + LICENCE_TOKEN_SECONDS)
-      .setJti(randomId(22))
-      .sign(signer.privateKey);
+    const token = await this.ring.sign(
+      { type: 'licence', org: `${organisation.namespace}/${organisation.name}`, product },
+      { typ: LICENCE_TOKEN_TYPE, audience: licenceAudienceOf(organisation), subject: machineId, lifetimeSeconds: LICENCE_TOKEN_SECONDS },
+    );
     return { token, expiresIn: LICENCE_TOKEN_SECONDS };
   }
 }

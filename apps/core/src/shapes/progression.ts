@@ -19,12 +19,17 @@ const nodeDefinitionFields = {
 export const SkillNodeDefinition = Shape('SkillNodeDefinition', nodeDefinitionFields);
 export type SkillNodeDefinition = Static<typeof SkillNodeDefinition>;
 
-/** A skill tree definition (GET /definitions/skill-trees): the SkillTree of spec §2 without a player's flags. */
-export const SkillTreeDefinition = Shape('SkillTreeDefinition', {
+/** What a skill tree's definition and a player's tree both say of the tree. */
+const treeFields = {
   key: Type.String(),
   name: Type.String(),
   description: Type.String(),
   hidden: Type.Boolean(),
+};
+
+/** A skill tree definition (GET /definitions/skill-trees): the SkillTree of spec §2 without a player's flags. */
+export const SkillTreeDefinition = Shape('SkillTreeDefinition', {
+  ...treeFields,
   enabled: Type.Boolean({ description: 'false: switched off (left out of the players\' trees, its nodes not unlocked)' }),
   nodes: Type.Array(SkillNodeDefinition, { description: 'in the order the tree declares them' }),
 });
@@ -40,10 +45,7 @@ export type SkillNode = Static<typeof SkillNode>;
 
 /** SkillTree (spec §2): a tree with the player's flags on each node. */
 export const SkillTree = Shape('SkillTree', {
-  key: Type.String(),
-  name: Type.String(),
-  description: Type.String(),
-  hidden: Type.Boolean(),
+  ...treeFields,
   nodes: Type.Array(SkillNode),
 });
 export type SkillTree = Static<typeof SkillTree>;

@@ -64,40 +64,31 @@ export interface SupportFiling {
 }
 
 async function fileSupportRequest(db: Queryable, env: EnvironmentContext, playerId: string, input: SupportRequestInput): Promise<Filed> {
-  return inTransaction(db, async (trx) => {
-    const standing = await claimFiling(trx, env, playerId);
-    const id = randomId();
-    await trx('support_filings').insert({
-      id,
-      environment_id: env.id,
-      kind: 'request',
-      player_id: playerId,
-      subject: input.subject,
-      message: input.message,
-      contact_email: input.contactEmail ?? null,
-    });
-    return { id, standing };
-  });
+  return storeFiling(db, env, playerId, { kind: 'request', subject: input.subject, message: input.message, contact_email: input.contactEmail ?? null });
 }
 
 async function filePlayerReport(db: Queryable, env: EnvironmentContext, playerId: string, input: PlayerReportInput): Promise<Filed> {
   if (input.playerId === playerId) throw refuse.invalid('playerId', 'playerId names the caller: a player cannot report themselves.');
+  const filing = { kind: 'report' as const, reported_player_id: input.playerId, reason: input.reason, details: input.details ?? null };
+  // The filer's lock first (every area's order: environment, then player), then the reported player's
+  // row, held until commit so it cannot be deleted in between. Another environment's player is not-found.
+  return storeFiling(db, env, playerId, filing, async (trx) => {
+    if ((await holdPlayer(trx, env.id, input.playerId)) === null) throw refuse.notFound('The reported player', { key: input.playerId, field: 'playerId' });
+  });
+}
+
+/** Stores one filing of the player's, counted against the filing limit (claimFiling, with its `checks`) in the same transaction. */
+async function storeFiling(
+  db: Queryable,
+  env: EnvironmentContext,
+  playerId: string,
+  filing: { kind: 'request' | 'report' } & Record<string, unknown>,
+  checks?: (trx: Tx) => Promise<void>,
+): Promise<Filed> {
   return inTransaction(db, async (trx) => {
-    // The filer's lock first (every area's order: environment, then player), then the reported player's
-    // row, held until commit so it cannot be deleted in between. Another environment's player is not-found.
-    const standing = await claimFiling(trx, env, playerId, async () => {
-      if ((await holdPlayer(trx, env.id, input.playerId)) === null) throw refuse.notFound('The reported player', { key: input.playerId, field: 'playerId' });
-    });
+    const standing = await claimFiling(trx, env, playerId, checks && (() => checks(trx)));
     const id = randomId();
-    await trx('support_filings').insert({
-      id,
-      environment_id: env.id,
-      kind: 'report',
-      player_id: playerId,
-      reported_player_id: input.playerId,
-      reason: input.reason,
-      details: input.details ?? null,
-    });
+    await trx('support_filings').insert({ id, environment_id: env.id, player_id: playerId, ...filing });
     return { id, standing };
   });
 }

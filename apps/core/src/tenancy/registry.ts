@@ -32,15 +32,8 @@ export class EnvironmentRegistry {
     });
   }
 
-  async byId(id: number): Promise<EnvironmentContext | null> {
-    const hit = this.byIdCache.get(id);
-    if (hit !== undefined) return hit;
-    const generation = this.generation;
-    return this.flight.run(`${generation}:id:${id}`, async () => {
-      const env = await loadEnvironmentById(this.pool, id);
-      if (generation === this.generation) this.remember(env, { id });
-      return env;
-    });
+  byId(id: number): Promise<EnvironmentContext | null> {
+    return this.cachedOrLoaded(this.byIdCache.get(id), `id:${id}`, () => loadEnvironmentById(this.pool, id), { id });
   }
 
   /** What `byAppKey` answers when it is cached, without waiting; undefined when it is not. */
@@ -48,13 +41,25 @@ export class EnvironmentRegistry {
     return this.byAppKeyCache.get(appKey);
   }
 
-  async byAppKey(appKey: string): Promise<EnvironmentContext | null> {
-    const hit = this.byAppKeyCache.get(appKey);
+  byAppKey(appKey: string): Promise<EnvironmentContext | null> {
+    return this.cachedOrLoaded(this.byAppKeyCache.get(appKey), `key:${appKey}`, () => loadEnvironmentByAppKey(this.pool, appKey), { appKey });
+  }
+
+  /**
+   * The cached answer, or else one load per `ask` at a time (concurrent askers share it), remembered
+   * unless the caches were dropped while it loaded (its answer may predate the change).
+   */
+  private async cachedOrLoaded(
+    hit: EnvironmentContext | null | undefined,
+    ask: string,
+    load: () => Promise<EnvironmentContext | null>,
+    asked: { id?: number; appKey?: string },
+  ): Promise<EnvironmentContext | null> {
     if (hit !== undefined) return hit;
     const generation = this.generation;
-    return this.flight.run(`${generation}:key:${appKey}`, async () => {
-      const env = await loadEnvironmentByAppKey(this.pool, appKey);
-      if (generation === this.generation) this.remember(env, { appKey });
+    return this.flight.run(`${generation}:${ask}`, async () => {
+      const env = await load();
+      if (generation === this.generation) this.remember(env, asked);
       return env;
     });
   }

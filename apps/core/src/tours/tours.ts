@@ -12,7 +12,7 @@ import { holdExistingPlayer } from '../players/hold';
 import type { Resource, TourSpecT } from '../contract/resources';
 import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
+import { type OwnedRowTable, type OwnerPlace, type SyncAction, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
 
 export interface Tour {
   id: string;
@@ -38,7 +38,7 @@ export function tourContent(doc: Resource<TourSpecT>): TourContent {
  * Makes the owner's tour exactly `content`. Nothing is cached from tours (every read is one indexed
  * query), so there is nothing to announce.
  */
-export async function syncTour(db: Queryable, target: { environmentId: number; owner: string; content: TourContent }): Promise<'created' | 'updated' | 'unchanged'> {
+export async function syncTour(db: Queryable, target: OwnerPlace & { content: TourContent }): Promise<SyncAction> {
   const { environmentId, owner, content } = target;
   return inTransaction(db, async (trx) => (await syncOwnedRow(trx, TOURS, { environment_id: environmentId, owner, ...content })).action);
 }

@@ -3,44 +3,18 @@
  * process's in-memory copy of the environment's blog (BlogService), with a strong ETag.
  */
 import { Type } from '@sinclair/typebox';
-import { BlogContentAnswer, type BlogMoment } from '@hearth/core';
+import { BlogCategoryShape, BlogPostShape, BlogPostSummaryShape, BlogTagShape, type BlogMoment } from '@hearth/core';
 import { defineRoute, type HandlerContext } from '../../http/route';
-import { PageOf, PageOnlyQuery, PageQuery, Timestamp } from '../../http/schema-helpers';
+import { PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
 
 const Slug = (description: string) => Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description });
-const NullableString = Type.Union([Type.String(), Type.Null()]);
-
-const BlogTag = Type.Object({ slug: Type.String(), name: Type.String() }, { $id: 'BlogTag', additionalProperties: false });
-const BlogCategory = Type.Object({ slug: Type.String(), name: Type.String(), description: NullableString }, { $id: 'BlogCategory', additionalProperties: false });
-
-const summaryFields = {
-  slug: Type.String(),
-  title: Type.String(),
-  subtitle: NullableString,
-  excerpt: NullableString,
-  publishedAt: Timestamp,
-  readingMinutes: Type.Integer({ minimum: 1, description: 'given by the post, or its words at 200 a minute, rounded up' }),
-  featured: Type.Boolean(),
-  authorName: NullableString,
-  category: Type.Object({ slug: Type.String(), name: Type.String() }, { $id: 'BlogPostCategory', additionalProperties: false }),
-  tags: Type.Array(BlogTag),
-  cover: Type.Union([Type.String({ description: 'an image address' }), Type.Null()]),
-};
-const BlogPostSummary = Type.Object(summaryFields, { $id: 'BlogPostSummary', additionalProperties: false });
-const BlogPost = Type.Object(
-  {
-    ...summaryFields,
-    content: BlogContentAnswer,
-    seoTitle: Type.String({ description: 'the title when the post gives none' }),
-    seoDescription: Type.Union([Type.String(), Type.Null()], { description: 'the excerpt when the post gives none' }),
-    updatedAt: Timestamp,
-  },
-  { $id: 'BlogPost', additionalProperties: false },
-);
 
 function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask: string): Promise<string> {
   return ctx.core.blog.etag(ctx.env.id, ask);
 }
+
+/** What every blog read declares alike: a GET of the blog service for either credential, conditional on the blog's ETag. */
+const blogRead = { method: 'GET', tag: 'blog', credential: 'either', service: 'blog', etag: blogEtag } as const;
 
 /** A read's answer: the body and its ETag from one moment of the blog (never a new body under an old ETag). */
 async function momentAnswer<T>(
@@ -53,75 +27,59 @@ async function momentAnswer<T>(
 }
 
 export const listBlogPosts = defineRoute({
+  ...blogRead,
   operationId: 'listBlogPosts',
-  method: 'GET',
   path: '/blog/posts',
   summary: 'Published posts, newest first',
   description: 'Ordered by publishedAt, newest first, then by slug. `category` or `tag` (or both) narrow the list; one that does not exist is not-found.',
-  tag: 'blog',
-  credential: 'either',
-  service: 'blog',
   query: Type.Object(
     { category: Type.Optional(Slug('a category slug')), tag: Type.Optional(Slug('a tag slug')), ...PageQuery },
     { additionalProperties: false },
   ),
-  etag: blogEtag,
-  success: { status: 200, description: 'A page of post summaries', schema: PageOf(BlogPostSummary) },
+  success: { status: 200, description: 'A page of post summaries', schema: PageOf(BlogPostSummaryShape) },
   links: [{ parameters: { slug: '$response.body#/items/0/slug' } }],
   refusals: ['not-found'],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listPosts(ctx.env, ctx.query, moment)),
 });
 
 export const getBlogPost = defineRoute({
+  ...blogRead,
   operationId: 'getBlogPost',
-  method: 'GET',
   path: '/blog/posts/:slug',
   summary: 'One published post and related posts',
   description: 'Drafts and scheduled posts not yet due are not-found. `related`: up to 3 other published posts, of the same category first, newest first.',
-  tag: 'blog',
-  credential: 'either',
-  service: 'blog',
   params: Type.Object({ slug: Slug('the post slug') }, { additionalProperties: false }),
-  etag: blogEtag,
   success: {
     status: 200,
     description: 'The post',
-    schema: Type.Object({ post: BlogPost, related: Type.Array(BlogPostSummary, { maxItems: 3 }) }, { additionalProperties: false }),
+    schema: Type.Object({ post: BlogPostShape, related: Type.Array(BlogPostSummaryShape, { maxItems: 3 }) }, { additionalProperties: false }),
   },
   refusals: ['not-found'],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.getPost(ctx.env, ctx.params.slug, moment)),
 });
 
 export const listBlogCategories = defineRoute({
+  ...blogRead,
   operationId: 'listBlogCategories',
-  method: 'GET',
   path: '/blog/categories',
   summary: 'Categories with a published post, in console order',
   description:
     "Pages through the categories that hold at least one published post, in the order the blog's manifests give them. Cached by ETag (304 while unchanged).",
-  tag: 'blog',
-  credential: 'either',
-  service: 'blog',
   query: PageOnlyQuery,
-  etag: blogEtag,
-  success: { status: 200, description: 'A page of categories', schema: PageOf(BlogCategory) },
+  success: { status: 200, description: 'A page of categories', schema: PageOf(BlogCategoryShape) },
   refusals: [],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listCategories(ctx.env, ctx.query, moment)),
 });
 
 export const listBlogTags = defineRoute({
+  ...blogRead,
   operationId: 'listBlogTags',
-  method: 'GET',
   path: '/blog/tags',
   summary: 'Tags on a published post, by name',
   description:
     "Pages through the tags carried by at least one published post, by name. Cached by ETag (304 while unchanged).",
-  tag: 'blog',
-  credential: 'either',
-  service: 'blog',
   query: PageOnlyQuery,
-  etag: blogEtag,
-  success: { status: 200, description: 'A page of tags', schema: PageOf(BlogTag) },
+  success: { status: 200, description: 'A page of tags', schema: PageOf(BlogTagShape) },
   refusals: [],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listTags(ctx.env, ctx.query, moment)),
 });

@@ -5,7 +5,7 @@ import {
 } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, PageOf, PageOnlyQuery } from '../../http/schema-helpers';
-import { playerPage, targetPlayerId } from '../players/target';
+import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 
 const Provider = Type.Union(STORE_PROVIDERS.map((p) => Type.Literal(p)), { description: 'the store: `steam`' });
 const StoreOrderId = Type.String({ minLength: 1, maxLength: 20, pattern: '^[1-9][0-9]{0,19}$', description: "the order's storeOrderId (the store's m_ulOrderID), as decimal digits" });
@@ -136,13 +136,12 @@ export const reconcileOrders = defineRoute({
 
 export const listEntitlements = defineRoute({
   ...playerPage('commerce'),
+  ...listedForPlayer((ctx, playerId) => ctx.core.commerce.listEntitlements(ctx.db, ctx.env, playerId, ctx.query)),
   operationId: 'listEntitlements',
   path: '/players/:playerId/entitlements',
   summary: "The player's entitlements, oldest first",
   description: 'Active and revoked alike (a revoked one carries `revokedAt`).',
   success: { status: 200, description: 'A page of entitlements', schema: PageOf(EntitlementShape) },
-  refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => ({ body: await ctx.core.commerce.listEntitlements(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
 });
 
 export const listGrants = defineRoute({

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { Amount, Refusal, Balance, MAX_BALANCE, CurrencyDefinition, ENGINE_REASONS, GameKey, Inventory, LedgerEntry, Movement, Realm, type MoveKind } from '@hearth/core';
 import { defineRoute } from '../../http/route';
 import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
-import { playerPage, targetPlayerId } from '../players/target';
+import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 import { InventoryParams, engineMove, inventoryPage } from './held';
 
 export const listRealms = defineRoute({
@@ -77,6 +77,7 @@ export const listCurrencyDefinitions = defineRoute({
 
 export const listInventories = defineRoute({
   ...playerPage('inventory'),
+  ...listedForPlayer((ctx, playerId) => ctx.core.economy.listInventories(ctx.db, ctx.env, playerId, ctx.query)),
   operationId: 'listInventories',
   path: '/players/:playerId/inventories',
   summary: "The player's inventories, in the order they were made",
@@ -84,8 +85,6 @@ export const listInventories = defineRoute({
     "Pages through the player's inventories in the order they were made: the account inventory (`realmId` null) and those of realms. A player token reads its own (`me`).",
   success: { status: 200, description: 'A page of inventories', schema: PageOf(Inventory) },
   links: [{ parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/items/0/id' } }],
-  refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.economy.listInventories(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
 });
 
 export const getInventory = defineRoute({

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
-import { playerPage, targetPlayerId } from '../players/target';
+import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 
 const documentFields = {
   document: Type.String({ description: "the environment's key for it" }),
@@ -73,13 +73,12 @@ export const getLegalStanding = defineRoute({
 
 export const listOutstandingLegal = defineRoute({
   ...playerPage('legal'),
+  ...listedForPlayer((ctx, playerId) => ctx.core.legal.outstanding(ctx.db, ctx.env, playerId, ctx.query)),
   operationId: 'listOutstandingLegal',
   path: '/players/:playerId/legal/outstanding',
   summary: 'Required documents whose current version the player has not accepted',
   description: 'An empty list means the player may play.',
   success: { status: 200, description: 'A page of legal documents, ordered by key', schema: PageOf(LegalDocument) },
-  refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => ({ body: await ctx.core.legal.outstanding(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
 });
 
 export const acceptLegal = defineRoute({

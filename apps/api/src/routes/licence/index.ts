@@ -28,50 +28,44 @@ const TOKEN_NOTE =
   `The answer carries a fresh licence token (lifetime ${LICENCE_TOKEN_SECONDS} s), verifiable offline with GET /licence/jwks.json; ` +
   'its `aud` is the organisation\'s own (`hearth-licence:<namespace>/<project>`) and its `product` one the licence key covers.';
 
+/** What a plugin's calls declare alike: a POST with the organisation's licence key and a small body. */
+const licenceCall = { method: 'POST', tag: 'licence', credential: 'licence', bodyLimit: BODY_LIMITS.licence } as const;
+
 export const activateLicence = defineRoute({
+  ...licenceCall,
   operationId: 'activateLicence',
-  method: 'POST',
   path: '/licence/activate',
   summary: 'Take a seat of the licence for a machine',
   description:
     `The machine takes one of the organisation plan's licence seats; the same machine again keeps the seat it holds (its product and version updated). ` +
     `A product the licence key does not cover: 403 \`forbidden\` with \`details.field\` \`body.product\`, and nothing changes. ` +
     `Past the plan's seats: 403 \`quota-exceeded\` with \`details.quota\` \`licenceSeats\` and \`details.limit\`, and nothing changes. ${TOKEN_NOTE}`,
-  tag: 'licence',
-  credential: 'licence',
   body: Activation,
-  bodyLimit: BODY_LIMITS.licence,
   success: { status: 200, description: 'The seat the machine holds', schema: LicenceStanding },
   refusals: ['forbidden', 'quota-exceeded'],
   handler: async (ctx) => ({ body: await ctx.core.licence.activate(ctx.db, ctx.principal, ctx.body) }),
 });
 
 export const checkLicence = defineRoute({
+  ...licenceCall,
   operationId: 'checkLicence',
-  method: 'POST',
   path: '/licence/check',
   summary: "Check a machine's seat",
   description:
     'A machine that holds no seat (never activated, or released) is 404 `not-found`; a seat for a product the licence key does not cover is 403 `forbidden`. ' + TOKEN_NOTE,
-  tag: 'licence',
-  credential: 'licence',
   body: Machine,
-  bodyLimit: BODY_LIMITS.licence,
   success: { status: 200, description: 'The seat is valid', schema: LicenceStanding },
   refusals: ['forbidden', 'not-found'],
   handler: async (ctx) => ({ body: await ctx.core.licence.check(ctx.db, ctx.principal, ctx.body.machineId) }),
 });
 
 export const releaseLicence = defineRoute({
+  ...licenceCall,
   operationId: 'releaseLicence',
-  method: 'POST',
   path: '/licence/release',
   summary: "Free a machine's seat",
   description: 'Releasing a machine that holds no seat (released already) changes nothing and answers the same. Tokens already issued stay valid until they expire.',
-  tag: 'licence',
-  credential: 'licence',
   body: Machine,
-  bodyLimit: BODY_LIMITS.licence,
   success: { status: 204, description: 'The machine holds no seat' },
   refusals: [],
   handler: async (ctx) => {

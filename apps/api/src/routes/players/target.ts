@@ -1,4 +1,5 @@
-import { Refusal, refuse, type ServiceName } from '@hearth/core';
+import type { Static } from '@sinclair/typebox';
+import { type ErrorCode, Refusal, refuse, type ServiceName } from '@hearth/core';
 import type { HandlerContext } from '../../http/route';
 import type { ApiTag } from '../../http/tags';
 import { PageOnlyQuery, PlayerPath } from '../../http/schema-helpers';
@@ -32,4 +33,19 @@ export function playerPage(service: ServiceName, tag?: ApiTag) {
 
 function pageOf(service: ServiceName, tag: ApiTag) {
   return { method: 'GET' as const, tag, credential: 'either' as const, service, params: PlayerPath, query: PageOnlyQuery };
+}
+
+/** What a handler of a player's page sees: the player path and the page query, either credential. */
+type PlayerPageContext = HandlerContext<Static<typeof PlayerPath>, Static<typeof PageOnlyQuery>, unknown, 'either'>;
+
+/**
+ * The handler of a page of a player's things (beside playerPage): `list` of the player the path names
+ * (targetPlayerId), and so the refusals targetPlayerId answers: `forbidden` (a player token naming an
+ * id) and `not-found` (a server key's `me`, or no such player).
+ */
+export function listedForPlayer<T>(list: (ctx: PlayerPageContext, playerId: string) => Promise<T>) {
+  return {
+    refusals: ['not-found', 'forbidden'] as ErrorCode[],
+    handler: async (ctx: PlayerPageContext) => ({ body: await list(ctx, targetPlayerId(ctx)) }),
+  };
 }

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { SaveEntry, Save, SaveList, SaveWriteRequest } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id } from '../../http/schema-helpers';
-import { playerPage, targetPlayerId } from '../players/target';
+import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 
 const SlotPath = Type.Object(
   {
@@ -17,14 +17,13 @@ const writerOf = (principal: { kind: string }) => (principal.kind === 'player' ?
 
 export const listSaves = defineRoute({
   ...playerPage('persistence', 'saves'),
+  ...listedForPlayer((ctx, playerId) => ctx.core.saves.list(ctx.db, ctx.env, playerId, ctx.query)),
   operationId: 'listSaves',
   path: '/players/:playerId/data',
   summary: "A player's save slots, ordered by key (values omitted)",
   description:
     "Pages through the player's save slots with each slot's version, size and time, but not its value (read a slot for that), and the bytes the player's saves take against the most they may. A player token reads its own (`me`); a server key any player's.",
   success: { status: 200, description: "A page of the player's slots, with the bytes all of them hold", schema: SaveList },
-  refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => ({ body: await ctx.core.saves.list(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
 });
 
 export const getSave = defineRoute({

@@ -1,6 +1,6 @@
 import { releaseMember, syncMember } from '../../dashboards/members';
 import type { DashboardMemberManifestT } from '../schemas';
-import { type Reconciler, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, refOf, refusalsNamed } from './shared';
 
 /**
  * A DashboardMember stands for one person who may open its project's custom dashboard, in the
@@ -9,7 +9,7 @@ import { type Reconciler, namespaceOf, refusalsNamed } from './shared';
  */
 export const dashboardMemberReconciler: Reconciler<DashboardMemberManifestT> = {
   reconcile: async (db, doc, { label }) => ({
-    action: await refusalsNamed(label, () => syncMember(db, { namespace: namespaceOf(doc), name: doc.metadata.name, spec: doc.spec })),
+    action: await refusalsNamed(label, () => syncMember(db, { ...refOf(doc), spec: doc.spec })),
   }),
 
   remove: async (db, manifest) => ((await releaseMember(db, manifest)) ? 'removed' : 'absent'),

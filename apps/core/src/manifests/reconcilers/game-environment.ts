@@ -1,6 +1,6 @@
 import { liveEnvironmentIdentity, retireEnvironment, upsertEnvironment } from '../../tenancy/catalog';
 import type { GameEnvironment } from '../schemas';
-import { type Reconciler, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, refOf, refusalsNamed } from './shared';
 
 /**
  * A GameEnvironment is upserted by namespace and name, under a Project of its namespace, with an app
@@ -10,16 +10,13 @@ import { type Reconciler, namespaceOf, refusalsNamed } from './shared';
 export const gameEnvironmentReconciler: Reconciler<GameEnvironment> = {
   reconcile: async (db, doc, { bus, label }) => ({
     action: await refusalsNamed(label, () =>
-      upsertEnvironment(db, bus, {
-        namespace: namespaceOf(doc), name: doc.metadata.name, project: doc.spec.project, appKey: doc.spec.appKey,
-        allowedOrigins: doc.spec.cors?.allowedOrigins ?? [],
-      }),
+      upsertEnvironment(db, bus, { ...refOf(doc), project: doc.spec.project, appKey: doc.spec.appKey, allowedOrigins: doc.spec.cors?.allowedOrigins ?? [] }),
     ),
   }),
 
   // A retired row (its document was deleted) is no identity: the document created again may name another project or app key.
   identity: async (db, doc) => {
-    const stored = await liveEnvironmentIdentity(db, { namespace: namespaceOf(doc), name: doc.metadata.name });
+    const stored = await liveEnvironmentIdentity(db, refOf(doc));
     return stored ? { stored, wanted: { project: doc.spec.project, appKey: doc.spec.appKey } } : null;
   },
 

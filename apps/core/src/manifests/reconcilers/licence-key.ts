@@ -3,7 +3,7 @@ import { organisationNamed } from '../../tenancy/organisations';
 import { inTransaction } from '../../db/transaction';
 import { ManifestError } from '../validate';
 import type { LicenceKey } from '../schemas';
-import { type Reconciler, keyOwnerIdentity, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, keyOwnerIdentity, refOf, refusalsNamed, revokeLiveKey } from './shared';
 
 const sameProducts = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p) => b.includes(p));
 
@@ -17,7 +17,7 @@ const sameProducts = (a: readonly string[], b: readonly string[]) => a.length ==
 export const licenceKeyReconciler: Reconciler<LicenceKey> = {
   reconcile: (db, doc, { label }) =>
     inTransaction(db, async (trx) => {
-      const manifest = { namespace: namespaceOf(doc), name: doc.metadata.name };
+      const manifest = refOf(doc);
       const organisation = await organisationNamed(trx, manifest.namespace, doc.spec.project);
       if (!organisation) throw new ManifestError(label, 'spec.project', `names project "${doc.spec.project}", which does not exist in namespace "${manifest.namespace}"`, 'not-found');
       const live = await liveLicenceKeyOfManifest(trx, manifest);
@@ -31,14 +31,7 @@ export const licenceKeyReconciler: Reconciler<LicenceKey> = {
     }),
 
   /** The project of the document's live key, by name. */
-  identity: async (db, doc) =>
-    keyOwnerIdentity(db, 'project', (await liveLicenceKeyOfManifest(db, { namespace: namespaceOf(doc), name: doc.metadata.name }))?.projectId, doc.spec.project),
+  identity: async (db, doc) => keyOwnerIdentity(db, 'project', (await liveLicenceKeyOfManifest(db, refOf(doc)))?.projectId, doc.spec.project),
 
-  remove: (db, manifest, { bus }) =>
-    inTransaction(db, async (trx) => {
-      const live = await liveLicenceKeyOfManifest(trx, manifest);
-      if (!live) return 'absent';
-      await revokeLicenceKey(trx, bus, live.keyId);
-      return 'removed';
-    }),
+  remove: revokeLiveKey(liveLicenceKeyOfManifest, revokeLicenceKey),
 };

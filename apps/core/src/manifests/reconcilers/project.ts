@@ -1,6 +1,6 @@
 import { retireProject, upsertProject } from '../../tenancy/catalog';
 import type { Project } from '../schemas';
-import { type Reconciler, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, refOf, refusalsNamed } from './shared';
 
 /**
  * A Project is upserted by namespace and name; its plan must exist and hold its seats per session.
@@ -9,7 +9,7 @@ import { type Reconciler, namespaceOf, refusalsNamed } from './shared';
  */
 export const projectReconciler: Reconciler<Project> = {
   reconcile: async (db, doc, { bus, label }) => ({
-    action: await refusalsNamed(label, () => upsertProject(db, bus, { namespace: namespaceOf(doc), name: doc.metadata.name, spec: doc.spec })),
+    action: await refusalsNamed(label, () => upsertProject(db, bus, { ...refOf(doc), spec: doc.spec })),
   }),
 
   remove: async (db, manifest, { bus }) => ((await retireProject(db, bus, manifest)) === 'retired' ? 'removed' : 'absent'),

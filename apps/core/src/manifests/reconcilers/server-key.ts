@@ -1,7 +1,7 @@
 import { liveKeyOfManifest, mintServerKey, revokeServerKey } from '../../auth/server-keys';
 import { inTransaction } from '../../db/transaction';
 import type { ServerKey } from '../schemas';
-import { type Reconciler, environmentNamed, keyOwnerIdentity, namespaceOf, refusalsNamed } from './shared';
+import { type Reconciler, environmentNamed, keyOwnerIdentity, refOf, refusalsNamed, revokeLiveKey } from './shared';
 
 /**
  * A ServerKey document stands for one live key. The first reconcile mints it (the whole key is in
@@ -13,7 +13,7 @@ import { type Reconciler, environmentNamed, keyOwnerIdentity, namespaceOf, refus
 export const serverKeyReconciler: Reconciler<ServerKey> = {
   reconcile: (db, doc, { label }) =>
     inTransaction(db, async (trx) => {
-      const manifest = { namespace: namespaceOf(doc), name: doc.metadata.name };
+      const manifest = refOf(doc);
       const env = await environmentNamed(trx, manifest.namespace, doc.spec.environment, label);
       if (await liveKeyOfManifest(trx, manifest)) return { action: 'unchanged' };
       const minted = await refusalsNamed(
@@ -25,14 +25,7 @@ export const serverKeyReconciler: Reconciler<ServerKey> = {
     }),
 
   /** The environment of the document's live key, by name (a retired one too). */
-  identity: async (db, doc) =>
-    keyOwnerIdentity(db, 'environment', (await liveKeyOfManifest(db, { namespace: namespaceOf(doc), name: doc.metadata.name }))?.environmentId, doc.spec.environment),
+  identity: async (db, doc) => keyOwnerIdentity(db, 'environment', (await liveKeyOfManifest(db, refOf(doc)))?.environmentId, doc.spec.environment),
 
-  remove: (db, manifest, { bus }) =>
-    inTransaction(db, async (trx) => {
-      const live = await liveKeyOfManifest(trx, manifest);
-      if (!live) return 'absent';
-      await revokeServerKey(trx, bus, live.keyId);
-      return 'removed';
-    }),
+  remove: revokeLiveKey(liveKeyOfManifest, revokeServerKey),
 };

@@ -4,13 +4,15 @@
  * content/game-config-sync.ts); those write, and announce their changes after the commit. A
  * reconciler writes no row itself.
  */
+import type { OwnerPlace, SyncAction } from '../../content/owned-row';
 import type { Queryable } from '../../db/knex';
+import { inTransaction } from '../../db/transaction';
 import { Refusal } from '../../errors';
 import type { Announcer } from '../../invalidation';
 import { type EnvironmentContext, isEnvironmentRetired, loadEnvironmentByName } from '../../tenancy/environments';
 import { DEFAULT_NAMESPACE, ManifestError } from '../validate';
 
-export type ReconcileAction = 'created' | 'updated' | 'unchanged';
+export type ReconcileAction = SyncAction;
 export type RemoveAction = 'removed' | 'absent';
 
 export interface ReconcileContext {
@@ -56,6 +58,45 @@ export function namespaceOf(doc: { metadata: { namespace?: string } }): string {
   return doc.metadata.namespace ?? DEFAULT_NAMESPACE;
 }
 
+/** A document as what it made names it: its namespace (the default one when it gives none) and name. */
+export function refOf(doc: { metadata: { name: string; namespace?: string } }): { namespace: string; name: string } {
+  return { namespace: namespaceOf(doc), name: doc.metadata.name };
+}
+
+/** The owner a document's rows carry: its `namespace/name`, unique across the deployment. */
+export function ownerOf(ref: { namespace: string; name: string }): string {
+  return `${ref.namespace}/${ref.name}`;
+}
+
+/** A document of environment content: it names its environment in `spec.environment`. */
+type ContentDocument = { metadata: { name: string; namespace?: string }; spec: { environment: string } };
+
+/**
+ * The reconciler of a kind of environment content (a GameConfig, a Realm, a BlogPost...): the document
+ * owns rows of the environment it names, marked with its owner. `sync` makes the owner's rows what the
+ * document says (in the reconcile's transaction; its refusals named after the document); `release`
+ * takes them away wherever they are, answering whether there were any; `rows`, for a kind with
+ * immutable fields, says where they are (ownedRowIdentity).
+ */
+export function contentReconciler<D extends ContentDocument>(content: {
+  sync(trx: Queryable, place: OwnerPlace, doc: D, bus: Announcer): Promise<SyncAction>;
+  release(db: Queryable, owner: string, bus: Announcer): Promise<boolean>;
+  rows?: { table: keyof typeof OWNED_ROWS; keyField?: string; more?: Record<string, string> };
+}): Reconciler<D> {
+  const { rows } = content;
+  return {
+    reconcile: (db, doc, { bus, label }) =>
+      inTransaction(db, async (trx) => {
+        const ref = refOf(doc);
+        const env = await environmentNamed(trx, ref.namespace, doc.spec.environment, label);
+        const place = { environmentId: env.id, owner: ownerOf(ref) };
+        return { action: await refusalsNamed(label, () => content.sync(trx, place, doc, bus)) };
+      }),
+    ...(rows && { identity: (db: Queryable, doc: D) => ownedRowIdentity(db, rows.table, doc, rows.keyField, rows.more) }),
+    remove: async (db, ref, { bus }) => ((await content.release(db, ownerOf(ref), bus)) ? 'removed' : 'absent'),
+  };
+}
+
 /** The values of a document's immutable fields: in the database, and in the document (defaults applied). */
 export interface Identity {
   stored: Record<string, unknown>;
@@ -91,7 +132,7 @@ export async function ownedRowIdentity(
   const extra = Object.entries(more).map(([field, sql]) => db.raw(`${sql} AS ??`, [field]));
   const row = (await db(`${table} as t`)
     .join('environments as e', 'e.id', 't.environment_id')
-    .where('t.owner', `${namespaceOf(doc)}/${doc.metadata.name}`)
+    .where('t.owner', ownerOf(refOf(doc)))
     .first('e.name as environment', `t.${OWNED_ROWS[table]} as key`, ...extra)) as ({ environment: string; key: string } & Record<string, unknown>) | undefined;
   if (!row) return null;
   const spec = doc.spec as Record<string, unknown>;
@@ -112,6 +153,23 @@ export async function keyOwnerIdentity(db: Queryable, field: 'environment' | 'pr
   if (ownerId === undefined) return null;
   const row = (await db(field === 'environment' ? 'environments' : 'projects').where({ id: ownerId }).first('name')) as { name: string } | undefined;
   return { stored: { [field]: row?.name }, wanted: { [field]: wanted } };
+}
+
+/**
+ * The removal of a key document (a ServerKey, a LicenceKey): its live key revoked, in one transaction;
+ * `absent` when it has none.
+ */
+export function revokeLiveKey(
+  liveKeyOf: (db: Queryable, ref: { namespace: string; name: string }) => Promise<{ keyId: string } | null>,
+  revoke: (db: Queryable, bus: Announcer, keyId: string) => Promise<unknown>,
+): NonNullable<Reconciler<unknown>['remove']> {
+  return (db, ref, { bus }) =>
+    inTransaction(db, async (trx) => {
+      const live = await liveKeyOf(trx, ref);
+      if (!live) return 'absent';
+      await revoke(trx, bus, live.keyId);
+      return 'removed';
+    });
 }
 
 /**
