@@ -11,3 +11,4 @@ export * from './dashboards';
 export * from './commerce';
 export * from './saves';
 export * from './content';
+export * from './stats';
