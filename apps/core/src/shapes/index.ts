@@ -12,3 +12,4 @@ export * from './commerce';
 export * from './saves';
 export * from './content';
 export * from './stats';
+export * from './legal';
