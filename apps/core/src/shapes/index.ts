@@ -13,3 +13,4 @@ export * from './saves';
 export * from './content';
 export * from './stats';
 export * from './legal';
+export * from './support';
