@@ -14,3 +14,4 @@ export * from './content';
 export * from './stats';
 export * from './legal';
 export * from './support';
+export * from './tours';
