@@ -15,3 +15,4 @@ export * from './stats';
 export * from './legal';
 export * from './support';
 export * from './tours';
+export * from './blog';

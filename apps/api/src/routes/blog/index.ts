@@ -2,41 +2,9 @@
  * The read-only blog (spec §4 Blog): published posts, their categories and tags, answered from the
  * process's in-memory copy of the environment's blog (BlogService), with a strong ETag.
  */
-import { Type } from '@sinclair/typebox';
-import { BlogContentAnswer, type BlogMoment } from '@hearth/core';
+import { BlogCategoryInfo, BlogPostPath, BlogPostRead, BlogPostsQuery, BlogPostSummary, BlogTag, type BlogMoment } from '@hearth/core';
 import { defineRoute, type HandlerContext } from '../../http/route';
-import { PageOf, PageOnlyQuery, PageQuery, Timestamp } from '../../http/schema-helpers';
-
-const Slug = (description: string) => Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description });
-const NullableString = Type.Union([Type.String(), Type.Null()]);
-
-const BlogTag = Type.Object({ slug: Type.String(), name: Type.String() }, { $id: 'BlogTag', additionalProperties: false });
-const BlogCategory = Type.Object({ slug: Type.String(), name: Type.String(), description: NullableString }, { $id: 'BlogCategory', additionalProperties: false });
-
-const summaryFields = {
-  slug: Type.String(),
-  title: Type.String(),
-  subtitle: NullableString,
-  excerpt: NullableString,
-  publishedAt: Timestamp,
-  readingMinutes: Type.Integer({ minimum: 1, description: 'given by the post, or its words at 200 a minute, rounded up' }),
-  featured: Type.Boolean(),
-  authorName: NullableString,
-  category: Type.Object({ slug: Type.String(), name: Type.String() }, { $id: 'BlogPostCategory', additionalProperties: false }),
-  tags: Type.Array(BlogTag),
-  cover: Type.Union([Type.String({ description: 'an image address' }), Type.Null()]),
-};
-const BlogPostSummary = Type.Object(summaryFields, { $id: 'BlogPostSummary', additionalProperties: false });
-const BlogPost = Type.Object(
-  {
-    ...summaryFields,
-    content: BlogContentAnswer,
-    seoTitle: Type.String({ description: 'the title when the post gives none' }),
-    seoDescription: Type.Union([Type.String(), Type.Null()], { description: 'the excerpt when the post gives none' }),
-    updatedAt: Timestamp,
-  },
-  { $id: 'BlogPost', additionalProperties: false },
-);
+import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 
 function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask: string): Promise<string> {
   return ctx.core.blog.etag(ctx.env.id, ask);
@@ -61,10 +29,7 @@ export const listBlogPosts = defineRoute({
   tag: 'blog',
   credential: 'either',
   service: 'blog',
-  query: Type.Object(
-    { category: Type.Optional(Slug('a category slug')), tag: Type.Optional(Slug('a tag slug')), ...PageQuery },
-    { additionalProperties: false },
-  ),
+  query: BlogPostsQuery,
   etag: blogEtag,
   success: { status: 200, description: 'A page of post summaries', schema: PageOf(BlogPostSummary) },
   links: [{ parameters: { slug: '$response.body#/items/0/slug' } }],
@@ -81,13 +46,9 @@ export const getBlogPost = defineRoute({
   tag: 'blog',
   credential: 'either',
   service: 'blog',
-  params: Type.Object({ slug: Slug('the post slug') }, { additionalProperties: false }),
+  params: BlogPostPath,
   etag: blogEtag,
-  success: {
-    status: 200,
-    description: 'The post',
-    schema: Type.Object({ post: BlogPost, related: Type.Array(BlogPostSummary, { maxItems: 3 }) }, { additionalProperties: false }),
-  },
+  success: { status: 200, description: 'The post', schema: BlogPostRead },
   refusals: ['not-found'],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.getPost(ctx.env, ctx.params.slug, moment)),
 });
@@ -104,7 +65,7 @@ export const listBlogCategories = defineRoute({
   service: 'blog',
   query: PageOnlyQuery,
   etag: blogEtag,
-  success: { status: 200, description: 'A page of categories', schema: PageOf(BlogCategory) },
+  success: { status: 200, description: 'A page of categories', schema: PageOf(BlogCategoryInfo) },
   refusals: [],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listCategories(ctx.env, ctx.query, moment)),
 });
