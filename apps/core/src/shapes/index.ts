@@ -16,3 +16,4 @@ export * from './legal';
 export * from './support';
 export * from './tours';
 export * from './blog';
+export * from './auth';
