@@ -4,25 +4,8 @@
  * service switch, counted against the caller's address (docs/licence.md). A token is for a product the
  * presenting key covers, and its `aud` is the organisation's own.
  */
-import { Type } from '@sinclair/typebox';
-import { JsonWebKeySet, LICENCE_TOKEN_SECONDS, LicenceProductName, LicenceStanding } from '@hearth/core';
+import { JsonWebKeySet, LICENCE_TOKEN_SECONDS, LicenceActivation, LicenceMachine, LicenceStanding } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-
-/** Printable ASCII, no spaces: what a plugin can read off a machine or its own build. */
-const Word = (maxLength: number, description: string) => Type.String({ minLength: 1, maxLength, pattern: '^[\\x21-\\x7E]+$', description });
-
-const MachineId = Word(128, 'the machine, as the plugin identifies it (a stable hardware or install id)');
-
-const Machine = Type.Object({ machineId: MachineId }, { additionalProperties: false });
-
-const Activation = Type.Object(
-  {
-    machineId: MachineId,
-    product: Type.String({ ...LicenceProductName, description: 'the plugin asking (its product name): one the licence key covers' }),
-    version: Word(64, "the plugin's version"),
-  },
-  { additionalProperties: false },
-);
 
 const TOKEN_NOTE =
   `The answer carries a fresh licence token (lifetime ${LICENCE_TOKEN_SECONDS} s), verifiable offline with GET /licence/jwks.json; ` +
@@ -39,7 +22,7 @@ export const activateLicence = defineRoute({
     `Past the plan's seats: 403 \`quota-exceeded\` with \`details.quota\` \`licenceSeats\` and \`details.limit\`, and nothing changes. ${TOKEN_NOTE}`,
   tag: 'licence',
   credential: 'licence',
-  body: Activation,
+  body: LicenceActivation,
   bodyLimit: BODY_LIMITS.licence,
   success: { status: 200, description: 'The seat the machine holds', schema: LicenceStanding },
   refusals: ['forbidden', 'quota-exceeded'],
@@ -55,7 +38,7 @@ export const checkLicence = defineRoute({
     'A machine that holds no seat (never activated, or released) is 404 `not-found`; a seat for a product the licence key does not cover is 403 `forbidden`. ' + TOKEN_NOTE,
   tag: 'licence',
   credential: 'licence',
-  body: Machine,
+  body: LicenceMachine,
   bodyLimit: BODY_LIMITS.licence,
   success: { status: 200, description: 'The seat is valid', schema: LicenceStanding },
   refusals: ['forbidden', 'not-found'],
@@ -70,7 +53,7 @@ export const releaseLicence = defineRoute({
   description: 'Releasing a machine that holds no seat (released already) changes nothing and answers the same. Tokens already issued stay valid until they expire.',
   tag: 'licence',
   credential: 'licence',
-  body: Machine,
+  body: LicenceMachine,
   bodyLimit: BODY_LIMITS.licence,
   success: { status: 204, description: 'The machine holds no seat' },
   refusals: [],
