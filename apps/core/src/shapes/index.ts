@@ -17,3 +17,4 @@ export * from './support';
 export * from './tours';
 export * from './blog';
 export * from './auth';
+export * from './crashes';
