@@ -18,3 +18,4 @@ export * from './tours';
 export * from './blog';
 export * from './auth';
 export * from './crashes';
+export * from './realtime';
