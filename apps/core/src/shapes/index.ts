@@ -19,3 +19,4 @@ export * from './blog';
 export * from './auth';
 export * from './crashes';
 export * from './realtime';
+export * from './reference';
