@@ -134,7 +134,7 @@ describe('parallel increments of one counter over HTTP, from two API processes a
 });
 
 describe('how the service combines (its pool, one process)', () => {
-  const increment = (stat: string, by: number) => h.core.stats.increment(h.db, env, null, stat, by);
+  const increment = (stat: string, by: number) => h.core.stats.increment(h.db, env, null, stat, { by });
 
   test('increments arriving while one is in flight go in one statement; a step past the range in it is refused alone and the others go on', async () => {
     await increment('combined.edge', 1);

@@ -107,7 +107,7 @@ export * from './tenancy/organisations';
 export * from './licence/keys';
 export * from './licence/tokens';
 export type { LicenceService } from './licence/service';
-export { LicenceSeats, type MachineActivation, type SeatStanding } from './licence/seats';
+export { LicenceSeats, type SeatStanding } from './licence/seats';
 export * from './contract/dashboards';
 export * from './contract/origins';
 export { dashboardSecretsFrom, secretVariableOf, type DashboardSecretSource } from './dashboards/secrets';

@@ -19,16 +19,15 @@ import type { InvalidationBus } from '../invalidation';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { BlogContent } from '../contract/blog-content';
-import type { BlogCategoryInfo, BlogPostFull, BlogPostSummary, BlogTag } from '../shapes/blog';
 import { BLOG_CONTENT } from './sync';
 import { AskDigests } from '../content/ask-digests';
 import { type ContentWatch } from '../content/content-watch';
 import { readContentVersion } from '../content/game-config';
+import type { PageRequest } from '../shapes/common';
+import { type BlogCategoryInfo, type BlogPostFull, type BlogPostRead, type BlogPostsQuery, type BlogPostSummary, type BlogTag, RELATED_POSTS } from '../shapes/blog';
 
 /** How old a snapshot may get before its version is checked against the database again. */
 export const SNAPSHOT_CHECK_MS = 30_000;
-/** How many related posts a post is answered with. */
-export const RELATED_POSTS = 3;
 
 /** A post as the snapshot holds it: its answers built once, its time as a number. */
 interface HeldPost {
@@ -200,7 +199,7 @@ export class BlogService {
   }
 
   /** Visible posts, newest first, optionally of one category or one tag (each must exist: else not-found). */
-  async listPosts(env: EnvironmentContext, q: { category?: string; tag?: string; limit?: number; cursor?: string }, moment?: BlogMoment): Promise<Page<BlogPostSummary>> {
+  async listPosts(env: EnvironmentContext, q: BlogPostsQuery, moment?: BlogMoment): Promise<Page<BlogPostSummary>> {
     const { snapshot, view } = moment ?? (await this.current(env.id));
     if (q.category !== undefined && !snapshot.categories.has(q.category)) throw refuse.notFound('The category', { key: q.category, field: 'category' });
     if (q.tag !== undefined && !view.tags.some((t) => t.slug === q.tag)) throw refuse.notFound('The tag', { key: q.tag, field: 'tag' });
@@ -220,7 +219,7 @@ export class BlogService {
   }
 
   /** One visible post and up to RELATED_POSTS others: of its category first, then any, newest first each. */
-  async getPost(env: EnvironmentContext, slug: string, moment?: BlogMoment): Promise<{ post: BlogPostFull; related: BlogPostSummary[] }> {
+  async getPost(env: EnvironmentContext, slug: string, moment?: BlogMoment): Promise<BlogPostRead> {
     const { view } = moment ?? (await this.current(env.id));
     const held = view.bySlug.get(slug);
     if (!held) throw refuse.notFound('The post', { key: slug, field: 'slug' });
@@ -238,13 +237,13 @@ export class BlogService {
   }
 
   /** Categories with at least one visible post, in console order. */
-  async listCategories(env: EnvironmentContext, q: { limit?: number; cursor?: string }, moment?: BlogMoment): Promise<Page<BlogCategoryInfo>> {
+  async listCategories(env: EnvironmentContext, q: PageRequest, moment?: BlogMoment): Promise<Page<BlogCategoryInfo>> {
     const { view } = moment ?? (await this.current(env.id));
     return pageOfArray(this.cursors, `blog-categories|${env.id}`, view.categories, q, (c) => c.slug);
   }
 
   /** Tags on at least one visible post, by name (then slug). */
-  async listTags(env: EnvironmentContext, q: { limit?: number; cursor?: string }, moment?: BlogMoment): Promise<Page<BlogTag>> {
+  async listTags(env: EnvironmentContext, q: PageRequest, moment?: BlogMoment): Promise<Page<BlogTag>> {
     const { view } = moment ?? (await this.current(env.id));
     return pageOfArray(this.cursors, `blog-tags|${env.id}`, view.tags, q, (t) => t.slug);
   }
@@ -311,7 +310,7 @@ async function pageOfArray<T>(
   codec: CursorCodec,
   listId: string,
   items: T[],
-  q: { limit?: number; cursor?: string },
+  q: PageRequest,
   slugOf: (item: T) => string,
 ): Promise<Page<T>> {
   return keysetPage(

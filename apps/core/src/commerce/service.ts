@@ -29,7 +29,8 @@ import type { ItemService } from '../items/service';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { StoreSpecT } from '../contract/store';
 import type { ProductDefinition } from '../contract/product';
-import type { Catalog, CatalogProduct, Entitlement, Grant, GrantChangePage, Order, OrderSettlement, OrderStatus, Reconciliation } from '../shapes/commerce';
+import type { Catalog, CatalogProduct, Entitlement, Grant, GrantChangePage, IdentifyRequest, Order, OrderAuthorization, OrderRequest, OrderSettlement, OrderStatus, Reconciliation } from '../shapes/commerce';
+import type { PageRequest } from '../shapes/common';
 import { PublisherKeyMissing, type PublisherKeys } from './publisher-key';
 import { STORE_CALL, STORE_ERROR, StoreClient, StoreRefusal, StoreUnavailable, type TxnReport } from './store';
 import { type CatalogEntry, PRODUCTS_CONTENT, loadCatalogEntries, loadProduct } from './products';
@@ -59,17 +60,6 @@ export class IdentifyLimitReached extends RouteLimitReached {
   constructor(standing: IdentifyStanding) {
     super(standing, `At most ${standing.limit} store identifications per ${IDENTIFY_LIMIT.windowSeconds / 60} minutes`);
   }
-}
-
-export interface IdentifyInput {
-  ticket: string;
-  identity: string;
-}
-
-export interface OrderInput {
-  sku: string;
-  provider: 'steam';
-  language: string;
 }
 
 export interface OrderRow {
@@ -242,7 +232,7 @@ export class CommerceService {
    * POST /commerce/store/identify: counts the attempt (refused past the limit before any store call),
    * asks the store who holds the ticket and that user's wallet, and keeps them as the player's account.
    */
-  async identify(db: Queryable, env: EnvironmentContext, playerId: string, input: IdentifyInput): Promise<{ storeId: string; standing: IdentifyStanding }> {
+  async identify(db: Queryable, env: EnvironmentContext, playerId: string, input: IdentifyRequest): Promise<{ storeId: string; standing: IdentifyStanding }> {
     const settings = this.settingsOf(env, 'steam');
     if (input.identity !== settings.identity) throw refuse.invalid('identity', "identity is not this game's identity string for the store.");
     const standing = await claimIdentifyAttempt(db, env, playerId);
@@ -271,7 +261,7 @@ export class CommerceService {
    * store may have heard of), then InitTxn. With an Idempotency-Key a retry answers the order the
    * first made, as it stands; the key on another request is `idempotency-conflict`.
    */
-  async createOrder(db: Queryable, env: EnvironmentContext, playerId: string, input: OrderInput, idempotency?: IdempotencyScope): Promise<{ order: Order; replayed: boolean }> {
+  async createOrder(db: Queryable, env: EnvironmentContext, playerId: string, input: OrderRequest, idempotency?: IdempotencyScope): Promise<{ order: Order; replayed: boolean }> {
     const settings = this.settingsOf(env, input.provider);
     if (idempotency) {
       const replay = await this.replayedOrder(db, playerId, idempotency);
@@ -323,7 +313,7 @@ export class CommerceService {
   }
 
   /** POST /commerce/store/authorizations: the client's word that the player answered the overlay; the store's status decides. */
-  async authorize(db: Queryable, env: EnvironmentContext, playerId: string, input: { storeOrderId: string }): Promise<OrderSettlement> {
+  async authorize(db: Queryable, env: EnvironmentContext, playerId: string, input: OrderAuthorization): Promise<OrderSettlement> {
     const settings = this.settingsOf(env, 'steam');
     const row = (await db('commerce_orders').where({ environment_id: env.id, player_id: playerId, store_order_id: input.storeOrderId }).first()) as OrderRow | undefined;
     if (!row) throw new Refusal('not-found', `No order of this player has storeOrderId "${input.storeOrderId}".`, { field: 'storeOrderId' });
@@ -364,14 +354,14 @@ export class CommerceService {
   }
 
   /** GET /players/:playerId/entitlements: every entitlement the player was given, active and revoked, oldest first. */
-  async listEntitlements(db: Queryable, env: EnvironmentContext, playerId: string, q: { limit?: number; cursor?: string }): Promise<Page<Entitlement>> {
+  async listEntitlements(db: Queryable, env: EnvironmentContext, playerId: string, q: PageRequest): Promise<Page<Entitlement>> {
     const player = await db('players').where({ id: playerId, environment_id: env.id }).first('id');
     if (!player) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
     return this.entitlementPage(db, `entitlements|${env.id}|${playerId}`, q, (query) => query.where({ player_id: playerId }), entitlementOf);
   }
 
   /** GET /commerce/grants: the environment's active grants no server has acknowledged, oldest first. */
-  async listGrants(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<Grant>> {
+  async listGrants(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<Grant>> {
     return this.entitlementPage(db, `grants|${env.id}`, q, (query) => query.where({ environment_id: env.id, status: 'active' }).whereNull('acknowledged_at'), grantOf);
   }
 
@@ -382,7 +372,7 @@ export class CommerceService {
   private entitlementPage<A>(
     db: Queryable,
     list: string,
-    q: { limit?: number; cursor?: string },
+    q: PageRequest,
     narrow: (query: Knex.QueryBuilder) => Knex.QueryBuilder,
     answer: (row: Record<string, any>) => A,
   ): Promise<Page<A>> {
@@ -415,7 +405,7 @@ export class CommerceService {
    * GET /commerce/grants/changes: the environment's grants given and revoked since the cursor, in
    * commit order. `next` is never null: it is where to ask from next (the same place on an empty page).
    */
-  async grantChanges(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<GrantChangePage> {
+  async grantChanges(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<GrantChangePage> {
     const listId = `grant-changes|${env.id}`;
     const after = q.cursor === undefined ? '0' : this.cursors.decode<string>(listId, q.cursor);
     const rows = await db('commerce_grant_changes as c')
@@ -493,7 +483,7 @@ export class CommerceService {
   }
 
   /** The order row, under the player's lock (holdBuyer): refused when the player has no store account, may not buy, holds it already or has one open. */
-  private async openOrder(trx: Tx, env: EnvironmentContext, playerId: string, product: ProductDefinition, input: OrderInput, idempotency?: IdempotencyScope): Promise<OrderRow> {
+  private async openOrder(trx: Tx, env: EnvironmentContext, playerId: string, product: ProductDefinition, input: OrderRequest, idempotency?: IdempotencyScope): Promise<OrderRow> {
     const account = await trx('commerce_store_accounts').where({ player_id: playerId }).first();
     if (!account) throw new Refusal('no-steam-account', 'The player has not proved a store account: identify first.');
     if (account.purchase_status === LOCKED) throw new Refusal('purchase-not-allowed', 'The store does not let this player buy.');

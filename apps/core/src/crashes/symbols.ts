@@ -11,14 +11,13 @@ import type { Queryable } from '../db/knex';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { refuse } from '../errors';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
-import { StorageUnavailable, type ObjectStore, type PresignedPut } from '../storage/object-store';
+import { StorageUnavailable, type ObjectStore } from '../storage/object-store';
 import type { UploadGrant } from '../storage/upload-tokens';
 import type { Logger } from '../logger';
+import type { SymbolFile, SymbolListQuery, SymbolUpload, SymbolUploadRequest } from '../shapes/crashes';
 
 /** Spec §8: an upload URL is valid one hour. */
 export const SYMBOL_UPLOAD_TTL_SECONDS = 3600;
-/** Spec §8: up to 4 GB (binary units: docs/api-conventions.md). */
-export const SYMBOL_MAX_BYTES = 4 * 1024 ** 3;
 /** How many pending uploads one list looks at in storage (HeadObject each), at most. */
 export const SYMBOL_CHECK_BATCH = 20;
 /**
@@ -26,29 +25,6 @@ export const SYMBOL_CHECK_BATCH = 20;
  * may still be streaming); after that it can no longer land, and only a new request revives it.
  */
 const LATE_UPLOAD_GRACE = '1 hour';
-
-export interface SymbolFileRequest {
-  label: string;
-  version: string;
-  fileName: string;
-  sizeBytes: number;
-  sha256: string;
-}
-
-export interface SymbolUpload {
-  url: string;
-  headers: PresignedPut['headers'];
-  key: string;
-  expiresAt: string;
-}
-
-export interface SymbolFile {
-  label: string;
-  version: string;
-  name: string;
-  sizeBytes: number;
-  updatedAt: string;
-}
 
 interface SymbolRow {
   id: string;
@@ -85,7 +61,7 @@ export class SymbolService {
    * A request for content other than the completed file's unlists the file until the new upload
    * lands: the listing never names bytes that are not in storage.
    */
-  async requestUpload(db: Queryable, env: EnvironmentContext, input: SymbolFileRequest, apiOrigin: string): Promise<SymbolUpload> {
+  async requestUpload(db: Queryable, env: EnvironmentContext, input: SymbolUploadRequest, apiOrigin: string): Promise<SymbolUpload> {
     const store = requireStore(this.objectStore);
     const key = symbolKey(env.id, input.label, input.version, input.fileName);
     const put = await store.presignPut(key, { sizeBytes: input.sizeBytes, sha256Hex: input.sha256, expiresInSeconds: SYMBOL_UPLOAD_TTL_SECONDS, apiOrigin });
@@ -109,7 +85,7 @@ export class SymbolService {
   }
 
   /** Completed files, ordered by label, version, name; pending uploads that landed are completed first. */
-  async list(db: Queryable, env: EnvironmentContext, q: { label?: string; version?: string; limit?: number; cursor?: string }): Promise<Page<SymbolFile>> {
+  async list(db: Queryable, env: EnvironmentContext, q: SymbolListQuery): Promise<Page<SymbolFile>> {
     const store = requireStore(this.objectStore);
     await this.settlePending(db, store, env.id);
     const listId = `symbol-files|${env.id}|${JSON.stringify([q.label ?? null, q.version ?? null])}`;

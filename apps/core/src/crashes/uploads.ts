@@ -13,6 +13,7 @@ import { randomId } from '../ids';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { ObjectTooLarge, type ObjectStore } from '../storage/object-store';
 import { crashQueueSender, enqueueCrashUpload } from './queue';
+import { CRASH_PARAMETER_KEPT_CHARS, type CrashReporterQuery } from '../shapes/crashes';
 
 /** Spec §8: more than 10 uploads per 10 minutes from one address to one environment are refused. */
 export const CRASH_UPLOADS_PER_ADDRESS = { limit: 10, windowSeconds: 600 } as const;
@@ -30,18 +31,6 @@ export function crashUploadChecks(env: EnvironmentContext, ip: string): RateChec
     { name: 'crash-uploads-address', key: `${tag}:crash:a:${ip}`, ...CRASH_UPLOADS_PER_ADDRESS },
     { name: 'crash-uploads-environment', key: `${tag}:crash:h`, ...CRASH_UPLOADS_PER_ENVIRONMENT },
   ];
-}
-
-/** The reporter's query parameters are kept as sent, cut to this many characters (never trusted). */
-export const CRASH_PARAMETER_KEPT_CHARS = 256;
-
-/** What the reporter says about itself in the query (`AppID`, `AppVersion`, ...), every one optional. */
-export interface CrashReporterParameters {
-  appId?: string;
-  appVersion?: string;
-  appEnvironment?: string;
-  uploadType?: string;
-  userId?: string;
 }
 
 export interface ReceivedCrashUpload {
@@ -81,7 +70,7 @@ function senderFor(db: Queryable): PgBoss {
 async function receiveCrashUpload(
   db: Queryable,
   store: ObjectStore | undefined,
-  upload: { environment: EnvironmentContext; body: Readable; maxBytes: number; clientAddress: string; reporter: CrashReporterParameters },
+  upload: { environment: EnvironmentContext; body: Readable; maxBytes: number; clientAddress: string; reporter: CrashReporterQuery },
 ): Promise<ReceivedCrashUpload> {
   if (!store) throw refuse.unavailable('Crash reports cannot be collected here: no object storage is set up.');
   const uploadId = randomId();
@@ -108,11 +97,11 @@ async function receiveCrashUpload(
         storage_key: storageKey,
         size_bytes: stored.sizeBytes,
         sha256: stored.sha256,
-        app_id: cut(reporter.appId),
-        app_version: cut(reporter.appVersion),
-        app_environment: cut(reporter.appEnvironment),
-        upload_type: cut(reporter.uploadType),
-        user_id: cut(reporter.userId),
+        app_id: cut(reporter.AppID),
+        app_version: cut(reporter.AppVersion),
+        app_environment: cut(reporter.AppEnvironment),
+        upload_type: cut(reporter.UploadType),
+        user_id: cut(reporter.UserID),
         client_address: upload.clientAddress,
         state: 'queued',
       });
@@ -138,7 +127,7 @@ function unavailable(message: string, cause: unknown): Refusal {
 export class CrashUploadService {
   constructor(private readonly store: ObjectStore | undefined) {}
 
-  receive(db: Queryable, upload: { environment: EnvironmentContext; body: Readable; maxBytes: number; clientAddress: string; reporter: CrashReporterParameters }): Promise<ReceivedCrashUpload> {
+  receive(db: Queryable, upload: { environment: EnvironmentContext; body: Readable; maxBytes: number; clientAddress: string; reporter: CrashReporterQuery }): Promise<ReceivedCrashUpload> {
     return receiveCrashUpload(db, this.store, upload);
   }
 }

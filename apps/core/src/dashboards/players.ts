@@ -9,14 +9,8 @@
 import type { Knex } from 'knex';
 import type { Queryable } from '../db/knex';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
-import type { DashboardPlayer } from '../shapes';
+import type { DashboardPlayer, PlayerSearchQuery } from '../shapes/dashboards';
 import type { EnvironmentContext } from '../tenancy/environments';
-
-export interface PlayerSearch {
-  q?: string;
-  limit?: number;
-  cursor?: string;
-}
 
 interface PlayerRow {
   id: string;
@@ -63,7 +57,7 @@ function matching(where: Knex.QueryBuilder, prefix: string, env: EnvironmentCont
  */
 export const RECENT_WINDOW = 10_000;
 
-export async function listPlayers(db: Queryable, cursors: CursorCodec, env: EnvironmentContext, search: PlayerSearch): Promise<Page<DashboardPlayer>> {
+export async function listPlayers(db: Queryable, cursors: CursorCodec, env: EnvironmentContext, search: PlayerSearchQuery): Promise<Page<DashboardPlayer>> {
   const q = search.q;
   const listId = `dashboard-players|${env.id}|${JSON.stringify(q ?? null)}`;
   const page = await keysetPage(

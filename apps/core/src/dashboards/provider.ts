@@ -8,16 +8,11 @@ import * as oidc from 'openid-client';
 import { TtlCache } from '../cache';
 import { Refusal, refuse } from '../errors';
 import type { DashboardSettings } from '../contract/dashboards';
+import type { CodeExchange } from '../shapes/dashboards';
 import type { AssertedPerson } from './members';
 
 /** Every call to a provider has a deadline and a bound on what it reads; redirects are not followed. */
 export const PROVIDER_FETCH = { timeoutMs: 5_000, maxBytes: 256 * 1024, discoveryCacheMs: 10 * 60_000 };
-
-export interface CodeExchange {
-  code: string;
-  codeVerifier: string;
-  nonce: string;
-}
 
 /** A provider that cannot be reached, or answers what is not a provider's answer: 503 (retry later). */
 class ProviderUnreachable extends Error {}

@@ -6,15 +6,15 @@
 import type { Db, Queryable } from '../db/knex';
 import { Refusal, refuse } from '../errors';
 import type { CursorCodec, Page } from '../pagination';
-import type { DashboardPlayer, DashboardSession, DashboardTokens } from '../shapes';
+import type { CodeExchange, DashboardPlayer, DashboardSession, DashboardTokens, PlayerSearchQuery } from '../shapes/dashboards';
 import { DASHBOARD_TOKEN_SECONDS, type DashboardPermission } from '../contract/dashboards';
 import type { TokenService } from '../auth/tokens';
 import type { DashboardPrincipal } from '../auth/authenticate';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EnvironmentRegistry } from '../tenancy/registry';
 import { accessOf, memberFor, type MemberAccess } from './members';
-import { listPlayers, type PlayerSearch } from './players';
-import { type CodeExchange, DashboardProviders } from './provider';
+import { listPlayers } from './players';
+import { DashboardProviders } from './provider';
 import type { DashboardSecretSource } from './secrets';
 import { type ProjectSecretKeys, storedProjectSecret } from '../tenancy/project-secrets';
 import { issueDashboardToken, looksLikeDashboardToken, verifyDashboardToken } from './tokens';
@@ -99,7 +99,7 @@ export class DashboardService {
     return { appKey: principal.environment.appKey, account: { id: principal.accountId }, permissions: principal.permissions };
   }
 
-  listPlayers(db: Queryable, env: EnvironmentContext, search: PlayerSearch): Promise<Page<DashboardPlayer>> {
+  listPlayers(db: Queryable, env: EnvironmentContext, search: PlayerSearchQuery): Promise<Page<DashboardPlayer>> {
     return listPlayers(db, this.cursors, env, search);
   }
 }

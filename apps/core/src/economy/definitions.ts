@@ -15,6 +15,7 @@ import type { EnvironmentContext } from '../tenancy/environments';
 // Realm and CurrencyDefinition (spec §2) are the answer shapes' types (shapes/economy.ts).
 import type { CurrencyDefinition, Realm } from '../shapes';
 export type { CurrencyDefinition, Realm } from '../shapes';
+import type { PageRequest } from '../shapes/common';
 
 const REALMS: OwnedRowTable = { name: 'realms', keyColumn: 'key', keyField: 'key', kind: 'Realm' };
 const CURRENCIES: OwnedRowTable = { name: 'currencies', keyColumn: 'key', keyField: 'key', kind: 'Currency' };
@@ -114,7 +115,7 @@ export class RealmService {
    * GET /realms: the open realms, newest first (latest start, then highest number). Position: the
    * start as PostgreSQL's own text (exact to the microsecond, which a JS Date is not) and the number.
    */
-  async listOpen(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<Realm>> {
+  async listOpen(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<Realm>> {
     return keysetPage(
       this.cursors,
       `realms-open|${env.id}`,
@@ -148,7 +149,7 @@ export class RealmService {
   }
 
   /** GET /definitions/realms: every realm, open or not, by number. */
-  async definitions(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<Realm>> {
+  async definitions(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<Realm>> {
     return keysetPage(
       this.cursors,
       `realm-definitions|${env.id}`,
@@ -164,7 +165,7 @@ export class RealmService {
   }
 
   /** GET /definitions/currencies: every currency, switched on or not, by key. */
-  async currencyDefinitions(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<CurrencyDefinition>> {
+  async currencyDefinitions(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<CurrencyDefinition>> {
     return keysetPage(
       this.cursors,
       `currency-definitions|${env.id}`,

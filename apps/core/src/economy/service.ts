@@ -25,28 +25,15 @@ import { refusalOf } from './refusals';
 // Inventory, Balance, LedgerEntry and Movement (spec §2) are the answer shapes' types (shapes/economy.ts).
 import type { Balance, Inventory, LedgerEntry, Movement } from '../shapes';
 export type { Balance, Inventory, LedgerEntry, Movement } from '../shapes';
+// What the routes send (shapes/economy.ts); the items and cards services take InventoryChoice from here.
+import type { InventoryChoice, LedgerQuery, MoveRequest } from '../shapes/economy';
+import type { PageRequest } from '../shapes/common';
+export type { InventoryChoice, MoveRequest } from '../shapes/economy';
 
 export type MoveKind = 'credit' | 'debit' | 'refund' | 'consume';
 
-export interface MoveRequest {
-  amount: number;
-  /** consume only: the most the player may have spent in all, after the move. */
-  allowance?: number;
-  reason: string;
-  reference?: string;
-  inventoryId?: string;
-  /** A realm id, or null for the account. */
-  realmId?: string | null;
-}
-
 /** A path's `:inventory`: `account`, `current` or an inventory id. */
 export type InventorySelector = string;
-
-/** Where a body puts something (spec "Choosing an inventory"). */
-export interface InventoryChoice {
-  inventoryId?: string;
-  realmId?: string | null;
-}
 
 const toInventory = (row: Record<string, unknown>): Inventory => ({ id: row.id as string, realmId: (row.realm_key as string | null) ?? null });
 
@@ -100,7 +87,7 @@ export class EconomyService {
   }
 
   /** GET /players/:playerId/inventories: the player's inventories in the order they were made. */
-  async listInventories(db: Queryable, env: EnvironmentContext, playerId: string, q: { limit?: number; cursor?: string }): Promise<Page<Inventory>> {
+  async listInventories(db: Queryable, env: EnvironmentContext, playerId: string, q: PageRequest): Promise<Page<Inventory>> {
     await this.expectPlayer(db, env, playerId);
     return keysetPage(
       this.cursors,
@@ -117,7 +104,7 @@ export class EconomyService {
   }
 
   /** GET .../inventories/:inventory/balances: the inventory's balances by currency key, with the inventory. */
-  async balances(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<Balance> & { inventory: Inventory }> {
+  async balances(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: PageRequest): Promise<Page<Balance> & { inventory: Inventory }> {
     const inventory = await this.resolve(db, env, playerId, selector);
     const page = await keysetPage(
       this.cursors,
@@ -135,7 +122,7 @@ export class EconomyService {
   }
 
   /** GET /players/:playerId/ledger: newest first, optionally of one currency and/or one inventory. */
-  async ledger(db: Queryable, env: EnvironmentContext, playerId: string, q: { limit?: number; cursor?: string; currencyKey?: string; inventoryId?: string }): Promise<Page<LedgerEntry>> {
+  async ledger(db: Queryable, env: EnvironmentContext, playerId: string, q: LedgerQuery): Promise<Page<LedgerEntry>> {
     await this.expectPlayer(db, env, playerId);
     return keysetPage(
       this.cursors,

@@ -21,23 +21,8 @@ import type { EnvironmentContext } from '../tenancy/environments';
 import { contentChanged } from '../content/game-config';
 import { type OwnedRowTable, type OwnerPlace, type SyncAction, releaseContent, releaseOwnedRows, syncOwnedRow } from '../content/owned-row';
 import { AskDigests } from '../content/ask-digests';
-
-export interface LegalDocument {
-  document: string;
-  title: string;
-  url: string;
-  version: string;
-  required: boolean;
-}
-export interface LegalStandingEntry extends LegalDocument {
-  acceptedVersion: string | null;
-  acceptedAt: string | null;
-  current: boolean;
-}
-export interface LegalStanding {
-  documents: LegalStandingEntry[];
-  outstanding: string[];
-}
+import type { PageRequest } from '../shapes/common';
+import type { LegalAcceptRequest, LegalDocument, LegalStanding } from '../shapes/legal';
 
 /** The content-version kind of legal documents (ETags of GET /legal/documents derive from it). */
 export const LEGAL_CONTENT = 'legal';
@@ -107,7 +92,7 @@ async function readCatalog(db: Queryable, environmentId: number): Promise<Catalo
  * A page of `items` (already in key order; keys are ASCII, so JS order is byte order) after the
  * cursor's key: the same keyset paging and signed cursors as database lists, over memory.
  */
-function pageFromMemory<T>(codec: CursorCodec, listId: string, q: { limit?: number; cursor?: string }, items: T[], keyOf: (item: T) => string): Promise<Page<T>> {
+function pageFromMemory<T>(codec: CursorCodec, listId: string, q: PageRequest, items: T[], keyOf: (item: T) => string): Promise<Page<T>> {
   return keysetPage(
     codec,
     listId,
@@ -149,7 +134,7 @@ export class LegalService {
   }
 
   /** GET /legal/documents: a page of the environment's documents by key, from memory, with the ETag of the catalog it came from. */
-  async listDocuments(env: EnvironmentContext, q: { limit?: number; cursor?: string }, ask: string): Promise<{ page: Page<LegalDocument>; etag: string }> {
+  async listDocuments(env: EnvironmentContext, q: PageRequest, ask: string): Promise<{ page: Page<LegalDocument>; etag: string }> {
     const catalog = await this.catalog(env.id);
     const page = await pageFromMemory(this.cursors, `legal-documents|${env.id}`, q, catalog.documents, (d) => d.document);
     return { page, etag: this.etagOf(catalog, env.id, ask) };
@@ -163,7 +148,7 @@ export class LegalService {
   }
 
   /** GET /players/:playerId/legal/outstanding: required documents whose current version the player has not accepted. */
-  async outstanding(db: Queryable, env: EnvironmentContext, playerId: string, q: { limit?: number; cursor?: string }): Promise<Page<LegalDocument>> {
+  async outstanding(db: Queryable, env: EnvironmentContext, playerId: string, q: PageRequest): Promise<Page<LegalDocument>> {
     await this.players.get(db, env, playerId);
     const [catalog, accepted] = await Promise.all([this.catalog(env.id), acceptancesOf(db, env.id, playerId)]);
     const outstanding = catalog.documents.filter((d) => d.required && !accepted.some((a) => a.document === d.document && a.version === d.version));
@@ -175,7 +160,7 @@ export class LegalService {
    * current version, checked against the database (not the cache: an apply a moment ago counts).
    * All or nothing; re-accepting a version keeps its first acceptedAt.
    */
-  async accept(db: Queryable, env: EnvironmentContext, playerId: string, entries: { document: string; version: string }[]): Promise<LegalStanding> {
+  async accept(db: Queryable, env: EnvironmentContext, playerId: string, { documents: entries }: LegalAcceptRequest): Promise<LegalStanding> {
     return inTransaction(db, async (trx) => {
       // The player's row stays while we add to what they hold (deletion takes it FOR UPDATE).
       await holdExistingPlayer(trx, env, playerId);

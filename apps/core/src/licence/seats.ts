@@ -2,20 +2,10 @@ import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { Refusal, refuse } from '../errors';
 import type { Organisation } from '../tenancy/organisations';
-import type { LicenceSeat } from '../shapes/licence';
+import type { LicenceActivation, LicenceSeat, LicenceStanding } from '../shapes/licence';
 
-/** What a plugin says of the machine it runs on when it activates. */
-export interface MachineActivation {
-  machineId: string;
-  product: string;
-  version: string;
-}
-
-/** A machine's seat, with how many of the licence's seats are taken. */
-export interface SeatStanding {
-  seat: LicenceSeat;
-  seats: { used: number; limit: number };
-}
+/** A machine's seat, with how many of the licence's seats are taken: the standing before its token. */
+export type SeatStanding = Pick<LicenceStanding, 'seat' | 'seats'>;
 
 function seatOf(row: Record<string, unknown>): LicenceSeat {
   return {
@@ -38,7 +28,7 @@ export class LicenceSeats {
    * Takes a seat for the machine, or answers the one it holds (its product and version brought up to
    * date). Past the plan's seats: quota-exceeded, and nothing changes.
    */
-  async take(db: Queryable, organisation: Organisation, machine: MachineActivation): Promise<SeatStanding> {
+  async take(db: Queryable, organisation: Organisation, machine: LicenceActivation): Promise<SeatStanding> {
     return inTransaction(db, async (trx) => {
       await trx.raw('SELECT id FROM projects WHERE id = ? FOR NO KEY UPDATE', [organisation.id]);
       const limit = await this.limitOf(trx, organisation);

@@ -7,9 +7,9 @@ import { HashedKeyVerifier } from '../auth/hashed-keys';
 import type { LicenceKeyAuthority, LicencePrincipal } from '../auth/authenticate';
 import type { PublicJwk } from '../auth/signing-keys';
 import { type Organisation, organisationById } from '../tenancy/organisations';
-import type { LicenceStanding } from '../shapes/licence';
+import type { LicenceActivation, LicenceStanding } from '../shapes/licence';
 import { LICENCE_KEYS, licenceKeyCovers, looksLikeLicenceKey } from './keys';
-import { LicenceSeats, type MachineActivation, type SeatStanding } from './seats';
+import { LicenceSeats, type SeatStanding } from './seats';
 import { LicenceTokenService } from './tokens';
 
 /**
@@ -58,7 +58,7 @@ export class LicenceService implements LicenceKeyAuthority {
    * POST /licence/activate: the machine's seat, taken now or held already, with a fresh token. A
    * product the presenting key does not cover is forbidden (field `product`), and nothing changes.
    */
-  async activate(db: Queryable, principal: LicencePrincipal, machine: MachineActivation): Promise<LicenceStanding> {
+  async activate(db: Queryable, principal: LicencePrincipal, machine: LicenceActivation): Promise<LicenceStanding> {
     if (!(await licenceKeyCovers(db, principal.keyId, machine.product))) {
       throw new Refusal('forbidden', `This licence key does not cover product "${machine.product}"; a key activates only the products it was made for.`, { field: 'product' });
     }

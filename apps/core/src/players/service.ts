@@ -10,6 +10,7 @@ import { filterWords } from './word-filter';
 
 // PlatformPlayer (spec §2) is the answer shape's type (shapes/players.ts).
 import type { PlatformPlayer } from '../shapes';
+import type { RenamePlayerRequest } from '../shapes/players';
 export type { PlatformPlayer } from '../shapes';
 
 /** What token checks need about a player; cached per process, dropped on sign-out or deletion. */
@@ -163,7 +164,8 @@ export class PlayerService {
     await db('players').where({ id: playerId }).update({ last_seen_at: db.fn.now() });
   }
 
-  async rename(db: Queryable, env: EnvironmentContext, playerId: string, displayName: string): Promise<PlatformPlayer> {
+  /** PATCH /players/:playerId: the name as asked, word-filtered. */
+  async rename(db: Queryable, env: EnvironmentContext, playerId: string, { displayName }: RenamePlayerRequest): Promise<PlatformPlayer> {
     return inTransaction(db, async (trx) => {
       const [row] = await trx('players')
         .where({ id: playerId, environment_id: env.id })

@@ -1,6 +1,7 @@
-/** The answers of the commerce routes (docs/commerce.md). */
+/** The answers of the commerce routes and what their callers send (docs/commerce.md). */
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, Shape, Timestamp } from './common';
+import { STORE_PROVIDERS } from '../contract/store';
+import { Id, Nullable, Shape, Timestamp } from './common';
 
 export const ORDER_STATUSES = ['pending', 'awaiting-player', 'completed', 'failed', 'refunded', 'chargedback'] as const;
 export const ENTITLEMENT_STATUSES = ['active', 'revoked'] as const;
@@ -103,3 +104,39 @@ export const GrantChangePageShape = Shape('GrantChangePage', {
   next: Type.String({ description: 'where to ask from next; never null (an empty page means up to date)' }),
 });
 export type GrantChangePage = Static<typeof GrantChangePageShape>;
+
+// What callers send: declared once, for the route's validation and the document, and the service's types.
+
+const Provider = Type.Union(STORE_PROVIDERS.map((p) => Type.Literal(p)), { description: 'the store: `steam`' });
+const StoreOrderId = Type.String({ minLength: 1, maxLength: 20, pattern: '^[1-9][0-9]{0,19}$', description: "the order's storeOrderId (the store's m_ulOrderID), as decimal digits" });
+
+/** GET /commerce/catalog. */
+export const CatalogQuery = Type.Object({ provider: Type.Optional({ ...Provider, description: 'the store: `steam` (the default, today the only one)' }) }, { additionalProperties: false });
+
+/** POST /commerce/store/identify: the store SDK's ticket for the game's identity string. */
+export const IdentifyRequest = Type.Object(
+  {
+    ticket: Type.String({ minLength: 2, maxLength: 8192, pattern: '^([0-9A-Fa-f]{2})+$', description: 'the ticket, hex' }),
+    identity: Type.String({ minLength: 1, maxLength: 64, description: "the game's fixed identity string of the commerce flow" }),
+  },
+  { additionalProperties: false },
+);
+export type IdentifyRequest = Static<typeof IdentifyRequest>;
+
+/** POST /commerce/orders: the product, the store, and the overlay's language. */
+export const OrderRequest = Type.Object(
+  {
+    sku: Type.String({ minLength: 1, maxLength: 128, description: 'the product' }),
+    provider: Provider,
+    language: Type.String({ minLength: 2, maxLength: 10, pattern: '^[a-z]{2}([-_][A-Za-z]{2,4})?$', description: "the overlay's language (ISO 639-1, e.g. `en`)" }),
+  },
+  { additionalProperties: false },
+);
+export type OrderRequest = Static<typeof OrderRequest>;
+
+/** POST /commerce/store/authorizations: the player's answer to the overlay, a hint only. */
+export const OrderAuthorization = Type.Object({ storeOrderId: StoreOrderId, authorized: Type.Boolean({ description: "the player's answer as the SDK reported it" }) }, { additionalProperties: false });
+export type OrderAuthorization = Static<typeof OrderAuthorization>;
+
+/** POST /commerce/grants/:grantId/ack. */
+export const GrantPath = Type.Object({ grantId: Id('a grant id') }, { additionalProperties: false });

@@ -1,6 +1,7 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { Change, Figure, Nullable, OneOf, Shape, Timestamp } from './common';
-import { GAME_KEY_PATTERN, MAX_BALANCE } from '../contract/game-keys';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { Change, Figure, Id, InventoryChoiceFields, Nullable, OneOf, PageQuery, Shape, Timestamp } from './common';
+import { Amount, GAME_KEY_PATTERN, GameKey, MAX_BALANCE } from '../contract/game-keys';
+import { ENGINE_REASONS } from '../contract/ledger-reasons';
 
 /** Inventory (spec §2): realmId null for the account inventory. */
 export const Inventory = Shape('Inventory', { id: Type.String(), realmId: Nullable(Type.String()) });
@@ -83,3 +84,40 @@ export const PurchaseOf = (granted: TSchema) =>
     },
     { additionalProperties: false },
   );
+
+// What callers send: declared once, for the route's validation and the document, and the service's types.
+
+/** Where a body puts or takes something: what the bodies that spread InventoryChoiceFields carry. */
+export type InventoryChoice = Static<TObject<typeof InventoryChoiceFields>>;
+
+/** A player's inventory in a path: `account`, `current` or an inventory id. */
+export const InventoryPath = Type.Object(
+  { playerId: Id('a player id, or `me` with a player token'), inventory: Id('`account`, `current` or an inventory id') },
+  { additionalProperties: false },
+);
+
+/** GET /players/:playerId/ledger: optionally of one currency and/or one inventory. */
+export const LedgerQuery = Type.Object(
+  { currencyKey: Type.Optional(GameKey('only this currency')), inventoryId: Type.Optional(Id('only this inventory')), ...PageQuery },
+  { additionalProperties: false },
+);
+export type LedgerQuery = Static<typeof LedgerQuery>;
+
+/** POST /players/:playerId/currencies/:currencyKey/<kind>. */
+export const CurrencyMovePath = Type.Object({ playerId: Id('a player id'), currencyKey: GameKey('a currency key') }, { additionalProperties: false });
+
+const moveFields = {
+  amount: Amount(),
+  reason: GameKey(`a key naming the flow (\`quest_reward\`, \`shop\`); the engine's own reasons (${Object.values(ENGINE_REASONS).map((r) => `\`${r}\``).join(', ')}) are refused`),
+  reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'what the move is about, for the ledger' })),
+  ...InventoryChoiceFields,
+};
+/** A credit, debit or refund: how much, why, and of which inventory. */
+export const CurrencyMoveRequest = Type.Object(moveFields, { additionalProperties: false });
+/** A consume: a move with the most the player may have spent in all after it. */
+export const ConsumeRequest = Type.Object(
+  { ...moveFields, allowance: Type.Integer({ minimum: 0, maximum: MAX_BALANCE, description: 'the most the player may have spent in all, after the move' }) },
+  { additionalProperties: false },
+);
+/** What a currency move sends: a consume's request, or any other move's. */
+export type MoveRequest = Static<typeof CurrencyMoveRequest> | Static<typeof ConsumeRequest>;

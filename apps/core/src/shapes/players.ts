@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, Shape, Timestamp } from './common';
+import { Nullable, Shape, Timestamp, Trimmed } from './common';
 
 /** PlatformPlayer (spec §2). */
 export const PlatformPlayer = Shape('PlatformPlayer', {
@@ -17,3 +17,7 @@ export const PlatformTokens = Shape('PlatformTokens', {
   player: PlatformPlayer,
 });
 export type PlatformTokens = Static<typeof PlatformTokens>;
+
+/** PATCH /players/:playerId: the new display name, word-filtered before it is stored. */
+export const RenamePlayerRequest = Type.Object({ displayName: Trimmed({ minLength: 1, maxLength: 40 }) }, { additionalProperties: false });
+export type RenamePlayerRequest = Static<typeof RenamePlayerRequest>;

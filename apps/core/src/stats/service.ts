@@ -20,7 +20,8 @@ import { refuse } from '../errors';
 import { engineError, refusalOf } from '../economy/refusals';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import type { Stat } from '../shapes';
+import type { Stat } from '../shapes/progression';
+import type { StatIncrementRequest, StatListQuery } from '../shapes/stats';
 
 /** The realm_key of counters an increment named no realm for (realm keys are never empty). */
 const NO_REALM = '';
@@ -90,7 +91,7 @@ export class StatService {
    * On the pool, combined with the increments of the same counter that arrive meanwhile; in a
    * transaction (an Idempotency-Key's), one statement of its own there.
    */
-  async increment(db: Queryable, env: EnvironmentContext, owner: StatOwner, key: string, by = 1, realmId?: string | null): Promise<Stat> {
+  async increment(db: Queryable, env: EnvironmentContext, owner: StatOwner, key: string, { by = 1, realmId }: StatIncrementRequest = {}): Promise<Stat> {
     if (!Number.isSafeInteger(by) || by === 0) throw refuse.invalid('by', 'by is a whole number other than 0 (at most 2^53-1 either way).');
     const counter: Counter = [env.id, owner?.playerId ?? null, key, realmId ?? NO_REALM];
     if (isTransaction(db)) {
@@ -156,7 +157,7 @@ export class StatService {
    * GET /players/:playerId/stats and GET /stats: the counters by key (byte order); of one realm when
    * `realmId` names one, else each key's counters of every realm (and of none) added up.
    */
-  async list(db: Queryable, env: EnvironmentContext, owner: StatOwner, q: { realmId?: string; limit?: number; cursor?: string }): Promise<Page<Stat>> {
+  async list(db: Queryable, env: EnvironmentContext, owner: StatOwner, q: StatListQuery): Promise<Page<Stat>> {
     if (owner) {
       const player = await db('players').where({ id: owner.playerId, environment_id: env.id }).first('id');
       if (!player) throw refuse.notFound('The player', { key: owner.playerId, field: 'playerId' });

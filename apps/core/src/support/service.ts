@@ -14,6 +14,7 @@ import { holdPlayer } from '../players/hold';
 import { randomId } from '../ids';
 import { windowOf, type RateOutcome } from '../coord/coordination';
 import type { EnvironmentContext } from '../tenancy/environments';
+import type { PlayerReport, SupportFiled, SupportRequest } from '../shapes/support';
 
 /** The one definition of the filing limit: the routes' documentation and the count both read it. */
 export const SUPPORT_FILING_LIMIT = { name: 'support-filings-hour', limit: 10, windowSeconds: 3600 } as const;
@@ -28,20 +29,8 @@ export class FilingLimitReached extends RouteLimitReached {
   }
 }
 
-export interface SupportRequestInput {
-  subject: string;
-  message: string;
-  contactEmail?: string;
-}
-
-export interface PlayerReportInput {
-  playerId: string;
-  reason: string;
-  details?: string;
-}
-
-export interface Filed {
-  id: string;
+/** A filing stored: what the route answers, and the filer's standing for its headers. */
+export interface Filed extends SupportFiled {
   /** The filer's standing after this filing. */
   standing: FilingStanding;
 }
@@ -63,11 +52,11 @@ export interface SupportFiling {
   details?: string | null;
 }
 
-async function fileSupportRequest(db: Queryable, env: EnvironmentContext, playerId: string, input: SupportRequestInput): Promise<Filed> {
+async function fileSupportRequest(db: Queryable, env: EnvironmentContext, playerId: string, input: SupportRequest): Promise<Filed> {
   return storeFiling(db, env, playerId, { kind: 'request', subject: input.subject, message: input.message, contact_email: input.contactEmail ?? null });
 }
 
-async function filePlayerReport(db: Queryable, env: EnvironmentContext, playerId: string, input: PlayerReportInput): Promise<Filed> {
+async function filePlayerReport(db: Queryable, env: EnvironmentContext, playerId: string, input: PlayerReport): Promise<Filed> {
   if (input.playerId === playerId) throw refuse.invalid('playerId', 'playerId names the caller: a player cannot report themselves.');
   const filing = { kind: 'report' as const, reported_player_id: input.playerId, reason: input.reason, details: input.details ?? null };
   // The filer's lock first (every area's order: environment, then player), then the reported player's
@@ -119,11 +108,11 @@ async function claimFiling(trx: Tx, env: EnvironmentContext, playerId: string, c
 
 /** Players' support requests and reports (POST /support/*) and staff's list of them (`hearth support list`). */
 export class SupportService {
-  fileRequest(db: Queryable, env: EnvironmentContext, playerId: string, input: SupportRequestInput): Promise<Filed> {
+  fileRequest(db: Queryable, env: EnvironmentContext, playerId: string, input: SupportRequest): Promise<Filed> {
     return fileSupportRequest(db, env, playerId, input);
   }
 
-  fileReport(db: Queryable, env: EnvironmentContext, playerId: string, input: PlayerReportInput): Promise<Filed> {
+  fileReport(db: Queryable, env: EnvironmentContext, playerId: string, input: PlayerReport): Promise<Filed> {
     return filePlayerReport(db, env, playerId, input);
   }
 

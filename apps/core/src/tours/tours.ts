@@ -13,13 +13,8 @@ import type { Resource, TourSpecT } from '../contract/resources';
 import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { type OwnedRowTable, type OwnerPlace, type SyncAction, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
-
-export interface Tour {
-  id: string;
-  name: string;
-  completed: boolean;
-  completedAt: string | null;
-}
+import type { PageRequest } from '../shapes/common';
+import type { Tour } from '../shapes/tours';
 
 /** What a Tour manifest writes: the id resolved, `enabled` defaulted. */
 export interface TourContent {
@@ -52,7 +47,7 @@ export class TourService {
   constructor(private readonly cursors: CursorCodec) {}
 
   /** GET /players/:playerId/tours: the switched-on tours by name (then id, names need not be unique), with the player's completion. */
-  async list(db: Queryable, env: EnvironmentContext, playerId: string, q: { limit?: number; cursor?: string }): Promise<Page<Tour>> {
+  async list(db: Queryable, env: EnvironmentContext, playerId: string, q: PageRequest): Promise<Page<Tour>> {
     return keysetPage(
       this.cursors,
       `tours|${env.id}|${playerId}`,

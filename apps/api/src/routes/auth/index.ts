@@ -1,7 +1,5 @@
-import { Type } from '@sinclair/typebox';
+import { IdpSignInRequest, PlatformTokens, RefreshRequest, ServerSignInRequest } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Trimmed } from '../../http/schema-helpers';
-import { PlatformTokens } from '../shapes';
 
 const signInAnswers = { status: 201, description: 'Signed in; the player was made', schema: PlatformTokens, also: [{ status: 200, description: 'Signed in; the player was found' }] };
 
@@ -14,13 +12,7 @@ export const signInServer = defineRoute({
     "For a game server that has already established who the player is: the server key vouches for `subject`, the server's own id for the player. Made on first sight (201), found afterwards (200); `displayName` replaces the name when sent. A new player past the plan's cap is refused with `conflict`.",
   tag: 'auth',
   credential: 'server',
-  body: Type.Object(
-    {
-      subject: Type.String({ minLength: 1, maxLength: 200, description: "the caller's id for the player" }),
-      displayName: Type.Optional(Trimmed({ minLength: 1, maxLength: 40, description: "replaces the player's name when given" })),
-    },
-    { additionalProperties: false },
-  ),
+  body: ServerSignInRequest,
   bodyLimit: BODY_LIMITS.signIn,
   success: signInAnswers,
   links: [{ parameters: { playerId: '$response.body#/player/id' } }],
@@ -44,13 +36,7 @@ export const signInIdp = defineRoute({
   credential: 'none',
   environmentFrom: 'body-app-key',
   rateLimit: 'idp-sign-in',
-  body: Type.Object(
-    {
-      appKey: Type.String({ minLength: 1, maxLength: 64, description: "the environment's app key" }),
-      idToken: Type.String({ minLength: 1, maxLength: 8000, description: "the provider's Connect id token of the player's product user" }),
-    },
-    { additionalProperties: false },
-  ),
+  body: IdpSignInRequest,
   bodyLimit: BODY_LIMITS.signIn,
   success: signInAnswers,
   links: [{ parameters: { playerId: '$response.body#/player/id' } }],
@@ -75,7 +61,7 @@ export const refreshTokens = defineRoute({
   tag: 'auth',
   credential: 'none',
   environmentFrom: 'handler',
-  body: Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 4000 }) }, { additionalProperties: false }),
+  body: RefreshRequest,
   bodyLimit: BODY_LIMITS.signIn,
   success: { status: 200, description: 'New tokens', schema: PlatformTokens },
   links: [{ parameters: { playerId: '$response.body#/player/id' } }],

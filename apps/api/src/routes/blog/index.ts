@@ -2,12 +2,9 @@
  * The read-only blog (spec §4 Blog): published posts, their categories and tags, answered from the
  * process's in-memory copy of the environment's blog (BlogService), with a strong ETag.
  */
-import { Type } from '@sinclair/typebox';
-import { BlogCategoryShape, BlogPostShape, BlogPostSummaryShape, BlogTagShape, type BlogMoment } from '@hearth/core';
+import { BlogCategoryInfo, BlogPostPath, BlogPostRead, BlogPostsQuery, BlogPostSummary, BlogTag, type BlogMoment } from '@hearth/core';
 import { defineRoute, type HandlerContext } from '../../http/route';
-import { PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
-
-const Slug = (description: string) => Type.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description });
+import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 
 function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask: string): Promise<string> {
   return ctx.core.blog.etag(ctx.env.id, ask);
@@ -32,11 +29,8 @@ export const listBlogPosts = defineRoute({
   path: '/blog/posts',
   summary: 'Published posts, newest first',
   description: 'Ordered by publishedAt, newest first, then by slug. `category` or `tag` (or both) narrow the list; one that does not exist is not-found.',
-  query: Type.Object(
-    { category: Type.Optional(Slug('a category slug')), tag: Type.Optional(Slug('a tag slug')), ...PageQuery },
-    { additionalProperties: false },
-  ),
-  success: { status: 200, description: 'A page of post summaries', schema: PageOf(BlogPostSummaryShape) },
+  query: BlogPostsQuery,
+  success: { status: 200, description: 'A page of post summaries', schema: PageOf(BlogPostSummary) },
   links: [{ parameters: { slug: '$response.body#/items/0/slug' } }],
   refusals: ['not-found'],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listPosts(ctx.env, ctx.query, moment)),
@@ -48,12 +42,8 @@ export const getBlogPost = defineRoute({
   path: '/blog/posts/:slug',
   summary: 'One published post and related posts',
   description: 'Drafts and scheduled posts not yet due are not-found. `related`: up to 3 other published posts, of the same category first, newest first.',
-  params: Type.Object({ slug: Slug('the post slug') }, { additionalProperties: false }),
-  success: {
-    status: 200,
-    description: 'The post',
-    schema: Type.Object({ post: BlogPostShape, related: Type.Array(BlogPostSummaryShape, { maxItems: 3 }) }, { additionalProperties: false }),
-  },
+  params: BlogPostPath,
+  success: { status: 200, description: 'The post', schema: BlogPostRead },
   refusals: ['not-found'],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.getPost(ctx.env, ctx.params.slug, moment)),
 });
@@ -66,7 +56,7 @@ export const listBlogCategories = defineRoute({
   description:
     "Pages through the categories that hold at least one published post, in the order the blog's manifests give them. Cached by ETag (304 while unchanged).",
   query: PageOnlyQuery,
-  success: { status: 200, description: 'A page of categories', schema: PageOf(BlogCategoryShape) },
+  success: { status: 200, description: 'A page of categories', schema: PageOf(BlogCategoryInfo) },
   refusals: [],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listCategories(ctx.env, ctx.query, moment)),
 });
@@ -79,7 +69,7 @@ export const listBlogTags = defineRoute({
   description:
     "Pages through the tags carried by at least one published post, by name. Cached by ETag (304 while unchanged).",
   query: PageOnlyQuery,
-  success: { status: 200, description: 'A page of tags', schema: PageOf(BlogTagShape) },
+  success: { status: 200, description: 'A page of tags', schema: PageOf(BlogTag) },
   refusals: [],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listTags(ctx.env, ctx.query, moment)),
 });

@@ -1,14 +1,10 @@
-import { Type } from '@sinclair/typebox';
 import {
-  CATALOG_DEFAULT_CURRENCY, CatalogShape, EntitlementShape, GrantChangePageShape, GrantShape, IDENTIFY_LIMIT, IdentifyLimitReached, isUint64, OrderSettlementShape, OrderShape,
-  ReconciliationShape, refuse, STORE_PROVIDERS, StoreIdentityShape,
+  CATALOG_DEFAULT_CURRENCY, CatalogQuery, CatalogShape, EntitlementShape, GrantChangePageShape, GrantPath, GrantShape, IDENTIFY_LIMIT, IdentifyLimitReached, IdentifyRequest,
+  isUint64, OrderAuthorization, OrderRequest, OrderSettlementShape, OrderShape, ReconciliationShape, refuse, StoreIdentityShape,
 } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageOnlyQuery } from '../../http/schema-helpers';
+import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
-
-const Provider = Type.Union(STORE_PROVIDERS.map((p) => Type.Literal(p)), { description: 'the store: `steam`' });
-const StoreOrderId = Type.String({ minLength: 1, maxLength: 20, pattern: '^[1-9][0-9]{0,19}$', description: "the order's storeOrderId (the store's m_ulOrderID), as decimal digits" });
 
 /** Said on the routes that ask the store. */
 const STORE_NOTE =
@@ -25,7 +21,7 @@ export const getCatalog = defineRoute({
   tag: 'commerce',
   credential: 'player',
   service: 'commerce',
-  query: Type.Object({ provider: Type.Optional({ ...Provider, description: 'the store: `steam` (the default, today the only one)' }) }, { additionalProperties: false }),
+  query: CatalogQuery,
   success: { status: 200, description: 'The catalog', schema: CatalogShape },
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.commerce.catalog(ctx.db, ctx.env, ctx.principal.playerId, ctx.query.provider ?? 'steam') }),
@@ -44,13 +40,7 @@ export const identifyStoreAccount = defineRoute({
   credential: 'player',
   service: 'commerce',
   bodyLimit: BODY_LIMITS.gameService,
-  body: Type.Object(
-    {
-      ticket: Type.String({ minLength: 2, maxLength: 8192, pattern: '^([0-9A-Fa-f]{2})+$', description: 'the ticket, hex' }),
-      identity: Type.String({ minLength: 1, maxLength: 64, description: "the game's fixed identity string of the commerce flow" }),
-    },
-    { additionalProperties: false },
-  ),
+  body: IdentifyRequest,
   success: { status: 200, description: 'The store account proved', schema: StoreIdentityShape },
   refusals: ['invalid-request', 'invalid-ticket', 'rate-limited', 'provider-refused', 'unavailable'],
   handler: async (ctx) => {
@@ -81,14 +71,7 @@ export const createOrder = defineRoute({
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
   idempotencyRecord: 'handler',
-  body: Type.Object(
-    {
-      sku: Type.String({ minLength: 1, maxLength: 128, description: 'the product' }),
-      provider: Provider,
-      language: Type.String({ minLength: 2, maxLength: 10, pattern: '^[a-z]{2}([-_][A-Za-z]{2,4})?$', description: "the overlay's language (ISO 639-1, e.g. `en`)" }),
-    },
-    { additionalProperties: false },
-  ),
+  body: OrderRequest,
   success: { status: 201, description: 'The order, waiting for the player', schema: OrderShape },
   refusals: ['not-found', 'no-steam-account', 'purchase-not-allowed', 'already-active', 'order-in-progress', 'not-purchasable', 'idempotency-conflict', 'provider-refused', 'unavailable'],
   handler: async (ctx) => {
@@ -111,7 +94,7 @@ export const authorizeOrder = defineRoute({
   credential: 'player',
   service: 'commerce',
   bodyLimit: BODY_LIMITS.gameService,
-  body: Type.Object({ storeOrderId: StoreOrderId, authorized: Type.Boolean({ description: "the player's answer as the SDK reported it" }) }, { additionalProperties: false }),
+  body: OrderAuthorization,
   success: { status: 200, description: 'The order as it stands', schema: OrderSettlementShape },
   refusals: ['invalid-request', 'not-found', 'balance-cap', 'disabled', 'owned-limit', 'no-current-realm', 'provider-refused', 'unavailable'],
   handler: async (ctx) => {
@@ -183,7 +166,7 @@ export const acknowledgeGrant = defineRoute({
   tag: 'commerce',
   credential: 'server',
   service: 'commerce',
-  params: Type.Object({ grantId: Id('a grant id') }, { additionalProperties: false }),
+  params: GrantPath,
   success: { status: 200, description: 'The grant, acknowledged', schema: GrantShape },
   refusals: ['not-found'],
   handler: async (ctx) => ({ body: await ctx.core.commerce.acknowledgeGrant(ctx.db, ctx.env, ctx.params.grantId) }),

@@ -2,51 +2,9 @@
  * Symbol files (spec §4 Crash reports, §8; docs/crashes.md "Symbol files"): upload URLs that pin a
  * file's size and digest, and the list of files whose upload completed.
  */
-import { Type } from '@sinclair/typebox';
-import { SYMBOL_MAX_BYTES } from '@hearth/core';
+import { SymbolFile, SymbolListQuery, SymbolUpload, SymbolUploadRequest } from '@hearth/core';
 import { defineRoute } from '../../http/route';
-import { PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
-
-/**
- * The spec's character sets; "no part may contain `..`", and a part may not be `.` alone either
- * (it would name the folder above in a path or a key).
- */
-const notDots = '(?!.*\\.\\.)(?!\\.$)';
-export const SymbolLabel = Type.String({ minLength: 1, maxLength: 200, pattern: `^${notDots}[A-Za-z0-9*+._-]+$`, description: "the build's symbols label: letters, digits and `* + . _ -`, up to 200, no `..`" });
-export const SymbolVersion = Type.String({ minLength: 1, maxLength: 64, pattern: `^${notDots}[A-Za-z0-9+._-]+$`, description: 'letters, digits and `+ . _ -`, up to 64, no `..`' });
-export const SymbolFileName = Type.String({ minLength: 1, maxLength: 200, pattern: `^${notDots}[A-Za-z0-9+._-]+$`, description: 'no folders: letters, digits and `+ . _ -`, up to 200, no `..`' });
-
-const SymbolUploadRequest = Type.Object(
-  {
-    label: SymbolLabel,
-    version: SymbolVersion,
-    fileName: SymbolFileName,
-    sizeBytes: Type.Integer({ minimum: 1, maximum: SYMBOL_MAX_BYTES, description: 'the exact size in bytes, up to 4 GB' }),
-    sha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: '64 lower-case hex digits' }),
-  },
-  { additionalProperties: false },
-);
-
-const SymbolUpload = Type.Object(
-  {
-    url: Type.String({ description: 'PUT the file here' }),
-    headers: Type.Object(
-      {
-        'Content-Length': Type.String({ description: 'sizeBytes' }),
-        'x-amz-checksum-sha256': Type.String({ description: 'base64 of the raw SHA-256 digest' }),
-      },
-      { additionalProperties: false, description: 'send exactly these headers with the PUT' },
-    ),
-    key: Type.String({ description: 'where the file is kept' }),
-    expiresAt: Timestamp,
-  },
-  { $id: 'SymbolUpload', additionalProperties: false },
-);
-
-const SymbolFile = Type.Object(
-  { label: Type.String(), version: Type.String(), name: Type.String(), sizeBytes: Type.Integer(), updatedAt: Timestamp },
-  { $id: 'SymbolFile', additionalProperties: false },
-);
+import { PageOf } from '../../http/schema-helpers';
 
 export const createSymbolUpload = defineRoute({
   operationId: 'createSymbolUpload',
@@ -78,7 +36,7 @@ export const listSymbolFiles = defineRoute({
   tag: 'crashes',
   credential: 'server',
   service: 'crashes',
-  query: Type.Object({ label: Type.Optional(SymbolLabel), version: Type.Optional(SymbolVersion), ...PageQuery }, { additionalProperties: false }),
+  query: SymbolListQuery,
   success: { status: 200, description: 'A page of symbol files', schema: PageOf(SymbolFile) },
   refusals: ['unavailable'],
   handler: async (ctx) => {

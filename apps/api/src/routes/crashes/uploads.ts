@@ -4,16 +4,8 @@
  * whole), then the upload is recorded and its job queued in one transaction (CrashUploadService).
  * docs/crashes.md "Uploading crash reports".
  */
-import { Type } from '@sinclair/typebox';
-import { Refusal, CRASH_PARAMETER_KEPT_CHARS, CRASH_UPLOADS_PER_ADDRESS, CRASH_UPLOADS_PER_ENVIRONMENT, crashUploadChecks, refuse } from '@hearth/core';
+import { Refusal, CRASH_UPLOADS_PER_ADDRESS, CRASH_UPLOADS_PER_ENVIRONMENT, CrashReceived, CrashReportPath, CrashReporterQuery, crashUploadChecks, refuse } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-
-/**
- * The reporter's own parameters. They are kept with the upload (cut to 256 characters) and never
- * trusted; the bound here only refuses what no reporter sends (a query the size of a body).
- */
-const ReporterParameter = (description: string) =>
-  Type.Optional(Type.String({ maxLength: 2048, description: `${description}; kept as sent, cut to ${CRASH_PARAMETER_KEPT_CHARS} characters, not trusted` }));
 
 const LIMITS_NOTE =
   `At most ${BODY_LIMITS.crashUpload} bytes (20 MB); more than ${CRASH_UPLOADS_PER_ADDRESS.limit} uploads per ` +
@@ -34,39 +26,25 @@ export const uploadCrashReport = defineRoute({
   credential: 'none',
   service: 'crashes',
   environmentFrom: 'path-app-key',
-  params: Type.Object({ appKey: Type.String({ minLength: 1, maxLength: 64, description: "the environment's app key" }) }, { additionalProperties: false }),
-  query: Type.Object(
-    {
-      AppID: ReporterParameter('the reporter\'s application id (Unreal sends "CrashReporter")'),
-      AppVersion: ReporterParameter("the engine's version"),
-      AppEnvironment: ReporterParameter('Release or Dev'),
-      UploadType: ReporterParameter('"crashreports"'),
-      UserID: ReporterParameter("the reporter's user ids, LoginId|EpicAccountId|OperatingSystemId"),
-    },
-    { additionalProperties: false },
-  ),
+  params: CrashReportPath,
+  query: CrashReporterQuery,
   bodyMode: 'stream',
   bodyLimit: BODY_LIMITS.crashUpload,
   routeLimits: crashUploadChecks,
-  success: {
-    status: 200,
-    description: 'The upload is kept and queued',
-    schema: Type.Object({ received: Type.Literal(true) }, { additionalProperties: false }),
-  },
+  success: { status: 200, description: 'The upload is kept and queued', schema: CrashReceived },
   refusals: ['unavailable'],
   handler: async (ctx) => {
     // An upload that declares no body, or a length of 0, is refused before anything is stored; a
     // chunked body that turns out empty is refused once it has ended (CrashUploadService).
     const body = ctx.bodyStream();
     if (!body) throw refuse.invalid('body', 'The crash report is empty.');
-    const { query } = ctx;
     try {
       const received = await ctx.core.crashUploads.receive(ctx.db, {
         environment: ctx.env,
         body,
         maxBytes: BODY_LIMITS.crashUpload,
         clientAddress: ctx.request.ip,
-        reporter: { appId: query.AppID, appVersion: query.AppVersion, appEnvironment: query.AppEnvironment, uploadType: query.UploadType, userId: query.UserID },
+        reporter: ctx.query,
       });
       ctx.metrics.crashUploadsAccepted.inc();
       ctx.metrics.crashUploadBytes.inc(received.sizeBytes);

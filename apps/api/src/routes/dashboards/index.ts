@@ -2,10 +2,9 @@
  * Custom dashboards (spec §4 "Custom dashboards"; docs/dashboards.md): a person's sign-in through the
  * project's OpenID Connect provider, the token's session, and the players list only a dashboard reads.
  */
-import { Type } from '@sinclair/typebox';
-import { DashboardPlayer, DashboardSession, DashboardTokens } from '@hearth/core';
+import { DashboardPlayer, DashboardSession, DashboardSignInRequest, DashboardTokens, PlayerSearchQuery } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { PageOf, PageQuery } from '../../http/schema-helpers';
+import { PageOf } from '../../http/schema-helpers';
 
 export const signInDashboard = defineRoute({
   operationId: 'signInDashboard',
@@ -21,15 +20,7 @@ export const signInDashboard = defineRoute({
   environmentFrom: 'handler',
   // The page that finishes a person's sign-in is the dashboard's (its redirect URI's origin).
   pages: ['dashboard'],
-  body: Type.Object(
-    {
-      appKey: Type.String({ minLength: 1, maxLength: 64, description: "the environment's app key (one of the project's)" }),
-      code: Type.String({ minLength: 1, maxLength: 2048, description: "the provider's authorization code" }),
-      codeVerifier: Type.String({ minLength: 43, maxLength: 128, pattern: '^[A-Za-z0-9._~-]+$', description: 'the PKCE code verifier the code was asked with' }),
-      nonce: Type.String({ minLength: 16, maxLength: 256, description: 'the nonce the code was asked with; the id token must carry it' }),
-    },
-    { additionalProperties: false },
-  ),
+  body: DashboardSignInRequest,
   bodyLimit: BODY_LIMITS.signIn,
   success: { status: 200, description: 'Signed in', schema: DashboardTokens },
   refusals: ['not-found', 'unauthorized', 'forbidden', 'unavailable'],
@@ -66,10 +57,7 @@ export const listPlayersForDashboard = defineRoute({
   tag: 'dashboards',
   credential: 'dashboard',
   dashboardPermission: 'view_players',
-  query: Type.Object(
-    { q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'part of a display name, or a player id or identity subject' })), ...PageQuery },
-    { additionalProperties: false },
-  ),
+  query: PlayerSearchQuery,
   success: { status: 200, description: 'A page of players', schema: PageOf(DashboardPlayer) },
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.dashboards.listPlayers(ctx.db, ctx.env, ctx.query) }),

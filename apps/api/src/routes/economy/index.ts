@@ -2,10 +2,11 @@
  * Realms, inventories, balances, the ledger and currency moves (spec §4 Game services: Realms and
  * inventories, Currency moves, Definitions). The domain is apps/core/src/economy; docs/economy.md.
  */
-import { Type } from '@sinclair/typebox';
-import { Amount, Refusal, Balance, MAX_BALANCE, CurrencyDefinition, ENGINE_REASONS, GameKey, Inventory, LedgerEntry, Movement, Realm, type MoveKind } from '@hearth/core';
-import { defineRoute } from '../../http/route';
-import { Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PageQuery } from '../../http/schema-helpers';
+import {
+  Refusal, Balance, ConsumeRequest, CurrencyDefinition, CurrencyMovePath, CurrencyMoveRequest, Inventory, InventoryPath, LedgerEntry, LedgerQuery, Movement, Realm, type MoveKind,
+} from '@hearth/core';
+import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 import { InventoryParams, engineMove, inventoryPage } from './held';
 
@@ -124,10 +125,7 @@ export const listLedger = defineRoute({
   summary: "The player's ledger, newest first",
   description:
     "Pages through every move of value on the player's currencies, newest first, optionally of one currency or inventory: the amount, the balance after it, its reason and reference. Entries are never changed or removed; a correction is a new entry.",
-  query: Type.Object(
-    { currencyKey: Type.Optional(GameKey('only this currency')), inventoryId: Type.Optional(Id('only this inventory')), ...PageQuery },
-    { additionalProperties: false },
-  ),
+  query: LedgerQuery,
   success: { status: 200, description: 'A page of ledger entries', schema: PageOf(LedgerEntry) },
   refusals: ['forbidden', 'not-found'],
   handler: async (ctx) => ({ body: await ctx.core.economy.ledger(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
@@ -141,23 +139,14 @@ const MOVE_DESCRIPTIONS: Record<MoveKind, string> = {
 };
 
 function moveRoute(kind: MoveKind) {
-  const fields = {
-    amount: Amount(),
-    reason: GameKey(`a key naming the flow (\`quest_reward\`, \`shop\`); the engine's own reasons (${Object.values(ENGINE_REASONS).map((r) => `\`${r}\``).join(', ')}) are refused`),
-    reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'what the move is about, for the ledger' })),
-    ...InventoryChoiceFields,
-  };
-  const body =
-    kind === 'consume'
-      ? Type.Object({ ...fields, allowance: Type.Integer({ minimum: 0, maximum: MAX_BALANCE, description: 'the most the player may have spent in all, after the move' }) }, { additionalProperties: false })
-      : Type.Object(fields, { additionalProperties: false });
+  const body = kind === 'consume' ? ConsumeRequest : CurrencyMoveRequest;
   return defineRoute({
     operationId: `${kind}Currency`,
     path: `/players/:playerId/currencies/:currencyKey/${kind}`,
     summary: `${kind[0].toUpperCase()}${kind.slice(1)} a currency`,
     description: `${MOVE_DESCRIPTIONS[kind]} A retry under the same Idempotency-Key answers the first Movement with \`replayed: true\`.`,
     ...engineMove('inventory', 'server', 'required'),
-    params: Type.Object({ playerId: Id('a player id'), currencyKey: GameKey('a currency key') }, { additionalProperties: false }),
+    params: CurrencyMovePath,
     body,
     success: { status: 200, description: 'The Movement', schema: Movement },
     // The same player's same currency, for the moves after this one.

@@ -1,38 +1,7 @@
-import { Type } from '@sinclair/typebox';
+import { LegalAcceptRequest, LegalDocument, LegalStanding } from '@hearth/core';
 import { defineRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery, PlayerPath, Timestamp } from '../../http/schema-helpers';
+import { PageOf, PageOnlyQuery, PlayerPath } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
-
-const documentFields = {
-  document: Type.String({ description: "the environment's key for it" }),
-  title: Type.String(),
-  url: Type.String(),
-  version: Type.String({ description: 'the current version, the one a player accepts' }),
-  required: Type.Boolean(),
-};
-
-/** LegalDocument (spec §2). */
-const LegalDocument = Type.Object(documentFields, { $id: 'LegalDocument', additionalProperties: false });
-
-/** LegalStanding (spec §2): every document with the player's latest acceptance, and the required ones still to accept. */
-const LegalStanding = Type.Object(
-  {
-    documents: Type.Array(
-      Type.Object(
-        {
-          ...documentFields,
-          acceptedVersion: Type.Union([Type.String(), Type.Null()], { description: 'the latest version accepted' }),
-          acceptedAt: Type.Union([Timestamp, Type.Null()], { description: 'when that version was first accepted' }),
-          current: Type.Boolean({ description: 'whether the current version is accepted' }),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    outstanding: Type.Array(Type.String(), { description: 'keys of required documents not accepted at their current version' }),
-  },
-  { $id: 'LegalStanding', additionalProperties: false },
-);
-
 
 export const listLegalDocuments = defineRoute({
   operationId: 'listLegalDocuments',
@@ -92,16 +61,8 @@ export const acceptLegal = defineRoute({
   credential: 'player',
   service: 'legal',
   params: PlayerPath,
-  body: Type.Object(
-    {
-      documents: Type.Array(
-        Type.Object({ document: Type.String({ minLength: 1, maxLength: 120 }), version: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
-        { minItems: 1, maxItems: 20 },
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  body: LegalAcceptRequest,
   success: { status: 200, description: 'The standing after accepting', schema: LegalStanding },
   refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => ({ body: await ctx.core.legal.accept(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body.documents) }),
+  handler: async (ctx) => ({ body: await ctx.core.legal.accept(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
 });

@@ -4,25 +4,8 @@
  * service switch, counted against the caller's address (docs/licence.md). A token is for a product the
  * presenting key covers, and its `aud` is the organisation's own.
  */
-import { Type } from '@sinclair/typebox';
-import { JsonWebKeySet, LICENCE_TOKEN_SECONDS, LicenceProductName, LicenceStanding } from '@hearth/core';
+import { JsonWebKeySet, LICENCE_TOKEN_SECONDS, LicenceActivation, LicenceMachine, LicenceStanding } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-
-/** Printable ASCII, no spaces: what a plugin can read off a machine or its own build. */
-const Word = (maxLength: number, description: string) => Type.String({ minLength: 1, maxLength, pattern: '^[\\x21-\\x7E]+$', description });
-
-const MachineId = Word(128, 'the machine, as the plugin identifies it (a stable hardware or install id)');
-
-const Machine = Type.Object({ machineId: MachineId }, { additionalProperties: false });
-
-const Activation = Type.Object(
-  {
-    machineId: MachineId,
-    product: Type.String({ ...LicenceProductName, description: 'the plugin asking (its product name): one the licence key covers' }),
-    version: Word(64, "the plugin's version"),
-  },
-  { additionalProperties: false },
-);
 
 const TOKEN_NOTE =
   `The answer carries a fresh licence token (lifetime ${LICENCE_TOKEN_SECONDS} s), verifiable offline with GET /licence/jwks.json; ` +
@@ -40,7 +23,8 @@ export const activateLicence = defineRoute({
     `The machine takes one of the organisation plan's licence seats; the same machine again keeps the seat it holds (its product and version updated). ` +
     `A product the licence key does not cover: 403 \`forbidden\` with \`details.field\` \`body.product\`, and nothing changes. ` +
     `Past the plan's seats: 403 \`quota-exceeded\` with \`details.quota\` \`licenceSeats\` and \`details.limit\`, and nothing changes. ${TOKEN_NOTE}`,
-  body: Activation,
+  body: LicenceActivation,
+  bodyLimit: BODY_LIMITS.licence,
   success: { status: 200, description: 'The seat the machine holds', schema: LicenceStanding },
   refusals: ['forbidden', 'quota-exceeded'],
   handler: async (ctx) => ({ body: await ctx.core.licence.activate(ctx.db, ctx.principal, ctx.body) }),
@@ -53,7 +37,8 @@ export const checkLicence = defineRoute({
   summary: "Check a machine's seat",
   description:
     'A machine that holds no seat (never activated, or released) is 404 `not-found`; a seat for a product the licence key does not cover is 403 `forbidden`. ' + TOKEN_NOTE,
-  body: Machine,
+  body: LicenceMachine,
+  bodyLimit: BODY_LIMITS.licence,
   success: { status: 200, description: 'The seat is valid', schema: LicenceStanding },
   refusals: ['forbidden', 'not-found'],
   handler: async (ctx) => ({ body: await ctx.core.licence.check(ctx.db, ctx.principal, ctx.body.machineId) }),
@@ -65,7 +50,8 @@ export const releaseLicence = defineRoute({
   path: '/licence/release',
   summary: "Free a machine's seat",
   description: 'Releasing a machine that holds no seat (released already) changes nothing and answers the same. Tokens already issued stay valid until they expire.',
-  body: Machine,
+  body: LicenceMachine,
+  bodyLimit: BODY_LIMITS.licence,
   success: { status: 204, description: 'The machine holds no seat' },
   refusals: [],
   handler: async (ctx) => {

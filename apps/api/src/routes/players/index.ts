@@ -1,7 +1,5 @@
-import { Type } from '@sinclair/typebox';
+import { PlatformPlayer, PlayerPath, RenamePlayerRequest } from '@hearth/core';
 import { defineRoute } from '../../http/route';
-import { PlayerPath, Trimmed } from '../../http/schema-helpers';
-import { PlatformPlayer } from '../shapes';
 import { targetPlayerId } from './target';
 
 
@@ -28,10 +26,10 @@ export const renamePlayer = defineRoute({
   tag: 'players',
   credential: 'either',
   params: PlayerPath,
-  body: Type.Object({ displayName: Trimmed({ minLength: 1, maxLength: 40 }) }, { additionalProperties: false }),
+  body: RenamePlayerRequest,
   success: { status: 200, description: 'The player as stored', schema: PlatformPlayer },
   refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => ({ body: await ctx.core.players.rename(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body.displayName) }),
+  handler: async (ctx) => ({ body: await ctx.core.players.rename(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
 });
 
 export const deletePlayer = defineRoute({

@@ -1,19 +1,5 @@
-import { Type } from '@sinclair/typebox';
-import { PROTOCOL_VERSION, SOCKET_PATH, effectiveLimits } from '@hearth/core';
+import { PROTOCOL_VERSION, PlatformRealtimeInfo, SOCKET_PATH, effectiveLimits } from '@hearth/core';
 import { defineRoute } from '../../http/route';
-
-const Count = (description: string) => Type.Integer({ minimum: 1, description });
-
-export const PlatformRealtimeInfo = Type.Object({
-  url: Type.String({ description: 'the sessions socket address on the API’s own host (wss behind https)' }),
-  protocol: Type.Integer({ description: 'the protocol version, carried as `v` in every frame' }),
-  limits: Type.Object({
-    maxMessageBytes: Count('largest frame a client may send, in bytes; a larger one closes the socket with 1009'),
-    messagesPerSecond: Count('client frames a clock second per socket'),
-    messagesPerMinute: Count('client frames a clock minute per socket'),
-    maxSubscriptions: Count('sessions a socket may follow through subscribe besides those it holds a seat in'),
-  }, { additionalProperties: false }),
-}, { $id: 'PlatformRealtimeInfo', additionalProperties: false });
 
 /**
  * GET /realtime: where the sessions socket is and the limits it holds the caller to. The address is

@@ -7,33 +7,10 @@
  * combines the increments of one counter that arrive together into one statement, each answered the
  * value its own step made.
  */
-import { Type } from '@sinclair/typebox';
-import { GameKey, Stat } from '@hearth/core';
+import { PlayerPath, PlayerStatPath, Stat, StatIncrementRequest, StatListQuery, StatPath } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery } from '../../http/schema-helpers';
+import { PageOf } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
-
-const StatQuery = Type.Object(
-  { realmId: Type.Optional(Id('only this realm’s counters; across every realm when absent')), ...PageQuery },
-  { additionalProperties: false },
-);
-
-const IncrementBody = Type.Object(
-  {
-    by: Type.Optional(
-      Type.Integer({
-        minimum: -Number.MAX_SAFE_INTEGER,
-        maximum: Number.MAX_SAFE_INTEGER,
-        // 0 is refused by the stats service (invalid-request on body.by): a `not` here would trip client generators.
-        description: 'a whole number other than 0, either sign (default 1); 0 is refused; a move past the 64-bit range is refused',
-      }),
-    ),
-    realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'the realm’s counter; null or absent: the counter of no realm' })),
-  },
-  { additionalProperties: false },
-);
-
-const StatKey = GameKey('the stat key (any key: a stat needs no definition)');
 
 export const listPlayerStats = defineRoute({
   operationId: 'listPlayerStats',
@@ -44,8 +21,8 @@ export const listPlayerStats = defineRoute({
   tag: 'stats',
   credential: 'either',
   service: 'stats',
-  params: Type.Object({ playerId: Id('a player id, or `me` with a player token') }, { additionalProperties: false }),
-  query: StatQuery,
+  params: PlayerPath,
+  query: StatListQuery,
   bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of stats', schema: PageOf(Stat) },
   refusals: ['forbidden', 'not-found'],
@@ -61,7 +38,7 @@ export const listStats = defineRoute({
   tag: 'stats',
   credential: 'either',
   service: 'stats',
-  query: StatQuery,
+  query: StatListQuery,
   bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of stats', schema: PageOf(Stat) },
   refusals: ['not-found'],
@@ -80,11 +57,11 @@ export const incrementPlayerStat = defineRoute({
   service: 'stats',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
-  params: Type.Object({ playerId: Id('a player id'), key: StatKey }, { additionalProperties: false }),
-  body: IncrementBody,
+  params: PlayerStatPath,
+  body: StatIncrementRequest,
   success: { status: 200, description: 'The stat with its new value', schema: Stat },
   refusals: ['not-found', 'invalid-request'],
-  handler: async (ctx) => ({ body: await ctx.core.stats.increment(ctx.db, ctx.env, { playerId: targetPlayerId(ctx) }, ctx.params.key, ctx.body.by, ctx.body.realmId) }),
+  handler: async (ctx) => ({ body: await ctx.core.stats.increment(ctx.db, ctx.env, { playerId: targetPlayerId(ctx) }, ctx.params.key, ctx.body) }),
 });
 
 export const incrementStat = defineRoute({
@@ -98,9 +75,9 @@ export const incrementStat = defineRoute({
   service: 'stats',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
-  params: Type.Object({ key: StatKey }, { additionalProperties: false }),
-  body: IncrementBody,
+  params: StatPath,
+  body: StatIncrementRequest,
   success: { status: 200, description: 'The stat with its new value', schema: Stat },
   refusals: ['not-found', 'invalid-request'],
-  handler: async (ctx) => ({ body: await ctx.core.stats.increment(ctx.db, ctx.env, null, ctx.params.key, ctx.body.by, ctx.body.realmId) }),
+  handler: async (ctx) => ({ body: await ctx.core.stats.increment(ctx.db, ctx.env, null, ctx.params.key, ctx.body) }),
 });

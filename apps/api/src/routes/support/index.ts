@@ -1,9 +1,5 @@
-import { Type } from '@sinclair/typebox';
-import { FilingLimitReached, SUPPORT_FILING_LIMIT, type Filed } from '@hearth/core';
+import { FilingLimitReached, PlayerReport, SUPPORT_FILING_LIMIT, SupportFiled, SupportRequest, type Filed } from '@hearth/core';
 import { defineRoute, type HandlerContext, type HandlerResult } from '../../http/route';
-import { Id, Trimmed } from '../../http/schema-helpers';
-
-const Created = Type.Object({ id: Type.String({ description: 'the filing, as staff see it in `hearth support list`' }) }, { additionalProperties: false });
 
 /** Said on both routes, from the limit's one definition. */
 const LIMIT_NOTE =
@@ -13,7 +9,7 @@ const LIMIT_NOTE =
   'The X-RateLimit-* headers show this limit when it is the nearest to refusing.';
 
 /** Stores the filing and puts the filer's standing against the hourly limit into the headers, refused or not. */
-async function file(ctx: Pick<HandlerContext<unknown, unknown, unknown>, 'noteLimit'>, filing: () => Promise<Filed>): Promise<HandlerResult<{ id: string }>> {
+async function file(ctx: Pick<HandlerContext<unknown, unknown, unknown>, 'noteLimit'>, filing: () => Promise<Filed>): Promise<HandlerResult<SupportFiled>> {
   try {
     const { id, standing } = await filing();
     ctx.noteLimit(standing);
@@ -33,15 +29,8 @@ export const createSupportRequest = defineRoute({
   tag: 'support',
   credential: 'player',
   service: 'support',
-  body: Type.Object(
-    {
-      subject: Trimmed({ minLength: 3, maxLength: 120 }),
-      message: Trimmed({ minLength: 10, maxLength: 5000 }),
-      contactEmail: Type.Optional(Type.String({ format: 'email', maxLength: 254, description: 'where staff may answer' })),
-    },
-    { additionalProperties: false },
-  ),
-  success: { status: 201, description: 'Filed', schema: Created },
+  body: SupportRequest,
+  success: { status: 201, description: 'Filed', schema: SupportFiled },
   refusals: ['rate-limited'],
   handler: (ctx) => file(ctx, () => ctx.core.support.fileRequest(ctx.db, ctx.env, ctx.principal.playerId, ctx.body)),
 });
@@ -55,15 +44,8 @@ export const createPlayerReport = defineRoute({
   tag: 'support',
   credential: 'player',
   service: 'support',
-  body: Type.Object(
-    {
-      playerId: Id('the player reported'),
-      reason: Trimmed({ minLength: 2, maxLength: 60 }),
-      details: Type.Optional(Trimmed({ maxLength: 2000 })),
-    },
-    { additionalProperties: false },
-  ),
-  success: { status: 201, description: 'Filed', schema: Created },
+  body: PlayerReport,
+  success: { status: 201, description: 'Filed', schema: SupportFiled },
   refusals: ['not-found', 'invalid-request', 'rate-limited'],
   handler: (ctx) => file(ctx, () => ctx.core.support.fileReport(ctx.db, ctx.env, ctx.principal.playerId, ctx.body)),
 });

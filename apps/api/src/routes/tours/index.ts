@@ -1,13 +1,7 @@
-import { Type } from '@sinclair/typebox';
+import { Tour, TourPath, TourPlayerPath } from '@hearth/core';
 import { defineRoute } from '../../http/route';
-import { Id, PageOf, PageOnlyQuery, Timestamp } from '../../http/schema-helpers';
+import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
-
-/** Tour (spec §2). */
-const Tour = Type.Object(
-  { id: Type.String(), name: Type.String(), completed: Type.Boolean(), completedAt: Type.Union([Timestamp, Type.Null()]) },
-  { $id: 'Tour', additionalProperties: false },
-);
 
 export const listTours = defineRoute({
   operationId: 'listTours',
@@ -19,7 +13,7 @@ export const listTours = defineRoute({
   tag: 'tours',
   credential: 'player',
   service: 'tours',
-  params: Type.Object({ playerId: Id('`me`') }, { additionalProperties: false }),
+  params: TourPlayerPath,
   query: PageOnlyQuery,
   success: { status: 200, description: 'A page of tours', schema: PageOf(Tour) },
   refusals: ['forbidden'],
@@ -36,7 +30,7 @@ export const completeTour = defineRoute({
   credential: 'player',
   service: 'tours',
   bodyMode: 'ignored',
-  params: Type.Object({ playerId: Id('`me`'), tourId: Type.String({ minLength: 1, maxLength: 120, description: 'a tour id' }) }, { additionalProperties: false }),
+  params: TourPath,
   success: { status: 204, description: 'Completed' },
   refusals: ['not-found', 'forbidden'],
   handler: async (ctx) => {
