@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { refuse } from './errors';
+import type { PageRequest } from './shapes/common';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
@@ -53,7 +54,7 @@ export class CursorCodec {
 export async function keysetPage<Row, Item, Pos>(
   codec: CursorCodec,
   listId: string,
-  query: { limit?: number; cursor?: string },
+  query: PageRequest,
   fetch: (after: Pos | undefined, take: number) => Promise<Row[]>,
   positionOf: (row: Row) => Pos,
   toItem: (row: Row) => Item,

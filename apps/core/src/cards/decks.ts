@@ -18,6 +18,7 @@ import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { CARD_LIMITS } from '../contract/card-type';
 import type { Deck, DeckEntry, DeckValidation } from '../shapes';
+import type { PageRequest } from '../shapes/common';
 export type { Deck, DeckEntry, DeckValidation } from '../shapes';
 
 type Problem = DeckValidation['problems'][number];
@@ -26,7 +27,7 @@ export class DeckService {
   constructor(private readonly cursors: CursorCodec) {}
 
   /** GET /players/:playerId/decks: the player's decks in the order made, of one inventory when `inventoryId` is given. */
-  async list(db: Queryable, env: EnvironmentContext, playerId: string, q: { inventoryId?: string; limit?: number; cursor?: string }): Promise<Page<Deck>> {
+  async list(db: Queryable, env: EnvironmentContext, playerId: string, q: PageRequest & { inventoryId?: string }): Promise<Page<Deck>> {
     await this.existingPlayer(db, env, playerId);
     const page = await keysetPage(
       this.cursors,

@@ -22,6 +22,7 @@ import type { Resource } from '../contract/resources';
 import { CARD_LIMITS, type CardTemplateSpecT, type CardTypeSpecT } from '../contract/card-type';
 import { GAME_KEY_MAX, isGameKey } from '../contract/game-keys';
 import type { CardTemplateDefinition, CardTypeDefinition } from '../shapes';
+import type { PageRequest } from '../shapes/common';
 export type { CardTemplateDefinition, CardTypeDefinition } from '../shapes';
 
 /** One kind of card definition: its table (as owned rows), its content version kind and how a row is answered. */
@@ -143,12 +144,12 @@ export class CardDefinitionService {
   constructor(private readonly pool: Db, private readonly cursors: CursorCodec) {}
 
   /** GET /definitions/card-types: every card type by key, switched-off ones included. */
-  listCardTypes(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<CardTypeDefinition>> {
+  listCardTypes(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<CardTypeDefinition>> {
     return this.list(db, CARD_TYPES, env, q);
   }
 
   /** GET /definitions/card-templates: every card template by key, switched-off ones included. */
-  listCardTemplates(db: Queryable, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<CardTemplateDefinition>> {
+  listCardTemplates(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<CardTemplateDefinition>> {
     return this.list(db, CARD_TEMPLATES, env, q);
   }
 
@@ -165,7 +166,7 @@ export class CardDefinitionService {
     return this.asks.etag(envId, `${kind.content}|${ask}`, `c${await readContentVersion(this.pool, envId, kind.content)}`);
   }
 
-  private list<D>(db: Queryable, kind: DefinitionKind<D>, env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<D>> {
+  private list<D>(db: Queryable, kind: DefinitionKind<D>, env: EnvironmentContext, q: PageRequest): Promise<Page<D>> {
     return keysetPage(
       this.cursors,
       `${kind.content}|${env.id}`,

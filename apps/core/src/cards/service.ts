@@ -21,6 +21,7 @@ import type { Purchase, PurchaseService } from '../items/purchases';
 import { HeldGoodsPages, checkData, checkQuantity } from '../items/held-goods';
 import { CARD_LIMITS } from '../contract/card-type';
 import type { Card, CardGrant, CardStack } from '../shapes';
+import type { PageRequest } from '../shapes/common';
 export type { Card, CardGrant, CardStack } from '../shapes';
 
 export interface CardGrantRequest extends InventoryChoice {
@@ -68,12 +69,12 @@ export class CardService {
   }
 
   /** GET .../inventories/:inventory/cards: the cards held there one by one and not consumed, in the order granted. */
-  listCards(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<Card> & { inventory: Inventory }> {
+  listCards(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: PageRequest): Promise<Page<Card> & { inventory: Inventory }> {
     return this.pages.held<Card>(db, env, playerId, selector, 'card', q);
   }
 
   /** GET .../inventories/:inventory/card-stacks: the counted stacks held there (quantity above 0), by card type key. */
-  listStacks(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<CardStack> & { inventory: Inventory }> {
+  listStacks(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: PageRequest): Promise<Page<CardStack> & { inventory: Inventory }> {
     return this.pages.stacks(db, env, playerId, selector, 'card', q, (inventory, cardTypeKey, quantity): CardStack => ({ inventoryId: inventory.id, cardTypeKey, quantity }));
   }
 

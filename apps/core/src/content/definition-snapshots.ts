@@ -12,6 +12,7 @@ import { type ContentWatch, WatchedCache } from './content-watch';
 import { readContentVersion } from './game-config';
 import { AskDigests } from './ask-digests';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
+import type { PageRequest } from '../shapes/common';
 
 /** How long a version is kept at most, even while the ContentWatch is live. */
 export const DEFINITIONS_VERSION_TTL_MS = 30_000;
@@ -71,7 +72,7 @@ export class DefinitionSnapshots<T extends { key: string }> {
   }
 
   /** A page of `definitions` (sorted by key, byte order) as `answer` maps them; `list` names the list for its cursors. */
-  page<A>(definitions: T[], list: string, q: { limit?: number; cursor?: string }, answer: (definition: T) => A): Promise<Page<A>> {
+  page<A>(definitions: T[], list: string, q: PageRequest, answer: (definition: T) => A): Promise<Page<A>> {
     return keysetPage(
       this.cursors,
       list,

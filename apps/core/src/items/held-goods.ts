@@ -11,6 +11,7 @@ import { type CursorCodec, type Page, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { EconomyService, Inventory, InventorySelector } from '../economy/service';
 import { compactBytes } from './item-types';
+import type { PageRequest } from '../shapes/common';
 
 /** The two kinds of goods held one by one or in counted stacks. */
 export type HeldGoods = 'item' | 'card';
@@ -21,8 +22,6 @@ const TABLES = {
   card: { held: 'cards', asAnswered: 'hearth_card_json(cards) AS held', stacks: 'card_stacks', typeKey: 'card_type_key' },
 } as const;
 
-type PageAsked = { limit?: number; cursor?: string };
-
 /** Reads the pages of what an inventory holds, for the items and cards services alike. */
 export class HeldGoodsPages {
   constructor(
@@ -31,7 +30,7 @@ export class HeldGoodsPages {
   ) {}
 
   /** What the inventory holds one by one and has not consumed, in the order granted, with the inventory. */
-  async held<T>(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, goods: HeldGoods, q: PageAsked): Promise<Page<T> & { inventory: Inventory }> {
+  async held<T>(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, goods: HeldGoods, q: PageRequest): Promise<Page<T> & { inventory: Inventory }> {
     const inventory = await this.economy.resolve(db, env, playerId, selector);
     const table = TABLES[goods];
     const page = await keysetPage(
@@ -56,7 +55,7 @@ export class HeldGoodsPages {
     playerId: string,
     selector: InventorySelector,
     goods: HeldGoods,
-    q: PageAsked,
+    q: PageRequest,
     answer: (inventory: Inventory, typeKey: string, quantity: number) => T,
   ): Promise<Page<T> & { inventory: Inventory }> {
     const inventory = await this.economy.resolve(db, env, playerId, selector);

@@ -26,6 +26,7 @@ export const ITEM_TYPES_CONTENT = 'item-types';
 
 // The item type's answer shape and its parts (spec §2) are the shapes' types (shapes/items.ts).
 import type { ItemTypeDefinition } from '../shapes';
+import type { PageRequest } from '../shapes/common';
 export type { ContainerContents, ItemOwnership, ItemTypeDefinition, ItemTypeSwitches, Price } from '../shapes';
 
 /** The definition a validated document declares: the key resolved, every default filled in. */
@@ -206,7 +207,7 @@ export class ItemTypeService {
   }
 
   /** GET /definitions/item-types: every item type of the environment by key, switched-off ones included (enabled: false). */
-  async listDefinitions(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<ItemTypeDefinition>> {
+  async listDefinitions(env: EnvironmentContext, q: PageRequest): Promise<Page<ItemTypeDefinition>> {
     const { definitions } = await this.definitions.snapshot(env.id);
     return this.definitions.page(definitions, `item-types|${env.id}`, q, (def) => def);
   }

@@ -25,6 +25,7 @@ import { ITEM_TYPE_LIMITS } from '../contract/item-type';
 
 // Item, ItemStack and the answers of grants, use and opening (spec §2) are the answer shapes' types (shapes/items.ts).
 import type { ContainerOpening, Item, ItemGrant, ItemStack, ItemUse } from '../shapes';
+import type { PageRequest } from '../shapes/common';
 export type { ContainerOpening, GrantedItems, Item, ItemGrant, ItemStack, ItemUse } from '../shapes';
 
 export interface GrantRequest extends InventoryChoice {
@@ -55,12 +56,12 @@ export class ItemService {
   }
 
   /** GET .../inventories/:inventory/items: the one-by-one items held there and not yet consumed, in the order granted. */
-  listItems(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<Item> & { inventory: Inventory }> {
+  listItems(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: PageRequest): Promise<Page<Item> & { inventory: Inventory }> {
     return this.pages.held<Item>(db, env, playerId, selector, 'item', q);
   }
 
   /** GET .../inventories/:inventory/item-stacks: the counted stacks held there (quantity above 0), by item type key. */
-  listStacks(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: { limit?: number; cursor?: string }): Promise<Page<ItemStack> & { inventory: Inventory }> {
+  listStacks(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: PageRequest): Promise<Page<ItemStack> & { inventory: Inventory }> {
     return this.pages.stacks(db, env, playerId, selector, 'item', q, (_inventory, itemTypeKey, quantity): ItemStack => ({ itemTypeKey, quantity }));
   }
 

@@ -25,6 +25,7 @@ import type { IdempotencyScope } from '../idempotency';
 import { type EngineAnswer, runEngineMove } from '../economy/engine';
 import { type Sender, type SenderRule, checkSender } from '../economy/senders';
 import type { SkillNode, SkillNodeDefinition, SkillNodeUnlock, SkillTree, SkillTreeDefinition } from '../shapes';
+import type { PageRequest } from '../shapes/common';
 export type { SkillNode, SkillNodeDefinition, SkillNodeUnlock, SkillTree, SkillTreeDefinition } from '../shapes';
 
 /** The content version kind of skill trees (content_versions.kind). */
@@ -245,7 +246,7 @@ export class SkillTreeService {
   }
 
   /** GET /definitions/skill-trees: every tree by key, hidden and switched-off ones included, each node with its parents and prices. */
-  async listDefinitions(env: EnvironmentContext, q: { limit?: number; cursor?: string }): Promise<Page<SkillTreeDefinition>> {
+  async listDefinitions(env: EnvironmentContext, q: PageRequest): Promise<Page<SkillTreeDefinition>> {
     const { definitions } = await this.trees.snapshot(env.id);
     return this.trees.page(definitions, `skill-trees|${env.id}`, q, (t) => ({
       key: t.key,
@@ -270,7 +271,7 @@ export class SkillTreeService {
    * `unlockable`. Switched-off trees are left out; `withHidden` false (a player's token) leaves hidden
    * trees out too.
    */
-  async listForPlayer(db: Queryable, env: EnvironmentContext, playerId: string, withHidden: boolean, q: { limit?: number; cursor?: string }): Promise<Page<SkillTree>> {
+  async listForPlayer(db: Queryable, env: EnvironmentContext, playerId: string, withHidden: boolean, q: PageRequest): Promise<Page<SkillTree>> {
     const unlocked = await this.unlockedBy(db, env, playerId);
     const { definitions } = await this.trees.snapshot(env.id);
     const visible = definitions.filter((t) => playerSees(t, withHidden));

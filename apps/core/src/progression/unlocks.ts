@@ -11,6 +11,7 @@ import { refuse } from '../errors';
 import { holdExistingPlayer } from '../players/hold';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
+import type { PageRequest } from '../shapes/common';
 
 export interface Unlock {
   key: string;
@@ -34,7 +35,7 @@ export class UnlockService {
   constructor(private readonly cursors: CursorCodec) {}
 
   /** GET /players/:playerId/unlocks: the player's unlocks by key (byte order), optionally those whose key starts with `prefix`. */
-  async list(db: Queryable, env: EnvironmentContext, playerId: string, q: { prefix?: string; limit?: number; cursor?: string }): Promise<Page<Unlock>> {
+  async list(db: Queryable, env: EnvironmentContext, playerId: string, q: PageRequest & { prefix?: string }): Promise<Page<Unlock>> {
     const player = await db('players').where({ id: playerId, environment_id: env.id }).first('id');
     if (!player) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
     return keysetPage(

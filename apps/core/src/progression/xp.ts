@@ -15,6 +15,7 @@ import { type CursorCodec, keysetPage, type Page } from '../pagination';
 import { MAX_BALANCE } from '../contract/game-keys';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { XpEntry } from '../shapes';
+import type { PageRequest } from '../shapes/common';
 
 /** The track of an amount that names none. */
 export const DEFAULT_XP_TRACK = 'default';
@@ -23,7 +24,7 @@ export class XpService {
   constructor(private readonly cursors: CursorCodec) {}
 
   /** GET /players/:playerId/xp: the player's tracks by name (byte order), each with its total. */
-  async list(db: Queryable, env: EnvironmentContext, playerId: string, q: { limit?: number; cursor?: string }): Promise<Page<XpEntry>> {
+  async list(db: Queryable, env: EnvironmentContext, playerId: string, q: PageRequest): Promise<Page<XpEntry>> {
     const player = await db('players').where({ id: playerId, environment_id: env.id }).first('id');
     if (!player) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
     return keysetPage(

@@ -3,17 +3,11 @@
  * docs/cards.md): the page of what one inventory holds, and a move of the money engine. Each area's
  * routes spread or call these and give only what is theirs (path, words, schemas, refusals).
  */
-import { Type, type TSchema } from '@sinclair/typebox';
-import { Inventory, type EngineAnswer, type EnvironmentContext, type HearthCore, type Page, type Queryable } from '@hearth/core';
+import type { TSchema } from '@sinclair/typebox';
+import { Inventory, InventoryPath, type EngineAnswer, type EnvironmentContext, type HearthCore, type Page, type PageRequest, type Queryable } from '@hearth/core';
 import { BODY_LIMITS, type RouteLink, defineRoute } from '../../http/route';
-import { Id, PageOf } from '../../http/schema-helpers';
+import { PageOf } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
-
-/** The path of what one of a player's inventories holds: `account`, `current` or an inventory id. */
-export const InventoryParams = Type.Object(
-  { playerId: Id('a player id, or `me` with a player token'), inventory: Id('`account`, `current` or an inventory id') },
-  { additionalProperties: false },
-);
 
 /** The service of core that reads a page of what an inventory holds, with the inventory. */
 type ReadHeld = (
@@ -22,7 +16,7 @@ type ReadHeld = (
   env: EnvironmentContext,
   playerId: string,
   inventory: string,
-  page: { limit?: number; cursor?: string },
+  page: PageRequest,
 ) => Promise<Page<unknown> & { inventory: Inventory }>;
 
 /**
@@ -41,7 +35,7 @@ export function inventoryPage(
     path: route.path,
     summary: route.summary,
     description: route.description,
-    params: InventoryParams,
+    params: InventoryPath,
     success: { status: 200, description: `A page of ${route.pageOf}`, schema: PageOf(route.item, { inventory: Inventory }) },
     links: route.links,
     refusals: ['forbidden', 'not-found', 'no-current-realm'],

@@ -8,7 +8,7 @@ import {
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
-import { InventoryParams, engineMove, inventoryPage } from './held';
+import { engineMove, inventoryPage } from './held';
 
 export const listRealms = defineRoute({
   operationId: 'listRealms',
@@ -98,7 +98,7 @@ export const getInventory = defineRoute({
   tag: 'inventory',
   credential: 'either',
   service: 'inventory',
-  params: InventoryParams,
+  params: InventoryPath,
   success: { status: 200, description: 'The inventory', schema: Inventory },
   refusals: ['forbidden', 'not-found', 'no-current-realm'],
   handler: async (ctx) => ({ body: await ctx.core.economy.resolve(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.inventory) }),
