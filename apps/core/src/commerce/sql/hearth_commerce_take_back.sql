@@ -59,7 +59,7 @@ AS $function$
         SELECT * FROM commerce_order_item_grants oig WHERE oig.order_id = v_order ORDER BY oig.inventory_id, oig.item_type_key
       LOOP
         IF it.item_ids IS NULL THEN
-          v_taken := least(hearth_hold_stack(it.inventory_id, it.item_type_key), it.quantity);
+          v_taken := least(hearth_hold_stack('item', it.inventory_id, it.item_type_key), it.quantity);
           IF v_taken > 0 THEN
             PERFORM hearth_take_from_stack(it.inventory_id, it.item_type_key, v_taken);
           END IF;

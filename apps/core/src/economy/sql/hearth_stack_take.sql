@@ -10,14 +10,7 @@ AS $function$
     DECLARE
       v_held bigint;
     BEGIN
-      IF p_held = 'item' THEN
-        v_held := hearth_hold_stack(p_inventory_id, p_type_key);
-      ELSIF p_held = 'card' THEN
-        SELECT s.quantity INTO v_held FROM card_stacks s WHERE s.inventory_id = p_inventory_id AND s.card_type_key = p_type_key FOR UPDATE;
-        v_held := coalesce(v_held, 0);
-      ELSE
-        RAISE EXCEPTION 'hearth_stack_take: no stacks of %', p_held;
-      END IF;
+      v_held := hearth_hold_stack(p_held, p_inventory_id, p_type_key);
       IF v_held < p_quantity THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'insufficient-balance', p_held || 'TypeKey', p_type_key, 'held', v_held, 'requested', p_quantity));
       END IF;
