@@ -5,8 +5,7 @@
  */
 const CORE = '^apps/core/src/';
 const CONTRACT = `${CORE}(contract|shapes)/`;
-const INFRASTRUCTURE =
-  `${CORE}((db|coord|storage|net|process)/|(ids|logger|config|clock|cache|pagination|errors|canonical-json|validation|idempotency|invalidation|sealing)[.]ts$)`;
+const INFRASTRUCTURE = `${CORE}((db|coord|storage|net|process)/|(ids|logger|config|clock|cache|pagination|errors|canonical-json|validation|idempotency|invalidation|sealing)[.]ts$)`;
 const DOMAIN = `${CORE}(auth|tenancy|licence|players|content|sessions|saves|legal|tours|blog|support|crashes|economy|items|cards|progression|stats|dashboards|commerce)/`;
 const MANIFESTS = `${CORE}manifests/`;
 const ENTRY = `${CORE}(hearth|index)[.]ts$`;
@@ -23,7 +22,7 @@ module.exports = {
     },
     {
       name: 'contract-imports-nothing-of-core',
-      comment: 'contract/ (and shapes/) are the contract\'s values: service names, limits, grammars, spec schemas. They import no other part of core.',
+      comment: "contract/ (and shapes/) are the contract's values: service names, limits, grammars, spec schemas. They import no other part of core.",
       severity: 'error',
       from: { path: CONTRACT },
       to: { path: CORE, pathNot: CONTRACT },

@@ -89,13 +89,14 @@ interface Metric {
   thresholds?: Record<string, { ok: boolean }>;
 }
 
-
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  return rows.map((r, i) => {
-    const line = r.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
-    return i === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
-  }).join('\n');
+  return rows
+    .map((r, i) => {
+      const line = r.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+      return i === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
+    })
+    .join('\n');
 }
 
 const ms = (v: number | undefined) => (v === undefined ? '-' : v < 10 ? v.toFixed(2) : v.toFixed(1));
@@ -122,7 +123,11 @@ function report(summary: any, profile: ProfileName): number {
       const reqs = metrics[`http_reqs{endpoint:${endpoint}}`]?.values;
       const duration = metrics[`http_req_duration{endpoint:${endpoint}}`]?.values;
       const failed = metrics[`http_req_failed{endpoint:${endpoint}}`]?.values;
-      const t = thresholdCounts(metrics, [`http_reqs{endpoint:${endpoint}}`, `http_req_duration{endpoint:${endpoint}}`, `http_req_failed{endpoint:${endpoint}}`]);
+      const t = thresholdCounts(metrics, [
+        `http_reqs{endpoint:${endpoint}}`,
+        `http_req_duration{endpoint:${endpoint}}`,
+        `http_req_failed{endpoint:${endpoint}}`,
+      ]);
       rows.push([
         scenario,
         endpoint,
@@ -138,11 +143,31 @@ function report(summary: any, profile: ProfileName): number {
     }
     const checks = metrics[`checks{scenario:${scenario}}`]?.values;
     const t = thresholdCounts(metrics, [`checks{scenario:${scenario}}`, `http_reqs{scenario:${scenario}}`]);
-    rows.push([scenario, '(checks)', String((checks?.passes ?? 0) + (checks?.fails ?? 0)), '', '', '', '', checks ? `${checks.fails ?? 0} failed` : '-', `${t.passed}/${t.total} passed`]);
+    rows.push([
+      scenario,
+      '(checks)',
+      String((checks?.passes ?? 0) + (checks?.fails ?? 0)),
+      '',
+      '',
+      '',
+      '',
+      checks ? `${checks.fails ?? 0} failed` : '-',
+      `${t.passed}/${t.total} passed`,
+    ]);
   }
   const frames = metrics.session_frame_ms?.values;
   const t = thresholdCounts(metrics, ['session_frame_ms', 'session_frames_missing']);
-  rows.push(['lobby', 'HTTP change → frame', String(frames?.count ?? 0), '', ms(frames?.med), ms(frames?.['p(95)']), ms(frames?.['p(99)']), `${metrics.session_frames_missing?.values.count ?? 0} missing`, `${t.passed}/${t.total} passed`]);
+  rows.push([
+    'lobby',
+    'HTTP change → frame',
+    String(frames?.count ?? 0),
+    '',
+    ms(frames?.med),
+    ms(frames?.['p(95)']),
+    ms(frames?.['p(99)']),
+    `${metrics.session_frames_missing?.values.count ?? 0} missing`,
+    `${t.passed}/${t.total} passed`,
+  ]);
   console.log(`\nHearth load test, profile ${profile} (${seconds} s per scenario, all at once)\n`);
   console.log(table(rows));
 
@@ -201,9 +226,19 @@ async function main(): Promise<number> {
     };
 
     const [apiPort, apiMetrics, rtPort, rtMetrics] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    const api = startHearthService('hearth api', ['api'], hearthEnv({ ...base, PORT: String(apiPort), METRICS_PORT: String(apiMetrics), HEARTH_LOAD_STORE_KEY: storeKey }), path.join(logs, 'api.log'));
+    const api = startHearthService(
+      'hearth api',
+      ['api'],
+      hearthEnv({ ...base, PORT: String(apiPort), METRICS_PORT: String(apiMetrics), HEARTH_LOAD_STORE_KEY: storeKey }),
+      path.join(logs, 'api.log'),
+    );
     services.push(api);
-    const realtime = startHearthService('hearth realtime', ['realtime'], hearthEnv({ ...base, REALTIME_PORT: String(rtPort), METRICS_PORT: String(rtMetrics) }), path.join(logs, 'realtime.log'));
+    const realtime = startHearthService(
+      'hearth realtime',
+      ['realtime'],
+      hearthEnv({ ...base, REALTIME_PORT: String(rtPort), METRICS_PORT: String(rtMetrics) }),
+      path.join(logs, 'realtime.log'),
+    );
     services.push(realtime);
     await Promise.all([waitReady(api, `http://127.0.0.1:${apiPort}/readyz`, fail), waitReady(realtime, `http://127.0.0.1:${rtPort}/readyz`, fail)]);
 
@@ -232,7 +267,9 @@ async function main(): Promise<number> {
     }
     const failed = report(JSON.parse(fs.readFileSync(summaryFile, 'utf8')), profile);
     if (code !== 0) {
-      console.error(`\nLOAD TEST FAILED: k6 exited with ${code}${code === 99 ? ' (thresholds failed)' : ''}${failed ? `, ${failed} threshold(s) failed` : ''}. Logs: ${logs}`);
+      console.error(
+        `\nLOAD TEST FAILED: k6 exited with ${code}${code === 99 ? ' (thresholds failed)' : ''}${failed ? `, ${failed} threshold(s) failed` : ''}. Logs: ${logs}`,
+      );
       return 1;
     }
     // The access logs of a passing run are large (about 60 MB for the full profile) and say nothing more.
@@ -252,7 +289,7 @@ process.on('SIGINT', () => console.error('\ninterrupted: k6 stops, then the proc
 main().then(
   (code) => process.exit(code),
   (err) => {
-    console.error(`\nLOAD TEST FAILED: ${err instanceof LoadTestError ? err.message : err?.stack ?? err}`);
+    console.error(`\nLOAD TEST FAILED: ${err instanceof LoadTestError ? err.message : (err?.stack ?? err)}`);
     process.exit(1);
   },
 );

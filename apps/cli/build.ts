@@ -97,7 +97,10 @@ const bundledMigrations: esbuild.Plugin = {
       return { path: BUNDLED_MIGRATIONS_MODULE, namespace: 'hearth-migrations' };
     });
     build.onLoad({ filter: /.*/, namespace: 'hearth-migrations' }, () => {
-      const files = fs.readdirSync(MIGRATIONS).filter((f) => f.endsWith('.ts')).sort();
+      const files = fs
+        .readdirSync(MIGRATIONS)
+        .filter((f) => f.endsWith('.ts'))
+        .sort();
       const lines = files.map((f, i) => `import * as m${i} from ${JSON.stringify(path.join(MIGRATIONS, f))};`);
       const entries = files.map((f, i) => `[${JSON.stringify(f)}, m${i}]`).join(', ');
       lines.push(`export const bundledMigrations = new Map([${entries}]);`);
@@ -180,7 +183,9 @@ if (require.main === module) {
   buildBundle(outdir).then(
     (built) => {
       const size = fs.statSync(built.file).size;
-      process.stdout.write(`${path.relative(process.cwd(), built.file)}: ${(size / 1024).toFixed(0)} KiB; packages from node_modules: ${[...built.externals.keys()].sort().join(', ')}\n`);
+      process.stdout.write(
+        `${path.relative(process.cwd(), built.file)}: ${(size / 1024).toFixed(0)} KiB; packages from node_modules: ${[...built.externals.keys()].sort().join(', ')}\n`,
+      );
     },
     (err: Error) => {
       process.stderr.write(`build: ${err.message}\n`);

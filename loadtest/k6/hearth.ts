@@ -78,7 +78,6 @@ export const FRAME_BOUNDS: Bounds = [40, 200, 600];
 
 const latency = ([p50, p95, p99]: Bounds) => [`med<${p50}`, `p(95)<${p95}`, `p(99)<${p99}`];
 
-
 function thresholds(): Options['thresholds'] {
   const out: Record<string, string[]> = {
     // Every check of every answer and frame passes: one wrong status, header or frame fails the run.
@@ -184,7 +183,8 @@ export function auth(): void {
   const signIn = call('auth-server', 'POST', 'POST /auth/server', '/auth/server', { token: SERVER_KEY, body: { subject }, from });
   const tokens = json(signIn);
   const signedIn = checkTagged('auth-server', signIn, {
-    'POST /auth/server is 200 or 201 with tokens': (r) => (r.status === 200 || r.status === 201) && typeof tokens?.accessToken === 'string' && typeof tokens?.refreshToken === 'string',
+    'POST /auth/server is 200 or 201 with tokens': (r) =>
+      (r.status === 200 || r.status === 201) && typeof tokens?.accessToken === 'string' && typeof tokens?.refreshToken === 'string',
   });
   if (!signedIn) return;
   const refresh = call('auth-refresh', 'POST', 'POST /auth/refresh', '/auth/refresh', { body: { refreshToken: tokens.refreshToken }, from });
@@ -305,7 +305,8 @@ export function stats(data: SetupData): void {
   });
   const mine = json(own);
   checkTagged('stat-increment-player', own, {
-    "POST /players/:playerId/stats/:key/increment is 200 with the player's even value": (r) => r.status === 200 && mine?.key === 'wins' && BigInt(mine.value) % 2n === 0n,
+    "POST /players/:playerId/stats/:key/increment is 200 with the player's even value": (r) =>
+      r.status === 200 && mine?.key === 'wins' && BigInt(mine.value) % 2n === 0n,
   });
 }
 
@@ -328,7 +329,10 @@ export function grantsFeed(): void {
   const page = json(res);
   const ok = checkTagged('commerce-grant-changes', res, {
     'GET /commerce/grants/changes is 200 with changes granted and a next cursor': (r) =>
-      r.status === 200 && Array.isArray(page?.items) && typeof page?.next === 'string' && page.items.every((c: any) => c.change === 'granted' && c.grant?.key === 'gold-pack'),
+      r.status === 200 &&
+      Array.isArray(page?.items) &&
+      typeof page?.next === 'string' &&
+      page.items.every((c: any) => c.change === 'granted' && c.grant?.key === 'gold-pack'),
   });
   if (ok) feedCursor = page.next;
 }
@@ -346,7 +350,8 @@ export function orders(data: SetupData): void {
   });
   const order = json(made);
   const ordered = checkTagged('commerce-order', made, {
-    'POST /commerce/orders is 201, awaiting the player, in USD': (r) => r.status === 201 && order?.status === 'awaiting-player' && order?.currency === 'USD' && typeof order?.storeOrderId === 'string',
+    'POST /commerce/orders is 201, awaiting the player, in USD': (r) =>
+      r.status === 201 && order?.status === 'awaiting-player' && order?.currency === 'USD' && typeof order?.storeOrderId === 'string',
   });
   if (!ordered) return;
   const settled = call('commerce-authorize', 'POST', 'POST /commerce/store/authorizations', '/commerce/store/authorizations', {

@@ -104,7 +104,9 @@ let pair: [Player, Player] | undefined;
  * A frame missing (or a socket's wrong frame) fails the check and counts.
  */
 async function expectFrames(step: string, sockets: SessionSocket[], sessionId: string, sentAt: number, expected: (session: any) => boolean): Promise<void> {
-  const frames = await Promise.all(sockets.map((s) => s.next((f) => f.type === 'session' && f.payload?.session?.id === sessionId && expected(f.payload.session))));
+  const frames = await Promise.all(
+    sockets.map((s) => s.next((f) => f.type === 'session' && f.payload?.session?.id === sessionId && expected(f.payload.session))),
+  );
   for (const frame of frames) {
     if (frame) frameDelay.add(frame.at - sentAt, { step });
     else framesMissing.add(1, { step });
@@ -114,10 +116,14 @@ async function expectFrames(step: string, sockets: SessionSocket[], sessionId: s
 
 async function lifecycle(host: Player, guest: Player, sockets: SessionSocket[]): Promise<void> {
   let sentAt = Date.now();
-  const made = await callAsync('sessions-create', 'POST', 'POST /sessions', '/sessions', { token: host.accessToken, body: { gameMode: 'duel', map: 'harbour' } });
+  const made = await callAsync('sessions-create', 'POST', 'POST /sessions', '/sessions', {
+    token: host.accessToken,
+    body: { gameMode: 'duel', map: 'harbour' },
+  });
   const session = json(made);
   const created = checkTagged('sessions-create', made, {
-    'POST /sessions is 201 CONFIGURING with the host seated': (r) => r.status === 201 && session?.status === 'CONFIGURING' && session.players?.[0]?.playerId === host.id,
+    'POST /sessions is 201 CONFIGURING with the host seated': (r) =>
+      r.status === 201 && session?.status === 'CONFIGURING' && session.players?.[0]?.playerId === host.id,
   });
   if (!created) return;
   const id: string = session.id;
@@ -177,7 +183,9 @@ export async function lobby(lobbiesPerSocket: number): Promise<void> {
   // realtime pods, as the runner's realtime process stands in for them here.
   const info = call('realtime-info', 'GET', 'GET /realtime', '/realtime', { token: host.accessToken });
   const url = json(info)?.url as string | undefined;
-  const ok = checkTagged('realtime-info', info, { 'GET /realtime is 200 with the socket path': (r) => r.status === 200 && /^ws:\/\/[^/]+\/v1\/realtime\/socket$/.test(url ?? '') });
+  const ok = checkTagged('realtime-info', info, {
+    'GET /realtime is 200 with the socket path': (r) => r.status === 200 && /^ws:\/\/[^/]+\/v1\/realtime\/socket$/.test(url ?? ''),
+  });
   if (!ok || !url) return;
   const socketUrl = REALTIME_ORIGIN + url.replace(/^wss?:\/\/[^/]+/, '');
 

@@ -69,7 +69,8 @@ export function rateLimit(): void {
   // The limit is the credential's: another player of the same environment is served, counted from N.
   const other = me(second.accessToken, [200]).res;
   checkTagged(ENDPOINT, other, {
-    'rate limit: another credential of the environment is still served, Remaining N - 1': (r) => r.status === 200 && header(r, 'X-Ratelimit-Remaining') === limit - 1,
+    'rate limit: another credential of the environment is still served, Remaining N - 1': (r) =>
+      r.status === 200 && header(r, 'X-Ratelimit-Remaining') === limit - 1,
   });
 
   // Wait out the window the last refusal named; the next request opens a fresh one.

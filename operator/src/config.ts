@@ -93,7 +93,7 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
   const base = loadConfig(env, { database: true, redis: true });
   const leaseDurationSeconds = integer(env, 'HEARTH_OPERATOR_LEASE_DURATION_SECONDS', 15, 2, 300);
   const renewDeadlineMs = Math.round(leaseDurationSeconds * 1000 * (2 / 3));
-  const retryPeriodMs = integer(env, 'HEARTH_OPERATOR_LEASE_RETRY_MS', Math.min(2000, Math.round(leaseDurationSeconds * 1000 / 5)), 100, 60_000);
+  const retryPeriodMs = integer(env, 'HEARTH_OPERATOR_LEASE_RETRY_MS', Math.min(2000, Math.round((leaseDurationSeconds * 1000) / 5)), 100, 60_000);
   if (retryPeriodMs >= renewDeadlineMs) {
     throw new ConfigError('HEARTH_OPERATOR_LEASE_RETRY_MS', `must be below two thirds of the lease duration (${renewDeadlineMs} ms)`);
   }

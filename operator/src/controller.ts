@@ -122,7 +122,10 @@ export class KindController {
   private readonly watches: ResourceWatch[];
   private readonly log: Logger;
 
-  constructor(readonly type: ResourceType, private readonly deps: ControllerDeps) {
+  constructor(
+    readonly type: ResourceType,
+    private readonly deps: ControllerDeps,
+  ) {
     const kind = type.kind;
     this.log = deps.logger.child({ kind });
     this.resources = new CustomResources(deps.kube, type, deps.fieldManager);
@@ -366,7 +369,7 @@ export class KindController {
       const live = await liveManifestNames(this.deps.db, this.type.kind);
       for (const name of live ?? []) if (!present.has(name)) this.queue.add(name);
     } catch (err) {
-      this.log.warn({ err: describeError(err) }, 'could not list the database\'s live documents; the next list tries again');
+      this.log.warn({ err: describeError(err) }, "could not list the database's live documents; the next list tries again");
     }
   }
 

@@ -11,7 +11,11 @@ import { describeError } from './kube';
 export const EVENT_SOURCE = 'hearth-operator';
 
 export class EventRecorder {
-  constructor(private readonly kube: KubeClients, private readonly identity: string, private readonly logger: Logger) {}
+  constructor(
+    private readonly kube: KubeClients,
+    private readonly identity: string,
+    private readonly logger: Logger,
+  ) {}
 
   async record(obj: CustomObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     // A cluster-scoped object's events live in "default", as kubectl looks for them.

@@ -124,7 +124,11 @@ export function namespaceOf(ref: ObjectRef): string {
 /** get / JSON-patch / replace-status of one resource type, the same for cluster-scoped and namespaced kinds. */
 export class CustomResources {
   /** `fieldManager`: the name its writes carry in the objects' managedFields (which release's operator wrote them). */
-  constructor(private readonly kube: KubeClients, readonly type: ResourceType, private readonly fieldManager?: string) {}
+  constructor(
+    private readonly kube: KubeClients,
+    readonly type: ResourceType,
+    private readonly fieldManager?: string,
+  ) {}
 
   private where(ref: ObjectRef) {
     return { group: GROUP, version: VERSION, plural: this.type.plural, name: ref.name, ...(this.type.namespaced ? { namespace: namespaceOf(ref) } : {}) };
@@ -134,7 +138,9 @@ export class CustomResources {
   async get(ref: ObjectRef): Promise<CustomObject | null> {
     try {
       const w = this.where(ref);
-      return (this.type.namespaced ? await this.kube.custom.getNamespacedCustomObject(w as never) : await this.kube.custom.getClusterCustomObject(w)) as CustomObject;
+      return (
+        this.type.namespaced ? await this.kube.custom.getNamespacedCustomObject(w as never) : await this.kube.custom.getClusterCustomObject(w)
+      ) as CustomObject;
     } catch (err) {
       if (isNotFound(err)) return null;
       throw err;
@@ -144,28 +150,34 @@ export class CustomResources {
   /** Lists every object (of one namespace when given), with the list's resourceVersion to watch from. */
   async list(namespace?: string): Promise<{ items: CustomObject[]; resourceVersion: string }> {
     const where = { group: GROUP, version: VERSION, plural: this.type.plural };
-    const list = (namespace && this.type.namespaced
-      ? await this.kube.custom.listNamespacedCustomObject({ ...where, namespace })
-      : await this.kube.custom.listClusterCustomObject(where)) as { items: CustomObject[]; metadata: { resourceVersion: string } };
+    const list = (
+      namespace && this.type.namespaced
+        ? await this.kube.custom.listNamespacedCustomObject({ ...where, namespace })
+        : await this.kube.custom.listClusterCustomObject(where)
+    ) as { items: CustomObject[]; metadata: { resourceVersion: string } };
     return { items: list.items, resourceVersion: list.metadata.resourceVersion };
   }
 
   /** The watch path (list + ?watch), of one namespace when given. */
   path(namespace?: string): string {
-    return namespace && this.type.namespaced ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${this.type.plural}` : `/apis/${GROUP}/${VERSION}/${this.type.plural}`;
+    return namespace && this.type.namespaced
+      ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${this.type.plural}`
+      : `/apis/${GROUP}/${VERSION}/${this.type.plural}`;
   }
 
   /** A JSON patch (RFC 6902): its `test` operations make a concurrent change a 409 instead of a lost write. */
   async patch(ref: ObjectRef, operations: unknown[]): Promise<CustomObject> {
     const w = { ...this.where(ref), body: operations, fieldManager: this.fieldManager };
-    return (this.type.namespaced ? await this.kube.custom.patchNamespacedCustomObject(w as never) : await this.kube.custom.patchClusterCustomObject(w)) as CustomObject;
+    return (
+      this.type.namespaced ? await this.kube.custom.patchNamespacedCustomObject(w as never) : await this.kube.custom.patchClusterCustomObject(w)
+    ) as CustomObject;
   }
 
   /** PUT /status with the object's resourceVersion: a 409 when it changed since it was read. */
   async replaceStatus(obj: CustomObject): Promise<CustomObject> {
     const w = { ...this.where({ name: obj.metadata.name, namespace: obj.metadata.namespace }), body: obj, fieldManager: this.fieldManager };
-    return (this.type.namespaced
-      ? await this.kube.custom.replaceNamespacedCustomObjectStatus(w as never)
-      : await this.kube.custom.replaceClusterCustomObjectStatus(w)) as CustomObject;
+    return (
+      this.type.namespaced ? await this.kube.custom.replaceNamespacedCustomObjectStatus(w as never) : await this.kube.custom.replaceClusterCustomObjectStatus(w)
+    ) as CustomObject;
   }
 }

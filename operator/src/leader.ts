@@ -64,7 +64,13 @@ export class LeaderElector {
     try {
       const lease = await this.read();
       if (lease?.spec?.holderIdentity !== this.options.identity) return;
-      lease.spec = { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, acquireTime: asMicro(lease.spec.acquireTime) as never, renewTime: microTime(new Date()) as never };
+      lease.spec = {
+        ...lease.spec,
+        holderIdentity: undefined,
+        leaseDurationSeconds: 1,
+        acquireTime: asMicro(lease.spec.acquireTime) as never,
+        renewTime: microTime(new Date()) as never,
+      };
       await this.kube.coordination.replaceNamespacedLease({ name: this.options.name, namespace: this.options.namespace, body: lease });
       this.logger.info({ lease: this.options.name }, 'released the lease');
     } catch (err) {
@@ -119,7 +125,13 @@ export class LeaderElector {
             apiVersion: 'coordination.k8s.io/v1',
             kind: 'Lease',
             metadata: { name, namespace },
-            spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: microTime(now) as never, renewTime: microTime(now) as never, leaseTransitions: 0 },
+            spec: {
+              holderIdentity: identity,
+              leaseDurationSeconds,
+              acquireTime: microTime(now) as never,
+              renewTime: microTime(now) as never,
+              leaseTransitions: 0,
+            },
           },
         });
         return true;

@@ -37,7 +37,9 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
   const kube = await connectKube(config.kubeconfig);
   const metrics = new OperatorMetrics(true, { db: deps.db, coordination: deps.coordination });
   // Announcements reach every API and realtime process (the bus `hearth apply` announces on).
-  const bus = new InvalidationBus(deps.coordination, (err) => logger.warn({ err: err.message }, 'could not announce a change; processes catch up when their caches expire'));
+  const bus = new InvalidationBus(deps.coordination, (err) =>
+    logger.warn({ err: err.message }, 'could not announce a change; processes catch up when their caches expire'),
+  );
   const events = new EventRecorder(kube, config.identity, logger);
   let controllers: KindController[] = [];
   let secrets: ResourceWatch[] = [];
@@ -94,7 +96,12 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
     for (const c of controllers) c.start();
     for (const w of secrets) w.start();
     logger.info(
-      { kinds: types.map((t) => t.kind), namespaces: config.watchNamespaces ?? '(all)', plans: config.planOwner ? 'owner' : 'follower', fieldManager: config.fieldManager },
+      {
+        kinds: types.map((t) => t.kind),
+        namespaces: config.watchNamespaces ?? '(all)',
+        plans: config.planOwner ? 'owner' : 'follower',
+        fieldManager: config.fieldManager,
+      },
       'reconciling',
     );
   };

@@ -39,7 +39,12 @@ export const SECRET_FOR_LABEL = 'hearth.gg/secret-for';
 export const PROJECT_SECRET_NAMES = Object.keys(REFERENCES) as ProjectSecretName[];
 
 /** The secret the Project names, or null when it names none; a missing Secret or key is a ReadyRefusal (Ready=False). */
-export async function projectSecretOf(kube: KubeClients, project: CustomObject, spec: ProjectSpecT, name: ProjectSecretName): Promise<ProjectSecretRead | null> {
+export async function projectSecretOf(
+  kube: KubeClients,
+  project: CustomObject,
+  spec: ProjectSpecT,
+  name: ProjectSecretName,
+): Promise<ProjectSecretRead | null> {
   const { field, refOf } = REFERENCES[name];
   const ref = refOf(spec);
   if (!ref) return null;
@@ -55,8 +60,8 @@ export async function projectSecretOf(kube: KubeClients, project: CustomObject, 
         project.metadata.name.length > 63
           ? `Secret ${namespace}/${ref.name} cannot be opted in for this Project (${field}): a label value holds at most 63 characters, and the Project's name is longer; give the Project a shorter name`
           : optedFor === undefined
-          ? `Secret ${namespace}/${ref.name} is not labelled ${label} (${field}): the operator reads only Secrets labelled for this Project; label it if it is meant for it`
-          : `Secret ${namespace}/${ref.name} is labelled for Project "${optedFor}", not this one (${field}): the operator reads only Secrets labelled ${label}`,
+            ? `Secret ${namespace}/${ref.name} is not labelled ${label} (${field}): the operator reads only Secrets labelled for this Project; label it if it is meant for it`
+            : `Secret ${namespace}/${ref.name} is labelled for Project "${optedFor}", not this one (${field}): the operator reads only Secrets labelled ${label}`,
       );
     }
     const data = secret.data?.[ref.key];
@@ -66,7 +71,10 @@ export async function projectSecretOf(kube: KubeClients, project: CustomObject, 
     return { origin: `${secret.metadata?.uid ?? ''}/${secret.metadata?.resourceVersion ?? ''}/${ref.key}`, value };
   } catch (err) {
     if (isNotFound(err)) {
-      throw new ReadyRefusal('SecretMissing', `Secret ${namespace}/${ref.name} does not exist (${field}); create it with the label ${SECRET_FOR_LABEL}=${project.metadata.name}`);
+      throw new ReadyRefusal(
+        'SecretMissing',
+        `Secret ${namespace}/${ref.name} does not exist (${field}); create it with the label ${SECRET_FOR_LABEL}=${project.metadata.name}`,
+      );
     }
     throw err;
   }

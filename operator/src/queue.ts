@@ -48,7 +48,10 @@ export class KeyedQueue {
   private readonly idleWaiters: (() => void)[] = [];
   private stopped = false;
 
-  constructor(private readonly work: (key: string) => Promise<WorkResult>, private readonly options: QueueOptions) {
+  constructor(
+    private readonly work: (key: string) => Promise<WorkResult>,
+    private readonly options: QueueOptions,
+  ) {
     this.clock = options.clock ?? systemClock;
   }
 

@@ -4,7 +4,10 @@
  * backoff like a ManifestError, since what it waits for may change elsewhere.
  */
 export class ReadyRefusal extends Error {
-  constructor(readonly reason: string, message: string) {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'ReadyRefusal';
   }

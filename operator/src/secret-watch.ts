@@ -20,7 +20,10 @@ import { ResourceWatch, type WatchSource, type WatchedObject } from './watch';
 
 /** Secrets of one label selector, in one namespace or all. */
 export class SecretSource implements WatchSource {
-  constructor(private readonly kube: KubeClients, readonly labelSelector: string) {}
+  constructor(
+    private readonly kube: KubeClients,
+    readonly labelSelector: string,
+  ) {}
 
   async list(namespace?: string): Promise<{ items: WatchedObject[]; resourceVersion: string }> {
     const labelSelector = this.labelSelector;
@@ -59,7 +62,13 @@ export function ownersOf(secret: WatchedObject): { kind: ManifestKind; key: stri
 /** The two Secret watches, per watched namespace (every namespace when unset); each event queues the Secret's owners. */
 export function secretWatches(
   kube: KubeClients,
-  options: { namespaces?: string[]; relistIntervalMs: number; logger: Logger; onOwner(kind: ManifestKind, key: string): void; onRestart?(reason: string): void },
+  options: {
+    namespaces?: string[];
+    relistIntervalMs: number;
+    logger: Logger;
+    onOwner(kind: ManifestKind, key: string): void;
+    onRestart?(reason: string): void;
+  },
 ): ResourceWatch[] {
   const namespaces: (string | undefined)[] = options.namespaces?.length ? options.namespaces : [undefined];
   const watches: ResourceWatch[] = [];

@@ -70,7 +70,14 @@ function secretOf(serverKey: CustomObject, minted: { keyId: string; key: string 
       labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [KEY_SECRET_KINDS[kindOf(serverKey)].label]: serverKey.metadata.name },
       finalizers: [KEY_SECRET_FINALIZER],
       ownerReferences: [
-        { apiVersion: serverKey.apiVersion, kind: serverKey.kind, name: serverKey.metadata.name, uid: serverKey.metadata.uid, controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: serverKey.apiVersion,
+          kind: serverKey.kind,
+          name: serverKey.metadata.name,
+          uid: serverKey.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ],
     },
     type: 'Opaque',

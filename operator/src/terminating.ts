@@ -14,7 +14,10 @@ import { ObjectsByKind } from './objects-by-kind';
 
 /** The deleted objects still awaiting clean-up, by kind, each with its deletionTimestamp (milliseconds). */
 export class TerminatingObjects extends ObjectsByKind<number> {
-  constructor(registry: client.Registry, private readonly now: () => number = Date.now) {
+  constructor(
+    registry: client.Registry,
+    private readonly now: () => number = Date.now,
+  ) {
     super();
     const byKind = this.byKind;
     const count: client.Gauge<'kind'> = new client.Gauge({

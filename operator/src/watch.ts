@@ -55,7 +55,11 @@ export class ResourceWatch {
   private running?: Promise<void>;
   private wake?: () => void;
 
-  constructor(private readonly kube: KubeClients, private readonly resources: WatchSource, private readonly options: WatchOptions) {}
+  constructor(
+    private readonly kube: KubeClients,
+    private readonly resources: WatchSource,
+    private readonly options: WatchOptions,
+  ) {}
 
   start(): void {
     this.running = this.loop();

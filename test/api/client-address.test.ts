@@ -41,7 +41,7 @@ async function apiTrusting(trust: string): Promise<ApiInstance> {
 
 /** A scenario must not straddle two clock minutes (the per-address window). */
 async function waitForRoomInMinute(margin = 15): Promise<void> {
-  const secondsLeft = 60 - (Date.now() / 1000) % 60;
+  const secondsLeft = 60 - ((Date.now() / 1000) % 60);
   if (secondsLeft < margin) await sleep(secondsLeft * 1000 + 100);
 }
 
@@ -86,7 +86,7 @@ describe('behind one trusted hop (HEARTH_TRUSTED_PROXIES=1)', () => {
   test('a client that used up its minute stays refused whatever first entry it writes', async () => {
     await waitForRoomInMinute(25);
     const client = '198.51.100.23';
-    for (let sent = 0; sent < 600; ) {
+    for (let sent = 0; sent < 600;) {
       const batch = Math.min(50, 600 - sent);
       const replies = await Promise.all(Array.from({ length: batch }, (_, i) => anonymous(api, `10.0.${sent % 250}.${i + 1}, ${client}`)));
       expect(replies.every((r) => r.status === 200)).toBe(true);

@@ -27,13 +27,18 @@ afterAll(async () => {
 
 /** An API over the harness's database with rate-limit counters of its own. */
 async function freshApi(trust = ''): Promise<ApiInstance> {
-  const api = await startApiInstance({ db: h.db, redisPrefix: `hearth-test:${randomBytes(6).toString('hex')}:`, masterKey: h.masterKey, trustedProxies: parseTrustedProxies(trust) });
+  const api = await startApiInstance({
+    db: h.db,
+    redisPrefix: `hearth-test:${randomBytes(6).toString('hex')}:`,
+    masterKey: h.masterKey,
+    trustedProxies: parseTrustedProxies(trust),
+  });
   apis.push(api);
   return api;
 }
 
 async function waitForRoomInMinute(margin = 15): Promise<void> {
-  const secondsLeft = 60 - (Date.now() / 1000) % 60;
+  const secondsLeft = 60 - ((Date.now() / 1000) % 60);
   if (secondsLeft < margin) await sleep(secondsLeft * 1000 + 100); // wall time: the limits count per clock minute, in Redis
 }
 

@@ -18,10 +18,18 @@ let key: string;
 const paragraph = (text: string) => ({ blocks: [{ type: 'paragraph', text }] });
 const config = (enabled: boolean, value: string) =>
   gameConfig('alpha-live-config', { environment: 'alpha-live', values: [{ key: 'motd', type: 'string', value }], flags: [{ name: 'new_shop', enabled }] });
-const terms = (version: string) => legalDocument('terms', { environment: 'alpha-live', title: 'Terms', url: 'https://example.com/terms', version, required: true });
+const terms = (version: string) =>
+  legalDocument('terms', { environment: 'alpha-live', title: 'Terms', url: 'https://example.com/terms', version, required: true });
 const news = blogCategory('news', { environment: 'alpha-live', name: 'News' });
 const post = (title: string) =>
-  blogPost('launch', { environment: 'alpha-live', title, content: paragraph('Body.'), category: 'news', status: 'published', publishedAt: '2026-01-01T12:00:00.000Z' });
+  blogPost('launch', {
+    environment: 'alpha-live',
+    title,
+    content: paragraph('Body.'),
+    category: 'news',
+    status: 'published',
+    publishedAt: '2026-01-01T12:00:00.000Z',
+  });
 
 /** Changes content the way a process without Redis does: committed, and announced to nobody. */
 async function applyUnannounced(docs: AnyManifest[]): Promise<void> {
@@ -65,9 +73,13 @@ test('a change nobody announced is heard from PostgreSQL: old ETags stop answeri
   // The caches keep a copy up to 30 s; hearing the commit is what drops them, within moments.
   const heardInMs: number[] = [];
   for (const [i, { path }] of READS.entries()) {
-    heardInMs.push(await eventually(async () => (await call(h.base, 'GET', path, { token: key, headers: { 'If-None-Match': before[i].etag } })).status === 200, 5_000, 5));
+    heardInMs.push(
+      await eventually(async () => (await call(h.base, 'GET', path, { token: key, headers: { 'If-None-Match': before[i].etag } })).status === 200, 5_000, 5),
+    );
   }
-  reportFigure(`conditional reads: an unannounced change answered 200 to the old ETag after ${heardInMs.join(', ')} ms (${READS.map((r) => r.path).join(', ')})`);
+  reportFigure(
+    `conditional reads: an unannounced change answered 200 to the old ETag after ${heardInMs.join(', ')} ms (${READS.map((r) => r.path).join(', ')})`,
+  );
   const after = await readAll();
   for (const [i] of READS.entries()) {
     expect(after[i].seen).not.toEqual(before[i].seen);
@@ -85,10 +97,14 @@ test('a body and its ETag come from one snapshot: the body read at once after a 
     else expect(after[i].etag).not.toBe(before[i].etag);
   }
   // Once the change is heard (LISTEN, within moments), the flags and config values are the new ones.
-  await eventually(async () => {
-    const now = await readAll();
-    return now[0].seen === true && now[1].seen === 'three';
-  }, 5_000, 5);
+  await eventually(
+    async () => {
+      const now = await readAll();
+      return now[0].seen === true && now[1].seen === 'three';
+    },
+    5_000,
+    5,
+  );
 });
 
 test('while the process cannot hear PostgreSQL, no copy is trusted: a change is answered at once', async () => {

@@ -155,10 +155,20 @@ describe('GET /config/values', () => {
     // A cursor made by another list (flags) is not this list's.
     const flags = await call(h.base, 'GET', '/flags?limit=1', { token: liveKey });
     expect(flags.body.next).toEqual(expect.any(String));
-    expectError(await call(h.base, 'GET', `/config/values?cursor=${encodeURIComponent(flags.body.next)}`, { token: liveKey }), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await call(h.base, 'GET', `/config/values?cursor=${encodeURIComponent(flags.body.next)}`, { token: liveKey }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
     // Nor is the same list's cursor with another filter.
     const page = await call(h.base, 'GET', '/config/values?groupName=a&limit=1', { token: liveKey });
-    expectError(await call(h.base, 'GET', `/config/values?groupName=b&cursor=${encodeURIComponent(page.body.next)}`, { token: liveKey }), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await call(h.base, 'GET', `/config/values?groupName=b&cursor=${encodeURIComponent(page.body.next)}`, { token: liveKey }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
   });
 });
 
@@ -249,7 +259,11 @@ describe('credentials, review and service switches', () => {
   });
 
   test('review is checked before validation: a pending project with a bad query is still 403', async () => {
-    expectError(await call(h.base, 'GET', `/config/values?groupName=${'g'.repeat(121)}`, { token: h.serverKeys['pending-live-key'] }), 403, 'project-not-approved');
+    expectError(
+      await call(h.base, 'GET', `/config/values?groupName=${'g'.repeat(121)}`, { token: h.serverKeys['pending-live-key'] }),
+      403,
+      'project-not-approved',
+    );
   });
 });
 

@@ -45,11 +45,18 @@ describe('connections cut under a running API (pg_terminate_backend)', () => {
         const inFlight = Array.from({ length: 12 }, () => signIn(h.base, key));
         // Cut once the requests hold connections (the pool opens them on demand, so not at once).
         let cut = 0;
-        await eventually(async () => {
-          const result = await admin.raw('SELECT count(pg_terminate_backend(pid)) AS cut FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()', [h.database.name]);
-          cut = Number(result.rows[0].cut);
-          return cut > 0;
-        }, 5_000, 5);
+        await eventually(
+          async () => {
+            const result = await admin.raw(
+              'SELECT count(pg_terminate_backend(pid)) AS cut FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()',
+              [h.database.name],
+            );
+            cut = Number(result.rows[0].cut);
+            return cut > 0;
+          },
+          5_000,
+          5,
+        );
         expect(cut).toBeGreaterThan(0);
         for (const reply of await Promise.all(inFlight)) expectSignedInOrUnavailable(reply);
       }

@@ -23,7 +23,10 @@ function propertyNames(doc: Json, node: unknown, names: Set<string>, seen: Set<u
   }
   const object = node as Json;
   if (typeof object.$ref === 'string') {
-    const target = object.$ref.replace(/^#\//, '').split('/').reduce<unknown>((at, part) => (at as Json | undefined)?.[part], doc);
+    const target = object.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce<unknown>((at, part) => (at as Json | undefined)?.[part], doc);
     propertyNames(doc, target, names, seen);
   }
   if (object.properties && typeof object.properties === 'object') {

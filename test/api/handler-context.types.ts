@@ -14,7 +14,13 @@ type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 
 type PlayerPrincipal = Extract<Principal, { kind: 'player' }>;
 type ServerPrincipal = Extract<Principal, { kind: 'server' }>;
 
-const common = { method: 'POST' as 'POST' | 'GET', summary: 'types only', tag: 'reference' as const, success: { status: 200, description: 'ok' }, refusals: [] };
+const common = {
+  method: 'POST' as 'POST' | 'GET',
+  summary: 'types only',
+  tag: 'reference' as const,
+  success: { status: 200, description: 'ok' },
+  refusals: [],
+};
 
 export const typedRoutes = [
   defineRoute({

@@ -31,7 +31,8 @@ function effectRoute(operationId: string, path: string, idempotency: 'required' 
     handler: async (ctx) => {
       // `flaky` is refused the first time only, as a handler refusing on the state of the moment would be.
       if (ctx.body.label === 'flaky' && flakyCalls++ === 0) throw new Refusal('conflict', 'Refused on purpose.');
-      const [row] = await ctx.db('test_effects')
+      const [row] = await ctx
+        .db('test_effects')
         .insert({
           environment_id: ctx.env.id,
           caller: ctx.principal.kind === 'player' ? ctx.principal.playerId : 'server',

@@ -33,10 +33,7 @@ beforeAll(async () => {
   const rsa = await generateKeyPair('RS256', { modulusLength: 2048 });
   edKey = ed.privateKey;
   rsaKey = rsa.privateKey;
-  const keys = [
-    await publicJwk(ed.publicKey, 'ed-1', 'EdDSA'),
-    await publicJwk(rsa.publicKey, 'rsa-1', 'RS256'),
-  ];
+  const keys = [await publicJwk(ed.publicKey, 'ed-1', 'EdDSA'), await publicJwk(rsa.publicKey, 'rsa-1', 'RS256')];
   provider = http.createServer((req, res) => {
     if (req.url === '/jwks') {
       jwksRequests++;
@@ -194,7 +191,14 @@ describe('body rules', () => {
     for (const [body, status, code, field] of cases) {
       expectError(await call(h.base, 'POST', '/auth/idp', { body }), status, code, field);
     }
-    expectError(await call(h.base, 'POST', '/auth/idp', { rawBody: JSON.stringify({ appKey: 'idp-live', idToken: 'x'.repeat(17_000) }), headers: { 'Content-Type': 'application/json' } }), 413, 'payload-too-large');
+    expectError(
+      await call(h.base, 'POST', '/auth/idp', {
+        rawBody: JSON.stringify({ appKey: 'idp-live', idToken: 'x'.repeat(17_000) }),
+        headers: { 'Content-Type': 'application/json' },
+      }),
+      413,
+      'payload-too-large',
+    );
     expect(await identity('pu-body')).toBeUndefined();
     // And the same token in a good body signs in.
     expect((await signInIdp('idp-live', good)).status).toBe(201);

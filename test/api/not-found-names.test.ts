@@ -20,7 +20,16 @@ const content = [
   currency('nf-gems', { environment: env, key: 'gems', name: 'Gems', scope: 'account', kind: 'balance' }),
   currency('nf-coins', { environment: env, key: 'coins', name: 'Coins', scope: 'realm', kind: 'balance' }),
   currency('nf-energy', { environment: env, key: 'energy', name: 'Energy', scope: 'realm', kind: 'consumed' }),
-  itemType('nf-potion', { environment: env, key: 'potion', name: 'Potion', category: 'misc', ownership: 'counted', usable: true, purchasable: true, prices: [{ currencyKey: 'gems', amount: 1 }] }),
+  itemType('nf-potion', {
+    environment: env,
+    key: 'potion',
+    name: 'Potion',
+    category: 'misc',
+    ownership: 'counted',
+    usable: true,
+    purchasable: true,
+    prices: [{ currencyKey: 'gems', amount: 1 }],
+  }),
   cardType('knight', { environment: env, name: 'Knight', purchasable: true, prices: [{ currencyKey: 'gems', amount: 1 }] }),
   skillTree('nf-tree', { environment: env, key: 'tree', name: 'Tree', nodes: [{ key: 'node', name: 'Node' }] }),
   tour('nf-tour', { environment: env, id: 'welcome', name: 'Welcome' }),
@@ -45,7 +54,7 @@ const NOT_WALKED: Record<string, string> = {
   'GET /players/:playerId/data/:key path.playerId': "the player's slot is not found (path.key)",
   'POST /players/:playerId/stats/:key/increment path.key': 'an increment makes the counter',
   'POST /stats/:key/increment path.key': 'an increment makes the counter',
-  '* body.grantKey': 'a grant\'s own key (at most one grant under it), not a name of anything',
+  '* body.grantKey': "a grant's own key (at most one grant under it), not a name of anything",
   'POST /sessions/:sessionId/join body.uniqueNetId': 'stored with the seat, never looked up',
   // A player's own token: the path's player is the token's (`me`), another id is forbidden, not not-found.
   'POST /players/:playerId/legal/accept path.playerId': "a player's own route",
@@ -55,7 +64,8 @@ const NOT_WALKED: Record<string, string> = {
   'POST /sessions/:sessionId/players/:playerId/promote path.playerId': 'a target without a seat is a conflict',
   // A deck is looked up as the player's: an unknown player's deck is not found, naming path.deckId.
   ...Object.fromEntries(
-    ['GET', 'PATCH', 'DELETE'].map((m) => `${m} /players/:playerId/decks/:deckId`)
+    ['GET', 'PATCH', 'DELETE']
+      .map((m) => `${m} /players/:playerId/decks/:deckId`)
       .concat(['PUT /players/:playerId/decks/:deckId/cards/:cardId', 'DELETE /players/:playerId/decks/:deckId/cards/:cardId'])
       .concat(['PUT /players/:playerId/decks/:deckId/types/:cardTypeKey', 'GET /players/:playerId/decks/:deckId/validation'])
       .map((route) => [`${route} path.playerId`, "the player's deck is not found (path.deckId)"]),
@@ -113,8 +123,10 @@ interface Row {
 const asServer = (method: string, path: string, body?: unknown) => () => call(h.base, method, path, { token: key, body });
 const asPlayer = (method: string, path: string, body?: unknown) => () => call(h.base, method, path, { token: player.token, body });
 let seq = 0;
-const keyed = (method: string, path: string, body: unknown, token = () => key) => () =>
-  call(h.base, method, path, { token: token(), body, headers: { 'Idempotency-Key': `nf-${++seq}` } });
+const keyed =
+  (method: string, path: string, body: unknown, token = () => key) =>
+  () =>
+    call(h.base, method, path, { token: token(), body, headers: { 'Idempotency-Key': `nf-${++seq}` } });
 
 /** A deck of the player's, made once for the rows that need one. */
 let deckId: string;
@@ -149,21 +161,49 @@ const rows: Row[] = [
   { route: 'POST /players/:playerId/xp', field: 'path.playerId', ask: keyed('POST', `/players/${GHOST}/xp`, { amount: 1 }) },
   { route: 'GET /players/:playerId/skill-trees', field: 'path.playerId', ask: asServer('GET', `/players/${GHOST}/skill-trees`) },
   { route: 'GET /players/:playerId/skill-trees/:treeKey', field: 'path.playerId', ask: asServer('GET', `/players/${GHOST}/skill-trees/tree`) },
-  { route: 'GET /players/:playerId/skill-trees/:treeKey', field: 'path.treeKey', ask: () => call(h.base, 'GET', `/players/${P()}/skill-trees/${GHOST}`, { token: key }) },
+  {
+    route: 'GET /players/:playerId/skill-trees/:treeKey',
+    field: 'path.treeKey',
+    ask: () => call(h.base, 'GET', `/players/${P()}/skill-trees/${GHOST}`, { token: key }),
+  },
   { route: 'POST /players/:playerId/skill-nodes/:nodeKey/unlock', field: 'path.playerId', ask: keyed('POST', `/players/${GHOST}/skill-nodes/node/unlock`, {}) },
-  { route: 'POST /players/:playerId/skill-nodes/:nodeKey/unlock', field: 'path.nodeKey', ask: () => keyed('POST', `/players/${P()}/skill-nodes/${GHOST}/unlock`, {})() },
-  { route: 'POST /players/:playerId/skill-nodes/:nodeKey/unlock', field: 'body.realmId', ask: () => keyed('POST', `/players/${P()}/skill-nodes/node/unlock`, { realmId: GHOST })() },
+  {
+    route: 'POST /players/:playerId/skill-nodes/:nodeKey/unlock',
+    field: 'path.nodeKey',
+    ask: () => keyed('POST', `/players/${P()}/skill-nodes/${GHOST}/unlock`, {})(),
+  },
+  {
+    route: 'POST /players/:playerId/skill-nodes/:nodeKey/unlock',
+    field: 'body.realmId',
+    ask: () => keyed('POST', `/players/${P()}/skill-nodes/node/unlock`, { realmId: GHOST })(),
+  },
   { route: 'GET /players/:playerId/stats', field: 'path.playerId', ask: asServer('GET', `/players/${GHOST}/stats`) },
   { route: 'GET /players/:playerId/stats', field: 'query.realmId', ask: () => call(h.base, 'GET', `/players/${P()}/stats?realmId=${GHOST}`, { token: key }) },
   { route: 'GET /stats', field: 'query.realmId', ask: asServer('GET', `/stats?realmId=${GHOST}`) },
-  { route: 'POST /players/:playerId/stats/:key/increment', field: 'path.playerId', ask: asServer('POST', `/players/${GHOST}/stats/kills/increment`, { by: 1 }) },
-  { route: 'POST /players/:playerId/stats/:key/increment', field: 'body.realmId', ask: () => call(h.base, 'POST', `/players/${P()}/stats/kills/increment`, { token: key, body: { by: 1, realmId: GHOST } }) },
+  {
+    route: 'POST /players/:playerId/stats/:key/increment',
+    field: 'path.playerId',
+    ask: asServer('POST', `/players/${GHOST}/stats/kills/increment`, { by: 1 }),
+  },
+  {
+    route: 'POST /players/:playerId/stats/:key/increment',
+    field: 'body.realmId',
+    ask: () => call(h.base, 'POST', `/players/${P()}/stats/kills/increment`, { token: key, body: { by: 1, realmId: GHOST } }),
+  },
   { route: 'POST /stats/:key/increment', field: 'body.realmId', ask: asServer('POST', '/stats/kills/increment', { by: 1, realmId: GHOST }) },
 
   // Inventories and what they hold.
   ...['', '/balances', '/items', '/item-stacks', '/cards', '/card-stacks'].flatMap((rest): Row[] => [
-    { route: `GET /players/:playerId/inventories/:inventory${rest}`, field: 'path.playerId', ask: asServer('GET', `/players/${GHOST}/inventories/account${rest}`) },
-    { route: `GET /players/:playerId/inventories/:inventory${rest}`, field: 'path.inventory', ask: () => call(h.base, 'GET', `/players/${P()}/inventories/${GHOST}${rest}`, { token: key }) },
+    {
+      route: `GET /players/:playerId/inventories/:inventory${rest}`,
+      field: 'path.playerId',
+      ask: asServer('GET', `/players/${GHOST}/inventories/account${rest}`),
+    },
+    {
+      route: `GET /players/:playerId/inventories/:inventory${rest}`,
+      field: 'path.inventory',
+      ask: () => call(h.base, 'GET', `/players/${P()}/inventories/${GHOST}${rest}`, { token: key }),
+    },
   ]),
 
   // Currencies: the player, the currency, and the place the body names.
@@ -181,12 +221,28 @@ const rows: Row[] = [
 
   // Items.
   { route: 'POST /players/:playerId/items/grant', field: 'path.playerId', ask: keyed('POST', `/players/${GHOST}/items/grant`, { itemTypeKey: 'potion' }) },
-  { route: 'POST /players/:playerId/items/grant', field: 'body.itemTypeKey', ask: () => keyed('POST', `/players/${P()}/items/grant`, { itemTypeKey: GHOST })() },
-  { route: 'POST /players/:playerId/items/grant', field: 'body.inventoryId', ask: () => keyed('POST', `/players/${P()}/items/grant`, { itemTypeKey: 'potion', inventoryId: GHOST })() },
-  { route: 'POST /players/:playerId/items/grant', field: 'body.realmId', ask: () => keyed('POST', `/players/${P()}/items/grant`, { itemTypeKey: 'potion', realmId: GHOST })() },
+  {
+    route: 'POST /players/:playerId/items/grant',
+    field: 'body.itemTypeKey',
+    ask: () => keyed('POST', `/players/${P()}/items/grant`, { itemTypeKey: GHOST })(),
+  },
+  {
+    route: 'POST /players/:playerId/items/grant',
+    field: 'body.inventoryId',
+    ask: () => keyed('POST', `/players/${P()}/items/grant`, { itemTypeKey: 'potion', inventoryId: GHOST })(),
+  },
+  {
+    route: 'POST /players/:playerId/items/grant',
+    field: 'body.realmId',
+    ask: () => keyed('POST', `/players/${P()}/items/grant`, { itemTypeKey: 'potion', realmId: GHOST })(),
+  },
   ...['consume', 'use', 'open'].flatMap((act): Row[] => [
     { route: `POST /players/:playerId/items/:itemId/${act}`, field: 'path.playerId', ask: keyed('POST', `/players/${GHOST}/items/i1/${act}`, undefined) },
-    { route: `POST /players/:playerId/items/:itemId/${act}`, field: 'path.itemId', ask: () => keyed('POST', `/players/${P()}/items/${GHOST}/${act}`, undefined)() },
+    {
+      route: `POST /players/:playerId/items/:itemId/${act}`,
+      field: 'path.itemId',
+      ask: () => keyed('POST', `/players/${P()}/items/${GHOST}/${act}`, undefined)(),
+    },
   ]),
   ...['consume', 'use'].flatMap((act): Row[] => {
     const route = `POST /players/:playerId/item-stacks/${act}`;
@@ -194,47 +250,127 @@ const rows: Row[] = [
     return [
       { route, field: 'path.playerId', ask: keyed('POST', `/players/${GHOST}/item-stacks/${act}`, { ...body, itemTypeKey: 'potion' }) },
       { route, field: 'body.itemTypeKey', ask: () => keyed('POST', `/players/${P()}/item-stacks/${act}`, { ...body, itemTypeKey: GHOST })() },
-      { route, field: 'body.inventoryId', ask: () => keyed('POST', `/players/${P()}/item-stacks/${act}`, { ...body, itemTypeKey: 'potion', inventoryId: GHOST })() },
+      {
+        route,
+        field: 'body.inventoryId',
+        ask: () => keyed('POST', `/players/${P()}/item-stacks/${act}`, { ...body, itemTypeKey: 'potion', inventoryId: GHOST })(),
+      },
       { route, field: 'body.realmId', ask: () => keyed('POST', `/players/${P()}/item-stacks/${act}`, { ...body, itemTypeKey: 'potion', realmId: GHOST })() },
     ];
   }),
-  { route: 'POST /players/:playerId/purchases/items', field: 'path.playerId', ask: keyed('POST', `/players/${GHOST}/purchases/items`, { itemTypeKey: 'potion' }) },
-  { route: 'POST /players/:playerId/purchases/items', field: 'body.itemTypeKey', ask: () => keyed('POST', `/players/${P()}/purchases/items`, { itemTypeKey: GHOST })() },
+  {
+    route: 'POST /players/:playerId/purchases/items',
+    field: 'path.playerId',
+    ask: keyed('POST', `/players/${GHOST}/purchases/items`, { itemTypeKey: 'potion' }),
+  },
+  {
+    route: 'POST /players/:playerId/purchases/items',
+    field: 'body.itemTypeKey',
+    ask: () => keyed('POST', `/players/${P()}/purchases/items`, { itemTypeKey: GHOST })(),
+  },
 
   // Cards.
   { route: 'POST /players/:playerId/cards/grant', field: 'path.playerId', ask: keyed('POST', `/players/${GHOST}/cards/grant`, { cardTypeKey: 'knight' }) },
-  { route: 'POST /players/:playerId/cards/grant', field: 'body.cardTypeKey', ask: () => keyed('POST', `/players/${P()}/cards/grant`, { cardTypeKey: GHOST })() },
-  { route: 'POST /players/:playerId/cards/grant', field: 'body.cardTemplateKey', ask: () => keyed('POST', `/players/${P()}/cards/grant`, { cardTypeKey: 'knight', cardTemplateKey: GHOST })() },
-  { route: 'POST /players/:playerId/cards/grant', field: 'body.inventoryId', ask: () => keyed('POST', `/players/${P()}/cards/grant`, { cardTypeKey: 'knight', inventoryId: GHOST })() },
-  { route: 'POST /players/:playerId/cards/grant', field: 'body.realmId', ask: () => keyed('POST', `/players/${P()}/cards/grant`, { cardTypeKey: 'knight', realmId: GHOST })() },
+  {
+    route: 'POST /players/:playerId/cards/grant',
+    field: 'body.cardTypeKey',
+    ask: () => keyed('POST', `/players/${P()}/cards/grant`, { cardTypeKey: GHOST })(),
+  },
+  {
+    route: 'POST /players/:playerId/cards/grant',
+    field: 'body.cardTemplateKey',
+    ask: () => keyed('POST', `/players/${P()}/cards/grant`, { cardTypeKey: 'knight', cardTemplateKey: GHOST })(),
+  },
+  {
+    route: 'POST /players/:playerId/cards/grant',
+    field: 'body.inventoryId',
+    ask: () => keyed('POST', `/players/${P()}/cards/grant`, { cardTypeKey: 'knight', inventoryId: GHOST })(),
+  },
+  {
+    route: 'POST /players/:playerId/cards/grant',
+    field: 'body.realmId',
+    ask: () => keyed('POST', `/players/${P()}/cards/grant`, { cardTypeKey: 'knight', realmId: GHOST })(),
+  },
   { route: 'POST /players/:playerId/cards/:cardId/consume', field: 'path.playerId', ask: keyed('POST', `/players/${GHOST}/cards/c1/consume`, undefined) },
-  { route: 'POST /players/:playerId/cards/:cardId/consume', field: 'path.cardId', ask: () => keyed('POST', `/players/${P()}/cards/${GHOST}/consume`, undefined)() },
+  {
+    route: 'POST /players/:playerId/cards/:cardId/consume',
+    field: 'path.cardId',
+    ask: () => keyed('POST', `/players/${P()}/cards/${GHOST}/consume`, undefined)(),
+  },
   ...['grant', 'consume'].flatMap((act): Row[] => {
     const route = `POST /players/:playerId/card-stacks/${act}`;
     return [
       { route, field: 'path.playerId', ask: keyed('POST', `/players/${GHOST}/card-stacks/${act}`, { cardTypeKey: 'knight', quantity: 1 }) },
       { route, field: 'body.cardTypeKey', ask: () => keyed('POST', `/players/${P()}/card-stacks/${act}`, { cardTypeKey: GHOST, quantity: 1 })() },
-      { route, field: 'body.inventoryId', ask: () => keyed('POST', `/players/${P()}/card-stacks/${act}`, { cardTypeKey: 'knight', quantity: 1, inventoryId: GHOST })() },
-      { route, field: 'body.realmId', ask: () => keyed('POST', `/players/${P()}/card-stacks/${act}`, { cardTypeKey: 'knight', quantity: 1, realmId: GHOST })() },
+      {
+        route,
+        field: 'body.inventoryId',
+        ask: () => keyed('POST', `/players/${P()}/card-stacks/${act}`, { cardTypeKey: 'knight', quantity: 1, inventoryId: GHOST })(),
+      },
+      {
+        route,
+        field: 'body.realmId',
+        ask: () => keyed('POST', `/players/${P()}/card-stacks/${act}`, { cardTypeKey: 'knight', quantity: 1, realmId: GHOST })(),
+      },
     ];
   }),
-  { route: 'POST /players/:playerId/purchases/cards', field: 'path.playerId', ask: keyed('POST', `/players/${GHOST}/purchases/cards`, { cardTypeKey: 'knight' }) },
-  { route: 'POST /players/:playerId/purchases/cards', field: 'body.cardTypeKey', ask: () => keyed('POST', `/players/${P()}/purchases/cards`, { cardTypeKey: GHOST })() },
-  { route: 'POST /players/:playerId/purchases/cards', field: 'body.cardTemplateKey', ask: () => keyed('POST', `/players/${P()}/purchases/cards`, { cardTypeKey: 'knight', cardTemplateKey: GHOST })() },
-  { route: 'POST /players/:playerId/purchases/cards', field: 'body.inventoryId', ask: () => keyed('POST', `/players/${P()}/purchases/cards`, { cardTypeKey: 'knight', inventoryId: GHOST })() },
-  { route: 'POST /players/:playerId/purchases/cards', field: 'body.realmId', ask: () => keyed('POST', `/players/${P()}/purchases/cards`, { cardTypeKey: 'knight', realmId: GHOST })() },
-  { route: 'POST /players/:playerId/purchases/items', field: 'body.inventoryId', ask: () => keyed('POST', `/players/${P()}/purchases/items`, { itemTypeKey: 'potion', inventoryId: GHOST })() },
-  { route: 'POST /players/:playerId/purchases/items', field: 'body.realmId', ask: () => keyed('POST', `/players/${P()}/purchases/items`, { itemTypeKey: 'potion', realmId: GHOST })() },
+  {
+    route: 'POST /players/:playerId/purchases/cards',
+    field: 'path.playerId',
+    ask: keyed('POST', `/players/${GHOST}/purchases/cards`, { cardTypeKey: 'knight' }),
+  },
+  {
+    route: 'POST /players/:playerId/purchases/cards',
+    field: 'body.cardTypeKey',
+    ask: () => keyed('POST', `/players/${P()}/purchases/cards`, { cardTypeKey: GHOST })(),
+  },
+  {
+    route: 'POST /players/:playerId/purchases/cards',
+    field: 'body.cardTemplateKey',
+    ask: () => keyed('POST', `/players/${P()}/purchases/cards`, { cardTypeKey: 'knight', cardTemplateKey: GHOST })(),
+  },
+  {
+    route: 'POST /players/:playerId/purchases/cards',
+    field: 'body.inventoryId',
+    ask: () => keyed('POST', `/players/${P()}/purchases/cards`, { cardTypeKey: 'knight', inventoryId: GHOST })(),
+  },
+  {
+    route: 'POST /players/:playerId/purchases/cards',
+    field: 'body.realmId',
+    ask: () => keyed('POST', `/players/${P()}/purchases/cards`, { cardTypeKey: 'knight', realmId: GHOST })(),
+  },
+  {
+    route: 'POST /players/:playerId/purchases/items',
+    field: 'body.inventoryId',
+    ask: () => keyed('POST', `/players/${P()}/purchases/items`, { itemTypeKey: 'potion', inventoryId: GHOST })(),
+  },
+  {
+    route: 'POST /players/:playerId/purchases/items',
+    field: 'body.realmId',
+    ask: () => keyed('POST', `/players/${P()}/purchases/items`, { itemTypeKey: 'potion', realmId: GHOST })(),
+  },
 
   // Decks.
   { route: 'GET /players/:playerId/decks', field: 'path.playerId', ask: asServer('GET', `/players/${GHOST}/decks`) },
   { route: 'POST /players/:playerId/decks', field: 'path.playerId', ask: asServer('POST', `/players/${GHOST}/decks`, { inventoryId: 'inv', name: 'Main' }) },
-  { route: 'POST /players/:playerId/decks', field: 'body.inventoryId', ask: () => call(h.base, 'POST', `/players/${P()}/decks`, { token: key, body: { inventoryId: GHOST, name: 'Main' } }) },
+  {
+    route: 'POST /players/:playerId/decks',
+    field: 'body.inventoryId',
+    ask: () => call(h.base, 'POST', `/players/${P()}/decks`, { token: key, body: { inventoryId: GHOST, name: 'Main' } }),
+  },
   ...[
-    ['GET', ''], ['PATCH', '', { name: 'B' }], ['DELETE', ''], ['PUT', '/cards/c1'], ['DELETE', '/cards/c1'], ['PUT', '/types/knight', { count: 1 }], ['GET', '/validation'],
+    ['GET', ''],
+    ['PATCH', '', { name: 'B' }],
+    ['DELETE', ''],
+    ['PUT', '/cards/c1'],
+    ['DELETE', '/cards/c1'],
+    ['PUT', '/types/knight', { count: 1 }],
+    ['GET', '/validation'],
   ].flatMap(([method, rest, body]): Row[] => {
     const route = `${method as string} /players/:playerId/decks/:deckId${(rest as string).replace('/c1', '/:cardId').replace('/knight', '/:cardTypeKey')}`;
-    return [{ route, field: 'path.deckId', ask: () => call(h.base, method as string, `/players/${P()}/decks/${GHOST}${rest as string}`, { token: key, body }) }];
+    return [
+      { route, field: 'path.deckId', ask: () => call(h.base, method as string, `/players/${P()}/decks/${GHOST}${rest as string}`, { token: key, body }) },
+    ];
   }),
   { route: 'PUT /players/:playerId/decks/:deckId/cards/:cardId', field: 'path.cardId', ask: withDeck('PUT', `/cards/${GHOST}`) },
   { route: 'PUT /players/:playerId/decks/:deckId/types/:cardTypeKey', field: 'path.cardTypeKey', ask: withDeck('PUT', `/types/${GHOST}`, { count: 1 }) },
@@ -244,8 +380,16 @@ const rows: Row[] = [
   { route: 'POST /sessions/:sessionId/join', field: 'path.sessionId', ask: asPlayer('POST', `/sessions/${GHOST}/join`, {}) },
   { route: 'POST /sessions/:sessionId/leave', field: 'path.sessionId', ask: asPlayer('POST', `/sessions/${GHOST}/leave`) },
   { route: 'POST /sessions/:sessionId/ready', field: 'path.sessionId', ask: asPlayer('POST', `/sessions/${GHOST}/ready`, { isReady: true }) },
-  { route: 'POST /sessions/:sessionId/players/:playerId/kick', field: 'path.sessionId', ask: () => asPlayer('POST', `/sessions/${GHOST}/players/${other.id}/kick`)() },
-  { route: 'POST /sessions/:sessionId/players/:playerId/promote', field: 'path.sessionId', ask: () => asPlayer('POST', `/sessions/${GHOST}/players/${other.id}/promote`)() },
+  {
+    route: 'POST /sessions/:sessionId/players/:playerId/kick',
+    field: 'path.sessionId',
+    ask: () => asPlayer('POST', `/sessions/${GHOST}/players/${other.id}/kick`)(),
+  },
+  {
+    route: 'POST /sessions/:sessionId/players/:playerId/promote',
+    field: 'path.sessionId',
+    ask: () => asPlayer('POST', `/sessions/${GHOST}/players/${other.id}/promote`)(),
+  },
   { route: 'POST /sessions/:sessionId/status', field: 'path.sessionId', ask: asServer('POST', `/sessions/${GHOST}/status`, { status: 'PLAYING' }) },
 
   // Content, tours, support, commerce.

@@ -35,7 +35,7 @@ async function goldBalance(): Promise<number> {
 const move = (kind: string, body: unknown, idem: string) =>
   call(h.base, 'POST', `/players/${playerId}/currencies/gold/${kind}`, { token: server, body, headers: { 'Idempotency-Key': idem } });
 
-test('a NUL in a body string (the fuzzer\'s debit) is 400 naming the field, and no balance moves', async () => {
+test("a NUL in a body string (the fuzzer's debit) is 400 naming the field, and no balance moves", async () => {
   expect((await move('credit', { amount: 100, reason: 'grant' }, 'nul-credit')).status).toBe(200);
   expectError(await move('debit', { amount: 40, reason: 'spend', realmId: 'a\u0000b' }, 'nul-debit-1'), 400, 'invalid-request', 'body.realmId');
   expectError(await move('debit', { amount: 40, reason: 'sp\u0000end' }, 'nul-debit-2'), 400, 'invalid-request', 'body.reason');
@@ -54,6 +54,14 @@ test('a NUL nested in a free-form object, in a value or in a key, is refused and
 
 test('a NUL in the query and in a path parameter is refused too', async () => {
   expectError(await call(h.base, 'GET', `/players/${playerId}/ledger?cursor=a%00b`, { token: server }), 400, 'invalid-request', 'query.cursor');
-  expectError(await call(h.base, 'POST', `/players/${playerId}/currencies/go%00ld/credit`, { token: server, body: { amount: 1, reason: 'grant' }, headers: { 'Idempotency-Key': 'nul-path' } }), 400, 'invalid-request');
+  expectError(
+    await call(h.base, 'POST', `/players/${playerId}/currencies/go%00ld/credit`, {
+      token: server,
+      body: { amount: 1, reason: 'grant' },
+      headers: { 'Idempotency-Key': 'nul-path' },
+    }),
+    400,
+    'invalid-request',
+  );
   expect(await goldBalance()).toBe(60);
 });

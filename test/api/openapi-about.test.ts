@@ -16,13 +16,19 @@ async function infoOf(env: Record<string, string>): Promise<unknown> {
 
 describe('HEARTH_API_CONTACT and HEARTH_API_LICENSE', () => {
   test('unset: the document names the deployment operators and their terms, with an SPDX reference (the linters want one)', async () => {
-    expect(await infoOf({})).toMatchObject({ contact: { name: 'the operators of this deployment' }, license: { name: "this deployment's terms", identifier: 'LicenseRef-Deployment-Terms' } });
+    expect(await infoOf({})).toMatchObject({
+      contact: { name: 'the operators of this deployment' },
+      license: { name: "this deployment's terms", identifier: 'LicenseRef-Deployment-Terms' },
+    });
     expect(aboutOf({ HEARTH_API_CONTACT: '', HEARTH_API_LICENSE: '' })).toEqual(DEFAULT_API_ABOUT);
   });
 
   test('an https contact, a mailto contact, an SPDX expression and an https terms URL', async () => {
     expect(await infoOf({ HEARTH_API_CONTACT: 'https://support.example.com/api', HEARTH_API_LICENSE: 'Apache-2.0' })).toEqual(
-      expect.objectContaining({ contact: { name: 'support.example.com', url: 'https://support.example.com/api' }, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } }),
+      expect.objectContaining({
+        contact: { name: 'support.example.com', url: 'https://support.example.com/api' },
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      }),
     );
     expect(aboutOf({ HEARTH_API_CONTACT: 'mailto:api@studio.example', HEARTH_API_LICENSE: 'https://studio.example/terms' })).toEqual({
       contact: { name: 'api@studio.example', email: 'api@studio.example' },

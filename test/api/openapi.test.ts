@@ -25,7 +25,19 @@ import { APP_ID, IDENTITY, STORE_KEY, STORE_KEY_VARIABLE, product, storeSettings
 import { call, signIn } from '../support/http';
 import { Contract, ContractViolation, checkAnswer, contractDocument, type ContractCheck } from '../support/contract';
 import { sampleOf } from '../support/schema-sample';
-import { NAMESPACE, allServices, cardType, currency, environment, itemType, plan, project, serverKey, skillTree, standardManifests } from '../support/manifests';
+import {
+  NAMESPACE,
+  allServices,
+  cardType,
+  currency,
+  environment,
+  itemType,
+  plan,
+  project,
+  serverKey,
+  skillTree,
+  standardManifests,
+} from '../support/manifests';
 import { dashboardMember, dashboardSettings, mintDashboardToken } from '../support/dashboards';
 import { eventually, sleep } from '../support/wait';
 
@@ -92,7 +104,13 @@ const EXHAUSTED_ADDRESS = '203.0.113.77';
 /** Dashboard settings every project here has (its provider is never asked: the tokens are minted). */
 const dashboard = dashboardSettings('https://idp.example');
 /** A dashboard member of each caller's environment holding every permission, and two of alpha-live each lacking one. */
-const members = (name: string) => [dashboardMember(`${name}-member`, { project: name, subject: name, environments: [{ environment: `${name}-live`, permissions: ['open_dashboard', 'view_players'] }] })];
+const members = (name: string) => [
+  dashboardMember(`${name}-member`, {
+    project: name,
+    subject: name,
+    environments: [{ environment: `${name}-live`, permissions: ['open_dashboard', 'view_players'] }],
+  }),
+];
 /** Tokens of alpha-live members each lacking one permission, by the permission they lack. */
 const lacking: Record<string, string> = {};
 
@@ -120,10 +138,30 @@ beforeAll(async () => {
       currency('openapi-energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
       itemType('openapi-relic', { environment: 'alpha-live', name: 'Relic', category: 'misc', ownership: 'one-by-one', usable: true }),
       itemType('openapi-stack', { environment: 'alpha-live', name: 'Stack', category: 'misc', ownership: 'counted', usable: true }),
-      itemType('openapi-potion', { environment: 'alpha-live', name: 'Potion', category: 'misc', ownership: 'counted', purchasable: true, prices: [{ currencyKey: 'openapi-gems', amount: 1 }] }),
-      itemType('openapi-chest', { environment: 'alpha-live', name: 'Chest', category: 'container', ownership: 'one-by-one', contents: { grants: [{ itemTypeKey: 'openapi-stack', quantity: 1 }] } }),
+      itemType('openapi-potion', {
+        environment: 'alpha-live',
+        name: 'Potion',
+        category: 'misc',
+        ownership: 'counted',
+        purchasable: true,
+        prices: [{ currencyKey: 'openapi-gems', amount: 1 }],
+      }),
+      itemType('openapi-chest', {
+        environment: 'alpha-live',
+        name: 'Chest',
+        category: 'container',
+        ownership: 'one-by-one',
+        contents: { grants: [{ itemTypeKey: 'openapi-stack', quantity: 1 }] },
+      }),
       cardType('openapi-card', { environment: 'alpha-live', name: 'Card', purchasable: true, prices: [{ currencyKey: 'openapi-gems', amount: 1 }] }),
-      skillTree('openapi-tree', { environment: 'alpha-live', name: 'Tree', nodes: [{ key: 'openapi-node', name: 'Node' }, { key: 'openapi-node-2', name: 'Node 2' }] }),
+      skillTree('openapi-tree', {
+        environment: 'alpha-live',
+        name: 'Tree',
+        nodes: [
+          { key: 'openapi-node', name: 'Node' },
+          { key: 'openapi-node-2', name: 'Node 2' },
+        ],
+      }),
     ],
   });
   const reply = await call(h.base, 'GET', '/openapi.json');
@@ -149,12 +187,31 @@ beforeAll(async () => {
   store = await new StoreStandIn([STORE_KEY]).start();
   await h.apply([
     project('alpha', { dashboard, store: storeSettings(store) }), // its dashboard kept beside the store
-    product('openapi-product', { environment: 'alpha-live', sku: 'openapi-product', name: 'P', storeItemId: 1, entitlement: 'p', repeatable: true, prices: [{ currency: 'USD', amount: 1 }] }),
-    product('openapi-product-2', { environment: 'alpha-live', sku: 'openapi-product-2', name: 'P2', storeItemId: 2, entitlement: 'p2', repeatable: true, prices: [{ currency: 'USD', amount: 1 }] }),
+    product('openapi-product', {
+      environment: 'alpha-live',
+      sku: 'openapi-product',
+      name: 'P',
+      storeItemId: 1,
+      entitlement: 'p',
+      repeatable: true,
+      prices: [{ currency: 'USD', amount: 1 }],
+    }),
+    product('openapi-product-2', {
+      environment: 'alpha-live',
+      sku: 'openapi-product-2',
+      name: 'P2',
+      storeItemId: 2,
+      entitlement: 'p2',
+      repeatable: true,
+      prices: [{ currency: 'USD', amount: 1 }],
+    }),
   ]);
   const playerId = (await call(h.base, 'GET', '/players/me', { token: callers.good.player })).body.id as string;
   const ticket = store.issueTicket(`7656119796${playerId.length}000001`, { identity: IDENTITY, appid: APP_ID });
-  await eventually(async () => (await call(h.base, 'POST', '/commerce/store/identify', { token: callers.good.player, body: { ticket, identity: IDENTITY } })).status === 200, 5000);
+  await eventually(
+    async () => (await call(h.base, 'POST', '/commerce/store/identify', { token: callers.good.player, body: { ticket, identity: IDENTITY } })).status === 200,
+    5000,
+  );
   callers.dark = await callerOf('dark');
   // Its player signs in while the project is approved; then the project goes back to review.
   callers.pending = await callerOf('late');
@@ -190,7 +247,9 @@ test('the document validates as OpenAPI 3.1 and reports version 1.0.0', () => {
 });
 
 test('paths are relative to a server URL that carries /v1, as the spec writes them; its origin a variable with a default', () => {
-  expect(doc.servers).toEqual([expect.objectContaining({ url: '{origin}/v1', variables: { origin: expect.objectContaining({ default: 'http://127.0.0.1:8080' }) } })]);
+  expect(doc.servers).toEqual([
+    expect.objectContaining({ url: '{origin}/v1', variables: { origin: expect.objectContaining({ default: 'http://127.0.0.1:8080' }) } }),
+  ]);
   expect(Object.keys(doc.paths)).toContain('/config/tables/{key}');
   expect(Object.keys(doc.paths).filter((p) => p.startsWith('/v1/'))).toEqual([]);
 });
@@ -219,7 +278,9 @@ test('security names the four bearer credentials: a server key, a player token, 
   }
   // A dashboard token reaches the four config and flags reads and the dashboards' own routes, nothing else (spec §5 rule 2).
   expect(doc.paths['/flags'].get.security).toEqual([{ serverKey: [] }, { playerToken: [] }, { dashboardToken: [] }]);
-  const reached = operations().filter(({ operation }) => (operation.security as Json[]).some((requirement) => 'dashboardToken' in requirement)).map((op) => op.name);
+  const reached = operations()
+    .filter(({ operation }) => (operation.security as Json[]).some((requirement) => 'dashboardToken' in requirement))
+    .map((op) => op.name);
   expect(reached.sort()).toEqual(
     ['GET /config/tables', 'GET /config/tables/:key', 'GET /config/values', 'GET /dashboard/session', 'GET /flags', 'GET /players'].sort(),
   );
@@ -236,7 +297,11 @@ test.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: paramet
 
   // Every path parameter of the template, required, with its schema.
   const templateNames = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
-  expect(named('path').map((p) => p.name).sort()).toEqual([...templateNames].sort());
+  expect(
+    named('path')
+      .map((p) => p.name)
+      .sort(),
+  ).toEqual([...templateNames].sort());
   for (const p of named('path')) {
     expect(p.required).toBe(true);
     expect(p.schema).toEqual(expect.objectContaining({ type: 'string' }));
@@ -244,7 +309,11 @@ test.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: paramet
 
   // Every query parameter the route takes, required as its schema says.
   const query = (route.query ?? { properties: {} }) as Json;
-  expect(named('query').map((p) => p.name).sort()).toEqual(Object.keys(query.properties ?? {}).sort());
+  expect(
+    named('query')
+      .map((p) => p.name)
+      .sort(),
+  ).toEqual(Object.keys(query.properties ?? {}).sort());
   for (const p of named('query')) {
     expect(p.required).toBe((query.required ?? []).includes(p.name));
     expect(p.schema.type).toBe(query.properties[p.name].type);
@@ -341,7 +410,19 @@ test('answers are open to fields v1 may add, requests are exact; the contract ch
 
 test('each shared shape is named once under components/schemas: every use is a $ref, no operation writes it again', () => {
   const named = doc.components.schemas as Record<string, Json>;
-  for (const shape of ['PlatformPlayer', 'PlatformTokens', 'PlatformSession', 'Item', 'ItemStack', 'ItemTypeDefinition', 'Inventory', 'Balance', 'LedgerEntry', 'Movement', 'ErrorDetails']) {
+  for (const shape of [
+    'PlatformPlayer',
+    'PlatformTokens',
+    'PlatformSession',
+    'Item',
+    'ItemStack',
+    'ItemTypeDefinition',
+    'Inventory',
+    'Balance',
+    'LedgerEntry',
+    'Movement',
+    'ErrorDetails',
+  ]) {
     expect({ shape, named: shape in named }).toEqual({ shape, named: true });
   }
   const bodies = new Map(Object.entries(named).map(([name, schema]) => [JSON.stringify(schema), name]));
@@ -417,13 +498,19 @@ test("the error's details are declared field by field, and each answer says whic
         if (!declared) continue;
         checked++;
         const fields = [...declared.required, ...(declared.optional ?? []).map((field) => `${field}?`)].join(', ');
-        expect({ name, status, description: response.description }).toEqual({ name, status, description: expect.stringContaining(`\`${code}\`: details ${fields}`) });
+        expect({ name, status, description: response.description }).toEqual({
+          name,
+          status,
+          description: expect.stringContaining(`\`${code}\`: details ${fields}`),
+        });
       }
     }
   }
   expect(checked).toBeGreaterThan(100);
   // Every 413 names its route's limit, in its description and for programs.
-  expect(doc.paths['/auth/server'].post.responses['413']).toEqual(expect.objectContaining({ 'x-hearth-body-limit': 16 * 1024, description: expect.stringContaining('limit 16384 bytes') }));
+  expect(doc.paths['/auth/server'].post.responses['413']).toEqual(
+    expect.objectContaining({ 'x-hearth-body-limit': 16 * 1024, description: expect.stringContaining('limit 16384 bytes') }),
+  );
 });
 
 test('every refusal is the one Error type, with its codes listed on the answer; no long compound names', () => {
@@ -465,7 +552,12 @@ test('every schema in the document is valid JSON Schema 2020-12', () => {
 
 test('the test client refuses an answer the document does not describe, and says which it did not check', () => {
   const answer = (over: Partial<{ method: string; path: string; status: number; headers: Record<string, string>; text: string }>) => {
-    const headers: Record<string, string> = over.headers ?? { 'x-ratelimit-limit': '600', 'x-ratelimit-remaining': '599', 'x-ratelimit-reset': '30', 'content-type': 'application/json' };
+    const headers: Record<string, string> = over.headers ?? {
+      'x-ratelimit-limit': '600',
+      'x-ratelimit-remaining': '599',
+      'x-ratelimit-reset': '30',
+      'content-type': 'application/json',
+    };
     return {
       method: over.method ?? 'GET',
       url: `http://127.0.0.1:1/v1${over.path ?? '/.well-known/jwks.json'}`,
@@ -698,7 +790,10 @@ const ACTING_REQUESTS: Record<string, () => Promise<{ path: string; body: Json; 
   creditCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-gems/credit`, body: { amount: 1, reason: 's' } }),
   debitCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-gems/debit`, body: { amount: 1, reason: 's' } }),
   refundCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-energy/refund`, body: { amount: 1, reason: 's' } }),
-  consumeCurrency: async () => ({ path: `/players/${await economyPlayer()}/currencies/openapi-energy/consume`, body: { amount: 1, allowance: 1000, reason: 's' } }),
+  consumeCurrency: async () => ({
+    path: `/players/${await economyPlayer()}/currencies/openapi-energy/consume`,
+    body: { amount: 1, allowance: 1000, reason: 's' },
+  }),
   grantItems: async () => ({ path: `/players/${await economyPlayer()}/items/grant`, body: { itemTypeKey: 'openapi-relic', grantKey: 's' } }),
   consumeItemStack: () => onStack('consume', { quantity: 2 }),
   useItemStack: () => onStack('use', { realmId: null }),
@@ -714,20 +809,41 @@ const ACTING_REQUESTS: Record<string, () => Promise<{ path: string; body: Json; 
   grantCard: async () => ({ path: `/players/${await economyPlayer()}/cards/grant`, body: { cardTypeKey: 'openapi-card', grantKey: 's', realmId: null } }),
   consumeCard: async () => {
     const id = await economyPlayer();
-    const grant = (n: number) => call(h.base, 'POST', `/players/${id}/cards/grant`, { token: callers.good.server, body: { cardTypeKey: 'openapi-card', realmId: null }, headers: { 'Idempotency-Key': `setup-card-${n}` } });
+    const grant = (n: number) =>
+      call(h.base, 'POST', `/players/${id}/cards/grant`, {
+        token: callers.good.server,
+        body: { cardTypeKey: 'openapi-card', realmId: null },
+        headers: { 'Idempotency-Key': `setup-card-${n}` },
+      });
     const [one, two] = [(await grant(1)).body.card.id as string, (await grant(2)).body.card.id as string];
-    return { path: `/players/${id}/cards/${one}/consume`, body: undefined as unknown as Json, other: { path: `/players/${id}/cards/${two}/consume`, body: undefined as unknown as Json } };
+    return {
+      path: `/players/${id}/cards/${one}/consume`,
+      body: undefined as unknown as Json,
+      other: { path: `/players/${id}/cards/${two}/consume`, body: undefined as unknown as Json },
+    };
   },
   grantCardStack: async () => {
     const path = `/players/${await economyPlayer()}/card-stacks/grant`;
-    return { path, body: { cardTypeKey: 'openapi-card', quantity: 1, realmId: null }, other: { path, body: { cardTypeKey: 'openapi-card', quantity: 2, realmId: null } } };
+    return {
+      path,
+      body: { cardTypeKey: 'openapi-card', quantity: 1, realmId: null },
+      other: { path, body: { cardTypeKey: 'openapi-card', quantity: 2, realmId: null } },
+    };
   },
   consumeCardStack: async () => {
     const id = await economyPlayer();
-    const made = await call(h.base, 'POST', `/players/${id}/card-stacks/grant`, { token: callers.good.server, body: { cardTypeKey: 'openapi-card', quantity: 10, realmId: null }, headers: { 'Idempotency-Key': 'setup-card-stack' } });
+    const made = await call(h.base, 'POST', `/players/${id}/card-stacks/grant`, {
+      token: callers.good.server,
+      body: { cardTypeKey: 'openapi-card', quantity: 10, realmId: null },
+      headers: { 'Idempotency-Key': 'setup-card-stack' },
+    });
     expect(made.status).toBe(200);
     const path = `/players/${id}/card-stacks/consume`;
-    return { path, body: { cardTypeKey: 'openapi-card', quantity: 1, realmId: null }, other: { path, body: { cardTypeKey: 'openapi-card', quantity: 2, realmId: null } } };
+    return {
+      path,
+      body: { cardTypeKey: 'openapi-card', quantity: 1, realmId: null },
+      other: { path, body: { cardTypeKey: 'openapi-card', quantity: 2, realmId: null } },
+    };
   },
   purchaseCards: async () => {
     const path = `/players/${await economyPlayer()}/purchases/cards`;
@@ -738,23 +854,39 @@ const ACTING_REQUESTS: Record<string, () => Promise<{ path: string; body: Json; 
     const id = await economyPlayer();
     return { path: `/players/${id}/skill-nodes/openapi-node/unlock`, body: {}, other: { path: `/players/${id}/skill-nodes/openapi-node-2/unlock`, body: {} } };
   },
-  incrementPlayerStat: async () => ({ path: `/players/${await economyPlayer()}/stats/openapi-stat/increment`, body: { by: 1 }, other: { path: `/players/${await economyPlayer()}/stats/openapi-stat/increment`, body: { by: 2 } } }),
+  incrementPlayerStat: async () => ({
+    path: `/players/${await economyPlayer()}/stats/openapi-stat/increment`,
+    body: { by: 1 },
+    other: { path: `/players/${await economyPlayer()}/stats/openapi-stat/increment`, body: { by: 2 } },
+  }),
   incrementStat: async () => ({ path: '/stats/openapi-stat/increment', body: { by: 1 }, other: { path: '/stats/openapi-stat/increment', body: { by: 2 } } }),
 };
 
 /** Two new items of a type held by the economy player: the acting request on one, the other request on the other. */
 async function onItems(itemTypeKey: string, action: string) {
   const id = await economyPlayer();
-  const made = await call(h.base, 'POST', `/players/${id}/items/grant`, { token: callers.good.server, body: { itemTypeKey, quantity: 2 }, headers: { 'Idempotency-Key': `setup-items-${action}` } });
+  const made = await call(h.base, 'POST', `/players/${id}/items/grant`, {
+    token: callers.good.server,
+    body: { itemTypeKey, quantity: 2 },
+    headers: { 'Idempotency-Key': `setup-items-${action}` },
+  });
   expect(made.status).toBe(200);
   const [one, two] = made.body.items as { id: string }[];
-  return { path: `/players/${id}/items/${one.id}/${action}`, body: undefined as unknown as Json, other: { path: `/players/${id}/items/${two.id}/${action}`, body: undefined as unknown as Json } };
+  return {
+    path: `/players/${id}/items/${one.id}/${action}`,
+    body: undefined as unknown as Json,
+    other: { path: `/players/${id}/items/${two.id}/${action}`, body: undefined as unknown as Json },
+  };
 }
 
 /** A stack route acting on the economy player's stack (granted once, enough for both routes); the other request differs by `extra`. */
 async function onStack(action: string, extra: Json) {
   const id = await economyPlayer();
-  const made = await call(h.base, 'POST', `/players/${id}/items/grant`, { token: callers.good.server, body: { itemTypeKey: 'openapi-stack', quantity: 10 }, headers: { 'Idempotency-Key': 'setup-stack' } });
+  const made = await call(h.base, 'POST', `/players/${id}/items/grant`, {
+    token: callers.good.server,
+    body: { itemTypeKey: 'openapi-stack', quantity: 10 },
+    headers: { 'Idempotency-Key': 'setup-stack' },
+  });
   expect(made.status).toBe(200);
   const path = `/players/${id}/item-stacks/${action}`;
   return { path, body: { itemTypeKey: 'openapi-stack' }, other: { path, body: { itemTypeKey: 'openapi-stack', ...extra } } };
@@ -766,7 +898,11 @@ function economyPlayer(): Promise<string> {
   return (economyPlayerId ??= (async () => {
     const id = (await signIn(h.base, callers.good.server, 'openapi-economy')).player.id;
     const moved = (kind: string, currencyKey: string, body: Json) =>
-      call(h.base, 'POST', `/players/${id}/currencies/${currencyKey}/${kind}`, { token: callers.good.server, body, headers: { 'Idempotency-Key': `setup-${kind}` } });
+      call(h.base, 'POST', `/players/${id}/currencies/${currencyKey}/${kind}`, {
+        token: callers.good.server,
+        body,
+        headers: { 'Idempotency-Key': `setup-${kind}` },
+      });
     expect((await moved('credit', 'openapi-gems', { amount: 100, reason: 'setup' })).status).toBe(200);
     expect((await moved('consume', 'openapi-energy', { amount: 100, allowance: 100, reason: 'setup' })).status).toBe(200);
     return id;
@@ -787,7 +923,12 @@ const PROVOKE: Record<Exclude<CheckName, 'routeMatch'>, (op: Operation) => Promi
 
   async credential(op) {
     expectRefusal(op, await send(op), 'unauthorized');
-    for (const bad of ['hsk_0000000000000000_0000000000000000000000000000000000000000', 'hlk_0000000000000000_0000000000000000000000000000000000000000', 'not-a-credential', 'eyJhbGciOiJFZERTQSJ9.e30.AAAA']) {
+    for (const bad of [
+      'hsk_0000000000000000_0000000000000000000000000000000000000000',
+      'hlk_0000000000000000_0000000000000000000000000000000000000000',
+      'not-a-credential',
+      'eyJhbGciOiJFZERTQSJ9.e30.AAAA',
+    ]) {
       expectRefusal(op, await send(op, { headers: { Authorization: `Bearer ${bad}` } }), 'unauthorized');
     }
   },
@@ -859,7 +1000,11 @@ const PROVOKE: Record<Exclude<CheckName, 'routeMatch'>, (op: Operation) => Promi
   async idempotencyKey(op) {
     const header = parametersIn(op, 'header').find((p) => p.name === 'Idempotency-Key')!;
     const [first] = actingAs(op, callers.good);
-    const withKey = (key: string | undefined, body: unknown): Request => ({ ...first, body, headers: { ...first.headers, ...(key === undefined ? {} : { 'Idempotency-Key': key }) } });
+    const withKey = (key: string | undefined, body: unknown): Request => ({
+      ...first,
+      body,
+      headers: { ...first.headers, ...(key === undefined ? {} : { 'Idempotency-Key': key }) },
+    });
     const sample = sampleBody(op);
 
     // A key its schema refuses; none where one is required.
@@ -889,7 +1034,9 @@ const PROVOKE: Record<Exclude<CheckName, 'routeMatch'>, (op: Operation) => Promi
 // Which checks each route goes through, from the declarations the pipeline acts on (the document is read once loaded).
 const cases = routes.flatMap((route) => {
   const applied = checksOf(route);
-  return (Object.keys(PROVOKE) as (keyof typeof PROVOKE)[]).filter((name) => applied[name]).map((name) => [`${route.method} ${route.path}`, name, route] as const);
+  return (Object.keys(PROVOKE) as (keyof typeof PROVOKE)[])
+    .filter((name) => applied[name])
+    .map((name) => [`${route.method} ${route.path}`, name, route] as const);
 });
 // Rate limits last: the address they exhaust is exhausted for the rest of its minute.
 const [rateLimited, others] = [cases.filter(([, name]) => name === 'rateLimits'), cases.filter(([, name]) => name !== 'rateLimits')];
@@ -980,7 +1127,11 @@ test('every link names an operation of the document and only parameters its targ
   expect(count).toBeGreaterThan(40);
   expect(linksFrom('signInServer').map(([n]) => n)).toEqual(expect.arrayContaining(['getPlayer', 'putSave', 'creditCurrency', 'grantItems']));
   expect(linksFrom('createSession').map(([n]) => n)).toEqual(expect.arrayContaining(['getSession', 'joinSession', 'readySession', 'kickSessionPlayer']));
-  expect(linksFrom('putSave').map(([n]) => n).sort()).toEqual(['deleteSave', 'getSave']);
+  expect(
+    linksFrom('putSave')
+      .map(([n]) => n)
+      .sort(),
+  ).toEqual(['deleteSave', 'getSave']);
   expect(linksFrom('grantItems').map(([n]) => n)).toEqual(expect.arrayContaining(['useItem', 'openItem', 'consumeItem', 'listItems']));
 });
 
@@ -1000,26 +1151,40 @@ test('following each link of a real answer to a read, with nothing but what the 
     {
       operationId: 'grantItems',
       path: { playerId },
-      reply: await call(h.base, 'POST', `/players/${playerId}/items/grant`, { token: good.server, headers: { 'Idempotency-Key': 'links-grant' }, body: { itemTypeKey: 'openapi-relic' } }),
+      reply: await call(h.base, 'POST', `/players/${playerId}/items/grant`, {
+        token: good.server,
+        headers: { 'Idempotency-Key': 'links-grant' },
+        body: { itemTypeKey: 'openapi-relic' },
+      }),
     },
     { operationId: 'listInventories', path: { playerId }, reply: await call(h.base, 'GET', `/players/${playerId}/inventories`, { token: good.server }) },
   ];
 
   const followed: string[] = [];
   for (const source of sources) {
-    expect({ source: source.operationId, ok: source.reply.status < 300, body: source.reply.body }).toEqual(expect.objectContaining({ source: source.operationId, ok: true }));
+    expect({ source: source.operationId, ok: source.reply.status < 300, body: source.reply.body }).toEqual(
+      expect.objectContaining({ source: source.operationId, ok: true }),
+    );
     for (const [, link] of linksFrom(source.operationId)) {
       const target = routes.find((r) => r.operationId === link.operationId)!;
       const templateNames = [...target.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
-      const given = Object.fromEntries(Object.entries(link.parameters as Record<string, string>).map(([name, e]) => [name, resolveExpression(e, source.reply.body, source.path)]));
+      const given = Object.fromEntries(
+        Object.entries(link.parameters as Record<string, string>).map(([name, e]) => [name, resolveExpression(e, source.reply.body, source.path)]),
+      );
       // A read the link alone addresses: every path parameter comes from the link.
       if (target.method !== 'GET' || !templateNames.every((name) => typeof given[name] === 'string')) continue;
       const path = target.path.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => encodeURIComponent(given[name] as string));
       const token = target.credential === 'player' ? player : good.server;
       const reply = await call(h.base, 'GET', path, { token });
-      expect({ link: `${source.operationId} → ${target.operationId}`, status: reply.status, error: reply.body?.error }).toEqual({ link: `${source.operationId} → ${target.operationId}`, status: 200, error: undefined });
+      expect({ link: `${source.operationId} → ${target.operationId}`, status: reply.status, error: reply.body?.error }).toEqual({
+        link: `${source.operationId} → ${target.operationId}`,
+        status: 200,
+        error: undefined,
+      });
       followed.push(target.operationId);
     }
   }
-  expect(followed).toEqual(expect.arrayContaining(['getPlayer', 'listSaves', 'listLedger', 'getSession', 'getSave', 'getInventory', 'listItems', 'listBalances']));
+  expect(followed).toEqual(
+    expect.arrayContaining(['getPlayer', 'listSaves', 'listLedger', 'getSession', 'getSave', 'getInventory', 'listItems', 'listBalances']),
+  );
 });

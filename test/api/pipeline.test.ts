@@ -135,14 +135,22 @@ describe('strict input (spec §4)', () => {
     expectError(await call(h.base, 'PATCH', '/players/me', { token: player.accessToken, rawBody: json }), 400, 'invalid-request', 'body');
     expectError(await call(h.base, 'PATCH', '/players/me', { token: player.accessToken, rawBody: Buffer.from(json) }), 400, 'invalid-request', 'body');
     expectError(
-      await call(h.base, 'PATCH', '/players/me', { token: player.accessToken, rawBody: json, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }),
+      await call(h.base, 'PATCH', '/players/me', {
+        token: player.accessToken,
+        rawBody: json,
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      }),
       400,
       'invalid-request',
       'body',
     );
     expect(await displayNameOf(player.accessToken)).toBe('Original');
     // With its charset parameter it is still JSON.
-    const ok = await call(h.base, 'PATCH', '/players/me', { token: player.accessToken, rawBody: json, headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+    const ok = await call(h.base, 'PATCH', '/players/me', {
+      token: player.accessToken,
+      rawBody: json,
+      headers: { 'Content-Type': 'application/json; charset=utf-8' },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.displayName).toBe('NoType');
     await call(h.base, 'PATCH', '/players/me', { token: player.accessToken, body: { displayName: 'Original' } });
@@ -155,7 +163,12 @@ describe('strict input (spec §4)', () => {
   });
 
   test('a field of the wrong type is 400 naming it (bodies are not coerced)', async () => {
-    expectError(await call(h.base, 'PATCH', '/players/me', { token: player.accessToken, body: { displayName: 42 } }), 400, 'invalid-request', 'body.displayName');
+    expectError(
+      await call(h.base, 'PATCH', '/players/me', { token: player.accessToken, body: { displayName: 42 } }),
+      400,
+      'invalid-request',
+      'body.displayName',
+    );
     expectError(await call(h.base, 'POST', '/auth/server', { token: server, body: { subject: 7 } }), 400, 'invalid-request', 'body.subject');
   });
 
@@ -165,8 +178,18 @@ describe('strict input (spec §4)', () => {
     expect(reply.body.displayName).toBe('Ada');
     expect(await displayNameOf(player.accessToken)).toBe('Ada');
 
-    expectError(await call(h.base, 'PATCH', '/players/me', { token: player.accessToken, body: { displayName: '   ' } }), 400, 'invalid-request', 'body.displayName');
-    expectError(await call(h.base, 'PATCH', '/players/me', { token: player.accessToken, body: { displayName: '\t\n ' } }), 400, 'invalid-request', 'body.displayName');
+    expectError(
+      await call(h.base, 'PATCH', '/players/me', { token: player.accessToken, body: { displayName: '   ' } }),
+      400,
+      'invalid-request',
+      'body.displayName',
+    );
+    expectError(
+      await call(h.base, 'PATCH', '/players/me', { token: player.accessToken, body: { displayName: '\t\n ' } }),
+      400,
+      'invalid-request',
+      'body.displayName',
+    );
     expect(await displayNameOf(player.accessToken)).toBe('Ada');
 
     // 40 characters after trimming pass even when the padding makes the raw string longer.
@@ -314,7 +337,10 @@ describe('routing, error shape and request ids (spec §4, §7)', () => {
     for (const reply of replies) {
       expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
       const keys = Object.keys(reply.body).sort();
-      expect([['error', 'message'], ['details', 'error', 'message']]).toContainEqual(keys);
+      expect([
+        ['error', 'message'],
+        ['details', 'error', 'message'],
+      ]).toContainEqual(keys);
       expect(typeof reply.body.error).toBe('string');
       expect(typeof reply.body.message).toBe('string');
       if ('details' in reply.body) expect(typeof reply.body.details).toBe('object');
@@ -345,7 +371,9 @@ describe('routing, error shape and request ids (spec §4, §7)', () => {
     expect(a).not.toBe(b);
 
     const tooLong = 'r'.repeat(129);
-    const replaced = (await call(h.base, 'GET', '/players/me', { token: player.accessToken, headers: { 'X-Request-Id': tooLong } })).headers.get('x-request-id');
+    const replaced = (await call(h.base, 'GET', '/players/me', { token: player.accessToken, headers: { 'X-Request-Id': tooLong } })).headers.get(
+      'x-request-id',
+    );
     expect(replaced).toMatch(/^\S{8,128}$/);
     expect(replaced).not.toBe(tooLong);
   });
@@ -444,19 +472,36 @@ describe('pagination (spec §4)', () => {
 
   test('a cursor of another list, another environment or other filters is 400 naming query.cursor', async () => {
     const values = await page('/config/values?limit=3');
-    expectError(await call(h.base, 'GET', `/flags?limit=3&cursor=${encodeURIComponent(values.next!)}`, { token: server }), 400, 'invalid-request', 'query.cursor');
-    expectError(await call(h.base, 'GET', `/config/tables?cursor=${encodeURIComponent(values.next!)}`, { token: server }), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await call(h.base, 'GET', `/flags?limit=3&cursor=${encodeURIComponent(values.next!)}`, { token: server }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
+    expectError(
+      await call(h.base, 'GET', `/config/tables?cursor=${encodeURIComponent(values.next!)}`, { token: server }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
 
     const otherEnv = await page('/flags?limit=3', h.serverKeys['alpha-test-key']);
     expect(otherEnv.next).toEqual(expect.any(String));
-    expectError(await call(h.base, 'GET', `/flags?limit=3&cursor=${encodeURIComponent(otherEnv.next!)}`, { token: server }), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await call(h.base, 'GET', `/flags?limit=3&cursor=${encodeURIComponent(otherEnv.next!)}`, { token: server }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
 
     const even = await page('/config/values?groupName=even&limit=2');
     for (const filter of ['groupName=odd&', '']) {
       const reply = await call(h.base, 'GET', `/config/values?${filter}limit=2&cursor=${encodeURIComponent(even.next!)}`, { token: server });
       expectError(reply, 400, 'invalid-request', 'query.cursor');
     }
-    expect(await page(`/config/values?groupName=even&limit=2&cursor=${encodeURIComponent(even.next!)}`)).toEqual(expect.objectContaining({ items: expect.any(Array) }));
+    expect(await page(`/config/values?groupName=even&limit=2&cursor=${encodeURIComponent(even.next!)}`)).toEqual(
+      expect.objectContaining({ items: expect.any(Array) }),
+    );
   });
 
   test('a cursor also works for a player token of the same environment (it belongs to the list, not the caller)', async () => {
@@ -601,7 +646,11 @@ describe('review and service switches (spec §4)', () => {
     // A member of its custom dashboard, for the routes that take only a dashboard token.
     await h.apply([
       project('pending', { review: 'pending', dashboard: dashboardSettings('https://idp.example') }),
-      dashboardMember('pending-member', { project: 'pending', subject: 'someone', environments: [{ environment: 'pending-live', permissions: ['open_dashboard', 'view_players'] }] }),
+      dashboardMember('pending-member', {
+        project: 'pending',
+        subject: 'someone',
+        environments: [{ environment: 'pending-live', permissions: ['open_dashboard', 'view_players'] }],
+      }),
     ]);
     pendingDashboard = await mintDashboardToken(h.core, h.db, 'pending-member', 'pending-live');
   });
@@ -612,7 +661,8 @@ describe('review and service switches (spec §4)', () => {
     expect(routes.length).toBeGreaterThan(5);
     for (const route of routes) {
       const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_, name) => (name === 'playerId' ? 'me' : 'x'));
-      const token = route.credential === 'player' ? pendingPlayer.accessToken : route.credential === 'dashboard' ? pendingDashboard : h.serverKeys['pending-live-key'];
+      const token =
+        route.credential === 'player' ? pendingPlayer.accessToken : route.credential === 'dashboard' ? pendingDashboard : h.serverKeys['pending-live-key'];
       const reply = await call(h.base, route.method, path, { token, body: route.body ? {} : undefined });
       expect({ route: `${route.method} ${route.path}`, status: reply.status, error: reply.body?.error }).toEqual({
         route: `${route.method} ${route.path}`,
@@ -625,7 +675,11 @@ describe('review and service switches (spec §4)', () => {
   });
 
   test('the sign-ins that name a pending environment are refused too', async () => {
-    expectError(await call(h.base, 'POST', '/auth/server', { token: h.serverKeys['pending-live-key'], body: { subject: 'nope' } }), 403, 'project-not-approved');
+    expectError(
+      await call(h.base, 'POST', '/auth/server', { token: h.serverKeys['pending-live-key'], body: { subject: 'nope' } }),
+      403,
+      'project-not-approved',
+    );
     expectError(await call(h.base, 'POST', '/auth/idp', { body: { appKey: 'pending-live', idToken: 'x.y.z' } }), 403, 'project-not-approved');
     expectError(await call(h.base, 'POST', '/auth/refresh', { body: { refreshToken: pendingPlayer.refreshToken } }), 403, 'project-not-approved');
     expect(await h.db('player_identities').where({ subject: 'nope' }).first()).toBeUndefined();

@@ -142,7 +142,12 @@ describe('PATCH /players/:playerId', () => {
       expectError(await rename('/players/me', tokens.accessToken, displayName), 400, 'invalid-request', field);
     }
     expectError(await call(h.base, 'PATCH', '/players/me', { token: tokens.accessToken, body: {} }), 400, 'invalid-request', 'body.displayName');
-    expectError(await call(h.base, 'PATCH', '/players/me', { token: tokens.accessToken, body: { displayName: 'Ok', extra: 1 } }), 400, 'invalid-request', 'body.extra');
+    expectError(
+      await call(h.base, 'PATCH', '/players/me', { token: tokens.accessToken, body: { displayName: 'Ok', extra: 1 } }),
+      400,
+      'invalid-request',
+      'body.extra',
+    );
     expectError(
       await call(h.base, 'PATCH', '/players/me', { token: tokens.accessToken, rawBody: 'displayName=x', headers: { 'Content-Type': 'text/plain' } }),
       400,

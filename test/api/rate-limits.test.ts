@@ -17,18 +17,17 @@ import { RedisRelay } from '../support/relay';
 
 jest.setTimeout(60_000);
 
-
 /**
  * A scenario must not straddle two clock minutes: when fewer than `margin` seconds are left in this
  * one, wait for the next (at most a minute, usually a few seconds).
  */
 async function waitForRoomInMinute(margin = 10): Promise<void> {
-  const secondsLeft = 60 - (Date.now() / 1000) % 60;
+  const secondsLeft = 60 - ((Date.now() / 1000) % 60);
   if (secondsLeft < margin) await sleep(secondsLeft * 1000 + 100); // wall time: the limits count per clock minute, in Redis
 }
 
 function secondsToNextMinute(): number {
-  return 60 - Math.floor(Date.now() / 1000) % 60;
+  return 60 - (Math.floor(Date.now() / 1000) % 60);
 }
 
 function secondsToUtcMidnight(): number {
@@ -269,7 +268,11 @@ test('every kind of answer carries the X-RateLimit headers', async () => {
     await call(h.base, 'GET', '/.well-known/jwks.json'),
     await call(h.base, 'GET', '/flags', { token: h.serverKeys['plain-live-key'] }),
     await call(h.base, 'GET', '/flags', { token: h.serverKeys['pending-live-key'] }),
-    await call(h.base, 'POST', '/auth/server', { token: key, rawBody: JSON.stringify({ subject: 'x'.repeat(17_000) }), headers: { 'Content-Type': 'application/json' } }),
+    await call(h.base, 'POST', '/auth/server', {
+      token: key,
+      rawBody: JSON.stringify({ subject: 'x'.repeat(17_000) }),
+      headers: { 'Content-Type': 'application/json' },
+    }),
   ];
   expect(replies.map((r) => r.status)).toEqual([200, 304, 400, 401, 401, 404, 404, 200, 200, 403, 403, 413]);
   for (const reply of replies) {
@@ -297,7 +300,7 @@ test('a bad or missing credential is held to the per-address limit of 600 a minu
   expect(limits(await flags(h, key))).toEqual(expect.objectContaining({ limit: 5, remaining: 4 }));
 
   // Use up the address's minute with mistyped keys, 50 at a time.
-  for (let sent = 3; sent < 600; ) {
+  for (let sent = 3; sent < 600;) {
     const batch = Math.min(50, 600 - sent);
     const replies = await Promise.all(Array.from({ length: batch }, () => flags(h!, 'hsk_mistyped_key')));
     expect(replies.every((r) => r.status === 401)).toBe(true);
@@ -316,8 +319,10 @@ test('a bad or missing credential is held to the per-address limit of 600 a minu
 });
 
 describe('with Redis out of reach', () => {
-
-  async function apiOver(harness: Harness, redisUrl: string): Promise<{ core: HearthCore; api: ApiServer; base: string; coordination: RedisCoordination; stop(): Promise<void> }> {
+  async function apiOver(
+    harness: Harness,
+    redisUrl: string,
+  ): Promise<{ core: HearthCore; api: ApiServer; base: string; coordination: RedisCoordination; stop(): Promise<void> }> {
     const coordination = new RedisCoordination(redisUrl, { prefix: harness.redisPrefix });
     const core = new HearthCore({ db: harness.db, coordination, masterKey: harness.masterKey, logger: createLogger('silent') });
     await core.start();

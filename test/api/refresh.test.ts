@@ -58,7 +58,10 @@ describe('rotation', () => {
     expect(elsewhere.body).toEqual(first.body);
 
     // Two minutes later the replay window is over.
-    const updated = await h.db('refresh_tokens_used').where({ jti: jtiOf(signedIn.refreshToken) }).update({ used_at: new Date(Date.now() - 120_000) });
+    const updated = await h
+      .db('refresh_tokens_used')
+      .where({ jti: jtiOf(signedIn.refreshToken) })
+      .update({ used_at: new Date(Date.now() - 120_000) });
     expect(updated).toBe(1);
     expectError(await refresh(signedIn.refreshToken), 401, 'unauthorized');
     expectError(await refresh(signedIn.refreshToken, other.base), 401, 'unauthorized');
@@ -72,7 +75,12 @@ describe('rotation', () => {
     expect([a.status, b.status, c.status]).toEqual([200, 200, 200]);
     expect(b.body).toEqual(a.body);
     expect(c.body).toEqual(a.body);
-    expect(await h.db('refresh_tokens_used').where({ jti: jtiOf(signedIn.refreshToken) }).count({ n: '*' })).toEqual([{ n: '1' }]);
+    expect(
+      await h
+        .db('refresh_tokens_used')
+        .where({ jti: jtiOf(signedIn.refreshToken) })
+        .count({ n: '*' }),
+    ).toEqual([{ n: '1' }]);
     // Exactly one new refresh token exists, and it works.
     expect((await refresh(a.body.refreshToken)).status).toBe(200);
   });
@@ -80,7 +88,10 @@ describe('rotation', () => {
   test('the stored answer is sealed: no token appears in clear in the database', async () => {
     const signedIn = await signIn(h.base, liveKey, 'ref-sealed');
     const first = await refresh(signedIn.refreshToken);
-    const row = await h.db('refresh_tokens_used').where({ jti: jtiOf(signedIn.refreshToken) }).first();
+    const row = await h
+      .db('refresh_tokens_used')
+      .where({ jti: jtiOf(signedIn.refreshToken) })
+      .first();
     expect(row.player_id).toBe(signedIn.player.id);
     expect(row.answer_encrypted).not.toContain(first.body.refreshToken);
     expect(row.answer_encrypted).not.toContain(first.body.accessToken.split('.')[1]);
@@ -108,8 +119,20 @@ describe('refusals', () => {
     expectError(await refresh(12), 400, 'invalid-request', 'body.refreshToken');
     expectError(await refresh('r'.repeat(4001)), 400, 'invalid-request', 'body.refreshToken');
     expectError(await call(h.base, 'POST', '/auth/refresh', { body: { refreshToken: 'x', extra: 1 } }), 400, 'invalid-request', 'body.extra');
-    expectError(await call(h.base, 'POST', '/auth/refresh', { rawBody: 'refreshToken=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }), 400, 'invalid-request', 'body');
-    expectError(await call(h.base, 'POST', '/auth/refresh', { rawBody: JSON.stringify({ refreshToken: 'x'.repeat(17_000) }), headers: { 'Content-Type': 'application/json' } }), 413, 'payload-too-large');
+    expectError(
+      await call(h.base, 'POST', '/auth/refresh', { rawBody: 'refreshToken=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }),
+      400,
+      'invalid-request',
+      'body',
+    );
+    expectError(
+      await call(h.base, 'POST', '/auth/refresh', {
+        rawBody: JSON.stringify({ refreshToken: 'x'.repeat(17_000) }),
+        headers: { 'Content-Type': 'application/json' },
+      }),
+      413,
+      'payload-too-large',
+    );
   });
 
   test('a refresh of a deleted player → 401, even within the replay window', async () => {
@@ -128,7 +151,12 @@ describe('refusals', () => {
     try {
       expectError(await refresh(signedIn.refreshToken), 403, 'project-not-approved');
       await eventually(async () => (await refresh(signedIn.refreshToken, other.base)).status === 403, 1500);
-      expect(await h.db('refresh_tokens_used').where({ jti: jtiOf(signedIn.refreshToken) }).first()).toBeUndefined();
+      expect(
+        await h
+          .db('refresh_tokens_used')
+          .where({ jti: jtiOf(signedIn.refreshToken) })
+          .first(),
+      ).toBeUndefined();
     } finally {
       await h.apply([project('gamma')]);
     }

@@ -43,7 +43,11 @@ async function mint(appKey: string, name: string, limit = 5) {
 }
 
 async function liveKeys(appKey: string): Promise<number> {
-  const [{ count }] = await h.db('server_keys').where({ environment_id: await environmentId(appKey) }).whereNull('revoked_at').count({ count: '*' });
+  const [{ count }] = await h
+    .db('server_keys')
+    .where({ environment_id: await environmentId(appKey) })
+    .whereNull('revoked_at')
+    .count({ count: '*' });
   return Number(count);
 }
 

@@ -71,7 +71,16 @@ async function signedByUs(claims: Record<string, unknown>, header: Record<string
 
 function accessClaims(playerId: string, appKey = 'alpha-live', overrides: Record<string, unknown> = {}) {
   const iat = nowSeconds();
-  return { type: 'access', game: appKey, aud: TOKEN_AUDIENCE, sub: playerId, iat, exp: iat + 3600, jti: `t-${Math.random().toString(36).slice(2)}`, ...overrides };
+  return {
+    type: 'access',
+    game: appKey,
+    aud: TOKEN_AUDIENCE,
+    sub: playerId,
+    iat,
+    exp: iat + 3600,
+    jti: `t-${Math.random().toString(36).slice(2)}`,
+    ...overrides,
+  };
 }
 
 const me = (base: string, token: string) => call(base, 'GET', '/players/me', { token });
@@ -123,10 +132,17 @@ describe('POST /auth/server', () => {
     for (const [body, field] of cases) {
       expectError(await call(h.base, 'POST', '/auth/server', { token: liveKey, body }), 400, 'invalid-request', field);
     }
-    expectError(await call(h.base, 'POST', '/auth/server', { token: liveKey, rawBody: '{"subject":', headers: { 'Content-Type': 'application/json' } }), 400, 'invalid-request', 'body');
+    expectError(
+      await call(h.base, 'POST', '/auth/server', { token: liveKey, rawBody: '{"subject":', headers: { 'Content-Type': 'application/json' } }),
+      400,
+      'invalid-request',
+      'body',
+    );
     expect(await h.db('players').count({ n: '*' })).toEqual(before);
     // The longest allowed values are taken.
-    expect((await call(h.base, 'POST', '/auth/server', { token: liveKey, body: { subject: 's'.repeat(200), displayName: ` ${'n'.repeat(40)} ` } })).status).toBe(201);
+    expect(
+      (await call(h.base, 'POST', '/auth/server', { token: liveKey, body: { subject: 's'.repeat(200), displayName: ` ${'n'.repeat(40)} ` } })).status,
+    ).toBe(201);
   });
 
   test('a player token on a server route → 403 forbidden, and nothing is made', async () => {
@@ -138,7 +154,11 @@ describe('POST /auth/server', () => {
   });
 
   test('a project awaiting review refuses the sign-in with project-not-approved', async () => {
-    expectError(await call(h.base, 'POST', '/auth/server', { token: h.serverKeys['pending-live-key'], body: { subject: 'tok-pending' } }), 403, 'project-not-approved');
+    expectError(
+      await call(h.base, 'POST', '/auth/server', { token: h.serverKeys['pending-live-key'], body: { subject: 'tok-pending' } }),
+      403,
+      'project-not-approved',
+    );
     expect(await h.db('player_identities').where({ subject: 'tok-pending' }).first()).toBeUndefined();
   });
 });
@@ -231,7 +251,8 @@ describe('tokens that are not good access tokens → 401 unauthorized', () => {
   test('an unknown kid, or none', async () => {
     const [active] = await loadSigningKeys(h.db, h.masterKey);
     const claims = accessClaims(playerId);
-    const signWith = (header: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', ...header }).sign(active.privateKey as KeyObject);
+    const signWith = (header: Record<string, unknown>) =>
+      new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', ...header }).sign(active.privateKey as KeyObject);
     expectError(await me(h.base, await signWith({ kid: 'no-such-kid' })), 401, 'unauthorized');
     expectError(await me(h.base, await signWith({})), 401, 'unauthorized');
   });

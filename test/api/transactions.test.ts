@@ -85,7 +85,11 @@ async function arm(table: FaultyTable, opts: { fails?: number; hold?: boolean })
     await hold.raw('SELECT pg_advisory_xact_lock(?)', [HOLD_LOCK]);
   }
   await h.db.raw("SELECT setval('test_fault_ticks', 1, false)");
-  await h.db('test_faults').insert({ table_name: table, hold: opts.hold ?? false, fails: opts.fails ?? 0 }).onConflict('table_name').merge();
+  await h
+    .db('test_faults')
+    .insert({ table_name: table, hold: opts.hold ?? false, fails: opts.fails ?? 0 })
+    .onConflict('table_name')
+    .merge();
 }
 
 /** Lets held commits go on. */
@@ -107,7 +111,8 @@ async function heldCommits(n: number): Promise<void> {
 const count = async (table: string, where: Record<string, unknown> = {}) =>
   Number((await h.db(table).where(where).count<{ count: string }[]>('* as count'))[0].count);
 const recordOf = (key: string) => h.db('idempotency_records').where({ key }).first();
-const sessionEventsOf = (p: TestPlayer) => log.events.filter((e) => e.session.players.some((s) => s.playerId === p.id) || e.removed.some((r) => r.playerId === p.id));
+const sessionEventsOf = (p: TestPlayer) =>
+  log.events.filter((e) => e.session.players.some((s) => s.playerId === p.id) || e.removed.some((r) => r.playerId === p.id));
 const invalidationsOf = (p: TestPlayer) => invalidations.filter((i) => i.kind === 'player' && i.playerId === p.id);
 
 /**
@@ -165,7 +170,11 @@ describe('POST /sessions', () => {
 
 describe('POST /players/:playerId/items/grant with an Idempotency-Key', () => {
   const grant = (p: TestPlayer, key: string) =>
-    call(h.base, 'POST', `/players/${p.id}/items/grant`, { token: h.serverKeys['alpha-live-key'], body: { itemTypeKey: 'relic' }, headers: { 'Idempotency-Key': key } });
+    call(h.base, 'POST', `/players/${p.id}/items/grant`, {
+      token: h.serverKeys['alpha-live-key'],
+      body: { itemTypeKey: 'relic' },
+      headers: { 'Idempotency-Key': key },
+    });
 
   test('a commit that fails leaves no item and no record; the retry grants once and replays after', async () => {
     const p = await newPlayer(h);
@@ -200,7 +209,12 @@ describe('POST /players/:playerId/items/grant with an Idempotency-Key', () => {
     expect(replies.map((r) => r.status)).toEqual([200, 200]);
     expect(replies[1].body).toEqual(replies[0].body);
     expect(replies.map((r) => r.headers.get('idempotent-replayed')).sort()).toEqual(['false', 'true']);
-    expect(await h.db('items').whereIn('inventory_id', h.db('inventories').where({ player_id: p.id }).select('id')).pluck('id')).toEqual([replies[0].body.items[0].id]);
+    expect(
+      await h
+        .db('items')
+        .whereIn('inventory_id', h.db('inventories').where({ player_id: p.id }).select('id'))
+        .pluck('id'),
+    ).toEqual([replies[0].body.items[0].id]);
   });
 
   test('a duplicate waiting on a first whose commit fails acts itself, once', async () => {
@@ -216,7 +230,12 @@ describe('POST /players/:playerId/items/grant with an Idempotency-Key', () => {
     expectError(faulted, 503, 'unavailable');
     expect(acted.status).toBe(200);
     expect(acted.headers.get('idempotent-replayed')).toBe('false');
-    expect(await h.db('items').whereIn('inventory_id', h.db('inventories').where({ player_id: p.id }).select('id')).pluck('id')).toEqual([acted.body.items[0].id]);
+    expect(
+      await h
+        .db('items')
+        .whereIn('inventory_id', h.db('inventories').where({ player_id: p.id }).select('id'))
+        .pluck('id'),
+    ).toEqual([acted.body.items[0].id]);
     expect((await recordOf('tx-fault-twins')).body).toEqual(acted.body);
   });
 });

@@ -30,7 +30,13 @@ const CONNECTIONS = 50;
 const KOA = 'koa';
 const scriptOf = (tree: string | undefined) =>
   tree === KOA ? 'servers/koa-hello.ts' : tree ? path.relative(BENCH_DIR, path.join(tree, 'test/bench/servers/hearth-api.ts')) : 'servers/hearth-api.ts';
-const envOf = (spec: string | undefined): Record<string, string> => Object.fromEntries((spec ?? '').split(' ').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
+const envOf = (spec: string | undefined): Record<string, string> =>
+  Object.fromEntries(
+    (spec ?? '')
+      .split(' ')
+      .filter(Boolean)
+      .map((kv) => kv.split('=') as [string, string]),
+  );
 
 async function main(): Promise<void> {
   await globalSetup();
@@ -38,7 +44,13 @@ async function main(): Promise<void> {
   const seconds = Number(process.env.AB_SECONDS ?? 3);
   const rounds = Number(process.env.AB_ROUNDS ?? 8);
   const side = (name: string, tree: string | undefined, env: Record<string, string>) => {
-    const server = startChild(scriptOf(tree), { role: 'server', placement: 'split', stdout: `/tmp/ab-${name}.log`, env, nodeArgs: (process.env[`AB_${name}_NODE_ARGS`] ?? '').split(' ').filter(Boolean) });
+    const server = startChild(scriptOf(tree), {
+      role: 'server',
+      placement: 'split',
+      stdout: `/tmp/ab-${name}.log`,
+      env,
+      nodeArgs: (process.env[`AB_${name}_NODE_ARGS`] ?? '').split(' ').filter(Boolean),
+    });
     const loader = startChild('loader.ts', { role: 'loader', placement: 'split', stdout: 'inherit' });
     return { name, server, loader };
   };
@@ -47,19 +59,23 @@ async function main(): Promise<void> {
   const redis = new Redis(TEST_REDIS_URL);
   const putBack = await keepRedisOffServerCore(redis, console.log);
   try {
-    const jobs = await Promise.all([a, b].map(async (s) => {
-      const ready = await s.server.next('ready');
-      await s.loader.next('ready');
-      const prepared = await (s.name === 'A' && process.env.AB_A_TREE === KOA ? TARGETS.find((t) => t.id === 'koa')! : target).prepare(ready, s.server);
-      return (durationSeconds: number): PhaseJob => phaseJob(prepared, CONNECTIONS, durationSeconds);
-    }));
+    const jobs = await Promise.all(
+      [a, b].map(async (s) => {
+        const ready = await s.server.next('ready');
+        await s.loader.next('ready');
+        const prepared = await (s.name === 'A' && process.env.AB_A_TREE === KOA ? TARGETS.find((t) => t.id === 'koa')! : target).prepare(ready, s.server);
+        return (durationSeconds: number): PhaseJob => phaseJob(prepared, CONNECTIONS, durationSeconds);
+      }),
+    );
     const both = (d: number) => Promise.all([measured(a.server, a.loader, redis, jobs[0](d)), measured(b.server, b.loader, redis, jobs[1](d))]);
     await both(3);
     const ratios: number[] = [];
     for (let i = 0; i < rounds; i++) {
       const [fa, fb] = await both(seconds);
       ratios.push(fb.reqPerSec / fa.reqPerSec);
-      console.log(`A ${Math.round(fa.reqPerSec)} req/s ${fa.serverMicrosPerRequest.toFixed(1)} µs core ${fa.serverCore.toFixed(2)} | B ${Math.round(fb.reqPerSec)} req/s ${fb.serverMicrosPerRequest.toFixed(1)} µs core ${fb.serverCore.toFixed(2)} | B/A ${ratios[i].toFixed(3)} µs A/B ${(fa.serverMicrosPerRequest / fb.serverMicrosPerRequest).toFixed(3)}`);
+      console.log(
+        `A ${Math.round(fa.reqPerSec)} req/s ${fa.serverMicrosPerRequest.toFixed(1)} µs core ${fa.serverCore.toFixed(2)} | B ${Math.round(fb.reqPerSec)} req/s ${fb.serverMicrosPerRequest.toFixed(1)} µs core ${fb.serverCore.toFixed(2)} | B/A ${ratios[i].toFixed(3)} µs A/B ${(fa.serverMicrosPerRequest / fb.serverMicrosPerRequest).toFixed(3)}`,
+      );
     }
     const sorted = [...ratios].sort((x, y) => x - y);
     console.log(`median B/A ${sorted[Math.floor(sorted.length / 2)].toFixed(3)} over ${rounds} rounds`);
@@ -74,7 +90,10 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(() => process.exit(0), (err) => {
-  console.error(err);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

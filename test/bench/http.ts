@@ -13,7 +13,17 @@ import { MAX_BALANCE } from '@hearth/core';
 import { TEST_REDIS_URL } from '../support/env';
 import { BENCH_ORIGIN, startChild, keepDatabaseApart, keepRedisOffServerCore, type Child, type CpuSample, type Placement, coreShare } from './child';
 import type { PhaseJob, PhaseResult } from './loader';
-import { BENCH_PRODUCTS, BENCH_SKILL_NODES, type PgbenchFigures, benchNodeKey, capturedScript, creditScript, runPgbench, statIncrementScript, unlockScript } from './pgbench';
+import {
+  BENCH_PRODUCTS,
+  BENCH_SKILL_NODES,
+  type PgbenchFigures,
+  benchNodeKey,
+  capturedScript,
+  creditScript,
+  runPgbench,
+  statIncrementScript,
+  unlockScript,
+} from './pgbench';
 
 export interface HttpBenchOptions {
   warmupSeconds: number;
@@ -170,7 +180,12 @@ export const TARGETS: Target[] = [
     server: 'fastify-cors',
     prepare: async (ready) => {
       const headers = { Origin: BENCH_ORIGIN };
-      return fromAllowedOrigin({ url: `${ready.url}/v1/legal/documents`, headers, expectStatus: 200, answer: await (await expectStatus(`${ready.url}/v1/legal/documents`, headers, 200)).text() });
+      return fromAllowedOrigin({
+        url: `${ready.url}/v1/legal/documents`,
+        headers,
+        expectStatus: 200,
+        answer: await (await expectStatus(`${ready.url}/v1/legal/documents`, headers, 200)).text(),
+      });
     },
   },
   {
@@ -183,7 +198,8 @@ export const TARGETS: Target[] = [
       const reply = await expectStatus(`${ready.base}/commerce/catalog`, headers, 200);
       if (!reply.headers.get('x-ratelimit-limit')) throw new Error('GET /commerce/catalog answered without X-RateLimit-* headers: are rate limits on?');
       const body = (await reply.json()) as { products?: unknown[] };
-      if (body.products?.length !== BENCH_PRODUCTS) throw new Error(`GET /commerce/catalog answered ${body.products?.length ?? 'no'} products, not ${BENCH_PRODUCTS}`);
+      if (body.products?.length !== BENCH_PRODUCTS)
+        throw new Error(`GET /commerce/catalog answered ${body.products?.length ?? 'no'} products, not ${BENCH_PRODUCTS}`);
       return { url: `${ready.base}/commerce/catalog`, headers, expectStatus: 200 };
     },
   },
@@ -213,7 +229,15 @@ export const TARGETS: Target[] = [
             databaseUrl: ready.databaseUrl,
             clients: ready.databasePoolSize,
             seconds,
-            variables: { env: ready.environmentId, player: me.id, size, data: JSON.stringify(data), version: 0, player_limit: ready.playerSaveLimit, environment_limit: ready.environmentSaveLimit },
+            variables: {
+              env: ready.environmentId,
+              player: me.id,
+              size,
+              data: JSON.stringify(data),
+              version: 0,
+              player_limit: ready.playerSaveLimit,
+              environment_limit: ready.environmentSaveLimit,
+            },
             protocol: 'prepared',
             log,
           }),
@@ -288,15 +312,22 @@ async function prepareUnlock(ready: any, players: number): Promise<Prepared> {
     if (credit.status !== 200) throw new Error(`the credit answered ${credit.status}: ${await credit.text()}`);
     made.push({ id });
   }
-  const paths = made.flatMap((p) => Array.from({ length: BENCH_SKILL_NODES }, (_, n) => new URL(`${ready.base}/players/${p.id}/skill-nodes/${benchNodeKey(n)}/unlock`).pathname));
+  const paths = made.flatMap((p) =>
+    Array.from({ length: BENCH_SKILL_NODES }, (_, n) => new URL(`${ready.base}/players/${p.id}/skill-nodes/${benchNodeKey(n)}/unlock`).pathname),
+  );
   for (let i = paths.length - 1; i > 0; i--) {
     const j = Math.floor(Math.random() * (i + 1));
     [paths[i], paths[j]] = [paths[j], paths[i]];
   }
   // One unlock checked before: it charges the price and answers the charge.
-  const first = await fetch(`${ready.base}${paths[0].slice(new URL(ready.base).pathname.length)}`, { method: 'POST', headers: { ...headers, 'Idempotency-Key': 'first-unlock' }, body: '{}' });
+  const first = await fetch(`${ready.base}${paths[0].slice(new URL(ready.base).pathname.length)}`, {
+    method: 'POST',
+    headers: { ...headers, 'Idempotency-Key': 'first-unlock' },
+    body: '{}',
+  });
   const unlock = (await first.json()) as { alreadyUnlocked?: boolean; charges?: unknown[] };
-  if (first.status !== 200 || unlock.alreadyUnlocked !== false || unlock.charges?.length !== 1) throw new Error(`the unlock answered ${first.status}: ${JSON.stringify(unlock)}`);
+  if (first.status !== 200 || unlock.alreadyUnlocked !== false || unlock.charges?.length !== 1)
+    throw new Error(`the unlock answered ${first.status}: ${JSON.stringify(unlock)}`);
   return {
     url: `${ready.base}/players/${made[0].id}/skill-nodes/${benchNodeKey(0)}/unlock`,
     headers,
@@ -363,7 +394,8 @@ async function prepareCredit(ready: any, players: number): Promise<Prepared> {
     const path = `${ready.base}/players/${id}/currencies/gold/credit`;
     const first = await fetch(path, { method: 'POST', headers: { ...headers, 'Idempotency-Key': `prepare-${i}` }, body });
     const movement = (await first.json()) as { inventoryId?: string; balanceAfter?: number; replayed?: boolean };
-    if (first.status !== 200 || movement.balanceAfter !== 1 || movement.replayed !== false) throw new Error(`credit answered ${first.status}: ${JSON.stringify(movement)}`);
+    if (first.status !== 200 || movement.balanceAfter !== 1 || movement.replayed !== false)
+      throw new Error(`credit answered ${first.status}: ${JSON.stringify(movement)}`);
     if (!first.headers.get('x-ratelimit-limit')) throw new Error('the credit answered without X-RateLimit-* headers: are rate limits on?');
     made.push({ id, inventoryId: movement.inventoryId! });
   }
@@ -400,7 +432,8 @@ async function preparePurchase(ready: any, server: Child, players: number, what:
   const buy = async (id: string, key: string) => {
     const reply = await fetch(`${ready.base}/players/${id}/${what.route}`, { method: 'POST', headers: { ...headers, 'Idempotency-Key': key }, body });
     const purchase = (await reply.json()) as { replayed?: boolean; charges?: { inventoryId: string }[]; granted?: unknown };
-    if (reply.status !== 200 || purchase.replayed !== false || purchase.charges?.length !== 1) throw new Error(`the purchase answered ${reply.status}: ${JSON.stringify(purchase)}`);
+    if (reply.status !== 200 || purchase.replayed !== false || purchase.charges?.length !== 1)
+      throw new Error(`the purchase answered ${reply.status}: ${JSON.stringify(purchase)}`);
     return purchase.charges[0].inventoryId;
   };
   const made: { id: string; inventoryId: string }[] = [];
@@ -443,7 +476,8 @@ async function preparePurchase(ready: any, server: Child, players: number, what:
 /** A read sent from the bench's allowed page: checked to answer with that origin given back and the exposed headers. */
 async function fromAllowedOrigin(prepared: Prepared): Promise<Prepared> {
   const reply = await fetch(prepared.url, { headers: prepared.headers });
-  if (reply.headers.get('access-control-allow-origin') !== BENCH_ORIGIN) throw new Error(`${prepared.url} gave back no Access-Control-Allow-Origin for ${BENCH_ORIGIN}`);
+  if (reply.headers.get('access-control-allow-origin') !== BENCH_ORIGIN)
+    throw new Error(`${prepared.url} gave back no Access-Control-Allow-Origin for ${BENCH_ORIGIN}`);
   if (!reply.headers.get('access-control-expose-headers')?.includes('ETag')) throw new Error(`${prepared.url} exposes no ETag`);
   return prepared;
 }
@@ -619,7 +653,14 @@ async function pairWithKoa(
   warmupSeconds: number,
   answer: string | undefined,
 ): Promise<PairedWithKoa> {
-  const koaJob = (url: string, durationSeconds: number): PhaseJob => ({ type: 'phase', url, headers: {}, connections: job(seconds).connections, durationSeconds, expectStatus: 200 });
+  const koaJob = (url: string, durationSeconds: number): PhaseJob => ({
+    type: 'phase',
+    url,
+    headers: {},
+    connections: job(seconds).connections,
+    durationSeconds,
+    expectStatus: 200,
+  });
   let sameAnswerUrl: string | undefined;
   if (answer !== undefined) {
     koa.server.send({ type: 'answer', path: '/same-answer', body: answer });
@@ -710,8 +751,12 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
       const seconds = TURN_SECONDS;
       log(`  ${target.name}: ${PAIRED_TURNS} turns of ${seconds} s beside bare koa (koa warmed ${options.warmupSeconds} s, then before and after each)`);
       pairedWithKoa = await pairWithKoa(koa, server, loader, redis, job, seconds, options.warmupSeconds, prepared.answer);
-      log(`  ${target.name}: ${pairedWithKoa.turns.map((t) => `${Math.round(t.share * 100)}%`).join(', ')} of koa; median ${Math.round(pairedWithKoa.share * 100)}%` +
-        (pairedWithKoa.shareOfSameAnswer === undefined ? '' : `; ${Math.round(pairedWithKoa.shareOfSameAnswer * 100)}% of koa sending the same ${pairedWithKoa.answerBytes} bytes`));
+      log(
+        `  ${target.name}: ${pairedWithKoa.turns.map((t) => `${Math.round(t.share * 100)}%`).join(', ')} of koa; median ${Math.round(pairedWithKoa.share * 100)}%` +
+          (pairedWithKoa.shareOfSameAnswer === undefined
+            ? ''
+            : `; ${Math.round(pairedWithKoa.shareOfSameAnswer * 100)}% of koa sending the same ${pairedWithKoa.answerBytes} bytes`),
+      );
     }
     const rate = Math.round(peak.reqPerSec * options.loadShare);
     log(`  ${target.name}: ${Math.round(peak.reqPerSec)} req/s at peak; now ${rate} req/s (${options.loadShare * 100}%) for ${options.durationSeconds} s`);
@@ -720,15 +765,20 @@ export async function runTarget(target: Target, options: HttpBenchOptions, log: 
     // The machine's busy cores while pgbench runs: how much of the two cores the database's ceiling took.
     const beforePgbench = machineTicks();
     const pgbench = prepared.compare
-      ? { ...(await prepared.compare(options.durationSeconds, log, options.connections)), machineCores: busyShare(beforePgbench, machineTicks()) * os.availableParallelism() }
+      ? {
+          ...(await prepared.compare(options.durationSeconds, log, options.connections)),
+          machineCores: busyShare(beforePgbench, machineTicks()) * os.availableParallelism(),
+        }
       : undefined;
     if (pgbench) log(`  the machine was busy ${pgbench.machineCores.toFixed(2)} of ${os.availableParallelism()} cores while pgbench ran`);
 
     let checks: TargetResult['checks'];
     if (ready.metricsUrl) {
       const fromMetrics = await serverChecks(ready.metricsUrl);
-      if (fromMetrics.rateLimitFailOpen > 0) throw new Error(`${fromMetrics.rateLimitFailOpen} requests passed with rate limits failing open: Redis was not checked`);
-      if (fromMetrics.rateLimitRefusals > 0) throw new Error(`${fromMetrics.rateLimitRefusals} requests refused by rate limits: the bench plan should never refuse`);
+      if (fromMetrics.rateLimitFailOpen > 0)
+        throw new Error(`${fromMetrics.rateLimitFailOpen} requests passed with rate limits failing open: Redis was not checked`);
+      if (fromMetrics.rateLimitRefusals > 0)
+        throw new Error(`${fromMetrics.rateLimitRefusals} requests refused by rate limits: the bench plan should never refuse`);
       checks = { ...fromMetrics, accessLines: 0, logFile };
     }
     server.send({ type: 'stop' });

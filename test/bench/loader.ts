@@ -61,7 +61,10 @@ class Answers {
   count = 0;
   unexpected: Record<string, number> = {};
 
-  constructor(private readonly expectStatus: number, private readonly alsoExpect: number[] = []) {}
+  constructor(
+    private readonly expectStatus: number,
+    private readonly alsoExpect: number[] = [],
+  ) {}
 
   record(statusCode: number, ms: number): void {
     if (statusCode !== this.expectStatus && !this.alsoExpect.includes(statusCode)) this.unexpected[statusCode] = (this.unexpected[statusCode] ?? 0) + 1;

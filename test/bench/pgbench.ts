@@ -118,7 +118,12 @@ export function capturedScript(queries: { sql: string; bindings: unknown[] }[], 
     }
     return quoted(value instanceof Date ? value.toISOString() : typeof value === 'object' ? JSON.stringify(value) : String(value));
   };
-  const statements = queries.map(({ sql, bindings }) => sql.replace(/\$(\d+)/g, (_, n: string) => literal(bindings[Number(n) - 1])).replace(/\s*\n\s*/g, ' ').replace(/;?\s*$/, ';'));
+  const statements = queries.map(({ sql, bindings }) =>
+    sql
+      .replace(/\$(\d+)/g, (_, n: string) => literal(bindings[Number(n) - 1]))
+      .replace(/\s*\n\s*/g, ' ')
+      .replace(/;?\s*$/, ';'),
+  );
   const wrapped = statements.length === 1 || /^BEGIN/i.test(statements[0] ?? '') ? statements : ['BEGIN;', ...statements, 'COMMIT;'];
   return ['\\set key random(1, 1000000000000000)', ...wrapped, ''].join('\n');
 }
@@ -147,8 +152,20 @@ export async function runPgbench(options: {
     return ['-f', file];
   });
   // One pgbench thread, like the one loader.
-  const args = ['-n', '-M', options.protocol, '-c', String(options.clients), '-j', '1', '-T', String(options.seconds), ...files,
-    ...Object.entries(options.variables).flatMap(([k, v]) => ['-D', `${k}=${v}`]), options.databaseUrl];
+  const args = [
+    '-n',
+    '-M',
+    options.protocol,
+    '-c',
+    String(options.clients),
+    '-j',
+    '1',
+    '-T',
+    String(options.seconds),
+    ...files,
+    ...Object.entries(options.variables).flatMap(([k, v]) => ['-D', `${k}=${v}`]),
+    options.databaseUrl,
+  ];
   const output = await new Promise<string>((resolve, reject) => {
     // pgbench is the database's other client: on the cores of the API's side (child.ts, database-apart).
     const child = spawn(...pinned('client', 'database-apart', 'pgbench', args), { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -24,8 +24,38 @@ const TARGET_P99_MS = 50;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 const WORDS = [
-  'swift', 'falcon', 'iron', 'shadow', 'ember', 'frost', 'lunar', 'storm', 'quiet', 'crimson', 'golden', 'hollow', 'silver', 'wild', 'brave', 'mossy',
-  'otter', 'raven', 'tiger', 'badger', 'comet', 'pixel', 'nova', 'drake', 'maple', 'cedar', 'river', 'stone', 'spark', 'blaze', 'echo', 'rune',
+  'swift',
+  'falcon',
+  'iron',
+  'shadow',
+  'ember',
+  'frost',
+  'lunar',
+  'storm',
+  'quiet',
+  'crimson',
+  'golden',
+  'hollow',
+  'silver',
+  'wild',
+  'brave',
+  'mossy',
+  'otter',
+  'raven',
+  'tiger',
+  'badger',
+  'comet',
+  'pixel',
+  'nova',
+  'drake',
+  'maple',
+  'cedar',
+  'river',
+  'stone',
+  'spark',
+  'blaze',
+  'echo',
+  'rune',
 ];
 
 function percentile(sorted: number[], p: number): number {
@@ -39,15 +69,26 @@ async function main(): Promise<void> {
   await admin.raw(`CREATE DATABASE ${name} TEMPLATE ${templateName()}`);
   const db = createDb(databaseUrl(name), 4);
   try {
-    const docs = [plan('bench', { playersPerEnvironment: 10_000_000 }), project('bench', { plan: 'bench' }), environment('bench-live', 'bench'), environment('bench-test', 'bench')];
-    await applyManifests(db, docs.map((doc, i) => ({ doc: validateManifest(doc), origin: `bench#${i + 1}` })));
+    const docs = [
+      plan('bench', { playersPerEnvironment: 10_000_000 }),
+      project('bench', { plan: 'bench' }),
+      environment('bench-live', 'bench'),
+      environment('bench-test', 'bench'),
+    ];
+    await applyManifests(
+      db,
+      docs.map((doc, i) => ({ doc: validateManifest(doc), origin: `bench#${i + 1}` })),
+    );
     const live = (await loadEnvironmentByName(db, 'tests', 'bench-live'))!;
     const other = (await loadEnvironmentByName(db, 'tests', 'bench-test'))!;
 
     const started = Date.now();
     // The trigram index is built once after the rows rather than row by row: the same index, made faster.
     await db.raw('DROP INDEX players_display_name_trgm');
-    for (const [env, count] of [[live, PLAYERS], [other, Math.round(PLAYERS / 10)]] as const) {
+    for (const [env, count] of [
+      [live, PLAYERS],
+      [other, Math.round(PLAYERS / 10)],
+    ] as const) {
       await db.raw(
         `INSERT INTO players (id, environment_id, display_name, created_at, last_seen_at)
          SELECT 'p' || ? || '-' || n, ?, initcap(w[1 + (n * 7) % 32]) || initcap(w[1 + (n * 13 / 7) % 32]) || (n % 997),
@@ -95,7 +136,9 @@ async function main(): Promise<void> {
       }
       times.sort((a, b) => a - b);
       all.push(...times);
-      rows.push(`${kind.padEnd(34)} p50 ${percentile(times, 50).toFixed(1).padStart(6)} ms  p95 ${percentile(times, 95).toFixed(1).padStart(6)} ms  p99 ${percentile(times, 99).toFixed(1).padStart(6)} ms  (${(found / SEARCHES).toFixed(1)} found a page)`);
+      rows.push(
+        `${kind.padEnd(34)} p50 ${percentile(times, 50).toFixed(1).padStart(6)} ms  p95 ${percentile(times, 95).toFixed(1).padStart(6)} ms  p99 ${percentile(times, 99).toFixed(1).padStart(6)} ms  (${(found / SEARCHES).toFixed(1)} found a page)`,
+      );
       // The statement a search runs when the newest players hold less than a page of matches.
       const plan = await db.raw(
         `EXPLAIN WITH matched AS MATERIALIZED (SELECT p.* FROM players p WHERE p.environment_id = ? AND (p.display_name ILIKE ? OR p.id = ? OR p.id = ANY(ARRAY(SELECT i.player_id FROM player_identities i WHERE i.environment_id = ? AND i.provider = ANY(?) AND i.subject = ?))))

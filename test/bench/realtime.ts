@@ -142,30 +142,34 @@ async function serverRole(): Promise<void> {
     const heapObjects = spaces.reduce((n, s) => n + s.space_used_size, 0);
     return { ...process.memoryUsage(), heapSlack: heapPhysical - heapObjects, stats: rt.realtime.stats() };
   };
-  process.on('message', (m: any) => void (async () => {
-    if (m?.type === 'measure') process.send!({ type: 'memory', ...memory() });
-    if (m?.type === 'loop-start') {
-      loopDelay.reset();
-      loopDelay.enable();
-    }
-    if (m?.type === 'loop') {
-      loopDelay.disable();
-      const ms = (ns: number) => +(ns / 1e6).toFixed(1);
-      process.send!({ type: 'loop', p50Ms: ms(loopDelay.percentile(50)), p99Ms: ms(loopDelay.percentile(99)), maxMs: ms(loopDelay.max) });
-    }
-    if (m?.type === 'snapshot') {
-      for (let i = 0; i < 3; i++) gc();
-      const file = v8.writeHeapSnapshot(m.file);
-      process.send!({ type: 'snapshot', file });
-    }
-    if (m?.type === 'stop') {
-      await rt.close();
-      await core.stop();
-      await coordination.close();
-      await db.destroy();
-      process.exit(0);
-    }
-  })());
+  process.on(
+    'message',
+    (m: any) =>
+      void (async () => {
+        if (m?.type === 'measure') process.send!({ type: 'memory', ...memory() });
+        if (m?.type === 'loop-start') {
+          loopDelay.reset();
+          loopDelay.enable();
+        }
+        if (m?.type === 'loop') {
+          loopDelay.disable();
+          const ms = (ns: number) => +(ns / 1e6).toFixed(1);
+          process.send!({ type: 'loop', p50Ms: ms(loopDelay.percentile(50)), p99Ms: ms(loopDelay.percentile(99)), maxMs: ms(loopDelay.max) });
+        }
+        if (m?.type === 'snapshot') {
+          for (let i = 0; i < 3; i++) gc();
+          const file = v8.writeHeapSnapshot(m.file);
+          process.send!({ type: 'snapshot', file });
+        }
+        if (m?.type === 'stop') {
+          await rt.close();
+          await core.stop();
+          await coordination.close();
+          await db.destroy();
+          process.exit(0);
+        }
+      })(),
+  );
   process.send!({ type: 'ready', url: rt.url });
 }
 
@@ -206,28 +210,32 @@ async function loaderRole(): Promise<void> {
       ws.on('close', () => finish(false));
     });
 
-  process.on('message', (m: any) => void (async () => {
-    if (m?.type === 'connect') {
-      const started = now();
-      let next = 0;
-      let failed = 0;
-      const worker = async () => {
-        while (next < m.tokens.length) {
-          const i = next++;
-          // Player `offset + i` goes to process (offset + i) mod N: a session's seats land on every process.
-          const u = (m.offset + i) % m.urls.length;
-          if (!(await open(m.urls[u], u, m.tokens[i], m.addresses[i % m.addresses.length]))) failed++;
+  process.on(
+    'message',
+    (m: any) =>
+      void (async () => {
+        if (m?.type === 'connect') {
+          const started = now();
+          let next = 0;
+          let failed = 0;
+          const worker = async () => {
+            while (next < m.tokens.length) {
+              const i = next++;
+              // Player `offset + i` goes to process (offset + i) mod N: a session's seats land on every process.
+              const u = (m.offset + i) % m.urls.length;
+              if (!(await open(m.urls[u], u, m.tokens[i], m.addresses[i % m.addresses.length]))) failed++;
+            }
+          };
+          await Promise.all(Array.from({ length: m.concurrency }, worker));
+          process.send!({ type: 'connected', held: sockets.length, heldBy, failed, seconds: (now() - started) / 1000 });
         }
-      };
-      await Promise.all(Array.from({ length: m.concurrency }, worker));
-      process.send!({ type: 'connected', held: sockets.length, heldBy, failed, seconds: (now() - started) / 1000 });
-    }
-    if (m?.type === 'samples') process.send!({ type: 'samples', received: [...received.entries()] });
-    if (m?.type === 'stop') {
-      for (const ws of sockets) ws.terminate();
-      process.exit(0);
-    }
-  })());
+        if (m?.type === 'samples') process.send!({ type: 'samples', received: [...received.entries()] });
+        if (m?.type === 'stop') {
+          for (const ws of sockets) ws.terminate();
+          process.exit(0);
+        }
+      })(),
+  );
   process.send!({ type: 'ready' });
 }
 
@@ -266,7 +274,9 @@ async function bench(): Promise<void> {
     const perProcess = Math.ceil(sockets / PROCESSES);
     const nofile = Math.min(limits.hard, perProcess + FD_RESERVE + 1000);
     const limitedBy = sockets < TARGET_SOCKETS ? `the open-file limit (hard ${limits.hard} a process)` : null;
-    log(`realtime bench: ${sockets} sockets over ${PROCESSES} realtime processes (target ${TARGET_SOCKETS}${limitedBy ? `, held to ${limitedBy}` : ''}), ${SESSIONS} sessions of ${SEATS} seats`);
+    log(
+      `realtime bench: ${sockets} sockets over ${PROCESSES} realtime processes (target ${TARGET_SOCKETS}${limitedBy ? `, held to ${limitedBy}` : ''}), ${SESSIONS} sessions of ${SEATS} seats`,
+    );
 
     // Players straight into the database; tokens from the service's own TokenService.
     const env = await h.db('environments').where({ app_key: APP_KEY }).first('id');
@@ -284,12 +294,17 @@ async function bench(): Promise<void> {
 
     // The realtime processes, and their memory with no sockets (after a warm-up, so code and caches are in).
     const servers = Array.from({ length: PROCESSES }, () =>
-      startRole('server', {
-        BENCH_DATABASE_URL: h.database.url,
-        BENCH_REDIS_URL: TEST_REDIS_URL,
-        BENCH_REDIS_PREFIX: h.redisPrefix,
-        BENCH_MASTER_KEY: h.masterKey.toString('hex'),
-      }, nofile, ['--expose-gc']),
+      startRole(
+        'server',
+        {
+          BENCH_DATABASE_URL: h.database.url,
+          BENCH_REDIS_URL: TEST_REDIS_URL,
+          BENCH_REDIS_PREFIX: h.redisPrefix,
+          BENCH_MASTER_KEY: h.masterKey.toString('hex'),
+        },
+        nofile,
+        ['--expose-gc'],
+      ),
     );
     kids.push(...servers);
     const urls: string[] = (await Promise.all(servers.map((s) => s.next('ready', 60_000)))).map((r) => r.url);
@@ -362,7 +377,9 @@ async function bench(): Promise<void> {
     });
     for (const [p, m] of memory.entries()) {
       log(`  realtime process ${p + 1} (${m.sockets} sockets): RSS ${m.baseRssMB} → ${m.rssMB} MB, heap ${m.baseHeapUsedMB} → ${m.heapUsedMB} MB`);
-      log(`    per socket: RSS ${m.rssPerSocketBytes} B, of which V8 heap slack ${m.heapSlackPerSocketBytes} B; held by the sockets ${m.heldRssPerSocketBytes} B (heap ${m.heapUsedPerSocketBytes} B, external ${m.externalPerSocketBytes} B, the rest native)`);
+      log(
+        `    per socket: RSS ${m.rssPerSocketBytes} B, of which V8 heap slack ${m.heapSlackPerSocketBytes} B; held by the sockets ${m.heldRssPerSocketBytes} B (heap ${m.heapUsedPerSocketBytes} B, external ${m.externalPerSocketBytes} B, the rest native)`,
+      );
     }
 
     // Latency: sessions made and played through the HTTP API while every socket is held. Two passes of
@@ -412,7 +429,9 @@ async function bench(): Promise<void> {
     for (const s of servers) s.send({ type: 'loop-start' });
     const passes = [await runPass(0, 1), await runPass(SESSIONS, ACTION_CONCURRENCY)];
     for (const s of servers) s.send({ type: 'loop' });
-    const realtimeEventLoopDelay = (await Promise.all(servers.map((s) => s.next('loop')))).map(({ type: _loop, ...d }) => d as { p50Ms: number; p99Ms: number; maxMs: number });
+    const realtimeEventLoopDelay = (await Promise.all(servers.map((s) => s.next('loop')))).map(
+      ({ type: _loop, ...d }) => d as { p50Ms: number; p99Ms: number; maxMs: number },
+    );
     await new Promise((r) => setTimeout(r, 500));
     await stopListening();
 
@@ -468,10 +487,24 @@ async function bench(): Promise<void> {
     }
 
     const figures = {
-      sockets: { target: TARGET_SOCKETS, attempted: sockets, held, heldBy, failed, connectSeconds: +connectSeconds.toFixed(1), limitedBy, sourceAddresses: SOURCE_ADDRESSES },
+      sockets: {
+        target: TARGET_SOCKETS,
+        attempted: sockets,
+        held,
+        heldBy,
+        failed,
+        connectSeconds: +connectSeconds.toFixed(1),
+        limitedBy,
+        sourceAddresses: SOURCE_ADDRESSES,
+      },
       memory,
       latency,
-      verdicts: realtimeVerdicts(heldBy, memory.map((m) => m.heldRssPerSocketBytes), sequential, concurrent),
+      verdicts: realtimeVerdicts(
+        heldBy,
+        memory.map((m) => m.heldRssPerSocketBytes),
+        sequential,
+        concurrent,
+      ),
       seconds: Math.round((Date.now() - began) / 1000),
     };
     for (const v of figures.verdicts) log(`  ${v.met ? 'met   ' : 'MISSED'}  ${v.target}: ${v.what}: ${v.measured}`);
@@ -519,7 +552,12 @@ function realtimeVerdicts(
       measured: heldRssPerSocketBytes.map((b) => `${b} bytes`).join(', '),
       met: heldRssPerSocketBytes.every((b) => b < 2048),
     },
-    { target: `${seats}, one change at a time`, what: 'p99 < 50 ms, no frame missing', measured: `${sequential.p99Ms} ms, ${sequential.missing} missing`, met: sequential.p99Ms < 50 && sequential.missing === 0 },
+    {
+      target: `${seats}, one change at a time`,
+      what: 'p99 < 50 ms, no frame missing',
+      measured: `${sequential.p99Ms} ms, ${sequential.missing} missing`,
+      met: sequential.p99Ms < 50 && sequential.missing === 0,
+    },
     {
       target: `${seats}, ${ACTION_CONCURRENCY} changes at a time`,
       what: 'p99 < 100 ms, no frame missing',

@@ -101,7 +101,12 @@ export function evaluate(results: TargetResult[], loadShare: number): Verdict[] 
   for (const r of results.filter((x) => CACHED_READS.includes(x.id))) {
     const queries = r.peak.databaseQueries + r.atShare.databaseQueries;
     const answers = r.peak.requests + r.atShare.requests;
-    verdicts.push({ target: r.name, what: 'no database read per request (served from cache)', measured: `${int(queries)} queries for ${int(answers)} answers`, met: queries * 1000 <= answers });
+    verdicts.push({
+      target: r.name,
+      what: 'no database read per request (served from cache)',
+      measured: `${int(queries)} queries for ${int(answers)} answers`,
+      met: queries * 1000 <= answers,
+    });
   }
   // The writes: against pgbench running their own transaction on the same database, same connections.
   // The hot-player credit has no goal of its own: it is measured beside the spread one (its pgbench
@@ -110,8 +115,18 @@ export function evaluate(results: TargetResult[], loadShare: number): Verdict[] 
     const goal = PGBENCH_GOALS[r.id];
     const share = r.peak.reqPerSec / r.pgbench!.tps;
     const against = goal.baseline ?? 'same transaction';
-    verdicts.push({ target: r.name, what: `peak req/s ≥ ${pct(goal.minShare)} of pgbench's tps (${against}, ${r.pgbench!.clients} connections)`, measured: `${pct(share)} (${int(r.peak.reqPerSec)} / ${int(r.pgbench!.tps)})`, met: share >= goal.minShare });
-    verdicts.push({ target: r.name, what: `p99 < ${goal.maxP99Ms} ms at ${pct(loadShare)} of its peak`, measured: `${ms(r.atShare.p99)} ms`, met: r.atShare.p99 < goal.maxP99Ms });
+    verdicts.push({
+      target: r.name,
+      what: `peak req/s ≥ ${pct(goal.minShare)} of pgbench's tps (${against}, ${r.pgbench!.clients} connections)`,
+      measured: `${pct(share)} (${int(r.peak.reqPerSec)} / ${int(r.pgbench!.tps)})`,
+      met: share >= goal.minShare,
+    });
+    verdicts.push({
+      target: r.name,
+      what: `p99 < ${goal.maxP99Ms} ms at ${pct(loadShare)} of its peak`,
+      measured: `${ms(r.atShare.p99)} ms`,
+      met: r.atShare.p99 < goal.maxP99Ms,
+    });
   }
   return verdicts;
 }
@@ -188,7 +203,14 @@ interface LatencyPass {
 /** Two realtime processes share the sockets (issue 12's horizontal design): held, memory and loop delay are per process. */
 export interface RealtimeFigures {
   sockets: { target: number; attempted: number; held: number; heldBy: number[]; failed: number; connectSeconds: number; limitedBy: string | null };
-  memory: { sockets: number; heapUsedPerSocketBytes: number; heldRssPerSocketBytes: number; heapSlackPerSocketBytes: number; baseRssMB: number; rssMB: number }[];
+  memory: {
+    sockets: number;
+    heapUsedPerSocketBytes: number;
+    heldRssPerSocketBytes: number;
+    heapSlackPerSocketBytes: number;
+    baseRssMB: number;
+    rssMB: number;
+  }[];
   latency: { sequential: LatencyPass; concurrent: LatencyPass; realtimeEventLoopDelay: { p50Ms: number; p99Ms: number; maxMs: number }[] };
   verdicts: Verdict[];
 }
@@ -262,14 +284,17 @@ export function renderTable(results: TargetResult[], realtime: RealtimeOutcome, 
       .filter((r) => r.checks)
       .map((r) => {
         const queries = r.peak.databaseQueries + r.atShare.databaseQueries;
-        return `  ${r.id}: ${int(r.checks!.requestsServed)} requests, ${int(r.checks!.accessLines)} access log lines, ` +
+        return (
+          `  ${r.id}: ${int(r.checks!.requestsServed)} requests, ${int(r.checks!.accessLines)} access log lines, ` +
           `${r.checks!.rateLimitFailOpen} rate-limit checks failed open, ${queries} database queries while measured` +
           // A few are the caches' expiry refreshes; one per thousand answers is a read on the hot path.
-          (queries * 1000 > r.peak.requests + r.atShare.requests ? '  <- the hot path reads the database' : ' (cache refreshes)');
+          (queries * 1000 > r.peak.requests + r.atShare.requests ? '  <- the hot path reads the database' : ' (cache refreshes)')
+        );
       }),
   ];
   const paired = pairedLines(results);
-  if (paired.length > 0) out.push('', "beside bare koa ('of koa' above: turns of each read with koa before and after it; read / koa)", ...paired.map((l) => `  ${l}`));
+  if (paired.length > 0)
+    out.push('', "beside bare koa ('of koa' above: turns of each read with koa before and after it; read / koa)", ...paired.map((l) => `  ${l}`));
   if (realtime !== null) out.push('', 'realtime (test/bench/realtime.ts)', ...realtimeRows(realtime).map(([k, v]) => `  ${k}: ${v}`));
   out.push('', 'targets', ...verdicts.map((v) => `  ${v.met ? 'met   ' : 'MISSED'}  ${v.target}: ${v.what}: ${v.measured}`));
   return out.join('\n');
@@ -307,13 +332,21 @@ export function renderDocsBlock(run: {
   for (const r of run.http.filter((x) => x.pgbench)) {
     const p = r.pgbench!;
     const against = PGBENCH_GOALS[r.id]?.baseline ?? 'the same transaction';
-    lines.push('', `${r.id}: pgbench running ${against} (test/bench/pgbench.ts) on the same database in the same run: ` +
-      `${int(p.tps)} tps with ${p.clients} clients for ${p.seconds} s, latency average ${ms(p.latencyAverageMs)} ms, ` +
-      `the machine busy ${p.machineCores === undefined ? '?' : p.machineCores.toFixed(2)} of ${os.availableParallelism()} cores; the API's peak is ${pct(r.peak.reqPerSec / p.tps)} of it.`);
+    lines.push(
+      '',
+      `${r.id}: pgbench running ${against} (test/bench/pgbench.ts) on the same database in the same run: ` +
+        `${int(p.tps)} tps with ${p.clients} clients for ${p.seconds} s, latency average ${ms(p.latencyAverageMs)} ms, ` +
+        `the machine busy ${p.machineCores === undefined ? '?' : p.machineCores.toFixed(2)} of ${os.availableParallelism()} cores; the API's peak is ${pct(r.peak.reqPerSec / p.tps)} of it.`,
+    );
   }
   const paired = pairedLines(run.http);
   if (paired.length > 0) {
-    lines.push('', "The reads' `of koa` is the median of turns beside bare koa, koa measured before and after each turn (read / koa):", '', ...paired.map((l) => `- ${l}`));
+    lines.push(
+      '',
+      "The reads' `of koa` is the median of turns beside bare koa, koa measured before and after each turn (read / koa):",
+      '',
+      ...paired.map((l) => `- ${l}`),
+    );
   }
   const checked = run.http.filter((r) => r.checks);
   if (checked.length > 0) {
@@ -321,9 +354,12 @@ export function renderDocsBlock(run: {
       '',
       'Server-side checks of the API runs: ' +
         checked
-          .map((r) => `${r.id}: ${int(r.checks!.requestsServed)} requests counted by the API's metrics, ${int(r.checks!.accessLines)} access log lines, ` +
-            `${r.checks!.rateLimitFailOpen} rate-limit checks failed open, ${r.checks!.rateLimitRefusals} refused, ` +
-            `${r.peak.databaseQueries + r.atShare.databaseQueries} database queries while measured (the caches' refreshes)`)
+          .map(
+            (r) =>
+              `${r.id}: ${int(r.checks!.requestsServed)} requests counted by the API's metrics, ${int(r.checks!.accessLines)} access log lines, ` +
+              `${r.checks!.rateLimitFailOpen} rate-limit checks failed open, ${r.checks!.rateLimitRefusals} refused, ` +
+              `${r.peak.databaseQueries + r.atShare.databaseQueries} database queries while measured (the caches' refreshes)`,
+          )
           .join('; ') +
         '.',
     );

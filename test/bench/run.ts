@@ -77,18 +77,21 @@ async function main(): Promise<void> {
   await globalSetup(); // the migrated template the server's fresh database is copied from
   const machine = await machineFacts();
   log(`machine: ${machine.cpus}× ${machine.cpuModel}, node ${machine.node}; ${pinningNote()}`);
-  log(`method: warm-up ${options.warmupSeconds} s, peak ${options.durationSeconds} s with ${options.connections} connections, then ${options.loadShare * 100}% of peak for ${options.durationSeconds} s`);
+  log(
+    `method: warm-up ${options.warmupSeconds} s, peak ${options.durationSeconds} s with ${options.connections} connections, then ${options.loadShare * 100}% of peak for ${options.durationSeconds} s`,
+  );
 
   const http: TargetResult[] = await runHttpBench(options, log);
   // A failed realtime bench is reported with the HTTP figures rather than losing them.
   let realtimeFailed = false;
-  const realtime = options.only && !options.only.includes('realtime')
-    ? null
-    : await runRealtimeBench().catch((err: Error) => {
-        realtimeFailed = true;
-        log(`realtime: ${err.message}`);
-        return { failed: err.message };
-      });
+  const realtime =
+    options.only && !options.only.includes('realtime')
+      ? null
+      : await runRealtimeBench().catch((err: Error) => {
+          realtimeFailed = true;
+          log(`realtime: ${err.message}`);
+          return { failed: err.message };
+        });
 
   const verdicts: Verdict[] = [...evaluate(http, options.loadShare), ...realtimeVerdicts(realtime)];
   process.stdout.write('\n' + renderTable(http, realtime, verdicts, options.loadShare) + '\n');

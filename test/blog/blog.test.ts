@@ -12,7 +12,14 @@ import { TestClock } from '../support/clock';
 const paragraph = (text: string) => ({ blocks: [{ type: 'paragraph', text }] });
 
 function post(name: string, spec: Record<string, unknown>, env = 'alpha-live'): AnyManifest {
-  return blogPost(name, { environment: env, title: `Title of ${name}`, content: paragraph(`Body of ${name}.`), category: 'news', status: 'published', ...spec });
+  return blogPost(name, {
+    environment: env,
+    title: `Title of ${name}`,
+    content: paragraph(`Body of ${name}.`),
+    category: 'news',
+    status: 'published',
+    ...spec,
+  });
 }
 
 const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 12, minute)).toISOString();
@@ -34,7 +41,10 @@ function blogManifests(): AnyManifest[] {
       featured: true,
       cover: 'https://cdn.example.com/launch.png',
       seoTitle: 'Launch day',
-      tags: [{ slug: 'release', name: 'Release' }, { slug: 'events', name: 'Events' }],
+      tags: [
+        { slug: 'release', name: 'Release' },
+        { slug: 'events', name: 'Events' },
+      ],
       content: {
         blocks: [
           { type: 'heading', level: 2, text: 'Hello' },
@@ -99,11 +109,22 @@ describe('GET /blog/posts', () => {
       featured: true,
       authorName: 'Ada',
       category: { slug: 'news', name: 'News' },
-      tags: [{ slug: 'release', name: 'Release' }, { slug: 'events', name: 'Events' }],
+      tags: [
+        { slug: 'release', name: 'Release' },
+        { slug: 'events', name: 'Events' },
+      ],
       cover: 'https://cdn.example.com/launch.png',
     });
     const patch1 = reply.body.items.find((p: { slug: string }) => p.slug === 'patch-1');
-    expect(patch1).toMatchObject({ subtitle: null, excerpt: null, authorName: null, featured: false, cover: null, readingMinutes: 7, category: { slug: 'patch-notes', name: 'Patch notes' } });
+    expect(patch1).toMatchObject({
+      subtitle: null,
+      excerpt: null,
+      authorName: null,
+      featured: false,
+      cover: null,
+      readingMinutes: 7,
+      category: { slug: 'patch-notes', name: 'Patch notes' },
+    });
   });
 
   test('filtered by category, by tag, and by both', async () => {
@@ -217,7 +238,13 @@ describe('GET /blog/categories and /blog/tags', () => {
 
   test('tags on a published post, by name', async () => {
     const reply = await call(h.base, 'GET', '/blog/tags', { token: playerToken });
-    expect(reply.body).toEqual({ items: [{ slug: 'events', name: 'Events' }, { slug: 'release', name: 'Release' }], next: null });
+    expect(reply.body).toEqual({
+      items: [
+        { slug: 'events', name: 'Events' },
+        { slug: 'release', name: 'Release' },
+      ],
+      next: null,
+    });
   });
 });
 
@@ -250,7 +277,11 @@ describe('scheduled posts and the cache', () => {
     const dueAt = clock.now() + 60_000;
     await h.apply([
       blogCategory('soon-cat', { environment: 'alpha-test', name: 'Soon', order: 10 }),
-      post('soon', { category: 'soon-cat', status: 'scheduled', publishAt: new Date(dueAt).toISOString(), tags: [{ slug: 'soon-tag', name: 'Soon tag' }] }, 'alpha-test'),
+      post(
+        'soon',
+        { category: 'soon-cat', status: 'scheduled', publishAt: new Date(dueAt).toISOString(), tags: [{ slug: 'soon-tag', name: 'Soon tag' }] },
+        'alpha-test',
+      ),
     ]);
     // Read now (and so cached) before its time: not there anywhere.
     const list = await call(h.base, 'GET', '/blog/posts', { token: key });
@@ -283,7 +314,8 @@ describe('scheduled posts and the cache', () => {
     const onQuery = (q: { sql: string }) => queries.push(q.sql);
     h.db.on('query', onQuery);
     try {
-      for (let i = 0; i < 3; i++) for (const base of [h.base, other.base]) for (const path of paths) expect((await call(base, 'GET', path, { token: key })).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        for (const base of [h.base, other.base]) for (const path of paths) expect((await call(base, 'GET', path, { token: key })).status).toBe(200);
     } finally {
       h.db.removeListener('query', onQuery);
     }

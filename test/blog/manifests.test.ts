@@ -12,17 +12,31 @@ let key: string;
 
 const category = (name: string, spec: Record<string, unknown> = {}) => blogCategory(name, { environment: 'alpha-live', name: `Category ${name}`, ...spec });
 const post = (name: string, spec: Record<string, unknown> = {}) =>
-  blogPost(name, { environment: 'alpha-live', title: `Post ${name}`, content: { blocks: [{ type: 'paragraph', text: 'Hello there.' }] }, category: 'guides', status: 'published', ...spec });
+  blogPost(name, {
+    environment: 'alpha-live',
+    title: `Post ${name}`,
+    content: { blocks: [{ type: 'paragraph', text: 'Hello there.' }] },
+    category: 'guides',
+    status: 'published',
+    ...spec,
+  });
 
 async function reconcile(doc: AnyManifest) {
   return reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), h.core.bus);
 }
 async function blogVersion(environmentName = 'alpha-live'): Promise<number> {
-  const row = await h.db('content_versions as v').join('environments as e', 'e.id', 'v.environment_id').where({ 'e.name': environmentName, 'v.kind': BLOG_CONTENT }).first('v.version');
+  const row = await h
+    .db('content_versions as v')
+    .join('environments as e', 'e.id', 'v.environment_id')
+    .where({ 'e.name': environmentName, 'v.kind': BLOG_CONTENT })
+    .first('v.version');
   return row ? Number(row.version) : 0;
 }
 async function refusal(work: () => Promise<unknown>): Promise<ManifestError> {
-  const err = await work().then(() => null, (e: unknown) => e);
+  const err = await work().then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ManifestError);
   return err as ManifestError;
 }
@@ -53,7 +67,15 @@ describe('BlogPost', () => {
       [post('bad-2', { status: 'scheduled' }), 'spec.publishAt'],
       [post('bad-3', { status: 'published', publishAt: '2030-01-01T00:00:00Z' }), 'spec.publishAt'],
       [post('bad-4', { status: 'draft', publishedAt: '2020-01-01T00:00:00Z' }), 'spec.publishedAt'],
-      [post('bad-5', { tags: [{ slug: 'a', name: 'A' }, { slug: 'a', name: 'Again' }] }), 'spec.tags.1.slug'],
+      [
+        post('bad-5', {
+          tags: [
+            { slug: 'a', name: 'A' },
+            { slug: 'a', name: 'Again' },
+          ],
+        }),
+        'spec.tags.1.slug',
+      ],
       [post('bad-6', { slug: 'first' }), 'spec.slug'], // belongs to BlogPost tests/first
       [post('bad.7'), 'spec.slug'], // a name with a dot is no slug
     ];
@@ -68,7 +90,17 @@ describe('BlogPost', () => {
   test('the schema refuses bad content, an unknown status and a cover that is no address', () => {
     const bad: [AnyManifest, string][] = [
       [post('c1', { content: { blocks: [{ type: 'video', url: 'https://x' }] } }), 'spec.content.blocks.0.type'],
-      [post('c2', { content: { blocks: [{ type: 'paragraph', text: 'ok' }, { type: 'heading', level: 1, text: 'Top' }] } }), 'spec.content.blocks.1.level'],
+      [
+        post('c2', {
+          content: {
+            blocks: [
+              { type: 'paragraph', text: 'ok' },
+              { type: 'heading', level: 1, text: 'Top' },
+            ],
+          },
+        }),
+        'spec.content.blocks.1.level',
+      ],
       [post('c3', { content: { blocks: [{ type: 'paragraph', text: 'x', bold: true }] } }), 'spec.content.blocks.0.bold'],
       [post('c4', { content: { blocks: [{ type: 'image', url: 'javascript:alert(1)', alt: '' }] } }), 'spec.content.blocks.0.url'],
       [post('c5', { status: 'live' }), 'spec.status'],
@@ -86,19 +118,37 @@ describe('BlogPost', () => {
       expect({ name: doc.metadata.name, field: (err as ManifestError).field }).toEqual({ name: doc.metadata.name, field });
     }
     // Every block type passes as documented.
-    expect(() => validateManifest(JSON.parse(JSON.stringify(post('ok', { content: { blocks: [
-      { type: 'paragraph', text: 'p' },
-      { type: 'heading', level: 3, text: 'h' },
-      { type: 'image', url: 'https://cdn.example.com/x.png', alt: '' },
-      { type: 'list', ordered: false, items: ['a', 'b'] },
-      { type: 'quote', text: 'q' },
-      { type: 'code', code: 'x' },
-    ] } }))), 'test')).not.toThrow();
+    expect(() =>
+      validateManifest(
+        JSON.parse(
+          JSON.stringify(
+            post('ok', {
+              content: {
+                blocks: [
+                  { type: 'paragraph', text: 'p' },
+                  { type: 'heading', level: 3, text: 'h' },
+                  { type: 'image', url: 'https://cdn.example.com/x.png', alt: '' },
+                  { type: 'list', ordered: false, items: ['a', 'b'] },
+                  { type: 'quote', text: 'q' },
+                  { type: 'code', code: 'x' },
+                ],
+              },
+            }),
+          ),
+        ),
+        'test',
+      ),
+    ).not.toThrow();
   });
 
   test('readingMinutes: given, or the words at 200 a minute rounded up', async () => {
     const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
-    const content = { blocks: [{ type: 'paragraph', text: words(350) }, { type: 'list', ordered: false, items: [words(51)] }] };
+    const content = {
+      blocks: [
+        { type: 'paragraph', text: words(350) },
+        { type: 'list', ordered: false, items: [words(51)] },
+      ],
+    };
     expect(readingMinutesOf(content as never)).toBe(3);
     await reconcile(post('long', { content }));
     expect((await call(h.base, 'GET', '/blog/posts/long', { token: key })).body.post.readingMinutes).toBe(3);
@@ -147,14 +197,24 @@ describe('BlogCategory', () => {
     expect((await reconcile(category('tips', { order: 5 }))).action).toBe('created');
     expect((await reconcile(category('tips', { order: 5 }))).action).toBe('unchanged');
     expect((await reconcile(category('tips', { order: 6, description: 'Tips' }))).action).toBe('updated');
-    expect(await h.db('blog_categories').where({ owner: `${NAMESPACE}/tips` }).first('slug', 'sort_order', 'description')).toEqual({ slug: 'tips', sort_order: 6, description: 'Tips' });
+    expect(
+      await h
+        .db('blog_categories')
+        .where({ owner: `${NAMESPACE}/tips` })
+        .first('slug', 'sort_order', 'description'),
+    ).toEqual({ slug: 'tips', sort_order: 6, description: 'Tips' });
   });
 
   test('a slug of another document is refused; so is moving or removing a category posts are in', async () => {
     expect((await refusal(() => reconcile(category('copycat', { slug: 'guides' })))).field).toBe('spec.slug');
     expect((await refusal(() => reconcile(category('guides', { slug: 'renamed-guides' })))).field).toBe('spec.slug');
     await expect(removeManifest(h.db, { kind: 'BlogCategory', namespace: NAMESPACE, name: 'guides' }, h.core.bus)).rejects.toMatchObject({ code: 'conflict' });
-    expect(await h.db('blog_categories').where({ owner: `${NAMESPACE}/guides` }).first('slug')).toEqual({ slug: 'guides' });
+    expect(
+      await h
+        .db('blog_categories')
+        .where({ owner: `${NAMESPACE}/guides` })
+        .first('slug'),
+    ).toEqual({ slug: 'guides' });
   });
 
   test('an empty category is removed, then absent', async () => {

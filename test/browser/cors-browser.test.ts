@@ -105,10 +105,22 @@ beforeAll(async () => {
       gameConfig('web-config', { environment: 'web-live', flags: [{ name: 'winter_event', enabled: true }] }),
       currency('web-gold', { environment: 'web-live', key: 'gold', name: 'Gold', scope: 'account', kind: 'balance' }),
       itemType('web-potion', {
-        environment: 'web-live', key: 'potion', name: 'Potion', category: 'consumable', ownership: 'counted', scope: 'account',
-        purchasable: true, priceRule: 'all', prices: [{ currencyKey: 'gold', amount: 3 }],
+        environment: 'web-live',
+        key: 'potion',
+        name: 'Potion',
+        category: 'consumable',
+        ownership: 'counted',
+        scope: 'account',
+        purchasable: true,
+        priceRule: 'all',
+        prices: [{ currencyKey: 'gold', amount: 3 }],
       }),
-      { apiVersion: live.apiVersion, kind: 'ServerKey', metadata: { name: 'web-live-key', namespace: live.metadata.namespace }, spec: { environment: 'web-live' } } as AnyManifest,
+      {
+        apiVersion: live.apiVersion,
+        kind: 'ServerKey',
+        metadata: { name: 'web-live-key', namespace: live.metadata.namespace },
+        spec: { environment: 'web-live' },
+      } as AnyManifest,
     ],
   });
   await h.core.origins.settled();
@@ -167,7 +179,11 @@ test('the same page from an origin not allowed gets nothing: its calls fail in t
     const before = await h.db('players').count({ n: '*' }).first();
     const idToken = await signIdToken(idKey, { sub: 'blocked-player' });
     const outcome = await page.evaluate(
-      ([api, token]) => (globalThis as any).game.signIn(api, 'web-live', token).then(() => 'answered', (err: Error) => err.name),
+      ([api, token]) =>
+        (globalThis as any).game.signIn(api, 'web-live', token).then(
+          () => 'answered',
+          (err: Error) => err.name,
+        ),
       [h.base, idToken],
     );
     expect(outcome).toBe('HearthTransportError'); // the browser's "Failed to fetch", as the SDK reports it
@@ -179,7 +195,10 @@ test('the same page from an origin not allowed gets nothing: its calls fail in t
       ([api, tokens]) => {
         const game = (globalThis as any).game;
         game.useToken(api, tokens);
-        return game.flags().then(() => 'answered', (err: Error) => err.name);
+        return game.flags().then(
+          () => 'answered',
+          (err: Error) => err.name,
+        );
       },
       [h.base, signedIn.body] as const,
     );

@@ -60,7 +60,11 @@ function spawnBuilt(args: string[], vars: Record<string, string | undefined>): C
 }
 
 /** Starts a serving command and waits (bounded) until its output shows `ready`; SIGKILLed by `stop` if SIGTERM does not end it. */
-async function serve(args: string[], vars: Record<string, string>, ready: string): Promise<{ child: ChildProcess; output: () => string; stop: () => Promise<number | null> }> {
+async function serve(
+  args: string[],
+  vars: Record<string, string>,
+  ready: string,
+): Promise<{ child: ChildProcess; output: () => string; stop: () => Promise<number | null> }> {
   const child = spawnBuilt(args, { ...vars, LOG_LEVEL: 'info' });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
@@ -84,7 +88,11 @@ async function serve(args: string[], vars: Record<string, string>, ready: string
   return { child, output: () => output, stop };
 }
 
-const migrationNames = () => fs.readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.ts')).sort();
+const migrationNames = () =>
+  fs
+    .readdirSync(MIGRATIONS_DIR)
+    .filter((f) => f.endsWith('.ts'))
+    .sort();
 
 describe('the bundle', () => {
   test('builds in seconds into one file beside its source map, with no tsx and no TypeScript left to load', () => {
@@ -167,7 +175,12 @@ describe('the bundle runs Hearth on a fresh database', () => {
 
   test('apply -f writes manifests and prints the minted server keys', async () => {
     const file = path.join(app, 'manifests.yaml');
-    fs.writeFileSync(file, standardManifests().map((doc) => stringify(doc)).join('---\n'));
+    fs.writeFileSync(
+      file,
+      standardManifests()
+        .map((doc) => stringify(doc))
+        .join('---\n'),
+    );
     const run = await runBuilt(['apply', '-f', file, '--json'], vars);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
@@ -180,7 +193,11 @@ describe('the bundle runs Hearth on a fresh database', () => {
   test('api serves its probes and the API; realtime its probes and an authorized socket; both stop on SIGTERM with 0', async () => {
     const [port, apiMetrics, realtimePort, realtimeMetrics] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const api = await serve(['api'], { ...vars, PORT: String(port), METRICS_PORT: String(apiMetrics) }, '"msg":"api listening"');
-    const realtime = await serve(['realtime'], { ...vars, REALTIME_PORT: String(realtimePort), METRICS_PORT: String(realtimeMetrics) }, '"msg":"realtime listening"');
+    const realtime = await serve(
+      ['realtime'],
+      { ...vars, REALTIME_PORT: String(realtimePort), METRICS_PORT: String(realtimeMetrics) },
+      '"msg":"realtime listening"',
+    );
     try {
       const base = `http://127.0.0.1:${port}`;
       expect((await call(base, 'GET', '/healthz')).body).toEqual({ status: 'ok' });
@@ -212,7 +229,11 @@ describe('the bundle runs Hearth on a fresh database', () => {
 
   test('dev on an existing DATABASE_URL and REDIS_URL finds examples/dev/ from the bundle and serves it', async () => {
     const port = await freePort();
-    const dev = await serve(['dev', '--data-dir', path.join(app, 'dev-data')], { ...vars, PORT: String(port), METRICS_PORT: '0', HEARTH_DEV_STORE_PORT: '0', HEARTH_DEV_OIDC_PORT: '0' }, 'server key');
+    const dev = await serve(
+      ['dev', '--data-dir', path.join(app, 'dev-data')],
+      { ...vars, PORT: String(port), METRICS_PORT: '0', HEARTH_DEV_STORE_PORT: '0', HEARTH_DEV_OIDC_PORT: '0' },
+      'server key',
+    );
     try {
       const appKey = /app key\s+(\S+)/.exec(dev.output())?.[1];
       const serverKey = /server key\s+(hsk_\S+)/.exec(dev.output())?.[1];

@@ -42,14 +42,21 @@ const grant = (playerId: string, body: Record<string, unknown>, opts: { token?: 
   call(h.base, 'POST', `/players/${playerId}/cards/grant`, { token: opts.token ?? key, body, headers: opts.idem ? { 'Idempotency-Key': opts.idem } : {} });
 const stack = (playerId: string, action: 'grant' | 'consume', body: Record<string, unknown>, idem: string | null = newKey()) =>
   call(h.base, 'POST', `/players/${playerId}/card-stacks/${action}`, { token: key, body, headers: idem === null ? {} : { 'Idempotency-Key': idem } });
-const cards = async (playerId: string, inventory = 'current') => ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/cards`, { token: key }));
-const stacks = async (playerId: string, inventory = 'current') => ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/card-stacks`, { token: key }));
+const cards = async (playerId: string, inventory = 'current') =>
+  ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/cards`, { token: key }));
+const stacks = async (playerId: string, inventory = 'current') =>
+  ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/card-stacks`, { token: key }));
 
 /** Everything a refusal must leave as it was: the player's cards (consumed or not), stacks and deck lines. */
 async function holdings(playerId: string) {
   return {
     cards: await h.db('cards').where({ player_id: playerId }).orderBy('seq').select('id', 'inventory_id', 'card_type_key', 'consumed_at', 'data'),
-    stacks: await h.db('card_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').where('i.player_id', playerId).orderBy('s.card_type_key').select('s.*'),
+    stacks: await h
+      .db('card_stacks as s')
+      .join('inventories as i', 'i.id', 's.inventory_id')
+      .where('i.player_id', playerId)
+      .orderBy('s.card_type_key')
+      .select('s.*'),
     lines: await h.db('deck_entries as e').join('decks as d', 'd.id', 'e.deck_id').where('d.player_id', playerId).orderBy('e.seq').select('e.*'),
   };
 }
@@ -61,7 +68,15 @@ describe('granting a card', () => {
     const current = await cards(p);
     expect(current.inventory.realmId).toBe('s1');
     expect(first).toEqual({
-      card: { id: expect.any(String), inventoryId: current.inventory.id, cardTypeKey: 'knight', cardTemplateKey: 'foil', grantKey: null, consumedAt: null, data: { level: 2 } },
+      card: {
+        id: expect.any(String),
+        inventoryId: current.inventory.id,
+        cardTypeKey: 'knight',
+        cardTemplateKey: 'foil',
+        grantKey: null,
+        consumedAt: null,
+        data: { level: 2 },
+      },
       alreadyGranted: false,
     });
     const second = ok(await grant(p, { cardTypeKey: 'rat' }));
@@ -160,9 +175,15 @@ describe('consuming a card', () => {
     const consumed = ok(await call(h.base, 'POST', `/players/${p}/cards/${card.id}/consume`, { token: key }));
     expect(consumed).toEqual({ ...card, consumedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
     expect((await cards(p)).items).toEqual([kept]);
-    expect((await h.db('deck_entries').whereIn('deck_id', [`${p}-deck-a`, `${p}-deck-b`]).orderBy('id').select('id')).map((e) => e.id)).toEqual([
-      `${p}-deck-a-2`, `${p}-deck-a-3`, `${p}-deck-b-2`, `${p}-deck-b-3`,
-    ]);
+    expect(
+      (
+        await h
+          .db('deck_entries')
+          .whereIn('deck_id', [`${p}-deck-a`, `${p}-deck-b`])
+          .orderBy('id')
+          .select('id')
+      ).map((e) => e.id),
+    ).toEqual([`${p}-deck-a-2`, `${p}-deck-a-3`, `${p}-deck-b-2`, `${p}-deck-b-3`]);
 
     const before = await holdings(p);
     const again = expectError(await call(h.base, 'POST', `/players/${p}/cards/${card.id}/consume`, { token: key }), 409, 'already-consumed');
@@ -196,7 +217,10 @@ describe('card stacks', () => {
     ok(await stack(p, 'grant', { cardTypeKey: 'knight', quantity: 1 }));
     ok(await stack(p, 'grant', { cardTypeKey: 'rat', quantity: 2, realmId: null }));
     expect(await stacks(p)).toEqual({
-      items: [{ inventoryId: inventory.id, cardTypeKey: 'knight', quantity: 1 }, { inventoryId: inventory.id, cardTypeKey: 'rat', quantity: 5 }],
+      items: [
+        { inventoryId: inventory.id, cardTypeKey: 'knight', quantity: 1 },
+        { inventoryId: inventory.id, cardTypeKey: 'rat', quantity: 5 },
+      ],
       next: null,
       inventory,
     });
@@ -248,10 +272,16 @@ describe('card stacks', () => {
     const p = await player('stack-ceiling');
     const { inventoryId } = ok(await stack(p, 'grant', { cardTypeKey: 'rat', quantity: 1 }));
     // Near the ceiling of exact numbers (put there directly: a test cannot grant 2^53 times).
-    await h.db('card_stacks').where({ inventory_id: inventoryId, card_type_key: 'rat' }).update({ quantity: (2n ** 53n - 2n).toString() });
+    await h
+      .db('card_stacks')
+      .where({ inventory_id: inventoryId, card_type_key: 'rat' })
+      .update({ quantity: (2n ** 53n - 2n).toString() });
     const before = await holdings(p);
     expect(expectError(await stack(p, 'grant', { cardTypeKey: 'rat', quantity: 2 }), 409, 'owned-limit').details).toEqual({
-      cardTypeKey: 'rat', held: 2 ** 53 - 2, requested: 2, limit: Number.MAX_SAFE_INTEGER,
+      cardTypeKey: 'rat',
+      held: 2 ** 53 - 2,
+      requested: 2,
+      limit: Number.MAX_SAFE_INTEGER,
     });
     expect(await holdings(p)).toEqual(before);
     expect(ok(await stack(p, 'grant', { cardTypeKey: 'rat', quantity: 1 }))).toEqual({ inventoryId, cardTypeKey: 'rat', quantity: Number.MAX_SAFE_INTEGER });
@@ -280,7 +310,12 @@ describe('the lists', () => {
     expect(ok(await call(h.base, 'GET', `/players/me/inventories/${first.inventory.id}/cards`, { token })).items).toEqual(granted);
     expectError(await call(h.base, 'GET', `/players/${p}/inventories/current/cards`, { token }), 403, 'forbidden');
     expectError(await call(h.base, 'GET', `/players/${p}/inventories/no-such/cards`, { token: key }), 404, 'not-found');
-    expectError(await call(h.base, 'GET', `/players/${p}/inventories/current/card-stacks?cursor=${encodeURIComponent(first.next)}`, { token: key }), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await call(h.base, 'GET', `/players/${p}/inventories/current/card-stacks?cursor=${encodeURIComponent(first.next)}`, { token: key }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
     expectError(await call(h.base, 'GET', `/players/${p}/inventories/current/cards?kind=x`, { token: key }), 400, 'invalid-request', 'query.kind');
   });
 });

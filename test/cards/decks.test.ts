@@ -39,10 +39,18 @@ const player = async (subject: string) => {
   const inventory = ok(await call(h.base, 'GET', `/players/${signed.player.id}/inventories/current`, { token: key }));
   return { id: signed.player.id, token: signed.accessToken, inventory: inventory.id as string };
 };
-const grantCard = async (playerId: string, cardTypeKey: string) => ok(await call(h.base, 'POST', `/players/${playerId}/cards/grant`, { token: key, body: { cardTypeKey } })).card;
+const grantCard = async (playerId: string, cardTypeKey: string) =>
+  ok(await call(h.base, 'POST', `/players/${playerId}/cards/grant`, { token: key, body: { cardTypeKey } })).card;
 const grantStack = async (playerId: string, cardTypeKey: string, quantity: number) =>
-  ok(await call(h.base, 'POST', `/players/${playerId}/card-stacks/grant`, { token: key, body: { cardTypeKey, quantity }, headers: { 'Idempotency-Key': `deck-stack-${++seq}` } }));
-const decks = (playerId: string, method: string, rest = '', body?: unknown, token = key) => call(h.base, method, `/players/${playerId}/decks${rest}`, { token, body });
+  ok(
+    await call(h.base, 'POST', `/players/${playerId}/card-stacks/grant`, {
+      token: key,
+      body: { cardTypeKey, quantity },
+      headers: { 'Idempotency-Key': `deck-stack-${++seq}` },
+    }),
+  );
+const decks = (playerId: string, method: string, rest = '', body?: unknown, token = key) =>
+  call(h.base, method, `/players/${playerId}/decks${rest}`, { token, body });
 const makeDeck = async (playerId: string, inventoryId: string, name = 'Main') => ok(await decks(playerId, 'POST', '', { inventoryId, name }), 201);
 
 describe('decks', () => {
@@ -74,7 +82,11 @@ describe('decks', () => {
     expect(ok(await decks(p.id, 'PUT', `/${deck.id}/cards/${one.id}`))).toEqual(withOne); // already there: unchanged
     ok(await decks(p.id, 'PUT', `/${deck.id}/cards/${two.id}`));
     const typed = ok(await decks(p.id, 'PUT', `/${deck.id}/types/squire`, { count: 2 }));
-    expect(typed.entries.map((e: any) => [e.cardId, e.cardTypeKey, e.count])).toEqual([[one.id, null, 1], [two.id, null, 1], [null, 'squire', 2]]);
+    expect(typed.entries.map((e: any) => [e.cardId, e.cardTypeKey, e.count])).toEqual([
+      [one.id, null, 1],
+      [two.id, null, 1],
+      [null, 'squire', 2],
+    ]);
     expect(ok(await decks(p.id, 'PUT', `/${deck.id}/types/squire`, { count: 4 })).entries[2]).toMatchObject({ cardTypeKey: 'squire', count: 4 });
     expect(ok(await decks(p.id, 'DELETE', `/${deck.id}/cards/${two.id}`)).entries.map((e: any) => e.cardId ?? e.cardTypeKey)).toEqual([one.id, 'squire']);
     expect(ok(await decks(p.id, 'DELETE', `/${deck.id}/cards/${two.id}`)).entries).toHaveLength(2); // not there: done
@@ -127,13 +139,18 @@ describe('decks', () => {
 
     const deck = made.find((r) => r.status === 201)!.body;
     // 199 lines written directly (card types need not exist for the count), then two at once: one fits.
-    await h.db('deck_entries').insert(Array.from({ length: 199 }, (_, i) => ({ id: `${deck.id}-${i}`, deck_id: deck.id, card_type_key: `filler-${i}`, count: 1 })));
+    await h
+      .db('deck_entries')
+      .insert(Array.from({ length: 199 }, (_, i) => ({ id: `${deck.id}-${i}`, deck_id: deck.id, card_type_key: `filler-${i}`, count: 1 })));
     const [a, b] = [await grantCard(p.id, 'rat'), await grantCard(p.id, 'rat')];
     const puts = await Promise.all([decks(p.id, 'PUT', `/${deck.id}/cards/${a.id}`), decks(p.id, 'PUT', `/${deck.id}/cards/${b.id}`)]);
     expect(puts.map((r) => r.status).sort()).toEqual([200, 409]);
     expectError(await decks(p.id, 'PUT', `/${deck.id}/types/knight`, { count: 1 }), 409, 'owned-limit');
     // Changing an existing line needs no new one.
-    await h.db('deck_entries').where({ id: `${deck.id}-0` }).update({ card_type_key: 'rat' });
+    await h
+      .db('deck_entries')
+      .where({ id: `${deck.id}-0` })
+      .update({ card_type_key: 'rat' });
     expect(ok(await decks(p.id, 'PUT', `/${deck.id}/types/rat`, { count: 5 })).entries).toHaveLength(200);
   });
 

@@ -21,24 +21,35 @@ const knight = (spec: Record<string, unknown> = {}) =>
     perDeckLimit: 3,
     purchasable: true,
     priceRule: 'any',
-    prices: [{ currencyKey: 'gold', amount: 100 }, { currencyKey: 'gems', amount: 2 }],
+    prices: [
+      { currencyKey: 'gold', amount: 100 },
+      { currencyKey: 'gems', amount: 2 },
+    ],
     data: { attack: 2, defence: 5 },
     ...spec,
   });
 const peasant = (spec: Record<string, unknown> = {}) => cardType('peasant', { environment: 'alpha-live', name: 'Peasant', starter: true, ...spec });
 const dragon = cardType('dragon', { environment: 'alpha-live', name: 'Dragon', enabled: false });
-const foil = (spec: Record<string, unknown> = {}) => cardTemplate('foil', { environment: 'alpha-live', name: 'Foil', description: 'Shiny', data: { finish: 'foil' }, ...spec });
+const foil = (spec: Record<string, unknown> = {}) =>
+  cardTemplate('foil', { environment: 'alpha-live', name: 'Foil', description: 'Shiny', data: { finish: 'foil' }, ...spec });
 const plain = cardTemplate('plain', { environment: 'alpha-live', key: 'plain.v1', name: 'Plain', enabled: false });
 
 async function reconcile(doc: AnyManifest) {
   return reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), h.core.bus);
 }
 async function version(kind: 'card-types' | 'card-templates', environmentName = 'alpha-live'): Promise<number> {
-  const row = await h.db('content_versions as v').join('environments as e', 'e.id', 'v.environment_id').where({ 'e.name': environmentName, 'v.kind': kind }).first('v.version');
+  const row = await h
+    .db('content_versions as v')
+    .join('environments as e', 'e.id', 'v.environment_id')
+    .where({ 'e.name': environmentName, 'v.kind': kind })
+    .first('v.version');
   return row ? Number(row.version) : 0;
 }
 async function refusal(work: () => Promise<unknown>): Promise<ManifestError> {
-  const err = await work().then(() => null, (e: unknown) => e);
+  const err = await work().then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ManifestError);
   return err as ManifestError;
 }
@@ -60,12 +71,48 @@ describe('GET /definitions/card-types and /card-templates', () => {
   test('every definition by key with every field, defaults filled in, switched-off ones listed', async () => {
     expect(await definitions('card-types')).toEqual({
       items: [
-        { key: 'dragon', slug: 'dragon', name: 'Dragon', description: '', enabled: false, perDeckLimit: null, starter: false, purchasable: false, priceRule: 'all', prices: [], data: {} },
         {
-          key: 'knight.blue', slug: 'knight.blue', name: 'Blue knight', description: 'Holds the line', enabled: true, perDeckLimit: 3, starter: false, purchasable: true,
-          priceRule: 'any', prices: [{ currencyKey: 'gold', amount: 100 }, { currencyKey: 'gems', amount: 2 }], data: { attack: 2, defence: 5 },
+          key: 'dragon',
+          slug: 'dragon',
+          name: 'Dragon',
+          description: '',
+          enabled: false,
+          perDeckLimit: null,
+          starter: false,
+          purchasable: false,
+          priceRule: 'all',
+          prices: [],
+          data: {},
         },
-        { key: 'peasant', slug: 'peasant', name: 'Peasant', description: '', enabled: true, perDeckLimit: null, starter: true, purchasable: false, priceRule: 'all', prices: [], data: {} },
+        {
+          key: 'knight.blue',
+          slug: 'knight.blue',
+          name: 'Blue knight',
+          description: 'Holds the line',
+          enabled: true,
+          perDeckLimit: 3,
+          starter: false,
+          purchasable: true,
+          priceRule: 'any',
+          prices: [
+            { currencyKey: 'gold', amount: 100 },
+            { currencyKey: 'gems', amount: 2 },
+          ],
+          data: { attack: 2, defence: 5 },
+        },
+        {
+          key: 'peasant',
+          slug: 'peasant',
+          name: 'Peasant',
+          description: '',
+          enabled: true,
+          perDeckLimit: null,
+          starter: true,
+          purchasable: false,
+          priceRule: 'all',
+          prices: [],
+          data: {},
+        },
       ],
       next: null,
     });
@@ -83,8 +130,18 @@ describe('GET /definitions/card-types and /card-templates', () => {
     expect(first.items.map((d) => d.key)).toEqual(['dragon', 'knight.blue']);
     const rest = await definitions('card-types', `?limit=2&cursor=${encodeURIComponent(first.next!)}`);
     expect(rest).toEqual({ items: [expect.objectContaining({ key: 'peasant' })], next: null });
-    expectError(await call(h.base, 'GET', `/definitions/card-types?cursor=${encodeURIComponent(first.next!)}`, { token: h.serverKeys['alpha-test-key'] }), 400, 'invalid-request', 'query.cursor');
-    expectError(await call(h.base, 'GET', `/definitions/card-templates?cursor=${encodeURIComponent(first.next!)}`, { token: key }), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await call(h.base, 'GET', `/definitions/card-types?cursor=${encodeURIComponent(first.next!)}`, { token: h.serverKeys['alpha-test-key'] }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
+    expectError(
+      await call(h.base, 'GET', `/definitions/card-templates?cursor=${encodeURIComponent(first.next!)}`, { token: key }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
   });
 
   test("another environment's definitions are not listed", async () => {
@@ -150,7 +207,16 @@ describe('the CardType and CardTemplate kinds', () => {
 
   test('refusals name the field and change nothing', async () => {
     const cases: [AnyManifest, string, RegExp][] = [
-      [knight({ prices: [{ currencyKey: 'gold', amount: 1 }, { currencyKey: 'gold', amount: 2 }] }), 'spec.prices', /each currency once/],
+      [
+        knight({
+          prices: [
+            { currencyKey: 'gold', amount: 1 },
+            { currencyKey: 'gold', amount: 2 },
+          ],
+        }),
+        'spec.prices',
+        /each currency once/,
+      ],
       [knight({ prices: [], priceRule: 'all' }), 'spec.prices', /at least one price for a purchasable card type/],
       [peasant({ priceRule: 'any' }), 'spec.priceRule', /any needs at least one price/],
       [knight({ perDeckLimit: 0 }), 'spec.perDeckLimit', /must be >= 1/],

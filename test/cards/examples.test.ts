@@ -37,10 +37,19 @@ test('the demo’s card types and template are served, and a player buys a card 
 
   const signed = await signIn(h.base, key, 'demo-card-player');
   const me = signed.accessToken;
-  ok(await call(h.base, 'POST', `/players/${signed.player.id}/currencies/gold/credit`, { token: key, body: { amount: 120, reason: 'quest' }, headers: { 'Idempotency-Key': 'demo-gold' } }));
+  ok(
+    await call(h.base, 'POST', `/players/${signed.player.id}/currencies/gold/credit`, {
+      token: key,
+      body: { amount: 120, reason: 'quest' },
+      headers: { 'Idempotency-Key': 'demo-gold' },
+    }),
+  );
   const bought = ok(await call(h.base, 'POST', '/players/me/purchases/cards', { token: me, body: { cardTypeKey: 'archer' } }));
   expect(bought.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([['gold', -50, 70]]);
-  const deck = ok(await call(h.base, 'POST', '/players/me/decks', { token: me, body: { inventoryId: bought.granted.card.inventoryId, name: 'Starter deck' } }), 201);
+  const deck = ok(
+    await call(h.base, 'POST', '/players/me/decks', { token: me, body: { inventoryId: bought.granted.card.inventoryId, name: 'Starter deck' } }),
+    201,
+  );
   ok(await call(h.base, 'PUT', `/players/me/decks/${deck.id}/cards/${bought.granted.card.id}`, { token: me }));
   ok(await call(h.base, 'PUT', `/players/me/decks/${deck.id}/types/squire`, { token: me, body: { count: 4 } }));
   expect(ok(await call(h.base, 'GET', `/players/me/decks/${deck.id}/validation?maxSize=30`, { token: me }))).toEqual({ valid: true, size: 5, problems: [] });

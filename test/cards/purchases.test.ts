@@ -19,13 +19,29 @@ const content = [
   coin('gems', {}),
   coin('energy', { kind: 'consumed', max: 500 }),
   coin('tokens', { scope: 'realm' }),
-  card('knight', { prices: [{ currencyKey: 'gold', amount: 100 }, { currencyKey: 'gems', amount: 2 }] }),
-  card('mage', { priceRule: 'any', prices: [{ currencyKey: 'gold', amount: 50 }, { currencyKey: 'gems', amount: 5 }] }),
+  card('knight', {
+    prices: [
+      { currencyKey: 'gold', amount: 100 },
+      { currencyKey: 'gems', amount: 2 },
+    ],
+  }),
+  card('mage', {
+    priceRule: 'any',
+    prices: [
+      { currencyKey: 'gold', amount: 50 },
+      { currencyKey: 'gems', amount: 5 },
+    ],
+  }),
   card('spark', { prices: [{ currencyKey: 'energy', amount: 30 }] }),
   card('scout', { prices: [{ currencyKey: 'tokens', amount: 4 }] }),
   card('relic', { purchasable: false }),
   card('dragon', { enabled: false, prices: [{ currencyKey: 'gold', amount: 1 }] }),
-  card('ghostpriced', { prices: [{ currencyKey: 'gold', amount: 1 }, { currencyKey: 'ghost', amount: 1 }] }),
+  card('ghostpriced', {
+    prices: [
+      { currencyKey: 'gold', amount: 1 },
+      { currencyKey: 'ghost', amount: 1 },
+    ],
+  }),
   cardTemplate('foil', { environment: env, name: 'Foil' }),
   cardTemplate('faded', { environment: env, name: 'Faded', enabled: false }),
 ];
@@ -51,14 +67,29 @@ const ok = <T = any>(reply: Reply<T>): T => {
   return reply.body;
 };
 const credit = async (playerId: string, currencyKey: string, amount: number, extra: Record<string, unknown> = {}) =>
-  ok(await call(h.base, 'POST', `/players/${playerId}/currencies/${currencyKey}/credit`, { token: key, body: { amount, reason: 'setup', ...extra }, headers: { 'Idempotency-Key': newKey() } }));
+  ok(
+    await call(h.base, 'POST', `/players/${playerId}/currencies/${currencyKey}/credit`, {
+      token: key,
+      body: { amount, reason: 'setup', ...extra },
+      headers: { 'Idempotency-Key': newKey() },
+    }),
+  );
 const balances = async (playerId: string, inventory = 'account') =>
-  Object.fromEntries((ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/balances`, { token: key })).items as { currencyKey: string; amount: number }[]).map((b) => [b.currencyKey, b.amount]));
+  Object.fromEntries(
+    (
+      ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/balances`, { token: key })).items as { currencyKey: string; amount: number }[]
+    ).map((b) => [b.currencyKey, b.amount]),
+  );
 
 /** Everything a refusal must leave as it was: balances of every inventory, cards, stacks and the ledger. */
 async function snapshot(playerId: string) {
   return {
-    balances: await h.db('balances as b').join('inventories as i', 'i.id', 'b.inventory_id').where('i.player_id', playerId).orderBy(['b.inventory_id', 'b.currency_key']).select('b.*'),
+    balances: await h
+      .db('balances as b')
+      .join('inventories as i', 'i.id', 'b.inventory_id')
+      .where('i.player_id', playerId)
+      .orderBy(['b.inventory_id', 'b.currency_key'])
+      .select('b.*'),
     cards: await h.db('cards').where({ player_id: playerId }).orderBy('seq').select('id'),
     stacks: await h.db('card_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').where('i.player_id', playerId).select('s.*'),
     ledger: await h.db('ledger_entries').where({ player_id: playerId }).orderBy('id').select('id'),
@@ -80,7 +111,15 @@ describe('buying a card', () => {
         { transactionId: expect.any(String), inventoryId: account.id, currencyKey: 'gold', amount: -100, balanceAfter: 150, replayed: false },
       ],
       granted: {
-        card: { id: expect.any(String), inventoryId: current.inventory.id, cardTypeKey: 'knight', cardTemplateKey: null, grantKey: null, consumedAt: null, data: {} },
+        card: {
+          id: expect.any(String),
+          inventoryId: current.inventory.id,
+          cardTypeKey: 'knight',
+          cardTemplateKey: null,
+          grantKey: null,
+          consumedAt: null,
+          data: {},
+        },
         alreadyGranted: false,
       },
     });
@@ -88,7 +127,10 @@ describe('buying a card', () => {
     expect(await balances(p)).toEqual({ gems: 8, gold: 150 });
     const ledger = ok(await call(h.base, 'GET', `/players/${p}/ledger`, { token: key })).items;
     expect(ledger.slice(0, 2).map((e: any) => [e.currencyKey, e.amount, e.reason, e.reference])).toEqual(
-      expect.arrayContaining([['gold', -100, 'purchase', 'card:knight'], ['gems', -2, 'purchase', 'card:knight']]),
+      expect.arrayContaining([
+        ['gold', -100, 'purchase', 'card:knight'],
+        ['gems', -2, 'purchase', 'card:knight'],
+      ]),
     );
   });
 
@@ -103,7 +145,9 @@ describe('buying a card', () => {
     const second = ok(await buy(p, { cardTypeKey: 'mage', as: 'stack', payWith: 'gold', inventoryId: account.id }));
     expect(second.granted).toEqual({ inventoryId: account.id, cardTypeKey: 'mage', quantity: 2 });
     expect(await balances(p)).toEqual({ gems: 15, gold: 150 });
-    expect(ok(await call(h.base, 'GET', `/players/${p}/inventories/account/card-stacks`, { token: key })).items).toEqual([{ inventoryId: account.id, cardTypeKey: 'mage', quantity: 2 }]);
+    expect(ok(await call(h.base, 'GET', `/players/${p}/inventories/account/card-stacks`, { token: key })).items).toEqual([
+      { inventoryId: account.id, cardTypeKey: 'mage', quantity: 2 },
+    ]);
   });
 
   test('a server sends a template, data and a consumed currency’s allowance; a realm currency is paid in the realm the card goes to', async () => {
@@ -183,7 +227,8 @@ describe('retries and concurrency', () => {
     for (const r of replies) ok(r);
     const acting = replies.filter((r) => !r.body.replayed);
     expect(acting).toHaveLength(1);
-    for (const r of replies.filter((x) => x.body.replayed)) expect(r.body).toEqual({ replayed: true, charges: acting[0].body.charges.map((c: any) => ({ ...c, replayed: true })), granted: null });
+    for (const r of replies.filter((x) => x.body.replayed))
+      expect(r.body).toEqual({ replayed: true, charges: acting[0].body.charges.map((c: any) => ({ ...c, replayed: true })), granted: null });
     expect(await balances(p)).toEqual({ gold: 950 });
     expect(await h.db('cards').where({ player_id: p })).toHaveLength(1);
     expect(await h.db('ledger_entries').where({ player_id: p, reason: 'purchase' })).toHaveLength(1);
@@ -192,7 +237,9 @@ describe('retries and concurrency', () => {
   test('concurrent purchases under their own keys never pass the balance: as many act as it pays for', async () => {
     const p = await player('buy-race-balance');
     await credit(p, 'gold', 250);
-    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => buy(p, { cardTypeKey: 'mage', payWith: 'gold', as: i % 2 ? 'stack' : 'instance' }, { idem: newKey() })));
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => buy(p, { cardTypeKey: 'mage', payWith: 'gold', as: i % 2 ? 'stack' : 'instance' }, { idem: newKey() })),
+    );
     const acted = replies.filter((r) => r.status === 200);
     expect(acted).toHaveLength(5);
     for (const r of replies.filter((x) => x.status !== 200)) expectError(r, 409, 'insufficient-balance');

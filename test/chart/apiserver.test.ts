@@ -5,7 +5,19 @@
  */
 import { type Kube, startKube } from '../support/kube';
 import {
-  CHART, FULL_VALUES, type KubeObject, MINIMAL_VALUES, NAMESPACE, find, helm, kubectl, named, parseObjects, prometheusCrdFiles, render, renderYaml,
+  CHART,
+  FULL_VALUES,
+  type KubeObject,
+  MINIMAL_VALUES,
+  NAMESPACE,
+  find,
+  helm,
+  kubectl,
+  named,
+  parseObjects,
+  prometheusCrdFiles,
+  render,
+  renderYaml,
 } from './chart';
 
 let kube: Kube;
@@ -97,9 +109,14 @@ describe("the operator's RBAC, applied, gives its ServiceAccount least privilege
     beforeAll(() => {
       const rbac = applyRbac([`operator.watchNamespaces={${NAMESPACE},starfall}`]);
       expect(rbac.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`).sort()).toEqual([
-        'ClusterRole//hearth-operator', 'ClusterRoleBinding//hearth-operator',
-        `Role/${NAMESPACE}/hearth-operator`, `Role/${NAMESPACE}/hearth-operator-resources`, 'Role/starfall/hearth-operator-resources',
-        `RoleBinding/${NAMESPACE}/hearth-operator`, `RoleBinding/${NAMESPACE}/hearth-operator-resources`, 'RoleBinding/starfall/hearth-operator-resources',
+        'ClusterRole//hearth-operator',
+        'ClusterRoleBinding//hearth-operator',
+        `Role/${NAMESPACE}/hearth-operator`,
+        `Role/${NAMESPACE}/hearth-operator-resources`,
+        'Role/starfall/hearth-operator-resources',
+        `RoleBinding/${NAMESPACE}/hearth-operator`,
+        `RoleBinding/${NAMESPACE}/hearth-operator-resources`,
+        'RoleBinding/starfall/hearth-operator-resources',
         `ServiceAccount/${NAMESPACE}/hearth-operator`,
       ]);
     });
@@ -200,8 +217,21 @@ describe('a release installed, upgraded and uninstalled with helm on the real AP
   // Hooks need a Job controller to finish (there is none beside this API server): --no-hooks here;
   // install.test.ts runs them, with the controllers.
   const install = (verb: 'install' | 'upgrade', sets: string[] = []) =>
-    helmIn([verb, 'blue', CHART, '--values', MINIMAL_VALUES, '--no-hooks', '--set', 'crds.install=false', '--set', 'redis.existingSecret=blue-redis', ...sets.flatMap((s) => ['--set', s])]);
-  const checksum = () => JSON.parse(kubectlOk(['get', 'deployment', 'blue-hearth-api', '-n', ns, '-o', 'json'])).spec.template.metadata.annotations['checksum/secrets'] as string;
+    helmIn([
+      verb,
+      'blue',
+      CHART,
+      '--values',
+      MINIMAL_VALUES,
+      '--no-hooks',
+      '--set',
+      'crds.install=false',
+      '--set',
+      'redis.existingSecret=blue-redis',
+      ...sets.flatMap((s) => ['--set', s]),
+    ]);
+  const checksum = () =>
+    JSON.parse(kubectlOk(['get', 'deployment', 'blue-hearth-api', '-n', ns, '-o', 'json'])).spec.template.metadata.annotations['checksum/secrets'] as string;
   const uidOf = (secret: string) => JSON.parse(kubectlOk(['get', 'secret', secret, '-n', ns, '-o', 'json'])).metadata.uid as string;
   let notes = '';
 
@@ -213,7 +243,12 @@ describe('a release installed, upgraded and uninstalled with helm on the real AP
 
   test('the credential Secrets are release objects: in `helm get manifest`, owned by the release', () => {
     const manifest = parseObjects(helmIn(['get', 'manifest', 'blue']));
-    expect(manifest.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name).sort()).toEqual(['blue-hearth-database', 'blue-hearth-master-key']);
+    expect(
+      manifest
+        .filter((o) => o.kind === 'Secret')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['blue-hearth-database', 'blue-hearth-master-key']);
     const secret = JSON.parse(kubectlOk(['get', 'secret', 'blue-hearth-master-key', '-n', ns, '-o', 'json']));
     expect(secret.metadata.annotations).toMatchObject({ 'meta.helm.sh/release-name': 'blue', 'meta.helm.sh/release-namespace': ns });
     expect(secret.metadata.labels['app.kubernetes.io/managed-by']).toBe('Helm');
@@ -235,7 +270,9 @@ describe('a release installed, upgraded and uninstalled with helm on the real AP
     // A changed URL is written into the same Secret, and rolls the pods.
     install('upgrade', ['database.url=postgres://hearth:rotated@postgres.databases.svc:5432/hearth']);
     expect(uidOf('blue-hearth-database')).toBe(uid);
-    expect(Buffer.from(JSON.parse(kubectlOk(['get', 'secret', 'blue-hearth-database', '-n', ns, '-o', 'json'])).data.url, 'base64').toString()).toContain('rotated');
+    expect(Buffer.from(JSON.parse(kubectlOk(['get', 'secret', 'blue-hearth-database', '-n', ns, '-o', 'json'])).data.url, 'base64').toString()).toContain(
+      'rotated',
+    );
     expect(checksum()).not.toBe(before);
   });
 
@@ -243,7 +280,21 @@ describe('a release installed, upgraded and uninstalled with helm on the real AP
     const before = checksum();
     install('upgrade', ['database.url=postgres://hearth:rotated@postgres.databases.svc:5432/hearth']);
     expect(checksum()).toBe(before);
-    kubectlOk(['apply', '-f', '-'], kubectlOk(['create', 'secret', 'generic', 'blue-redis', '-n', ns, '--from-literal=url=redis://redis-b.databases.svc:6379', '--dry-run=client', '-o', 'json']));
+    kubectlOk(
+      ['apply', '-f', '-'],
+      kubectlOk([
+        'create',
+        'secret',
+        'generic',
+        'blue-redis',
+        '-n',
+        ns,
+        '--from-literal=url=redis://redis-b.databases.svc:6379',
+        '--dry-run=client',
+        '-o',
+        'json',
+      ]),
+    );
     install('upgrade', ['database.url=postgres://hearth:rotated@postgres.databases.svc:5432/hearth']);
     expect(checksum()).not.toBe(before);
   });

@@ -43,9 +43,13 @@ export const kubectl = (kubeconfig: string, args: string[], input?: string) => r
 /** `helm template` arguments for a values file and `--set` pairs. */
 export function templateArgs(valuesFiles: string[], sets: string[] = []): string[] {
   return [
-    'template', RELEASE, CHART,
-    '--namespace', NAMESPACE,
-    '--kube-version', KUBE_VERSION,
+    'template',
+    RELEASE,
+    CHART,
+    '--namespace',
+    NAMESPACE,
+    '--kube-version',
+    KUBE_VERSION,
     ...valuesFiles.flatMap((f) => ['--values', f]),
     ...sets.flatMap((s) => ['--set', s]),
   ];
@@ -55,12 +59,19 @@ export interface KubeObject {
   apiVersion: string;
   kind: string;
   metadata: {
-    name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>;
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
     // What the API server adds to an object it stores (read back with `kubectl get -o json`).
-    uid?: string; deletionTimestamp?: string; ownerReferences?: { kind: string; name: string; uid: string }[];
-    resourceVersion?: string; finalizers?: string[]; managedFields?: { manager: string; operation?: string; subresource?: string }[];
+    uid?: string;
+    deletionTimestamp?: string;
+    ownerReferences?: { kind: string; name: string; uid: string }[];
+    resourceVersion?: string;
+    finalizers?: string[];
+    managedFields?: { manager: string; operation?: string; subresource?: string }[];
   };
-   
+
   [key: string]: any;
 }
 
@@ -92,11 +103,17 @@ export function find(objects: KubeObject[], kind: string, name: string): KubeObj
 /** The hearth.gg CRD files, when the generator has written them. */
 export function hearthCrdFiles(): string[] {
   if (!fs.existsSync(HEARTH_CRDS_DIR)) return [];
-  return fs.readdirSync(HEARTH_CRDS_DIR).filter((f) => f.endsWith('.yaml')).map((f) => path.join(HEARTH_CRDS_DIR, f));
+  return fs
+    .readdirSync(HEARTH_CRDS_DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => path.join(HEARTH_CRDS_DIR, f));
 }
 
 export function prometheusCrdFiles(): string[] {
-  return fs.readdirSync(PROMETHEUS_CRDS_DIR).filter((f) => f.endsWith('.yaml')).map((f) => path.join(PROMETHEUS_CRDS_DIR, f));
+  return fs
+    .readdirSync(PROMETHEUS_CRDS_DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => path.join(PROMETHEUS_CRDS_DIR, f));
 }
 
 /** A component's object name: `<release>-<component>` (the release name contains the chart's). */

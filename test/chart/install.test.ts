@@ -35,8 +35,7 @@ function kubectlOk(args: string[], input?: string): string {
 }
 
 const getJson = (args: string[]) => JSON.parse(kubectlOk(['get', ...args, '-o', 'json'])) as KubeObject;
-const listIn = (kind: string, selector?: string): KubeObject[] =>
-  getJson([kind, '-n', NS, ...(selector ? ['-l', selector] : [])]).items as KubeObject[];
+const listIn = (kind: string, selector?: string): KubeObject[] => getJson([kind, '-n', NS, ...(selector ? ['-l', selector] : [])]).items as KubeObject[];
 
 async function kubectlAsync(args: string[]): Promise<string> {
   const res = await runCollected(kubeToolPath('kubectl'), ['--kubeconfig', kube.kubeconfig, ...args], { timeoutMs: 30_000 });
@@ -72,7 +71,8 @@ class MigrationsKubelet {
 
   private async run(): Promise<void> {
     while (this.running) {
-      const pods = JSON.parse(await kubectlAsync(['get', 'pods', '-n', NS, '-l', `batch.kubernetes.io/job-name=${MIGRATIONS_JOB}`, '-o', 'json'])).items as KubeObject[];
+      const pods = JSON.parse(await kubectlAsync(['get', 'pods', '-n', NS, '-l', `batch.kubernetes.io/job-name=${MIGRATIONS_JOB}`, '-o', 'json']))
+        .items as KubeObject[];
       for (const pod of pods) {
         this.podNames.add(pod.metadata.name);
         for (const owner of pod.metadata.ownerReferences ?? []) {
@@ -84,14 +84,21 @@ class MigrationsKubelet {
           phase: 'Succeeded',
           conditions: [{ type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: now }],
           containerStatuses: pod.spec.containers.map((c: { name: string; image: string }) => ({
-            name: c.name, image: c.image, imageID: '', ready: false, restartCount: 0, started: false,
+            name: c.name,
+            image: c.image,
+            imageID: '',
+            ready: false,
+            restartCount: 0,
+            started: false,
             state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: now, finishedAt: now } },
           })),
         };
-        await kubectlAsync(['patch', 'pod', pod.metadata.name, '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]).catch((err: Error) => {
-          // Gone since the listing (its Job deleted): nothing left to report for it.
-          if (!/NotFound/.test(err.message)) throw err;
-        });
+        await kubectlAsync(['patch', 'pod', pod.metadata.name, '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]).catch(
+          (err: Error) => {
+            // Gone since the listing (its Job deleted): nothing left to report for it.
+            if (!/NotFound/.test(err.message)) throw err;
+          },
+        );
       }
       await new Promise((r) => setTimeout(r, 300));
     }
@@ -107,7 +114,9 @@ class MigrationsKubelet {
 async function helmWithHooks(args: string[]): Promise<{ res: RunResult; kubelet: MigrationsKubelet }> {
   const kubelet = new MigrationsKubelet();
   try {
-    const res = await runCollected(kubeToolPath('helm'), [...args, '--kubeconfig', kube.kubeconfig, '--namespace', NS, '--timeout', '120s'], { timeoutMs: 180_000 });
+    const res = await runCollected(kubeToolPath('helm'), [...args, '--kubeconfig', kube.kubeconfig, '--namespace', NS, '--timeout', '120s'], {
+      timeoutMs: 180_000,
+    });
     return { res, kubelet };
   } finally {
     await kubelet.stop();
@@ -120,30 +129,37 @@ const helmOk = (res: RunResult) => {
 };
 
 /** The uids of the migrations Jobs the Job controller reported Completed (an Event each), once there are `count` (events are written a moment after the condition helm waits for). */
-const jobsCompleted = (count: number) => eventually(`${count} Completed event(s) of ${MIGRATIONS_JOB}`, () => {
-  const uids = listIn('events')
-    .filter((e) => e.involvedObject.kind === 'Job' && e.involvedObject.name === MIGRATIONS_JOB && e.reason === 'Completed')
-    .map((e) => e.involvedObject.uid as string)
-    .sort();
-  return uids.length >= count ? uids : undefined;
-});
+const jobsCompleted = (count: number) =>
+  eventually(`${count} Completed event(s) of ${MIGRATIONS_JOB}`, () => {
+    const uids = listIn('events')
+      .filter((e) => e.involvedObject.kind === 'Job' && e.involvedObject.name === MIGRATIONS_JOB && e.reason === 'Completed')
+      .map((e) => e.involvedObject.uid as string)
+      .sort();
+    return uids.length >= count ? uids : undefined;
+  });
 
 const releaseDeployments = () => listIn('deployments', `app.kubernetes.io/instance=${RELEASE}`);
-const ownedBy = (o: KubeObject, owner: KubeObject) =>
-  (o.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid);
+const ownedBy = (o: KubeObject, owner: KubeObject) => (o.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid);
 
 /** A Plan (cluster-scoped), for the schema checks: the docs' example plus `extra` spec fields. */
-const plan = (name: string, extra: Record<string, unknown> = {}) => JSON.stringify({
-  apiVersion: 'hearth.gg/v1alpha1',
-  kind: 'Plan',
-  metadata: { name },
-  spec: {
-    playersPerEnvironment: 1000, playerDataBytesPerEnvironment: 1073741824, serverKeysPerEnvironment: 5,
-    requestsPerMinutePerEnvironment: 6000, requestsPerMinutePerCredential: 600, requestsPerDayPerEnvironment: 2000000,
-    sessionSeats: 16, realtime: { maxMessageBytes: 4096, messagesPerSecond: 10, messagesPerMinute: 300, maxSubscriptions: 10 },
-    licenceSeats: 2, ...extra,
-  },
-});
+const plan = (name: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    apiVersion: 'hearth.gg/v1alpha1',
+    kind: 'Plan',
+    metadata: { name },
+    spec: {
+      playersPerEnvironment: 1000,
+      playerDataBytesPerEnvironment: 1073741824,
+      serverKeysPerEnvironment: 5,
+      requestsPerMinutePerEnvironment: 6000,
+      requestsPerMinutePerCredential: 600,
+      requestsPerDayPerEnvironment: 2000000,
+      sessionSeats: 16,
+      realtime: { maxMessageBytes: 4096, messagesPerSecond: 10, messagesPerMinute: 300, maxSubscriptions: 10 },
+      licenceSeats: 2,
+      ...extra,
+    },
+  });
 
 beforeAll(async () => {
   kube = await startKube({ controllers: true });
@@ -154,17 +170,22 @@ beforeAll(async () => {
   // beforehand, the others written by the chart; databases nobody can reach (no pod runs here).
   kubectlOk(['create', 'secret', 'generic', 'hearth-redis', '-n', NS, '--from-literal=url=redis://redis.databases.svc:6379']);
   valuesFile = path.join(workDir, 'hearth-values.yaml');
-  fs.writeFileSync(valuesFile, [
-    'image: { repository: registry.example.com/hearth, tag: "0.1.0" }',
-    'database: { url: "postgres://hearth:secret@postgres.databases.svc:5432/hearth" }',
-    'redis: { existingSecret: hearth-redis }',
-    'masterKey: { value: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef }',
-    'ingress: { enabled: true, className: nginx, hosts: [api.hearth.example.com] }',
-    '',
-  ].join('\n'));
+  fs.writeFileSync(
+    valuesFile,
+    [
+      'image: { repository: registry.example.com/hearth, tag: "0.1.0" }',
+      'database: { url: "postgres://hearth:secret@postgres.databases.svc:5432/hearth" }',
+      'redis: { existingSecret: hearth-redis }',
+      'masterKey: { value: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef }',
+      'ingress: { enabled: true, className: nginx, hosts: [api.hearth.example.com] }',
+      '',
+    ].join('\n'),
+  );
   // The serviceaccount controller gives the new namespace its `default` ServiceAccount, which the
   // ServiceAccount admission plugin requires of the hook and Deployment pods.
-  await eventually('the default ServiceAccount of the namespace', () => (kubectl(kube.kubeconfig, ['get', 'serviceaccount', 'default', '-n', NS]).status === 0 ? true : undefined));
+  await eventually('the default ServiceAccount of the namespace', () =>
+    kubectl(kube.kubeconfig, ['get', 'serviceaccount', 'default', '-n', NS]).status === 0 ? true : undefined,
+  );
 }, 150_000);
 
 afterAll(async () => {
@@ -172,7 +193,7 @@ afterAll(async () => {
   if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
 });
 
-test('the test API server reports its real version, which the chart\'s kubeVersion accepts', () => {
+test("the test API server reports its real version, which the chart's kubeVersion accepts", () => {
   // What helm reads to check kubeVersion (`kubectl version` would also print kubectl's own, unstamped, and exit 1).
   const serverVersion = JSON.parse(kubectlOk(['get', '--raw', '/version'])) as { gitVersion: string; major: string; minor: string };
   expect(serverVersion).toMatchObject({ gitVersion: `v${KUBE_VERSION}`, major: '1', minor: '34' });
@@ -188,7 +209,11 @@ describe('helm install, upgrade and uninstall with hooks, on an API server with 
 
   test('the release installs: the migrations hook Job ran once, was completed by the Job controller, then deleted with its Pod', async () => {
     helmOk(installed.res);
-    const status = JSON.parse(helmOk(await runCollected(kubeToolPath('helm'), ['status', RELEASE, '-o', 'json', '--kubeconfig', kube.kubeconfig, '--namespace', NS], { timeoutMs: 180_000 }))) as { info: { status: string } };
+    const status = JSON.parse(
+      helmOk(
+        await runCollected(kubeToolPath('helm'), ['status', RELEASE, '-o', 'json', '--kubeconfig', kube.kubeconfig, '--namespace', NS], { timeoutMs: 180_000 }),
+      ),
+    ) as { info: { status: string } };
     expect(status.info.status).toBe('deployed');
     expect(installed.kubelet.jobUids.size).toBe(1);
     expect(installed.kubelet.podNames.size).toBe(1);
@@ -197,7 +222,9 @@ describe('helm install, upgrade and uninstall with hooks, on an API server with 
     // hook-delete-policy hook-succeeded: helm deleted the Job, the garbage collector its Pod; the
     // Job's own Secret (before-hook-creation,hook-succeeded) is gone too.
     expect(kubectl(kube.kubeconfig, ['get', 'job', MIGRATIONS_JOB, '-n', NS]).status).not.toBe(0);
-    await eventually('the hook Pod garbage-collected', () => (listIn('pods', `batch.kubernetes.io/job-name=${MIGRATIONS_JOB}`).length === 0 ? true : undefined));
+    await eventually('the hook Pod garbage-collected', () =>
+      listIn('pods', `batch.kubernetes.io/job-name=${MIGRATIONS_JOB}`).length === 0 ? true : undefined,
+    );
     expect(kubectl(kube.kubeconfig, ['get', 'secret', MIGRATIONS_JOB, '-n', NS]).status).not.toBe(0);
   });
 
@@ -232,13 +259,20 @@ describe('helm install, upgrade and uninstall with hooks, on an API server with 
         selector: { matchLabels: { app: 'loose-api' } },
         template: {
           metadata: { labels: { app: 'loose-api' } },
-          spec: { ...api.spec.template.spec, containers: api.spec.template.spec.containers.map((c: KubeObject) => ({ ...c, securityContext: { ...c.securityContext, allowPrivilegeEscalation: true } })) },
+          spec: {
+            ...api.spec.template.spec,
+            containers: api.spec.template.spec.containers.map((c: KubeObject) => ({
+              ...c,
+              securityContext: { ...c.securityContext, allowPrivilegeEscalation: true },
+            })),
+          },
         },
       },
     };
     kubectlOk(['apply', '-f', '-'], JSON.stringify(loose));
     const refusal = await eventually('the FailedCreate of loose-api', () =>
-      listIn('events').find((e) => e.reason === 'FailedCreate' && e.involvedObject.kind === 'ReplicaSet' && e.involvedObject.name.startsWith('loose-api-')));
+      listIn('events').find((e) => e.reason === 'FailedCreate' && e.involvedObject.kind === 'ReplicaSet' && e.involvedObject.name.startsWith('loose-api-')),
+    );
     expect(refusal.message).toContain('violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false');
     expect(listIn('pods', 'app=loose-api')).toEqual([]);
     kubectlOk(['delete', 'deployment', 'loose-api', '-n', NS, '--wait=true', '--timeout=60s']);
@@ -256,7 +290,13 @@ describe('helm install, upgrade and uninstall with hooks, on an API server with 
       const anchor = '              properties:\n                playersPerEnvironment:\n';
       const text = fs.readFileSync(plans, 'utf8');
       expect(text).toContain(anchor);
-      fs.writeFileSync(plans, text.replace(anchor, '              properties:\n                retentionDays:\n                  type: integer\n                  minimum: 1\n                playersPerEnvironment:\n'));
+      fs.writeFileSync(
+        plans,
+        text.replace(
+          anchor,
+          '              properties:\n                retentionDays:\n                  type: integer\n                  minimum: 1\n                playersPerEnvironment:\n',
+        ),
+      );
       secretUid = getJson(['secret', `${RELEASE}-hearth-database`, '-n', NS]).metadata.uid ?? '';
       // Before the upgrade, the served schema has no such field: strict field validation refuses it.
       const before = kubectl(kube.kubeconfig, ['apply', '--dry-run=server', '--validate=strict', '-f', '-'], plan('retained', { retentionDays: 30 }));
@@ -277,21 +317,26 @@ describe('helm install, upgrade and uninstall with hooks, on an API server with 
       expect(crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.retentionDays).toEqual({ type: 'integer', minimum: 1 });
       // The served schema is what validates objects: strict validation accepts the field, the minimum holds.
       await eventually('the Plan with retentionDays accepted', () =>
-        (kubectl(kube.kubeconfig, ['apply', '--validate=strict', '-f', '-'], plan('retained', { retentionDays: 30 })).status === 0 ? true : undefined));
+        kubectl(kube.kubeconfig, ['apply', '--validate=strict', '-f', '-'], plan('retained', { retentionDays: 30 })).status === 0 ? true : undefined,
+      );
       expect(getJson(['plan', 'retained']).spec.retentionDays).toBe(30);
       const tooShort = kubectl(kube.kubeconfig, ['apply', '--dry-run=server', '-f', '-'], plan('brief', { retentionDays: 0 }));
       expect(tooShort.status).not.toBe(0);
       expect(tooShort.stderr).toContain('spec.retentionDays: Invalid value: 0: spec.retentionDays in body should be greater than or equal to 1');
     });
 
-    test('the chart\'s Secrets are updated in place, not re-created', () => {
+    test("the chart's Secrets are updated in place, not re-created", () => {
       expect(getJson(['secret', `${RELEASE}-hearth-database`, '-n', NS]).metadata.uid).toBe(secretUid);
     });
   });
 
   describe('helm uninstall', () => {
     beforeAll(async () => {
-      helmOk(await runCollected(kubeToolPath('helm'), ['uninstall', RELEASE, '--kubeconfig', kube.kubeconfig, '--namespace', NS, '--timeout', '120s'], { timeoutMs: 180_000 }));
+      helmOk(
+        await runCollected(kubeToolPath('helm'), ['uninstall', RELEASE, '--kubeconfig', kube.kubeconfig, '--namespace', NS, '--timeout', '120s'], {
+          timeoutMs: 180_000,
+        }),
+      );
     }, 180_000);
 
     test('deletes the workloads: the garbage collector removes their ReplicaSets and Pods', async () => {

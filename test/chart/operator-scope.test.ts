@@ -15,7 +15,18 @@ import type { AnyManifest } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { type Kube, startKube } from '../support/kube';
 import { environment, plan, project, serverKey } from '../support/manifests';
-import { type OperatorProcess, getJson, getOrNull, kubectl, kubectlApply, projectSecret, readyOf, startOperatorProcess, waitReady, waitUntil } from '../operator/operator-process';
+import {
+  type OperatorProcess,
+  getJson,
+  getOrNull,
+  kubectl,
+  kubectlApply,
+  projectSecret,
+  readyOf,
+  startOperatorProcess,
+  waitReady,
+  waitUntil,
+} from '../operator/operator-process';
 import { type KubeObject, MINIMAL_VALUES, NAMESPACE, find, kubectl as kubectlAs, named, render } from './chart';
 import { dashboardSettings } from '../support/dashboards';
 
@@ -41,17 +52,33 @@ beforeAll(async () => {
   await kubectl(kube, ['apply', '--server-side', '-f', '-'], toJsonList(objects.filter((o) => o.kind === 'CustomResourceDefinition')));
   await kubectl(kube, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
   for (const namespace of [NAMESPACE, ...WATCHED, 'elsewhere']) await kubectl(kube, ['create', 'namespace', namespace]);
-  const rbacKinds = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
+  const rbacKinds = [
+    'ServiceAccount',
+    'ClusterRole',
+    'ClusterRoleBinding',
+    'Role',
+    'RoleBinding',
+    'ValidatingAdmissionPolicy',
+    'ValidatingAdmissionPolicyBinding',
+  ];
   await kubectl(kube, ['apply', '-f', '-'], toJsonList(objects.filter((o) => rbacKinds.includes(o.kind))));
   // The policy is enforced once the API server has loaded it: awaited on a server-side dry run it must refuse.
   const probe = projectSecret('policy-probe', null, { x: 'y' }, 'games');
-  await waitUntil('the admission policy enforced', async () => {
-    const res = kubectlAs(kube.kubeconfigFor(kube.users[0]), ['create', '--dry-run=server', '-f', '-'], JSON.stringify(probe));
-    return res.status !== 0 && res.stderr.includes('ValidatingAdmissionPolicy') ? true : undefined;
-  }, 30_000);
+  await waitUntil(
+    'the admission policy enforced',
+    async () => {
+      const res = kubectlAs(kube.kubeconfigFor(kube.users[0]), ['create', '--dry-run=server', '-f', '-'], JSON.stringify(probe));
+      return res.status !== 0 && res.stderr.includes('ValidatingAdmissionPolicy') ? true : undefined;
+    },
+    30_000,
+  );
   // The environment the chart gives the operator's container, as its pod would get it.
   const deployment = find(objects, 'Deployment', named('operator'));
-  const chartEnv = Object.fromEntries(deployment.spec.template.spec.containers[0].env.filter((e: { value?: string }) => e.value !== undefined).map((e: { name: string; value: string }) => [e.name, e.value]));
+  const chartEnv = Object.fromEntries(
+    deployment.spec.template.spec.containers[0].env
+      .filter((e: { value?: string }) => e.value !== undefined)
+      .map((e: { name: string; value: string }) => [e.name, e.value]),
+  );
   expect(chartEnv.HEARTH_OPERATOR_WATCH_NAMESPACE).toBe('games,tools');
   const user = kube.users.find((u) => u.name === SERVICE_ACCOUNT)!;
   operator = await startOperatorProcess({
@@ -86,7 +113,12 @@ test('with only the namespaced Roles it reconciles the Plans and every watched n
     const key = await waitReady(kube, ['serverkey', `${namespace}-key`, '-n', namespace], 'True', 30_000);
     const secret = await getJson(kube, ['secret', key.status.secretName, '-n', namespace]);
     expect(Buffer.from(secret.data.key, 'base64').toString()).toMatch(/^hsk_/);
-    expect(await h.db('projects').where({ namespace, name: `${namespace}-project` }).first()).toBeTruthy();
+    expect(
+      await h
+        .db('projects')
+        .where({ namespace, name: `${namespace}-project` })
+        .first(),
+    ).toBeTruthy();
   }
   // A refusal still gets its Warning Event (Events are within its Roles).
   await kubectlApply(kube, [inNamespace(project('games-orphan', { plan: 'no-such-plan' }), 'games')]);
@@ -105,7 +137,11 @@ test('a namespace it does not watch is left alone: no status, nothing in the dat
   await kubectlApply(kube, [inNamespace(project('tools-later', { plan: 'scope-plan' }), 'tools')]);
   await waitReady(kube, ['project', 'tools-later', '-n', 'tools'], 'True', 30_000);
   await new Promise((r) => setTimeout(r, 1000));
-  for (const [kind, name] of [['project', 'elsewhere-project'], ['gameenvironment', 'elsewhere-live'], ['serverkey', 'elsewhere-key']]) {
+  for (const [kind, name] of [
+    ['project', 'elsewhere-project'],
+    ['gameenvironment', 'elsewhere-live'],
+    ['serverkey', 'elsewhere-key'],
+  ]) {
     const obj = await getOrNull(kube, [kind, name, '-n', 'elsewhere']);
     expect({ name, status: obj.status, finalizers: obj.metadata.finalizers }).toEqual({ name, status: undefined, finalizers: undefined });
   }
@@ -114,13 +150,20 @@ test('a namespace it does not watch is left alone: no status, nothing in the dat
   expect(operator.log()).not.toMatch(/forbidden/i);
 });
 
-test("its ServiceAccount cannot change or create a Secret it does not own, and a Project naming one is refused", async () => {
+test('its ServiceAccount cannot change or create a Secret it does not own, and a Project naming one is refused', async () => {
   const masterKey = 'bWFzdGVyLWtleS1vZi10aGUtaW5zdGFsbC0zMi1ieXRlcyE=';
   await kubectlApply(kube, [projectSecret('hearth-master-key', null, { key: masterKey }, 'games')]);
   const asOperator = (args: string[], input?: string) => kubectlAs(kube.kubeconfigFor(kube.users[0]), [...args, '-n', 'games'], input);
 
   // RBAC lets it get and patch any Secret here; the admission policy refuses a patch of one it does not own.
-  const patched = asOperator(['patch', 'secret', 'hearth-master-key', '--type=merge', '-p', '{"metadata":{"labels":{"hearth.gg/secret-for":"games-project"}}}']);
+  const patched = asOperator([
+    'patch',
+    'secret',
+    'hearth-master-key',
+    '--type=merge',
+    '-p',
+    '{"metadata":{"labels":{"hearth.gg/secret-for":"games-project"}}}',
+  ]);
   expect(patched.status).not.toBe(0);
   expect(patched.stderr).toContain('the Hearth operator changes only the key Secrets it owns');
   // A Secret of its own making that is not a key Secret it owns: refused too.
@@ -142,7 +185,10 @@ test("its ServiceAccount cannot change or create a Secret it does not own, and a
   const dashboard = dashboardSettings('https://idp.example', { clientSecretRef: { secretKeyRef: { name: 'hearth-master-key', key: 'key' } } });
   await kubectlApply(kube, [inNamespace(project('games-deputy', { plan: 'scope-plan', dashboard } as never), 'games')]);
   const refused = await waitReady(kube, ['project', 'games-deputy', '-n', 'games'], 'False', 30_000);
-  expect(readyOf(refused)).toMatchObject({ reason: 'SecretNotOptedIn', message: expect.stringContaining('games/hearth-master-key is not labelled hearth.gg/secret-for=games-deputy') });
+  expect(readyOf(refused)).toMatchObject({
+    reason: 'SecretNotOptedIn',
+    message: expect.stringContaining('games/hearth-master-key is not labelled hearth.gg/secret-for=games-deputy'),
+  });
   expect(await h.db('projects').where({ namespace: 'games', name: 'games-deputy' }).first()).toBeUndefined();
   expect(operator.log()).not.toContain(masterKey);
 

@@ -11,7 +11,20 @@ import { parse } from 'yaml';
 import { CRASH_QUEUE_DEPTH_SQL, MANIFEST_KINDS } from '@hearth/core';
 import { kubeToolPath } from '../support/kube';
 import {
-  CHART, FULL_VALUES, KUBE_VERSION, type KubeObject, MINIMAL_VALUES, NAMESPACE, find, hearthCrdFiles, helm, named, parseObjects, render, runOk, templateArgs,
+  CHART,
+  FULL_VALUES,
+  KUBE_VERSION,
+  type KubeObject,
+  MINIMAL_VALUES,
+  NAMESPACE,
+  find,
+  hearthCrdFiles,
+  helm,
+  named,
+  parseObjects,
+  render,
+  runOk,
+  templateArgs,
 } from './chart';
 
 let minimal: KubeObject[];
@@ -79,15 +92,31 @@ describe('what the chart renders', () => {
   test('with the minimal values: api, realtime and operator (no crash worker without a store), the migrations hook, the test Pod, no optional object', () => {
     expect(kinds(minimal)).toEqual(
       [
-        'ClusterRole/hearth-operator', 'ClusterRoleBinding/hearth-operator',
-        'Deployment/hearth-api', 'Deployment/hearth-operator', 'Deployment/hearth-realtime',
-        'HorizontalPodAutoscaler/hearth-api', 'Job/hearth-migrations', 'Pod/hearth-test',
-        'PodDisruptionBudget/hearth-api', 'PodDisruptionBudget/hearth-operator', 'PodDisruptionBudget/hearth-realtime',
-        'Role/hearth-operator', 'RoleBinding/hearth-operator', 'Role/hearth-operator-resources', 'RoleBinding/hearth-operator-resources',
-        'Secret/hearth-database', 'Secret/hearth-master-key', 'Secret/hearth-migrations', 'Secret/hearth-redis',
-        'Service/hearth-api', 'Service/hearth-operator', 'Service/hearth-realtime',
+        'ClusterRole/hearth-operator',
+        'ClusterRoleBinding/hearth-operator',
+        'Deployment/hearth-api',
+        'Deployment/hearth-operator',
+        'Deployment/hearth-realtime',
+        'HorizontalPodAutoscaler/hearth-api',
+        'Job/hearth-migrations',
+        'Pod/hearth-test',
+        'PodDisruptionBudget/hearth-api',
+        'PodDisruptionBudget/hearth-operator',
+        'PodDisruptionBudget/hearth-realtime',
+        'Role/hearth-operator',
+        'RoleBinding/hearth-operator',
+        'Role/hearth-operator-resources',
+        'RoleBinding/hearth-operator-resources',
+        'Secret/hearth-database',
+        'Secret/hearth-master-key',
+        'Secret/hearth-migrations',
+        'Secret/hearth-redis',
+        'Service/hearth-api',
+        'Service/hearth-operator',
+        'Service/hearth-realtime',
         'ServiceAccount/hearth-operator',
-        'ValidatingAdmissionPolicy/hearth-operator-secrets', 'ValidatingAdmissionPolicyBinding/hearth-operator-secrets',
+        'ValidatingAdmissionPolicy/hearth-operator-secrets',
+        'ValidatingAdmissionPolicyBinding/hearth-operator-secrets',
         ...hearthCrdFiles().map((f) => `CustomResourceDefinition/${parse(fs.readFileSync(f, 'utf8').replace(/^\{\{.*\}\}$/gm, '')).metadata.name}`),
       ].sort(),
     );
@@ -98,12 +127,25 @@ describe('what the chart renders', () => {
   test('with the full values: every optional object too', () => {
     const names = kinds(full);
     for (const expected of [
-      'Deployment/hearth-crash-worker', 'Service/hearth-crash-worker', 'HorizontalPodAutoscaler/hearth-crash-worker', 'PodDisruptionBudget/hearth-crash-worker',
-      'HorizontalPodAutoscaler/hearth-realtime', 'Ingress/hearth-api', 'Ingress/hearth-realtime',
-      'ServiceMonitor/hearth', 'PrometheusRule/hearth', 'NetworkPolicy/hearth', 'NetworkPolicy/hearth-operator',
-      'ConfigMap/hearth-dashboard-hearth-api', 'ConfigMap/hearth-dashboard-hearth-economy', 'ConfigMap/hearth-dashboard-hearth-operator',
-      'ConfigMap/hearth-dashboard-hearth-overview', 'ConfigMap/hearth-dashboard-hearth-realtime', 'ConfigMap/hearth-dashboard-hearth-workers',
-    ]) expect(names).toContain(expected);
+      'Deployment/hearth-crash-worker',
+      'Service/hearth-crash-worker',
+      'HorizontalPodAutoscaler/hearth-crash-worker',
+      'PodDisruptionBudget/hearth-crash-worker',
+      'HorizontalPodAutoscaler/hearth-realtime',
+      'Ingress/hearth-api',
+      'Ingress/hearth-realtime',
+      'ServiceMonitor/hearth',
+      'PrometheusRule/hearth',
+      'NetworkPolicy/hearth',
+      'NetworkPolicy/hearth-operator',
+      'ConfigMap/hearth-dashboard-hearth-api',
+      'ConfigMap/hearth-dashboard-hearth-economy',
+      'ConfigMap/hearth-dashboard-hearth-operator',
+      'ConfigMap/hearth-dashboard-hearth-overview',
+      'ConfigMap/hearth-dashboard-hearth-realtime',
+      'ConfigMap/hearth-dashboard-hearth-workers',
+    ])
+      expect(names).toContain(expected);
     expect(container(find(full, 'Deployment', 'hearth-crash-worker')).args).toEqual(['crash-worker']);
   });
 
@@ -122,11 +164,16 @@ describe('workloads', () => {
   test('one image for all, the entry point chosen by args', () => {
     const args = Object.fromEntries(workloads().map((w) => [w.metadata.name, container(w).args]));
     expect(args).toEqual({
-      'hearth-api': ['api'], 'hearth-realtime': ['realtime'], 'hearth-operator': ['operator'],
-      'hearth-crash-worker': ['crash-worker'], 'hearth-migrations': ['migrate'],
+      'hearth-api': ['api'],
+      'hearth-realtime': ['realtime'],
+      'hearth-operator': ['operator'],
+      'hearth-crash-worker': ['crash-worker'],
+      'hearth-migrations': ['migrate'],
     });
     for (const w of workloads()) expect(container(w).image).toBe('registry.example.com/hearth:1.2.3');
-    expect(container(find(minimal, 'Deployment', named('api'))).image).toBe(`ghcr.io/hearth-gg/hearth:${parse(fs.readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')).appVersion}`);
+    expect(container(find(minimal, 'Deployment', named('api'))).image).toBe(
+      `ghcr.io/hearth-gg/hearth:${parse(fs.readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')).appVersion}`,
+    );
   });
 
   test('non-root, read-only root filesystem, no capabilities, seccomp RuntimeDefault, a writable /tmp', () => {
@@ -135,11 +182,20 @@ describe('workloads', () => {
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
       expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
       expect(container(w).securityContext).toEqual({
-        allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] },
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        capabilities: { drop: ['ALL'] },
       });
       // /tmp, and the full values' CA bundle (extraVolumes / extraVolumeMounts) in every pod, migrations included.
-      expect(container(w).volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }, { name: 'database-ca', mountPath: '/etc/hearth/ca', readOnly: true }]);
-      expect(pod.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }, { name: 'database-ca', configMap: { name: 'database-ca' } }]);
+      expect(container(w).volumeMounts).toEqual([
+        { name: 'tmp', mountPath: '/tmp' },
+        { name: 'database-ca', mountPath: '/etc/hearth/ca', readOnly: true },
+      ]);
+      expect(pod.volumes).toEqual([
+        { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+        { name: 'database-ca', configMap: { name: 'database-ca' } },
+      ]);
       expect(container(w).resources.requests).toBeDefined();
       // Only the operator gets a Kubernetes token.
       expect(pod.automountServiceAccountToken).toBe(w.metadata.name === 'hearth-operator');
@@ -149,7 +205,10 @@ describe('workloads', () => {
 
   test('probes on /healthz and /readyz, on ports the container declares', () => {
     const expected: Record<string, [string, number]> = {
-      api: ['http', 8080], realtime: ['http', 8081], operator: ['metrics', 9090], 'crash-worker': ['metrics', 9090],
+      api: ['http', 8080],
+      realtime: ['http', 8081],
+      operator: ['metrics', 9090],
+      'crash-worker': ['metrics', 9090],
     };
     for (const [component, [portName, port]] of Object.entries(expected)) {
       const c = container(find(full, 'Deployment', named(component)));
@@ -161,7 +220,14 @@ describe('workloads', () => {
 
   test('each process listens where its command reads (PORT, REALTIME_PORT, METRICS_PORT) and gets only the credentials it needs', () => {
     const api = env(find(minimal, 'Deployment', named('api')));
-    expect(api).toMatchObject({ PORT: '8080', METRICS_PORT: '9090', HEARTH_TRUSTED_PROXIES: '1', LOG_LEVEL: 'info', REDIS_PREFIX: 'hearth:', HEARTH_DASHBOARDS: 'on' });
+    expect(api).toMatchObject({
+      PORT: '8080',
+      METRICS_PORT: '9090',
+      HEARTH_TRUSTED_PROXIES: '1',
+      LOG_LEVEL: 'info',
+      REDIS_PREFIX: 'hearth:',
+      HEARTH_DASHBOARDS: 'on',
+    });
     expect(env(find(render([MINIMAL_VALUES], ['config.dashboards=false']), 'Deployment', named('api'))).HEARTH_DASHBOARDS).toBe('off');
     expect(Object.keys(api)).toEqual(expect.arrayContaining(['DATABASE_URL', 'REDIS_URL', 'HEARTH_MASTER_KEY']));
     expect(env(find(minimal, 'Deployment', named('realtime')))).toMatchObject({ REALTIME_PORT: '8081', METRICS_PORT: '9090' });
@@ -182,19 +248,26 @@ describe('workloads', () => {
     expect(find(minimal, 'Deployment', named('realtime')).spec.replicas).toBe(2);
     expect(find(minimal, 'Deployment', named('api')).spec).not.toHaveProperty('replicas');
     expect(find(minimal, 'HorizontalPodAutoscaler', named('api')).spec).toMatchObject({
-      scaleTargetRef: { kind: 'Deployment', name: 'hearth-api' }, minReplicas: 2, maxReplicas: 10,
+      scaleTargetRef: { kind: 'Deployment', name: 'hearth-api' },
+      minReplicas: 2,
+      maxReplicas: 10,
     });
     expect(find(minimal, 'PodDisruptionBudget', named('api')).spec).toEqual({
-      minAvailable: 1, selector: { matchLabels: find(minimal, 'Deployment', named('api')).spec.selector.matchLabels },
+      minAvailable: 1,
+      selector: { matchLabels: find(minimal, 'Deployment', named('api')).spec.selector.matchLabels },
     });
   });
 
   test('pods spread across nodes by default; a component may give its own constraints', () => {
     const api = find(minimal, 'Deployment', named('api'));
-    expect(api.spec.template.spec.topologySpreadConstraints).toEqual([{
-      maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway',
-      labelSelector: { matchLabels: api.spec.selector.matchLabels },
-    }]);
+    expect(api.spec.template.spec.topologySpreadConstraints).toEqual([
+      {
+        maxSkew: 1,
+        topologyKey: 'kubernetes.io/hostname',
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: { matchLabels: api.spec.selector.matchLabels },
+      },
+    ]);
     expect(find(full, 'Deployment', named('realtime')).spec.template.spec.topologySpreadConstraints[0].topologyKey).toBe('topology.kubernetes.io/zone');
   });
 });
@@ -203,12 +276,16 @@ describe('the migrations hook and the credentials', () => {
   test('the migrations Job runs before install and upgrade, reading the database URL from a hook Secret of its own made just before it and deleted after', () => {
     const job = find(minimal, 'Job', named('migrations'));
     expect(job.metadata.annotations).toEqual({
-      'helm.sh/hook': 'pre-install,pre-upgrade', 'helm.sh/hook-weight': '0', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+      'helm.sh/hook': 'pre-install,pre-upgrade',
+      'helm.sh/hook-weight': '0',
+      'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
     });
     expect(job.spec.template.spec.restartPolicy).toBe('Never');
     const hookSecret = find(minimal, 'Secret', named('migrations'));
     expect(hookSecret.metadata.annotations).toEqual({
-      'helm.sh/hook': 'pre-install,pre-upgrade', 'helm.sh/hook-weight': '-10', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded,hook-failed',
+      'helm.sh/hook': 'pre-install,pre-upgrade',
+      'helm.sh/hook-weight': '-10',
+      'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded,hook-failed',
     });
     expect(hookSecret.stringData).toEqual({ url: 'postgres://hearth:secret@postgres.databases.svc:5432/hearth' });
     expect(env(job).DATABASE_URL).toEqual({ secretKeyRef: { name: named('migrations'), key: 'url' } });
@@ -220,7 +297,10 @@ describe('the migrations hook and the credentials', () => {
 
   test('the credential Secrets are ordinary release objects, not hooks (in `helm get manifest`, deleted on uninstall, updated in place on upgrade)', () => {
     for (const name of ['database', 'redis', 'master-key']) expect(find(minimal, 'Secret', named(name)).metadata.annotations).toBeUndefined();
-    const storage = render([MINIMAL_VALUES], ['objectStorage.url=s3://b', 'objectStorage.credentials.accessKeyId=AK', 'objectStorage.credentials.secretAccessKey=SK']);
+    const storage = render(
+      [MINIMAL_VALUES],
+      ['objectStorage.url=s3://b', 'objectStorage.credentials.accessKeyId=AK', 'objectStorage.credentials.secretAccessKey=SK'],
+    );
     expect(find(storage, 'Secret', named('object-storage')).metadata.annotations).toBeUndefined();
   });
 
@@ -232,7 +312,12 @@ describe('the migrations hook and the credentials', () => {
     expect(minimalApi.HEARTH_MASTER_KEY).toEqual({ secretKeyRef: { name: 'hearth-master-key', key: 'key' } });
 
     // The full values read Redis and the master key from existing Secrets: the chart writes neither.
-    expect(full.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name).sort()).toEqual(['hearth-database', 'hearth-migrations']);
+    expect(
+      full
+        .filter((o) => o.kind === 'Secret')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['hearth-database', 'hearth-migrations']);
     const fullApi = env(find(full, 'Deployment', named('api')));
     expect(fullApi.REDIS_URL).toEqual({ secretKeyRef: { name: 'hearth-redis-credentials', key: 'redis-url' } });
     expect(fullApi.HEARTH_MASTER_KEY).toEqual({ secretKeyRef: { name: 'hearth-master-key', key: 'master-key' } });
@@ -260,21 +345,21 @@ describe('ingress', () => {
     });
     expect(socket.spec.ingressClassName).toBe('nginx');
     expect(socket.spec.tls).toEqual([{ secretName: 'hearth-tls', hosts: ['api.hearth.example.com'] }]);
-    expect(socket.spec.rules).toEqual([{
-      host: 'api.hearth.example.com',
-      http: { paths: [{ path: '/v1/realtime/socket', pathType: 'Exact', backend: { service: { name: 'hearth-realtime', port: { name: 'http' } } } }] },
-    }]);
+    expect(socket.spec.rules).toEqual([
+      {
+        host: 'api.hearth.example.com',
+        http: { paths: [{ path: '/v1/realtime/socket', pathType: 'Exact', backend: { service: { name: 'hearth-realtime', port: { name: 'http' } } } }] },
+      },
+    ]);
   });
 
-  test('the API Ingress serves everything else, without the socket\'s affinity', () => {
+  test("the API Ingress serves everything else, without the socket's affinity", () => {
     const api = find(full, 'Ingress', named('api'));
     expect(api.metadata.annotations).toEqual({
       'cert-manager.io/cluster-issuer': 'letsencrypt',
       'nginx.ingress.kubernetes.io/proxy-body-size': '2m',
     });
-    expect(api.spec.rules[0].http.paths).toEqual([
-      { path: '/', pathType: 'Prefix', backend: { service: { name: 'hearth-api', port: { name: 'http' } } } },
-    ]);
+    expect(api.spec.rules[0].http.paths).toEqual([{ path: '/', pathType: 'Prefix', backend: { service: { name: 'hearth-api', port: { name: 'http' } } } }]);
   });
 });
 
@@ -298,7 +383,9 @@ describe('operator RBAC', () => {
     const role = find(minimal, 'Role', named('operator-resources'));
     expect(role.metadata.namespace).toBe(NAMESPACE);
     expect(role.rules).toEqual([...resourceRules(resourcesOf('hearth.operatorNamespacedResources')), SECRETS, EVENTS]);
-    expect(find(minimal, 'RoleBinding', named('operator-resources')).subjects).toEqual([{ kind: 'ServiceAccount', name: 'hearth-operator', namespace: NAMESPACE }]);
+    expect(find(minimal, 'RoleBinding', named('operator-resources')).subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'hearth-operator', namespace: NAMESPACE },
+    ]);
     // The operator watches exactly the namespaces its Roles cover.
     expect(env(find(minimal, 'Deployment', named('operator'))).HEARTH_OPERATOR_WATCH_NAMESPACE).toBe(NAMESPACE);
     expect(find(minimal, 'ClusterRoleBinding', named('operator')).subjects).toEqual([
@@ -310,7 +397,10 @@ describe('operator RBAC', () => {
     const roles = full.filter((o) => o.kind === 'Role' && o.metadata.name === named('operator-resources'));
     expect(roles.map((r) => r.metadata.namespace)).toEqual([NAMESPACE, 'games']);
     const bindings = full.filter((o) => o.kind === 'RoleBinding' && o.metadata.name === named('operator-resources'));
-    expect(bindings.map((b) => [b.metadata.namespace, b.subjects[0].namespace])).toEqual([[NAMESPACE, NAMESPACE], ['games', NAMESPACE]]);
+    expect(bindings.map((b) => [b.metadata.namespace, b.subjects[0].namespace])).toEqual([
+      [NAMESPACE, NAMESPACE],
+      ['games', NAMESPACE],
+    ]);
     expect(env(find(full, 'Deployment', named('operator'))).HEARTH_OPERATOR_WATCH_NAMESPACE).toBe(`${NAMESPACE},games`);
   });
 
@@ -334,8 +424,18 @@ describe('operator RBAC', () => {
     const crds = hearthCrdFiles().map((f) => parse(fs.readFileSync(f, 'utf8').replace(/^\{\{.*\}\}$/gm, '')).spec);
     expect(crds.length).toBeGreaterThan(0);
     expect([...all].sort()).toEqual(crds.map((c) => c.names.plural as string).sort());
-    expect([...resourcesOf('hearth.operatorClusterResources')].sort()).toEqual(crds.filter((c) => c.scope === 'Cluster').map((c) => c.names.plural).sort());
-    expect([...resourcesOf('hearth.operatorNamespacedResources')].sort()).toEqual(crds.filter((c) => c.scope === 'Namespaced').map((c) => c.names.plural).sort());
+    expect([...resourcesOf('hearth.operatorClusterResources')].sort()).toEqual(
+      crds
+        .filter((c) => c.scope === 'Cluster')
+        .map((c) => c.names.plural)
+        .sort(),
+    );
+    expect([...resourcesOf('hearth.operatorNamespacedResources')].sort()).toEqual(
+      crds
+        .filter((c) => c.scope === 'Namespaced')
+        .map((c) => c.names.plural)
+        .sort(),
+    );
   });
 
   test('rbac.create=false leaves RBAC to the SRE', () => {
@@ -345,17 +445,26 @@ describe('operator RBAC', () => {
 
   test("a ValidatingAdmissionPolicy narrows the operator's Secret writes to the key Secrets it owns, for its ServiceAccount only", () => {
     const policy = find(minimal, 'ValidatingAdmissionPolicy', named('operator-secrets'));
-    expect(policy.spec.matchConstraints.resourceRules).toEqual([{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['secrets'] }]);
-    expect(policy.spec.matchConditions).toEqual([{ name: 'hearth-operator', expression: `request.userInfo.username == 'system:serviceaccount:${NAMESPACE}:hearth-operator'` }]);
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['secrets'] },
+    ]);
+    expect(policy.spec.matchConditions).toEqual([
+      { name: 'hearth-operator', expression: `request.userInfo.username == 'system:serviceaccount:${NAMESPACE}:hearth-operator'` },
+    ]);
     expect(policy.spec.failurePolicy).toBe('Fail');
     const [update, write] = policy.spec.validations.map((v: { expression: string }) => v.expression);
     expect(update).toMatch(/^request\.operation != 'UPDATE' \|\| \(has\(oldObject\.metadata\.labels\)/);
     expect(write).toContain("object.metadata.labels['app.kubernetes.io/managed-by'] == 'hearth-operator'");
     expect(write).toContain("o.kind == 'ServerKey' || o.kind == 'LicenceKey'");
-    expect(find(minimal, 'ValidatingAdmissionPolicyBinding', named('operator-secrets')).spec).toEqual({ policyName: named('operator-secrets'), validationActions: ['Deny'] });
+    expect(find(minimal, 'ValidatingAdmissionPolicyBinding', named('operator-secrets')).spec).toEqual({
+      policyName: named('operator-secrets'),
+      validationActions: ['Deny'],
+    });
     // A ServiceAccount of another name is the one matched.
     const renamed = render([MINIMAL_VALUES], ['operator.serviceAccount.name=keys-bot']);
-    expect(find(renamed, 'ValidatingAdmissionPolicy', named('operator-secrets')).spec.matchConditions[0].expression).toContain(`system:serviceaccount:${NAMESPACE}:keys-bot'`);
+    expect(find(renamed, 'ValidatingAdmissionPolicy', named('operator-secrets')).spec.matchConditions[0].expression).toContain(
+      `system:serviceaccount:${NAMESPACE}:keys-bot'`,
+    );
     // Left out on request (a cluster whose admission it would not suit).
     expect(render([MINIMAL_VALUES], ['operator.rbac.secretPolicy=false']).filter((o) => /AdmissionPolicy/.test(o.kind))).toEqual([]);
   });
@@ -374,18 +483,38 @@ describe('monitoring and network policy', () => {
   test('the PrometheusRule alerts on metrics Hearth exports, plus the extra rules', () => {
     const rules = find(full, 'PrometheusRule', 'hearth').spec.groups[0].rules;
     expect(rules.map((r: { alert: string }) => r.alert)).toEqual([
-      'HearthTargetDown', 'HearthApiServerErrors', 'HearthApiLatencyHigh', 'HearthRateLimitRefusalSurge',
-      'HearthRealtimeSocketDrops', 'HearthCrashQueueBacklog', 'HearthCommerceReportStale', 'HearthCommerceReportLagging', 'HearthReconcileFailures',
-      'HearthDependencyDown', 'HearthRateLimitFailOpen', 'HearthObjectsNotReady', 'HearthObjectsNotReady', 'HearthOperatorNoLeader',
-      'HearthOperatorAbsent', 'HearthOperatorReconcileLag', 'HearthOperatorQueueDepth', 'HearthOperatorRestarting', 'HearthCleanupStuck', 'HearthSaveWriteSurge',
+      'HearthTargetDown',
+      'HearthApiServerErrors',
+      'HearthApiLatencyHigh',
+      'HearthRateLimitRefusalSurge',
+      'HearthRealtimeSocketDrops',
+      'HearthCrashQueueBacklog',
+      'HearthCommerceReportStale',
+      'HearthCommerceReportLagging',
+      'HearthReconcileFailures',
+      'HearthDependencyDown',
+      'HearthRateLimitFailOpen',
+      'HearthObjectsNotReady',
+      'HearthObjectsNotReady',
+      'HearthOperatorNoLeader',
+      'HearthOperatorAbsent',
+      'HearthOperatorReconcileLag',
+      'HearthOperatorQueueDepth',
+      'HearthOperatorRestarting',
+      'HearthCleanupStuck',
+      'HearthSaveWriteSurge',
     ]);
     // The operator's alerts only with an operator.
-    const noOperator = find(render([FULL_VALUES], ['operator.enabled=false']), 'PrometheusRule', 'hearth').spec.groups[0].rules.map((r: { alert: string }) => r.alert);
+    const noOperator = find(render([FULL_VALUES], ['operator.enabled=false']), 'PrometheusRule', 'hearth').spec.groups[0].rules.map(
+      (r: { alert: string }) => r.alert,
+    );
     expect(noOperator).not.toContain('HearthObjectsNotReady');
     expect(noOperator).not.toContain('HearthOperatorNoLeader');
     expect(noOperator).not.toContain('HearthOperatorAbsent');
     expect(rules[1].annotations.runbook_url).toBe('https://github.com/hearth-gg/hearth/blob/main/docs/operations.md#hearthapiservererrors');
-    expect(rules[1].expr).toContain('hearth_http_requests_total{namespace="hearth-system", service=~"hearth-(api|realtime|crash-worker|operator)", status=~"5.."}');
+    expect(rules[1].expr).toContain(
+      'hearth_http_requests_total{namespace="hearth-system", service=~"hearth-(api|realtime|crash-worker|operator)", status=~"5.."}',
+    );
     expect(rules[0].annotations.description).toContain('{{ $labels.pod }}');
   });
 
@@ -393,34 +522,68 @@ describe('monitoring and network policy', () => {
     const np = find(full, 'NetworkPolicy', 'hearth');
     expect(np.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(np.spec.egress).toEqual([
-      { ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] },
+      {
+        ports: [
+          { port: 53, protocol: 'UDP' },
+          { port: 53, protocol: 'TCP' },
+        ],
+      },
       { ports: [{ port: 5432, protocol: 'TCP' }], to: [{ ipBlock: { cidr: '10.20.0.0/16' } }] },
       { ports: [{ port: 6379, protocol: 'TCP' }] },
       // The object storage: 443 and the port of objectStorage.endpoint (https://minio.storage.svc:9000).
-      { ports: [{ port: 443, protocol: 'TCP' }, { port: 9000, protocol: 'TCP' }] },
+      {
+        ports: [
+          { port: 443, protocol: 'TCP' },
+          { port: 9000, protocol: 'TCP' },
+        ],
+      },
       // Identity providers (sign-in).
       { ports: [{ port: 443, protocol: 'TCP' }] },
       // The game store (commerce's orders and report job).
       { ports: [{ port: 443, protocol: 'TCP' }] },
       // The release's own HTTP ports (the helm test Pod).
-      { ports: [{ port: 8080, protocol: 'TCP' }, { port: 8081, protocol: 'TCP' }], to: [{ podSelector: { matchLabels: np.spec.podSelector.matchLabels } }] },
+      {
+        ports: [
+          { port: 8080, protocol: 'TCP' },
+          { port: 8081, protocol: 'TCP' },
+        ],
+        to: [{ podSelector: { matchLabels: np.spec.podSelector.matchLabels } }],
+      },
       { to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ port: 443, protocol: 'TCP' }] },
     ]);
     // Without a store, no storage rule; identity providers can be turned off or pinned.
-    const pinned = find(render([MINIMAL_VALUES], [
-      'networkPolicy.enabled=true', 'networkPolicy.identityProviders.to[0].ipBlock.cidr=203.0.113.0/24',
-    ]), 'NetworkPolicy', 'hearth').spec.egress;
+    const pinned = find(
+      render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'networkPolicy.identityProviders.to[0].ipBlock.cidr=203.0.113.0/24']),
+      'NetworkPolicy',
+      'hearth',
+    ).spec.egress;
     expect(pinned.map((r: { ports: { port: number }[] }) => r.ports.map((p) => p.port))).toEqual([[53, 53], [5432], [6379], [443], [443], [8080, 8081]]);
     expect(pinned[3].to).toEqual([{ ipBlock: { cidr: '203.0.113.0/24' } }]);
     expect(pinned[4].to).toBeUndefined();
-    const noIdp = find(render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'networkPolicy.identityProviders.enabled=false']), 'NetworkPolicy', 'hearth').spec.egress;
+    const noIdp = find(render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'networkPolicy.identityProviders.enabled=false']), 'NetworkPolicy', 'hearth')
+      .spec.egress;
     expect(noIdp.map((r: { ports: { port: number }[] }) => r.ports.map((p) => p.port))).toEqual([[53, 53], [5432], [6379], [443], [8080, 8081]]);
     // The store likewise: pinned to its addresses, or off for a game that does not sell.
-    const storePinned = find(render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'networkPolicy.identityProviders.enabled=false', 'networkPolicy.store.to[0].ipBlock.cidr=192.0.2.0/24']), 'NetworkPolicy', 'hearth').spec.egress;
+    const storePinned = find(
+      render(
+        [MINIMAL_VALUES],
+        ['networkPolicy.enabled=true', 'networkPolicy.identityProviders.enabled=false', 'networkPolicy.store.to[0].ipBlock.cidr=192.0.2.0/24'],
+      ),
+      'NetworkPolicy',
+      'hearth',
+    ).spec.egress;
     expect(storePinned[3]).toEqual({ ports: [{ port: 443, protocol: 'TCP' }], to: [{ ipBlock: { cidr: '192.0.2.0/24' } }] });
-    const noStore = find(render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'networkPolicy.identityProviders.enabled=false', 'networkPolicy.store.enabled=false']), 'NetworkPolicy', 'hearth').spec.egress;
+    const noStore = find(
+      render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'networkPolicy.identityProviders.enabled=false', 'networkPolicy.store.enabled=false']),
+      'NetworkPolicy',
+      'hearth',
+    ).spec.egress;
     expect(noStore.map((r: { ports: { port: number }[] }) => r.ports.map((p) => p.port))).toEqual([[53, 53], [5432], [6379], [8080, 8081]]);
-    const storage = find(render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'objectStorage.url=s3://b', 'networkPolicy.objectStorage.to[0].ipBlock.cidr=198.51.100.0/24']), 'NetworkPolicy', 'hearth').spec.egress;
+    const storage = find(
+      render([MINIMAL_VALUES], ['networkPolicy.enabled=true', 'objectStorage.url=s3://b', 'networkPolicy.objectStorage.to[0].ipBlock.cidr=198.51.100.0/24']),
+      'NetworkPolicy',
+      'hearth',
+    ).spec.egress;
     expect(storage[3]).toEqual({ ports: [{ port: 443, protocol: 'TCP' }], to: [{ ipBlock: { cidr: '198.51.100.0/24' } }] });
     expect(np.spec.ingress[1]).toEqual({
       ports: [{ port: 'metrics', protocol: 'TCP' }],
@@ -428,14 +591,21 @@ describe('monitoring and network policy', () => {
     });
     const operator = find(full, 'NetworkPolicy', named('operator'));
     expect(operator.spec.podSelector.matchLabels['app.kubernetes.io/component']).toBe('operator');
-    expect(operator.spec.egress).toEqual([{ ports: [{ port: 443, protocol: 'TCP' }, { port: 6443, protocol: 'TCP' }] }]);
+    expect(operator.spec.egress).toEqual([
+      {
+        ports: [
+          { port: 443, protocol: 'TCP' },
+          { port: 6443, protocol: 'TCP' },
+        ],
+      },
+    ]);
 
     const open = render([FULL_VALUES], ['networkPolicy.allowExternalEgress=true']);
     expect(find(open, 'NetworkPolicy', 'hearth').spec.policyTypes).toEqual(['Ingress']);
     expect(open.some((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'hearth-operator')).toBe(false);
   });
 
-  test('a dashboard ConfigMap per file under dashboards/, with the sidecar\'s label', () => {
+  test("a dashboard ConfigMap per file under dashboards/, with the sidecar's label", () => {
     const cm = find(full, 'ConfigMap', 'hearth-dashboard-hearth-overview');
     expect(cm.metadata.labels?.grafana_dashboard).toBe('1');
     expect(cm.metadata.annotations).toEqual({ grafana_folder: 'Hearth' });
@@ -450,14 +620,21 @@ describe('monitoring and network policy', () => {
     expect({ ...dashboard, uid: file.uid, title: file.title }).toEqual(file);
   });
 
-  test('two releases\' dashboards can share a Grafana: uids and titles name the release (uids within Grafana\'s 40 characters)', () => {
+  test("two releases' dashboards can share a Grafana: uids and titles name the release (uids within Grafana's 40 characters)", () => {
     const dashboardsOf = (release: string) =>
       parseObjects(runOk(kubeToolPath('helm'), ['template', release, CHART, '--namespace', NAMESPACE, '--kube-version', KUBE_VERSION, '--values', FULL_VALUES]))
         .filter((o) => o.kind === 'ConfigMap' && o.metadata.name.includes('-dashboard-'))
         .map((cm) => JSON.parse(Object.values(cm.data as Record<string, string>)[0]) as { uid: string; title: string });
     const blue = dashboardsOf('blue');
     const green = dashboardsOf('green-with-a-rather-long-release-name');
-    expect(blue.map((d) => d.uid).sort()).toEqual(['blue-hearth-api', 'blue-hearth-economy', 'blue-hearth-operator', 'blue-hearth-overview', 'blue-hearth-realtime', 'blue-hearth-workers']);
+    expect(blue.map((d) => d.uid).sort()).toEqual([
+      'blue-hearth-api',
+      'blue-hearth-economy',
+      'blue-hearth-operator',
+      'blue-hearth-overview',
+      'blue-hearth-realtime',
+      'blue-hearth-workers',
+    ]);
     for (const d of green) expect(d.uid.length).toBeLessThanOrEqual(40);
     const uids = [...blue, ...green].map((d) => d.uid);
     expect(new Set(uids).size).toBe(uids.length);
@@ -479,7 +656,12 @@ describe('crash reports: object storage and the crash workers', () => {
     expect(knobs.filter((o) => o.metadata.name === named('crash-worker'))).toEqual([]);
     // The chart's defaults alone (the credentials from existing Secrets) render no worker either.
     const defaults = render([], ['database.existingSecret=db', 'redis.existingSecret=r', 'masterKey.existingSecret=k']);
-    expect(defaults.filter((o) => o.kind === 'Deployment').map((o) => o.metadata.name).sort()).toEqual([named('api'), named('operator'), named('realtime')]);
+    expect(
+      defaults
+        .filter((o) => o.kind === 'Deployment')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual([named('api'), named('operator'), named('realtime')]);
   });
 
   test('every crash worker the chart renders has OBJECT_STORAGE_URL, the one variable it cannot start without', () => {
@@ -492,41 +674,79 @@ describe('crash reports: object storage and the crash workers', () => {
     const worker = find(render([MINIMAL_VALUES], ['objectStorage.url=s3://b']), 'Deployment', named('crash-worker'));
     expect(container(worker).args).toEqual(['crash-worker']);
     // The master key: the commerce report job the workers run opens the publisher keys the operator sealed.
-    expect(Object.keys(env(worker)).sort()).toEqual(['DATABASE_URL', 'HEARTH_MASTER_KEY', 'LOG_LEVEL', 'METRICS_PORT', 'OBJECT_STORAGE_URL', 'REDIS_PREFIX', 'S3_FORCE_PATH_STYLE', 'S3_REGION']);
+    expect(Object.keys(env(worker)).sort()).toEqual([
+      'DATABASE_URL',
+      'HEARTH_MASTER_KEY',
+      'LOG_LEVEL',
+      'METRICS_PORT',
+      'OBJECT_STORAGE_URL',
+      'REDIS_PREFIX',
+      'S3_FORCE_PATH_STYLE',
+      'S3_REGION',
+    ]);
     expect(env(worker).METRICS_PORT).toBe('9090');
     expect(worker.spec.replicas).toBe(1);
     expect(minimal.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name)).not.toContain(named('object-storage'));
   });
 
   test('an S3 store with a key pair from the values: one Secret, the same variables in the API and the crash workers, none elsewhere', () => {
-    const objects = render([MINIMAL_VALUES], [
-      'objectStorage.url=s3://hearth-crashes/prod', 'objectStorage.endpoint=https://minio.storage.svc:9000', 'objectStorage.forcePathStyle=true',
-      'objectStorage.region=eu-west-1', 'objectStorage.credentials.accessKeyId=AKIAEXAMPLE', 'objectStorage.credentials.secretAccessKey=s3cret',
-    ]);
+    const objects = render(
+      [MINIMAL_VALUES],
+      [
+        'objectStorage.url=s3://hearth-crashes/prod',
+        'objectStorage.endpoint=https://minio.storage.svc:9000',
+        'objectStorage.forcePathStyle=true',
+        'objectStorage.region=eu-west-1',
+        'objectStorage.credentials.accessKeyId=AKIAEXAMPLE',
+        'objectStorage.credentials.secretAccessKey=s3cret',
+      ],
+    );
     const secret = find(objects, 'Secret', named('object-storage'));
     expect(secret.stringData).toEqual({ 'access-key-id': 'AKIAEXAMPLE', 'secret-access-key': 's3cret' });
     const ref = (key: string) => ({ secretKeyRef: { name: named('object-storage'), key } });
     const expected = {
-      OBJECT_STORAGE_URL: 's3://hearth-crashes/prod', S3_ENDPOINT: 'https://minio.storage.svc:9000', S3_REGION: 'eu-west-1', S3_FORCE_PATH_STYLE: 'true',
-      AWS_ACCESS_KEY_ID: ref('access-key-id'), AWS_SECRET_ACCESS_KEY: ref('secret-access-key'),
+      OBJECT_STORAGE_URL: 's3://hearth-crashes/prod',
+      S3_ENDPOINT: 'https://minio.storage.svc:9000',
+      S3_REGION: 'eu-west-1',
+      S3_FORCE_PATH_STYLE: 'true',
+      AWS_ACCESS_KEY_ID: ref('access-key-id'),
+      AWS_SECRET_ACCESS_KEY: ref('secret-access-key'),
     };
     expect(storageEnv(objects, 'api')).toEqual(expected);
     expect(storageEnv(objects, 'crash-worker')).toEqual(expected);
     for (const component of ['realtime', 'operator']) expect(storageEnv(objects, component)).toEqual({});
     // A changed key rolls the pods (the Secret is in the checksum).
-    const rolled = render([MINIMAL_VALUES], ['objectStorage.url=s3://hearth-crashes/prod', 'objectStorage.credentials.accessKeyId=OTHER', 'objectStorage.credentials.secretAccessKey=s3cret']);
+    const rolled = render(
+      [MINIMAL_VALUES],
+      ['objectStorage.url=s3://hearth-crashes/prod', 'objectStorage.credentials.accessKeyId=OTHER', 'objectStorage.credentials.secretAccessKey=s3cret'],
+    );
     const checksum = (o: KubeObject[]) => find(o, 'Deployment', named('crash-worker')).spec.template.metadata.annotations['checksum/secrets'];
     expect(checksum(rolled)).not.toBe(checksum(objects));
   });
 
   test('a key pair from an existing Secret: read under its keys, no Secret written; no key pair at all: the SDK default chain (no AWS variables)', () => {
-    const existing = render([MINIMAL_VALUES], ['objectStorage.url=s3://b', 'objectStorage.credentials.existingSecret=s3-keys', 'objectStorage.credentials.accessKeyIdKey=id', 'objectStorage.credentials.secretAccessKeyKey=secret']);
+    const existing = render(
+      [MINIMAL_VALUES],
+      [
+        'objectStorage.url=s3://b',
+        'objectStorage.credentials.existingSecret=s3-keys',
+        'objectStorage.credentials.accessKeyIdKey=id',
+        'objectStorage.credentials.secretAccessKeyKey=secret',
+      ],
+    );
     expect(existing.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name)).not.toContain(named('object-storage'));
     expect(storageEnv(existing, 'crash-worker')).toEqual({
-      OBJECT_STORAGE_URL: 's3://b', S3_REGION: 'us-east-1', S3_FORCE_PATH_STYLE: 'false',
-      AWS_ACCESS_KEY_ID: { secretKeyRef: { name: 's3-keys', key: 'id' } }, AWS_SECRET_ACCESS_KEY: { secretKeyRef: { name: 's3-keys', key: 'secret' } },
+      OBJECT_STORAGE_URL: 's3://b',
+      S3_REGION: 'us-east-1',
+      S3_FORCE_PATH_STYLE: 'false',
+      AWS_ACCESS_KEY_ID: { secretKeyRef: { name: 's3-keys', key: 'id' } },
+      AWS_SECRET_ACCESS_KEY: { secretKeyRef: { name: 's3-keys', key: 'secret' } },
     });
-    expect(storageEnv(render([MINIMAL_VALUES], ['objectStorage.url=s3://b']), 'api')).toEqual({ OBJECT_STORAGE_URL: 's3://b', S3_REGION: 'us-east-1', S3_FORCE_PATH_STYLE: 'false' });
+    expect(storageEnv(render([MINIMAL_VALUES], ['objectStorage.url=s3://b']), 'api')).toEqual({
+      OBJECT_STORAGE_URL: 's3://b',
+      S3_REGION: 'us-east-1',
+      S3_FORCE_PATH_STYLE: 'false',
+    });
     const half = helm(templateArgs([MINIMAL_VALUES], ['objectStorage.url=s3://b', 'objectStorage.credentials.accessKeyId=AK']));
     expect(half.status).not.toBe(0);
     expect(half.stderr).toContain('objectStorage.credentials.secretAccessKey is required');
@@ -534,7 +754,15 @@ describe('crash reports: object storage and the crash workers', () => {
 
   test('queue-depth scaling is off by default; on, a KEDA ScaledObject counts the waiting crash-upload jobs and owns the replica count', () => {
     expect(minimal.filter((o) => o.kind === 'ScaledObject')).toEqual([]);
-    const objects = render([MINIMAL_VALUES], ['objectStorage.url=s3://b', 'crashWorkerQueueScaling.enabled=true', 'crashWorkerQueueScaling.maxReplicas=20', 'crashWorkerQueueScaling.jobsPerReplica=50']);
+    const objects = render(
+      [MINIMAL_VALUES],
+      [
+        'objectStorage.url=s3://b',
+        'crashWorkerQueueScaling.enabled=true',
+        'crashWorkerQueueScaling.maxReplicas=20',
+        'crashWorkerQueueScaling.jobsPerReplica=50',
+      ],
+    );
     const scaled = find(objects, 'ScaledObject', named('crash-worker'));
     expect(scaled.apiVersion).toBe('keda.sh/v1alpha1');
     expect(scaled.spec).toMatchObject({ scaleTargetRef: { name: named('crash-worker') }, minReplicaCount: 1, maxReplicaCount: 20 });
@@ -553,23 +781,38 @@ describe('crash reports: object storage and the crash workers', () => {
     expect(env(find(objects, 'Deployment', named('crash-worker')))).toHaveProperty('DATABASE_URL');
     expect(find(objects, 'Deployment', named('crash-worker')).spec).not.toHaveProperty('replicas');
     expect(objects.filter((o) => o.kind === 'HorizontalPodAutoscaler').map((o) => o.metadata.name)).toEqual([named('api')]);
-    const both = helm(templateArgs([MINIMAL_VALUES], ['objectStorage.url=s3://b', 'crashWorkerQueueScaling.enabled=true', 'crashWorker.autoscaling.enabled=true']));
+    const both = helm(
+      templateArgs([MINIMAL_VALUES], ['objectStorage.url=s3://b', 'crashWorkerQueueScaling.enabled=true', 'crashWorker.autoscaling.enabled=true']),
+    );
     expect(both.status).not.toBe(0);
     expect(both.stderr).toContain('crashWorker.autoscaling and crashWorkerQueueScaling both scale the crash workers');
   });
 });
 
 describe('as a subchart', () => {
-  test('a parent chart\'s `global` values pass the schema (helm template of a parent that depends on charts/hearth)', () => {
+  test("a parent chart's `global` values pass the schema (helm template of a parent that depends on charts/hearth)", () => {
     const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-parent-'));
     try {
       fs.mkdirSync(path.join(parent, 'charts'));
       fs.cpSync(CHART, path.join(parent, 'charts', 'hearth'), { recursive: true });
-      fs.writeFileSync(path.join(parent, 'Chart.yaml'), 'apiVersion: v2\nname: games-platform\nversion: 1.0.0\ndependencies:\n  - name: hearth\n    version: ">=0.0.0-0"\n');
-      fs.writeFileSync(path.join(parent, 'values.yaml'), [
-        'global:', '  imageRegistry: registry.example.com', '  storageClass: fast',
-        'hearth:', ...fs.readFileSync(MINIMAL_VALUES, 'utf8').split('\n').filter((l) => l && !l.startsWith('#')).map((l) => `  ${l}`),
-      ].join('\n') + '\n');
+      fs.writeFileSync(
+        path.join(parent, 'Chart.yaml'),
+        'apiVersion: v2\nname: games-platform\nversion: 1.0.0\ndependencies:\n  - name: hearth\n    version: ">=0.0.0-0"\n',
+      );
+      fs.writeFileSync(
+        path.join(parent, 'values.yaml'),
+        [
+          'global:',
+          '  imageRegistry: registry.example.com',
+          '  storageClass: fast',
+          'hearth:',
+          ...fs
+            .readFileSync(MINIMAL_VALUES, 'utf8')
+            .split('\n')
+            .filter((l) => l && !l.startsWith('#'))
+            .map((l) => `  ${l}`),
+        ].join('\n') + '\n',
+      );
       const res = helm(['template', 'platform', parent, '--namespace', NAMESPACE, '--kube-version', KUBE_VERSION]);
       expect(res.stderr).toBe('');
       expect(res.status).toBe(0);
@@ -581,7 +824,12 @@ describe('as a subchart', () => {
 });
 
 describe('disruption budgets never block a node drain', () => {
-  const pdbs = (sets: string[]) => Object.fromEntries(render([MINIMAL_VALUES], sets).filter((o) => o.kind === 'PodDisruptionBudget').map((o) => [o.metadata.name, o.spec]));
+  const pdbs = (sets: string[]) =>
+    Object.fromEntries(
+      render([MINIMAL_VALUES], sets)
+        .filter((o) => o.kind === 'PodDisruptionBudget')
+        .map((o) => [o.metadata.name, o.spec]),
+    );
 
   test('a minAvailable budget is written only while the fewest pods exceed it', () => {
     // api: HPA minimum 2; realtime and operator: 2 replicas. Each budget allows one disruption.
@@ -603,7 +851,10 @@ describe('disruption budgets never block a node drain', () => {
 
   test('maxUnavailable replaces minAvailable and holds at any size, one pod included', () => {
     const one = pdbs(['realtime.replicas=1', 'realtime.pdb.maxUnavailable=1']);
-    expect(one[named('realtime')]).toEqual({ maxUnavailable: 1, selector: { matchLabels: find(minimal, 'Deployment', named('realtime')).spec.selector.matchLabels } });
+    expect(one[named('realtime')]).toEqual({
+      maxUnavailable: 1,
+      selector: { matchLabels: find(minimal, 'Deployment', named('realtime')).spec.selector.matchLabels },
+    });
     expect(find(full, 'PodDisruptionBudget', named('api')).spec).toMatchObject({ maxUnavailable: '25%' });
     expect(find(full, 'PodDisruptionBudget', named('api')).spec).not.toHaveProperty('minAvailable');
   });
@@ -623,7 +874,8 @@ describe('readiness, startup and draining', () => {
       expect(container(d).lifecycle).toEqual({ preStop: { sleep: { seconds: 5 } } });
       expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(5 + 25);
     }
-    for (const component of ['operator']) expect(container(find(minimal, 'Deployment', named(component))).startupProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
+    for (const component of ['operator'])
+      expect(container(find(minimal, 'Deployment', named(component))).startupProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
     expect(container(find(minimal, 'Deployment', named('operator')))).not.toHaveProperty('lifecycle');
     const none = render([MINIMAL_VALUES], ['api.startupProbe=null', 'api.lifecycle=null']);
     expect(container(find(none, 'Deployment', named('api')))).not.toHaveProperty('startupProbe');
@@ -642,7 +894,10 @@ describe('knobs for managed databases and platform conventions', () => {
 
   test('commonLabels on every object and pod, never in a selector', () => {
     for (const o of full.filter((x) => x.kind !== 'CustomResourceDefinition')) {
-      expect({ object: `${o.kind}/${o.metadata.name}`, label: o.metadata.labels?.['example.com/cost-centre'] }).toEqual({ object: `${o.kind}/${o.metadata.name}`, label: 'games' });
+      expect({ object: `${o.kind}/${o.metadata.name}`, label: o.metadata.labels?.['example.com/cost-centre'] }).toEqual({
+        object: `${o.kind}/${o.metadata.name}`,
+        label: 'games',
+      });
     }
     for (const d of full.filter((o) => o.kind === 'Deployment')) {
       expect(d.spec.template.metadata.labels['example.com/cost-centre']).toBe('games');
@@ -653,7 +908,9 @@ describe('knobs for managed databases and platform conventions', () => {
   test('image.digest pins every container, the test Pod included, by digest', () => {
     const digest = `sha256:${'ab'.repeat(32)}`;
     const objects = render([MINIMAL_VALUES], [`image.digest=${digest}`]);
-    const images = objects.flatMap((o) => (o.kind === 'Pod' ? o.spec.containers : o.spec?.template?.spec?.containers ?? [])).map((c: { image: string }) => c.image);
+    const images = objects
+      .flatMap((o) => (o.kind === 'Pod' ? o.spec.containers : (o.spec?.template?.spec?.containers ?? [])))
+      .map((c: { image: string }) => c.image);
     expect(images.length).toBeGreaterThanOrEqual(5);
     for (const image of images) expect(image).toBe(`ghcr.io/hearth-gg/hearth@${digest}`);
     const bad = helm(templateArgs([MINIMAL_VALUES], ['image.digest=latest']));
@@ -737,7 +994,10 @@ describe('a replica count is never silently ignored', () => {
     expect(replicas(render([MINIMAL_VALUES], ['objectStorage.url=s3://b']))[named('crash-worker')]).toBe(1);
     // Autoscaling off: the chart's count, or the one set.
     expect(replicas(render([MINIMAL_VALUES], ['api.autoscaling.enabled=false']))[named('api')]).toBe(2);
-    expect(replicas(render([MINIMAL_VALUES], ['api.autoscaling.enabled=false', 'api.replicas=3', 'realtime.replicas=0']))).toMatchObject({ [named('api')]: 3, [named('realtime')]: 0 });
+    expect(replicas(render([MINIMAL_VALUES], ['api.autoscaling.enabled=false', 'api.replicas=3', 'realtime.replicas=0']))).toMatchObject({
+      [named('api')]: 3,
+      [named('realtime')]: 0,
+    });
     // null is the default, said explicitly.
     expect(replicas(render([MINIMAL_VALUES], ['api.replicas=null']))[named('api')]).toBe('HPA');
   });
@@ -748,11 +1008,15 @@ describe('a replica count is never silently ignored', () => {
     );
   });
 
-  test('so is realtime.replicas with its HPA on, and the crash worker\'s with its HPA or KEDA\'s queue scaling', () => {
+  test("so is realtime.replicas with its HPA on, and the crash worker's with its HPA or KEDA's queue scaling", () => {
     expect(refusal(['realtime.autoscaling.enabled=true', 'realtime.replicas=4'])).toContain('realtime.replicas is 4, but realtime.autoscaling is on');
     const store = 'objectStorage.url=s3://b';
-    expect(refusal([store, 'crashWorker.autoscaling.enabled=true', 'crashWorker.replicas=2'])).toContain('crashWorker.replicas is 2, but crashWorker.autoscaling is on');
-    expect(refusal([store, 'crashWorkerQueueScaling.enabled=true', 'crashWorker.replicas=2'])).toContain('crashWorker.replicas is 2, but crashWorkerQueueScaling is on');
+    expect(refusal([store, 'crashWorker.autoscaling.enabled=true', 'crashWorker.replicas=2'])).toContain(
+      'crashWorker.replicas is 2, but crashWorker.autoscaling is on',
+    );
+    expect(refusal([store, 'crashWorkerQueueScaling.enabled=true', 'crashWorker.replicas=2'])).toContain(
+      'crashWorker.replicas is 2, but crashWorkerQueueScaling is on',
+    );
     // Their scalers on without a count: rendered, the Deployments naming none.
     const scaled = render([MINIMAL_VALUES], [store, 'realtime.autoscaling.enabled=true', 'crashWorkerQueueScaling.enabled=true']);
     expect(replicas(scaled)).toMatchObject({ [named('realtime')]: 'HPA', [named('crash-worker')]: 'HPA' });
@@ -810,7 +1074,7 @@ describe('dashboards select one release', () => {
   /** Every selector `{…}` of a PromQL expression (not `by (…)` groupings, not `[5m]` windows). */
   const selectors = (expr: string) => [...expr.matchAll(/\{([^}]*)\}/g)].map((m) => m[1]);
 
-  test('every selector of every dashboard query names the namespace and the release\'s Services; the release constant is the release\'s', () => {
+  test("every selector of every dashboard query names the namespace and the release's Services; the release constant is the release's", () => {
     const dashboards = dashboardsOf('blue');
     expect(dashboards).toHaveLength(fs.readdirSync(path.join(CHART, 'dashboards')).length);
     let count = 0;
@@ -822,7 +1086,10 @@ describe('dashboards select one release', () => {
         expect(found.length).toBeGreaterThan(0);
         for (const selector of found) {
           count += 1;
-          expect({ title: d.title, selector }).toEqual({ title: d.title, selector: expect.stringContaining(`namespace=~"$namespace", service=~"$release-${SERVICES}"`) });
+          expect({ title: d.title, selector }).toEqual({
+            title: d.title,
+            selector: expect.stringContaining(`namespace=~"$namespace", service=~"$release-${SERVICES}"`),
+          });
         }
       }
       const variables = Object.fromEntries(d.templating.list.map((v) => [v.name, v]));
@@ -834,7 +1101,7 @@ describe('dashboards select one release', () => {
     expect(count).toBeGreaterThan(70);
   });
 
-  test('so two releases in one namespace each see their own: the selector of one does not match the other\'s Services', () => {
+  test("so two releases in one namespace each see their own: the selector of one does not match the other's Services", () => {
     const serviceRegex = (release: string) => new RegExp(`^${dashboardsOf(release)[0].templating.list.find((v) => v.name === 'release').query}-${SERVICES}$`);
     const hearth = serviceRegex('hearth');
     expect(hearth.test('hearth-api')).toBe(true);

@@ -54,7 +54,10 @@ function crdOwners(): { owners: string[]; managers: string[] } {
 const manifestKinds = (namespace: string, name: string) => parseObjects(helmIn(namespace, ['get', 'manifest', name])).map((o) => o.kind);
 const operatorEnv = (namespace: string, name: string): Record<string, string> =>
   Object.fromEntries(
-    getJson(['deployment', `${name}-hearth-operator`, '-n', namespace]).spec.template.spec.containers[0].env.map((e: { name: string; value?: string }) => [e.name, e.value]),
+    getJson(['deployment', `${name}-hearth-operator`, '-n', namespace]).spec.template.spec.containers[0].env.map((e: { name: string; value?: string }) => [
+      e.name,
+      e.value,
+    ]),
   );
 const canI = (namespace: string, name: string, verb: string, resource: string) =>
   kubectl(kube.kubeconfig, ['auth', 'can-i', verb, resource, '--as', `system:serviceaccount:${namespace}:${name}-hearth-operator`]).stdout.trim() === 'yes';
@@ -144,13 +147,22 @@ describe('two releases in two namespaces', () => {
     const anchor = '              properties:\n                playersPerEnvironment:\n';
     const text = fs.readFileSync(plans, 'utf8');
     expect(text).toContain(anchor);
-    fs.writeFileSync(plans, text.replace(anchor, '              properties:\n                retentionDays:\n                  type: integer\n                  minimum: 1\n                playersPerEnvironment:\n'));
+    fs.writeFileSync(
+      plans,
+      text.replace(
+        anchor,
+        '              properties:\n                retentionDays:\n                  type: integer\n                  minimum: 1\n                playersPerEnvironment:\n',
+      ),
+    );
   }, 180_000);
 
   const retention = () => getJson(['crd', 'plans.hearth.gg']).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.retentionDays;
 
   test('both install; the first owns the CRDs, the second leaves them to it', () => {
-    for (const [ns, name] of [['games-red', 'red'], ['games-blue', 'blue']]) {
+    for (const [ns, name] of [
+      ['games-red', 'red'],
+      ['games-blue', 'blue'],
+    ]) {
       expect(JSON.parse(helmIn(ns, ['status', name, '-o', 'json'])).info.status).toBe('deployed');
     }
     expect(hearthCrds()).toHaveLength(CRD_COUNT);
@@ -159,12 +171,16 @@ describe('two releases in two namespaces', () => {
     expect(manifestKinds('games-blue', 'blue')).not.toContain('CustomResourceDefinition');
   });
 
-  test('the first release\'s operator owns the Plans, the second\'s follows, with RBAC to match', () => {
+  test("the first release's operator owns the Plans, the second's follows, with RBAC to match", () => {
     expect(operatorEnv('games-red', 'red').HEARTH_OPERATOR_PLAN_OWNER).toBe('true');
     expect(operatorEnv('games-blue', 'blue').HEARTH_OPERATOR_PLAN_OWNER).toBe('false');
     expect(canI('games-red', 'red', 'update', 'plans.hearth.gg/status')).toBe(true);
     expect(canI('games-red', 'red', 'update', 'plans.hearth.gg/finalizers')).toBe(true);
-    for (const [verb, resource] of [['update', 'plans.hearth.gg/status'], ['update', 'plans.hearth.gg/finalizers'], ['patch', 'plans.hearth.gg']]) {
+    for (const [verb, resource] of [
+      ['update', 'plans.hearth.gg/status'],
+      ['update', 'plans.hearth.gg/finalizers'],
+      ['patch', 'plans.hearth.gg'],
+    ]) {
       expect(canI('games-blue', 'blue', verb, resource)).toBe(false);
     }
     expect(canI('games-blue', 'blue', 'watch', 'plans.hearth.gg')).toBe(true);

@@ -66,9 +66,7 @@ export function documentedValues(text: string): ValueRow[] {
 const cell = (s: string) => s.replace(/\|/g, '\\|');
 
 export function valuesTable(text: string): string {
-  const rows = documentedValues(text).map(
-    (r) => `| ${r.key} | ${r.type} | \`${cell(JSON.stringify(r.default))}\` | ${cell(r.description)} |`,
-  );
+  const rows = documentedValues(text).map((r) => `| ${r.key} | ${r.type} | \`${cell(JSON.stringify(r.default))}\` | ${cell(r.description)} |`);
   return ['| Key | Type | Default | Description |', '|-----|------|---------|-------------|', ...rows].join('\n');
 }
 

@@ -111,7 +111,13 @@ describe('a file of every kind', () => {
     const keys = await db('server_keys').where({ environment_id: envRow.id });
     expect(keys).toHaveLength(1);
     const secret = minted.key.split('_')[2];
-    expect(keys[0]).toMatchObject({ key_id: minted.keyId, name: 'game-servers', manifest_namespace: NAMESPACE, manifest_name: 'game-servers', revoked_at: null });
+    expect(keys[0]).toMatchObject({
+      key_id: minted.keyId,
+      name: 'game-servers',
+      manifest_namespace: NAMESPACE,
+      manifest_name: 'game-servers',
+      revoked_at: null,
+    });
     expect(Buffer.from(keys[0].secret_hash).equals(createHash('sha256').update(secret).digest())).toBe(true);
     expect(keys[0].secret_hint).toBe(secret.slice(-4));
 
@@ -184,7 +190,10 @@ describe('running API processes hear of an apply at once', () => {
 
       const flipped = gameConfig('starfall-config', {
         ...(starfallConfig as { spec: Record<string, unknown> }).spec,
-        flags: [{ name: 'new_shop', enabled: true }, { name: 'winter', enabled: true }],
+        flags: [
+          { name: 'new_shop', enabled: true },
+          { name: 'winter', enabled: true },
+        ],
       });
       const file = write('starfall-pushed.yaml', [flipped]);
       const run = await runHearth(['apply', '-f', file], { ...env, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: redisPrefix });
@@ -192,8 +201,11 @@ describe('running API processes hear of an apply at once', () => {
       expect(run.stdout.trim()).toBe(`GameConfig ${NAMESPACE}/starfall-config: updated`);
 
       let reply!: Reply;
-      await eventually(async () => (reply = await call(api.base, 'GET', '/flags', { token, headers: { 'If-None-Match': etag } })).status !== 304, 1000, 50)
-        .catch(() => undefined); // the assertions below say what was seen
+      await eventually(
+        async () => (reply = await call(api.base, 'GET', '/flags', { token, headers: { 'If-None-Match': etag } })).status !== 304,
+        1000,
+        50,
+      ).catch(() => undefined); // the assertions below say what was seen
       expect(reply.status).toBe(200);
       expect(reply.body.items).toEqual([
         { name: 'new_shop', isEnabled: true },
@@ -212,7 +224,8 @@ describe('running API processes hear of an apply at once', () => {
     try {
       const placed = await runHearth(
         [
-          'apply', '-f',
+          'apply',
+          '-f',
           write('mover.yaml', [
             environment('starfall-test', 'starfall', 'starfall-test-key'),
             environment('starfall-staging', 'starfall', 'starfall-staging-key'),
@@ -249,11 +262,15 @@ describe('running API processes hear of an apply at once', () => {
       const revokedAt = Date.now();
       let status = 0;
       let seenAt = 0;
-      await eventually(async () => {
-        status = (await call(api.base, 'GET', '/flags', { token: oldKey })).status;
-        seenAt = Date.now();
-        return status === 401;
-      }, 1000, 25).catch(() => undefined); // the assertions below say what was seen
+      await eventually(
+        async () => {
+          status = (await call(api.base, 'GET', '/flags', { token: oldKey })).status;
+          seenAt = Date.now();
+          return status === 401;
+        },
+        1000,
+        25,
+      ).catch(() => undefined); // the assertions below say what was seen
       expect(status).toBe(401);
       expect(seenAt - revokedAt).toBeLessThan(1000);
       expect((await call(api.base, 'GET', '/flags', { token: newKey })).status).toBe(200);
@@ -285,7 +302,12 @@ describe('a folder of several files', () => {
 
     const again = await runHearth(['apply', '-f', folder], env);
     expect(again.code).toBe(0);
-    expect(again.stdout.trim().split('\n').every((l) => l.endsWith(': unchanged'))).toBe(true);
+    expect(
+      again.stdout
+        .trim()
+        .split('\n')
+        .every((l) => l.endsWith(': unchanged')),
+    ).toBe(true);
   });
 });
 
@@ -296,7 +318,10 @@ describe('a bad document is refused and nothing of its file is applied', () => {
   const cases: { name: string; docs: () => AnyManifest[]; expect: string[] }[] = [
     {
       name: 'an unknown field',
-      docs: () => [goodFirst(), { ...project('oddball'), spec: { ...(project('oddball') as { spec: object }).spec, colour: 'blue' } } as unknown as AnyManifest],
+      docs: () => [
+        goodFirst(),
+        { ...project('oddball'), spec: { ...(project('oddball') as { spec: object }).spec, colour: 'blue' } } as unknown as AnyManifest,
+      ],
       expect: ['bad.yaml#2', 'Project', `${NAMESPACE}/oddball`, 'spec.colour', 'is not taken here'],
     },
     {
@@ -327,7 +352,13 @@ describe('a bad document is refused and nothing of its file is applied', () => {
     {
       name: 'an app key already used by another environment',
       docs: () => [goodFirst(), environment('starfall-copy', 'starfall', 'starfall-live-key')],
-      expect: ['bad.yaml#2', 'GameEnvironment', `${NAMESPACE}/starfall-copy`, 'spec.appKey', `already the app key of GameEnvironment ${NAMESPACE}/starfall-live`],
+      expect: [
+        'bad.yaml#2',
+        'GameEnvironment',
+        `${NAMESPACE}/starfall-copy`,
+        'spec.appKey',
+        `already the app key of GameEnvironment ${NAMESPACE}/starfall-live`,
+      ],
     },
     // Identity fields (immutable): the same rule the CRDs' transition rules give the API server.
     {
@@ -342,7 +373,10 @@ describe('a bad document is refused and nothing of its file is applied', () => {
     },
     {
       name: 'a GameConfig value of the wrong type',
-      docs: () => [goodFirst(), gameConfig('starfall-config', { environment: 'starfall-live', values: [{ key: 'max_party_size', type: 'int', value: 'four' }] })],
+      docs: () => [
+        goodFirst(),
+        gameConfig('starfall-config', { environment: 'starfall-live', values: [{ key: 'max_party_size', type: 'int', value: 'four' }] }),
+      ],
       expect: ['bad.yaml#2', 'GameConfig', `${NAMESPACE}/starfall-config`, 'spec.values.0.value', 'must be of type int'],
     },
     {
@@ -351,7 +385,9 @@ describe('a bad document is refused and nothing of its file is applied', () => {
         goodFirst(),
         gameConfig('starfall-config', {
           environment: 'starfall-live',
-          tables: [{ key: 'weapons', name: 'Weapons', columns: [{ key: 'damage', label: 'Damage', type: 'int' }], rows: [{ key: 'sword', cells: { damage: 1.5 } }] }],
+          tables: [
+            { key: 'weapons', name: 'Weapons', columns: [{ key: 'damage', label: 'Damage', type: 'int' }], rows: [{ key: 'sword', cells: { damage: 1.5 } }] },
+          ],
         }),
       ],
       expect: ['bad.yaml#2', 'GameConfig', 'spec.tables.0.rows.0.cells.damage', 'must be of type int'],
@@ -405,14 +441,25 @@ describe('a bad document is refused and nothing of its file is applied', () => {
     expect(oneLine(run.stderr)).toContain(`Currency ${NAMESPACE}/gold: spec.key is immutable`);
     expect(oneLine(run.stderr)).toContain('(it is "gold")');
     // Moved to another environment: refused too (its balances stay where they are).
-    const moved = write('bad.yaml', [environment('starfall-test', 'starfall', 'starfall-test-key'), currency('gold', { environment: 'starfall-test', name: 'Gold', scope: 'account', kind: 'balance' })]);
+    const moved = write('bad.yaml', [
+      environment('starfall-test', 'starfall', 'starfall-test-key'),
+      currency('gold', { environment: 'starfall-test', name: 'Gold', scope: 'account', kind: 'balance' }),
+    ]);
     const movedRun = await runHearth(['apply', '-f', moved], env);
     expect(movedRun.code).not.toBe(0);
     expect(oneLine(movedRun.stderr)).toContain('spec.environment is immutable');
     expect(oneLine(movedRun.stderr)).toContain('(it is "starfall-live")');
     expect(await snapshot(database.db)).toEqual(before);
     // The key written out as it was (its name) is no change.
-    const same = await runHearth(['apply', '-f', write('gold.yaml', [currency('gold', { environment: 'starfall-live', key: 'gold', name: 'Gold', scope: 'account', kind: 'balance' })]), '--json'], env);
+    const same = await runHearth(
+      [
+        'apply',
+        '-f',
+        write('gold.yaml', [currency('gold', { environment: 'starfall-live', key: 'gold', name: 'Gold', scope: 'account', kind: 'balance' })]),
+        '--json',
+      ],
+      env,
+    );
     expect(same.code).toBe(0);
     expect(JSON.parse(same.stdout).results[0].action).toBe('unchanged');
   });

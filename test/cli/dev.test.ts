@@ -13,7 +13,6 @@ import { eventually } from '../support/wait';
 import { startDev, stopDev as stop } from './doc-walk';
 import { freePort, oneLine, runHearth, tempDir } from './run-hearth';
 
-
 jest.setTimeout(240_000);
 
 /** Whether something could listen on 127.0.0.1:`port` now. */
@@ -30,8 +29,12 @@ test('runs on the embedded default, serves the README walk-through and the socke
   // A checkout of its own: the data folder is `.hearth` in it, as `make dev` makes it.
   const checkout = tempDir();
   const vars = {
-    DATA_DIR: path.join(checkout, '.hearth'), PORT: String(port), METRICS_PORT: String(metricsPort), HEARTH_DEV_PG_PORT: String(pgPort),
-    HEARTH_DEV_STORE_PORT: String(storePort), HEARTH_DEV_OIDC_PORT: String(oidcPort),
+    DATA_DIR: path.join(checkout, '.hearth'),
+    PORT: String(port),
+    METRICS_PORT: String(metricsPort),
+    HEARTH_DEV_PG_PORT: String(pgPort),
+    HEARTH_DEV_STORE_PORT: String(storePort),
+    HEARTH_DEV_OIDC_PORT: String(oidcPort),
   };
 
   const first = await startDev(vars, checkout);
@@ -57,7 +60,9 @@ test('runs on the embedded default, serves the README walk-through and the socke
   const listed = await runHearth(['keys', 'list', '--environment', 'demo-dev', '--json'], {}, 60_000, checkout);
   expect(listed.code).toBe(0);
   expect(JSON.parse(listed.stdout).keys.length).toBeGreaterThan(0);
-  expect(oneLine(listed.stderr)).toBe(`hearth: using the database of \`hearth dev\` (.hearth/connection.json): postgres://hearth:***@127.0.0.1:${pgPort}/hearth; set DATABASE_URL to use another`);
+  expect(oneLine(listed.stderr)).toBe(
+    `hearth: using the database of \`hearth dev\` (.hearth/connection.json): postgres://hearth:***@127.0.0.1:${pgPort}/hearth; set DATABASE_URL to use another`,
+  );
 
   // `hearth apply` in its own process, with no Redis between it and the server: the server answers
   // the new flag at once under a new ETag, and the old ETag is no longer current.
@@ -82,7 +87,11 @@ test('runs on the embedded default, serves the README walk-through and the socke
     { name: 'winter_event', isEnabled: true },
   ]);
   expect(changed.headers.get('etag')).not.toBe(flags.headers.get('etag'));
-  await eventually(async () => (await call(first.base, 'GET', '/flags', { token: tokens.accessToken, headers: { 'If-None-Match': flags.headers.get('etag')! } })).status === 200, 2_000);
+  await eventually(
+    async () =>
+      (await call(first.base, 'GET', '/flags', { token: tokens.accessToken, headers: { 'If-None-Match': flags.headers.get('etag')! } })).status === 200,
+    2_000,
+  );
 
   // A second `hearth dev` (another data folder) on the same ports: one line naming each port's variable, nothing started.
   const { DATA_DIR: _dataDir, ...ports } = vars;
@@ -122,7 +131,11 @@ test('runs on the embedded default, serves the README walk-through and the socke
 
   // Its local store and provider are where connection.json says, beside the database.
   const connection = JSON.parse(readFileSync(path.join(vars.DATA_DIR, 'connection.json'), 'utf8'));
-  expect(connection).toMatchObject({ baseUrl: first.base, store: { url: `http://127.0.0.1:${storePort}` }, provider: { issuer: `http://127.0.0.1:${oidcPort}` } });
+  expect(connection).toMatchObject({
+    baseUrl: first.base,
+    store: { url: `http://127.0.0.1:${storePort}` },
+    provider: { issuer: `http://127.0.0.1:${oidcPort}` },
+  });
   expect((await fetch(`${connection.provider.issuer}/.well-known/openid-configuration`)).status).toBe(200);
 
   expect(await stop(first.child)).toBe(0);

@@ -104,7 +104,10 @@ const ANNOTATION = /\s+# → (.*)$/;
  * with what it printed, and what `epilogue` (shell lines run after the walk, in the same shell, to
  * read its variables) printed.
  */
-export async function runWalk(script: string, options: { cwd: string; addresses: Record<string, string>; epilogue?: string; timeoutMs?: number }): Promise<{ steps: WalkStep[]; epilogue: string }> {
+export async function runWalk(
+  script: string,
+  options: { cwd: string; addresses: Record<string, string>; epilogue?: string; timeoutMs?: number },
+): Promise<{ steps: WalkStep[]; epilogue: string }> {
   let text = script;
   for (const [from, to] of Object.entries(options.addresses)) text = text.split(from).join(to);
   const lines = text.split('\n');
@@ -127,8 +130,11 @@ export async function runWalk(script: string, options: { cwd: string; addresses:
   }
   out.push(`printf '\\n@@walk-epilogue\\n'`, options.epilogue ?? '');
   const { stdout, stderr, error } = await new Promise<{ stdout: string; stderr: string; error: Error | null }>((resolve) =>
-    execFile('bash', ['-c', out.join('\n')], { cwd: options.cwd, env: baseEnv({}), timeout: options.timeoutMs ?? 180_000, maxBuffer: 16 * 1024 * 1024 }, (err, so, se) =>
-      resolve({ stdout: so, stderr: se, error: err }),
+    execFile(
+      'bash',
+      ['-c', out.join('\n')],
+      { cwd: options.cwd, env: baseEnv({}), timeout: options.timeoutMs ?? 180_000, maxBuffer: 16 * 1024 * 1024 },
+      (err, so, se) => resolve({ stdout: so, stderr: se, error: err }),
     ),
   );
   const printedOf = (n: number) => {
@@ -147,6 +153,9 @@ export async function runWalk(script: string, options: { cwd: string; addresses:
 
 /** Whether `printed` is what the doc says, `…` standing for any text. */
 export function printedAsSaid(step: WalkStep): boolean {
-  const pattern = step.expected.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[\\s\\S]*');
+  const pattern = step.expected
+    .split('…')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[\\s\\S]*');
   return new RegExp(`^${pattern}$`).test(step.printed);
 }

@@ -23,12 +23,20 @@ beforeAll(async () => {
   checkout = walkCheckout(tempDir());
   dev = await startDev(
     {
-      DATA_DIR: path.join(checkout, '.hearth'), PORT: String(port), METRICS_PORT: String(metricsPort), HEARTH_DEV_PG_PORT: String(pgPort),
-      HEARTH_DEV_STORE_PORT: String(storePort), HEARTH_DEV_OIDC_PORT: String(oidcPort),
+      DATA_DIR: path.join(checkout, '.hearth'),
+      PORT: String(port),
+      METRICS_PORT: String(metricsPort),
+      HEARTH_DEV_PG_PORT: String(pgPort),
+      HEARTH_DEV_STORE_PORT: String(storePort),
+      HEARTH_DEV_OIDC_PORT: String(oidcPort),
     },
     checkout,
   );
-  addresses = { 'http://127.0.0.1:8080': `http://127.0.0.1:${port}`, 'http://127.0.0.1:8091': `http://127.0.0.1:${storePort}`, 'http://127.0.0.1:8092': `http://127.0.0.1:${oidcPort}` };
+  addresses = {
+    'http://127.0.0.1:8080': `http://127.0.0.1:${port}`,
+    'http://127.0.0.1:8091': `http://127.0.0.1:${storePort}`,
+    'http://127.0.0.1:8092': `http://127.0.0.1:${oidcPort}`,
+  };
 }, 180_000);
 afterAll(async () => {
   if (dev) expect(await stopDev(dev.child)).toBe(0);
@@ -39,7 +47,12 @@ async function walk(doc: string, heading: string, epilogue?: string) {
   const script = walkOf(doc, heading);
   const ran = await runWalk(script, { cwd: checkout, addresses, epilogue });
   expect(ran.steps.length).toBeGreaterThan(0);
-  for (const step of ran.steps) expect({ command: step.command, printed: step.printed, asSaid: printedAsSaid(step) }).toEqual({ command: step.command, printed: step.printed, asSaid: true });
+  for (const step of ran.steps)
+    expect({ command: step.command, printed: step.printed, asSaid: printedAsSaid(step) }).toEqual({
+      command: step.command,
+      printed: step.printed,
+      asSaid: true,
+    });
   return ran;
 }
 
@@ -68,14 +81,23 @@ test("docs/dashboards.md's walk: sign-in through the local provider with PKCE, a
 test("docs/licence.md's walk ends with a licence token the plugin check accepts", async () => {
   const ran = await walk('docs/licence.md', '## On a laptop', 'printf "%s\\n%s\\n" "$TOKEN" "$(curl -s $BASE/licence/jwks.json)"');
   const [token, jwks] = ran.epilogue.trim().split('\n');
-  const payload = await verifyAsPlugin(token, createLocalJWKSet(JSON.parse(jwks)), { audience: 'hearth-licence:demo/demo', product: 'demo-editor' }, 'laptop-1');
-  expect(payload).toMatchObject({ sub: 'laptop-1', product: 'demo-editor', type: 'licence', org: 'demo/demo' });
-  await expect(verifyAsPlugin(token, createLocalJWKSet(JSON.parse(jwks)), { audience: 'hearth-licence:demo/demo', product: 'demo-runtime' }, 'laptop-1')).rejects.toThrow(
-    'a licence for product "demo-editor", not "demo-runtime"',
+  const payload = await verifyAsPlugin(
+    token,
+    createLocalJWKSet(JSON.parse(jwks)),
+    { audience: 'hearth-licence:demo/demo', product: 'demo-editor' },
+    'laptop-1',
   );
+  expect(payload).toMatchObject({ sub: 'laptop-1', product: 'demo-editor', type: 'licence', org: 'demo/demo' });
+  await expect(
+    verifyAsPlugin(token, createLocalJWKSet(JSON.parse(jwks)), { audience: 'hearth-licence:demo/demo', product: 'demo-runtime' }, 'laptop-1'),
+  ).rejects.toThrow('a licence for product "demo-editor", not "demo-runtime"');
 });
 
 test("the README's first walk runs as written", async () => {
-  const ran = await runWalk(walkOf('README.md', '## A first walk through the API'), { cwd: checkout, addresses, epilogue: 'curl -s $BASE/players/me -H "Authorization: Bearer $TOKEN"' });
+  const ran = await runWalk(walkOf('README.md', '## A first walk through the API'), {
+    cwd: checkout,
+    addresses,
+    epilogue: 'curl -s $BASE/players/me -H "Authorization: Bearer $TOKEN"',
+  });
   expect(JSON.parse(ran.epilogue)).toMatchObject({ displayName: 'Ada' });
 });

@@ -124,7 +124,9 @@ test('every command refuses an option it does not take (or a required one missin
 });
 
 test('the real executable prints those refusals as one line on stderr and exits 1', async () => {
-  expect(expectOneLineFailure(await runHearth(['keys'], {}), 'hearth keys')).toBe('hearth: name a command of hearth keys: create, list, revoke (hearth keys --help)');
+  expect(expectOneLineFailure(await runHearth(['keys'], {}), 'hearth keys')).toBe(
+    'hearth: name a command of hearth keys: create, list, revoke (hearth keys --help)',
+  );
   expect(expectOneLineFailure(await runHearth(['keys', 'create', '--name', 'ci'], {}), 'hearth keys create --name ci')).toBe(
     "hearth: required option '--environment <appKey>' not specified (hearth keys create --help shows what it takes)",
   );

@@ -49,7 +49,11 @@ for (const doc of documents()) if (!walked.has(doc.kind)) walked.set(doc.kind, d
 function crdOf(kind: ManifestKind): Json {
   const file = path.join(REPO_ROOT, 'charts/hearth/templates/crds', `${MANIFEST_KINDS[kind].crd.plural}.yaml`);
   // The template's own lines (a comment, the Helm condition around the CRD) are not YAML of the CRD.
-  const body = fs.readFileSync(file, 'utf8').split('\n').filter((line) => !line.startsWith('{{') && !line.startsWith('#')).join('\n');
+  const body = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => !line.startsWith('{{') && !line.startsWith('#'))
+    .join('\n');
   return parse(body) as Json;
 }
 function columnsOf(kind: ManifestKind): { name: string; type: string; jsonPath: string; priority?: number }[] {
@@ -134,7 +138,10 @@ describe.each(KINDS)('%s', (kind) => {
 
   beforeAll(async () => {
     // Each a process start: two at a time.
-    const [json, y] = await Promise.all([ok('get', kind, doc.metadata.name, ...scope, '-o', 'json'), ok('get', plural, doc.metadata.name, ...scope, '-o', 'yaml')]);
+    const [json, y] = await Promise.all([
+      ok('get', kind, doc.metadata.name, ...scope, '-o', 'json'),
+      ok('get', plural, doc.metadata.name, ...scope, '-o', 'yaml'),
+    ]);
     const [l, w] = await Promise.all([ok('get', plural, '-A'), ok('get', kind.toLowerCase(), doc.metadata.name, ...scope, '-o', 'wide')]);
     described = await ok('describe', plural, doc.metadata.name, ...scope);
     [object, yaml, list, wide] = [JSON.parse(json) as Json, y, l, w];
@@ -145,7 +152,10 @@ describe.each(KINDS)('%s', (kind) => {
     expect(object).toMatchObject({ apiVersion: doc.apiVersion, kind, metadata: { name: doc.metadata.name, generation: 1 }, spec: doc.spec });
     expect(object.metadata.namespace).toBe(namespaced ? NS : undefined);
     expect(Date.now() - Date.parse(object.metadata.creationTimestamp)).toBeLessThan(10 * 60_000);
-    expect(object.status).toMatchObject({ observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled', observedGeneration: 1 }] });
+    expect(object.status).toMatchObject({
+      observedGeneration: 1,
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled', observedGeneration: 1 }],
+    });
     if (kind === 'ServerKey' || kind === 'LicenceKey') expect(object.status.keyId).toBe(minted.get(doc.metadata.name));
   });
 
@@ -181,7 +191,8 @@ describe.each(KINDS)('%s', (kind) => {
     const spec = text.slice(text.indexOf('\nSpec:\n'), text.indexOf('\nStatus:\n'));
     for (const [field, value] of Object.entries(object.spec as Json)) {
       if (value !== null && typeof value === 'object' && Object.keys(value).length > 0) expect(spec).toMatch(new RegExp(`^ {2}${label(field)}:$`, 'm'));
-      else if (value !== null && typeof value === 'object') expect(spec).toMatch(new RegExp(`^ {2}${label(field)}: +${Array.isArray(value) ? '\\[\\]' : '\\{\\}'}$`, 'm'));
+      else if (value !== null && typeof value === 'object')
+        expect(spec).toMatch(new RegExp(`^ {2}${label(field)}: +${Array.isArray(value) ? '\\[\\]' : '\\{\\}'}$`, 'm'));
       else expect(spec).toMatch(new RegExp(`^ {2}${label(field)}: +${escape(String(value))}$`, 'm'));
     }
     expect(text).toMatch(/^Status:\n {2}Conditions:\n {4}Last Transition Time: +\S+$/m);
@@ -192,7 +203,9 @@ describe.each(KINDS)('%s', (kind) => {
     expect(text).toMatch(/^ {4}Type: +Ready$/m);
     // What it names: each reference field of its schema, the document it names, applied.
     const refersTo = section(text, 'Refers to');
-    const referenceFields = Object.entries((MANIFEST_KINDS[kind].schema as unknown as Json).properties.spec.properties as Json).filter(([, s]) => s[REFERENCE_KEYWORD]);
+    const referenceFields = Object.entries((MANIFEST_KINDS[kind].schema as unknown as Json).properties.spec.properties as Json).filter(
+      ([, s]) => s[REFERENCE_KEYWORD],
+    );
     expect(refersTo).toHaveLength(Math.max(1, referenceFields.length));
     for (const [field, schema] of referenceFields) {
       const target = schema[REFERENCE_KEYWORD] as ManifestKind;
@@ -213,7 +226,10 @@ describe.each(KINDS)('%s', (kind) => {
 
 /** `appKey` → `App Key`, as describe labels it (and the test reads it). */
 function label(field: string): string {
-  return field.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/^./, (c) => c.toUpperCase()).replace(/\b(Sku|Url|Id)\b/g, (w) => w.toUpperCase());
+  return field
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/^./, (c) => c.toUpperCase())
+    .replace(/\b(Sku|Url|Id)\b/g, (w) => w.toUpperCase());
 }
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -288,7 +304,7 @@ describe('the status follows the database', () => {
     expect(await refused('get', 'genv', 'gone-live', '-n', NS)).toMatch(/^no GameEnvironment "gone-live" in namespace "tests" \(deleted \d+s ago\)$/);
   });
 
-  test("a key revoked: its document is Ready=False (KeyRevoked) and shows no key id", async () => {
+  test('a key revoked: its document is Ready=False (KeyRevoked) and shows no key id', async () => {
     await ok('keys', 'revoke', minted.get('get-key')!);
     const key = JSON.parse(await ok('get', 'hkey', 'get-key', '-n', NS, '-o', 'json')) as Json;
     expect(key.status.keyId).toBeUndefined();
@@ -300,7 +316,9 @@ describe('refusals: one line on stderr, exit 1', () => {
   test('an unknown kind: the nearest name, or the kinds', async () => {
     expect(await refused('get', 'cardtyps')).toBe('unknown kind "cardtyps" (did you mean CardType?)');
     expect(await refused('describe', 'curency', 'x')).toBe('unknown kind "curency" (did you mean Currency?)');
-    expect(await refused('get', 'widgets')).toBe(`unknown kind "widgets"; the kinds are ${KINDS.join(', ')} (or their plurals: ${KINDS.map((k) => MANIFEST_KINDS[k].crd.plural).join(', ')})`);
+    expect(await refused('get', 'widgets')).toBe(
+      `unknown kind "widgets"; the kinds are ${KINDS.join(', ')} (or their plurals: ${KINDS.map((k) => MANIFEST_KINDS[k].crd.plural).join(', ')})`,
+    );
   });
 
   test('not found: kind, name and namespace, and --namespace where it is', async () => {

@@ -169,7 +169,9 @@ describe('keys revoke', () => {
     const secret = made.key.split('_')[2];
     const run = await runHearth(['keys', 'revoke', made.key], env);
     expect(run.code).toBe(1);
-    expect(oneLine(run.stderr)).toBe(`hearth: that is a whole key, not its id (a secret: not printed back here); revoke it by its id: hearth keys revoke ${made.keyId}`);
+    expect(oneLine(run.stderr)).toBe(
+      `hearth: that is a whole key, not its id (a secret: not printed back here); revoke it by its id: hearth keys revoke ${made.keyId}`,
+    );
     expect(`${run.stdout}${run.stderr}`).not.toContain(secret);
     expect((await database.db('server_keys').where({ key_id: made.keyId }).first()).revoked_at).toBeNull();
     expect((await call(api.base, 'GET', '/flags', { token: made.key })).status).toBe(200);
@@ -208,11 +210,15 @@ describe('keys revoke', () => {
 
       let status = 0;
       let seenAt = 0;
-      await eventually(async () => {
-        status = (await call(other.base, 'GET', '/flags', { token: made.key })).status;
-        seenAt = Date.now();
-        return status === 401;
-      }, 1000, 25).catch(() => undefined); // the assertions below say what was seen
+      await eventually(
+        async () => {
+          status = (await call(other.base, 'GET', '/flags', { token: made.key })).status;
+          seenAt = Date.now();
+          return status === 401;
+        },
+        1000,
+        25,
+      ).catch(() => undefined); // the assertions below say what was seen
       expect(status).toBe(401);
       expect(seenAt - revokedAt).toBeLessThan(1000);
       // The verifier caches a key for 5 s: when the CLI was quick, a 401 before then is the push's doing.
@@ -228,7 +234,13 @@ describe('keys revoke', () => {
     expect(row.revoked_at).not.toBeNull();
     const list = await runHearth(['keys', 'list', '--environment', 'alpha-live'], env);
     // Its REVOKED column holds the time it was revoked.
-    expect(list.stdout.split('\n').find((l) => l.startsWith(made.keyId))?.split(/\s{2,}/).at(-1)).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(
+      list.stdout
+        .split('\n')
+        .find((l) => l.startsWith(made.keyId))
+        ?.split(/\s{2,}/)
+        .at(-1),
+    ).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
   test('an unknown key id, or one already revoked, is exit 1 naming it', async () => {
@@ -272,10 +284,14 @@ describe('signing-keys rotate', () => {
     ]);
 
     let kids: string[] = [];
-    await eventually(async () => {
-      kids = (await call(api.base, 'GET', '/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
-      return kids[0] === result.kid;
-    }, 2000, 50).catch(() => undefined); // the assertion below says what was seen
+    await eventually(
+      async () => {
+        kids = (await call(api.base, 'GET', '/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
+        return kids[0] === result.kid;
+      },
+      2000,
+      50,
+    ).catch(() => undefined); // the assertion below says what was seen
     expect(kids).toEqual([result.kid, oldKid]);
   });
 });
@@ -324,7 +340,10 @@ describe('migrate', () => {
     fs.mkdirSync(path.join(checkout, '.hearth'));
     // The pid of a process that has ended: a node that exits at once, waited for.
     const ended = spawnSync(process.execPath, ['-e', 'process.exit(0)']);
-    fs.writeFileSync(path.join(checkout, '.hearth', 'connection.json'), JSON.stringify({ databaseUrl: 'postgres://hearth:x@127.0.0.1:1/hearth', pid: ended.pid }));
+    fs.writeFileSync(
+      path.join(checkout, '.hearth', 'connection.json'),
+      JSON.stringify({ databaseUrl: 'postgres://hearth:x@127.0.0.1:1/hearth', pid: ended.pid }),
+    );
     const run = await runHearth(['keys', 'list', '--environment', 'demo-dev'], {}, 20_000, checkout);
     expect(run.code).toBe(1);
     expect(oneLine(run.stderr)).toBe('hearth: hearth dev is not running (its data is in .hearth/); start it (make dev), or set DATABASE_URL');

@@ -31,7 +31,12 @@ function onTerminal(args: string[], vars: Record<string, string>): ChildProcess 
 }
 
 /** Collects a child's output until `done` holds for it (bounded), then stops the child. */
-function outputUntil(child: ChildProcess, done: (output: string) => boolean, onStarted?: (output: string) => Promise<void>, withinMs = 60_000): Promise<string> {
+function outputUntil(
+  child: ChildProcess,
+  done: (output: string) => boolean,
+  onStarted?: (output: string) => Promise<void>,
+  withinMs = 60_000,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     let output = '';
     let started = false;
@@ -73,7 +78,13 @@ function outputUntil(child: ChildProcess, done: (output: string) => boolean, onS
 const MASTER_KEY = Buffer.alloc(32, 7).toString('base64');
 
 async function devVars(): Promise<Record<string, string>> {
-  return { DATABASE_URL: database.url, HEARTH_MASTER_KEY: MASTER_KEY, PORT: String(await freePort()), METRICS_PORT: String(await freePort()), LOG_LEVEL: 'info' };
+  return {
+    DATABASE_URL: database.url,
+    HEARTH_MASTER_KEY: MASTER_KEY,
+    PORT: String(await freePort()),
+    METRICS_PORT: String(await freePort()),
+    LOG_LEVEL: 'info',
+  };
 }
 
 /** Once `hearth dev` has printed its base URL, one request without a credential, for an access line. */
@@ -95,7 +106,11 @@ test('hearth dev on a terminal writes readable lines, not JSON', async () => {
 test('hearth dev piped writes JSON lines', async () => {
   const vars = await devVars();
   const output = await outputUntil(spawnHearth(['dev', '--data-dir', tempDir()], vars), (out) => /"msg":"request"/.test(out), oneRequest);
-  const access = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)).find((l) => l.msg === 'request');
+  const access = output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line))
+    .find((l) => l.msg === 'request');
   expect(access).toEqual(expect.objectContaining({ level: 30, name: 'hearth', status: 401, route: '/flags' }));
 });
 

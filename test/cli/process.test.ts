@@ -40,22 +40,54 @@ afterAll(async () => {
 describe('bad configuration stops `hearth api` with one line naming the variable', () => {
   const cases: { name: string; vars: () => Record<string, string | undefined>; line: RegExp }[] = [
     { name: 'DATABASE_URL missing', vars: () => ({ ...validEnv, DATABASE_URL: undefined }), line: /^hearth: DATABASE_URL: is required$/ },
-    { name: 'DATABASE_URL not a postgres URL', vars: () => ({ ...validEnv, DATABASE_URL: 'mysql://localhost/x' }), line: /^hearth: DATABASE_URL: must start with postgres: or postgresql:$/ },
+    {
+      name: 'DATABASE_URL not a postgres URL',
+      vars: () => ({ ...validEnv, DATABASE_URL: 'mysql://localhost/x' }),
+      line: /^hearth: DATABASE_URL: must start with postgres: or postgresql:$/,
+    },
     { name: 'REDIS_URL missing', vars: () => ({ ...validEnv, REDIS_URL: undefined }), line: /^hearth: REDIS_URL: is required$/ },
-    { name: 'REDIS_URL not a redis URL', vars: () => ({ ...validEnv, REDIS_URL: 'http://127.0.0.1:6379' }), line: /^hearth: REDIS_URL: must start with redis: or rediss:$/ },
+    {
+      name: 'REDIS_URL not a redis URL',
+      vars: () => ({ ...validEnv, REDIS_URL: 'http://127.0.0.1:6379' }),
+      line: /^hearth: REDIS_URL: must start with redis: or rediss:$/,
+    },
     { name: 'REDIS_URL not a URL at all', vars: () => ({ ...validEnv, REDIS_URL: 'localhost' }), line: /^hearth: REDIS_URL: is not a URL$/ },
     { name: 'REDIS_PREFIX with a space', vars: () => ({ ...validEnv, REDIS_PREFIX: 'a b' }), line: /^hearth: REDIS_PREFIX: / },
     { name: 'HEARTH_MASTER_KEY missing', vars: () => ({ ...validEnv, HEARTH_MASTER_KEY: undefined }), line: /^hearth: HEARTH_MASTER_KEY: is required/ },
-    { name: 'HEARTH_MASTER_KEY of 16 bytes', vars: () => ({ ...validEnv, HEARTH_MASTER_KEY: randomBytes(16).toString('base64') }), line: /^hearth: HEARTH_MASTER_KEY: must decode to exactly 32 bytes/ },
-    { name: 'HEARTH_MASTER_KEY of 33 bytes in hex', vars: () => ({ ...validEnv, HEARTH_MASTER_KEY: randomBytes(33).toString('hex') }), line: /^hearth: HEARTH_MASTER_KEY: must decode to exactly 32 bytes/ },
+    {
+      name: 'HEARTH_MASTER_KEY of 16 bytes',
+      vars: () => ({ ...validEnv, HEARTH_MASTER_KEY: randomBytes(16).toString('base64') }),
+      line: /^hearth: HEARTH_MASTER_KEY: must decode to exactly 32 bytes/,
+    },
+    {
+      name: 'HEARTH_MASTER_KEY of 33 bytes in hex',
+      vars: () => ({ ...validEnv, HEARTH_MASTER_KEY: randomBytes(33).toString('hex') }),
+      line: /^hearth: HEARTH_MASTER_KEY: must decode to exactly 32 bytes/,
+    },
     { name: 'PORT=abc', vars: () => ({ ...validEnv, PORT: 'abc' }), line: /^hearth: PORT: must be a port number 0-65535, got "abc"$/ },
     { name: 'PORT=70000', vars: () => ({ ...validEnv, PORT: '70000' }), line: /^hearth: PORT: must be a port number/ },
     { name: 'METRICS_PORT=1.5', vars: () => ({ ...validEnv, METRICS_PORT: '1.5' }), line: /^hearth: METRICS_PORT: must be a port number/ },
     { name: 'LOG_LEVEL=loud', vars: () => ({ ...validEnv, LOG_LEVEL: 'loud' }), line: /^hearth: LOG_LEVEL: must be one of/ },
-    { name: 'HEARTH_TRUST_PROXY (replaced)', vars: () => ({ ...validEnv, HEARTH_TRUST_PROXY: '1' }), line: /^hearth: HEARTH_TRUST_PROXY: is replaced by HEARTH_TRUSTED_PROXIES/ },
-    { name: 'HEARTH_TRUSTED_PROXIES=nonsense', vars: () => ({ ...validEnv, HEARTH_TRUSTED_PROXIES: '10.0.0.0/99' }), line: /^hearth: HEARTH_TRUSTED_PROXIES: must be a hop count or a list of addresses and CIDR ranges/ },
-    { name: 'OBJECT_STORAGE_URL of another scheme', vars: () => ({ ...validEnv, OBJECT_STORAGE_URL: 'gs://bucket' }), line: /^hearth: OBJECT_STORAGE_URL: must start with s3:\/\/ or file:\/\/$/ },
-    { name: 'S3_FORCE_PATH_STYLE=yes', vars: () => ({ ...validEnv, OBJECT_STORAGE_URL: 's3://bucket', S3_FORCE_PATH_STYLE: 'yes' }), line: /^hearth: S3_FORCE_PATH_STYLE: must be true or false$/ },
+    {
+      name: 'HEARTH_TRUST_PROXY (replaced)',
+      vars: () => ({ ...validEnv, HEARTH_TRUST_PROXY: '1' }),
+      line: /^hearth: HEARTH_TRUST_PROXY: is replaced by HEARTH_TRUSTED_PROXIES/,
+    },
+    {
+      name: 'HEARTH_TRUSTED_PROXIES=nonsense',
+      vars: () => ({ ...validEnv, HEARTH_TRUSTED_PROXIES: '10.0.0.0/99' }),
+      line: /^hearth: HEARTH_TRUSTED_PROXIES: must be a hop count or a list of addresses and CIDR ranges/,
+    },
+    {
+      name: 'OBJECT_STORAGE_URL of another scheme',
+      vars: () => ({ ...validEnv, OBJECT_STORAGE_URL: 'gs://bucket' }),
+      line: /^hearth: OBJECT_STORAGE_URL: must start with s3:\/\/ or file:\/\/$/,
+    },
+    {
+      name: 'S3_FORCE_PATH_STYLE=yes',
+      vars: () => ({ ...validEnv, OBJECT_STORAGE_URL: 's3://bucket', S3_FORCE_PATH_STYLE: 'yes' }),
+      line: /^hearth: S3_FORCE_PATH_STYLE: must be true or false$/,
+    },
   ];
 
   test.each(cases)('$name', async (c) => {

@@ -41,12 +41,21 @@ export class FlakyProxy {
         if (fault?.kind === 'status') {
           seen.status = fault.status;
           const code = fault.status === 429 ? 'rate-limited' : 'unavailable';
-          res.writeHead(fault.status, { 'Content-Type': 'application/json', ...(fault.retryAfter !== undefined ? { 'Retry-After': String(fault.retryAfter) } : {}) });
+          res.writeHead(fault.status, {
+            'Content-Type': 'application/json',
+            ...(fault.retryAfter !== undefined ? { 'Retry-After': String(fault.retryAfter) } : {}),
+          });
           res.end(JSON.stringify({ error: code, message: `the proxy answered ${fault.status}` }));
           return;
         }
         const forwarded = http.request(
-          { host: target.hostname, port: target.port, method: req.method, path: target.pathname.replace(/\/v1$/, '') + req.url, headers: { ...req.headers, host: target.host } },
+          {
+            host: target.hostname,
+            port: target.port,
+            method: req.method,
+            path: target.pathname.replace(/\/v1$/, '') + req.url,
+            headers: { ...req.headers, host: target.host },
+          },
           (answer) => {
             seen.status = answer.statusCode!;
             const body: Buffer[] = [];

@@ -23,7 +23,13 @@ beforeAll(async () => {
     manifests: [
       ...standardManifests(),
       currency('gold', { environment: 'alpha-live', name: 'Gold', scope: 'account', kind: 'balance', max: 1_000_000_000_000 }),
-      gameConfig('alpha-live-config', { environment: 'alpha-live', flags: [{ name: 'new_shop', enabled: true }, { name: 'beta', enabled: false }] }),
+      gameConfig('alpha-live-config', {
+        environment: 'alpha-live',
+        flags: [
+          { name: 'new_shop', enabled: true },
+          { name: 'beta', enabled: false },
+        ],
+      }),
     ],
   });
   serverKey = h.serverKeys['alpha-live-key'];
@@ -75,7 +81,11 @@ describe('sessions', () => {
     const { tokens, client } = await newPlayer();
     const player = client.player({ ...tokens, accessToken: `${tokens.accessToken}x` });
     await player.call('get', '/players/{playerId}', { params: { path: { playerId: 'me' } } });
-    expect(proxy.seen.map((s) => [s.path, s.status])).toEqual([['/v1/players/me', 401], ['/v1/auth/refresh', 200], ['/v1/players/me', 200]]);
+    expect(proxy.seen.map((s) => [s.path, s.status])).toEqual([
+      ['/v1/players/me', 401],
+      ['/v1/auth/refresh', 200],
+      ['/v1/players/me', 200],
+    ]);
 
     // Signed out everywhere: the refresh token is refused, so the call's 401 is the answer (once).
     await player.signOut();
@@ -84,7 +94,10 @@ describe('sessions', () => {
     const outcome = await stale.attempt('get', '/players/{playerId}', { params: { path: { playerId: 'me' } } });
     expect(outcome.ok).toBe(false);
     if (!outcome.ok) expect([outcome.refusal.status, outcome.refusal.code]).toEqual([401, 'unauthorized']);
-    expect(proxy.seen.map((s) => [s.path, s.status])).toEqual([['/v1/players/me', 401], ['/v1/auth/refresh', 401]]);
+    expect(proxy.seen.map((s) => [s.path, s.status])).toEqual([
+      ['/v1/players/me', 401],
+      ['/v1/auth/refresh', 401],
+    ]);
   });
 });
 
@@ -111,7 +124,9 @@ describe('moves', () => {
     await credit();
     expect((await credit()).balanceAfter).toBe(3_000_000_000);
     expect(new Set(proxy.seen.map((s) => s.headers['idempotency-key'])).size).toBe(3);
-    const balances = await client.player(tokens).call('get', '/players/{playerId}/inventories/{inventory}/balances', { params: { path: { playerId: 'me', inventory: 'account' } } });
+    const balances = await client
+      .player(tokens)
+      .call('get', '/players/{playerId}/inventories/{inventory}/balances', { params: { path: { playerId: 'me', inventory: 'account' } } });
     expect(balances.items).toEqual([expect.objectContaining({ currencyKey: 'gold', amount: 3_000_000_000 })]);
   });
 
@@ -172,17 +187,24 @@ describe('reads', () => {
     expect(second).toEqual(first);
     expect(first.items.map((f) => f.name).sort()).toEqual(['beta', 'new_shop']);
     const flags = proxy.seen.filter((s) => s.path === '/v1/flags');
-    expect(flags.map((s) => [s.status, s.headers['if-none-match'] !== undefined])).toEqual([[200, false], [304, true]]);
+    expect(flags.map((s) => [s.status, s.headers['if-none-match'] !== undefined])).toEqual([
+      [200, false],
+      [304, true],
+    ]);
   });
 
   test('a Web Storage store keeps the ETag across clients (a page reload)', async () => {
     const storage = new Map<string, string>();
     const webStorage = { getItem: (k: string) => storage.get(k) ?? null, setItem: (k: string, v: string) => void storage.set(k, v) };
     const { tokens } = await newPlayer();
-    await hearth({ etagStore: new WebStorageEtagStore(webStorage) }).player(tokens).call('get', '/flags');
+    await hearth({ etagStore: new WebStorageEtagStore(webStorage) })
+      .player(tokens)
+      .call('get', '/flags');
     expect([...storage.keys()]).toEqual([expect.stringMatching(/^hearth:etag:player:.+ http:.+\/v1\/flags$/)]);
     proxy.seen.length = 0;
-    const reloaded = await hearth({ etagStore: new WebStorageEtagStore(webStorage) }).player(tokens).call('get', '/flags');
+    const reloaded = await hearth({ etagStore: new WebStorageEtagStore(webStorage) })
+      .player(tokens)
+      .call('get', '/flags');
     expect(reloaded.items).toHaveLength(2);
     expect(proxy.seen.map((s) => s.status)).toEqual([304]);
   });
@@ -198,7 +220,8 @@ describe('reads', () => {
     }
     proxy.seen.length = 0;
     const amounts: number[] = [];
-    for await (const entry of client.player(tokens).items('/players/{playerId}/ledger', { params: { path: { playerId: 'me' }, query: { limit: 2 } } })) amounts.push(entry.amount);
+    for await (const entry of client.player(tokens).items('/players/{playerId}/ledger', { params: { path: { playerId: 'me' }, query: { limit: 2 } } }))
+      amounts.push(entry.amount);
     expect(amounts).toEqual([5, 4, 3, 2, 1]);
     expect(proxy.seen.map((s) => new URL(s.path, 'http://x').searchParams.has('cursor'))).toEqual([false, true, true]);
   });
@@ -209,8 +232,6 @@ describe('the sessions socket', () => {
   afterAll(() => {
     for (const child of children) child.kill('SIGKILL');
   });
-
-
 
   test('subscribe, hear changes; after its process is killed the socket reconnects and follows again', async () => {
     const a = await startRealtimeProcess(h, children, 15_000);

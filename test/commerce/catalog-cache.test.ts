@@ -29,11 +29,23 @@ afterAll(async () => {
 });
 
 const gems = (amount: number, extra: Record<string, unknown> = {}) =>
-  product('gems', { environment: 'shop-live', sku: 'gems-100', name: '100 gems', storeItemId: 2, entitlement: 'gems-100', repeatable: true, prices: [{ currency: 'USD', amount }], ...extra });
+  product('gems', {
+    environment: 'shop-live',
+    sku: 'gems-100',
+    name: '100 gems',
+    storeItemId: 2,
+    entitlement: 'gems-100',
+    repeatable: true,
+    prices: [{ currency: 'USD', amount }],
+    ...extra,
+  });
 
 /** Commits manifests the way a process without Redis does: announced to nobody (only PostgreSQL's NOTIFY tells). */
 async function applyUnannounced(docs: AnyManifest[]): Promise<void> {
-  await applyManifests(h.db, docs.map((doc, i) => ({ doc: validateManifest(JSON.parse(JSON.stringify(doc)), `quiet#${i + 1}`), origin: `quiet#${i + 1}` })));
+  await applyManifests(
+    h.db,
+    docs.map((doc, i) => ({ doc: validateManifest(JSON.parse(JSON.stringify(doc)), `quiet#${i + 1}`), origin: `quiet#${i + 1}` })),
+  );
 }
 
 /**
@@ -65,7 +77,10 @@ test('served from memory: a row changed behind the content version is not seen u
   expect((await skusAndPrices(buyer.token))['gems-100']).toBe(99);
   const env = await h.db('environments').where({ name: 'shop-live' }).first('id');
   // Not how products change (no version bump, no notice): only to show the answer does not come from the table.
-  await h.db('commerce_products').where({ environment_id: env.id, sku: 'gems-100' }).update({ definition: h.db.raw(`jsonb_set(definition, '{prices,0,amount}', '7')`) });
+  await h
+    .db('commerce_products')
+    .where({ environment_id: env.id, sku: 'gems-100' })
+    .update({ definition: h.db.raw(`jsonb_set(definition, '{prices,0,amount}', '7')`) });
   expect((await skusAndPrices(buyer.token))['gems-100']).toBe(99);
   await applyUnannounced([gems(99)]); // the document as it was: it rewrites the row and moves the version
   await eventually(async () => (await skusAndPrices(buyer.token))['gems-100'] === 99, 5_000);
@@ -78,7 +93,10 @@ test('an announced change is seen by the next read: a new price, a product switc
   await h.apply([gems(149)]);
   expect((await skusAndPrices(buyer.token))['gems-100']).toBe(149);
 
-  await h.apply([gems(149, { enabled: false }), product('fresh', { environment: 'shop-live', sku: 'fresh', name: 'Fresh', storeItemId: 9, entitlement: 'fresh', prices: [{ currency: 'USD', amount: 5 }] })]);
+  await h.apply([
+    gems(149, { enabled: false }),
+    product('fresh', { environment: 'shop-live', sku: 'fresh', name: 'Fresh', storeItemId: 9, entitlement: 'fresh', prices: [{ currency: 'USD', amount: 5 }] }),
+  ]);
   expect(await skusAndPrices(buyer.token)).toEqual({ 'gem-bundle': 199, fresh: 5, 'starter-pack': 499 });
 
   await removeManifest(h.db, { kind: 'Product', namespace: NAMESPACE, name: 'fresh' }, h.core.bus);
@@ -115,7 +133,9 @@ test("the player's part: this process's own writes are seen by the holder's next
 
 test("the player's part comes from memory: a write that no trigger tells is not seen; a write anyone makes is, within moments", async () => {
   const buyer = await identifiedBuyer(h, store, { currency: 'EUR' });
-  const activeOf = async () => (await call(h.base, 'GET', '/commerce/catalog', { token: buyer.token })).body.products.find((p: { sku: string }) => p.sku === 'starter-pack').active as boolean;
+  const activeOf = async () =>
+    (await call(h.base, 'GET', '/commerce/catalog', { token: buyer.token })).body.products.find((p: { sku: string }) => p.sku === 'starter-pack')
+      .active as boolean;
   expect(await activeOf()).toBe(false);
   const made = await order(h, buyer);
   store.authorize(made.body.storeOrderId, true);
@@ -137,7 +157,10 @@ test("the player's part comes from memory: a write that no trigger tells is not 
   expect(heardInMs).toBeLessThan(5_000); // the copy's lifetime is 60 s
   // And the wallet: a currency changed at the store account is heard the same way.
   await h.db('commerce_store_accounts').where({ player_id: buyer.id }).update({ currency: 'USD' });
-  await eventually(async () => JSON.stringify(await skusAndPrices(buyer.token)) === JSON.stringify({ 'gem-bundle': 199, 'gems-100': 99, 'starter-pack': 499 }), 5_000);
+  await eventually(
+    async () => JSON.stringify(await skusAndPrices(buyer.token)) === JSON.stringify({ 'gem-bundle': 199, 'gems-100': 99, 'starter-pack': 499 }),
+    5_000,
+  );
 });
 
 test('the hot path reads no database once warm (the first read of a player reads their part)', async () => {

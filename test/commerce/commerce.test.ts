@@ -10,7 +10,19 @@ import { StoreStandIn } from '../support/store-standin';
 import { eventually } from '../support/wait';
 import { environment, project, serverKey } from '../support/manifests';
 import {
-  APP_ID, IDENTITY, STORE_KEY, STORE_KEY_VARIABLE, authorize, commerceManifests, identifiedBuyer, identify, newBuyer, order, product, reconcile, storeSettings,
+  APP_ID,
+  IDENTITY,
+  STORE_KEY,
+  STORE_KEY_VARIABLE,
+  authorize,
+  commerceManifests,
+  identifiedBuyer,
+  identify,
+  newBuyer,
+  order,
+  product,
+  reconcile,
+  storeSettings,
 } from './helpers';
 
 let h: Harness;
@@ -31,7 +43,7 @@ function ticketFor(steamId: string, identity = IDENTITY): string {
 }
 
 describe('GET /commerce/catalog', () => {
-  test('before identify: priced in USD; switched-off products and other environments\' products are not listed', async () => {
+  test("before identify: priced in USD; switched-off products and other environments' products are not listed", async () => {
     const buyer = await newBuyer(h);
     const reply = await call(h.base, 'GET', '/commerce/catalog?provider=steam', { token: buyer.token });
     expect(reply.status).toBe(200);
@@ -50,7 +62,9 @@ describe('GET /commerce/catalog', () => {
   test("after identify: in the wallet's currency, and a product without that price is not listed", async () => {
     const buyer = await identifiedBuyer(h, store, { currency: 'EUR' });
     const reply = await call(h.base, 'GET', '/commerce/catalog?provider=steam', { token: buyer.token });
-    expect(reply.body.products).toEqual([{ sku: 'starter-pack', name: 'Starter pack', description: '', currency: 'EUR', amount: 449, repeatable: false, active: false }]);
+    expect(reply.body.products).toEqual([
+      { sku: 'starter-pack', name: 'Starter pack', description: '', currency: 'EUR', amount: 449, repeatable: false, active: false },
+    ]);
   });
 
   test('refusals: an unknown provider, a game that sells through no store, commerce switched off, a server key', async () => {
@@ -127,7 +141,7 @@ describe('POST /commerce/store/identify', () => {
     expect((await identify(h, other, { ticket: ticketFor(other.steamId), identity: IDENTITY })).status).toBe(200);
   });
 
-  test('a store that fails is unavailable; an error of the store\'s own at GetUserInfo is provider-refused with its code', async () => {
+  test("a store that fails is unavailable; an error of the store's own at GetUserInfo is provider-refused with its code", async () => {
     const buyer = await newBuyer(h);
     store.failNext('AuthenticateUserTicket', { status: 500 });
     expectError(await identify(h, buyer, { ticket: ticketFor(buyer.steamId), identity: IDENTITY }), 503, 'unavailable');
@@ -150,8 +164,16 @@ describe('POST /commerce/orders', () => {
     expect(BigInt(storeOrderId)).toBeLessThan(2n ** 64n);
     const init = store.calls.filter((c) => c.method === 'InitTxn').at(-1)!;
     expect(init.params).toMatchObject({
-      orderid: storeOrderId, steamid: buyer.steamId, appid: String(APP_ID), itemcount: '1', language: 'de', currency: 'EUR',
-      'itemid[0]': '4294967295', 'qty[0]': '1', 'amount[0]': '449', 'description[0]': 'Starter pack',
+      orderid: storeOrderId,
+      steamid: buyer.steamId,
+      appid: String(APP_ID),
+      itemcount: '1',
+      language: 'de',
+      currency: 'EUR',
+      'itemid[0]': '4294967295',
+      'qty[0]': '1',
+      'amount[0]': '449',
+      'description[0]': 'Starter pack',
     });
     expect(await h.db('commerce_orders').where({ store_order_id: storeOrderId }).first()).toMatchObject({ player_id: buyer.id, status: 'awaiting-player' });
   });
@@ -206,10 +228,12 @@ describe('POST /commerce/orders', () => {
     }
   });
 
-  test('not-found for an unknown, switched-off or other environment\'s sku; not-purchasable without a price in the wallet currency', async () => {
+  test("not-found for an unknown, switched-off or other environment's sku; not-purchasable without a price in the wallet currency", async () => {
     const buyer = await identifiedBuyer(h, store, { currency: 'EUR' });
     for (const sku of ['nope', 'retired', 'test-only']) {
-      expect(expectError(await order(h, buyer, { sku, provider: 'steam', language: 'en' }), 404, 'not-found', 'body.sku').message).toBe(`No product "${sku}" is on sale.`);
+      expect(expectError(await order(h, buyer, { sku, provider: 'steam', language: 'en' }), 404, 'not-found', 'body.sku').message).toBe(
+        `No product "${sku}" is on sale.`,
+      );
     }
     expectError(await order(h, buyer, { sku: 'gems-100', provider: 'steam', language: 'en' }), 409, 'not-purchasable');
   });
@@ -297,9 +321,16 @@ describe('POST /commerce/store/authorizations', () => {
     const other = await identifiedBuyer(h, store);
     const made = await order(h, buyer);
     expectError(await authorize(h, other, made.body.storeOrderId), 404, 'not-found');
-    expect(expectError(await authorize(h, buyer, '12345'), 404, 'not-found', 'body.storeOrderId').message).toBe('No order of this player has storeOrderId "12345".');
+    expect(expectError(await authorize(h, buyer, '12345'), 404, 'not-found', 'body.storeOrderId').message).toBe(
+      'No order of this player has storeOrderId "12345".',
+    );
     expectError(await authorize(h, buyer, '18446744073709551616'), 400, 'invalid-request', 'body.storeOrderId');
-    expectError(await call(h.base, 'POST', '/commerce/store/authorizations', { token: buyer.token, body: { storeOrderId: 12345, authorized: true } }), 400, 'invalid-request', 'body.storeOrderId');
+    expectError(
+      await call(h.base, 'POST', '/commerce/store/authorizations', { token: buyer.token, body: { storeOrderId: 12345, authorized: true } }),
+      400,
+      'invalid-request',
+      'body.storeOrderId',
+    );
   });
 
   test("a QueryTxn error of the store's own is provider-refused; the order stays open for a later try", async () => {
@@ -375,10 +406,7 @@ describe('exactly once', () => {
       const id = made.body.storeOrderId as string;
       store.authorize(id, true);
       store.delayNext('FinalizeTxn', 150); // the finalizer is slow: every other caller arrives while it is in flight
-      const racers = [
-        ...Array.from({ length: 8 }, () => authorize(h, buyer, id)),
-        ...Array.from({ length: 4 }, () => reconcile(h, buyer)),
-      ];
+      const racers = [...Array.from({ length: 8 }, () => authorize(h, buyer, id)), ...Array.from({ length: 4 }, () => reconcile(h, buyer))];
       const replies = await Promise.all(racers);
       for (const reply of replies) expect(reply.status).toBe(200);
       // Afterwards (a retry of any of them), the order is settled.
@@ -394,8 +422,16 @@ describe('exactly once', () => {
 
 describe("the economy's share of a product", () => {
   async function holdings(playerId: string) {
-    const ledger = await h.db('ledger_entries').where({ player_id: playerId, currency_key: 'gems' }).orderBy('id').select('amount', 'balance_after', 'reason', 'reference');
-    const badges = await h.db('item_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').where({ 'i.player_id': playerId, 's.item_type_key': 'badge' }).first('s.quantity');
+    const ledger = await h
+      .db('ledger_entries')
+      .where({ player_id: playerId, currency_key: 'gems' })
+      .orderBy('id')
+      .select('amount', 'balance_after', 'reason', 'reference');
+    const badges = await h
+      .db('item_stacks as s')
+      .join('inventories as i', 'i.id', 's.inventory_id')
+      .where({ 'i.player_id': playerId, 's.item_type_key': 'badge' })
+      .first('s.quantity');
     return { ledger: ledger.map((e) => ({ ...e, amount: Number(e.amount), balance_after: Number(e.balance_after) })), badges: Number(badges?.quantity ?? 0) };
   }
 
@@ -409,7 +445,7 @@ describe("the economy's share of a product", () => {
     expect(await holdings(buyer.id)).toEqual({ ledger: [{ amount: 100, balance_after: 100, reason: 'commerce', reference: made.body.id }], badges: 1 });
   });
 
-  test('an economy refusal (past the currency\'s cap) grants nothing and leaves the order open; the next settlement after the cap allows it grants once', async () => {
+  test("an economy refusal (past the currency's cap) grants nothing and leaves the order open; the next settlement after the cap allows it grants once", async () => {
     const buyer = await identifiedBuyer(h, store);
     for (let i = 0; i < 2; i++) {
       const made = await order(h, buyer, { sku: 'gem-bundle', provider: 'steam', language: 'en' });
@@ -425,7 +461,9 @@ describe("the economy's share of a product", () => {
     expect((await holdings(buyer.id)).badges).toBe(2);
     // Spend some gems: the next settlement completes the order and credits once.
     const spent = await call(h.base, 'POST', `/players/${buyer.id}/currencies/gems/debit`, {
-      token: h.serverKeys['shop-live-key'], body: { amount: 150, reason: 'spent' }, headers: { 'Idempotency-Key': `spend-${buyer.id}` },
+      token: h.serverKeys['shop-live-key'],
+      body: { amount: 150, reason: 'spent' },
+      headers: { 'Idempotency-Key': `spend-${buyer.id}` },
     });
     expect(spent.status).toBe(200);
     const settled = await reconcile(h, buyer);
@@ -438,7 +476,7 @@ describe("the economy's share of a product", () => {
 });
 
 describe('GET /players/:playerId/entitlements', () => {
-  test('the player as `me`, a server key of its environment by id, in pages; the player naming an id is forbidden; another environment\'s key is not-found', async () => {
+  test("the player as `me`, a server key of its environment by id, in pages; the player naming an id is forbidden; another environment's key is not-found", async () => {
     const buyer = await identifiedBuyer(h, store);
     for (let i = 0; i < 3; i++) {
       const gems = await order(h, buyer, { sku: 'gems-100', provider: 'steam', language: 'en' });
@@ -461,13 +499,35 @@ describe('GET /players/:playerId/entitlements', () => {
 
 describe('Product documents and store settings', () => {
   test('a second document claiming a sku of the environment is refused, and applies nothing', async () => {
-    await expect(h.apply([product('starter-copy', { environment: 'shop-live', sku: 'starter-pack', name: 'Copy', storeItemId: 9, entitlement: 'x', prices: [{ currency: 'USD', amount: 1 }] })])).rejects.toThrow(/starter-pack/);
+    await expect(
+      h.apply([
+        product('starter-copy', {
+          environment: 'shop-live',
+          sku: 'starter-pack',
+          name: 'Copy',
+          storeItemId: 9,
+          entitlement: 'x',
+          prices: [{ currency: 'USD', amount: 1 }],
+        }),
+      ]),
+    ).rejects.toThrow(/starter-pack/);
     expect(await h.db('commerce_products').where({ owner: 'tests/starter-copy' })).toEqual([]);
   });
 
   test('a prices list naming a currency twice, or a storeItemId past uint32, is refused by the schema', async () => {
     const base = { environment: 'shop-live', sku: 'bad', name: 'Bad', entitlement: 'bad' };
-    await expect(h.apply([product('bad-1', { ...base, storeItemId: 1, prices: [{ currency: 'USD', amount: 1 }, { currency: 'USD', amount: 2 }] })])).rejects.toThrow();
+    await expect(
+      h.apply([
+        product('bad-1', {
+          ...base,
+          storeItemId: 1,
+          prices: [
+            { currency: 'USD', amount: 1 },
+            { currency: 'USD', amount: 2 },
+          ],
+        }),
+      ]),
+    ).rejects.toThrow();
     await expect(h.apply([product('bad-2', { ...base, storeItemId: 4294967296, prices: [{ currency: 'USD', amount: 1 }] })])).rejects.toThrow();
     expect(await h.db('commerce_products').where({ sku: 'bad' })).toEqual([]);
   });
@@ -477,7 +537,14 @@ describe('Product documents and store settings', () => {
       project('sandy', { store: { ...storeSettings(store), sandbox: true } }),
       environment('sandy-live', 'sandy'),
       serverKey('sandy-live-key', 'sandy-live'),
-      product('sandy-product', { environment: 'sandy-live', sku: 'thing', name: 'Thing', storeItemId: 7, entitlement: 'thing', prices: [{ currency: 'USD', amount: 5 }] }),
+      product('sandy-product', {
+        environment: 'sandy-live',
+        sku: 'thing',
+        name: 'Thing',
+        storeItemId: 7,
+        entitlement: 'thing',
+        prices: [{ currency: 'USD', amount: 5 }],
+      }),
     ]);
     const buyer = await identifiedBuyer(h, store, {}, 'sandy-live-key');
     const made = await order(h, buyer, { sku: 'thing', provider: 'steam', language: 'en' });
@@ -507,7 +574,15 @@ describe('grants for servers', () => {
       project('feed', { store: storeSettings(store) }),
       environment('feed-live', 'feed'),
       serverKey('feed-live-key', 'feed-live'),
-      product('feed-thing', { environment: 'feed-live', sku: 'feed-thing', name: 'Thing', storeItemId: 8, entitlement: 'feed-thing', repeatable: true, prices: [{ currency: 'USD', amount: 5 }] }),
+      product('feed-thing', {
+        environment: 'feed-live',
+        sku: 'feed-thing',
+        name: 'Thing',
+        storeItemId: 8,
+        entitlement: 'feed-thing',
+        repeatable: true,
+        prices: [{ currency: 'USD', amount: 5 }],
+      }),
     ]);
     key = h.serverKeys['feed-live-key'];
     buyers.push(await identifiedBuyer(h, store, {}, 'feed-live-key'), await identifiedBuyer(h, store, {}, 'feed-live-key'));
@@ -519,7 +594,10 @@ describe('grants for servers', () => {
     expect(start.body).toEqual({ items: [], next: expect.any(String) });
     const orders = [await bought(buyers[0]), await bought(buyers[1]), await bought(buyers[0])];
     const first = await call(h.base, 'GET', `/commerce/grants/changes?limit=2&cursor=${encodeURIComponent(start.body.next)}`, { token: key });
-    expect(first.body.items.map((c: { change: string; grant: { orderId: string } }) => [c.change, c.grant.orderId])).toEqual([['granted', orders[0]], ['granted', orders[1]]]);
+    expect(first.body.items.map((c: { change: string; grant: { orderId: string } }) => [c.change, c.grant.orderId])).toEqual([
+      ['granted', orders[0]],
+      ['granted', orders[1]],
+    ]);
     expect(first.body.items[0].grant).toMatchObject({ playerId: buyers[0].id, key: 'feed-thing', sku: 'feed-thing', status: 'active', acknowledgedAt: null });
     const second = await call(h.base, 'GET', `/commerce/grants/changes?limit=2&cursor=${encodeURIComponent(first.body.next)}`, { token: key });
     expect(second.body.items.map((c: { grant: { orderId: string } }) => c.grant.orderId)).toEqual([orders[2]]);
@@ -532,10 +610,15 @@ describe('grants for servers', () => {
     // Another environment's feed has none of them.
     const other = await call(h.base, 'GET', '/commerce/grants/changes', { token: h.serverKeys['shop-test-key'] });
     expect(other.body.items.filter((c: { grant: { orderId: string } }) => [...orders, later].includes(c.grant.orderId))).toEqual([]);
-    expectError(await call(h.base, 'GET', `/commerce/grants/changes?cursor=${encodeURIComponent(empty.body.next)}`, { token: h.serverKeys['shop-test-key'] }), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await call(h.base, 'GET', `/commerce/grants/changes?cursor=${encodeURIComponent(empty.body.next)}`, { token: h.serverKeys['shop-test-key'] }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
   });
 
-  test('unacknowledged grants; acknowledging takes one out once; another environment\'s grant is not-found; a player token is forbidden', async () => {
+  test("unacknowledged grants; acknowledging takes one out once; another environment's grant is not-found; a player token is forbidden", async () => {
     const listed = await call(h.base, 'GET', '/commerce/grants', { token: key });
     expect(listed.status).toBe(200);
     expect(listed.body.items.length).toBeGreaterThanOrEqual(4);

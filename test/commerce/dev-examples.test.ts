@@ -29,7 +29,15 @@ test("the demo's products are listed, priced in USD before identify", async () =
   expect(reply.status).toBe(200);
   expect(reply.body.products).toEqual([
     { sku: 'gold-pack', name: 'Pouch of gold', description: '1,000 gold', currency: 'USD', amount: 99, repeatable: true, active: false },
-    { sku: 'starter-bundle', name: 'Starter bundle', description: '500 gold and 5 health potions, once', currency: 'USD', amount: 499, repeatable: false, active: false },
+    {
+      sku: 'starter-bundle',
+      name: 'Starter bundle',
+      description: '500 gold and 5 health potions, once',
+      currency: 'USD',
+      amount: 499,
+      repeatable: false,
+      active: false,
+    },
   ]);
 });
 
@@ -41,7 +49,11 @@ test('without HEARTH_DEV_STORE_KEY the routes that ask the store answer unavaila
   expect(identify.body.message).toBe('No store is set up for this game on this deployment: its publisher key is not configured.');
   expect(identify.body.message).not.toContain('HEARTH_DEV_STORE_KEY'); // where the key lives is the deployment's business
   // Refusals that need no store come first: an order before identify, an order that does not exist.
-  expectError(await call(h.base, 'POST', '/commerce/orders', { token, body: { sku: 'gold-pack', provider: 'steam', language: 'en' } }), 409, 'no-steam-account');
+  expectError(
+    await call(h.base, 'POST', '/commerce/orders', { token, body: { sku: 'gold-pack', provider: 'steam', language: 'en' } }),
+    409,
+    'no-steam-account',
+  );
   expectError(await call(h.base, 'POST', '/commerce/store/authorizations', { token, body: { storeOrderId: '1', authorized: true } }), 404, 'not-found');
   // Nothing was kept of the failed identify but the attempt it counted.
   expect(await h.db('commerce_store_accounts').where({ player_id: player.player.id })).toEqual([]);

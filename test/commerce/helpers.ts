@@ -11,7 +11,15 @@ export const APP_ID = 480;
 export const IDENTITY = 'hearth-commerce';
 
 export function storeSettings(store: StoreStandIn, overrides: Record<string, unknown> = {}) {
-  return { provider: 'steam' as const, appId: APP_ID, sandbox: false, identity: IDENTITY, publisherKey: { env: STORE_KEY_VARIABLE }, baseUrl: store.url, ...overrides };
+  return {
+    provider: 'steam' as const,
+    appId: APP_ID,
+    sandbox: false,
+    identity: IDENTITY,
+    publisherKey: { env: STORE_KEY_VARIABLE },
+    baseUrl: store.url,
+    ...overrides,
+  };
 }
 
 export { product };
@@ -34,18 +42,55 @@ export function commerceManifests(store: StoreStandIn): AnyManifest[] {
     serverKey('nostore-live-key', 'nostore-live'),
     ...projectWithout('closed', 'commerce'),
     product('starter', {
-      environment: 'shop-live', sku: 'starter-pack', name: 'Starter pack', storeItemId: 4294967295, entitlement: 'starter',
-      prices: [{ currency: 'USD', amount: 499 }, { currency: 'EUR', amount: 449 }],
+      environment: 'shop-live',
+      sku: 'starter-pack',
+      name: 'Starter pack',
+      storeItemId: 4294967295,
+      entitlement: 'starter',
+      prices: [
+        { currency: 'USD', amount: 499 },
+        { currency: 'EUR', amount: 449 },
+      ],
     }),
-    product('gems', { environment: 'shop-live', sku: 'gems-100', name: '100 gems', storeItemId: 2, entitlement: 'gems-100', repeatable: true, prices: [{ currency: 'USD', amount: 99 }] }),
-    product('retired', { environment: 'shop-live', sku: 'retired', name: 'Gone', storeItemId: 3, entitlement: 'retired', enabled: false, prices: [{ currency: 'USD', amount: 1 }] }),
+    product('gems', {
+      environment: 'shop-live',
+      sku: 'gems-100',
+      name: '100 gems',
+      storeItemId: 2,
+      entitlement: 'gems-100',
+      repeatable: true,
+      prices: [{ currency: 'USD', amount: 99 }],
+    }),
+    product('retired', {
+      environment: 'shop-live',
+      sku: 'retired',
+      name: 'Gone',
+      storeItemId: 3,
+      entitlement: 'retired',
+      enabled: false,
+      prices: [{ currency: 'USD', amount: 1 }],
+    }),
     currency('shop-gems', { environment: 'shop-live', key: 'gems', name: 'Gems', scope: 'account', kind: 'balance', max: 250 }),
     itemType('shop-badge', { environment: 'shop-live', key: 'badge', name: 'Badge', category: 'misc', ownership: 'counted' }),
     product('bundle', {
-      environment: 'shop-live', sku: 'gem-bundle', name: 'Gem bundle', storeItemId: 5, entitlement: 'gem-bundle', repeatable: true,
-      prices: [{ currency: 'USD', amount: 199 }], currencies: [{ currencyKey: 'gems', amount: 100 }], items: [{ itemTypeKey: 'badge', quantity: 1 }],
+      environment: 'shop-live',
+      sku: 'gem-bundle',
+      name: 'Gem bundle',
+      storeItemId: 5,
+      entitlement: 'gem-bundle',
+      repeatable: true,
+      prices: [{ currency: 'USD', amount: 199 }],
+      currencies: [{ currencyKey: 'gems', amount: 100 }],
+      items: [{ itemTypeKey: 'badge', quantity: 1 }],
     }),
-    product('test-only', { environment: 'shop-test', sku: 'test-only', name: 'Test', storeItemId: 4, entitlement: 'test-only', prices: [{ currency: 'USD', amount: 1 }] }),
+    product('test-only', {
+      environment: 'shop-test',
+      sku: 'test-only',
+      name: 'Test',
+      storeItemId: 4,
+      entitlement: 'test-only',
+      prices: [{ currency: 'USD', amount: 1 }],
+    }),
   ];
 }
 
@@ -70,7 +115,12 @@ export function identify(h: Harness, buyer: Buyer, body: Record<string, unknown>
 }
 
 /** A buyer who has proved their store account (wallet as given). */
-export async function identifiedBuyer(h: Harness, store: StoreStandIn, wallet: { currency?: string; status?: 'Active' | 'Locked from purchasing' } = {}, keyName?: string): Promise<Buyer> {
+export async function identifiedBuyer(
+  h: Harness,
+  store: StoreStandIn,
+  wallet: { currency?: string; status?: 'Active' | 'Locked from purchasing' } = {},
+  keyName?: string,
+): Promise<Buyer> {
   const buyer = await newBuyer(h, keyName);
   store.setUser(buyer.steamId, { country: wallet.currency === 'EUR' ? 'DE' : 'US', currency: wallet.currency ?? 'USD', status: wallet.status ?? 'Active' });
   const reply = await identify(h, buyer, { ticket: store.issueTicket(buyer.steamId, { identity: IDENTITY, appid: APP_ID }), identity: IDENTITY });
@@ -78,7 +128,12 @@ export async function identifiedBuyer(h: Harness, store: StoreStandIn, wallet: {
   return buyer;
 }
 
-export function order(h: Harness, buyer: Buyer, body: Record<string, unknown> = { sku: 'starter-pack', provider: 'steam', language: 'en' }, headers?: Record<string, string>): Promise<Reply> {
+export function order(
+  h: Harness,
+  buyer: Buyer,
+  body: Record<string, unknown> = { sku: 'starter-pack', provider: 'steam', language: 'en' },
+  headers?: Record<string, string>,
+): Promise<Reply> {
   return call(h.base, 'POST', '/commerce/orders', { token: buyer.token, body, headers });
 }
 

@@ -54,8 +54,15 @@ function manifests(store: StoreStandIn) {
     itemType('shop-charm', { environment: 'shop-live', key: 'charm', name: 'Charm', category: 'misc', ownership: 'one-by-one' }),
     ...PRODUCTS.map((p, i) =>
       product(p.sku, {
-        environment: 'shop-live', sku: p.sku, name: p.sku, storeItemId: 100 + i, entitlement: p.entitlement, repeatable: p.repeatable,
-        prices: [{ currency: 'USD', amount: 199 + i }], currencies: [{ currencyKey: 'gold', amount: p.gold }], items: [p.item],
+        environment: 'shop-live',
+        sku: p.sku,
+        name: p.sku,
+        storeItemId: 100 + i,
+        entitlement: p.entitlement,
+        repeatable: p.repeatable,
+        prices: [{ currency: 'USD', amount: 199 + i }],
+        currencies: [{ currencyKey: 'gold', amount: p.gold }],
+        items: [p.item],
       }),
     ),
   ];
@@ -93,7 +100,13 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
     const rand = random(seed);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
     const pause = (ms: number) => new Promise((r) => setTimeout(r, Math.floor(rand() * ms)));
-    const job = () => storeReportJob({ db: h.db, logger: createLogger('silent'), settings: { intervalSeconds: 3600, maxResults: 500, openOrdersPerTick: 50, recheckSeconds: 0, abandonedAfterSeconds: ABANDONED_AFTER_SECONDS }, commerce: h.core.commerce });
+    const job = () =>
+      storeReportJob({
+        db: h.db,
+        logger: createLogger('silent'),
+        settings: { intervalSeconds: 3600, maxResults: 500, openOrdersPerTick: 50, recheckSeconds: 0, abandonedAfterSeconds: ABANDONED_AFTER_SECONDS },
+        commerce: h.core.commerce,
+      });
 
     const buyers: Buyer[] = [];
     for (let i = 0; i < PLAYERS; i++) buyers.push(await identifiedBuyer(h, store, {}, 'shop-live-key'));
@@ -115,7 +128,9 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
     const followed: { change: string; grantId: string }[] = [];
     let cursor: string | undefined;
     const followOnce = async () => {
-      const page = note('changes')(await call(h.base, 'GET', `/commerce/grants/changes?limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: serverToken }));
+      const page = note('changes')(
+        await call(h.base, 'GET', `/commerce/grants/changes?limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: serverToken }),
+      );
       for (const item of page.body.items ?? []) followed.push({ change: item.change, grantId: item.grant.id });
       if (page.status === 200) cursor = page.body.next;
       return (page.body.items ?? []).length;
@@ -186,7 +201,13 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
         return async () => {
           const headers = { 'Idempotency-Key': `cj-use-${seed}-${i}` };
           if (potion) {
-            const reply = note('use-potion')(await call(h.base, 'POST', `/players/${buyer.id}/item-stacks/consume`, { token: serverToken, body: { itemTypeKey: 'potion', quantity: 1 }, headers }));
+            const reply = note('use-potion')(
+              await call(h.base, 'POST', `/players/${buyer.id}/item-stacks/consume`, {
+                token: serverToken,
+                body: { itemTypeKey: 'potion', quantity: 1 },
+                headers,
+              }),
+            );
             if (reply.status === 200) potionsUsed.set(buyer.id, (potionsUsed.get(buyer.id) ?? 0) + 1);
             return;
           }
@@ -201,7 +222,13 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
         // The player spends gold (so that a refund may find less than it gave).
         const amount = 1 + Math.floor(rand() * 250);
         return async () => {
-          const reply = note('spend')(await call(h.base, 'POST', `/players/${buyer.id}/currencies/gold/debit`, { token: serverToken, body: { amount, reason: 'jepsen.spend', reference: `op ${i}` }, headers: { 'Idempotency-Key': `cj-spend-${seed}-${i}` } }));
+          const reply = note('spend')(
+            await call(h.base, 'POST', `/players/${buyer.id}/currencies/gold/debit`, {
+              token: serverToken,
+              body: { amount, reason: 'jepsen.spend', reference: `op ${i}` },
+              headers: { 'Idempotency-Key': `cj-spend-${seed}-${i}` },
+            }),
+          );
           if (reply.status === 200) spent++;
         };
       }
@@ -228,9 +255,11 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
 
     const started = Date.now();
     let next = 0;
-    await Promise.all(Array.from({ length: CLIENTS }, async () => {
-      while (next < operations.length) await operations[next++]();
-    }));
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (next < operations.length) await operations[next++]();
+      }),
+    );
     const elapsed = Date.now() - started;
 
     // Quiet: whatever the store holds is settled by the routes and the job (stray injected failures and lost
@@ -300,7 +329,8 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
       // Left in the overlay: still awaiting the player, or failed by the job past the abandoned age; an approval
       // that came after that (a slow player) is never finalized: nothing was taken.
       else if (txn?.status === 'Approved') expect(view).toEqual({ ...view, status: 'failed' });
-      else if (txn) expect({ ...view, status: view.status === 'failed' ? 'awaiting-player' : view.status }).toEqual({ ...view, status: 'awaiting-player', store: 'Init' });
+      else if (txn)
+        expect({ ...view, status: view.status === 'failed' ? 'awaiting-player' : view.status }).toEqual({ ...view, status: 'awaiting-player', store: 'Init' });
       else expect(view.status === 'pending' || view.status === 'failed').toBe(true);
     }
 
@@ -311,7 +341,11 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
       const own = changes.filter((c) => c.entitlement_id === e.id).map((c) => c.change);
       const revoked = row.status === 'refunded' || row.status === 'chargedback';
       expect({ order: row.id, status: row.status, entitlement: e.status, revokedAt: Boolean(e.revoked_at), changes: own }).toEqual({
-        order: row.id, status: revoked ? row.status : 'completed', entitlement: revoked ? 'revoked' : 'active', revokedAt: revoked, changes: revoked ? ['granted', 'revoked'] : ['granted'],
+        order: row.id,
+        status: revoked ? row.status : 'completed',
+        entitlement: revoked ? 'revoked' : 'active',
+        revokedAt: revoked,
+        changes: revoked ? ['granted', 'revoked'] : ['granted'],
       });
       expect(e.sku).toBe(row.sku);
     }
@@ -322,16 +356,25 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
     const entitlementById = new Map(entitlements.map((e) => [e.id as string, e]));
     for (const { reply } of answered.filter((a) => a.route === 'ack')) {
       const kept = entitlementById.get(reply.body.id)!;
-      expect({ grant: reply.body.id, acknowledgedAt: reply.body.acknowledgedAt }).toEqual({ grant: reply.body.id, acknowledgedAt: new Date(kept.acknowledged_at).toISOString() });
+      expect({ grant: reply.body.id, acknowledgedAt: reply.body.acknowledgedAt }).toEqual({
+        grant: reply.body.id,
+        acknowledgedAt: new Date(kept.acknowledged_at).toISOString(),
+      });
     }
     const unacknowledged: string[] = [];
-    for (let next: string | null = ''; next !== null; ) {
+    for (let next: string | null = ''; next !== null;) {
       const grants: Reply = await call(h.base, 'GET', `/commerce/grants?limit=9${next ? `&cursor=${encodeURIComponent(next)}` : ''}`, { token: serverToken });
       unacknowledged.push(...grants.body.items.map((g: { id: string }) => g.id));
       next = grants.body.next;
     }
     // (Ordered by PostgreSQL: granted_at has microseconds a JS Date does not.)
-    const waiting = await h.db('commerce_entitlements').whereIn('player_id', players).where({ status: 'active' }).whereNull('acknowledged_at').orderBy(['granted_at', 'id']).pluck('id');
+    const waiting = await h
+      .db('commerce_entitlements')
+      .whereIn('player_id', players)
+      .where({ status: 'active' })
+      .whereNull('acknowledged_at')
+      .orderBy(['granted_at', 'id'])
+      .pluck('id');
     expect(unacknowledged).toEqual(waiting);
 
     // The feed read from the start with `next`, and as the server followed it during the run: every change once, in order.
@@ -380,26 +423,40 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
       expect(owed.length).toBeLessThanOrEqual(1);
       // What was taken, plus what is owed, is what the order gave; a shortfall says what it took.
       expect({ order: row.id, taken, short: owed.map((s) => ({ owed: Number(s.owed), taken: Number(s.taken) })) }).toEqual({
-        order: row.id, taken, short: taken === given.gold ? [] : [{ owed: given.gold, taken }],
+        order: row.id,
+        taken,
+        short: taken === given.gold ? [] : [{ owed: given.gold, taken }],
       });
     }
 
     // Items granted once per grant, and taken back with its refund as far as the player had not used them (the rest a shortfall).
-    const stacks = await db('item_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').whereIn('i.player_id', players).select('i.player_id', 's.item_type_key', 's.quantity');
+    const stacks = await db('item_stacks as s')
+      .join('inventories as i', 'i.id', 's.inventory_id')
+      .whereIn('i.player_id', players)
+      .select('i.player_id', 's.item_type_key', 's.quantity');
     const items = await db('items').whereIn('player_id', players);
     const itemById = new Map(items.map((it) => [it.id as string, it]));
-    const itemGrants = await db('commerce_order_item_grants').whereIn('order_id', rows.map((r) => r.id));
+    const itemGrants = await db('commerce_order_item_grants').whereIn(
+      'order_id',
+      rows.map((r) => r.id),
+    );
     const potionsTaken = new Map<string, number>();
     for (const row of rows) {
       const granted = entitlementOf.has(row.id);
       const revoked = granted && (row.status === 'refunded' || row.status === 'chargedback');
       const record = itemGrants.filter((g) => g.order_id === row.id);
-      expect({ order: row.id, record: record.map((g) => ({ itemTypeKey: g.item_type_key, quantity: Number(g.quantity) })) }).toEqual({ order: row.id, record: granted ? [skuOf.get(row.sku)!.item] : [] });
-      const short = shortfalls.filter((sf) => sf.order_id === row.id && sf.item_type_key !== null).map((sf) => ({ itemTypeKey: sf.item_type_key, owed: Number(sf.owed), taken: Number(sf.taken) }));
+      expect({ order: row.id, record: record.map((g) => ({ itemTypeKey: g.item_type_key, quantity: Number(g.quantity) })) }).toEqual({
+        order: row.id,
+        record: granted ? [skuOf.get(row.sku)!.item] : [],
+      });
+      const short = shortfalls
+        .filter((sf) => sf.order_id === row.id && sf.item_type_key !== null)
+        .map((sf) => ({ itemTypeKey: sf.item_type_key, owed: Number(sf.owed), taken: Number(sf.taken) }));
       if (!revoked) {
         expect({ order: row.id, short }).toEqual({ order: row.id, short: [] });
         // Its charms are held unless the player used them.
-        for (const id of record.flatMap((g) => g.item_ids ?? [])) expect({ charm: id, consumed: itemById.get(id).consumed_at !== null }).toEqual({ charm: id, consumed: charmsUsed.has(id) });
+        for (const id of record.flatMap((g) => g.item_ids ?? []))
+          expect({ charm: id, consumed: itemById.get(id).consumed_at !== null }).toEqual({ charm: id, consumed: charmsUsed.has(id) });
         continue;
       }
       if (row.sku === POUCH.sku) {
@@ -407,7 +464,10 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
         const ids: string[] = record.flatMap((g) => g.item_ids ?? []);
         expect(ids.map((id) => itemById.get(id).consumed_at !== null)).toEqual(ids.map(() => true));
         const used = ids.filter((id) => charmsUsed.has(id)).length;
-        expect({ order: row.id, short }).toEqual({ order: row.id, short: used > 0 ? [{ itemTypeKey: 'charm', owed: ids.length, taken: ids.length - used }] : [] });
+        expect({ order: row.id, short }).toEqual({
+          order: row.id,
+          short: used > 0 ? [{ itemTypeKey: 'charm', owed: ids.length, taken: ids.length - used }] : [],
+        });
       } else {
         // Potions: taken from the stack down to zero at most; what was not there is the shortfall.
         expect(short.length).toBeLessThanOrEqual(1);
@@ -419,7 +479,10 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
       const granted = rows.filter((r) => r.player_id === buyer.id && entitlementOf.has(r.id));
       const potions = stacks.filter((st) => st.player_id === buyer.id && st.item_type_key === 'potion').reduce((n, st) => n + Number(st.quantity), 0);
       const potionsGiven = granted.filter((r) => r.sku === STARTER.sku).length * STARTER.item.quantity;
-      expect({ player: buyer.id, potions }).toEqual({ player: buyer.id, potions: potionsGiven - (potionsTaken.get(buyer.id) ?? 0) - (potionsUsed.get(buyer.id) ?? 0) });
+      expect({ player: buyer.id, potions }).toEqual({
+        player: buyer.id,
+        potions: potionsGiven - (potionsTaken.get(buyer.id) ?? 0) - (potionsUsed.get(buyer.id) ?? 0),
+      });
       // Every charm was made by one pouch's grant, each pouch's grant made its charms once.
       const charms = items.filter((it) => it.player_id === buyer.id && it.item_type_key === 'charm');
       expect(charms.length).toBe(granted.filter((r) => r.sku === POUCH.sku).length * POUCH.item.quantity);
@@ -439,7 +502,12 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
         .filter((e) => e.player_id === buyer.id && e.sku === STARTER.sku)
         .map((e) => ({ order: e.order_id as string, from: new Date(e.granted_at).getTime(), to: e.revoked_at ? new Date(e.revoked_at).getTime() : Infinity }))
         .sort((a, b) => a.from - b.from);
-      for (let i = 1; i < spans.length; i++) expect({ ...spans[i], overlaps: spans[i].from < spans[i - 1].to, previous: spans[i - 1] }).toEqual({ ...spans[i], overlaps: false, previous: spans[i - 1] });
+      for (let i = 1; i < spans.length; i++)
+        expect({ ...spans[i], overlaps: spans[i].from < spans[i - 1].to, previous: spans[i - 1] }).toEqual({
+          ...spans[i],
+          overlaps: false,
+          previous: spans[i - 1],
+        });
       expect(spans.filter((s) => s.to === Infinity).length).toBeLessThanOrEqual(1);
     }
 
@@ -448,7 +516,10 @@ describe('commerce under concurrency, retries, refunds and the report job', () =
       const catalog = await call(h.base, 'GET', '/commerce/catalog', { token: buyer.token });
       const active = new Set(entitlements.filter((e) => e.player_id === buyer.id && e.status === 'active').map((e) => e.sku));
       const listed = new Map((catalog.body.products as { sku: string; active: boolean }[]).map((p) => [p.sku, p.active]));
-      expect({ player: buyer.id, active: Object.fromEntries(listed) }).toEqual({ player: buyer.id, active: Object.fromEntries(PRODUCTS.map((p) => [p.sku, active.has(p.sku)])) });
+      expect({ player: buyer.id, active: Object.fromEntries(listed) }).toEqual({
+        player: buyer.id,
+        active: Object.fromEntries(PRODUCTS.map((p) => [p.sku, active.has(p.sku)])),
+      });
     }
 
     // The run did exercise what it claims to: replays, grants, revocations, skipped runners, refusals.

@@ -25,7 +25,9 @@ beforeAll(async () => {
   await writeFile(path.join(dir, NAMESPACE, 'store-key', 'publisherKey'), 'MOUNTED0123456789\n');
   await writeFile(path.join(dir, 'plain-file'), 'from-a-file');
   await writeFile(path.join(dir, 'empty'), '  \n');
-  h = await startHarness({ manifests: [plan('test'), project('sealed'), environment('sealed-live', 'sealed'), project('other'), environment('other-live', 'other')] });
+  h = await startHarness({
+    manifests: [plan('test'), project('sealed'), environment('sealed-live', 'sealed'), project('other'), environment('other-live', 'other')],
+  });
   const idOf = async (name: string) => ({ id: Number((await h.db('projects').where({ namespace: NAMESPACE, name }).first('id')).id) });
   projects = { sealed: await idOf('sealed'), other: await idOf('other') };
 });
@@ -34,7 +36,10 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const at = (project: { id: number }, namespace = NAMESPACE) => ({ namespace, project: { id: project.id, name: '', review: 'approved' as const, sessionSeats: 1 } });
+const at = (project: { id: number }, namespace = NAMESPACE) => ({
+  namespace,
+  project: { id: project.id, name: '', review: 'approved' as const, sessionSeats: 1 },
+});
 
 test("a secretRef reads the key the operator stored sealed, else the mounted Secret of the project's namespace", async () => {
   const keys = new PublisherKeys(projectSecretKeys(h.masterKey), { HEARTH_STORE_SECRETS_DIR: dir });
@@ -43,7 +48,10 @@ test("a secretRef reads the key the operator stored sealed, else the mounted Sec
   await expect(keys.read(h.db, at(projects.sealed, 'elsewhere'), REF)).rejects.toThrow(PublisherKeyMissing);
 
   const publicKey = projectSecretKeys(h.masterKey).publicKey;
-  await storeProjectSecret(h.db, { namespace: NAMESPACE, name: 'sealed' }, 'storePublisherKey', { origin: 'uid/1/publisherKey', seal: () => sealProjectSecret(publicKey, ' SEALED-KEY-42\n') });
+  await storeProjectSecret(h.db, { namespace: NAMESPACE, name: 'sealed' }, 'storePublisherKey', {
+    origin: 'uid/1/publisherKey',
+    seal: () => sealProjectSecret(publicKey, ' SEALED-KEY-42\n'),
+  });
   const row = await h.db('projects').where({ id: projects.sealed.id }).first('store_publisher_key');
   expect(row.store_publisher_key).toMatch(/^x1\./);
   expect(row.store_publisher_key).not.toContain('SEALED-KEY-42');
@@ -64,7 +72,13 @@ test('a file and an environment variable are read outside Kubernetes', async () 
 
 test('a missing, empty or unprintable key is PublisherKeyMissing, naming where and never a key', async () => {
   const keys = new PublisherKeys(projectSecretKeys(h.masterKey), { HEARTH_STORE_SECRETS_DIR: dir, SPACED: 'has a space' });
-  for (const source of [{ env: 'ABSENT' }, { env: 'SPACED' }, { file: path.join(dir, 'empty') }, { file: path.join(dir, 'nope') }, { secretRef: { name: 'absent', key: 'k' } }]) {
+  for (const source of [
+    { env: 'ABSENT' },
+    { env: 'SPACED' },
+    { file: path.join(dir, 'empty') },
+    { file: path.join(dir, 'nope') },
+    { secretRef: { name: 'absent', key: 'k' } },
+  ]) {
     const err = await keys.read(h.db, at(projects.other), source).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PublisherKeyMissing);
     expect((err as Error).message).not.toContain('has a space');

@@ -54,10 +54,17 @@ async function startWorker(): Promise<{ child: ChildProcess; metricsPort: number
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`the worker exited: ${output}`);
-    return fetch(`http://127.0.0.1:${metricsPort}/healthz`).then((r) => r.ok, () => false);
-  }, 30_000, 100);
+  await eventually(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`the worker exited: ${output}`);
+      return fetch(`http://127.0.0.1:${metricsPort}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+    },
+    30_000,
+    100,
+  );
   return { child, metricsPort, output: () => output };
 }
 
@@ -89,7 +96,11 @@ test('two hearth crash-worker processes: a refund in the report is applied once,
     [100, 'commerce'],
     [-100, 'commerce-refund'],
   ]);
-  expect((await h.db('commerce_grant_changes as c').join('commerce_entitlements as e', 'e.id', 'c.entitlement_id').where('e.order_id', made.body.id)).map((c) => c.change).sort()).toEqual(['granted', 'revoked']);
+  expect(
+    (await h.db('commerce_grant_changes as c').join('commerce_entitlements as e', 'e.id', 'c.entitlement_id').where('e.order_id', made.body.id))
+      .map((c) => c.change)
+      .sort(),
+  ).toEqual(['granted', 'revoked']);
 
   let revoked = 0;
   for (const w of workers) {

@@ -26,7 +26,14 @@ let metrics: CrashWorkerMetrics;
 const SETTINGS: StoreReportSettings = { intervalSeconds: 3600, maxResults: 500, openOrdersPerTick: 50, recheckSeconds: 0, abandonedAfterSeconds: 3600 };
 
 function newJob(settings: Partial<StoreReportSettings> = {}, clock?: TestClock) {
-  return storeReportJob({ db: h.db, logger: createLogger(process.env.REPORT_LOG ?? 'silent'), settings: { ...SETTINGS, ...settings }, commerce: h.core.commerce, observer: metrics.storeReport, clock });
+  return storeReportJob({
+    db: h.db,
+    logger: createLogger(process.env.REPORT_LOG ?? 'silent'),
+    settings: { ...SETTINGS, ...settings },
+    commerce: h.core.commerce,
+    observer: metrics.storeReport,
+    clock,
+  });
 }
 
 beforeAll(async () => {
@@ -39,20 +46,45 @@ beforeAll(async () => {
       project('shop2', { store: storeSettings(store) }),
       environment('shop2-live', 'shop2'),
       serverKey('shop2-live-key', 'shop2-live'),
-      product('shop2-gems', { environment: 'shop2-live', sku: 'starter-pack', name: 'Starter pack', storeItemId: 7, entitlement: 'starter', prices: [{ currency: 'USD', amount: 499 }] }),
+      product('shop2-gems', {
+        environment: 'shop2-live',
+        sku: 'starter-pack',
+        name: 'Starter pack',
+        storeItemId: 7,
+        entitlement: 'starter',
+        prices: [{ currency: 'USD', amount: 499 }],
+      }),
       // Items held one by one: a take-back consumes the very items the grant made.
       itemType('shop-trophy', { environment: 'shop-live', key: 'trophy', name: 'Trophy', category: 'misc', ownership: 'one-by-one' }),
       product('trophies', {
-        environment: 'shop-live', sku: 'trophy-pack', name: 'Trophies', storeItemId: 8, entitlement: 'trophy-pack', repeatable: true,
-        prices: [{ currency: 'USD', amount: 299 }], items: [{ itemTypeKey: 'trophy', quantity: 2 }],
+        environment: 'shop-live',
+        sku: 'trophy-pack',
+        name: 'Trophies',
+        storeItemId: 8,
+        entitlement: 'trophy-pack',
+        repeatable: true,
+        prices: [{ currency: 'USD', amount: 299 }],
+        items: [{ itemTypeKey: 'trophy', quantity: 2 }],
       }),
       // What a product gave, switched off, made unusable or removed after the purchase: its refund still settles.
       ...retiredGoods({}),
       product('retired-goods', {
-        environment: 'shop-live', sku: 'retired-goods', name: 'Retired goods', storeItemId: 9, entitlement: 'retired-goods', repeatable: true,
+        environment: 'shop-live',
+        sku: 'retired-goods',
+        name: 'Retired goods',
+        storeItemId: 9,
+        entitlement: 'retired-goods',
+        repeatable: true,
         prices: [{ currency: 'USD', amount: 399 }],
-        currencies: [{ currencyKey: 'tokens', amount: 100 }, { currencyKey: 'stars', amount: 10 }],
-        items: [{ itemTypeKey: 'potion', quantity: 3 }, { itemTypeKey: 'medal', quantity: 2 }, { itemTypeKey: 'relic', quantity: 1 }],
+        currencies: [
+          { currencyKey: 'tokens', amount: 100 },
+          { currencyKey: 'stars', amount: 10 },
+        ],
+        items: [
+          { itemTypeKey: 'potion', quantity: 3 },
+          { itemTypeKey: 'medal', quantity: 2 },
+          { itemTypeKey: 'relic', quantity: 1 },
+        ],
       }),
     ],
   });
@@ -67,7 +99,14 @@ afterAll(async () => {
 function retiredGoods(retired: { enabled?: boolean; usable?: boolean }) {
   const env = 'shop-live';
   return [
-    currency('shop-tokens', { environment: env, key: 'tokens', name: 'Tokens', scope: 'account', kind: 'balance', ...(retired.enabled === undefined ? {} : { enabled: retired.enabled }) }),
+    currency('shop-tokens', {
+      environment: env,
+      key: 'tokens',
+      name: 'Tokens',
+      scope: 'account',
+      kind: 'balance',
+      ...(retired.enabled === undefined ? {} : { enabled: retired.enabled }),
+    }),
     currency('shop-stars', { environment: env, key: 'stars', name: 'Stars', scope: 'account', kind: 'balance' }),
     itemType('shop-potion', { environment: env, key: 'potion', name: 'Potion', category: 'consumable', ownership: 'counted', usable: true, ...retired }),
     itemType('shop-medal', { environment: env, key: 'medal', name: 'Medal', category: 'misc', ownership: 'one-by-one', usable: true, ...retired }),
@@ -94,21 +133,36 @@ async function entitlementsOf(orderId: string) {
 }
 
 async function gemsOf(playerId: string): Promise<number> {
-  const row = await h.db('balances as b').join('inventories as i', 'i.id', 'b.inventory_id').where({ 'i.player_id': playerId, 'b.currency_key': 'gems' }).first('b.amount');
+  const row = await h
+    .db('balances as b')
+    .join('inventories as i', 'i.id', 'b.inventory_id')
+    .where({ 'i.player_id': playerId, 'b.currency_key': 'gems' })
+    .first('b.amount');
   return Number(row?.amount ?? 0);
 }
 
 async function badgesOf(playerId: string): Promise<number> {
-  const row = await h.db('item_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').where({ 'i.player_id': playerId, 's.item_type_key': 'badge' }).first('s.quantity');
+  const row = await h
+    .db('item_stacks as s')
+    .join('inventories as i', 'i.id', 's.inventory_id')
+    .where({ 'i.player_id': playerId, 's.item_type_key': 'badge' })
+    .first('s.quantity');
   return Number(row?.quantity ?? 0);
 }
 
 async function ledgerOf(playerId: string) {
-  return (await h.db('ledger_entries').where({ player_id: playerId, currency_key: 'gems' }).orderBy('id')).map((e) => ({ amount: Number(e.amount), balanceAfter: Number(e.balance_after), reason: e.reason, reference: e.reference }));
+  return (await h.db('ledger_entries').where({ player_id: playerId, currency_key: 'gems' }).orderBy('id')).map((e) => ({
+    amount: Number(e.amount),
+    balanceAfter: Number(e.balance_after),
+    reason: e.reason,
+    reference: e.reference,
+  }));
 }
 
 async function changesOf(orderId: string) {
-  return (await h.db('commerce_grant_changes as c').join('commerce_entitlements as e', 'e.id', 'c.entitlement_id').where('e.order_id', orderId).orderBy('c.seq')).map((c) => c.change);
+  return (
+    await h.db('commerce_grant_changes as c').join('commerce_entitlements as e', 'e.id', 'c.entitlement_id').where('e.order_id', orderId).orderBy('c.seq')
+  ).map((c) => c.change);
 }
 
 async function metricValue(name: string, labels: Record<string, string> = {}): Promise<number> {
@@ -127,7 +181,10 @@ describe('POST /commerce/orders/reconcile when the store answers some orders onl
     store.failNext('QueryTxn', { status: 500 }); // the first (oldest) order's QueryTxn
     const reply = await reconcile(h, buyer);
     expect(reply.status).toBe(200);
-    expect(Object.fromEntries(reply.body.orders.map((o: { id: string; status: string }) => [o.id, o.status]))).toEqual({ [starter.body.id]: 'awaiting-player', [gems.body.id]: 'completed' });
+    expect(Object.fromEntries(reply.body.orders.map((o: { id: string; status: string }) => [o.id, o.status]))).toEqual({
+      [starter.body.id]: 'awaiting-player',
+      [gems.body.id]: 'completed',
+    });
     expect(reply.body.entitlements.map((e: { orderId: string }) => e.orderId)).toEqual([gems.body.id]);
     // The store out of reach for every open order: the refusal, and nothing changed.
     store.failNext('QueryTxn', { status: 500 });
@@ -168,7 +225,10 @@ describe('settling orders whose client never came back', () => {
     expectError(unheard, 503, 'unavailable');
     const [pending] = await h.db('commerce_orders').where({ player_id: other.id, sku: 'gems-100' });
     expect(pending.status).toBe('pending');
-    await h.db('commerce_orders').whereIn('id', [abandoned.body.id, pending.id]).update({ created_at: h.db.raw("now() - interval '2 hours'") });
+    await h
+      .db('commerce_orders')
+      .whereIn('id', [abandoned.body.id, pending.id])
+      .update({ created_at: h.db.raw("now() - interval '2 hours'") });
     const expiredBefore = await metricValue('hearth_commerce_report_orders_total', { action: 'expired', status: 'failed' });
 
     await newJob().tick();
@@ -192,17 +252,22 @@ describe('one runner at a time', () => {
     const before = store.count('GetReport');
     const skippedBefore = await metricValue('hearth_commerce_report_runs_total', { outcome: 'skipped' });
     const [a, b] = await Promise.all([newJob().tick(), newJob().tick()]);
-    const outcomes = [...a.projects, ...b.projects].filter((p) => p.projectId === a.projects[0]!.projectId).map((p) => p.outcome).sort();
+    const outcomes = [...a.projects, ...b.projects]
+      .filter((p) => p.projectId === a.projects[0]!.projectId)
+      .map((p) => p.outcome)
+      .sort();
     expect(outcomes).toEqual(['skipped', 'succeeded']);
     // Only the runs that held their project read the report.
     const ran = [...a.projects, ...b.projects].filter((p) => p.outcome === 'succeeded').length;
     expect(store.count('GetReport') - before).toBe(ran);
-    expect(await metricValue('hearth_commerce_report_runs_total', { outcome: 'skipped' })).toBe(skippedBefore + [...a.projects, ...b.projects].filter((p) => p.outcome === 'skipped').length);
+    expect(await metricValue('hearth_commerce_report_runs_total', { outcome: 'skipped' })).toBe(
+      skippedBefore + [...a.projects, ...b.projects].filter((p) => p.outcome === 'skipped').length,
+    );
     // The lock is released: the next tick works every project.
     expect((await newJob().tick()).projects.map((p) => p.outcome)).toEqual(['succeeded', 'succeeded']);
   });
 
-  test("a runner that dies mid-run frees its project at once: the lock ends with its connection", async () => {
+  test('a runner that dies mid-run frees its project at once: the lock ends with its connection', async () => {
     const [shop] = await h.db('projects').where({ name: 'shop' }).select('id');
     // Another runner's connection holding the project's lock (the job's lock class, 'rept').
     const other = new Client({ connectionString: h.database.url });
@@ -242,7 +307,11 @@ describe('refunds and chargebacks', () => {
     expect(await h.db('commerce_take_back_shortfalls').where({ order_id: bundle.id })).toEqual([]);
     // The server's feed and the player's list say it.
     const feed = await call(h.base, 'GET', '/commerce/grants/changes?limit=100', { token: h.serverKeys['shop-live-key'] });
-    expect(feed.body.items.filter((c: { grant: { orderId: string } }) => c.grant.orderId === bundle.id).map((c: { change: string; grant: { status: string } }) => [c.change, c.grant.status])).toEqual([
+    expect(
+      feed.body.items
+        .filter((c: { grant: { orderId: string } }) => c.grant.orderId === bundle.id)
+        .map((c: { change: string; grant: { status: string } }) => [c.change, c.grant.status]),
+    ).toEqual([
       ['granted', 'revoked'],
       ['revoked', 'revoked'],
     ]);
@@ -259,7 +328,9 @@ describe('refunds and chargebacks', () => {
   test("the take-back reads what the order recorded: a credit the ledger files under the order's reason and id is not taken back", async () => {
     const buyer = await identifiedBuyer(h, store);
     const bundle = await completedOrder(buyer, 'gem-bundle');
-    expect(await h.db('commerce_order_currency_grants').where({ order_id: bundle.id }).select('currency_key', 'amount')).toEqual([{ currency_key: 'gems', amount: '100' }]);
+    expect(await h.db('commerce_order_currency_grants').where({ order_id: bundle.id }).select('currency_key', 'amount')).toEqual([
+      { currency_key: 'gems', amount: '100' },
+    ]);
     // A game server's credit of 50 gems filed as reason `commerce` with the order's id, as one could before the
     // engine's reasons were reserved (the routes refuse it now: test/economy/economy.test.ts), made here under the routes.
     const row = await orderRow(bundle.id);
@@ -303,7 +374,14 @@ describe('refunds and chargebacks', () => {
     store.authorize(id, true);
     Object.assign(store.txnOf(id), { status: 'Succeeded', finalized: 1 });
     const waiting = async (n: number) => {
-      const count = async () => Number((await h.db.raw('SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()')).rows[0].n);
+      const count = async () =>
+        Number(
+          (
+            await h.db.raw(
+              'SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()',
+            )
+          ).rows[0].n,
+        );
       await eventually(async () => (await count()) >= n, 10_000, 10);
     };
     // The authorization's completion is held at the feed lock, holding the order's row lock by then...
@@ -330,7 +408,9 @@ describe('refunds and chargebacks', () => {
     const buyer = await identifiedBuyer(h, store);
     const bundle = await completedOrder(buyer, 'gem-bundle');
     const spent = await call(h.base, 'POST', `/players/${buyer.id}/currencies/gems/debit`, {
-      token: h.serverKeys['shop-live-key'], body: { amount: 30, reason: 'shop' }, headers: { 'Idempotency-Key': `spend-${buyer.id}` },
+      token: h.serverKeys['shop-live-key'],
+      body: { amount: 30, reason: 'shop' },
+      headers: { 'Idempotency-Key': `spend-${buyer.id}` },
     });
     expect(spent.status).toBe(200);
     store.settle(bundle.storeOrderId, 'Chargedback');
@@ -358,7 +438,8 @@ describe('refunds and chargebacks', () => {
     const trophies = await h.db('items').where({ player_id: buyer.id, item_type_key: 'trophy' }).orderBy('seq');
     expect(trophies.map((t) => t.consumed_at)).toEqual([null, null]);
     const used = await call(h.base, 'POST', `/players/${buyer.id}/items/${trophies[0].id}/consume`, {
-      token: h.serverKeys['shop-live-key'], headers: { 'Idempotency-Key': `use-${buyer.id}` },
+      token: h.serverKeys['shop-live-key'],
+      headers: { 'Idempotency-Key': `use-${buyer.id}` },
     });
     expect(used.status).toBe(200);
     store.settle(pack.storeOrderId, 'RefundedFriendlyFraud');
@@ -375,7 +456,7 @@ describe('refunds and chargebacks', () => {
     expect(await h.db('commerce_take_back_shortfalls').where({ order_id: pack.id })).toHaveLength(1);
   });
 
-  test('what the order gave is taken back after its currency and item types were switched off, made unusable or removed; the ledger rows are a debit\'s', async () => {
+  test("what the order gave is taken back after its currency and item types were switched off, made unusable or removed; the ledger rows are a debit's", async () => {
     const buyer = await identifiedBuyer(h, store);
     const goods = await completedOrder(buyer, 'retired-goods');
     const token = h.serverKeys['shop-live-key'];
@@ -389,7 +470,10 @@ describe('refunds and chargebacks', () => {
 
     // Then the game retires them: tokens switched off, potions and medals switched off and no longer usable, stars and relics removed.
     await h.apply(retiredGoods({ enabled: false, usable: false }).filter((doc) => doc.metadata.name !== 'shop-stars' && doc.metadata.name !== 'shop-relic'));
-    for (const ref of [{ kind: 'Currency', name: 'shop-stars' }, { kind: 'ItemType', name: 'shop-relic' }] as const) {
+    for (const ref of [
+      { kind: 'Currency', name: 'shop-stars' },
+      { kind: 'ItemType', name: 'shop-relic' },
+    ] as const) {
       expect((await removeManifest(h.db, { ...ref, namespace: NAMESPACE }, h.core.bus)).action).toBe('removed');
     }
     // The engine's own moves now refuse each of them, so the take-back below cannot be going through their checks.
@@ -403,10 +487,24 @@ describe('refunds and chargebacks', () => {
     expect((await orderRow(goods.id)).status).toBe('refunded');
 
     // Taken back as far as the player still held it, never below zero; the rest recorded as shortfalls.
-    const balances = await h.db('balances as b').join('inventories as i', 'i.id', 'b.inventory_id').where({ 'i.player_id': buyer.id }).orderBy('b.currency_key');
-    expect(balances.map((b) => [b.currency_key, Number(b.amount)])).toEqual([['stars', 0], ['tokens', 0]]);
-    const stacks = await h.db('item_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').where({ 'i.player_id': buyer.id }).orderBy('s.item_type_key');
-    expect(stacks.map((s) => [s.item_type_key, Number(s.quantity)])).toEqual([['potion', 0], ['relic', 0]]);
+    const balances = await h
+      .db('balances as b')
+      .join('inventories as i', 'i.id', 'b.inventory_id')
+      .where({ 'i.player_id': buyer.id })
+      .orderBy('b.currency_key');
+    expect(balances.map((b) => [b.currency_key, Number(b.amount)])).toEqual([
+      ['stars', 0],
+      ['tokens', 0],
+    ]);
+    const stacks = await h
+      .db('item_stacks as s')
+      .join('inventories as i', 'i.id', 's.inventory_id')
+      .where({ 'i.player_id': buyer.id })
+      .orderBy('s.item_type_key');
+    expect(stacks.map((s) => [s.item_type_key, Number(s.quantity)])).toEqual([
+      ['potion', 0],
+      ['relic', 0],
+    ]);
     const medals = await h.db('items').where({ player_id: buyer.id, item_type_key: 'medal' }).orderBy('seq');
     expect(medals.map((m) => m.consumed_at instanceof Date)).toEqual([true, true]);
     const shortfalls = await h.db('commerce_take_back_shortfalls').where({ order_id: goods.id }).orderByRaw('coalesce(currency_key, item_type_key)');
@@ -425,7 +523,8 @@ describe('refunds and chargebacks', () => {
       ['stars', -10, 0, goods.id],
       ['tokens', -90, 0, goods.id],
     ]);
-    const shapeOf = (e: Record<string, unknown>) => Object.fromEntries(Object.entries(e).map(([column, value]) => [column, value === null ? null : value instanceof Date ? 'Date' : typeof value]));
+    const shapeOf = (e: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(e).map(([column, value]) => [column, value === null ? null : value instanceof Date ? 'Date' : typeof value]));
     const sameForBoth = (e: Record<string, unknown>) => ({ environment: e.environment_id, player: e.player_id, inventory: e.inventory_id });
     for (const entry of takeBacks) {
       expect(shapeOf(entry)).toEqual(shapeOf(debit));
@@ -433,10 +532,18 @@ describe('refunds and chargebacks', () => {
     }
     const credits = ledger.filter((e) => e.reason === 'commerce');
     expect(takeBacks.map((e) => e.inventory_id)).toEqual(credits.map((e) => e.inventory_id));
-    const record = await h.db('idempotency_records').where({ scope: 'commerce', key: `order:${goods.id}:take-back` }).first();
-    expect(record.body.currencies.map((c: { currencyKey: string; transactionId: string; taken: number; balanceAfter: number }) => [c.currencyKey, c.transactionId, c.taken, c.balanceAfter])).toEqual(
-      takeBacks.map((e) => [e.currency_key, String(e.id), -Number(e.amount), Number(e.balance_after)]),
-    );
+    const record = await h
+      .db('idempotency_records')
+      .where({ scope: 'commerce', key: `order:${goods.id}:take-back` })
+      .first();
+    expect(
+      record.body.currencies.map((c: { currencyKey: string; transactionId: string; taken: number; balanceAfter: number }) => [
+        c.currencyKey,
+        c.transactionId,
+        c.taken,
+        c.balanceAfter,
+      ]),
+    ).toEqual(takeBacks.map((e) => [e.currency_key, String(e.id), -Number(e.amount), Number(e.balance_after)]));
 
     // Seen again, nothing changes.
     await newJob().tick();
@@ -550,10 +657,22 @@ describe('the cursor', () => {
 
 describe('running in the worker', () => {
   test('settings from the environment: defaults, each variable, 0 switches the job off, a malformed one refused by name', () => {
-    expect(loadStoreReportSettings({})).toEqual({ intervalSeconds: 60, maxResults: 500, openOrdersPerTick: 50, recheckSeconds: 120, abandonedAfterSeconds: 3600 });
-    expect(loadStoreReportSettings({
-      COMMERCE_REPORT_INTERVAL_SECONDS: '5', COMMERCE_REPORT_MAX_RESULTS: '1000', COMMERCE_REPORT_OPEN_ORDERS: '10', COMMERCE_REPORT_RECHECK_SECONDS: '30', COMMERCE_ABANDONED_ORDER_SECONDS: '600',
-    })).toEqual({ intervalSeconds: 5, maxResults: 1000, openOrdersPerTick: 10, recheckSeconds: 30, abandonedAfterSeconds: 600 });
+    expect(loadStoreReportSettings({})).toEqual({
+      intervalSeconds: 60,
+      maxResults: 500,
+      openOrdersPerTick: 50,
+      recheckSeconds: 120,
+      abandonedAfterSeconds: 3600,
+    });
+    expect(
+      loadStoreReportSettings({
+        COMMERCE_REPORT_INTERVAL_SECONDS: '5',
+        COMMERCE_REPORT_MAX_RESULTS: '1000',
+        COMMERCE_REPORT_OPEN_ORDERS: '10',
+        COMMERCE_REPORT_RECHECK_SECONDS: '30',
+        COMMERCE_ABANDONED_ORDER_SECONDS: '600',
+      }),
+    ).toEqual({ intervalSeconds: 5, maxResults: 1000, openOrdersPerTick: 10, recheckSeconds: 30, abandonedAfterSeconds: 600 });
     expect(loadStoreReportSettings({ COMMERCE_REPORT_INTERVAL_SECONDS: '0' })).toBeNull();
     expect(() => loadStoreReportSettings({ COMMERCE_REPORT_MAX_RESULTS: '1001' })).toThrow(/COMMERCE_REPORT_MAX_RESULTS/);
     expect(() => loadStoreReportSettings({ COMMERCE_REPORT_INTERVAL_SECONDS: 'soon' })).toThrow(/COMMERCE_REPORT_INTERVAL_SECONDS/);
@@ -627,10 +746,14 @@ describe('isolation', () => {
       ['granted', testOrder.id],
       ['revoked', testOrder.id],
     ]);
-    const liveFeed = await call(h.base, 'GET', `/commerce/grants/changes?limit=100&cursor=${encodeURIComponent(liveFeedBefore)}`, { token: h.serverKeys['shop-live-key'] });
+    const liveFeed = await call(h.base, 'GET', `/commerce/grants/changes?limit=100&cursor=${encodeURIComponent(liveFeedBefore)}`, {
+      token: h.serverKeys['shop-live-key'],
+    });
     expect(liveFeed.body.items).toEqual([]);
     const entitlements = await call(h.base, 'GET', '/players/me/entitlements', { token: tester.token });
-    expect(entitlements.body.items.map((e: { orderId: string; status: string; revokedAt: string | null }) => [e.orderId, e.status, typeof e.revokedAt])).toEqual([[testOrder.id, 'revoked', 'string']]);
+    expect(
+      entitlements.body.items.map((e: { orderId: string; status: string; revokedAt: string | null }) => [e.orderId, e.status, typeof e.revokedAt]),
+    ).toEqual([[testOrder.id, 'revoked', 'string']]);
   });
 });
 
@@ -643,7 +766,13 @@ describe('a project whose publisher key this deployment does not hold', () => {
         done();
       },
     });
-    const job = storeReportJob({ db: h.db, logger: pino({ level: 'info' }, sink), settings: SETTINGS, commerce: h.core.commerce, observer: metrics.storeReport });
+    const job = storeReportJob({
+      db: h.db,
+      logger: pino({ level: 'info' }, sink),
+      settings: SETTINGS,
+      commerce: h.core.commerce,
+      observer: metrics.storeReport,
+    });
     const reportsBefore = store.count('GetReport');
     const unconfiguredBefore = await metricValue('hearth_commerce_report_runs_total', { outcome: 'unconfigured' });
     const failedBefore = await metricValue('hearth_commerce_report_runs_total', { outcome: 'failed' });

@@ -24,13 +24,24 @@ afterAll(async () => {
 });
 
 function client(overrides: Partial<StoreSpecT> = {}, publisherKey = KEY): StoreClient {
-  const settings: StoreSpecT = { provider: 'steam', appId: APP_ID, sandbox: false, identity: IDENTITY, publisherKey: { env: 'UNUSED' }, baseUrl: store.url, ...overrides };
+  const settings: StoreSpecT = {
+    provider: 'steam',
+    appId: APP_ID,
+    sandbox: false,
+    identity: IDENTITY,
+    publisherKey: { env: 'UNUSED' },
+    baseUrl: store.url,
+    ...overrides,
+  };
   return new StoreClient({ settings, publisherKey });
 }
 
 /** Expects `promise` to fail with a StoreUnavailable of `reason` whose words carry neither the key nor a URL. */
 async function expectUnavailable(promise: Promise<unknown>, reason: string): Promise<void> {
-  const err = await promise.then(() => null, (e: unknown) => e);
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(StoreUnavailable);
   expect((err as StoreUnavailable).reason).toBe(reason);
   expect(String((err as Error).message)).not.toContain(KEY);
@@ -46,9 +57,11 @@ test('AuthenticateUserTicket is a GET with key, appid, ticket and identity in th
   expect(call.params).toEqual({ key: KEY, appid: String(APP_ID), ticket, identity: IDENTITY });
 });
 
-test('a ticket made for another identity string is the store\'s refusal with its code', async () => {
+test("a ticket made for another identity string is the store's refusal with its code", async () => {
   const ticket = store.issueTicket(STEAM_ID, { identity: 'something-else', appid: APP_ID });
-  const err = await client().authenticateUserTicket(ticket, IDENTITY).catch((e: unknown) => e);
+  const err = await client()
+    .authenticateUserTicket(ticket, IDENTITY)
+    .catch((e: unknown) => e);
   expect(err).toBeInstanceOf(StoreRefusal);
   expect(err).toMatchObject({ call: 'AuthenticateUserTicket', errorCode: 101, errorDescription: 'Invalid ticket' });
 });
@@ -63,7 +76,10 @@ test('InitTxn, QueryTxn and FinalizeTxn speak form bodies and uint64 strings end
   const orderId = '18446744073709551000'; // near 2^64: only a string holds it
   store.setUser(STEAM_ID, { country: 'US', currency: 'USD', status: 'Active' });
   const started = await client().initTxn({
-    orderId, steamId: STEAM_ID, language: 'en', currency: 'USD',
+    orderId,
+    steamId: STEAM_ID,
+    language: 'en',
+    currency: 'USD',
     lines: [{ itemId: 4294967295, qty: 1, amount: 499, description: 'Starter pack' }],
   });
   expect(started.orderId).toBe(orderId);
@@ -71,12 +87,24 @@ test('InitTxn, QueryTxn and FinalizeTxn speak form bodies and uint64 strings end
   const init = store.calls.at(-1)!;
   expect(init).toMatchObject({ method: 'InitTxn', httpMethod: 'POST' });
   expect(init.params).toEqual({
-    key: KEY, orderid: orderId, steamid: STEAM_ID, appid: String(APP_ID), itemcount: '1', language: 'en', currency: 'USD', usersession: 'client',
-    'itemid[0]': '4294967295', 'qty[0]': '1', 'amount[0]': '499', 'description[0]': 'Starter pack',
+    key: KEY,
+    orderid: orderId,
+    steamid: STEAM_ID,
+    appid: String(APP_ID),
+    itemcount: '1',
+    language: 'en',
+    currency: 'USD',
+    usersession: 'client',
+    'itemid[0]': '4294967295',
+    'qty[0]': '1',
+    'amount[0]': '499',
+    'description[0]': 'Starter pack',
   });
 
   expect((await client().queryTxn(orderId)).status).toBe('Init');
-  const notYet = await client().finalizeTxn(orderId).catch((e: unknown) => e);
+  const notYet = await client()
+    .finalizeTxn(orderId)
+    .catch((e: unknown) => e);
   expect(notYet).toMatchObject({ errorCode: 5 });
 
   store.authorize(orderId, true);
@@ -86,7 +114,9 @@ test('InitTxn, QueryTxn and FinalizeTxn speak form bodies and uint64 strings end
 
   expect(await client().finalizeTxn(orderId)).toEqual({ orderId, transId: started.transId });
   expect(store.calls.at(-1)).toMatchObject({ method: 'FinalizeTxn', httpMethod: 'POST', params: { key: KEY, orderid: orderId, appid: String(APP_ID) } });
-  const again = await client().finalizeTxn(orderId).catch((e: unknown) => e);
+  const again = await client()
+    .finalizeTxn(orderId)
+    .catch((e: unknown) => e);
   expect(again).toMatchObject({ call: 'FinalizeTxn', errorCode: 6 });
   expect((await client().queryTxn(orderId)).status).toBe('Succeeded');
 
@@ -102,7 +132,17 @@ test('ids the store writes as bare JSON numbers are still read digit for digit',
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
-    const raw = new StoreClient({ settings: { provider: 'steam', appId: APP_ID, sandbox: false, identity: IDENTITY, publisherKey: { env: 'X' }, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, publisherKey: KEY });
+    const raw = new StoreClient({
+      settings: {
+        provider: 'steam',
+        appId: APP_ID,
+        sandbox: false,
+        identity: IDENTITY,
+        publisherKey: { env: 'X' },
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      },
+      publisherKey: KEY,
+    });
     expect(await raw.finalizeTxn('18446744073709551000')).toEqual({ orderId: '18446744073709551000', transId: '9007199254740993' });
   } finally {
     server.close();
@@ -166,7 +206,10 @@ test('a store that never answers is ended by the deadline', async () => {
   try {
     store.failNext('QueryTxn', { hang: true });
     const pending = client().queryTxn('12345');
-    const settled = pending.then(() => null, (e: unknown) => e);
+    const settled = pending.then(
+      () => null,
+      (e: unknown) => e,
+    );
     await new Promise((resolve) => setImmediate(resolve));
     await jest.advanceTimersByTimeAsync(STORE_CALL.timeoutMs + 1);
     const err = await settled;

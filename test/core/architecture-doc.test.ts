@@ -120,7 +120,8 @@ function namesOfPattern(pattern: string): string[] {
   const single = /^([\w-]+)\/$/.exec(body);
   if (single) names.push(`${single[1]}/`);
   // Each name read must be one the pattern matches: a pattern written another way fails here.
-  for (const name of names) expect({ name, matched: new RegExp(pattern).test(CORE + (name.endsWith('/') ? `${name}x.ts` : name)) }).toEqual({ name, matched: true });
+  for (const name of names)
+    expect({ name, matched: new RegExp(pattern).test(CORE + (name.endsWith('/') ? `${name}x.ts` : name)) }).toEqual({ name, matched: true });
   return names;
 }
 
@@ -161,7 +162,7 @@ describe('docs/architecture.md "Layers"', () => {
     expect([...documented].sort()).toEqual(entries);
   });
 
-  test('the exceptions it names are the rules\' exceptions', () => {
+  test("the exceptions it names are the rules' exceptions", () => {
     // An exception: a path a rule leaves out beyond the layers themselves, an `allowed` rule, a rule
     // that only warns, or modules kept out of the cruise.
     const exceptions: string[] = [];

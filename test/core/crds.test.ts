@@ -26,7 +26,10 @@ describe('the chart carries the CRDs the schemas make', () => {
   const expected = chartCrdTemplates();
 
   it('has one template per kind and the RBAC list of their plurals, each exactly as generated (make crds rewrites them)', () => {
-    const onDisk = fs.readdirSync(path.join(CHART, CHART_CRD_DIR)).map((f) => `${CHART_CRD_DIR}/${f}`).sort();
+    const onDisk = fs
+      .readdirSync(path.join(CHART, CHART_CRD_DIR))
+      .map((f) => `${CHART_CRD_DIR}/${f}`)
+      .sort();
     expect(onDisk).toEqual([...expected.keys()].sort());
     for (const [file, text] of expected) {
       expect({ file, text: fs.readFileSync(path.join(CHART, file), 'utf8') }).toEqual({ file, text });
@@ -39,7 +42,9 @@ describe('the chart carries the CRDs the schemas make', () => {
     for (const [file, text] of crdFiles) {
       // The guard (_helpers.tpl) looks the CRD up by its own name: test/chart/shared-cluster.test.ts installs it for real.
       const name = `${path.basename(file, '.yaml')}.hearth.gg`;
-      expect(text).toMatch(new RegExp(`^# Generated[^\\n]*\\n\\{\\{- if include "hearth\\.installsCrd" \\(list \\. "${name.replace(/\./g, '\\.')}"\\) \\}\\}\\n`));
+      expect(text).toMatch(
+        new RegExp(`^# Generated[^\\n]*\\n\\{\\{- if include "hearth\\.installsCrd" \\(list \\. "${name.replace(/\./g, '\\.')}"\\) \\}\\}\\n`),
+      );
       expect(text).toContain(`  name: ${name}\n`);
       expect(text.trimEnd().endsWith('{{- end }}')).toBe(true);
       expect(text).toContain('helm.sh/resource-policy: keep');
@@ -55,7 +60,9 @@ describe('the versions a CRD lists (docs/kubernetes.md "API versions"; test/oper
 
   it('ships v1alpha1 alone, served and stored', () => {
     for (const kind of Object.keys(MANIFEST_KINDS) as (keyof typeof MANIFEST_KINDS)[]) {
-      expect(customResourceDefinition(kind).spec.versions.map((v: { name: string; served: boolean; storage: boolean }) => [v.name, v.served, v.storage])).toEqual([['v1alpha1', true, true]]);
+      expect(
+        customResourceDefinition(kind).spec.versions.map((v: { name: string; served: boolean; storage: boolean }) => [v.name, v.served, v.storage]),
+      ).toEqual([['v1alpha1', true, true]]);
     }
   });
 
@@ -65,7 +72,9 @@ describe('the versions a CRD lists (docs/kubernetes.md "API versions"; test/oper
     const { name: _b, served: _bs, storage: _bst, ...betaRest } = beta;
     expect(alphaRest).toEqual(betaRest);
     expect({ deprecated, deprecationWarning, storage: alpha.storage }).toEqual({ deprecated: true, deprecationWarning: 'use v1beta1', storage: false });
-    expect(betaRest).toEqual(Object.fromEntries(Object.entries(customResourceDefinition('Currency').spec.versions[0]).filter(([k]) => !['name', 'served', 'storage'].includes(k))));
+    expect(betaRest).toEqual(
+      Object.fromEntries(Object.entries(customResourceDefinition('Currency').spec.versions[0]).filter(([k]) => !['name', 'served', 'storage'].includes(k))),
+    );
     // Each version its own objects: the YAML has no anchors or aliases.
     expect(crdsYaml({ versions: twoVersions })).not.toMatch(/[&*]a\d+/);
   });
@@ -141,12 +150,19 @@ describe('references between documents (what the operator reconciles again when 
 describe('identity fields (immutable)', () => {
   /** The transition rules of a kind's spec: the fields they keep. */
   const immutableOf = (kind: keyof typeof MANIFEST_KINDS) =>
-    ((customResourceDefinition(kind).spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] ?? []) as { rule: string; fieldPath: string }[])
+    (
+      (customResourceDefinition(kind).spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] ?? []) as {
+        rule: string;
+        fieldPath: string;
+      }[]
+    )
       .filter((r) => r.rule.includes('oldSelf'))
       .map((r) => r.fieldPath);
 
   it('are the ones that name an identity, each kept by a CEL transition rule on the spec', () => {
-    const byKind = Object.fromEntries((Object.keys(MANIFEST_KINDS) as (keyof typeof MANIFEST_KINDS)[]).map((k) => [k, immutableOf(k)]).filter(([, f]) => f.length > 0));
+    const byKind = Object.fromEntries(
+      (Object.keys(MANIFEST_KINDS) as (keyof typeof MANIFEST_KINDS)[]).map((k) => [k, immutableOf(k)]).filter(([, f]) => f.length > 0),
+    );
     expect(byKind).toEqual({
       GameEnvironment: ['.project', '.appKey'],
       ServerKey: ['.environment'],
@@ -164,7 +180,11 @@ describe('identity fields (immutable)', () => {
     const rules = customResourceDefinition('Currency').spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'];
     expect(rules).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ rule: 'self.environment == oldSelf.environment', fieldPath: '.environment', message: expect.stringMatching(/^is immutable/) }),
+        expect.objectContaining({
+          rule: 'self.environment == oldSelf.environment',
+          fieldPath: '.environment',
+          message: expect.stringMatching(/^is immutable/),
+        }),
         // Optional (its default is the name): neither added, removed nor changed.
         expect.objectContaining({ rule: 'has(self.key) == has(oldSelf.key) && (!has(self.key) || self.key == oldSelf.key)', fieldPath: '.key' }),
       ]),
@@ -201,7 +221,10 @@ describe('rules across fields (CEL)', () => {
 
   it('are held by validateManifest with the field and message the API server gives', () => {
     expect(refusalOf(post({ status: 'scheduled' }))).toEqual({ field: 'spec.publishAt', reason: 'is required for a scheduled post' });
-    expect(refusalOf(post({ status: 'published', publishAt: '2030-01-01T00:00:00Z' }))).toEqual({ field: 'spec.publishAt', reason: 'is only for a scheduled post' });
+    expect(refusalOf(post({ status: 'published', publishAt: '2030-01-01T00:00:00Z' }))).toEqual({
+      field: 'spec.publishAt',
+      reason: 'is only for a scheduled post',
+    });
     expect(refusalOf(post({ status: 'scheduled', publishAt: '2030-01-01T00:00:00Z', publishedAt: '2020-01-01T00:00:00Z' }))).toEqual({
       field: 'spec.publishedAt',
       reason: 'is only for a published post',
@@ -212,15 +235,38 @@ describe('rules across fields (CEL)', () => {
   });
 
   it('name a field inside a list by its index', () => {
-    const schema = { type: 'object', properties: { rows: { type: 'array', items: { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.a <= self.b', message: 'a over b', fieldPath: '.a' }] } } } };
-    expect(brokenRule(schema, { rows: [{ a: 1, b: 2 }, { a: 3, b: 2 }] }, 'spec')).toEqual({ field: 'spec.rows.1.a', reason: 'a over b' });
+    const schema = {
+      type: 'object',
+      properties: {
+        rows: { type: 'array', items: { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.a <= self.b', message: 'a over b', fieldPath: '.a' }] } },
+      },
+    };
+    expect(
+      brokenRule(
+        schema,
+        {
+          rows: [
+            { a: 1, b: 2 },
+            { a: 3, b: 2 },
+          ],
+        },
+        'spec',
+      ),
+    ).toEqual({ field: 'spec.rows.1.a', reason: 'a over b' });
     expect(brokenRule(schema, { rows: [{ a: 1, b: 2 }] }, 'spec')).toBeNull();
   });
 });
 
 describe('structural()', () => {
   it('turns a union of literals into an enum and a union with null into nullable', () => {
-    expect(structural({ anyOf: [{ const: 'a', type: 'string' }, { const: 'b', type: 'string' }] })).toEqual({ type: 'string', enum: ['a', 'b'] });
+    expect(
+      structural({
+        anyOf: [
+          { const: 'a', type: 'string' },
+          { const: 'b', type: 'string' },
+        ],
+      }),
+    ).toEqual({ type: 'string', enum: ['a', 'b'] });
     expect(structural({ anyOf: [{ type: 'string', maxLength: 9 }, { type: 'null' }] })).toEqual({ type: 'string', maxLength: 9, nullable: true });
   });
 
@@ -233,8 +279,14 @@ describe('structural()', () => {
   });
 
   it("turns TypeBox's Record into additionalProperties and a mixed union into any value", () => {
-    expect(structural({ type: 'object', patternProperties: { '^(.*)$': { type: 'string' } } })).toEqual({ type: 'object', additionalProperties: { type: 'string' } });
-    expect(structural({ anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'null' }] })).toEqual({ 'x-kubernetes-preserve-unknown-fields': true, nullable: true });
+    expect(structural({ type: 'object', patternProperties: { '^(.*)$': { type: 'string' } } })).toEqual({
+      type: 'object',
+      additionalProperties: { type: 'string' },
+    });
+    expect(structural({ anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'null' }] })).toEqual({
+      'x-kubernetes-preserve-unknown-fields': true,
+      nullable: true,
+    });
   });
 
   it('gives if/then variants (a blog block) every variant field, bounds only where the variants agree', () => {
@@ -245,6 +297,12 @@ describe('structural()', () => {
     expect(block.properties.level).toEqual({ type: 'integer', minimum: 2, maximum: 4, description: expect.any(String) });
     expect(block.properties.text).toEqual({ type: 'string', description: expect.any(String) }); // 20,000 for a paragraph, 300 for a heading
     // Only a list has items: its own bounds stay.
-    expect(block.properties.items).toEqual({ type: 'array', minItems: 1, maxItems: 200, description: expect.any(String), items: { type: 'string', minLength: 1, maxLength: 2000 } });
+    expect(block.properties.items).toEqual({
+      type: 'array',
+      minItems: 1,
+      maxItems: 200,
+      description: expect.any(String),
+      items: { type: 'string', minLength: 1, maxLength: 2000 },
+    });
   });
 });

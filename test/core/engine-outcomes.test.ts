@@ -49,7 +49,16 @@ test('the table words nothing the SQL cannot raise', () => {
 
 test('each outcome is worded as a refusal with a code of the spec and a message', () => {
   for (const outcome of ENGINE_OUTCOMES) {
-    const refusal = refusalOf({ outcome, currencyKey: 'gold', kind: 'debit', itemTypeKey: 'potion', cardTypeKey: 'ace', nodeKey: 'n', treeKey: 't', missing: ['x'] });
+    const refusal = refusalOf({
+      outcome,
+      currencyKey: 'gold',
+      kind: 'debit',
+      itemTypeKey: 'potion',
+      cardTypeKey: 'ace',
+      nodeKey: 'n',
+      treeKey: 't',
+      missing: ['x'],
+    });
     expect(refusal).toBeInstanceOf(Refusal);
     expect({ outcome, code: ERROR_CODES.includes(refusal.code) }).toEqual({ outcome, code: true });
     expect(refusal.message.length).toBeGreaterThan(10);

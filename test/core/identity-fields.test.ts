@@ -7,7 +7,15 @@
  */
 import fs from 'node:fs';
 import {
-  type AnyManifest, KINDS_WITHOUT_IDENTITY_FIELDS, MANIFEST_KINDS, ManifestError, identityFieldsTable, identityRows, reconcileManifest, specFieldsTable, validateManifest,
+  type AnyManifest,
+  KINDS_WITHOUT_IDENTITY_FIELDS,
+  MANIFEST_KINDS,
+  ManifestError,
+  identityFieldsTable,
+  identityRows,
+  reconcileManifest,
+  specFieldsTable,
+  validateManifest,
 } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { legalDocument, product, skillTree, standardManifests, tour } from '../support/manifests';
@@ -17,7 +25,8 @@ test('every kind is decided: immutable fields with why, or why it has none; neve
   for (const row of identityRows()) {
     if (row.fields.length > 0) {
       expect({ kind: row.kind, note: KINDS_WITHOUT_IDENTITY_FIELDS[row.kind] }).toEqual({ kind: row.kind, note: undefined });
-      for (const { field, note } of row.fields) expect({ kind: row.kind, field, why: note.why }).toEqual({ kind: row.kind, field, why: expect.stringMatching(/\w{3}/) });
+      for (const { field, note } of row.fields)
+        expect({ kind: row.kind, field, why: note.why }).toEqual({ kind: row.kind, field, why: expect.stringMatching(/\w{3}/) });
     } else {
       expect({ kind: row.kind, none: row.none }).toEqual({ kind: row.kind, none: expect.stringMatching(/\w{3}/) });
     }
@@ -45,7 +54,15 @@ test('the spec fields table marks what each kind requires, as its schema does', 
 describe('reconciling a change of an identity field', () => {
   let h: Harness;
   const spells = () => skillTree('spells', { environment: 'alpha-live', name: 'Spells', nodes: [{ key: 'spells.fire', name: 'Fire' }] });
-  const pack = () => product('pack', { environment: 'alpha-live', sku: 'starter', name: 'Starter', storeItemId: 11, prices: [{ currency: 'USD', amount: 199 }], entitlement: 'starter' });
+  const pack = () =>
+    product('pack', {
+      environment: 'alpha-live',
+      sku: 'starter',
+      name: 'Starter',
+      storeItemId: 11,
+      prices: [{ currency: 'USD', amount: 199 }],
+      entitlement: 'starter',
+    });
   const terms = () => legalDocument('terms', { environment: 'alpha-live', title: 'Terms', url: 'https://example.com/terms', version: '1', required: true });
   const welcome = () => tour('welcome', { environment: 'alpha-live', name: 'Welcome' });
 
@@ -77,7 +94,10 @@ describe('reconciling a change of an identity field', () => {
     ['Tour', welcome, { environment: 'alpha-test' }, 'spec.environment', '"alpha-live"'],
   ])('%s: %o is refused on its field, naming what it holds; nothing changes', async (_kind, doc, change, field, held) => {
     const before = await rows();
-    const err = await reconcile(changed(doc(), change)).then(() => null, (e: unknown) => e);
+    const err = await reconcile(changed(doc(), change)).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ManifestError);
     const refusal = err as ManifestError;
     expect(refusal.field).toBe(field);

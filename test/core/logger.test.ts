@@ -17,7 +17,11 @@ function runNode(code: string): { stdout: string; status: number | null } {
   return { stdout: result.stdout, status: result.status };
 }
 
-const lines = (stdout: string) => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const lines = (stdout: string) =>
+  stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 test('lines logged just before process.exit are written', () => {
   const { stdout, status } = runNode(`
@@ -86,11 +90,13 @@ describe('the access line', () => {
     const withoutTime = (line: string) => line.replace(/"time":\d+/, '"time":0');
     for (let i = 0; i < written.length; i += 2) expect(withoutTime(written[i + 1])).toBe(withoutTime(written[i]));
     expect(lines(stdout).filter((_, i) => i % 2 === 1)).toEqual(
-      ['access-test', 'access-tëst'].flatMap((name) => fields.map((f) => expect.objectContaining({ ...f, level: f.status >= 500 ? 50 : 30, name, msg: 'request' }))),
+      ['access-test', 'access-tëst'].flatMap((name) =>
+        fields.map((f) => expect.objectContaining({ ...f, level: f.status >= 500 ? 50 : 30, name, msg: 'request' })),
+      ),
     );
   });
 
-  test('it follows the logger\'s level: at warn only the 5xx lines', () => {
+  test("it follows the logger's level: at warn only the 5xx lines", () => {
     const { stdout } = runNode(`
       const { createLogger, accessLogOf } = require(${JSON.stringify(LOGGER)});
       const log = createLogger('info', 'access-level');

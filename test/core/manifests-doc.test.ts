@@ -34,7 +34,7 @@ test("hearth apply's dependency order is the order the reconcilers run in", () =
 });
 
 test('"Deletion" names each kind whose documents are removed, and says of every other kind that it is not', () => {
-  const deletion = section('### Deletion (the operator\'s finalizer)');
+  const deletion = section("### Deletion (the operator's finalizer)");
   const described = new Set([...deletion.matchAll(/`(\w+)`: /g)].map((m) => m[1]).filter((word) => (kinds as string[]).includes(word)));
   expect([...described].sort()).toEqual(kinds.filter(isRemovable).sort());
   for (const kind of kinds.filter((k) => !isRemovable(k))) expect(deletion).toContain(`\`${kind}\` is not removed`);

@@ -2,15 +2,7 @@
  * Manifests at the unit level, against a real database: validateManifest's messages, and how a
  * GameConfig owns its rows and moves the content version.
  */
-import {
-  type AnyManifest,
-  API_VERSION,
-  ManifestError,
-  type ReconcileResult,
-  applyManifests,
-  loadManifests,
-  validateManifest,
-} from '@hearth/core';
+import { type AnyManifest, API_VERSION, ManifestError, type ReconcileResult, applyManifests, loadManifests, validateManifest } from '@hearth/core';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,7 +54,12 @@ afterAll(async () => {
 });
 
 test('an unknown field far from every field the object takes gets no guess', () => {
-  const doc = { apiVersion: API_VERSION, kind: 'Tour', metadata: { name: 'basics', namespace: 'games' }, spec: { environment: 'live', name: 'Basics', colour: 'red' } };
+  const doc = {
+    apiVersion: API_VERSION,
+    kind: 'Tour',
+    metadata: { name: 'basics', namespace: 'games' },
+    spec: { environment: 'live', name: 'Basics', colour: 'red' },
+  };
   expect(() => validateManifest(doc, 'games.yaml#1')).toThrow(expect.objectContaining({ field: 'spec.colour', reason: 'is not taken here' }));
 });
 
@@ -77,15 +74,35 @@ describe('validateManifest names the document, the field and the reason', () => 
     ['an unknown spec field', { ...base, kind: 'Project', spec: { ...projectSpec, seats: 4 } }, 'spec.seats', 'is not taken here'],
     ['an unknown service', { ...base, kind: 'Project', spec: { ...projectSpec, services: { chat: true } } }, 'spec.services.chat', 'is not taken here'],
     // A typo of a field the object takes: the nearest is suggested; a word far from every field gets no guess.
-    ['a mistyped field', { ...base, kind: 'CardType', spec: { environment: 'live', name: 'Archer', perDecklimit: 3 } }, 'spec.perDecklimit', 'is not taken here (did you mean perDeckLimit?)'],
-    ['a mistyped field in a list', { ...base, kind: 'SkillTree', spec: { environment: 'live', name: 'T', nodes: [{ key: 'a', name: 'A', parnets: [] }] } }, 'spec.nodes.0.parnets', 'is not taken here (did you mean parents?)'],
+    [
+      'a mistyped field',
+      { ...base, kind: 'CardType', spec: { environment: 'live', name: 'Archer', perDecklimit: 3 } },
+      'spec.perDecklimit',
+      'is not taken here (did you mean perDeckLimit?)',
+    ],
+    [
+      'a mistyped field in a list',
+      { ...base, kind: 'SkillTree', spec: { environment: 'live', name: 'T', nodes: [{ key: 'a', name: 'A', parnets: [] }] } },
+      'spec.nodes.0.parnets',
+      'is not taken here (did you mean parents?)',
+    ],
     ['a field far from any', { ...base, kind: 'Tour', spec: { environment: 'live', name: 'Basics', colour: 'red' } }, 'spec.colour', 'is not taken here'],
     ['a wrong type', { ...base, kind: 'Project', spec: { ...projectSpec, sessionSeats: '4' } }, 'spec.sessionSeats', 'must be integer'],
     ['a number out of range', { ...base, kind: 'Project', spec: { ...projectSpec, sessionSeats: 0 } }, 'spec.sessionSeats', 'must be >= 1'],
-    ['a review state not in the list', { ...base, kind: 'Project', spec: { ...projectSpec, review: 'Approved' } }, 'spec.review', 'must be one of "pending", "approved", "rejected", "suspended"'],
+    [
+      'a review state not in the list',
+      { ...base, kind: 'Project', spec: { ...projectSpec, review: 'Approved' } },
+      'spec.review',
+      'must be one of "pending", "approved", "rejected", "suspended"',
+    ],
     ['a missing spec field', { ...base, kind: 'GameEnvironment', spec: { project: 'starfall' } }, 'spec.appKey', 'is required'],
     ['no spec', { ...base, kind: 'ServerKey' }, 'spec', 'is required'],
-    ['a name Kubernetes would refuse', { ...base, metadata: { name: 'Star Fall' }, kind: 'ServerKey', spec: { environment: 'live' } }, 'metadata.name', 'must match pattern'],
+    [
+      'a name Kubernetes would refuse',
+      { ...base, metadata: { name: 'Star Fall' }, kind: 'ServerKey', spec: { environment: 'live' } },
+      'metadata.name',
+      'must match pattern',
+    ],
     [
       'a config value that is not a cell',
       { ...base, kind: 'GameConfig', spec: { environment: 'live', values: [{ key: 'k', type: 'int', value: [1] }] } },
@@ -100,7 +117,11 @@ describe('validateManifest names the document, the field and the reason', () => 
     ],
     [
       'a column type that does not exist',
-      { ...base, kind: 'GameConfig', spec: { environment: 'live', tables: [{ key: 't', name: 'T', columns: [{ key: 'c', label: 'C', type: 'date' }], rows: [] }] } },
+      {
+        ...base,
+        kind: 'GameConfig',
+        spec: { environment: 'live', tables: [{ key: 't', name: 'T', columns: [{ key: 'c', label: 'C', type: 'date' }], rows: [] }] },
+      },
       'spec.tables.0.columns.0.type',
       'must be one of "string", "int", "float", "bool"',
     ],
@@ -211,7 +232,16 @@ describe('GameConfig owns its rows', () => {
     const v = await version(liveId);
     const second = (spec: Record<string, unknown>) => gameConfig('second', { environment: 'alpha-live', ...spec });
 
-    const flag = await refusal(() => apply([second({ flags: [{ name: 'fresh', enabled: true }, { name: 'shop', enabled: false }] })]));
+    const flag = await refusal(() =>
+      apply([
+        second({
+          flags: [
+            { name: 'fresh', enabled: true },
+            { name: 'shop', enabled: false },
+          ],
+        }),
+      ]),
+    );
     expect([flag.document, flag.field, flag.reason]).toEqual([
       `t.yaml#1 GameConfig ${NAMESPACE}/second`,
       'spec.flags.1.name',
@@ -266,9 +296,24 @@ describe('GameConfig owns its rows', () => {
     await apply([first()]);
     // Each change is to the original document; the last one's table is checked at the end.
     const changes: Record<string, unknown>[] = [
-      { flags: [{ name: 'shop', enabled: false }, { name: 'pvp', enabled: false }] },
-      { values: [{ key: 'speed', type: 'float', value: 2.5, groupName: 'movement' }, { key: 'title', type: 'string', value: 'Hello' }] },
-      { values: [{ key: 'speed', type: 'float', value: 2.5 }, { key: 'title', type: 'string', value: 'Hello' }] },
+      {
+        flags: [
+          { name: 'shop', enabled: false },
+          { name: 'pvp', enabled: false },
+        ],
+      },
+      {
+        values: [
+          { key: 'speed', type: 'float', value: 2.5, groupName: 'movement' },
+          { key: 'title', type: 'string', value: 'Hello' },
+        ],
+      },
+      {
+        values: [
+          { key: 'speed', type: 'float', value: 2.5 },
+          { key: 'title', type: 'string', value: 'Hello' },
+        ],
+      },
       {
         tables: [
           {
@@ -314,7 +359,12 @@ describe('GameConfig owns its rows', () => {
   test('a cell of the wrong type, a cell of no column and a key listed twice are refused naming the field', async () => {
     const before = await content(liveId);
     const v = await version(liveId);
-    const table = (cells: Record<string, unknown>) => ({ key: 'loot', name: 'Loot', columns: [{ key: 'weight', label: 'Weight', type: 'int' }], rows: [{ key: 'gold', cells }] });
+    const table = (cells: Record<string, unknown>) => ({
+      key: 'loot',
+      name: 'Loot',
+      columns: [{ key: 'weight', label: 'Weight', type: 'int' }],
+      rows: [{ key: 'gold', cells }],
+    });
 
     const cases: [Record<string, unknown>, string, string][] = [
       [{ values: [{ key: 'speed', type: 'int', value: 1.5 }] }, 'spec.values.0.value', 'must be of type int'],
@@ -322,8 +372,26 @@ describe('GameConfig owns its rows', () => {
       [{ values: [{ key: 'speed', type: 'string', value: 1 }] }, 'spec.values.0.value', 'must be of type string'],
       [{ tables: [table({ weight: 'heavy' })] }, 'spec.tables.0.rows.0.cells.weight', 'must be of type int'],
       [{ tables: [table({ colour: 'red' })] }, 'spec.tables.0.rows.0.cells.colour', 'is not a column of table "loot"'],
-      [{ flags: [{ name: 'shop', enabled: true }, { name: 'shop', enabled: false }] }, 'spec.flags.1.name', '"shop" is listed twice'],
-      [{ values: [{ key: 'a', type: 'int', value: 1 }, { key: 'a', type: 'int', value: 2 }] }, 'spec.values.1.key', '"a" is listed twice'],
+      [
+        {
+          flags: [
+            { name: 'shop', enabled: true },
+            { name: 'shop', enabled: false },
+          ],
+        },
+        'spec.flags.1.name',
+        '"shop" is listed twice',
+      ],
+      [
+        {
+          values: [
+            { key: 'a', type: 'int', value: 1 },
+            { key: 'a', type: 'int', value: 2 },
+          ],
+        },
+        'spec.values.1.key',
+        '"a" is listed twice',
+      ],
     ];
     for (const [change, field, reason] of cases) {
       const e = await refusal(() => apply([first(change)]));

@@ -13,6 +13,9 @@ test('every guide in docs/ is linked from the README, and every link there resol
   expect(section.startsWith('## Documentation')).toBe(true);
   const linked = [...section.matchAll(/\]\((docs\/[^)#]+)\)/g)].map((m) => m[1]);
   for (const link of linked) expect({ link, exists: fs.existsSync(path.join(root, link)) }).toEqual({ link, exists: true });
-  const guides = fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+  const guides = fs
+    .readdirSync(path.join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`);
   expect([...new Set(linked)].sort()).toEqual(guides.sort());
 });

@@ -60,7 +60,10 @@ const MARKER: Invalidation = { kind: 'content', environmentId: -1 };
 async function announced(): Promise<Invalidation[]> {
   await h.core.bus.announce(MARKER);
   await eventually(async () => heard.some((e) => JSON.stringify(e) === JSON.stringify(MARKER)), 2000, 5);
-  const events = heard.slice(0, heard.findIndex((e) => JSON.stringify(e) === JSON.stringify(MARKER)));
+  const events = heard.slice(
+    0,
+    heard.findIndex((e) => JSON.stringify(e) === JSON.stringify(MARKER)),
+  );
   heard = [];
   return events;
 }

@@ -58,7 +58,10 @@ test('a changed file is applied again, and only it; the function then answers as
   expect(before.rows[0].n).toBe('0');
   // The same function, its body changed: always the largest value below the bound (by way of a jsonb
   // `?`, which knex would take for a binding were it not escaped).
-  const changed = target.sql.replace(/\$function\$[\s\S]*\$function\$/, `$function$ BEGIN RETURN CASE WHEN '{"a": 1}'::jsonb ? 'a' THEN p_below - 1 END; END $function$`);
+  const changed = target.sql.replace(
+    /\$function\$[\s\S]*\$function\$/,
+    `$function$ BEGIN RETURN CASE WHEN '{"a": 1}'::jsonb ? 'a' THEN p_below - 1 END; END $function$`,
+  );
   expect(changed).not.toBe(target.sql);
   const edited = files.map((f) => (f === target ? { ...f, sql: changed } : f));
   expect(await applySqlFunctions(database.db, edited)).toEqual(['db/sql/hearth_random_below.sql']);

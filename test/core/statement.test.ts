@@ -19,7 +19,7 @@ afterAll(async () => {
   await database?.drop();
 });
 
-test('the `?` text becomes the driver\'s numbered placeholders; a name keeps one text', () => {
+test("the `?` text becomes the driver's numbered placeholders; a name keeps one text", () => {
   expect(INSERT.text).toBe('INSERT INTO statement_probe (n, label) VALUES ($1, $2) RETURNING n, label');
   expect(preparedStatement('statement_probe_insert', INSERT.sql)).toEqual(INSERT);
   expect(() => preparedStatement('statement_probe_insert', 'SELECT 1')).toThrow(/another text/);
@@ -45,7 +45,7 @@ test('on the pool: rows answered, prepared once per connection, announced like a
   expect(poolUsage(database.db).used).toBe(0);
 });
 
-test('a refused statement throws the driver\'s error (its SQLSTATE), announces query-error and gives the connection back', async () => {
+test("a refused statement throws the driver's error (its SQLSTATE), announces query-error and gives the connection back", async () => {
   const errors: unknown[] = [];
   const onError = (err: unknown) => errors.push(err);
   database.db.on('query-error', onError);

@@ -39,7 +39,13 @@ test('a pool that waited its acquire timeout (KnexTimeoutError)', async () => {
   // Its own log: knex would print the timeout it reports with a stack trace on the console.
   // The pool's one connection is held until the second query has timed out: the hold starts only
   // once it has its connection (on a busy machine that first connect may itself take a while).
-  const db = knexFactory({ client: 'pg', connection: database.url, pool: { min: 0, max: 1 }, acquireConnectionTimeout: 2_000, log: { warn: () => undefined, error: () => undefined } });
+  const db = knexFactory({
+    client: 'pg',
+    connection: database.url,
+    pool: { min: 0, max: 1 },
+    acquireConnectionTimeout: 2_000,
+    log: { warn: () => undefined, error: () => undefined },
+  });
   let release = (): void => undefined;
   try {
     let holding!: () => void;
@@ -69,7 +75,13 @@ test('a query whose connection is cut (57P01 admin_shutdown)', async () => {
     const pid = (await db.raw('SELECT pg_backend_pid() AS pid')).rows[0].pid;
     const sleeping = errorOf(() => db.raw('SELECT pg_sleep(5)'));
     // The statement is running when its connection is cut.
-    await eventually(async () => (await admin.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ? AND state = 'active' AND query LIKE 'SELECT pg_sleep%'", [pid])).rows[0].n === 1, 5000, 10);
+    await eventually(
+      async () =>
+        (await admin.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ? AND state = 'active' AND query LIKE 'SELECT pg_sleep%'", [pid])).rows[0]
+          .n === 1,
+      5000,
+      10,
+    );
     await admin.raw('SELECT pg_terminate_backend(?)', [pid]);
     const err = await sleeping;
     expect((err as { code?: string }).code).toBe('57P01');
@@ -86,7 +98,7 @@ test('query errors are faults, not outages', async () => {
     await errorOf(() => db.raw('SELEC 1')), // 42601 syntax_error
     await errorOf(() => db.raw('SELECT * FROM no_such_table')), // 42P01
     await errorOf(() => db.raw('SELECT 1/0')), // 22012
-    await errorOf(() => db.raw("INSERT INTO plans (name) VALUES (NULL)")), // 23502 or 42703
+    await errorOf(() => db.raw('INSERT INTO plans (name) VALUES (NULL)')), // 23502 or 42703
   ];
   for (const err of errors) {
     expect(typeof (err as { code?: string }).code).toBe('string');

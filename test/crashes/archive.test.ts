@@ -3,15 +3,37 @@
  * malformed shape is poison with its reason, refused before anything is allocated from a lying length.
  */
 import zlib from 'node:zlib';
-import { CrashPoison, MAX_FILES, classifyFile, decodeXmlText, parseCrashArchive, parseCrashUpload, readCrashContext, ticksToDate, type PoisonReason } from '@hearth/crash-worker';
-import { archiveBytes, compress, contextXml, crashUploadBody, dotNetTicks, entries, fakeMinidump, i32, typicalCrashFiles, ueString } from '../support/crash-archive';
+import {
+  CrashPoison,
+  MAX_FILES,
+  classifyFile,
+  decodeXmlText,
+  parseCrashArchive,
+  parseCrashUpload,
+  readCrashContext,
+  ticksToDate,
+  type PoisonReason,
+} from '@hearth/crash-worker';
+import {
+  archiveBytes,
+  compress,
+  contextXml,
+  crashUploadBody,
+  dotNetTicks,
+  entries,
+  fakeMinidump,
+  i32,
+  typicalCrashFiles,
+  ueString,
+} from '../support/crash-archive';
 
 const crashedAt = new Date('2026-11-20T18:04:05.123Z');
 const fields = {
   crashGuid: 'UECC-Windows-0123456789ABCDEF_0000',
   crashType: 'Crash',
   errorMessage: 'Unhandled Exception: EXCEPTION_ACCESS_VIOLATION reading address 0x00000000',
-  callstack: 'ShooterGame!AShooterWeapon::Fire() [D:\\Build\\Source\\ShooterWeapon.cpp:120]\nShooterGame!AShooterCharacter::Tick() [D:\\Build\\Source\\ShooterCharacter.cpp:88]',
+  callstack:
+    'ShooterGame!AShooterWeapon::Fire() [D:\\Build\\Source\\ShooterWeapon.cpp:120]\nShooterGame!AShooterCharacter::Tick() [D:\\Build\\Source\\ShooterCharacter.cpp:88]',
   portableCallstack: 'ShooterGame 0x00007ff6e8a20000 + 1234567',
   engineVersion: '5.4.2-33871570+++UE5+Release-5.4',
   buildVersion: '++UE5+Release-5.4-CL-33871570',
@@ -102,17 +124,47 @@ describe('lying lengths', () => {
   const context = { name: 'CrashContext.runtime-xml', data: contextXml(fields) };
 
   test('a file length pointing past the end', async () => {
-    const lying = Buffer.concat([Buffer.from('CR1'), ueString('d'), ueString('d.uecrash'), i32(0), i32(1), i32(0), ueString('x.log'), i32(1000), Buffer.alloc(10)]);
+    const lying = Buffer.concat([
+      Buffer.from('CR1'),
+      ueString('d'),
+      ueString('d.uecrash'),
+      i32(0),
+      i32(1),
+      i32(0),
+      ueString('x.log'),
+      i32(1000),
+      Buffer.alloc(10),
+    ]);
     expect(await poisonOf(() => parseCrashArchive(lying))).toBe('length-out-of-bounds');
   });
 
   test('a huge declared length (2 GB) is refused before anything is allocated', async () => {
-    const lying = Buffer.concat([Buffer.from('CR1'), ueString('d'), ueString('d.uecrash'), i32(0), i32(1), i32(0), ueString('x.log'), i32(0x7fffffff), Buffer.alloc(10)]);
+    const lying = Buffer.concat([
+      Buffer.from('CR1'),
+      ueString('d'),
+      ueString('d.uecrash'),
+      i32(0),
+      i32(1),
+      i32(0),
+      ueString('x.log'),
+      i32(0x7fffffff),
+      Buffer.alloc(10),
+    ]);
     expect(await poisonOf(() => parseCrashArchive(lying))).toBe('length-out-of-bounds');
   });
 
   test('a negative length', async () => {
-    const lying = Buffer.concat([Buffer.from('CR1'), ueString('d'), ueString('d.uecrash'), i32(0), i32(1), i32(0), ueString('x.log'), i32(-1), Buffer.alloc(10)]);
+    const lying = Buffer.concat([
+      Buffer.from('CR1'),
+      ueString('d'),
+      ueString('d.uecrash'),
+      i32(0),
+      i32(1),
+      i32(0),
+      ueString('x.log'),
+      i32(-1),
+      Buffer.alloc(10),
+    ]);
     expect(await poisonOf(() => parseCrashArchive(lying))).toBe('length-out-of-bounds');
   });
 

@@ -46,10 +46,14 @@ const upload = (body: Buffer, userId: string) =>
 /** Waits (bounded) until no upload is queued any more. */
 async function drained(): Promise<{ id: string; state: string; poison_reason: string | null; crash_id: string | null }[]> {
   let rows: { id: string; state: string; poison_reason: string | null; crash_id: string | null }[] = [];
-  await eventually(async () => {
-    rows = await h.db('crash_uploads').orderBy('seq').select('id', 'state', 'poison_reason', 'crash_id');
-    return rows.length > 0 && rows.every((r) => r.state !== 'queued');
-  }, 30_000, 250).catch(() => {
+  await eventually(
+    async () => {
+      rows = await h.db('crash_uploads').orderBy('seq').select('id', 'state', 'poison_reason', 'crash_id');
+      return rows.length > 0 && rows.every((r) => r.state !== 'queued');
+    },
+    30_000,
+    250,
+  ).catch(() => {
     throw new Error('uploads still queued after 30 s');
   });
   return rows;
@@ -58,9 +62,29 @@ async function drained(): Promise<{ id: string; state: string; poison_reason: st
 test('UE5 and UE4 archives of one crash become one issue of two crashes; a malformed upload is poison', async () => {
   const stack = (address: string, line: number) =>
     `0x${address} ShooterGame.exe!AWeapon::Fire() [D:\\build\\Weapon.cpp:${line}]\n0x00007ff6a1b2c3d4 ShooterGame.exe!APlayerPawn::Tick() [D:\\build\\Pawn.cpp:88]`;
-  const ue5 = crashUploadBody(typicalCrashFiles({ crashGuid: 'UECC-Windows-A_0000', errorMessage: 'Access violation', callstack: stack('00007ff6a1b20001', 120), engineVersion: '5.4.1' }), 'ue5');
-  const ue4 = crashUploadBody(typicalCrashFiles({ crashGuid: 'UE4CC-Windows-B_0000', errorMessage: 'Access violation', callstack: stack('00007ff6a1b29999', 131), engineVersion: '4.27.2' }), 'ue4');
-  for (const [body, user] of [[ue5, 'login-a'], [ue4, 'login-b'], [compress(Buffer.from('CR1 but nothing after')), 'login-c']] as const) {
+  const ue5 = crashUploadBody(
+    typicalCrashFiles({
+      crashGuid: 'UECC-Windows-A_0000',
+      errorMessage: 'Access violation',
+      callstack: stack('00007ff6a1b20001', 120),
+      engineVersion: '5.4.1',
+    }),
+    'ue5',
+  );
+  const ue4 = crashUploadBody(
+    typicalCrashFiles({
+      crashGuid: 'UE4CC-Windows-B_0000',
+      errorMessage: 'Access violation',
+      callstack: stack('00007ff6a1b29999', 131),
+      engineVersion: '4.27.2',
+    }),
+    'ue4',
+  );
+  for (const [body, user] of [
+    [ue5, 'login-a'],
+    [ue4, 'login-b'],
+    [compress(Buffer.from('CR1 but nothing after')), 'login-c'],
+  ] as const) {
     const reply = await upload(body, user);
     expect([reply.status, reply.body]).toEqual([200, { received: true }]);
   }

@@ -49,7 +49,9 @@ const stackB = stackA.replace('AShooterWeapon::FireWeapon()', 'AShooterWeapon::R
 
 describe('normalisation', () => {
   test('addresses, offsets, paths and line numbers are stripped; the function and module stay', () => {
-    expect(normaliseFrame('0x00007ff6a1b20010 ShooterGame.exe!AShooterWeapon::FireWeapon() [C:\\a\\b\\ShooterWeapon.cpp:131]')).toBe('ShooterGame.exe!AShooterWeapon::FireWeapon()');
+    expect(normaliseFrame('0x00007ff6a1b20010 ShooterGame.exe!AShooterWeapon::FireWeapon() [C:\\a\\b\\ShooterWeapon.cpp:131]')).toBe(
+      'ShooterGame.exe!AShooterWeapon::FireWeapon()',
+    );
     expect(normaliseFrame('Unknown() Address = 0x7ff6a1b2c3d4 (filename not found) [in ShooterGame.exe]')).toBe('Unknown()');
     expect(normaliseFrame('ShooterGame 0x00007ff6e8a20000 + 1234567')).toBe('ShooterGame');
     expect(normaliseFrame('12  libsystem_kernel.dylib  0x1a2b3c __pthread_kill + 8')).toBe('libsystem_kernel.dylib __pthread_kill');
@@ -132,7 +134,8 @@ describe('recording', () => {
     ...over,
   });
 
-  const upload = (env: string, receivedAt: string) => queueCrashUpload(database.db, store, envs[env], Buffer.from('body'), { receivedAt: new Date(receivedAt), enqueue: false });
+  const upload = (env: string, receivedAt: string) =>
+    queueCrashUpload(database.db, store, envs[env], Buffer.from('body'), { receivedAt: new Date(receivedAt), enqueue: false });
 
   test('crashes group by fingerprint per environment, with counts, first/last seen and versions', async () => {
     const u1 = await upload('alpha-live', '2026-11-20T10:00:00Z');

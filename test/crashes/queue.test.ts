@@ -16,10 +16,13 @@ afterAll(async () => {
 });
 
 const jobs = async () =>
-  (await database.db.raw(`SELECT data FROM ${CRASH_QUEUE_SCHEMA}.job WHERE name = ? ORDER BY created_on`, [CRASH_UPLOAD_QUEUE])).rows.map((r: { data: unknown }) => r.data);
+  (await database.db.raw(`SELECT data FROM ${CRASH_QUEUE_SCHEMA}.job WHERE name = ? ORDER BY created_on`, [CRASH_UPLOAD_QUEUE])).rows.map(
+    (r: { data: unknown }) => r.data,
+  );
 
 test('the migration made the queue with its retry policy', async () => {
-  const row = (await database.db.raw(`SELECT retry_limit, retry_backoff, expire_seconds FROM ${CRASH_QUEUE_SCHEMA}.queue WHERE name = ?`, [CRASH_UPLOAD_QUEUE])).rows[0];
+  const row = (await database.db.raw(`SELECT retry_limit, retry_backoff, expire_seconds FROM ${CRASH_QUEUE_SCHEMA}.queue WHERE name = ?`, [CRASH_UPLOAD_QUEUE]))
+    .rows[0];
   expect(row).toEqual({ retry_limit: CRASH_UPLOAD_QUEUE_OPTIONS.retryLimit, retry_backoff: true, expire_seconds: CRASH_UPLOAD_QUEUE_OPTIONS.expireInSeconds });
 });
 

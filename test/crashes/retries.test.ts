@@ -44,10 +44,18 @@ afterAll(async () => {
 });
 
 const job = (uploadId: string, retryCount: number) =>
-  ({ id: `job-${retryCount}`, name: 'crash-upload', data: { uploadId }, retryCount, retryLimit: CRASH_UPLOAD_QUEUE_OPTIONS.retryLimit }) as PgBoss.JobWithMetadata<CrashUploadJob>;
+  ({
+    id: `job-${retryCount}`,
+    name: 'crash-upload',
+    data: { uploadId },
+    retryCount,
+    retryLimit: CRASH_UPLOAD_QUEUE_OPTIONS.retryLimit,
+  }) as PgBoss.JobWithMetadata<CrashUploadJob>;
 
 test('storage down: retried while attempts remain, poison retries-exhausted on the last; then nothing changes it', async () => {
-  const uploadId = await queueCrashUpload(database.db, new DiskObjectStore(folder), envs['alpha-live'], crashUploadBody(typicalCrashFiles()), { enqueue: false });
+  const uploadId = await queueCrashUpload(database.db, new DiskObjectStore(folder), envs['alpha-live'], crashUploadBody(typicalCrashFiles()), {
+    enqueue: false,
+  });
   const metrics = new CrashWorkerMetrics(database.db, false);
   const deps = { db: database.db, objectStore: new DownStore(), logger: createLogger('silent'), settings: loadCrashWorkerSettings({}), metrics };
 
@@ -56,7 +64,10 @@ test('storage down: retried while attempts remain, poison retries-exhausted on t
     expect(await database.db('crash_uploads').where({ id: uploadId }).first('state')).toEqual({ state: 'queued' });
   }
   expect(await processCrashUpload(deps, job(uploadId, CRASH_UPLOAD_QUEUE_OPTIONS.retryLimit))).toBe('poison');
-  expect(await database.db('crash_uploads').where({ id: uploadId }).first('state', 'poison_reason')).toEqual({ state: 'poison', poison_reason: 'retries-exhausted' });
+  expect(await database.db('crash_uploads').where({ id: uploadId }).first('state', 'poison_reason')).toEqual({
+    state: 'poison',
+    poison_reason: 'retries-exhausted',
+  });
   expect((await metrics.poison.get()).values).toEqual([{ labels: { reason: 'retries-exhausted' }, value: 1 }]);
   expect((await metrics.jobs.get()).values).toEqual([{ labels: { outcome: 'retry' }, value: CRASH_UPLOAD_QUEUE_OPTIONS.retryLimit }]);
 
@@ -67,6 +78,12 @@ test('storage down: retried while attempts remain, poison retries-exhausted on t
 });
 
 test('a job for an upload that no longer exists completes without work', async () => {
-  const deps = { db: database.db, objectStore: new DiskObjectStore(folder), logger: createLogger('silent'), settings: loadCrashWorkerSettings({}), metrics: new CrashWorkerMetrics(database.db, false) };
+  const deps = {
+    db: database.db,
+    objectStore: new DiskObjectStore(folder),
+    logger: createLogger('silent'),
+    settings: loadCrashWorkerSettings({}),
+    metrics: new CrashWorkerMetrics(database.db, false),
+  };
   expect(await processCrashUpload(deps, job('no-such-upload', 0))).toBe('gone');
 });

@@ -66,8 +66,15 @@ describe.each(STORES)('symbol files on %s', (kind, setUp) => {
   const store = () => h.core.objectStore!;
   const request = (body: Record<string, unknown>, token = key) => call(h.base, 'POST', '/crash-symbols/uploads', { token, body });
   const list = (query = '', token = key) => call(h.base, 'GET', `/crash-symbols/files${query}`, { token });
-  const names = async (query = '') => ((await list(query)).body.items as { label: string; version: string; name: string }[]).map((f) => `${f.label}/${f.version}/${f.name}`);
-  const fileOf = (bytes: Buffer, label = 'Game', version = '1.0.0', fileName = 'Game.pdb') => ({ label, version, fileName, sizeBytes: bytes.length, sha256: sha(bytes) });
+  const names = async (query = '') =>
+    ((await list(query)).body.items as { label: string; version: string; name: string }[]).map((f) => `${f.label}/${f.version}/${f.name}`);
+  const fileOf = (bytes: Buffer, label = 'Game', version = '1.0.0', fileName = 'Game.pdb') => ({
+    label,
+    version,
+    fileName,
+    sizeBytes: bytes.length,
+    sha256: sha(bytes),
+  });
 
   /** Asks for a URL and sends `bytes` to it with the headers given. */
   async function upload(bytes: Buffer, label = 'Game', version = '1.0.0', fileName = 'Game.pdb') {
@@ -123,7 +130,11 @@ describe.each(STORES)('symbol files on %s', (kind, setUp) => {
       }
     }
 
-    async function expectRefusedAndUnlisted(version: string, expected: Refusal, send: (asked: { url: string; headers: Record<string, string> }, bytes: Buffer) => Promise<{ status: number; text: string }>) {
+    async function expectRefusedAndUnlisted(
+      version: string,
+      expected: Refusal,
+      send: (asked: { url: string; headers: Record<string, string> }, bytes: Buffer) => Promise<{ status: number; text: string }>,
+    ) {
       const bytes = randomBytes(4096);
       const asked = await request(fileOf(bytes, label, version, 'Game.sym'));
       expect(asked.status).toBe(200);
@@ -165,7 +176,12 @@ describe.each(STORES)('symbol files on %s', (kind, setUp) => {
       const bytes = randomBytes(2048);
       const asked = await request(fileOf(bytes, label, 'expired', 'Game.sym'));
       // The same upload, signed to expire in a second.
-      const short = await store().presignPut(asked.body.key, { sizeBytes: bytes.length, sha256Hex: sha(bytes), expiresInSeconds: 1, apiOrigin: new URL(h.base).origin });
+      const short = await store().presignPut(asked.body.key, {
+        sizeBytes: bytes.length,
+        sha256Hex: sha(bytes),
+        expiresInSeconds: 1,
+        apiOrigin: new URL(h.base).origin,
+      });
       await new Promise((r) => setTimeout(r, 2100)); // wall time: the store checks the URL's expiry by its own clock
       expectRefusal(await rawPut(short.url, short.headers, bytes), { s3: [403, 'AccessDenied'], disk: [403, 'forbidden'] });
       expect(await store().head(asked.body.key)).toBeNull();
@@ -216,7 +232,12 @@ describe.each(STORES)('symbol files on %s', (kind, setUp) => {
 
     const first = await list('?label=Order&limit=1');
     expectError(await list(`?label=Order-Z&limit=1&cursor=${encodeURIComponent(first.body.next)}`), 400, 'invalid-request', 'query.cursor');
-    expectError(await list(`?label=Order&limit=1&cursor=${encodeURIComponent(first.body.next)}`, h.serverKeys['alpha-test-key']), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await list(`?label=Order&limit=1&cursor=${encodeURIComponent(first.body.next)}`, h.serverKeys['alpha-test-key']),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
   });
 
   test("another environment's files are not listed", async () => {
@@ -241,7 +262,9 @@ describe('symbol files: validation and the places without storage', () => {
   const request = (body: Record<string, unknown>) => call(h.base, 'POST', '/crash-symbols/uploads', { token: key, body });
 
   test('the limits themselves are taken', async () => {
-    expect((await request({ ...good, label: `${'L'.repeat(199)}*`, version: 'v'.repeat(64), fileName: `${'f'.repeat(199)}+`, sizeBytes: 4 * 1024 ** 3 })).status).toBe(200);
+    expect(
+      (await request({ ...good, label: `${'L'.repeat(199)}*`, version: 'v'.repeat(64), fileName: `${'f'.repeat(199)}+`, sizeBytes: 4 * 1024 ** 3 })).status,
+    ).toBe(200);
     expect((await request({ ...good, label: 'a.b_c-d+e*f', version: 'A.b_c-d+1', fileName: 'x.y_z-w+1', sizeBytes: 1 })).status).toBe(200);
   });
 
@@ -295,7 +318,12 @@ describe('symbol files: validation and the places without storage', () => {
     ['label', 'a..b'],
     ['version', '1*0'],
   ])('the list refuses a %s filter outside the rules', async (field, value) => {
-    expectError(await call(h.base, 'GET', `/crash-symbols/files?${field}=${encodeURIComponent(value)}`, { token: key }), 400, 'invalid-request', `query.${field}`);
+    expectError(
+      await call(h.base, 'GET', `/crash-symbols/files?${field}=${encodeURIComponent(value)}`, { token: key }),
+      400,
+      'invalid-request',
+      `query.${field}`,
+    );
   });
 
   test('a player token is forbidden', async () => {
@@ -325,7 +353,12 @@ describe("the disk store's PUT URL (served by the API)", () => {
   afterAll(async () => h?.close());
 
   const ask = async (bytes: Buffer, fileName: string) =>
-    (await call(h.base, 'POST', '/crash-symbols/uploads', { token: key, body: { label: 'Disk', version: '1', fileName, sizeBytes: bytes.length, sha256: sha(bytes) } })).body as {
+    (
+      await call(h.base, 'POST', '/crash-symbols/uploads', {
+        token: key,
+        body: { label: 'Disk', version: '1', fileName, sizeBytes: bytes.length, sha256: sha(bytes) },
+      })
+    ).body as {
       url: string;
       headers: Record<string, string>;
       key: string;
@@ -338,7 +371,9 @@ describe("the disk store's PUT URL (served by the API)", () => {
     const token = url.pathname.split('/').pop()!;
     const [body, mac] = token.split('.');
     // A grant for a bigger size, under the old MAC.
-    const forged = Buffer.from(JSON.stringify(JSON.parse(Buffer.from(body, 'base64url').toString()).map((v: unknown, i: number) => (i === 1 ? 65 : v)))).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify(JSON.parse(Buffer.from(body, 'base64url').toString()).map((v: unknown, i: number) => (i === 1 ? 65 : v))),
+    ).toString('base64url');
     for (const changed of [`${forged}.${mac}`, `${body}.${mac.slice(0, -2)}AA`, body, 'x']) {
       const refused = await rawPut(`${url.origin}/v1/object-uploads/${changed}`, asked.headers, bytes);
       expect(refused.status).toBe(403);
@@ -385,7 +420,10 @@ describe('completing S3 uploads: the list looks for pending uploads with HeadObj
   });
 
   const ask = async (bytes: Buffer, label: string, fileName: string) => {
-    const asked = await call(h.base, 'POST', '/crash-symbols/uploads', { token: key, body: { label, version: '1', fileName, sizeBytes: bytes.length, sha256: sha(bytes) } });
+    const asked = await call(h.base, 'POST', '/crash-symbols/uploads', {
+      token: key,
+      body: { label, version: '1', fileName, sizeBytes: bytes.length, sha256: sha(bytes) },
+    });
     expect(asked.status).toBe(200);
     return asked.body as { url: string; headers: Record<string, string>; key: string };
   };
@@ -409,7 +447,10 @@ describe('completing S3 uploads: the list looks for pending uploads with HeadObj
   test('a pending upload whose URL expired more than an hour ago is no longer looked for; a new request revives it', async () => {
     const bytes = randomBytes(500);
     const asked = await ask(bytes, 'Late', 'late.pdb');
-    await h.db('symbol_files').where({ label: 'Late' }).update({ expires_at: h.db.raw("now() - interval '61 minutes'") });
+    await h
+      .db('symbol_files')
+      .where({ label: 'Late' })
+      .update({ expires_at: h.db.raw("now() - interval '61 minutes'") });
     // The bytes land anyway (a URL signed now, as if the old one had still been good).
     const put = await h.core.objectStore!.presignPut(asked.key, { sizeBytes: bytes.length, sha256Hex: sha(bytes), expiresInSeconds: 60, apiOrigin: '' });
     expect((await rawPut(put.url, put.headers, bytes)).status).toBe(200);

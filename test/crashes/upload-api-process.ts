@@ -8,7 +8,11 @@ import { DiskObjectStore, HearthCore, RedisCoordination, createDb, createLogger,
 import { startApiServer } from '@hearth/api';
 
 async function main(): Promise<void> {
-  const env = (name: string) => process.env[name] ?? (() => { throw new Error(`${name} is not set`); })();
+  const env = (name: string) =>
+    process.env[name] ??
+    (() => {
+      throw new Error(`${name} is not set`);
+    })();
   const db = createDb(env('UPLOAD_TEST_DATABASE_URL'), 10);
   const coordination = new RedisCoordination(env('UPLOAD_TEST_REDIS_URL'), { prefix: env('UPLOAD_TEST_REDIS_PREFIX') });
   const core = new HearthCore({
@@ -25,22 +29,26 @@ async function main(): Promise<void> {
   const sampler = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage.rss());
   }, 2);
-  process.on('message', (message: { type?: string }) => void (async () => {
-    if (message?.type === 'rss-reset') {
-      peak = process.memoryUsage.rss();
-      process.send!({ type: 'rss-reset', rss: peak });
-    } else if (message?.type === 'rss') {
-      const rss = process.memoryUsage.rss();
-      process.send!({ type: 'rss', rss, peak: Math.max(peak, rss) });
-    } else if (message?.type === 'stop') {
-      clearInterval(sampler);
-      await api.close();
-      await core.stop();
-      await coordination.close();
-      await db.destroy();
-      process.exit(0);
-    }
-  })());
+  process.on(
+    'message',
+    (message: { type?: string }) =>
+      void (async () => {
+        if (message?.type === 'rss-reset') {
+          peak = process.memoryUsage.rss();
+          process.send!({ type: 'rss-reset', rss: peak });
+        } else if (message?.type === 'rss') {
+          const rss = process.memoryUsage.rss();
+          process.send!({ type: 'rss', rss, peak: Math.max(peak, rss) });
+        } else if (message?.type === 'stop') {
+          clearInterval(sampler);
+          await api.close();
+          await core.stop();
+          await coordination.close();
+          await db.destroy();
+          process.exit(0);
+        }
+      })(),
+  );
   process.send!({ type: 'ready', base: `${api.url}/v1` });
 }
 

@@ -82,7 +82,11 @@ function upload(body: Buffer): Promise<number> {
   const address = `198.51.100.${nextAddress++}`;
   return new Promise((resolve, reject) => {
     const req = http.request({
-      host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: false,
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: 'POST',
+      agent: false,
       headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': body.length, 'X-Forwarded-For': address },
     });
     req.on('response', (res) => {
@@ -135,7 +139,9 @@ test('a 20 MB upload grows the API process RSS by less than 5 MB on average, onc
   const settled: number[] = [];
   for (let i = 0; i < 10; i++) settled.push(await growthOfOne());
   const mean = settled.reduce((a, b) => a + b, 0) / settled.length;
-  reportFigure(`crash upload, 20 MB: API RSS growth per upload while settling ${settling.map(mib).join(', ')} MiB; settled ${settled.map(mib).join(', ')} MiB (mean ${mib(mean)})`);
+  reportFigure(
+    `crash upload, 20 MB: API RSS growth per upload while settling ${settling.map(mib).join(', ')} MiB; settled ${settled.map(mib).join(', ')} MiB (mean ${mib(mean)})`,
+  );
   // The mean, not the largest: under load an upload may still meet the arenas' one-time growth
   // (12-14 MiB seen once in a full-suite run); a body held whole adds 20 MiB to most uploads.
   expect(mean).toBeLessThan(RSS_BOUND);
@@ -164,11 +170,12 @@ test('ten 20 MB uploads at once: GET /players/me keeps answering (p99 before and
   expect(await uploads).toEqual(Array(10).fill(200));
   const { peak } = await ask<{ peak: number }>('rss');
 
-  const figures = (ms: number[]) => `p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms, max ${Math.max(...ms).toFixed(2)} ms (${ms.length} requests)`;
+  const figures = (ms: number[]) =>
+    `p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms, max ${Math.max(...ms).toFixed(2)} ms (${ms.length} requests)`;
   reportFigure(
     [
       `GET /players/me before: ${figures(before)}`,
-      `GET /players/me during ten 20 MB uploads at once (${seconds.toFixed(1)} s, ${((200 / seconds) | 0)} MB/s): ${figures(during)}`,
+      `GET /players/me during ten 20 MB uploads at once (${seconds.toFixed(1)} s, ${(200 / seconds) | 0} MB/s): ${figures(during)}`,
       `API RSS growth during the ten uploads: ${mib(peak - rssBefore)} MiB`,
     ].join('\n'),
   );

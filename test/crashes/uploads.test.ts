@@ -49,7 +49,11 @@ afterAll(async () => {
 });
 
 /** A request from `address` (the API trusts X-Forwarded-For from loopback here). */
-function upload(appKey: string, body: Buffer | undefined, options: { address?: string; query?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+function upload(
+  appKey: string,
+  body: Buffer | undefined,
+  options: { address?: string; query?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   const query = options.query ?? REPORTER_QUERY;
   return call(h.base, 'POST', `/crash-reports/${appKey}${query ? `?${query}` : ''}`, {
     rawBody: body,
@@ -74,12 +78,17 @@ interface UploadRow {
 
 const rows = async (): Promise<UploadRow[]> => h.db('crash_uploads').orderBy('seq').select('*');
 const jobs = async (): Promise<{ uploadId: string }[]> =>
-  (await h.db.raw(`SELECT data FROM ${CRASH_QUEUE_SCHEMA}.job WHERE name = ? ORDER BY created_on`, [CRASH_UPLOAD_QUEUE])).rows.map((r: { data: { uploadId: string } }) => r.data);
+  (await h.db.raw(`SELECT data FROM ${CRASH_QUEUE_SCHEMA}.job WHERE name = ? ORDER BY created_on`, [CRASH_UPLOAD_QUEUE])).rows.map(
+    (r: { data: { uploadId: string } }) => r.data,
+  );
 
 /** Every file under the storage folder, temporary ones included (relative paths). */
 async function storedFiles(root = folder): Promise<string[]> {
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => path.relative(root, path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name))).sort();
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(root, path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name)))
+    .sort();
 }
 
 async function readAll(stream: Readable): Promise<Buffer> {
@@ -158,7 +167,13 @@ describe('an accepted upload', () => {
 test('the body reaches storage while it is still arriving (streamed, not gathered first)', async () => {
   const url = new URL(`${h.base}/crash-reports/alpha-live`);
   const total = 16 * MB;
-  const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': total, 'X-Forwarded-For': '198.51.100.40' } });
+  const req = http.request({
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: 'POST',
+    headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': total, 'X-Forwarded-For': '198.51.100.40' },
+  });
   const answered = new Promise<number>((resolve, reject) => {
     req.on('response', (res) => {
       res.resume();
@@ -192,25 +207,43 @@ describe('refusals keep nothing', () => {
   test('an empty body is invalid-request: none, a declared length of 0, and a chunked body that ends at once', async () => {
     expectError(await upload('alpha-live', undefined), 400, 'invalid-request', 'body');
     expectError(await upload('alpha-live', Buffer.alloc(0)), 400, 'invalid-request', 'body');
-    const reply = await rawRequest(h.base, 'POST', '/crash-reports/alpha-live', { 'Content-Type': 'application/octet-stream', 'Transfer-Encoding': 'chunked' }, async (req) => {
-      req.end();
-    });
+    const reply = await rawRequest(
+      h.base,
+      'POST',
+      '/crash-reports/alpha-live',
+      { 'Content-Type': 'application/octet-stream', 'Transfer-Encoding': 'chunked' },
+      async (req) => {
+        req.end();
+      },
+    );
     expectError(reply, 400, 'invalid-request', 'body');
   });
 
   test('a declared length past 20 MB is 413 before a byte is read', async () => {
     const refused = await metric('hearth_http_refusals_total', '{route="/crash-reports/:appKey",error="payload-too-large"}');
     // Declares 20 MB + 1 and sends 10 bytes: only a server refusing on the header answers.
-    const reply = await rawRequest(h.base, 'POST', '/crash-reports/alpha-live', { 'Content-Type': 'application/octet-stream', 'Content-Length': LIMIT + 1 }, async (req) => {
-      req.write('0123456789');
-    });
+    const reply = await rawRequest(
+      h.base,
+      'POST',
+      '/crash-reports/alpha-live',
+      { 'Content-Type': 'application/octet-stream', 'Content-Length': LIMIT + 1 },
+      async (req) => {
+        req.write('0123456789');
+      },
+    );
     expect(expectError(reply, 413, 'payload-too-large').details).toEqual({ limit: LIMIT });
     expect(await metric('hearth_http_refusals_total', '{route="/crash-reports/:appKey",error="payload-too-large"}')).toBe(refused + 1);
   });
 
   test('a chunked body past 20 MB is refused while it streams; the partial object is removed', async () => {
     const sent = { bytes: 0 };
-    const reply = await rawRequest(h.base, 'POST', '/crash-reports/alpha-live', { 'Content-Type': 'application/octet-stream' }, endless(256 * 1024, 60 * MB, sent));
+    const reply = await rawRequest(
+      h.base,
+      'POST',
+      '/crash-reports/alpha-live',
+      { 'Content-Type': 'application/octet-stream' },
+      endless(256 * 1024, 60 * MB, sent),
+    );
     expect(expectError(reply, 413, 'payload-too-large').details).toEqual({ limit: LIMIT });
     expect(sent.bytes).toBeGreaterThan(LIMIT);
     expect(sent.bytes).toBeLessThan(60 * MB);
@@ -219,7 +252,13 @@ describe('refusals keep nothing', () => {
   test('a body cut off mid-stream keeps nothing', async () => {
     await new Promise<void>((resolve) => {
       const url = new URL(`${h.base}/crash-reports/alpha-live`);
-      const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': 4 * MB } });
+      const req = http.request({
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': 4 * MB },
+      });
       req.on('error', () => resolve());
       req.write(randomBytes(MB), () => setTimeout(() => req.destroy(), 100));
       req.on('close', () => resolve());

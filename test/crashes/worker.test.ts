@@ -27,7 +27,11 @@ let store: DiskObjectStore;
 const started: ChildProcess[] = [];
 
 const stack = (top: string) =>
-  [`ShooterGame.exe!${top}() [D:\\Game\\Source\\Weapons.cpp:120]`, 'ShooterGame.exe!AShooterCharacter::Tick() [D:\\Game\\Source\\Character.cpp:88]', 'UnrealGame.exe!UWorld::Tick() [D:\\Engine\\LevelTick.cpp:1500]'].join('\n');
+  [
+    `ShooterGame.exe!${top}() [D:\\Game\\Source\\Weapons.cpp:120]`,
+    'ShooterGame.exe!AShooterCharacter::Tick() [D:\\Game\\Source\\Character.cpp:88]',
+    'UnrealGame.exe!UWorld::Tick() [D:\\Engine\\LevelTick.cpp:1500]',
+  ].join('\n');
 
 const fields = (over: Record<string, unknown> = {}) => ({
   crashGuid: 'UECC-Windows-0123_0000',
@@ -61,7 +65,10 @@ async function startWorker(vars: Record<string, string> = {}): Promise<{ child: 
   await eventually(
     async () => {
       if (child.exitCode !== null) throw new Error(`the worker exited: ${output}`);
-      return fetch(`http://127.0.0.1:${metricsPort}/healthz`).then((r) => r.ok, () => false);
+      return fetch(`http://127.0.0.1:${metricsPort}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
     },
     30_000,
     100,
@@ -76,7 +83,8 @@ const exited = (child: ChildProcess) =>
   });
 
 const uploadState = async (id: string) => (await database.db('crash_uploads').where({ id }).first('state', 'poison_reason', 'crash_id'))!;
-const allFinished = (ids: string[]) => async () => (await database.db('crash_uploads').whereIn('id', ids).where({ state: 'queued' }).count('* as n').first())!.n === '0';
+const allFinished = (ids: string[]) => async () =>
+  (await database.db('crash_uploads').whereIn('id', ids).where({ state: 'queued' }).count('* as n').first())!.n === '0';
 const metricsText = (port: number) => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
 const metric = (text: string, line: string) => {
   const found = text.split('\n').find((l) => l.startsWith(`${line} `));
@@ -92,10 +100,11 @@ beforeAll(async () => {
 });
 // A test that failed midway leaves no worker behind to take the next test's jobs.
 afterEach(async () => {
-  for (const child of started) if (child.exitCode === null && child.signalCode === null) {
-    child.kill('SIGKILL');
-    await exited(child);
-  }
+  for (const child of started)
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited(child);
+    }
 });
 afterAll(async () => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -113,12 +122,18 @@ test('queued uploads of both layouts become grouped crashes; malformed ones are 
   const q = (body: Buffer, opts = {}) => queueCrashUpload(database.db, store, live(), body, opts);
 
   goodUe5 = await q(crashUploadBody(typicalCrashFiles(fields()), 'ue5'));
-  goodUe4 = await q(crashUploadBody(typicalCrashFiles(fields({ buildVersion: '1.3.0', callstack: stack('AShooterWeapon::FireWeapon').replace(/:\d+\]/g, ':999]') })), 'ue4'));
+  goodUe4 = await q(
+    crashUploadBody(typicalCrashFiles(fields({ buildVersion: '1.3.0', callstack: stack('AShooterWeapon::FireWeapon').replace(/:\d+\]/g, ':999]') })), 'ue4'),
+  );
   const whole = archiveBytes(typicalCrashFiles(fields()));
   const poison: Record<string, string> = {
     // Cut inside UncompressedSize, a fixed-size field (a cut inside a string or a file is a length past the end).
     truncated: await q(compress(whole.subarray(0, 3 + 264 + 264 + 2))),
-    'length-out-of-bounds': await q(compress(Buffer.concat([Buffer.from('CR1'), ueString('d'), ueString('d.uecrash'), i32(0), i32(1), i32(0), ueString('x.log'), i32(0x7fffffff), Buffer.alloc(64)]))),
+    'length-out-of-bounds': await q(
+      compress(
+        Buffer.concat([Buffer.from('CR1'), ueString('d'), ueString('d.uecrash'), i32(0), i32(1), i32(0), ueString('x.log'), i32(0x7fffffff), Buffer.alloc(64)]),
+      ),
+    ),
     'too-many-files': await q(compress(Buffer.concat([Buffer.from('CR1'), ueString('d'), ueString('d.uecrash'), i32(0), i32(100_000), Buffer.alloc(64)]))),
     'trailing-bytes': await q(compress(Buffer.concat([whole, Buffer.from('junk')]))),
     'inflate-failed': await q(Buffer.from('not a zlib stream at all')),
@@ -130,7 +145,12 @@ test('queued uploads of both layouts become grouped crashes; malformed ones are 
   const missing = await q(Buffer.from('x'));
   await store.delete(`crash-uploads/${live()}/${missing}.zlib`);
   poison['body-missing'] = missing;
-  goodAfter = await q(crashUploadBody(typicalCrashFiles(fields({ callstack: stack('AShooterWeapon::ReloadWeapon'), errorMessage: 'Assertion failed: Clip > 0', crashType: 'Assert' })), 'ue5'));
+  goodAfter = await q(
+    crashUploadBody(
+      typicalCrashFiles(fields({ callstack: stack('AShooterWeapon::ReloadWeapon'), errorMessage: 'Assertion failed: Clip > 0', crashType: 'Assert' })),
+      'ue5',
+    ),
+  );
 
   const all = [goodUe5, goodUe4, ...Object.values(poison), goodAfter];
   await eventually(allFinished(all), 60_000, 100);
@@ -140,7 +160,8 @@ test('queued uploads of both layouts become grouped crashes; malformed ones are 
     (await database.db.raw(`SELECT state, count(*)::int AS n FROM ${CRASH_QUEUE_SCHEMA}.job WHERE name = ? GROUP BY state`, [CRASH_UPLOAD_QUEUE])).rows;
   await eventually(async () => (await jobStates()).every((row: { state: string }) => row.state !== 'active'), 10_000, 50);
 
-  for (const [reason, id] of Object.entries(poison)) expect([reason, await uploadState(id)]).toEqual([reason, { state: 'poison', poison_reason: reason, crash_id: null }]);
+  for (const [reason, id] of Object.entries(poison))
+    expect([reason, await uploadState(id)]).toEqual([reason, { state: 'poison', poison_reason: reason, crash_id: null }]);
   for (const id of [goodUe5, goodUe4, goodAfter]) expect(await uploadState(id)).toEqual({ state: 'recorded', poison_reason: null, crash_id: crashIdOf(id) });
 
   // Grouped: the two FireWeapon crashes (lines differ) share an issue; ReloadWeapon is another.
@@ -209,7 +230,9 @@ test('queue depth and the oldest job age are sampled from the queue', async () =
 test('a worker killed with SIGKILL mid-job: another completes the job; recorded once, files not duplicated', async () => {
   // Jobs of this test database expire 2 s after a worker took them (the queue's own is minutes).
   await database.db.raw(`UPDATE ${CRASH_QUEUE_SCHEMA}.queue SET expire_seconds = 2, retry_delay = 1 WHERE name = ?`, [CRASH_UPLOAD_QUEUE]);
-  await database.db.raw(`UPDATE ${CRASH_QUEUE_SCHEMA}.job SET expire_in = interval '2 seconds', retry_delay = 1 WHERE name = ? AND state = 'created'`, [CRASH_UPLOAD_QUEUE]);
+  await database.db.raw(`UPDATE ${CRASH_QUEUE_SCHEMA}.job SET expire_in = interval '2 seconds', retry_delay = 1 WHERE name = ? AND state = 'created'`, [
+    CRASH_UPLOAD_QUEUE,
+  ]);
   const uploadId = await queueCrashUpload(database.db, store, live(), crashUploadBody(typicalCrashFiles(fields())), {});
   const crashId = crashIdOf(uploadId);
   const crashFolder = path.join(folder, 'crashes', live(), crashId);
@@ -236,7 +259,9 @@ test('a worker killed with SIGKILL mid-job: another completes the job; recorded 
   // Nothing lost: every upload of this file ended recorded or poison.
   await eventually(async () => (await database.db('crash_uploads').where({ state: 'queued' }).count('* as n').first())!.n === '0', 60_000, 100);
   // Nothing recorded twice: one crash per recorded upload.
-  const counts = await database.db.raw(`SELECT (SELECT count(*)::int FROM crash_uploads WHERE state = 'recorded') AS recorded, (SELECT count(*)::int FROM crashes) AS crashes`);
+  const counts = await database.db.raw(
+    `SELECT (SELECT count(*)::int FROM crash_uploads WHERE state = 'recorded') AS recorded, (SELECT count(*)::int FROM crashes) AS crashes`,
+  );
   expect(counts.rows[0].recorded).toBe(counts.rows[0].crashes);
   b.child.kill('SIGTERM');
   expect(await exited(b.child)).toEqual({ code: 0, signal: null });
@@ -272,7 +297,10 @@ describe('hearth crashes', () => {
     const [reload, access] = [...out.issues].sort((x: { count: number }, y: { count: number }) => x.count - y.count);
     expect(reload).toMatchObject({ title: 'Assertion failed: Clip > 0', count: 1, versions: [{ version: '1.2.0', count: 1 }] });
     expect(access.count).toBe(5); // the two of the first test, the two of the depth test, the one of the kill test
-    expect(access.versions.map((v: { version: string; count: number }) => [v.version, v.count]).sort()).toEqual([['1.2.0', 4], ['1.3.0', 1]]);
+    expect(access.versions.map((v: { version: string; count: number }) => [v.version, v.count]).sort()).toEqual([
+      ['1.2.0', 4],
+      ['1.3.0', 1],
+    ]);
     expect(access.frames[0]).toBe('ShooterGame.exe!AShooterWeapon::FireWeapon()');
     expect(out.uploads).toMatchObject({ queued: 0, recorded: 6, poison: { truncated: 1, 'bad-xml': 1, 'body-missing': 1, 'retries-exhausted': 1 } });
 
@@ -288,7 +316,15 @@ describe('hearth crashes', () => {
     const run = await runHearth(['crashes', 'show', crashId, '--environment', 'alpha-live', '--json'], vars());
     expect(run.code).toBe(0);
     const { crash } = JSON.parse(run.stdout);
-    expect(crash).toMatchObject({ id: crashId, uploadId: goodUe5, layout: 'ue5', type: 'crash', playerId: 'p_crasher', buildVersion: '1.2.0', crashedAt: '2026-11-20T18:04:05.000Z' });
+    expect(crash).toMatchObject({
+      id: crashId,
+      uploadId: goodUe5,
+      layout: 'ue5',
+      type: 'crash',
+      playerId: 'p_crasher',
+      buildVersion: '1.2.0',
+      crashedAt: '2026-11-20T18:04:05.000Z',
+    });
     expect(crash.files.map((f: { key: string }) => f.key)).toContain(`crashes/${live()}/${crashId}/UEMinidump.dmp`);
 
     const text = await runHearth(['crashes', 'show', crashId, '--environment', 'alpha-live'], vars());
@@ -315,7 +351,11 @@ describe('hearth crashes', () => {
     expect(oneLine(badLimit.stderr)).toBe('hearth: --limit must be a whole number from 1 to 200');
     const noStore = await runHearth(['crash-worker'], { DATABASE_URL: database.url });
     expect(oneLine(noStore.stderr)).toMatch(/^hearth: OBJECT_STORAGE_URL: is required/);
-    const badConcurrency = await runHearth(['crash-worker'], { DATABASE_URL: database.url, OBJECT_STORAGE_URL: pathToFileURL(folder).href, CRASH_WORKER_CONCURRENCY: '0' });
+    const badConcurrency = await runHearth(['crash-worker'], {
+      DATABASE_URL: database.url,
+      OBJECT_STORAGE_URL: pathToFileURL(folder).href,
+      CRASH_WORKER_CONCURRENCY: '0',
+    });
     expect(oneLine(badConcurrency.stderr)).toBe('hearth: CRASH_WORKER_CONCURRENCY: must be a whole number 1-64, got "0"');
   });
 });

@@ -59,7 +59,7 @@ test('the config reads answer service-disabled where the project switched them o
   for (const path of ['/config/values', '/flags']) expectError(await call(h.base, 'GET', path, { token: t }), 403, 'service-disabled');
 });
 
-test('every route but the dashboards\' and the config reads refuses a dashboard token with forbidden', async () => {
+test("every route but the dashboards' and the config reads refuses a dashboard token with forbidden", async () => {
   const t = await token();
   expectError(await call(h.base, 'GET', '/players/me', { token: t }), 403, 'forbidden');
   expectError(await call(h.base, 'POST', '/auth/server', { token: t, body: { subject: 'x' } }), 403, 'forbidden');
@@ -83,7 +83,13 @@ test('a dashboard token is never a player token, nor a player token a dashboard 
   const signer = h.core.tokens.currentSigner();
   const now = Math.floor(Date.now() / 1000);
   const sign = (typ: string, aud: string, claims: Record<string, unknown>) =>
-    new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ }).setAudience(aud).setIssuedAt(now).setExpirationTime(now + 600).setJti('j'.repeat(22)).sign(signer.privateKey);
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ })
+      .setAudience(aud)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 600)
+      .setJti('j'.repeat(22))
+      .sign(signer.privateKey);
   const accountId = await accountIdOf(h.db, 'ada');
   // Our signature, a dashboard token's header, a player token's audience and claims: refused on the dashboard routes.
   const playerAudience = await sign(DASHBOARD_TOKEN_TYP, TOKEN_AUDIENCE, { sub: accountId, game: 'alpha-live', type: 'access' });
@@ -93,7 +99,13 @@ test('a dashboard token is never a player token, nor a player token a dashboard 
   expectError(await call(h.base, 'GET', '/players/me', { token: dashboardAudience }), 401, 'unauthorized');
   expectError(await call(h.base, 'GET', '/dashboard/session', { token: dashboardAudience }), 401, 'unauthorized');
   // The genuine article works, and an expired one does not.
-  expect((await call(h.base, 'GET', '/dashboard/session', { token: await sign(DASHBOARD_TOKEN_TYP, DASHBOARD_TOKEN_AUDIENCE, { sub: accountId, game: 'alpha-live' }) })).status).toBe(200);
+  expect(
+    (
+      await call(h.base, 'GET', '/dashboard/session', {
+        token: await sign(DASHBOARD_TOKEN_TYP, DASHBOARD_TOKEN_AUDIENCE, { sub: accountId, game: 'alpha-live' }),
+      })
+    ).status,
+  ).toBe(200);
   const expired = await new SignJWT({ game: 'alpha-live' })
     .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ: DASHBOARD_TOKEN_TYP })
     .setAudience(DASHBOARD_TOKEN_AUDIENCE)
@@ -141,7 +153,14 @@ test('the members are read on every call: a permission taken away, a member disa
 });
 
 test('a token acts only in its environment: the config of another environment of the project is not what it reads', async () => {
-  await h.apply([ada({ environments: [{ environment: 'alpha-live', permissions: FULL }, { environment: 'alpha-test', permissions: ['open_dashboard'] }] })]);
+  await h.apply([
+    ada({
+      environments: [
+        { environment: 'alpha-live', permissions: FULL },
+        { environment: 'alpha-test', permissions: ['open_dashboard'] },
+      ],
+    }),
+  ]);
   const live = await call(h.base, 'GET', '/config/values', { token: await token('ada', 'alpha-live') });
   const test = await call(h.base, 'GET', '/config/values', { token: await token('ada', 'alpha-test') });
   expect(live.body.items.map((row: { key: string }) => row.key)).toEqual(['speed']);
@@ -162,12 +181,14 @@ test('a project whose dashboard is switched off refuses its tokens', async () =>
 });
 
 test('a DashboardMember naming an environment of another project, or none, is refused and changes nothing', async () => {
-  await expect(h.apply([dashboardMember('stray', { project: 'alpha', subject: 's', environments: [{ environment: 'plain-live', permissions: FULL }] })])).rejects.toThrow(
-    /spec\.environments\.0\.environment.*not of project "alpha"/,
+  await expect(
+    h.apply([dashboardMember('stray', { project: 'alpha', subject: 's', environments: [{ environment: 'plain-live', permissions: FULL }] })]),
+  ).rejects.toThrow(/spec\.environments\.0\.environment.*not of project "alpha"/);
+  await expect(
+    h.apply([dashboardMember('stray', { project: 'alpha', subject: 's', environments: [{ environment: 'nowhere', permissions: FULL }] })]),
+  ).rejects.toThrow(/spec\.environments\.0\.environment/);
+  await expect(h.apply([dashboardMember('stray', { project: 'alpha', environments: [{ environment: 'alpha-live', permissions: FULL }] })])).rejects.toThrow(
+    /subject or email/,
   );
-  await expect(h.apply([dashboardMember('stray', { project: 'alpha', subject: 's', environments: [{ environment: 'nowhere', permissions: FULL }] })])).rejects.toThrow(
-    /spec\.environments\.0\.environment/,
-  );
-  await expect(h.apply([dashboardMember('stray', { project: 'alpha', environments: [{ environment: 'alpha-live', permissions: FULL }] })])).rejects.toThrow(/subject or email/);
   expect(await h.db('dashboard_members').where({ manifest_name: 'stray' }).first()).toBeUndefined();
 });

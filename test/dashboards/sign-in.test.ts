@@ -37,14 +37,28 @@ beforeAll(async () => {
       project('pending', { review: 'pending', dashboard: settings }),
       project('beta', { dashboard: settings }),
       environment('beta-live', 'beta'),
-      dashboardMember('ada', { project: 'alpha', subject: 'ada', environments: [{ environment: 'alpha-live', permissions: FULL }, { environment: 'alpha-test', permissions: ['open_dashboard'] }] }),
+      dashboardMember('ada', {
+        project: 'alpha',
+        subject: 'ada',
+        environments: [
+          { environment: 'alpha-live', permissions: FULL },
+          { environment: 'alpha-test', permissions: ['open_dashboard'] },
+        ],
+      }),
       // Known by the e-mail the provider asserts, verified.
       dashboardMember('bob', { project: 'alpha', email: 'BOB@studio.example', environments: [{ environment: 'alpha-live', permissions: ['open_dashboard'] }] }),
       // Named by an e-mail the provider does not assert as verified.
       dashboardMember('eve', { project: 'alpha', email: 'eve@studio.example', environments: [{ environment: 'alpha-live', permissions: FULL }] }),
       dashboardMember('carl', { project: 'alpha', subject: 'carl', disabled: true, environments: [{ environment: 'alpha-live', permissions: FULL }] }),
       // May view players in alpha-live but not open the dashboard there.
-      dashboardMember('dora', { project: 'alpha', subject: 'dora', environments: [{ environment: 'alpha-live', permissions: ['view_players'] }, { environment: 'alpha-test', permissions: ['open_dashboard'] }] }),
+      dashboardMember('dora', {
+        project: 'alpha',
+        subject: 'dora',
+        environments: [
+          { environment: 'alpha-live', permissions: ['view_players'] },
+          { environment: 'alpha-test', permissions: ['open_dashboard'] },
+        ],
+      }),
       dashboardMember('pat', { project: 'pending', subject: 'ada', environments: [{ environment: 'pending-live', permissions: FULL }] }),
     ],
   });
@@ -118,8 +132,12 @@ test("a member of one project is forbidden in another project's environment", as
 test('not-found where the project has no dashboard or no environment has the app key; the code is not spent', async () => {
   const grant = await codeFor('ada');
   // Each names the app key asked for and the body field that held it.
-  expect(expectError(await signIn({ appKey: 'plain-live', ...grant }), 404, 'not-found', 'body.appKey').message).toBe('The project of app key "plain-live" has no dashboard.');
-  expect(expectError(await signIn({ appKey: 'no-such-app', ...grant }), 404, 'not-found', 'body.appKey').message).toBe('No environment has the app key "no-such-app".');
+  expect(expectError(await signIn({ appKey: 'plain-live', ...grant }), 404, 'not-found', 'body.appKey').message).toBe(
+    'The project of app key "plain-live" has no dashboard.',
+  );
+  expect(expectError(await signIn({ appKey: 'no-such-app', ...grant }), 404, 'not-found', 'body.appKey').message).toBe(
+    'No environment has the app key "no-such-app".',
+  );
   expect((await signIn({ appKey: 'alpha-live', ...grant })).status).toBe(200);
 });
 
@@ -128,7 +146,12 @@ test('a project awaiting review is project-not-approved', async () => {
 });
 
 test('503 unavailable where the deployment hosts no custom dashboards', async () => {
-  const other = await startApiInstance({ db: h.db, redisPrefix: h.redisPrefix, masterKey: h.masterKey, dashboards: { hosted: false, secrets: { read: async () => undefined } } });
+  const other = await startApiInstance({
+    db: h.db,
+    redisPrefix: h.redisPrefix,
+    masterKey: h.masterKey,
+    dashboards: { hosted: false, secrets: { read: async () => undefined } },
+  });
   try {
     expectError(await signIn({ appKey: 'alpha-live', ...(await codeFor('ada')) }, other.base), 503, 'unavailable');
   } finally {
@@ -137,8 +160,18 @@ test('503 unavailable where the deployment hosts no custom dashboards', async ()
 });
 
 test("503 unavailable when the dashboard's client secret is not on this deployment, or is wrong", async () => {
-  const missing = await startApiInstance({ db: h.db, redisPrefix: h.redisPrefix, masterKey: h.masterKey, dashboards: { hosted: true, secrets: { read: async () => undefined } } });
-  const wrong = await startApiInstance({ db: h.db, redisPrefix: h.redisPrefix, masterKey: h.masterKey, dashboards: { hosted: true, secrets: { read: async () => 'not-the-secret' } } });
+  const missing = await startApiInstance({
+    db: h.db,
+    redisPrefix: h.redisPrefix,
+    masterKey: h.masterKey,
+    dashboards: { hosted: true, secrets: { read: async () => undefined } },
+  });
+  const wrong = await startApiInstance({
+    db: h.db,
+    redisPrefix: h.redisPrefix,
+    masterKey: h.masterKey,
+    dashboards: { hosted: true, secrets: { read: async () => 'not-the-secret' } },
+  });
   try {
     expectError(await signIn({ appKey: 'alpha-live', ...(await codeFor('ada')) }, missing.base), 503, 'unavailable');
     expectError(await signIn({ appKey: 'alpha-live', ...(await codeFor('ada')) }, wrong.base), 503, 'unavailable');
@@ -160,10 +193,16 @@ test('the body is held to the spec: verifier grammar and lengths, nonce length, 
 });
 
 test("the client secret the operator carried from the Project's Secret, sealed, is used; the API's files and variables are the fallback", async () => {
-  const nothingElse = await startApiInstance({ db: h.db, redisPrefix: h.redisPrefix, masterKey: h.masterKey, dashboards: { hosted: true, secrets: { read: async () => undefined } } });
+  const nothingElse = await startApiInstance({
+    db: h.db,
+    redisPrefix: h.redisPrefix,
+    masterKey: h.masterKey,
+    dashboards: { hosted: true, secrets: { read: async () => undefined } },
+  });
   const project = { namespace: NAMESPACE, name: 'alpha' };
   const publicKey = (await projectSecretPublicKey(h.db))!;
-  const store = (secret: string, origin: string) => storeProjectSecret(h.db, project, 'dashboardClientSecret', { origin, seal: () => sealProjectSecret(publicKey, secret) });
+  const store = (secret: string, origin: string) =>
+    storeProjectSecret(h.db, project, 'dashboardClientSecret', { origin, seal: () => sealProjectSecret(publicKey, secret) });
   try {
     expect(await store(DASHBOARD_CLIENT.clientSecret, 'uid/1/client-secret')).toBe(true);
     const sealed = (await h.db('projects').where(project).first('dashboard_client_secret')).dashboard_client_secret as string;
@@ -185,7 +224,11 @@ test("the client secret the operator carried from the Project's Secret, sealed, 
 test('an issuer over plain http that is not on this machine is not asked: 503 unavailable', async () => {
   await h.apply([project('beta', { dashboard: dashboardSettings('http://idp.example') })]);
   try {
-    const refused = expectError(await signIn({ appKey: 'beta-live', code: 'any-code', codeVerifier: 'v'.repeat(43), nonce: 'n'.repeat(16) }), 503, 'unavailable');
+    const refused = expectError(
+      await signIn({ appKey: 'beta-live', code: 'any-code', codeVerifier: 'v'.repeat(43), nonce: 'n'.repeat(16) }),
+      503,
+      'unavailable',
+    );
     expect(refused.message).toMatch(/HTTPS/);
   } finally {
     await h.apply([project('beta', { dashboard: dashboardSettings(idp.issuer) })]);

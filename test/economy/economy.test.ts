@@ -28,7 +28,9 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
   let seq = 0;
 
   beforeAll(async () => {
-    h = await startHarness({ manifests: [...standardManifests(), ...projectWithout('noinv', 'inventory'), ...projectWithout('norealm', 'realms'), ...content] });
+    h = await startHarness({
+      manifests: [...standardManifests(), ...projectWithout('noinv', 'inventory'), ...projectWithout('norealm', 'realms'), ...content],
+    });
     key = h.serverKeys['alpha-live-key'];
     testKey = h.serverKeys['alpha-test-key'];
   });
@@ -42,7 +44,19 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
   const ledger = async (playerId: string, query = '') => {
     const reply = await call(h.base, 'GET', `/players/${playerId}/ledger${query}`, { token: key });
     expect(reply.status).toBe(200);
-    return reply.body as { items: { id: string; inventoryId: string; currencyKey: string; amount: number; balanceAfter: number; reason: string; reference: string | null; createdAt: string }[]; next: string | null };
+    return reply.body as {
+      items: {
+        id: string;
+        inventoryId: string;
+        currencyKey: string;
+        amount: number;
+        balanceAfter: number;
+        reason: string;
+        reference: string | null;
+        createdAt: string;
+      }[];
+      next: string | null;
+    };
   };
   const player = async (subject: string) => (await signIn(h.base, key, subject)).player.id;
 
@@ -94,9 +108,15 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
     });
 
     test('realm manifests: a number another realm holds, an end before the start, and an ending permanent realm are refused; deleted realms vanish', async () => {
-      await expect(h.apply([realm('dup', { environment: 'alpha-live', number: 1, name: 'Dup', startAt: '2024-01-01T00:00:00Z' })])).rejects.toThrow(/spec\.number.*season-1/);
-      await expect(h.apply([realm('backwards', { environment: 'alpha-live', number: 9, name: 'B', startAt: '2024-01-01T00:00:00Z', endAt: '2023-01-01T00:00:00Z' })])).rejects.toThrow(/spec\.endAt/);
-      await expect(h.apply([realm('forever-ends', { environment: 'alpha-test', number: 0, name: 'F', startAt: '2024-01-01T00:00:00Z', endAt: '2030-01-01T00:00:00Z' })])).rejects.toThrow(/endAt/);
+      await expect(h.apply([realm('dup', { environment: 'alpha-live', number: 1, name: 'Dup', startAt: '2024-01-01T00:00:00Z' })])).rejects.toThrow(
+        /spec\.number.*season-1/,
+      );
+      await expect(
+        h.apply([realm('backwards', { environment: 'alpha-live', number: 9, name: 'B', startAt: '2024-01-01T00:00:00Z', endAt: '2023-01-01T00:00:00Z' })]),
+      ).rejects.toThrow(/spec\.endAt/);
+      await expect(
+        h.apply([realm('forever-ends', { environment: 'alpha-test', number: 0, name: 'F', startAt: '2024-01-01T00:00:00Z', endAt: '2030-01-01T00:00:00Z' })]),
+      ).rejects.toThrow(/endAt/);
       await h.apply([realm('brief', { environment: 'alpha-test', number: 7, name: 'Brief', startAt: '2024-01-01T00:00:00Z' })]);
       expect((await call(h.base, 'GET', '/realms/current', { token: testKey })).body).toMatchObject({ id: 'brief' });
       expect((await removeManifest(h.db, { kind: 'Realm', namespace: 'tests', name: 'brief' }, h.core.bus)).action).toBe('removed');
@@ -121,7 +141,10 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
       expectError(await call(h.base, 'GET', '/definitions/currencies', { token: h.serverKeys['noinv-live-key'] }), 403, 'service-disabled');
 
       await h.apply([currency('fleeting', { environment: 'alpha-test', name: 'Fleeting', scope: 'account', kind: 'balance' })]);
-      expect((await call(h.base, 'GET', '/definitions/currencies', { token: testKey })).body.items.map((c: { key: string }) => c.key)).toEqual(['fleeting', 'stars']);
+      expect((await call(h.base, 'GET', '/definitions/currencies', { token: testKey })).body.items.map((c: { key: string }) => c.key)).toEqual([
+        'fleeting',
+        'stars',
+      ]);
       await removeManifest(h.db, { kind: 'Currency', namespace: 'tests', name: 'fleeting' }, h.core.bus);
       expect((await call(h.base, 'GET', '/definitions/currencies', { token: testKey })).body.items.map((c: { key: string }) => c.key)).toEqual(['stars']);
     });
@@ -142,7 +165,10 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
       expect((await call(h.base, 'GET', '/players/me/inventories', { token })).body).toEqual({ items: [account.body, current.body], next: null });
       const paged = await call(h.base, 'GET', '/players/me/inventories?limit=1', { token });
       expect(paged.body.items).toEqual([account.body]);
-      expect((await call(h.base, 'GET', `/players/me/inventories?limit=1&cursor=${encodeURIComponent(paged.body.next)}`, { token })).body).toEqual({ items: [current.body], next: null });
+      expect((await call(h.base, 'GET', `/players/me/inventories?limit=1&cursor=${encodeURIComponent(paged.body.next)}`, { token })).body).toEqual({
+        items: [current.body],
+        next: null,
+      });
       expect((await call(h.base, 'GET', `/players/me/inventories/${current.body.id}`, { token })).body).toEqual(current.body);
     });
 
@@ -172,7 +198,14 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
       const idem = newKey();
       const first = await move(id, 'gems', 'credit', { amount: 250, reason: 'quest_reward', reference: 'quest 7' }, idem);
       expect(first.status).toBe(200);
-      expect(first.body).toEqual({ transactionId: expect.any(String), inventoryId: expect.any(String), currencyKey: 'gems', amount: 250, balanceAfter: 250, replayed: false });
+      expect(first.body).toEqual({
+        transactionId: expect.any(String),
+        inventoryId: expect.any(String),
+        currencyKey: 'gems',
+        amount: 250,
+        balanceAfter: 250,
+        replayed: false,
+      });
       const again = await move(id, 'gems', 'credit', { reference: 'quest 7', reason: 'quest_reward', amount: 250 }, idem);
       expect(again.status).toBe(200);
       expect(again.body).toEqual({ ...first.body, replayed: true });
@@ -181,7 +214,16 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
       expect(first.body.inventoryId).toBe(account.id);
       const entries = (await ledger(id)).items;
       expect(entries).toEqual([
-        { id: first.body.transactionId, inventoryId: account.id, currencyKey: 'gems', amount: 250, balanceAfter: 250, reason: 'quest_reward', reference: 'quest 7', createdAt: expect.any(String) },
+        {
+          id: first.body.transactionId,
+          inventoryId: account.id,
+          currencyKey: 'gems',
+          amount: 250,
+          balanceAfter: 250,
+          reason: 'quest_reward',
+          reference: 'quest 7',
+          createdAt: expect.any(String),
+        },
       ]);
       const balances = await call(h.base, 'GET', `/players/${id}/inventories/account/balances`, { token: key });
       expect(balances.body).toEqual({ items: [{ currencyKey: 'gems', amount: 250 }], next: null, inventory: account });
@@ -221,7 +263,11 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
       // The refused key did nothing, so the same request under it now acts.
       const later = await move(id, 'gems', 'debit', { amount: 101, reason: 'shop' }, idem);
       expect(later.body).toMatchObject({ amount: -101, balanceAfter: 0, replayed: false });
-      expect((await ledger(id)).items.map((e) => [e.amount, e.balanceAfter])).toEqual([[-101, 0], [1, 101], [100, 100]]);
+      expect((await ledger(id)).items.map((e) => [e.amount, e.balanceAfter])).toEqual([
+        [-101, 0],
+        [1, 101],
+        [100, 100],
+      ]);
       expectError(await move(id, 'gems', 'debit', { amount: 1, reason: 'shop' }), 409, 'insufficient-balance');
     });
 
@@ -261,10 +307,12 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
       expectError(await move(id, 'gems', 'consume', { amount: 1, allowance: 5, reason: 'r' }), 400, 'invalid-request', 'path.currencyKey');
       expectError(await move(id, 'energy', 'consume', { amount: 1, reason: 'r' }), 400, 'invalid-request', 'body.allowance');
       expectError(await move(id, 'gems', 'credit', { amount: 1, allowance: 5, reason: 'r' }), 400, 'invalid-request', 'body.allowance');
-      for (const amount of [0, -1, 1.5, 1_000_000_001, '5']) expectError(await move(id, 'gems', 'credit', { amount, reason: 'r' }), 400, 'invalid-request', 'body.amount');
+      for (const amount of [0, -1, 1.5, 1_000_000_001, '5'])
+        expectError(await move(id, 'gems', 'credit', { amount, reason: 'r' }), 400, 'invalid-request', 'body.amount');
       expect((await move(id, 'gems', 'credit', { amount: 1_000_000_000, reason: 'r' })).status).toBe(200);
       expectError(await move(id, 'gems', 'credit', { amount: 1 }), 400, 'invalid-request', 'body.reason');
-      for (const reason of ['', '-leading', 'has space', 'x'.repeat(129)]) expectError(await move(id, 'gems', 'credit', { amount: 1, reason }), 400, 'invalid-request', 'body.reason');
+      for (const reason of ['', '-leading', 'has space', 'x'.repeat(129)])
+        expectError(await move(id, 'gems', 'credit', { amount: 1, reason }), 400, 'invalid-request', 'body.reason');
       expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r', reference: '' }), 400, 'invalid-request', 'body.reference');
       expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r', reference: 'x'.repeat(201) }), 400, 'invalid-request', 'body.reference');
       expectError(await move(id, 'gems', 'credit', { amount: 1, reason: 'r', extra: true }), 400, 'invalid-request');
@@ -281,8 +329,18 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
       const reserved = Object.values(ENGINE_REASONS);
       expect(reserved).toEqual(['purchase', 'skill-node', 'commerce', 'commerce-refund', 'commerce-chargeback']);
       for (const reason of reserved) {
-        for (const [currencyKey, kind, extra] of [['gems', 'credit', {}], ['gems', 'debit', {}], ['gems', 'refund', {}], ['energy', 'consume', { allowance: 10 }]] as const) {
-          const refused = expectError(await move(id, currencyKey, kind, { amount: 1, reason, reference: 'order-1', ...extra }), 400, 'invalid-request', 'body.reason');
+        for (const [currencyKey, kind, extra] of [
+          ['gems', 'credit', {}],
+          ['gems', 'debit', {}],
+          ['gems', 'refund', {}],
+          ['energy', 'consume', { allowance: 10 }],
+        ] as const) {
+          const refused = expectError(
+            await move(id, currencyKey, kind, { amount: 1, reason, reference: 'order-1', ...extra }),
+            400,
+            'invalid-request',
+            'body.reason',
+          );
           expect(refused.message).toContain(`"${reason}" is a reason the money engine keeps for its own moves`);
         }
       }
@@ -290,7 +348,11 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
       const idem = newKey();
       expectError(await move(id, 'gems', 'credit', { amount: 5, reason: 'commerce' }, idem), 400, 'invalid-request', 'body.reason');
       expect(await ledger(id)).toEqual(before);
-      expect((await move(id, 'gems', 'credit', { amount: 5, reason: 'commerce.bonus' }, idem)).body).toMatchObject({ amount: 5, balanceAfter: 15, replayed: false });
+      expect((await move(id, 'gems', 'credit', { amount: 5, reason: 'commerce.bonus' }, idem)).body).toMatchObject({
+        amount: 5,
+        balanceAfter: 15,
+        replayed: false,
+      });
       // Only the exact words are the engine's: a reason that merely starts like one is a game's.
       expect((await ledger(id)).items[0]).toMatchObject({ reason: 'commerce.bonus', amount: 5 });
     });
@@ -337,7 +399,11 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
       const t = (await signIn(h.base, testKey, 'no-realm-mover')).player.id;
       expectError(await move(t, 'stars', 'credit', { amount: 1, reason: 'r' }, newKey(), testKey), 409, 'no-current-realm');
       const balances = await call(h.base, 'GET', `/players/${id}/inventories/${toSeason1.body.inventoryId}/balances`, { token: key });
-      expect(balances.body).toEqual({ items: [{ currencyKey: 'season.tokens', amount: 1 }], next: null, inventory: { id: toSeason1.body.inventoryId, realmId: 'season-1' } });
+      expect(balances.body).toEqual({
+        items: [{ currencyKey: 'season.tokens', amount: 1 }],
+        next: null,
+        inventory: { id: toSeason1.body.inventoryId, realmId: 'season-1' },
+      });
     });
   });
 
@@ -361,7 +427,12 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
       expect(first.items.map((e) => e.reason)).toEqual(['d', 'c']);
       const second = await ledger(id, `?limit=2&cursor=${encodeURIComponent(first.next!)}`);
       expect(second).toEqual({ items: [expect.objectContaining({ reason: 'b' }), expect.objectContaining({ reason: 'a' })], next: null });
-      expectError(await call(h.base, 'GET', `/players/${id}/ledger?currencyKey=gems&cursor=${encodeURIComponent(first.next!)}`, { token: key }), 400, 'invalid-request', 'query.cursor');
+      expectError(
+        await call(h.base, 'GET', `/players/${id}/ledger?currencyKey=gems&cursor=${encodeURIComponent(first.next!)}`, { token: key }),
+        400,
+        'invalid-request',
+        'query.cursor',
+      );
       expectError(await call(h.base, 'GET', `/players/${id}/ledger?currencyKey=bad%20key`, { token: key }), 400, 'invalid-request', 'query.currencyKey');
       expectError(await call(h.base, 'GET', '/players/nobody/ledger', { token: key }), 404, 'not-found');
       expectError(await call(h.base, 'GET', `/players/${id}/ledger`, { token: p.accessToken }), 403, 'forbidden');

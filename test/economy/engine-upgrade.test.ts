@@ -34,14 +34,38 @@ test('a credit kept by the replaced statement is replayed after the upgrade, nev
   }
   await db('plans').insert({ name: 'free', spec: {} });
   const [{ id: projectId }] = await db('projects').insert({ namespace: 'upgrade', name: 'upgrade', plan_name: 'free', spec: {} }).returning('id');
-  const [{ id: environmentId }] = await db('environments').insert({ project_id: projectId, namespace: 'upgrade', name: 'upgrade-live', app_key: 'upgrade-app' }).returning('id');
+  const [{ id: environmentId }] = await db('environments')
+    .insert({ project_id: projectId, namespace: 'upgrade', name: 'upgrade-live', app_key: 'upgrade-app' })
+    .returning('id');
   await db('players').insert({ id: 'upgrade-player', environment_id: environmentId });
-  await db('currencies').insert({ environment_id: environmentId, key: 'gold', owner: 'upgrade/gold', name: 'Gold', scope: 'account', kind: 'balance', enabled: true });
+  await db('currencies').insert({
+    environment_id: environmentId,
+    key: 'gold',
+    owner: 'upgrade/gold',
+    name: 'Gold',
+    scope: 'account',
+    kind: 'balance',
+    enabled: true,
+  });
   const record = { environmentId, scope: 'server', key: 'credit-before-upgrade', fingerprint: 'the-same-request' };
-  const { rows } = await db.raw(
-    'SELECT replayed, answer FROM hearth_idempotent_currency_move(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    [record.scope, record.key, record.fingerprint, environmentId, 'upgrade-player', 'gold', 'credit', 5, null, 'setup', null, null, false, null, 'upgrade-inventory', '9007199254740991'],
-  );
+  const { rows } = await db.raw('SELECT replayed, answer FROM hearth_idempotent_currency_move(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+    record.scope,
+    record.key,
+    record.fingerprint,
+    environmentId,
+    'upgrade-player',
+    'gold',
+    'credit',
+    5,
+    null,
+    'setup',
+    null,
+    null,
+    false,
+    null,
+    'upgrade-inventory',
+    '9007199254740991',
+  ]);
   expect(rows[0]).toMatchObject({ replayed: false, answer: { outcome: 'moved', inventory_id: 'upgrade-inventory' } });
   const entryId = String(rows[0].answer.ledger_id);
 

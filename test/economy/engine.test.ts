@@ -16,8 +16,24 @@ const envName = 'alpha-live';
 const content = [
   currency('gold', { environment: envName, name: 'gold', scope: 'account', kind: 'balance' }),
   currency('energy', { environment: envName, name: 'energy', scope: 'account', kind: 'consumed', max: 500 }),
-  itemType('potion', { environment: envName, name: 'potion', category: 'misc', ownership: 'counted', purchasable: true, maxOwned: 3, prices: [{ currencyKey: 'gold', amount: 10 }] }),
-  itemType('sword', { environment: envName, name: 'sword', category: 'misc', ownership: 'one-by-one', purchasable: true, maxOwned: 1, prices: [{ currencyKey: 'gold', amount: 5 }] }),
+  itemType('potion', {
+    environment: envName,
+    name: 'potion',
+    category: 'misc',
+    ownership: 'counted',
+    purchasable: true,
+    maxOwned: 3,
+    prices: [{ currencyKey: 'gold', amount: 10 }],
+  }),
+  itemType('sword', {
+    environment: envName,
+    name: 'sword',
+    category: 'misc',
+    ownership: 'one-by-one',
+    purchasable: true,
+    maxOwned: 1,
+    prices: [{ currencyKey: 'gold', amount: 5 }],
+  }),
 ];
 
 let h: Harness;
@@ -60,9 +76,13 @@ describe('round trips', () => {
     expect((await post(`/players/${p}/currencies/gold/credit`, { amount: 100, reason: 'setup' }, newKey())).status).toBe(200);
     expect((await post(`/players/${p}/purchases/items`, { itemTypeKey: 'potion' }, newKey())).status).toBe(200);
 
-    const credit = await statementsOf(async () => expect((await post(`/players/${p}/currencies/gold/credit`, { amount: 1, reason: 'trip' }, newKey())).status).toBe(200));
+    const credit = await statementsOf(async () =>
+      expect((await post(`/players/${p}/currencies/gold/credit`, { amount: 1, reason: 'trip' }, newKey())).status).toBe(200),
+    );
     expect(credit).toEqual([IDEMPOTENT_MOVE.text]);
-    const purchase = await statementsOf(async () => expect((await post(`/players/${p}/purchases/items`, { itemTypeKey: 'potion' }, newKey())).status).toBe(200));
+    const purchase = await statementsOf(async () =>
+      expect((await post(`/players/${p}/purchases/items`, { itemTypeKey: 'potion' }, newKey())).status).toBe(200),
+    );
     expect(purchase).toEqual([IDEMPOTENT_MOVE.text]);
     const unkeyed = await statementsOf(async () => expect((await post(`/players/${p}/purchases/items`, { itemTypeKey: 'potion' })).status).toBe(200));
     expect(unkeyed).toEqual([ENGINE_MOVE.text]);
@@ -81,7 +101,9 @@ describe('round trips', () => {
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.item).toEqual({ ...item, consumedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
     expect((await post(`/players/${p}/items/grant`, { itemTypeKey: 'potion', quantity: 2 }, newKey())).status).toBe(200);
-    const taken = await statementsOf(async () => expect((await post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'potion' }, newKey())).status).toBe(200));
+    const taken = await statementsOf(async () =>
+      expect((await post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'potion' }, newKey())).status).toBe(200),
+    );
     expect(taken).toEqual([IDEMPOTENT_MOVE.text]);
   });
 });
@@ -112,7 +134,10 @@ describe('metrics after commit', () => {
       });
       // knex's own transaction: the counts run after its commit, unawaited.
       await new Promise((resolve) => setImmediate(resolve));
-      expect(counted).toEqual([['credit', 'move'], ['debit', 'purchase']]);
+      expect(counted).toEqual([
+        ['credit', 'move'],
+        ['debit', 'purchase'],
+      ]);
 
       // A refused move (nothing written) counts nothing; a replay is no move.
       counted.length = 0;
@@ -142,8 +167,16 @@ describe('one wording for every move', () => {
 
     const account = (await call(h.base, 'GET', `/players/${p}/inventories/account/balances`, { token: key })).body.inventory.id;
     // A realm the environment has would do; none here, so the account named by realmId null must fit.
-    const credit = expectError(await post(`/players/${p}/currencies/gold/credit`, { amount: 1, reason: 'x', inventoryId: account, realmId: null }, newKey()), 400, 'invalid-request');
-    const buy = expectError(await post(`/players/${p}/purchases/items`, { itemTypeKey: 'potion', inventoryId: account, realmId: null }, newKey()), 400, 'invalid-request');
+    const credit = expectError(
+      await post(`/players/${p}/currencies/gold/credit`, { amount: 1, reason: 'x', inventoryId: account, realmId: null }, newKey()),
+      400,
+      'invalid-request',
+    );
+    const buy = expectError(
+      await post(`/players/${p}/purchases/items`, { itemTypeKey: 'potion', inventoryId: account, realmId: null }, newKey()),
+      400,
+      'invalid-request',
+    );
     expect(credit).toEqual(buy);
     expect(credit.details).toEqual({ field: 'body.realmId' });
   });
@@ -157,7 +190,14 @@ describe('the one player hold', () => {
     let deleted: boolean | Error = false;
     await h.db.transaction(async (trx) => {
       expect(await holdPlayer(trx, env.id, p)).toEqual({ displayName: null });
-      const deletion = h.db('players').where({ id: p }).delete().then(() => (deleted = true), (err: Error) => (deleted = err));
+      const deletion = h
+        .db('players')
+        .where({ id: p })
+        .delete()
+        .then(
+          () => (deleted = true),
+          (err: Error) => (deleted = err),
+        );
       // The deletion reaches the player's row and waits on it (were the hold broken, it would be done).
       const lockWaiters = async () =>
         (await h.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n as number;

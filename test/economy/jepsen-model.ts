@@ -13,10 +13,30 @@ import { cardType, currency, itemType, standardManifests } from '../support/mani
 export const COINS_CAP = 4000;
 export const ALLOWANCE = 1500;
 /** Purchasable item types (docs/economy.md "Buying"): a counted one paid in coins and gems, a one-by-one one paid in coins or energy. */
-export const ELIXIR = { key: 'elixir', maxOwned: 40, prices: [{ currencyKey: 'coins', amount: 30 }, { currencyKey: 'gems', amount: 10 }] };
-export const CHARM = { key: 'charm', maxOwned: 6, prices: [{ currencyKey: 'coins', amount: 50 }, { currencyKey: 'energy', amount: 20 }] };
+export const ELIXIR = {
+  key: 'elixir',
+  maxOwned: 40,
+  prices: [
+    { currencyKey: 'coins', amount: 30 },
+    { currencyKey: 'gems', amount: 10 },
+  ],
+};
+export const CHARM = {
+  key: 'charm',
+  maxOwned: 6,
+  prices: [
+    { currencyKey: 'coins', amount: 50 },
+    { currencyKey: 'energy', amount: 20 },
+  ],
+};
 /** A purchasable card type (docs/cards.md "Buying cards") paid in coins and gems, bought one at a time as a card or into its stack. */
-export const RUNE = { key: 'rune', prices: [{ currencyKey: 'coins', amount: 40 }, { currencyKey: 'gems', amount: 5 }] };
+export const RUNE = {
+  key: 'rune',
+  prices: [
+    { currencyKey: 'coins', amount: 40 },
+    { currencyKey: 'gems', amount: 5 },
+  ],
+};
 
 /** The refusals a move may earn (409); a purchase may also earn `owned-limit`. Never a fault. */
 export const MOVE_REFUSALS = new Set(['insufficient-balance', 'balance-cap', 'allowance-exceeded']);
@@ -28,8 +48,25 @@ export function jepsenManifests() {
     currency('coins', { environment: 'alpha-live', name: 'Coins', scope: 'account', kind: 'balance', max: COINS_CAP }),
     currency('gems', { environment: 'alpha-live', name: 'Gems', scope: 'account', kind: 'balance' }),
     currency('energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
-    itemType('elixir', { environment: 'alpha-live', name: 'Elixir', category: 'misc', ownership: 'counted', purchasable: true, maxOwned: ELIXIR.maxOwned, prices: ELIXIR.prices }),
-    itemType('charm', { environment: 'alpha-live', name: 'Charm', category: 'misc', ownership: 'one-by-one', purchasable: true, maxOwned: CHARM.maxOwned, priceRule: 'any', prices: CHARM.prices }),
+    itemType('elixir', {
+      environment: 'alpha-live',
+      name: 'Elixir',
+      category: 'misc',
+      ownership: 'counted',
+      purchasable: true,
+      maxOwned: ELIXIR.maxOwned,
+      prices: ELIXIR.prices,
+    }),
+    itemType('charm', {
+      environment: 'alpha-live',
+      name: 'Charm',
+      category: 'misc',
+      ownership: 'one-by-one',
+      purchasable: true,
+      maxOwned: CHARM.maxOwned,
+      priceRule: 'any',
+      prices: CHARM.prices,
+    }),
     cardType('rune', { environment: 'alpha-live', name: 'Rune', purchasable: true, prices: RUNE.prices }),
   ];
 }
@@ -92,7 +129,18 @@ export function makeOperations<A>(rand: () => number, players: string[], count: 
   const operations: Operation<A>[] = [];
   for (let i = 0; i < count; i++) {
     const playerId = pick(players);
-    const shape = pick(['credit-coins', 'debit-coins', 'credit-gems', 'debit-gems', 'refund-gems', 'consume-energy', 'refund-energy', 'purchase-elixir', 'purchase-charm', 'purchase-rune'] as const);
+    const shape = pick([
+      'credit-coins',
+      'debit-coins',
+      'credit-gems',
+      'debit-gems',
+      'refund-gems',
+      'consume-energy',
+      'refund-energy',
+      'purchase-elixir',
+      'purchase-charm',
+      'purchase-rune',
+    ] as const);
     const [kind, currencyKey] = shape.split('-') as [Operation<A>['kind'], string];
     const pattern = pick(PATTERNS);
     if (kind === 'purchase' && currencyKey === RUNE.key) {
@@ -100,7 +148,17 @@ export function makeOperations<A>(rand: () => number, players: string[], count: 
       const card = pick(['instance', 'stack'] as const);
       const body = { cardTypeKey: RUNE.key, as: card, realmId: null };
       const charges = RUNE.prices.map((p) => ({ currencyKey: p.currencyKey, change: -p.amount }));
-      operations.push({ key: `${label}-${i}`, playerId, currencyKey: '', kind, body, change: 0, purchase: { itemTypeKey: RUNE.key, quantity: 1, charges, card }, pattern, answers: [] });
+      operations.push({
+        key: `${label}-${i}`,
+        playerId,
+        currencyKey: '',
+        kind,
+        body,
+        change: 0,
+        purchase: { itemTypeKey: RUNE.key, quantity: 1, charges, card },
+        pattern,
+        answers: [],
+      });
       continue;
     }
     if (kind === 'purchase') {
@@ -113,7 +171,17 @@ export function makeOperations<A>(rand: () => number, players: string[], count: 
         if (body.payWith === 'energy') body.allowances = { energy: ALLOWANCE };
       }
       const charges = prices.map((p) => ({ currencyKey: p.currencyKey, change: (p.currencyKey === 'energy' ? 1 : -1) * p.amount * quantity }));
-      operations.push({ key: `${label}-${i}`, playerId, currencyKey: '', kind, body, change: 0, purchase: { itemTypeKey: currencyKey, quantity, charges }, pattern, answers: [] });
+      operations.push({
+        key: `${label}-${i}`,
+        playerId,
+        currencyKey: '',
+        kind,
+        body,
+        change: 0,
+        purchase: { itemTypeKey: currencyKey, quantity, charges },
+        pattern,
+        answers: [],
+      });
       continue;
     }
     const amount = currencyKey === 'energy' ? upTo(60) : upTo(400);
@@ -150,7 +218,10 @@ export class LedgerCheck {
   readonly acted = new Set<string>();
   /** What the purchases that acted bought, by `${player}|${itemType}`. */
   readonly bought = new Map<string, number>();
-  private constructor(readonly entries: any[], private readonly entryById: Map<string, any>) {}
+  private constructor(
+    readonly entries: any[],
+    private readonly entryById: Map<string, any>,
+  ) {}
 
   static async read(db: Knex, players: string[]): Promise<LedgerCheck> {
     const entries = await db('ledger_entries').whereIn('player_id', players).orderBy('id');
@@ -168,7 +239,13 @@ export class LedgerCheck {
       for (const charge of answer.charges) {
         const entry = this.entryById.get(charge.transactionId);
         expect({ key: op.key, found: entry !== undefined }).toEqual({ key: op.key, found: true });
-        expect({ player: entry.player_id, currency: entry.currency_key, amount: Number(entry.amount), reason: entry.reason, reference: entry.reference }).toEqual({
+        expect({
+          player: entry.player_id,
+          currency: entry.currency_key,
+          amount: Number(entry.amount),
+          reason: entry.reason,
+          reference: entry.reference,
+        }).toEqual({
           player: op.playerId,
           currency: charge.currencyKey,
           amount: charge.amount,
@@ -202,19 +279,34 @@ export class LedgerCheck {
 
   /** Items: each purchase that acted granted its quantity once, and nothing else was granted; none past maxOwned. */
   async holdingsAreWhatWasBought(db: Knex, players: string[]): Promise<void> {
-    const stackRows = await db('item_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').whereIn('i.player_id', players).select('i.player_id', 's.item_type_key', 's.quantity');
-    const itemRows = (await db('items').whereIn('player_id', players).groupBy('player_id', 'item_type_key').select('player_id', 'item_type_key').count({ count: '*' })) as any[];
+    const stackRows = await db('item_stacks as s')
+      .join('inventories as i', 'i.id', 's.inventory_id')
+      .whereIn('i.player_id', players)
+      .select('i.player_id', 's.item_type_key', 's.quantity');
+    const itemRows = (await db('items')
+      .whereIn('player_id', players)
+      .groupBy('player_id', 'item_type_key')
+      .select('player_id', 'item_type_key')
+      .count({ count: '*' })) as any[];
     const holdings = new Map<string, number>();
     for (const r of stackRows) if (Number(r.quantity) > 0) holdings.set(`${r.player_id}|${r.item_type_key}`, Number(r.quantity));
     for (const r of itemRows) holdings.set(`${r.player_id}|${r.item_type_key}`, Number(r.count));
-    const cardStacks = await db('card_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').whereIn('i.player_id', players).select('i.player_id', 's.card_type_key', 's.quantity');
-    const cardRows = (await db('cards').whereIn('player_id', players).groupBy('player_id', 'card_type_key').select('player_id', 'card_type_key').count({ count: '*' })) as any[];
+    const cardStacks = await db('card_stacks as s')
+      .join('inventories as i', 'i.id', 's.inventory_id')
+      .whereIn('i.player_id', players)
+      .select('i.player_id', 's.card_type_key', 's.quantity');
+    const cardRows = (await db('cards')
+      .whereIn('player_id', players)
+      .groupBy('player_id', 'card_type_key')
+      .select('player_id', 'card_type_key')
+      .count({ count: '*' })) as any[];
     for (const r of [...cardStacks.map((c) => ({ ...c, count: c.quantity })), ...cardRows]) {
       const held = `${r.player_id}|card:${r.card_type_key}`;
       if (Number(r.count) > 0) holdings.set(held, (holdings.get(held) ?? 0) + Number(r.count));
     }
     expect(Object.fromEntries([...holdings].sort())).toEqual(Object.fromEntries([...this.bought].sort()));
-    for (const [held, quantity] of holdings) if (!held.includes('|card:')) expect(quantity).toBeLessThanOrEqual(held.endsWith('|charm') ? CHARM.maxOwned : ELIXIR.maxOwned);
+    for (const [held, quantity] of holdings)
+      if (!held.includes('|card:')) expect(quantity).toBeLessThanOrEqual(held.endsWith('|charm') ? CHARM.maxOwned : ELIXIR.maxOwned);
   }
 
   /** Each balance replays from its ledger, entry by entry, within its limits; the API tells the same. */

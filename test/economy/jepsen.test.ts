@@ -11,7 +11,18 @@
  */
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
-import { LedgerCheck, MOVE_REFUSALS, type Operation, PURCHASE_REFUSALS, expectGranted, jepsenManifests, makeOperations, pathOf, random, sendAsPatterned } from './jepsen-model';
+import {
+  LedgerCheck,
+  MOVE_REFUSALS,
+  type Operation,
+  PURCHASE_REFUSALS,
+  expectGranted,
+  jepsenManifests,
+  makeOperations,
+  pathOf,
+  random,
+  sendAsPatterned,
+} from './jepsen-model';
 import { reportFigure } from '../support/figures';
 
 jest.setTimeout(60_000);
@@ -50,9 +61,11 @@ describe('currency moves under concurrency and retries', () => {
 
     const started = Date.now();
     let next = 0;
-    await Promise.all(Array.from({ length: CLIENTS }, async () => {
-      while (next < operations.length) await run(operations[next++]);
-    }));
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (next < operations.length) await run(operations[next++]);
+      }),
+    );
     const elapsed = Date.now() - started;
     const sent = operations.reduce((n, op) => n + op.answers.length, 0);
 
@@ -61,7 +74,12 @@ describe('currency moves under concurrency and retries', () => {
     for (const op of operations) {
       const allowed = op.purchase ? PURCHASE_REFUSALS : MOVE_REFUSALS;
       for (const a of op.answers) {
-        if (a.status !== 200) expect({ key: op.key, status: a.status, error: allowed.has(a.body?.error) ? 'a refusal of the move' : a.body?.error }).toEqual({ key: op.key, status: 409, error: 'a refusal of the move' });
+        if (a.status !== 200)
+          expect({ key: op.key, status: a.status, error: allowed.has(a.body?.error) ? 'a refusal of the move' : a.body?.error }).toEqual({
+            key: op.key,
+            status: 409,
+            error: 'a refusal of the move',
+          });
       }
     }
 
@@ -77,7 +95,8 @@ describe('currency moves under concurrency and retries', () => {
         const acting = done.filter((a) => !a.body.replayed);
         expect({ key: op.key, acting: acting.length }).toEqual({ key: op.key, acting: 1 });
         const first = acting[0].body;
-        for (const a of done) if (a.body.replayed) expect(a.body).toEqual({ replayed: true, charges: first.charges.map((c: any) => ({ ...c, replayed: true })), granted: null });
+        for (const a of done)
+          if (a.body.replayed) expect(a.body).toEqual({ replayed: true, charges: first.charges.map((c: any) => ({ ...c, replayed: true })), granted: null });
         expectGranted(op, first.granted);
         ledger.actedOnce(op, first);
         continue;
@@ -100,8 +119,12 @@ describe('currency moves under concurrency and retries', () => {
     expect(bought.size).toBeGreaterThan(0);
     // Cards were bought too, as cards and into stacks.
     expect([...bought.keys()].filter((held) => held.includes('|card:')).length).toBeGreaterThan(0);
-    expect(operations.filter((op) => op.purchase?.card && op.answers.some((a) => a.status === 200)).map((op) => op.purchase?.card)).toEqual(expect.arrayContaining(['instance', 'stack']));
+    expect(operations.filter((op) => op.purchase?.card && op.answers.some((a) => a.status === 200)).map((op) => op.purchase?.card)).toEqual(
+      expect.arrayContaining(['instance', 'stack']),
+    );
     const purchases = operations.filter((op) => op.purchase);
-    reportFigure(`jepsen seed ${seed}: ${OPERATIONS} operations, ${sent} requests by ${CLIENTS} clients in ${elapsed} ms; ${actedOperations} acted (${purchases.filter((op) => op.answers.some((a) => a.status === 200)).length} of ${purchases.length} purchases, ${statuses.filter((a) => a.body?.error === 'owned-limit').length} owned-limit), ${statuses.filter((a) => a.status === 409).length} refusals`);
+    reportFigure(
+      `jepsen seed ${seed}: ${OPERATIONS} operations, ${sent} requests by ${CLIENTS} clients in ${elapsed} ms; ${actedOperations} acted (${purchases.filter((op) => op.answers.some((a) => a.status === 200)).length} of ${purchases.length} purchases, ${statuses.filter((a) => a.body?.error === 'owned-limit').length} owned-limit), ${statuses.filter((a) => a.status === 409).length} refusals`,
+    );
   });
 });

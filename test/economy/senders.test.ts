@@ -16,7 +16,14 @@ const envName = 'alpha-live';
 const content = [
   currency('gold', { environment: envName, name: 'gold', scope: 'account', kind: 'balance' }),
   currency('energy', { environment: envName, name: 'energy', scope: 'account', kind: 'consumed', max: 500 }),
-  itemType('boost', { environment: envName, name: 'boost', category: 'misc', ownership: 'counted', purchasable: true, prices: [{ currencyKey: 'energy', amount: 5 }] }),
+  itemType('boost', {
+    environment: envName,
+    name: 'boost',
+    category: 'misc',
+    ownership: 'counted',
+    purchasable: true,
+    prices: [{ currencyKey: 'energy', amount: 5 }],
+  }),
   cardType('rune', { environment: envName, name: 'rune', purchasable: true, prices: [{ currencyKey: 'gold', amount: 3 }] }),
   cardTemplate('foil', { environment: envName, name: 'Foil' }),
   skillTree('combat', { environment: envName, name: 'Combat', nodes: [{ key: 'focus', name: 'Focus', prices: [{ currencyKey: 'energy', amount: 2 }] }] }),
@@ -117,7 +124,7 @@ describe('items: a purchase', () => {
 });
 
 describe('cards: a purchase', () => {
-  test("a template, data or allowances from a player are forbidden, naming the first sent, and change nothing; from a server key the card is made with them", async () => {
+  test('a template, data or allowances from a player are forbidden, naming the first sent, and change nothing; from a server key the card is made with them', async () => {
     const p = await playerOf('alpha-live-key');
     await creditGold(p.id, 10);
     const before = await holdings(p.id);

@@ -23,7 +23,11 @@ export class ApiProcesses {
   readonly services: HearthService[] = [];
 
   /** `logDir` keeps each process's output as `<name>.log`; `env` adds to the harness's settings. */
-  constructor(private readonly h: () => Harness, private readonly logDir: string, private readonly env: Record<string, string> = {}) {}
+  constructor(
+    private readonly h: () => Harness,
+    private readonly logDir: string,
+    private readonly env: Record<string, string> = {},
+  ) {}
 
   async start(name: string): Promise<ApiProcess> {
     const h = this.h();

@@ -44,10 +44,24 @@ afterAll(async () => {
 /** What the order gave, read from the database: entitlements, feed changes, the gems ledger and the badges held. */
 async function effectsOf(buyer: Buyer, orderId: string) {
   const entitlements = await h.db('commerce_entitlements').where({ order_id: orderId }).select('id', 'status');
-  const changes = await h.db('commerce_grant_changes').whereIn('entitlement_id', entitlements.map((e: { id: string }) => e.id)).select('change');
+  const changes = await h
+    .db('commerce_grant_changes')
+    .whereIn(
+      'entitlement_id',
+      entitlements.map((e: { id: string }) => e.id),
+    )
+    .select('change');
   const ledger = await h.db('ledger_entries').where({ player_id: buyer.id, currency_key: 'gems' }).select('amount', 'balance_after', 'reference');
-  const balance = await h.db('balances as b').join('inventories as i', 'i.id', 'b.inventory_id').where({ 'i.player_id': buyer.id, 'b.currency_key': 'gems' }).first('b.amount');
-  const badges = await h.db('item_stacks as s').join('inventories as i', 'i.id', 's.inventory_id').where({ 'i.player_id': buyer.id, 's.item_type_key': 'badge' }).first('s.quantity');
+  const balance = await h
+    .db('balances as b')
+    .join('inventories as i', 'i.id', 'b.inventory_id')
+    .where({ 'i.player_id': buyer.id, 'b.currency_key': 'gems' })
+    .first('b.amount');
+  const badges = await h
+    .db('item_stacks as s')
+    .join('inventories as i', 'i.id', 's.inventory_id')
+    .where({ 'i.player_id': buyer.id, 's.item_type_key': 'badge' })
+    .first('s.quantity');
   return {
     entitlements: entitlements.map((e: { status: string }) => e.status),
     changes: changes.map((c: { change: string }) => c.change),
@@ -98,11 +112,18 @@ test("killed while the store holds its FinalizeTxn (the store takes the money): 
   expect(settled.body.orders).toEqual([expect.objectContaining({ id: order.id, status: 'completed' })]);
   expect(settled.body.entitlements).toHaveLength(1);
   // Asked again through either path: nothing more.
-  expect((await call(survivor.base, 'POST', '/commerce/store/authorizations', { token: buyer.token, body: { storeOrderId: order.storeOrderId, authorized: true } })).body.order.status).toBe('completed');
+  expect(
+    (await call(survivor.base, 'POST', '/commerce/store/authorizations', { token: buyer.token, body: { storeOrderId: order.storeOrderId, authorized: true } }))
+      .body.order.status,
+  ).toBe('completed');
   expect(store.txnOf(order.storeOrderId).finalized).toBe(1);
   expect(store.count('FinalizeTxn')).toBe(1);
   expect(await effectsOf(buyer, order.id)).toEqual({
-    entitlements: ['active'], changes: ['granted'], ledger: [{ amount: 100, balanceAfter: 100, reference: order.id }], balance: 100, badges: 1,
+    entitlements: ['active'],
+    changes: ['granted'],
+    ledger: [{ amount: 100, balanceAfter: 100, reference: order.id }],
+    balance: 100,
+    badges: 1,
   });
   await kill9(survivor.service);
 });
@@ -123,17 +144,25 @@ test('killed before the store heard its FinalizeTxn: the claim holds until it is
 
   // Once stale (30 s, three times the store call's deadline), the next reconciliation takes it.
   let completedAt = 0;
-  await eventually(async () => {
-    const reply = await call(survivor.base, 'POST', '/commerce/orders/reconcile', { token: buyer.token });
-    if (reply.body.orders[0]?.status !== 'completed') return false;
-    completedAt = Date.now();
-    return true;
-  }, 60_000, 1_000);
+  await eventually(
+    async () => {
+      const reply = await call(survivor.base, 'POST', '/commerce/orders/reconcile', { token: buyer.token });
+      if (reply.body.orders[0]?.status !== 'completed') return false;
+      completedAt = Date.now();
+      return true;
+    },
+    60_000,
+    1_000,
+  );
   expect(completedAt - claimedAt).toBeGreaterThanOrEqual(29_000);
   await sleep(100);
   expect(store.txnOf(order.storeOrderId).finalized).toBe(1);
   expect(store.count('FinalizeTxn')).toBe(finalizesBefore + 2); // the one never acted on, and the survivor's
   expect(await effectsOf(buyer, order.id)).toEqual({
-    entitlements: ['active'], changes: ['granted'], ledger: [{ amount: 100, balanceAfter: 100, reference: order.id }], balance: 100, badges: 1,
+    entitlements: ['active'],
+    changes: ['granted'],
+    ledger: [{ amount: 100, balanceAfter: 100, reference: order.id }],
+    balance: 100,
+    badges: 1,
   });
 });

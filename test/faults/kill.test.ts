@@ -26,7 +26,18 @@ import { type HearthService, logTail } from '../support/hearth-process';
 import { type Ingress, startIngress } from '../support/ingress';
 import { ApiProcesses, kill9 } from './api-processes';
 import { sleep } from '../support/wait';
-import { LedgerCheck, MOVE_REFUSALS, type Operation, PURCHASE_REFUSALS, expectGranted, jepsenManifests, makeOperations, pathOf, random, sendAsPatterned } from '../economy/jepsen-model';
+import {
+  LedgerCheck,
+  MOVE_REFUSALS,
+  type Operation,
+  PURCHASE_REFUSALS,
+  expectGranted,
+  jepsenManifests,
+  makeOperations,
+  pathOf,
+  random,
+  sendAsPatterned,
+} from '../economy/jepsen-model';
 import { reportFigure } from '../support/figures';
 
 jest.setTimeout(120_000);
@@ -167,7 +178,11 @@ test('kill -9 of API processes mid-load: acknowledged writes stay, every key act
     const allowed = op.purchase ? PURCHASE_REFUSALS : MOVE_REFUSALS;
     for (const x of op.answers.filter(answered)) {
       if (x.status === 200 || (x.status === 503 && x.body?.error === 'unavailable')) continue;
-      expect({ key: op.key, status: x.status, error: allowed.has(x.body?.error) ? 'a refusal of the move' : x.body?.error }).toEqual({ key: op.key, status: 409, error: 'a refusal of the move' });
+      expect({ key: op.key, status: x.status, error: allowed.has(x.body?.error) ? 'a refusal of the move' : x.body?.error }).toEqual({
+        key: op.key,
+        status: 409,
+        error: 'a refusal of the move',
+      });
     }
     // Every operation ended with an answer (the bounded retries sufficed).
     const last = op.answers[op.answers.length - 1];
@@ -210,13 +225,17 @@ test('kill -9 of API processes mid-load: acknowledged writes stay, every key act
       continue;
     }
     const first = acting.length ? acting[0].body : replays[0];
-    for (const r of [...done.map((x) => x.body), ...replays]) expect({ key: op.key, ...r, replayed: false }).toEqual({ key: op.key, ...first, replayed: false });
+    for (const r of [...done.map((x) => x.body), ...replays])
+      expect({ key: op.key, ...r, replayed: false }).toEqual({ key: op.key, ...first, replayed: false });
     ledger.actedOnce(op, first);
   }
   // No effect without an acknowledged key; every record has its answer (none stuck in flight by a
   // kill) and belongs to an acknowledged key (a key refused or never answered has no effect).
   ledger.everyEntryAnswered();
-  const records = await h.db('idempotency_records').where({ environment_id: (await h.db('environments').where({ name: 'alpha-live' }).first()).id }).whereLike('key', `kill-${seed}-%`);
+  const records = await h
+    .db('idempotency_records')
+    .where({ environment_id: (await h.db('environments').where({ name: 'alpha-live' }).first()).id })
+    .whereLike('key', `kill-${seed}-%`);
   expect(records.filter((r) => r.status === null || r.body === null).map((r) => r.key)).toEqual([]);
   expect(records.map((r) => r.key).sort()).toEqual([...acknowledged].sort());
   await ledger.holdingsAreWhatWasBought(h.db, players);
@@ -265,11 +284,14 @@ test('kill -9 of API processes mid-load: acknowledged writes stay, every key act
       `acknowledged ${acknowledged.size} keys (${ran.filter((op) => op.purchase && acknowledged.has(op.key)).length} purchases); refusals ${attempts.filter((x) => answered(x) && x.status === 409).length}`,
       `retried: ${retriesAfterFailure} after a failure, ${patternRetries} by the clients' own pattern (same key)`,
       `errors by kind: ${[...errorsByKind].map(([k, n]) => `${k} ${n}`).join(', ')}`,
-      `keys in doubt ${inDoubt.length}: ${Object.entries(resolutions).map(([k, n]) => `${k} ${n}`).join(', ')}; ${confirm.size} confirmed by one more retry`,
+      `keys in doubt ${inDoubt.length}: ${Object.entries(resolutions)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')}; ${confirm.size} confirmed by one more retry`,
       ...recovery,
       `request latency through the ingress: ${spread(latencies)}`,
       `fresh process ready ${freshReadyMs} ms after its start`,
     ].join('\n'),
   );
-  if (apis.services.some((s) => s.child.exitCode !== null && s.child.signalCode !== 'SIGKILL')) throw new Error(apis.services.map((s) => `${s.name}:\n${logTail(s.log)}`).join('\n'));
+  if (apis.services.some((s) => s.child.exitCode !== null && s.child.signalCode !== 'SIGKILL'))
+    throw new Error(apis.services.map((s) => `${s.name}:\n${logTail(s.log)}`).join('\n'));
 });

@@ -39,7 +39,11 @@ export interface Stack {
  * currency (`hearth apply -f`), and starts `hearth api` (and `hearth realtime` when asked) on free
  * ports with LOG_LEVEL=info, so that their logs hold the connection lines the tests look for.
  */
-export async function startStack(label: string, stores: { DATABASE_URL: string; REDIS_URL: string; REDIS_PREFIX?: string }, options: { realtime?: boolean } = {}): Promise<Stack> {
+export async function startStack(
+  label: string,
+  stores: { DATABASE_URL: string; REDIS_URL: string; REDIS_PREFIX?: string },
+  options: { realtime?: boolean } = {},
+): Promise<Stack> {
   const logs = testTempDir(`hearth-faults-${label}-`);
   const env = {
     ...stores,
@@ -60,7 +64,12 @@ export async function startStack(label: string, stores: { DATABASE_URL: string; 
 
   const port = await freePort();
   const metricsPort = await freePort();
-  const api = startHearthService('hearth api', ['api'], hearthEnv({ ...env, PORT: String(port), METRICS_PORT: String(metricsPort) }), path.join(logs, 'api.log'));
+  const api = startHearthService(
+    'hearth api',
+    ['api'],
+    hearthEnv({ ...env, PORT: String(port), METRICS_PORT: String(metricsPort) }),
+    path.join(logs, 'api.log'),
+  );
   const origin = `http://127.0.0.1:${port}`;
   let realtime: Stack['realtime'];
   try {
@@ -68,7 +77,12 @@ export async function startStack(label: string, stores: { DATABASE_URL: string; 
     if (options.realtime) {
       const rtPort = await freePort();
       const rtMetrics = await freePort();
-      const service = startHearthService('hearth realtime', ['realtime'], hearthEnv({ ...env, REALTIME_PORT: String(rtPort), METRICS_PORT: String(rtMetrics) }), path.join(logs, 'realtime.log'));
+      const service = startHearthService(
+        'hearth realtime',
+        ['realtime'],
+        hearthEnv({ ...env, REALTIME_PORT: String(rtPort), METRICS_PORT: String(rtMetrics) }),
+        path.join(logs, 'realtime.log'),
+      );
       realtime = { ...service, port: rtPort, metrics: `http://127.0.0.1:${rtMetrics}/metrics` };
       await waitReady(service, `http://127.0.0.1:${rtPort}/readyz`, fail);
     }
@@ -119,14 +133,24 @@ export interface Outcome {
  * One request, bounded in time, its answer held to the OpenAPI document (a ContractViolation is
  * thrown: it fails the test); a connection that fails or a bound passed is an outcome, not a throw.
  */
-export async function send(base: string, method: string, route: string, init: { token: string; body?: unknown; headers?: Record<string, string> }): Promise<Outcome> {
+export async function send(
+  base: string,
+  method: string,
+  route: string,
+  init: { token: string; body?: unknown; headers?: Record<string, string> },
+): Promise<Outcome> {
   const started = Date.now();
   const headers: Record<string, string> = { Authorization: `Bearer ${init.token}`, ...(init.headers ?? {}) };
   if (init.body !== undefined) headers['Content-Type'] = 'application/json';
   let res: Response;
   let text: string;
   try {
-    res = await fetch(base + route, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), signal: AbortSignal.timeout(REQUEST_BOUND_MS) });
+    res = await fetch(base + route, {
+      method,
+      headers,
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+    });
     text = await res.text();
   } catch (err) {
     const e = err as Error & { cause?: { code?: string } };
@@ -164,7 +188,12 @@ export class Load {
   private stopping = false;
   private running: Promise<void>[] = [];
 
-  constructor(private readonly base: string, private readonly serverKey: string, private readonly players: Player[], private readonly pauseMs = 20) {}
+  constructor(
+    private readonly base: string,
+    private readonly serverKey: string,
+    private readonly players: Player[],
+    private readonly pauseMs = 20,
+  ) {}
 
   start(): void {
     for (const p of this.players) {
@@ -178,7 +207,9 @@ export class Load {
   async stop(withinMs = 60_000): Promise<void> {
     this.stopping = true;
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the load's clients did not finish within ${withinMs} ms`)), withinMs)));
+    const late = new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`the load's clients did not finish within ${withinMs} ms`)), withinMs)),
+    );
     try {
       await Promise.race([Promise.all(this.running), late]);
     } finally {
@@ -205,7 +236,12 @@ export class Load {
     for (let n = 0; !this.stopping; n++) {
       const key = `credit-${p.id}-${n}`;
       const o = await this.untilAnswered(
-        () => send(this.base, 'POST', `/players/${p.id}/currencies/gold/credit`, { token: this.serverKey, headers: { 'Idempotency-Key': key }, body: { amount: CREDIT_AMOUNT, reason: 'faults', reference: key } }),
+        () =>
+          send(this.base, 'POST', `/players/${p.id}/currencies/gold/credit`, {
+            token: this.serverKey,
+            headers: { 'Idempotency-Key': key },
+            body: { amount: CREDIT_AMOUNT, reason: 'faults', reference: key },
+          }),
         (x) => x.status === 200,
       );
       if (o.status === 200) this.credited.get(p.id)!.add(key);
@@ -217,7 +253,10 @@ export class Load {
     for (let n = 0; !this.stopping; n++) {
       const slot = `slot-${n % 20}`;
       const data = { n, player: p.id };
-      const o = await this.untilAnswered(() => send(this.base, 'PUT', `/players/me/data/${slot}`, { token: p.token, body: { data } }), (x) => x.status === 200 || x.status === 201);
+      const o = await this.untilAnswered(
+        () => send(this.base, 'PUT', `/players/me/data/${slot}`, { token: p.token, body: { data } }),
+        (x) => x.status === 200 || x.status === 201,
+      );
       if (o.status === 200 || o.status === 201) this.saved.get(p.id)!.set(slot, data);
       await sleep(this.pauseMs);
     }
@@ -295,5 +334,6 @@ export async function expectNothingLostOrDoubled(base: string, serverKey: string
 
 /** Fails the test when a stack's process died during the run (its log's tail says why). */
 export function expectAlive(service: HearthService): void {
-  if (service.child.exitCode !== null || service.child.signalCode !== null) throw new Error(`${service.name} exited (${service.child.exitCode ?? service.child.signalCode}):\n${logTail(service.log)}`);
+  if (service.child.exitCode !== null || service.child.signalCode !== null)
+    throw new Error(`${service.name} exited (${service.child.exitCode ?? service.child.signalCode}):\n${logTail(service.log)}`);
 }

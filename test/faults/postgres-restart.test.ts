@@ -73,7 +73,11 @@ test('PostgreSQL restarted mid-load: 503 unavailable while down, recovery withou
   const unavailable = load.outcomes.filter((o) => o.status === 503);
   expect(unavailable.length).toBeGreaterThan(0);
   for (const o of unavailable) {
-    expect({ error: o.body?.error, keys: Object.keys(o.body ?? {}).filter((k) => !['error', 'message', 'details'].includes(k)), message: typeof o.body?.message }).toEqual({
+    expect({
+      error: o.body?.error,
+      keys: Object.keys(o.body ?? {}).filter((k) => !['error', 'message', 'details'].includes(k)),
+      message: typeof o.body?.message,
+    }).toEqual({
       error: 'unavailable',
       keys: [],
       message: 'string',

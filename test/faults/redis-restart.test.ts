@@ -122,15 +122,19 @@ test('Redis restarted mid-load: no 5xx, limits fail open (counted, logged), real
   // restart and no new subscription from the client. Toggle until a frame shows a state set after `backAt`.
   const framesBefore = watcher.frames.length;
   let firstFrameAt = 0;
-  await eventually(async () => {
-    const o = await toggle();
-    expect(o.status).toBe(200);
-    const wanted = o.body.players[0].isReady;
-    await sleep(100);
-    const seen = watcher.frames.slice(framesBefore).find((f) => f.at >= o.at && f.session.players[0].isReady === wanted);
-    if (seen) firstFrameAt = seen.at;
-    return seen !== undefined;
-  }, 20_000, 0);
+  await eventually(
+    async () => {
+      const o = await toggle();
+      expect(o.status).toBe(200);
+      const wanted = o.body.players[0].isReady;
+      await sleep(100);
+      const seen = watcher.frames.slice(framesBefore).find((f) => f.at >= o.at && f.session.players[0].isReady === wanted);
+      if (seen) firstFrameAt = seen.at;
+      return seen !== undefined;
+    },
+    20_000,
+    0,
+  );
   const realtimeRecoveryMs = firstFrameAt - backAt;
 
   await sleep(1_500);
@@ -155,7 +159,10 @@ test('Redis restarted mid-load: no 5xx, limits fail open (counted, logged), real
 
   // Recovery is the processes' own and counted: both connections of each process lost once and back.
   const realtimeLog = fs.readFileSync(stack.realtime!.log, 'utf8');
-  for (const [url, log] of [[stack.apiMetrics, apiLog], [stack.realtime!.metrics, realtimeLog]] as const) {
+  for (const [url, log] of [
+    [stack.apiMetrics, apiLog],
+    [stack.realtime!.metrics, realtimeLog],
+  ] as const) {
     for (const connection of ['command', 'subscriber']) {
       expect({ url, connection, lost: await metric(url, 'hearth_redis_connections_lost_total', { connection }) }).toEqual({ url, connection, lost: 1 });
       expect({ url, connection, reconnects: await metric(url, 'hearth_redis_reconnects_total', { connection }) }).toEqual({ url, connection, reconnects: 1 });

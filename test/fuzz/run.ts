@@ -72,7 +72,11 @@ function manifestsYaml(dashboardIssuer: string, storeUrl: string): string {
       dashboard: dashboardSettings(dashboardIssuer),
       store: { provider: 'steam', appId: STORE.appId, sandbox: false, identity: STORE.identity, publisherKey: { env: STORE.keyVariable }, baseUrl: storeUrl },
     } as never),
-    dashboardMember('fuzz-member', { project: 'alpha', subject: 'fuzz', environments: [{ environment: 'alpha-live', permissions: ['open_dashboard', 'view_players'] }] }),
+    dashboardMember('fuzz-member', {
+      project: 'alpha',
+      subject: 'fuzz',
+      environments: [{ environment: 'alpha-live', permissions: ['open_dashboard', 'view_players'] }],
+    }),
     // The same definitions in the second environment: its objects are the foreign ids of the run.
     // One of each kind the economy routes act on: a balance and a consumed currency; a one-by-one item,
     // a counted usable purchasable one, and a container.
@@ -101,16 +105,32 @@ function manifestsYaml(dashboardIssuer: string, storeUrl: string): string {
       tour(`${environment}-intro`, { environment, id: 'intro', name: 'Welcome' }),
       // Products: a repeatable one giving gold through the money engine, and a one-time one.
       product(`${environment}-gold-pack`, {
-        environment, sku: 'gold-pack', name: 'Gold pack', storeItemId: 1, entitlement: 'gold-pack', repeatable: true,
-        prices: [{ currency: 'USD', amount: 99 }], currencies: [{ currencyKey: 'gold', amount: 10 }],
+        environment,
+        sku: 'gold-pack',
+        name: 'Gold pack',
+        storeItemId: 1,
+        entitlement: 'gold-pack',
+        repeatable: true,
+        prices: [{ currency: 'USD', amount: 99 }],
+        currencies: [{ currencyKey: 'gold', amount: 10 }],
       }),
-      product(`${environment}-founder`, { environment, sku: 'founder', name: 'Founder pack', storeItemId: 2, entitlement: 'founder', prices: [{ currency: 'USD', amount: 1999 }] }),
+      product(`${environment}-founder`, {
+        environment,
+        sku: 'founder',
+        name: 'Founder pack',
+        storeItemId: 2,
+        entitlement: 'founder',
+        prices: [{ currency: 'USD', amount: 1999 }],
+      }),
       // A skill tree: a root priced in gold and a child of it (node keys are the same in both environments).
       skillTree(`${environment}-combat`, {
         environment,
         key: 'combat',
         name: 'Combat',
-        nodes: [{ key: 'slash', name: 'Slash', prices: [{ currencyKey: 'gold', amount: 5 }] }, { key: 'cleave', name: 'Cleave', parents: ['slash'] }],
+        nodes: [
+          { key: 'slash', name: 'Slash', prices: [{ currencyKey: 'gold', amount: 5 }] },
+          { key: 'cleave', name: 'Cleave', parents: ['slash'] },
+        ],
       }),
     ]),
   ];
@@ -152,7 +172,12 @@ interface SeededIds {
  * a store account and a completed order with its grant) and answers their ids. Returns the first
  * player's access token too (the run's player credential), and the store order ids (body values).
  */
-async function seed(origin: string, serverKey: string, tag: string, store: StoreStandIn): Promise<{ ids: SeededIds; accessToken: string; storeOrderIds: string[] }> {
+async function seed(
+  origin: string,
+  serverKey: string,
+  tag: string,
+  store: StoreStandIn,
+): Promise<{ ids: SeededIds; accessToken: string; storeOrderIds: string[] }> {
   const send = async (method: string, path: string, token: string, body?: unknown, key?: string) => {
     const reply = await fetch(`${origin}/v1${path}`, {
       method,
@@ -182,7 +207,10 @@ async function seed(origin: string, serverKey: string, tag: string, store: Store
     // A store account (the stand-in's ticket for a steam id of this player) and a completed order: an order id and a grant.
     const steamId = (76561197960265728n + BigInt(tag === 'live' ? n : 100 + n)).toString();
     store.setUser(steamId, { country: 'US', currency: 'USD', status: 'Active' });
-    await send('POST', '/commerce/store/identify', signedIn.accessToken, { ticket: store.issueTicket(steamId, { identity: STORE.identity, appid: STORE.appId }), identity: STORE.identity });
+    await send('POST', '/commerce/store/identify', signedIn.accessToken, {
+      ticket: store.issueTicket(steamId, { identity: STORE.identity, appid: STORE.appId }),
+      identity: STORE.identity,
+    });
     const order = await send('POST', '/commerce/orders', signedIn.accessToken, { sku: 'gold-pack', provider: 'steam', language: 'en' });
     const settled = await send('POST', '/commerce/store/authorizations', signedIn.accessToken, { storeOrderId: order.storeOrderId, authorized: true });
     if (settled.order.status !== 'completed') throw new FuzzError(`seeding ${tag}: the order was not completed: ${JSON.stringify(settled)}`);
@@ -199,7 +227,12 @@ async function seed(origin: string, serverKey: string, tag: string, store: Store
  */
 function runConfig(own: SeededIds, foreign: SeededIds, storeOrderIds: string[]): string {
   // A top-level key goes before the first table; the tables are added after the repository's.
-  const lines = [`hooks = ${JSON.stringify(path.join(ROOT, 'test/fuzz/hooks.py'))}`, fs.readFileSync(CONFIG, 'utf8'), '', '# Added by test/fuzz/run.ts for this run.'];
+  const lines = [
+    `hooks = ${JSON.stringify(path.join(ROOT, 'test/fuzz/hooks.py'))}`,
+    fs.readFileSync(CONFIG, 'utf8'),
+    '',
+    '# Added by test/fuzz/run.ts for this run.',
+  ];
   for (const name of Object.keys(own) as (keyof SeededIds)[]) {
     const values = name === 'playerId' ? ['me', ...own[name], ...foreign[name]] : [...own[name], ...foreign[name]];
     lines.push(`[dictionaries.${name}]`, `values = ${JSON.stringify(values)}`);
@@ -210,7 +243,8 @@ function runConfig(own: SeededIds, foreign: SeededIds, storeOrderIds: string[]):
   lines.push('[dictionaries.sku]', 'values = ["gold-pack", "founder"]', '[dictionaries.storeOrderId]', `values = ${JSON.stringify(storeOrderIds)}`);
   lines.push('[dictionaries.treeKey]', 'values = ["combat"]', '[dictionaries.nodeKey]', 'values = ["slash", "cleave"]');
   lines.push('[parameters]');
-  for (const name of [...Object.keys(own), 'currencyKey', 'tourId', 'treeKey', 'nodeKey']) lines.push(`"path.${name}" = { dictionary = "${name}", probability = 0.5 }`);
+  for (const name of [...Object.keys(own), 'currencyKey', 'tourId', 'treeKey', 'nodeKey'])
+    lines.push(`"path.${name}" = { dictionary = "${name}", probability = 0.5 }`);
   lines.push('"body.itemTypeKey" = { dictionary = "itemTypeKey", probability = 0.5 }');
   lines.push('"body.sku" = { dictionary = "sku", probability = 0.5 }', '"body.storeOrderId" = { dictionary = "storeOrderId", probability = 0.5 }');
   lines.push('"body.identity" = { dictionary = "identity", probability = 0.5 }');
@@ -300,7 +334,12 @@ async function main(): Promise<number> {
     if (!licence) throw new FuzzError('hearth apply minted no key for LicenceKey alpha-licence');
 
     const port = await freePort();
-    api = startHearthService('hearth api', ['api'], hearthEnv({ ...base, PORT: String(port), METRICS_PORT: String(await freePort()) }), path.join(logs, 'api.log'));
+    api = startHearthService(
+      'hearth api',
+      ['api'],
+      hearthEnv({ ...base, PORT: String(port), METRICS_PORT: String(await freePort()) }),
+      path.join(logs, 'api.log'),
+    );
     const origin = `http://127.0.0.1:${port}`;
     await waitReady(api, `${origin}/readyz`, fail);
 
@@ -331,13 +370,24 @@ async function main(): Promise<number> {
     const common = (name: string) => [schema, '--url', `${origin}/v1`, '--report', 'junit', '--report-junit-path', path.join(logs, `${name}.junit.xml`)];
     if (only) {
       // No stateful phase: the links it follows mostly join these operations to others.
-      const focused = await runSchemathesis('only', config, [...common('only'), ...only.flatMap((id) => ['--include-operation-id', id]), '--phases', 'examples,coverage,fuzzing'], env);
+      const focused = await runSchemathesis(
+        'only',
+        config,
+        [...common('only'), ...only.flatMap((id) => ['--include-operation-id', id]), '--phases', 'examples,coverage,fuzzing'],
+        env,
+      );
       const f = figures(focused);
-      console.log(`\nfuzz --only: ${f.cases} cases in ${focused.seconds.toFixed(0)} s; failures: ${Object.keys(f.failures).length ? JSON.stringify(f.failures) : 'none'}`);
-      console.log(`fuzz --only: the stand-in store was called ${JSON.stringify(Object.fromEntries([...new Set(store.calls.map((c) => c.method))].map((m) => [m, store.count(m)])))}`);
+      console.log(
+        `\nfuzz --only: ${f.cases} cases in ${focused.seconds.toFixed(0)} s; failures: ${Object.keys(f.failures).length ? JSON.stringify(f.failures) : 'none'}`,
+      );
+      console.log(
+        `fuzz --only: the stand-in store was called ${JSON.stringify(Object.fromEntries([...new Set(store.calls.map((c) => c.method))].map((m) => [m, store.count(m)])))}`,
+      );
       return focused.code === 0 ? 0 : 1;
     }
-    const results: RunResult[] = [await runSchemathesis('main', config, [...common('main'), ...CREDENTIAL_ENDING.flatMap((id) => ['--exclude-operation-id', id])], env)];
+    const results: RunResult[] = [
+      await runSchemathesis('main', config, [...common('main'), ...CREDENTIAL_ENDING.flatMap((id) => ['--exclude-operation-id', id])], env),
+    ];
 
     // The cross-environment check must be able to fail: told that the first environment's own players
     // are foreign, a short run of GET /players/{playerId} (which answers them 200) has to fail it. It
@@ -349,13 +399,20 @@ async function main(): Promise<number> {
       { ...env, HEARTH_FOREIGN_IDS: ids.playerId.join(',') },
     );
     if (canary.code === 0 || !canary.output.includes('foreign_ids_stay_foreign')) {
-      throw new FuzzError(`the foreign_ids_stay_foreign check did not fire on the canary run (exit ${canary.code}): hooks.py or the dictionaries are not in effect`);
+      throw new FuzzError(
+        `the foreign_ids_stay_foreign check did not fire on the canary run (exit ${canary.code}): hooks.py or the dictionaries are not in effect`,
+      );
     }
     console.log('\nfuzz: the canary run failed foreign_ids_stay_foreign, as it must: the cross-environment check is live');
 
     results.push(
       // No stateful phase: no link runs between these two alone.
-      await runSchemathesis('credential-ending', config, [...common('credential-ending'), ...CREDENTIAL_ENDING.flatMap((id) => ['--include-operation-id', id]), '--phases', 'examples,coverage,fuzzing'], env),
+      await runSchemathesis(
+        'credential-ending',
+        config,
+        [...common('credential-ending'), ...CREDENTIAL_ENDING.flatMap((id) => ['--include-operation-id', id]), '--phases', 'examples,coverage,fuzzing'],
+        env,
+      ),
     );
     if (api.child.exitCode !== null) throw new FuzzError(`hearth api exited with ${api.child.exitCode} during the run:\n${logTail(api.log)}`);
 
@@ -367,7 +424,9 @@ async function main(): Promise<number> {
       for (const [kind, n] of Object.entries(f.failures)) failures[kind] = (failures[kind] ?? 0) + n;
     }
     const seconds = results.reduce((s, r) => s + r.seconds, 0);
-    console.log(`\nfuzz: ${cases} cases in ${seconds.toFixed(0)} s over ${results.length} runs; failures: ${Object.keys(failures).length ? JSON.stringify(failures) : 'none'}`);
+    console.log(
+      `\nfuzz: ${cases} cases in ${seconds.toFixed(0)} s over ${results.length} runs; failures: ${Object.keys(failures).length ? JSON.stringify(failures) : 'none'}`,
+    );
     const failed = results.filter((r) => r.code !== 0);
     if (failed.length) {
       console.error(`\nFUZZ FAILED: ${failed.map((r) => `${r.name} exited with ${r.code}`).join(', ')}. Logs: ${logs}`);
@@ -385,7 +444,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err) => {
-    console.error(`\nFUZZ FAILED: ${err instanceof FuzzError ? err.message : err?.stack ?? err}`);
+    console.error(`\nFUZZ FAILED: ${err instanceof FuzzError ? err.message : (err?.stack ?? err)}`);
     process.exit(1);
   },
 );

@@ -89,7 +89,8 @@ describe('HEAD answers as GET does, without the body', () => {
   const comparable = (headers: Headers) => {
     const kept: Record<string, string> = {};
     // What differs per request by nature: the date, the request id and the count.
-    for (const [name, value] of headers) if (!['date', 'x-request-id', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'keep-alive', 'connection'].includes(name)) kept[name] = value;
+    for (const [name, value] of headers)
+      if (!['date', 'x-request-id', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'keep-alive', 'connection'].includes(name)) kept[name] = value;
     return kept;
   };
 
@@ -148,9 +149,16 @@ describe('rendering what a request threw', () => {
 
   test('answerFor, directly', () => {
     const refusal = new Refusal('rate-limited', 'Slow down.', { retryAfterSeconds: 3 }, { 'Retry-After': '3' });
-    expect(answerFor(refusal)).toEqual({ status: 429, body: { error: 'rate-limited', message: 'Slow down.', details: { retryAfterSeconds: 3 } }, headers: { 'Retry-After': '3' }, log: 'none' });
+    expect(answerFor(refusal)).toEqual({
+      status: 429,
+      body: { error: 'rate-limited', message: 'Slow down.', details: { retryAfterSeconds: 3 } },
+      headers: { 'Retry-After': '3' },
+      log: 'none',
+    });
     expect(answerFor(new Refusal('not-found', 'No.'))).toEqual({ status: 404, body: { error: 'not-found', message: 'No.' }, headers: undefined, log: 'none' });
-    expect(answerFor(Object.assign(new Error('x'), { code: '57P01' }))).toEqual(expect.objectContaining({ status: 503, body: expect.objectContaining({ error: 'unavailable' }), log: 'warn' }));
+    expect(answerFor(Object.assign(new Error('x'), { code: '57P01' }))).toEqual(
+      expect.objectContaining({ status: 503, body: expect.objectContaining({ error: 'unavailable' }), log: 'warn' }),
+    );
     for (const fault of [new TypeError('x'), 'text', null, undefined, { code: '23505' }]) {
       expect(answerFor(fault)).toEqual({ status: 500, body: INTERNAL_ERROR, log: 'error' });
     }

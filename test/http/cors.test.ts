@@ -4,7 +4,18 @@
  * (with the database stopped), counted against the caller's address.
  */
 import { randomBytes } from 'node:crypto';
-import { API_VERSION, type AnyManifest, type Db, type ManifestError, createDb, createLogger, migrateLatest, parseTrustedProxies, validateManifest, applyManifests } from '@hearth/core';
+import {
+  API_VERSION,
+  type AnyManifest,
+  type Db,
+  type ManifestError,
+  createDb,
+  createLogger,
+  migrateLatest,
+  parseTrustedProxies,
+  validateManifest,
+  applyManifests,
+} from '@hearth/core';
 import { routeTable } from '@hearth/api';
 import { type ApiInstance, type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError, signIn, type Reply } from '../support/http';
@@ -35,7 +46,11 @@ const manifests = (): AnyManifest[] => [
   withOrigins('alpha-live', 'alpha', [GAME, LOCAL_GAME]),
   withOrigins('alpha-test', 'alpha', [TEST_GAME]),
   withOrigins('pending-live', 'pending', [PENDING]),
-  dashboardMember('alpha-member', { project: 'alpha', subject: 'member', environments: [{ environment: 'alpha-live', permissions: ['open_dashboard', 'view_players'] }] }),
+  dashboardMember('alpha-member', {
+    project: 'alpha',
+    subject: 'member',
+    environments: [{ environment: 'alpha-live', permissions: ['open_dashboard', 'view_players'] }],
+  }),
 ];
 
 /** Every Access-Control-* header of an answer. */
@@ -195,7 +210,11 @@ describe('preflights', () => {
           expectNoCors(reply);
           continue;
         }
-        expect({ route: `${route.method} ${route.path}`, status: reply.status, text: reply.text }).toEqual({ route: `${route.method} ${route.path}`, status: 204, text: '' });
+        expect({ route: `${route.method} ${route.path}`, status: reply.status, text: reply.text }).toEqual({
+          route: `${route.method} ${route.path}`,
+          status: 204,
+          text: '',
+        });
         expect(reply.headers.get('access-control-allow-origin')).toBe(origin);
         expect(reply.headers.get('access-control-allow-methods')!.split(', ')).toContain(route.method);
         expect(reply.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, Idempotency-Key, If-None-Match, X-Request-Id');
@@ -220,7 +239,16 @@ describe('preflights', () => {
   });
 
   test('an origin not allowed, a look-alike, null, or a page of a project not approved: 404 with no CORS header', async () => {
-    for (const origin of ['https://evil.example', `${GAME}.evil.test`, 'https://evilgame.example.com', 'null', `${GAME}/`, 'http://game.example.com', `${GAME}:8443`, PENDING]) {
+    for (const origin of [
+      'https://evil.example',
+      `${GAME}.evil.test`,
+      'https://evilgame.example.com',
+      'null',
+      `${GAME}/`,
+      'http://game.example.com',
+      `${GAME}:8443`,
+      PENDING,
+    ]) {
       const reply = await preflight(h.base, '/flags', origin, 'GET');
       expectError(reply, 404, 'not-found');
       expectNoCors(reply);
@@ -255,7 +283,7 @@ describe('preflights', () => {
   });
 
   test("preflights count against the caller's address: past its minute, 429 with Retry-After and no CORS header", async () => {
-    const address = `198.51.100.${randomBytes(1)[0] % 200 + 20}`;
+    const address = `198.51.100.${(randomBytes(1)[0] % 200) + 20}`;
     let refused: Reply | undefined;
     // Up to two windows' worth: a minute that turns over midway starts the count again.
     for (let sent = 0; sent < 1300 && !refused; sent += 50) {
@@ -276,7 +304,15 @@ describe('preflights', () => {
 describe('allowed origins in the GameEnvironment', () => {
   const refusalOf = (origins: unknown) => {
     try {
-      validateManifest({ apiVersion: API_VERSION, kind: 'GameEnvironment', metadata: { name: 'e', namespace: NAMESPACE }, spec: { project: 'p', appKey: 'e', cors: { allowedOrigins: origins } } }, 'test');
+      validateManifest(
+        {
+          apiVersion: API_VERSION,
+          kind: 'GameEnvironment',
+          metadata: { name: 'e', namespace: NAMESPACE },
+          spec: { project: 'p', appKey: 'e', cors: { allowedOrigins: origins } },
+        },
+        'test',
+      );
       return null;
     } catch (err) {
       return (err as ManifestError).message;
@@ -314,7 +350,9 @@ describe('allowed origins in the GameEnvironment', () => {
 
   test('a dashboard adds origins by the same rule', () => {
     const settings = dashboardSettings('https://idp.example', { allowedOrigins: ['https://ops.example.com/'] });
-    expect(() => validateManifest(JSON.parse(JSON.stringify(project('p', { dashboard: settings } as never))), 'test')).toThrow(/spec\.dashboard\.allowedOrigins/);
+    expect(() => validateManifest(JSON.parse(JSON.stringify(project('p', { dashboard: settings } as never))), 'test')).toThrow(
+      /spec\.dashboard\.allowedOrigins/,
+    );
   });
 });
 
@@ -329,7 +367,11 @@ describe('with the database stopped', () => {
     await migrateLatest(db);
     api = await startApiInstance({ db, redisPrefix: `hearth-test:${randomBytes(6).toString('hex')}:`, masterKey: randomBytes(32) });
     const docs = [...manifests(), serverKey('alpha-live-key', 'alpha-live')];
-    await applyManifests(db, docs.map((doc, i) => ({ doc: validateManifest(JSON.parse(JSON.stringify(doc)), `test#${i}`), origin: `test#${i}` })), api.core.bus);
+    await applyManifests(
+      db,
+      docs.map((doc, i) => ({ doc: validateManifest(JSON.parse(JSON.stringify(doc)), `test#${i}`), origin: `test#${i}` })),
+      api.core.bus,
+    );
     await api.core.origins.settled();
   });
 

@@ -18,12 +18,7 @@ test('no header: a credential is needed', () => {
   expect(bearerOf('')).toEqual({ credential: null, problem: expect.stringMatching(/needs a credential/) });
 });
 
-test.each([
-  ['Basic dXNlcjpwYXNz'],
-  ['Token abc'],
-  ['Bearerabc'],
-  [JWT],
-])('%s is another scheme (or none)', (header) => {
+test.each([['Basic dXNlcjpwYXNz'], ['Token abc'], ['Bearerabc'], [JWT]])('%s is another scheme (or none)', (header) => {
   expect(bearerOf(header)).toEqual({ credential: null, problem: expect.stringMatching(/Authorization: Bearer/) });
 });
 

@@ -19,7 +19,12 @@ let port: number;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  api = await startApiInstance({ db: database.db, redisPrefix: `hearth-test:${randomBytes(6).toString('hex')}:`, masterKey: randomBytes(32), timeouts: TIMEOUTS });
+  api = await startApiInstance({
+    db: database.db,
+    redisPrefix: `hearth-test:${randomBytes(6).toString('hex')}:`,
+    masterKey: randomBytes(32),
+    timeouts: TIMEOUTS,
+  });
   port = Number(new URL(api.api.url).port);
 });
 afterAll(async () => {

@@ -52,8 +52,15 @@ afterAll(async () => {
 });
 
 test('the image is configured as the Dockerfile says: tini runs `node dist/hearth.js`, as uid 10001, in /app', async () => {
-  const [config] = JSON.parse(await podmanOk(['image', 'inspect', IMAGE])) as { Config: { User: string; Entrypoint: string[]; Cmd: string[]; WorkingDir: string; Env: string[]; ExposedPorts: Record<string, unknown> } }[];
-  expect(config.Config).toMatchObject({ User: '10001:10001', Entrypoint: ['/usr/bin/tini', '--', 'node', 'dist/hearth.js'], Cmd: ['--help'], WorkingDir: '/app' });
+  const [config] = JSON.parse(await podmanOk(['image', 'inspect', IMAGE])) as {
+    Config: { User: string; Entrypoint: string[]; Cmd: string[]; WorkingDir: string; Env: string[]; ExposedPorts: Record<string, unknown> };
+  }[];
+  expect(config.Config).toMatchObject({
+    User: '10001:10001',
+    Entrypoint: ['/usr/bin/tini', '--', 'node', 'dist/hearth.js'],
+    Cmd: ['--help'],
+    WorkingDir: '/app',
+  });
   expect(config.Config.Env).toEqual(expect.arrayContaining(['NODE_ENV=production', 'HOME=/tmp']));
   expect(Object.keys(config.Config.ExposedPorts).sort()).toEqual(['8080/tcp', '8081/tcp', '9090/tcp']);
 });
@@ -61,7 +68,16 @@ test('the image is configured as the Dockerfile says: tini runs `node dist/heart
 test('`hearth --version` runs in it, as a non-root user that cannot write /app', async () => {
   const version = await podman(['run', '--rm', ...AS_IN_THE_CHART, IMAGE, '--version']);
   expect(version).toMatchObject({ status: 0, stdout: `${JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version}\n` });
-  const who = await podman(['run', '--rm', ...AS_IN_THE_CHART, '--entrypoint', 'sh', IMAGE, '-c', 'id -u; touch /app/x 2>/dev/null && echo writable || echo read-only']);
+  const who = await podman([
+    'run',
+    '--rm',
+    ...AS_IN_THE_CHART,
+    '--entrypoint',
+    'sh',
+    IMAGE,
+    '-c',
+    'id -u; touch /app/x 2>/dev/null && echo writable || echo read-only',
+  ]);
   expect(who).toMatchObject({ status: 0, stdout: '10001\nread-only\n' });
 });
 
@@ -75,9 +91,13 @@ interface ChartContainer {
   securityContext: { readOnlyRootFilesystem?: boolean; allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[] } };
   resources: { limits?: { memory?: string } };
   volumeMounts: { name: string; mountPath: string }[];
-  startupProbe?: Probe; livenessProbe?: Probe; readinessProbe?: Probe;
+  startupProbe?: Probe;
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
 }
-interface Probe { httpGet: { path: string; port: string | number } }
+interface Probe {
+  httpGet: { path: string; port: string | number };
+}
 interface PodSpec {
   securityContext: { runAsUser: number; runAsGroup: number };
   containers: ChartContainer[];
@@ -93,12 +113,17 @@ describe("the chart's containers, as it renders them, run on the image", () => {
   beforeAll(async () => {
     await admin.raw(`CREATE DATABASE ${name}`);
     const [repository, tag] = IMAGE.split(/:(?=[^:]+$)/);
-    objects = render([MINIMAL_VALUES], [
-      `image.repository=${repository}`, `image.tag=${tag}`,
-      `database.url=${databaseUrl(name)}`, `redis.url=${TEST_REDIS_URL}`,
-      `masterKey.value=${randomBytes(32).toString('hex')}`,
-      `config.redisPrefix=hearth-test:${randomBytes(6).toString('hex')}:`,
-    ]);
+    objects = render(
+      [MINIMAL_VALUES],
+      [
+        `image.repository=${repository}`,
+        `image.tag=${tag}`,
+        `database.url=${databaseUrl(name)}`,
+        `redis.url=${TEST_REDIS_URL}`,
+        `masterKey.value=${randomBytes(32).toString('hex')}`,
+        `config.redisPrefix=hearth-test:${randomBytes(6).toString('hex')}:`,
+      ],
+    );
   });
   afterAll(async () => {
     await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -133,15 +158,18 @@ describe("the chart's containers, as it renders them, run on the image", () => {
     const emptyDirs = new Set(pod.volumes.filter((v) => v.emptyDir).map((v) => v.name));
     const memory = container.resources.limits?.memory;
     return [
-      '--network', 'host',
-      '--user', `${pod.securityContext.runAsUser}:${pod.securityContext.runAsGroup}`,
+      '--network',
+      'host',
+      '--user',
+      `${pod.securityContext.runAsUser}:${pod.securityContext.runAsGroup}`,
       ...(container.securityContext.readOnlyRootFilesystem ? ['--read-only'] : []),
       ...container.volumeMounts.filter((m) => emptyDirs.has(m.name)).flatMap((m) => ['--tmpfs', m.mountPath]),
       ...(container.securityContext.capabilities?.drop ?? []).flatMap((c) => ['--cap-drop', c]),
       ...(container.securityContext.allowPrivilegeEscalation === false ? ['--security-opt', 'no-new-privileges'] : []),
       ...(memory ? ['--memory', memory.replace(/i$/, '').toLowerCase()] : []),
       ...envArgs(env),
-      container.image, ...container.args,
+      container.image,
+      ...container.args,
     ];
   }
 
@@ -151,11 +179,14 @@ describe("the chart's containers, as it renders them, run on the image", () => {
     return o.spec.template.spec as PodSpec;
   };
 
-  test('the migrations Job\'s container migrates a fresh database, every migration under its name; run again, it changes nothing', async () => {
+  test("the migrations Job's container migrates a fresh database, every migration under its name; run again, it changes nothing", async () => {
     const pod = podOf('Job', 'migrations');
     const [container] = pod.containers;
     expect(container.image).toBe(IMAGE);
-    const migrations = fs.readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.ts')).sort();
+    const migrations = fs
+      .readdirSync(MIGRATIONS_DIR)
+      .filter((f) => f.endsWith('.ts'))
+      .sort();
     const db = knexFactory({ client: 'pg', connection: databaseUrl(name), pool: { min: 0, max: 1 } });
     try {
       const first = await podman(['run', '--rm', ...podmanRun(pod, container, {})]);
@@ -176,7 +207,8 @@ describe("the chart's containers, as it renders them, run on the image", () => {
     const ports = { http: await freePort(), metrics: await freePort() };
     const probes = [container.startupProbe, container.livenessProbe, container.readinessProbe].filter((p): p is Probe => p !== undefined);
     expect(probes).toHaveLength(3);
-    const probeUrl = (probe: Probe) => `http://127.0.0.1:${typeof probe.httpGet.port === 'number' ? probe.httpGet.port : ports[probe.httpGet.port as keyof typeof ports]}${probe.httpGet.path}`;
+    const probeUrl = (probe: Probe) =>
+      `http://127.0.0.1:${typeof probe.httpGet.port === 'number' ? probe.httpGet.port : ports[probe.httpGet.port as keyof typeof ports]}${probe.httpGet.path}`;
     const containerName = `hearth-api-${randomBytes(4).toString('hex')}`;
     await podmanOk(['run', '--detach', '--name', containerName, ...podmanRun(pod, container, ports)]);
     try {

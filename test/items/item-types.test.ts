@@ -27,11 +27,22 @@ const chest = (spec: Record<string, unknown> = {}) =>
     purchasable: true,
     maxOwned: 5,
     priceRule: 'any',
-    prices: [{ currencyKey: 'gold', amount: 100 }, { currencyKey: 'gems', amount: 1_000_000_000 }],
+    prices: [
+      { currencyKey: 'gold', amount: 100 },
+      { currencyKey: 'gems', amount: 1_000_000_000 },
+    ],
     data: { rarity: 'common' },
     contents: {
       grants: [{ itemTypeKey: 'potion', quantity: 2 }],
-      picks: [{ count: 2, from: [{ itemTypeKey: 'sword', weight: 9 }, { itemTypeKey: 'potion', quantity: 5, weight: 1 }] }],
+      picks: [
+        {
+          count: 2,
+          from: [
+            { itemTypeKey: 'sword', weight: 9 },
+            { itemTypeKey: 'potion', quantity: 5, weight: 1 },
+          ],
+        },
+      ],
     },
     requires: ['chapter.1', 'shop:open'],
     ...spec,
@@ -42,11 +53,18 @@ async function reconcile(doc: AnyManifest) {
   return reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), h.core.bus);
 }
 async function version(environmentName = 'alpha-live'): Promise<number> {
-  const row = await h.db('content_versions as v').join('environments as e', 'e.id', 'v.environment_id').where({ 'e.name': environmentName, 'v.kind': ITEM_TYPES_CONTENT }).first('v.version');
+  const row = await h
+    .db('content_versions as v')
+    .join('environments as e', 'e.id', 'v.environment_id')
+    .where({ 'e.name': environmentName, 'v.kind': ITEM_TYPES_CONTENT })
+    .first('v.version');
   return row ? Number(row.version) : 0;
 }
 async function refusal(work: () => Promise<unknown>): Promise<ManifestError> {
-  const err = await work().then(() => null, (e: unknown) => e);
+  const err = await work().then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ManifestError);
   return err as ManifestError;
 }
@@ -82,23 +100,62 @@ describe('GET /definitions/item-types', () => {
           purchasable: true,
           maxOwned: 5,
           priceRule: 'any',
-          prices: [{ currencyKey: 'gold', amount: 100 }, { currencyKey: 'gems', amount: 1_000_000_000 }],
+          prices: [
+            { currencyKey: 'gold', amount: 100 },
+            { currencyKey: 'gems', amount: 1_000_000_000 },
+          ],
           data: { rarity: 'common' },
           contents: {
             grants: [{ itemTypeKey: 'potion', quantity: 2 }],
-            picks: [{ count: 2, from: [{ itemTypeKey: 'sword', quantity: 1, weight: 9 }, { itemTypeKey: 'potion', quantity: 5, weight: 1 }] }],
+            picks: [
+              {
+                count: 2,
+                from: [
+                  { itemTypeKey: 'sword', quantity: 1, weight: 9 },
+                  { itemTypeKey: 'potion', quantity: 5, weight: 1 },
+                ],
+              },
+            ],
           },
           requires: ['chapter.1', 'shop:open'],
         },
         {
-          key: 'potion', name: 'Potion', description: '', icon: null, category: 'consumable', ownership: 'counted', scope: 'account',
+          key: 'potion',
+          name: 'Potion',
+          description: '',
+          icon: null,
+          category: 'consumable',
+          ownership: 'counted',
+          scope: 'account',
           switches: { enabled: false, usable: true, purchasable: false },
-          enabled: false, usable: true, purchasable: false, maxOwned: null, priceRule: 'all', prices: [], data: {}, contents: null, requires: [],
+          enabled: false,
+          usable: true,
+          purchasable: false,
+          maxOwned: null,
+          priceRule: 'all',
+          prices: [],
+          data: {},
+          contents: null,
+          requires: [],
         },
         {
-          key: 'sword', name: 'Sword', description: '', icon: null, category: 'weapon', ownership: 'one-by-one', scope: 'account',
+          key: 'sword',
+          name: 'Sword',
+          description: '',
+          icon: null,
+          category: 'weapon',
+          ownership: 'one-by-one',
+          scope: 'account',
           switches: { enabled: true, usable: false, purchasable: false },
-          enabled: true, usable: false, purchasable: false, maxOwned: null, priceRule: 'all', prices: [], data: {}, contents: null, requires: [],
+          enabled: true,
+          usable: false,
+          purchasable: false,
+          maxOwned: null,
+          priceRule: 'all',
+          prices: [],
+          data: {},
+          contents: null,
+          requires: [],
         },
       ],
       next: null,
@@ -111,7 +168,12 @@ describe('GET /definitions/item-types', () => {
     const rest = await definitions(h.base, `?limit=2&cursor=${encodeURIComponent(first.next!)}`);
     expect(rest.items.map((d) => d.key)).toEqual(['sword']);
     expect(rest.next).toBeNull();
-    expectError(await call(h.base, 'GET', `/definitions/item-types?cursor=${encodeURIComponent(first.next!)}`, { token: h.serverKeys['alpha-test-key'] }), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await call(h.base, 'GET', `/definitions/item-types?cursor=${encodeURIComponent(first.next!)}`, { token: h.serverKeys['alpha-test-key'] }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
   });
 
   test('a conditional read: the same ETag while the item types stay as they are, 304 for it, a new one after a change', async () => {
@@ -180,7 +242,16 @@ describe('the ItemType kind', () => {
       [chest({ usable: true }), 'spec.usable', /opened rather than used/],
       [sword({ priceRule: 'any' }), 'spec.priceRule', /any needs at least one price/],
       [sword({ purchasable: true }), 'spec.prices', /at least one price/],
-      [sword({ prices: [{ currencyKey: 'gold', amount: 1 }, { currencyKey: 'gold', amount: 2 }] }), 'spec.prices', /each currency once/],
+      [
+        sword({
+          prices: [
+            { currencyKey: 'gold', amount: 1 },
+            { currencyKey: 'gold', amount: 2 },
+          ],
+        }),
+        'spec.prices',
+        /each currency once/,
+      ],
       [sword({ requires: ['a', 'b', 'a'] }), 'spec.requires', /each unlock once/],
       [sword({ prices: [{ currencyKey: 'gold', amount: 0 }] }), 'spec.prices.0.amount', /must be >= 1/],
       [sword({ prices: [{ currencyKey: 'gold', amount: 1_000_000_001 }] }), 'spec.prices.0.amount', /must be <= 1000000000/],
@@ -195,7 +266,11 @@ describe('the ItemType kind', () => {
       [sword({ colour: 'red' }), 'spec.colour', /is not taken here/],
       // Refused by the domain function (beyond the schema): data over 1 KB compact, a key of another document, a name that is no key.
       [sword({ data: { text: 'x'.repeat(1020) } }), 'spec.data', /1031 bytes written compactly; at most 1024/],
-      [itemType('sword-2', { environment: 'alpha-live', key: 'sword', name: 'Another', category: 'weapon', ownership: 'counted' }), 'spec.key', /already belongs to ItemType tests\/sword/],
+      [
+        itemType('sword-2', { environment: 'alpha-live', key: 'sword', name: 'Another', category: 'weapon', ownership: 'counted' }),
+        'spec.key',
+        /already belongs to ItemType tests\/sword/,
+      ],
       [itemType('a'.repeat(129), { environment: 'alpha-live', name: 'Long', category: 'weapon', ownership: 'counted' }), 'spec.key', /is not an item type key/],
       [itemType('nowhere', { environment: 'no-such-env', name: 'N', category: 'weapon', ownership: 'counted' }), 'spec.environment', /does not exist/],
     ];

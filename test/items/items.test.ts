@@ -23,13 +23,48 @@ const content = [
   type('badge', { scope: 'realm' }),
   type('off', { usable: true, enabled: false }),
   type('offstack', { ownership: 'counted', usable: true, enabled: false }),
-  container('chest', { grants: [{ itemTypeKey: 'gem', quantity: 2 }], picks: [{ count: 2, from: [{ itemTypeKey: 'relic', weight: 1 }, { itemTypeKey: 'shard', quantity: 5, weight: 1 }] }] }),
+  container('chest', {
+    grants: [{ itemTypeKey: 'gem', quantity: 2 }],
+    picks: [
+      {
+        count: 2,
+        from: [
+          { itemTypeKey: 'relic', weight: 1 },
+          { itemTypeKey: 'shard', quantity: 5, weight: 1 },
+        ],
+      },
+    ],
+  }),
   container('badchest', { grants: [{ itemTypeKey: 'gem', quantity: 1 }], picks: [{ count: 1, from: [{ itemTypeKey: 'ghost', weight: 1 }] }] }),
   container('offchest', { grants: [{ itemTypeKey: 'off', quantity: 1 }] }),
   container('lockedchest', { grants: [{ itemTypeKey: 'gem', quantity: 1 }] }, { requires: ['vault', 'chapter.1'] }),
-  container('limitchest', { grants: [{ itemTypeKey: 'gem', quantity: 1 }, { itemTypeKey: 'sword', quantity: 4 }] }),
-  container('realmchest', { grants: [{ itemTypeKey: 'gem', quantity: 1 }, { itemTypeKey: 'badge', quantity: 1 }] }, { scope: 'realm' }),
-  container('dice', { picks: [{ count: 2, from: [{ itemTypeKey: 'relic', weight: 1 }, { itemTypeKey: 'shard', quantity: 5, weight: 3 }] }] }),
+  container('limitchest', {
+    grants: [
+      { itemTypeKey: 'gem', quantity: 1 },
+      { itemTypeKey: 'sword', quantity: 4 },
+    ],
+  }),
+  container(
+    'realmchest',
+    {
+      grants: [
+        { itemTypeKey: 'gem', quantity: 1 },
+        { itemTypeKey: 'badge', quantity: 1 },
+      ],
+    },
+    { scope: 'realm' },
+  ),
+  container('dice', {
+    picks: [
+      {
+        count: 2,
+        from: [
+          { itemTypeKey: 'relic', weight: 1 },
+          { itemTypeKey: 'shard', quantity: 5, weight: 3 },
+        ],
+      },
+    ],
+  }),
   container('offbox', { grants: [{ itemTypeKey: 'gem', quantity: 1 }] }, { enabled: false }),
   type('lonely', { environment: 'alpha-test', scope: 'realm' }),
 ];
@@ -55,17 +90,26 @@ const ok = <T = any>(reply: Reply<T>): T => {
   expect({ status: reply.status, body: reply.body }).toEqual({ status: 200, body: expect.anything() });
   return reply.body;
 };
-const items = async (playerId: string, inventory = 'account', query = '', token = key) => ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/items${query}`, { token }));
-const stacks = async (playerId: string, inventory = 'account', token = key) => ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/item-stacks`, { token }));
+const items = async (playerId: string, inventory = 'account', query = '', token = key) =>
+  ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/items${query}`, { token }));
+const stacks = async (playerId: string, inventory = 'account', token = key) =>
+  ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/item-stacks`, { token }));
 const stackOf = async (playerId: string, itemTypeKey: string, inventory = 'account') =>
   ((await stacks(playerId, inventory)).items as { itemTypeKey: string; quantity: number }[]).find((s) => s.itemTypeKey === itemTypeKey)?.quantity ?? 0;
-const unlock = async (playerId: string, unlockKey: string) => expect((await call(h.base, 'PUT', `/players/${playerId}/unlocks/${unlockKey}`, { token: key, body: {} })).status).toBe(201);
+const unlock = async (playerId: string, unlockKey: string) =>
+  expect((await call(h.base, 'PUT', `/players/${playerId}/unlocks/${unlockKey}`, { token: key, body: {} })).status).toBe(201);
 
 describe('grants', () => {
   test('a counted type grows its stack (quantity default 1); the stacks list holds it with the inventory', async () => {
     const p = await player('grant-counted');
     const first = ok(await grant(p, { itemTypeKey: 'gem', quantity: 5 }));
-    expect(first).toEqual({ inventoryId: expect.any(String), itemTypeKey: 'gem', stack: { itemTypeKey: 'gem', quantity: 5 }, items: [], alreadyGranted: false });
+    expect(first).toEqual({
+      inventoryId: expect.any(String),
+      itemTypeKey: 'gem',
+      stack: { itemTypeKey: 'gem', quantity: 5 },
+      items: [],
+      alreadyGranted: false,
+    });
     expect(ok(await grant(p, { itemTypeKey: 'gem' })).stack).toEqual({ itemTypeKey: 'gem', quantity: 6 });
     ok(await grant(p, { itemTypeKey: 'shard', quantity: 1000 }));
     const list = await stacks(p);
@@ -90,7 +134,14 @@ describe('grants', () => {
     expect(made.alreadyGranted).toBe(false);
     expect(made.items).toHaveLength(3);
     for (const item of made.items) {
-      expect(item).toEqual({ id: expect.any(String), inventoryId: made.inventoryId, itemTypeKey: 'relic', grantKey: null, consumedAt: null, data: { level: 2, tags: ['a'] } });
+      expect(item).toEqual({
+        id: expect.any(String),
+        inventoryId: made.inventoryId,
+        itemTypeKey: 'relic',
+        grantKey: null,
+        consumedAt: null,
+        data: { level: 2, tags: ['a'] },
+      });
     }
     const plain = ok(await grant(p, { itemTypeKey: 'relic' })).items[0];
     expect(plain.data).toEqual({});
@@ -103,7 +154,12 @@ describe('grants', () => {
     expect(page2).toEqual({ items: [plain], next: null, inventory: { id: made.inventoryId, realmId: null } });
     // A cursor is bound to its inventory.
     const realmInventory = ok(await call(h.base, 'GET', `/players/${p}/inventories/current`, { token: key }));
-    expectError(await call(h.base, 'GET', `/players/${p}/inventories/current/items?cursor=${encodeURIComponent(page1.next)}`, { token: key }), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await call(h.base, 'GET', `/players/${p}/inventories/current/items?cursor=${encodeURIComponent(page1.next)}`, { token: key }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
     expect(realmInventory.realmId).toBe('s1');
   });
 
@@ -156,7 +212,12 @@ describe('grants', () => {
     expect(await stackOf(p, 'gem')).toBe(50);
     // A stack made by the refused grant itself is not kept.
     const fresh = await player('grant-fresh-limit');
-    expect(expectError(await grant(fresh, { itemTypeKey: 'gem', quantity: 51 }), 409, 'owned-limit').details).toEqual({ itemTypeKey: 'gem', held: 0, requested: 51, limit: 50 });
+    expect(expectError(await grant(fresh, { itemTypeKey: 'gem', quantity: 51 }), 409, 'owned-limit').details).toEqual({
+      itemTypeKey: 'gem',
+      held: 0,
+      requested: 51,
+      limit: 50,
+    });
     expect((await stacks(fresh, 'account')).items).toEqual([]);
   });
 
@@ -164,9 +225,15 @@ describe('grants', () => {
     const p = await player('grant-ceiling');
     const account = ok(await grant(p, { itemTypeKey: 'shard' })).inventoryId;
     // Near the ceiling of exact numbers (put there directly: a test cannot grant 2^53 times).
-    await h.db('item_stacks').where({ inventory_id: account, item_type_key: 'shard' }).update({ quantity: (2n ** 53n - 2n).toString() });
+    await h
+      .db('item_stacks')
+      .where({ inventory_id: account, item_type_key: 'shard' })
+      .update({ quantity: (2n ** 53n - 2n).toString() });
     expect(expectError(await grant(p, { itemTypeKey: 'shard', quantity: 2 }), 409, 'owned-limit').details).toEqual({
-      itemTypeKey: 'shard', held: 2 ** 53 - 2, requested: 2, limit: Number.MAX_SAFE_INTEGER,
+      itemTypeKey: 'shard',
+      held: 2 ** 53 - 2,
+      requested: 2,
+      limit: Number.MAX_SAFE_INTEGER,
     });
     expect(await stackOf(p, 'shard')).toBe(2 ** 53 - 2);
     expect(ok(await grant(p, { itemTypeKey: 'shard' })).stack).toEqual({ itemTypeKey: 'shard', quantity: Number.MAX_SAFE_INTEGER });
@@ -239,8 +306,16 @@ describe('consumptions', () => {
     ok(await grant(p, { itemTypeKey: 'gem', quantity: 8 }));
     expect(ok(await post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'gem', quantity: 3 }))).toEqual({ stack: { itemTypeKey: 'gem', quantity: 5 } });
     expect(ok(await post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'gem' }))).toEqual({ stack: { itemTypeKey: 'gem', quantity: 4 } });
-    expect(expectError(await post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'gem', quantity: 5 }), 409, 'insufficient-balance').details).toEqual({ itemTypeKey: 'gem', held: 4, requested: 5 });
-    expect(expectError(await post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'shard' }), 409, 'insufficient-balance').details).toEqual({ itemTypeKey: 'shard', held: 0, requested: 1 });
+    expect(expectError(await post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'gem', quantity: 5 }), 409, 'insufficient-balance').details).toEqual({
+      itemTypeKey: 'gem',
+      held: 4,
+      requested: 5,
+    });
+    expect(expectError(await post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'shard' }), 409, 'insufficient-balance').details).toEqual({
+      itemTypeKey: 'shard',
+      held: 0,
+      requested: 1,
+    });
     expect(ok(await post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'gem', quantity: 4 }))).toEqual({ stack: { itemTypeKey: 'gem', quantity: 0 } });
     // An empty stack is not listed.
     expect((await stacks(p)).items).toEqual([]);
@@ -256,7 +331,10 @@ describe('use', () => {
     const p = await player('use-item');
     const token = (await signIn(h.base, key, 'use-item')).accessToken;
     const [sword] = ok(await grant(p, { itemTypeKey: 'sword' })).items;
-    expect(expectError(await post(`/players/me/items/${sword.id}/use`, undefined, { token, idem: null }), 409, 'locked').details).toEqual({ itemTypeKey: 'sword', missing: ['chapter.1'] });
+    expect(expectError(await post(`/players/me/items/${sword.id}/use`, undefined, { token, idem: null }), 409, 'locked').details).toEqual({
+      itemTypeKey: 'sword',
+      missing: ['chapter.1'],
+    });
     await unlock(p, 'chapter.1');
     const used = ok(await post(`/players/me/items/${sword.id}/use`, undefined, { token, idem: null }));
     expect(used).toEqual({ itemTypeKey: 'sword', item: { ...sword, consumedAt: expect.any(String) } });
@@ -293,19 +371,32 @@ describe('use', () => {
     ok(await post('/players/me/item-stacks/use', { itemTypeKey: 'gem' }, { token, idem }));
     ok(await post('/players/me/item-stacks/use', { itemTypeKey: 'gem' }, { token, idem }));
     expect(await stackOf(p, 'gem')).toBe(0);
-    expect(expectError(await post(`/players/${p}/item-stacks/use`, { itemTypeKey: 'gem' }), 409, 'insufficient-balance').details).toEqual({ itemTypeKey: 'gem', held: 0, requested: 1 });
+    expect(expectError(await post(`/players/${p}/item-stacks/use`, { itemTypeKey: 'gem' }), 409, 'insufficient-balance').details).toEqual({
+      itemTypeKey: 'gem',
+      held: 0,
+      requested: 1,
+    });
     ok(await grant(p, { itemTypeKey: 'shard', quantity: 1 }));
     expectError(await post(`/players/${p}/item-stacks/use`, { itemTypeKey: 'shard' }), 409, 'not-usable');
     expectError(await post(`/players/${p}/item-stacks/use`, { itemTypeKey: 'offstack' }), 409, 'disabled');
     expectError(await post(`/players/${p}/item-stacks/use`, { itemTypeKey: 'sword' }), 400, 'invalid-request', 'body.itemTypeKey');
     expectError(await post(`/players/${p}/item-stacks/use`, { itemTypeKey: 'ghost' }), 404, 'not-found');
-    await h.db('item_types').where({ key: 'gem' }).update({ requires: JSON.stringify(['gem.license']) });
+    await h
+      .db('item_types')
+      .where({ key: 'gem' })
+      .update({ requires: JSON.stringify(['gem.license']) });
     try {
       ok(await grant(p, { itemTypeKey: 'gem' }));
-      expect(expectError(await post(`/players/${p}/item-stacks/use`, { itemTypeKey: 'gem' }), 409, 'locked').details).toEqual({ itemTypeKey: 'gem', missing: ['gem.license'] });
+      expect(expectError(await post(`/players/${p}/item-stacks/use`, { itemTypeKey: 'gem' }), 409, 'locked').details).toEqual({
+        itemTypeKey: 'gem',
+        missing: ['gem.license'],
+      });
       expect(await stackOf(p, 'gem')).toBe(1);
     } finally {
-      await h.db('item_types').where({ key: 'gem' }).update({ requires: JSON.stringify([]) });
+      await h
+        .db('item_types')
+        .where({ key: 'gem' })
+        .update({ requires: JSON.stringify([]) });
     }
   });
 });
@@ -356,11 +447,18 @@ describe('open', () => {
     const off = await one('offchest');
     expect(expectError(await post(`/players/${p}/items/${off.id}/open`), 409, 'not-usable').details).toEqual({ itemTypeKey: 'off' });
     const locked = await one('lockedchest');
-    expect(expectError(await post(`/players/${p}/items/${locked.id}/open`), 409, 'locked').details).toEqual({ itemTypeKey: 'lockedchest', missing: ['vault', 'chapter.1'] });
+    expect(expectError(await post(`/players/${p}/items/${locked.id}/open`), 409, 'locked').details).toEqual({
+      itemTypeKey: 'lockedchest',
+      missing: ['vault', 'chapter.1'],
+    });
     await unlock(p, 'chapter.1');
     expect(expectError(await post(`/players/${p}/items/${locked.id}/open`), 409, 'locked').details.missing).toEqual(['vault']);
     const limit = await one('limitchest');
-    expect(expectError(await post(`/players/${p}/items/${limit.id}/open`), 409, 'owned-limit').details).toMatchObject({ itemTypeKey: 'sword', held: 0, requested: 4 });
+    expect(expectError(await post(`/players/${p}/items/${limit.id}/open`), 409, 'owned-limit').details).toMatchObject({
+      itemTypeKey: 'sword',
+      held: 0,
+      requested: 4,
+    });
     // Nothing granted, nothing consumed: every container is still held, and the limit chest's gem never came.
     expect((await items(p)).items.map((i: { id: string }) => i.id)).toEqual([relic.id, bad.id, off.id, locked.id, limit.id]);
     expect((await stacks(p)).items).toEqual([]);
@@ -431,7 +529,9 @@ describe('concurrency', () => {
     const p = await player('race-stack');
     ok(await grant(p, { itemTypeKey: 'gem', quantity: 10 }));
     const replies = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => (i % 2 ? post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'gem' }) : post(`/players/${p}/item-stacks/use`, { itemTypeKey: 'gem' }))),
+      Array.from({ length: 16 }, (_, i) =>
+        i % 2 ? post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'gem' }) : post(`/players/${p}/item-stacks/use`, { itemTypeKey: 'gem' }),
+      ),
     );
     expect(replies.filter((r) => r.status === 200)).toHaveLength(10);
     for (const r of replies.filter((r) => r.status !== 200)) expectError(r, 409, 'insufficient-balance');
@@ -460,7 +560,9 @@ describe('concurrency', () => {
     expect((await items(p)).items).toHaveLength(2);
     ok(await grant(p, { itemTypeKey: 'gem', quantity: 5 }));
     const consumeKey = newKey();
-    const takes = await Promise.all(Array.from({ length: 6 }, () => post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'gem', quantity: 2 }, { idem: consumeKey })));
+    const takes = await Promise.all(
+      Array.from({ length: 6 }, () => post(`/players/${p}/item-stacks/consume`, { itemTypeKey: 'gem', quantity: 2 }, { idem: consumeKey })),
+    );
     for (const t of takes) expect(ok(t)).toEqual({ stack: { itemTypeKey: 'gem', quantity: 3 } });
     expect(await stackOf(p, 'gem')).toBe(3);
   });

@@ -21,13 +21,37 @@ const content = [
   coin('energy', { kind: 'consumed', max: 500 }),
   coin('tokens', { scope: 'realm' }),
   coin('frozen', { enabled: false }),
-  type('potion', { maxOwned: 20, prices: [{ currencyKey: 'gold', amount: 10 }, { currencyKey: 'gems', amount: 2 }] }),
-  type('sword', { ownership: 'one-by-one', maxOwned: 2, priceRule: 'any', prices: [{ currencyKey: 'gold', amount: 100 }, { currencyKey: 'gems', amount: 5 }] }),
+  type('potion', {
+    maxOwned: 20,
+    prices: [
+      { currencyKey: 'gold', amount: 10 },
+      { currencyKey: 'gems', amount: 2 },
+    ],
+  }),
+  type('sword', {
+    ownership: 'one-by-one',
+    maxOwned: 2,
+    priceRule: 'any',
+    prices: [
+      { currencyKey: 'gold', amount: 100 },
+      { currencyKey: 'gems', amount: 5 },
+    ],
+  }),
   type('boost', { prices: [{ currencyKey: 'energy', amount: 30 }] }),
-  type('mixed', { prices: [{ currencyKey: 'gold', amount: 5 }, { currencyKey: 'energy', amount: 10 }] }),
+  type('mixed', {
+    prices: [
+      { currencyKey: 'gold', amount: 5 },
+      { currencyKey: 'energy', amount: 10 },
+    ],
+  }),
   type('relic', { purchasable: false }),
   type('offitem', { enabled: false, prices: [{ currencyKey: 'gold', amount: 1 }] }),
-  type('ghostpriced', { prices: [{ currencyKey: 'gold', amount: 1 }, { currencyKey: 'ghost', amount: 1 }] }),
+  type('ghostpriced', {
+    prices: [
+      { currencyKey: 'gold', amount: 1 },
+      { currencyKey: 'ghost', amount: 1 },
+    ],
+  }),
   type('frozenpriced', { prices: [{ currencyKey: 'frozen', amount: 1 }] }),
   type('badge', { scope: 'realm', prices: [{ currencyKey: 'tokens', amount: 3 }] }),
   type('cloak', { prices: [{ currencyKey: 'tokens', amount: 4 }] }),
@@ -51,7 +75,11 @@ const player = async (subject: string) => (await signIn(h.base, key, subject)).p
 const buy = (playerId: string, body: Record<string, unknown>, opts: { token?: string; idem?: string } = {}) =>
   call(h.base, 'POST', `/players/${playerId}/purchases/items`, { token: opts.token ?? key, body, headers: opts.idem ? { 'Idempotency-Key': opts.idem } : {} });
 const credit = async (playerId: string, currencyKey: string, amount: number, extra: Record<string, unknown> = {}) => {
-  const reply = await call(h.base, 'POST', `/players/${playerId}/currencies/${currencyKey}/credit`, { token: key, body: { amount, reason: 'setup', ...extra }, headers: { 'Idempotency-Key': newKey() } });
+  const reply = await call(h.base, 'POST', `/players/${playerId}/currencies/${currencyKey}/credit`, {
+    token: key,
+    body: { amount, reason: 'setup', ...extra },
+    headers: { 'Idempotency-Key': newKey() },
+  });
   expect(reply.status).toBe(200);
 };
 const ok = <T = any>(reply: Reply<T>): T => {
@@ -59,9 +87,18 @@ const ok = <T = any>(reply: Reply<T>): T => {
   return reply.body;
 };
 const balances = async (playerId: string, inventory = 'account') =>
-  Object.fromEntries((ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/balances`, { token: key })).items as { currencyKey: string; amount: number }[]).map((b) => [b.currencyKey, b.amount]));
+  Object.fromEntries(
+    (
+      ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/balances`, { token: key })).items as { currencyKey: string; amount: number }[]
+    ).map((b) => [b.currencyKey, b.amount]),
+  );
 const stackOf = async (playerId: string, itemTypeKey: string, inventory = 'account') =>
-  (ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/item-stacks`, { token: key })).items as { itemTypeKey: string; quantity: number }[]).find((s) => s.itemTypeKey === itemTypeKey)?.quantity ?? 0;
+  (
+    ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/item-stacks`, { token: key })).items as {
+      itemTypeKey: string;
+      quantity: number;
+    }[]
+  ).find((s) => s.itemTypeKey === itemTypeKey)?.quantity ?? 0;
 const ledger = async (playerId: string) => ok(await call(h.base, 'GET', `/players/${playerId}/ledger?limit=200`, { token: key })).items as any[];
 
 /** Everything a refusal must leave as it was: balances, stacks, items and the ledger. */
@@ -93,11 +130,20 @@ describe('buying', () => {
     expect(await stackOf(p, 'potion')).toBe(3);
     const entries = await ledger(p);
     for (const charge of bought.charges) {
-      expect(entries.find((e) => e.id === charge.transactionId)).toMatchObject({ currencyKey: charge.currencyKey, amount: charge.amount, balanceAfter: charge.balanceAfter, reason: 'purchase', reference: 'item:potion' });
+      expect(entries.find((e) => e.id === charge.transactionId)).toMatchObject({
+        currencyKey: charge.currencyKey,
+        amount: charge.amount,
+        balanceAfter: charge.balanceAfter,
+        reason: 'purchase',
+        reference: 'item:potion',
+      });
     }
     // Default quantity 1; payWith naming one of the prices of an `all` item still pays them all.
     const one = ok(await buy(p, { itemTypeKey: 'potion', payWith: 'gold' }));
-    expect(one.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([['gems', -2, 2], ['gold', -10, 60]]);
+    expect(one.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([
+      ['gems', -2, 2],
+      ['gold', -10, 60],
+    ]);
     expect(one.granted.stack).toEqual({ itemTypeKey: 'potion', quantity: 4 });
   });
 
@@ -106,9 +152,13 @@ describe('buying', () => {
     await credit(p, 'gold', 1000);
     await credit(p, 'gems', 7);
     const withGems = ok(await buy(p, { itemTypeKey: 'sword', payWith: 'gems' }));
-    expect(withGems.charges).toEqual([{ transactionId: expect.any(String), inventoryId: withGems.granted.inventoryId, currencyKey: 'gems', amount: -5, balanceAfter: 2, replayed: false }]);
+    expect(withGems.charges).toEqual([
+      { transactionId: expect.any(String), inventoryId: withGems.granted.inventoryId, currencyKey: 'gems', amount: -5, balanceAfter: 2, replayed: false },
+    ]);
     expect(withGems.granted.stack).toBeNull();
-    expect(withGems.granted.items).toEqual([{ id: expect.any(String), inventoryId: withGems.granted.inventoryId, itemTypeKey: 'sword', grantKey: null, consumedAt: null, data: {} }]);
+    expect(withGems.granted.items).toEqual([
+      { id: expect.any(String), inventoryId: withGems.granted.inventoryId, itemTypeKey: 'sword', grantKey: null, consumedAt: null, data: {} },
+    ]);
     const withGold = ok(await buy(p, { itemTypeKey: 'sword', payWith: 'gold' }));
     expect(withGold.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([['gold', -100, 900]]);
     expect(await balances(p)).toEqual({ gems: 2, gold: 900 });
@@ -145,7 +195,8 @@ describe('buying', () => {
 
   test('amounts stay exact past 2^32: 100 × 1,000,000,000 is charged to the unit', async () => {
     const p = await player('buy-big');
-    for (let round = 0; round < 5; round++) await Promise.all(Array.from({ length: 20 }, (_, i) => credit(p, 'gold', round === 4 && i === 19 ? 999_999_999 : 1_000_000_000)));
+    for (let round = 0; round < 5; round++)
+      await Promise.all(Array.from({ length: 20 }, (_, i) => credit(p, 'gold', round === 4 && i === 19 ? 999_999_999 : 1_000_000_000)));
     const short = expectError(await buy(p, { itemTypeKey: 'castle', quantity: 100 }), 409, 'insufficient-balance');
     expect(short.details).toEqual({ currencyKey: 'gold', held: 99_999_999_999, requested: 100_000_000_000 });
     await credit(p, 'gold', 8);
@@ -180,7 +231,10 @@ describe('consumed currencies and allowances', () => {
     expectError(await buy(p, { itemTypeKey: 'mixed', allowances: { gold: 100 } }), 400, 'invalid-request', 'body.allowances');
     expect(await snapshot(p)).toEqual(before);
     const bought = ok(await buy(p, { itemTypeKey: 'mixed', quantity: 2, allowances: { energy: 1000 } }));
-    expect(bought.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([['energy', 20, 20], ['gold', -10, 2]]);
+    expect(bought.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([
+      ['energy', 20, 20],
+      ['gold', -10, 2],
+    ]);
     // energy (first in key order) would be charged, gold is short: neither is.
     const after = await snapshot(p);
     const short = expectError(await buy(p, { itemTypeKey: 'mixed', allowances: { energy: 1000 } }), 409, 'insufficient-balance');
@@ -259,7 +313,10 @@ describe('refusals change nothing', () => {
     const before = await snapshot(p);
     expect(expectError(await buy(p, { itemTypeKey: 'relic' }), 409, 'not-purchasable').details).toEqual({ itemTypeKey: 'relic' });
     // A price in a currency the environment does not have: not for sale, never free (gold, also a price, is not charged).
-    expect(expectError(await buy(p, { itemTypeKey: 'ghostpriced' }), 409, 'not-purchasable').details).toEqual({ itemTypeKey: 'ghostpriced', currencyKey: 'ghost' });
+    expect(expectError(await buy(p, { itemTypeKey: 'ghostpriced' }), 409, 'not-purchasable').details).toEqual({
+      itemTypeKey: 'ghostpriced',
+      currencyKey: 'ghost',
+    });
     expect(expectError(await buy(p, { itemTypeKey: 'offitem' }), 409, 'disabled').details).toEqual({ itemTypeKey: 'offitem' });
     expect(expectError(await buy(p, { itemTypeKey: 'frozenpriced' }), 409, 'disabled').details).toEqual({ itemTypeKey: 'frozenpriced', currencyKey: 'frozen' });
     expectError(await buy(p, { itemTypeKey: 'unknown' }), 404, 'not-found');
@@ -279,7 +336,9 @@ describe('where a purchase pays from and puts', () => {
     const season = ok(await call(h.base, 'GET', `/players/${p}/inventories/current`, { token: key }));
     expect(season.realmId).toBe('s1');
     expect(badge.granted).toMatchObject({ inventoryId: season.id, stack: { itemTypeKey: 'badge', quantity: 2 } });
-    expect(badge.charges).toEqual([{ transactionId: expect.any(String), inventoryId: season.id, currencyKey: 'tokens', amount: -6, balanceAfter: 14, replayed: false }]);
+    expect(badge.charges).toEqual([
+      { transactionId: expect.any(String), inventoryId: season.id, currencyKey: 'tokens', amount: -6, balanceAfter: 14, replayed: false },
+    ]);
     const cloak = ok(await buy(p, { itemTypeKey: 'cloak' }));
     const account = ok(await call(h.base, 'GET', `/players/${p}/inventories/account`, { token: key }));
     expect(cloak.granted.inventoryId).toBe(account.id);
@@ -364,7 +423,14 @@ describe('parallel purchases', () => {
   test('never spend past a balance nor pass maxOwned: of 12 parallel purchases only what fits acts', async () => {
     const p = await player('buy-race-balance');
     await credit(p, 'gems', 25);
-    const replies = await Promise.all(Array.from({ length: 12 }, () => buy(p, { itemTypeKey: 'sword', payWith: 'gems' }).then((r) => r, (e) => e)));
+    const replies = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        buy(p, { itemTypeKey: 'sword', payWith: 'gems' }).then(
+          (r) => r,
+          (e) => e,
+        ),
+      ),
+    );
     // maxOwned 2 of swords also limits: at most 2 act, the rest are owned-limit or insufficient-balance.
     expect(replies.filter((r) => r.status === 200)).toHaveLength(2);
     expect(new Set(replies.filter((r) => r.status !== 200).map((r) => r.body.error))).toEqual(new Set(['owned-limit']));

@@ -18,7 +18,10 @@ const MAKEFILE = path.resolve(__dirname, '..', '..', 'Makefile');
 let toolsDir = '';
 const started: ChildProcessWithoutNullStreams[] = [];
 
-function start(command: string, args: string[]): { child: ChildProcessWithoutNullStreams; output: () => string; stderr: () => string; exited: Promise<number> } {
+function start(
+  command: string,
+  args: string[],
+): { child: ChildProcessWithoutNullStreams; output: () => string; stderr: () => string; exited: Promise<number> } {
   const child = spawn(command, args, { env: { ...process.env, HEARTH_TOOLS_DIR: toolsDir } });
   started.push(child);
   let output = '';
@@ -88,7 +91,11 @@ test("make test's background build says the wait and its end on the console, and
 
 test('make test says what it does before the type check', () => {
   const makefile = fs.readFileSync(MAKEFILE, 'utf8');
-  const recipe = makefile.slice(makefile.indexOf('\ntest:')).split('\n').slice(1).filter((line) => line.startsWith('\t'));
+  const recipe = makefile
+    .slice(makefile.indexOf('\ntest:'))
+    .split('\n')
+    .slice(1)
+    .filter((line) => line.startsWith('\t'));
   const said = recipe.findIndex((line) => /^\t@echo "make test: type check/.test(line));
   const typecheck = recipe.findIndex((line) => line.includes('npm run typecheck'));
   expect(said).toBeGreaterThanOrEqual(0);

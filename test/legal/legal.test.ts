@@ -14,7 +14,14 @@ const terms = (version: string) =>
 const privacy = legalDocument('privacy', { environment: 'alpha-live', title: 'Privacy', url: 'https://example.com/privacy', version: '3', required: true });
 const marketing = legalDocument('marketing', { environment: 'alpha-live', title: 'Marketing', url: 'https://example.com/news', version: '1', required: false });
 // In another environment of the same namespace, under another metadata.name but the same key.
-const testTerms = legalDocument('terms-for-test', { environment: 'alpha-test', document: 'terms', title: 'Test terms', url: 'https://example.com/t', version: '9', required: true });
+const testTerms = legalDocument('terms-for-test', {
+  environment: 'alpha-test',
+  document: 'terms',
+  title: 'Test terms',
+  url: 'https://example.com/t',
+  version: '9',
+  required: true,
+});
 
 const doc = (document: string, title: string, url: string, version: string, required: boolean) => ({ document, title, url, version, required });
 const MARKETING = doc('marketing', 'Marketing', 'https://example.com/news', '1', false);
@@ -28,14 +35,7 @@ describe('legal documents', () => {
 
   beforeAll(async () => {
     h = await startHarness({
-      manifests: [
-        ...standardManifests(),
-        ...projectWithout('nolegal', 'legal'),
-        terms('1'),
-        privacy,
-        marketing,
-        testTerms,
-      ],
+      manifests: [...standardManifests(), ...projectWithout('nolegal', 'legal'), terms('1'), privacy, marketing, testTerms],
     });
     key = h.serverKeys['alpha-live-key'];
   });
@@ -43,7 +43,7 @@ describe('legal documents', () => {
     await h.close();
   });
 
-  test('GET /legal/documents lists the environment\'s documents by key, to a server key and a player alike', async () => {
+  test("GET /legal/documents lists the environment's documents by key, to a server key and a player alike", async () => {
     const byKey = await call(h.base, 'GET', '/legal/documents', { token: key });
     expect(byKey.status).toBe(200);
     expect(byKey.body).toEqual({ items: [MARKETING, PRIVACY, TERMS_1], next: null });
@@ -83,12 +83,16 @@ describe('legal documents', () => {
     expect(again.text).toBe('');
   });
 
-  test('a new player\'s standing: every document, nothing accepted, the required ones outstanding', async () => {
+  test("a new player's standing: every document, nothing accepted, the required ones outstanding", async () => {
     const p = await signIn(h.base, key, 'fresh');
     const standing = await call(h.base, 'GET', '/players/me/legal', { token: p.accessToken });
     expect(standing.status).toBe(200);
     expect(standing.body).toEqual({
-      documents: [{ ...MARKETING, ...none }, { ...PRIVACY, ...none }, { ...TERMS_1, ...none }],
+      documents: [
+        { ...MARKETING, ...none },
+        { ...PRIVACY, ...none },
+        { ...TERMS_1, ...none },
+      ],
       outstanding: ['privacy', 'terms'],
     });
     // A server key names the player by id.
@@ -103,7 +107,10 @@ describe('legal documents', () => {
 
   test('accepting current versions: 200 standing, outstanding shrinks to empty, re-accepting changes nothing', async () => {
     const p = await signIn(h.base, key, 'accepter');
-    const accepted = await call(h.base, 'POST', '/players/me/legal/accept', { token: p.accessToken, body: { documents: [{ document: 'terms', version: '1' }] } });
+    const accepted = await call(h.base, 'POST', '/players/me/legal/accept', {
+      token: p.accessToken,
+      body: { documents: [{ document: 'terms', version: '1' }] },
+    });
     expect(accepted.status).toBe(200);
     const termsEntry = accepted.body.documents.find((d: { document: string }) => d.document === 'terms');
     expect(termsEntry).toEqual({ ...TERMS_1, acceptedVersion: '1', acceptedAt: expect.any(String), current: true });
@@ -113,7 +120,13 @@ describe('legal documents', () => {
 
     const both = await call(h.base, 'POST', '/players/me/legal/accept', {
       token: p.accessToken,
-      body: { documents: [{ document: 'privacy', version: '3' }, { document: 'terms', version: '1' }, { document: 'marketing', version: '1' }] },
+      body: {
+        documents: [
+          { document: 'privacy', version: '3' },
+          { document: 'terms', version: '1' },
+          { document: 'marketing', version: '1' },
+        ],
+      },
     });
     expect(both.status).toBe(200);
     expect(both.body.outstanding).toEqual([]);
@@ -128,8 +141,24 @@ describe('legal documents', () => {
   test('accept refusals name the entry, and a refused batch records nothing', async () => {
     const p = await signIn(h.base, key, 'refused');
     const accept = (documents: unknown, token = p.accessToken, path = '/players/me/legal/accept') => call(h.base, 'POST', path, { token, body: { documents } });
-    expectError(await accept([{ document: 'privacy', version: '3' }, { document: 'nope', version: '1' }]), 400, 'invalid-request', 'body.documents.1.document');
-    expectError(await accept([{ document: 'privacy', version: '3' }, { document: 'terms', version: '2' }]), 400, 'invalid-request', 'body.documents.1.version');
+    expectError(
+      await accept([
+        { document: 'privacy', version: '3' },
+        { document: 'nope', version: '1' },
+      ]),
+      400,
+      'invalid-request',
+      'body.documents.1.document',
+    );
+    expectError(
+      await accept([
+        { document: 'privacy', version: '3' },
+        { document: 'terms', version: '2' },
+      ]),
+      400,
+      'invalid-request',
+      'body.documents.1.version',
+    );
     // The other environment's document of the same key and its version are not this one's.
     expectError(await accept([{ document: 'terms', version: '9' }]), 400, 'invalid-request', 'body.documents.0.version');
     expect(await h.db('legal_acceptances').where({ player_id: p.player.id })).toEqual([]);
@@ -145,7 +174,7 @@ describe('legal documents', () => {
     expect(await h.db('legal_acceptances').where({ player_id: p.player.id })).toEqual([]);
   });
 
-  test('a player token naming an id is forbidden; unknown, `me` with a key, and other environments\' players are not-found', async () => {
+  test("a player token naming an id is forbidden; unknown, `me` with a key, and other environments' players are not-found", async () => {
     const p = await signIn(h.base, key, 'paths');
     for (const path of ['/legal', '/legal/outstanding']) {
       expectError(await call(h.base, 'GET', `/players/${p.player.id}${path}`, { token: p.accessToken }), 403, 'forbidden');
@@ -171,7 +200,9 @@ describe('legal documents', () => {
 
   test('deleting a player deletes their acceptances', async () => {
     const p = await signIn(h.base, key, 'leaving');
-    expect((await call(h.base, 'POST', '/players/me/legal/accept', { token: p.accessToken, body: { documents: [{ document: 'terms', version: '1' }] } })).status).toBe(200);
+    expect(
+      (await call(h.base, 'POST', '/players/me/legal/accept', { token: p.accessToken, body: { documents: [{ document: 'terms', version: '1' }] } })).status,
+    ).toBe(200);
     expect(await h.db('legal_acceptances').where({ player_id: p.player.id })).toHaveLength(1);
     expect((await call(h.base, 'DELETE', `/players/${p.player.id}`, { token: key })).status).toBe(204);
     expect(await h.db('legal_acceptances').where({ player_id: p.player.id })).toEqual([]);
@@ -193,7 +224,9 @@ describe('legal documents change through manifests', () => {
   });
 
   const versionsAt = async (base: string) =>
-    ((await call(base, 'GET', '/legal/documents', { token: key })).body.items as { document: string; version: string }[]).map((d) => `${d.document}@${d.version}`);
+    ((await call(base, 'GET', '/legal/documents', { token: key })).body.items as { document: string; version: string }[]).map(
+      (d) => `${d.document}@${d.version}`,
+    );
 
   test('the list is served from memory: no database query per request while content is unchanged', async () => {
     await versionsAt(other.base); // warm: the key, the environment and the documents are cached
@@ -214,7 +247,9 @@ describe('legal documents change through manifests', () => {
 
   test('a new version applied by another process shows at once, makes acceptances not current, and changes the ETag', async () => {
     const p = await signIn(h.base, key, 'bumped');
-    expect((await call(other.base, 'POST', '/players/me/legal/accept', { token: p.accessToken, body: { documents: [{ document: 'terms', version: '1' }] } })).status).toBe(200);
+    expect(
+      (await call(other.base, 'POST', '/players/me/legal/accept', { token: p.accessToken, body: { documents: [{ document: 'terms', version: '1' }] } })).status,
+    ).toBe(200);
     const etagBefore = (await call(other.base, 'GET', '/legal/documents', { token: key })).headers.get('etag')!;
     expect(await versionsAt(other.base)).toEqual(['privacy@3', 'terms@1']);
 
@@ -235,7 +270,10 @@ describe('legal documents change through manifests', () => {
       'invalid-request',
       'body.documents.0.version',
     );
-    const accepted = await call(other.base, 'POST', '/players/me/legal/accept', { token: p.accessToken, body: { documents: [{ document: 'terms', version: '2' }] } });
+    const accepted = await call(other.base, 'POST', '/players/me/legal/accept', {
+      token: p.accessToken,
+      body: { documents: [{ document: 'terms', version: '2' }] },
+    });
     expect(accepted.body.documents.find((d: { document: string }) => d.document === 'terms')).toMatchObject({ acceptedVersion: '2', current: true });
     expect(accepted.body.outstanding).toEqual(['privacy']);
   });
@@ -247,7 +285,14 @@ describe('legal documents change through manifests', () => {
   });
 
   test('one key belongs to one document of an environment; the refusal names the key field', async () => {
-    const clash = legalDocument('terms-again', { environment: 'alpha-live', document: 'terms', title: 'T', url: 'https://example.com/x', version: '1', required: false });
+    const clash = legalDocument('terms-again', {
+      environment: 'alpha-live',
+      document: 'terms',
+      title: 'T',
+      url: 'https://example.com/x',
+      version: '1',
+      required: false,
+    });
     const refused = h.apply([clash]);
     await expect(refused).rejects.toThrow(ManifestError);
     await expect(refused).rejects.toThrow(/spec\.document/);
@@ -255,7 +300,7 @@ describe('legal documents change through manifests', () => {
     await expect(h.apply([missingEnv])).rejects.toThrow(/spec\.environment/);
   });
 
-  test('removing a document takes it out of every process\'s list; removing it again is absent', async () => {
+  test("removing a document takes it out of every process's list; removing it again is absent", async () => {
     const removed = await removeManifest(h.db, { kind: 'LegalDocument', namespace: 'tests', name: 'privacy' }, h.core.bus);
     expect(removed.action).toBe('removed');
     await eventually(async () => (await versionsAt(other.base)).join() === 'terms@2', 1000);

@@ -4,7 +4,16 @@
  * the licence routes at once and is refused there at once when revoked, and covers the products it
  * was made with (`--product`, `spec.products`) and no other.
  */
-import { API_VERSION, type AnyManifest, ManifestError, applyManifests, mintLicenceKey, organisationNamed, removeManifest, validateManifest } from '@hearth/core';
+import {
+  API_VERSION,
+  type AnyManifest,
+  ManifestError,
+  applyManifests,
+  mintLicenceKey,
+  organisationNamed,
+  removeManifest,
+  validateManifest,
+} from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { NAMESPACE, standardManifests } from '../support/manifests';
@@ -27,14 +36,32 @@ afterAll(async () => {
 
 /** Applies documents as `hearth apply` does, answering what each did (with a minted key, this once). */
 const apply = (docs: unknown[]) =>
-  applyManifests(h.db, docs.map((doc, i) => ({ doc: validateManifest(doc, `test#${i + 1}`) as AnyManifest, origin: `test#${i + 1}` })), h.core.bus);
+  applyManifests(
+    h.db,
+    docs.map((doc, i) => ({ doc: validateManifest(doc, `test#${i + 1}`) as AnyManifest, origin: `test#${i + 1}` })),
+    h.core.bus,
+  );
 
 const release = (token: string) => call(h.base, 'POST', '/licence/release', { token, body: { machineId: 'keys-test' } });
 
 describe('hearth licence-keys', () => {
   test('create prints the whole key once; list shows a hint of it; revoke refuses it at once', async () => {
     const created = await runHearth(
-      ['licence-keys', 'create', '--project', 'alpha', '--namespace', NAMESPACE, '--name', 'editor plugin', '--product', 'editor', '--product', 'editor-pro', '--json'],
+      [
+        'licence-keys',
+        'create',
+        '--project',
+        'alpha',
+        '--namespace',
+        NAMESPACE,
+        '--name',
+        'editor plugin',
+        '--product',
+        'editor',
+        '--product',
+        'editor-pro',
+        '--json',
+      ],
       vars,
     );
     expect(created.code).toBe(0);
@@ -50,7 +77,8 @@ describe('hearth licence-keys', () => {
     expect(minted.key.startsWith(`hlk_${minted.keyId}_`)).toBe(true);
     expect((await release(minted.key)).status).toBe(204);
     // It activates the products it was made for, and no other.
-    const activate = (product: string) => call(h.base, 'POST', '/licence/activate', { token: minted.key, body: { machineId: 'keys-test', product, version: '1' } });
+    const activate = (product: string) =>
+      call(h.base, 'POST', '/licence/activate', { token: minted.key, body: { machineId: 'keys-test', product, version: '1' } });
     expect((await activate('editor-pro')).status).toBe(200);
     expectError(await activate('runtime'), 403, 'forbidden', 'body.product');
     expect((await release(minted.key)).status).toBe(204);
@@ -59,7 +87,15 @@ describe('hearth licence-keys', () => {
     expect(listed.code).toBe(0);
     const { keys, audience } = JSON.parse(listed.stdout);
     expect(audience).toBe(`hearth-licence:${NAMESPACE}/alpha`);
-    expect(keys).toEqual([expect.objectContaining({ keyId: minted.keyId, name: 'editor plugin', products: ['editor', 'editor-pro'], secretHint: minted.key.slice(-4), revokedAt: null })]);
+    expect(keys).toEqual([
+      expect.objectContaining({
+        keyId: minted.keyId,
+        name: 'editor plugin',
+        products: ['editor', 'editor-pro'],
+        secretHint: minted.key.slice(-4),
+        revokedAt: null,
+      }),
+    ]);
     expect(listed.stdout).not.toContain(minted.key);
     const text = await runHearth(['licence-keys', 'list', '--project', 'alpha', '--namespace', NAMESPACE], vars);
     expect(text.stdout).toMatch(/^KEY ID +NAME +PRODUCTS +SECRET/);
@@ -68,7 +104,9 @@ describe('hearth licence-keys', () => {
     // The whole key pasted instead of its id: refused without printing it back, nothing revoked.
     const pasted = await runHearth(['licence-keys', 'revoke', minted.key], vars);
     expect(pasted.code).toBe(1);
-    expect(oneLine(pasted.stderr)).toBe(`hearth: that is a whole key, not its id (a secret: not printed back here); revoke it by its id: hearth licence-keys revoke ${minted.keyId}`);
+    expect(oneLine(pasted.stderr)).toBe(
+      `hearth: that is a whole key, not its id (a secret: not printed back here); revoke it by its id: hearth licence-keys revoke ${minted.keyId}`,
+    );
     expect(pasted.stderr).not.toContain(minted.key.split('_')[2]);
     const revoked = await runHearth(['licence-keys', 'revoke', minted.keyId, '--json'], vars);
     expect(revoked.code).toBe(0);
@@ -80,7 +118,8 @@ describe('hearth licence-keys', () => {
   });
 
   test('create without --product, or with a product that is not one, is refused and mints nothing', async () => {
-    const create = (...extra: string[]) => runHearth(['licence-keys', 'create', '--project', 'alpha', '--namespace', NAMESPACE, '--name', 'no-products', ...extra], vars);
+    const create = (...extra: string[]) =>
+      runHearth(['licence-keys', 'create', '--project', 'alpha', '--namespace', NAMESPACE, '--name', 'no-products', ...extra], vars);
     const none = await create();
     expect(none.code).not.toBe(0);
     expect(none.stderr.trim().split('\n').pop()).toMatch(/--product is required/);
@@ -126,12 +165,14 @@ describe('hearth licence seats|release', () => {
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout).released).toBe(false);
     // The freed seat is another machine's to take.
-    expect((await call(h.base, 'POST', '/licence/activate', { token: key, body: { machineId: 'desk-3', product: 'plugin', version: '2.0' } })).status).toBe(200);
+    expect((await call(h.base, 'POST', '/licence/activate', { token: key, body: { machineId: 'desk-3', product: 'plugin', version: '2.0' } })).status).toBe(
+      200,
+    );
   });
 });
 
 describe('hearth signing-keys rotate --key-set licence', () => {
-  test('rotates the licence tokens\' keys only; the licence key set publishes both, the new first', async () => {
+  test("rotates the licence tokens' keys only; the licence key set publishes both, the new first", async () => {
     const playerBefore = (await call(h.base, 'GET', '/.well-known/jwks.json')).body.keys;
     const [old] = (await call(h.base, 'GET', '/licence/jwks.json')).body.keys;
     const run = await runHearth(['signing-keys', 'rotate', '--key-set', 'licence', '--json'], { ...vars, HEARTH_MASTER_KEY: h.masterKey.toString('hex') });
@@ -145,10 +186,14 @@ describe('hearth signing-keys rotate --key-set licence', () => {
     ]);
     // The command announces the rotation; the API's ring reloads on hearing it.
     let kids: string[] = [];
-    await eventually(async () => {
-      kids = (await call(h.base, 'GET', '/licence/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
-      return kids[0] === result.kid;
-    }, 2000, 50);
+    await eventually(
+      async () => {
+        kids = (await call(h.base, 'GET', '/licence/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
+        return kids[0] === result.kid;
+      },
+      2000,
+      50,
+    );
     expect(kids).toEqual([result.kid, old.kid]);
     expect((await call(h.base, 'GET', '/.well-known/jwks.json')).body.keys).toEqual(playerBefore);
   });
@@ -169,8 +214,14 @@ describe('hearth signing-keys rotate --key-set licence', () => {
 });
 
 describe('a LicenceKey document', () => {
-  const doc = (project: string, products = ['plugin']) => ({ apiVersion: API_VERSION, kind: 'LicenceKey', metadata: { name: 'plugin-licence', namespace: NAMESPACE }, spec: { project, products } });
-  const activate = (key: string, product: string) => call(h.base, 'POST', '/licence/activate', { token: key, body: { machineId: 'keys-test', product, version: '1' } });
+  const doc = (project: string, products = ['plugin']) => ({
+    apiVersion: API_VERSION,
+    kind: 'LicenceKey',
+    metadata: { name: 'plugin-licence', namespace: NAMESPACE },
+    spec: { project, products },
+  });
+  const activate = (key: string, product: string) =>
+    call(h.base, 'POST', '/licence/activate', { token: key, body: { machineId: 'keys-test', product, version: '1' } });
 
   test('mints its key once, is unchanged when applied again, and is revoked when deleted', async () => {
     const first = await apply([doc('alpha')]);
@@ -189,7 +240,10 @@ describe('a LicenceKey document', () => {
   test('pointed at another project: refused, saying how a key moves; the live key keeps working', async () => {
     const [first] = await apply([doc('alpha')]);
     const key = first.licenceKey!.key;
-    const err = await apply([doc('plain')]).then(() => null, (e: unknown) => e);
+    const err = await apply([doc('plain')]).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ManifestError);
     expect([(err as ManifestError).field, (err as ManifestError).reason]).toEqual([
       'spec.project',

@@ -72,7 +72,11 @@ describe('the licence key', () => {
   });
 
   test('is refused with forbidden on every route of an environment', async () => {
-    for (const [method, path] of [['GET', '/players/me'], ['GET', '/flags'], ['POST', '/auth/server']] as const) {
+    for (const [method, path] of [
+      ['GET', '/players/me'],
+      ['GET', '/flags'],
+      ['POST', '/auth/server'],
+    ] as const) {
       const reply = await call(h.base, method, path, { token: alphaKey, body: method === 'POST' ? { subject: 'x' } : undefined });
       expectError(reply, 403, 'forbidden');
     }
@@ -138,7 +142,12 @@ describe('activate, check, release', () => {
     expect(checked.status).toBe(200);
     expect(checked.body.seat.machineId).toBe('m-check');
     expect(checked.body.expiresIn).toBe(LICENCE_TOKEN_SECONDS);
-    const never = expectError(await call(h.base, 'POST', '/licence/check', { token: alphaKey, body: { machineId: 'm-never' } }), 404, 'not-found', 'body.machineId');
+    const never = expectError(
+      await call(h.base, 'POST', '/licence/check', { token: alphaKey, body: { machineId: 'm-never' } }),
+      404,
+      'not-found',
+      'body.machineId',
+    );
     expect(never.message).toBe('The machine "m-never" holds no seat of this licence; activate it first.');
     await call(h.base, 'POST', '/licence/release', { token: alphaKey, body: { machineId: 'm-check' } });
   });
@@ -178,7 +187,9 @@ describe('activate, check, release', () => {
   });
 
   test('racing activations of one machine are one seat', async () => {
-    const replies = await Promise.all(Array.from({ length: 8 }, () => call(h.base, 'POST', '/licence/activate', { token: betaKey, body: betaActivation('b-racer') })));
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, () => call(h.base, 'POST', '/licence/activate', { token: betaKey, body: betaActivation('b-racer') })),
+    );
     expect(replies.map((r) => r.status)).toEqual(Array(8).fill(200));
     expect(replies.every((r) => r.body.seats.used === 1)).toBe(true);
     await call(h.base, 'POST', '/licence/release', { token: betaKey, body: { machineId: 'b-racer' } });
@@ -188,9 +199,23 @@ describe('activate, check, release', () => {
     expectError(await call(h.base, 'POST', '/licence/activate', { token: alphaKey, body: { machineId: 'm' } }), 400, 'invalid-request', 'body.product');
     expectError(await call(h.base, 'POST', '/licence/activate', { token: alphaKey, body: { ...activation('m'), extra: 1 } }), 400, 'invalid-request');
     expectError(await call(h.base, 'POST', '/licence/activate', { token: alphaKey, body: activation('has space') }), 400, 'invalid-request', 'body.machineId');
-    expectError(await call(h.base, 'POST', '/licence/check', { token: alphaKey, body: { machineId: 'x'.repeat(129) } }), 400, 'invalid-request', 'body.machineId');
+    expectError(
+      await call(h.base, 'POST', '/licence/check', { token: alphaKey, body: { machineId: 'x'.repeat(129) } }),
+      400,
+      'invalid-request',
+      'body.machineId',
+    );
     expectError(await call(h.base, 'POST', '/licence/release', { token: alphaKey, body: {} }), 400, 'invalid-request', 'body.machineId');
-    expectError(await call(h.base, 'POST', '/licence/check', { token: alphaKey, body: { machineId: 'm' }, headers: { 'Content-Length': String(16 * 1024 + 1) }, rawBody: 'x'.repeat(16 * 1024 + 1) }), 413, 'payload-too-large');
+    expectError(
+      await call(h.base, 'POST', '/licence/check', {
+        token: alphaKey,
+        body: { machineId: 'm' },
+        headers: { 'Content-Length': String(16 * 1024 + 1) },
+        rawBody: 'x'.repeat(16 * 1024 + 1),
+      }),
+      413,
+      'payload-too-large',
+    );
     const organisation = await organisationNamed(h.db, NAMESPACE, 'alpha');
     expect(await h.db('licence_seats').where({ project_id: organisation!.id, machine_id: 'm' }).first()).toBeUndefined();
   });
@@ -213,7 +238,13 @@ describe('licence tokens', () => {
     const { payload, protectedHeader } = await jwtVerify(reply.body.token, await jwks(), { audience: ALPHA_PLUGIN.audience, algorithms: ['EdDSA'] });
     expect(protectedHeader).toMatchObject({ alg: 'EdDSA', kid: expect.any(String), typ: 'licence+jwt' });
     // One audience, the organisation's own: not an array that also holds a deployment-wide one.
-    expect(payload).toMatchObject({ aud: `hearth-licence:${NAMESPACE}/alpha`, sub: 'm-token', org: `${NAMESPACE}/alpha`, product: 'hearth-unreal', type: 'licence' });
+    expect(payload).toMatchObject({
+      aud: `hearth-licence:${NAMESPACE}/alpha`,
+      sub: 'm-token',
+      org: `${NAMESPACE}/alpha`,
+      product: 'hearth-unreal',
+      type: 'licence',
+    });
     expect(licenceAudienceOf({ namespace: NAMESPACE, name: 'alpha' })).toBe(payload.aud);
     // The check docs/licence.md gives a plugin passes for alpha's own token.
     expect(await verifyAsPlugin(reply.body.token, await jwks(), ALPHA_PLUGIN, 'm-token')).toMatchObject({ sub: 'm-token' });
@@ -238,10 +269,14 @@ describe('licence tokens', () => {
     const rotated = await rotateSigningKey(h.db, h.masterKey, LICENCE_SIGNING_KEYS);
     await h.core.bus.announce({ kind: 'signing-keys' });
     let set: { keys: { kid: string }[] } = { keys: [] };
-    await eventually(async () => {
-      set = (await call(h.base, 'GET', '/licence/jwks.json')).body;
-      return set.keys[0]?.kid === rotated.kid;
-    }, 2500, 50);
+    await eventually(
+      async () => {
+        set = (await call(h.base, 'GET', '/licence/jwks.json')).body;
+        return set.keys[0]?.kid === rotated.kid;
+      },
+      2500,
+      50,
+    );
     expect(set.keys.map((k) => k.kid)).toEqual([rotated.kid, ...rotated.retired]);
     const after = await call(h.base, 'POST', '/licence/check', { token: alphaKey, body: { machineId: 'm-rotate' } });
     const keySet = createLocalJWKSet(set as never);
@@ -265,7 +300,12 @@ describe('a licence token is worth nothing to another organisation', () => {
   }
 
   test("the reproduction: beta's key naming alpha's product and a victim's machine is refused, and takes no seat", async () => {
-    const refused = expectError(await call(h.base, 'POST', '/licence/activate', { token: betaKey, body: activation(VICTIM, ALPHA_PRODUCT) }), 403, 'forbidden', 'body.product');
+    const refused = expectError(
+      await call(h.base, 'POST', '/licence/activate', { token: betaKey, body: activation(VICTIM, ALPHA_PRODUCT) }),
+      403,
+      'forbidden',
+      'body.product',
+    );
     expect(refused.message).toContain(`"${ALPHA_PRODUCT}"`);
     expect(await seatsOf('beta', VICTIM)).toEqual([]);
     expect(await seatsOf('alpha', VICTIM)).toEqual([]);
@@ -301,7 +341,12 @@ describe('a licence token is worth nothing to another organisation', () => {
   test("alpha's own token passes alpha's plugin check, and only on the machine it names", async () => {
     const reply = await call(h.base, 'POST', '/licence/activate', { token: alphaKey, body: activation(VICTIM) });
     const keys = await jwks();
-    expect(await verifyAsPlugin(reply.body.token, keys, ALPHA_PLUGIN, VICTIM)).toMatchObject({ aud: ALPHA_PLUGIN.audience, sub: VICTIM, product: ALPHA_PRODUCT, type: 'licence' });
+    expect(await verifyAsPlugin(reply.body.token, keys, ALPHA_PLUGIN, VICTIM)).toMatchObject({
+      aud: ALPHA_PLUGIN.audience,
+      sub: VICTIM,
+      product: ALPHA_PRODUCT,
+      type: 'licence',
+    });
     await expect(verifyAsPlugin(reply.body.token, keys, ALPHA_PLUGIN, 'another-machine')).rejects.toThrow(/"sub"/);
     await call(h.base, 'POST', '/licence/release', { token: alphaKey, body: { machineId: VICTIM } });
   });
@@ -311,8 +356,18 @@ describe('the products a licence key covers', () => {
   test('a product the key does not cover is forbidden naming body.product; the seat held keeps its product', async () => {
     const first = await call(h.base, 'POST', '/licence/activate', { token: alphaKey, body: activation('m-product') });
     expect(first.status).toBe(200);
-    expectError(await call(h.base, 'POST', '/licence/activate', { token: alphaKey, body: activation('m-product', 'not-covered') }), 403, 'forbidden', 'body.product');
-    expectError(await call(h.base, 'POST', '/licence/activate', { token: alphaKey, body: activation('m-other', 'not-covered') }), 403, 'forbidden', 'body.product');
+    expectError(
+      await call(h.base, 'POST', '/licence/activate', { token: alphaKey, body: activation('m-product', 'not-covered') }),
+      403,
+      'forbidden',
+      'body.product',
+    );
+    expectError(
+      await call(h.base, 'POST', '/licence/activate', { token: alphaKey, body: activation('m-other', 'not-covered') }),
+      403,
+      'forbidden',
+      'body.product',
+    );
     const checked = await call(h.base, 'POST', '/licence/check', { token: alphaKey, body: { machineId: 'm-product' } });
     expect(checked.body.seat.product).toBe(ALPHA_PRODUCT);
     expect(checked.body.seats).toEqual(first.body.seats);

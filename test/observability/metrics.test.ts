@@ -29,7 +29,14 @@ beforeAll(async () => {
       serverKey('tiny-live-key', 'tiny-live'),
       currency('gold', { environment: env, name: 'gold', scope: 'account', kind: 'balance' }),
       currency('energy', { environment: env, name: 'energy', scope: 'account', kind: 'consumed', max: 500 }),
-      itemType('potion', { environment: env, name: 'potion', category: 'misc', ownership: 'counted', purchasable: true, prices: [{ currencyKey: 'gold', amount: 10 }] }),
+      itemType('potion', {
+        environment: env,
+        name: 'potion',
+        category: 'misc',
+        ownership: 'counted',
+        purchasable: true,
+        prices: [{ currencyKey: 'gold', amount: 10 }],
+      }),
     ],
   });
   key = h.serverKeys['alpha-live-key'];
@@ -68,7 +75,9 @@ test('RED per route template: requests, refusals by error code, and the duration
   );
   expect(moved).toEqual({ ok: 2, unauthorized: 1, refusal: 1, timed: 2, slowest: 2 });
   const buckets = (await apiMetrics()).filter((s) => s.name === 'hearth_http_request_duration_seconds_bucket' && s.labels.route === '/players/:playerId');
-  expect(new Set(buckets.map((b) => b.labels.le))).toEqual(new Set(['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '+Inf']));
+  expect(new Set(buckets.map((b) => b.labels.le))).toEqual(
+    new Set(['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '+Inf']),
+  );
 });
 
 test('credential outcomes: accepted by kind, refused by reason', async () => {

@@ -27,7 +27,13 @@ jest.setTimeout(60_000);
 
 beforeAll(async () => {
   h = await startHarness({
-    manifests: [...standardManifests(), plan('tiny', { requestsPerMinutePerCredential: 2 }), project('tiny', { plan: 'tiny' }), environment('tiny-live', 'tiny'), serverKey('tiny-live-key', 'tiny-live')],
+    manifests: [
+      ...standardManifests(),
+      plan('tiny', { requestsPerMinutePerCredential: 2 }),
+      project('tiny', { plan: 'tiny' }),
+      environment('tiny-live', 'tiny'),
+      serverKey('tiny-live-key', 'tiny-live'),
+    ],
   });
   rt = await startRealtime(h, { tickMs: 100 });
   worker = await startMetricsServer(new CrashWorkerMetrics(h.db, false).registry, 0, '127.0.0.1');

@@ -105,12 +105,20 @@ export async function startPrometheus(targets: ScrapeTarget[], interval = '1s'):
     metrics_path: new URL(t.url).pathname,
     static_configs: [{ targets: [new URL(t.url).host], labels: t.labels }],
   }));
-  fs.writeFileSync(path.join(dir, 'prometheus.yml'), JSON.stringify({ global: { scrape_interval: interval, evaluation_interval: interval }, scrape_configs: scrapeConfigs }));
+  fs.writeFileSync(
+    path.join(dir, 'prometheus.yml'),
+    JSON.stringify({ global: { scrape_interval: interval, evaluation_interval: interval }, scrape_configs: scrapeConfigs }),
+  );
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child: ChildProcess = spawn(
     binary,
-    [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    [
+      `--config.file=${path.join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${path.join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
@@ -125,7 +133,10 @@ export async function startPrometheus(targets: ScrapeTarget[], interval = '1s'):
   const deadline = Date.now() + 20_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`prometheus exited ${child.exitCode}: ${stderr}`);
-    const ready = await fetch(`${url}/-/ready`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${url}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > deadline) {
       await stop();

@@ -22,31 +22,40 @@ async function exposition(contentType: string, fill: (registry: client.Registry)
   return registry.metrics();
 }
 
-test.each([client.Registry.PROMETHEUS_CONTENT_TYPE, client.Registry.OPENMETRICS_CONTENT_TYPE])('a series counter and histogram expose what prom-client\'s own do (%s)', async (contentType) => {
-  const ours = await exposition(contentType, (registry) => {
-    const counter = new SeriesCounter('probe_requests_total', 'Requests', ['route', 'status']);
-    const histogram = new SeriesHistogram('probe_duration_seconds', 'Duration', ['route', 'status'], BUCKETS);
-    registry.registerMetric(counter as never);
-    registry.registerMetric(histogram as never);
-    for (const [route, status, seconds] of OBSERVED) {
-      counter.series(route, status).inc();
-      histogram.series(route, status).observe(seconds);
-    }
-    counter.series('/b', '200').inc(4);
-  });
-  const theirs = await exposition(contentType, (registry) => {
-    const counter = new client.Counter({ name: 'probe_requests_total', help: 'Requests', labelNames: ['route', 'status'], registers: [registry] });
-    const histogram = new client.Histogram({ name: 'probe_duration_seconds', help: 'Duration', labelNames: ['route', 'status'], buckets: BUCKETS, registers: [registry] });
-    for (const [route, status, seconds] of OBSERVED) {
-      counter.inc({ route, status });
-      histogram.observe({ route, status }, seconds);
-    }
-    counter.inc({ route: '/b', status: '200' }, 4);
-  });
-  expect(ours).toBe(theirs);
-  expect(ours).toContain('probe_duration_seconds_bucket{le="0.001",route="/a",status="200"} 2');
-  expect(ours).toContain('probe_duration_seconds_bucket{le="+Inf",route="/a",status="500"} 1');
-});
+test.each([client.Registry.PROMETHEUS_CONTENT_TYPE, client.Registry.OPENMETRICS_CONTENT_TYPE])(
+  "a series counter and histogram expose what prom-client's own do (%s)",
+  async (contentType) => {
+    const ours = await exposition(contentType, (registry) => {
+      const counter = new SeriesCounter('probe_requests_total', 'Requests', ['route', 'status']);
+      const histogram = new SeriesHistogram('probe_duration_seconds', 'Duration', ['route', 'status'], BUCKETS);
+      registry.registerMetric(counter as never);
+      registry.registerMetric(histogram as never);
+      for (const [route, status, seconds] of OBSERVED) {
+        counter.series(route, status).inc();
+        histogram.series(route, status).observe(seconds);
+      }
+      counter.series('/b', '200').inc(4);
+    });
+    const theirs = await exposition(contentType, (registry) => {
+      const counter = new client.Counter({ name: 'probe_requests_total', help: 'Requests', labelNames: ['route', 'status'], registers: [registry] });
+      const histogram = new client.Histogram({
+        name: 'probe_duration_seconds',
+        help: 'Duration',
+        labelNames: ['route', 'status'],
+        buckets: BUCKETS,
+        registers: [registry],
+      });
+      for (const [route, status, seconds] of OBSERVED) {
+        counter.inc({ route, status });
+        histogram.observe({ route, status }, seconds);
+      }
+      counter.inc({ route: '/b', status: '200' }, 4);
+    });
+    expect(ours).toBe(theirs);
+    expect(ours).toContain('probe_duration_seconds_bucket{le="0.001",route="/a",status="200"} 2');
+    expect(ours).toContain('probe_duration_seconds_bucket{le="+Inf",route="/a",status="500"} 1');
+  },
+);
 
 test('a series is kept by its label values; the label count is checked; reset empties', () => {
   const counter = new SeriesCounter('probe_total', 'Probe', ['kind']);

@@ -17,7 +17,13 @@ async function main(): Promise<void> {
   const h = await startHarness({
     manifests: [
       ...standardManifests(),
-      gameConfig('alpha-live-config', { environment: ENVIRONMENT, flags: [{ name: 'new_shop', enabled: true }, { name: 'winter_event', enabled: false }] }),
+      gameConfig('alpha-live-config', {
+        environment: ENVIRONMENT,
+        flags: [
+          { name: 'new_shop', enabled: true },
+          { name: 'winter_event', enabled: false },
+        ],
+      }),
       currency(CURRENCY_KEY, { environment: ENVIRONMENT, name: 'gems', scope: 'account', kind: 'balance', max: 10_000_000_000 }),
     ],
   });

@@ -28,9 +28,15 @@ const DEPRECATION = 'hearth.gg/v1alpha1 is deprecated: use hearth.gg/v1beta1 (do
 /** What the chart ships: v1alpha1 alone. */
 const SHIPPED: CrdVersion[] = [{ name: ALPHA, served: true, storage: true }];
 /** The plan's first step: v1beta1 served beside, objects still stored as v1alpha1. */
-const BETA_SERVED: CrdVersion[] = [{ name: ALPHA, served: true, storage: true }, { name: BETA, served: true, storage: false }];
+const BETA_SERVED: CrdVersion[] = [
+  { name: ALPHA, served: true, storage: true },
+  { name: BETA, served: true, storage: false },
+];
 /** The plan's second step (the upgrade under test): v1beta1 stored, v1alpha1 still served, deprecated. */
-const BETA_STORED: CrdVersion[] = [{ name: ALPHA, served: true, storage: false, deprecationWarning: DEPRECATION }, { name: BETA, served: true, storage: true }];
+const BETA_STORED: CrdVersion[] = [
+  { name: ALPHA, served: true, storage: false, deprecationWarning: DEPRECATION },
+  { name: BETA, served: true, storage: true },
+];
 
 let kube: Kube;
 
@@ -39,7 +45,16 @@ function kubectlOut(args: string[], input?: string): Promise<{ stdout: string; s
   return new Promise((resolve, reject) => {
     const child = execFile(kubeToolPath('kubectl'), ['--kubeconfig', kube.kubeconfig, ...args], { timeout: 30_000 }, (err, stdout, stderr) =>
       // A refused apply repeats the whole CRD in its message: each line cut short, the reason is at the end of it.
-      err ? reject(new Error((stderr || err.message).split('\n').map((l) => (l.length > 600 ? `${l.slice(0, 200)} … ${l.slice(-400)}` : l)).join('\n'))) : resolve({ stdout, stderr }),
+      err
+        ? reject(
+            new Error(
+              (stderr || err.message)
+                .split('\n')
+                .map((l) => (l.length > 600 ? `${l.slice(0, 200)} … ${l.slice(-400)}` : l))
+                .join('\n'),
+            ),
+          )
+        : resolve({ stdout, stderr }),
     );
     if (input !== undefined) child.stdin!.end(input);
   });
@@ -59,7 +74,12 @@ const OBJECTS = [
     category: 'news',
     status: 'published',
     cover: null,
-    content: { blocks: [{ type: 'heading', level: 2, text: 'Hi' }, { type: 'list', ordered: false, items: ['a'] }] },
+    content: {
+      blocks: [
+        { type: 'heading', level: 2, text: 'Hi' },
+        { type: 'list', ordered: false, items: ['a'] },
+      ],
+    },
   }),
 ];
 type Doc = (typeof OBJECTS)[number];
@@ -96,10 +116,17 @@ const storedVersions = async (kind: keyof typeof MANIFEST_KINDS): Promise<string
 async function awaitServed(version: string): Promise<void> {
   await kubectl(['wait', '--for=condition=Established', 'crd', '-l', 'app.kubernetes.io/part-of=hearth', '--timeout=30s']);
   const plurals = Object.values(MANIFEST_KINDS).map((k) => k.crd.plural);
-  await eventually(async () => {
-    const listed = await kubectl(['get', '--raw', `/apis/${GROUP}/${version}`]).then((out) => JSON.parse(out).resources.map((r: { name: string }) => r.name), () => []);
-    return plurals.every((p) => listed.includes(p));
-  }, 30_000, 100);
+  await eventually(
+    async () => {
+      const listed = await kubectl(['get', '--raw', `/apis/${GROUP}/${version}`]).then(
+        (out) => JSON.parse(out).resources.map((r: { name: string }) => r.name),
+        () => [],
+      );
+      return plurals.every((p) => listed.includes(p));
+    },
+    30_000,
+    100,
+  );
 }
 
 const before = new Map<string, any>();
@@ -111,7 +138,12 @@ beforeAll(async () => {
   await kubectl(['create', 'namespace', m.NAMESPACE]);
   await kubectl(['apply', '-f', '-'], OBJECTS.map((d) => stringify(d)).join('---\n'));
   // A status as the operator writes it: it must survive too.
-  const status = { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled', message: 'in the database', lastTransitionTime: '2026-12-01T00:00:00Z', observedGeneration: 1 }] };
+  const status = {
+    observedGeneration: 1,
+    conditions: [
+      { type: 'Ready', status: 'True', reason: 'Reconciled', message: 'in the database', lastTransitionTime: '2026-12-01T00:00:00Z', observedGeneration: 1 },
+    ],
+  };
   for (const doc of OBJECTS) {
     await kubectl(['patch', ...named(doc, ALPHA), '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
     before.set(doc.metadata.name, await read(doc, ALPHA));
@@ -151,7 +183,10 @@ test('every object reads the same as v1alpha1 and as v1beta1 (only apiVersion di
 });
 
 test('an object written as v1beta1 is stored as v1beta1 and reads back as v1alpha1 (what the previous operator reads)', async () => {
-  const silver = { ...m.currency('versions-silver', { environment: 'versions-live', name: 'Silver', scope: 'account', kind: 'balance' }), apiVersion: `${GROUP}/${BETA}` };
+  const silver = {
+    ...m.currency('versions-silver', { environment: 'versions-live', name: 'Silver', scope: 'account', kind: 'balance' }),
+    apiVersion: `${GROUP}/${BETA}`,
+  };
   await kubectl(['apply', '-f', '-'], stringify(silver));
   expect(await storedAs(silver as Doc)).toBe(`${GROUP}/${BETA}`);
   const [alpha, beta] = [await read(silver as Doc, ALPHA), await read(silver as Doc, BETA)];
@@ -190,7 +225,9 @@ test("docs/kubernetes.md's migration re-writes every object as v1beta1, unchange
 });
 
 test('a rollback to CRDs without v1beta1 is refused once objects are stored in it; one to v1beta1 served but not stored is taken', async () => {
-  await expect(applyCrds(SHIPPED)).rejects.toThrow(/status.storedVersions\[0\]: Invalid value: "v1beta1": missing from spec.versions; v1beta1 was previously a storage version/);
+  await expect(applyCrds(SHIPPED)).rejects.toThrow(
+    /status.storedVersions\[0\]: Invalid value: "v1beta1": missing from spec.versions; v1beta1 was previously a storage version/,
+  );
   const crd = JSON.parse(await kubectl(['get', 'crd', crdName('GameEnvironment'), '-o', 'json']));
   expect(crd.spec.versions.map((v: CrdVersion) => v.name)).toEqual([ALPHA, BETA]);
 

@@ -41,11 +41,20 @@ it('defines every kind, each Established', async () => {
 
 it('accepts the example documents hearth dev applies', async () => {
   const dir = path.join(__dirname, '..', '..', 'examples', 'dev');
-  const text = fs.readdirSync(dir).sort().map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n---\n');
+  const text = fs
+    .readdirSync(dir)
+    .sort()
+    .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+    .join('\n---\n');
   const namespaces = [...new Set([...text.matchAll(/namespace: ([a-z0-9-]+)/g)].map((x) => x[1]))];
   for (const ns of namespaces) await kubectl(['create', 'namespace', ns]);
   const out = await kubectl(['apply', '-f', '-'], text);
-  expect(out.split('\n').filter(Boolean).every((line) => line.endsWith(' created'))).toBe(true);
+  expect(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .every((line) => line.endsWith(' created')),
+  ).toBe(true);
 });
 
 it('accepts a document of every kind, and lists them all under `kubectl get hearth`', async () => {
@@ -65,7 +74,12 @@ it('accepts a document of every kind, and lists them all under `kubectl get hear
       category: 'crd-news',
       status: 'published',
       cover: null,
-      content: { blocks: [{ type: 'heading', level: 2, text: 'Hi' }, { type: 'list', ordered: false, items: ['a'] }] },
+      content: {
+        blocks: [
+          { type: 'heading', level: 2, text: 'Hi' },
+          { type: 'list', ordered: false, items: ['a'] },
+        ],
+      },
     }),
     m.realm('crd-season', { environment: 'crd-live', number: 1, name: 'Season 1', startAt: '2026-01-01T00:00:00Z', endAt: '2026-04-01T00:00:00Z' }),
     m.currency('crd-gold', { environment: 'crd-live', name: 'Gold', scope: 'account', kind: 'balance', max: 1000000 }),
@@ -79,18 +93,44 @@ it('accepts a document of every kind, and lists them all under `kubectl get hear
       contents: { grants: [{ itemTypeKey: 'potion', quantity: 2 }], picks: [{ count: 1, from: [{ itemTypeKey: 'sword', weight: 3 }] }] },
       requires: ['chapter.1'],
     }),
-    m.cardType('crd-archer', { environment: 'crd-live', slug: 'archer', name: 'Archer', perDeckLimit: 3, purchasable: true, prices: [{ currencyKey: 'gold', amount: 50 }] }),
+    m.cardType('crd-archer', {
+      environment: 'crd-live',
+      slug: 'archer',
+      name: 'Archer',
+      perDeckLimit: 3,
+      purchasable: true,
+      prices: [{ currencyKey: 'gold', amount: 50 }],
+    }),
     m.cardTemplate('crd-foil', { environment: 'crd-live', name: 'Foil', data: { finish: 'foil' } }),
     m.skillTree('crd-tree', {
       environment: 'crd-live',
       name: 'Combat',
       nodes: [
         { key: 'slash', name: 'Slash', prices: [{ currencyKey: 'gold', amount: 10 }] },
-        { key: 'cleave', name: 'Cleave', parents: ['slash'], priceRule: 'any', prices: [{ currencyKey: 'gold', amount: 5 }, { currencyKey: 'gems', amount: 1 }] },
+        {
+          key: 'cleave',
+          name: 'Cleave',
+          parents: ['slash'],
+          priceRule: 'any',
+          prices: [
+            { currencyKey: 'gold', amount: 5 },
+            { currencyKey: 'gems', amount: 1 },
+          ],
+        },
       ],
     }),
     dashboardMember('crd-member', { project: 'crd-project', subject: 'someone', environments: [{ environment: 'crd-live', permissions: ['open_dashboard'] }] }),
-    product('crd-product', { environment: 'crd-live', sku: 'crd-product', name: 'Gold pack', storeItemId: 1, entitlement: 'gold-pack', prices: [{ currency: 'USD', amount: 199 }, { currency: 'EUR', amount: 179 }] }),
+    product('crd-product', {
+      environment: 'crd-live',
+      sku: 'crd-product',
+      name: 'Gold pack',
+      storeItemId: 1,
+      entitlement: 'gold-pack',
+      prices: [
+        { currency: 'USD', amount: 199 },
+        { currency: 'EUR', amount: 179 },
+      ],
+    }),
   ];
   await apply(docs);
   const listed = await kubectl(['get', 'hearth', '-A', '-o', 'name']);
@@ -107,7 +147,11 @@ describe('the API server refuses what the schemas refuse', () => {
     ['a value outside an enum', m.project('bad-review', { review: 'maybe' as never }), /spec.review.*Unsupported value: "maybe"/],
     ['a name against its pattern', m.environment('bad-env', 'Not_A_Name'), /spec.project/],
     ['a missing required field', { ...m.serverKey('bad-key', 'x'), spec: {} }, /spec.environment: Required value/],
-    ['an unknown field', { ...m.tour('bad-tour', { environment: 'e', name: 'n' }), spec: { environment: 'e', name: 'n', colour: 'red' } }, /unknown field "spec.colour"/],
+    [
+      'an unknown field',
+      { ...m.tour('bad-tour', { environment: 'e', name: 'n' }), spec: { environment: 'e', name: 'n', colour: 'red' } },
+      /unknown field "spec.colour"/,
+    ],
     [
       'a blog block of an unknown type',
       m.blogPost('bad-post', { environment: 'e', title: 't', category: 'c', status: 'draft', content: { blocks: [{ type: 'video', text: 'x' }] } }),
@@ -136,7 +180,16 @@ describe('the API server refuses what the schemas refuse', () => {
     ],
     [
       'an item type naming a currency twice',
-      m.itemType('bad-prices', { environment: 'e', name: 'Thing', category: 'weapon', ownership: 'counted', prices: [{ currencyKey: 'g', amount: 1 }, { currencyKey: 'g', amount: 2 }] }),
+      m.itemType('bad-prices', {
+        environment: 'e',
+        name: 'Thing',
+        category: 'weapon',
+        ownership: 'counted',
+        prices: [
+          { currencyKey: 'g', amount: 1 },
+          { currencyKey: 'g', amount: 2 },
+        ],
+      }),
       /spec.prices: Invalid value: "array": must name each currency once/,
     ],
     [
@@ -151,7 +204,14 @@ describe('the API server refuses what the schemas refuse', () => {
     ],
     [
       'a skill tree with two nodes of one key',
-      m.skillTree('bad-tree-keys', { environment: 'e', name: 'Tree', nodes: [{ key: 'a', name: 'A' }, { key: 'a', name: 'B' }] }),
+      m.skillTree('bad-tree-keys', {
+        environment: 'e',
+        name: 'Tree',
+        nodes: [
+          { key: 'a', name: 'A' },
+          { key: 'a', name: 'B' },
+        ],
+      }),
       /spec.nodes: Invalid value: "object": must give each node a key of its own/,
     ],
     [
@@ -168,14 +228,17 @@ describe('the API server refuses what the schemas refuse', () => {
 
 describe('identity fields are immutable on the API server (CEL transition rules)', () => {
   const live = (appKey: string) => m.environment('crd-ident', 'crd-project', appKey);
-  const gold = (spec: Record<string, unknown> = {}) => m.currency('crd-ident-gold', { environment: 'crd-live', name: 'Gold', scope: 'account', kind: 'balance', ...spec });
+  const gold = (spec: Record<string, unknown> = {}) =>
+    m.currency('crd-ident-gold', { environment: 'crd-live', name: 'Gold', scope: 'account', kind: 'balance', ...spec });
   beforeAll(() => apply([live('crd-ident-app'), gold()]));
 
   it("refuses a patch of a GameEnvironment's appKey or project, and keeps what it had", async () => {
     await expect(kubectl(['patch', 'genv', 'crd-ident', '-n', m.NAMESPACE, '--type=merge', '-p', '{"spec":{"appKey":"stolen"}}'])).rejects.toThrow(
       /spec.appKey: Invalid value: "object": is immutable: it names an identity; delete the resource and create it again/,
     );
-    await expect(apply([{ ...live('crd-ident-app'), spec: { project: 'other', appKey: 'crd-ident-app' } }])).rejects.toThrow(/spec.project: Invalid value: "object": is immutable/);
+    await expect(apply([{ ...live('crd-ident-app'), spec: { project: 'other', appKey: 'crd-ident-app' } }])).rejects.toThrow(
+      /spec.project: Invalid value: "object": is immutable/,
+    );
     const obj = JSON.parse(await kubectl(['get', 'genv', 'crd-ident', '-n', m.NAMESPACE, '-o', 'json']));
     expect(obj.spec).toEqual({ project: 'crd-project', appKey: 'crd-ident-app' });
     expect(obj.metadata.generation).toBe(1);

@@ -29,7 +29,8 @@ afterAll(async () => {
   await world?.stop();
 });
 
-const stored = async (name: string) => (await h.db('projects').where({ namespace: NAMESPACE, name }).first('dashboard_client_secret'))?.dashboard_client_secret as string | null | undefined;
+const stored = async (name: string) =>
+  (await h.db('projects').where({ namespace: NAMESPACE, name }).first('dashboard_client_secret'))?.dashboard_client_secret as string | null | undefined;
 
 test('the client secret a Project names is stored sealed to the API, follows the Secret, and a missing one is Ready=False', async () => {
   const secretValue = 'operator-carried-secret-value';

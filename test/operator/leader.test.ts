@@ -33,10 +33,14 @@ const lease = () => getJson(kube, ['lease', 'hearth-operator', '-n', 'default'])
 
 /** Which of `ops` report leading, sampled until exactly one does. */
 async function theLeader(ops: OperatorProcess[], withinMs: number): Promise<OperatorProcess> {
-  return waitUntil('exactly one leader', async () => {
-    const leading = (await Promise.all(ops.map(isLeader))).map((l, i) => (l ? ops[i] : null)).filter(Boolean);
-    return leading.length === 1 ? leading[0]! : undefined;
-  }, withinMs);
+  return waitUntil(
+    'exactly one leader',
+    async () => {
+      const leading = (await Promise.all(ops.map(isLeader))).map((l, i) => (l ? ops[i] : null)).filter(Boolean);
+      return leading.length === 1 ? leading[0]! : undefined;
+    },
+    withinMs,
+  );
 }
 
 test('one of two replicas leads; killed, the other takes over; stopped cleanly, it hands the Lease over at once', async () => {
@@ -74,7 +78,8 @@ test('one of two replicas leads; killed, the other takes over; stopped cleanly, 
   const releasedAt = Date.now();
   // Released by its holder as it stopped: no holder, a one-second lease, so no standby waits out the 4 s.
   const released = (await lease()).spec;
-  if (released.holderIdentity) expect(released.holderIdentity).not.toBe(after.holderIdentity); // the third already took it
+  if (released.holderIdentity)
+    expect(released.holderIdentity).not.toBe(after.holderIdentity); // the third already took it
   else expect(released.leaseDurationSeconds).toBe(1);
   expect(second.log()).toMatch(/released the lease/);
   await waitUntil('the third replica leads', async () => ((await isLeader(third)) ? true : undefined), 10_000, 100);

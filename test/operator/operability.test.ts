@@ -46,15 +46,24 @@ async function eventsOf(name: string, namespace = NAMESPACE): Promise<Event[]> {
 describe('a folder applied at once', () => {
   test('the examples every kind names: all Ready, not one Warning Event on the way', async () => {
     const dir = path.join(__dirname, '..', '..', 'examples', 'dev');
-    const text = fs.readdirSync(dir).sort().map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n---\n');
+    const text = fs
+      .readdirSync(dir)
+      .sort()
+      .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+      .join('\n---\n');
     const namespaces = [...new Set([...text.matchAll(/namespace: ([a-z0-9-]+)/g)].map((x) => x[1]))];
     for (const namespace of namespaces) await kubectl(kube, ['create', 'namespace', namespace]);
     // One kubectl apply of the whole folder: every kind's controller gets its objects at once, in no order.
     await kubectl(kube, ['apply', '-f', '-'], text);
-    const all = await waitUntil('every example Ready', async () => {
-      const items = (await getJson(kube, ['hearth', '-A'])).items as any[];
-      return items.length > 0 && items.every((o) => readyOf(o)?.status === 'True') ? items : undefined;
-    }, 60_000, 500);
+    const all = await waitUntil(
+      'every example Ready',
+      async () => {
+        const items = (await getJson(kube, ['hearth', '-A'])).items as any[];
+        return items.length > 0 && items.every((o) => readyOf(o)?.status === 'True') ? items : undefined;
+      },
+      60_000,
+      500,
+    );
     expect(all.length).toBeGreaterThanOrEqual(14);
     const warnings = (await Promise.all([...namespaces, 'default'].map(eventsIn))).flat().filter((e) => e.type === 'Warning');
     expect(warnings).toEqual([]);
@@ -72,7 +81,12 @@ describe('the objects naming a changed object follow it within seconds', () => {
       currency('ops-gold', { environment: 'ops-live', name: 'Gold', scope: 'account', kind: 'balance' }),
       realm('ops-season', { environment: 'ops-live', number: 1, name: 'Season 1', startAt: '2026-01-01T00:00:00Z' }),
     ]);
-    for (const [kind, name] of [['serverkey', 'ops-key'], ['gameconfig', 'ops-config'], ['currency', 'ops-gold'], ['realm', 'ops-season']]) {
+    for (const [kind, name] of [
+      ['serverkey', 'ops-key'],
+      ['gameconfig', 'ops-config'],
+      ['currency', 'ops-gold'],
+      ['realm', 'ops-season'],
+    ]) {
       await waitReady(kube, ns(kind, name));
     }
   });
@@ -82,14 +96,22 @@ describe('the objects naming a changed object follow it within seconds', () => {
     const started = Date.now();
     const refused = await waitReady(kube, ns('project', 'ops'), 'False', 15_000);
     expect(Date.now() - started).toBeLessThan(15_000);
-    expect(readyOf(refused)).toMatchObject({ reason: 'PlanLimit', message: expect.stringContaining('spec.sessionSeats is 8, more than plan "ops-plan" allows (4)') });
+    expect(readyOf(refused)).toMatchObject({
+      reason: 'PlanLimit',
+      message: expect.stringContaining('spec.sessionSeats is 8, more than plan "ops-plan" allows (4)'),
+    });
     await kubectlApply(kube, [plan('ops-plan', { sessionSeats: 8 })]);
     await waitReady(kube, ns('project', 'ops'), 'True', 15_000);
   });
 
   test('an environment retired: its key, config, currency and realm turn Ready=False within seconds, saying it was retired', async () => {
     await kubectl(kube, ['delete', ...ns('gameenvironment', 'ops-live'), '--timeout=20s']);
-    for (const [kind, name] of [['serverkey', 'ops-key'], ['gameconfig', 'ops-config'], ['currency', 'ops-gold'], ['realm', 'ops-season']]) {
+    for (const [kind, name] of [
+      ['serverkey', 'ops-key'],
+      ['gameconfig', 'ops-config'],
+      ['currency', 'ops-gold'],
+      ['realm', 'ops-season'],
+    ]) {
       // Within the grace a missing reference is given (5 s) and a retry, far below the 300 s relist.
       const obj = await waitReady(kube, ns(kind, name), 'False', 20_000);
       expect(readyOf(obj)).toMatchObject({
@@ -99,7 +121,12 @@ describe('the objects naming a changed object follow it within seconds', () => {
     }
     // Back: they all follow again (and each says it recovered).
     await kubectlApply(kube, [environment('ops-live', 'ops')]);
-    for (const [kind, name] of [['serverkey', 'ops-key'], ['gameconfig', 'ops-config'], ['currency', 'ops-gold'], ['realm', 'ops-season']]) {
+    for (const [kind, name] of [
+      ['serverkey', 'ops-key'],
+      ['gameconfig', 'ops-config'],
+      ['currency', 'ops-gold'],
+      ['realm', 'ops-season'],
+    ]) {
       await waitReady(kube, ns(kind, name), 'True', 15_000);
     }
     const recovered = await waitUntil('a Recovered event', async () => (await eventsOf('ops-key')).find((e) => e.reason === 'Recovered'));
@@ -112,14 +139,20 @@ describe('who holds what, as the cluster shows it', () => {
     const env = await h.db('environments').where({ namespace: NAMESPACE, name: 'ops-live' }).first();
     await kubectlApply(kube, [gameConfig('ops-rival', { environment: 'ops-live', flags: [{ name: 'new_shop', enabled: true }] })]);
     const refused = await waitReady(kube, ns('gameconfig', 'ops-rival'), 'False');
-    expect(readyOf(refused)).toMatchObject({ reason: 'Refused', message: expect.stringContaining(`"new_shop" already belongs to GameConfig ${NAMESPACE}/ops-config`) });
+    expect(readyOf(refused)).toMatchObject({
+      reason: 'Refused',
+      message: expect.stringContaining(`"new_shop" already belongs to GameConfig ${NAMESPACE}/ops-config`),
+    });
     expect(await h.db('flags').where({ environment_id: env.id, name: 'new_shop' }).first()).toMatchObject({ enabled: false });
 
     await kubectl(kube, ['delete', ...ns('gameconfig', 'ops-config'), '--timeout=20s']);
     await waitReady(kube, ns('gameconfig', 'ops-rival'), 'True', 15_000);
     expect(await h.db('flags').where({ environment_id: env.id, name: 'new_shop' }).first()).toMatchObject({ enabled: true });
     const said = await waitUntil('a Recovered event', async () => (await eventsOf('ops-rival')).find((e) => e.reason === 'Recovered'));
-    expect(said).toMatchObject({ type: 'Normal', message: expect.stringContaining(`(Refused: spec.flags.0.name "new_shop" already belongs to GameConfig ${NAMESPACE}/ops-config`) });
+    expect(said).toMatchObject({
+      type: 'Normal',
+      message: expect.stringContaining(`(Refused: spec.flags.0.name "new_shop" already belongs to GameConfig ${NAMESPACE}/ops-config`),
+    });
   });
 
   test('a deleted Plan: blocked while a live project is on it; once deleted, a Project naming it is refused, not Ready on a ghost', async () => {
@@ -140,7 +173,11 @@ describe('who holds what, as the cluster shows it', () => {
     await kubectlApply(kube, [plan('ops-other'), project('ops', { plan: 'ops-other', sessionSeats: 8 })]);
     await waitUntil('the Plan is gone', async () => ((await getOrNull(kube, ['plan', 'ops-plan'])) === null ? true : undefined), 20_000);
     expect((await h.db('plans').where({ name: 'ops-plan' }).first()).retired_at).not.toBeNull();
-    await waitUntil('no Plan counted as terminating', async () => (/^hearth_operator_terminating_objects\{kind="Plan"\} 0$/m.test(await metricsOf(operator)) ? true : undefined), 5_000);
+    await waitUntil(
+      'no Plan counted as terminating',
+      async () => (/^hearth_operator_terminating_objects\{kind="Plan"\} 0$/m.test(await metricsOf(operator)) ? true : undefined),
+      5_000,
+    );
 
     await kubectlApply(kube, [project('ops-late', { plan: 'ops-plan' })]);
     const late = await waitReady(kube, ns('project', 'ops-late'), 'False', 20_000);
@@ -153,7 +190,10 @@ describe('who holds what, as the cluster shows it', () => {
 });
 
 test('one operator log line names its kind once', () => {
-  const lines = operator.log().split('\n').filter((l) => l.includes('"kind"'));
+  const lines = operator
+    .log()
+    .split('\n')
+    .filter((l) => l.includes('"kind"'));
   expect(lines.length).toBeGreaterThan(0);
   for (const line of lines) expect(line.match(/"kind":/g)).toHaveLength(1);
 });

@@ -89,11 +89,15 @@ export function readyOf(obj: any): ReadyCondition | undefined {
 
 /** Waits until the resource's Ready condition has `status` for its current generation; answers the object. */
 export function waitReady(kube: Kube, resource: string[], status: 'True' | 'False' = 'True', withinMs = 20_000): Promise<any> {
-  return waitUntil(`${resource.join(' ')} Ready=${status}`, async () => {
-    const obj = await getOrNull(kube, resource);
-    const ready = readyOf(obj);
-    return ready?.status === status && obj.status.observedGeneration === obj.metadata.generation ? obj : undefined;
-  }, withinMs);
+  return waitUntil(
+    `${resource.join(' ')} Ready=${status}`,
+    async () => {
+      const obj = await getOrNull(kube, resource);
+      const ready = readyOf(obj);
+      return ready?.status === status && obj.status.observedGeneration === obj.metadata.generation ? obj : undefined;
+    },
+    withinMs,
+  );
 }
 
 export interface OperatorProcess {
@@ -133,7 +137,9 @@ export async function startOperatorProcess(opts: {
     stdio: ['ignore', out, out],
   });
   fs.closeSync(out);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const log = () => fs.readFileSync(logFile, 'utf8');
   return {
     child,

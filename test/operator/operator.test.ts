@@ -10,17 +10,7 @@ import type { Harness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import type { Kube } from '../support/kube';
 import { NAMESPACE, cardType, environment, gameConfig, licenceKey, plan, project, serverKey, skillTree } from '../support/manifests';
-import {
-  type OperatorProcess,
-  getJson,
-  getOrNull,
-  kubectl,
-  kubectlApply,
-  metricsOf,
-  readyOf,
-  waitReady,
-  waitUntil,
-} from './operator-process';
+import { type OperatorProcess, getJson, getOrNull, kubectl, kubectlApply, metricsOf, readyOf, waitReady, waitUntil } from './operator-process';
 import { type OperatorWorld, startOperatorWorld } from './world';
 
 jest.setTimeout(90_000);
@@ -130,10 +120,15 @@ describe('an SRE creates a plan, project, environment, key and config with kubec
     expect(etag).toBeTruthy();
     await kubectlApply(kube, [gameConfig('op-config', { environment: 'op-live', flags: [{ name: 'new_shop', enabled: true }] })]);
     const tookMs = Date.now();
-    const after = await waitUntil('GET /flags shows the edit', async () => {
-      const reply = await call(h.base, 'GET', '/flags', { token: key, headers: { 'If-None-Match': etag! } });
-      return reply.status === 200 ? reply : undefined;
-    }, 10_000, 100);
+    const after = await waitUntil(
+      'GET /flags shows the edit',
+      async () => {
+        const reply = await call(h.base, 'GET', '/flags', { token: key, headers: { 'If-None-Match': etag! } });
+        return reply.status === 200 ? reply : undefined;
+      },
+      10_000,
+      100,
+    );
     expect(Date.now() - tookMs).toBeLessThan(10_000);
     expect(after.body.items).toEqual([{ name: 'new_shop', isEnabled: true }]);
     expect(after.headers.get('etag')).not.toBe(etag);
@@ -163,14 +158,27 @@ describe('refusals an SRE must see', () => {
 
   test('a SkillTree whose parents form a cycle (what CEL cannot see) is Ready=False (InvalidSpec) naming the field, and Ready once fixed', async () => {
     const tree = (nodes: unknown[]) => skillTree('op-tree', { environment: 'op-live', name: 'Tree', nodes });
-    await kubectlApply(kube, [tree([{ key: 'op.a', name: 'A', parents: ['op.b'] }, { key: 'op.b', name: 'B', parents: ['op.a'] }])]);
+    await kubectlApply(kube, [
+      tree([
+        { key: 'op.a', name: 'A', parents: ['op.b'] },
+        { key: 'op.b', name: 'B', parents: ['op.a'] },
+      ]),
+    ]);
     const obj = await waitReady(kube, ns('skilltree', 'op-tree'), 'False');
     expect(readyOf(obj)).toMatchObject({ status: 'False', reason: 'InvalidSpec', message: expect.stringContaining('spec.nodes.0.parents') });
     expect(readyOf(obj)!.message).toContain('cycle');
     expect(await h.db('skill_nodes').whereIn('key', ['op.a', 'op.b'])).toEqual([]);
-    await kubectlApply(kube, [tree([{ key: 'op.a', name: 'A' }, { key: 'op.b', name: 'B', parents: ['op.a'] }])]);
+    await kubectlApply(kube, [
+      tree([
+        { key: 'op.a', name: 'A' },
+        { key: 'op.b', name: 'B', parents: ['op.a'] },
+      ]),
+    ]);
     await waitReady(kube, ns('skilltree', 'op-tree'), 'True', 15_000);
-    expect((await h.db('skill_nodes').whereIn('key', ['op.a', 'op.b']).orderBy('key')).map((n) => [n.key, n.parents])).toEqual([['op.a', []], ['op.b', ['op.a']]]);
+    expect((await h.db('skill_nodes').whereIn('key', ['op.a', 'op.b']).orderBy('key')).map((n) => [n.key, n.parents])).toEqual([
+      ['op.a', []],
+      ['op.b', ['op.a']],
+    ]);
   });
 
   test("a key past the plan's limit is Ready=False (PlanLimit) with a Warning Event, and no key or Secret is made", async () => {
@@ -201,7 +209,11 @@ describe('refusals an SRE must see', () => {
   test('a Secret that cannot be written rolls the mint back: no key is live that nobody can read', async () => {
     // A Secret of the same name that is not the ServerKey's: the operator will not overwrite it.
     await kubectl(kube, ['create', 'secret', 'generic', 'op-blocked-server-key', '-n', NAMESPACE, '--from-literal=key=someone-elses']);
-    await kubectlApply(kube, [plan('op-roomy', { serverKeysPerEnvironment: 5 }), project('op-p2', { plan: 'op-roomy' }), environment('op-env2', 'op-p2', 'op-env2-app')]);
+    await kubectlApply(kube, [
+      plan('op-roomy', { serverKeysPerEnvironment: 5 }),
+      project('op-p2', { plan: 'op-roomy' }),
+      environment('op-env2', 'op-p2', 'op-env2-app'),
+    ]);
     await waitReady(kube, ns('gameenvironment', 'op-env2'));
     await kubectlApply(kube, [serverKey('op-blocked', 'op-env2')]);
     const obj = await waitReady(kube, ns('serverkey', 'op-blocked'), 'False');
@@ -230,7 +242,9 @@ describe('a LicenceKey', () => {
     expect(JSON.stringify(obj)).not.toContain(key);
     expect(operator.log()).not.toContain(key);
     expect(secret.metadata.labels).toMatchObject({ 'hearth.gg/licence-key': 'op-licence' });
-    expect(secret.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'LicenceKey', name: 'op-licence', uid: obj.metadata.uid, controller: true })]);
+    expect(secret.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'LicenceKey', name: 'op-licence', uid: obj.metadata.uid, controller: true }),
+    ]);
     const release = () => call(h.base, 'POST', '/licence/release', { token: key, body: { machineId: 'op-machine' } });
     expect((await release()).status).toBe(204);
 

@@ -12,7 +12,18 @@ import { type Kube, startKube } from '../support/kube';
 import { type TestDatabase, createTestDatabase } from '../support/harness';
 import { plan, project } from '../support/manifests';
 import { crdsYaml } from '@hearth/core';
-import { type OperatorProcess, getJson, getOrNull, isLeader, kubectl, kubectlApply, metricsOf, startOperatorProcess, waitReady, waitUntil } from './operator-process';
+import {
+  type OperatorProcess,
+  getJson,
+  getOrNull,
+  isLeader,
+  kubectl,
+  kubectlApply,
+  metricsOf,
+  startOperatorProcess,
+  waitReady,
+  waitUntil,
+} from './operator-process';
 
 jest.setTimeout(180_000);
 
@@ -100,7 +111,9 @@ test('both databases get a Plan and its changes; only the owner writes its statu
   const ready = await waitReady(kube, ['plan', 'gold']);
   await Promise.all([waitRow(red, 'gold', { players: 500, retired: false }), waitRow(blue, 'gold', { players: 500, retired: false })]);
   // The follower has finished its reconcile (the count comes after the step that would write status).
-  await waitUntil('the follower counted its reconcile', async () => ((await sample(blue.operator!, 'hearth_operator_reconciles_total', { kind: 'Plan', outcome: 'ready' })) >= 1 ? true : undefined));
+  await waitUntil('the follower counted its reconcile', async () =>
+    (await sample(blue.operator!, 'hearth_operator_reconciles_total', { kind: 'Plan', outcome: 'ready' })) >= 1 ? true : undefined,
+  );
 
   const gold = await getJson(kube, ['plan', 'gold', '--show-managed-fields']);
   expect(gold.metadata.finalizers).toEqual([FINALIZER]);
@@ -113,7 +126,9 @@ test('both databases get a Plan and its changes; only the owner writes its statu
   // A change reaches both databases; the status follows the owner's reconcile only.
   await kubectl(kube, ['patch', 'plan', 'gold', '--type=merge', '-p', JSON.stringify({ spec: { playersPerEnvironment: 750 } })]);
   await Promise.all([waitRow(red, 'gold', { players: 750, retired: false }), waitRow(blue, 'gold', { players: 750, retired: false })]);
-  await waitUntil('the follower reconciled the change', async () => ((await sample(blue.operator!, 'hearth_operator_reconciles_total', { kind: 'Plan', outcome: 'ready' })) >= 2 ? true : undefined));
+  await waitUntil('the follower reconciled the change', async () =>
+    (await sample(blue.operator!, 'hearth_operator_reconciles_total', { kind: 'Plan', outcome: 'ready' })) >= 2 ? true : undefined,
+  );
   const changed = await waitReady(kube, ['plan', 'gold']);
   expect(changed.status.observedGeneration).toBe(2);
   const after = await getJson(kube, ['plan', 'gold', '--show-managed-fields']);
@@ -121,7 +136,7 @@ test('both databases get a Plan and its changes; only the owner writes its statu
   expect(writers(after).map((w) => w.manager)).not.toContain(blue.fieldManager);
 });
 
-test('a Plan deleted while the follower\'s database still has a live project on it: retired in the owner\'s at once, in the follower\'s once the project goes', async () => {
+test("a Plan deleted while the follower's database still has a live project on it: retired in the owner's at once, in the follower's once the project goes", async () => {
   // A Project of the follower's namespace only: the owner does not watch it, the follower's database holds it.
   const doc = project('on-gold', { plan: 'gold' }) as { metadata: { namespace?: string } };
   doc.metadata.namespace = blue.namespace;
@@ -134,7 +149,8 @@ test('a Plan deleted while the follower\'s database still has a live project on 
   await waitUntil('plan gold gone', async () => ((await getOrNull(kube, ['plan', 'gold'])) === null ? true : undefined));
   // The follower cannot retire it while a live project of its database is on it: it says so in its metric, and keeps trying.
   await waitUntil('the follower reports DeletionBlocked', async () =>
-    ((await sample(blue.operator!, 'hearth_operator_objects_not_ready', { kind: 'Plan', reason: 'DeletionBlocked' })) === 1 ? true : undefined));
+    (await sample(blue.operator!, 'hearth_operator_objects_not_ready', { kind: 'Plan', reason: 'DeletionBlocked' })) === 1 ? true : undefined,
+  );
   expect(await planRow(blue, 'gold')).toMatchObject({ retired: false });
   expect(blue.operator!.log()).toMatch(/Plan gold is still the plan of live projects \(blue-games\/on-gold\)/);
 
@@ -142,10 +158,11 @@ test('a Plan deleted while the follower\'s database still has a live project on 
   await kubectl(kube, ['delete', 'project', 'on-gold', '-n', blue.namespace, '--wait=true', '--timeout=30s']);
   await waitRow(blue, 'gold', { retired: true });
   await waitUntil('the follower no longer reports it', async () =>
-    ((await sample(blue.operator!, 'hearth_operator_objects_not_ready', { kind: 'Plan', reason: 'DeletionBlocked' })) === 0 ? true : undefined));
+    (await sample(blue.operator!, 'hearth_operator_objects_not_ready', { kind: 'Plan', reason: 'DeletionBlocked' })) === 0 ? true : undefined,
+  );
 });
 
-test('a Plan deleted while the follower was down leaves its database on the follower\'s first list', async () => {
+test("a Plan deleted while the follower was down leaves its database on the follower's first list", async () => {
   await kubectlApply(kube, [plan('silver')]);
   await Promise.all([waitRow(red, 'silver', { retired: false }), waitRow(blue, 'silver', { retired: false })]);
   await blue.operator!.stop();

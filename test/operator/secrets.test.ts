@@ -39,7 +39,11 @@ let world: OperatorWorld | undefined;
 beforeAll(async () => {
   world = await startOperatorWorld();
   ({ kube, h, operator } = world);
-  await kubectlApply(kube, [plan('sec-plan', { serverKeysPerEnvironment: 5 }), project('sec-project', { plan: 'sec-plan' }), environment('sec-live', 'sec-project')]);
+  await kubectlApply(kube, [
+    plan('sec-plan', { serverKeysPerEnvironment: 5 }),
+    project('sec-project', { plan: 'sec-plan' }),
+    environment('sec-live', 'sec-project'),
+  ]);
   await waitReady(kube, ['gameenvironment', 'sec-live', '-n', NAMESPACE], 'True', 30_000);
 }, 150_000);
 afterAll(async () => {
@@ -81,7 +85,11 @@ describe("a ServerKey's Secret", () => {
     expect(held.metadata.deletionTimestamp).toBeTruthy();
     expect(decode(held.data.key)).toBe(key);
     const obj = await getJson(kube, ns('serverkey', 'sec-key'));
-    expect(readyOf(obj)).toMatchObject({ status: 'False', reason: 'SecretDeleted', message: expect.stringContaining(`${FINALIZER} keeps it (Terminating) and the key keeps working`) });
+    expect(readyOf(obj)).toMatchObject({
+      status: 'False',
+      reason: 'SecretDeleted',
+      message: expect.stringContaining(`${FINALIZER} keeps it (Terminating) and the key keeps working`),
+    });
     expect(JSON.stringify(obj.status)).not.toContain(key);
     // Nothing rotated: the same key is live and works.
     expect((await flagsWith(key)).status).toBe(200);
@@ -133,8 +141,7 @@ describe('attack: a Project names a Secret not meant for it (confused deputy)', 
   const databaseUrl = `postgres://hearth:${randomBytes(12).toString('hex')}@postgres:5432/hearth`;
   const stored = async (name: string) =>
     (await h.db('projects').where({ namespace: NAMESPACE, name }).first('dashboard_client_secret', 'store_publisher_key')) as
-      | { dashboard_client_secret: string | null; store_publisher_key: string | null }
-      | undefined;
+      { dashboard_client_secret: string | null; store_publisher_key: string | null } | undefined;
 
   test("the master key's and the database URL's Secrets are refused (SecretNotOptedIn) and nothing of them leaves the Secret", async () => {
     // Secrets of the watched namespace as the chart's credentials are: no opt-in label.
@@ -151,7 +158,12 @@ describe('attack: a Project names a Secret not meant for it (confused deputy)', 
     const store = { provider: 'steam', appId: 480, identity: 'hearth', publisherKey: { secretRef: { name: 'hearth-database', key: 'url' } } };
     await kubectlApply(kube, [project('sec-deputy-store', { plan: 'sec-plan', store } as never)]);
     const storeRefused = await waitReady(kube, ns('project', 'sec-deputy-store'), 'False', 30_000);
-    expect(readyOf(storeRefused)).toMatchObject({ reason: 'SecretNotOptedIn', message: expect.stringContaining(`${NAMESPACE}/hearth-database is not labelled hearth.gg/secret-for=sec-deputy-store (spec.store.publisherKey.secretRef)`) });
+    expect(readyOf(storeRefused)).toMatchObject({
+      reason: 'SecretNotOptedIn',
+      message: expect.stringContaining(
+        `${NAMESPACE}/hearth-database is not labelled hearth.gg/secret-for=sec-deputy-store (spec.store.publisherKey.secretRef)`,
+      ),
+    });
 
     // Nothing carried: no row (the project is not applied), no value in a status, an Event or the log.
     for (const name of ['sec-deputy', 'sec-deputy-store']) expect(await stored(name)).toBeUndefined();
@@ -173,7 +185,10 @@ describe('attack: a Project names a Secret not meant for it (confused deputy)', 
     const dashboard = dashboardSettings('https://idp.example', { clientSecretRef: { secretKeyRef: { name: 'sec-oidc', key: 'client-secret' } } });
     await kubectlApply(kube, [project('sec-owner', { plan: 'sec-plan', dashboard } as never)]);
     const refused = await waitReady(kube, ns('project', 'sec-owner'), 'False', 30_000);
-    expect(readyOf(refused)).toMatchObject({ reason: 'SecretNotOptedIn', message: expect.stringContaining(`${NAMESPACE}/sec-oidc is labelled for Project "sec-other", not this one`) });
+    expect(readyOf(refused)).toMatchObject({
+      reason: 'SecretNotOptedIn',
+      message: expect.stringContaining(`${NAMESPACE}/sec-oidc is labelled for Project "sec-other", not this one`),
+    });
     expect(await stored('sec-owner')).toBeUndefined();
 
     // The SRE opts it in for this Project: the label's change reaches the Project through the watch.
@@ -189,10 +204,15 @@ describe('attack: a Project names a Secret not meant for it (confused deputy)', 
     const rotatedAt = Date.now();
     await kubectlApply(kube, [projectSecret('sec-oidc', 'sec-owner', { 'client-secret': rotated })]);
     // Awaited on the database row the reconcile writes (the one thing that shows it).
-    await waitUntil('the rotated value carried', async () => {
-      const now = (await stored('sec-owner'))?.dashboard_client_secret;
-      return now && openProjectSecret(projectSecretKeys(h.masterKey), now) === rotated ? true : undefined;
-    }, 20_000, 100);
+    await waitUntil(
+      'the rotated value carried',
+      async () => {
+        const now = (await stored('sec-owner'))?.dashboard_client_secret;
+        return now && openProjectSecret(projectSecretKeys(h.masterKey), now) === rotated ? true : undefined;
+      },
+      20_000,
+      100,
+    );
     const carriedMs = Date.now() - rotatedAt;
     reportFigure(`a rotated opted-in Secret carried to the database after ${carriedMs} ms, relist 300 s`);
     expect(carriedMs).toBeLessThan(10_000);

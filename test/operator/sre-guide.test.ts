@@ -23,7 +23,11 @@ const GUIDE = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'kubernet
 const SECTION = GUIDE.slice(GUIDE.indexOf('## Create a plan, a project, an environment and a key with kubectl'));
 /** The section's first YAML block (the file it names) and its first shell block. */
 const STARFALL_YAML = /```yaml\n# starfall\.yaml\n([\s\S]*?)```/.exec(SECTION)![1];
-const COMMANDS = /```sh\n([\s\S]*?)```/.exec(SECTION)![1].split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+const COMMANDS = /```sh\n([\s\S]*?)```/
+  .exec(SECTION)![1]
+  .split('\n')
+  .map((l) => l.replace(/\s+#.*$/, '').trim())
+  .filter(Boolean);
 const RELIST_SECONDS = 5; // the shortest the operator accepts
 
 let kube: Kube;
@@ -34,11 +38,16 @@ let dir: string;
 /** One of the guide's command lines, as an SRE's shell runs it (KUBECONFIG set, the tools on PATH). */
 function shell(line: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('bash', ['-o', 'pipefail', '-c', line], {
-      cwd: dir,
-      timeout: 70_000,
-      env: { ...process.env, KUBECONFIG: kube.kubeconfig, PATH: `${KUBE_TOOLS_BIN}:${process.env.PATH}` },
-    }, (err, stdout, stderr) => (err ? reject(new Error(`${line}: ${stderr || err.message}`)) : resolve(stdout)));
+    execFile(
+      'bash',
+      ['-o', 'pipefail', '-c', line],
+      {
+        cwd: dir,
+        timeout: 70_000,
+        env: { ...process.env, KUBECONFIG: kube.kubeconfig, PATH: `${KUBE_TOOLS_BIN}:${process.env.PATH}` },
+      },
+      (err, stdout, stderr) => (err ? reject(new Error(`${line}: ${stderr || err.message}`)) : resolve(stdout)),
+    );
   });
 }
 
@@ -73,7 +82,11 @@ test("the guide's commands, run as written, give a Ready key whose Secret holds 
   for (const line of COMMANDS) printed = await shell(line);
   const key = printed.trim();
   expect(key).toMatch(/^hsk_/);
-  for (const [kind, name] of [['project', 'starfall'], ['gameenvironment', 'starfall-live'], ['serverkey', 'game-servers']]) {
+  for (const [kind, name] of [
+    ['project', 'starfall'],
+    ['gameenvironment', 'starfall-live'],
+    ['serverkey', 'game-servers'],
+  ]) {
     const obj = await waitReady(kube, [kind, name, '-n', 'starfall']);
     expect(readyOf(obj)).toMatchObject({ status: 'True', reason: 'Reconciled' });
     expect(obj.status.observedGeneration).toBe(obj.metadata.generation);
@@ -98,22 +111,31 @@ test('a deleted GameEnvironment is retired (its key refused, its data kept) and 
   await waitUntil('the key works again', async () => ((await call(h.base, 'GET', '/flags', { token: key })).status === 200 ? true : undefined), 10_000);
 });
 
-test('the periodic relist repairs what was changed behind the operator\'s back', async () => {
+test("the periodic relist repairs what was changed behind the operator's back", async () => {
   const env = await h.db('environments').where({ namespace: 'starfall', name: 'starfall-live' }).first();
-  await kubectl(kube, ['apply', '-f', '-'], [
-    'apiVersion: hearth.gg/v1alpha1',
-    'kind: GameConfig',
-    'metadata: { name: starfall-live, namespace: starfall }',
-    'spec: { environment: starfall-live, flags: [ { name: new_shop, enabled: true } ] }',
-  ].join('\n'));
+  await kubectl(
+    kube,
+    ['apply', '-f', '-'],
+    [
+      'apiVersion: hearth.gg/v1alpha1',
+      'kind: GameConfig',
+      'metadata: { name: starfall-live, namespace: starfall }',
+      'spec: { environment: starfall-live, flags: [ { name: new_shop, enabled: true } ] }',
+    ].join('\n'),
+  );
   await waitReady(kube, ['gameconfig', 'starfall-live', '-n', 'starfall']);
   expect(await h.db('flags').where({ environment_id: env.id }).pluck('name')).toEqual(['new_shop']);
   // No event reaches the operator for this: only a relist (every RELIST_SECONDS) finds the drift.
   await h.db('flags').where({ environment_id: env.id }).delete();
-  const repaired = await waitUntil('the flag is back', async () => {
-    const names = await h.db('flags').where({ environment_id: env.id }).pluck('name');
-    return names.length > 0 ? names : undefined;
-  }, (RELIST_SECONDS * 3 + 5) * 1000, 250);
+  const repaired = await waitUntil(
+    'the flag is back',
+    async () => {
+      const names = await h.db('flags').where({ environment_id: env.id }).pluck('name');
+      return names.length > 0 ? names : undefined;
+    },
+    (RELIST_SECONDS * 3 + 5) * 1000,
+    250,
+  );
   expect(repaired).toEqual(['new_shop']);
 });
 

@@ -38,15 +38,25 @@ afterAll(async () => {
   await store?.stop();
 });
 
-const stored = async () => (await h.db('projects').where({ namespace: NAMESPACE, name: 'sk-shop' }).first('store_publisher_key'))?.store_publisher_key as string | null | undefined;
-const storeSettings = (secretRef: { name: string; key: string }) => ({ provider: 'steam', appId: APP_ID, identity: IDENTITY, publisherKey: { secretRef }, baseUrl: store.url });
+const stored = async () =>
+  (await h.db('projects').where({ namespace: NAMESPACE, name: 'sk-shop' }).first('store_publisher_key'))?.store_publisher_key as string | null | undefined;
+const storeSettings = (secretRef: { name: string; key: string }) => ({
+  provider: 'steam',
+  appId: APP_ID,
+  identity: IDENTITY,
+  publisherKey: { secretRef },
+  baseUrl: store.url,
+});
 const decode = (text: string) => Buffer.from(text, 'base64').toString('utf8');
 
 /** The store key the API used on its last AuthenticateUserTicket, after a player identified. */
 async function keyTheApiSent(playerToken: string): Promise<string> {
   const steamId = '76561197960287930';
   store.setUser(steamId, { country: 'US', currency: 'USD', status: 'Active' });
-  const reply = await call(h.base, 'POST', '/commerce/store/identify', { token: playerToken, body: { ticket: store.issueTicket(steamId, { identity: IDENTITY, appid: APP_ID }), identity: IDENTITY } });
+  const reply = await call(h.base, 'POST', '/commerce/store/identify', {
+    token: playerToken,
+    body: { ticket: store.issueTicket(steamId, { identity: IDENTITY, appid: APP_ID }), identity: IDENTITY },
+  });
   expect(reply.status).toBe(200);
   return store.calls.filter((c) => c.method === 'AuthenticateUserTicket').at(-1)!.params.key;
 }
@@ -60,7 +70,10 @@ test('the key a Project names is stored sealed, used by the API without any moun
   ]);
   // No Secret yet: refused, naming the Secret and the field, never a key.
   const refused = await waitReady(kube, ['project', 'sk-shop', '-n', NAMESPACE], 'False');
-  expect(readyOf(refused)).toMatchObject({ reason: 'SecretMissing', message: expect.stringContaining(`${NAMESPACE}/steam-publisher does not exist (spec.store.publisherKey.secretRef)`) });
+  expect(readyOf(refused)).toMatchObject({
+    reason: 'SecretMissing',
+    message: expect.stringContaining(`${NAMESPACE}/steam-publisher does not exist (spec.store.publisherKey.secretRef)`),
+  });
 
   // A Secret without the key named: still refused, saying which key.
   await kubectlApply(kube, [projectSecret('steam-publisher', 'sk-shop', { other: 'x' })]);
@@ -100,6 +113,8 @@ test('the key a Project names is stored sealed, used by the API without any moun
   }
 
   // A Project that names the key another way keeps none sealed.
-  await kubectlApply(kube, [project('sk-shop', { plan: 'sk-plan', store: { ...storeSettings({ name: 'x', key: 'y' }), publisherKey: { env: 'SOME_VARIABLE' } } } as never)]);
+  await kubectlApply(kube, [
+    project('sk-shop', { plan: 'sk-plan', store: { ...storeSettings({ name: 'x', key: 'y' }), publisherKey: { env: 'SOME_VARIABLE' } } } as never),
+  ]);
   await waitUntil('no stored key', async () => ((await stored()) === null ? true : undefined));
 });

@@ -64,7 +64,9 @@ function otherValue(schema: Json, now: unknown, others: Record<string, string[]>
       }
       const base = typeof now === 'string' ? now : 'undo';
       const fits = (s: string) =>
-        s.length >= (schema.minLength ?? 0) && (schema.maxLength === undefined || s.length <= schema.maxLength) && (!schema.pattern || new RegExp(schema.pattern, 'u').test(s));
+        s.length >= (schema.minLength ?? 0) &&
+        (schema.maxLength === undefined || s.length <= schema.maxLength) &&
+        (!schema.pattern || new RegExp(schema.pattern, 'u').test(s));
       return [`${base}-x`, `${base}x`, `${base}2`, 'other', 'x', `https://example.com/${base}`, `${base}@example.com`].find((s) => s !== now && fits(s));
     }
     case 'array': {
@@ -107,10 +109,15 @@ async function allSettled(what: string): Promise<void> {
 
 /** The object reconciled at its current generation (Ready either way). */
 async function reconciled(doc: Json): Promise<void> {
-  await waitUntil(`${doc.kind} ${doc.metadata.name} reconciled`, async () => {
-    const obj = await getJson(kube, resourceOf(doc));
-    return readyOf(obj) && obj.status.observedGeneration === obj.metadata.generation ? true : undefined;
-  }, 30_000, 100);
+  await waitUntil(
+    `${doc.kind} ${doc.metadata.name} reconciled`,
+    async () => {
+      const obj = await getJson(kube, resourceOf(doc));
+      return readyOf(obj) && obj.status.observedGeneration === obj.metadata.generation ? true : undefined;
+    },
+    30_000,
+    100,
+  );
 }
 
 /** Columns that say when, not what: they move with every write and carry nothing a player or a key depends on. */
@@ -126,10 +133,16 @@ async function service(): Promise<Json> {
   const out: Json = {};
   for (const { table_name: table } of rows as { table_name: string }[]) {
     const listed = (await h.db(table).select('*')) as Json[];
-    out[table] = listed.map((row) => Object.fromEntries(Object.entries(row).filter(([k]) => !WHEN.test(k)))).map((row) => JSON.stringify(row)).sort();
+    out[table] = listed
+      .map((row) => Object.fromEntries(Object.entries(row).filter(([k]) => !WHEN.test(k))))
+      .map((row) => JSON.stringify(row))
+      .sort();
   }
   const secrets = (await getJson(kube, ['secrets', '-n', m.NAMESPACE])).items as Json[];
-  out.secrets = secrets.filter((s) => s.metadata.name.endsWith('-key')).map((s) => ({ name: s.metadata.name, data: s.data })).sort((a, b) => a.name.localeCompare(b.name));
+  out.secrets = secrets
+    .filter((s) => s.metadata.name.endsWith('-key'))
+    .map((s) => ({ name: s.metadata.name, data: s.data }))
+    .sort((a, b) => a.name.localeCompare(b.name));
   return out;
 }
 
@@ -164,7 +177,13 @@ test('every spec field of every kind: patched and patched back, the service is a
       }
       // A JSON patch sets the field to exactly this value (a merge patch would merge objects), or removes it.
       const patch = (value: unknown) =>
-        kubectl(kube, ['patch', ...resourceOf(doc), '--type=json', '-p', JSON.stringify([value === undefined ? { op: 'remove', path: `/spec/${field}` } : { op: 'add', path: `/spec/${field}`, value }])]);
+        kubectl(kube, [
+          'patch',
+          ...resourceOf(doc),
+          '--type=json',
+          '-p',
+          JSON.stringify([value === undefined ? { op: 'remove', path: `/spec/${field}` } : { op: 'add', path: `/spec/${field}`, value }]),
+        ]);
       try {
         await patch(other);
       } catch (err) {
@@ -183,14 +202,21 @@ test('every spec field of every kind: patched and patched back, the service is a
   }
   expect(unwalkable).toEqual([]);
   // The identity fields of docs/manifests.md are exactly the ones refused as immutable.
-  const immutable = Object.entries(outcome).filter(([, o]) => o === 'refused: immutable').map(([label]) => label);
+  const immutable = Object.entries(outcome)
+    .filter(([, o]) => o === 'refused: immutable')
+    .map(([label]) => label);
   const marked = walked(docs).flatMap((doc) =>
     Object.entries(((MANIFEST_KINDS[doc.kind as ManifestKind].schema as unknown as Json).properties.spec as Json).properties as Record<string, Json>)
       .filter(([, s]) => s['x-hearth-immutable'] !== undefined)
       .map(([field]) => `${doc.kind}.spec.${field}`),
   );
   expect(immutable.sort()).toEqual(marked.sort());
-  console.log(`undo walk: ${Object.keys(outcome).length} fields of ${walked(docs).length} kinds; ` +
-    `${Object.values(outcome).filter((o) => o === 'undone').length} undone, ${immutable.length} refused as immutable, ` +
-    `${Object.values(outcome).filter((o) => o === 'refused').length} refused by other rules (${Object.entries(outcome).filter(([, o]) => o === 'refused').map(([l]) => l).join(', ')})`);
+  console.log(
+    `undo walk: ${Object.keys(outcome).length} fields of ${walked(docs).length} kinds; ` +
+      `${Object.values(outcome).filter((o) => o === 'undone').length} undone, ${immutable.length} refused as immutable, ` +
+      `${Object.values(outcome).filter((o) => o === 'refused').length} refused by other rules (${Object.entries(outcome)
+        .filter(([, o]) => o === 'refused')
+        .map(([l]) => l)
+        .join(', ')})`,
+  );
 });

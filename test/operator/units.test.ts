@@ -31,13 +31,16 @@ describe('KeyedQueue', () => {
     let most = 0;
     const runs: string[] = [];
     const held = [gate(), gate(), gate()];
-    const q = new KeyedQueue(async (key) => {
-      running += 1;
-      most = Math.max(most, running);
-      await held[runs.push(key) - 1].finished;
-      running -= 1;
-      return 'done';
-    }, { concurrency: 4, baseDelayMs: 10, maxDelayMs: 100 });
+    const q = new KeyedQueue(
+      async (key) => {
+        running += 1;
+        most = Math.max(most, running);
+        await held[runs.push(key) - 1].finished;
+        running -= 1;
+        return 'done';
+      },
+      { concurrency: 4, baseDelayMs: 10, maxDelayMs: 100 },
+    );
     q.add('a');
     expect(runs).toEqual(['a']); // the first run has begun and is held
     for (let i = 0; i < 5; i += 1) q.add('a'); // five events while it runs: one more run, not five
@@ -54,13 +57,16 @@ describe('KeyedQueue', () => {
     let running = 0;
     let most = 0;
     const held = new Map<string, () => void>();
-    const q = new KeyedQueue(async (key) => {
-      running += 1;
-      most = Math.max(most, running);
-      await new Promise<void>((resolve) => held.set(key, resolve));
-      running -= 1;
-      return 'done';
-    }, { concurrency: 2, baseDelayMs: 10, maxDelayMs: 100 });
+    const q = new KeyedQueue(
+      async (key) => {
+        running += 1;
+        most = Math.max(most, running);
+        await new Promise<void>((resolve) => held.set(key, resolve));
+        running -= 1;
+        return 'done';
+      },
+      { concurrency: 2, baseDelayMs: 10, maxDelayMs: 100 },
+    );
     ['a', 'b', 'c', 'd'].forEach((k) => q.add(k));
     expect([...held.keys()]).toEqual(['a', 'b']); // two at once; c and d wait
     held.get('a')!();
@@ -78,11 +84,14 @@ describe('KeyedQueue', () => {
     const times: number[] = [];
     let failures = 3;
     const errors: unknown[] = [];
-    const q = new KeyedQueue(async () => {
-      times.push(clock.now());
-      if (failures-- === 3) throw new Error('boom');
-      return failures >= 0 ? 'retry' : 'done';
-    }, { concurrency: 1, baseDelayMs: 40, maxDelayMs: 1000, onError: (_k, err) => errors.push(err), clock });
+    const q = new KeyedQueue(
+      async () => {
+        times.push(clock.now());
+        if (failures-- === 3) throw new Error('boom');
+        return failures >= 0 ? 'retry' : 'done';
+      },
+      { concurrency: 1, baseDelayMs: 40, maxDelayMs: 1000, onError: (_k, err) => errors.push(err), clock },
+    );
     q.add('k');
     // Each retry is due 40, 80, 160 ms after the run before (less up to 20% jitter), and not sooner.
     for (const backoff of [40, 80, 160]) {
@@ -109,10 +118,13 @@ describe('KeyedQueue', () => {
   test('an add brings a key waiting for its retry back at once; stop drops scheduled retries', async () => {
     const clock = new TestClock({ at: 1_000_000 });
     const times: number[] = [];
-    const q = new KeyedQueue(async () => {
-      times.push(clock.now());
-      return 'retry';
-    }, { concurrency: 1, baseDelayMs: 10_000, maxDelayMs: 10_000, clock });
+    const q = new KeyedQueue(
+      async () => {
+        times.push(clock.now());
+        return 'retry';
+      },
+      { concurrency: 1, baseDelayMs: 10_000, maxDelayMs: 10_000, clock },
+    );
     q.add('k');
     await eventually(async () => clock.pending === 1, 2000); // the first run asked for a retry, 8 to 10 s away
     q.add('k');
@@ -125,7 +137,7 @@ describe('KeyedQueue', () => {
     expect(times).toHaveLength(2);
   });
 
-  test("the reconcile lag is the age of the oldest add not yet served: waiting or in a run; a re-add during a run counts from itself; 0 once idle", async () => {
+  test('the reconcile lag is the age of the oldest add not yet served: waiting or in a run; a re-add during a run counts from itself; 0 once idle', async () => {
     const clock = new TestClock({ at: 1_000_000 });
     const release = new Map<string, () => void>();
     const started: string[] = [];
@@ -192,9 +204,22 @@ describe('conditions', () => {
 
 test('refusal reasons come from the code, not the wording: a missing reference, a plan limit, a bad spec, anything else', () => {
   expect(refusalReason(new ManifestError('Project tests/x', 'spec.plan', 'names plan "gold", which does not exist', 'not-found'))).toBe('MissingReference');
-  expect(refusalReason(new ManifestError('ServerKey tests/k', 'spec.environment', 'This environment already has 2 live server keys, the most its plan allows.', 'quota-exceeded'))).toBe('PlanLimit');
-  expect(refusalReason(new ManifestError('Project tests/x', 'spec.sessionSeats', 'is 40, more than plan "free" allows (16)', 'quota-exceeded'))).toBe('PlanLimit');
-  expect(refusalReason(new ManifestError('GameEnvironment tests/e', 'spec.appKey', '"a" is already the app key of GameEnvironment tests/f', 'conflict'))).toBe('Refused');
+  expect(
+    refusalReason(
+      new ManifestError(
+        'ServerKey tests/k',
+        'spec.environment',
+        'This environment already has 2 live server keys, the most its plan allows.',
+        'quota-exceeded',
+      ),
+    ),
+  ).toBe('PlanLimit');
+  expect(refusalReason(new ManifestError('Project tests/x', 'spec.sessionSeats', 'is 40, more than plan "free" allows (16)', 'quota-exceeded'))).toBe(
+    'PlanLimit',
+  );
+  expect(refusalReason(new ManifestError('GameEnvironment tests/e', 'spec.appKey', '"a" is already the app key of GameEnvironment tests/f', 'conflict'))).toBe(
+    'Refused',
+  );
   // A spec the database's rules refuse (as docs/kubernetes.md's table says): InvalidSpec, whoever found it.
   expect(refusalReason(new ManifestError('Realm tests/r', 'spec.endAt', 'must be after startAt', 'invalid-request'))).toBe('InvalidSpec');
   expect(refusalReason(new ManifestError('GameEnvironment tests/e', 'spec.appKey', 'is immutable: it names an identity'))).toBe('InvalidSpec');
@@ -212,9 +237,15 @@ test("a ServerKey's Secret name: <name>-server-key, cut with a hash when too lon
 });
 
 test("a watched Secret's event reconciles the resource its labels name, in its namespace, and nothing for a Secret of no one", () => {
-  const secret = (labels?: Record<string, string>, namespace: string | null = 'games') => ({ metadata: { name: 's', namespace: namespace ?? undefined, labels } });
-  expect(ownersOf(secret({ 'app.kubernetes.io/managed-by': 'hearth-operator', 'hearth.gg/server-key': 'game-servers' }))).toEqual([{ kind: 'ServerKey', key: 'games/game-servers' }]);
-  expect(ownersOf(secret({ 'app.kubernetes.io/managed-by': 'hearth-operator', 'hearth.gg/licence-key': 'studio' }))).toEqual([{ kind: 'LicenceKey', key: 'games/studio' }]);
+  const secret = (labels?: Record<string, string>, namespace: string | null = 'games') => ({
+    metadata: { name: 's', namespace: namespace ?? undefined, labels },
+  });
+  expect(ownersOf(secret({ 'app.kubernetes.io/managed-by': 'hearth-operator', 'hearth.gg/server-key': 'game-servers' }))).toEqual([
+    { kind: 'ServerKey', key: 'games/game-servers' },
+  ]);
+  expect(ownersOf(secret({ 'app.kubernetes.io/managed-by': 'hearth-operator', 'hearth.gg/licence-key': 'studio' }))).toEqual([
+    { kind: 'LicenceKey', key: 'games/studio' },
+  ]);
   expect(ownersOf(secret({ 'hearth.gg/secret-for': 'starfall' }))).toEqual([{ kind: 'Project', key: 'games/starfall' }]);
   // A key label without the operator's managed-by label is someone else's Secret: no ServerKey is queued for it.
   expect(ownersOf(secret({ 'hearth.gg/server-key': 'game-servers' }))).toEqual([]);
@@ -222,7 +253,7 @@ test("a watched Secret's event reconciles the resource its labels name, in its n
   expect(ownersOf(secret({ 'hearth.gg/secret-for': 'starfall' }, null))).toEqual([]);
 });
 
-test('HEARTH_OPERATOR_WATCH_NAMESPACE: one namespace or a comma-separated list (the chart\'s watchNamespaces); unset, every namespace; a bad name stops the start', () => {
+test("HEARTH_OPERATOR_WATCH_NAMESPACE: one namespace or a comma-separated list (the chart's watchNamespaces); unset, every namespace; a bad name stops the start", () => {
   const base = { DATABASE_URL: 'postgres://h@db/h', REDIS_URL: 'redis://r:6379' };
   expect(loadOperatorConfig(base).watchNamespaces).toBeUndefined();
   expect(loadOperatorConfig({ ...base, HEARTH_OPERATOR_WATCH_NAMESPACE: 'games' }).watchNamespaces).toEqual(['games']);
@@ -232,7 +263,12 @@ test('HEARTH_OPERATOR_WATCH_NAMESPACE: one namespace or a comma-separated list (
 });
 
 test('HEARTH_OPERATOR_PLAN_OWNER: unset or true owns the Plans, false follows them, anything else stops the start; the field manager names the release', () => {
-  const base = { DATABASE_URL: 'postgres://h@db/h', REDIS_URL: 'redis://r:6379', HEARTH_OPERATOR_LEASE_NAMESPACE: 'games-blue', HEARTH_OPERATOR_LEASE_NAME: 'blue-hearth-operator' };
+  const base = {
+    DATABASE_URL: 'postgres://h@db/h',
+    REDIS_URL: 'redis://r:6379',
+    HEARTH_OPERATOR_LEASE_NAMESPACE: 'games-blue',
+    HEARTH_OPERATOR_LEASE_NAME: 'blue-hearth-operator',
+  };
   expect(loadOperatorConfig(base).planOwner).toBe(true);
   expect(loadOperatorConfig({ ...base, HEARTH_OPERATOR_PLAN_OWNER: 'true' }).planOwner).toBe(true);
   expect(loadOperatorConfig({ ...base, HEARTH_OPERATOR_PLAN_OWNER: 'false' }).planOwner).toBe(false);
@@ -245,9 +281,8 @@ test('HEARTH_OPERATOR_PLAN_OWNER: unset or true owns the Plans, false follows th
 test('hearth_operator_objects_not_ready: counts objects by kind and reason while they are not Ready; Ready, gone or missing from a fresh list, they leave it', async () => {
   const registry = new client.Registry();
   const notReady = new NotReadyObjects(registry);
-  const read = async () => (await registry.getMetricsAsJSON())
-    .find((m) => m.name === 'hearth_operator_objects_not_ready')!
-    .values.map((v) => ({ ...v.labels, value: v.value }));
+  const read = async () =>
+    (await registry.getMetricsAsJSON()).find((m) => m.name === 'hearth_operator_objects_not_ready')!.values.map((v) => ({ ...v.labels, value: v.value }));
   notReady.observe('ServerKey', 'games/k1', { status: 'False', reason: 'PlanLimit' });
   notReady.observe('ServerKey', 'games/k2', { status: 'False', reason: 'PlanLimit' });
   notReady.observe('Project', 'games/p', { status: 'False', reason: 'MissingReference' });
@@ -265,19 +300,26 @@ test('hearth_operator_objects_not_ready: counts objects by kind and reason while
   expect(await read()).toEqual([]);
 });
 
-test('hearth_operator_queue_oldest_seconds: each kind\'s reconcile lag, read from its queue at each scrape (0 for an idle kind)', async () => {
+test("hearth_operator_queue_oldest_seconds: each kind's reconcile lag, read from its queue at each scrape (0 for an idle kind)", async () => {
   const metrics = new OperatorMetrics(false);
   try {
     const lags: Record<string, number> = { ServerKey: 42.5, Project: 0 };
     metrics.observeQueue('ServerKey', { oldestAgeSeconds: () => lags.ServerKey });
     metrics.observeQueue('Project', { oldestAgeSeconds: () => lags.Project });
-    const read = async () => (await metrics.registry.getMetricsAsJSON())
-      .find((m) => m.name === 'hearth_operator_queue_oldest_seconds')!
-      .values.map((v) => ({ ...v.labels, value: v.value }));
-    expect(await read()).toEqual([{ kind: 'ServerKey', value: 42.5 }, { kind: 'Project', value: 0 }]);
+    const read = async () =>
+      (await metrics.registry.getMetricsAsJSON())
+        .find((m) => m.name === 'hearth_operator_queue_oldest_seconds')!
+        .values.map((v) => ({ ...v.labels, value: v.value }));
+    expect(await read()).toEqual([
+      { kind: 'ServerKey', value: 42.5 },
+      { kind: 'Project', value: 0 },
+    ]);
     lags.ServerKey = 0;
     lags.Project = 7;
-    expect(await read()).toEqual([{ kind: 'ServerKey', value: 0 }, { kind: 'Project', value: 7 }]);
+    expect(await read()).toEqual([
+      { kind: 'ServerKey', value: 0 },
+      { kind: 'Project', value: 7 },
+    ]);
   } finally {
     metrics.stopProcessMetrics();
   }
@@ -300,16 +342,34 @@ test("hearth_operator_terminating_*: objects deleted that still carry Hearth's f
   terminating.follow('ServerKey', 'games/k4', object('k4', '2026-12-10T11:00:00Z', ['someone.else/finalizer'])); // Hearth's part done
   terminating.follow('GameEnvironment', 'games/live', object('live', '2026-12-10T11:59:00Z'));
   expect(await read()).toEqual({
-    count: [{ kind: 'ServerKey', value: 2 }, { kind: 'GameEnvironment', value: 1 }],
-    oldest: [{ kind: 'ServerKey', value: 1200 }, { kind: 'GameEnvironment', value: 60 }],
+    count: [
+      { kind: 'ServerKey', value: 2 },
+      { kind: 'GameEnvironment', value: 1 },
+    ],
+    oldest: [
+      { kind: 'ServerKey', value: 1200 },
+      { kind: 'GameEnvironment', value: 60 },
+    ],
   });
   now += 60_000; // the age grows between scrapes without a reconcile
-  expect((await read()).oldest).toEqual([{ kind: 'ServerKey', value: 1260 }, { kind: 'GameEnvironment', value: 120 }]);
+  expect((await read()).oldest).toEqual([
+    { kind: 'ServerKey', value: 1260 },
+    { kind: 'GameEnvironment', value: 120 },
+  ]);
   // k1's finalizer taken off by someone else: the next reconcile sees it without; k2's clean-up finished.
   terminating.follow('ServerKey', 'games/k1', object('k1', '2026-12-10T11:40:00Z', []));
   terminating.forget('ServerKey', 'games/k2');
   terminating.retain('GameEnvironment', (key) => key !== 'games/live');
-  expect(await read()).toEqual({ count: [{ kind: 'ServerKey', value: 0 }, { kind: 'GameEnvironment', value: 0 }], oldest: [{ kind: 'ServerKey', value: 0 }, { kind: 'GameEnvironment', value: 0 }] });
+  expect(await read()).toEqual({
+    count: [
+      { kind: 'ServerKey', value: 0 },
+      { kind: 'GameEnvironment', value: 0 },
+    ],
+    oldest: [
+      { kind: 'ServerKey', value: 0 },
+      { kind: 'GameEnvironment', value: 0 },
+    ],
+  });
   terminating.follow('ServerKey', 'games/k1', object('k1', '2026-12-10T11:40:00Z'));
   terminating.clear();
   expect(await read()).toEqual({ count: [], oldest: [] });

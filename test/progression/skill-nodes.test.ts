@@ -17,7 +17,15 @@ const coin = (name: string, spec: Record<string, unknown>) => currency(name, { e
 
 /** A tree switched off and on by the tests of `enabled`. */
 function magic(enabled: boolean) {
-  return skillTree('magic', { environment: env, name: 'Magic', enabled, nodes: [{ key: 'spark', name: 'Spark', prices: [{ currencyKey: 'gold', amount: 5 }] }, { key: 'flame', name: 'Flame', parents: ['spark'] }] });
+  return skillTree('magic', {
+    environment: env,
+    name: 'Magic',
+    enabled,
+    nodes: [
+      { key: 'spark', name: 'Spark', prices: [{ currencyKey: 'gold', amount: 5 }] },
+      { key: 'flame', name: 'Flame', parents: ['spark'] },
+    ],
+  });
 }
 
 const content = [
@@ -33,8 +41,26 @@ const content = [
     name: 'Combat',
     nodes: [
       { key: 'slash', name: 'Slash', prices: [{ currencyKey: 'gold', amount: 10 }] },
-      { key: 'cleave', name: 'Cleave', parents: ['slash'], priceRule: 'any', prices: [{ currencyKey: 'gold', amount: 50 }, { currencyKey: 'gems', amount: 2 }] },
-      { key: 'whirl', name: 'Whirl', parents: ['slash', 'cleave'], requires: ['chapter.2'], prices: [{ currencyKey: 'gold', amount: 5 }, { currencyKey: 'energy', amount: 3 }] },
+      {
+        key: 'cleave',
+        name: 'Cleave',
+        parents: ['slash'],
+        priceRule: 'any',
+        prices: [
+          { currencyKey: 'gold', amount: 50 },
+          { currencyKey: 'gems', amount: 2 },
+        ],
+      },
+      {
+        key: 'whirl',
+        name: 'Whirl',
+        parents: ['slash', 'cleave'],
+        requires: ['chapter.2'],
+        prices: [
+          { currencyKey: 'gold', amount: 5 },
+          { currencyKey: 'energy', amount: 3 },
+        ],
+      },
       { key: 'focus', name: 'Focus', prices: [{ currencyKey: 'tokens', amount: 4 }] },
       { key: 'free', name: 'Free' },
       { key: 'ghostly', name: 'Ghostly', prices: [{ currencyKey: 'ghost', amount: 1 }] },
@@ -44,7 +70,11 @@ const content = [
   skillTree('secret', { environment: env, name: 'Secret', hidden: true, nodes: [{ key: 'vanish', name: 'Vanish' }] }),
   magic(true),
   // Roots for the race below: each costs 30 gold.
-  skillTree('race', { environment: env, name: 'Race', nodes: Array.from({ length: 6 }, (_, i) => ({ key: `race.${i}`, name: `R${i}`, prices: [{ currencyKey: 'gold', amount: 30 }] })) }),
+  skillTree('race', {
+    environment: env,
+    name: 'Race',
+    nodes: Array.from({ length: 6 }, (_, i) => ({ key: `race.${i}`, name: `R${i}`, prices: [{ currencyKey: 'gold', amount: 30 }] })),
+  }),
   itemType('blade', { environment: env, name: 'Blade', category: 'weapon', ownership: 'counted', usable: true, requires: ['slash', 'chapter.1'] }),
   // A game of the service's own whose skill trees the game itself unlocks.
   project('house', { progression: { skillNodesUnlockedBy: 'game' } }),
@@ -72,12 +102,27 @@ const ok = <T = any>(reply: Reply<T>): T => {
 };
 const player = async (subject: string) => signIn(h.base, key, subject);
 const unlock = (playerId: string, node: string, body: Record<string, unknown> = {}, opts: { token?: string; idem?: string } = {}) =>
-  call(h.base, 'POST', `/players/${playerId}/skill-nodes/${node}/unlock`, { token: opts.token ?? key, body, headers: opts.idem ? { 'Idempotency-Key': opts.idem } : {} });
+  call(h.base, 'POST', `/players/${playerId}/skill-nodes/${node}/unlock`, {
+    token: opts.token ?? key,
+    body,
+    headers: opts.idem ? { 'Idempotency-Key': opts.idem } : {},
+  });
 const credit = async (playerId: string, currencyKey: string, amount: number, extra: Record<string, unknown> = {}) =>
-  ok(await call(h.base, 'POST', `/players/${playerId}/currencies/${currencyKey}/credit`, { token: key, body: { amount, reason: 'setup', ...extra }, headers: { 'Idempotency-Key': newKey() } }));
+  ok(
+    await call(h.base, 'POST', `/players/${playerId}/currencies/${currencyKey}/credit`, {
+      token: key,
+      body: { amount, reason: 'setup', ...extra },
+      headers: { 'Idempotency-Key': newKey() },
+    }),
+  );
 const balances = async (playerId: string, inventory = 'account') =>
-  Object.fromEntries((ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/balances`, { token: key })).items as { currencyKey: string; amount: number }[]).map((b) => [b.currencyKey, b.amount]));
-const unlockedNodes = async (playerId: string) => (await h.db('player_skill_nodes').where({ player_id: playerId }).orderBy('node_key')).map((r) => r.node_key as string);
+  Object.fromEntries(
+    (
+      ok(await call(h.base, 'GET', `/players/${playerId}/inventories/${inventory}/balances`, { token: key })).items as { currencyKey: string; amount: number }[]
+    ).map((b) => [b.currencyKey, b.amount]),
+  );
+const unlockedNodes = async (playerId: string) =>
+  (await h.db('player_skill_nodes').where({ player_id: playerId }).orderBy('node_key')).map((r) => r.node_key as string);
 const ledger = async (playerId: string) => h.db('ledger_entries').where({ player_id: playerId }).orderBy('id');
 async function snapshot(playerId: string) {
   return { balances: await balances(playerId), nodes: await unlockedNodes(playerId), ledger: await ledger(playerId) };
@@ -96,14 +141,41 @@ describe("a player's skill trees", () => {
       description: '',
       hidden: false,
       nodes: expect.arrayContaining([
-        { key: 'slash', treeKey: 'combat', name: 'Slash', description: '', icon: null, priceRule: 'all', parents: [], prices: [{ currencyKey: 'gold', amount: 10 }], unlocked: false, unlockable: true },
+        {
+          key: 'slash',
+          treeKey: 'combat',
+          name: 'Slash',
+          description: '',
+          icon: null,
+          priceRule: 'all',
+          parents: [],
+          prices: [{ currencyKey: 'gold', amount: 10 }],
+          unlocked: false,
+          unlockable: true,
+        },
       ]),
     });
-    expect(flags(tree)).toEqual({ slash: '-/unlockable', cleave: '-/-', whirl: '-/-', focus: '-/unlockable', free: '-/unlockable', ghostly: '-/unlockable', frosty: '-/unlockable' });
+    expect(flags(tree)).toEqual({
+      slash: '-/unlockable',
+      cleave: '-/-',
+      whirl: '-/-',
+      focus: '-/unlockable',
+      free: '-/unlockable',
+      ghostly: '-/unlockable',
+      frosty: '-/unlockable',
+    });
     ok(await unlock('me', 'slash', {}, { token: p.accessToken }));
-    expect(flags(ok(await call(h.base, 'GET', `/players/${p.player.id}/skill-trees/combat`, { token: key })))).toMatchObject({ slash: 'unlocked/-', cleave: '-/unlockable', whirl: '-/-' });
+    expect(flags(ok(await call(h.base, 'GET', `/players/${p.player.id}/skill-trees/combat`, { token: key })))).toMatchObject({
+      slash: 'unlocked/-',
+      cleave: '-/unlockable',
+      whirl: '-/-',
+    });
     ok(await unlock('me', 'cleave', { payWith: 'gold' }, { token: p.accessToken }));
-    expect(flags(ok(await call(h.base, 'GET', '/players/me/skill-trees/combat', { token: p.accessToken })))).toMatchObject({ slash: 'unlocked/-', cleave: 'unlocked/-', whirl: '-/unlockable' });
+    expect(flags(ok(await call(h.base, 'GET', '/players/me/skill-trees/combat', { token: p.accessToken })))).toMatchObject({
+      slash: 'unlocked/-',
+      cleave: 'unlocked/-',
+      whirl: '-/unlockable',
+    });
   });
 
   test("hidden trees are left out for a player's token (and not-found by key); a server key sees them; pages by key", async () => {
@@ -155,15 +227,24 @@ describe('POST /players/:playerId/skill-nodes/:nodeKey/unlock', () => {
     const p = await player('unlock-locked');
     await credit(p.player.id, 'gold', 1000);
     const before = await snapshot(p.player.id);
-    expect(expectError(await unlock(p.player.id, 'whirl', { allowances: { energy: 10 } }), 409, 'locked').details).toEqual({ nodeKey: 'whirl', missing: ['slash', 'cleave', 'chapter.2'] });
+    expect(expectError(await unlock(p.player.id, 'whirl', { allowances: { energy: 10 } }), 409, 'locked').details).toEqual({
+      nodeKey: 'whirl',
+      missing: ['slash', 'cleave', 'chapter.2'],
+    });
     expect(expectError(await unlock(p.player.id, 'cleave', { payWith: 'gold' }), 409, 'locked').details).toEqual({ nodeKey: 'cleave', missing: ['slash'] });
     expect(await snapshot(p.player.id)).toEqual(before);
     ok(await unlock(p.player.id, 'slash'));
     ok(await unlock(p.player.id, 'cleave', { payWith: 'gold' }));
-    expect(expectError(await unlock(p.player.id, 'whirl', { allowances: { energy: 10 } }), 409, 'locked').details).toEqual({ nodeKey: 'whirl', missing: ['chapter.2'] });
+    expect(expectError(await unlock(p.player.id, 'whirl', { allowances: { energy: 10 } }), 409, 'locked').details).toEqual({
+      nodeKey: 'whirl',
+      missing: ['chapter.2'],
+    });
     expect((await call(h.base, 'PUT', `/players/${p.player.id}/unlocks/chapter.2`, { token: key })).status).toBe(201);
     const whirl = ok(await unlock(p.player.id, 'whirl', { allowances: { energy: 10 } }));
-    expect(whirl.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([['energy', 3, 3], ['gold', -5, 935]]);
+    expect(whirl.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([
+      ['energy', 3, 3],
+      ['gold', -5, 935],
+    ]);
   });
 
   test('price rules and currencies: payWith required for any and naming one of the prices; a consumed currency needs a server’s allowance; a realm currency is paid in the realm', async () => {
@@ -174,7 +255,11 @@ describe('POST /players/:playerId/skill-nodes/:nodeKey/unlock', () => {
     const before = await snapshot(p.player.id);
     expectError(await unlock(p.player.id, 'cleave'), 400, 'invalid-request', 'body.payWith');
     expectError(await unlock(p.player.id, 'cleave', { payWith: 'energy' }), 400, 'invalid-request', 'body.payWith');
-    expect(expectError(await unlock(p.player.id, 'cleave', { payWith: 'gems' }), 409, 'insufficient-balance').details).toEqual({ currencyKey: 'gems', held: 1, requested: 2 });
+    expect(expectError(await unlock(p.player.id, 'cleave', { payWith: 'gems' }), 409, 'insufficient-balance').details).toEqual({
+      currencyKey: 'gems',
+      held: 1,
+      requested: 2,
+    });
     expect(expectError(await unlock(p.player.id, 'ghostly'), 404, 'not-found').message).toMatch(/ghost, which is not defined/);
     expect(expectError(await unlock(p.player.id, 'frosty'), 409, 'disabled').details).toEqual({ nodeKey: 'frosty', currencyKey: 'frozen' });
     expect(await snapshot(p.player.id)).toEqual(before);
@@ -188,7 +273,12 @@ describe('POST /players/:playerId/skill-nodes/:nodeKey/unlock', () => {
     const qBefore = await snapshot(q.player.id);
     expect(expectError(await unlock(q.player.id, 'whirl'), 400, 'invalid-request', 'body.allowances').details.currencyKey).toBe('energy');
     expectError(await unlock('me', 'whirl', { allowances: { energy: 10 } }, { token: q.accessToken }), 403, 'forbidden');
-    expect(expectError(await unlock(q.player.id, 'whirl', { allowances: { energy: 2 } }), 409, 'allowance-exceeded').details).toEqual({ currencyKey: 'energy', held: 0, requested: 3, allowance: 2 });
+    expect(expectError(await unlock(q.player.id, 'whirl', { allowances: { energy: 2 } }), 409, 'allowance-exceeded').details).toEqual({
+      currencyKey: 'energy',
+      held: 0,
+      requested: 3,
+      allowance: 2,
+    });
     expect(await snapshot(q.player.id)).toEqual(qBefore);
     ok(await unlock(q.player.id, 'whirl', { allowances: { energy: 3 } }));
 
@@ -245,7 +335,13 @@ describe('POST /players/:playerId/skill-nodes/:nodeKey/unlock', () => {
 
   test('an item type may require a skill node: use answers locked (details.missing) until the node is unlocked', async () => {
     const p = await player('blade-user');
-    ok(await call(h.base, 'POST', `/players/${p.player.id}/items/grant`, { token: key, body: { itemTypeKey: 'blade', quantity: 2 }, headers: { 'Idempotency-Key': newKey() } }));
+    ok(
+      await call(h.base, 'POST', `/players/${p.player.id}/items/grant`, {
+        token: key,
+        body: { itemTypeKey: 'blade', quantity: 2 },
+        headers: { 'Idempotency-Key': newKey() },
+      }),
+    );
     const use = () => call(h.base, 'POST', '/players/me/item-stacks/use', { token: p.accessToken, body: { itemTypeKey: 'blade' } });
     expect(expectError(await use(), 409, 'locked').details).toEqual({ itemTypeKey: 'blade', missing: ['slash', 'chapter.1'] });
     await credit(p.player.id, 'gold', 10);
@@ -262,9 +358,7 @@ describe('races', () => {
       const p = await player(`race-once-${round}`);
       await credit(p.player.id, 'gold', 100);
       const keys = [newKey(), newKey(), newKey()];
-      const replies = await Promise.all(
-        Array.from({ length: 18 }, (_, i) => unlock(p.player.id, 'slash', {}, i % 2 === 0 ? { idem: keys[i % 3] } : {})),
-      );
+      const replies = await Promise.all(Array.from({ length: 18 }, (_, i) => unlock(p.player.id, 'slash', {}, i % 2 === 0 ? { idem: keys[i % 3] } : {})));
       for (const r of replies) expect(r.status).toBe(200);
       const paying = replies.filter((r) => r.body.alreadyUnlocked === false);
       // Every reply that charged names the same one ledger entry (the replays of its key included).
@@ -305,7 +399,8 @@ test('deleting the player takes their unlocked nodes; the same subject signing i
 describe('a switched-off tree (SkillTree spec.enabled false)', () => {
   const switchMagic = async (enabled: boolean) =>
     reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(magic(enabled))) as AnyManifest, 'test'), h.core.bus);
-  const treeKeys = async (token: string, playerId = 'me') => ok(await call(h.base, 'GET', `/players/${playerId}/skill-trees`, { token })).items.map((t: any) => t.key);
+  const treeKeys = async (token: string, playerId = 'me') =>
+    ok(await call(h.base, 'GET', `/players/${playerId}/skill-trees`, { token })).items.map((t: any) => t.key);
 
   afterEach(async () => {
     await switchMagic(true);
@@ -343,7 +438,10 @@ describe('a switched-off tree (SkillTree spec.enabled false)', () => {
     expectError(await unlock(p.player.id, 'flame'), 409, 'disabled');
     expect((await switchMagic(true)).action).toBe('updated');
     expect(await treeKeys(p.accessToken)).toEqual(['combat', 'magic', 'race']);
-    expect(flags(ok(await call(h.base, 'GET', '/players/me/skill-trees/magic', { token: p.accessToken })))).toEqual({ spark: 'unlocked/-', flame: '-/unlockable' });
+    expect(flags(ok(await call(h.base, 'GET', '/players/me/skill-trees/magic', { token: p.accessToken })))).toEqual({
+      spark: 'unlocked/-',
+      flame: '-/unlockable',
+    });
     expect(ok(await unlock(p.player.id, 'flame'))).toMatchObject({ nodeKey: 'flame', alreadyUnlocked: false });
   });
 });

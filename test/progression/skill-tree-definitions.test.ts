@@ -20,23 +20,49 @@ const combat = (spec: Record<string, unknown> = {}) =>
     description: 'Hit harder',
     nodes: [
       { key: 'slash', name: 'Slash', prices: [{ currencyKey: 'gold', amount: 10 }] },
-      { key: 'cleave', name: 'Cleave', description: 'Two at once', icon: 'cleave.png', parents: ['slash'], priceRule: 'any', prices: [{ currencyKey: 'gold', amount: 50 }, { currencyKey: 'gems', amount: 2 }] },
+      {
+        key: 'cleave',
+        name: 'Cleave',
+        description: 'Two at once',
+        icon: 'cleave.png',
+        parents: ['slash'],
+        priceRule: 'any',
+        prices: [
+          { currencyKey: 'gold', amount: 50 },
+          { currencyKey: 'gems', amount: 2 },
+        ],
+      },
       { key: 'whirl', name: 'Whirlwind', parents: ['slash', 'cleave'], requires: ['chapter.2'] },
     ],
     ...spec,
   });
-const secrets = skillTree('secrets', { environment: 'alpha-live', key: 'secret.arts', name: 'Secret arts', hidden: true, nodes: [{ key: 'vanish', name: 'Vanish' }] });
+const secrets = skillTree('secrets', {
+  environment: 'alpha-live',
+  key: 'secret.arts',
+  name: 'Secret arts',
+  hidden: true,
+  nodes: [{ key: 'vanish', name: 'Vanish' }],
+});
 
 async function reconcile(doc: AnyManifest) {
   return reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), h.core.bus);
 }
 async function refusal(work: () => unknown): Promise<ManifestError> {
-  const err = await Promise.resolve().then(work).then(() => null, (e: unknown) => e);
+  const err = await Promise.resolve()
+    .then(work)
+    .then(
+      () => null,
+      (e: unknown) => e,
+    );
   expect(err).toBeInstanceOf(ManifestError);
   return err as ManifestError;
 }
 async function version(): Promise<number> {
-  const row = await h.db('content_versions as v').join('environments as e', 'e.id', 'v.environment_id').where({ 'e.name': 'alpha-live', 'v.kind': SKILL_TREES_CONTENT }).first('v.version');
+  const row = await h
+    .db('content_versions as v')
+    .join('environments as e', 'e.id', 'v.environment_id')
+    .where({ 'e.name': 'alpha-live', 'v.kind': SKILL_TREES_CONTENT })
+    .first('v.version');
   return row ? Number(row.version) : 0;
 }
 async function definitions(query = '', token = key) {
@@ -65,15 +91,40 @@ describe('GET /definitions/skill-trees', () => {
           hidden: false,
           enabled: true,
           nodes: [
-            { key: 'slash', treeKey: 'combat', name: 'Slash', description: '', icon: null, priceRule: 'all', parents: [], prices: [{ currencyKey: 'gold', amount: 10 }] },
             {
-              key: 'cleave', treeKey: 'combat', name: 'Cleave', description: 'Two at once', icon: 'cleave.png', priceRule: 'any', parents: ['slash'],
-              prices: [{ currencyKey: 'gold', amount: 50 }, { currencyKey: 'gems', amount: 2 }],
+              key: 'slash',
+              treeKey: 'combat',
+              name: 'Slash',
+              description: '',
+              icon: null,
+              priceRule: 'all',
+              parents: [],
+              prices: [{ currencyKey: 'gold', amount: 10 }],
+            },
+            {
+              key: 'cleave',
+              treeKey: 'combat',
+              name: 'Cleave',
+              description: 'Two at once',
+              icon: 'cleave.png',
+              priceRule: 'any',
+              parents: ['slash'],
+              prices: [
+                { currencyKey: 'gold', amount: 50 },
+                { currencyKey: 'gems', amount: 2 },
+              ],
             },
             { key: 'whirl', treeKey: 'combat', name: 'Whirlwind', description: '', icon: null, priceRule: 'all', parents: ['slash', 'cleave'], prices: [] },
           ],
         },
-        { key: 'secret.arts', name: 'Secret arts', description: '', hidden: true, enabled: true, nodes: [{ key: 'vanish', treeKey: 'secret.arts', name: 'Vanish', description: '', icon: null, priceRule: 'all', parents: [], prices: [] }] },
+        {
+          key: 'secret.arts',
+          name: 'Secret arts',
+          description: '',
+          hidden: true,
+          enabled: true,
+          nodes: [{ key: 'vanish', treeKey: 'secret.arts', name: 'Vanish', description: '', icon: null, priceRule: 'all', parents: [], prices: [] }],
+        },
       ],
       next: null,
     });
@@ -85,7 +136,12 @@ describe('GET /definitions/skill-trees', () => {
     const rest = await definitions(`?limit=1&cursor=${encodeURIComponent(first.next!)}`);
     expect(rest.items.map((t) => t.key)).toEqual(['secret.arts']);
     expect(rest.next).toBeNull();
-    expectError(await call(h.base, 'GET', `/definitions/skill-trees?cursor=${encodeURIComponent(first.next!)}`, { token: h.serverKeys['alpha-test-key'] }), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await call(h.base, 'GET', `/definitions/skill-trees?cursor=${encodeURIComponent(first.next!)}`, { token: h.serverKeys['alpha-test-key'] }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
 
     const read = await call(h.base, 'GET', '/definitions/skill-trees', { token: key });
     const etag = read.headers.get('etag')!;
@@ -112,7 +168,12 @@ describe('the SkillTree kind', () => {
     const before = await version();
     expect((await reconcile(combat())).action).toBe('unchanged');
     expect(await version()).toBe(before);
-    const renamed = combat({ nodes: [{ key: 'slash', name: 'Slash' }, { key: 'stab', name: 'Stab', parents: ['slash'] }] });
+    const renamed = combat({
+      nodes: [
+        { key: 'slash', name: 'Slash' },
+        { key: 'stab', name: 'Stab', parents: ['slash'] },
+      ],
+    });
     expect((await reconcile(renamed)).action).toBe('updated');
     expect(await version()).toBe(before + 1);
     expect(await nodeRows()).toEqual(['combat/slash', 'combat/stab', 'secret.arts/vanish']);
@@ -135,27 +196,72 @@ describe('the SkillTree kind', () => {
       throw new Error('not refused');
     };
     expect(refused([{ key: 'a', name: 'A', parents: ['elsewhere'] }])).toBe('spec.nodes may name as parents only nodes of the same tree');
-    expect(refused([{ key: 'a', name: 'A' }, { key: 'a', name: 'A again' }])).toBe('spec.nodes must give each node a key of its own');
-    expect(refused([{ key: 'a', name: 'A', prices: [{ currencyKey: 'gold', amount: 1 }, { currencyKey: 'gold', amount: 2 }] }])).toBe('spec.nodes.0.prices must name each currency once');
+    expect(
+      refused([
+        { key: 'a', name: 'A' },
+        { key: 'a', name: 'A again' },
+      ]),
+    ).toBe('spec.nodes must give each node a key of its own');
+    expect(
+      refused([
+        {
+          key: 'a',
+          name: 'A',
+          prices: [
+            { currencyKey: 'gold', amount: 1 },
+            { currencyKey: 'gold', amount: 2 },
+          ],
+        },
+      ]),
+    ).toBe('spec.nodes.0.prices must name each currency once');
     expect(refused([{ key: 'a', name: 'A', parents: ['a'] }])).toBe('spec.nodes.0.parents cannot name the node itself');
     expect(refused([{ key: 'a', name: 'A', priceRule: 'any' }])).toBe('spec.nodes.0.priceRule any needs at least one price');
-    expect(refused([{ key: 'b', name: 'B' }, { key: 'a', name: 'A', parents: ['b', 'b'] }])).toBe('spec.nodes.1.parents must name each parent once');
+    expect(
+      refused([
+        { key: 'b', name: 'B' },
+        { key: 'a', name: 'A', parents: ['b', 'b'] },
+      ]),
+    ).toBe('spec.nodes.1.parents must name each parent once');
     expect(refused([])).toMatch(/^spec\.nodes /);
   });
 
   test('refused by the reconciler, naming the field and changing nothing: a cycle, a node key of another tree, a tree key of another document', async () => {
     const before = { version: await version(), nodes: await nodeRows() };
     const cycle = await refusal(() =>
-      reconcile(combat({ nodes: [{ key: 'a', name: 'A', parents: ['c'] }, { key: 'b', name: 'B', parents: ['a'] }, { key: 'c', name: 'C', parents: ['b'] }] })),
+      reconcile(
+        combat({
+          nodes: [
+            { key: 'a', name: 'A', parents: ['c'] },
+            { key: 'b', name: 'B', parents: ['a'] },
+            { key: 'c', name: 'C', parents: ['b'] },
+          ],
+        }),
+      ),
     );
     expect([cycle.field, cycle.reason, cycle.code]).toEqual(['spec.nodes.0.parents', 'form a cycle: a → c → b → a', 'invalid-request']);
-    const stolen = await refusal(() => reconcile(skillTree('stealth', { environment: 'alpha-live', name: 'Stealth', nodes: [{ key: 'sneak', name: 'Sneak' }, { key: 'vanish', name: 'Vanish' }] })));
+    const stolen = await refusal(() =>
+      reconcile(
+        skillTree('stealth', {
+          environment: 'alpha-live',
+          name: 'Stealth',
+          nodes: [
+            { key: 'sneak', name: 'Sneak' },
+            { key: 'vanish', name: 'Vanish' },
+          ],
+        }),
+      ),
+    );
     expect([stolen.field, stolen.code]).toEqual(['spec.nodes.1.key', 'conflict']);
     expect(stolen.reason).toContain('secret.arts');
-    const sameKey = await refusal(() => reconcile(skillTree('combat-copy', { environment: 'alpha-live', key: 'combat', name: 'Copy', nodes: [{ key: 'x', name: 'X' }] })));
+    const sameKey = await refusal(() =>
+      reconcile(skillTree('combat-copy', { environment: 'alpha-live', key: 'combat', name: 'Copy', nodes: [{ key: 'x', name: 'X' }] })),
+    );
     expect([sameKey.field, sameKey.code]).toEqual(['spec.key', 'conflict']);
     expect({ version: await version(), nodes: await nodeRows() }).toEqual(before);
     // Another environment may use the same node keys.
-    expect((await reconcile(skillTree('combat-test', { environment: 'alpha-test', key: 'combat', name: 'Combat', nodes: [{ key: 'slash', name: 'Slash' }] }))).action).toBe('created');
+    expect(
+      (await reconcile(skillTree('combat-test', { environment: 'alpha-test', key: 'combat', name: 'Combat', nodes: [{ key: 'slash', name: 'Slash' }] })))
+        .action,
+    ).toBe('created');
   });
 });

@@ -107,9 +107,19 @@ describe('GET /players/:playerId/unlocks', () => {
     expect(second.items.map((u) => u.key)).toEqual(['zone.b', 'zoneXa']);
     const third = await list(playerId, `?prefix=zone&limit=2&cursor=${encodeURIComponent(second.next!)}`);
     expect(third).toMatchObject({ items: [{ key: 'zone_a' }], next: null });
-    expectError(await call(h.base, 'GET', `/players/${playerId}/unlocks?prefix=zone.&cursor=${encodeURIComponent(first.next!)}`, { token: key }), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await call(h.base, 'GET', `/players/${playerId}/unlocks?prefix=zone.&cursor=${encodeURIComponent(first.next!)}`, { token: key }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
     const other = await signIn(h.base, key, 'lister-2');
-    expectError(await call(h.base, 'GET', `/players/${other.player.id}/unlocks?prefix=zone&cursor=${encodeURIComponent(first.next!)}`, { token: key }), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await call(h.base, 'GET', `/players/${other.player.id}/unlocks?prefix=zone&cursor=${encodeURIComponent(first.next!)}`, { token: key }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
   });
 
   test('refusals: naming an id with a player token, an unknown player, another environment, a bad prefix', async () => {
@@ -148,7 +158,7 @@ describe('DELETE /players/:playerId/unlocks/:key', () => {
   });
 });
 
-test("deleting the player takes their unlocks; the same subject signing in again holds none", async () => {
+test('deleting the player takes their unlocks; the same subject signing in again holds none', async () => {
   const p = await signIn(h.base, key, 'leaver');
   await put(p.player.id, 'chapter.9');
   expect((await call(h.base, 'DELETE', `/players/${p.player.id}`, { token: key })).status).toBe(204);

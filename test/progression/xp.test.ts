@@ -25,7 +25,11 @@ afterAll(async () => {
 });
 
 const add = (playerId: string, body: unknown, opts: { token?: string; idem?: string | null } = {}) =>
-  call(h.base, 'POST', `/players/${playerId}/xp`, { token: opts.token ?? key, body, headers: opts.idem === null ? {} : { 'Idempotency-Key': opts.idem ?? newKey() } });
+  call(h.base, 'POST', `/players/${playerId}/xp`, {
+    token: opts.token ?? key,
+    body,
+    headers: opts.idem === null ? {} : { 'Idempotency-Key': opts.idem ?? newKey() },
+  });
 const rows = async (playerId: string) => (await h.db('player_xp').where({ player_id: playerId }).orderBy('track')).map((r) => [r.track, Number(r.xp)]);
 
 describe('XP', () => {
@@ -35,7 +39,13 @@ describe('XP', () => {
     expect((await add(p.player.id, { amount: 50 })).body).toEqual({ track: 'default', xp: 150 });
     expect((await add(p.player.id, { amount: 7, track: 'crafting' })).body).toEqual({ track: 'crafting', xp: 7 });
     const mine = await call(h.base, 'GET', '/players/me/xp', { token: p.accessToken });
-    expect(mine.body).toEqual({ items: [{ track: 'crafting', xp: 7 }, { track: 'default', xp: 150 }], next: null });
+    expect(mine.body).toEqual({
+      items: [
+        { track: 'crafting', xp: 7 },
+        { track: 'default', xp: 150 },
+      ],
+      next: null,
+    });
     const page = await call(h.base, 'GET', `/players/${p.player.id}/xp?limit=1`, { token: key });
     expect(page.body.items).toEqual([{ track: 'crafting', xp: 7 }]);
     const rest = await call(h.base, 'GET', `/players/${p.player.id}/xp?limit=1&cursor=${encodeURIComponent(page.body.next)}`, { token: key });
@@ -72,7 +82,10 @@ describe('XP', () => {
     expectError(await add(q.player.id, { amount: 1 }, { token: h.serverKeys['noprog-live-key'] }), 403, 'service-disabled');
     expect(await rows(p.player.id)).toEqual([['default', 1]]);
     // Just under the ceiling: one more than fits is refused and adds nothing.
-    await h.db('player_xp').where({ player_id: p.player.id }).update({ xp: Number.MAX_SAFE_INTEGER - 5 });
+    await h
+      .db('player_xp')
+      .where({ player_id: p.player.id })
+      .update({ xp: Number.MAX_SAFE_INTEGER - 5 });
     expectError(await add(p.player.id, { amount: 6 }), 400, 'invalid-request', 'body.amount');
     expect((await add(p.player.id, { amount: 5 })).body).toEqual({ track: 'default', xp: Number.MAX_SAFE_INTEGER });
   });
@@ -86,8 +99,16 @@ describe('XP', () => {
       const amount = 1 + Math.floor(rand() * 1000);
       const track = rand() < 0.5 ? 'default' : 'pvp';
       return {
-        key: `xp-j-${seed}-${i}`, playerId: players[Math.floor(rand() * 2)], currencyKey: '', kind: 'credit', change: amount, track, amount,
-        body: { amount, track }, pattern: (['once', 'race', 'later', 'both'] as const)[Math.floor(rand() * 4)], answers: [],
+        key: `xp-j-${seed}-${i}`,
+        playerId: players[Math.floor(rand() * 2)],
+        currencyKey: '',
+        kind: 'credit',
+        change: amount,
+        track,
+        amount,
+        body: { amount, track },
+        pattern: (['once', 'race', 'later', 'both'] as const)[Math.floor(rand() * 4)],
+        answers: [],
       };
     });
     const send = async (op: Operation<Answer>) => {
@@ -95,9 +116,11 @@ describe('XP', () => {
       op.answers.push({ status: reply.status, body: reply.body });
     };
     let next = 0;
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next < ops.length) await sendAsPatterned(ops[next++], send, rand);
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < ops.length) await sendAsPatterned(ops[next++], send, rand);
+      }),
+    );
     for (const op of ops) {
       expect(op.answers.map((a) => a.status)).toEqual(op.answers.map(() => 200));
       for (const a of op.answers) expect(a.body).toEqual(op.answers[0].body);

@@ -151,11 +151,15 @@ test('upgrades and the API’s requests without a credential count against one c
 });
 
 describe('with Redis out of reach', () => {
-
   test('upgrades fail open, at once, and a metric says so', async () => {
     const relay = new RedisRelay();
     await relay.open();
-    const rt = await startRealtime(h, { redisUrl: `redis://127.0.0.1:${relay.port}`, trustedProxies: parseTrustedProxies('loopback'), addressLimitPerMinute: 1, tickMs: 100 });
+    const rt = await startRealtime(h, {
+      redisUrl: `redis://127.0.0.1:${relay.port}`,
+      trustedProxies: parseTrustedProxies('loopback'),
+      addressLimitPerMinute: 1,
+      tickMs: 100,
+    });
     try {
       expectOpened(await upgrade(rt.url, '203.0.113.30'), 0, 1);
       expectRefused(await upgrade(rt.url, '203.0.113.30'), 1);

@@ -24,7 +24,6 @@ const children: ChildProcess[] = [];
 let ingress: Ingress;
 const clients: FollowingClient[] = [];
 
-
 /**
  * A game client following the documented rule: on close, re-read GET /realtime and reconnect with
  * exponential backoff and full jitter (100 ms doubling to 2 s, at most RECONNECT_ATTEMPTS tries in a row);
@@ -49,7 +48,10 @@ class FollowingClient {
   private failures = 0;
   gaveUp: Error | null = null;
 
-  constructor(readonly name: string, private readonly token: string) {}
+  constructor(
+    readonly name: string,
+    private readonly token: string,
+  ) {}
 
   /** Reads GET /realtime, opens the socket through the ingress and authorizes. */
   private async connect(): Promise<void> {
@@ -152,7 +154,11 @@ test('players on a realtime process killed with -9 reconnect to the other, subsc
   for (const t of seated.slice(1)) expect((await call(h.base, 'POST', `/sessions/${sessionId}/join`, { token: t.accessToken, body: {} })).status).toBe(200);
   spectator.subscribe(sessionId);
   const full = (s: any) => s.players.length === 4;
-  await eventually(async () => seats.every((c) => c.saw(sessionId, full, 1)) && spectator.resubscribed.has(sessionId) && spectator.sessions.get(sessionId)?.players.length === 4, WITHIN_MS);
+  await eventually(
+    async () =>
+      seats.every((c) => c.saw(sessionId, full, 1)) && spectator.resubscribed.has(sessionId) && spectator.sessions.get(sessionId)?.players.length === 4,
+    WITHIN_MS,
+  );
 
   // A dies without a word: its sockets are cut, the ingress sends new connections to B.
   a.child.kill('SIGKILL');

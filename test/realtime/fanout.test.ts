@@ -119,7 +119,9 @@ test('a refused change sends nothing', async () => {
   const made = await create(h.base, host);
   await expectSession(hostSocket, made);
   expect((await call(h.base, 'POST', `/sessions/${made.id}/join`, { token: host.token, body: {} })).status).toBe(409);
-  expect((await call(apiB.base, 'POST', `/sessions/${made.id}/status`, { token: h.serverKeys['alpha-live-key'], body: { status: 'PLAYING' } })).status).toBe(409);
+  expect((await call(apiB.base, 'POST', `/sessions/${made.id}/status`, { token: h.serverKeys['alpha-live-key'], body: { status: 'PLAYING' } })).status).toBe(
+    409,
+  );
   await hostSocket.quiet(300);
 });
 
@@ -225,11 +227,18 @@ test('subscribe to an unknown session or one of another environment is not-found
   const me = await player('me');
   const c = await connect(rtA, me);
   c.send({ v: 1, type: 'subscribe', id: 'x', payload: { sessionId: theirs.id } });
-  expect(await c.next()).toEqual({ v: 1, type: 'error', id: 'x', payload: { error: 'not-found', message: expect.any(String), details: { field: 'payload.sessionId' } } });
+  expect(await c.next()).toEqual({
+    v: 1,
+    type: 'error',
+    id: 'x',
+    payload: { error: 'not-found', message: expect.any(String), details: { field: 'payload.sessionId' } },
+  });
   c.send({ v: 1, type: 'subscribe', id: 'y', payload: { sessionId: 'no-such-session' } });
   // The refusal names the session asked for and the payload's field that held it.
   expect(await c.next()).toEqual({
-    v: 1, type: 'error', id: 'y',
+    v: 1,
+    type: 'error',
+    id: 'y',
     payload: { error: 'not-found', message: 'The session "no-such-session" was not found in this environment.', details: { field: 'payload.sessionId' } },
   });
   // Changes to the other environment's session never reach this socket.
@@ -297,13 +306,25 @@ test('an unreadable event on the channel is ignored; events published by anyone 
   await h.core.coordination.publish('sessions', JSON.stringify({ environmentId: 1, session: null }));
   const env = await h.db('environments').where({ app_key: 'alpha-live' }).first('id');
   const session = {
-    id: 'published-by-hand', status: 'CONFIGURING', gameMode: 'g', map: 'm', conclusion: null, seats: 8,
-    players: [{ playerId: host.id, playerName: 'host', isHost: true, isReady: false }], createdAt: new Date().toISOString(),
+    id: 'published-by-hand',
+    status: 'CONFIGURING',
+    gameMode: 'g',
+    map: 'm',
+    conclusion: null,
+    seats: 8,
+    players: [{ playerId: host.id, playerName: 'host', isHost: true, isReady: false }],
+    createdAt: new Date().toISOString(),
   };
-  await h.core.coordination.publish('sessions', JSON.stringify({ environmentId: Number(env.id), session, removed: [], added: [host.id], committedAt: Date.now() }));
+  await h.core.coordination.publish(
+    'sessions',
+    JSON.stringify({ environmentId: Number(env.id), session, removed: [], added: [host.id], committedAt: Date.now() }),
+  );
   expect(await c.next()).toEqual({ v: 1, type: 'session', payload: { session } });
   // An event of another environment naming this player does not make the socket follow.
-  await h.core.coordination.publish('sessions', JSON.stringify({ environmentId: Number(env.id) + 1, session: { ...session, id: 'elsewhere' }, removed: [], added: [host.id], committedAt: Date.now() }));
+  await h.core.coordination.publish(
+    'sessions',
+    JSON.stringify({ environmentId: Number(env.id) + 1, session: { ...session, id: 'elsewhere' }, removed: [], added: [host.id], committedAt: Date.now() }),
+  );
   await c.quiet(300);
 });
 
@@ -408,7 +429,11 @@ describe('changes committed while the socket reads a session', () => {
     const p = await player('quitter');
     const c = await authorizeHeld(p);
     expect((await call(apiB.base, 'POST', '/players/me/sign-out', { token: p.token })).status).toBe(204);
-    expect(await c.waitFor((f) => f.type === 'error', 'the error')).toEqual({ v: 1, type: 'error', payload: { error: 'unauthorized', message: expect.any(String) } });
+    expect(await c.waitFor((f) => f.type === 'error', 'the error')).toEqual({
+      v: 1,
+      type: 'error',
+      payload: { error: 'unauthorized', message: expect.any(String) },
+    });
     reader.release();
     expect(await c.waitClosed()).toEqual({ code: 4401, reason: 'signed-out' });
     expect(c.seen.map((f) => f.type)).toEqual(['error']);

@@ -62,7 +62,10 @@ test('behind the ingress: X-Forwarded-Host and X-Forwarded-Proto https give wss 
     headers: { 'X-Forwarded-Host': 'edge.example.com, inner.local', 'X-Forwarded-Proto': 'HTTPS, http' },
   });
   expect(chain.body.url).toBe('wss://edge.example.com/v1/realtime/socket');
-  const plainHttp = await call(h.base, 'GET', '/realtime', { token: t.accessToken, headers: { 'X-Forwarded-Host': 'play.example.com', 'X-Forwarded-Proto': 'http' } });
+  const plainHttp = await call(h.base, 'GET', '/realtime', {
+    token: t.accessToken,
+    headers: { 'X-Forwarded-Host': 'play.example.com', 'X-Forwarded-Proto': 'http' },
+  });
   expect(plainHttp.body.url).toBe('ws://play.example.com/v1/realtime/socket');
 });
 

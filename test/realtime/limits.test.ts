@@ -132,7 +132,12 @@ describe('messages per minute', () => {
     for (let i = 1; i <= total; i++) c.send({ v: 1, type: 'ping', id: i });
     for (let i = 1; i < total; i++) expect((await c.next()).type).toBe('pong');
     const warning = await c.next();
-    expect(warning).toEqual({ v: 1, type: 'error', id: total, payload: { error: 'rate-limited', message: expect.any(String), details: { retryAfterSeconds: expect.any(Number) } } });
+    expect(warning).toEqual({
+      v: 1,
+      type: 'error',
+      id: total,
+      payload: { error: 'rate-limited', message: expect.any(String), details: { retryAfterSeconds: expect.any(Number) } },
+    });
     const expected = 60 - (now % 60);
     expect([expected, expected - 1]).toContain(warning.payload.details.retryAfterSeconds);
     await sleep(1100); // a later second of the same minute: the minute still refuses
@@ -201,7 +206,12 @@ describe('maxSubscriptions', () => {
     await me.c.session(mine.body.id);
     me.c.send({ v: 1, type: 'unsubscribe', payload: { sessionId: mine.body.id } });
     me.c.send({ v: 1, type: 'subscribe', id: 'own', payload: { sessionId: mine.body.id } });
-    expect(await me.c.waitFor((f) => f.type !== 'session')).toEqual({ v: 1, type: 'subscribed', id: 'own', payload: { sessionId: mine.body.id, session: mine.body } });
+    expect(await me.c.waitFor((f) => f.type !== 'session')).toEqual({
+      v: 1,
+      type: 'subscribed',
+      id: 'own',
+      payload: { sessionId: mine.body.id, session: mine.body },
+    });
   });
 
   test('a watched session the player then takes a seat in stops counting', async () => {

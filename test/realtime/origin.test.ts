@@ -54,7 +54,13 @@ async function authorize(c: Client): Promise<{ type: string; payload?: any }> {
 function upgradeWith(origin: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
   return new Promise((resolve, reject) => {
     const req = http.get(rt.url.replace('ws://', 'http://'), {
-      headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': randomBytes(16).toString('base64'), Origin: origin },
+      headers: {
+        Connection: 'Upgrade',
+        Upgrade: 'websocket',
+        'Sec-WebSocket-Version': '13',
+        'Sec-WebSocket-Key': randomBytes(16).toString('base64'),
+        Origin: origin,
+      },
     });
     req.on('upgrade', (res, socket) => {
       socket.destroy();
@@ -79,7 +85,15 @@ test("a page of the token's environment opens and authorizes", async () => {
 });
 
 test('a page no environment allows is refused 403 forbidden before any socket, with X-RateLimit-*', async () => {
-  for (const origin of ['https://evil.example', 'null', `${GAME}.evil.test`, 'https://evilgame.example.com', 'http://game.example.com', `${GAME}:8443`, `${GAME}/`]) {
+  for (const origin of [
+    'https://evil.example',
+    'null',
+    `${GAME}.evil.test`,
+    'https://evilgame.example.com',
+    'http://game.example.com',
+    `${GAME}:8443`,
+    `${GAME}/`,
+  ]) {
     const answer = await upgradeWith(origin);
     expect({ origin, status: answer.status }).toEqual({ origin, status: 403 });
     expect(answer.body).toEqual({ error: 'forbidden', message: expect.any(String) });
@@ -88,7 +102,7 @@ test('a page no environment allows is refused 403 forbidden before any socket, w
   expect((await upgradeWith(GAME)).status).toBe(101);
 });
 
-test("a page of another environment opens, and is refused at authorize with a token of this one", async () => {
+test('a page of another environment opens, and is refused at authorize with a token of this one', async () => {
   const c = await open(TEST_GAME);
   const frame = await authorize(c);
   expect(frame).toEqual(expect.objectContaining({ type: 'error', payload: expect.objectContaining({ error: 'forbidden' }) }));

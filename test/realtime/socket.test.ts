@@ -53,12 +53,7 @@ async function expectRefused(token: string, code: string): Promise<void> {
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.apply([
-    ...projectWithout('quiet', 'sessions'),
-    project('later'),
-    environment('later-live', 'later'),
-    serverKey('later-live-key', 'later-live'),
-  ]);
+  await h.apply([...projectWithout('quiet', 'sessions'), project('later'), environment('later-live', 'later'), serverKey('later-live-key', 'later-live')]);
   rt = await startRealtime(h, { authorizeTimeoutMs: AUTHORIZE_TIMEOUT_MS, tickMs: 50 });
 });
 
@@ -144,7 +139,10 @@ describe('authorize', () => {
     const c = await open();
     c.send({ v: 1, type: 'authorize', id: 'a', payload: {} });
     expect(await c.next()).toEqual({
-      v: 1, type: 'error', id: 'a', payload: { error: 'invalid-request', message: expect.any(String), details: { field: 'payload.token' } },
+      v: 1,
+      type: 'error',
+      id: 'a',
+      payload: { error: 'invalid-request', message: expect.any(String), details: { field: 'payload.token' } },
     });
     c.send({ v: 1, type: 'authorize', id: 'b', payload: { token: 42 } });
     expect((await c.next()).payload.details).toEqual({ field: 'payload.token' });
@@ -239,7 +237,10 @@ describe('malformed frames', () => {
     const c = await authorized(tokens.accessToken);
     c.send({ v: 2, type: 'ping', id: 'echo-me' });
     expect(await c.next()).toEqual({
-      v: 1, type: 'error', id: 'echo-me', payload: { error: 'invalid-request', message: expect.any(String), details: { field: 'v' } },
+      v: 1,
+      type: 'error',
+      id: 'echo-me',
+      payload: { error: 'invalid-request', message: expect.any(String), details: { field: 'v' } },
     });
   });
 

@@ -94,7 +94,10 @@ export class Client {
       const found = check();
       if (found !== undefined) return found;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; frames left: ${JSON.stringify(this.frames)}; closed: ${JSON.stringify(this.closed)}`);
+      if (left <= 0)
+        throw new Error(
+          `timed out after ${timeoutMs} ms waiting for ${what}; frames left: ${JSON.stringify(this.frames)}; closed: ${JSON.stringify(this.closed)}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.waiters.push(() => {
@@ -112,12 +115,16 @@ export class Client {
 
   /** The first frame that matches, dropping those before it. */
   waitFor(match: (f: Frame) => boolean, what = 'a matching frame', timeoutMs = WAIT_MS): Promise<Frame> {
-    return this.until(what, () => {
-      const i = this.frames.findIndex(match);
-      if (i < 0) return undefined;
-      const [frame] = this.frames.splice(0, i + 1).slice(-1);
-      return frame;
-    }, timeoutMs);
+    return this.until(
+      what,
+      () => {
+        const i = this.frames.findIndex(match);
+        if (i < 0) return undefined;
+        const [frame] = this.frames.splice(0, i + 1).slice(-1);
+        return frame;
+      },
+      timeoutMs,
+    );
   }
 
   /** The next `session` frame for that session. */
@@ -214,7 +221,11 @@ export async function channelHandled(rt: RealtimeInstance, timeoutMs = WAIT_MS):
  * harness's database and Redis; answers once its readiness probe does. `children` collects it, for the
  * test to kill at the end.
  */
-export async function startRealtimeProcess(h: Harness, children: ChildProcess[], withinMs = 10_000): Promise<{ child: ChildProcess; port: number; url: string }> {
+export async function startRealtimeProcess(
+  h: Harness,
+  children: ChildProcess[],
+  withinMs = 10_000,
+): Promise<{ child: ChildProcess; port: number; url: string }> {
   const port = await freePort();
   const child = spawnHearth(['realtime'], {
     DATABASE_URL: h.database.url,
@@ -228,9 +239,16 @@ export async function startRealtimeProcess(h: Harness, children: ChildProcess[],
   children.push(child);
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`hearth realtime exited: ${stderr}`);
-    return fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
-  }, withinMs, 50);
+  await eventually(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`hearth realtime exited: ${stderr}`);
+      return fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+    },
+    withinMs,
+    50,
+  );
   return { child, port, url: `ws://127.0.0.1:${port}/v1/realtime/socket` };
 }

@@ -29,8 +29,15 @@ afterAll(async () => {
   await h.close();
 });
 
-interface Player { token: string; id: string }
-interface Ack { slot: string; version: number; tag: string }
+interface Player {
+  token: string;
+  id: string;
+}
+interface Ack {
+  slot: string;
+  version: number;
+  tag: string;
+}
 
 const VERSIONED = ['v0', 'v1', 'v2', 'v3'];
 const NEW_SLOTS = Array.from({ length: 24 }, (_, i) => `n${i}`);
@@ -176,7 +183,10 @@ test("two players' writers near the environment's plan limit: never past it, cou
   // 2.5 MB of the environment's 3,000,000 bytes first.
   for (const p of players) for (const slot of NEW_SLOTS.slice(0, 5)) expect((await put(p, slot, { data: value('seed', BIG) })).status).toBe(201);
 
-  const stopSampling = sampleTotals(env.id, players.map((p) => p.id));
+  const stopSampling = sampleTotals(
+    env.id,
+    players.map((p) => p.id),
+  );
   const { acks, statuses } = await runWriters(players, 10, 8);
   const largest = await stopSampling();
 

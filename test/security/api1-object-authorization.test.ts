@@ -72,8 +72,20 @@ function ownPathVictimThing(values: (w: World) => Record<string, string>, body?:
     const callers: Array<[string, Actor]> = sameEnvironment ? [['attacker', w.attacker], ...foreign] : foreign;
     const attempts: Attempt[] = [];
     for (const [label, who] of callers) {
-      attempts.push({ label: `${label} token, own path, the victim's thing`, path: fill(route, { playerId: 'me', ...values(w) }), token: who.token, body: b, want: byKind(route, 'player', NOT_FOUND) });
-      attempts.push({ label: `${label} key, own player, the victim's thing`, path: fill(route, { playerId: who.id, ...values(w) }), token: who.key, body: b, want: byKind(route, 'server', NOT_FOUND) });
+      attempts.push({
+        label: `${label} token, own path, the victim's thing`,
+        path: fill(route, { playerId: 'me', ...values(w) }),
+        token: who.token,
+        body: b,
+        want: byKind(route, 'player', NOT_FOUND),
+      });
+      attempts.push({
+        label: `${label} key, own player, the victim's thing`,
+        path: fill(route, { playerId: who.id, ...values(w) }),
+        token: who.key,
+        body: b,
+        want: byKind(route, 'server', NOT_FOUND),
+      });
     }
     return attempts;
   };
@@ -115,7 +127,9 @@ const sessionMate = (w: World) => ({ sessionId: w.ids.sessionId, playerId: w.mat
 /** The attacker of the victim's environment, not seated in the victim's session: not-found (spec §4 sessions). */
 const unseatedAttacker =
   (values: (w: World) => Record<string, string>, body?: (w: World) => unknown) =>
-  (w: World, route: AnyRoute): Attempt[] => [{ label: 'attacker token, not seated', path: fill(route, values(w)), token: w.attacker.token, body: body?.(w), want: NOT_FOUND }];
+  (w: World, route: AnyRoute): Attempt[] => [
+    { label: 'attacker token, not seated', path: fill(route, values(w)), token: w.attacker.token, body: body?.(w), want: NOT_FOUND },
+  ];
 
 const CASES: Record<string, Case> = {
   'GET /players/:playerId': victimPath(none),
@@ -126,7 +140,10 @@ const CASES: Record<string, Case> = {
   'GET /sessions/:sessionId': foreignOnly(session),
   'POST /sessions/:sessionId/join': foreignOnly(session, () => ({})),
   'POST /sessions/:sessionId/leave': both(unseatedAttacker(session), foreignOnly(session)),
-  'POST /sessions/:sessionId/ready': both(unseatedAttacker(session, () => ({ isReady: true })), foreignOnly(session, () => ({ isReady: true }))),
+  'POST /sessions/:sessionId/ready': both(
+    unseatedAttacker(session, () => ({ isReady: true })),
+    foreignOnly(session, () => ({ isReady: true })),
+  ),
   'POST /sessions/:sessionId/players/:playerId/kick': both(unseatedAttacker(sessionMate), foreignOnly(sessionMate)),
   'POST /sessions/:sessionId/players/:playerId/promote': both(unseatedAttacker(sessionMate), foreignOnly(sessionMate)),
   'POST /sessions/:sessionId/status': foreignOnly(session, () => ({ status: 'ERROR', error: 'pwned' })),
@@ -137,12 +154,21 @@ const CASES: Record<string, Case> = {
   'POST /players/:playerId/tours/:tourId/complete': both(
     victimPath((w) => ({ tourId: w.ids.tourId })),
     // A foreign player completing alpha-live's tour id in their own environment: no such tour there.
-    (w, route) => w.foreign.map((f) => ({ label: `${f.env} token, own path`, path: fill(route, { playerId: 'me', tourId: w.ids.tourId }), token: f.token, want: NOT_FOUND })),
+    (w, route) =>
+      w.foreign.map((f) => ({
+        label: `${f.env} token, own path`,
+        path: fill(route, { playerId: 'me', tourId: w.ids.tourId }),
+        token: f.token,
+        want: NOT_FOUND,
+      })),
   ),
   'GET /blog/posts/:slug': foreignOnly((w) => ({ slug: w.ids.slug })),
   'GET /players/:playerId/data': victimPath(none),
   'GET /players/:playerId/data/:key': victimPath((w) => ({ key: w.ids.saveKey })),
-  'PUT /players/:playerId/data/:key': victimPath((w) => ({ key: w.ids.saveKey }), () => ({ data: { gold: 0 } })),
+  'PUT /players/:playerId/data/:key': victimPath(
+    (w) => ({ key: w.ids.saveKey }),
+    () => ({ data: { gold: 0 } }),
+  ),
   'DELETE /players/:playerId/data/:key': victimPath((w) => ({ key: w.ids.saveKey })),
   'POST /crash-reports/:appKey': {
     exempt:
@@ -179,31 +205,61 @@ const CASES: Record<string, Case> = {
   // The attacker's own deck in the victim's inventory: no such inventory of theirs.
   'POST /players/:playerId/decks': both(victimPath(none, deckBody), ownPathVictimThing(none, deckBody)),
   'GET /players/:playerId/decks/:deckId': both(victimPath(deck), ownPathVictimThing(deck)),
-  'PATCH /players/:playerId/decks/:deckId': both(victimPath(deck, () => ({ name: 'pwned' })), ownPathVictimThing(deck, () => ({ name: 'pwned' }))),
+  'PATCH /players/:playerId/decks/:deckId': both(
+    victimPath(deck, () => ({ name: 'pwned' })),
+    ownPathVictimThing(deck, () => ({ name: 'pwned' })),
+  ),
   'DELETE /players/:playerId/decks/:deckId': both(victimPath(deck), ownPathVictimThing(deck)),
   'PUT /players/:playerId/decks/:deckId/cards/:cardId': both(victimPath(deckCard), ownPathVictimThing(deckCard)),
   'DELETE /players/:playerId/decks/:deckId/cards/:cardId': both(victimPath(deckCard), ownPathVictimThing(deckCard)),
-  'PUT /players/:playerId/decks/:deckId/types/:cardTypeKey': both(victimPath(deckType, () => ({ count: 0 })), ownPathVictimThing(deckType, () => ({ count: 0 }))),
+  'PUT /players/:playerId/decks/:deckId/types/:cardTypeKey': both(
+    victimPath(deckType, () => ({ count: 0 })),
+    ownPathVictimThing(deckType, () => ({ count: 0 })),
+  ),
   'GET /players/:playerId/decks/:deckId/validation': both(victimPath(deck), ownPathVictimThing(deck)),
   'GET /players/:playerId/unlocks': victimPath(none),
-  'PUT /players/:playerId/unlocks/:key': victimPath((w) => ({ key: w.ids.unlockKey }), () => ({ source: 'pwned' })),
+  'PUT /players/:playerId/unlocks/:key': victimPath(
+    (w) => ({ key: w.ids.unlockKey }),
+    () => ({ source: 'pwned' }),
+  ),
   'DELETE /players/:playerId/unlocks/:key': victimPath((w) => ({ key: w.ids.unlockKey })),
   'GET /players/:playerId/xp': victimPath(none),
   'POST /players/:playerId/xp': victimPath(none, () => ({ amount: 1 })),
   'GET /players/:playerId/skill-trees': victimPath(none),
   // alpha-live's tree (hidden) asked in a foreign environment: no tree of that key there.
-  'GET /players/:playerId/skill-trees/:treeKey': both(victimPath(() => ({ treeKey: 'sec-tree' })), foreignOwnPath(() => ({ treeKey: 'sec-tree' }))),
-  'POST /players/:playerId/skill-nodes/:nodeKey/unlock': both(victimPath(() => ({ nodeKey: 'sec-node' }), () => ({})), foreignOwnPath(() => ({ nodeKey: 'sec-node' }), () => ({}))),
+  'GET /players/:playerId/skill-trees/:treeKey': both(
+    victimPath(() => ({ treeKey: 'sec-tree' })),
+    foreignOwnPath(() => ({ treeKey: 'sec-tree' })),
+  ),
+  'POST /players/:playerId/skill-nodes/:nodeKey/unlock': both(
+    victimPath(
+      () => ({ nodeKey: 'sec-node' }),
+      () => ({}),
+    ),
+    foreignOwnPath(
+      () => ({ nodeKey: 'sec-node' }),
+      () => ({}),
+    ),
+  ),
   'GET /players/:playerId/stats': victimPath(none),
   'GET /players/:playerId/entitlements': victimPath(none),
   // The victim's grant acknowledged by another environment's key (not-found) or any player token (forbidden).
   'POST /commerce/grants/:grantId/ack': foreignOnly((w) => ({ grantId: w.ids.grantId })),
-  'POST /players/:playerId/stats/:key/increment': victimPath(() => ({ key: 'sec-stat' }), () => ({ by: 1 })),
+  'POST /players/:playerId/stats/:key/increment': victimPath(
+    () => ({ key: 'sec-stat' }),
+    () => ({ by: 1 }),
+  ),
   // The path names no object of another's: a stat needs no definition (docs/progression.md), so each
   // server key increments its own environment's counter (kept apart: test/stats/stats.test.ts). What
   // is left to cross is the credential: no player's token increments, of any environment.
   'POST /stats/:key/increment': (w, route) =>
-    [w.attacker, ...w.foreign].map((who) => ({ label: `${who.env} player token`, path: fill(route, { key: 'sec-stat' }), token: who.token, body: { by: 1 }, want: FORBIDDEN })),
+    [w.attacker, ...w.foreign].map((who) => ({
+      label: `${who.env} player token`,
+      path: fill(route, { key: 'sec-stat' }),
+      token: who.token,
+      body: { by: 1 },
+      want: FORBIDDEN,
+    })),
 };
 
 /** Text of the victim's that no refusal may carry. */
@@ -229,29 +285,32 @@ test('every route with a path parameter has a case, and every case names a route
   expect(withParams.length).toBeGreaterThanOrEqual(43);
 });
 
-test.each(withParams.map((r) => [routeName(r), r] as const))('%s: crossed between players and environments → refused, nothing read, nothing changed', async (name, route) => {
-  const spec = CASES[name];
-  if (!spec) throw new Error(`no BOLA case for ${name}: add one to CASES`);
-  if ('exempt' in spec) {
-    expect(route.credential).toBe('none');
-    return;
-  }
-  const before = await w.snapshot();
-  const attempts = spec(w, route);
-  expect(attempts.length).toBeGreaterThan(0);
-  for (const a of attempts) {
-    const headers = route.idempotency && route.idempotency !== 'none' ? { ...idem(), ...(a.headers ?? {}) } : a.headers;
-    const reply = await call(w.h.base, route.method, a.path, { token: a.token, body: a.body, headers });
-    ran++;
-    try {
-      expectError(reply, a.want[0], a.want[1]);
-      // A refusal may quote what the request itself named (a not-found quotes the key asked for):
-      // the caller sent it, so that is no leak. Anything else of the victim's is.
-      const asked = `${a.path} ${JSON.stringify(a.body ?? null)}`;
-      for (const leak of LEAKS.filter((l) => !asked.includes(l.replaceAll('"', '')))) expect(reply.text).not.toContain(leak);
-    } catch (err) {
-      throw new Error(`${name}, ${a.label} (${a.path}): ${(err as Error).message}\nanswer: ${reply.status} ${reply.text}`);
+test.each(withParams.map((r) => [routeName(r), r] as const))(
+  '%s: crossed between players and environments → refused, nothing read, nothing changed',
+  async (name, route) => {
+    const spec = CASES[name];
+    if (!spec) throw new Error(`no BOLA case for ${name}: add one to CASES`);
+    if ('exempt' in spec) {
+      expect(route.credential).toBe('none');
+      return;
     }
-  }
-  expect(await w.snapshot()).toEqual(before);
-});
+    const before = await w.snapshot();
+    const attempts = spec(w, route);
+    expect(attempts.length).toBeGreaterThan(0);
+    for (const a of attempts) {
+      const headers = route.idempotency && route.idempotency !== 'none' ? { ...idem(), ...(a.headers ?? {}) } : a.headers;
+      const reply = await call(w.h.base, route.method, a.path, { token: a.token, body: a.body, headers });
+      ran++;
+      try {
+        expectError(reply, a.want[0], a.want[1]);
+        // A refusal may quote what the request itself named (a not-found quotes the key asked for):
+        // the caller sent it, so that is no leak. Anything else of the victim's is.
+        const asked = `${a.path} ${JSON.stringify(a.body ?? null)}`;
+        for (const leak of LEAKS.filter((l) => !asked.includes(l.replaceAll('"', '')))) expect(reply.text).not.toContain(leak);
+      } catch (err) {
+        throw new Error(`${name}, ${a.label} (${a.path}): ${(err as Error).message}\nanswer: ${reply.status} ${reply.text}`);
+      }
+    }
+    expect(await w.snapshot()).toEqual(before);
+  },
+);

@@ -78,8 +78,7 @@ beforeAll(async () => {
   goodKeys = { keys: [await publicJwk(pair.publicKey, 'ed-1', 'EdDSA')] };
   goodUrl = await listen((res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(goodKeys)));
   const manifests = [...standardManifests()];
-  const add = (name: string, jwksUri: string) =>
-    manifests.push(project(name, { identityProvider: idpSettings(jwksUri) }), environment(`${name}-live`, name));
+  const add = (name: string, jwksUri: string) => manifests.push(project(name, { identityProvider: idpSettings(jwksUri) }), environment(`${name}-live`, name));
   add('good', goodUrl);
   for (const [name, handler] of Object.entries(PROVIDERS)) add(name, await listen(handler));
   h = await startHarness({ manifests });
@@ -106,7 +105,12 @@ test.each(Object.keys(PROVIDERS))('a key set that is %s: 503 unavailable within 
   expectError(reply, 503, 'unavailable');
   expect(reply.body.message).toBe('The identity provider could not be reached.');
   expect(tookMs).toBeLessThan(KEY_SET_FETCH.timeoutMs + 2_000);
-  expect(await h.db('player_identities').where({ provider: 'idp', subject: `api10-${name}` }).first()).toBeUndefined();
+  expect(
+    await h
+      .db('player_identities')
+      .where({ provider: 'idp', subject: `api10-${name}` })
+      .first(),
+  ).toBeUndefined();
   // The body was never held whole: memory grew by far less than the 20 MB a provider offered.
   expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
   reportFigure(`api10: ${name} → ${reply.status} ${reply.body.error} in ${tookMs} ms`);

@@ -46,7 +46,16 @@ let ran = 0;
 
 function claims(playerId: string, overrides: Record<string, unknown> = {}) {
   const iat = now();
-  const c: Record<string, unknown> = { type: 'access', game: 'alpha-live', aud: TOKEN_AUDIENCE, sub: playerId, iat, exp: iat + 3600, jti: `sec-${Math.random().toString(36).slice(2)}`, ...overrides };
+  const c: Record<string, unknown> = {
+    type: 'access',
+    game: 'alpha-live',
+    aud: TOKEN_AUDIENCE,
+    sub: playerId,
+    iat,
+    exp: iat + 3600,
+    jti: `sec-${Math.random().toString(36).slice(2)}`,
+    ...overrides,
+  };
   for (const k of Object.keys(c)) if (c[k] === undefined) delete c[k];
   return c;
 }
@@ -100,7 +109,8 @@ beforeAll(async () => {
   await revokeLicenceKey(w.h.db, w.h.core.bus, revokedLicence.keyId);
   const licence = w.licenceKeys.alpha;
   const lastFlipped = (key: string) => `${key.slice(0, -1)}${key.endsWith('a') ? 'b' : 'a'}`;
-  const licenceToken = (await call(w.h.base, 'POST', '/licence/activate', { token: licence, body: { machineId: 'api2-machine', product: 'p', version: '1' } })).body.token as string;
+  const licenceToken = (await call(w.h.base, 'POST', '/licence/activate', { token: licence, body: { machineId: 'api2-machine', product: 'p', version: '1' } }))
+    .body.token as string;
 
   const hs256 = (secret: Buffer) => {
     const h = b64({ alg: 'HS256', kid: ours.kid, typ: 'JWT' });
@@ -134,7 +144,10 @@ beforeAll(async () => {
     ['a truncated signature', `${head}.${body}.${sig.slice(0, -6)}`],
     ['no signature part', `${head}.${body}`],
     ['another player’s token’s signature', `${head}.${body}.${otherSig}`],
-    ['the payload changed to another player, signature kept', `${head}.${b64(claims(other.id, { iat: JSON.parse(Buffer.from(body, 'base64url').toString()).iat }))}.${sig}`],
+    [
+      'the payload changed to another player, signature kept',
+      `${head}.${b64(claims(other.id, { iat: JSON.parse(Buffer.from(body, 'base64url').toString()).iat }))}.${sig}`,
+    ],
     ['a revoked server key', revoked.key],
     ['a revoked licence key', revokedLicence.key],
     ['a licence key with its secret changed', lastFlipped(licence)],
@@ -144,7 +157,9 @@ beforeAll(async () => {
   ];
 });
 afterAll(async () => {
-  reportFigure(`api2: ${forgeries.length} forged or misused credentials × ${credentialed.length} routes = ${ran} requests, ${fetched.length} fetches of URLs named by tokens`);
+  reportFigure(
+    `api2: ${forgeries.length} forged or misused credentials × ${credentialed.length} routes = ${ran} requests, ${fetched.length} fetches of URLs named by tokens`,
+  );
   await new Promise((resolve) => listener?.close(resolve));
   await w?.h.close();
 });
@@ -189,7 +204,8 @@ describe("a licence token is worth nothing to another organisation's plugin", ()
   const VICTIM_MACHINE = 'api2-victim-machine';
   /** What each organisation's plugin is built with (docs/licence.md "What a plugin checks"): its audience and its product. */
   const pluginOf = (project: string) => ({ audience: `hearth-licence:${NAMESPACE}/${project}`, product: LICENCE_PRODUCTS[0] });
-  const activate = (token: string, product: string) => call(w.h.base, 'POST', '/licence/activate', { token, body: { machineId: VICTIM_MACHINE, product, version: '1' } });
+  const activate = (token: string, product: string) =>
+    call(w.h.base, 'POST', '/licence/activate', { token, body: { machineId: VICTIM_MACHINE, product, version: '1' } });
   const keySet = async () => createLocalJWKSet((await call(w.h.base, 'GET', '/licence/jwks.json')).body);
 
   test("the reproduction: rival's key naming alpha's product for the victim's machine is refused when rival's licence does not cover it", async () => {

@@ -164,7 +164,10 @@ describe('excessive data exposure', () => {
   test('a map keyed by game keys takes only game keys (purchase allowances)', async () => {
     const p = await w.newActor();
     for (const key of ['bad key!', '../x', '']) {
-      const reply = await call(w.h.base, 'POST', `/players/${p.id}/purchases/items`, { token: p.key, body: { itemTypeKey: 'sec-potion', allowances: { [key]: 1 } } });
+      const reply = await call(w.h.base, 'POST', `/players/${p.id}/purchases/items`, {
+        token: p.key,
+        body: { itemTypeKey: 'sec-potion', allowances: { [key]: 1 } },
+      });
       ran++;
       expectError(reply, 400, 'invalid-request');
       expect(reply.body.details?.field).toMatch(/^body\.allowances/);
@@ -190,13 +193,27 @@ describe('excessive data exposure', () => {
     // The symbol upload's answer names the storage's checksum header: a digest of a public file, no secret.
     expect(named.filter((n) => !n.endsWith('.x-amz-checksum-sha256'))).toEqual([]);
     const tokenAnswers = ROUTES.filter((r) => props(r.success.schema).some((f) => ALLOWED.has(f))).map(routeName);
-    expect(tokenAnswers.sort()).toEqual(['POST /auth/dashboard', 'POST /auth/idp', 'POST /auth/refresh', 'POST /auth/server', 'POST /licence/activate', 'POST /licence/check']);
+    expect(tokenAnswers.sort()).toEqual([
+      'POST /auth/dashboard',
+      'POST /auth/idp',
+      'POST /auth/refresh',
+      'POST /auth/server',
+      'POST /licence/activate',
+      'POST /licence/check',
+    ]);
   });
 
   test('no answer carries a secret: server keys, their stored hashes, the master key, the signing key', async () => {
     // More answers: the player and key-facing reads, with each credential.
     for (const token of [w.victim.key, w.victim.token]) {
-      for (const path of ['/players/me', `/players/${w.victim.id}`, '/.well-known/jwks.json', '/definitions/currencies', '/crash-symbols/files', '/openapi.json']) {
+      for (const path of [
+        '/players/me',
+        `/players/${w.victim.id}`,
+        '/.well-known/jwks.json',
+        '/definitions/currencies',
+        '/crash-symbols/files',
+        '/openapi.json',
+      ]) {
         seen.push((await call(w.h.base, 'GET', path, { token })).text);
       }
     }
@@ -223,7 +240,10 @@ describe('excessive data exposure', () => {
       expect(secrets.some(([what]) => what.startsWith(`${table}.`))).toBe(true);
     }
     secrets.push(['master key (hex)', w.h.masterKey.toString('hex')], ['master key (base64)', w.h.masterKey.toString('base64')]);
-    for (const key of [...(await loadSigningKeys(w.h.db, w.h.masterKey)), ...(await loadSigningKeys(w.h.db, w.h.masterKey, Date.now(), LICENCE_SIGNING_KEYS))]) {
+    for (const key of [
+      ...(await loadSigningKeys(w.h.db, w.h.masterKey)),
+      ...(await loadSigningKeys(w.h.db, w.h.masterKey, Date.now(), LICENCE_SIGNING_KEYS)),
+    ]) {
       const d = (key.privateKey.export({ format: 'jwk' }) as Json).d as string;
       secrets.push([`signing key ${key.kid} private part`, d]);
     }

@@ -112,7 +112,12 @@ describe('huge strings and arrays', () => {
   });
 
   test('a display name of 41 characters: 400; of 40: renamed', async () => {
-    expectError(await call(h.base, 'PATCH', '/players/me', { token: playerToken, body: { displayName: 'y'.repeat(41) } }), 400, 'invalid-request', 'body.displayName');
+    expectError(
+      await call(h.base, 'PATCH', '/players/me', { token: playerToken, body: { displayName: 'y'.repeat(41) } }),
+      400,
+      'invalid-request',
+      'body.displayName',
+    );
     expect((await call(h.base, 'PATCH', '/players/me', { token: playerToken, body: { displayName: 'y'.repeat(40) } })).status).toBe(200);
     expect((await call(h.base, 'PATCH', '/players/me', { token: playerToken, body: { displayName: 'Original' } })).status).toBe(200);
   });
@@ -149,7 +154,7 @@ describe('huge strings and arrays', () => {
   });
 });
 
-describe('oversized query strings (inside node\'s 16 KiB header limit; past it: client-errors.test.ts)', () => {
+describe("oversized query strings (inside node's 16 KiB header limit; past it: client-errors.test.ts)", () => {
   test('a cursor of 12,000 characters: 400 naming query.cursor', async () => {
     const reply = await call(h.base, 'GET', `/players/${playerId}/data?cursor=${'A'.repeat(12_000)}`, { token: server });
     expectError(reply, 400, 'invalid-request', 'query.cursor');
@@ -209,7 +214,12 @@ describe('many small requests: the limits hold exactly under concurrent bursts',
   });
 
   test('a burst across two API processes sharing Redis: still exactly the limit', async () => {
-    await h.apply([plan('tight-2', { requestsPerMinutePerCredential: PER_CREDENTIAL }), project('tight2', { plan: 'tight-2' }), environment('tight2-live', 'tight2'), serverKey('tight2-key', 'tight2-live')]);
+    await h.apply([
+      plan('tight-2', { requestsPerMinutePerCredential: PER_CREDENTIAL }),
+      project('tight2', { plan: 'tight-2' }),
+      environment('tight2-live', 'tight2'),
+      serverKey('tight2-key', 'tight2-live'),
+    ]);
     const other = await h.startAnotherApi();
     await waitForRoomInMinute();
     const key = h.serverKeys['tight2-key'];
@@ -252,7 +262,9 @@ describe('slow chunked bodies, many at once (one at a time: test/http/slow-clien
     expect(servedInMs).toBeLessThan(1_000);
     const results = await Promise.all(slow);
     const closed = results.map((r) => r.closedAfterMs ?? Infinity);
-    reportFigure(`api4: ${SLOW} trickling chunked bodies cut after ${Math.min(...closed)}-${Math.max(...closed)} ms (request deadline ${TIMEOUTS.requestMs} ms); another request served in ${servedInMs} ms meanwhile`);
+    reportFigure(
+      `api4: ${SLOW} trickling chunked bodies cut after ${Math.min(...closed)}-${Math.max(...closed)} ms (request deadline ${TIMEOUTS.requestMs} ms); another request served in ${servedInMs} ms meanwhile`,
+    );
     for (const { answer, closedAfterMs } of results) {
       expect(answer).toMatch(/^HTTP\/1\.1 400 /);
       const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
@@ -272,6 +284,8 @@ test('after all of it the API still answers, and the process grew by less than 3
   expect(me.body.displayName).toBe('Original');
   noteRss();
   const grownMb = (rssPeak - rssAtStart) / 1024 / 1024;
-  reportFigure(`api4: process RSS ${Math.round(rssAtStart / 1024 / 1024)} MB at start, peak ${Math.round(rssPeak / 1024 / 1024)} MB (+${Math.round(grownMb)} MB)`);
+  reportFigure(
+    `api4: process RSS ${Math.round(rssAtStart / 1024 / 1024)} MB at start, peak ${Math.round(rssPeak / 1024 / 1024)} MB (+${Math.round(grownMb)} MB)`,
+  );
   expect(grownMb).toBeLessThan(300);
 });

@@ -47,36 +47,45 @@ test('every route that takes one kind of credential has a sample, and every samp
   expect(sampled.sort()).toEqual([...names].sort());
 });
 
-test.each(oneKind.map((r) => [routeName(r), r] as const))('%s: the other kind of credential → 403 forbidden, nothing changed; its own kind → success', async (name, route) => {
-  const subject = await w.newActor();
-  const sample = await SAMPLES[name](w, subject);
-  const before = await w.snapshotOf(subject);
-  const identities = await w.h.db('player_identities').count({ n: '*' }).first();
+test.each(oneKind.map((r) => [routeName(r), r] as const))(
+  '%s: the other kind of credential → 403 forbidden, nothing changed; its own kind → success',
+  async (name, route) => {
+    const subject = await w.newActor();
+    const sample = await SAMPLES[name](w, subject);
+    const before = await w.snapshotOf(subject);
+    const identities = await w.h.db('player_identities').count({ n: '*' }).first();
 
-  const own = route.credential as OneKind;
-  const asServer = own === 'server';
-  // Every other kind (a licence key included): named as its own kind would name the subject (`me` for a token, the id for a key), and as the route's own kind would.
-  for (const wrong of (Object.keys(CREDENTIAL_NAMES) as OneKind[]).filter((kind) => kind !== own)) {
-    for (const path of new Set([sample.path(wrong === 'server'), sample.path(asServer)])) {
-      const reply = await send(route, path, credentialOf(wrong, subject), sample.body);
-      try {
-        expectError(reply, 403, 'forbidden');
-      } catch (err) {
-        throw new Error(`${name} (${path}) with a ${CREDENTIAL_NAMES[wrong]}: ${(err as Error).message}\nanswer: ${reply.status} ${reply.text}`);
+    const own = route.credential as OneKind;
+    const asServer = own === 'server';
+    // Every other kind (a licence key included): named as its own kind would name the subject (`me` for a token, the id for a key), and as the route's own kind would.
+    for (const wrong of (Object.keys(CREDENTIAL_NAMES) as OneKind[]).filter((kind) => kind !== own)) {
+      for (const path of new Set([sample.path(wrong === 'server'), sample.path(asServer)])) {
+        const reply = await send(route, path, credentialOf(wrong, subject), sample.body);
+        try {
+          expectError(reply, 403, 'forbidden');
+        } catch (err) {
+          throw new Error(`${name} (${path}) with a ${CREDENTIAL_NAMES[wrong]}: ${(err as Error).message}\nanswer: ${reply.status} ${reply.text}`);
+        }
       }
     }
-  }
-  expect(await w.snapshotOf(subject)).toEqual(before);
-  expect(await w.h.db('player_identities').count({ n: '*' }).first()).toEqual(identities);
+    expect(await w.snapshotOf(subject)).toEqual(before);
+    expect(await w.h.db('player_identities').count({ n: '*' }).first()).toEqual(identities);
 
-  const right = await send(route, sample.path(asServer), credentialOf(own, subject), sample.body);
-  expect({ status: right.status, text: right.status === sample.ok ? '' : right.text }).toEqual({ status: sample.ok, text: '' });
-});
+    const right = await send(route, sample.path(asServer), credentialOf(own, subject), sample.body);
+    expect({ status: right.status, text: right.status === sample.ok ? '' : right.text }).toEqual({ status: sample.ok, text: '' });
+  },
+);
 
 describe('a server key manages only its own environment', () => {
   test('definitions and symbol files list only the key’s environment', async () => {
     const alphaOnly = ['sec-gems', 'sec-energy', 'sec-relic', 'sec-stack', 'sec-chest', 'sec-potion', 'alpha-symbols'];
-    must(await call(w.h.base, 'POST', '/crash-symbols/uploads', { token: w.victim.key, body: { label: 'alpha-symbols', version: '1', fileName: 'a.sym', sizeBytes: 1, sha256: '1'.repeat(64) } }), 200);
+    must(
+      await call(w.h.base, 'POST', '/crash-symbols/uploads', {
+        token: w.victim.key,
+        body: { label: 'alpha-symbols', version: '1', fileName: 'a.sym', sizeBytes: 1, sha256: '1'.repeat(64) },
+      }),
+      200,
+    );
     expect((await call(w.h.base, 'GET', '/definitions/currencies', { token: w.victim.key })).text).toContain('sec-gems');
     for (const f of w.foreign) {
       for (const path of ['/definitions/currencies', '/definitions/item-types', '/definitions/realms', '/crash-symbols/files']) {
@@ -129,7 +138,10 @@ describe('functions a route keeps to some callers', () => {
 
   test('purchase allowances from a player token → 403 forbidden, nothing bought or charged', async () => {
     const p = await w.newActor();
-    must(await call(w.h.base, 'POST', `/players/${p.id}/currencies/sec-gems/credit`, { token: p.key, headers: idem(), body: { amount: 10, reason: 'api5' } }), 200);
+    must(
+      await call(w.h.base, 'POST', `/players/${p.id}/currencies/sec-gems/credit`, { token: p.key, headers: idem(), body: { amount: 10, reason: 'api5' } }),
+      200,
+    );
     const before = await w.snapshotOf(p);
     expectError(
       await call(w.h.base, 'POST', '/players/me/purchases/items', { token: p.token, body: { itemTypeKey: 'sec-potion', allowances: { 'sec-energy': 100 } } }),

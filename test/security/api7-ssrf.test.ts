@@ -93,7 +93,7 @@ test('no route takes a URL: no request field of the route table is a URI or name
   reportFigure(`api7: ${routes.length} routes walked, no request field takes a URL`);
 });
 
-test('the control: a token of the provider signs in, fetching only the manifest\'s URL', async () => {
+test("the control: a token of the provider signs in, fetching only the manifest's URL", async () => {
   expect((await signInIdp('idp-live', await idToken(providerKey))).status).toBe(201);
   expect(providerHits).toContain('/jwks');
 });
@@ -103,19 +103,19 @@ test.each([
   ['x5u', (base: string) => ({ x5u: `${base}/x5u` })],
   ['jwk (embedded key)', () => ({ jwk: attackerJwk })],
   ['x5c (embedded certificate)', () => ({ x5c: ['MIIBfake'] })],
-])('an attacker\'s token with a %s header: 401, and the attacker\'s server is never asked', async (_name, header) => {
+])("an attacker's token with a %s header: 401, and the attacker's server is never asked", async (_name, header) => {
   const reply = await signInIdp('idp-live', await idToken(attackerKey, header(attackerBase)));
   expectError(reply, 401, 'unauthorized');
   expect(attackerHits).toEqual([]);
 });
 
-test('an iss naming the attacker\'s host: 401, and the host is never asked', async () => {
+test("an iss naming the attacker's host: 401, and the host is never asked", async () => {
   expectError(await signInIdp('idp-live', await idToken(attackerKey, {}, `${attackerBase}/issuer`)), 401, 'unauthorized');
   expectError(await signInIdp('idp-live', await idToken(providerKey, {}, `${attackerBase}/issuer`)), 401, 'unauthorized');
   expect(attackerHits).toEqual([]);
 });
 
-test('a redirect from the manifest\'s key-set URL is not followed: 503, the target never asked', async () => {
+test("a redirect from the manifest's key-set URL is not followed: 503, the target never asked", async () => {
   expectError(await signInIdp('idp-redirect-live', await idToken(attackerKey)), 503, 'unavailable');
   expect(providerHits).toContain('/redirect');
   expect(attackerHits).toEqual([]);

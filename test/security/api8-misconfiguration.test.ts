@@ -138,7 +138,9 @@ function requestFor(route: AnyRoute, field: StringField | undefined, value: unkn
   if (field?.where === 'query') queryParams[field.path[0]] = value;
   if (field?.where === 'body') body = withValue(body ?? {}, field.path, value);
   const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => encodePart(String(pathParams[name] ?? sample({ type: 'string' }, name))));
-  const search = Object.entries(queryParams).map(([k, v]) => `${encodePart(k)}=${encodePart(String(v))}`).join('&');
+  const search = Object.entries(queryParams)
+    .map(([k, v]) => `${encodePart(k)}=${encodePart(String(v))}`)
+    .join('&');
   const headers: Record<string, string> = {};
   if (route.idempotency === 'required' || route.idempotency === 'optional') headers['Idempotency-Key'] = randomBytes(12).toString('hex');
   const token = route.credential === 'none' ? undefined : route.credential === 'player' ? playerToken : route.credential === 'licence' ? licence : server;
@@ -157,11 +159,22 @@ const fieldsByRoute = routes.map((route) => ({
 }));
 
 /** What an error answer must never carry: a stack frame, SQL, a file path of the server, a driver's words. */
-const LEAKS = [/\bat \S+ \(/, /\/work\//, /node_modules/, /\.ts:\d+/, /\bSELECT\b|\bINSERT INTO\b|\bUPDATE \w+ SET\b/i, /syntax error at or near/i, /violates .* constraint/i, /\bpg_|postgres/i, /Error: /];
+const LEAKS = [
+  /\bat \S+ \(/,
+  /\/work\//,
+  /node_modules/,
+  /\.ts:\d+/,
+  /\bSELECT\b|\bINSERT INTO\b|\bUPDATE \w+ SET\b/i,
+  /syntax error at or near/i,
+  /violates .* constraint/i,
+  /\bpg_|postgres/i,
+  /Error: /,
+];
 
 function expectNoLeak(reply: Reply | RawAnswer, context: string): void {
   const text = 'text' in reply ? reply.text : reply.body;
-  for (const leak of LEAKS) expect({ context, leak: String(leak), matched: leak.test(text) ? text.slice(0, 300) : null }).toEqual({ context, leak: String(leak), matched: null });
+  for (const leak of LEAKS)
+    expect({ context, leak: String(leak), matched: leak.test(text) ? text.slice(0, 300) : null }).toEqual({ context, leak: String(leak), matched: null });
 }
 
 /** Statuses of the walk's answers, printed for docs/reliability.md. */
@@ -171,13 +184,19 @@ describe('SQL and JSON metacharacters in every string field of every route', () 
   afterAll(() => reportFigure(`api8 walk answers by status: ${JSON.stringify(walkStatuses)}`));
   test('the walk finds the string fields of the route table (a new route is covered by being in it)', () => {
     const count = fieldsByRoute.reduce((n, r) => n + r.fields.length, 0);
-    reportFigure(`api8: ${routes.length} routes, ${count} string fields, ${count * (Object.keys(METACHARACTERS).length + Object.keys(LONE_SURROGATES).length + 1)} requests`);
+    reportFigure(
+      `api8: ${routes.length} routes, ${count} string fields, ${count * (Object.keys(METACHARACTERS).length + Object.keys(LONE_SURROGATES).length + 1)} requests`,
+    );
     expect(count).toBeGreaterThan(40);
     const names = fieldsByRoute.flatMap((r) => r.fields.map((f) => `${r.route.operationId}:${f.where}.${f.path.join('.')}`));
-    expect(names).toEqual(expect.arrayContaining(['renamePlayer:body.displayName', 'signInServer:body.subject', 'listSaves:query.cursor', 'getPlayer:params.playerId']));
+    expect(names).toEqual(
+      expect.arrayContaining(['renamePlayer:body.displayName', 'signInServer:body.subject', 'listSaves:query.cursor', 'getPlayer:params.playerId']),
+    );
   });
 
-  const cases = fieldsByRoute.flatMap(({ route, fields }) => fields.map((field) => [`${route.method} ${route.path} ${field.where}.${field.path.join('.')}`, route, field] as const));
+  const cases = fieldsByRoute.flatMap(({ route, fields }) =>
+    fields.map((field) => [`${route.method} ${route.path} ${field.where}.${field.path.join('.')}`, route, field] as const),
+  );
   test.each(cases)('%s: never a 500, every answer documented, no leak', async (_name, route, field) => {
     const payloads: [string, unknown][] = [...Object.entries(METACHARACTERS), ...Object.entries(LONE_SURROGATES)];
     if (field.where === 'body') payloads.push(['operator object', OPERATOR_OBJECT]);
@@ -221,7 +240,10 @@ describe('stored text reads back exactly as sent', () => {
   });
 
   test.each(Object.entries(LONE_SURROGATES))('a save holding a %s (as a value, as a key) is 400 naming where, nothing written', async (_label, value) => {
-    for (const [data, field] of [[{ text: value }, 'body.data.text'], [{ [value]: 1 }, 'body.data']] as const) {
+    for (const [data, field] of [
+      [{ text: value }, 'body.data.text'],
+      [{ [value]: 1 }, 'body.data'],
+    ] as const) {
       const reply = await call(h.base, 'PUT', `/players/${playerId}/data/surrogate`, { token: server, body: { data } });
       expectError(reply, 400, 'invalid-request', field);
       expectError(await call(h.base, 'GET', `/players/${playerId}/data/surrogate`, { token: server }), 404, 'not-found');
@@ -303,7 +325,17 @@ describe('header injection: line breaks in headers the API reads are never refle
     const allowed = await call(h.base, 'GET', '/flags', { token: server, headers: { Origin: GAME_PAGE } });
     expect(allowed.headers.get('access-control-allow-origin')).toBe(GAME_PAGE);
     expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
-    const attempts = ['https://evil.example', 'null', '*', `${GAME_PAGE}.evil.test`, 'https://evilgame.example.com', `${GAME_PAGE}/`, 'http://game.example.com', `${GAME_PAGE}:8443`, 'https://GAME.EXAMPLE.COM'];
+    const attempts = [
+      'https://evil.example',
+      'null',
+      '*',
+      `${GAME_PAGE}.evil.test`,
+      'https://evilgame.example.com',
+      `${GAME_PAGE}/`,
+      'http://game.example.com',
+      `${GAME_PAGE}:8443`,
+      'https://GAME.EXAMPLE.COM',
+    ];
     for (const origin of attempts) {
       for (const reply of [
         await call(h.base, 'GET', '/flags', { token: server, headers: { Origin: origin } }),
@@ -349,7 +381,7 @@ describe('error answers leak nothing of the inside', () => {
       await call(h.base, 'GET', "/players/1' OR '1'='1", { token: server }),
       await call(h.base, 'GET', `/players/${playerId}/data?cursor=eyJ4IjoxfQ.AAAA`, { token: server }),
       await call(h.base, 'GET', '/../../etc/passwd', { token: server }),
-      await call(h.base, 'GET', '/flags', { token: 'hk_live_\'--' }),
+      await call(h.base, 'GET', '/flags', { token: "hk_live_'--" }),
     ];
     for (const reply of replies) {
       expect(reply.status).toBeGreaterThanOrEqual(400);

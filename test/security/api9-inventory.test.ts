@@ -33,8 +33,17 @@ afterAll(async () => {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
 const documented = () =>
-  Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).filter((m) => METHODS.includes(m)).map((m) => `${m.toUpperCase()} ${path}`)).sort();
-const table = () => routeTable().map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`).sort();
+  Object.entries(doc.paths)
+    .flatMap(([path, ops]) =>
+      Object.keys(ops)
+        .filter((m) => METHODS.includes(m))
+        .map((m) => `${m.toUpperCase()} ${path}`),
+    )
+    .sort();
+const table = () =>
+  routeTable()
+    .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`)
+    .sort();
 
 /** The router's own 404: what a request no route takes is answered (app.ts). */
 const isRouterNotFound = (reply: { status: number; body: any }) => reply.status === 404 && /^No route /.test(reply.body?.message ?? '');
@@ -58,7 +67,7 @@ test('the document lists exactly the route table: same operations, none more, no
   reportFigure(`api9: ${table().length} operations served and documented`);
 });
 
-test('every documented operation is served: none answers the router\'s 404', async () => {
+test("every documented operation is served: none answers the router's 404", async () => {
   const unserved: string[] = [];
   for (const op of documented()) {
     const [method, path] = op.split(' ');
@@ -68,7 +77,7 @@ test('every documented operation is served: none answers the router\'s 404', asy
   expect(unserved).toEqual([]);
 });
 
-test('undocumented paths under /v1 and other versions are the router\'s 404, with nothing of the inside', async () => {
+test("undocumented paths under /v1 and other versions are the router's 404, with nothing of the inside", async () => {
   const probes = [
     '/v1',
     '/v1/',
@@ -98,7 +107,7 @@ test('undocumented paths under /v1 and other versions are the router\'s 404, wit
   }
 });
 
-test('a documented path asked with a method it does not take (OPTIONS, TRACE and the rest) is the router\'s 404', async () => {
+test("a documented path asked with a method it does not take (OPTIONS, TRACE and the rest) is the router's 404", async () => {
   const served = new Set(documented());
   let probed = 0;
   for (const path of Object.keys(doc.paths)) {

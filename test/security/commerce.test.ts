@@ -25,7 +25,20 @@ import { closeServer, listenOnLoopback } from '../support/loopback-server';
 import { environment, project, serverKey } from '../support/manifests';
 import { reportFigure } from '../support/figures';
 import {
-  APP_ID, IDENTITY, STORE_KEY, STORE_KEY_VARIABLE, type Buyer, authorize, commerceManifests, identifiedBuyer, identify, newBuyer, order, product, reconcile, storeSettings,
+  APP_ID,
+  IDENTITY,
+  STORE_KEY,
+  STORE_KEY_VARIABLE,
+  type Buyer,
+  authorize,
+  commerceManifests,
+  identifiedBuyer,
+  identify,
+  newBuyer,
+  order,
+  product,
+  reconcile,
+  storeSettings,
 } from '../commerce/helpers';
 
 jest.setTimeout(60_000);
@@ -75,7 +88,9 @@ class TamperingRelay {
     const upstream = { status: answer.status, text: await answer.text() };
     const method = new URL(req.url ?? '/', 'http://relay').pathname.split('/')[2] ?? '';
     const tampering = this.queued.get(method)?.shift();
-    const out = tampering ? tampering(upstream) : { status: upstream.status, body: upstream.text, contentType: answer.headers.get('content-type') ?? undefined };
+    const out = tampering
+      ? tampering(upstream)
+      : { status: upstream.status, body: upstream.text, contentType: answer.headers.get('content-type') ?? undefined };
     res.writeHead(out.status, { 'Content-Type': out.contentType ?? 'application/json; charset=utf-8' });
     res.end(out.body);
   }
@@ -131,7 +146,14 @@ beforeAll(async () => {
       project('rival', { store: storeSettings(store, { appId: RIVAL_APP_ID, baseUrl: relay.url }) }),
       environment('rival-live', 'rival'),
       serverKey('rival-live-key', 'rival-live'),
-      product('rival-pack', { environment: 'rival-live', sku: 'starter-pack', name: 'Rival pack', storeItemId: 7, entitlement: 'starter', prices: [{ currency: 'USD', amount: 499 }] }),
+      product('rival-pack', {
+        environment: 'rival-live',
+        sku: 'starter-pack',
+        name: 'Rival pack',
+        storeItemId: 7,
+        entitlement: 'starter',
+        prices: [{ currency: 'USD', amount: 499 }],
+      }),
     ],
   });
 
@@ -194,7 +216,7 @@ async function baitUntouched() {
   expect(await h.db('commerce_entitlements').where({ order_id: bait.id }).first()).toBeUndefined();
 }
 
-describe('API1 object level: another player\'s or another environment\'s orders, entitlements and grants', () => {
+describe("API1 object level: another player's or another environment's orders, entitlements and grants", () => {
   test("the attacker authorizing the victim's store order id (hint true or false): 404 naming storeOrderId, the store never asked", async () => {
     for (const hint of [true, false]) {
       const queried = store.count('QueryTxn');
@@ -234,7 +256,9 @@ describe('API1 object level: another player\'s or another environment\'s orders,
     expect(store.txnOf(theirs.storeOrderId)).toMatchObject({ status: 'Approved', finalized: 0 });
     // Its own player settles it, in its own project's app.
     expect((await kept(authorize(h, rival, theirs.storeOrderId))).body.order.status).toBe('completed');
-    expect(store.calls.filter((c) => c.method === 'FinalizeTxn' && c.params.orderid === theirs.storeOrderId).map((c) => c.params.appid)).toEqual([String(RIVAL_APP_ID)]);
+    expect(store.calls.filter((c) => c.method === 'FinalizeTxn' && c.params.orderid === theirs.storeOrderId).map((c) => c.params.appid)).toEqual([
+      String(RIVAL_APP_ID),
+    ]);
   });
 
   test("the attacker's reconciliation settles only the attacker's orders: the victim's approved order is not finalized", async () => {
@@ -273,7 +297,7 @@ describe('API1 object level: another player\'s or another environment\'s orders,
   });
 });
 
-describe('API2 identity: the store\'s answer to a ticket says who the player is', () => {
+describe("API2 identity: the store's answer to a ticket says who the player is", () => {
   const account = (playerId: string) => h.db('commerce_store_accounts').where({ player_id: playerId }).first();
 
   test.each([
@@ -291,7 +315,11 @@ describe('API2 identity: the store\'s answer to a ticket says who the player is'
   test('an expired ticket (the store answers its error): 400 invalid-ticket, no store account', async () => {
     const buyer = await newBuyer(h);
     store.failNext('AuthenticateUserTicket', { errorcode: 101, errordesc: 'Ticket expired' });
-    expectError(await kept(identify(h, buyer, { ticket: store.issueTicket(buyer.steamId, { identity: IDENTITY, appid: APP_ID }), identity: IDENTITY })), 400, 'invalid-ticket');
+    expectError(
+      await kept(identify(h, buyer, { ticket: store.issueTicket(buyer.steamId, { identity: IDENTITY, appid: APP_ID }), identity: IDENTITY })),
+      400,
+      'invalid-ticket',
+    );
     expect(await account(buyer.id)).toBeUndefined();
   });
 
@@ -355,7 +383,9 @@ describe('API3 property level: the client names no price, no status, no store or
   test('an authorization with a field too many (status, entitlements) is 400 and asks nothing of the store', async () => {
     const queried = store.count('QueryTxn');
     for (const extra of [{ status: 'Succeeded' }, { entitlements: ['starter'] }, { playerId: attacker.id }]) {
-      const reply = await unchangedBy(() => send('POST', '/commerce/store/authorizations', { token: victim.token, body: { storeOrderId: bait.storeOrderId, authorized: true, ...extra } }));
+      const reply = await unchangedBy(() =>
+        send('POST', '/commerce/store/authorizations', { token: victim.token, body: { storeOrderId: bait.storeOrderId, authorized: true, ...extra } }),
+      );
       expectError(reply, 400, 'invalid-request', `body.${Object.keys(extra)[0]}`);
     }
     expect(store.count('QueryTxn')).toBe(queried);
@@ -393,16 +423,20 @@ describe('API4 resource consumption', () => {
     ['/commerce/grants/changes', 'server'],
   ])('%s: limit 0 and 201 are 400 naming query.limit; 200 is served', async (path, credential) => {
     const token = credential === 'player' ? victim.token : h.serverKeys['shop-live-key'];
-    for (const limit of ['0', '201', '-1', '1e3', 'all']) expectError(await send('GET', `${path}?limit=${limit}`, { token }), 400, 'invalid-request', 'query.limit');
+    for (const limit of ['0', '201', '-1', '1e3', 'all'])
+      expectError(await send('GET', `${path}?limit=${limit}`, { token }), 400, 'invalid-request', 'query.limit');
     expect((await send('GET', `${path}?limit=200`, { token })).status).toBe(200);
   });
 
-  test.each(['/commerce/orders', '/commerce/store/identify', '/commerce/store/authorizations'])('%s: a body past 16 KB is 413 and reaches no store', async (path) => {
-    const calls = store.calls.length;
-    const reply = await unchangedBy(() => send('POST', path, { token: attacker.token, rawBody: JSON.stringify({ sku: 'x'.repeat(17 * 1024) }) }));
-    expect(expectError(reply, 413, 'payload-too-large').details).toEqual({ limit: 16 * 1024 });
-    expect(store.calls.length).toBe(calls);
-  });
+  test.each(['/commerce/orders', '/commerce/store/identify', '/commerce/store/authorizations'])(
+    '%s: a body past 16 KB is 413 and reaches no store',
+    async (path) => {
+      const calls = store.calls.length;
+      const reply = await unchangedBy(() => send('POST', path, { token: attacker.token, rawBody: JSON.stringify({ sku: 'x'.repeat(17 * 1024) }) }));
+      expect(expectError(reply, 413, 'payload-too-large').details).toEqual({ limit: 16 * 1024 });
+      expect(store.calls.length).toBe(calls);
+    },
+  );
 });
 
 describe('API6 sensitive business flows', () => {
@@ -434,7 +468,11 @@ describe('API6 sensitive business flows', () => {
     const headers = { 'Idempotency-Key': `api6-${buyer.id}` };
     const first = await kept(order(h, buyer, { sku: 'gems-100', provider: 'steam', language: 'en' }, headers));
     expect(first.status).toBe(201);
-    expectError(await unchangedBy(() => kept(order(h, buyer, { sku: 'starter-pack', provider: 'steam', language: 'en' }, headers))), 409, 'idempotency-conflict');
+    expectError(
+      await unchangedBy(() => kept(order(h, buyer, { sku: 'starter-pack', provider: 'steam', language: 'en' }, headers))),
+      409,
+      'idempotency-conflict',
+    );
     // The same request again is the first order, not a second.
     const again = await unchangedBy(() => kept(order(h, buyer, { sku: 'gems-100', provider: 'steam', language: 'en' }, headers)));
     expect(again.body.id).toBe(first.body.id);
@@ -461,19 +499,40 @@ describe("API10 unsafe consumption of the store's answers", () => {
   const json = (body: unknown) => ({ status: 200, body: JSON.stringify(body) });
   /** A settled order of another buyer of the same store account... of anyone: its QueryTxn answer, to replay. */
   const succeededAnswer = (orderid: string, steamid: string) =>
-    json({ response: { result: 'OK', params: { orderid, transid: '9007199254740999', steamid, status: 'Succeeded', currency: 'USD', country: 'US', time: '2026-01-01T00:00:00Z', items: [] } } });
+    json({
+      response: {
+        result: 'OK',
+        params: { orderid, transid: '9007199254740999', steamid, status: 'Succeeded', currency: 'USD', country: 'US', time: '2026-01-01T00:00:00Z', items: [] },
+      },
+    });
 
   const BAD_QUERY_ANSWERS: Array<[string, string, (o: { storeOrderId: string; buyer: Buyer }) => Tampering]> = [
     ['an oversized answer (300 KB)', 'unavailable', () => () => json({ response: { result: 'OK', params: { pad: 'x'.repeat(300 * 1024) } } })],
     ['an answer that is not JSON', 'unavailable', () => () => ({ status: 200, body: '{"response": {"result": "OK", "params": {' })],
     ['an HTML page with 200', 'unavailable', () => () => ({ status: 200, body: '<html><body>Sign in</body></html>', contentType: 'text/html' })],
-    ["the store's HTML 403 (a key it refuses)", 'unavailable', () => () => ({ status: 403, body: '<html><head><title>Forbidden</title></head></html>', contentType: 'text/html' })],
+    [
+      "the store's HTML 403 (a key it refuses)",
+      'unavailable',
+      () => () => ({ status: 403, body: '<html><head><title>Forbidden</title></head></html>', contentType: 'text/html' }),
+    ],
     ['a 500', 'unavailable', () => () => ({ status: 500, body: 'oops', contentType: 'text/plain' })],
     ['a steamid as a fraction', 'unavailable', () => (up) => ({ status: 200, body: up.text.replace(/"steamid":"[0-9]+"/, '"steamid":7.6561197960265728e16') })],
     ['an orderid as a negative number', 'unavailable', () => (up) => ({ status: 200, body: up.text.replace(/"orderid":"[0-9]+"/, '"orderid":-1') })],
     ['a status it does not know', 'unavailable', () => (up) => ({ status: 200, body: up.text.replace('"Approved"', '"Paid"') })],
-    ["another order's Succeeded (an answer about an order not asked)", 'unavailable', ({ buyer }) => () => succeededAnswer('9007199254740995', buyer.steamId)],
-    ['a Succeeded for the order, naming another store account', 'unavailable', ({ storeOrderId }) => () => succeededAnswer(storeOrderId, '76561197960265729')],
+    [
+      "another order's Succeeded (an answer about an order not asked)",
+      'unavailable',
+      ({ buyer }) =>
+        () =>
+          succeededAnswer('9007199254740995', buyer.steamId),
+    ],
+    [
+      'a Succeeded for the order, naming another store account',
+      'unavailable',
+      ({ storeOrderId }) =>
+        () =>
+          succeededAnswer(storeOrderId, '76561197960265729'),
+    ],
     ['an answer naming another app', 'unavailable', () => (up) => ({ status: 200, body: up.text.replace('"params":{', `"params":{"appid":${RIVAL_APP_ID},`) })],
     ["an error of the store's own", 'provider-refused', () => () => json({ response: { result: 'Failure', error: { errorcode: 2, errordesc: 'Failed' } } })],
   ];
@@ -497,7 +556,11 @@ describe("API10 unsafe consumption of the store's answers", () => {
     relay.next('QueryTxn', () => ({ status: 403, body: '<html>Forbidden</html>', contentType: 'text/html' }));
     expectError(await kept(authorize(h, o.buyer, o.storeOrderId)), 503, 'unavailable');
     flushLogs(); // lines wait in the logger's buffer up to 10 ms
-    const lines = logged.slice(from).join('').split('\n').filter((line) => line.includes('the store call failed'));
+    const lines = logged
+      .slice(from)
+      .join('')
+      .split('\n')
+      .filter((line) => line.includes('the store call failed'));
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0])).toMatchObject({ level: 40, call: 'QueryTxn', reason: 'key-refused' });
     expect(leaks(lines[0])).toEqual([]);
@@ -543,7 +606,11 @@ describe("API10 unsafe consumption of the store's answers", () => {
     ]) {
       const buyer = await newBuyer(h);
       relay.next('AuthenticateUserTicket', tampering);
-      expectError(await kept(identify(h, buyer, { ticket: store.issueTicket(buyer.steamId, { identity: IDENTITY, appid: APP_ID }), identity: IDENTITY })), 503, 'unavailable');
+      expectError(
+        await kept(identify(h, buyer, { ticket: store.issueTicket(buyer.steamId, { identity: IDENTITY, appid: APP_ID }), identity: IDENTITY })),
+        503,
+        'unavailable',
+      );
       expect(await h.db('commerce_store_accounts').where({ player_id: buyer.id }).first()).toBeUndefined();
     }
   });

@@ -20,7 +20,12 @@ let bob: string;
 let carol: string; // alpha-test
 
 const values = (n: number, groupName?: string) =>
-  Array.from({ length: n }, (_, i) => ({ key: `${groupName ?? 'v'}${String(i).padStart(2, '0')}`, type: 'int', value: i, ...(groupName ? { groupName } : {}) }));
+  Array.from({ length: n }, (_, i) => ({
+    key: `${groupName ?? 'v'}${String(i).padStart(2, '0')}`,
+    type: 'int',
+    value: i,
+    ...(groupName ? { groupName } : {}),
+  }));
 
 beforeAll(async () => {
   h = await startHarness({
@@ -35,7 +40,11 @@ beforeAll(async () => {
   alice = (await signIn(h.base, live, 'cursor-alice')).player.id;
   bob = (await signIn(h.base, live, 'cursor-bob')).player.id;
   carol = (await signIn(h.base, test_, 'cursor-carol')).player.id;
-  for (const [player, key] of [[alice, live], [bob, live], [carol, test_]] as const) {
+  for (const [player, key] of [
+    [alice, live],
+    [bob, live],
+    [carol, test_],
+  ] as const) {
     for (const slot of ['s1', 's2', 's3']) {
       expect((await call(h.base, 'PUT', `/players/${player}/data/${slot}`, { token: key, body: { data: { owner: player, slot } } })).status).toBe(201);
     }
@@ -71,7 +80,7 @@ test("a cursor of alice's saves on bob's saves: refused, none of bob's rows", as
   expectCursorRefused(await call(h.base, 'GET', withCursor(`/players/${bob}/data`, cursor), { token: live }));
 });
 
-test("a cursor of a list in alpha-live used in alpha-test (same list, same positions): refused", async () => {
+test('a cursor of a list in alpha-live used in alpha-test (same list, same positions): refused', async () => {
   const cursor = await firstCursor('/config/values?groupName=g1', live);
   expectCursorRefused(await call(h.base, 'GET', withCursor('/config/values?groupName=g1', cursor), { token: test_ }));
   const saves = await firstCursor(`/players/${alice}/data`, live);

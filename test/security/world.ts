@@ -62,7 +62,21 @@ export interface World {
   /** alpha-test (same project) and rival-live (another project). */
   foreign: Actor[];
   /** The victim's things, by what the path parameter names. */
-  ids: { grantId: string; sessionId: string; itemId: string; chestId: string; inventoryId: string; cardId: string; deckId: string; saveKey: string; unlockKey: string; currencyKey: string; tourId: string; tableKey: string; slug: string };
+  ids: {
+    grantId: string;
+    sessionId: string;
+    itemId: string;
+    chestId: string;
+    inventoryId: string;
+    cardId: string;
+    deckId: string;
+    saveKey: string;
+    unlockKey: string;
+    currencyKey: string;
+    tourId: string;
+    tableKey: string;
+    slug: string;
+  };
   snapshot(): Promise<Record<string, unknown>>;
   /** The same reads for any player (and a session of theirs when given). */
   snapshotOf(who: Actor, sessionId?: string): Promise<Record<string, unknown>>;
@@ -88,19 +102,40 @@ export async function startWorld(): Promise<World> {
       currency('sec-energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
       itemType('sec-relic', { environment: 'alpha-live', name: 'Relic', category: 'misc', ownership: 'one-by-one', usable: true }),
       itemType('sec-stack', { environment: 'alpha-live', name: 'Stack', category: 'misc', ownership: 'counted', usable: true }),
-      itemType('sec-chest', { environment: 'alpha-live', name: 'Chest', category: 'container', ownership: 'one-by-one', contents: { grants: [{ itemTypeKey: 'sec-stack', quantity: 1 }] } }),
-      itemType('sec-potion', { environment: 'alpha-live', name: 'Potion', category: 'misc', ownership: 'counted', purchasable: true, prices: [{ currencyKey: 'sec-gems', amount: 1 }] }),
+      itemType('sec-chest', {
+        environment: 'alpha-live',
+        name: 'Chest',
+        category: 'container',
+        ownership: 'one-by-one',
+        contents: { grants: [{ itemTypeKey: 'sec-stack', quantity: 1 }] },
+      }),
+      itemType('sec-potion', {
+        environment: 'alpha-live',
+        name: 'Potion',
+        category: 'misc',
+        ownership: 'counted',
+        purchasable: true,
+        prices: [{ currencyKey: 'sec-gems', amount: 1 }],
+      }),
       cardType('sec-card', { environment: 'alpha-live', name: 'Card', purchasable: true, prices: [{ currencyKey: 'sec-gems', amount: 1 }] }),
       skillTree('sec-tree', { environment: 'alpha-live', name: 'Secret skills', hidden: true, nodes: [{ key: 'sec-node', name: 'Secret node' }] }),
       tour('sec-tour', { environment: 'alpha-live', name: 'Welcome' }),
       legalDocument('sec-terms', { environment: 'alpha-live', title: 'Terms', url: 'https://example.com/terms', version: '1', required: true }),
       blogCategory('sec-news', { environment: 'alpha-live', name: 'News' }),
-      blogPost('sec-post', { environment: 'alpha-live', title: 'Only for alpha-live', content: { blocks: [{ type: 'paragraph', text: 'secret body' }] }, category: 'sec-news', status: 'published' }),
+      blogPost('sec-post', {
+        environment: 'alpha-live',
+        title: 'Only for alpha-live',
+        content: { blocks: [{ type: 'paragraph', text: 'secret body' }] },
+        category: 'sec-news',
+        status: 'published',
+      }),
       gameConfig('sec-config', {
         environment: 'alpha-live',
         values: [],
         flags: [],
-        tables: [{ key: 'sec-table', name: 'Secret table', columns: [{ key: 'a', label: 'A', type: 'string' }], rows: [{ key: 'r1', cells: { a: 'alpha only' } }] }],
+        tables: [
+          { key: 'sec-table', name: 'Secret table', columns: [{ key: 'a', label: 'A', type: 'string' }], rows: [{ key: 'r1', cells: { a: 'alpha only' } }] },
+        ],
       }),
     ],
   });
@@ -134,7 +169,10 @@ export async function startWorld(): Promise<World> {
   const account = must(await call(h.base, 'GET', `${vp}/inventories/account`, { token: vk }), 200);
   // Cards on the account (no realm is open here): one held by id, a stack, and a deck holding the card.
   const card = must(await call(h.base, 'POST', `${vp}/cards/grant`, { token: vk, body: { cardTypeKey: 'sec-card', realmId: null } }), 200);
-  must(await call(h.base, 'POST', `${vp}/card-stacks/grant`, { token: vk, headers: idem(), body: { cardTypeKey: 'sec-card', quantity: 3, realmId: null } }), 200);
+  must(
+    await call(h.base, 'POST', `${vp}/card-stacks/grant`, { token: vk, headers: idem(), body: { cardTypeKey: 'sec-card', quantity: 3, realmId: null } }),
+    200,
+  );
   const deck = must(await call(h.base, 'POST', `${vp}/decks`, { token: vk, body: { inventoryId: account.id, name: 'Victim deck' } }), 201);
   must(await call(h.base, 'PUT', `${vp}/decks/${deck.id}/cards/${card.card.id}`, { token: vk }), 200);
   const session = must(await call(h.base, 'POST', '/sessions', { token: victim.token, body: { gameMode: 'duel', map: 'harbor' } }), 201);
@@ -143,11 +181,25 @@ export async function startWorld(): Promise<World> {
   // A completed store order of the victim's and the grant it gave (no store here: its rows as commerce keeps them).
   const alphaLive = (await h.core.environments.byAppKey('alpha-live'))!.id;
   await h.db('commerce_orders').insert({
-    id: `sec-order-${victim.id}`, environment_id: alphaLive, player_id: victim.id, provider: 'steam', store_order_id: '9007199254740993',
-    store_id: '76561197960287930', sku: 'sec-product', currency: 'USD', amount: 99, language: 'en', status: 'completed',
+    id: `sec-order-${victim.id}`,
+    environment_id: alphaLive,
+    player_id: victim.id,
+    provider: 'steam',
+    store_order_id: '9007199254740993',
+    store_id: '76561197960287930',
+    sku: 'sec-product',
+    currency: 'USD',
+    amount: 99,
+    language: 'en',
+    status: 'completed',
   });
   await h.db('commerce_entitlements').insert({
-    id: `sec-grant-${victim.id}`, environment_id: alphaLive, player_id: victim.id, key: 'sec-product', sku: 'sec-product', order_id: `sec-order-${victim.id}`,
+    id: `sec-grant-${victim.id}`,
+    environment_id: alphaLive,
+    player_id: victim.id,
+    key: 'sec-product',
+    sku: 'sec-product',
+    order_id: `sec-order-${victim.id}`,
   });
 
   const ids = {
@@ -165,7 +217,8 @@ export async function startWorld(): Promise<World> {
     tableKey: 'sec-table',
     slug: 'sec-post',
   };
-  for (const [k, v] of Object.entries(ids)) if (typeof v !== 'string') throw new Error(`world setup: no ${k} in ${JSON.stringify({ relic, account, session })}`);
+  for (const [k, v] of Object.entries(ids))
+    if (typeof v !== 'string') throw new Error(`world setup: no ${k} in ${JSON.stringify({ relic, account, session })}`);
 
   const snapshotOf = async (who: Actor, sessionId?: string) => {
     const vp = `/players/${who.id}`;

@@ -60,7 +60,8 @@ async function expectConsistent(sessionId: string, opts: { hostStays?: boolean }
   // travel through Redis, so the last may land just after the replies: waited for (bounded), then held.
   const lastEvent = () => log.for(sessionId).at(-1);
   const seated = seats.map((s) => s.player_id).sort();
-  const matches = (e = lastEvent()) => !!e && e.session.status === session.status && JSON.stringify(e.session.players.map((p) => p.playerId).sort()) === JSON.stringify(seated);
+  const matches = (e = lastEvent()) =>
+    !!e && e.session.status === session.status && JSON.stringify(e.session.players.map((p) => p.playerId).sort()) === JSON.stringify(seated);
   await eventually(async () => matches(), 3000).catch(() => undefined);
   const last = lastEvent()!;
   expect(last.session.players.map((p) => p.playerId).sort()).toEqual(seated);
@@ -121,7 +122,11 @@ describe('status reports are compare-and-set', () => {
         Promise.all([report(h, s.id, { status: 'AWAITING_PLAYERS' }), report(h, s.id, { status: 'PLAYING' })]),
       );
       expect(statuses(replies)).toEqual([200, 409]);
-      expectError(replies.find((r) => r.status === 409)!, 409, 'conflict');
+      expectError(
+        replies.find((r) => r.status === 409)!,
+        409,
+        'conflict',
+      );
       const winner = replies.find((r) => r.status === 200)!;
       expect((await h.db('sessions').where({ id: s.id }).first('status')).status).toBe(winner.body.status);
       const events = await log.waitFor(s.id, 3);

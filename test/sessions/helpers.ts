@@ -17,7 +17,7 @@ let counter = 0;
 /** Signs in a new player with the environment's server key. */
 export async function newPlayer(h: Harness, keyName = 'alpha-live-key', displayName?: string | null): Promise<TestPlayer> {
   const subject = `p-${process.pid}-${++counter}-${Math.random().toString(36).slice(2, 8)}`;
-  const tokens = await signIn(h.base, h.serverKeys[keyName], subject, displayName === null ? undefined : displayName ?? `Name ${counter}`);
+  const tokens = await signIn(h.base, h.serverKeys[keyName], subject, displayName === null ? undefined : (displayName ?? `Name ${counter}`));
   return { id: tokens.player.id, token: tokens.accessToken, displayName: tokens.player.displayName };
 }
 

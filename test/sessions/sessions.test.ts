@@ -42,7 +42,11 @@ async function sessionRows(appKey = 'alpha-live'): Promise<number> {
 }
 
 async function seatRows(sessionId: string) {
-  return h.db('session_players').where({ session_id: sessionId }).orderBy('seat_order').select('player_id', 'player_name', 'unique_net_id', 'is_host', 'is_ready');
+  return h
+    .db('session_players')
+    .where({ session_id: sessionId })
+    .orderBy('seat_order')
+    .select('player_id', 'player_name', 'unique_net_id', 'is_host', 'is_ready');
 }
 
 async function envId(appKey: string): Promise<number> {
@@ -214,7 +218,13 @@ describe('POST /sessions/:sessionId/join', () => {
     expect((await seatRows(s.id)).map((r) => r.unique_net_id)).toEqual([null, 'eos:guest', null, null]);
 
     const events = await log.exactly(s.id, 4);
-    expect(events[1]).toEqual({ environmentId: await envId('alpha-live'), session: reply.body, removed: [], added: [guest.id], committedAt: expect.any(Number) });
+    expect(events[1]).toEqual({
+      environmentId: await envId('alpha-live'),
+      session: reply.body,
+      removed: [],
+      added: [guest.id],
+      committedAt: expect.any(Number),
+    });
     expect(events[2].added).toEqual([named.id]);
     expect(events[3]).toMatchObject({ session: withName.body, added: [fourth.id], removed: [] });
     expect(log.seatsWhenArrived(events[1])).toEqual([host.id, guest.id]);
@@ -254,7 +264,11 @@ describe('POST /sessions/:sessionId/leave', () => {
   test('gives up the seat (204, any body ignored); the host role is not passed on', async () => {
     const { host, a, b, s } = await lobbyOfThree(h);
 
-    const left = await call(h.base, 'POST', `/sessions/${s.id}/leave`, { token: host.token, rawBody: 'not json at all', headers: { 'Content-Type': 'text/plain' } });
+    const left = await call(h.base, 'POST', `/sessions/${s.id}/leave`, {
+      token: host.token,
+      rawBody: 'not json at all',
+      headers: { 'Content-Type': 'text/plain' },
+    });
     expect(left.status).toBe(204);
     expect(left.text).toBe('');
     const after = (await call(h.base, 'GET', `/sessions/${s.id}`, { token: a.token })).body;
@@ -263,7 +277,13 @@ describe('POST /sessions/:sessionId/leave', () => {
     expect((await call(h.base, 'POST', `/sessions/${s.id}/leave`, { token: a.token, body: { anything: [1, 2] } })).status).toBe(204);
 
     const events = await log.exactly(s.id, 5);
-    expect(events[3]).toEqual({ environmentId: await envId('alpha-live'), session: after, removed: [{ playerId: host.id, reason: 'left' }], added: [], committedAt: expect.any(Number) });
+    expect(events[3]).toEqual({
+      environmentId: await envId('alpha-live'),
+      session: after,
+      removed: [{ playerId: host.id, reason: 'left' }],
+      added: [],
+      committedAt: expect.any(Number),
+    });
     expect(log.seatsWhenArrived(events[3])).not.toContain(host.id);
     expect(events[4].removed).toEqual([{ playerId: a.id, reason: 'left' }]);
     expect(events[4].session.players).toEqual([seat(b)]);
@@ -315,7 +335,6 @@ describe('POST /sessions/:sessionId/leave', () => {
     expect((await call(h.base, 'GET', `/sessions/${other.id}`, { token: otherHost.token })).body).toMatchObject({ status: 'ERROR', players: [] });
   });
 });
-
 
 describe('POST /sessions/:sessionId/ready', () => {
   const ready = (p: TestPlayer, id: string, isReady: unknown) => call(h.base, 'POST', `/sessions/${id}/ready`, { token: p.token, body: { isReady } });
@@ -369,7 +388,12 @@ describe('POST /sessions/:sessionId/ready', () => {
     expectError(await ready(await newPlayer(h, 'alpha-test-key'), s.id, true), 404, 'not-found');
     expectError(await ready(host, s.id, 'yes'), 400, 'invalid-request', 'body.isReady');
     expectError(await call(h.base, 'POST', `/sessions/${s.id}/ready`, { token: host.token, body: {} }), 400, 'invalid-request', 'body.isReady');
-    expectError(await call(h.base, 'POST', `/sessions/${s.id}/ready`, { token: host.token, body: { isReady: true, now: 1 } }), 400, 'invalid-request', 'body.now');
+    expectError(
+      await call(h.base, 'POST', `/sessions/${s.id}/ready`, { token: host.token, body: { isReady: true, now: 1 } }),
+      400,
+      'invalid-request',
+      'body.now',
+    );
     expect((await seatRows(s.id))[0].is_ready).toBe(false);
     expect((await h.db('sessions').where({ id: s.id }).first('status')).status).toBe('CONFIGURING');
     await log.exactly(s.id, 1);
@@ -402,7 +426,10 @@ describe.each(['kick', 'promote'] as const)('POST /sessions/:sessionId/players/:
     expect((await call(h.base, 'POST', `/sessions/${mates.id}/ready`, { token: host.token, body: { isReady: true } })).body.status).toBe('PREPARING_INSTANCE');
     expectError(await act(host, mates.id, a.id), 409, 'conflict');
     expectError(await act(a, mates.id, host.id), 403, 'forbidden');
-    expect((await seatRows(mates.id)).map((r) => [r.player_id, r.is_host])).toEqual([[host.id, true], [a.id, false]]);
+    expect((await seatRows(mates.id)).map((r) => [r.player_id, r.is_host])).toEqual([
+      [host.id, true],
+      [a.id, false],
+    ]);
   });
 
   test('after the host left nobody is host, so nobody may do it', async () => {
@@ -420,7 +447,13 @@ describe('kick and promote', () => {
     expect(kicked.body).toEqual({ ...s, players: [seat(host, { isHost: true }), seat(b)] });
     expect((await seatRows(s.id)).map((r) => r.player_id)).toEqual([host.id, b.id]);
     const events = await log.exactly(s.id, 4);
-    expect(events[3]).toEqual({ environmentId: await envId('alpha-live'), session: kicked.body, removed: [{ playerId: a.id, reason: 'kicked' }], added: [], committedAt: expect.any(Number) });
+    expect(events[3]).toEqual({
+      environmentId: await envId('alpha-live'),
+      session: kicked.body,
+      removed: [{ playerId: a.id, reason: 'kicked' }],
+      added: [],
+      committedAt: expect.any(Number),
+    });
     expect(log.seatsWhenArrived(events[3])).toEqual([host.id, b.id]);
     // The kicked player may join again (the lobby is still CONFIGURING).
     expect((await join(h, a, s.id)).body.players.map((p: { playerId: string }) => p.playerId)).toEqual([host.id, b.id, a.id]);
@@ -527,7 +560,11 @@ describe('POST /sessions/:sessionId/status', () => {
     expect(reply.body).toEqual({ ...s, status: 'ERROR', conclusion: null });
     expect(reply.text).not.toContain('out of memory');
     expect((await call(h.base, 'GET', `/sessions/${s.id}`, { token: h.serverKeys['alpha-live-key'] })).text).not.toContain('out of memory');
-    expect(await h.db('sessions').where({ id: s.id }).first('status', 'error', 'conclusion')).toEqual({ status: 'ERROR', error: 'instance crashed: out of memory', conclusion: null });
+    expect(await h.db('sessions').where({ id: s.id }).first('status', 'error', 'conclusion')).toEqual({
+      status: 'ERROR',
+      error: 'instance crashed: out of memory',
+      conclusion: null,
+    });
     const events = await log.exactly(s.id, 4);
     expect(JSON.stringify(events[3])).not.toContain('out of memory');
     // Sent with another status, error is not kept.
@@ -554,14 +591,18 @@ describe('POST /sessions/:sessionId/status', () => {
     expectError(await report(h, s.id, { status: 'PLAYING' }, 'alpha-test-key'), 404, 'not-found');
     const player = await newPlayer(h);
     expectError(await call(h.base, 'POST', `/sessions/${s.id}/status`, { token: player.token, body: { status: 'PLAYING' } }), 403, 'forbidden');
-    expect(await h.db('sessions').where({ id: s.id }).first('status', 'error', 'conclusion')).toEqual({ status: 'PREPARING_INSTANCE', error: null, conclusion: null });
+    expect(await h.db('sessions').where({ id: s.id }).first('status', 'error', 'conclusion')).toEqual({
+      status: 'PREPARING_INSTANCE',
+      error: null,
+      conclusion: null,
+    });
     expect(host.isReady).toBe(true);
     await log.exactly(s.id, 2);
   });
 });
 
 describe('DELETE /players/:playerId', () => {
-  test("ends every seat of the player with `deleted` events; an emptied lobby closes, a match stays", async () => {
+  test('ends every seat of the player with `deleted` events; an emptied lobby closes, a match stays', async () => {
     const doomed = await newPlayer(h);
     const host = await newPlayer(h);
     const shared = await newSession(h, host);
@@ -581,7 +622,13 @@ describe('DELETE /players/:playerId', () => {
 
     const env = await envId('alpha-live');
     const [, , sharedGone] = await log.exactly(shared.id, 3);
-    expect(sharedGone).toEqual({ environmentId: env, session: { ...shared, players: [seat(host, { isHost: true })] }, removed: [{ playerId: doomed.id, reason: 'deleted' }], added: [], committedAt: expect.any(Number) });
+    expect(sharedGone).toEqual({
+      environmentId: env,
+      session: { ...shared, players: [seat(host, { isHost: true })] },
+      removed: [{ playerId: doomed.id, reason: 'deleted' }],
+      added: [],
+      committedAt: expect.any(Number),
+    });
     expect(log.seatsWhenArrived(sharedGone)).toEqual([host.id]);
 
     const aloneEvents = await log.exactly(alone.id, 2);

@@ -30,7 +30,10 @@ let statements = 0;
 
 beforeAll(async () => {
   h = await startHarness({
-    manifests: [...standardManifests(), realm('season-1', { environment: 'alpha-live', key: 's1', number: 1, name: 'Season 1', startAt: '2024-01-01T00:00:00Z' })],
+    manifests: [
+      ...standardManifests(),
+      realm('season-1', { environment: 'alpha-live', key: 's1', number: 1, name: 'Season 1', startAt: '2024-01-01T00:00:00Z' }),
+    ],
   });
   other = await h.startAnotherApi();
   key = h.serverKeys['alpha-live-key'];
@@ -96,7 +99,10 @@ describe('parallel increments of one counter over HTTP, from two API processes a
 
   test('near the top of the range: of 30 parallel steps of 100 from 1,000 below it, exactly 10 are answered (a chain up to the top) and 20 refused on body.by', async () => {
     await bump(h.base, '/stats/race.top');
-    await h.db('environment_stats').where({ environment_id: env.id, key: 'race.top' }).update({ value: (INT64_MAX - 1000n).toString() });
+    await h
+      .db('environment_stats')
+      .where({ environment_id: env.id, key: 'race.top' })
+      .update({ value: (INT64_MAX - 1000n).toString() });
     const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => bump(bases()[i % 2], '/stats/race.top', { by: 100 })));
     const answered = replies.filter((r) => r.status === 200).map((r) => ({ by: 100, value: BigInt(r.body.value) }));
     expect(answered).toHaveLength(10);
@@ -138,14 +144,20 @@ describe('how the service combines (its pool, one process)', () => {
 
   test('increments arriving while one is in flight go in one statement; a step past the range in it is refused alone and the others go on', async () => {
     await increment('combined.edge', 1);
-    await h.db('environment_stats').where({ environment_id: env.id, key: 'combined.edge' }).update({ value: (INT64_MAX - 10n).toString() });
+    await h
+      .db('environment_stats')
+      .where({ environment_id: env.id, key: 'combined.edge' })
+      .update({ value: (INT64_MAX - 10n).toString() });
     const before = statements;
     // The first is sent at once; the four others arrive while it is in flight and go in the next statement.
     const outcomes = await Promise.allSettled([1, 100, 3, 20, 4].map((by) => increment('combined.edge', by)));
     expect(statements - before).toBe(2);
     const values = outcomes.map((o) => (o.status === 'fulfilled' ? o.value.value : null));
     expect(values).toEqual([(INT64_MAX - 9n).toString(), null, (INT64_MAX - 6n).toString(), null, (INT64_MAX - 2n).toString()]);
-    for (const [i, held] of [[1, INT64_MAX - 9n], [3, INT64_MAX - 6n]] as const) {
+    for (const [i, held] of [
+      [1, INT64_MAX - 9n],
+      [3, INT64_MAX - 6n],
+    ] as const) {
       const refused = (outcomes[i] as PromiseRejectedResult).reason;
       expect(refused).toBeInstanceOf(Refusal);
       expect(refused).toMatchObject({ code: 'invalid-request', details: { field: 'by' } });
@@ -173,9 +185,19 @@ describe('how the service combines (its pool, one process)', () => {
           )
         ).rows.map((r) => r.pid as number);
       // The first statement carries one increment; the 20 queued behind it go in the second.
-      const first = increment('combined.cut', 1).then(() => 'answered', (err: unknown) => err);
+      const first = increment('combined.cut', 1).then(
+        () => 'answered',
+        (err: unknown) => err,
+      );
       let settled = false;
-      const queued = Promise.all(Array.from({ length: 20 }, () => increment('combined.cut', 1).then(() => 'answered', (err: unknown) => err))).finally(() => (settled = true));
+      const queued = Promise.all(
+        Array.from({ length: 20 }, () =>
+          increment('combined.cut', 1).then(
+            () => 'answered',
+            (err: unknown) => err,
+          ),
+        ),
+      ).finally(() => (settled = true));
       let pids: number[] = [];
       await eventually(async () => (pids = await waiting([])).length === 1, 10_000);
       await watcher.query('SELECT pg_terminate_backend($1)', [pids[0]]);

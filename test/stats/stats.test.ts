@@ -51,7 +51,13 @@ describe("a player's stats", () => {
     expect((await bump(`${path}/kills`, { by: -3, realmId: null })).body).toEqual({ key: 'kills', value: '7' });
     expect((await bump(`${path}/kills`, { by: 5, realmId: 's1' })).body).toEqual({ key: 'kills', value: '5' });
     expect((await bump(`${path}/deaths`, { by: -2, realmId: 'permanent' })).body).toEqual({ key: 'deaths', value: '-2' });
-    expect(await list(path)).toEqual({ items: [{ key: 'deaths', value: '-2' }, { key: 'kills', value: '12' }], next: null });
+    expect(await list(path)).toEqual({
+      items: [
+        { key: 'deaths', value: '-2' },
+        { key: 'kills', value: '12' },
+      ],
+      next: null,
+    });
     expect((await list(path, '?realmId=s1')).items).toEqual([{ key: 'kills', value: '5' }]);
     expect((await list('/players/me/stats', '?realmId=permanent', p.accessToken)).items).toEqual([{ key: 'deaths', value: '-2' }]);
     const first = await list(path, '?limit=1');
@@ -63,12 +69,18 @@ describe("a player's stats", () => {
     const p = await signIn(h.base, key, 'stats-range');
     const path = `/players/${p.player.id}/stats`;
     await bump(`${path}/big`, { by: Number.MAX_SAFE_INTEGER });
-    await h.db('player_stats').where({ player_id: p.player.id, key: 'big' }).update({ value: (INT64_MAX - 10n).toString() });
+    await h
+      .db('player_stats')
+      .where({ player_id: p.player.id, key: 'big' })
+      .update({ value: (INT64_MAX - 10n).toString() });
     expect((await bump(`${path}/big`, { by: 10 })).body).toEqual({ key: 'big', value: INT64_MAX.toString() });
     expectError(await bump(`${path}/big`), 400, 'invalid-request', 'body.by');
     expect(await valueOf(path, 'big')).toBe(INT64_MAX.toString());
     await bump(`${path}/low`, { by: -1 });
-    await h.db('player_stats').where({ player_id: p.player.id, key: 'low' }).update({ value: (INT64_MIN + 1n).toString() });
+    await h
+      .db('player_stats')
+      .where({ player_id: p.player.id, key: 'low' })
+      .update({ value: (INT64_MIN + 1n).toString() });
     expect((await bump(`${path}/low`, { by: -1 })).body.value).toBe(INT64_MIN.toString());
     expectError(await bump(`${path}/low`, { by: -1 }), 400, 'invalid-request', 'body.by');
     expect(await valueOf(path, 'low')).toBe(INT64_MIN.toString());
@@ -96,7 +108,7 @@ describe("a player's stats", () => {
 });
 
 describe("the environment's stats", () => {
-  test('either credential reads, a server increments; per realm and across every realm; each realm\'s counter is one row', async () => {
+  test("either credential reads, a server increments; per realm and across every realm; each realm's counter is one row", async () => {
     const p = await signIn(h.base, key, 'env-stats');
     expect((await bump('/stats/matches')).body).toEqual({ key: 'matches', value: '1' });
     expect((await bump('/stats/matches', { by: 4, realmId: 's1' })).body).toEqual({ key: 'matches', value: '4' });
@@ -108,17 +120,26 @@ describe("the environment's stats", () => {
     expect((await list(`/players/${p.player.id}/stats`)).items).toEqual([]);
     expect((await list('/stats', '', h.serverKeys['alpha-test-key'])).items).toEqual([]);
     const rows = await h.db('environment_stats').where({ key: 'matches' }).orderBy('realm_key').select('realm_key', 'value');
-    expect(rows).toEqual([{ realm_key: '', value: '1' }, { realm_key: 's1', value: '4' }]);
+    expect(rows).toEqual([
+      { realm_key: '', value: '1' },
+      { realm_key: 's1', value: '4' },
+    ]);
   });
 
   test('past the 64-bit range: refused, nothing changed; back within it, answered', async () => {
     await bump('/stats/huge', { by: 1 });
-    await h.db('environment_stats').where({ key: 'huge' }).update({ value: (INT64_MAX - 6n).toString() });
+    await h
+      .db('environment_stats')
+      .where({ key: 'huge' })
+      .update({ value: (INT64_MAX - 6n).toString() });
     expect((await bump('/stats/huge', { by: 5 })).body.value).toBe((INT64_MAX - 1n).toString());
     expectError(await bump('/stats/huge', { by: 2 }), 400, 'invalid-request', 'body.by');
     expect(await valueOf('/stats', 'huge')).toBe((INT64_MAX - 1n).toString());
     expect((await bump('/stats/huge', { by: -Number.MAX_SAFE_INTEGER })).body.value).toBe((INT64_MAX - 1n - BigInt(Number.MAX_SAFE_INTEGER)).toString());
-    await h.db('environment_stats').where({ key: 'huge' }).update({ value: (INT64_MIN + 1n).toString() });
+    await h
+      .db('environment_stats')
+      .where({ key: 'huge' })
+      .update({ value: (INT64_MIN + 1n).toString() });
     expect((await bump('/stats/huge', { by: -1 })).body.value).toBe(INT64_MIN.toString());
     expectError(await bump('/stats/huge', { by: -1 }), 400, 'invalid-request', 'body.by');
     expect(await valueOf('/stats', 'huge')).toBe(INT64_MIN.toString());
@@ -135,8 +156,17 @@ describe("the environment's stats", () => {
       const path = rand() < 0.5 ? `/stats/${stat}` : `/players/${p}/stats/${stat}`;
       const keyed = rand() < 0.8;
       return {
-        key: `stats-j-${seed}-${i}`, playerId: p, currencyKey: '', kind: 'credit', change: by, by, path, keyed,
-        body: { by }, pattern: keyed ? (['once', 'race', 'later', 'both'] as const)[Math.floor(rand() * 4)] : 'once', answers: [],
+        key: `stats-j-${seed}-${i}`,
+        playerId: p,
+        currencyKey: '',
+        kind: 'credit',
+        change: by,
+        by,
+        path,
+        keyed,
+        body: { by },
+        pattern: keyed ? (['once', 'race', 'later', 'both'] as const)[Math.floor(rand() * 4)] : 'once',
+        answers: [],
       };
     });
     const send = async (op: (typeof ops)[number]) => {
@@ -144,14 +174,20 @@ describe("the environment's stats", () => {
       op.answers.push({ status: reply.status, body: reply.body });
     };
     let next = 0;
-    await Promise.all(Array.from({ length: 24 }, async () => {
-      while (next < ops.length) await sendAsPatterned(ops[next++], (op) => send(op as (typeof ops)[number]), rand);
-    }));
+    await Promise.all(
+      Array.from({ length: 24 }, async () => {
+        while (next < ops.length) await sendAsPatterned(ops[next++], (op) => send(op as (typeof ops)[number]), rand);
+      }),
+    );
     for (const op of ops) {
       expect(op.answers.map((a) => a.status)).toEqual(op.answers.map(() => 200));
       for (const a of op.answers) expect(a.body).toEqual(op.answers[0].body);
     }
-    const sum = (path: string) => ops.filter((o) => o.path === path).reduce((n, o) => n + o.by, 0).toString();
+    const sum = (path: string) =>
+      ops
+        .filter((o) => o.path === path)
+        .reduce((n, o) => n + o.by, 0)
+        .toString();
     expect(await valueOf('/stats', stat)).toBe(sum(`/stats/${stat}`));
     expect(await valueOf(`/players/${p}/stats`, stat)).toBe(sum(`/players/${p}/stats/${stat}`));
   });

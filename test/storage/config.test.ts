@@ -41,7 +41,14 @@ describe('OBJECT_STORAGE_URL', () => {
       S3_REGION: 'eu-west-3',
       S3_FORCE_PATH_STYLE: 'true',
     });
-    expect(config).toEqual({ kind: 's3', bucket: 'my.bucket-1', prefix: 'prod/hearth/', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-3', forcePathStyle: true });
+    expect(config).toEqual({
+      kind: 's3',
+      bucket: 'my.bucket-1',
+      prefix: 'prod/hearth/',
+      endpoint: 'http://127.0.0.1:9000',
+      region: 'eu-west-3',
+      forcePathStyle: true,
+    });
     expect(openObjectStore(config, Buffer.alloc(32))).toBeInstanceOf(S3ObjectStore);
   });
 

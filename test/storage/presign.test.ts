@@ -11,7 +11,14 @@ const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEM
 const digest = createHash('sha256').update('symbols').digest('hex');
 
 describe('S3ObjectStore.presignPut', () => {
-  const store = new S3ObjectStore({ bucket: 'hearth-test', prefix: 'pre/', region: 'us-east-1', endpoint: 'http://127.0.0.1:9', forcePathStyle: true, credentials });
+  const store = new S3ObjectStore({
+    bucket: 'hearth-test',
+    prefix: 'pre/',
+    region: 'us-east-1',
+    endpoint: 'http://127.0.0.1:9',
+    forcePathStyle: true,
+    credentials,
+  });
   afterAll(() => store.close());
 
   test('signs content-length, host and x-amz-checksum-sha256, and nothing else', async () => {

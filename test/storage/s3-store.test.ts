@@ -79,7 +79,9 @@ test('a body past maxBytes in its first part is ObjectTooLarge and leaves nothin
 });
 
 test('a body past maxBytes after parts were sent is ObjectTooLarge: the multipart upload is aborted', async () => {
-  await expect(store.put('crash-uploads/1/over-big.zlib', chunked(randomBytes(21 * 1024 * 1024)), { maxBytes: 20 * 1024 * 1024 })).rejects.toBeInstanceOf(ObjectTooLarge);
+  await expect(store.put('crash-uploads/1/over-big.zlib', chunked(randomBytes(21 * 1024 * 1024)), { maxBytes: 20 * 1024 * 1024 })).rejects.toBeInstanceOf(
+    ObjectTooLarge,
+  );
   expect(await store.head('crash-uploads/1/over-big.zlib')).toBeNull();
   expect(await openMultipartUploads()).toBe(0);
 });
@@ -103,7 +105,13 @@ test('keys are checked before anything is sent', async () => {
 });
 
 test('a storage out of reach is StorageUnavailable', async () => {
-  const down = new S3ObjectStore({ bucket: 'nowhere', region: 'us-east-1', endpoint: 'http://127.0.0.1:9', forcePathStyle: true, credentials: minio.credentials });
+  const down = new S3ObjectStore({
+    bucket: 'nowhere',
+    region: 'us-east-1',
+    endpoint: 'http://127.0.0.1:9',
+    forcePathStyle: true,
+    credentials: minio.credentials,
+  });
   try {
     await expect(down.ping()).rejects.toBeInstanceOf(StorageUnavailable);
     await expect(down.head('a/b')).rejects.toBeInstanceOf(StorageUnavailable);
@@ -115,7 +123,13 @@ test('a storage out of reach is StorageUnavailable', async () => {
 
 test('a bucket that does not exist is StorageUnavailable; the real one pings', async () => {
   await store.ping();
-  const missing = new S3ObjectStore({ bucket: 'no-such-bucket', region: 'us-east-1', endpoint: minio.endpoint, forcePathStyle: true, credentials: minio.credentials });
+  const missing = new S3ObjectStore({
+    bucket: 'no-such-bucket',
+    region: 'us-east-1',
+    endpoint: minio.endpoint,
+    forcePathStyle: true,
+    credentials: minio.credentials,
+  });
   try {
     await expect(missing.ping()).rejects.toBeInstanceOf(StorageUnavailable);
     await expect(missing.put('a/b', chunked(Buffer.from('abc')), { maxBytes: 10 })).rejects.toBeInstanceOf(StorageUnavailable);

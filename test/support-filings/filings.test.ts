@@ -78,7 +78,11 @@ describe('POST /support/requests', () => {
     ['a message of nine characters after trimming', { ...aRequest, message: '  123456789  ' }, 'body.message'],
     ['a message of 5001 characters', { ...aRequest, message: 'x'.repeat(5001) }, 'body.message'],
     ['a contactEmail that is no address', { ...aRequest, contactEmail: 'not-an-email' }, 'body.contactEmail'],
-    ['a contactEmail of 255 characters', { ...aRequest, contactEmail: `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(62)}` }, 'body.contactEmail'],
+    [
+      'a contactEmail of 255 characters',
+      { ...aRequest, contactEmail: `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(62)}` },
+      'body.contactEmail',
+    ],
     ['a null contactEmail', { ...aRequest, contactEmail: null }, 'body.contactEmail'],
     ['an unknown field', { ...aRequest, priority: 'high' }, 'body.priority'],
   ])('%s is invalid-request naming the field, and nothing is stored', async (_name, body, field) => {

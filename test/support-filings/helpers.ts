@@ -12,10 +12,7 @@ let counter = 0;
 
 /** The usual fixture plus `quiet`, a project that has not switched support on. */
 export function supportManifests() {
-  return [
-    ...standardManifests(),
-    ...projectWithout('quiet', 'support'),
-  ];
+  return [...standardManifests(), ...projectWithout('quiet', 'support')];
 }
 
 export async function newPlayer(h: Harness, keyName = 'alpha-live-key'): Promise<TestPlayer> {
@@ -36,7 +33,10 @@ export function fileReport(h: Harness, p: TestPlayer, body: Record<string, unkno
 
 /** Everything stored that `playerId` filed, oldest first. */
 export function filingsOf(h: Harness, playerId: string): Promise<Record<string, any>[]> {
-  return h.db('support_filings').where({ player_id: playerId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+  return h
+    .db('support_filings')
+    .where({ player_id: playerId })
+    .orderBy([{ column: 'created_at' }, { column: 'id' }]);
 }
 
 export function rateHeaders(reply: Reply) {

@@ -97,7 +97,10 @@ test('twenty filings at once from one player: exactly ten are stored, the other 
   expect(statuses).toEqual([...Array(10).fill(201), ...Array(10).fill(429)]);
   expect(await filingsOf(h, p.id)).toHaveLength(10);
   // Each passing filing saw a different count: the lock makes them take turns.
-  const seen = replies.filter((r) => r.status === 201).map((r) => rateHeaders(r).remaining).sort((a, b) => a - b);
+  const seen = replies
+    .filter((r) => r.status === 201)
+    .map((r) => rateHeaders(r).remaining)
+    .sort((a, b) => a - b);
   expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
 });
 

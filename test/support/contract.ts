@@ -100,7 +100,9 @@ export class Contract {
 
     const response: Json | undefined = operation.responses[String(answer.status)];
     if (!response) {
-      throw new ContractViolation(`${where}, a status the document does not list for it (it lists ${Object.keys(operation.responses).join(', ')}): ${answer.text.slice(0, 300)}`);
+      throw new ContractViolation(
+        `${where}, a status the document does not list for it (it lists ${Object.keys(operation.responses).join(', ')}): ${answer.text.slice(0, 300)}`,
+      );
     }
 
     for (const [name, declared] of Object.entries((response.headers ?? {}) as Record<string, Json>)) {
@@ -135,7 +137,9 @@ export class Contract {
     }
     const codes: string[] | undefined = response[ERROR_CODES_EXTENSION];
     if (answer.status >= 400 && !codes?.includes((body as { error?: string }).error ?? '')) {
-      throw new ContractViolation(`${where} with the code ${(body as { error?: string }).error}, which the document does not list for it (${codes?.join(', ')})`);
+      throw new ContractViolation(
+        `${where} with the code ${(body as { error?: string }).error}, which the document does not list for it (${codes?.join(', ')})`,
+      );
     }
     return { checked: true, operationId: operation.operationId };
   }

@@ -11,7 +11,10 @@ import { standardManifests } from './manifests';
 /** Applies the standard manifests; answers the environments' ids by app key. */
 export async function crashTestEnvironments(db: Db): Promise<Record<string, string>> {
   const docs = standardManifests();
-  await applyManifests(db, docs.map((doc, i) => ({ doc: validateManifest(JSON.parse(JSON.stringify(doc)), `test#${i + 1}`), origin: `test#${i + 1}` })));
+  await applyManifests(
+    db,
+    docs.map((doc, i) => ({ doc: validateManifest(JSON.parse(JSON.stringify(doc)), `test#${i + 1}`), origin: `test#${i + 1}` })),
+  );
   const rows = await db('environments').select('id', 'app_key');
   return Object.fromEntries(rows.map((r) => [r.app_key, String(r.id)]));
 }

@@ -31,8 +31,22 @@ export function oneOfEveryKind(prefix: string, { licenceProducts = ['editor'] }:
     }),
     m.realm(`${prefix}-season`, { environment: env, number: 1, name: 'Season 1', startAt: '2026-01-01T00:00:00Z', endAt: '2026-04-01T00:00:00Z' }),
     m.currency(gold, { environment: env, name: 'Gold', scope: 'account', kind: 'balance', max: 1000000 }),
-    m.itemType(`${prefix}-potion`, { environment: env, name: 'Potion', category: 'consumable', ownership: 'counted', purchasable: true, prices: [{ currencyKey: gold, amount: 10 }] }),
-    m.cardType(`${prefix}-archer`, { environment: env, slug: 'archer', name: 'Archer', perDeckLimit: 3, purchasable: true, prices: [{ currencyKey: gold, amount: 50 }] }),
+    m.itemType(`${prefix}-potion`, {
+      environment: env,
+      name: 'Potion',
+      category: 'consumable',
+      ownership: 'counted',
+      purchasable: true,
+      prices: [{ currencyKey: gold, amount: 10 }],
+    }),
+    m.cardType(`${prefix}-archer`, {
+      environment: env,
+      slug: 'archer',
+      name: 'Archer',
+      perDeckLimit: 3,
+      purchasable: true,
+      prices: [{ currencyKey: gold, amount: 50 }],
+    }),
     m.cardTemplate(`${prefix}-foil`, { environment: env, name: 'Foil', data: { finish: 'foil' } }),
     m.skillTree(`${prefix}-tree`, {
       environment: env,
@@ -43,6 +57,13 @@ export function oneOfEveryKind(prefix: string, { licenceProducts = ['editor'] }:
       ],
     }),
     dashboardMember(`${prefix}-member`, { project: prefix, subject: 'someone', environments: [{ environment: env, permissions: ['open_dashboard'] }] }),
-    m.product(`${prefix}-product`, { environment: env, sku: 'gold-pack', name: 'Gold pack', storeItemId: 1, entitlement: 'gold-pack', prices: [{ currency: 'USD', amount: 199 }] }),
+    m.product(`${prefix}-product`, {
+      environment: env,
+      sku: 'gold-pack',
+      name: 'Gold pack',
+      storeItemId: 1,
+      entitlement: 'gold-pack',
+      prices: [{ currency: 'USD', amount: 199 }],
+    }),
   ];
 }

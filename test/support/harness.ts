@@ -80,9 +80,25 @@ export async function startApiInstance(opts: {
   clock?: Clock;
 }): Promise<ApiInstance> {
   const coordination = new RedisCoordination(TEST_REDIS_URL, { prefix: opts.redisPrefix });
-  const core = new HearthCore({ db: opts.db, coordination, masterKey: opts.masterKey, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), objectStore: opts.objectStore, dashboards: opts.dashboards, clock: opts.clock });
+  const core = new HearthCore({
+    db: opts.db,
+    coordination,
+    masterKey: opts.masterKey,
+    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+    objectStore: opts.objectStore,
+    dashboards: opts.dashboards,
+    clock: opts.clock,
+  });
   await core.start();
-  const api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0, extraRoutes: opts.extraRoutes, trustedProxies: opts.trustedProxies, timeouts: opts.timeouts });
+  const api = await startApiServer({
+    core,
+    port: 0,
+    host: '127.0.0.1',
+    metricsPort: 0,
+    extraRoutes: opts.extraRoutes,
+    trustedProxies: opts.trustedProxies,
+    timeouts: opts.timeouts,
+  });
   // The test client checks answers against the document; the test's own routes are not in it.
   declareTestRoutes(opts.extraRoutes ?? []);
   return {
@@ -126,7 +142,15 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const redisPrefix = `hearth-test:${randomBytes(6).toString('hex')}:`;
   const storageFolder = options.objectStore ? undefined : await mkdtemp(path.join(os.tmpdir(), 'hearth-objects-'));
   const objectStore = options.objectStore ?? new DiskObjectStore(storageFolder!);
-  const instance = await startApiInstance({ db: database.db, redisPrefix, masterKey, extraRoutes: options.extraRoutes, trustedProxies: options.trustedProxies, objectStore, clock: options.clock });
+  const instance = await startApiInstance({
+    db: database.db,
+    redisPrefix,
+    masterKey,
+    extraRoutes: options.extraRoutes,
+    trustedProxies: options.trustedProxies,
+    objectStore,
+    clock: options.clock,
+  });
   const serverKeys: Record<string, string> = {};
   const others: ApiInstance[] = [];
 

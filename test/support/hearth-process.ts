@@ -61,7 +61,13 @@ export async function waitReady(service: HearthService, url: string, fail: (mess
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (service.child.exitCode !== null) break;
-    if (await fetch(url).then((r) => r.status === 200, () => false)) return;
+    if (
+      await fetch(url).then(
+        (r) => r.status === 200,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 200));
   }
   throw fail(`${service.name} did not become ready at ${url} (exit code ${service.child.exitCode}):\n${logTail(service.log)}`);

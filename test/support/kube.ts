@@ -49,7 +49,8 @@ export interface Kube {
 
 export function kubeToolPath(name: 'kube-apiserver' | 'kube-controller-manager' | 'etcd' | 'kubectl' | 'helm'): string {
   const file = path.join(KUBE_TOOLS_BIN, name);
-  if (!fs.existsSync(file)) throw new Error(`${file} is missing: run \`bash test/kube/tools/build.sh ${name}\` first (each make target builds the tools it needs)`);
+  if (!fs.existsSync(file))
+    throw new Error(`${file} is missing: run \`bash test/kube/tools/build.sh ${name}\` first (each make target builds the tools it needs)`);
   return file;
 }
 
@@ -104,8 +105,13 @@ function kubeconfigYaml(server: string, caPem: string, user: KubeUser): string {
  * name, the garbage collector (owner references) and namespace deletion.
  */
 const CONTROLLERS = [
-  'deployment-controller', 'replicaset-controller', 'job-controller', 'garbage-collector-controller',
-  'serviceaccount-controller', 'serviceaccount-token-controller', 'root-ca-certificate-publisher-controller',
+  'deployment-controller',
+  'replicaset-controller',
+  'job-controller',
+  'garbage-collector-controller',
+  'serviceaccount-controller',
+  'serviceaccount-token-controller',
+  'root-ca-certificate-publisher-controller',
   'namespace-controller',
 ];
 
@@ -121,25 +127,33 @@ export async function startKube(options: { extraUsers?: { name: string; groups?:
   const admin: KubeUser = { name: 'admin', token: newToken(), groups: ['system:masters'] };
   const users = (options.extraUsers ?? []).map((u) => ({ name: u.name, token: newToken(), groups: u.groups ?? [] }));
   // token,user,uid,"group1,group2"
-  fs.writeFileSync(
-    path.join(dir, 'tokens.csv'),
-    [admin, ...users].map((u) => `${u.token},${u.name},${u.name},"${u.groups.join(',')}"`).join('\n') + '\n',
-  );
+  fs.writeFileSync(path.join(dir, 'tokens.csv'), [admin, ...users].map((u) => `${u.token},${u.name},${u.name},"${u.groups.join(',')}"`).join('\n') + '\n');
   const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
   fs.writeFileSync(path.join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
   fs.writeFileSync(path.join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
 
   const etcdLog = path.join(dir, 'etcd.log');
-  const etcd = startProcess(kubeToolPath('etcd'), [
-    '--data-dir', path.join(dir, 'etcd'),
-    '--listen-client-urls', `http://127.0.0.1:${etcdClient}`,
-    '--advertise-client-urls', `http://127.0.0.1:${etcdClient}`,
-    '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`,
-    '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`,
-    '--initial-cluster', `default=http://127.0.0.1:${etcdPeer}`,
-    '--unsafe-no-fsync', // a test's throwaway data: no need to wait for the disk
-    '--log-level', 'warn',
-  ], etcdLog);
+  const etcd = startProcess(
+    kubeToolPath('etcd'),
+    [
+      '--data-dir',
+      path.join(dir, 'etcd'),
+      '--listen-client-urls',
+      `http://127.0.0.1:${etcdClient}`,
+      '--advertise-client-urls',
+      `http://127.0.0.1:${etcdClient}`,
+      '--listen-peer-urls',
+      `http://127.0.0.1:${etcdPeer}`,
+      '--initial-advertise-peer-urls',
+      `http://127.0.0.1:${etcdPeer}`,
+      '--initial-cluster',
+      `default=http://127.0.0.1:${etcdPeer}`,
+      '--unsafe-no-fsync', // a test's throwaway data: no need to wait for the disk
+      '--log-level',
+      'warn',
+    ],
+    etcdLog,
+  );
   const apiLog = path.join(dir, 'kube-apiserver.log');
   let apiserver: ChildProcess | undefined;
   let controllerManager: ChildProcess | undefined;
@@ -150,34 +164,62 @@ export async function startKube(options: { extraUsers?: { name: string; groups?:
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await waitFor('etcd', async () => {
-      const res = await fetch(`http://127.0.0.1:${etcdClient}/health`);
-      return res.ok;
-    }, etcd, etcdLog, 30_000);
+    await waitFor(
+      'etcd',
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${etcdClient}/health`);
+        return res.ok;
+      },
+      etcd,
+      etcdLog,
+      30_000,
+    );
 
     const certDir = path.join(dir, 'certs');
-    apiserver = startProcess(kubeToolPath('kube-apiserver'), [
-      '--etcd-servers', `http://127.0.0.1:${etcdClient}`,
-      '--bind-address', '127.0.0.1',
-      '--advertise-address', '127.0.0.1',
-      '--secure-port', String(apiPort),
-      '--cert-dir', certDir,
-      '--token-auth-file', path.join(dir, 'tokens.csv'),
-      '--authorization-mode', 'RBAC',
-      '--service-account-key-file', path.join(dir, 'sa.pub'),
-      '--service-account-signing-key-file', path.join(dir, 'sa.key'),
-      '--service-account-issuer', 'https://kubernetes.default.svc.cluster.local',
-      '--service-cluster-ip-range', '10.96.0.0/16',
-      // Without a controller-manager no namespace gets its `default` ServiceAccount, which this
-      // admission plugin requires of every pod; with one, pods are admitted as in a cluster.
-      ...(options.controllers ? [] : ['--disable-admission-plugins', 'ServiceAccount']),
-      '--v', '1',
-    ], apiLog);
+    apiserver = startProcess(
+      kubeToolPath('kube-apiserver'),
+      [
+        '--etcd-servers',
+        `http://127.0.0.1:${etcdClient}`,
+        '--bind-address',
+        '127.0.0.1',
+        '--advertise-address',
+        '127.0.0.1',
+        '--secure-port',
+        String(apiPort),
+        '--cert-dir',
+        certDir,
+        '--token-auth-file',
+        path.join(dir, 'tokens.csv'),
+        '--authorization-mode',
+        'RBAC',
+        '--service-account-key-file',
+        path.join(dir, 'sa.pub'),
+        '--service-account-signing-key-file',
+        path.join(dir, 'sa.key'),
+        '--service-account-issuer',
+        'https://kubernetes.default.svc.cluster.local',
+        '--service-cluster-ip-range',
+        '10.96.0.0/16',
+        // Without a controller-manager no namespace gets its `default` ServiceAccount, which this
+        // admission plugin requires of every pod; with one, pods are admitted as in a cluster.
+        ...(options.controllers ? [] : ['--disable-admission-plugins', 'ServiceAccount']),
+        '--v',
+        '1',
+      ],
+      apiLog,
+    );
     const server = `https://127.0.0.1:${apiPort}`;
-    await waitFor('kube-apiserver', async () => {
-      const res = await httpsGet(`${server}/readyz`, admin.token);
-      return res.status === 200;
-    }, apiserver, apiLog, 90_000);
+    await waitFor(
+      'kube-apiserver',
+      async () => {
+        const res = await httpsGet(`${server}/readyz`, admin.token);
+        return res.status === 200;
+      },
+      apiserver,
+      apiLog,
+      90_000,
+    );
     // The serving certificate it made for itself, for clients that verify it.
     const caPem = fs.readFileSync(path.join(certDir, 'apiserver.crt'), 'utf8');
 
@@ -189,23 +231,39 @@ export async function startKube(options: { extraUsers?: { name: string; groups?:
     const kubeconfig = kubeconfigFor(admin);
     if (options.controllers) {
       const controllersLog = path.join(dir, 'kube-controller-manager.log');
-      controllerManager = startProcess(kubeToolPath('kube-controller-manager'), [
-        '--kubeconfig', kubeconfig,
-        // Every controller acts as the admin: the suites test the chart's RBAC, not the controllers'.
-        '--use-service-account-credentials=false',
-        '--controllers', CONTROLLERS.join(','),
-        // The key pair the API server verifies ServiceAccount tokens with, and the CA pods are told to trust.
-        '--service-account-private-key-file', path.join(dir, 'sa.key'),
-        '--root-ca-file', path.join(certDir, 'apiserver.crt'),
-        '--leader-elect=false',
-        '--secure-port', '0', // no metrics or health endpoint of its own: readiness is seen in what it does
-        '--v', '1',
-      ], controllersLog);
+      controllerManager = startProcess(
+        kubeToolPath('kube-controller-manager'),
+        [
+          '--kubeconfig',
+          kubeconfig,
+          // Every controller acts as the admin: the suites test the chart's RBAC, not the controllers'.
+          '--use-service-account-credentials=false',
+          '--controllers',
+          CONTROLLERS.join(','),
+          // The key pair the API server verifies ServiceAccount tokens with, and the CA pods are told to trust.
+          '--service-account-private-key-file',
+          path.join(dir, 'sa.key'),
+          '--root-ca-file',
+          path.join(certDir, 'apiserver.crt'),
+          '--leader-elect=false',
+          '--secure-port',
+          '0', // no metrics or health endpoint of its own: readiness is seen in what it does
+          '--v',
+          '1',
+        ],
+        controllersLog,
+      );
       const controllers = controllerManager;
-      await waitFor('kube-controller-manager', async () => {
-        const res = await httpsGet(`${server}/api/v1/namespaces/default/serviceaccounts/default`, admin.token);
-        return res.status === 200;
-      }, controllers, controllersLog, 90_000);
+      await waitFor(
+        'kube-controller-manager',
+        async () => {
+          const res = await httpsGet(`${server}/api/v1/namespaces/default/serviceaccounts/default`, admin.token);
+          return res.status === 200;
+        },
+        controllers,
+        controllersLog,
+        90_000,
+      );
     }
     return { server, etcd: `http://127.0.0.1:${etcdClient}`, caPem, admin, users, kubeconfigFor, kubeconfig, stop };
   } catch (err) {

@@ -54,11 +54,7 @@ export function licenceKey(name: string, projectName: string, products: string[]
  * `<name>-live-key`: what a test needs to see a route answer service-disabled.
  */
 export function projectWithout(name: string, service: ServiceName): AnyManifest[] {
-  return [
-    project(name, { services: { ...allServices, [service]: false } }),
-    environment(`${name}-live`, name),
-    serverKey(`${name}-live-key`, `${name}-live`),
-  ];
+  return [project(name, { services: { ...allServices, [service]: false } }), environment(`${name}-live`, name), serverKey(`${name}-live-key`, `${name}-live`)];
 }
 
 export function gameConfig(name: string, spec: Record<string, unknown>): AnyManifest {

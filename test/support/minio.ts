@@ -29,17 +29,21 @@ export async function startMinio(): Promise<Minio> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-minio-'));
   const [port, consolePort] = [await freePort(), await freePort()];
   const credentials = { accessKeyId: 'hearth-test', secretAccessKey: randomBytes(18).toString('hex') };
-  const child: ChildProcess = spawn(MINIO_BIN, ['server', dataDir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: dataDir,
-      MINIO_ROOT_USER: credentials.accessKeyId,
-      MINIO_ROOT_PASSWORD: credentials.secretAccessKey,
-      MINIO_BROWSER: 'off',
-      MINIO_UPDATE: 'off',
+  const child: ChildProcess = spawn(
+    MINIO_BIN,
+    ['server', dataDir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
+    {
+      env: {
+        PATH: process.env.PATH,
+        HOME: dataDir,
+        MINIO_ROOT_USER: credentials.accessKeyId,
+        MINIO_ROOT_PASSWORD: credentials.secretAccessKey,
+        MINIO_BROWSER: 'off',
+        MINIO_UPDATE: 'off',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  );
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
   const endpoint = `http://127.0.0.1:${port}`;
@@ -53,7 +57,10 @@ export async function startMinio(): Promise<Minio> {
     const deadline = Date.now() + 60_000;
     for (;;) {
       if (child.exitCode !== null) throw new Error(`MinIO exited (${child.exitCode}): ${stderr}`);
-      const ready = await fetch(`${endpoint}/minio/health/ready`).then((r) => r.ok, () => false);
+      const ready = await fetch(`${endpoint}/minio/health/ready`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ready) break;
       if (Date.now() > deadline) throw new Error(`MinIO was not ready within 60 s: ${stderr}`);
       await new Promise((r) => setTimeout(r, 200));

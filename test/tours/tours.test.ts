@@ -21,11 +21,7 @@ describe('tours', () => {
 
   beforeAll(async () => {
     h = await startHarness({
-      manifests: [
-        ...standardManifests(),
-        ...projectWithout('notours', 'tours'),
-        ...tours,
-      ],
+      manifests: [...standardManifests(), ...projectWithout('notours', 'tours'), ...tours],
     });
     key = h.serverKeys['alpha-live-key'];
   });
@@ -55,7 +51,12 @@ describe('tours', () => {
     expect(rest).toEqual({ items: [{ id: 'basics', name: 'Welcome', completed: false, completedAt: null }], next: null });
     // The cursor is this player's list's: another player's is refused.
     const q = await signIn(h.base, key, 'lister-2');
-    expectError(await call(h.base, 'GET', `/players/me/tours?cursor=${encodeURIComponent(first.next!)}`, { token: q.accessToken }), 400, 'invalid-request', 'query.cursor');
+    expectError(
+      await call(h.base, 'GET', `/players/me/tours?cursor=${encodeURIComponent(first.next!)}`, { token: q.accessToken }),
+      400,
+      'invalid-request',
+      'query.cursor',
+    );
   });
 
   test('completing answers 204, again 204 when repeated, keeps the first completedAt, and ignores any body', async () => {

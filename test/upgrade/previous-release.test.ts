@@ -133,7 +133,12 @@ interface Answer {
 }
 
 /** A request to one of the two APIs (plain fetch: see the top of the file). */
-async function request(base: string, method: string, route: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
+async function request(
+  base: string,
+  method: string,
+  route: string,
+  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.Authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers['Content-Type'] = 'application/json';
@@ -200,7 +205,13 @@ if (release instanceof NoPreviousRelease) {
 
       const start = async (name: string, root: string) => {
         const [port, metricsPort] = [await freePort(), await freePort()];
-        const service = startHearthService(name, ['api'], hearthEnv({ ...base, PORT: String(port), METRICS_PORT: String(metricsPort) }), path.join(logs, `${name}.log`), root);
+        const service = startHearthService(
+          name,
+          ['api'],
+          hearthEnv({ ...base, PORT: String(port), METRICS_PORT: String(metricsPort) }),
+          path.join(logs, `${name}.log`),
+          root,
+        );
         services.push(service);
         await waitReady(service, `http://127.0.0.1:${port}/readyz`, fail);
         return `http://127.0.0.1:${port}/v1`;
@@ -223,7 +234,10 @@ if (release instanceof NoPreviousRelease) {
       try {
         const recorded = async () => (await db('knex_migrations').select('name').orderBy('id')).map((r: { name: string }) => r.name);
         const before = await recorded();
-        const run = await runCollected(process.execPath, [hearthBin(oldRoot), 'migrate'], { timeoutMs: 60_000, env: hearthEnv({ ...scratch!.env, LOG_LEVEL: 'warn' }) });
+        const run = await runCollected(process.execPath, [hearthBin(oldRoot), 'migrate'], {
+          timeoutMs: 60_000,
+          env: hearthEnv({ ...scratch!.env, LOG_LEVEL: 'warn' }),
+        });
         if (added.length === 0) {
           // Nothing newer than it knows: it finds the database up to date.
           expect({ status: run.status, stdout: run.stdout }).toEqual({ status: 0, stdout: expect.stringContaining('up to date') });
@@ -273,7 +287,11 @@ if (release instanceof NoPreviousRelease) {
         expect(seen(replayed)).toEqual({ status: 200, body: { ...credited.body, replayed: true } });
         const conflict = await request(oldApi, 'POST', route, { token: serverKey, headers, body: { amount: 7, reason: 'upgrade' } });
         expect(seen(conflict)).toEqual({ status: 409, body: expect.objectContaining({ error: 'idempotency-conflict' }) });
-        const bad = await request(oldApi, 'POST', route, { token: serverKey, headers: { 'Idempotency-Key': 'upgrade-credit-bad' }, body: { amount: 0, reason: 'upgrade' } });
+        const bad = await request(oldApi, 'POST', route, {
+          token: serverKey,
+          headers: { 'Idempotency-Key': 'upgrade-credit-bad' },
+          body: { amount: 0, reason: 'upgrade' },
+        });
         expect(seen(bad)).toEqual({ status: 400, body: expect.objectContaining({ error: 'invalid-request' }) });
       });
 
@@ -348,7 +366,10 @@ if (release instanceof NoPreviousRelease) {
         });
         expect(seen(credited)).toEqual({ status: 200, body: expect.objectContaining({ balanceAfter: 100, replayed: false }) });
         expect(await gold(oldApi)).toBe(100);
-        const rewritten = await request(newApi, 'PUT', '/players/me/data/slot-1', { token: player.accessToken, body: { data: { level: 5 }, expectedVersion: 1 } });
+        const rewritten = await request(newApi, 'PUT', '/players/me/data/slot-1', {
+          token: player.accessToken,
+          body: { data: { level: 5 }, expectedVersion: 1 },
+        });
         expect(seen(rewritten)).toEqual({ status: 200, body: expect.objectContaining({ version: 2 }) });
         const readByOld = await request(oldApi, 'GET', '/players/me/data/slot-1', { token: player.accessToken });
         expect(seen(readByOld)).toEqual({ status: 200, body: expect.objectContaining({ version: 2, data: { level: 5 } }) });

@@ -58,7 +58,10 @@ export function findPreviousRelease(): PreviousRelease {
 
 /** The migrations (file names) of a checkout's migrations/ folder. */
 export function migrationFiles(root: string): string[] {
-  return fs.readdirSync(path.join(root, 'migrations')).filter((f) => /^\d{14}_.+\.ts$/.test(f)).sort();
+  return fs
+    .readdirSync(path.join(root, 'migrations'))
+    .filter((f) => /^\d{14}_.+\.ts$/.test(f))
+    .sort();
 }
 
 const sha256 = (file: string) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
@@ -100,7 +103,10 @@ function pruneCache(): void {
  * its dependencies installed; answers how they were got, for the log.
  */
 export function checkOut(release: PreviousRelease, dir: string): string {
-  execFileSync('bash', ['-c', 'set -o pipefail; git archive "$1" | tar -x -C "$2"', 'archive', release.commit, dir], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync('bash', ['-c', 'set -o pipefail; git archive "$1" | tar -x -C "$2"', 'archive', release.commit, dir], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const lock = sha256(path.join(dir, 'package-lock.json'));
   if (lock === sha256(path.join(REPO_ROOT, 'package-lock.json')) && fs.existsSync(path.join(REPO_ROOT, 'node_modules'))) {
     copyFolders(REPO_ROOT, dir, nodeModulesFolders(REPO_ROOT));

@@ -42,7 +42,11 @@ export interface ApiServer {
 /** Starts the API (and its metrics listener); `close` stops accepting, lets requests finish, then returns. */
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   const host = options.host ?? '0.0.0.0';
-  const { handle, clientError, metrics, stopMetrics } = createApiApp({ core: options.core, routes: routeTable(options.extraRoutes, options.about), trustedProxies: options.trustedProxies });
+  const { handle, clientError, metrics, stopMetrics } = createApiApp({
+    core: options.core,
+    routes: routeTable(options.extraRoutes, options.about),
+    trustedProxies: options.trustedProxies,
+  });
   const timeouts = { ...SLOW_CLIENT_TIMEOUTS, ...options.timeouts };
   const server = http.createServer(
     { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: timeouts.checkEveryMs },

@@ -39,7 +39,9 @@ export function runningDevServices(dataDir = path.join(process.cwd(), DEFAULT_DA
   const connection = readJson(path.join(dataDir, CONNECTION_FILE));
   const store = connection?.store as DevServices['store'] | undefined;
   if (!connection || typeof store?.url !== 'string' || !stillRunning(connection.pid)) {
-    throw new CliError(`hearth dev is not running here (no ${path.join(path.relative(process.cwd(), dataDir) || '.', CONNECTION_FILE)} of a running one); start it (make dev) in this folder, or name its --data-dir`);
+    throw new CliError(
+      `hearth dev is not running here (no ${path.join(path.relative(process.cwd(), dataDir) || '.', CONNECTION_FILE)} of a running one); start it (make dev) in this folder, or name its --data-dir`,
+    );
   }
   return connection as unknown as DevServices;
 }
@@ -88,7 +90,9 @@ export function withDevDefaults(env: NodeJS.ProcessEnv, say: (line: string) => v
   }
   const filled: NodeJS.ProcessEnv = { ...env, DATABASE_URL: connection.databaseUrl };
   if (!env.HEARTH_MASTER_KEY && fs.existsSync(masterKeyFile(dataDir))) filled.HEARTH_MASTER_KEY = fs.readFileSync(masterKeyFile(dataDir), 'utf8').trim();
-  say(`using the database of \`hearth dev\` (${DEFAULT_DATA_DIR}/connection.json): ${withoutPassword(connection.databaseUrl)}; set DATABASE_URL to use another`);
+  say(
+    `using the database of \`hearth dev\` (${DEFAULT_DATA_DIR}/connection.json): ${withoutPassword(connection.databaseUrl)}; set DATABASE_URL to use another`,
+  );
   return filled;
 }
 

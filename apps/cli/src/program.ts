@@ -17,7 +17,8 @@ import rootPackage from '../../../package.json';
 /** A command about one environment names it by its app key. */
 const inEnvironment = (command: Command) => command.requiredOption('--environment <appKey>', "the environment's app key");
 /** A command about one project (an organisation: its licence) names it, in its namespace. */
-const ofProject = (command: Command) => command.requiredOption('--project <name>', 'the project (the organisation)').option('--namespace <namespace>', "the project's namespace", 'default');
+const ofProject = (command: Command) =>
+  command.requiredOption('--project <name>', 'the project (the organisation)').option('--namespace <namespace>', "the project's namespace", 'default');
 
 /** Every command of `hearth`, each with a description (`hearth --help`, `hearth <command> --help`). */
 export function buildProgram(): Command {
@@ -41,7 +42,7 @@ export function buildProgram(): Command {
     .action(runApply);
   program
     .command('get')
-    .description('list the applied documents of a kind, or one, as kubectl get does (the kind\'s CRD columns, or -o json|yaml manifests)')
+    .description("list the applied documents of a kind, or one, as kubectl get does (the kind's CRD columns, or -o json|yaml manifests)")
     .argument('<kind>', 'a kind, its plural, singular or short name (cardtypes, CardType)')
     .argument('[name]', 'only this document')
     .option('-n, --namespace <namespace>', 'the namespace', 'default')
@@ -62,8 +63,15 @@ export function buildProgram(): Command {
     .requiredOption('--name <name>', 'what the key is for')
     .option('--json', 'print JSON')
     .action(runKeysCreate);
-  inEnvironment(keys.command('list').description("list an environment's keys: id, name, a hint of the secret, creation, last use, revocation")).option('--json', 'print JSON').action(runKeysList);
-  keys.command('revoke').description('revoke a key; every API process stops accepting it').argument('<keyId>', 'the key id (the part after hsk_)').option('--json', 'print JSON').action((keyId, opts) => runKeysRevoke({ keyId, ...opts }));
+  inEnvironment(keys.command('list').description("list an environment's keys: id, name, a hint of the secret, creation, last use, revocation"))
+    .option('--json', 'print JSON')
+    .action(runKeysList);
+  keys
+    .command('revoke')
+    .description('revoke a key; every API process stops accepting it')
+    .argument('<keyId>', 'the key id (the part after hsk_)')
+    .option('--json', 'print JSON')
+    .action((keyId, opts) => runKeysRevoke({ keyId, ...opts }));
 
   const licenceKeys = program.command('licence-keys').description("an organisation's (a project's) licence keys for client plugins: mint, list, revoke");
   ofProject(licenceKeys.command('create').description('mint a licence key for a project; the whole key is printed this once'))
@@ -71,16 +79,27 @@ export function buildProgram(): Command {
     .option('--product <product>', 'a product the key covers (repeat for several; at least one): a plugin activates only for these', collect)
     .option('--json', 'print JSON')
     .action(runLicenceKeysCreate);
-  ofProject(licenceKeys.command('list').description("list a project's licence keys: id, name, the products each covers, a hint of the secret, creation, last use, revocation"))
+  ofProject(
+    licenceKeys
+      .command('list')
+      .description("list a project's licence keys: id, name, the products each covers, a hint of the secret, creation, last use, revocation"),
+  )
     .option('--json', 'print JSON')
     .action(runLicenceKeysList);
-  licenceKeys.command('revoke').description('revoke a licence key; every API process stops accepting it').argument('<keyId>', 'the key id (the part after hlk_)').option('--json', 'print JSON').action((keyId, opts) => runLicenceKeysRevoke({ keyId, ...opts }));
+  licenceKeys
+    .command('revoke')
+    .description('revoke a licence key; every API process stops accepting it')
+    .argument('<keyId>', 'the key id (the part after hlk_)')
+    .option('--json', 'print JSON')
+    .action((keyId, opts) => runLicenceKeysRevoke({ keyId, ...opts }));
 
   const licence = program.command('licence').description("the seats of a project's licence for client plugins: list, release");
-  ofProject(licence.command('seats').description('the machines holding seats of the project\'s licence, oldest first, and how many its plan gives'))
+  ofProject(licence.command('seats').description("the machines holding seats of the project's licence, oldest first, and how many its plan gives"))
     .option('--json', 'print JSON')
     .action(runLicenceSeats);
-  ofProject(licence.command('release').description('free the seat a machine holds (one lost before its plugin released it); a machine without one changes nothing'))
+  ofProject(
+    licence.command('release').description('free the seat a machine holds (one lost before its plugin released it); a machine without one changes nothing'),
+  )
     .requiredOption('--machine <id>', 'the machine id its plugin activated with')
     .option('--json', 'print JSON')
     .action(runLicenceRelease);
@@ -121,7 +140,12 @@ export function buildProgram(): Command {
     .option('--limit <n>', 'at most this many issues, 1-200', '50')
     .option('--json', 'print JSON')
     .action(runCrashesList);
-  inEnvironment(crashes.command('show').description('one crash: its fields and the keys of its files (with --issue: one issue and its newest crashes)').argument('<id>', 'a crash id (or with --issue an issue number)'))
+  inEnvironment(
+    crashes
+      .command('show')
+      .description('one crash: its fields and the keys of its files (with --issue: one issue and its newest crashes)')
+      .argument('<id>', 'a crash id (or with --issue an issue number)'),
+  )
     .option('--issue', 'the id is an issue number')
     .option('--limit <n>', 'with --issue: at most this many crashes, 1-200', '20')
     .option('--json', 'print JSON')
@@ -129,14 +153,14 @@ export function buildProgram(): Command {
 
   program
     .command('crds')
-    .description('print the CRDs of every Hearth kind as YAML (for kubectl apply -f -), or with --chart write the chart\'s CRD templates')
+    .description("print the CRDs of every Hearth kind as YAML (for kubectl apply -f -), or with --chart write the chart's CRD templates")
     .option('--chart <dir>', 'write the CRD templates of this chart (charts/hearth)')
     .option('--json', 'print JSON (with --chart)')
     .action(runCrds);
 
   program
     .command('signing-keys')
-    .description("token signing keys: rotate")
+    .description('token signing keys: rotate')
     .command('rotate')
     .description('make a new signing key; the old one stays published until its tokens expire')
     .option('--key-set <set>', 'player (player tokens) or licence (licence tokens)', 'player')
@@ -155,14 +179,19 @@ export function buildProgram(): Command {
     .description("the player's and the store's side of the local store of a running `hearth dev`: tickets, orders, the overlay, refunds")
     .configureHelp({ showGlobalOptions: true });
   const withDataDir = <T extends object>(command: Command, run: (opts: T & { dataDir: string; json?: boolean }) => Promise<void>) =>
-    command.option('--json', 'print JSON').configureHelp({ showGlobalOptions: true }).action(async (...args: unknown[]) => {
-      const self = args[args.length - 1] as Command;
-      await run(self.optsWithGlobals<T & { dataDir: string; json?: boolean }>());
-    });
+    command
+      .option('--json', 'print JSON')
+      .configureHelp({ showGlobalOptions: true })
+      .action(async (...args: unknown[]) => {
+        const self = args[args.length - 1] as Command;
+        await run(self.optsWithGlobals<T & { dataDir: string; json?: boolean }>());
+      });
   withDataDir<{ steamId: string }>(
     devStore
       .command('ticket')
-      .description("a ticket of a store account for the demo game, as the game client gets one (GetAuthTicketForWebApi): what POST /commerce/store/identify takes")
+      .description(
+        'a ticket of a store account for the demo game, as the game client gets one (GetAuthTicketForWebApi): what POST /commerce/store/identify takes',
+      )
       .option('--steam-id <id>', 'the store account id (decimal digits)', DEFAULT_STEAM_ID),
     runDevStoreTicket,
   );
@@ -174,7 +203,10 @@ export function buildProgram(): Command {
     chargeback: "the player's bank charges a settled order back",
   } as const;
   for (const [action, description] of Object.entries(actions) as [keyof typeof actions, string][]) {
-    const command = devStore.command(action).description(`${description}; answers once hearth dev has read the store's report`).argument('<storeOrderId>', "the order's storeOrderId");
+    const command = devStore
+      .command(action)
+      .description(`${description}; answers once hearth dev has read the store's report`)
+      .argument('<storeOrderId>', "the order's storeOrderId");
     withDataDir(command, (opts) => runDevStoreAction(action, String(command.processedArgs[0]), opts));
   }
   oneLineFailures(program);
@@ -203,15 +235,28 @@ function nameOf(command: Command): string {
 function oneLineFailures(command: Command): void {
   const help = `${nameOf(command)} --help`;
   command.configureOutput({
-    outputError: (text, write) => write(`hearth: ${text.trim().replace(/^error: /, '').replace(/\s*\n\s*/g, ' ')} (${help} shows what it takes)\n`),
+    outputError: (text, write) =>
+      write(
+        `hearth: ${text
+          .trim()
+          .replace(/^error: /, '')
+          .replace(/\s*\n\s*/g, ' ')} (${help} shows what it takes)\n`,
+      ),
   });
   if (isGroup(command)) {
     const names = command.commands.map((sub) => sub.name()).join(', ');
     // The action answers only where no command of the group was named; `hearth help <command>` stays.
-    command.helpCommand(true).allowExcessArguments().action(() => {
-      const [asked] = command.args;
-      throw new CliError(asked === undefined ? `name a command of ${nameOf(command)}: ${names} (${help})` : `unknown command '${asked}' of ${nameOf(command)}; its commands: ${names} (${help})`);
-    });
+    command
+      .helpCommand(true)
+      .allowExcessArguments()
+      .action(() => {
+        const [asked] = command.args;
+        throw new CliError(
+          asked === undefined
+            ? `name a command of ${nameOf(command)}: ${names} (${help})`
+            : `unknown command '${asked}' of ${nameOf(command)}; its commands: ${names} (${help})`,
+        );
+      });
   }
   for (const sub of command.commands) oneLineFailures(sub);
 }

@@ -93,7 +93,14 @@ export function openStore(config: HearthConfig): ObjectStore | undefined {
 /** The domain core over a runtime, started (API and realtime processes; the API passes its object store). */
 export async function startCore(rt: Runtime<RuntimeNeeds & { masterKey: true }>, options: { objectStore?: ObjectStore } = {}): Promise<HearthCore> {
   const dashboards = { hosted: rt.config.dashboards.hosted, secrets: dashboardSecretsFrom(process.env, rt.config.dashboards.secretsDir) };
-  const core = new HearthCore({ db: rt.db, coordination: rt.coordination, masterKey: rt.config.masterKey, logger: rt.logger, objectStore: options.objectStore, dashboards });
+  const core = new HearthCore({
+    db: rt.db,
+    coordination: rt.coordination,
+    masterKey: rt.config.masterKey,
+    logger: rt.logger,
+    objectStore: options.objectStore,
+    dashboards,
+  });
   await core.start();
   return core;
 }

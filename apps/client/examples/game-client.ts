@@ -19,7 +19,9 @@ async function main(): Promise<void> {
   console.error(`new shop: ${shopOpen ? 'open' : 'closed'}`);
 
   // Every item of a paged read, the SDK following `next`.
-  for await (const balance of player.items('/players/{playerId}/inventories/{inventory}/balances', { params: { path: { playerId: 'me', inventory: 'account' } } })) {
+  for await (const balance of player.items('/players/{playerId}/inventories/{inventory}/balances', {
+    params: { path: { playerId: 'me', inventory: 'account' } },
+  })) {
     console.error(`${balance.currencyKey}: ${balance.amount}`);
   }
 

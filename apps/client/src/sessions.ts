@@ -22,7 +22,11 @@ type Args<M extends Method, P extends PathOf<M>> = RequiredKeysOf<InitOf<M, P>> 
 export type DataOf<M extends Method, P extends PathOf<M>> =
   ResponseObjectMap<paths[P][M]> extends infer R extends Record<string | number, any> ? SuccessResponse<R, 'application/json'> : never;
 /** The refusal codes a call of `method path` may answer. */
-export type CodesOf<M extends Method, P extends PathOf<M>> = P extends keyof OperationErrorCodes ? (M extends keyof OperationErrorCodes[P] ? OperationErrorCodes[P][M] : never) : never;
+export type CodesOf<M extends Method, P extends PathOf<M>> = P extends keyof OperationErrorCodes
+  ? M extends keyof OperationErrorCodes[P]
+    ? OperationErrorCodes[P][M]
+    : never
+  : never;
 /** The outcome of `attempt`: the answer, or the refusal typed with the operation's codes. */
 export type Attempt<M extends Method, P extends PathOf<M>> = { ok: true; data: DataOf<M, P> } | { ok: false; refusal: HearthRefusal<CodesOf<M, P> & string> };
 /** The paths whose GET answers a page (`items`, `next`). */
@@ -90,7 +94,10 @@ export abstract class Session {
     credential: Credential,
   ) {
     this.api = createClient<paths>({ baseUrl: hearth.baseUrl, fetch: transport(credential, hearth.fetch, hearth.retry) });
-    this.api.use(idempotencyKeys, conditionalReads(hearth.etagStore, () => credential.cacheScope));
+    this.api.use(
+      idempotencyKeys,
+      conditionalReads(hearth.etagStore, () => credential.cacheScope),
+    );
   }
 
   /** Calls an operation: its answer, or a thrown HearthRefusal (HearthTransportError when the answer is not the API's). */
@@ -106,7 +113,9 @@ export abstract class Session {
     try {
       result = await (this.api.request as (m: string, p: string, i?: unknown) => Promise<typeof result>)(method, path, init[0]);
     } catch (err) {
-      throw err instanceof HearthTransportError ? err : new HearthTransportError(`${method.toUpperCase()} ${path} failed: ${(err as Error).message}`, undefined, { cause: err });
+      throw err instanceof HearthTransportError
+        ? err
+        : new HearthTransportError(`${method.toUpperCase()} ${path} failed: ${(err as Error).message}`, undefined, { cause: err });
     }
     if (result.response.ok) return { ok: true, data: result.data as DataOf<M, P> };
     const refusal = await refusalOf(result.response, result.error);
@@ -120,10 +129,10 @@ export abstract class Session {
     let cursor: string | null | undefined = first.params?.query?.cursor as string | undefined;
     do {
       const query = { ...first.params?.query, ...(cursor ? { cursor } : {}) };
-      const page = (await (this.call as (m: string, p: string, i: unknown) => Promise<{ items: ItemOf<P>[]; next: string | null }>)('get', path, {
+      const page = await (this.call as (m: string, p: string, i: unknown) => Promise<{ items: ItemOf<P>[]; next: string | null }>)('get', path, {
         ...first,
         params: { ...first.params, query },
-      }));
+      });
       yield* page.items;
       cursor = page.next;
     } while (cursor);

@@ -7,7 +7,11 @@ import { type Clock, systemClock } from './clock';
 export class TtlCache<K, V> {
   private entries = new Map<K, { value: V; expiresAt: number }>();
   private lastSweep: number;
-  constructor(private readonly ttlMs: number, private readonly maxEntries = 100_000, private readonly clock: Clock = systemClock) {
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries = 100_000,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.lastSweep = clock.now();
   }
 

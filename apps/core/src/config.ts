@@ -5,7 +5,10 @@ import { type ProxyTrust, parseTrustedProxies } from './net/client-address';
  * A missing or malformed variable stops the process with a message that names it.
  */
 export class ConfigError extends Error {
-  constructor(readonly variable: string, reason: string) {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
     super(`${variable}: ${reason}`);
     this.name = 'ConfigError';
   }
@@ -74,8 +77,7 @@ function trustedProxies(env: Env): ProxyTrust {
  * SDK's default chain) or `file:///ABSOLUTE/FOLDER`. Absent: no object store.
  */
 export type ObjectStorageConfig =
-  | { kind: 's3'; bucket: string; prefix: string; endpoint?: string; region: string; forcePathStyle: boolean }
-  | { kind: 'disk'; folder: string };
+  { kind: 's3'; bucket: string; prefix: string; endpoint?: string; region: string; forcePathStyle: boolean } | { kind: 'disk'; folder: string };
 
 /** S3 bucket names: 3-63 lower-case letters, digits, dots and hyphens, starting and ending with a letter or digit. */
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
@@ -97,7 +99,8 @@ function objectStorage(env: Env): ObjectStorageConfig | undefined {
   }
   if (parsed.protocol !== 's3:') throw new ConfigError('OBJECT_STORAGE_URL', 'must start with s3:// or file://');
   const bucket = parsed.hostname;
-  if (!BUCKET.test(bucket)) throw new ConfigError('OBJECT_STORAGE_URL', `"${bucket}" is not an S3 bucket name (3-63 lower-case letters, digits, dots, hyphens)`);
+  if (!BUCKET.test(bucket))
+    throw new ConfigError('OBJECT_STORAGE_URL', `"${bucket}" is not an S3 bucket name (3-63 lower-case letters, digits, dots, hyphens)`);
   if (parsed.port !== '' || parsed.username !== '' || parsed.password !== '' || parsed.search !== '' || parsed.hash !== '') {
     throw new ConfigError('OBJECT_STORAGE_URL', 'an s3 URL is s3://BUCKET[/PREFIX], with no port, credentials, query or fragment');
   }
@@ -154,7 +157,8 @@ function apiDocumentAbout(env: Env): ApiDocumentAbout {
   let license = DEFAULT_API_ABOUT.license;
   if (licenseRaw.startsWith('https://')) license = { name: 'terms', url: url(env, 'HEARTH_API_LICENSE', ['https:'], true) };
   else if (licenseRaw !== '') {
-    if (!SPDX_EXPRESSION.test(licenseRaw)) throw new ConfigError('HEARTH_API_LICENSE', `"${licenseRaw}" is neither an SPDX expression (Apache-2.0, LicenseRef-Acme) nor an https URL`);
+    if (!SPDX_EXPRESSION.test(licenseRaw))
+      throw new ConfigError('HEARTH_API_LICENSE', `"${licenseRaw}" is neither an SPDX expression (Apache-2.0, LicenseRef-Acme) nor an https URL`);
     license = { name: licenseRaw, identifier: licenseRaw };
   }
   return { contact, license };

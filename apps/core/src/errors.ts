@@ -24,9 +24,7 @@ export class Refusal extends Error {
   }
 
   toBody(): { error: ErrorCode; message: string; details?: ErrorDetails } {
-    return this.details === undefined
-      ? { error: this.code, message: this.message }
-      : { error: this.code, message: this.message, details: this.details };
+    return this.details === undefined ? { error: this.code, message: this.message } : { error: this.code, message: this.message, details: this.details };
   }
 }
 
@@ -64,9 +62,7 @@ export const refuse = {
   /** A field past its plan's limit (a manifest asking more than its plan allows). */
   overPlan: (field: string, message: string, limit: number) => new Refusal('quota-exceeded', message, { field, quota: field, limit }),
   conflict: (message: string, details?: ErrorDetails) => new Refusal('conflict', message, details),
-  quota: (quota: string, limit: number, message: string) =>
-    new Refusal('quota-exceeded', message, { quota, limit }),
-  tooLarge: (limit: number) =>
-    new Refusal('payload-too-large', `The body is larger than this route takes (${limit} bytes).`, { limit }),
+  quota: (quota: string, limit: number, message: string) => new Refusal('quota-exceeded', message, { quota, limit }),
+  tooLarge: (limit: number) => new Refusal('payload-too-large', `The body is larger than this route takes (${limit} bytes).`, { limit }),
   unavailable: (message: string) => new Refusal('unavailable', message),
 };

@@ -166,7 +166,14 @@ export class HearthCore {
     this.symbols = new SymbolService(this.cursors, deps.logger, deps.objectStore);
     this.crashUploads = new CrashUploadService(deps.objectStore);
     this.support = new SupportService();
-    this.commerce = new CommerceService(this.cursors, new PublisherKeys(this.projectSecretKeys), this.economy, this.items, { pool: deps.db, bus: this.bus, watch: this.contentWatch }, deps.logger);
+    this.commerce = new CommerceService(
+      this.cursors,
+      new PublisherKeys(this.projectSecretKeys),
+      this.economy,
+      this.items,
+      { pool: deps.db, bus: this.bus, watch: this.contentWatch },
+      deps.logger,
+    );
   }
 
   /** Deletes a player and everything every area holds for them, in one transaction (players/deletion.ts). */
@@ -185,9 +192,7 @@ export class HearthCore {
     // Expired idempotency records and used refresh tokens are swept now and then by every process;
     // the deletes are idempotent, so several processes sweeping at once is harmless.
     this.housekeeping = this.clock.every(10 * 60_000, () => {
-      Promise.all([pruneIdempotencyRecords(this.db), this.refresh.prune(this.db)]).catch((err) =>
-        this.logger.warn({ err }, 'housekeeping failed'),
-      );
+      Promise.all([pruneIdempotencyRecords(this.db), this.refresh.prune(this.db)]).catch((err) => this.logger.warn({ err }, 'housekeeping failed'));
     });
   }
 

@@ -64,5 +64,7 @@ export async function runIdempotent(
 }
 
 export async function pruneIdempotencyRecords(db: Queryable): Promise<number> {
-  return db('idempotency_records').where('created_at', '<', new Date(Date.now() - IDEMPOTENCY_RETENTION_HOURS * 3600_000)).delete();
+  return db('idempotency_records')
+    .where('created_at', '<', new Date(Date.now() - IDEMPOTENCY_RETENTION_HOURS * 3600_000))
+    .delete();
 }

@@ -72,7 +72,15 @@ export * from './manifests/reconcilers';
 export * from './manifests/reconcile';
 export * from './manifests/apply';
 // Reading only: the documents are recorded by reconcileManifest and removeManifest.
-export { type AppliedManifest, type AppliedStatus, type ManifestLink, appliedManifestElsewhere, appliedManifestLinks, listAppliedManifests, manifestYaml } from './manifests/documents';
+export {
+  type AppliedManifest,
+  type AppliedStatus,
+  type ManifestLink,
+  appliedManifestElsewhere,
+  appliedManifestLinks,
+  listAppliedManifests,
+  manifestYaml,
+} from './manifests/documents';
 export * from './sessions/events';
 export * from './sessions/socket';
 export * from './sessions/service';
@@ -121,7 +129,15 @@ export { DEFAULT_STORE_SECRETS_DIR } from './commerce/publisher-key';
 export * from './contract/store';
 export { IDENTIFY_LIMIT, CATALOG_DEFAULT_CURRENCY, GRANT_FEED_LOCK, IdentifyLimitReached, type CommerceService } from './commerce/service';
 export {
-  StoreReportJob, storeReportJob, revokeOrder, reportCursorLags, DEFAULT_STORE_REPORT_SETTINGS,
-  type StoreReportSettings, type StoreReportObserver, type ProjectRunOutcome, type TickSummary, type TakeBack,
+  StoreReportJob,
+  storeReportJob,
+  revokeOrder,
+  reportCursorLags,
+  DEFAULT_STORE_REPORT_SETTINGS,
+  type StoreReportSettings,
+  type StoreReportObserver,
+  type ProjectRunOutcome,
+  type TickSummary,
+  type TakeBack,
 } from './commerce/report';
 export * from './contract/product';

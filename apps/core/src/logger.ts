@@ -13,7 +13,10 @@ export interface LoggerOptions {
 
 export function createLogger(level = 'info', name = 'hearth', options: LoggerOptions = {}): Logger {
   if (options.readable) {
-    const pretty = pino.transport({ target: 'pino-pretty', options: { destination: 1, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true } });
+    const pretty = pino.transport({
+      target: 'pino-pretty',
+      options: { destination: 1, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true },
+    });
     return pino({ name, level, base: { pid: process.pid } }, pretty);
   }
   return pino({ name, level, base: { pid: process.pid } }, stdoutDestination());
@@ -171,7 +174,11 @@ export function accessLogOf(logger: Logger): (line: AccessLine) => void {
   const stream = internals[pino.symbols.streamSym];
   const bindings = internals[pino.symbols.chindingsSym];
   if (!(stream instanceof BufferedDestination) || typeof bindings !== 'string' || logger.levels.values.info !== INFO || logger.levels.values.error !== ERROR) {
-    return (line) => logger[line.status >= 500 ? 'error' : 'info']({ requestId: line.requestId, method: line.method, route: line.route, status: line.status, ms: line.ms }, 'request');
+    return (line) =>
+      logger[line.status >= 500 ? 'error' : 'info'](
+        { requestId: line.requestId, method: line.method, route: line.route, status: line.status, ms: line.ms },
+        'request',
+      );
   }
   const asciiBindings = ASCII.test(bindings);
   const middles = new AccessLineMiddles();

@@ -40,7 +40,10 @@ export function firstError(fn: ValidateFunction): ErrorObject {
 
 /** The dotted path of the field an ajv error is about, under `prefix` (e.g. `body.displayName`). */
 export function fieldOf(error: ErrorObject, prefix: string): string {
-  const parts = error.instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = error.instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (error.keyword === 'additionalProperties') parts.push(String(error.params.additionalProperty));
   if (error.keyword === 'required') parts.push(String(error.params.missingProperty));
   return [prefix, ...parts].filter(Boolean).join('.');

@@ -4,7 +4,16 @@
  * scraped, so every worker answers the same depth and age (a KEDA or HPA rule may read any of them).
  */
 import client from 'prom-client';
-import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, registerProcessMetrics, reportCursorLags, type Db, type OrderStatus, type ProjectRunOutcome, type StoreReportObserver } from '@hearth/core';
+import {
+  CRASH_QUEUE_SCHEMA,
+  CRASH_UPLOAD_QUEUE,
+  registerProcessMetrics,
+  reportCursorLags,
+  type Db,
+  type OrderStatus,
+  type ProjectRunOutcome,
+  type StoreReportObserver,
+} from '@hearth/core';
 
 export type JobOutcome = 'recorded' | 'poison' | 'already-finished' | 'gone' | 'retry';
 
@@ -147,7 +156,11 @@ function queueSampler(db: Db) {
            FROM ${CRASH_QUEUE_SCHEMA}.job WHERE name = ? AND state IN ('created', 'retry', 'active')`,
         [CRASH_UPLOAD_QUEUE],
       )
-      .then((r: { rows: { waiting: number; active: number; age: number }[] }) => ({ waiting: r.rows[0].waiting, active: r.rows[0].active, oldestAgeSeconds: r.rows[0].age }));
+      .then((r: { rows: { waiting: number; active: number; age: number }[] }) => ({
+        waiting: r.rows[0].waiting,
+        active: r.rows[0].active,
+        oldestAgeSeconds: r.rows[0].age,
+      }));
     last = { at: Date.now(), value };
     value.catch(() => (last = null));
     return value;

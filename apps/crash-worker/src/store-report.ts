@@ -6,7 +6,14 @@
 import { type Clock, type CommerceService, type Db, type Logger, type StoreReportJob, type StoreReportSettings, storeReportJob } from '@hearth/core';
 import type { CrashWorkerMetrics } from './metrics';
 
-export function startStoreReport(deps: { db: Db; logger: Logger; settings: StoreReportSettings; metrics: CrashWorkerMetrics; commerce: CommerceService; clock: Clock }): StoreReportJob {
+export function startStoreReport(deps: {
+  db: Db;
+  logger: Logger;
+  settings: StoreReportSettings;
+  metrics: CrashWorkerMetrics;
+  commerce: CommerceService;
+  clock: Clock;
+}): StoreReportJob {
   const logger = deps.logger.child({ component: 'commerce-report' });
   const job = storeReportJob({ db: deps.db, logger, settings: deps.settings, observer: deps.metrics.storeReport, commerce: deps.commerce, clock: deps.clock });
   job.start();

@@ -78,7 +78,13 @@ async function readBody(store: ObjectStore, key: string): Promise<Buffer> {
 }
 
 /** Every file of the archive under the crash's folder; names made safe and, when two collide, told apart by index. */
-async function storeFiles(store: ObjectStore, environmentId: string, crashId: string, parsed: ParsedCrash, metrics: CrashWorkerMetrics): Promise<CrashFileRecord[]> {
+async function storeFiles(
+  store: ObjectStore,
+  environmentId: string,
+  crashId: string,
+  parsed: ParsedCrash,
+  metrics: CrashWorkerMetrics,
+): Promise<CrashFileRecord[]> {
   const used = new Set<string>();
   const records: CrashFileRecord[] = [];
   for (const file of parsed.files) {
@@ -94,7 +100,10 @@ async function storeFiles(store: ObjectStore, environmentId: string, crashId: st
 }
 
 /** What one job does; exported for the worker's tests (a job handled outside pg-boss). */
-export async function processCrashUpload(deps: Omit<CrashWorkerDeps, 'databaseUrl'> & { metrics: CrashWorkerMetrics }, job: PgBoss.JobWithMetadata<CrashUploadJob>): Promise<JobOutcome> {
+export async function processCrashUpload(
+  deps: Omit<CrashWorkerDeps, 'databaseUrl'> & { metrics: CrashWorkerMetrics },
+  job: PgBoss.JobWithMetadata<CrashUploadJob>,
+): Promise<JobOutcome> {
   const { db, objectStore: store, logger, settings, metrics } = deps;
   const uploadId = job.data?.uploadId;
   if (typeof uploadId !== 'string') {
@@ -196,7 +205,11 @@ export async function startCrashWorker(deps: CrashWorkerDeps): Promise<CrashWork
   };
   // pg-boss 10 has no per-worker concurrency: each `work` is one poller taking one job at a time.
   for (let i = 0; i < settings.concurrency; i++) {
-    await boss.work<CrashUploadJob>(CRASH_UPLOAD_QUEUE, { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: settings.pollingIntervalSeconds }, handler);
+    await boss.work<CrashUploadJob>(
+      CRASH_UPLOAD_QUEUE,
+      { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: settings.pollingIntervalSeconds },
+      handler,
+    );
   }
   logger.info({ concurrency: settings.concurrency, queue: CRASH_UPLOAD_QUEUE }, 'crash worker started');
 

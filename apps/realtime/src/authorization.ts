@@ -33,7 +33,8 @@ const NOT_REMEMBERED = { rememberToken: false };
  */
 export function refusalOf(principal: Principal | null, nowMs: number, origin: string | null = null): Refusal | null {
   if (!principal) return new Refusal('unauthorized', 'The token is not valid.');
-  if (principal.kind !== 'player') return new Refusal('unauthorized', "The socket takes a player's access token, not a server key, a licence key or a dashboard token.");
+  if (principal.kind !== 'player')
+    return new Refusal('unauthorized', "The socket takes a player's access token, not a server key, a licence key or a dashboard token.");
   if (principal.claims.exp * 1000 <= nowMs) return new Refusal('unauthorized', 'The token has expired.');
   if (origin !== null && !principal.environment.origins.game.has(origin)) {
     return new Refusal('forbidden', 'This page’s origin is not allowed in the token’s environment (its spec.cors.allowedOrigins).');

@@ -71,10 +71,5 @@ export class FrameLimiter {
 
 /** The refusal of a frame past a rate limit, echoing the frame's id. */
 export function rateLimitedFrame(retryAfterSeconds: number, id?: FrameId): string {
-  return errorFrame(
-    'rate-limited',
-    `Too many frames; wait ${retryAfterSeconds} s before sending again, or the socket is closed.`,
-    { retryAfterSeconds },
-    id,
-  );
+  return errorFrame('rate-limited', `Too many frames; wait ${retryAfterSeconds} s before sending again, or the socket is closed.`, { retryAfterSeconds }, id);
 }

@@ -50,9 +50,7 @@ export async function startRealtimeServer(options: RealtimeProcessOptions): Prom
   realtime.attach(server);
   const port = await listen(server, options.port, host);
   const metricsServer =
-    options.metricsPort !== null && options.metricsPort !== undefined
-      ? await startMetricsServer(realtime.metrics.registry, options.metricsPort, host)
-      : null;
+    options.metricsPort !== null && options.metricsPort !== undefined ? await startMetricsServer(realtime.metrics.registry, options.metricsPort, host) : null;
 
   return {
     realtime,

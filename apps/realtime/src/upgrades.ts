@@ -75,7 +75,12 @@ export class UpgradeLimit {
     if (outcome.allowed) return { address, outcome, refusal: null };
     metrics.upgradesRefused.inc({ reason: 'rate-limited' });
     const retry = Math.max(1, outcome.nearest.resetSeconds);
-    const refusal = new Refusal('rate-limited', `Too many requests (${outcome.nearest.name}); retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'Retry-After': String(retry) });
+    const refusal = new Refusal(
+      'rate-limited',
+      `Too many requests (${outcome.nearest.name}); retry in ${retry} s.`,
+      { retryAfterSeconds: retry },
+      { 'Retry-After': String(retry) },
+    );
     return { address, outcome, refusal };
   }
 }

@@ -9,7 +9,21 @@ import { HearthCore, type Logger, RedisCoordination, SAVE_LIMITS, applyManifests
 import { startApiServer } from '@hearth/api';
 import { createTestDatabase } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/env';
-import { blogCategory, blogPost, cardType, currency, environment, gameConfig, itemType, legalDocument, plan, product, project, serverKey, skillTree } from '../../support/manifests';
+import {
+  blogCategory,
+  blogPost,
+  cardType,
+  currency,
+  environment,
+  gameConfig,
+  itemType,
+  legalDocument,
+  plan,
+  product,
+  project,
+  serverKey,
+  skillTree,
+} from '../../support/manifests';
 import { BENCH_PRODUCTS, BENCH_SKILL_NODES, benchNodeKey } from '../pgbench';
 import { BENCH_ORIGIN, answerCpuQueries } from '../child';
 
@@ -28,7 +42,10 @@ const NEVER_REFUSING = {
 function experiment(coordination: RedisCoordination): Logger {
   const name = process.env.BENCH_EXPERIMENT ?? '';
   if (name === 'no-redis') {
-    coordination.rateLimit = async (checks) => ({ allowed: true, nearest: { name: checks[0].name, limit: checks[0].limit, remaining: checks[0].limit, resetSeconds: 60 } });
+    coordination.rateLimit = async (checks) => ({
+      allowed: true,
+      nearest: { name: checks[0].name, limit: checks[0].limit, remaining: checks[0].limit, resetSeconds: 60 },
+    });
   }
   return createLogger(name === 'no-access-log' ? 'warn' : 'info', 'hearth-bench');
 }
@@ -46,7 +63,9 @@ async function main(): Promise<void> {
   const docs = [
     plan('test', NEVER_REFUSING),
     // A store so the commerce routes serve (GET /commerce/catalog never calls it).
-    project('bench', { store: { provider: 'steam', appId: 480, identity: 'bench', publisherKey: { env: 'HEARTH_BENCH_STORE_KEY' }, baseUrl: 'http://127.0.0.1:9' } } as never),
+    project('bench', {
+      store: { provider: 'steam', appId: 480, identity: 'bench', publisherKey: { env: 'HEARTH_BENCH_STORE_KEY' }, baseUrl: 'http://127.0.0.1:9' },
+    } as never),
     // A browser game's page may call it (the CORS targets).
     { ...environment('bench-live', 'bench'), spec: { project: 'bench', appKey: 'bench-live', cors: { allowedOrigins: [BENCH_ORIGIN] } } } as never,
     serverKey('bench-live-key', 'bench-live'),
@@ -70,8 +89,15 @@ async function main(): Promise<void> {
     currency('bench-gold', { environment: 'bench-live', key: 'gold', name: 'Gold', scope: 'account', kind: 'balance' }),
     // What the item purchase target buys: a counted item on the account, one price in gold.
     itemType('bench-potion', {
-      environment: 'bench-live', key: 'potion', name: 'Potion', category: 'consumable', ownership: 'counted', scope: 'account',
-      purchasable: true, priceRule: 'all', prices: [{ currencyKey: 'gold', amount: 1 }],
+      environment: 'bench-live',
+      key: 'potion',
+      name: 'Potion',
+      category: 'consumable',
+      ownership: 'counted',
+      scope: 'account',
+      purchasable: true,
+      priceRule: 'all',
+      prices: [{ currencyKey: 'gold', amount: 1 }],
     }),
     // What the card purchase target buys: a card type with one price in gold.
     cardType('bench-rune', { environment: 'bench-live', slug: 'rune', name: 'Rune', purchasable: true, prices: [{ currencyKey: 'gold', amount: 1 }] }),
@@ -80,15 +106,28 @@ async function main(): Promise<void> {
       skillTree(`bench-tree-${t}`, {
         environment: 'bench-live',
         name: `Tree ${t}`,
-        nodes: Array.from({ length: 64 }, (_, n) => ({ key: benchNodeKey(t * 64 + n), name: `Node ${t * 64 + n}`, prices: [{ currencyKey: 'gold', amount: 1 }] })),
+        nodes: Array.from({ length: 64 }, (_, n) => ({
+          key: benchNodeKey(t * 64 + n),
+          name: `Node ${t * 64 + n}`,
+          prices: [{ currencyKey: 'gold', amount: 1 }],
+        })),
       }),
     ),
     // What GET /commerce/catalog answers: BENCH_PRODUCTS products, priced in three currencies.
     ...Array.from({ length: BENCH_PRODUCTS }, (_, i) =>
       product(`bench-product-${i + 1}`, {
-        environment: 'bench-live', sku: `pack-${String(i + 1).padStart(2, '0')}`, name: `Pack ${i + 1}`, description: 'Gems and a badge.', storeItemId: i + 1,
-        entitlement: `pack-${i + 1}`, repeatable: i % 2 === 0,
-        prices: [{ currency: 'USD', amount: 99 + i * 100 }, { currency: 'EUR', amount: 89 + i * 90 }, { currency: 'GBP', amount: 79 + i * 80 }],
+        environment: 'bench-live',
+        sku: `pack-${String(i + 1).padStart(2, '0')}`,
+        name: `Pack ${i + 1}`,
+        description: 'Gems and a badge.',
+        storeItemId: i + 1,
+        entitlement: `pack-${i + 1}`,
+        repeatable: i % 2 === 0,
+        prices: [
+          { currency: 'USD', amount: 99 + i * 100 },
+          { currency: 'EUR', amount: 89 + i * 90 },
+          { currency: 'GBP', amount: 79 + i * 80 },
+        ],
       }),
     ),
     blogCategory('news', { environment: 'bench-live', name: 'News', description: 'What is new' }),
@@ -129,27 +168,38 @@ async function main(): Promise<void> {
     }
   });
   answerCpuQueries(() => databaseQueries);
-  process.on('message', (message: any) => void (async () => {
-    if (message?.type !== 'stop') return;
-    await api.close();
-    await core.stop();
-    await coordination.close();
-    await database.drop();
-    // Rate-limit counters of the day window would otherwise linger for a day.
-    const redis = new Redis(TEST_REDIS_URL);
-    const stale = await redis.keys(`${redisPrefix}*`);
-    if (stale.length > 0) await redis.unlink(...stale);
-    await redis.quit();
-    process.send!({ type: 'stopped' }, () => process.exit(0));
-  })());
+  process.on(
+    'message',
+    (message: any) =>
+      void (async () => {
+        if (message?.type !== 'stop') return;
+        await api.close();
+        await core.stop();
+        await coordination.close();
+        await database.drop();
+        // Rate-limit counters of the day window would otherwise linger for a day.
+        const redis = new Redis(TEST_REDIS_URL);
+        const stale = await redis.keys(`${redisPrefix}*`);
+        if (stale.length > 0) await redis.unlink(...stale);
+        await redis.quit();
+        process.send!({ type: 'stopped' }, () => process.exit(0));
+      })(),
+  );
   const environmentId = (await database.db('environments').where({ app_key: 'bench-live' }).first('id')).id;
   const planLimit = (plan('test', NEVER_REFUSING) as any).spec.playerDataBytesPerEnvironment;
   process.send!({
-    type: 'ready', url: api.url, base: `${api.url}/v1`, metricsUrl: api.metricsUrl, serverKey: key,
+    type: 'ready',
+    url: api.url,
+    base: `${api.url}/v1`,
+    metricsUrl: api.metricsUrl,
+    serverKey: key,
     // For the saves bench's pgbench run on this database, with as many connections as the API's pool.
-    databaseUrl: database.url, databasePoolSize: BENCH_POOL_SIZE, environmentId: Number(environmentId),
+    databaseUrl: database.url,
+    databasePoolSize: BENCH_POOL_SIZE,
+    environmentId: Number(environmentId),
     // The byte limits the API passes to hearth_save_write (the player's, and the plan's for the environment).
-    playerSaveLimit: SAVE_LIMITS.playerBytes, environmentSaveLimit: Number(planLimit),
+    playerSaveLimit: SAVE_LIMITS.playerBytes,
+    environmentSaveLimit: Number(planLimit),
   });
 }
 

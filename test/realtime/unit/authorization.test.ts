@@ -10,7 +10,15 @@ import { environmentOf, sessionOf } from './sockets';
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 
 function player(overrides: { exp?: number; review?: 'approved' | 'suspended' | 'pending'; sessions?: boolean } = {}): Principal {
-  const claims: PlayerTokenClaims = { aud: 'hearth', type: 'access', game: 'env-1', sub: 'p1', iat: NOW / 1000 - 60, exp: overrides.exp ?? NOW / 1000 + 3600, jti: 'j' };
+  const claims: PlayerTokenClaims = {
+    aud: 'hearth',
+    type: 'access',
+    game: 'env-1',
+    sub: 'p1',
+    iat: NOW / 1000 - 60,
+    exp: overrides.exp ?? NOW / 1000 + 3600,
+    jti: 'j',
+  };
   return { kind: 'player', playerId: 'p1', claims, environment: environmentOf(1, overrides) };
 }
 
@@ -34,7 +42,13 @@ describe('refusalOf', () => {
 });
 
 describe('seatedNow', () => {
-  const event = (environmentId: number, session: ReturnType<typeof sessionOf>): SessionEvent => ({ environmentId, session, removed: [], added: [], committedAt: NOW });
+  const event = (environmentId: number, session: ReturnType<typeof sessionOf>): SessionEvent => ({
+    environmentId,
+    session,
+    removed: [],
+    added: [],
+    committedAt: NOW,
+  });
 
   test('with no events, the sessions listed', () => {
     const listed = [sessionOf('a', ['p1']), sessionOf('b', ['x', 'p1'])];

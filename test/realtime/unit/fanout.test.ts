@@ -29,7 +29,14 @@ function setup() {
   const index = new SocketIndex();
   const metrics = new RealtimeMetrics(false);
   const unread = () => Promise.reject(new Error('no session is read in these tests'));
-  const fanout = new Fanout({ sessions: { get: unread, listForPlayer: unread }, index, recent: new RecentEvents(), host, metrics, log: createLogger('silent') });
+  const fanout = new Fanout({
+    sessions: { get: unread, listForPlayer: unread },
+    index,
+    recent: new RecentEvents(),
+    host,
+    metrics,
+    log: createLogger('silent'),
+  });
   const socket = (playerId: string, environmentId = 1) => {
     const ws = authorizedSocketOf(playerId, environmentOf(environmentId));
     index.add(ws);

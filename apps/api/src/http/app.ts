@@ -1,6 +1,18 @@
 import { maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
-import { Refusal, type HearthCore, type PageKind, accessLogOf, allowsOrigin, TRUST_NO_PROXY, addressChecks, randomId, readiness, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core';
+import {
+  Refusal,
+  type HearthCore,
+  type PageKind,
+  accessLogOf,
+  allowsOrigin,
+  TRUST_NO_PROXY,
+  addressChecks,
+  randomId,
+  readiness,
+  withoutTrailingSlashes,
+  type ProxyTrust,
+} from '@hearth/core';
 import type { AnyRoute, Method } from './route';
 import { Exchange } from './exchange';
 import { INTERNAL_ERROR, answerFor, placeFields } from './errors';
@@ -164,7 +176,8 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
       exchange.body = answer.body;
       if (answer.headers) exchange.setHeaders(answer.headers);
       metrics.refusals.inc({ route: exchange.routeTemplate ?? 'unmatched', error: answer.body.error });
-      if (answer.log !== 'none') core.logger[answer.log]({ err, requestId: exchange.requestId, method: exchange.method, path: exchange.path }, 'request failed');
+      if (answer.log !== 'none')
+        core.logger[answer.log]({ err, requestId: exchange.requestId, method: exchange.method, path: exchange.path }, 'request failed');
     }
     const { rate, status } = exchange;
     if (rate) {

@@ -138,7 +138,8 @@ function refuseDeepNesting(text: string): void {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c /* \\ */) i++; // an escape: the next character is never a closing quote
+      if (c === 0x5c /* \\ */)
+        i++; // an escape: the next character is never a closing quote
       else if (c === 0x22 /* " */) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {

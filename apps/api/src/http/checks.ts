@@ -71,7 +71,12 @@ export function bodyLimitOf(route: AnyRoute): number {
  * so review and environment limits pass them by (spec §4: they stay open).
  */
 function actsInEnvironment(route: AnyRoute): boolean {
-  return (route.credential !== 'none' && route.credential !== 'licence') || route.environmentFrom === 'body-app-key' || route.environmentFrom === 'path-app-key' || route.environmentFrom === 'handler';
+  return (
+    (route.credential !== 'none' && route.credential !== 'licence') ||
+    route.environmentFrom === 'body-app-key' ||
+    route.environmentFrom === 'path-app-key' ||
+    route.environmentFrom === 'handler'
+  );
 }
 
 export const CHECKS = {

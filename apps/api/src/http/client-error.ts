@@ -88,7 +88,9 @@ export function clientErrorListener(options: ClientErrorOptions): ClientErrorLis
       headers['X-RateLimit-Remaining'] = rate.nearest.remaining;
       headers['X-RateLimit-Reset'] = rate.nearest.resetSeconds;
     }
-    const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const head = Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
     // end(), not destroy(): a close with unread input would reset the connection and could take the
     // answer with it. Whatever the client still sends is read and dropped until it closes, or LINGER_MS.
     socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);

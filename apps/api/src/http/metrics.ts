@@ -53,9 +53,10 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
-
   readonly rateLimitChecks = this.register(
-    new SeriesCounter('hearth_rate_limit_checks_total', 'Rate-limit windows checked, by limit (a request checks each limit that applies to it once)', ['limit']),
+    new SeriesCounter('hearth_rate_limit_checks_total', 'Rate-limit windows checked, by limit (a request checks each limit that applies to it once)', [
+      'limit',
+    ]),
   );
   readonly credentials = this.register(
     new SeriesCounter(

@@ -1,5 +1,14 @@
 import type { TSchema } from '@sinclair/typebox';
-import { type ApiDocumentAbout, DEFAULT_API_ABOUT, ERROR_CODES, ERROR_DETAILS, ERROR_STATUS, type ErrorCode, ErrorDetailsShape, detailsSchemaOf } from '@hearth/core';
+import {
+  type ApiDocumentAbout,
+  DEFAULT_API_ABOUT,
+  ERROR_CODES,
+  ERROR_DETAILS,
+  ERROR_STATUS,
+  type ErrorCode,
+  ErrorDetailsShape,
+  detailsSchemaOf,
+} from '@hearth/core';
 import type { AnyRoute, RouteLink } from './route';
 import { CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, refusalsOf } from './checks';
 import { BASE_PATH } from './app';
@@ -14,7 +23,12 @@ const SCHEMES: Record<PrincipalKind, { name: string; scheme: Json }> = {
   licence: { name: 'licenceKey', scheme: { type: 'http', scheme: 'bearer', description: "An organisation's licence key, taken by the licence routes only" } },
   dashboard: {
     name: 'dashboardToken',
-    scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A dashboard token from POST /auth/dashboard (3600 s); each route needs a permission of the member' },
+    scheme: {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description: 'A dashboard token from POST /auth/dashboard (3600 s); each route needs a permission of the member',
+    },
   },
 };
 
@@ -271,12 +285,15 @@ export function buildOpenApi(routes: AnyRoute[], about: ApiDocumentAbout = DEFAU
       ...(parameters.length ? { parameters } : {}),
       // An absent body counts as `{}` (docs/api-conventions.md): a body is required only where its
       // schema requires a field, as the API refuses an absent one only there.
-      ...(route.body
-        ? { requestBody: { required: bodyRequires(route.body), content: { 'application/json': { schema: request(route.body) } } } }
-        : {}),
+      ...(route.body ? { requestBody: { required: bodyRequires(route.body), content: { 'application/json': { schema: request(route.body) } } } } : {}),
       // A streamed body is bytes (the crash upload): any content, within the route's limit.
       ...(route.bodyMode === 'stream'
-        ? { requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+            },
+          }
         : {}),
       responses,
       ...(route.service ? { 'x-hearth-service': route.service } : {}),
@@ -291,7 +308,8 @@ export function buildOpenApi(routes: AnyRoute[], about: ApiDocumentAbout = DEFAU
       title: 'Hearth platform API',
       version: '1.0.0',
       // The route-match check answers no operation's request, so it is said here once.
-      description: 'The game platform API, version 1. A request no operation here takes (an unknown path, or a known path with another method) answers 404 `not-found`.',
+      description:
+        'The game platform API, version 1. A request no operation here takes (an unknown path, or a known path with another method) answers 404 `not-found`.',
       contact: about.contact,
       license: about.license,
     },
@@ -326,8 +344,16 @@ export function buildOpenApi(routes: AnyRoute[], about: ApiDocumentAbout = DEFAU
         ...components.schemas,
       },
       headers: {
-        'X-RateLimit-Limit': { description: 'the limit nearest to refusing the caller', required: true, schema: { type: 'integer', format: 'int64', minimum: 0 } },
-        'X-RateLimit-Remaining': { description: 'requests left of that limit in its window', required: true, schema: { type: 'integer', format: 'int64', minimum: 0 } },
+        'X-RateLimit-Limit': {
+          description: 'the limit nearest to refusing the caller',
+          required: true,
+          schema: { type: 'integer', format: 'int64', minimum: 0 },
+        },
+        'X-RateLimit-Remaining': {
+          description: 'requests left of that limit in its window',
+          required: true,
+          schema: { type: 'integer', format: 'int64', minimum: 0 },
+        },
         'X-RateLimit-Reset': { description: 'seconds until that window restarts', required: true, schema: { type: 'integer', format: 'int64', minimum: 0 } },
       },
       securitySchemes: Object.fromEntries(Object.values(SCHEMES).map(({ name, scheme }) => [name, scheme])),

@@ -36,14 +36,22 @@ import {
   type PageKind,
 } from '@hearth/core';
 import { type AnyRoute, type HandlerContext, type HandlerResult, type RequestInfo } from './route';
-import { type AppliedChecks, CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, checksOf, dashboardPermissionOf, takesCredential } from './checks';
+import {
+  type AppliedChecks,
+  CREDENTIALS_TAKEN,
+  IdempotencyKeyHeader,
+  type PrincipalKind,
+  bodyLimitOf,
+  checksOf,
+  dashboardPermissionOf,
+  takesCredential,
+} from './checks';
 import { applyTrim, hasTrim } from './schema-helpers';
 import { declaredTooLarge, hasBody, limitedBodyStream, readBody } from './body';
 import { bearerOf } from './credentials';
 import type { ApiMetrics } from './metrics';
 import type { Exchange } from './exchange';
 import { DASHBOARD_PAGES, GAME_PAGES, pagesOf } from './cors';
-
 
 /** Conditional reads' answers kept serialized (Pipeline.answers): how many, how long, how large each. */
 const ANSWERS_KEPT = 500;
@@ -57,7 +65,12 @@ const validIdempotencyKey = bodyAjv.compile(IdempotencyKeyHeader.schema);
 /** How a client sends a token, as the spec writes it (bearerOf takes any case and more spaces). */
 const BEARER_PREFIX = 'Bearer ';
 
-const CREDENTIAL_NAMES: Record<PrincipalKind, string> = { server: 'a server key', player: 'a player token', licence: 'a licence key', dashboard: 'a dashboard token' };
+const CREDENTIAL_NAMES: Record<PrincipalKind, string> = {
+  server: 'a server key',
+  player: 'a player token',
+  licence: 'a licence key',
+  dashboard: 'a dashboard token',
+};
 
 export interface CompiledRoute {
   route: AnyRoute;
@@ -191,7 +204,10 @@ export function credentialKeyOf(principal: EnvironmentPrincipal): string {
 }
 
 export class Pipeline {
-  constructor(readonly core: HearthCore, readonly metrics: ApiMetrics) {
+  constructor(
+    readonly core: HearthCore,
+    readonly metrics: ApiMetrics,
+  ) {
     this.answers = new TtlCache(ANSWER_TTL_MS, ANSWERS_KEPT, core.clock);
   }
 
@@ -219,7 +235,12 @@ export class Pipeline {
     if (!outcome.allowed) {
       this.metrics.rateLimited.inc({ limit: outcome.nearest.name });
       const retry = Math.max(1, outcome.nearest.resetSeconds);
-      throw new Refusal('rate-limited', `Too many requests (${outcome.nearest.name}); retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'Retry-After': String(retry) });
+      throw new Refusal(
+        'rate-limited',
+        `Too many requests (${outcome.nearest.name}); retry in ${retry} s.`,
+        { retryAfterSeconds: retry },
+        { 'Retry-After': String(retry) },
+      );
     }
     return outcome;
   }

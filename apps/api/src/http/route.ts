@@ -278,7 +278,14 @@ export interface RouteLink {
   to?: string[];
 }
 
-export type AnyRoute = RouteSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined, CredentialKind, EnvironmentSource | undefined, TSchema | undefined>;
+export type AnyRoute = RouteSpec<
+  TSchema | undefined,
+  TSchema | undefined,
+  TSchema | undefined,
+  CredentialKind,
+  EnvironmentSource | undefined,
+  TSchema | undefined
+>;
 
 export function defineRoute<
   P extends TSchema | undefined,

@@ -2,7 +2,19 @@ import type { TSchema } from '@sinclair/typebox';
 
 // The request building blocks (Id, PageOf, PlayerPath, Allowances…) are core's shapes; re-exported
 // here for the routes, which read them beside the pipeline's trimming.
-export { Allowances, Id, InventoryChoiceFields, PageOf, PageOnlyQuery, PageQuery, PlayerPath, PurchaseOf as Purchase, ServerPlayerPath, Timestamp, Trimmed } from '@hearth/core';
+export {
+  Allowances,
+  Id,
+  InventoryChoiceFields,
+  PageOf,
+  PageOnlyQuery,
+  PageQuery,
+  PlayerPath,
+  PurchaseOf as Purchase,
+  ServerPlayerPath,
+  Timestamp,
+  Trimmed,
+} from '@hearth/core';
 
 /** Trims, in place, every string the schema marks `x-trim` (nested objects and arrays included). */
 export function applyTrim(schema: TSchema | undefined, value: unknown): unknown {
@@ -25,4 +37,3 @@ export function applyTrim(schema: TSchema | undefined, value: unknown): unknown 
 export function hasTrim(schema: TSchema | undefined): boolean {
   return schema !== undefined && JSON.stringify(schema).includes('"x-trim":true');
 }
-

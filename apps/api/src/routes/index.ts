@@ -7,16 +7,7 @@ import { deletePlayer, getPlayer, renamePlayer, signOutPlayer } from './players'
 import { getConfigTable, listConfigTables, listConfigValues, listFlags } from './config';
 import { getRealtime } from './realtime';
 import { getBlogPost, listBlogCategories, listBlogPosts, listBlogTags } from './blog';
-import {
-  createSession,
-  getSession,
-  joinSession,
-  kickSessionPlayer,
-  leaveSession,
-  promoteSessionPlayer,
-  readySession,
-  reportSessionStatus,
-} from './sessions';
+import { createSession, getSession, joinSession, kickSessionPlayer, leaveSession, promoteSessionPlayer, readySession, reportSessionStatus } from './sessions';
 import { acceptLegal, getLegalStanding, listLegalDocuments, listOutstandingLegal } from './legal';
 import { completeTour, listTours } from './tours';
 import { deleteSave, getSave, listSaves, putSave } from './saves';
@@ -50,7 +41,17 @@ import { createSymbolUpload, listSymbolFiles } from './crashes/symbols';
 import { uploadCrashReport } from './crashes/uploads';
 import { activateLicence, checkLicence, getLicenceJwks, releaseLicence } from './licence';
 import { getDashboardSession, listPlayersForDashboard, signInDashboard } from './dashboards';
-import { acknowledgeGrant, authorizeOrder, createOrder, getCatalog, identifyStoreAccount, listEntitlements, listGrantChanges, listGrants, reconcileOrders } from './commerce';
+import {
+  acknowledgeGrant,
+  authorizeOrder,
+  createOrder,
+  getCatalog,
+  identifyStoreAccount,
+  listEntitlements,
+  listGrantChanges,
+  listGrants,
+  reconcileOrders,
+} from './commerce';
 
 /** The route table: every route of the API, in the order of the spec's summary table. */
 export function routeTable(extra: AnyRoute[] = [], about?: ApiDocumentAbout): AnyRoute[] {

@@ -95,8 +95,10 @@ export async function runKeysCreate(opts: { environment: string; name: string; j
     const env = await environmentOrFail(rt, opts.environment);
     try {
       const minted = await mintServerKey(rt.db, env.id, name, env.plan.serverKeysPerEnvironment);
-      emit(!!opts.json, { keyId: minted.keyId, key: minted.key, environment: env.appKey, name: minted.name }, () =>
-        `server key ${minted.keyId} "${minted.name}" for ${env.appKey}\n${minted.key}\n(the whole key is shown this once)`,
+      emit(
+        !!opts.json,
+        { keyId: minted.keyId, key: minted.key, environment: env.appKey, name: minted.name },
+        () => `server key ${minted.keyId} "${minted.name}" for ${env.appKey}\n${minted.key}\n(the whole key is shown this once)`,
       );
     } catch (err) {
       if (err instanceof Refusal && err.details?.quota) {
@@ -145,4 +147,3 @@ export async function runSigningKeysRotate(opts: { keySet?: string; json?: boole
     emit(!!opts.json, result, () => `new signing key ${result.kid}; retired ${result.retired.join(', ') || 'none'} (still published until its tokens expire)`);
   });
 }
-

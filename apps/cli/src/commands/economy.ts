@@ -1,5 +1,17 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AMOUNT_MAX, Refusal, CursorCodec, IdempotencyKey, isGameKey, isIdempotencyKey, EconomyService, fingerprintOf, type Balance, type Inventory, type Movement } from '@hearth/core';
+import {
+  AMOUNT_MAX,
+  Refusal,
+  CursorCodec,
+  IdempotencyKey,
+  isGameKey,
+  isIdempotencyKey,
+  EconomyService,
+  fingerprintOf,
+  type Balance,
+  type Inventory,
+  type Movement,
+} from '@hearth/core';
 import { CliError, emit, table } from '../output';
 import { refusalOnTheCommandLine } from '../refusals';
 import { environmentOrFail, withRuntime } from './admin';
@@ -51,7 +63,16 @@ export async function runEconomyLedger(opts: { environment: string; player: stri
           lines.push(
             table(
               ['CREATED', 'ENTRY', 'CURRENCY', 'AMOUNT', 'BALANCE AFTER', 'REASON', 'REFERENCE', 'INVENTORY'],
-              ledger.map((e) => [e.createdAt, `#${e.id}`, e.currencyKey, `${e.amount > 0 ? '+' : ''}${e.amount}`, e.balanceAfter, e.reason, e.reference, e.inventoryId]),
+              ledger.map((e) => [
+                e.createdAt,
+                `#${e.id}`,
+                e.currencyKey,
+                `${e.amount > 0 ? '+' : ''}${e.amount}`,
+                e.balanceAfter,
+                e.reason,
+                e.reference,
+                e.inventoryId,
+              ]),
             ),
           );
         }
@@ -70,7 +91,17 @@ export async function runEconomyLedger(opts: { environment: string; player: stri
  */
 export async function runEconomyMove(
   kind: 'credit' | 'debit',
-  opts: { environment: string; player: string; currency: string; amount: string; reason: string; reference?: string; realm?: string; idempotencyKey?: string; json?: boolean },
+  opts: {
+    environment: string;
+    player: string;
+    currency: string;
+    amount: string;
+    reason: string;
+    reference?: string;
+    realm?: string;
+    idempotencyKey?: string;
+    json?: boolean;
+  },
 ): Promise<void> {
   const amount = Number(opts.amount);
   if (!/^\d+$/.test(opts.amount) || amount < 1 || amount > AMOUNT_MAX) throw new CliError(`--amount must be a whole number from 1 to ${AMOUNT_MAX}`);
@@ -80,7 +111,12 @@ export async function runEconomyMove(
   if (!isIdempotencyKey(key)) throw new CliError(`--idempotency-key must be ${IdempotencyKey.description}`);
   await withRuntime({}, async (rt) => {
     const env = await environmentOrFail(rt, opts.environment);
-    const request = { amount, reason: opts.reason, reference: opts.reference, ...(opts.realm === undefined ? {} : { realmId: opts.realm === 'account' ? null : opts.realm }) };
+    const request = {
+      amount,
+      reason: opts.reason,
+      reference: opts.reference,
+      ...(opts.realm === undefined ? {} : { realmId: opts.realm === 'account' ? null : opts.realm }),
+    };
     let movement: Movement;
     try {
       // The API's currency routes keep their key the same way: one statement claims, moves and answers.

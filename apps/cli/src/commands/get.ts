@@ -38,7 +38,9 @@ export function resolveKind(typed: string): ManifestKind {
   if (found) return found;
   const near = nearestField(bare, KINDS.flatMap(kindNames));
   throw new CliError(
-    near ? `unknown kind "${typed}" (did you mean ${near}?)` : `unknown kind "${typed}"; the kinds are ${KINDS.join(', ')} (or their plurals: ${KINDS.map((k) => MANIFEST_KINDS[k].crd.plural).join(', ')})`,
+    near
+      ? `unknown kind "${typed}" (did you mean ${near}?)`
+      : `unknown kind "${typed}"; the kinds are ${KINDS.join(', ')} (or their plurals: ${KINDS.map((k) => MANIFEST_KINDS[k].crd.plural).join(', ')})`,
   );
 }
 
@@ -67,8 +69,10 @@ export function jsonPathValue(obj: unknown, jsonPath: string): unknown {
     const m = step.exec(rest);
     if (!m) throw new Error(`JSONPath ${jsonPath}: "${rest}" is not understood by hearth get`);
     rest = rest.slice(m[0].length);
-    if (m[1] !== undefined) values = values.map((v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)[m[1]] : undefined));
-    else if (m[2] !== undefined) values = values.flatMap((v) => (Array.isArray(v) ? v.filter((item) => (item as Record<string, unknown> | null)?.[m[2]] === m[3]) : []));
+    if (m[1] !== undefined)
+      values = values.map((v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)[m[1]] : undefined));
+    else if (m[2] !== undefined)
+      values = values.flatMap((v) => (Array.isArray(v) ? v.filter((item) => (item as Record<string, unknown> | null)?.[m[2]] === m[3]) : []));
     else values = values.map((v) => (Array.isArray(v) ? v[Number(m[4])] : undefined));
     values = values.filter((v) => v !== undefined);
   }
@@ -139,7 +143,10 @@ export async function runGet(kindArg: string, name: string | undefined, opts: Ge
   if (name !== undefined && opts.allNamespaces) throw new CliError('a name cannot go with -A (--all-namespaces): name its namespace with -n');
   const namespace = opts.namespace ?? DEFAULT_NAMESPACE;
   await withRuntime({}, async (rt) => {
-    const objects = name !== undefined ? [await oneOrFail(rt.db, kind, namespace, name)] : await listAppliedManifests(rt.db, kind, { namespace: opts.allNamespaces ? null : namespace });
+    const objects =
+      name !== undefined
+        ? [await oneOrFail(rt.db, kind, namespace, name)]
+        : await listAppliedManifests(rt.db, kind, { namespace: opts.allNamespaces ? null : namespace });
     const single = name !== undefined;
     const document = single ? objects[0] : { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: objects };
     if (output === 'json') return print(`${JSON.stringify(document, null, 2)}\n`);

@@ -5,7 +5,17 @@
  * `hearth licence seats|release`: the machines holding its seats, and freeing one (a machine lost
  * before its plugin released it), with the same rules as the licence routes (LicenceSeats).
  */
-import { DEFAULT_NAMESPACE, LICENCE_KEY_PREFIX, LicenceSeats, Refusal, licenceAudienceOf, listLicenceKeys, mintLicenceKey, organisationNamed, revokeLicenceKey } from '@hearth/core';
+import {
+  DEFAULT_NAMESPACE,
+  LICENCE_KEY_PREFIX,
+  LicenceSeats,
+  Refusal,
+  licenceAudienceOf,
+  listLicenceKeys,
+  mintLicenceKey,
+  organisationNamed,
+  revokeLicenceKey,
+} from '@hearth/core';
 import { CliError, emit, keyIdArgument, otherNamespacesHint, table } from '../output';
 import { refusalOnTheCommandLine } from '../refusals';
 import type { Runtime } from '../runtime';
@@ -23,7 +33,13 @@ async function organisationOrFail(rt: Runtime, opts: ProjectOptions) {
   const organisation = await organisationNamed(rt.db, namespace, opts.project);
   if (organisation) return organisation;
   // The same name elsewhere: the likely mistake is the namespace (default unless --namespace names one).
-  const elsewhere = (await rt.db('projects').where({ name: opts.project }).whereNot({ namespace }).whereNull('retired_at').orderBy('namespace').pluck('namespace')) as string[];
+  const elsewhere = (await rt
+    .db('projects')
+    .where({ name: opts.project })
+    .whereNot({ namespace })
+    .whereNull('retired_at')
+    .orderBy('namespace')
+    .pluck('namespace')) as string[];
   throw new CliError(`no project "${opts.project}" in namespace "${namespace}"${otherNamespacesHint(elsewhere)}`);
 }
 
@@ -65,7 +81,15 @@ export async function runLicenceKeysList(opts: ProjectOptions & { json?: boolean
         ? `no licence keys in ${project}`
         : table(
             ['KEY ID', 'NAME', 'PRODUCTS', 'SECRET', 'CREATED', 'LAST USED', 'REVOKED'],
-            keys.map((k) => [k.keyId, k.name, k.products.length ? k.products.join(',') : '(none)', `…${k.secretHint}`, k.createdAt, k.lastUsedAt ?? 'never', k.revokedAt]),
+            keys.map((k) => [
+              k.keyId,
+              k.name,
+              k.products.length ? k.products.join(',') : '(none)',
+              `…${k.secretHint}`,
+              k.createdAt,
+              k.lastUsedAt ?? 'never',
+              k.revokedAt,
+            ]),
           ),
     );
   });
@@ -93,7 +117,12 @@ export async function runLicenceSeats(opts: ProjectOptions & { json?: boolean })
         `${seats.length} of ${limit} seats taken in ${project}`,
         ...(seats.length === 0
           ? []
-          : [table(['MACHINE', 'PRODUCT', 'VERSION', 'ACTIVATED', 'CHECKED'], seats.map((s) => [s.machineId, s.product, s.version, s.activatedAt, s.checkedAt]))]),
+          : [
+              table(
+                ['MACHINE', 'PRODUCT', 'VERSION', 'ACTIVATED', 'CHECKED'],
+                seats.map((s) => [s.machineId, s.product, s.version, s.activatedAt, s.checkedAt]),
+              ),
+            ]),
       ].join('\n'),
     );
   });

@@ -65,7 +65,12 @@ export async function startLocalServices(options: { storePort: number; providerP
         issuer: provider.issuer,
         clientId: DEV_DASHBOARD_CLIENT_ID,
         redirectUri: `${provider.issuer}/callback`,
-        accounts: Object.entries(DEV_ACCOUNTS).map(([user, account]) => ({ user, password: DEV_PASSWORD, email: account.email, member: membership(docs, user, account.email) })),
+        accounts: Object.entries(DEV_ACCOUNTS).map(([user, account]) => ({
+          user,
+          password: DEV_PASSWORD,
+          email: account.email,
+          member: membership(docs, user, account.email),
+        })),
       },
     }),
     stop: async () => {
@@ -81,7 +86,8 @@ export async function startLocalServices(options: { storePort: number; providerP
  * for the app and identity string of the Project that sells through it.
  */
 export function pointAtLocalServices(docs: LoadedManifest[], services: LocalServices): LoadedManifest[] {
-  const moved = (value: string | undefined, from: string, to: string) => (value !== undefined && (value === from || value.startsWith(`${from}/`)) ? to + value.slice(from.length) : value);
+  const moved = (value: string | undefined, from: string, to: string) =>
+    value !== undefined && (value === from || value.startsWith(`${from}/`)) ? to + value.slice(from.length) : value;
   return docs.map((loaded) => {
     if (loaded.doc.kind !== 'Project') return loaded;
     const spec = { ...(loaded.doc.spec as Record<string, unknown>) };
@@ -93,7 +99,11 @@ export function pointAtLocalServices(docs: LoadedManifest[], services: LocalServ
     const dashboard = spec.dashboard as { issuer: string; redirectUri: string } | undefined;
     const issuer = services.provider?.issuer;
     if (dashboard && issuer) {
-      spec.dashboard = { ...dashboard, issuer: moved(dashboard.issuer, DEFAULT_ISSUER, issuer), redirectUri: moved(dashboard.redirectUri, DEFAULT_ISSUER, issuer) };
+      spec.dashboard = {
+        ...dashboard,
+        issuer: moved(dashboard.issuer, DEFAULT_ISSUER, issuer),
+        redirectUri: moved(dashboard.redirectUri, DEFAULT_ISSUER, issuer),
+      };
     }
     return { ...loaded, doc: { ...loaded.doc, spec } as typeof loaded.doc };
   });

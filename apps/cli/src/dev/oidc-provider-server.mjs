@@ -85,7 +85,8 @@ server.listen(settings.port ?? 0, '127.0.0.1', () => {
         for await (const chunk of req) body += chunk;
         const { login = '', password = '' } = Object.fromEntries(new URLSearchParams(body));
         const account = accounts.get(login);
-        if (!account || account.password === undefined || account.password !== password) return loginForm(res, details.uid, 'Unknown user name or wrong password.');
+        if (!account || account.password === undefined || account.password !== password)
+          return loginForm(res, details.uid, 'Unknown user name or wrong password.');
         await finish(req, res, login);
       } else {
         serve(req, res);

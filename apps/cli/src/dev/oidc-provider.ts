@@ -55,14 +55,21 @@ export interface AuthorizationCode {
 }
 
 export class OidcProviderStandIn {
-  private constructor(private readonly child: ChildProcess, readonly issuer: string) {}
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly issuer: string,
+  ) {}
 
   /**
    * Starts the provider on 127.0.0.1 at `options.port` (0, the default: one the kernel picks), knowing
    * `clients` and `options.accounts` (user name → account). Answers once it listens.
    */
   static async start(clients: OidcClient[], options: { port?: number; accounts?: Record<string, ProviderAccount> } = {}): Promise<OidcProviderStandIn> {
-    const settings = { clients: clients.map((c) => ({ grant_types: ['authorization_code'], response_types: ['code'], ...c })), port: options.port ?? 0, accounts: options.accounts ?? {} };
+    const settings = {
+      clients: clients.map((c) => ({ grant_types: ['authorization_code'], response_types: ['code'], ...c })),
+      port: options.port ?? 0,
+      accounts: options.accounts ?? {},
+    };
     // stdin stays open: the provider ends when this process does, however it ends.
     const child = spawn(process.execPath, ['--no-warnings', SCRIPT, JSON.stringify(settings)], { stdio: ['pipe', 'pipe', 'pipe'] });
     const { stdout, stderr } = child;

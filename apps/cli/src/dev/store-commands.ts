@@ -21,7 +21,11 @@ async function control<T>(dataDir: string, method: 'GET' | 'POST', route: string
   const { store } = runningDevServices(path.resolve(dataDir));
   let answer: Response;
   try {
-    answer = await fetch(`${store.url}/dev/${route}`, { method, headers: body === undefined ? {} : { 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    answer = await fetch(`${store.url}/dev/${route}`, {
+      method,
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch (err) {
     throw new CliError(`the local store of hearth dev (${store.url}) did not answer: ${(err as Error).message}`);
   }
@@ -50,14 +54,22 @@ export async function runDevStoreOrders(opts: Common): Promise<void> {
   emit(opts.json ?? false, { orders }, () =>
     table(
       ['ORDER', 'STATUS', 'STORE ACCOUNT', 'ITEMS', 'CREATED', 'CHANGED'],
-      orders.map((o) => [o.orderid, o.status, o.steamid, o.items.map((i) => `${i.qty}× item ${i.itemid} ${i.amount} ${o.currency}`).join(', '), o.timecreated, o.time]),
+      orders.map((o) => [
+        o.orderid,
+        o.status,
+        o.steamid,
+        o.items.map((i) => `${i.qty}× item ${i.itemid} ${i.amount} ${o.currency}`).join(', '),
+        o.timecreated,
+        o.time,
+      ]),
     ),
   );
 }
 
 /** The overlay's answer (approve, decline) or the store taking the money back (refund, chargeback). */
 export async function runDevStoreAction(action: 'approve' | 'decline' | 'refund' | 'chargeback', storeOrderId: string, opts: Common): Promise<void> {
-  if (!/^[0-9]{1,20}$/.test(storeOrderId)) throw new CliError(`<storeOrderId>: the store's order id (the order's storeOrderId, decimal digits), not ${JSON.stringify(storeOrderId)}`);
+  if (!/^[0-9]{1,20}$/.test(storeOrderId))
+    throw new CliError(`<storeOrderId>: the store's order id (the order's storeOrderId, decimal digits), not ${JSON.stringify(storeOrderId)}`);
   const { order } = await control<{ order: { orderid: string; status: string } }>(opts.dataDir, 'POST', `orders/${storeOrderId}/${action}`);
   emit(opts.json ?? false, { order }, () => `order ${order.orderid}: ${order.status}`);
 }

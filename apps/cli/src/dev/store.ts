@@ -274,8 +274,18 @@ export class StoreStandIn {
         const now = storeNow();
         const transid = String(this.nextTransId++);
         this.txns.set(orderid, {
-          orderid, transid, steamid: param('steamid'), appid: param('appid'), status: this.autoApprove ? 'Approved' : 'Init', currency: param('currency'),
-          country: user?.country ?? 'US', time: now, timecreated: now, sandbox, items, finalized: 0,
+          orderid,
+          transid,
+          steamid: param('steamid'),
+          appid: param('appid'),
+          status: this.autoApprove ? 'Approved' : 'Init',
+          currency: param('currency'),
+          country: user?.country ?? 'US',
+          time: now,
+          timecreated: now,
+          sandbox,
+          items,
+          finalized: 0,
         });
         return { result: 'OK', params: { orderid, transid } };
       }

@@ -121,7 +121,11 @@ export class Authenticator {
    */
   private stillHolds(recent: RecentPrincipal): boolean {
     const { claims } = recent.principal;
-    return Date.now() < recent.validUntil && this.environments.peekByAppKey(claims.game) === recent.environment && this.players.peekState(claims.sub) === recent.state;
+    return (
+      Date.now() < recent.validUntil &&
+      this.environments.peekByAppKey(claims.game) === recent.environment &&
+      this.players.peekState(claims.sub) === recent.state
+    );
   }
 
   /** The checks every use of a verified player token needs (also used for refresh tokens and sockets). */

@@ -94,7 +94,9 @@ export async function insertHashedKey(
 }
 
 export async function listHashedKeys(db: Queryable, kind: HashedKeyKind, ownerId: number): Promise<HashedKeyInfo[]> {
-  const rows = await db(kind.table).where({ [kind.ownerColumn]: ownerId }).orderBy([{ column: 'created_at' }, { column: 'key_id' }]);
+  const rows = await db(kind.table)
+    .where({ [kind.ownerColumn]: ownerId })
+    .orderBy([{ column: 'created_at' }, { column: 'key_id' }]);
   return rows.map((row: Record<string, unknown>) => hashedKeyInfo(kind, row));
 }
 
@@ -112,7 +114,11 @@ export async function revokeHashedKey(db: Queryable, bus: Announcer, kind: Hashe
 }
 
 /** The live key a document stands for, if it has one. */
-export async function liveHashedKeyOfManifest(db: Queryable, kind: HashedKeyKind, manifest: { namespace: string; name: string }): Promise<HashedKeyInfo | null> {
+export async function liveHashedKeyOfManifest(
+  db: Queryable,
+  kind: HashedKeyKind,
+  manifest: { namespace: string; name: string },
+): Promise<HashedKeyInfo | null> {
   const row = await db(kind.table).where({ manifest_namespace: manifest.namespace, manifest_name: manifest.name }).whereNull('revoked_at').first();
   return row ? hashedKeyInfo(kind, row) : null;
 }
@@ -131,7 +137,12 @@ export class HashedKeyVerifier {
   /** Concurrent first uses share one load (and so one entry), so last use is written once, not once each. */
   private loads = new SingleFlight<string, CachedKey | null>();
 
-  constructor(private readonly kind: HashedKeyKind, private readonly db: Db, bus: InvalidationBus, clock: Clock = systemClock) {
+  constructor(
+    private readonly kind: HashedKeyKind,
+    private readonly db: Db,
+    bus: InvalidationBus,
+    clock: Clock = systemClock,
+  ) {
     this.cache = new TtlCache(CACHE_MS, undefined, clock);
     this.pattern = patternOf(kind);
     bus.on((event) => {

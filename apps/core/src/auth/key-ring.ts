@@ -21,10 +21,19 @@ export class SigningKeyRing {
   private timer?: NodeJS.Timeout;
 
   /** `pool` loads the keys every process holds in memory (committed keys only, never a caller's transaction's). */
-  constructor(private readonly pool: Db, private readonly masterKey: Buffer, private readonly set: SigningKeySet, bus: InvalidationBus) {
+  constructor(
+    private readonly pool: Db,
+    private readonly masterKey: Buffer,
+    private readonly set: SigningKeySet,
+    bus: InvalidationBus,
+  ) {
     bus.on((event) => {
       // A reload already under way may have read the keys before the change: load again after it.
-      if (event.kind === 'signing-keys') void (this.reloading ?? Promise.resolve()).catch(() => undefined).then(() => this.reload()).catch(() => undefined);
+      if (event.kind === 'signing-keys')
+        void (this.reloading ?? Promise.resolve())
+          .catch(() => undefined)
+          .then(() => this.reload())
+          .catch(() => undefined);
     });
   }
 

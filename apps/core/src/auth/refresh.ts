@@ -31,11 +31,7 @@ export class RefreshService {
   }
 
   /** Checks the token and answers the environment it belongs to (for review checks) and the new tokens. */
-  async refresh(
-    db: Queryable,
-    refreshToken: string,
-    enter: (env: EnvironmentContext, playerId: string) => Promise<void>,
-  ): Promise<PlatformTokens> {
+  async refresh(db: Queryable, refreshToken: string, enter: (env: EnvironmentContext, playerId: string) => Promise<void>): Promise<PlatformTokens> {
     const claims = await this.tokens.verify(refreshToken);
     if (!claims || claims.type !== 'refresh') throw refuse.unauthorized('The refresh token is not valid.');
     const principal = await this.authenticator.playerPrincipal(claims);
@@ -75,6 +71,8 @@ export class RefreshService {
 
   /** Removes records past the replay window (the tokens themselves expire on their own). */
   async prune(db: Queryable): Promise<number> {
-    return db('refresh_tokens_used').where('used_at', '<', new Date(Date.now() - REFRESH_REPLAY_SECONDS * 2000)).delete();
+    return db('refresh_tokens_used')
+      .where('used_at', '<', new Date(Date.now() - REFRESH_REPLAY_SECONDS * 2000))
+      .delete();
   }
 }

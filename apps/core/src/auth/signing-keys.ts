@@ -59,7 +59,12 @@ function newKeyPair(): { kid: string; jwk: PublicJwk; privatePem: string } {
 
 async function insertKey(trx: Queryable, masterKey: Buffer, set: SigningKeySet): Promise<string> {
   const { kid, jwk, privatePem } = newKeyPair();
-  await trx('signing_keys').insert({ kid, key_set: set.name, public_jwk: jwk, private_key_encrypted: seal(deriveKey(masterKey, set.sealingPurpose), privatePem) });
+  await trx('signing_keys').insert({
+    kid,
+    key_set: set.name,
+    public_jwk: jwk,
+    private_key_encrypted: seal(deriveKey(masterKey, set.sealingPurpose), privatePem),
+  });
   return kid;
 }
 

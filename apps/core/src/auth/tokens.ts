@@ -5,14 +5,7 @@ import { TtlCache } from '../cache';
 import type { InvalidationBus } from '../invalidation';
 import { PLAYER_SIGNING_KEYS } from './signing-keys';
 import { SignedTokenService, type SigningKeyRing } from './key-ring';
-import {
-  ACCESS_TOKEN_SECONDS,
-  CLOCK_TOLERANCE_SECONDS,
-  type PlayerTokenClaims,
-  REFRESH_TOKEN_SECONDS,
-  TOKEN_AUDIENCE,
-  type TokenType,
-} from './token-claims';
+import { ACCESS_TOKEN_SECONDS, CLOCK_TOLERANCE_SECONDS, type PlayerTokenClaims, REFRESH_TOKEN_SECONDS, TOKEN_AUDIENCE, type TokenType } from './token-claims';
 
 export interface IssuedTokens {
   accessToken: string;

@@ -24,7 +24,15 @@ import { AskDigests } from '../content/ask-digests';
 import { type ContentWatch } from '../content/content-watch';
 import { readContentVersion } from '../content/game-config';
 import type { PageRequest } from '../shapes/common';
-import { type BlogCategoryInfo, type BlogPostFull, type BlogPostRead, type BlogPostsQuery, type BlogPostSummary, type BlogTag, RELATED_POSTS } from '../shapes/blog';
+import {
+  type BlogCategoryInfo,
+  type BlogPostFull,
+  type BlogPostRead,
+  type BlogPostsQuery,
+  type BlogPostSummary,
+  type BlogTag,
+  RELATED_POSTS,
+} from '../shapes/blog';
 
 /** How old a snapshot may get before its version is checked against the database again. */
 export const SNAPSHOT_CHECK_MS = 30_000;
@@ -148,7 +156,9 @@ export class BlogService {
     const { version, categoryRows, postRows } = await this.pool.transaction(
       async (trx) => ({
         version: await this.versionOf(trx, envId),
-        categoryRows: await trx('blog_categories').where({ environment_id: envId }).orderBy([{ column: 'sort_order' }, { column: 'slug' }]),
+        categoryRows: await trx('blog_categories')
+          .where({ environment_id: envId })
+          .orderBy([{ column: 'sort_order' }, { column: 'slug' }]),
         postRows: await trx('blog_posts')
           .where({ environment_id: envId })
           .whereNotNull('published_at')
@@ -247,7 +257,6 @@ export class BlogService {
     const { view } = moment ?? (await this.current(env.id));
     return pageOfArray(this.cursors, `blog-tags|${env.id}`, view.tags, q, (t) => t.slug);
   }
-
 }
 
 /** The visible posts of one category or tag (or both), built once per view. */
@@ -272,9 +281,7 @@ function viewAt(snapshot: Snapshot, now: number): BlogView {
   const scheduled = firstVisible < 0 ? snapshot.posts.length : firstVisible;
   const validUntil = scheduled === 0 ? Infinity : snapshot.posts[scheduled - 1].at;
   const used = new Set(posts.map((p) => p.summary.category.slug));
-  const categories = [...snapshot.categories.values()]
-    .filter((c) => used.has(c.slug))
-    .map(({ slug, name, description }) => ({ slug, name, description }));
+  const categories = [...snapshot.categories.values()].filter((c) => used.has(c.slug)).map(({ slug, name, description }) => ({ slug, name, description }));
   const tags = new Map<string, BlogTag>();
   for (const post of posts) for (const tag of post.summary.tags) if (!tags.has(tag.slug)) tags.set(tag.slug, { slug: tag.slug, name: tag.name });
   const sortedTags = [...tags.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
@@ -306,13 +313,7 @@ function firstAfter(posts: HeldPost[], position: { at: number; slug: string }): 
  * A page of a short list held in memory (categories, tags), keyed by slug: the cursor names the last
  * slug answered, and the next page starts after it (or, if it is gone since, after where it stood).
  */
-async function pageOfArray<T>(
-  codec: CursorCodec,
-  listId: string,
-  items: T[],
-  q: PageRequest,
-  slugOf: (item: T) => string,
-): Promise<Page<T>> {
+async function pageOfArray<T>(codec: CursorCodec, listId: string, items: T[], q: PageRequest, slugOf: (item: T) => string): Promise<Page<T>> {
   return keysetPage(
     codec,
     listId,

@@ -21,14 +21,14 @@ import { readingMinutesOf } from '../contract/blog-content';
 /** The content version kind of the blog (content_versions.kind): ETags and caches follow it. */
 export const BLOG_CONTENT = 'blog';
 
-
 type CategorySpec = Omit<BlogCategorySpecT, 'environment'> & { slug: string };
 type PostSpec = Omit<BlogPostSpecT, 'environment'> & { slug: string };
 
 /** The slug rule of the manifests' `slug` (spec/resources.ts), checked again for a slug taken from a document's name (which may hold dots). */
 const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 function checkSlug(slug: string): void {
-  if (!SLUG.test(slug) || slug.length > 120) throw refuse.invalid('slug', `"${slug}" is not a slug (lower-case letters and digits in words joined by single hyphens, at most 120); give spec.slug`);
+  if (!SLUG.test(slug) || slug.length > 120)
+    throw refuse.invalid('slug', `"${slug}" is not a slug (lower-case letters and digits in words joined by single hyphens, at most 120); give spec.slug`);
 }
 
 const blogChanged = (trx: Tx, bus: Announcer, environmentId: number) => contentChanged(trx, bus, environmentId, BLOG_CONTENT);
@@ -45,7 +45,11 @@ function sameRow(stored: Record<string, unknown>, wanted: Record<string, unknown
 }
 
 async function postsInCategory(trx: Tx, environmentId: number, slug: string): Promise<string[]> {
-  const rows: { owner: string }[] = await trx('blog_posts').where({ environment_id: environmentId, category_slug: slug }).orderBy('owner').limit(3).select('owner');
+  const rows: { owner: string }[] = await trx('blog_posts')
+    .where({ environment_id: environmentId, category_slug: slug })
+    .orderBy('owner')
+    .limit(3)
+    .select('owner');
   return rows.map((r) => r.owner);
 }
 
@@ -53,11 +57,7 @@ async function postsInCategory(trx: Tx, environmentId: number, slug: string): Pr
  * Makes the category `owner` declares exactly `category` in the environment. A slug of another
  * document is refused; so is moving (another slug or environment) a category posts are still in.
  */
-export async function syncBlogCategory(
-  db: Queryable,
-  bus: Announcer,
-  target: OwnerPlace & { category: CategorySpec },
-): Promise<SyncAction> {
+export async function syncBlogCategory(db: Queryable, bus: Announcer, target: OwnerPlace & { category: CategorySpec }): Promise<SyncAction> {
   const { environmentId, owner, category } = target;
   checkSlug(category.slug);
   const wanted = { name: category.name, description: category.description ?? null, sort_order: category.order };
@@ -122,11 +122,7 @@ function visibleFrom(post: PostSpec, before: { status: string; published_at: Dat
  * a slug of another document and a tag listed twice are refused. A post moved to another environment
  * leaves the one it was in. `updated_at` moves only when something changed.
  */
-export async function syncBlogPost(
-  db: Queryable,
-  bus: Announcer,
-  target: OwnerPlace & { post: PostSpec },
-): Promise<SyncAction> {
+export async function syncBlogPost(db: Queryable, bus: Announcer, target: OwnerPlace & { post: PostSpec }): Promise<SyncAction> {
   const { environmentId, owner, post } = target;
   checkSlug(post.slug);
   const tags = post.tags ?? [];
@@ -164,7 +160,10 @@ export async function syncBlogPost(
       if (Number(before.environment_id) !== environmentId) await blogChanged(trx, bus, Number(before.environment_id));
     }
     const stored = { ...wanted, content: JSON.stringify(wanted.content), tags: JSON.stringify(wanted.tags), updated_at: new Date() };
-    await trx('blog_posts').insert({ environment_id: environmentId, slug: post.slug, owner, ...stored }).onConflict(['environment_id', 'slug']).merge();
+    await trx('blog_posts')
+      .insert({ environment_id: environmentId, slug: post.slug, owner, ...stored })
+      .onConflict(['environment_id', 'slug'])
+      .merge();
     await blogChanged(trx, bus, environmentId);
     return before ? 'updated' : 'created';
   });

@@ -42,7 +42,10 @@ export class DeckService {
       (row: Record<string, unknown>) => String(row.seq),
       (row: Record<string, unknown>) => row,
     );
-    const entries = await entriesOf(db, page.items.map((row) => row.id as string));
+    const entries = await entriesOf(
+      db,
+      page.items.map((row) => row.id as string),
+    );
     return { items: page.items.map((row) => deckOf(row, entries.get(row.id as string) ?? [])), next: page.next };
   }
 
@@ -56,7 +59,9 @@ export class DeckService {
       await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`decks|${playerId}`]);
       const held = Number((await trx('decks').where({ player_id: playerId }).count({ n: '*' }))[0].n);
       if (held >= CARD_LIMITS.decksPerPlayer) throw ownedLimit(`A player holds at most ${CARD_LIMITS.decksPerPlayer} decks.`, held, CARD_LIMITS.decksPerPlayer);
-      const [row] = await trx('decks').insert({ id: randomId(), environment_id: env.id, player_id: playerId, inventory_id: body.inventoryId, name: body.name }).returning('*');
+      const [row] = await trx('decks')
+        .insert({ id: randomId(), environment_id: env.id, player_id: playerId, inventory_id: body.inventoryId, name: body.name })
+        .returning('*');
       return deckOf(row, []);
     });
   }
@@ -88,9 +93,13 @@ export class DeckService {
    */
   putCard(db: Queryable, env: EnvironmentContext, playerId: string, deckId: string, cardId: string): Promise<Deck> {
     return this.change(db, env, playerId, deckId, async (trx, deck) => {
-      const card = await trx('cards').where({ id: cardId, player_id: playerId, environment_id: env.id }).forShare().first('inventory_id', 'consumed_at', 'card_type_key');
+      const card = await trx('cards')
+        .where({ id: cardId, player_id: playerId, environment_id: env.id })
+        .forShare()
+        .first('inventory_id', 'consumed_at', 'card_type_key');
       if (!card) throw refuse.notFound('The card', { key: cardId, field: 'cardId' });
-      if (card.consumed_at !== null) throw new Refusal('already-consumed', 'The card was consumed: it cannot be put in a deck.', { cardTypeKey: card.card_type_key });
+      if (card.consumed_at !== null)
+        throw new Refusal('already-consumed', 'The card was consumed: it cannot be put in a deck.', { cardTypeKey: card.card_type_key });
       if (card.inventory_id !== deck.inventory_id) throw refuse.invalid('cardId', "The card is held in another inventory than the deck's.");
       if (await trx('deck_entries').where({ deck_id: deckId, card_id: cardId }).first('id')) return;
       await addLine(trx, deckId, { card_id: cardId, count: 1 });
@@ -109,9 +118,11 @@ export class DeckService {
    * it). The type must be defined (switched off is allowed: validation reports it).
    */
   setTypeCount(db: Queryable, env: EnvironmentContext, playerId: string, deckId: string, cardTypeKey: string, count: number): Promise<Deck> {
-    if (!Number.isInteger(count) || count < 0 || count > CARD_LIMITS.lineCountMax) throw refuse.invalid('count', `A count is a whole number 0 to ${CARD_LIMITS.lineCountMax}.`);
+    if (!Number.isInteger(count) || count < 0 || count > CARD_LIMITS.lineCountMax)
+      throw refuse.invalid('count', `A count is a whole number 0 to ${CARD_LIMITS.lineCountMax}.`);
     return this.change(db, env, playerId, deckId, async (trx) => {
-      if (!(await trx('card_types').where({ environment_id: env.id, key: cardTypeKey }).first('key'))) throw refuse.notFound('The card type', { key: cardTypeKey, field: 'cardTypeKey' });
+      if (!(await trx('card_types').where({ environment_id: env.id, key: cardTypeKey }).first('key')))
+        throw refuse.notFound('The card type', { key: cardTypeKey, field: 'cardTypeKey' });
       if (count === 0) {
         await trx('deck_entries').where({ deck_id: deckId, card_type_key: cardTypeKey }).delete();
         return;
@@ -131,7 +142,12 @@ export class DeckService {
     const deck = await this.get(db, env, playerId, deckId);
     const cardTypes = new Map<string, string>();
     if (deck.entries.some((e) => e.cardId !== null)) {
-      const rows = await db('cards').whereIn('id', deck.entries.flatMap((e) => (e.cardId === null ? [] : [e.cardId]))).select('id', 'card_type_key');
+      const rows = await db('cards')
+        .whereIn(
+          'id',
+          deck.entries.flatMap((e) => (e.cardId === null ? [] : [e.cardId])),
+        )
+        .select('id', 'card_type_key');
       for (const row of rows) cardTypes.set(row.id, row.card_type_key);
     }
     // What the deck counts of each type: its type line and its card lines.
@@ -147,12 +163,19 @@ export class DeckService {
     const ordered = [...counted].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     const keys = ordered.map(([type]) => type);
     const definitions = new Map<string, { enabled: boolean; starter: boolean; per_deck_limit: number | null }>();
-    for (const row of await db('card_types').where({ environment_id: env.id }).whereIn('key', keys).select('key', 'enabled', 'starter', 'per_deck_limit')) definitions.set(row.key, row);
+    for (const row of await db('card_types').where({ environment_id: env.id }).whereIn('key', keys).select('key', 'enabled', 'starter', 'per_deck_limit'))
+      definitions.set(row.key, row);
     const held = new Map<string, number>();
     for (const row of await db('card_stacks').where({ inventory_id: deck.inventoryId }).whereIn('card_type_key', keys).select('card_type_key', 'quantity')) {
       held.set(row.card_type_key, Number(row.quantity));
     }
-    const cardsHeld = await db('cards').where({ inventory_id: deck.inventoryId }).whereNull('consumed_at').whereIn('card_type_key', keys).groupBy('card_type_key').select('card_type_key').count({ n: '*' });
+    const cardsHeld = await db('cards')
+      .where({ inventory_id: deck.inventoryId })
+      .whereNull('consumed_at')
+      .whereIn('card_type_key', keys)
+      .groupBy('card_type_key')
+      .select('card_type_key')
+      .count({ n: '*' });
     for (const row of cardsHeld as { card_type_key: string; n: string }[]) held.set(row.card_type_key, (held.get(row.card_type_key) ?? 0) + Number(row.n));
 
     const size = deck.entries.reduce((sum, e) => sum + e.count, 0);
@@ -166,18 +189,32 @@ export class DeckService {
       }
       if (!definition.enabled) problems.push({ code: 'disabled-card-type', message: `The card type ${key} is switched off.`, cardTypeKey: key });
       if (definition.per_deck_limit !== null && line + cards > definition.per_deck_limit) {
-        problems.push({ code: 'per-type-limit', message: `The deck counts ${line + cards} of ${key}; at most ${definition.per_deck_limit}.`, cardTypeKey: key });
+        problems.push({
+          code: 'per-type-limit',
+          message: `The deck counts ${line + cards} of ${key}; at most ${definition.per_deck_limit}.`,
+          cardTypeKey: key,
+        });
       }
       const spare = (held.get(key) ?? 0) - cards;
       if (line > 0 && !definition.starter && line > spare) {
-        problems.push({ code: 'not-owned', message: `The deck asks ${line} more of ${key}; the inventory holds ${Math.max(spare, 0)} beyond the deck's own cards.`, cardTypeKey: key });
+        problems.push({
+          code: 'not-owned',
+          message: `The deck asks ${line} more of ${key}; the inventory holds ${Math.max(spare, 0)} beyond the deck's own cards.`,
+          cardTypeKey: key,
+        });
       }
     }
     return { valid: problems.length === 0, size, problems };
   }
 
   /** One change of a deck's lines or name, under the deck's row lock; answers the deck after. */
-  private change(db: Queryable, env: EnvironmentContext, playerId: string, deckId: string, work: (trx: Tx, deck: Record<string, any>) => Promise<void>): Promise<Deck> {
+  private change(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    deckId: string,
+    work: (trx: Tx, deck: Record<string, any>) => Promise<void>,
+  ): Promise<Deck> {
     return inTransaction(db, async (trx) => {
       const deck = await deckRow(trx, env, playerId, deckId, { lock: true });
       await work(trx, deck);
@@ -187,12 +224,19 @@ export class DeckService {
   }
 
   private async existingPlayer(db: Queryable, env: EnvironmentContext, playerId: string): Promise<void> {
-    if (!(await db('players').where({ id: playerId, environment_id: env.id }).first('id'))) throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
+    if (!(await db('players').where({ id: playerId, environment_id: env.id }).first('id')))
+      throw refuse.notFound('The player', { key: playerId, field: 'playerId' });
   }
 }
 
 /** The player's deck (its row locked FOR UPDATE with `lock`), or not-found (another player's deck, of another environment). */
-async function deckRow(db: Queryable, env: EnvironmentContext, playerId: string, deckId: string, options: { lock?: boolean } = {}): Promise<Record<string, any>> {
+async function deckRow(
+  db: Queryable,
+  env: EnvironmentContext,
+  playerId: string,
+  deckId: string,
+  options: { lock?: boolean } = {},
+): Promise<Record<string, any>> {
   const query = db('decks').where({ id: deckId, player_id: playerId, environment_id: env.id }).first();
   if (options.lock) query.forUpdate();
   const row = await query;

@@ -91,7 +91,10 @@ export function cardTemplateRow(doc: Resource<CardTemplateSpecT>): Record<string
 function checkRow<D>(kind: DefinitionKind<D>, row: Record<string, unknown>): void {
   const key = row.key as string;
   if (!isGameKey(key)) {
-    throw refuse.invalid(kind.table.keyField, `"${key}" is not a ${kind.noun} key (1-${GAME_KEY_MAX} letters, digits and . _ : -); give spec.${kind.table.keyField}`);
+    throw refuse.invalid(
+      kind.table.keyField,
+      `"${key}" is not a ${kind.noun} key (1-${GAME_KEY_MAX} letters, digits and . _ : -); give spec.${kind.table.keyField}`,
+    );
   }
   const bytes = compactBytes(row.data);
   if (bytes > CARD_LIMITS.dataBytes) throw refuse.invalid('data', `is ${bytes} bytes written compactly; at most ${CARD_LIMITS.dataBytes}`);
@@ -141,7 +144,10 @@ export class CardDefinitionService {
   private readonly asks = new AskDigests();
 
   /** `pool` reads the content versions: committed data only. */
-  constructor(private readonly pool: Db, private readonly cursors: CursorCodec) {}
+  constructor(
+    private readonly pool: Db,
+    private readonly cursors: CursorCodec,
+  ) {}
 
   /** GET /definitions/card-types: every card type by key, switched-off ones included. */
   listCardTypes(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<CardTypeDefinition>> {

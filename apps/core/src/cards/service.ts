@@ -69,17 +69,39 @@ export class CardService {
   }
 
   /** GET .../inventories/:inventory/cards: the cards held there one by one and not consumed, in the order granted. */
-  listCards(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: PageRequest): Promise<Page<Card> & { inventory: Inventory }> {
+  listCards(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    selector: InventorySelector,
+    q: PageRequest,
+  ): Promise<Page<Card> & { inventory: Inventory }> {
     return this.pages.held<Card>(db, env, playerId, selector, 'card', q);
   }
 
   /** GET .../inventories/:inventory/card-stacks: the counted stacks held there (quantity above 0), by card type key. */
-  listStacks(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: PageRequest): Promise<Page<CardStack> & { inventory: Inventory }> {
-    return this.pages.stacks(db, env, playerId, selector, 'card', q, (inventory, cardTypeKey, quantity): CardStack => ({ inventoryId: inventory.id, cardTypeKey, quantity }));
+  listStacks(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    selector: InventorySelector,
+    q: PageRequest,
+  ): Promise<Page<CardStack> & { inventory: Inventory }> {
+    return this.pages.stacks(db, env, playerId, selector, 'card', q, (inventory, cardTypeKey, quantity): CardStack => ({
+      inventoryId: inventory.id,
+      cardTypeKey,
+      quantity,
+    }));
   }
 
   /** POST /players/:playerId/cards/grant (server): one card; under a grantKey granted before, the first card (`alreadyGranted`). */
-  async grant(db: Queryable, env: EnvironmentContext, playerId: string, request: CardGrantRequest, record?: IdempotencyScope): Promise<EngineAnswer<CardGrant>> {
+  async grant(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    request: CardGrantRequest,
+    record?: IdempotencyScope,
+  ): Promise<EngineAnswer<CardGrant>> {
     if (request.data !== undefined) checkData(request.data, CARD_LIMITS.dataBytes);
     return runEngineMove(db, env, playerId, 'card-grant', request, record);
   }
@@ -90,13 +112,25 @@ export class CardService {
   }
 
   /** POST /players/:playerId/card-stacks/grant (server): the type's stack grows by `quantity`. */
-  async grantStack(db: Queryable, env: EnvironmentContext, playerId: string, request: CardStackRequest, record?: IdempotencyScope): Promise<EngineAnswer<CardStack>> {
+  async grantStack(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    request: CardStackRequest,
+    record?: IdempotencyScope,
+  ): Promise<EngineAnswer<CardStack>> {
     checkQuantity(request.quantity, CARD_LIMITS.quantityMax);
     return runEngineMove(db, env, playerId, 'card-stack-grant', request, record);
   }
 
   /** POST /players/:playerId/card-stacks/consume (server): takes `quantity` from the stack; `insufficient-balance` when it holds fewer. */
-  async consumeStack(db: Queryable, env: EnvironmentContext, playerId: string, request: CardStackRequest, record?: IdempotencyScope): Promise<EngineAnswer<CardStack>> {
+  async consumeStack(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    request: CardStackRequest,
+    record?: IdempotencyScope,
+  ): Promise<EngineAnswer<CardStack>> {
     checkQuantity(request.quantity, CARD_LIMITS.quantityMax);
     return runEngineMove(db, env, playerId, 'card-stack-consume', request, record);
   }
@@ -108,7 +142,14 @@ export class CardService {
    * purchase, `replayed: true`, `granted: null`). `by` is who sent it: a player's token may not send
    * a template, data or allowances (`forbidden`). Refusals change nothing.
    */
-  async buy(db: Queryable, env: EnvironmentContext, playerId: string, request: CardPurchaseRequest, by: Sender, record?: IdempotencyScope): Promise<Purchase<CardGrant | CardStack>> {
+  async buy(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    request: CardPurchaseRequest,
+    by: Sender,
+    record?: IdempotencyScope,
+  ): Promise<Purchase<CardGrant | CardStack>> {
     checkSender(PURCHASE_SENDERS, by, env, request);
     if (request.data !== undefined) checkData(request.data, CARD_LIMITS.dataBytes);
     return this.purchases.purchase<CardGrant | CardStack>(db, env, playerId, 'card-purchase', request, record);

@@ -45,7 +45,12 @@ export class PublisherKeys {
       key = await readFile(source.file, 'utf8').catch(() => undefined);
     } else {
       where = `the Secret ${source.secretRef.name} (entry ${source.secretRef.key})`;
-      const mounted = path.join(this.processEnv.HEARTH_STORE_SECRETS_DIR || DEFAULT_STORE_SECRETS_DIR, env.namespace, source.secretRef.name, source.secretRef.key);
+      const mounted = path.join(
+        this.processEnv.HEARTH_STORE_SECRETS_DIR || DEFAULT_STORE_SECRETS_DIR,
+        env.namespace,
+        source.secretRef.name,
+        source.secretRef.key,
+      );
       key = (await storedProjectSecret(db, this.sealing, env.project.id, 'storePublisherKey')) ?? (await readFile(mounted, 'utf8').catch(() => undefined));
     }
     const trimmed = key?.trim();

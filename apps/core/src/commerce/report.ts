@@ -114,7 +114,15 @@ function asError(err: unknown): Error {
 /** What a revocation took back: the take-back move's answer (per currency and item type: given, taken, shortfall). */
 export interface TakeBack {
   orderId: string;
-  currencies: { currencyKey: string; inventoryId: string; given: number; taken: number; shortfall: number; balanceAfter: number; transactionId: string | null }[];
+  currencies: {
+    currencyKey: string;
+    inventoryId: string;
+    given: number;
+    taken: number;
+    shortfall: number;
+    balanceAfter: number;
+    transactionId: string | null;
+  }[];
   items: { itemTypeKey: string; inventoryId: string; given: number; taken: number; shortfall: number }[];
 }
 
@@ -322,7 +330,11 @@ export function revokeOrder(db: Queryable, env: EnvironmentContext, orderId: str
     const reason = to === 'refunded' ? ENGINE_REASONS.commerceRefund : ENGINE_REASONS.commerceChargeback;
     const key = `order:${row.id}:take-back`;
     const { answer } = await runEngineMove<TakeBack>(
-      trx, env, row.player_id, 'commerce-take-back', { orderId: row.id, reason },
+      trx,
+      env,
+      row.player_id,
+      'commerce-take-back',
+      { orderId: row.id, reason },
       { environmentId: env.id, scope: 'commerce', key, fingerprint: fingerprintOf(['commerce-take-back', key, reason]) },
     );
     await trx('commerce_orders').where({ id: row.id }).update({ status: to, updated_at: trx.fn.now() });
@@ -407,6 +419,13 @@ async function tryProjectLock(db: Db, projectId: number): Promise<(() => Promise
 }
 
 /** The job as a worker process builds it, over the process's commerce service and clock (HearthCore's). */
-export function storeReportJob(deps: { db: Db; logger: Logger; settings: StoreReportSettings; commerce: CommerceService; clock?: Clock; observer?: StoreReportObserver }): StoreReportJob {
+export function storeReportJob(deps: {
+  db: Db;
+  logger: Logger;
+  settings: StoreReportSettings;
+  commerce: CommerceService;
+  clock?: Clock;
+  observer?: StoreReportObserver;
+}): StoreReportJob {
   return new StoreReportJob(deps.db, deps.commerce, deps.logger, deps.settings, deps.observer, deps.clock);
 }

@@ -29,7 +29,20 @@ import type { ItemService } from '../items/service';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { StoreSpecT } from '../contract/store';
 import type { ProductDefinition } from '../contract/product';
-import type { Catalog, CatalogProduct, Entitlement, Grant, GrantChangePage, IdentifyRequest, Order, OrderAuthorization, OrderRequest, OrderSettlement, OrderStatus, Reconciliation } from '../shapes/commerce';
+import type {
+  Catalog,
+  CatalogProduct,
+  Entitlement,
+  Grant,
+  GrantChangePage,
+  IdentifyRequest,
+  Order,
+  OrderAuthorization,
+  OrderRequest,
+  OrderSettlement,
+  OrderStatus,
+  Reconciliation,
+} from '../shapes/commerce';
 import type { PageRequest } from '../shapes/common';
 import { PublisherKeyMissing, type PublisherKeys } from './publisher-key';
 import { STORE_CALL, STORE_ERROR, StoreClient, StoreRefusal, StoreUnavailable, type TxnReport } from './store';
@@ -106,7 +119,17 @@ function orderOf(row: OrderRow): Order {
 
 function grantOf(row: Record<string, any>): Grant {
   const { id, key, sku, orderId, status, grantedAt, revokedAt } = entitlementOf(row);
-  return { id, playerId: row.player_id, key, sku, orderId, status, grantedAt, revokedAt, acknowledgedAt: row.acknowledged_at ? new Date(row.acknowledged_at).toISOString() : null };
+  return {
+    id,
+    playerId: row.player_id,
+    key,
+    sku,
+    orderId,
+    status,
+    grantedAt,
+    revokedAt,
+    acknowledgedAt: row.acknowledged_at ? new Date(row.acknowledged_at).toISOString() : null,
+  };
 }
 
 function entitlementOf(row: Record<string, any>): Entitlement {
@@ -143,7 +166,8 @@ function storeRefusal(err: unknown): unknown {
   if (err instanceof StoreRefusal) {
     return new Refusal('provider-refused', `The store refused: ${err.errorDescription || `error ${err.errorCode}`}.`, { storeErrorCode: err.errorCode });
   }
-  if (err instanceof PublisherKeyMissing) return refuse.unavailable('No store is set up for this game on this deployment: its publisher key is not configured.');
+  if (err instanceof PublisherKeyMissing)
+    return refuse.unavailable('No store is set up for this game on this deployment: its publisher key is not configured.');
   if (err instanceof StoreUnavailable) return refuse.unavailable('The store cannot be reached now; retry later.');
   return err;
 }
@@ -221,8 +245,13 @@ export class CommerceService {
       const price = product.prices.find((p) => p.currency === currency) ?? (identified ? undefined : product.prices[0]);
       if (!price) continue;
       products.push({
-        sku: product.sku, name: product.name, description: product.description, currency: price.currency, amount: price.amount,
-        repeatable: product.repeatable, active: active.has(product.entitlement),
+        sku: product.sku,
+        name: product.name,
+        description: product.description,
+        currency: price.currency,
+        amount: price.amount,
+        repeatable: product.repeatable,
+        active: active.has(product.entitlement),
       });
     }
     return { products };
@@ -261,7 +290,13 @@ export class CommerceService {
    * store may have heard of), then InitTxn. With an Idempotency-Key a retry answers the order the
    * first made, as it stands; the key on another request is `idempotency-conflict`.
    */
-  async createOrder(db: Queryable, env: EnvironmentContext, playerId: string, input: OrderRequest, idempotency?: IdempotencyScope): Promise<{ order: Order; replayed: boolean }> {
+  async createOrder(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    input: OrderRequest,
+    idempotency?: IdempotencyScope,
+  ): Promise<{ order: Order; replayed: boolean }> {
     const settings = this.settingsOf(env, input.provider);
     if (idempotency) {
       const replay = await this.replayedOrder(db, playerId, idempotency);
@@ -315,7 +350,8 @@ export class CommerceService {
   /** POST /commerce/store/authorizations: the client's word that the player answered the overlay; the store's status decides. */
   async authorize(db: Queryable, env: EnvironmentContext, playerId: string, input: OrderAuthorization): Promise<OrderSettlement> {
     const settings = this.settingsOf(env, 'steam');
-    const row = (await db('commerce_orders').where({ environment_id: env.id, player_id: playerId, store_order_id: input.storeOrderId }).first()) as OrderRow | undefined;
+    const row = (await db('commerce_orders').where({ environment_id: env.id, player_id: playerId, store_order_id: input.storeOrderId }).first()) as
+      OrderRow | undefined;
     if (!row) throw new Refusal('not-found', `No order of this player has storeOrderId "${input.storeOrderId}".`, { field: 'storeOrderId' });
     const settled = await this.settle(db, env, settings, row);
     return { order: orderOf(settled), entitlements: await this.entitlementsOfOrders(db, [settled.id]) };
@@ -328,7 +364,10 @@ export class CommerceService {
    */
   async reconcile(db: Queryable, env: EnvironmentContext, playerId: string): Promise<Reconciliation> {
     const settings = this.settingsOf(env, 'steam');
-    const open = (await db('commerce_orders').where({ environment_id: env.id, player_id: playerId }).whereIn('status', OPEN).orderBy('created_at')) as OrderRow[];
+    const open = (await db('commerce_orders')
+      .where({ environment_id: env.id, player_id: playerId })
+      .whereIn('status', OPEN)
+      .orderBy('created_at')) as OrderRow[];
     const settled: OrderRow[] = [];
     const failures: unknown[] = [];
     for (const row of open) {
@@ -342,7 +381,13 @@ export class CommerceService {
       }
     }
     if (failures.length > 0 && failures.length === open.length) throw failures[0];
-    return { orders: settled.map(orderOf), entitlements: await this.entitlementsOfOrders(db, settled.map((o) => o.id)) };
+    return {
+      orders: settled.map(orderOf),
+      entitlements: await this.entitlementsOfOrders(
+        db,
+        settled.map((o) => o.id),
+      ),
+    };
   }
 
   /**
@@ -362,7 +407,13 @@ export class CommerceService {
 
   /** GET /commerce/grants: the environment's active grants no server has acknowledged, oldest first. */
   async listGrants(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<Grant>> {
-    return this.entitlementPage(db, `grants|${env.id}`, q, (query) => query.where({ environment_id: env.id, status: 'active' }).whereNull('acknowledged_at'), grantOf);
+    return this.entitlementPage(
+      db,
+      `grants|${env.id}`,
+      q,
+      (query) => query.where({ environment_id: env.id, status: 'active' }).whereNull('acknowledged_at'),
+      grantOf,
+    );
   }
 
   /**
@@ -428,7 +479,8 @@ export class CommerceService {
    */
   private settingsOf(env: EnvironmentContext, provider: 'steam'): StoreSpecT {
     const settings = env.store;
-    if (!settings || settings.provider !== provider) throw new Refusal('service-disabled', 'This game does not sell through that store: its project sets no store settings for it.');
+    if (!settings || settings.provider !== provider)
+      throw new Refusal('service-disabled', 'This game does not sell through that store: its project sets no store settings for it.');
     return settings;
   }
 
@@ -454,7 +506,11 @@ export class CommerceService {
 
   private async storeOf(db: Queryable, env: EnvironmentContext, settings: StoreSpecT): Promise<StoreClient> {
     try {
-      return new StoreClient({ settings, publisherKey: await this.keys.read(db, env, settings.publisherKey), onFailure: (failure) => this.storeFailed(env, failure) });
+      return new StoreClient({
+        settings,
+        publisherKey: await this.keys.read(db, env, settings.publisherKey),
+        onFailure: (failure) => this.storeFailed(env, failure),
+      });
     } catch (err) {
       throw storeRefusal(err);
     }
@@ -472,7 +528,8 @@ export class CommerceService {
   private async replayedOrder(db: Queryable, playerId: string, idempotency: IdempotencyScope): Promise<Order | null> {
     const row = (await db('commerce_orders').where({ player_id: playerId, idempotency_key: idempotency.key }).first()) as OrderRow | undefined;
     if (!row) return null;
-    if (row.idempotency_fingerprint !== idempotency.fingerprint) throw new Refusal('idempotency-conflict', 'This Idempotency-Key was used for another request.');
+    if (row.idempotency_fingerprint !== idempotency.fingerprint)
+      throw new Refusal('idempotency-conflict', 'This Idempotency-Key was used for another request.');
     return orderOf(row);
   }
 
@@ -483,7 +540,14 @@ export class CommerceService {
   }
 
   /** The order row, under the player's lock (holdBuyer): refused when the player has no store account, may not buy, holds it already or has one open. */
-  private async openOrder(trx: Tx, env: EnvironmentContext, playerId: string, product: ProductDefinition, input: OrderRequest, idempotency?: IdempotencyScope): Promise<OrderRow> {
+  private async openOrder(
+    trx: Tx,
+    env: EnvironmentContext,
+    playerId: string,
+    product: ProductDefinition,
+    input: OrderRequest,
+    idempotency?: IdempotencyScope,
+  ): Promise<OrderRow> {
     const account = await trx('commerce_store_accounts').where({ player_id: playerId }).first();
     if (!account) throw new Refusal('no-steam-account', 'The player has not proved a store account: identify first.');
     if (account.purchase_status === LOCKED) throw new Refusal('purchase-not-allowed', 'The store does not let this player buy.');
@@ -595,7 +659,12 @@ export class CommerceService {
       await trx.raw('SELECT pg_advisory_xact_lock(?, ?)', [GRANT_FEED_LOCK, env.id]);
       const entitlementId = randomId();
       await trx('commerce_entitlements').insert({
-        id: entitlementId, environment_id: env.id, player_id: row.player_id, key: product?.entitlement ?? row.sku, sku: row.sku, order_id: row.id,
+        id: entitlementId,
+        environment_id: env.id,
+        player_id: row.player_id,
+        key: product?.entitlement ?? row.sku,
+        sku: row.sku,
+        order_id: row.id,
       });
       await trx('commerce_grant_changes').insert({ environment_id: env.id, entitlement_id: entitlementId, change: 'granted' });
       // The economy's share, each move through the money engine under a key derived from the order, in this
@@ -607,7 +676,10 @@ export class CommerceService {
       } catch (err) {
         throw refusalOfGrant(err);
       }
-      const [updated] = await trx('commerce_orders').where({ id: orderId }).update({ status: 'completed', currency_grants_recorded: true, updated_at: trx.fn.now() }).returning('*');
+      const [updated] = await trx('commerce_orders')
+        .where({ id: orderId })
+        .update({ status: 'completed', currency_grants_recorded: true, updated_at: trx.fn.now() })
+        .returning('*');
       await this.standingChanged(trx, row.player_id);
       return updated as OrderRow;
     });
@@ -617,7 +689,15 @@ export class CommerceService {
   private async grantProduct(trx: Tx, env: EnvironmentContext, row: OrderRow, product: ProductDefinition | null): Promise<void> {
     for (const { currencyKey, amount } of product?.currencies ?? []) {
       const key = `order:${row.id}:currency:${currencyKey}`;
-      const movement = await this.economy.creditForOrder(trx, env, row.player_id, currencyKey, amount, row.id, this.grantRecord(env, key, [currencyKey, amount]));
+      const movement = await this.economy.creditForOrder(
+        trx,
+        env,
+        row.player_id,
+        currencyKey,
+        amount,
+        row.id,
+        this.grantRecord(env, key, [currencyKey, amount]),
+      );
       // What a refund takes back (report.ts revokeOrder): the order's own record, never the ledger searched by reason.
       await trx('commerce_order_currency_grants')
         .insert({ order_id: row.id, currency_key: currencyKey, inventory_id: movement.inventoryId, amount })
@@ -629,7 +709,13 @@ export class CommerceService {
       const { answer } = await this.items.grant(trx, env, row.player_id, { itemTypeKey, quantity }, this.grantRecord(env, key, [itemTypeKey, quantity]));
       // What a refund takes back (report.ts revokeOrder): where the items went, and which one-by-one items they are.
       await trx('commerce_order_item_grants')
-        .insert({ order_id: row.id, item_type_key: itemTypeKey, inventory_id: answer.inventoryId, quantity, item_ids: answer.stack ? null : answer.items.map((item) => item.id) })
+        .insert({
+          order_id: row.id,
+          item_type_key: itemTypeKey,
+          inventory_id: answer.inventoryId,
+          quantity,
+          item_ids: answer.stack ? null : answer.items.map((item) => item.id),
+        })
         .onConflict(['order_id', 'item_type_key'])
         .ignore();
     }
@@ -647,7 +733,9 @@ export class CommerceService {
 
   private async entitlementsOfOrders(db: Queryable, orderIds: string[]): Promise<Entitlement[]> {
     if (orderIds.length === 0) return [];
-    const rows = await db('commerce_entitlements').whereIn('order_id', orderIds).orderBy([{ column: 'granted_at' }, { column: 'id' }]);
+    const rows = await db('commerce_entitlements')
+      .whereIn('order_id', orderIds)
+      .orderBy([{ column: 'granted_at' }, { column: 'id' }]);
     return rows.map(entitlementOf);
   }
 }
@@ -663,11 +751,17 @@ function orderInProgress(sku: string): Refusal {
  */
 async function claimIdentifyAttempt(db: Queryable, env: EnvironmentContext, playerId: string): Promise<IdentifyStanding> {
   return inTransaction(db, async (trx) => {
-    const player = await trx.raw('SELECT (extract(epoch FROM now()) * 1000)::float8 AS now_ms FROM players WHERE id = ? AND environment_id = ? FOR NO KEY UPDATE', [playerId, env.id]);
+    const player = await trx.raw(
+      'SELECT (extract(epoch FROM now()) * 1000)::float8 AS now_ms FROM players WHERE id = ? AND environment_id = ? FOR NO KEY UPDATE',
+      [playerId, env.id],
+    );
     if (player.rows.length === 0) throw refuse.unauthorized('The player no longer exists.');
     const { limit, name, windowSeconds } = IDENTIFY_LIMIT;
     const window = windowOf(Number(player.rows[0].now_ms), windowSeconds);
-    const counted = await trx.raw('SELECT count(*)::int AS n FROM commerce_identify_attempts WHERE player_id = ? AND at >= to_timestamp(?)', [playerId, window.start]);
+    const counted = await trx.raw('SELECT count(*)::int AS n FROM commerce_identify_attempts WHERE player_id = ? AND at >= to_timestamp(?)', [
+      playerId,
+      window.start,
+    ]);
     const made = counted.rows[0].n as number;
     if (made >= limit) throw new IdentifyLimitReached({ name, limit, remaining: 0, resetSeconds: window.resetSeconds });
     // Attempts of past windows count for nothing: dropped here, under the same lock, so the table stays small.

@@ -63,7 +63,15 @@ export type StoreCallName = 'AuthenticateUserTicket' | 'GetUserInfo' | 'InitTxn'
 
 /** A transaction's status at the store (QueryTxn, GetReport). */
 export const TXN_STATUSES = [
-  'Init', 'Approved', 'Succeeded', 'Failed', 'Refunded', 'PartialRefund', 'Chargedback', 'RefundedSuspectedFraud', 'RefundedFriendlyFraud',
+  'Init',
+  'Approved',
+  'Succeeded',
+  'Failed',
+  'Refunded',
+  'PartialRefund',
+  'Chargedback',
+  'RefundedSuspectedFraud',
+  'RefundedFriendlyFraud',
 ] as const;
 export type TxnStatus = (typeof TXN_STATUSES)[number];
 
@@ -189,18 +197,32 @@ export class StoreClient {
 
   /** The transaction's status now. */
   async queryTxn(orderId: string): Promise<TxnReport> {
-    const params = await this.get('QueryTxn', `${this.txn()}/QueryTxn/v3/`, { appid: String(this.access.settings.appId), orderid: checkedUint64(orderId, 'orderId') });
+    const params = await this.get('QueryTxn', `${this.txn()}/QueryTxn/v3/`, {
+      appid: String(this.access.settings.appId),
+      orderid: checkedUint64(orderId, 'orderId'),
+    });
     return txnReport(params, 'QueryTxn', orderId);
   }
 
   /** Takes the money of an approved transaction. */
   async finalizeTxn(orderId: string): Promise<TxnIds> {
-    return txnIds(await this.post('FinalizeTxn', `${this.txn()}/FinalizeTxn/v2/`, { orderid: checkedUint64(orderId, 'orderId'), appid: String(this.access.settings.appId) }), 'FinalizeTxn', orderId);
+    return txnIds(
+      await this.post('FinalizeTxn', `${this.txn()}/FinalizeTxn/v2/`, {
+        orderid: checkedUint64(orderId, 'orderId'),
+        appid: String(this.access.settings.appId),
+      }),
+      'FinalizeTxn',
+      orderId,
+    );
   }
 
   /** Gives the money of a settled transaction back (support's tool; refunds reach Hearth through the report). */
   async refundTxn(orderId: string): Promise<TxnIds> {
-    return txnIds(await this.post('RefundTxn', `${this.txn()}/RefundTxn/v2/`, { orderid: checkedUint64(orderId, 'orderId'), appid: String(this.access.settings.appId) }), 'RefundTxn', orderId);
+    return txnIds(
+      await this.post('RefundTxn', `${this.txn()}/RefundTxn/v2/`, { orderid: checkedUint64(orderId, 'orderId'), appid: String(this.access.settings.appId) }),
+      'RefundTxn',
+      orderId,
+    );
   }
 
   /** What changed since `since` (RFC 3339): settled, refunded and charged back transactions. */
@@ -228,7 +250,12 @@ export class StoreClient {
 
   private post(call: StoreCallName, path: string, form: Params): Promise<Record<string, unknown>> {
     const body = new URLSearchParams({ key: this.access.publisherKey, ...form }).toString();
-    return this.call(call, `${this.base}/${path}`, { method: 'POST', body, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }, STORE_CALL.maxBytes);
+    return this.call(
+      call,
+      `${this.base}/${path}`,
+      { method: 'POST', body, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } },
+      STORE_CALL.maxBytes,
+    );
   }
 
   /** One call within one deadline; answers `response.params` or throws a typed error (never naming the URL). */

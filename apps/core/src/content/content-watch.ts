@@ -46,7 +46,12 @@ export class ContentWatch {
   private isLive = false;
 
   /** `clock` ages the copies of the caches it watches for (WatchedCache). */
-  constructor(private readonly db: Db, private readonly bus: InvalidationBus, private readonly logger: Logger, readonly clock: Clock = systemClock) {}
+  constructor(
+    private readonly db: Db,
+    private readonly bus: InvalidationBus,
+    private readonly logger: Logger,
+    readonly clock: Clock = systemClock,
+  ) {}
 
   /** Whether every committed content change reaches this process now. */
   get live(): boolean {
@@ -84,7 +89,7 @@ export class ContentWatch {
     let connection: ListeningConnection | undefined;
     try {
       // A connection of its own, outside the pool: LISTEN belongs to one session for its whole life.
-      connection = (await (this.db.client as { acquireRawConnection(): Promise<ListeningConnection> }).acquireRawConnection());
+      connection = await (this.db.client as { acquireRawConnection(): Promise<ListeningConnection> }).acquireRawConnection();
       connection.on('notification', (message) => {
         if (message.channel === CONTENT_CHANGED_CHANNEL) {
           const environmentId = Number(message.payload);
@@ -159,7 +164,11 @@ export class WatchedCache<V, K = number> {
    * `ttlMs` bounds a copy's life even while the watch is live (a belt to the watch's braces);
    * `maxEntries` bounds how many are kept.
    */
-  constructor(private readonly watch: ContentWatch, ttlMs: number, maxEntries?: number) {
+  constructor(
+    private readonly watch: ContentWatch,
+    ttlMs: number,
+    maxEntries?: number,
+  ) {
     this.copies = new TtlCache(ttlMs, maxEntries, watch.clock);
   }
 

@@ -35,11 +35,7 @@ type ContentList = keyof typeof CONTENT_TABLES;
  * is refused. The content version moves only when something changed; `created` means the owner had
  * no rows anywhere before (a GameConfig exists only through the rows it owns).
  */
-export async function syncGameConfig(
-  db: Queryable,
-  bus: Announcer,
-  target: OwnerPlace & { content: GameConfigContent },
-): Promise<SyncAction> {
+export async function syncGameConfig(db: Queryable, bus: Announcer, target: OwnerPlace & { content: GameConfigContent }): Promise<SyncAction> {
   const { environmentId, owner, content } = target;
   const rows = rowsOf(content, owner);
   return inTransaction(db, async (trx) => {

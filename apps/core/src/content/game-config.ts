@@ -47,7 +47,12 @@ export class GameConfigService {
    * ETag of a conditional read waits for nothing once it is there), so it loads committed data. The
    * reads below take their database from their caller like every core function.
    */
-  constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus, watch: ContentWatch) {
+  constructor(
+    private readonly pool: Db,
+    private readonly cursors: CursorCodec,
+    bus: InvalidationBus,
+    watch: ContentWatch,
+  ) {
     this.versions = new WatchedCache(watch, 30_000);
     bus.on((event) => {
       if (event.kind === 'content') this.versions.drop(event.environmentId);

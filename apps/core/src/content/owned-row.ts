@@ -42,12 +42,20 @@ export interface OwnedRowOutcome {
   changedEnvironments: number[];
 }
 
-export async function syncOwnedRow(trx: Tx, table: OwnedRowTable, row: Record<string, unknown> & { environment_id: number; owner: string }): Promise<OwnedRowOutcome> {
+export async function syncOwnedRow(
+  trx: Tx,
+  table: OwnedRowTable,
+  row: Record<string, unknown> & { environment_id: number; owner: string },
+): Promise<OwnedRowOutcome> {
   const key = row[table.keyColumn] as string;
   await lockContentWriter(trx, row.environment_id);
   await refuseKeyOfAnother(trx, table, row.environment_id, key, row.owner);
   const previous = await trx(table.name).where({ owner: row.owner }).first();
-  if (previous && Number(previous.environment_id) === row.environment_id && Object.keys(row).every((f) => f === 'environment_id' || sameJson(previous[f] ?? null, row[f] ?? null))) {
+  if (
+    previous &&
+    Number(previous.environment_id) === row.environment_id &&
+    Object.keys(row).every((f) => f === 'environment_id' || sameJson(previous[f] ?? null, row[f] ?? null))
+  ) {
     return { action: 'unchanged', changedEnvironments: [] };
   }
   const changed = new Set<number>([row.environment_id]);
@@ -69,7 +77,9 @@ export async function refuseKeyOfAnother(
   key: string,
   owner: string,
 ): Promise<void> {
-  const taken = await trx(table.name).where({ environment_id: environmentId, [table.keyColumn]: key }).first('owner');
+  const taken = await trx(table.name)
+    .where({ environment_id: environmentId, [table.keyColumn]: key })
+    .first('owner');
   if (taken && taken.owner !== owner) throw refuse.conflict(`"${key}" already belongs to ${table.kind} ${taken.owner}`, { field: table.keyField });
 }
 

@@ -14,11 +14,20 @@ export const BLOG_BLOCK_TYPES = ['paragraph', 'heading', 'image', 'list', 'quote
 const BLOCK_VARIANTS = [
   Type.Object({ type: Type.Literal('paragraph'), text: Text(20_000, 'the text of a paragraph, heading or quote') }, { additionalProperties: false }),
   Type.Object(
-    { type: Type.Literal('heading'), level: Type.Integer({ minimum: 2, maximum: 4, description: '2 to 4: the title is the level-1 heading' }), text: Text(300, 'the text of a paragraph, heading or quote') },
+    {
+      type: Type.Literal('heading'),
+      level: Type.Integer({ minimum: 2, maximum: 4, description: '2 to 4: the title is the level-1 heading' }),
+      text: Text(300, 'the text of a paragraph, heading or quote'),
+    },
     { additionalProperties: false },
   ),
   Type.Object(
-    { type: Type.Literal('image'), url: ImageUrl, alt: Type.String({ maxLength: 500, description: 'what the image shows, for readers who cannot see it' }), caption: Type.Optional(Text(500, "an image's caption")) },
+    {
+      type: Type.Literal('image'),
+      url: ImageUrl,
+      alt: Type.String({ maxLength: 500, description: 'what the image shows, for readers who cannot see it' }),
+      caption: Type.Optional(Text(500, "an image's caption")),
+    },
     { additionalProperties: false },
   ),
   Type.Object(
@@ -29,9 +38,16 @@ const BLOCK_VARIANTS = [
     },
     { additionalProperties: false },
   ),
-  Type.Object({ type: Type.Literal('quote'), text: Text(5_000, 'the text of a paragraph, heading or quote'), attribution: Type.Optional(Text(200, 'who said it')) }, { additionalProperties: false }),
   Type.Object(
-    { type: Type.Literal('code'), language: Type.Optional(Type.String({ minLength: 1, maxLength: 40, pattern: '^[A-Za-z0-9_+#.-]+$', description: 'the language, for highlighting' })), code: Text(50_000, 'the code, as written') },
+    { type: Type.Literal('quote'), text: Text(5_000, 'the text of a paragraph, heading or quote'), attribution: Type.Optional(Text(200, 'who said it')) },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('code'),
+      language: Type.Optional(Type.String({ minLength: 1, maxLength: 40, pattern: '^[A-Za-z0-9_+#.-]+$', description: 'the language, for highlighting' })),
+      code: Text(50_000, 'the code, as written'),
+    },
     { additionalProperties: false },
   ),
 ] as const;
@@ -49,7 +65,10 @@ export const BlogBlock = Type.Unsafe<BlogBlock>({
   description: 'a block: `type`, then the fields of that type (docs/blog.md)',
   required: ['type'],
   // No field outside every type's fields; each type's own schema (below) then holds the rest.
-  properties: { ...Object.fromEntries(FIELDS_OF_ANY_BLOCK.map((field) => [field, true])), type: { type: 'string', enum: [...BLOG_BLOCK_TYPES], description: 'the kind of block, which says its other fields' } },
+  properties: {
+    ...Object.fromEntries(FIELDS_OF_ANY_BLOCK.map((field) => [field, true])),
+    type: { type: 'string', enum: [...BLOG_BLOCK_TYPES], description: 'the kind of block, which says its other fields' },
+  },
   additionalProperties: false,
   allOf: BLOCK_VARIANTS.map((variant) => ({
     if: { properties: { type: { const: variant.properties.type.const } } },

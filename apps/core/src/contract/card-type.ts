@@ -23,19 +23,34 @@ export const CARD_LIMITS = {
   deckNameMax: 60,
 } as const;
 
-
 const Data = Type.Object({}, { additionalProperties: true, description: `any JSON object the game reads, up to ${CARD_LIMITS.dataBytes} bytes compact` });
 
 export const CardTypeSpec = Type.Object(
   {
     environment: immutable(EnvironmentReference(), { why: 'cards players hold stay there' }),
-    slug: Type.Optional(immutable(GameKey('the card type key clients and servers name it by (cardTypeKey); metadata.name when absent'), { why: 'cards players hold name it' })),
+    slug: Type.Optional(
+      immutable(GameKey('the card type key clients and servers name it by (cardTypeKey); metadata.name when absent'), { why: 'cards players hold name it' }),
+    ),
     name: ShownName(),
     description: ShownDescription(),
-    enabled: Defaulted(Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but not granted or bought (`disabled`), and a problem in a deck' })),
-    perDeckLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: CARD_LIMITS.lineCountMax, description: 'the most cards of this type one deck may count (validation problem `per-type-limit`); no limit when absent' })),
+    enabled: Defaulted(
+      Type.Boolean({
+        default: true,
+        description: 'switched off: still listed (enabled: false), but not granted or bought (`disabled`), and a problem in a deck',
+      }),
+    ),
+    perDeckLimit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: CARD_LIMITS.lineCountMax,
+        description: 'the most cards of this type one deck may count (validation problem `per-type-limit`); no limit when absent',
+      }),
+    ),
     starter: Defaulted(
-      Type.Boolean({ default: false, description: 'every player may put this type in decks without holding it (deck validation never says `not-owned` for it)' }),
+      Type.Boolean({
+        default: false,
+        description: 'every player may put this type in decks without holding it (deck validation never says `not-owned` for it)',
+      }),
     ),
     purchasable: Defaulted(Type.Boolean({ default: false, description: 'whether POST .../purchases/cards sells it' })),
     ...priceFields(CARD_LIMITS.prices, 'buyer', 'what one card costs'),
@@ -53,7 +68,9 @@ export const CardTemplateSpec = Type.Object(
     key: Type.Optional(immutable(GameKey('the template key (cardTemplateKey); metadata.name when absent'), { why: 'cards made with it name it' })),
     name: ShownName(),
     description: ShownDescription(),
-    enabled: Defaulted(Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but no card is granted or bought with it (`disabled`)' })),
+    enabled: Defaulted(
+      Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but no card is granted or bought with it (`disabled`)' }),
+    ),
     data: Type.Optional(Data),
   },
   { additionalProperties: false },

@@ -38,12 +38,17 @@ export const DashboardSettingsSpec = Type.Object(
   {
     issuer: Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://', description: "the provider's issuer; its discovery document is read from it" }),
     clientId: Type.String({ minLength: 1, maxLength: 255, description: 'the client the provider knows the dashboard as' }),
-    redirectUri: Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://', description: "the dashboard's redirect URI, as registered with the provider" }),
-    clientSecretRef: Type.Optional(Type.Object({ secretKeyRef: SecretKeyRef }, { additionalProperties: false, description: 'absent: a public client (PKCE only)' })),
-    enabled: Type.Optional(Type.Boolean({ default: true, description: 'false: the project has no dashboard (sign-ins are not-found)' })),
-    allowedOrigins: Type.Optional(
-      OriginList("pages besides the redirect URI's own origin (always allowed) that may call the dashboard routes from a browser"),
+    redirectUri: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      pattern: '^https?://',
+      description: "the dashboard's redirect URI, as registered with the provider",
+    }),
+    clientSecretRef: Type.Optional(
+      Type.Object({ secretKeyRef: SecretKeyRef }, { additionalProperties: false, description: 'absent: a public client (PKCE only)' }),
     ),
+    enabled: Type.Optional(Type.Boolean({ default: true, description: 'false: the project has no dashboard (sign-ins are not-found)' })),
+    allowedOrigins: Type.Optional(OriginList("pages besides the redirect URI's own origin (always allowed) that may call the dashboard routes from a browser")),
   },
   { additionalProperties: false, description: "the custom dashboard's OpenID Connect provider (docs/dashboards.md); absent: the project has no dashboard" },
 );
@@ -53,7 +58,12 @@ export const DashboardMemberSpec = Type.Object(
     project: Reference('Project', 'the Project in this namespace whose dashboard the member opens'),
     subject: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "the provider's subject (sub) of the person" })),
     email: Type.Optional(
-      Type.String({ minLength: 3, maxLength: 320, pattern: '^[^@\\s]+@[^@\\s]+$', description: 'matched only when the provider asserts it with email_verified' }),
+      Type.String({
+        minLength: 3,
+        maxLength: 320,
+        pattern: '^[^@\\s]+@[^@\\s]+$',
+        description: 'matched only when the provider asserts it with email_verified',
+      }),
     ),
     disabled: Type.Optional(Type.Boolean({ default: false, description: 'a closed account: refused at sign-in and on every call' })),
     environments: Type.Array(

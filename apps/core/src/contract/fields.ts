@@ -3,7 +3,10 @@ import { eachOnce } from './rules';
 
 /** One of a few words: a union of string literals (a CRD `enum`), optionally with its default. */
 export const literals = <T extends string>(values: readonly T[], options: { default?: NoInfer<T>; description?: string } = {}) =>
-  Type.Union(values.map((v) => Type.Literal(v)), options);
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    options,
+  );
 
 /**
  * A field a document may leave out and validation then fills with the schema's `default`: ajv's

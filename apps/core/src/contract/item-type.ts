@@ -12,7 +12,6 @@ import { Reference } from './names';
 import { Defaulted, Icon, KeyList, ShownDescription, ShownName, literals } from './fields';
 import { AMOUNT_MAX, GameKey } from './game-keys';
 
-
 /** Spec §8: amounts 1 to 1,000,000,000; quantities 1 to 1,000; item `data` up to 1 KB compact. */
 export const ITEM_TYPE_LIMITS = {
   amountMax: AMOUNT_MAX,
@@ -50,7 +49,9 @@ export const PriceSpec = Type.Object(
  */
 export function priceFields(max: number, payer: 'buyer' | 'player', whatItCosts: string) {
   return {
-    priceRule: Defaulted(literals(PRICE_RULES, { default: 'all', description: `\`all\`: every price is paid; \`any\`: the ${payer} pays one of them (payWith)` })),
+    priceRule: Defaulted(
+      literals(PRICE_RULES, { default: 'all', description: `\`all\`: every price is paid; \`any\`: the ${payer} pays one of them (payWith)` }),
+    ),
     prices: Defaulted(
       Type.Array(PriceSpec, {
         maxItems: max,
@@ -125,11 +126,21 @@ export const ItemTypeSpec = Type.Object(
     icon: Icon(),
     category: GameKey('a free key of the game (weapon, cosmetic...); `container` items are opened for their contents'),
     ownership: literals(ITEM_OWNERSHIPS, { description: '`one-by-one`: each item has an id (and may carry data); `counted`: a quantity in a stack' }),
-    scope: Defaulted(literals(ITEM_SCOPES, { default: 'account', description: 'where granted items go when no inventory is named: the account, or the current realm' })),
-    enabled: Defaulted(Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but not granted, bought, used or opened (`disabled`)' })),
+    scope: Defaulted(
+      literals(ITEM_SCOPES, { default: 'account', description: 'where granted items go when no inventory is named: the account, or the current realm' }),
+    ),
+    enabled: Defaulted(
+      Type.Boolean({ default: true, description: 'switched off: still listed (enabled: false), but not granted, bought, used or opened (`disabled`)' }),
+    ),
     usable: Defaulted(Type.Boolean({ default: false, description: 'whether POST .../use may use (and so consume) it' })),
     purchasable: Defaulted(Type.Boolean({ default: false, description: 'whether POST .../purchases/items sells it' })),
-    maxOwned: Type.Optional(Type.Integer({ minimum: 1, maximum: L.maxOwnedMax, description: 'the most one inventory may hold (items not yet consumed, or the stack); no limit when absent' })),
+    maxOwned: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: L.maxOwnedMax,
+        description: 'the most one inventory may hold (items not yet consumed, or the stack); no limit when absent',
+      }),
+    ),
     ...priceFields(L.prices, 'buyer', 'what one item costs'),
     data: Type.Optional(Type.Object({}, { additionalProperties: true, description: `any JSON object the game reads, up to ${L.dataBytes} bytes compact` })),
     contents: Type.Optional(ContainerContentsSpec),
@@ -144,8 +155,16 @@ export const ItemTypeSpec = Type.Object(
     ...celRules(
       { rule: "self.category == 'container' || !has(self.contents)", message: 'is only for an item type of category container', fieldPath: '.contents' },
       { rule: "self.category != 'container' || has(self.contents)", message: 'is required for a container', fieldPath: '.contents' },
-      { rule: "self.category != 'container' || self.ownership == 'one-by-one'", message: 'must be one-by-one for a container (each one is opened once, by its id)', fieldPath: '.ownership' },
-      { rule: "self.category != 'container' || !has(self.usable) || !self.usable", message: 'is not for a container, which is opened rather than used', fieldPath: '.usable' },
+      {
+        rule: "self.category != 'container' || self.ownership == 'one-by-one'",
+        message: 'must be one-by-one for a container (each one is opened once, by its id)',
+        fieldPath: '.ownership',
+      },
+      {
+        rule: "self.category != 'container' || !has(self.usable) || !self.usable",
+        message: 'is not for a container, which is opened rather than used',
+        fieldPath: '.usable',
+      },
       ANY_NEEDS_A_PRICE,
       purchasableNeedsAPrice('item type'),
     ),

@@ -14,8 +14,7 @@ export const REFERENCE_KEYWORD = 'x-hearth-reference';
  * name alone): a ResourceName that says which kind it names, so the operator reconciles the
  * documents naming an object again when that object changes or goes (docs/kubernetes.md).
  */
-export const Reference = (kind: string, description: string) =>
-  Type.String({ ...ResourceNameOptions(), description, [REFERENCE_KEYWORD]: kind });
+export const Reference = (kind: string, description: string) => Type.String({ ...ResourceNameOptions(), description, [REFERENCE_KEYWORD]: kind });
 
 function ResourceNameOptions() {
   const { minLength, maxLength, pattern } = ResourceName;

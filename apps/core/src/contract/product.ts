@@ -27,7 +27,7 @@ export const ProductSpec = Type.Object(
   {
     environment: immutable(EnvironmentReference(), { why: 'its orders, entitlements and grants are kept in that environment' }),
     sku: immutable(GameKey("the product's key, unique in its environment"), { why: 'orders and entitlements name it' }),
-    name: Type.String({ minLength: 1, maxLength: 200, description: 'shown to players and in the store\'s overlay' }),
+    name: Type.String({ minLength: 1, maxLength: 200, description: "shown to players and in the store's overlay" }),
     description: ShownDescription(),
     storeItemId: immutable(Type.Integer({ minimum: 1, maximum: 4294967295, description: "the store's numeric item id (uint32) sent with the transaction" }), {
       why: "the store's orders and reports name the item by it",

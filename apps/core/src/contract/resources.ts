@@ -22,8 +22,21 @@ const Count = (description: string) => Type.Integer({ minimum: 0, description })
 const PositiveCount = (description: string) => Type.Integer({ minimum: 1, description });
 
 export const SERVICES = [
-  'config', 'flags', 'sessions', 'legal', 'tours', 'blog', 'support', 'persistence', 'crashes',
-  'commerce', 'realms', 'inventory', 'cards', 'progression', 'stats',
+  'config',
+  'flags',
+  'sessions',
+  'legal',
+  'tours',
+  'blog',
+  'support',
+  'persistence',
+  'crashes',
+  'commerce',
+  'realms',
+  'inventory',
+  'cards',
+  'progression',
+  'stats',
 ] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
@@ -62,16 +75,24 @@ export const IdentityProviderSpec = Type.Object(
     deploymentId: Type.String({ minLength: 1, description: 'the deployment the tokens must name (pfdid claim)' }),
     enabled: Type.Optional(Type.Boolean({ default: true, description: 'switched off: its id tokens are refused' })),
   },
-  { additionalProperties: false, description: "the OpenID Connect provider whose id tokens sign its players in" },
+  { additionalProperties: false, description: 'the OpenID Connect provider whose id tokens sign its players in' },
 );
 
 export const ProjectSpec = Type.Object(
   {
     plan: Reference('Plan', 'the Plan whose limits hold for its environments; changing it moves the project to that plan'),
-    review: Type.Union(REVIEW_STATES.map((s) => Type.Literal(s)), { description: 'the review state: only an approved project serves players' }),
+    review: Type.Union(
+      REVIEW_STATES.map((s) => Type.Literal(s)),
+      { description: 'the review state: only an approved project serves players' },
+    ),
     sessionSeats: PositiveCount('seats per session, held to the plan'),
     services: Type.Partial(
-      Type.Object(Object.fromEntries(SERVICES.map((s) => [s, Type.Boolean({ description: `whether the ${s} service is on` })])) as Record<ServiceName, ReturnType<typeof Type.Boolean>>),
+      Type.Object(
+        Object.fromEntries(SERVICES.map((s) => [s, Type.Boolean({ description: `whether the ${s} service is on` })])) as Record<
+          ServiceName,
+          ReturnType<typeof Type.Boolean>
+        >,
+      ),
       { additionalProperties: false, description: 'the game services it uses: each on only when true' },
     ),
     identityProvider: Type.Optional(IdentityProviderSpec),
@@ -89,7 +110,7 @@ export const ProjectSpec = Type.Object(
             Type.Union([Type.Literal('players'), Type.Literal('game')], {
               default: 'players',
               description:
-                '`game`: a game of the service\'s own whose skill trees the game itself unlocks: only its servers unlock nodes, and the unlock route answers a player\'s token `forbidden`',
+                "`game`: a game of the service's own whose skill trees the game itself unlocks: only its servers unlock nodes, and the unlock route answers a player's token `forbidden`",
             }),
           ),
         },
@@ -103,16 +124,17 @@ export const ProjectSpec = Type.Object(
 
 export const GameEnvironmentSpec = Type.Object(
   {
-    project: immutable(Reference('Project', 'the Project of this namespace it belongs to'), { why: "the environment's players, saves and keys belong to that project" }),
-    appKey: immutable(
-      Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', description: 'the public key game clients sign in with' }),
-      { why: "every player's token carries it" },
-    ),
+    project: immutable(Reference('Project', 'the Project of this namespace it belongs to'), {
+      why: "the environment's players, saves and keys belong to that project",
+    }),
+    appKey: immutable(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', description: 'the public key game clients sign in with' }), {
+      why: "every player's token carries it",
+    }),
     cors: Type.Optional(
       Type.Object(
         {
           allowedOrigins: OriginList(
-            "the web pages (browser games) that may call the API and open the sessions socket in this environment; none: browsers are refused, native clients are not affected",
+            'the web pages (browser games) that may call the API and open the sessions socket in this environment; none: browsers are refused, native clients are not affected',
           ),
         },
         { additionalProperties: false, description: 'browsers calling the API from a page (docs/api-conventions.md "Browsers (CORS)")' },
@@ -136,7 +158,12 @@ export const ServerKeySpec = Type.Object(
  * A client plugin's product name, as POST /licence/activate takes it and a licence key lists what it
  * covers: printable ASCII without spaces, what a plugin can carry in its own build.
  */
-export const LicenceProductName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7E]+$', description: 'a client plugin product name (1-64 printable ASCII characters, no spaces)' });
+export const LicenceProductName = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[\\x21-\\x7E]+$',
+  description: 'a client plugin product name (1-64 printable ASCII characters, no spaces)',
+});
 /** The most products one licence key covers. */
 export const LICENCE_KEY_PRODUCTS_MAX = 32;
 
@@ -162,7 +189,8 @@ export const LicenceKeySpec = Type.Object(
 
 const ConfigKey = (description: string) => Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s/\\\\?%]+$', description });
 const GroupName = Type.String({ minLength: 1, maxLength: 120, description: 'the group the console shows it in' });
-const ColumnType = (description: string) => Type.Union([Type.Literal('string'), Type.Literal('int'), Type.Literal('float'), Type.Literal('bool')], { description });
+const ColumnType = (description: string) =>
+  Type.Union([Type.Literal('string'), Type.Literal('int'), Type.Literal('float'), Type.Literal('bool')], { description });
 const Cell = (description: string) => Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()], { description });
 
 export const GameConfigSpec = Type.Object(
@@ -301,7 +329,10 @@ export const BlogPostSpec = Type.Object(
     ),
     featured: Defaulted(Type.Boolean({ default: false, description: 'shown first where the blog features posts' })),
     readingMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'computed from the content when absent' })),
-    status: Type.Union(BLOG_POST_STATUSES.map((s) => Type.Literal(s)), { description: 'draft (hidden), scheduled (shown from publishAt) or published' }),
+    status: Type.Union(
+      BLOG_POST_STATUSES.map((s) => Type.Literal(s)),
+      { description: 'draft (hidden), scheduled (shown from publishAt) or published' },
+    ),
     publishAt: Type.Optional(BlogTimestamp),
     publishedAt: Type.Optional(BlogTimestamp),
   },

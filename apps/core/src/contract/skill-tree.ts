@@ -40,7 +40,7 @@ export const SkillNodeSpec = Type.Object(
   {
     additionalProperties: false,
     ...celRules(
-      { rule: "!has(self.parents) || !self.parents.exists(p, p == self.key)", message: 'cannot name the node itself', fieldPath: '.parents' },
+      { rule: '!has(self.parents) || !self.parents.exists(p, p == self.key)', message: 'cannot name the node itself', fieldPath: '.parents' },
       ANY_NEEDS_A_PRICE,
     ),
   },
@@ -49,14 +49,17 @@ export const SkillNodeSpec = Type.Object(
 export const SkillTreeSpec = Type.Object(
   {
     environment: immutable(EnvironmentReference(), { why: 'the nodes players unlocked are kept in that environment' }),
-    key: Type.Optional(immutable(GameKey('the key clients and servers name the tree by; metadata.name when absent'), { why: 'clients and servers ask for the tree by it' })),
+    key: Type.Optional(
+      immutable(GameKey('the key clients and servers name the tree by; metadata.name when absent'), { why: 'clients and servers ask for the tree by it' }),
+    ),
     name: ShownName(),
     description: ShownDescription(),
     hidden: Defaulted(Type.Boolean({ default: false, description: 'left out of the lists a player token reads (servers still see it)' })),
     enabled: Defaulted(
       Type.Boolean({
         default: true,
-        description: 'switched off: still listed by the definitions (enabled: false), left out of every player\'s trees, and its nodes not unlocked (`disabled`); what players unlocked stays',
+        description:
+          "switched off: still listed by the definitions (enabled: false), left out of every player's trees, and its nodes not unlocked (`disabled`); what players unlocked stays",
       }),
     ),
     nodes: Type.Array(SkillNodeSpec, { minItems: 1, maxItems: L.nodes, description: 'in the order the game shows them' }),

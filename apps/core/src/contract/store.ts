@@ -30,7 +30,14 @@ export const PublisherKeySource = Type.Union(
       { additionalProperties: false },
     ),
     Type.Object(
-      { env: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Z_][A-Z0-9_]*$', description: "an environment variable of the API process (outside Kubernetes)" }) },
+      {
+        env: Type.String({
+          minLength: 1,
+          maxLength: 128,
+          pattern: '^[A-Z_][A-Z0-9_]*$',
+          description: 'an environment variable of the API process (outside Kubernetes)',
+        }),
+      },
       { additionalProperties: false },
     ),
   ],
@@ -42,7 +49,7 @@ export const StoreSpec = Type.Object(
   {
     provider: literals(STORE_PROVIDERS, { description: 'the store: `steam` (its partner web API)' }),
     appId: Type.Integer({ minimum: 1, maximum: 4294967295, description: "the game's app id at the store" }),
-    sandbox: Defaulted(Type.Boolean({ default: false, description: 'true: microtransactions go to the store\'s sandbox interface (no money moves)' })),
+    sandbox: Defaulted(Type.Boolean({ default: false, description: "true: microtransactions go to the store's sandbox interface (no money moves)" })),
     identity: Type.String({
       minLength: 1,
       maxLength: 64,
@@ -51,10 +58,14 @@ export const StoreSpec = Type.Object(
     }),
     publisherKey: PublisherKeySource,
     baseUrl: Type.Optional(
-      Type.String({ pattern: '^https?://[^?#]+$', maxLength: 2048, description: "a local or staging store's address (hearth dev's local store, a test's) instead of the store's own; production leaves it out" }),
+      Type.String({
+        pattern: '^https?://[^?#]+$',
+        maxLength: 2048,
+        description: "a local or staging store's address (hearth dev's local store, a test's) instead of the store's own; production leaves it out",
+      }),
     ),
   },
-  { additionalProperties: false, description: "the store this project sells through (docs/commerce.md)" },
+  { additionalProperties: false, description: 'the store this project sells through (docs/commerce.md)' },
 );
 export type StoreSpecT = Static<typeof StoreSpec>;
 

@@ -56,11 +56,7 @@ export function windowOf(nowMs: number, windowSeconds: number): { start: number;
 }
 
 /** Picks the limit nearest to refusing from the counts after this request: least remaining, then soonest reset. */
-export function nearestOf(
-  checks: RateCheck[],
-  counts: number[],
-  resets: number[],
-): RateOutcome['nearest'] {
+export function nearestOf(checks: RateCheck[], counts: number[], resets: number[]): RateOutcome['nearest'] {
   let best = -1;
   let bestRemaining = Infinity;
   for (let i = 0; i < checks.length; i++) {

@@ -1,5 +1,14 @@
 import Redis from 'ioredis';
-import { type CommandObserver, type ConnectionObserver, type Coordination, type RateCheck, type RateOutcome, type Unsubscribe, nearestOf, windowOf } from './coordination';
+import {
+  type CommandObserver,
+  type ConnectionObserver,
+  type Coordination,
+  type RateCheck,
+  type RateOutcome,
+  type Unsubscribe,
+  nearestOf,
+  windowOf,
+} from './coordination';
 
 /**
  * Rate-limit checks of one batch (the requests of one event-loop turn that share a hash tag), in one
@@ -103,7 +112,10 @@ export class RedisCoordination implements Coordination {
   /** Set by close(): the connections we end ourselves are not "lost". */
   private closing = false;
 
-  constructor(private readonly url: string, private readonly options: RedisCoordinationOptions = {}) {
+  constructor(
+    private readonly url: string,
+    private readonly options: RedisCoordinationOptions = {},
+  ) {
     this.prefix = options.prefix ?? 'hearth:';
     // Fail fast rather than queue: a rate-limit check that cannot reach Redis fails open (see api pipeline).
     this.command = new Redis(url, {
@@ -271,7 +283,11 @@ export class RedisCoordination implements Coordination {
     // Replay the batch as the script ran it: each passing request adds one to each of its counters.
     const counts = reply.slice(0, keyIndex.size).map(Number);
     for (let r = 0; r < batch.length; r++) {
-      const { checks, counters: { resets }, resolve } = batch[r];
+      const {
+        checks,
+        counters: { resets },
+        resolve,
+      } = batch[r];
       const indexes = indexesOf[requestLists[r] - 1];
       const refused = Number(reply[keyIndex.size + r]);
       if (refused > 0) {

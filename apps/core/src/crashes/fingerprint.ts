@@ -12,7 +12,8 @@ export const FINGERPRINT_FRAMES = 5;
  * Frames of the crash-reporting machinery itself, on top of every assert and many crashes; skipped
  * while they lead the stack, so the first frame hashed is the game's or the engine's own code.
  */
-const REPORTING_FRAME = /(?:^|[!\s])(?:FDebug::|FGenericPlatformMisc::RaiseException|FWindowsPlatformMisc::RaiseException|FGenericPlatformStackWalk::|FWindowsPlatformStackWalk::|FPlatformStackWalk::|FOutputDevice\w*::|FMsg::|UE::Assert::|CheckVerifyFailed|AssertFailed|ReportAssert|ReportEnsure|ReportCrash|RaiseException\b|__report_gsfailure)/;
+const REPORTING_FRAME =
+  /(?:^|[!\s])(?:FDebug::|FGenericPlatformMisc::RaiseException|FWindowsPlatformMisc::RaiseException|FGenericPlatformStackWalk::|FWindowsPlatformStackWalk::|FPlatformStackWalk::|FOutputDevice\w*::|FMsg::|UE::Assert::|CheckVerifyFailed|AssertFailed|ReportAssert|ReportEnsure|ReportCrash|RaiseException\b|__report_gsfailure)/;
 
 /** One frame as it is hashed, or '' for a line that carries nothing once normalised. */
 export function normaliseFrame(line: string): string {
@@ -32,7 +33,10 @@ export function normaliseFrame(line: string): string {
 
 /** The frames hashed: normalised, empty ones dropped, reporting frames on top skipped, the first N. */
 export function fingerprintFrames(callstack: string | null | undefined, count = FINGERPRINT_FRAMES): string[] {
-  const frames = (callstack ?? '').split(/\r?\n/).map(normaliseFrame).filter((f) => f !== '');
+  const frames = (callstack ?? '')
+    .split(/\r?\n/)
+    .map(normaliseFrame)
+    .filter((f) => f !== '');
   let first = 0;
   while (first < frames.length && REPORTING_FRAME.test(frames[first])) first++;
   // A stack that is nothing but reporting frames still groups by them.
@@ -59,7 +63,12 @@ export interface Fingerprint {
  * The symbolicated CallStack when it has frames, else the portable one (module + offset; offsets
  * stripped, so it groups by module only), else the normalised error message, else the crash type.
  */
-export function crashFingerprint(crash: { callstack?: string | null; portableCallstack?: string | null; errorMessage?: string | null; type: string }): Fingerprint {
+export function crashFingerprint(crash: {
+  callstack?: string | null;
+  portableCallstack?: string | null;
+  errorMessage?: string | null;
+  type: string;
+}): Fingerprint {
   let frames = fingerprintFrames(crash.callstack);
   if (frames.length === 0) frames = fingerprintFrames(crash.portableCallstack);
   if (frames.length === 0) frames = crash.errorMessage?.trim() ? [`message: ${normaliseMessage(crash.errorMessage)}`] : [`type: ${crash.type}`];

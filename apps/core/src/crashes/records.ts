@@ -115,7 +115,10 @@ function versionOf(input: CrashRecordInput): string {
 }
 
 function titleOf(input: CrashRecordInput, frames: string[]): string {
-  const line = input.errorMessage?.split(/\r?\n/).find((l) => l.trim() !== '')?.trim();
+  const line = input.errorMessage
+    ?.split(/\r?\n/)
+    .find((l) => l.trim() !== '')
+    ?.trim();
   return (line ?? frames[0] ?? input.type).slice(0, 200);
 }
 
@@ -184,7 +187,9 @@ export async function recordCrash(db: Queryable, input: CrashRecordInput): Promi
       received_at: receivedAt,
       files: JSON.stringify(input.files),
     });
-    await trx('crash_uploads').where({ id: input.uploadId }).update({ state: 'recorded', crash_id: crashId, finished_at: trx.raw('clock_timestamp()') });
+    await trx('crash_uploads')
+      .where({ id: input.uploadId })
+      .update({ state: 'recorded', crash_id: crashId, finished_at: trx.raw('clock_timestamp()') });
     return { recorded: true, crashId, issueId: String(issue.id) };
   });
 }
@@ -240,7 +245,9 @@ function issueOf(row: Record<string, any>, versions: CrashIssueSummary['versions
 
 async function versionsOf(db: Queryable, issueIds: string[]): Promise<Map<string, CrashIssueSummary['versions']>> {
   const rows = issueIds.length
-    ? await db('crash_issue_versions').whereIn('issue_id', issueIds).orderBy([{ column: 'issue_id' }, { column: 'last_seen', order: 'desc' }, { column: 'version' }])
+    ? await db('crash_issue_versions')
+        .whereIn('issue_id', issueIds)
+        .orderBy([{ column: 'issue_id' }, { column: 'last_seen', order: 'desc' }, { column: 'version' }])
     : [];
   const out = new Map<string, CrashIssueSummary['versions']>();
   for (const r of rows) {
@@ -255,9 +262,15 @@ async function versionsOf(db: Queryable, issueIds: string[]): Promise<Map<string
 export async function listCrashIssues(db: Queryable, environmentId: string, opts: { limit: number }): Promise<CrashIssueSummary[]> {
   const rows = await db('crash_issues')
     .where({ environment_id: environmentId })
-    .orderBy([{ column: 'last_seen', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .orderBy([
+      { column: 'last_seen', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
     .limit(opts.limit);
-  const versions = await versionsOf(db, rows.map((r) => String(r.id)));
+  const versions = await versionsOf(
+    db,
+    rows.map((r) => String(r.id)),
+  );
   return rows.map((r) => issueOf(r, versions.get(String(r.id)) ?? []));
 }
 
@@ -319,13 +332,19 @@ export async function getCrashIssue(
   const row = await db('crash_issues').where({ id: issueId, environment_id: environmentId }).first();
   if (!row) return null;
   const versions = await versionsOf(db, [String(row.id)]);
-  const crashes = await db('crashes').where({ issue_id: row.id }).orderBy([{ column: 'received_at', order: 'desc' }, { column: 'id' }]).limit(opts.limit);
+  const crashes = await db('crashes')
+    .where({ issue_id: row.id })
+    .orderBy([{ column: 'received_at', order: 'desc' }, { column: 'id' }])
+    .limit(opts.limit);
   return { ...issueOf(row, versions.get(String(row.id)) ?? []), crashes: crashes.map(crashOf) };
 }
 
 /** Counts of an environment's uploads by state and poison reason (what `hearth crashes list` shows under the issues). */
 export async function crashUploadCounts(db: Queryable, environmentId: string): Promise<{ queued: number; recorded: number; poison: Record<string, number> }> {
-  const rows = await db('crash_uploads').where({ environment_id: environmentId }).groupBy('state', 'poison_reason').select('state', 'poison_reason', db.raw('count(*)::int AS n'));
+  const rows = await db('crash_uploads')
+    .where({ environment_id: environmentId })
+    .groupBy('state', 'poison_reason')
+    .select('state', 'poison_reason', db.raw('count(*)::int AS n'));
   const out = { queued: 0, recorded: 0, poison: {} as Record<string, number> };
   for (const r of rows) {
     if (r.state === 'poison') out.poison[r.poison_reason] = r.n;

@@ -54,7 +54,11 @@ function requireStore(store: ObjectStore | undefined): ObjectStore {
 }
 
 export class SymbolService {
-  constructor(private readonly cursors: CursorCodec, private readonly logger: Logger, private readonly objectStore: ObjectStore | undefined) {}
+  constructor(
+    private readonly cursors: CursorCodec,
+    private readonly logger: Logger,
+    private readonly objectStore: ObjectStore | undefined,
+  ) {}
 
   /**
    * Records the request (replacing a pending one for the same file) and answers its presigned PUT.
@@ -117,7 +121,14 @@ export class SymbolService {
     const parts = parseSymbolKey(grant.key);
     if (!parts) return false;
     const row = await db('symbol_files')
-      .where({ environment_id: parts.environmentId, label: parts.label, version: parts.version, name: parts.name, size_bytes: grant.sizeBytes, sha256: grant.sha256 })
+      .where({
+        environment_id: parts.environmentId,
+        label: parts.label,
+        version: parts.version,
+        name: parts.name,
+        size_bytes: grant.sizeBytes,
+        sha256: grant.sha256,
+      })
       .first('id');
     return row !== undefined;
   }
@@ -127,7 +138,14 @@ export class SymbolService {
     const parts = parseSymbolKey(stored.key);
     if (!parts) return false;
     const updated = await db('symbol_files')
-      .where({ environment_id: parts.environmentId, label: parts.label, version: parts.version, name: parts.name, size_bytes: stored.sizeBytes, sha256: stored.sha256 })
+      .where({
+        environment_id: parts.environmentId,
+        label: parts.label,
+        version: parts.version,
+        name: parts.name,
+        size_bytes: stored.sizeBytes,
+        sha256: stored.sha256,
+      })
       .update({ completed_at: db.raw('clock_timestamp()'), updated_at: db.raw('clock_timestamp()') });
     return updated > 0;
   }
@@ -169,7 +187,13 @@ export class SymbolService {
         .update({ completed_at: db.raw('clock_timestamp()'), updated_at: db.raw('clock_timestamp()'), checked_at: db.raw('clock_timestamp()') });
     }
     if (notYet.length > 0) {
-      await db('symbol_files').whereIn('id', notYet.map((row) => row.id)).whereNull('completed_at').update({ checked_at: db.raw('clock_timestamp()') });
+      await db('symbol_files')
+        .whereIn(
+          'id',
+          notYet.map((row) => row.id),
+        )
+        .whereNull('completed_at')
+        .update({ checked_at: db.raw('clock_timestamp()') });
     }
   }
 }

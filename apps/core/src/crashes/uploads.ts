@@ -127,7 +127,10 @@ function unavailable(message: string, cause: unknown): Refusal {
 export class CrashUploadService {
   constructor(private readonly store: ObjectStore | undefined) {}
 
-  receive(db: Queryable, upload: { environment: EnvironmentContext; body: Readable; maxBytes: number; clientAddress: string; reporter: CrashReporterQuery }): Promise<ReceivedCrashUpload> {
+  receive(
+    db: Queryable,
+    upload: { environment: EnvironmentContext; body: Readable; maxBytes: number; clientAddress: string; reporter: CrashReporterQuery },
+  ): Promise<ReceivedCrashUpload> {
     return receiveCrashUpload(db, this.store, upload);
   }
 }

@@ -44,11 +44,16 @@ export async function syncMember(db: Queryable, doc: MemberDocument): Promise<'c
     const access: { environment_id: number; permissions: DashboardPermission[] }[] = [];
     for (const [i, entry] of spec.environments.entries()) {
       const env = await trx('environments').where({ namespace, name: entry.environment }).whereNull('retired_at').first('id', 'project_id');
-      if (!env) throw refuse.missingReference(`environments.${i}.environment`, `names environment "${entry.environment}", which does not exist in namespace "${namespace}"`);
+      if (!env)
+        throw refuse.missingReference(
+          `environments.${i}.environment`,
+          `names environment "${entry.environment}", which does not exist in namespace "${namespace}"`,
+        );
       if (Number(env.project_id) !== Number(project.id)) {
         throw refuse.invalid(`environments.${i}.environment`, `names environment "${entry.environment}", which is not of project "${spec.project}"`);
       }
-      if (access.some((a) => a.environment_id === Number(env.id))) throw refuse.invalid(`environments.${i}.environment`, `names environment "${entry.environment}" twice`);
+      if (access.some((a) => a.environment_id === Number(env.id)))
+        throw refuse.invalid(`environments.${i}.environment`, `names environment "${entry.environment}" twice`);
       access.push({ environment_id: Number(env.id), permissions: [...entry.permissions].sort() });
     }
     const row = { project_id: project.id, subject: spec.subject ?? null, email: spec.email ?? null, disabled: spec.disabled === true };
@@ -64,7 +69,9 @@ export async function syncMember(db: Queryable, doc: MemberDocument): Promise<'c
         JSON.stringify(held.map((h: { environment_id: string; permissions: string[] }) => [Number(h.environment_id), h.permissions])) ===
           JSON.stringify([...access].sort((a, b) => a.environment_id - b.environment_id).map((a) => [a.environment_id, a.permissions]));
       if (same) return 'unchanged';
-      await trx('dashboard_members').where({ id }).update({ ...row, updated_at: trx.fn.now() });
+      await trx('dashboard_members')
+        .where({ id })
+        .update({ ...row, updated_at: trx.fn.now() });
       await trx('dashboard_member_access').where({ member_id: id }).delete();
     } else {
       await trx('dashboard_members').insert({ id, manifest_namespace: namespace, manifest_name: name, ...row });
@@ -103,12 +110,7 @@ export async function accessOf(db: Queryable, accountId: string, environmentId: 
   return row ? toAccess(row) : null;
 }
 
-async function accessWhere(
-  db: Queryable,
-  projectId: number,
-  environmentId: number,
-  who: (q: ReturnType<Queryable>) => unknown,
-): Promise<MemberAccess | null> {
+async function accessWhere(db: Queryable, projectId: number, environmentId: number, who: (q: ReturnType<Queryable>) => unknown): Promise<MemberAccess | null> {
   const query = db('dashboard_members as m')
     .leftJoin('dashboard_member_access as a', (on) => {
       on.on('a.member_id', 'm.id').andOn('a.environment_id', db.raw('?', [environmentId]));

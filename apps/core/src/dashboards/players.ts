@@ -66,10 +66,15 @@ export async function listPlayers(db: Queryable, cursors: CursorCodec, env: Envi
     search,
     async (after: [string, string] | undefined, take): Promise<PlayerRow[]> => {
       const newestFirst = (query: Knex.QueryBuilder, prefix: string) => {
-        query.orderBy([{ column: `${prefix}created_at`, order: 'desc' }, { column: `${prefix}id`, order: 'asc' }]);
+        query.orderBy([
+          { column: `${prefix}created_at`, order: 'desc' },
+          { column: `${prefix}id`, order: 'asc' },
+        ]);
         if (after !== undefined) {
           query.where((older) => {
-            older.whereRaw(`${prefix}created_at < ?::timestamptz`, [after[0]]).orWhereRaw(`${prefix}created_at = ?::timestamptz AND ${prefix}id > ?`, [after[0], after[1]]);
+            older
+              .whereRaw(`${prefix}created_at < ?::timestamptz`, [after[0]])
+              .orWhereRaw(`${prefix}created_at = ?::timestamptz AND ${prefix}id > ?`, [after[0], after[1]]);
           });
         }
         return query;
@@ -82,12 +87,22 @@ export async function listPlayers(db: Queryable, cursors: CursorCodec, env: Envi
       // match; sorting tens of thousands of matches for a common one). So both, bounded: the newest
       // players first; only when they hold fewer than a page, every match through the indexes.
       const recent = db.queryBuilder().from(players().limit(RECENT_WINDOW).select('p.*').as('recent'));
-      const fromRecent = (await newestFirst(recent.where((w) => matching(w, 'recent.', env, q)), 'recent.').limit(take).select(COLUMNS(db, 'recent.'))) as PlayerRow[];
+      const fromRecent = (await newestFirst(
+        recent.where((w) => matching(w, 'recent.', env, q)),
+        'recent.',
+      )
+        .limit(take)
+        .select(COLUMNS(db, 'recent.'))) as PlayerRow[];
       if (fromRecent.length === take) return fromRecent;
       // MATERIALIZED: every match first (a bitmap OR of the trigram index, the primary key and the
       // identities' key), then the newest of them, so the planner cannot walk the players instead.
-      const everyMatch = db('players as p').where('p.environment_id', env.id).where((w) => matching(w, 'p.', env, q)).select('p.*');
-      return (await newestFirst(db.queryBuilder().withMaterialized('matched', everyMatch).from('matched'), 'matched.').limit(take).select(COLUMNS(db, 'matched.'))) as PlayerRow[];
+      const everyMatch = db('players as p')
+        .where('p.environment_id', env.id)
+        .where((w) => matching(w, 'p.', env, q))
+        .select('p.*');
+      return (await newestFirst(db.queryBuilder().withMaterialized('matched', everyMatch).from('matched'), 'matched.')
+        .limit(take)
+        .select(COLUMNS(db, 'matched.'))) as PlayerRow[];
     },
     (row): [string, string] => [row.created_key, row.id],
     (row) => row,
@@ -96,7 +111,10 @@ export async function listPlayers(db: Queryable, cursors: CursorCodec, env: Envi
   if (page.items.length > 0) {
     const rows = await db('player_identities')
       .where('environment_id', env.id)
-      .whereIn('player_id', page.items.map((row) => row.id))
+      .whereIn(
+        'player_id',
+        page.items.map((row) => row.id),
+      )
       .orderBy(['player_id', 'provider', 'subject'])
       .select('player_id', 'provider', 'subject');
     for (const row of rows as { player_id: string; provider: string; subject: string }[]) {

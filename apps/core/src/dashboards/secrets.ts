@@ -15,7 +15,10 @@ export interface DashboardSecretSource {
 }
 
 export function secretVariableOf(namespace: string, ref: { name: string; key: string }): string {
-  return `HEARTH_DASHBOARD_SECRET_${[namespace, ref.name, ref.key].join('_').toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+  return `HEARTH_DASHBOARD_SECRET_${[namespace, ref.name, ref.key]
+    .join('_')
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, '_')}`;
 }
 
 export function dashboardSecretsFrom(env: NodeJS.ProcessEnv, folder: string | undefined): DashboardSecretSource {

@@ -63,7 +63,8 @@ export class DashboardService {
     if (settings.clientSecretRef) {
       // From the Kubernetes Secret the Project names (the operator carried it here), else from this process's files or variables.
       clientSecret =
-        (await storedProjectSecret(db, this.secretKeys, env.project.id, 'dashboardClientSecret')) ?? (await this.hosting.secrets.read(env.namespace, settings.clientSecretRef.secretKeyRef));
+        (await storedProjectSecret(db, this.secretKeys, env.project.id, 'dashboardClientSecret')) ??
+        (await this.hosting.secrets.read(env.namespace, settings.clientSecretRef.secretKeyRef));
       if (clientSecret === undefined) throw refuse.unavailable("The dashboard's client secret is not set up on this deployment.");
     }
     const person = await this.providers.exchange(settings, clientSecret, input);

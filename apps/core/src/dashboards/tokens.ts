@@ -30,7 +30,10 @@ export function looksLikeDashboardToken(credential: string): boolean {
 }
 
 export async function issueDashboardToken(tokens: TokenService, accountId: string, appKey: string): Promise<string> {
-  return tokens.sign({ game: appKey }, { typ: DASHBOARD_TOKEN_TYP, audience: DASHBOARD_TOKEN_AUDIENCE, subject: accountId, lifetimeSeconds: DASHBOARD_TOKEN_SECONDS });
+  return tokens.sign(
+    { game: appKey },
+    { typ: DASHBOARD_TOKEN_TYP, audience: DASHBOARD_TOKEN_AUDIENCE, subject: accountId, lifetimeSeconds: DASHBOARD_TOKEN_SECONDS },
+  );
 }
 
 /** The claims of a genuine, unexpired dashboard token of ours, or null. */

@@ -53,7 +53,9 @@ const LOCK_KEY = 4_711_004;
 export async function applySqlFunctions(db: Knex, files: SqlFunctionFile[] = sqlFunctionFiles()): Promise<string[]> {
   return db.transaction(async (tx) => {
     await tx.raw('SELECT pg_advisory_xact_lock(?)', [LOCK_KEY]);
-    const applied = new Map<string, string>((await tx('hearth_sql_functions').select('file', 'sha256')).map((r: { file: string; sha256: string }) => [r.file, r.sha256]));
+    const applied = new Map<string, string>(
+      (await tx('hearth_sql_functions').select('file', 'sha256')).map((r: { file: string; sha256: string }) => [r.file, r.sha256]),
+    );
     await tx.raw('SET LOCAL check_function_bodies = off');
     const ran: string[] = [];
     for (const { file, sql } of files) {

@@ -42,7 +42,11 @@ export async function afterCommit(db: Queryable, action: AfterCommit): Promise<v
   const actions = pending.get(root);
   if (actions) actions.push(action);
   // A transaction opened by knex itself, not by inTransaction: after its commit, unawaited.
-  else root.executionPromise.then(() => action(), () => undefined);
+  else
+    root.executionPromise.then(
+      () => action(),
+      () => undefined,
+    );
 }
 
 export function isTransaction(db: Queryable): db is Tx {

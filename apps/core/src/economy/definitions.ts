@@ -53,7 +53,10 @@ export function currencyRow(doc: Resource<CurrencySpecT>): Record<string, unknow
 }
 
 /** Makes the owner's realm exactly `row`; a number or key another realm of the environment holds is refused. */
-export async function syncRealm(db: Queryable, target: { environmentId: number; owner: string; row: Record<string, unknown> }): Promise<'created' | 'updated' | 'unchanged'> {
+export async function syncRealm(
+  db: Queryable,
+  target: { environmentId: number; owner: string; row: Record<string, unknown> },
+): Promise<'created' | 'updated' | 'unchanged'> {
   const { environmentId, owner, row } = target;
   return inTransaction(db, async (trx) => {
     const endAt = row.end_at as Date | null;
@@ -71,7 +74,10 @@ export async function releaseRealm(db: Queryable, owner: string): Promise<boolea
   return inTransaction(db, async (trx) => (await releaseOwnedRow(trx, REALMS, owner)) !== null);
 }
 
-export async function syncCurrency(db: Queryable, target: { environmentId: number; owner: string; row: Record<string, unknown> }): Promise<'created' | 'updated' | 'unchanged'> {
+export async function syncCurrency(
+  db: Queryable,
+  target: { environmentId: number; owner: string; row: Record<string, unknown> },
+): Promise<'created' | 'updated' | 'unchanged'> {
   const { environmentId, owner, row } = target;
   return inTransaction(db, async (trx) => (await syncOwnedRow(trx, CURRENCIES, { environment_id: environmentId, owner, ...row })).action);
 }
@@ -124,7 +130,10 @@ export class RealmService {
         const query = db('realms')
           .where({ environment_id: env.id })
           .whereRaw(REALM_OPEN_SQL)
-          .orderBy([{ column: 'start_at', order: 'desc' }, { column: 'number', order: 'desc' }])
+          .orderBy([
+            { column: 'start_at', order: 'desc' },
+            { column: 'number', order: 'desc' },
+          ])
           .limit(take)
           .select('*', db.raw('start_at::text AS start_text'));
         if (after !== undefined) query.whereRaw('(start_at, number) < (?::timestamptz, ?)', after);

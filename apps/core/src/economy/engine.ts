@@ -58,7 +58,14 @@ export async function runEngineMove<Answer>(
     }
     if (record.environmentId !== env.id) throw new Error('an idempotency record of another environment');
     const [row] = await runStatement<EngineAnswer<Answer>>(db, IDEMPOTENT_MOVE, [
-      record.scope, record.key, record.fingerprint, env.id, playerId, kind, engineRequest(request), MAX_BALANCE.toString(),
+      record.scope,
+      record.key,
+      record.fingerprint,
+      env.id,
+      playerId,
+      kind,
+      engineRequest(request),
+      MAX_BALANCE.toString(),
     ]);
     return row;
   } catch (err) {

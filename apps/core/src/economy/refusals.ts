@@ -83,7 +83,9 @@ const REFUSALS: Record<string, (o: EngineOutcome, input?: MoveInput) => Refusal>
     new Refusal(
       'insufficient-balance',
       `Not enough ${o.currencyKey ?? typeKey(o)}: ${o.held} held, ${o.requested} asked.`,
-      o.currencyKey !== undefined ? { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) } : { ...typeDetails(o), held: num(o.held), requested: num(o.requested) },
+      o.currencyKey !== undefined
+        ? { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) }
+        : { ...typeDetails(o), held: num(o.held), requested: num(o.requested) },
     ),
   'allowance-exceeded': (o) =>
     new Refusal('allowance-exceeded', `Spending ${o.requested} ${o.currencyKey} would pass the allowance of ${o.allowance} (${o.held} spent).`, {
@@ -93,13 +95,16 @@ const REFUSALS: Record<string, (o: EngineOutcome, input?: MoveInput) => Refusal>
       allowance: num(o.allowance),
     }),
   'balance-cap': (o) =>
-    new Refusal('balance-cap', `${o.currencyKey} would pass its maximum of ${o.cap} (${o.held} held).`, { currencyKey: o.currencyKey, held: num(o.held), requested: num(o.requested) }),
+    new Refusal('balance-cap', `${o.currencyKey} would pass its maximum of ${o.cap} (${o.held} held).`, {
+      currencyKey: o.currencyKey,
+      held: num(o.held),
+      requested: num(o.requested),
+    }),
   'not-purchasable': (o) => new Refusal('not-purchasable', `${typeKey(o)} is not for sale.`, typeDetails(o)),
   'item-type-disabled': (o) => new Refusal('disabled', `The item type ${o.itemTypeKey} is switched off.`, { itemTypeKey: o.itemTypeKey }),
   // The charges of a move that is paid for (hearth_price_charges): a purchase's or a skill node's.
   'pay-with-unpriced': (o) => refuse.invalid('payWith', `${typeKey(o)} has no price in ${o.payWith}; its prices are in ${listOf(o.prices)}.`),
-  'pay-with-missing': (o) =>
-    refuse.invalid('payWith', `${typeKey(o)} is paid with any one of its prices: name its currency in payWith (${listOf(o.prices)}).`),
+  'pay-with-missing': (o) => refuse.invalid('payWith', `${typeKey(o)} is paid with any one of its prices: name its currency in payWith (${listOf(o.prices)}).`),
   // A price in a currency the environment does not have makes the item or card not for sale (the
   // node not to be had), never free.
   'price-currency-not-found': (o) =>
@@ -109,21 +114,28 @@ const REFUSALS: Record<string, (o: EngineOutcome, input?: MoveInput) => Refusal>
   'price-currency-disabled': (o) =>
     new Refusal('disabled', `${typeKey(o)} is priced in ${o.currencyKey}, which is switched off.`, { ...typeDetails(o), currencyKey: o.currencyKey }),
   'allowance-missing': (o) =>
-    new Refusal('invalid-request', `${typeKey(o)} is priced in ${o.currencyKey}, a consumed currency: a server key must send its allowance in allowances.${o.currencyKey}.`, {
-      field: 'allowances',
-      currencyKey: o.currencyKey,
-    }),
+    new Refusal(
+      'invalid-request',
+      `${typeKey(o)} is priced in ${o.currencyKey}, a consumed currency: a server key must send its allowance in allowances.${o.currencyKey}.`,
+      {
+        field: 'allowances',
+        currencyKey: o.currencyKey,
+      },
+    ),
   'grant-key-counted': (o) => refuse.invalid('grantKey', `${o.itemTypeKey} is counted: a grantKey is for items held one by one.`),
   'data-counted': (o) => refuse.invalid('data', `${o.itemTypeKey} is counted: data is for items held one by one.`),
   'grant-key-quantity': () => refuse.invalid('quantity', 'A grant under a grantKey grants exactly one item.'),
   'held-one-by-one': (o) => refuse.invalid('itemTypeKey', `${o.itemTypeKey} is held one by one: act on its items by id.`),
   'item-not-found': (o, input) => notFound(o, input, 'The item', 'itemId'),
-  'already-consumed': (o) => new Refusal('already-consumed', `The item was already used, opened or consumed (${o.consumedAt}).`, { itemTypeKey: o.itemTypeKey }),
+  'already-consumed': (o) =>
+    new Refusal('already-consumed', `The item was already used, opened or consumed (${o.consumedAt}).`, { itemTypeKey: o.itemTypeKey }),
   'not-usable': (o) => new Refusal('not-usable', `${o.itemTypeKey} is not usable.`, { itemTypeKey: o.itemTypeKey }),
   'no-longer-defined': (o) => new Refusal('not-usable', `${o.itemTypeKey} is no longer defined.`, { itemTypeKey: o.itemTypeKey }),
   'not-a-container': (o) => new Refusal('not-usable', `Only a container is opened; ${o.itemTypeKey} is not one.`, { itemTypeKey: o.itemTypeKey }),
-  'contents-unusable': (o) => new Refusal('not-usable', `${o.container} cannot be opened: its contents name ${o.itemTypeKey}, which is ${o.state}.`, { itemTypeKey: o.itemTypeKey }),
-  locked: (o) => new Refusal('locked', `${o.itemTypeKey} needs unlocks the player lacks: ${listOf(o.missing)}.`, { itemTypeKey: o.itemTypeKey, missing: o.missing ?? [] }),
+  'contents-unusable': (o) =>
+    new Refusal('not-usable', `${o.container} cannot be opened: its contents name ${o.itemTypeKey}, which is ${o.state}.`, { itemTypeKey: o.itemTypeKey }),
+  locked: (o) =>
+    new Refusal('locked', `${o.itemTypeKey} needs unlocks the player lacks: ${listOf(o.missing)}.`, { itemTypeKey: o.itemTypeKey, missing: o.missing ?? [] }),
   'owned-limit': (o) =>
     new Refusal('owned-limit', `${typeKey(o)}: ${o.held} held, ${o.requested} more would pass the most one inventory may hold (${o.limit}).`, {
       ...typeDetails(o),
@@ -141,8 +153,10 @@ const REFUSALS: Record<string, (o: EngineOutcome, input?: MoveInput) => Refusal>
   'stack-card-fields': (o) => refuse.invalid(o.field ?? 'data', `A card bought as a stack is counted: ${o.field} is for a card bought as an instance.`),
   // progression: a skill node's unlock (docs/progression.md), and a stat moved past its range.
   'skill-node-not-found': (o, input) => notFound(o, input, 'The skill node', 'nodeKey'),
-  'skill-tree-disabled': (o) => new Refusal('disabled', `The skill node ${o.nodeKey} is in skill tree ${o.treeKey}, which is switched off.`, { nodeKey: o.nodeKey }),
-  'skill-node-locked': (o) => new Refusal('locked', `The skill node ${o.nodeKey} needs what the player lacks: ${listOf(o.missing)}.`, { nodeKey: o.nodeKey, missing: o.missing ?? [] }),
+  'skill-tree-disabled': (o) =>
+    new Refusal('disabled', `The skill node ${o.nodeKey} is in skill tree ${o.treeKey}, which is switched off.`, { nodeKey: o.nodeKey }),
+  'skill-node-locked': (o) =>
+    new Refusal('locked', `The skill node ${o.nodeKey} needs what the player lacks: ${listOf(o.missing)}.`, { nodeKey: o.nodeKey, missing: o.missing ?? [] }),
   'stat-out-of-range': (o) => refuse.invalid('by', `Adding ${o.requested} to ${o.held} would take the stat past the 64-bit range.`),
 };
 

@@ -77,8 +77,22 @@ export class EconomyService {
    * made when missing. What is held on the account is moved only in the account inventory, what is
    * held per realm only in realms (docs/economy.md). The caller holds the player first.
    */
-  async choose(trx: Tx, env: EnvironmentContext, playerId: string, choice: InventoryChoice, scope: 'account' | 'realm', itemTypeKey?: string): Promise<Inventory> {
-    const { rows } = await trx.raw(CHOOSE_INVENTORY_SQL, [env.id, playerId, scope, choice.inventoryId ?? null, choice.realmId !== undefined, choice.realmId ?? null]);
+  async choose(
+    trx: Tx,
+    env: EnvironmentContext,
+    playerId: string,
+    choice: InventoryChoice,
+    scope: 'account' | 'realm',
+    itemTypeKey?: string,
+  ): Promise<Inventory> {
+    const { rows } = await trx.raw(CHOOSE_INVENTORY_SQL, [
+      env.id,
+      playerId,
+      scope,
+      choice.inventoryId ?? null,
+      choice.realmId !== undefined,
+      choice.realmId ?? null,
+    ]);
     const chosen = rows[0] as { outcome: string; id: string; realm_key: string | null };
     if (chosen.outcome !== 'chosen') {
       throw refusalOf({ outcome: chosen.outcome, itemTypeKey, field: choice.inventoryId !== undefined ? 'inventoryId' : 'realmId' }, { playerId, ...choice });
@@ -104,7 +118,13 @@ export class EconomyService {
   }
 
   /** GET .../inventories/:inventory/balances: the inventory's balances by currency key, with the inventory. */
-  async balances(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: PageRequest): Promise<Page<Balance> & { inventory: Inventory }> {
+  async balances(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    selector: InventorySelector,
+    q: PageRequest,
+  ): Promise<Page<Balance> & { inventory: Inventory }> {
     const inventory = await this.resolve(db, env, playerId, selector);
     const page = await keysetPage(
       this.cursors,
@@ -157,7 +177,15 @@ export class EconomyService {
    * first Movement with `replayed: true` and is not counted. The engine's own reasons are refused
    * (`invalid-request` on `reason`): they are the engine's (spec/ledger-reasons.ts).
    */
-  async moveOnce(db: Queryable, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest, record: IdempotencyScope): Promise<Movement> {
+  async moveOnce(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    currencyKey: string,
+    kind: MoveKind,
+    request: MoveRequest,
+    record: IdempotencyScope,
+  ): Promise<Movement> {
     refuseEngineReason(request.reason);
     return this.recordedMove(db, env, playerId, currencyKey, kind, request, record);
   }
@@ -166,11 +194,27 @@ export class EconomyService {
    * A store order's grant of a currency (commerce): a credit with the engine's reason `commerce` and
    * the order as reference, at most once per `record`, in the caller's transaction.
    */
-  async creditForOrder(trx: Tx, env: EnvironmentContext, playerId: string, currencyKey: string, amount: number, orderId: string, record: IdempotencyScope): Promise<Movement> {
+  async creditForOrder(
+    trx: Tx,
+    env: EnvironmentContext,
+    playerId: string,
+    currencyKey: string,
+    amount: number,
+    orderId: string,
+    record: IdempotencyScope,
+  ): Promise<Movement> {
     return this.recordedMove(trx, env, playerId, currencyKey, 'credit', { amount, reason: ENGINE_REASONS.commerce, reference: orderId }, record);
   }
 
-  private async recordedMove(db: Queryable, env: EnvironmentContext, playerId: string, currencyKey: string, kind: MoveKind, request: MoveRequest, record: IdempotencyScope): Promise<Movement> {
+  private async recordedMove(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    currencyKey: string,
+    kind: MoveKind,
+    request: MoveRequest,
+    record: IdempotencyScope,
+  ): Promise<Movement> {
     const { answer, replayed } = await runEngineMove<Movement>(db, env, playerId, kind, { currencyKey, ...request }, record);
     if (replayed) return { ...answer, replayed: true };
     await afterCommit(db, () => this.telemetry.ledgerMove(kind, 'move'));

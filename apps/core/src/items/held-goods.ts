@@ -30,7 +30,14 @@ export class HeldGoodsPages {
   ) {}
 
   /** What the inventory holds one by one and has not consumed, in the order granted, with the inventory. */
-  async held<T>(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, goods: HeldGoods, q: PageRequest): Promise<Page<T> & { inventory: Inventory }> {
+  async held<T>(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    selector: InventorySelector,
+    goods: HeldGoods,
+    q: PageRequest,
+  ): Promise<Page<T> & { inventory: Inventory }> {
     const inventory = await this.economy.resolve(db, env, playerId, selector);
     const table = TABLES[goods];
     const page = await keysetPage(
@@ -38,7 +45,12 @@ export class HeldGoodsPages {
       `${table.held}|${env.id}|${inventory.id}`,
       q,
       (after: string | undefined, take) => {
-        const query = db(table.held).where({ inventory_id: inventory.id }).whereNull('consumed_at').orderBy('seq').limit(take).select('seq', db.raw(table.asAnswered));
+        const query = db(table.held)
+          .where({ inventory_id: inventory.id })
+          .whereNull('consumed_at')
+          .orderBy('seq')
+          .limit(take)
+          .select('seq', db.raw(table.asAnswered));
         if (after !== undefined) query.where('seq', '>', after);
         return query;
       },
@@ -65,7 +77,12 @@ export class HeldGoodsPages {
       `${goods}-stacks|${env.id}|${inventory.id}`,
       q,
       (after: string | undefined, take) => {
-        const query = db(table.stacks).where({ inventory_id: inventory.id }).where('quantity', '>', 0).orderBy(table.typeKey).limit(take).select(table.typeKey, 'quantity');
+        const query = db(table.stacks)
+          .where({ inventory_id: inventory.id })
+          .where('quantity', '>', 0)
+          .orderBy(table.typeKey)
+          .limit(take)
+          .select(table.typeKey, 'quantity');
         if (after !== undefined) query.where(table.typeKey, '>', after);
         return query;
       },

@@ -45,7 +45,6 @@ export interface Purchase<T> {
   granted: T | null;
 }
 
-
 export class PurchaseService {
   constructor(private readonly telemetry = new Telemetry()) {}
 
@@ -57,7 +56,14 @@ export class PurchaseService {
    * `granted: null`, charging nothing again. `by` is who sent it: a player's token may not send
    * allowances (`forbidden`). Refusals change nothing.
    */
-  async buyItem(db: Queryable, env: EnvironmentContext, playerId: string, request: ItemPurchaseRequest, by: Sender, record?: IdempotencyScope): Promise<Purchase<ItemGrant>> {
+  async buyItem(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    request: ItemPurchaseRequest,
+    by: Sender,
+    record?: IdempotencyScope,
+  ): Promise<Purchase<ItemGrant>> {
     checkSender(PURCHASE_SENDERS, by, env, request);
     const quantity = request.quantity ?? 1;
     if (!Number.isInteger(quantity) || quantity < 1 || quantity > PURCHASE_QUANTITY_MAX) {
@@ -78,7 +84,14 @@ export class PurchaseService {
    * One purchase of the money engine (items, cards): its statement, the replay's shape (spec
    * Purchase<T>: `granted` null, every charge `replayed`), and its charges counted once it commits.
    */
-  async purchase<T>(db: Queryable, env: EnvironmentContext, playerId: string, kind: 'item-purchase' | 'card-purchase', move: object, record?: IdempotencyScope): Promise<Purchase<T>> {
+  async purchase<T>(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    kind: 'item-purchase' | 'card-purchase',
+    move: object,
+    record?: IdempotencyScope,
+  ): Promise<Purchase<T>> {
     const { answer, replayed } = await runEngineMove<Purchase<T>>(db, env, playerId, kind, move, record);
     if (replayed) return { replayed: true, charges: answer.charges.map((c) => ({ ...c, replayed: true })), granted: null };
     // A charge lowers a balance currency (a debit) or raises what was spent of a consumed one (a consume).

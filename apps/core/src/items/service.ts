@@ -56,12 +56,24 @@ export class ItemService {
   }
 
   /** GET .../inventories/:inventory/items: the one-by-one items held there and not yet consumed, in the order granted. */
-  listItems(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: PageRequest): Promise<Page<Item> & { inventory: Inventory }> {
+  listItems(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    selector: InventorySelector,
+    q: PageRequest,
+  ): Promise<Page<Item> & { inventory: Inventory }> {
     return this.pages.held<Item>(db, env, playerId, selector, 'item', q);
   }
 
   /** GET .../inventories/:inventory/item-stacks: the counted stacks held there (quantity above 0), by item type key. */
-  listStacks(db: Queryable, env: EnvironmentContext, playerId: string, selector: InventorySelector, q: PageRequest): Promise<Page<ItemStack> & { inventory: Inventory }> {
+  listStacks(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    selector: InventorySelector,
+    q: PageRequest,
+  ): Promise<Page<ItemStack> & { inventory: Inventory }> {
     return this.pages.stacks(db, env, playerId, selector, 'item', q, (_inventory, itemTypeKey, quantity): ItemStack => ({ itemTypeKey, quantity }));
   }
 
@@ -82,7 +94,13 @@ export class ItemService {
   }
 
   /** POST /players/:playerId/item-stacks/consume (server): takes `quantity` (default 1) from a counted stack. */
-  async consumeStack(db: Queryable, env: EnvironmentContext, playerId: string, request: StackRequest, record?: IdempotencyScope): Promise<EngineAnswer<{ stack: ItemStack }>> {
+  async consumeStack(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    request: StackRequest,
+    record?: IdempotencyScope,
+  ): Promise<EngineAnswer<{ stack: ItemStack }>> {
     const quantity = request.quantity ?? 1;
     checkQuantity(quantity, ITEM_QUANTITY_MAX);
     return runEngineMove(db, env, playerId, 'stack-consume', { ...request, quantity }, record);
@@ -95,7 +113,14 @@ export class ItemService {
 
   /** POST /players/:playerId/item-stacks/use (either): uses one of a counted stack. */
   useStack(db: Queryable, env: EnvironmentContext, playerId: string, request: StackRequest, record?: IdempotencyScope): Promise<EngineAnswer<ItemUse>> {
-    return runEngineMove(db, env, playerId, 'stack-use', { itemTypeKey: request.itemTypeKey, inventoryId: request.inventoryId, realmId: request.realmId }, record);
+    return runEngineMove(
+      db,
+      env,
+      playerId,
+      'stack-use',
+      { itemTypeKey: request.itemTypeKey, inventoryId: request.inventoryId, realmId: request.realmId },
+      record,
+    );
   }
 
   /**

@@ -37,11 +37,7 @@ export function legalDocumentContent(doc: Resource<LegalDocumentSpecT>): LegalDo
 }
 
 /** Makes the owner's document exactly `content` in the environment; the content version moves only on a change. */
-export async function syncLegalDocument(
-  db: Queryable,
-  bus: Announcer,
-  target: OwnerPlace & { content: LegalDocumentContent },
-): Promise<SyncAction> {
+export async function syncLegalDocument(db: Queryable, bus: Announcer, target: OwnerPlace & { content: LegalDocumentContent }): Promise<SyncAction> {
   const { environmentId, owner, content } = target;
   return inTransaction(db, async (trx) => {
     const outcome = await syncOwnedRow(trx, LEGAL_DOCUMENTS, { environment_id: environmentId, owner, ...content });
@@ -55,7 +51,6 @@ export async function releaseLegalDocument(db: Queryable, bus: Announcer, owner:
   return releaseContent(db, bus, LEGAL_CONTENT, (trx) => releaseOwnedRows(trx, LEGAL_DOCUMENTS.name, owner));
 }
 
-
 /** An environment's documents in key order, with the content version they were read at. */
 interface Catalog {
   version: number;
@@ -66,7 +61,13 @@ interface Catalog {
 const DOCUMENT_COLUMNS = ['document', 'title', 'url', 'version', 'required'] as const;
 
 function toDocument(row: Record<string, unknown>): LegalDocument {
-  return { document: row.document as string, title: row.title as string, url: row.url as string, version: row.version as string, required: row.required as boolean };
+  return {
+    document: row.document as string,
+    title: row.title as string,
+    url: row.url as string,
+    version: row.version as string,
+    required: row.required as boolean,
+  };
 }
 
 function catalogOf(version: number, documents: LegalDocument[]): Catalog {
@@ -111,7 +112,13 @@ export class LegalService {
   private readonly asks = new AskDigests();
 
   /** `pool` loads the process-wide cache only (committed data); every other read takes its database from the caller. */
-  constructor(private readonly pool: Db, private readonly cursors: CursorCodec, bus: InvalidationBus, watch: ContentWatch, private readonly players: PlayerService) {
+  constructor(
+    private readonly pool: Db,
+    private readonly cursors: CursorCodec,
+    bus: InvalidationBus,
+    watch: ContentWatch,
+    private readonly players: PlayerService,
+  ) {
     this.catalogs = new WatchedCache(watch, 30_000);
     bus.on((event) => {
       if (event.kind === 'content') this.catalogs.drop(event.environmentId);
@@ -188,7 +195,10 @@ interface Acceptance {
 async function acceptancesOf(db: Queryable, environmentId: number, playerId: string): Promise<Acceptance[]> {
   const rows = await db('legal_acceptances')
     .where({ player_id: playerId, environment_id: environmentId })
-    .orderBy([{ column: 'accepted_at', order: 'desc' }, { column: 'version', order: 'desc' }])
+    .orderBy([
+      { column: 'accepted_at', order: 'desc' },
+      { column: 'version', order: 'desc' },
+    ])
     .select('document', 'version', 'accepted_at');
   return rows.map((r: Record<string, unknown>) => ({ document: r.document as string, version: r.version as string, acceptedAt: r.accepted_at as Date }));
 }

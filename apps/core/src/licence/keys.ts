@@ -83,7 +83,10 @@ export async function mintLicenceKey(
 
 export async function listLicenceKeys(db: Queryable, projectId: number): Promise<LicenceKeyInfo[]> {
   const keys = await listHashedKeys(db, LICENCE_KEYS, projectId);
-  const products = await productsOf(db, keys.map((k) => k.keyId));
+  const products = await productsOf(
+    db,
+    keys.map((k) => k.keyId),
+  );
   return keys.map((k) => toInfo(k, products.get(k.keyId) ?? []));
 }
 

@@ -33,13 +33,22 @@ export class LicenceSeats {
       await trx.raw('SELECT id FROM projects WHERE id = ? FOR NO KEY UPDATE', [organisation.id]);
       const limit = await this.limitOf(trx, organisation);
       const mine = { project_id: organisation.id, machine_id: machine.machineId };
-      let [row] = await trx('licence_seats').where(mine).update({ product: machine.product, version: machine.version, checked_at: trx.fn.now() }).returning('*');
+      let [row] = await trx('licence_seats')
+        .where(mine)
+        .update({ product: machine.product, version: machine.version, checked_at: trx.fn.now() })
+        .returning('*');
       if (!row) {
         const used = await this.used(trx, organisation);
         if (used >= limit) {
-          throw refuse.quota('licenceSeats', limit, `Every seat of this licence is taken (${used} of ${limit}); release one before activating another machine.`);
+          throw refuse.quota(
+            'licenceSeats',
+            limit,
+            `Every seat of this licence is taken (${used} of ${limit}); release one before activating another machine.`,
+          );
         }
-        [row] = await trx('licence_seats').insert({ ...mine, product: machine.product, version: machine.version }).returning('*');
+        [row] = await trx('licence_seats')
+          .insert({ ...mine, product: machine.product, version: machine.version })
+          .returning('*');
       }
       return { seat: seatOf(row), seats: { used: await this.used(trx, organisation), limit } };
     });
@@ -48,7 +57,10 @@ export class LicenceSeats {
   /** The machine's seat, noting the check; not-found when it holds none. */
   async check(db: Queryable, organisation: Organisation, machineId: string): Promise<SeatStanding> {
     return inTransaction(db, async (trx) => {
-      const [row] = await trx('licence_seats').where({ project_id: organisation.id, machine_id: machineId }).update({ checked_at: trx.fn.now() }).returning('*');
+      const [row] = await trx('licence_seats')
+        .where({ project_id: organisation.id, machine_id: machineId })
+        .update({ checked_at: trx.fn.now() })
+        .returning('*');
       if (!row) throw new Refusal('not-found', `The machine "${machineId}" holds no seat of this licence; activate it first.`, { field: 'machineId' });
       return { seat: seatOf(row), seats: { used: await this.used(trx, organisation), limit: await this.limitOf(trx, organisation) } };
     });
@@ -61,12 +73,17 @@ export class LicenceSeats {
 
   /** Every seat of the organisation, oldest first, and its plan's seats. */
   async list(db: Queryable, organisation: Organisation): Promise<{ seats: LicenceSeat[]; limit: number }> {
-    const rows = await db('licence_seats').where({ project_id: organisation.id }).orderBy([{ column: 'activated_at' }, { column: 'machine_id' }]);
+    const rows = await db('licence_seats')
+      .where({ project_id: organisation.id })
+      .orderBy([{ column: 'activated_at' }, { column: 'machine_id' }]);
     return { seats: rows.map(seatOf), limit: await this.limitOf(db, organisation) };
   }
 
   private async limitOf(db: Queryable, organisation: Organisation): Promise<number> {
-    const row = await db('projects as p').join('plans as pl', 'pl.name', 'p.plan_name').where('p.id', organisation.id).first(db.raw(`(pl.spec->>'licenceSeats')::int AS seats`));
+    const row = await db('projects as p')
+      .join('plans as pl', 'pl.name', 'p.plan_name')
+      .where('p.id', organisation.id)
+      .first(db.raw(`(pl.spec->>'licenceSeats')::int AS seats`));
     return Number(row?.seats ?? 0);
   }
 

@@ -24,7 +24,12 @@ export class LicenceService implements LicenceKeyAuthority {
   private readonly keys: HashedKeyVerifier;
 
   /** `pool` loads what every request of the process shares (the key cache, the signing keys). */
-  constructor(private readonly pool: Db, masterKey: Buffer, bus: InvalidationBus, clock?: Clock) {
+  constructor(
+    private readonly pool: Db,
+    masterKey: Buffer,
+    bus: InvalidationBus,
+    clock?: Clock,
+  ) {
     this.tokens = new LicenceTokenService(pool, masterKey, bus);
     this.keys = new HashedKeyVerifier(LICENCE_KEYS, pool, bus, clock);
   }
@@ -60,7 +65,9 @@ export class LicenceService implements LicenceKeyAuthority {
    */
   async activate(db: Queryable, principal: LicencePrincipal, machine: LicenceActivation): Promise<LicenceStanding> {
     if (!(await licenceKeyCovers(db, principal.keyId, machine.product))) {
-      throw new Refusal('forbidden', `This licence key does not cover product "${machine.product}"; a key activates only the products it was made for.`, { field: 'product' });
+      throw new Refusal('forbidden', `This licence key does not cover product "${machine.product}"; a key activates only the products it was made for.`, {
+        field: 'product',
+      });
     }
     return this.withToken(principal.organisation, await this.seats.take(db, principal.organisation, machine));
   }
@@ -74,7 +81,10 @@ export class LicenceService implements LicenceKeyAuthority {
       const held = await this.seats.check(trx, principal.organisation, machineId);
       if (!(await licenceKeyCovers(trx, principal.keyId, held.seat.product))) {
         // Thrown inside the transaction: the check noted above is rolled back.
-        throw new Refusal('forbidden', `This licence key does not cover product "${held.seat.product}", which this machine's seat is for; activate it with a key that does.`);
+        throw new Refusal(
+          'forbidden',
+          `This licence key does not cover product "${held.seat.product}", which this machine's seat is for; activate it with a key that does.`,
+        );
       }
       return held;
     });

@@ -17,7 +17,11 @@ export interface LoadedManifest {
 export function loadManifests(fileOrDir: string): LoadedManifest[] {
   const stat = fs.statSync(fileOrDir);
   const files = stat.isDirectory()
-    ? fs.readdirSync(fileOrDir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => path.join(fileOrDir, f))
+    ? fs
+        .readdirSync(fileOrDir)
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort()
+        .map((f) => path.join(fileOrDir, f))
     : [fileOrDir];
   const loaded: LoadedManifest[] = [];
   for (const file of files) {

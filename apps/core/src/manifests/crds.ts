@@ -27,9 +27,26 @@ type JsonSchema = Record<string, any>;
 
 /** Keywords a structural schema keeps as they are. */
 const KEPT = [
-  'description', 'format', 'default', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
-  'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'enum', 'required',
-  'x-kubernetes-validations', 'x-kubernetes-list-type', 'x-kubernetes-list-map-keys',
+  'description',
+  'format',
+  'default',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+  'enum',
+  'required',
+  'x-kubernetes-validations',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
 ] as const;
 
 function typeOfValue(value: unknown): string {
@@ -105,7 +122,8 @@ function mergedVariants(schema: JsonSchema): JsonSchema {
     const description = pick(nodes.find((n) => n.description) ?? {}, ['description']);
     if (field === 'type') properties.type = structural(schema.properties.type);
     else if (alike) properties[field] = nodes[0];
-    else if (new Set(nodes.map((n) => n.type)).size === 1) properties[field] = { type: nodes[0].type, ...description, ...(nodes[0].items ? { items: { type: nodes[0].items.type } } : {}) };
+    else if (new Set(nodes.map((n) => n.type)).size === 1)
+      properties[field] = { type: nodes[0].type, ...description, ...(nodes[0].items ? { items: { type: nodes[0].items.type } } : {}) };
     else properties[field] = { ...description, ...ANYTHING };
   }
   return { type: 'object', ...pick(schema, ['description', 'required']), properties };
@@ -183,25 +201,27 @@ export function customResourceDefinition(kind: ManifestKind, options: CrdOptions
         categories: [CRD_CATEGORY],
       },
       // Each version its own copy: YAML would write an object met twice as an anchor and an alias.
-      versions: versions.map((version) => structuredClone({
-        name: version.name,
-        served: version.served,
-        storage: version.storage,
-        ...(version.deprecationWarning ? { deprecated: true, deprecationWarning: version.deprecationWarning } : {}),
-        subresources: { status: {} },
-        additionalPrinterColumns: printerColumns(kind),
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            description: `A Hearth ${kind} (docs/manifests.md).`,
-            required: ['spec'],
-            properties: {
-              spec: { description: `what the ${kind} declares (docs/manifests.md)`, ...structural(documentSchema.properties.spec) },
-              status,
+      versions: versions.map((version) =>
+        structuredClone({
+          name: version.name,
+          served: version.served,
+          storage: version.storage,
+          ...(version.deprecationWarning ? { deprecated: true, deprecationWarning: version.deprecationWarning } : {}),
+          subresources: { status: {} },
+          additionalPrinterColumns: printerColumns(kind),
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description: `A Hearth ${kind} (docs/manifests.md).`,
+              required: ['spec'],
+              properties: {
+                spec: { description: `what the ${kind} declares (docs/manifests.md)`, ...structural(documentSchema.properties.spec) },
+                status,
+              },
             },
           },
-        },
-      })),
+        }),
+      ),
     },
   };
 }
@@ -213,7 +233,9 @@ export function customResourceDefinitions(options: CrdOptions = {}): JsonSchema[
 
 /** All CRDs as one multi-document YAML stream, for `kubectl apply -f -`. */
 export function crdsYaml(options: CrdOptions = {}): string {
-  return customResourceDefinitions(options).map((crd) => stringify(crd, { lineWidth: 0 })).join('---\n');
+  return customResourceDefinitions(options)
+    .map((crd) => stringify(crd, { lineWidth: 0 }))
+    .join('---\n');
 }
 
 /** The folder of the chart the CRD templates live in, and the file of each. */
@@ -232,7 +254,9 @@ export function chartCrdFile(kind: ManifestKind): string {
 
 /** A named template of the plurals of the kinds `keep` selects, as a YAML list. */
 function resourceList(name: string, keep: (kind: (typeof MANIFEST_KINDS)[keyof typeof MANIFEST_KINDS]) => boolean): string {
-  const plurals = Object.values(MANIFEST_KINDS).filter(keep).map((k) => `- ${k.crd.plural}`);
+  const plurals = Object.values(MANIFEST_KINDS)
+    .filter(keep)
+    .map((k) => `- ${k.crd.plural}`);
   return `{{- define "${name}" -}}\n${plurals.join('\n')}\n{{- end }}\n`;
 }
 

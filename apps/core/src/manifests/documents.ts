@@ -36,13 +36,23 @@ export async function recordAppliedManifest(db: Queryable, doc: AnyManifest, nam
        created_at = CASE WHEN d.removed_at IS NOT NULL THEN now() ELSE d.created_at END,
        labels = excluded.labels, annotations = excluded.annotations, spec = excluded.spec, updated_at = now(), removed_at = NULL
      WHERE d.removed_at IS NOT NULL OR (d.spec, d.labels, d.annotations) IS DISTINCT FROM (excluded.spec, excluded.labels, excluded.annotations)`,
-    [doc.kind, namespaceKey(doc.kind, namespace), doc.metadata.name, JSON.stringify(metadata.labels ?? {}), JSON.stringify(annotations), JSON.stringify(doc.spec)],
+    [
+      doc.kind,
+      namespaceKey(doc.kind, namespace),
+      doc.metadata.name,
+      JSON.stringify(metadata.labels ?? {}),
+      JSON.stringify(annotations),
+      JSON.stringify(doc.spec),
+    ],
   );
 }
 
 /** Marks a document deleted (removeManifest calls it once the kind's clean-up has run). */
 export async function forgetAppliedManifest(db: Queryable, ref: { kind: ManifestKind; namespace: string | null; name: string }): Promise<void> {
-  await db(TABLE).where({ kind: ref.kind, namespace: namespaceKey(ref.kind, ref.namespace), name: ref.name }).whereNull('removed_at').update({ removed_at: db.fn.now() });
+  await db(TABLE)
+    .where({ kind: ref.kind, namespace: namespaceKey(ref.kind, ref.namespace), name: ref.name })
+    .whereNull('removed_at')
+    .update({ removed_at: db.fn.now() });
 }
 
 /** The status of a document applied: the generation reconciled, its Ready condition, and what its kind adds (a key's id). */
@@ -107,7 +117,10 @@ export async function listAppliedManifests(db: Queryable, kind: ManifestKind, wh
   if (where.namespace !== null) query.where({ namespace: namespaceKey(kind, where.namespace) });
   if (where.name !== undefined) query.where({ name: where.name });
   const rows = (await query.orderBy([{ column: 'namespace' }, { column: 'name' }])) as Row[];
-  const records = await recordsOf(db, rows.flatMap((row) => linksFrom(row)));
+  const records = await recordsOf(
+    db,
+    rows.flatMap((row) => linksFrom(row)),
+  );
   const out: AppliedManifest[] = [];
   for (const row of rows) out.push(await manifestOf(db, row, records));
   return out;
@@ -123,7 +136,10 @@ export async function appliedManifestElsewhere(
   const rows = (await db(TABLE).where({ kind, name }).select('namespace', 'removed_at')) as { namespace: string; removed_at: Date | null }[];
   const here = rows.find((r) => r.namespace === namespaceKey(kind, namespace));
   return {
-    namespaces: rows.filter((r) => r.removed_at === null && r.namespace !== namespaceKey(kind, namespace)).map((r) => r.namespace).sort(),
+    namespaces: rows
+      .filter((r) => r.removed_at === null && r.namespace !== namespaceKey(kind, namespace))
+      .map((r) => r.namespace)
+      .sort(),
     deletedAt: here?.removed_at ?? null,
   };
 }

@@ -91,11 +91,7 @@ export function isRemovable(kind: ManifestKind): boolean {
  * `absent` when there was nothing left to undo (a second delete is harmless). Throws for a kind
  * that is not removed yet (isRemovable).
  */
-export async function removeManifest(
-  db: Queryable,
-  ref: { kind: ManifestKind; namespace?: string; name: string },
-  bus: Announcer,
-): Promise<RemoveResult> {
+export async function removeManifest(db: Queryable, ref: { kind: ManifestKind; namespace?: string; name: string }, bus: Announcer): Promise<RemoveResult> {
   const remove = reconcilerOf(ref.kind).remove;
   if (!remove) throw new Error(`Hearth does not remove ${ref.kind} documents yet`);
   const namespace = namespaceFor(ref.kind, ref.namespace);

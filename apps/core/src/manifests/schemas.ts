@@ -5,8 +5,18 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ResourceName } from '../contract/names';
 import {
-  BlogCategorySpec, BlogPostSpec, CurrencySpec, GameConfigSpec, GameEnvironmentSpec, LegalDocumentSpec,
-  LicenceKeySpec, PlanSpec, ProjectSpec, RealmSpec, ServerKeySpec, TourSpec,
+  BlogCategorySpec,
+  BlogPostSpec,
+  CurrencySpec,
+  GameConfigSpec,
+  GameEnvironmentSpec,
+  LegalDocumentSpec,
+  LicenceKeySpec,
+  PlanSpec,
+  ProjectSpec,
+  RealmSpec,
+  ServerKeySpec,
+  TourSpec,
 } from '../contract/resources';
 import { ItemTypeSpec } from '../contract/item-type';
 import { CardTemplateSpec, CardTypeSpec } from '../contract/card-type';
@@ -122,7 +132,13 @@ export const MANIFEST_KINDS = {
     plural: 'realms',
     shortNames: ['hrealm'],
     // The times as written: a `date` column shows a future time as <invalid> (it prints an age).
-    columns: [ENVIRONMENT, specColumn('Number', 'integer', 'number'), ENABLED, specColumn('Start', 'string', 'startAt'), specColumn('End', 'string', 'endAt', 1)],
+    columns: [
+      ENVIRONMENT,
+      specColumn('Number', 'integer', 'number'),
+      ENABLED,
+      specColumn('Start', 'string', 'startAt'),
+      specColumn('End', 'string', 'endAt', 1),
+    ],
   }),
   Currency: manifestKind('Currency', CurrencySpec, {
     plural: 'currencies',

@@ -9,7 +9,10 @@ export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
 
 export const Condition = Type.Object({
   type: Type.String({ minLength: 1, maxLength: 316, description: 'the condition: Ready' }),
-  status: Type.Union(CONDITION_STATUSES.map((s) => Type.Literal(s)), { description: 'True, False or Unknown' }),
+  status: Type.Union(
+    CONDITION_STATUSES.map((s) => Type.Literal(s)),
+    { description: 'True, False or Unknown' },
+  ),
   reason: Type.String({ minLength: 1, maxLength: 1024, description: 'one CamelCase word a program can act on' }),
   message: Type.String({ maxLength: 32768, description: 'what a person should know' }),
   lastTransitionTime: Type.String({ format: 'date-time', description: 'when status last changed' }),
@@ -21,9 +24,9 @@ export type Condition = Static<typeof Condition>;
 export function resourceStatus(extra: TProperties = {}) {
   return Type.Object(
     {
-    observedGeneration: Type.Optional(Type.Integer({ minimum: 0, description: 'the generation the operator last reconciled' })),
-    conditions: Type.Optional(Type.Array(Condition, { maxItems: 16, description: 'Ready: whether the database matches the spec, and why not' })),
-    ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, Type.Optional(v)])),
+      observedGeneration: Type.Optional(Type.Integer({ minimum: 0, description: 'the generation the operator last reconciled' })),
+      conditions: Type.Optional(Type.Array(Condition, { maxItems: 16, description: 'Ready: whether the database matches the spec, and why not' })),
+      ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, Type.Optional(v)])),
     },
     { description: 'what the operator last saw (written by it; docs/kubernetes.md)' },
   );

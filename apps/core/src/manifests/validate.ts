@@ -74,7 +74,10 @@ function reasonOf(first: ErrorObject, errors: ErrorObject[], root: object): { fi
 
 /** The object schema an error's keyword sits in (`#/properties/spec/additionalProperties` → the spec's schema). */
 function schemaAt(root: object, schemaPath: string): { properties?: object } | undefined {
-  const steps = schemaPath.split('/').slice(1, -1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const steps = schemaPath
+    .split('/')
+    .slice(1, -1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   let node: unknown = root;
   for (const step of steps) node = (node as Record<string, unknown> | undefined)?.[step];
   return node as { properties?: object } | undefined;
@@ -83,7 +86,10 @@ function schemaAt(root: object, schemaPath: string): { properties?: object } | u
 /** The known field a mistyped one most likely meant: the closest by edit distance, if close enough to be a typo. */
 export function nearestField(typed: string, known: string[]): string | undefined {
   if (known.length === 0) return undefined;
-  const best = closest(typed.toLowerCase(), known.map((k) => k.toLowerCase()));
+  const best = closest(
+    typed.toLowerCase(),
+    known.map((k) => k.toLowerCase()),
+  );
   const index = known.findIndex((k) => k.toLowerCase() === best);
   // A third of the word (at least 2 edits: `perDecklimit`, `perDeckLimt`), no more: `colour` suggests nothing for a tour.
   return distance(typed.toLowerCase(), best) <= Math.max(2, Math.floor(typed.length / 3)) ? known[index] : undefined;

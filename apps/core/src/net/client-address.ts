@@ -28,7 +28,10 @@ export function parseTrustedProxies(raw: string | undefined): ProxyTrust {
     const hops = Number(value);
     return hops === 0 ? TRUST_NO_PROXY : (_address, hop) => hop < hops;
   }
-  const entries = value.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   try {
     return proxyaddr.compile(entries);
   } catch (err) {

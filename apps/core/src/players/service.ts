@@ -55,7 +55,11 @@ export class PlayerService {
   /** Bumped on every drop: a load that began before a drop must not keep what it read. */
   private drops = 0;
 
-  constructor(private readonly pool: Db, private readonly bus: InvalidationBus, clock: Clock = systemClock) {
+  constructor(
+    private readonly pool: Db,
+    private readonly bus: InvalidationBus,
+    clock: Clock = systemClock,
+  ) {
     this.records = new TtlCache(30_000, 500_000, clock);
     bus.on((event) => {
       if (event.kind === 'player') {

@@ -88,7 +88,12 @@ interface HistogramState extends HistogramSeries {
 export class SeriesHistogram extends SeriesMetric<HistogramState> {
   readonly type = 'histogram' as const;
 
-  constructor(name: string, help: string, labelNames: readonly string[], private readonly buckets: readonly number[]) {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    private readonly buckets: readonly number[],
+  ) {
     super(name, help, labelNames);
     if (buckets.some((b, i) => i > 0 && b <= buckets[i - 1])) throw new Error(`${name}: buckets must rise`);
   }

@@ -82,7 +82,10 @@ export type ReadinessChecks = { postgres: boolean; redis: boolean } | { postgres
  */
 export async function dependencies(deps: { db: Db; coordination: Coordination }): Promise<ReadinessChecks> {
   const [postgres, redis] = await Promise.all([
-    deps.db.raw('SELECT 1').then(() => true, () => false),
+    deps.db.raw('SELECT 1').then(
+      () => true,
+      () => false,
+    ),
     deps.coordination.inProcess ? null : deps.coordination.ping(),
   ]);
   return redis === null ? { postgres, coordination: 'in-process' } : { postgres, redis };

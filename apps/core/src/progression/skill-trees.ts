@@ -123,11 +123,16 @@ function nodeOf(row: Record<string, any>): StoredNode {
 
 /** Every tree of the environment by key, each with its nodes in the tree's order. */
 async function loadTrees(db: Queryable, environmentId: number, where: Record<string, unknown> = {}): Promise<(StoredTree & { owner: string })[]> {
-  const trees = await db('skill_trees').where({ environment_id: environmentId, ...where }).orderBy('key');
+  const trees = await db('skill_trees')
+    .where({ environment_id: environmentId, ...where })
+    .orderBy('key');
   if (trees.length === 0) return [];
   const nodes = await db('skill_nodes')
     .where({ environment_id: environmentId })
-    .whereIn('tree_key', trees.map((t) => t.key as string))
+    .whereIn(
+      'tree_key',
+      trees.map((t) => t.key as string),
+    )
     .orderBy([{ column: 'tree_key' }, { column: 'position' }]);
   const byTree = new Map<string, StoredNode[]>();
   for (const row of nodes) {
@@ -135,7 +140,15 @@ async function loadTrees(db: Queryable, environmentId: number, where: Record<str
     list.push(nodeOf(row));
     byTree.set(row.tree_key, list);
   }
-  return trees.map((t) => ({ key: t.key, owner: t.owner, name: t.name, description: t.description, hidden: t.hidden, enabled: t.enabled, nodes: byTree.get(t.key) ?? [] }));
+  return trees.map((t) => ({
+    key: t.key,
+    owner: t.owner,
+    name: t.name,
+    description: t.description,
+    hidden: t.hidden,
+    enabled: t.enabled,
+    nodes: byTree.get(t.key) ?? [],
+  }));
 }
 
 async function skillTreesChanged(trx: Tx, bus: Announcer, environmentId: number): Promise<void> {
@@ -173,7 +186,10 @@ export async function syncSkillTree(
         this.on('t.environment_id', 'n.environment_id').andOn('t.key', 'n.tree_key');
       })
       .where('n.environment_id', environmentId)
-      .whereIn('n.key', tree.nodes.map((n) => n.key))
+      .whereIn(
+        'n.key',
+        tree.nodes.map((n) => n.key),
+      )
       .whereNot('t.owner', owner)
       .select('n.key', 't.key as tree_key', 't.owner');
     if (claimed.length > 0) {
@@ -230,7 +246,8 @@ export interface SkillNodeUnlockRequest {
  */
 const UNLOCK_SENDERS: SenderRule<SkillNodeUnlockRequest> = {
   serverOnly: ['allowances'],
-  playerRefused: (env) => (env.skillNodesUnlockedBy === 'game' ? "This game's skill nodes are unlocked by the game itself, not by a player's token." : undefined),
+  playerRefused: (env) =>
+    env.skillNodesUnlockedBy === 'game' ? "This game's skill nodes are unlocked by the game itself, not by a player's token." : undefined,
 };
 
 export class SkillTreeService {
@@ -306,7 +323,14 @@ export class SkillTreeService {
     record?: IdempotencyScope,
   ): Promise<EngineAnswer<SkillNodeUnlock>> {
     checkSender(UNLOCK_SENDERS, by, env, request);
-    return runEngineMove<SkillNodeUnlock>(db, env, playerId, 'skill-node-unlock', { nodeKey, realmId: request.realmId, payWith: request.payWith, allowances: request.allowances }, record);
+    return runEngineMove<SkillNodeUnlock>(
+      db,
+      env,
+      playerId,
+      'skill-node-unlock',
+      { nodeKey, realmId: request.realmId, payWith: request.payWith, allowances: request.allowances },
+      record,
+    );
   }
 }
 

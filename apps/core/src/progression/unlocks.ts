@@ -57,7 +57,13 @@ export class UnlockService {
    * PUT /players/:playerId/unlocks/:key: records the unlock unless the player holds it. `created` is
    * true for the one call that recorded it; every other call answers that first record unchanged.
    */
-  async record(db: Queryable, env: EnvironmentContext, playerId: string, key: string, source = DEFAULT_UNLOCK_SOURCE): Promise<{ unlock: Unlock; created: boolean }> {
+  async record(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    key: string,
+    source = DEFAULT_UNLOCK_SOURCE,
+  ): Promise<{ unlock: Unlock; created: boolean }> {
     return inTransaction(db, async (trx) => {
       await holdExistingPlayer(trx, env, playerId);
       // A parallel insert of the same key waits for the first to commit, then inserts nothing.

@@ -46,12 +46,14 @@ export class XpService {
     return inTransaction(db, async (trx) => {
       await holdExistingPlayer(trx, env, playerId);
       // Under the row's lock: an amount that would pass the most a total holds updates nothing.
-      const rows: { xp: string }[] = await trx.raw(
-        `INSERT INTO player_xp AS x (player_id, environment_id, track, xp) VALUES (?, ?, ?, ?)
+      const rows: { xp: string }[] = await trx
+        .raw(
+          `INSERT INTO player_xp AS x (player_id, environment_id, track, xp) VALUES (?, ?, ?, ?)
            ON CONFLICT (player_id, track) DO UPDATE SET xp = x.xp + EXCLUDED.xp WHERE x.xp + EXCLUDED.xp <= ?
            RETURNING x.xp`,
-        [playerId, env.id, track, amount, MAX_BALANCE],
-      ).then((r: { rows: { xp: string }[] }) => r.rows);
+          [playerId, env.id, track, amount, MAX_BALANCE],
+        )
+        .then((r: { rows: { xp: string }[] }) => r.rows);
       if (rows.length === 0) {
         const held = await trx('player_xp').where({ player_id: playerId, track }).first('xp');
         throw refuse.invalid('amount', `Track ${track} holds ${held?.xp} XP: ${amount} more would pass the most a total holds (${MAX_BALANCE}).`);

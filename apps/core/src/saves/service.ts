@@ -25,7 +25,10 @@ import { SAVE_LIMITS, type Save, type SaveEntry, type SaveList, type SaveWriteRe
  * pgbench (test/bench/pgbench.ts). Parameters: environment id, player id, key, size in bytes, the
  * compact JSON text, the expected version (null: any), the player's and the environment's byte limits.
  */
-export const SAVE_WRITE = preparedStatement('hearth_save_write', 'SELECT outcome, version, size_bytes, updated_at FROM hearth_save_write(?, ?, ?, ?, ?::json, ?, ?, ?)');
+export const SAVE_WRITE = preparedStatement(
+  'hearth_save_write',
+  'SELECT outcome, version, size_bytes, updated_at FROM hearth_save_write(?, ?, ?, ?, ?::json, ?, ?, ?)',
+);
 
 /** What hearth_save_write answers; the refusals in the order it checks them. */
 type SaveWriteOutcome = 'created' | 'replaced' | 'player-not-found' | 'version-conflict' | 'player-quota' | 'environment-quota';
@@ -115,14 +118,28 @@ export class SaveService {
    * Refusals, in this order: the value (invalid-request), a player writing a `server:` slot
    * (forbidden), the player (not-found), the version (conflict), the quotas (quota-exceeded).
    */
-  async write(db: Queryable, env: EnvironmentContext, playerId: string, key: string, write: SaveWrite, writer: SaveWriter): Promise<{ entry: SaveEntry; created: boolean }> {
+  async write(
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    key: string,
+    write: SaveWrite,
+    writer: SaveWriter,
+  ): Promise<{ entry: SaveEntry; created: boolean }> {
     checkKey(key);
     const { text, sizeBytes } = compactSaveValue(write.data);
     checkWriter(writer, key);
     const environmentLimit = env.plan.playerDataBytesPerEnvironment;
     // One statement: atomic by itself on the pool, or part of the caller's transaction.
     const [outcome] = await runStatement<EntryRow & { outcome: SaveWriteOutcome }>(db, SAVE_WRITE, [
-      env.id, playerId, key, sizeBytes, text, write.expectedVersion ?? null, SAVE_LIMITS.playerBytes, environmentLimit,
+      env.id,
+      playerId,
+      key,
+      sizeBytes,
+      text,
+      write.expectedVersion ?? null,
+      SAVE_LIMITS.playerBytes,
+      environmentLimit,
     ]);
     switch (outcome.outcome) {
       case 'created':

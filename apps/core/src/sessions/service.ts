@@ -8,13 +8,7 @@ import { holdPlayer } from '../players/hold';
 import { randomId } from '../ids';
 import { filterWords } from '../players/word-filter';
 import type { CreateSessionRequest, ReportedStatus, SeatRequest, StatusReport } from '../shapes/sessions';
-import {
-  type PlatformSession,
-  SESSION_EVENTS_CHANNEL,
-  type SessionEvent,
-  type SessionStatus,
-} from './events';
-
+import { type PlatformSession, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionStatus } from './events';
 
 /** Spec §3: the moves a report may make from each status; every other move is a conflict. */
 export const REPORTED_MOVES: Readonly<Record<SessionStatus, readonly ReportedStatus[]>> = {
@@ -28,7 +22,6 @@ export const REPORTED_MOVES: Readonly<Record<SessionStatus, readonly ReportedSta
 
 /** The name a seat shows when neither the request nor the player's display name gives one. */
 export const DEFAULT_PLAYER_NAME = 'Player';
-
 
 interface SessionRow {
   id: string;
@@ -127,14 +120,25 @@ export class SessionService {
     const rows = (await db('sessions as s')
       .join('session_players as sp', 'sp.session_id', 's.id')
       .where({ 'sp.environment_id': env.id, 'sp.player_id': playerId, 's.environment_id': env.id })
-      .orderBy([{ column: 's.created_at', order: 'desc' }, { column: 's.id', order: 'asc' }])
+      .orderBy([
+        { column: 's.created_at', order: 'desc' },
+        { column: 's.id', order: 'asc' },
+      ])
       .select('s.*')) as SessionRow[];
     if (rows.length === 0) return [];
     const seats = (await db('session_players')
-      .whereIn('session_id', rows.map((r) => r.id))
+      .whereIn(
+        'session_id',
+        rows.map((r) => r.id),
+      )
       .orderBy('seat_order')
       .select(SEAT_COLUMNS)) as SeatRow[];
-    return rows.map((row) => toSession(row, seats.filter((s) => s.session_id === row.id)));
+    return rows.map((row) =>
+      toSession(
+        row,
+        seats.filter((s) => s.session_id === row.id),
+      ),
+    );
   }
 
   /** POST /sessions: a lobby in CONFIGURING with the caller seated as host. */
@@ -221,9 +225,7 @@ export class SessionService {
    */
   async reportStatus(db: Queryable, env: EnvironmentContext, sessionId: string, report: StatusReport): Promise<PlatformSession> {
     return inTransaction(db, async (trx) => {
-      const current = (await trx('sessions').where({ id: sessionId, environment_id: env.id }).first('status')) as
-        | { status: SessionStatus }
-        | undefined;
+      const current = (await trx('sessions').where({ id: sessionId, environment_id: env.id }).first('status')) as { status: SessionStatus } | undefined;
       if (!current) throw sessionNotFound(sessionId);
       if (!REPORTED_MOVES[current.status].includes(report.status)) {
         throw refuse.conflict(`A session in ${current.status} cannot move to ${report.status}.`);
@@ -233,8 +235,8 @@ export class SessionService {
         .update({
           status: report.status,
           // COMPLETE and ERROR are final, so these are null in every other status.
-          conclusion: report.status === 'COMPLETE' ? report.conclusion ?? null : null,
-          error: report.status === 'ERROR' ? report.error ?? null : null,
+          conclusion: report.status === 'COMPLETE' ? (report.conclusion ?? null) : null,
+          error: report.status === 'ERROR' ? (report.error ?? null) : null,
           updated_at: trx.fn.now(),
         })
         .returning('*')) as SessionRow[];
@@ -343,7 +345,15 @@ export class SessionService {
   }
 
   /** A seat: its name as asked (filtered) or the player's; `uniqueNetId` is stored, never answered. */
-  private async insertSeat(trx: Tx, env: EnvironmentContext, sessionId: string, playerId: string, input: SeatRequest, player: PlayerRow, isHost: boolean): Promise<SeatRow> {
+  private async insertSeat(
+    trx: Tx,
+    env: EnvironmentContext,
+    sessionId: string,
+    playerId: string,
+    input: SeatRequest,
+    player: PlayerRow,
+    isHost: boolean,
+  ): Promise<SeatRow> {
     const [seat] = (await trx('session_players')
       .insert({
         session_id: sessionId,

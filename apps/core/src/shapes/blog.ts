@@ -54,7 +54,10 @@ export type BlogPostFull = Static<typeof BlogPostFull>;
 export const RELATED_POSTS = 3;
 
 /** GET /blog/posts/:slug: the post and up to RELATED_POSTS related ones. */
-export const BlogPostRead = Type.Object({ post: BlogPostFull, related: Type.Array(BlogPostSummary, { maxItems: RELATED_POSTS }) }, { additionalProperties: false });
+export const BlogPostRead = Type.Object(
+  { post: BlogPostFull, related: Type.Array(BlogPostSummary, { maxItems: RELATED_POSTS }) },
+  { additionalProperties: false },
+);
 export type BlogPostRead = Static<typeof BlogPostRead>;
 
 /** GET /blog/posts: one category's or one tag's posts (or both), or all. */

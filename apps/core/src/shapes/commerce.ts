@@ -33,8 +33,14 @@ export const OrderShape = Shape(
     id: Type.String(),
     sku: Type.String(),
     provider: Type.Literal('steam'),
-    storeOrderId: Type.String({ pattern: '^[1-9][0-9]{0,19}$', description: "the store's order id, a 64-bit unsigned integer as decimal digits (never a JSON number)" }),
-    status: Type.Union(ORDER_STATUSES.map((s) => Type.Literal(s)), { description: 'docs/commerce.md "Order states"' }),
+    storeOrderId: Type.String({
+      pattern: '^[1-9][0-9]{0,19}$',
+      description: "the store's order id, a 64-bit unsigned integer as decimal digits (never a JSON number)",
+    }),
+    status: Type.Union(
+      ORDER_STATUSES.map((s) => Type.Literal(s)),
+      { description: 'docs/commerce.md "Order states"' },
+    ),
     currency: Currency,
     amount: Minor,
     createdAt: Timestamp,
@@ -60,7 +66,10 @@ export const EntitlementShape = Shape(
 );
 export type Entitlement = Static<typeof EntitlementShape>;
 
-export const OrderSettlementShape = Shape('OrderSettlement', { order: OrderShape, entitlements: Type.Array(EntitlementShape, { description: 'what this order gave' }) });
+export const OrderSettlementShape = Shape('OrderSettlement', {
+  order: OrderShape,
+  entitlements: Type.Array(EntitlementShape, { description: 'what this order gave' }),
+});
 export type OrderSettlement = Static<typeof OrderSettlementShape>;
 
 export const ReconciliationShape = Shape('Reconciliation', {
@@ -69,7 +78,9 @@ export const ReconciliationShape = Shape('Reconciliation', {
 });
 export type Reconciliation = Static<typeof ReconciliationShape>;
 
-export const StoreIdentityShape = Shape('StoreIdentity', { storeId: Type.String({ description: "the player's store account id (64-bit, as decimal digits)" }) });
+export const StoreIdentityShape = Shape('StoreIdentity', {
+  storeId: Type.String({ description: "the player's store account id (64-bit, as decimal digits)" }),
+});
 
 export const GrantShape = Shape(
   'Grant',
@@ -107,11 +118,22 @@ export type GrantChangePage = Static<typeof GrantChangePageShape>;
 
 // What callers send: declared once, for the route's validation and the document, and the service's types.
 
-const Provider = Type.Union(STORE_PROVIDERS.map((p) => Type.Literal(p)), { description: 'the store: `steam`' });
-const StoreOrderId = Type.String({ minLength: 1, maxLength: 20, pattern: '^[1-9][0-9]{0,19}$', description: "the order's storeOrderId (the store's m_ulOrderID), as decimal digits" });
+const Provider = Type.Union(
+  STORE_PROVIDERS.map((p) => Type.Literal(p)),
+  { description: 'the store: `steam`' },
+);
+const StoreOrderId = Type.String({
+  minLength: 1,
+  maxLength: 20,
+  pattern: '^[1-9][0-9]{0,19}$',
+  description: "the order's storeOrderId (the store's m_ulOrderID), as decimal digits",
+});
 
 /** GET /commerce/catalog. */
-export const CatalogQuery = Type.Object({ provider: Type.Optional({ ...Provider, description: 'the store: `steam` (the default, today the only one)' }) }, { additionalProperties: false });
+export const CatalogQuery = Type.Object(
+  { provider: Type.Optional({ ...Provider, description: 'the store: `steam` (the default, today the only one)' }) },
+  { additionalProperties: false },
+);
 
 /** POST /commerce/store/identify: the store SDK's ticket for the game's identity string. */
 export const IdentifyRequest = Type.Object(
@@ -128,14 +150,22 @@ export const OrderRequest = Type.Object(
   {
     sku: Type.String({ minLength: 1, maxLength: 128, description: 'the product' }),
     provider: Provider,
-    language: Type.String({ minLength: 2, maxLength: 10, pattern: '^[a-z]{2}([-_][A-Za-z]{2,4})?$', description: "the overlay's language (ISO 639-1, e.g. `en`)" }),
+    language: Type.String({
+      minLength: 2,
+      maxLength: 10,
+      pattern: '^[a-z]{2}([-_][A-Za-z]{2,4})?$',
+      description: "the overlay's language (ISO 639-1, e.g. `en`)",
+    }),
   },
   { additionalProperties: false },
 );
 export type OrderRequest = Static<typeof OrderRequest>;
 
 /** POST /commerce/store/authorizations: the player's answer to the overlay, a hint only. */
-export const OrderAuthorization = Type.Object({ storeOrderId: StoreOrderId, authorized: Type.Boolean({ description: "the player's answer as the SDK reported it" }) }, { additionalProperties: false });
+export const OrderAuthorization = Type.Object(
+  { storeOrderId: StoreOrderId, authorized: Type.Boolean({ description: "the player's answer as the SDK reported it" }) },
+  { additionalProperties: false },
+);
 export type OrderAuthorization = Static<typeof OrderAuthorization>;
 
 /** POST /commerce/grants/:grantId/ack. */

@@ -20,8 +20,7 @@ export const Nullable = <T extends TSchema>(schema: T, options: { description?: 
  * A stored figure (a balance, a stack's quantity, what a consumed currency has spent): exact, never
  * past 2^53-1, the largest integer every JSON reader keeps exactly (docs/economy.md).
  */
-export const Figure = (description?: string) =>
-  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...(description ? { description } : {}) });
+export const Figure = (description?: string) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...(description ? { description } : {}) });
 
 /** A signed change to a stored figure. */
 export const Change = (description = 'the signed change to the stored figure') =>
@@ -29,7 +28,10 @@ export const Change = (description = 'the signed change to the stored figure') =
 
 /** One of a fixed list of strings. */
 export const OneOf = <T extends string>(values: readonly T[], options: { default?: T; description?: string } = {}) =>
-  Type.Union(values.map((value) => Type.Literal(value)), options) as unknown as TUnion<TLiteral<T>[]>;
+  Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  ) as unknown as TUnion<TLiteral<T>[]>;
 
 // The building blocks of requests: paths, pages and the trimmed strings of bodies.
 

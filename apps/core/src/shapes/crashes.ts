@@ -14,9 +14,24 @@ export const SYMBOL_MAX_BYTES = 4 * 1024 ** 3;
  * (it would name the folder above in a path or a key).
  */
 const notDots = '(?!.*\\.\\.)(?!\\.$)';
-export const SymbolLabel = Type.String({ minLength: 1, maxLength: 200, pattern: `^${notDots}[A-Za-z0-9*+._-]+$`, description: "the build's symbols label: letters, digits and `* + . _ -`, up to 200, no `..`" });
-export const SymbolVersion = Type.String({ minLength: 1, maxLength: 64, pattern: `^${notDots}[A-Za-z0-9+._-]+$`, description: 'letters, digits and `+ . _ -`, up to 64, no `..`' });
-export const SymbolFileName = Type.String({ minLength: 1, maxLength: 200, pattern: `^${notDots}[A-Za-z0-9+._-]+$`, description: 'no folders: letters, digits and `+ . _ -`, up to 200, no `..`' });
+export const SymbolLabel = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: `^${notDots}[A-Za-z0-9*+._-]+$`,
+  description: "the build's symbols label: letters, digits and `* + . _ -`, up to 200, no `..`",
+});
+export const SymbolVersion = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: `^${notDots}[A-Za-z0-9+._-]+$`,
+  description: 'letters, digits and `+ . _ -`, up to 64, no `..`',
+});
+export const SymbolFileName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: `^${notDots}[A-Za-z0-9+._-]+$`,
+  description: 'no folders: letters, digits and `+ . _ -`, up to 200, no `..`',
+});
 
 /** POST /crash-symbols/uploads: the file, and the exact size and digest its upload must have. */
 export const SymbolUploadRequest = Type.Object(
@@ -47,11 +62,20 @@ export const SymbolUpload = Shape('SymbolUpload', {
 export type SymbolUpload = Static<typeof SymbolUpload>;
 
 /** A symbol file whose upload completed. */
-export const SymbolFile = Shape('SymbolFile', { label: Type.String(), version: Type.String(), name: Type.String(), sizeBytes: Type.Integer(), updatedAt: Timestamp });
+export const SymbolFile = Shape('SymbolFile', {
+  label: Type.String(),
+  version: Type.String(),
+  name: Type.String(),
+  sizeBytes: Type.Integer(),
+  updatedAt: Timestamp,
+});
 export type SymbolFile = Static<typeof SymbolFile>;
 
 /** GET /crash-symbols/files: optionally of one label and version. */
-export const SymbolListQuery = Type.Object({ label: Type.Optional(SymbolLabel), version: Type.Optional(SymbolVersion), ...PageQuery }, { additionalProperties: false });
+export const SymbolListQuery = Type.Object(
+  { label: Type.Optional(SymbolLabel), version: Type.Optional(SymbolVersion), ...PageQuery },
+  { additionalProperties: false },
+);
 export type SymbolListQuery = Static<typeof SymbolListQuery>;
 
 /** The reporter's query parameters are kept as sent, cut to this many characters (never trusted). */
@@ -65,7 +89,10 @@ const ReporterParameter = (description: string) =>
   Type.Optional(Type.String({ maxLength: 2048, description: `${description}; kept as sent, cut to ${CRASH_PARAMETER_KEPT_CHARS} characters, not trusted` }));
 
 /** POST /crash-reports/:appKey: the environment the reporter was built for. */
-export const CrashReportPath = Type.Object({ appKey: Type.String({ minLength: 1, maxLength: 64, description: "the environment's app key" }) }, { additionalProperties: false });
+export const CrashReportPath = Type.Object(
+  { appKey: Type.String({ minLength: 1, maxLength: 64, description: "the environment's app key" }) },
+  { additionalProperties: false },
+);
 
 /** What Unreal's CrashReportClient says about itself in the query, every one optional. */
 export const CrashReporterQuery = Type.Object(

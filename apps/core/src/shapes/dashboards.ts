@@ -28,7 +28,7 @@ export const DashboardPlayer = Shape('DashboardPlayer', {
   identities: Type.Array(
     Type.Object(
       {
-        provider: Type.String({ description: '`server` (signed in on a game server\'s word) or `idp` (the identity-provider sign-in)' }),
+        provider: Type.String({ description: "`server` (signed in on a game server's word) or `idp` (the identity-provider sign-in)" }),
         subject: Type.String({ description: "the provider's id for the player" }),
       },
       { additionalProperties: false },

@@ -108,7 +108,11 @@ export const CurrencyMovePath = Type.Object({ playerId: Id('a player id'), curre
 
 const moveFields = {
   amount: Amount(),
-  reason: GameKey(`a key naming the flow (\`quest_reward\`, \`shop\`); the engine's own reasons (${Object.values(ENGINE_REASONS).map((r) => `\`${r}\``).join(', ')}) are refused`),
+  reason: GameKey(
+    `a key naming the flow (\`quest_reward\`, \`shop\`); the engine's own reasons (${Object.values(ENGINE_REASONS)
+      .map((r) => `\`${r}\``)
+      .join(', ')}) are refused`,
+  ),
   reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'what the move is about, for the ledger' })),
   ...InventoryChoiceFields,
 };

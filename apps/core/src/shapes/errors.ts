@@ -16,7 +16,11 @@ export const ErrorDetailsShape = Shape(
   {
     field: Type.Optional(Type.String({ description: 'the input at fault: `body.<field>`, `query.<name>`, `path.<name>` or `header.<name>`' })),
     quota: Type.Optional(Type.String({ description: '`quota-exceeded`: what the limit counts' })),
-    limit: Type.Optional(Count('the limit passed: how many are allowed (`quota-exceeded`, `owned-limit`, a full session\'s seats), or the most bytes a route takes (`payload-too-large`)')),
+    limit: Type.Optional(
+      Count(
+        "the limit passed: how many are allowed (`quota-exceeded`, `owned-limit`, a full session's seats), or the most bytes a route takes (`payload-too-large`)",
+      ),
+    ),
     retryAfterSeconds: Type.Optional(Type.Integer({ minimum: 1, description: '`rate-limited`: as the Retry-After header' })),
     currencyKey: Type.Optional(Type.String({ description: 'the currency the refusal is about' })),
     itemTypeKey: Type.Optional(Type.String({ description: 'the item type the refusal is about' })),

@@ -70,7 +70,10 @@ export const ContainerContents = Shape('ContainerContents', {
       {
         count: Type.Integer({ minimum: 1, description: 'independent draws' }),
         from: Type.Array(
-          Type.Object({ itemTypeKey: Type.String(), quantity: Type.Integer({ minimum: 1 }), weight: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
+          Type.Object(
+            { itemTypeKey: Type.String(), quantity: Type.Integer({ minimum: 1 }), weight: Type.Integer({ minimum: 1 }) },
+            { additionalProperties: false },
+          ),
         ),
       },
       { additionalProperties: false },

@@ -40,7 +40,10 @@ export type LegalStanding = Static<typeof LegalStanding>;
 export const LegalAcceptRequest = Type.Object(
   {
     documents: Type.Array(
-      Type.Object({ document: Type.String({ minLength: 1, maxLength: 120 }), version: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+      Type.Object(
+        { document: Type.String({ minLength: 1, maxLength: 120 }), version: Type.String({ minLength: 1, maxLength: 64 }) },
+        { additionalProperties: false },
+      ),
       { minItems: 1, maxItems: 20 },
     ),
   },

@@ -30,7 +30,7 @@ const treeFields = {
 /** A skill tree definition (GET /definitions/skill-trees): the SkillTree of spec §2 without a player's flags. */
 export const SkillTreeDefinition = Shape('SkillTreeDefinition', {
   ...treeFields,
-  enabled: Type.Boolean({ description: 'false: switched off (left out of the players\' trees, its nodes not unlocked)' }),
+  enabled: Type.Boolean({ description: "false: switched off (left out of the players' trees, its nodes not unlocked)" }),
   nodes: Type.Array(SkillNodeDefinition, { description: 'in the order the tree declares them' }),
 });
 export type SkillTreeDefinition = Static<typeof SkillTreeDefinition>;

@@ -37,7 +37,13 @@ export type SaveList = Static<typeof SaveList>;
 export const SaveWriteRequest = Type.Object(
   {
     data: Type.Unknown({ description: `any JSON value but null, up to ${SAVE_LIMITS.valueBytes} bytes written compactly` }),
-    expectedVersion: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'write only if the slot is at this version now; 0: only if it does not exist' })),
+    expectedVersion: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description: 'write only if the slot is at this version now; 0: only if it does not exist',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -28,5 +28,8 @@ export const PlayerReport = Type.Object(
 export type PlayerReport = Static<typeof PlayerReport>;
 
 /** What either filing answers. */
-export const SupportFiled = Type.Object({ id: Type.String({ description: 'the filing, as staff see it in `hearth support list`' }) }, { additionalProperties: false });
+export const SupportFiled = Type.Object(
+  { id: Type.String({ description: 'the filing, as staff see it in `hearth support list`' }) },
+  { additionalProperties: false },
+);
 export type SupportFiled = Static<typeof SupportFiled>;

@@ -13,4 +13,7 @@ export type Tour = Static<typeof Tour>;
 export const TourPlayerPath = Type.Object({ playerId: Id('`me`') }, { additionalProperties: false });
 
 /** POST /players/:playerId/tours/:tourId/complete. */
-export const TourPath = Type.Object({ playerId: Id('`me`'), tourId: Type.String({ minLength: 1, maxLength: 120, description: 'a tour id' }) }, { additionalProperties: false });
+export const TourPath = Type.Object(
+  { playerId: Id('`me`'), tourId: Type.String({ minLength: 1, maxLength: 120, description: 'a tour id' }) },
+  { additionalProperties: false },
+);

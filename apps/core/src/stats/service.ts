@@ -136,7 +136,11 @@ export class StatService {
       const batch = queue.splice(0, MAX_COMBINED_STEPS);
       let rows: StepRow[];
       try {
-        rows = await runSteps(pool, counter, batch.map((w) => w.by));
+        rows = await runSteps(
+          pool,
+          counter,
+          batch.map((w) => w.by),
+        );
       } catch (err) {
         for (const w of batch) w.reject(engineError(err, counterInput(counter)));
         continue;

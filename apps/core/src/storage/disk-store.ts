@@ -72,7 +72,10 @@ export class DiskObjectStore implements ObjectStore {
 
   private readonly uploads: UploadTokens;
 
-  constructor(readonly root: string, options: DiskStoreOptions = {}) {
+  constructor(
+    readonly root: string,
+    options: DiskStoreOptions = {},
+  ) {
     this.uploads = new UploadTokens(options.uploadKey ?? randomBytes(32));
   }
 

@@ -122,14 +122,13 @@ export class SupportService {
 }
 
 /** Staff's list: an environment's filings, newest first. */
-async function listSupportFilings(
-  db: Queryable,
-  environmentId: number,
-  options: { kind?: SupportKind; limit?: number } = {},
-): Promise<SupportFiling[]> {
+async function listSupportFilings(db: Queryable, environmentId: number, options: { kind?: SupportKind; limit?: number } = {}): Promise<SupportFiling[]> {
   const query = db('support_filings')
     .where({ environment_id: environmentId })
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
     .limit(options.limit ?? 100);
   if (options.kind) query.andWhere({ kind: options.kind });
   const rows = await query;

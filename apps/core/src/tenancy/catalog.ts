@@ -31,11 +31,7 @@ export async function upsertPlan(db: Queryable, bus: Announcer, name: string, sp
 }
 
 /** A project's plan must exist, and its seats per session fit in the plan's. */
-export async function upsertProject(
-  db: Queryable,
-  bus: Announcer,
-  project: { namespace: string; name: string; spec: ProjectSpecT },
-): Promise<Upserted> {
+export async function upsertProject(db: Queryable, bus: Announcer, project: { namespace: string; name: string; spec: ProjectSpecT }): Promise<Upserted> {
   const { namespace, name, spec } = project;
   return inTransaction(db, async (trx) => {
     // FOR SHARE: a plan being retired meanwhile (retirePlan) is seen retired, or waits for this one.
@@ -111,7 +107,10 @@ export async function upsertEnvironment(
 }
 
 /** A live environment's project (by name) and app key: what its document may not change (null: none live). */
-export async function liveEnvironmentIdentity(db: Queryable, environment: { namespace: string; name: string }): Promise<{ project: string; appKey: string } | null> {
+export async function liveEnvironmentIdentity(
+  db: Queryable,
+  environment: { namespace: string; name: string },
+): Promise<{ project: string; appKey: string } | null> {
   const row = await db('environments as e')
     .join('projects as p', 'p.id', 'e.project_id')
     .where({ 'e.namespace': environment.namespace, 'e.name': environment.name })

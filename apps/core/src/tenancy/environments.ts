@@ -78,8 +78,16 @@ function baseQuery(db: Queryable) {
     .join('projects as p', 'p.id', 'e.project_id')
     .join('plans as pl', 'pl.name', 'p.plan_name')
     .select(
-      'e.id', 'e.app_key', 'e.namespace', 'e.name', 'e.allowed_origins', 'p.id as project_id', 'p.name as project_name',
-      'p.spec as project_spec', 'pl.name as plan_name', 'pl.spec as plan_spec',
+      'e.id',
+      'e.app_key',
+      'e.namespace',
+      'e.name',
+      'e.allowed_origins',
+      'p.id as project_id',
+      'p.name as project_name',
+      'p.spec as project_spec',
+      'pl.name as plan_name',
+      'pl.spec as plan_spec',
     );
 }
 

@@ -77,7 +77,10 @@ export function openProjectSecret(keys: ProjectSecretKeys, sealed: string): stri
 
 /** API processes publish the public key at start (the same for every process of one master key). */
 export async function publishProjectSecretKey(db: Queryable, keys: ProjectSecretKeys): Promise<void> {
-  await db.raw('INSERT INTO dashboard_secret_key (id, public_key) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET public_key = excluded.public_key, updated_at = now()', [keys.publicKey]);
+  await db.raw(
+    'INSERT INTO dashboard_secret_key (id, public_key) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET public_key = excluded.public_key, updated_at = now()',
+    [keys.publicKey],
+  );
 }
 
 /** The public key the operator seals to; undefined until an API process has started once. */
@@ -107,7 +110,9 @@ export async function storeProjectSecret(
   if (!row) return false;
   const origin = secret?.origin ?? null;
   if (row[columns.origin] === origin) return false;
-  await db('projects').where(project).update({ [columns.sealed]: secret ? secret.seal() : null, [columns.origin]: origin });
+  await db('projects')
+    .where(project)
+    .update({ [columns.sealed]: secret ? secret.seal() : null, [columns.origin]: origin });
   return true;
 }
 

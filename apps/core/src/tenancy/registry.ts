@@ -20,7 +20,11 @@ export class EnvironmentRegistry {
    * `pool` loads the cache every request of the process reads (the hot path waits for nothing once an
    * environment is there), so it holds committed data only, never what a caller's transaction sees.
    */
-  constructor(private readonly pool: Db, bus: InvalidationBus, clock: Clock = systemClock) {
+  constructor(
+    private readonly pool: Db,
+    bus: InvalidationBus,
+    clock: Clock = systemClock,
+  ) {
     this.byIdCache = new TtlCache(10_000, undefined, clock);
     this.byAppKeyCache = new TtlCache(10_000, undefined, clock);
     bus.on((event) => {

@@ -54,7 +54,12 @@ export class TourService {
       q,
       (after: [string, string] | undefined, take) => {
         const query = db('tours as t')
-          .leftJoin('tour_completions as c', (on) => on.on('c.player_id', db.raw('?', [playerId])).andOn('c.tour_id', 't.id').andOn('c.environment_id', 't.environment_id'))
+          .leftJoin('tour_completions as c', (on) =>
+            on
+              .on('c.player_id', db.raw('?', [playerId]))
+              .andOn('c.tour_id', 't.id')
+              .andOn('c.environment_id', 't.environment_id'),
+          )
           .where({ 't.environment_id': env.id, 't.enabled': true })
           .orderBy([{ column: 't.name' }, { column: 't.id' }])
           .limit(take)

@@ -40,7 +40,10 @@ export interface CrashArchive {
 
 class Reader {
   offset = 0;
-  constructor(readonly bytes: Buffer, readonly end: number = bytes.length) {}
+  constructor(
+    readonly bytes: Buffer,
+    readonly end: number = bytes.length,
+  ) {}
 
   get left(): number {
     return this.end - this.offset;
@@ -61,7 +64,10 @@ class Reader {
   length(what: string, max: number): number {
     const n = this.i32(what);
     if (n < 0 || n > max || n > this.left) {
-      throw new CrashPoison('length-out-of-bounds', `${what} is ${n} at offset ${this.offset - 4} (${this.left} bytes left${max < this.left ? `, at most ${max}` : ''})`);
+      throw new CrashPoison(
+        'length-out-of-bounds',
+        `${what} is ${n} at offset ${this.offset - 4} (${this.left} bytes left${max < this.left ? `, at most ${max}` : ''})`,
+      );
     }
     return n;
   }

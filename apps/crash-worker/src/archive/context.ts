@@ -83,7 +83,9 @@ const TYPES: Record<string, string> = {
 };
 
 function crashType(runtime: Record<string, unknown>): string {
-  const named = field(runtime, 'CrashType', 64)?.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const named = field(runtime, 'CrashType', 64)
+    ?.toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
   if (named) return TYPES[named] ?? named;
   if (field(runtime, 'IsEnsure', 8)?.toLowerCase() === 'true') return 'ensure';
   if (field(runtime, 'IsAssert', 8)?.toLowerCase() === 'true') return 'assert';

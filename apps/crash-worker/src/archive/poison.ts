@@ -18,7 +18,10 @@ export const POISON_REASONS = [
 export type PoisonReason = (typeof POISON_REASONS)[number];
 
 export class CrashPoison extends Error {
-  constructor(readonly reason: PoisonReason, detail: string) {
+  constructor(
+    readonly reason: PoisonReason,
+    detail: string,
+  ) {
     super(`${reason}: ${detail}`);
     this.name = 'CrashPoison';
   }

@@ -1,7 +1,12 @@
 import { IdpSignInRequest, PlatformTokens, RefreshRequest, ServerSignInRequest } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 
-const signInAnswers = { status: 201, description: 'Signed in; the player was made', schema: PlatformTokens, also: [{ status: 200, description: 'Signed in; the player was found' }] };
+const signInAnswers = {
+  status: 201,
+  description: 'Signed in; the player was made',
+  schema: PlatformTokens,
+  also: [{ status: 200, description: 'Signed in; the player was found' }],
+};
 
 export const signInServer = defineRoute({
   operationId: 'signInServer',
@@ -72,4 +77,3 @@ export const refreshTokens = defineRoute({
     return { body: tokens };
   },
 });
-

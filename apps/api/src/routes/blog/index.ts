@@ -66,8 +66,7 @@ export const listBlogTags = defineRoute({
   operationId: 'listBlogTags',
   path: '/blog/tags',
   summary: 'Tags on a published post, by name',
-  description:
-    "Pages through the tags carried by at least one published post, by name. Cached by ETag (304 while unchanged).",
+  description: 'Pages through the tags carried by at least one published post, by name. Cached by ETag (304 while unchanged).',
   query: PageOnlyQuery,
   success: { status: 200, description: 'A page of tags', schema: PageOf(BlogTag) },
   refusals: [],

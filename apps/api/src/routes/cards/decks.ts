@@ -50,8 +50,7 @@ export const getDeck = defineRoute({
   method: 'GET',
   path: '/players/:playerId/decks/:deckId',
   summary: 'One deck with its lines',
-  description:
-    "One deck of the player with its entries (a card type and how many of it). `not-found` when the player has no such deck.",
+  description: 'One deck of the player with its entries (a card type and how many of it). `not-found` when the player has no such deck.',
   params: DeckPath,
   success: { status: 200, description: 'The deck', schema: Deck },
   refusals: ['forbidden', 'not-found'],
@@ -64,8 +63,7 @@ export const renameDeck = defineRoute({
   method: 'PATCH',
   path: '/players/:playerId/decks/:deckId',
   summary: 'Rename a deck',
-  description:
-    "Changes the deck's name only; its entries are set by their own routes. `not-found` when the player has no such deck.",
+  description: "Changes the deck's name only; its entries are set by their own routes. `not-found` when the player has no such deck.",
   params: DeckPath,
   body: Type.Object({ name: DeckName }, { additionalProperties: false }),
   success: answersDeck,
@@ -79,8 +77,7 @@ export const deleteDeck = defineRoute({
   method: 'DELETE',
   path: '/players/:playerId/decks/:deckId',
   summary: 'Delete a deck (its cards stay the player’s)',
-  description:
-    "Removes the deck and its entries; the cards it counted stay in the player's inventory. `not-found` when the player has no such deck.",
+  description: "Removes the deck and its entries; the cards it counted stay in the player's inventory. `not-found` when the player has no such deck.",
   params: DeckPath,
   success: { status: 204, description: 'Deleted' },
   refusals: ['forbidden', 'not-found'],
@@ -90,7 +87,10 @@ export const deleteDeck = defineRoute({
   },
 });
 
-const DeckCardPath = Type.Object({ playerId: Id('a player id, or `me` with a player token'), deckId: Id('a deck id'), cardId: Id('a card id') }, { additionalProperties: false });
+const DeckCardPath = Type.Object(
+  { playerId: Id('a player id, or `me` with a player token'), deckId: Id('a deck id'), cardId: Id('a card id') },
+  { additionalProperties: false },
+);
 
 export const putDeckCard = defineRoute({
   ...deckRoute,
@@ -125,11 +125,19 @@ export const setDeckType = defineRoute({
   path: '/players/:playerId/decks/:deckId/types/:cardTypeKey',
   summary: 'Set how many cards of a type a deck counts',
   description: `\`count\` 0 to ${CARD_LIMITS.lineCountMax}; 0 removes the line. The type must be defined. \`owned-limit\` past ${CARD_LIMITS.deckLines} lines.`,
-  params: Type.Object({ playerId: Id('a player id, or `me` with a player token'), deckId: Id('a deck id'), cardTypeKey: GameKey('a card type key') }, { additionalProperties: false }),
-  body: Type.Object({ count: Type.Integer({ minimum: 0, maximum: CARD_LIMITS.lineCountMax, description: '0 removes the line' }) }, { additionalProperties: false }),
+  params: Type.Object(
+    { playerId: Id('a player id, or `me` with a player token'), deckId: Id('a deck id'), cardTypeKey: GameKey('a card type key') },
+    { additionalProperties: false },
+  ),
+  body: Type.Object(
+    { count: Type.Integer({ minimum: 0, maximum: CARD_LIMITS.lineCountMax, description: '0 removes the line' }) },
+    { additionalProperties: false },
+  ),
   success: answersDeck,
   refusals: ['forbidden', 'not-found', 'owned-limit'],
-  handler: async (ctx) => ({ body: await ctx.core.decks.setTypeCount(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.deckId, ctx.params.cardTypeKey, ctx.body.count) }),
+  handler: async (ctx) => ({
+    body: await ctx.core.decks.setTypeCount(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.deckId, ctx.params.cardTypeKey, ctx.body.count),
+  }),
 });
 
 export const validateDeck = defineRoute({
@@ -140,7 +148,14 @@ export const validateDeck = defineRoute({
   summary: 'Whether a deck is playable, and its problems',
   description: 'Problem codes: `size` (past `maxSize`), `per-type-limit`, `not-owned` (never for a starter type), `unknown-card-type`, `disabled-card-type`.',
   params: DeckPath,
-  query: Type.Object({ maxSize: Type.Optional(Type.Integer({ minimum: 1, maximum: CARD_LIMITS.deckLines * CARD_LIMITS.lineCountMax, description: 'the most cards the deck may count' })) }, { additionalProperties: false }),
+  query: Type.Object(
+    {
+      maxSize: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: CARD_LIMITS.deckLines * CARD_LIMITS.lineCountMax, description: 'the most cards the deck may count' }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
   success: { status: 200, description: 'The validation', schema: DeckValidation },
   refusals: ['forbidden', 'not-found'],
   handler: async (ctx) => ({ body: await ctx.core.decks.validate(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.deckId, ctx.query.maxSize) }),

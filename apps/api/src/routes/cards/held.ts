@@ -33,7 +33,7 @@ export const listCards = inventoryPage(
     path: '/players/:playerId/inventories/:inventory/cards',
     summary: 'The cards an inventory holds one by one and not consumed, in the order granted, with the inventory',
     description:
-      "Pages through the cards the inventory holds one by one (card types with instances) and has not consumed, oldest grant first, with the inventory. Counted card types are read as card stacks instead.",
+      'Pages through the cards the inventory holds one by one (card types with instances) and has not consumed, oldest grant first, with the inventory. Counted card types are read as card stacks instead.',
     item: Card,
     pageOf: 'cards',
     links: [{ parameters: { playerId: '$request.path.playerId', cardId: '$response.body#/items/0/id' } }],

@@ -28,7 +28,9 @@ export const purchaseCards = defineRoute({
   body: Type.Object(
     {
       cardTypeKey: GameKey('the card type to buy'),
-      as: Type.Optional(OneOf(CARD_PURCHASE_FORMS, { description: '`instance` (default): one card with an id; `stack`: one more in the type’s counted stack' })),
+      as: Type.Optional(
+        OneOf(CARD_PURCHASE_FORMS, { description: '`instance` (default): one card with an id; `stack`: one more in the type’s counted stack' }),
+      ),
       ...InventoryChoiceFields,
       payWith: Type.Optional(GameKey('priceRule `any`: the currency of the price to pay (required there); with `all` it must name one of the prices')),
       cardTemplateKey: Type.Optional(GameKey('server key only, instance only: the card’s template')),
@@ -42,7 +44,18 @@ export const purchaseCards = defineRoute({
     description: 'The purchase: its charges and the card (or the stack after)',
     schema: Purchase(Type.Union([CardGrant, CardStack], { description: 'a card bought as an instance, or the stack after one more' })),
   },
-  refusals: ['forbidden', 'not-found', 'invalid-request', 'not-purchasable', 'disabled', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'owned-limit', 'no-current-realm'],
+  refusals: [
+    'forbidden',
+    'not-found',
+    'invalid-request',
+    'not-purchasable',
+    'disabled',
+    'insufficient-balance',
+    'allowance-exceeded',
+    'balance-cap',
+    'owned-limit',
+    'no-current-realm',
+  ],
   handler: async (ctx) => {
     const purchase = await ctx.core.cards.buy(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency);
     return { body: purchase, replayed: purchase.replayed };

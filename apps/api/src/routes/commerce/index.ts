@@ -1,6 +1,22 @@
 import {
-  CATALOG_DEFAULT_CURRENCY, CatalogQuery, CatalogShape, EntitlementShape, GrantChangePageShape, GrantPath, GrantShape, IDENTIFY_LIMIT, IdentifyLimitReached, IdentifyRequest,
-  isUint64, OrderAuthorization, OrderRequest, OrderSettlementShape, OrderShape, ReconciliationShape, refuse, StoreIdentityShape,
+  CATALOG_DEFAULT_CURRENCY,
+  CatalogQuery,
+  CatalogShape,
+  EntitlementShape,
+  GrantChangePageShape,
+  GrantPath,
+  GrantShape,
+  IDENTIFY_LIMIT,
+  IdentifyLimitReached,
+  IdentifyRequest,
+  isUint64,
+  OrderAuthorization,
+  OrderRequest,
+  OrderSettlementShape,
+  OrderShape,
+  ReconciliationShape,
+  refuse,
+  StoreIdentityShape,
 } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
@@ -17,7 +33,7 @@ export const getCatalog = defineRoute({
   summary: 'The products on sale, priced for the player',
   description:
     `Priced in the player's store wallet currency once the player has identified (a product without a price in that currency is not listed); before that, in ${CATALOG_DEFAULT_CURRENCY} where the product has that price, else its first price. ` +
-    '`active` says whether the player holds the product\'s entitlement now.',
+    "`active` says whether the player holds the product's entitlement now.",
   tag: 'commerce',
   credential: 'player',
   service: 'commerce',
@@ -73,7 +89,17 @@ export const createOrder = defineRoute({
   idempotencyRecord: 'handler',
   body: OrderRequest,
   success: { status: 201, description: 'The order, waiting for the player', schema: OrderShape },
-  refusals: ['not-found', 'no-steam-account', 'purchase-not-allowed', 'already-active', 'order-in-progress', 'not-purchasable', 'idempotency-conflict', 'provider-refused', 'unavailable'],
+  refusals: [
+    'not-found',
+    'no-steam-account',
+    'purchase-not-allowed',
+    'already-active',
+    'order-in-progress',
+    'not-purchasable',
+    'idempotency-conflict',
+    'provider-refused',
+    'unavailable',
+  ],
   handler: async (ctx) => {
     const { order, replayed } = await ctx.core.commerce.createOrder(ctx.db, ctx.env, ctx.principal.playerId, ctx.body, ctx.idempotency);
     return { status: 201, body: order, replayed };
@@ -132,7 +158,8 @@ export const listGrants = defineRoute({
   method: 'GET',
   path: '/commerce/grants',
   summary: 'The grants no server has acknowledged',
-  description: "The environment's active entitlements that no server has acknowledged yet, oldest first: what a game server applies in the game, then acknowledges.",
+  description:
+    "The environment's active entitlements that no server has acknowledged yet, oldest first: what a game server applies in the game, then acknowledges.",
   tag: 'commerce',
   credential: 'server',
   service: 'commerce',
@@ -147,7 +174,8 @@ export const listGrantChanges = defineRoute({
   method: 'GET',
   path: '/commerce/grants/changes',
   summary: 'The feed of grants given and revoked',
-  description: 'In the order they were committed. `next` is never null: it is where to ask from next; an empty page means up to date (ask again later with the same cursor).',
+  description:
+    'In the order they were committed. `next` is never null: it is where to ask from next; an empty page means up to date (ask again later with the same cursor).',
   tag: 'commerce',
   credential: 'server',
   service: 'commerce',
@@ -162,7 +190,8 @@ export const acknowledgeGrant = defineRoute({
   method: 'POST',
   path: '/commerce/grants/:grantId/ack',
   summary: 'Acknowledge a grant',
-  description: 'The grant leaves GET /commerce/grants. Acknowledging it again answers the first acknowledgement; a grant of another environment is `not-found`.',
+  description:
+    'The grant leaves GET /commerce/grants. Acknowledging it again answers the first acknowledgement; a grant of another environment is `not-found`.',
   tag: 'commerce',
   credential: 'server',
   service: 'commerce',

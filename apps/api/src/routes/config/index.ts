@@ -53,7 +53,7 @@ export const getConfigTable = defineRoute({
   path: '/config/tables/:key',
   summary: 'One config table',
   description:
-    "One config table by key, with its rows. `not-found` names the key when the environment has no such table. Cached by ETag (304 while unchanged).",
+    'One config table by key, with its rows. `not-found` names the key when the environment has no such table. Cached by ETag (304 while unchanged).',
   params: ConfigTablePath,
   success: { status: 200, description: 'The table', schema: ConfigTable },
   refusals: ['not-found'],
@@ -65,8 +65,7 @@ export const listFlags = defineRoute({
   operationId: 'listFlags',
   path: '/flags',
   summary: 'Feature flags, ordered by name',
-  description:
-    "Pages through the environment's feature flags, each on or off. Cached by ETag (304 while unchanged).",
+  description: "Pages through the environment's feature flags, each on or off. Cached by ETag (304 while unchanged).",
   query: PageOnlyQuery,
   success: { status: 200, description: 'A page of flags', schema: PageOf(Flag) },
   refusals: [],

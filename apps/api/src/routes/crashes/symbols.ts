@@ -32,7 +32,7 @@ export const listSymbolFiles = defineRoute({
   path: '/crash-symbols/files',
   summary: 'Symbol files whose upload completed, ordered by label, version, name',
   description:
-    "Pages through the symbol files whose upload finished (an upload begun but not completed is left out), optionally of one label and version. Crash reports from builds with these files get readable stacks.",
+    'Pages through the symbol files whose upload finished (an upload begun but not completed is left out), optionally of one label and version. Crash reports from builds with these files get readable stacks.',
   tag: 'crashes',
   credential: 'server',
   service: 'crashes',

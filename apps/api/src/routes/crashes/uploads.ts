@@ -4,7 +4,16 @@
  * whole), then the upload is recorded and its job queued in one transaction (CrashUploadService).
  * docs/crashes.md "Uploading crash reports".
  */
-import { Refusal, CRASH_UPLOADS_PER_ADDRESS, CRASH_UPLOADS_PER_ENVIRONMENT, CrashReceived, CrashReportPath, CrashReporterQuery, crashUploadChecks, refuse } from '@hearth/core';
+import {
+  Refusal,
+  CRASH_UPLOADS_PER_ADDRESS,
+  CRASH_UPLOADS_PER_ENVIRONMENT,
+  CrashReceived,
+  CrashReportPath,
+  CrashReporterQuery,
+  crashUploadChecks,
+  refuse,
+} from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 
 const LIMITS_NOTE =
@@ -19,8 +28,8 @@ export const uploadCrashReport = defineRoute({
   path: '/crash-reports/:appKey',
   summary: "Receive a crash report as Unreal's CrashReportClient sends it",
   description:
-    'The body is the compressed crash (a zlib stream, application/octet-stream) as the engine\'s reporter sends it to ' +
-    'its DataRouterUrl. 200 once the upload is kept and queued; it is read into the environment\'s crashes moments ' +
+    "The body is the compressed crash (a zlib stream, application/octet-stream) as the engine's reporter sends it to " +
+    "its DataRouterUrl. 200 once the upload is kept and queued; it is read into the environment's crashes moments " +
     `later. ${LIMITS_NOTE}`,
   tag: 'crashes',
   credential: 'none',

@@ -13,7 +13,7 @@ export const signInDashboard = defineRoute({
   summary: "Sign a person in to a project's custom dashboard",
   description:
     "Exchanges an authorization code of the project's OpenID Connect provider (PKCE) for a dashboard token of the environment. " +
-    'not-found: the environment\'s project has no dashboard; unauthorized: the code is bad, used, or for another sign-in; ' +
+    "not-found: the environment's project has no dashboard; unauthorized: the code is bad, used, or for another sign-in; " +
     'forbidden: the person may not open the dashboard there, or their account is closed; unavailable: this deployment hosts no custom dashboards.',
   tag: 'dashboards',
   credential: 'none',

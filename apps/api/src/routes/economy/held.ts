@@ -4,7 +4,16 @@
  * routes spread or call these and give only what is theirs (path, words, schemas, refusals).
  */
 import type { TSchema } from '@sinclair/typebox';
-import { Inventory, InventoryPath, type EngineAnswer, type EnvironmentContext, type HearthCore, type Page, type PageRequest, type Queryable } from '@hearth/core';
+import {
+  Inventory,
+  InventoryPath,
+  type EngineAnswer,
+  type EnvironmentContext,
+  type HearthCore,
+  type Page,
+  type PageRequest,
+  type Queryable,
+} from '@hearth/core';
 import { BODY_LIMITS, type RouteLink, defineRoute } from '../../http/route';
 import { PageOf } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
@@ -49,7 +58,11 @@ export function inventoryPage(
  * move's one statement claims and answers the key's record (`idempotencyRecord: 'handler'`): one
  * round trip.
  */
-export function engineMove<S extends 'inventory' | 'cards' | 'progression', C extends 'server' | 'either', I extends 'required' | 'optional'>(service: S, credential: C, idempotency: I) {
+export function engineMove<S extends 'inventory' | 'cards' | 'progression', C extends 'server' | 'either', I extends 'required' | 'optional'>(
+  service: S,
+  credential: C,
+  idempotency: I,
+) {
   return { method: 'POST' as const, tag: service, credential, service, bodyLimit: BODY_LIMITS.gameService, idempotency, idempotencyRecord: 'handler' as const };
 }
 

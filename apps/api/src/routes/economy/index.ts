@@ -3,7 +3,19 @@
  * inventories, Currency moves, Definitions). The domain is apps/core/src/economy; docs/economy.md.
  */
 import {
-  Refusal, Balance, ConsumeRequest, CurrencyDefinition, CurrencyMovePath, CurrencyMoveRequest, Inventory, InventoryPath, LedgerEntry, LedgerQuery, Movement, Realm, type MoveKind,
+  Refusal,
+  Balance,
+  ConsumeRequest,
+  CurrencyDefinition,
+  CurrencyMovePath,
+  CurrencyMoveRequest,
+  Inventory,
+  InventoryPath,
+  LedgerEntry,
+  LedgerQuery,
+  Movement,
+  Realm,
+  type MoveKind,
 } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
@@ -30,8 +42,7 @@ export const getCurrentRealm = defineRoute({
   method: 'GET',
   path: '/realms/current',
   summary: 'The current realm: the newest open one',
-  description:
-    "The newest realm open now. `not-found` when none is open: between seasons, realm-scoped reads and moves are refused with `no-current-realm`.",
+  description: 'The newest realm open now. `not-found` when none is open: between seasons, realm-scoped reads and moves are refused with `no-current-realm`.',
   tag: 'realms',
   credential: 'either',
   service: 'realms',
@@ -65,8 +76,7 @@ export const listCurrencyDefinitions = defineRoute({
   method: 'GET',
   path: '/definitions/currencies',
   summary: 'Every currency, switched on or not, by key',
-  description:
-    "Pages through every currency the environment defines, switched off ones included, each with its kind, its scope and its maximum.",
+  description: 'Pages through every currency the environment defines, switched off ones included, each with its kind, its scope and its maximum.',
   tag: 'inventory',
   credential: 'server',
   service: 'inventory',

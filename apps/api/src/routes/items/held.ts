@@ -26,7 +26,7 @@ export const listItems = inventoryPage(
     path: '/players/:playerId/inventories/:inventory/items',
     summary: 'The items an inventory holds one by one and not yet used, in the order granted, with the inventory',
     description:
-      "Pages through the items the inventory holds one by one (item types with instances) and has not used, oldest grant first, with the inventory. Counted item types are read as stacks instead.",
+      'Pages through the items the inventory holds one by one (item types with instances) and has not used, oldest grant first, with the inventory. Counted item types are read as stacks instead.',
     item: Item,
     pageOf: 'items',
     links: [{ parameters: { playerId: '$request.path.playerId', itemId: '$response.body#/items/0/id' } }],
@@ -61,7 +61,12 @@ export const grantItems = defineRoute({
       itemTypeKey: GameKey('the item type key'),
       quantity: Type.Optional(Quantity('1 to 1,000, default 1')),
       grantKey: Type.Optional(GameKey('one-by-one types only, quantity 1: granting again under it answers the first grant')),
-      data: Type.Optional(Type.Object({}, { additionalProperties: true, description: `one-by-one types only: the item's own data, at most ${ITEM_DATA_MAX_BYTES} bytes compact` })),
+      data: Type.Optional(
+        Type.Object(
+          {},
+          { additionalProperties: true, description: `one-by-one types only: the item's own data, at most ${ITEM_DATA_MAX_BYTES} bytes compact` },
+        ),
+      ),
       ...InventoryChoiceFields,
     },
     { additionalProperties: false },
@@ -94,7 +99,10 @@ export const consumeItemStack = defineRoute({
   description: '`insufficient-balance` (details.held, details.requested) when the stack holds fewer.',
   ...engineMove('inventory', 'server', 'required'),
   params: ServerPlayerPath,
-  body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), quantity: Type.Optional(Quantity('1 to 1,000, default 1')), ...InventoryChoiceFields }, { additionalProperties: false }),
+  body: Type.Object(
+    { itemTypeKey: GameKey('a counted item type key'), quantity: Type.Optional(Quantity('1 to 1,000, default 1')), ...InventoryChoiceFields },
+    { additionalProperties: false },
+  ),
   success: { status: 200, description: 'The stack after', schema: Type.Object({ stack: ItemStack }, { additionalProperties: false }) },
   refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'no-current-realm'],
   handler: async (ctx) => engineAnswer(await ctx.core.items.consumeStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),

@@ -26,7 +26,9 @@ export const purchaseItems = defineRoute({
   body: Type.Object(
     {
       itemTypeKey: GameKey('the item type to buy'),
-      quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: PURCHASE_QUANTITY_MAX, description: `1 to ${PURCHASE_QUANTITY_MAX}, default 1: every price is multiplied by it` })),
+      quantity: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: PURCHASE_QUANTITY_MAX, description: `1 to ${PURCHASE_QUANTITY_MAX}, default 1: every price is multiplied by it` }),
+      ),
       ...InventoryChoiceFields,
       payWith: Type.Optional(GameKey('priceRule `any`: the currency of the price to pay (required there); with `all` it must name one of the prices')),
       allowances: Type.Optional(Allowances),
@@ -38,7 +40,18 @@ export const purchaseItems = defineRoute({
     { parameters: { playerId: '$request.path.playerId', itemId: '$response.body#/granted/items/0/id' } },
     { parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/granted/inventoryId' } },
   ],
-  refusals: ['forbidden', 'not-found', 'invalid-request', 'not-purchasable', 'disabled', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'owned-limit', 'no-current-realm'],
+  refusals: [
+    'forbidden',
+    'not-found',
+    'invalid-request',
+    'not-purchasable',
+    'disabled',
+    'insufficient-balance',
+    'allowance-exceeded',
+    'balance-cap',
+    'owned-limit',
+    'no-current-realm',
+  ],
   handler: async (ctx) => {
     const purchase = await ctx.core.purchases.buyItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency);
     return { body: purchase, replayed: purchase.replayed };

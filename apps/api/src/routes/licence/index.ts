@@ -9,7 +9,7 @@ import { BODY_LIMITS, defineRoute } from '../../http/route';
 
 const TOKEN_NOTE =
   `The answer carries a fresh licence token (lifetime ${LICENCE_TOKEN_SECONDS} s), verifiable offline with GET /licence/jwks.json; ` +
-  'its `aud` is the organisation\'s own (`hearth-licence:<namespace>/<project>`) and its `product` one the licence key covers.';
+  "its `aud` is the organisation's own (`hearth-licence:<namespace>/<project>`) and its `product` one the licence key covers.";
 
 /** What a plugin's calls declare alike: a POST with the organisation's licence key and a small body. */
 const licenceCall = { method: 'POST', tag: 'licence', credential: 'licence', bodyLimit: BODY_LIMITS.licence } as const;
@@ -36,7 +36,8 @@ export const checkLicence = defineRoute({
   path: '/licence/check',
   summary: "Check a machine's seat",
   description:
-    'A machine that holds no seat (never activated, or released) is 404 `not-found`; a seat for a product the licence key does not cover is 403 `forbidden`. ' + TOKEN_NOTE,
+    'A machine that holds no seat (never activated, or released) is 404 `not-found`; a seat for a product the licence key does not cover is 403 `forbidden`. ' +
+    TOKEN_NOTE,
   body: LicenceMachine,
   bodyLimit: BODY_LIMITS.licence,
   success: { status: 200, description: 'The seat is valid', schema: LicenceStanding },
@@ -49,7 +50,8 @@ export const releaseLicence = defineRoute({
   operationId: 'releaseLicence',
   path: '/licence/release',
   summary: "Free a machine's seat",
-  description: 'Releasing a machine that holds no seat (released already) changes nothing and answers the same. Tokens already issued stay valid until they expire.',
+  description:
+    'Releasing a machine that holds no seat (released already) changes nothing and answers the same. Tokens already issued stay valid until they expire.',
   body: LicenceMachine,
   bodyLimit: BODY_LIMITS.licence,
   success: { status: 204, description: 'The machine holds no seat' },
@@ -65,7 +67,8 @@ export const getLicenceJwks = defineRoute({
   method: 'GET',
   path: '/licence/jwks.json',
   summary: 'The public keys that verify licence tokens',
-  description: 'A key set of its own (never the player tokens\'). While a key is being replaced the set holds two keys: the new first, the old until its last token expired.',
+  description:
+    "A key set of its own (never the player tokens'). While a key is being replaced the set holds two keys: the new first, the old until its last token expired.",
   tag: 'licence',
   credential: 'none',
   bodyLimit: BODY_LIMITS.licence,

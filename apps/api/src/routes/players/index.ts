@@ -2,7 +2,6 @@ import { PlatformPlayer, PlayerPath, RenamePlayerRequest } from '@hearth/core';
 import { defineRoute } from '../../http/route';
 import { targetPlayerId } from './target';
 
-
 export const getPlayer = defineRoute({
   operationId: 'getPlayer',
   method: 'GET',
@@ -37,7 +36,8 @@ export const deletePlayer = defineRoute({
   method: 'DELETE',
   path: '/players/:playerId',
   summary: 'Delete a player and everything they hold',
-  description: "Deletes the player's name, identities and (as later areas add them) saves, tours, seats, game state and holdings; every token they hold stops working.",
+  description:
+    "Deletes the player's name, identities and (as later areas add them) saves, tours, seats, game state and holdings; every token they hold stops working.",
   tag: 'players',
   credential: 'server',
   params: PlayerPath,

@@ -17,12 +17,13 @@ export const listUnlocks = defineRoute({
   operationId: 'listUnlocks',
   path: '/players/:playerId/unlocks',
   summary: "The player's unlocks, ordered by key",
-  description:
-    "Pages through the player's unlocks by key, optionally those whose key starts with `prefix`, each with what recorded it and when.",
+  description: "Pages through the player's unlocks by key, optionally those whose key starts with `prefix`, each with what recorded it and when.",
   bodyLimit: BODY_LIMITS.gameService,
   query: Type.Object(
     {
-      prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$', description: 'only keys starting with this (matched literally)' })),
+      prefix: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$', description: 'only keys starting with this (matched literally)' }),
+      ),
       ...PageQuery,
     },
     { additionalProperties: false },
@@ -57,7 +58,7 @@ export const deleteUnlock = defineRoute({
   operationId: 'deleteUnlock',
   method: 'DELETE',
   path: '/players/:playerId/unlocks/:key',
-  summary: "Take an unlock from the player",
+  summary: 'Take an unlock from the player',
   description: 'Done whether or not the player held it.',
   tag: 'progression',
   credential: 'server',

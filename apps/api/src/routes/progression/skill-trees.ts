@@ -43,8 +43,7 @@ export const listPlayerSkillTrees = defineRoute({
   bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of skill trees', schema: PageOf(SkillTree) },
   refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) =>
-    ({ body: await ctx.core.skillTrees.listForPlayer(ctx.db, ctx.env, targetPlayerId(ctx), ctx.principal.kind !== 'player', ctx.query) }),
+  handler: async (ctx) => ({ body: await ctx.core.skillTrees.listForPlayer(ctx.db, ctx.env, targetPlayerId(ctx), ctx.principal.kind !== 'player', ctx.query) }),
 });
 
 export const getPlayerSkillTree = defineRoute({
@@ -60,7 +59,9 @@ export const getPlayerSkillTree = defineRoute({
   bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'The skill tree', schema: SkillTree },
   refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.skillTrees.getForPlayer(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.treeKey, ctx.principal.kind !== 'player') }),
+  handler: async (ctx) => ({
+    body: await ctx.core.skillTrees.getForPlayer(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.treeKey, ctx.principal.kind !== 'player'),
+  }),
 });
 
 export const unlockSkillNode = defineRoute({
@@ -76,7 +77,9 @@ export const unlockSkillNode = defineRoute({
   params: Type.Object({ playerId: Id('a player id, or `me` with a player token'), nodeKey: GameKey('the skill node key') }, { additionalProperties: false }),
   body: Type.Object(
     {
-      realmId: Type.Optional(Type.Union([Id('a realm id'), Type.Null()], { description: 'the realm whose inventory pays realm currencies; the current realm when absent or null' })),
+      realmId: Type.Optional(
+        Type.Union([Id('a realm id'), Type.Null()], { description: 'the realm whose inventory pays realm currencies; the current realm when absent or null' }),
+      ),
       payWith: Type.Optional(GameKey('priceRule `any`: the currency of the price to pay (required there); with `all` it must name one of the prices')),
       allowances: Type.Optional(
         Type.Record(Type.String({ pattern: GAME_KEY_PATTERN }), Type.Integer({ minimum: 0, maximum: MAX_BALANCE }), {
@@ -90,5 +93,6 @@ export const unlockSkillNode = defineRoute({
   ),
   success: { status: 200, description: 'The unlock and its charges', schema: SkillNodeUnlock },
   refusals: ['forbidden', 'not-found', 'invalid-request', 'locked', 'disabled', 'insufficient-balance', 'allowance-exceeded', 'no-current-realm'],
-  handler: async (ctx) => engineAnswer(await ctx.core.skillTrees.unlock(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.nodeKey, ctx.body, ctx.principal.kind, ctx.idempotency)),
+  handler: async (ctx) =>
+    engineAnswer(await ctx.core.skillTrees.unlock(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.nodeKey, ctx.body, ctx.principal.kind, ctx.idempotency)),
 });

@@ -26,7 +26,7 @@ export function openApiRoute(document: () => OpenApiDocumentShape) {
     path: '/openapi.json',
     summary: 'This API as an OpenAPI 3.1 document',
     description:
-      "Needs no credential. Every operation, shape, refusal and limit of the API, built from the same route table that routes and validates requests, so it cannot drift from what the API answers.",
+      'Needs no credential. Every operation, shape, refusal and limit of the API, built from the same route table that routes and validates requests, so it cannot drift from what the API answers.',
     tag: 'reference',
     credential: 'none',
     success: { status: 200, description: 'The OpenAPI document', schema: OpenApiDocumentShape },

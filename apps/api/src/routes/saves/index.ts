@@ -7,7 +7,12 @@ import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 const SlotPath = Type.Object(
   {
     playerId: Id('a player id, or `me` with a player token'),
-    key: Type.String({ minLength: 1, maxLength: 120, pattern: '^[A-Za-z0-9._:-]+$', description: '1-120 letters, digits and . _ : -; `server:` slots are written only with a server key' }),
+    key: Type.String({
+      minLength: 1,
+      maxLength: 120,
+      pattern: '^[A-Za-z0-9._:-]+$',
+      description: '1-120 letters, digits and . _ : -; `server:` slots are written only with a server key',
+    }),
   },
   { additionalProperties: false },
 );
@@ -32,7 +37,7 @@ export const getSave = defineRoute({
   path: '/players/:playerId/data/:key',
   summary: 'Read one save slot',
   description:
-    "One save slot with its value and version; send the version back as `expectedVersion` on the next write, so that a write made elsewhere meanwhile is refused instead of lost. `not-found` when the slot does not exist.",
+    'One save slot with its value and version; send the version back as `expectedVersion` on the next write, so that a write made elsewhere meanwhile is refused instead of lost. `not-found` when the slot does not exist.',
   tag: 'saves',
   credential: 'either',
   service: 'persistence',
@@ -49,14 +54,19 @@ export const putSave = defineRoute({
   summary: 'Write a save slot',
   description:
     'Versioned write: with `expectedVersion` the write happens only if the slot is at that version now (0: only if it does not exist), ' +
-    'so a client retrying a write it got no answer to cannot write twice. Held to 5 MB per player and the plan\'s bytes per environment.',
+    "so a client retrying a write it got no answer to cannot write twice. Held to 5 MB per player and the plan's bytes per environment.",
   tag: 'saves',
   credential: 'either',
   service: 'persistence',
   params: SlotPath,
   body: SaveWriteRequest,
   bodyLimit: BODY_LIMITS.saveWrite,
-  success: { status: 201, description: 'Written; the write made the slot', schema: SaveEntry, also: [{ status: 200, description: 'Written; the write replaced the slot' }] },
+  success: {
+    status: 201,
+    description: 'Written; the write made the slot',
+    schema: SaveEntry,
+    also: [{ status: 200, description: 'Written; the write replaced the slot' }],
+  },
   links: [{ to: ['getSave', 'deleteSave'], parameters: { playerId: '$request.path.playerId', key: '$request.path.key' } }],
   refusals: ['not-found', 'forbidden', 'conflict', 'quota-exceeded'],
   handler: async (ctx) => {

@@ -7,7 +7,7 @@ export const createSession = defineRoute({
   path: '/sessions',
   summary: 'Make a session, seated as its host',
   description:
-    "The caller makes a lobby in CONFIGURING and takes its first seat as host. Every change to it reaches the players seated in it, and any socket subscribed to it, on the sessions socket.",
+    'The caller makes a lobby in CONFIGURING and takes its first seat as host. Every change to it reaches the players seated in it, and any socket subscribed to it, on the sessions socket.',
   tag: 'sessions',
   credential: 'player',
   service: 'sessions',

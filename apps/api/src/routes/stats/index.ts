@@ -69,7 +69,8 @@ export const incrementStat = defineRoute({
   method: 'POST',
   path: '/stats/:key/increment',
   summary: "Add to one of the environment's stats",
-  description: 'Made for many servers adding to one key at once; each answer is the value its own increment made, in one order of all increments of the counter (docs/progression.md "Stats").',
+  description:
+    'Made for many servers adding to one key at once; each answer is the value its own increment made, in one order of all increments of the counter (docs/progression.md "Stats").',
   tag: 'stats',
   credential: 'server',
   service: 'stats',

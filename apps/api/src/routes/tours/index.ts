@@ -8,8 +8,7 @@ export const listTours = defineRoute({
   method: 'GET',
   path: '/players/:playerId/tours',
   summary: "The environment's switched-on tours with the player's completion, ordered by name",
-  description:
-    "Pages through the tours switched on in the environment, each saying whether this player has completed it. A player token reads its own (`me`).",
+  description: 'Pages through the tours switched on in the environment, each saying whether this player has completed it. A player token reads its own (`me`).',
   tag: 'tours',
   credential: 'player',
   service: 'tours',
@@ -25,7 +24,8 @@ export const completeTour = defineRoute({
   method: 'POST',
   path: '/players/:playerId/tours/:tourId/complete',
   summary: 'Mark a tour completed',
-  description: 'Any body is ignored. Repeating it answers 204 again and keeps the first completedAt. A tour that does not exist or is switched off is `not-found`.',
+  description:
+    'Any body is ignored. Repeating it answers 204 again and keeps the first completedAt. A tour that does not exist or is switched off is `not-found`.',
   tag: 'tours',
   credential: 'player',
   service: 'tours',

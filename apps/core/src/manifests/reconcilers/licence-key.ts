@@ -19,7 +19,13 @@ export const licenceKeyReconciler: Reconciler<LicenceKey> = {
     inTransaction(db, async (trx) => {
       const manifest = refOf(doc);
       const organisation = await organisationNamed(trx, manifest.namespace, doc.spec.project);
-      if (!organisation) throw new ManifestError(label, 'spec.project', `names project "${doc.spec.project}", which does not exist in namespace "${manifest.namespace}"`, 'not-found');
+      if (!organisation)
+        throw new ManifestError(
+          label,
+          'spec.project',
+          `names project "${doc.spec.project}", which does not exist in namespace "${manifest.namespace}"`,
+          'not-found',
+        );
       const live = await liveLicenceKeyOfManifest(trx, manifest);
       if (live) {
         if (sameProducts(live.products, doc.spec.products)) return { action: 'unchanged' };

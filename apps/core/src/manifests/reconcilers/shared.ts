@@ -151,7 +151,9 @@ export async function ownedRowIdentity(
  */
 export async function keyOwnerIdentity(db: Queryable, field: 'environment' | 'project', ownerId: number | undefined, wanted: string): Promise<Identity | null> {
   if (ownerId === undefined) return null;
-  const row = (await db(field === 'environment' ? 'environments' : 'projects').where({ id: ownerId }).first('name')) as { name: string } | undefined;
+  const row = (await db(field === 'environment' ? 'environments' : 'projects')
+    .where({ id: ownerId })
+    .first('name')) as { name: string } | undefined;
   return { stored: { [field]: row?.name }, wanted: { [field]: wanted } };
 }
 
