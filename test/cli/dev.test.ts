@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { call, signIn } from '../support/http';
 import { eventually } from '../support/wait';
 import { startDev, stopDev as stop } from './doc-walk';
-import { freePort, oneLine, runHearth, tempDir } from './run-hearth';
+import { HEARTH_SOURCE_BIN, freePort, oneLine, runHearth, tempDir } from './run-hearth';
 
 jest.setTimeout(240_000);
 
@@ -37,7 +37,8 @@ test('runs on the embedded default, serves the README walk-through and the socke
     HEARTH_DEV_OIDC_PORT: String(oidcPort),
   };
 
-  const first = await startDev(vars, checkout);
+  // The first start runs the source executable, as `make dev` does (every other command here runs the bundle).
+  const first = await startDev(vars, checkout, HEARTH_SOURCE_BIN);
   expect(first.base).toBe(`http://127.0.0.1:${port}/v1`);
   expect(first.appKey).toBe('demo-dev');
   // No Redis in dev: readiness does not claim one.

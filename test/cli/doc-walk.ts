@@ -23,8 +23,9 @@ export interface RunningDev {
 }
 
 /** Starts `hearth dev --data-dir $DATA_DIR` (in `cwd`) and reads what it prints; fails after 120 s. */
-export function startDev(vars: Record<string, string>, cwd?: string): Promise<RunningDev> {
-  const child = spawnHearth(['dev', '--data-dir', vars.DATA_DIR], vars, cwd);
+/** Starts `hearth dev` (`bin`: the tests' bundle unless told; the source executable is what `make dev` runs). */
+export function startDev(vars: Record<string, string>, cwd?: string, bin?: string): Promise<RunningDev> {
+  const child = spawnHearth(['dev', '--data-dir', vars.DATA_DIR], vars, cwd, bin);
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';

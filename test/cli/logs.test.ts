@@ -4,14 +4,13 @@
  * is a real one: util-linux `script` runs the command on a pseudo-terminal.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { call } from '../support/http';
+import { HEARTH_BIN } from '../support/hearth-process';
 import { createTestDatabase, type TestDatabase } from '../support/harness';
-import { baseEnv, freePort, REPO_ROOT, spawnHearth, tempDir } from './run-hearth';
+import { baseEnv, freePort, spawnHearth, tempDir } from './run-hearth';
 
 jest.setTimeout(120_000);
 
-const HEARTH = path.join(REPO_ROOT, 'apps/cli/bin/hearth');
 const ANSI = /\x1b\[[0-9;]*m/g;
 
 let database: TestDatabase;
@@ -25,7 +24,7 @@ afterAll(async () => {
 /** `hearth <args>` on a pseudo-terminal: its output is what a person at a terminal would see. */
 function onTerminal(args: string[], vars: Record<string, string>): ChildProcess {
   const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
-  const command = `exec ${[process.execPath, HEARTH, ...args].map(quote).join(' ')}`;
+  const command = `exec ${[process.execPath, HEARTH_BIN, ...args].map(quote).join(' ')}`;
   // Never in the checkout: its `.hearth/` (a developer's `make dev`) would hand the command a database.
   return spawn('script', ['-qefc', command, '/dev/null'], { cwd: tempDir(), env: { ...baseEnv(vars), SHELL: '/bin/sh' }, stdio: ['ignore', 'pipe', 'pipe'] });
 }

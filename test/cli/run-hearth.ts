@@ -3,6 +3,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Db } from '@hearth/core';
 
 import { HEARTH_BIN, REPO_ROOT, hearthEnv } from '../support/hearth-process';
+
+export { HEARTH_SOURCE_BIN } from '../support/hearth-process';
 import { testTempDir } from '../support/temp-dir';
 
 export { REPO_ROOT };
@@ -30,8 +32,9 @@ function homeOfItsOwn(): string {
   return ownHome;
 }
 
-export function spawnHearth(args: string[], vars: Record<string, string | undefined>, cwd = homeOfItsOwn()): ChildProcess {
-  return spawn(process.execPath, [HEARTH_BIN, ...args], { cwd, env: baseEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts a command (`bin`: the tests' bundle unless told, test/support/test-bundle.ts). */
+export function spawnHearth(args: string[], vars: Record<string, string | undefined>, cwd = homeOfItsOwn(), bin = HEARTH_BIN): ChildProcess {
+  return spawn(process.execPath, [bin, ...args], { cwd, env: baseEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** Runs a command to its end (in `cwd`, by default a folder of the test file's own); a command still running after `timeoutMs` is killed and the test fails. */

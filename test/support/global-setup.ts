@@ -1,9 +1,15 @@
 import knexFactory from 'knex';
 import { createDb, migrateLatest } from '@hearth/core';
 import { TEST_DATABASE_URL, databaseUrl, templateName } from './env';
+import { buildTestBundle } from './test-bundle';
 
-/** Makes (once per migration set) the migrated template database that every test file copies. */
+/**
+ * Makes (once per migration set) the migrated template database that every test file copies, and
+ * builds the `hearth` bundle the tests start as a process (test-bundle.ts): set in HEARTH_TEST_BIN,
+ * which the test workers inherit.
+ */
 export default async function globalSetup(): Promise<void> {
+  process.env.HEARTH_TEST_BIN ??= await buildTestBundle();
   // One connection, so the session-level advisory lock and CREATE DATABASE share it.
   const admin = knexFactory({ client: 'pg', connection: TEST_DATABASE_URL, pool: { min: 1, max: 1 } });
   const template = templateName();
