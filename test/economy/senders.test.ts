@@ -5,11 +5,11 @@
  * sends is `forbidden` before anything else is looked at, and changes nothing; a server key sending the
  * same acts; a game that unlocks its players' skill nodes itself refuses every unlock a player sends.
  * (The API's answers to the same requests are held by test/items/purchases.test.ts,
- * test/cards/purchases.test.ts and test/progression/skill-nodes.test.ts.)
+ * test/cards/purchases.test.ts and test/progression/skill-nodes.test.ts.) Each test runs in a
+ * transaction rolled back after it (test/support/domain.ts).
  */
-import { Refusal, checkSender, loadEnvironmentById, type EnvironmentContext, type SenderRule } from '@hearth/core';
-import { type Harness, startHarness } from '../support/harness';
-import { call, signIn } from '../support/http';
+import { Refusal, checkSender, type EnvironmentContext, type SenderRule } from '@hearth/core';
+import { domainSuite } from '../support/domain';
 import { cardTemplate, cardType, currency, environment, itemType, project, serverKey, skillTree, standardManifests } from '../support/manifests';
 
 const envName = 'alpha-live';
@@ -34,41 +34,28 @@ const content = [
   skillTree('house-tree', { environment: 'house-live', name: 'House', nodes: [{ key: 'house.root', name: 'Root' }] }),
 ];
 
-let h: Harness;
-let seq = 0;
-
-beforeAll(async () => {
-  h = await startHarness({ manifests: [...standardManifests(), ...content] });
-});
-afterAll(async () => {
-  await h.close();
-});
+const suite = domainSuite({ manifests: [...standardManifests(), ...content] });
+const appKeyOf = { 'alpha-live-key': 'alpha-live', 'house-live-key': 'house-live' } as const;
 
 /** A new player of the server key's environment, and that environment as core sees it. */
-async function playerOf(keyName: string): Promise<{ id: string; env: EnvironmentContext }> {
-  const { player } = await signIn(h.base, h.serverKeys[keyName], `senders-${++seq}`);
-  const row = await h.db('players').where({ id: player.id }).first('environment_id');
-  return { id: player.id, env: (await loadEnvironmentById(h.db, row.environment_id))! };
+function playerOf(keyName: keyof typeof appKeyOf): Promise<{ id: string; env: EnvironmentContext }> {
+  return suite.player(appKeyOf[keyName]);
 }
 
-async function creditGold(playerId: string, amount: number): Promise<void> {
-  const reply = await call(h.base, 'POST', `/players/${playerId}/currencies/gold/credit`, {
-    token: h.serverKeys['alpha-live-key'],
-    body: { amount, reason: 'setup' },
-    headers: { 'Idempotency-Key': `senders-credit-${++seq}` },
-  });
-  expect(reply.status).toBe(200);
+async function creditGold(player: { id: string; env: EnvironmentContext }, amount: number): Promise<void> {
+  await suite.core.economy.move(suite.db, player.env, player.id, 'gold', 'credit', { amount, reason: 'setup' });
 }
 
 /** Everything of the player's a sender's refusal must leave as it was. */
 async function holdings(playerId: string) {
-  const inventories = h.db('inventories').where({ player_id: playerId }).select('id');
+  const db = suite.db;
+  const inventories = db('inventories').where({ player_id: playerId }).select('id');
   return {
-    balances: await h.db('balances').whereIn('inventory_id', inventories).orderBy('currency_key').select('currency_key', 'amount'),
-    ledger: await h.db('ledger_entries').where({ player_id: playerId }).count({ n: '*' }),
-    itemStacks: await h.db('item_stacks').whereIn('inventory_id', inventories).select('item_type_key', 'quantity'),
-    cards: await h.db('cards').where({ player_id: playerId }).count({ n: '*' }),
-    skillNodes: await h.db('player_skill_nodes').where({ player_id: playerId }).select('node_key'),
+    balances: await db('balances').whereIn('inventory_id', inventories).orderBy('currency_key').select('currency_key', 'amount'),
+    ledger: await db('ledger_entries').where({ player_id: playerId }).count({ n: '*' }),
+    itemStacks: await db('item_stacks').whereIn('inventory_id', inventories).select('item_type_key', 'quantity'),
+    cards: await db('cards').where({ player_id: playerId }).count({ n: '*' }),
+    skillNodes: await db('player_skill_nodes').where({ player_id: playerId }).select('node_key'),
   };
 }
 
@@ -109,15 +96,15 @@ describe('items: a purchase', () => {
   test('allowances from a player are forbidden, before the item type is looked at, and change nothing; from a server key the purchase is made', async () => {
     const p = await playerOf('alpha-live-key');
     const before = await holdings(p.id);
-    expect(await refusalOf(h.core.purchases.buyItem(h.db, p.env, p.id, { itemTypeKey: 'boost', allowances: { energy: 100 } }, 'player'))).toEqual(
+    expect(await refusalOf(suite.core.purchases.buyItem(suite.db, p.env, p.id, { itemTypeKey: 'boost', allowances: { energy: 100 } }, 'player'))).toEqual(
       forbidden('Only a server key sends allowances.'),
     );
-    expect(await refusalOf(h.core.purchases.buyItem(h.db, p.env, p.id, { itemTypeKey: 'no-such-type', allowances: {} }, 'player'))).toEqual(
+    expect(await refusalOf(suite.core.purchases.buyItem(suite.db, p.env, p.id, { itemTypeKey: 'no-such-type', allowances: {} }, 'player'))).toEqual(
       forbidden('Only a server key sends allowances.'),
     );
     expect(await holdings(p.id)).toEqual(before);
 
-    const purchase = await h.core.purchases.buyItem(h.db, p.env, p.id, { itemTypeKey: 'boost', allowances: { energy: 100 } }, 'server');
+    const purchase = await suite.core.purchases.buyItem(suite.db, p.env, p.id, { itemTypeKey: 'boost', allowances: { energy: 100 } }, 'server');
     expect(purchase.granted?.stack).toEqual({ itemTypeKey: 'boost', quantity: 1 });
     expect(purchase.charges.map((c) => [c.currencyKey, c.amount])).toEqual([['energy', 5]]);
   });
@@ -126,9 +113,9 @@ describe('items: a purchase', () => {
 describe('cards: a purchase', () => {
   test('a template, data or allowances from a player are forbidden, naming the first sent, and change nothing; from a server key the card is made with them', async () => {
     const p = await playerOf('alpha-live-key');
-    await creditGold(p.id, 10);
+    await creditGold(p, 10);
     const before = await holdings(p.id);
-    const buy = (extra: Record<string, unknown>) => h.core.cards.buy(h.db, p.env, p.id, { cardTypeKey: 'rune', realmId: null, ...extra }, 'player');
+    const buy = (extra: Record<string, unknown>) => suite.core.cards.buy(suite.db, p.env, p.id, { cardTypeKey: 'rune', realmId: null, ...extra }, 'player');
     expect(await refusalOf(buy({ cardTemplateKey: 'foil' }))).toEqual(forbidden('Only a server key sends cardTemplateKey.'));
     expect(await refusalOf(buy({ data: { shine: 1 } }))).toEqual(forbidden('Only a server key sends data.'));
     expect(await refusalOf(buy({ allowances: { energy: 1 } }))).toEqual(forbidden('Only a server key sends allowances.'));
@@ -139,7 +126,13 @@ describe('cards: a purchase', () => {
 
     // Without them the player buys.
     expect((await buy({})).granted).toMatchObject({ card: { cardTypeKey: 'rune', cardTemplateKey: null, data: {} } });
-    const served = await h.core.cards.buy(h.db, p.env, p.id, { cardTypeKey: 'rune', realmId: null, cardTemplateKey: 'foil', data: { shine: 1 } }, 'server');
+    const served = await suite.core.cards.buy(
+      suite.db,
+      p.env,
+      p.id,
+      { cardTypeKey: 'rune', realmId: null, cardTemplateKey: 'foil', data: { shine: 1 } },
+      'server',
+    );
     expect(served.granted).toMatchObject({ card: { cardTypeKey: 'rune', cardTemplateKey: 'foil', data: { shine: 1 } } });
   });
 });
@@ -148,11 +141,11 @@ describe('skill nodes: an unlock', () => {
   test('allowances from a player are forbidden and change nothing; from a server key the node is unlocked', async () => {
     const p = await playerOf('alpha-live-key');
     const before = await holdings(p.id);
-    expect(await refusalOf(h.core.skillTrees.unlock(h.db, p.env, p.id, 'focus', { allowances: { energy: 10 } }, 'player'))).toEqual(
+    expect(await refusalOf(suite.core.skillTrees.unlock(suite.db, p.env, p.id, 'focus', { allowances: { energy: 10 } }, 'player'))).toEqual(
       forbidden('Only a server key sends allowances.'),
     );
     expect(await holdings(p.id)).toEqual(before);
-    const { answer } = await h.core.skillTrees.unlock(h.db, p.env, p.id, 'focus', { allowances: { energy: 10 } }, 'server');
+    const { answer } = await suite.core.skillTrees.unlock(suite.db, p.env, p.id, 'focus', { allowances: { energy: 10 } }, 'server');
     expect(answer).toMatchObject({ nodeKey: 'focus', alreadyUnlocked: false });
     expect((await holdings(p.id)).skillNodes).toEqual([{ node_key: 'focus' }]);
   });
@@ -160,11 +153,11 @@ describe('skill nodes: an unlock', () => {
   test('in a game that unlocks its players’ skill nodes itself, every unlock a player sends is forbidden; its servers unlock', async () => {
     const p = await playerOf('house-live-key');
     expect(p.env.skillNodesUnlockedBy).toBe('game');
-    expect(await refusalOf(h.core.skillTrees.unlock(h.db, p.env, p.id, 'house.root', {}, 'player'))).toEqual(
+    expect(await refusalOf(suite.core.skillTrees.unlock(suite.db, p.env, p.id, 'house.root', {}, 'player'))).toEqual(
       forbidden("This game's skill nodes are unlocked by the game itself, not by a player's token."),
     );
     expect((await holdings(p.id)).skillNodes).toEqual([]);
-    const { answer } = await h.core.skillTrees.unlock(h.db, p.env, p.id, 'house.root', {}, 'server');
+    const { answer } = await suite.core.skillTrees.unlock(suite.db, p.env, p.id, 'house.root', {}, 'server');
     expect(answer).toMatchObject({ nodeKey: 'house.root', alreadyUnlocked: false, charges: [] });
   });
 });

@@ -1,0 +1,96 @@
+/**
+ * The domain suites' harness: core's services (one `HearthCore`) over a database of the test file's
+ * own, with no API process and no HTTP. The manifests are applied and committed once, before the
+ * file's tests; each test then runs inside a transaction that is rolled back after it, so every test
+ * starts from the same data and none can see what another wrote.
+ *
+ * For the rules of an area (who may send what, what a move refuses, what a purchase grants): what the
+ * HTTP suites check (status codes, headers, validation, authentication) stays with startHarness.
+ * A service that opens a transaction of its own gets a savepoint inside the test's.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  type AnyManifest,
+  type EnvironmentContext,
+  HearthCore,
+  type Logger,
+  MemoryCoordination,
+  type Tx,
+  applyManifests,
+  createLogger,
+  loadEnvironmentByAppKey,
+  validateManifest,
+} from '@hearth/core';
+import { type TestDatabase, createTestDatabase } from './harness';
+import { standardManifests } from './manifests';
+
+export interface DomainSuite {
+  /** The services, over the file's database (the caches read what beforeAll committed). */
+  readonly core: HearthCore;
+  /** The current test's transaction: pass it wherever a service takes its database. */
+  readonly db: Tx;
+  /** The environment of an app key, as core sees it. */
+  environment(appKey: string): Promise<EnvironmentContext>;
+  /** A new player of the environment (a server key's sign-in), made inside the test's transaction. */
+  player(appKey: string): Promise<{ id: string; env: EnvironmentContext }>;
+}
+
+/**
+ * Declares the file's beforeAll/afterAll and beforeEach/afterEach; answers the suite, whose `db` is
+ * the running test's transaction.
+ */
+export function domainSuite(options: { manifests?: AnyManifest[] } = {}): DomainSuite {
+  let database: TestDatabase;
+  let core: HearthCore;
+  let coordination: MemoryCoordination;
+  let trx: Tx | undefined;
+  let players = 0;
+  const environments = new Map<string, EnvironmentContext>();
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    coordination = new MemoryCoordination();
+    const logger: Logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+    core = new HearthCore({ db: database.db, coordination, masterKey: randomBytes(32), logger });
+    await core.start();
+    const docs = options.manifests ?? standardManifests();
+    const loaded = docs.map((doc, i) => ({ doc: validateManifest(JSON.parse(JSON.stringify(doc)), `test#${i + 1}`), origin: `test#${i + 1}` }));
+    await applyManifests(database.db, loaded, core.bus);
+  });
+  afterAll(async () => {
+    await core?.stop();
+    await coordination?.close();
+    await database?.drop();
+  });
+  beforeEach(async () => {
+    trx = await database.db.transaction();
+  });
+  afterEach(async () => {
+    await trx?.rollback();
+    trx = undefined;
+  });
+
+  const suite: DomainSuite = {
+    get core() {
+      return core;
+    },
+    get db() {
+      if (!trx) throw new Error('the domain suite’s transaction exists only while a test runs');
+      return trx;
+    },
+    async environment(appKey) {
+      const known = environments.get(appKey);
+      if (known) return known;
+      const env = await loadEnvironmentByAppKey(database.db, appKey);
+      if (!env) throw new Error(`no environment ${appKey} among the suite's manifests`);
+      environments.set(appKey, env);
+      return env;
+    },
+    async player(appKey) {
+      const env = await suite.environment(appKey);
+      const { player } = await core.players.signIn(suite.db, env, 'server', `domain-player-${++players}`);
+      return { id: player.id, env };
+    },
+  };
+  return suite;
+}
