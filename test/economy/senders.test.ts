@@ -7,7 +7,9 @@
  * (The API's answers to the same requests are held by test/items/purchases.test.ts,
  * test/cards/purchases.test.ts and test/progression/skill-nodes.test.ts.)
  */
-import { Refusal, checkSender, loadEnvironmentById, type EnvironmentContext, type SenderRule } from '@hearth/core';
+import { Refusal } from '@hearth/core';
+import { checkSender, type SenderRule } from '@hearth/core/economy';
+import { loadEnvironmentById, type EnvironmentContext } from '@hearth/core/tenancy';
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { cardTemplate, cardType, currency, environment, itemType, project, serverKey, skillTree, standardManifests } from '../support/manifests';

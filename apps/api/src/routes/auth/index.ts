@@ -1,4 +1,4 @@
-import { IdpSignInRequest, PlatformTokens, RefreshRequest, ServerSignInRequest } from '@hearth/core';
+import { IdpSignInRequest, PlatformTokens, RefreshRequest, ServerSignInRequest } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 
 const signInAnswers = {

@@ -2,7 +2,8 @@
  * The read-only blog (spec §4 Blog): published posts, their categories and tags, answered from the
  * process's in-memory copy of the environment's blog (BlogService), with a strong ETag.
  */
-import { BlogCategoryInfo, BlogPostPath, BlogPostRead, BlogPostsQuery, BlogPostSummary, BlogTag, type BlogMoment } from '@hearth/core';
+import { BlogCategoryInfo, BlogPostPath, BlogPostRead, BlogPostsQuery, BlogPostSummary, BlogTag } from '@hearth/core/shapes';
+import type { BlogMoment } from '@hearth/core/blog';
 import { defineRoute, type HandlerContext } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 

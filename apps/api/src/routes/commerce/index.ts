@@ -1,23 +1,20 @@
+import { refuse } from '@hearth/core';
+import { CATALOG_DEFAULT_CURRENCY, IDENTIFY_LIMIT, IdentifyLimitReached, isUint64 } from '@hearth/core/commerce';
 import {
-  CATALOG_DEFAULT_CURRENCY,
   CatalogQuery,
   CatalogShape,
   EntitlementShape,
   GrantChangePageShape,
   GrantPath,
   GrantShape,
-  IDENTIFY_LIMIT,
-  IdentifyLimitReached,
   IdentifyRequest,
-  isUint64,
   OrderAuthorization,
   OrderRequest,
   OrderSettlementShape,
   OrderShape,
   ReconciliationShape,
-  refuse,
   StoreIdentityShape,
-} from '@hearth/core';
+} from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';

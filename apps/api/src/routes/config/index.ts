@@ -1,4 +1,5 @@
-import { ConfigRow, ConfigTable, ConfigTablePath, ConfigValuesQuery, Flag, type Queryable } from '@hearth/core';
+import { ConfigRow, ConfigTable, ConfigTablePath, ConfigValuesQuery, Flag } from '@hearth/core/shapes';
+import type { Queryable } from '@hearth/core/db';
 import { defineRoute, type HandlerContext } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 

@@ -2,7 +2,7 @@
  * Custom dashboards (spec §4 "Custom dashboards"; docs/dashboards.md): a person's sign-in through the
  * project's OpenID Connect provider, the token's session, and the players list only a dashboard reads.
  */
-import { DashboardPlayer, DashboardSession, DashboardSignInRequest, DashboardTokens, PlayerSearchQuery } from '@hearth/core';
+import { DashboardPlayer, DashboardSession, DashboardSignInRequest, DashboardTokens, PlayerSearchQuery } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf } from '../../http/schema-helpers';
 

@@ -1,4 +1,4 @@
-import { LegalAcceptRequest, LegalDocument, LegalStanding } from '@hearth/core';
+import { LegalAcceptRequest, LegalDocument, LegalStanding } from '@hearth/core/shapes';
 import { defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery, PlayerPath } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';

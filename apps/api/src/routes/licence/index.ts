@@ -4,7 +4,8 @@
  * service switch, counted against the caller's address (docs/licence.md). A token is for a product the
  * presenting key covers, and its `aud` is the organisation's own.
  */
-import { JsonWebKeySet, LICENCE_TOKEN_SECONDS, LicenceActivation, LicenceMachine, LicenceStanding } from '@hearth/core';
+import { JsonWebKeySet, LicenceActivation, LicenceMachine, LicenceStanding } from '@hearth/core/shapes';
+import { LICENCE_TOKEN_SECONDS } from '@hearth/core/licence';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 
 const TOKEN_NOTE =

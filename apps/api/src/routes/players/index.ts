@@ -1,4 +1,4 @@
-import { PlatformPlayer, PlayerPath, RenamePlayerRequest } from '@hearth/core';
+import { PlatformPlayer, PlayerPath, RenamePlayerRequest } from '@hearth/core/shapes';
 import { defineRoute } from '../../http/route';
 import { targetPlayerId } from './target';
 

@@ -1,4 +1,5 @@
-import { PROTOCOL_VERSION, PlatformRealtimeInfo, SOCKET_PATH, effectiveLimits } from '@hearth/core';
+import { PROTOCOL_VERSION, SOCKET_PATH, effectiveLimits } from '@hearth/core/sessions';
+import { PlatformRealtimeInfo } from '@hearth/core/shapes';
 import { defineRoute } from '../../http/route';
 
 /**

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { SaveEntry, Save, SaveList, SaveWriteRequest } from '@hearth/core';
+import { SaveEntry, Save, SaveList, SaveWriteRequest } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';

@@ -1,5 +1,5 @@
 import { defineRoute } from '../../http/route';
-import { CreateSessionRequest, PlatformSession, ReadyRequest, SeatPath, SeatRequest, SessionPath, StatusReport } from '@hearth/core';
+import { CreateSessionRequest, PlatformSession, ReadyRequest, SeatPath, SeatRequest, SessionPath, StatusReport } from '@hearth/core/shapes';
 
 export const createSession = defineRoute({
   operationId: 'createSession',

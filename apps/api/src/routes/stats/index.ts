@@ -7,7 +7,7 @@
  * combines the increments of one counter that arrive together into one statement, each answered the
  * value its own step made.
  */
-import { PlayerPath, PlayerStatPath, Stat, StatIncrementRequest, StatListQuery, StatPath } from '@hearth/core';
+import { PlayerPath, PlayerStatPath, Stat, StatIncrementRequest, StatListQuery, StatPath } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';

@@ -1,4 +1,5 @@
-import { FilingLimitReached, PlayerReport, SUPPORT_FILING_LIMIT, SupportFiled, SupportRequest, type Filed } from '@hearth/core';
+import { FilingLimitReached, SUPPORT_FILING_LIMIT, type Filed } from '@hearth/core/support';
+import { PlayerReport, SupportFiled, SupportRequest } from '@hearth/core/shapes';
 import { defineRoute, type HandlerContext, type HandlerResult } from '../../http/route';
 
 /** Said on both routes, from the limit's one definition. */

@@ -1,4 +1,4 @@
-import { Tour, TourPath, TourPlayerPath } from '@hearth/core';
+import { Tour, TourPath, TourPlayerPath } from '@hearth/core/shapes';
 import { defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
