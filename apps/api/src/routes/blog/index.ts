@@ -4,7 +4,7 @@
  */
 import { BlogCategoryInfo, BlogPostPath, BlogPostRead, BlogPostsQuery, BlogPostSummary, BlogTag } from '@hearth/core/shapes';
 import type { BlogMoment } from '@hearth/core/blog';
-import { defineRoute, type HandlerContext } from '../../http/route';
+import { defineRoute, type HandlerContext, type AnyRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 
 function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask: string): Promise<string> {
@@ -73,3 +73,6 @@ export const listBlogTags = defineRoute({
   refusals: [],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listTags(ctx.env, ctx.query, moment)),
 });
+
+/** The blog area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const blogRoutes: AnyRoute[] = [listBlogPosts, getBlogPost, listBlogCategories, listBlogTags];

@@ -15,7 +15,7 @@ import {
   ReconciliationShape,
   StoreIdentityShape,
 } from '@hearth/core/shapes';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 
@@ -197,3 +197,16 @@ export const acknowledgeGrant = defineRoute({
   refusals: ['not-found'],
   handler: async (ctx) => ({ body: await ctx.core.commerce.acknowledgeGrant(ctx.db, ctx.env, ctx.params.grantId) }),
 });
+
+/** The commerce area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const commerceRoutes: AnyRoute[] = [
+  getCatalog,
+  createOrder,
+  identifyStoreAccount,
+  authorizeOrder,
+  reconcileOrders,
+  listEntitlements,
+  listGrants,
+  listGrantChanges,
+  acknowledgeGrant,
+];
