@@ -19,17 +19,12 @@
  * Any other failure (the database down, the API server busy) is Ready=Unknown and retried with
  * backoff. Nothing here crashes the process.
  */
+import { type Announcer, Refusal, type Logger } from '@hearth/core';
+import { type Db, inTransaction } from '@hearth/core/db';
 import {
-  type Announcer,
-  Refusal,
-  type Db,
-  type Logger,
   ManifestError,
-  inTransaction,
   isRemovable,
-  liveKeyOfManifest,
   liveManifestNames,
-  liveLicenceKeyOfManifest,
   reconcileManifest,
   removeManifest,
   validateManifest,
@@ -37,10 +32,10 @@ import {
   type AnyManifest,
   type DocumentRef,
   type ReconcileResult,
-  projectSecretPublicKey,
-  sealProjectSecret,
-  storeProjectSecret,
-} from '@hearth/core';
+} from '@hearth/core/manifests';
+import { liveKeyOfManifest } from '@hearth/core/auth';
+import { liveLicenceKeyOfManifest } from '@hearth/core/licence';
+import { projectSecretPublicKey, sealProjectSecret, storeProjectSecret } from '@hearth/core/tenancy';
 import { PROJECT_SECRET_NAMES, projectSecretOf } from './project-secrets';
 import { type Condition, type ConditionStatus, READY, conditionOf, nextStatus, sameStatus } from './conditions';
 import { type EventRecorder } from './events';

@@ -4,7 +4,7 @@
  * rest of Hearth, and only its types are imported statically.
  */
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
-import { API_VERSION, MANIFEST_KINDS, type ManifestKind } from '@hearth/core';
+import { API_VERSION, MANIFEST_KINDS, type ManifestKind } from '@hearth/core/manifests';
 
 export type { K8s };
 export type KubeLib = typeof K8s;

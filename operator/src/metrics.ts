@@ -3,7 +3,7 @@
  * its probes on METRICS_PORT (operator.ts).
  */
 import client from 'prom-client';
-import { registerProcessMetrics, type ProcessMetricsDeps } from '@hearth/core';
+import { registerProcessMetrics, type ProcessMetricsDeps } from '@hearth/core/process';
 import { NotReadyObjects } from './not-ready';
 import { TerminatingObjects } from './terminating';
 

@@ -2,7 +2,11 @@
  * The operator process: leader election first; only the Lease's holder discovers the hearth.gg
  * resources and runs one controller per kind. Probes and metrics answer on every replica.
  */
-import { type Coordination, type Db, type DocumentRef, InvalidationBus, type Logger, closeServer, startMetricsServer } from '@hearth/core';
+import { InvalidationBus, type Logger } from '@hearth/core';
+import type { Coordination } from '@hearth/core/coord';
+import type { Db } from '@hearth/core/db';
+import type { DocumentRef } from '@hearth/core/manifests';
+import { closeServer, startMetricsServer } from '@hearth/core/process';
 import type { OperatorConfig } from './config';
 import { KindController } from './controller';
 import { EventRecorder } from './events';

@@ -14,7 +14,8 @@
  * operator watches the Secrets carrying that label (secret-watch.ts), so a rotated value, a label
  * added or a Secret deleted reconciles the Project within seconds, not at the relist.
  */
-import type { ProjectSecretName, ProjectSpecT } from '@hearth/core';
+import type { ProjectSecretName } from '@hearth/core/tenancy';
+import type { ProjectSpecT } from '@hearth/core/contract';
 import { type CustomObject, type KubeClients, isNotFound, namespaceOf } from './kube';
 import { ReadyRefusal } from './refusal';
 

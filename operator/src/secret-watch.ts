@@ -12,7 +12,8 @@
  * selectors are what the operator asks for, and a Secret's value is used only after its label is
  * checked (project-secrets.ts).
  */
-import type { Logger, ManifestKind } from '@hearth/core';
+import type { Logger } from '@hearth/core';
+import type { ManifestKind } from '@hearth/core/manifests';
 import type { KubeClients } from './kube';
 import { SECRET_FOR_LABEL } from './project-secrets';
 import { KEY_SECRET_KINDS, MANAGED_BY, MANAGED_BY_LABEL } from './server-key';

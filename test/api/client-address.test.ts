@@ -7,7 +7,7 @@
  * GET /v1/realtime's url shows them. Every test here connects from 127.0.0.1 (loopback).
  */
 import { randomBytes } from 'node:crypto';
-import { parseTrustedProxies } from '@hearth/core';
+import { parseTrustedProxies } from '@hearth/core/net';
 import { type ApiInstance, type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError, type Reply, signIn } from '../support/http';
 import { sleep } from '../support/wait';

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { maxHeaderSize } from 'node:http';
-import { parseTrustedProxies } from '@hearth/core';
+import { parseTrustedProxies } from '@hearth/core/net';
 import { type ApiInstance, type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call } from '../support/http';
 import { type RawAnswer, rawExchange } from '../support/raw-http';

@@ -5,7 +5,7 @@
  * from PostgreSQL at commit; a body and its ETag always come from one snapshot; and while the
  * process cannot hear PostgreSQL, conditional reads ask the database instead of trusting memory.
  */
-import { applyManifests, validateManifest, type AnyManifest } from '@hearth/core';
+import { applyManifests, validateManifest, type AnyManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { call } from '../support/http';
 import { blogCategory, blogPost, gameConfig, legalDocument, standardManifests } from '../support/manifests';

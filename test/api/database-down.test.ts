@@ -5,7 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import knexFactory from 'knex';
-import { createDb, createLogger, migrateLatest, validateManifest, applyManifests, type Db } from '@hearth/core';
+import { createLogger } from '@hearth/core';
+import { createDb, migrateLatest, type Db } from '@hearth/core/db';
+import { validateManifest, applyManifests } from '@hearth/core/manifests';
 import { type ApiInstance, type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError, type Reply } from '../support/http';
 import { TEST_DATABASE_URL } from '../support/env';

@@ -7,7 +7,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '@hearth/api';
-import type { EnvironmentContext, EnvironmentPrincipal, LicencePrincipal, Principal } from '@hearth/core';
+import type { EnvironmentContext } from '@hearth/core/tenancy';
+import type { EnvironmentPrincipal, LicencePrincipal, Principal } from '@hearth/core/auth';
 
 /** true only when A and B are the same type (`any` is the same as nothing else). */
 type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;

@@ -6,7 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { HearthCore, RedisCoordination, applyManifests, validateManifest } from '@hearth/core';
+import { HearthCore } from '@hearth/core';
+import { RedisCoordination } from '@hearth/core/coord';
+import { applyManifests, validateManifest } from '@hearth/core/manifests';
 import { type ApiServer, defineRoute, startApiServer } from '@hearth/api';
 import { type ApiInstance, type Harness, type TestDatabase, createTestDatabase, startHarness } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';

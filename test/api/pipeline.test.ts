@@ -8,7 +8,8 @@ import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { chunked, rawRequest } from '../support/raw-http';
 import { NAMESPACE, gameConfig, project } from '../support/manifests';
-import { mintLicenceKey, organisationNamed } from '@hearth/core';
+import { mintLicenceKey } from '@hearth/core/licence';
+import { organisationNamed } from '@hearth/core/tenancy';
 import { dashboardMember, dashboardSettings, mintDashboardToken } from '../support/dashboards';
 
 const boomRoute = defineRoute({

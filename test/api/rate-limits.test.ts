@@ -6,7 +6,9 @@
  */
 import net from 'node:net';
 import Redis from 'ioredis';
-import { HearthCore, type PlanLimits, RedisCoordination, createLogger } from '@hearth/core';
+import { HearthCore, createLogger } from '@hearth/core';
+import type { PlanLimits } from '@hearth/core/contract';
+import { RedisCoordination } from '@hearth/core/coord';
 import { type ApiServer, startApiServer } from '@hearth/api';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, type Reply, signIn } from '../support/http';

@@ -3,7 +3,8 @@
  * felt by every API process within moments, last use written once an hour, the plan's live-key limit.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Refusal, mintServerKey, revokeServerKey, SERVER_KEY_PREFIX } from '@hearth/core';
+import { Refusal } from '@hearth/core';
+import { mintServerKey, revokeServerKey, SERVER_KEY_PREFIX } from '@hearth/core/auth';
 import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';

@@ -5,7 +5,7 @@
  */
 import { createHmac, createPublicKey, generateKeyPairSync, type KeyObject, verify as cryptoVerify } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { loadSigningKeys, rotateSigningKey, TOKEN_AUDIENCE } from '@hearth/core';
+import { loadSigningKeys, rotateSigningKey, TOKEN_AUDIENCE } from '@hearth/core/auth';
 import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { eventually } from '../support/wait';

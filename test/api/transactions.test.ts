@@ -11,7 +11,8 @@
  * Nothing in the API knows about it.
  */
 import { randomUUID } from 'node:crypto';
-import { INVALIDATION_CHANNEL, RedisCoordination, type Invalidation, type Unsubscribe } from '@hearth/core';
+import { INVALIDATION_CHANNEL, type Invalidation } from '@hearth/core';
+import { RedisCoordination, type Unsubscribe } from '@hearth/core/coord';
 import type { Knex } from 'knex';
 import { type Harness, startHarness } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';

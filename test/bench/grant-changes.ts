@@ -13,7 +13,11 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import knexFactory from 'knex';
-import { HearthCore, MemoryCoordination, applyManifests, createDb, createLogger, loadEnvironmentByName, validateManifest } from '@hearth/core';
+import { HearthCore, createLogger } from '@hearth/core';
+import { MemoryCoordination } from '@hearth/core/coord';
+import { applyManifests, validateManifest } from '@hearth/core/manifests';
+import { createDb } from '@hearth/core/db';
+import { loadEnvironmentByName } from '@hearth/core/tenancy';
 import globalSetup from '../support/global-setup';
 import { TEST_DATABASE_URL, databaseUrl, templateName } from '../support/env';
 import { environment, plan, project } from '../support/manifests';

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createReadStream } from 'node:fs';
 import Redis from 'ioredis';
-import { MAX_BALANCE } from '@hearth/core';
+import { MAX_BALANCE } from '@hearth/core/contract';
 import { TEST_REDIS_URL } from '../support/env';
 import { BENCH_ORIGIN, startChild, keepDatabaseApart, keepRedisOffServerCore, type Child, type CpuSample, type Placement, coreShare } from './child';
 import type { PhaseJob, PhaseResult } from './loader';

@@ -8,7 +8,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { IDEMPOTENT_MOVE, SAVE_WRITE, engineRequest } from '@hearth/core';
+import { IDEMPOTENT_MOVE, engineRequest } from '@hearth/core/economy';
+import { SAVE_WRITE } from '@hearth/core/saves';
 import { pinned } from './child';
 
 export interface PgbenchFigures {

@@ -11,7 +11,10 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import knexFactory from 'knex';
-import { CursorCodec, applyManifests, createDb, loadEnvironmentByName, validateManifest } from '@hearth/core';
+import { CursorCodec } from '@hearth/core';
+import { applyManifests, validateManifest } from '@hearth/core/manifests';
+import { createDb } from '@hearth/core/db';
+import { loadEnvironmentByName } from '@hearth/core/tenancy';
 import { listPlayers } from '../../apps/core/src/dashboards/players';
 import globalSetup from '../support/global-setup';
 import { TEST_DATABASE_URL, databaseUrl, templateName } from '../support/env';

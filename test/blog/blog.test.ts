@@ -2,7 +2,7 @@
  * The read-only blog over HTTP: every route and its refusals, the order and pages of the post list,
  * scheduled posts appearing by themselves, and reads served from memory until an apply changes them.
  */
-import type { AnyManifest } from '@hearth/core';
+import type { AnyManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { blogCategory, blogPost, environment, project, standardManifests, projectWithout } from '../support/manifests';

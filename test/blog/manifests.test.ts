@@ -2,7 +2,9 @@
  * The BlogCategory and BlogPost kinds: applied, applied again (unchanged, no version move), refused
  * (naming the field, changing nothing), moved and removed; and the publication times they store.
  */
-import { type AnyManifest, BLOG_CONTENT, ManifestError, readingMinutesOf, reconcileManifest, removeManifest, validateManifest } from '@hearth/core';
+import { type AnyManifest, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
+import { BLOG_CONTENT } from '@hearth/core/blog';
+import { readingMinutesOf } from '@hearth/core/contract';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { NAMESPACE, blogCategory, blogPost, standardManifests } from '../support/manifests';

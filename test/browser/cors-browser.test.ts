@@ -14,7 +14,7 @@ import { generateKeyPair, type KeyLike } from 'jose';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import type { AnyManifest } from '@hearth/core';
+import type { AnyManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { call } from '../support/http';
 import { idpSettings, publicJwk, signIdToken } from '../support/idp';

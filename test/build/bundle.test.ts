@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import knexFactory from 'knex';
 import { stringify } from 'yaml';
 import WebSocket from 'ws';
-import { MIGRATIONS_DIR, sqlFunctionFiles } from '@hearth/core';
+import { MIGRATIONS_DIR, sqlFunctionFiles } from '@hearth/core/db';
 import { type BuildResult, buildBundle } from '../../apps/cli/build';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../support/env';
 import { createTestDatabase } from '../support/harness';

@@ -4,7 +4,7 @@
  * version move), updated, refused (naming the field, changing nothing) and removed; the pages with
  * every field, switched-off ones listed, deleted ones gone; ETag and 304; the routes' refusals.
  */
-import { type AnyManifest, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core';
+import { type AnyManifest, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { cardTemplate, cardType, projectWithout, standardManifests } from '../support/manifests';

@@ -4,7 +4,7 @@
  * validates with the starter squires nobody had to grant.
  */
 import path from 'node:path';
-import { applyManifests, loadManifests } from '@hearth/core';
+import { applyManifests, loadManifests } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { type Reply, call, signIn } from '../support/http';
 

@@ -11,7 +11,7 @@
  * own (the master key's, say), which RBAC alone, granting create and patch on every Secret of the
  * namespace, would allow. A Project naming that Secret is refused (SecretNotOptedIn) under this RBAC.
  */
-import type { AnyManifest } from '@hearth/core';
+import type { AnyManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { type Kube, startKube } from '../support/kube';
 import { environment, plan, project, serverKey } from '../support/manifests';

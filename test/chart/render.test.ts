@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { CRASH_QUEUE_DEPTH_SQL, MANIFEST_KINDS } from '@hearth/core';
+import { CRASH_QUEUE_DEPTH_SQL } from '@hearth/core/crashes';
+import { MANIFEST_KINDS } from '@hearth/core/manifests';
 import { kubeToolPath } from '../support/kube';
 import {
   CHART,

@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { MANIFEST_KINDS } from '@hearth/core';
+import { MANIFEST_KINDS } from '@hearth/core/manifests';
 import { type Kube, startKube } from '../support/kube';
 import { CHART, type KubeObject, MINIMAL_VALUES, ROOT, helm, kubectl, parseObjects, runOk } from './chart';
 

@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AnyManifest } from '@hearth/core';
+import type { AnyManifest } from '@hearth/core/manifests';
 import { type TestDatabase, createTestDatabase, startApiInstance, toYaml } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call, type Reply } from '../support/http';

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { type AnyManifest, MANIFEST_KINDS, type ManifestKind, removeManifest } from '@hearth/core';
+import { type AnyManifest, MANIFEST_KINDS, type ManifestKind, removeManifest } from '@hearth/core/manifests';
 import { type TestDatabase, createTestDatabase, toYaml } from '../support/harness';
 import * as m from '../support/manifests';
 import { oneOfEveryKind } from '../support/every-kind';

@@ -4,7 +4,7 @@
  */
 import { type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { applyManifests, validateManifest } from '@hearth/core';
+import { applyManifests, validateManifest } from '@hearth/core/manifests';
 import { type TestDatabase, createTestDatabase } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { standardManifests } from '../support/manifests';

@@ -1,6 +1,6 @@
 /** Runs the real `hearth` executable as a subprocess, with an environment built from scratch. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { Db } from '@hearth/core';
+import type { Db } from '@hearth/core/db';
 
 import { HEARTH_BIN, REPO_ROOT, hearthEnv } from '../support/hearth-process';
 

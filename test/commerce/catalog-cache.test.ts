@@ -7,7 +7,8 @@
  * anyone's write is heard from the tables' trigger.
  */
 import { randomUUID } from 'node:crypto';
-import { COMMERCE_PLAYER_CHANNEL, applyManifests, removeManifest, validateManifest, type AnyManifest } from '@hearth/core';
+import { COMMERCE_PLAYER_CHANNEL } from '@hearth/core/content';
+import { applyManifests, removeManifest, validateManifest, type AnyManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { call } from '../support/http';
 import { StoreStandIn } from '../support/store-standin';

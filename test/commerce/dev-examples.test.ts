@@ -6,7 +6,7 @@
  * saying no store is set up, without calling anything.
  */
 import path from 'node:path';
-import { applyManifests, loadManifests } from '@hearth/core';
+import { applyManifests, loadManifests } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 

@@ -1,5 +1,5 @@
 /** Shared by the commerce tests: the stand-in store, a project selling through it, products and players. */
-import { API_VERSION, type AnyManifest } from '@hearth/core';
+import { API_VERSION, type AnyManifest } from '@hearth/core/manifests';
 import type { Harness } from '../support/harness';
 import { call, signIn, type Reply } from '../support/http';
 import { currency, environment, itemType, plan, product, project, projectWithout, serverKey } from '../support/manifests';

@@ -19,7 +19,8 @@
  * twice at once; the catalog's `active` is the database's.
  * Bounded: a fixed number of operations, a fixed seed per run printed on failure.
  */
-import { createLogger, storeReportJob } from '@hearth/core';
+import { createLogger } from '@hearth/core';
+import { storeReportJob } from '@hearth/core/commerce';
 import { type Harness, startHarness } from '../support/harness';
 import { call, type Reply } from '../support/http';
 import { StoreStandIn, type StandInTxn } from '../support/store-standin';

@@ -7,7 +7,7 @@
 import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { StoreSpec } from '@hearth/core';
+import { StoreSpec } from '@hearth/core/contract';
 import { Value } from '@sinclair/typebox/value';
 import { PublisherKeys, PublisherKeyMissing } from '../../apps/core/src/commerce/publisher-key';
 import { projectSecretKeys, sealProjectSecret, storeProjectSecret } from '../../apps/core/src/tenancy/project-secrets';

@@ -9,7 +9,11 @@
 import { Writable } from 'node:stream';
 import { Client } from 'pg';
 import pino from 'pino';
-import { GRANT_FEED_LOCK, createLogger, loadEnvironmentById, removeManifest, runEngineMove, storeReportJob, type StoreReportSettings } from '@hearth/core';
+import { createLogger } from '@hearth/core';
+import { GRANT_FEED_LOCK, storeReportJob, type StoreReportSettings } from '@hearth/core/commerce';
+import { loadEnvironmentById } from '@hearth/core/tenancy';
+import { removeManifest } from '@hearth/core/manifests';
+import { runEngineMove } from '@hearth/core/economy';
 import { CrashWorkerMetrics, loadStoreReportSettings } from '@hearth/crash-worker';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';

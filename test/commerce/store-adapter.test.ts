@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { StoreSpecT } from '@hearth/core';
+import type { StoreSpecT } from '@hearth/core/contract';
 import { StoreClient, StoreRefusal, StoreUnavailable, STORE_CALL } from '../../apps/core/src/commerce/store';
 import { StoreStandIn } from '../support/store-standin';
 

@@ -11,14 +11,14 @@ import {
   CHART_CRD_DIR,
   MANIFEST_KINDS,
   type ManifestError,
-  brokenRule,
   chartCrdTemplates,
   crdsYaml,
   customResourceDefinition,
   referencesOf,
   structural,
   validateManifest,
-} from '@hearth/core';
+} from '@hearth/core/manifests';
+import { brokenRule } from '@hearth/core/contract';
 
 const CHART = path.join(__dirname, '..', '..', 'charts', 'hearth');
 

@@ -6,7 +6,9 @@
  * 500 in production. (What a move answers on success is held to its TypeBox shape by every API test:
  * the test client checks each answer against the OpenAPI document those shapes make.)
  */
-import { ENGINE_OUTCOMES, ERROR_CODES, Refusal, refusalOf, sqlFunctionFiles } from '@hearth/core';
+import { ERROR_CODES, Refusal } from '@hearth/core';
+import { ENGINE_OUTCOMES, refusalOf } from '@hearth/core/economy';
+import { sqlFunctionFiles } from '@hearth/core/db';
 
 /** Outcomes that are not refusals: a move made, an inventory chosen. */
 const SUCCESSES = new Set(['moved', 'chosen']);

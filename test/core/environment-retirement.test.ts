@@ -5,7 +5,7 @@
  * sockets close, and its players' data stays. Applying the document again brings it all back. A
  * Project is retired only once it has no live environment. Real PostgreSQL, Redis, HTTP and sockets.
  */
-import { ManifestError, reconcileManifest, removeManifest, validateManifest, type AnyManifest } from '@hearth/core';
+import { ManifestError, reconcileManifest, removeManifest, validateManifest, type AnyManifest } from '@hearth/core/manifests';
 import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { NAMESPACE, environment, project, serverKey, standardManifests } from '../support/manifests';

@@ -16,7 +16,7 @@ import {
   reconcileManifest,
   specFieldsTable,
   validateManifest,
-} from '@hearth/core';
+} from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { legalDocument, product, skillTree, standardManifests, tour } from '../support/manifests';
 import { DOC_FILE, withTable } from './identity-table';

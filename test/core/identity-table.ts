@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { identityFieldsTable, specFieldsTable } from '@hearth/core';
+import { identityFieldsTable, specFieldsTable } from '@hearth/core/manifests';
 
 export const DOC_FILE = path.resolve(__dirname, '..', '..', 'docs', 'manifests.md');
 /** The generated blocks of the document: each between its markers, and what writes it. */

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { MANIFEST_KINDS, type ManifestKind, RECONCILERS, isRemovable } from '@hearth/core';
+import { MANIFEST_KINDS, type ManifestKind, RECONCILERS, isRemovable } from '@hearth/core/manifests';
 
 const page = fs.readFileSync(path.resolve(__dirname, '../../docs/manifests.md'), 'utf8');
 const kinds = Object.keys(MANIFEST_KINDS) as ManifestKind[];

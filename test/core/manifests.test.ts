@@ -2,7 +2,7 @@
  * Manifests at the unit level, against a real database: validateManifest's messages, and how a
  * GameConfig owns its rows and moves the content version.
  */
-import { type AnyManifest, API_VERSION, ManifestError, type ReconcileResult, applyManifests, loadManifests, validateManifest } from '@hearth/core';
+import { type AnyManifest, API_VERSION, ManifestError, type ReconcileResult, applyManifests, loadManifests, validateManifest } from '@hearth/core/manifests';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -4,7 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { MOVE_KINDS, dispatcherSql, sqlFunctionFiles } from '@hearth/core';
+import { MOVE_KINDS, dispatcherSql } from '@hearth/core/economy';
+import { sqlFunctionFiles } from '@hearth/core/db';
 
 test('economy/sql/hearth_move.sql is what MOVE_KINDS writes (make sql)', () => {
   const file = readFileSync(path.join(__dirname, '..', '..', 'apps', 'core', 'src', 'economy', 'sql', 'hearth_move.sql'), 'utf8');

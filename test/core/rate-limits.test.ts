@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { type Coordination, MemoryCoordination, type RateCheck, RedisCoordination } from '@hearth/core';
+import { type Coordination, MemoryCoordination, type RateCheck, RedisCoordination } from '@hearth/core/coord';
 import { TEST_REDIS_URL } from '../support/env';
 
 const prefix = `hearth-test:${randomBytes(6).toString('hex')}:`;

@@ -4,20 +4,10 @@
  * it cached, a GameConfig applied or removed changes the ETags another process answers at once.
  * Announcements go out after the commit, each once, and never for a refused batch.
  */
-import {
-  INVALIDATION_CHANNEL,
-  MANIFEST_KINDS,
-  type Invalidation,
-  InvalidationBus,
-  type ManifestKind,
-  MemoryCoordination,
-  announceAfterCommit,
-  inTransaction,
-  isRemovable,
-  reconcileManifest,
-  removeManifest,
-  validateManifest,
-} from '@hearth/core';
+import { INVALIDATION_CHANNEL, type Invalidation, InvalidationBus, announceAfterCommit } from '@hearth/core';
+import { MANIFEST_KINDS, type ManifestKind, isRemovable, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
+import { MemoryCoordination } from '@hearth/core/coord';
+import { inTransaction } from '@hearth/core/db';
 import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { NAMESPACE, environment, gameConfig, plan, project, serverKey, standardManifests } from '../support/manifests';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { MIGRATIONS_DIR, applySqlFunctions, sqlFunctionFiles } from '@hearth/core';
+import { MIGRATIONS_DIR, applySqlFunctions, sqlFunctionFiles } from '@hearth/core/db';
 import { type TestDatabase, createTestDatabase } from '../support/harness';
 
 /** The migration that moved the functions into files; none after it may define one. */

@@ -3,7 +3,8 @@
  * once per connection and announced as knex announces its queries (the query metrics and the bench
  * count them); inside a transaction, a statement of that transaction.
  */
-import { inTransaction, poolUsage, preparedStatement, runStatement } from '@hearth/core';
+import { inTransaction, preparedStatement, runStatement } from '@hearth/core/db';
+import { poolUsage } from '@hearth/core/process';
 import { type TestDatabase, createTestDatabase } from '../support/harness';
 
 let database: TestDatabase;

@@ -3,7 +3,7 @@
  * transaction (one commit, one rollback), and after-commit actions run only once the outermost
  * transaction has committed.
  */
-import { afterCommit, inTransaction, isTransaction } from '@hearth/core';
+import { afterCommit, inTransaction, isTransaction } from '@hearth/core/db';
 import { type TestDatabase, createTestDatabase } from '../support/harness';
 
 let database: TestDatabase;

@@ -4,7 +4,7 @@
  * a connection cut by pg_terminate_backend, and query errors that must stay faults.
  */
 import knexFactory from 'knex';
-import { isDatabaseUnreachable } from '@hearth/core';
+import { isDatabaseUnreachable } from '@hearth/core/db';
 import { TEST_DATABASE_URL } from '../support/env';
 import { createTestDatabase, type TestDatabase } from '../support/harness';
 import { eventually } from '../support/wait';

@@ -7,7 +7,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DiskObjectStore, createLogger, getCrash, listCrashIssues } from '@hearth/core';
+import { createLogger } from '@hearth/core';
+import { DiskObjectStore } from '@hearth/core/storage';
+import { getCrash, listCrashIssues } from '@hearth/core/crashes';
 import { type CrashWorker, loadCrashWorkerSettings, startCrashWorker } from '@hearth/crash-worker';
 import { type Harness, startHarness } from '../support/harness';
 import { call } from '../support/http';

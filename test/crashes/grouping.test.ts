@@ -6,8 +6,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { DiskObjectStore } from '@hearth/core/storage';
 import {
-  DiskObjectStore,
   FINGERPRINT_FRAMES,
   crashFingerprint,
   crashIdOf,
@@ -20,7 +20,7 @@ import {
   recordCrash,
   storedFileName,
   type CrashRecordInput,
-} from '@hearth/core';
+} from '@hearth/core/crashes';
 import { createTestDatabase, type TestDatabase } from '../support/harness';
 import { crashTestEnvironments, queueCrashUpload } from '../support/crash-uploads';
 

@@ -4,7 +4,7 @@
  * or neither"). The migration installed pg-boss's schema and the queue with its retry policy.
  */
 import PgBoss from 'pg-boss';
-import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, CRASH_UPLOAD_QUEUE_OPTIONS, crashQueueSender, enqueueCrashUpload, knexBindings } from '@hearth/core';
+import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, CRASH_UPLOAD_QUEUE_OPTIONS, crashQueueSender, enqueueCrashUpload, knexBindings } from '@hearth/core/crashes';
 import { createTestDatabase, type TestDatabase } from '../support/harness';
 
 let database: TestDatabase;

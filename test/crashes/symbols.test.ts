@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
-import type { ObjectStore } from '@hearth/core';
+import type { ObjectStore } from '@hearth/core/storage';
 import { type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { type Minio, startMinio } from '../support/minio';

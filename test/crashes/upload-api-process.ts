@@ -4,7 +4,11 @@
  * loopback. It samples its RSS every few milliseconds and answers `rss` with the current figure and
  * the peak since the last `rss-reset`; `stop` stops it.
  */
-import { DiskObjectStore, HearthCore, RedisCoordination, createDb, createLogger, parseTrustedProxies } from '@hearth/core';
+import { HearthCore, createLogger } from '@hearth/core';
+import { DiskObjectStore } from '@hearth/core/storage';
+import { RedisCoordination } from '@hearth/core/coord';
+import { createDb } from '@hearth/core/db';
+import { parseTrustedProxies } from '@hearth/core/net';
 import { startApiServer } from '@hearth/api';
 
 async function main(): Promise<void> {

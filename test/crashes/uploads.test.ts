@@ -9,15 +9,9 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import {
-  CRASH_QUEUE_DEPTH_SQL,
-  CRASH_QUEUE_SCHEMA,
-  CRASH_UPLOAD_QUEUE,
-  CRASH_UPLOADS_PER_ADDRESS,
-  CRASH_UPLOADS_PER_ENVIRONMENT,
-  DiskObjectStore,
-  parseTrustedProxies,
-} from '@hearth/core';
+import { CRASH_QUEUE_DEPTH_SQL, CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE, CRASH_UPLOADS_PER_ADDRESS, CRASH_UPLOADS_PER_ENVIRONMENT } from '@hearth/core/crashes';
+import { DiskObjectStore } from '@hearth/core/storage';
+import { parseTrustedProxies } from '@hearth/core/net';
 import { type Harness, startApiInstance, startHarness, type ApiInstance } from '../support/harness';
 import { call, expectError, type Reply } from '../support/http';
 import { chunked, endless, rawRequest } from '../support/raw-http';

@@ -4,7 +4,9 @@
  * members as they are now; every other route refuses it, and it is never taken for a player token.
  */
 import { SignJWT } from 'jose';
-import { DASHBOARD_TOKEN_AUDIENCE, DASHBOARD_TOKEN_TYP, TOKEN_AUDIENCE, removeManifest } from '@hearth/core';
+import { DASHBOARD_TOKEN_AUDIENCE, DASHBOARD_TOKEN_TYP } from '@hearth/core/dashboards';
+import { TOKEN_AUDIENCE } from '@hearth/core/auth';
+import { removeManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { NAMESPACE, gameConfig, project, standardManifests } from '../support/manifests';

@@ -3,7 +3,8 @@
  * token it answers at GET /dashboard/session.
  */
 import { randomBytes } from 'node:crypto';
-import { projectSecretPublicKey, sealProjectSecret, secretVariableOf, storeProjectSecret } from '@hearth/core';
+import { projectSecretPublicKey, sealProjectSecret, storeProjectSecret } from '@hearth/core/tenancy';
+import { secretVariableOf } from '@hearth/core/dashboards';
 import { type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { NAMESPACE, environment, project, standardManifests } from '../support/manifests';

@@ -2,7 +2,9 @@
  * Realms, inventories, balances, the ledger and currency moves (spec §4 Game services), over real
  * HTTP: every route, every refusal the spec names for them, idempotent replays, and the manifests.
  */
-import { ENGINE_REASONS, MAX_BALANCE, fingerprintOf, removeManifest } from '@hearth/core';
+import { fingerprintOf } from '@hearth/core';
+import { ENGINE_REASONS, MAX_BALANCE } from '@hearth/core/contract';
+import { removeManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { currency, projectWithout, realm, standardManifests } from '../support/manifests';

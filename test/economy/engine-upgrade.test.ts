@@ -7,7 +7,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import knexFactory from 'knex';
-import { CursorCodec, EconomyService, createDb, type Db, type EnvironmentContext } from '@hearth/core';
+import { CursorCodec } from '@hearth/core';
+import { EconomyService } from '@hearth/core/economy';
+import { createDb, type Db } from '@hearth/core/db';
+import type { EnvironmentContext } from '@hearth/core/tenancy';
 import { TEST_DATABASE_URL, databaseUrl } from '../support/env';
 
 const REPLACED = '20261123194000_idempotent_currency_move.ts';

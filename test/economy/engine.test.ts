@@ -6,7 +6,10 @@
  * whoever moves (the currency routes, purchases, item grants); and the one player hold makes a
  * player's deletion wait for a move in flight.
  */
-import { IDEMPOTENT_MOVE, ENGINE_MOVE, HOLD_PLAYER_SQL, holdPlayer, loadEnvironmentById, type EnvironmentContext, type LedgerMoveKind } from '@hearth/core';
+import { IDEMPOTENT_MOVE, ENGINE_MOVE } from '@hearth/core/economy';
+import { HOLD_PLAYER_SQL, holdPlayer } from '@hearth/core/players';
+import { loadEnvironmentById, type EnvironmentContext } from '@hearth/core/tenancy';
+import type { LedgerMoveKind } from '@hearth/core/process';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { currency, itemType, standardManifests } from '../support/manifests';

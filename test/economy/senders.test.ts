@@ -8,7 +8,9 @@
  * test/cards/purchases.test.ts and test/progression/skill-nodes.test.ts.) Each test runs in a
  * transaction rolled back after it (test/support/domain.ts).
  */
-import { Refusal, checkSender, type EnvironmentContext, type SenderRule } from '@hearth/core';
+import { Refusal } from '@hearth/core';
+import { checkSender, type SenderRule } from '@hearth/core/economy';
+import type { EnvironmentContext } from '@hearth/core/tenancy';
 import { domainSuite } from '../support/domain';
 import { cardTemplate, cardType, currency, environment, itemType, project, serverKey, skillTree, standardManifests } from '../support/manifests';
 

@@ -4,18 +4,10 @@
  * (with the database stopped), counted against the caller's address.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  API_VERSION,
-  type AnyManifest,
-  type Db,
-  type ManifestError,
-  createDb,
-  createLogger,
-  migrateLatest,
-  parseTrustedProxies,
-  validateManifest,
-  applyManifests,
-} from '@hearth/core';
+import { createLogger } from '@hearth/core';
+import { API_VERSION, type AnyManifest, type ManifestError, validateManifest, applyManifests } from '@hearth/core/manifests';
+import { type Db, createDb, migrateLatest } from '@hearth/core/db';
+import { parseTrustedProxies } from '@hearth/core/net';
 import { routeTable } from '@hearth/api';
 import { type ApiInstance, type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError, signIn, type Reply } from '../support/http';

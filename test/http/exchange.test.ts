@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { TRUST_NO_PROXY, parseTrustedProxies, type ProxyTrust } from '@hearth/core';
+import { TRUST_NO_PROXY, parseTrustedProxies, type ProxyTrust } from '@hearth/core/net';
 import { Exchange } from '../../apps/api/src/http/exchange';
 
 interface Seen {

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory from 'knex';
-import { MIGRATIONS_DIR } from '@hearth/core';
+import { MIGRATIONS_DIR } from '@hearth/core/db';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl } from '../support/env';
 import { KUBE_TOOLS_BIN } from '../support/kube';
 import { freePort } from '../support/ports';

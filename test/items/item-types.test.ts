@@ -4,7 +4,8 @@
  * nothing), its identity (key, environment) kept, removed; the definitions page with every field, switched-off ones listed,
  * deleted ones gone in every API process; the route's refusals.
  */
-import { type AnyManifest, ITEM_TYPES_CONTENT, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core';
+import { type AnyManifest, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
+import { ITEM_TYPES_CONTENT } from '@hearth/core/items';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { itemType, projectWithout, standardManifests } from '../support/manifests';

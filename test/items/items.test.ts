@@ -3,7 +3,7 @@
  * grants (grantKey, data, maxOwned, inventory choice), consumptions, use and opening, every refusal
  * the spec names for them, and the concurrency that must never double, lose or pass a limit.
  */
-import { removeManifest } from '@hearth/core';
+import { removeManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { type Reply, call, expectError, signIn } from '../support/http';
 import { itemType, realm, standardManifests } from '../support/manifests';

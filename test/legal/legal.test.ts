@@ -3,7 +3,7 @@
  * and outstanding documents, accepting current versions, a version bump making acceptances not
  * current, refusals, manifests, and deletion taking the acceptances with the player.
  */
-import { ManifestError, removeManifest } from '@hearth/core';
+import { ManifestError, removeManifest } from '@hearth/core/manifests';
 import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, legalDocument, project, standardManifests, projectWithout } from '../support/manifests';

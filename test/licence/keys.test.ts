@@ -4,16 +4,9 @@
  * the licence routes at once and is refused there at once when revoked, and covers the products it
  * was made with (`--product`, `spec.products`) and no other.
  */
-import {
-  API_VERSION,
-  type AnyManifest,
-  ManifestError,
-  applyManifests,
-  mintLicenceKey,
-  organisationNamed,
-  removeManifest,
-  validateManifest,
-} from '@hearth/core';
+import { API_VERSION, type AnyManifest, ManifestError, applyManifests, removeManifest, validateManifest } from '@hearth/core/manifests';
+import { mintLicenceKey } from '@hearth/core/licence';
+import { organisationNamed } from '@hearth/core/tenancy';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { NAMESPACE, standardManifests } from '../support/manifests';

@@ -8,16 +8,10 @@
  * a plugin (test/support/licence.ts).
  */
 import { createLocalJWKSet, jwtVerify } from 'jose';
-import {
-  LICENCE_SIGNING_KEYS,
-  LICENCE_TOKEN_SECONDS,
-  licenceAudienceOf,
-  mintLicenceKey,
-  organisationNamed,
-  removeManifest,
-  revokeLicenceKey,
-  rotateSigningKey,
-} from '@hearth/core';
+import { LICENCE_SIGNING_KEYS, LICENCE_TOKEN_SECONDS, licenceAudienceOf, mintLicenceKey, revokeLicenceKey } from '@hearth/core/licence';
+import { organisationNamed } from '@hearth/core/tenancy';
+import { removeManifest } from '@hearth/core/manifests';
+import { rotateSigningKey } from '@hearth/core/auth';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { eventually } from '../support/wait';

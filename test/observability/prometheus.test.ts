@@ -5,7 +5,7 @@
  * key ones answer data.
  */
 import { CrashWorkerMetrics } from '@hearth/crash-worker';
-import { closeServer, startMetricsServer } from '@hearth/core';
+import { closeServer, startMetricsServer } from '@hearth/core/process';
 import { OperatorMetrics } from '../../operator/src/metrics';
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';

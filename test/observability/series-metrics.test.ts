@@ -4,7 +4,7 @@
  * updates, in both exposition formats, so dashboards and alerts read them the same.
  */
 import client from 'prom-client';
-import { SeriesCounter, SeriesHistogram } from '@hearth/core';
+import { SeriesCounter, SeriesHistogram } from '@hearth/core/process';
 
 const BUCKETS = [0.001, 0.01, 0.1, 1];
 const OBSERVED: [string, string, number][] = [

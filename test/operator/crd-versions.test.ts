@@ -14,7 +14,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { type CrdVersion, MANIFEST_KINDS, crdsYaml } from '@hearth/core';
+import { type CrdVersion, MANIFEST_KINDS, crdsYaml } from '@hearth/core/manifests';
 import { type Kube, kubeToolPath, startKube } from '../support/kube';
 import * as m from '../support/manifests';
 import { runCollected } from '../support/processes';

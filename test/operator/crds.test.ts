@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { crdsYaml, MANIFEST_KINDS } from '@hearth/core';
+import { crdsYaml, MANIFEST_KINDS } from '@hearth/core/manifests';
 import { type Kube, kubeToolPath, startKube } from '../support/kube';
 import * as m from '../support/manifests';
 import { dashboardMember } from '../support/dashboards';

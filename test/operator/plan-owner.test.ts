@@ -11,7 +11,7 @@
 import { type Kube, startKube } from '../support/kube';
 import { type TestDatabase, createTestDatabase } from '../support/harness';
 import { plan, project } from '../support/manifests';
-import { crdsYaml } from '@hearth/core';
+import { crdsYaml } from '@hearth/core/manifests';
 import {
   type OperatorProcess,
   getJson,

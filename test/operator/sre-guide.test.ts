@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { crdsYaml } from '@hearth/core';
+import { crdsYaml } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { KUBE_TOOLS_BIN, type Kube, startKube } from '../support/kube';

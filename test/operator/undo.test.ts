@@ -6,7 +6,7 @@
  * as it was: the same keys live (their rows and their Secrets), the same rows in every table the
  * reconcilers write. A spec field this walk cannot vary fails the test, so a new field is walked too.
  */
-import { MANIFEST_KINDS, type ManifestKind } from '@hearth/core';
+import { MANIFEST_KINDS, type ManifestKind } from '@hearth/core/manifests';
 import type { Harness } from '../support/harness';
 import type { Kube } from '../support/kube';
 import * as m from '../support/manifests';

@@ -3,7 +3,7 @@
  * state wins, retries back off), condition semantics, refusal reasons, the Secret's name, and which
  * resource a watched Secret's event reconciles.
  */
-import { ManifestError } from '@hearth/core';
+import { ManifestError } from '@hearth/core/manifests';
 import { nextStatus, sameStatus, setCondition } from '../../operator/src/conditions';
 import client from 'prom-client';
 import { loadOperatorConfig } from '../../operator/src/config';

@@ -3,7 +3,7 @@
  * and the tests' namespace, a harness (a test database and an API process), and the operator between
  * them with the default relist (300 s), so that whatever follows within seconds is the operator's doing.
  */
-import { crdsYaml } from '@hearth/core';
+import { crdsYaml } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { type Kube, startKube } from '../support/kube';
 import { NAMESPACE } from '../support/manifests';

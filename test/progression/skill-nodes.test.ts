@@ -7,7 +7,7 @@
  * use needing a skill node, parallel retried unlocks that must pay once and never go below zero, and
  * a tree switched off (left out of the players' trees, its nodes `disabled`) and on again.
  */
-import { type AnyManifest, reconcileManifest, validateManifest } from '@hearth/core';
+import { type AnyManifest, reconcileManifest, validateManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { type Reply, call, expectError, signIn } from '../support/http';
 import { currency, environment, itemType, project, realm, serverKey, skillTree, standardManifests, projectWithout } from '../support/manifests';

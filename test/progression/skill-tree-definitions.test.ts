@@ -5,7 +5,8 @@
  * key another document holds), each refusal naming the field and changing nothing; removed. The
  * definitions page with every field, hidden trees listed, paging and the conditional read.
  */
-import { type AnyManifest, ManifestError, SKILL_TREES_CONTENT, reconcileManifest, removeManifest, validateManifest } from '@hearth/core';
+import { type AnyManifest, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
+import { SKILL_TREES_CONTENT } from '@hearth/core/progression';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { projectWithout, skillTree, standardManifests } from '../support/manifests';

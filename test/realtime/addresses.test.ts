@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { parseTrustedProxies } from '@hearth/core';
+import { parseTrustedProxies } from '@hearth/core/net';
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import { eventually } from '../support/wait';

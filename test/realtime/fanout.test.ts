@@ -4,7 +4,8 @@
  */
 import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
-import type { EnvironmentContext, PlatformSession } from '@hearth/core';
+import type { EnvironmentContext } from '@hearth/core/tenancy';
+import type { PlatformSession } from '@hearth/core/shapes';
 import { coreSessionReader, type SessionReader } from '@hearth/realtime';
 import { Client, type Frame, type RealtimeInstance, channelHandled, sleep, startRealtime } from './support';
 

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { MAX_FRAME_BYTES } from '@hearth/realtime';
-import { parseTrustedProxies } from '@hearth/core';
+import { parseTrustedProxies } from '@hearth/core/net';
 import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests, projectWithout } from '../support/manifests';

@@ -3,7 +3,7 @@
  * served on the API's own port (as `hearth dev` does).
  */
 import { SignJWT } from 'jose';
-import { loadSigningKeys, TOKEN_AUDIENCE } from '@hearth/core';
+import { loadSigningKeys, TOKEN_AUDIENCE } from '@hearth/core/auth';
 import { RealtimeServer } from '@hearth/realtime';
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';

@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import type { AnyManifest } from '@hearth/core';
+import type { AnyManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { signIn } from '../support/http';
 import { environment, standardManifests } from '../support/manifests';

@@ -4,7 +4,7 @@
  * answered without harming the socket or anybody else's.
  */
 import { SignJWT } from 'jose';
-import { loadSigningKeys, TOKEN_AUDIENCE } from '@hearth/core';
+import { loadSigningKeys, TOKEN_AUDIENCE } from '@hearth/core/auth';
 import { MAX_FRAME_BYTES } from '@hearth/realtime';
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';

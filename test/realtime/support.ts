@@ -5,7 +5,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import { HearthCore, RedisCoordination, SESSION_EVENTS_CHANNEL, createLogger } from '@hearth/core';
+import { HearthCore, createLogger } from '@hearth/core';
+import { RedisCoordination } from '@hearth/core/coord';
+import { SESSION_EVENTS_CHANNEL } from '@hearth/core/sessions';
 import { startRealtimeServer, type RealtimeProcess, type RealtimeServerOptions } from '@hearth/realtime';
 import { TEST_REDIS_URL } from '../support/env';
 import type { Harness } from '../support/harness';

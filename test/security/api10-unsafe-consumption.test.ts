@@ -9,7 +9,7 @@
  */
 import type http from 'node:http';
 import { generateKeyPair, type KeyLike } from 'jose';
-import { KEY_SET_FETCH } from '@hearth/core';
+import { KEY_SET_FETCH } from '@hearth/core/auth';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { idpSettings, publicJwk, signIdToken } from '../support/idp';

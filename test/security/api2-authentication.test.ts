@@ -19,7 +19,9 @@ import { generateKeyPairSync, createHmac, sign as cryptoSign, type KeyObject } f
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, createLocalJWKSet, exportJWK, type JWK } from 'jose';
-import { loadSigningKeys, mintLicenceKey, mintServerKey, organisationNamed, revokeLicenceKey, revokeServerKey, TOKEN_AUDIENCE } from '@hearth/core';
+import { loadSigningKeys, mintServerKey, revokeServerKey, TOKEN_AUDIENCE } from '@hearth/core/auth';
+import { mintLicenceKey, revokeLicenceKey } from '@hearth/core/licence';
+import { organisationNamed } from '@hearth/core/tenancy';
 import { NAMESPACE } from '../support/manifests';
 import type { AnyRoute } from '@hearth/api';
 import { call, expectError } from '../support/http';

@@ -17,7 +17,8 @@
  */
 import type { AnyRoute } from '@hearth/api';
 import { call, expectError, type Reply } from '../support/http';
-import { LICENCE_SIGNING_KEYS, loadSigningKeys } from '@hearth/core';
+import { LICENCE_SIGNING_KEYS } from '@hearth/core/licence';
+import { loadSigningKeys } from '@hearth/core/auth';
 import { type Actor, ROUTES, type World, idem, routeName, startWorld } from './world';
 import { SAMPLES } from './samples';
 import { reportFigure } from '../support/figures';

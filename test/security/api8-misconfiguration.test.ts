@@ -16,7 +16,9 @@
 import { randomBytes } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
 import { type AnyRoute, routeTable } from '@hearth/api';
-import { type AnyManifest, mintLicenceKey, organisationNamed } from '@hearth/core';
+import type { AnyManifest } from '@hearth/core/manifests';
+import { mintLicenceKey } from '@hearth/core/licence';
+import { organisationNamed } from '@hearth/core/tenancy';
 import { type Harness, startHarness } from '../support/harness';
 import { NAMESPACE, environment, standardManifests } from '../support/manifests';
 import { call, expectError, signIn, type Reply } from '../support/http';

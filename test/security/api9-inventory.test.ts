@@ -9,7 +9,7 @@
  */
 import http from 'node:http';
 import { routeTable } from '@hearth/api';
-import { parseTrustedProxies } from '@hearth/core';
+import { parseTrustedProxies } from '@hearth/core/net';
 import { type Harness, startHarness } from '../support/harness';
 import { call } from '../support/http';
 import { reportFigure } from '../support/figures';

@@ -17,7 +17,8 @@
  */
 import fs from 'node:fs';
 import type http from 'node:http';
-import { STORE_CALL, flushLogs } from '@hearth/core';
+import { flushLogs } from '@hearth/core';
+import { STORE_CALL } from '@hearth/core/commerce';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, type Reply } from '../support/http';
 import { StoreStandIn } from '../support/store-standin';

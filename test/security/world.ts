@@ -9,7 +9,9 @@
  */
 import { routeTable, type AnyRoute } from '@hearth/api';
 import { NAMESPACE as TESTS_NAMESPACE } from '../support/manifests';
-import { mintLicenceKey, organisationNamed, parseTrustedProxies } from '@hearth/core';
+import { mintLicenceKey } from '@hearth/core/licence';
+import { organisationNamed } from '@hearth/core/tenancy';
+import { parseTrustedProxies } from '@hearth/core/net';
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn, type Reply } from '../support/http';
 import {

@@ -1,6 +1,7 @@
 /** Shared by the sessions tests: players, lobbies and a listener on the session events channel. */
 import { randomUUID } from 'node:crypto';
-import { RedisCoordination, SESSION_EVENTS_CHANNEL, type SessionEvent } from '@hearth/core';
+import { RedisCoordination } from '@hearth/core/coord';
+import { SESSION_EVENTS_CHANNEL, type SessionEvent } from '@hearth/core/sessions';
 import type { Harness } from '../support/harness';
 import { TEST_REDIS_URL } from '../support/env';
 import { call, signIn } from '../support/http';

@@ -2,7 +2,7 @@
  * Sessions over real HTTP (spec §2, §3, §4): every route, rule and refusal, the rows they leave, and
  * the SessionEvent each committed change publishes for the realtime processes.
  */
-import type { SessionEvent } from '@hearth/core';
+import type { SessionEvent } from '@hearth/core/sessions';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests, projectWithout } from '../support/manifests';

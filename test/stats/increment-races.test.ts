@@ -9,7 +9,8 @@
  * their first value and add nothing.
  */
 import { Client } from 'pg';
-import { type EnvironmentContext, Refusal } from '@hearth/core';
+import { Refusal } from '@hearth/core';
+import type { EnvironmentContext } from '@hearth/core/tenancy';
 import type { ApiInstance } from '../support/harness';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';

@@ -2,7 +2,8 @@
  * OBJECT_STORAGE_URL and the S3_* variables (apps/core/src/config.ts): what each form gives, and
  * that every malformed value stops the process with a message naming its variable.
  */
-import { ConfigError, DiskObjectStore, S3ObjectStore, loadConfig, openObjectStore } from '@hearth/core';
+import { ConfigError, loadConfig } from '@hearth/core';
+import { DiskObjectStore, S3ObjectStore, openObjectStore } from '@hearth/core/storage';
 
 const storageOf = (env: Record<string, string>) => loadConfig(env).objectStorage;
 

@@ -5,7 +5,7 @@
  * are in test/storage/s3-store.test.ts and test/crashes/symbols.test.ts.
  */
 import { createHash } from 'node:crypto';
-import { S3ObjectStore } from '@hearth/core';
+import { S3ObjectStore } from '@hearth/core/storage';
 
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 const digest = createHash('sha256').update('symbols').digest('hex');

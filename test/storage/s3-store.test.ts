@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
-import { ObjectNotFound, ObjectTooLarge, S3ObjectStore, StorageUnavailable } from '@hearth/core';
+import { ObjectNotFound, ObjectTooLarge, S3ObjectStore, StorageUnavailable } from '@hearth/core/storage';
 import { type Minio, startMinio } from '../support/minio';
 
 jest.setTimeout(120_000);

@@ -26,7 +26,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
 import { BASE_PATH, ERROR_CODES_EXTENSION, buildOpenApi, routeTable, type AnyRoute } from '@hearth/api';
-import { withoutTrailingSlashes } from '@hearth/core';
+import { withoutTrailingSlashes } from '@hearth/core/net';
 
 export type ContractCheck = { checked: true; operationId: string } | { checked: false; reason: string };
 

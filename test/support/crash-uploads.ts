@@ -5,7 +5,10 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { applyManifests, crashQueueSender, enqueueCrashUpload, validateManifest, type Db, type ObjectStore } from '@hearth/core';
+import { applyManifests, validateManifest } from '@hearth/core/manifests';
+import { crashQueueSender, enqueueCrashUpload } from '@hearth/core/crashes';
+import type { Db } from '@hearth/core/db';
+import type { ObjectStore } from '@hearth/core/storage';
 import { standardManifests } from './manifests';
 
 /** Applies the standard manifests; answers the environments' ids by app key. */

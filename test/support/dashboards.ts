@@ -3,7 +3,9 @@
  * and a dashboard token minted as POST /auth/dashboard mints it (for suites that test what a token
  * reaches, not the sign-in: test/dashboards/sign-in.test.ts signs in through a real provider).
  */
-import { API_VERSION, type AnyManifest, type Db, type HearthCore } from '@hearth/core';
+import type { HearthCore } from '@hearth/core';
+import { API_VERSION, type AnyManifest } from '@hearth/core/manifests';
+import type { Db } from '@hearth/core/db';
 import { issueDashboardToken } from '../../apps/core/src/dashboards/tokens';
 import { NAMESPACE } from './manifests';
 

@@ -9,18 +9,11 @@
  * A service that opens a transaction of its own gets a savepoint inside the test's.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  type AnyManifest,
-  type EnvironmentContext,
-  HearthCore,
-  type Logger,
-  MemoryCoordination,
-  type Tx,
-  applyManifests,
-  createLogger,
-  loadEnvironmentByAppKey,
-  validateManifest,
-} from '@hearth/core';
+import { HearthCore, type Logger, createLogger } from '@hearth/core';
+import { type AnyManifest, applyManifests, validateManifest } from '@hearth/core/manifests';
+import { type EnvironmentContext, loadEnvironmentByAppKey } from '@hearth/core/tenancy';
+import { MemoryCoordination } from '@hearth/core/coord';
+import type { Tx } from '@hearth/core/db';
 import { type TestDatabase, createTestDatabase } from './harness';
 import { standardManifests } from './manifests';
 

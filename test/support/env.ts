@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { MIGRATIONS_DIR, sqlFunctionFiles } from '@hearth/core';
+import { MIGRATIONS_DIR, sqlFunctionFiles } from '@hearth/core/db';
 
 /** The real services of `make services` (its own PostgreSQL cluster on 55432); override with TEST_DATABASE_URL / TEST_REDIS_URL. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://hearth:hearth@127.0.0.1:55432/hearth';

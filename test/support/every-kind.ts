@@ -4,7 +4,7 @@
  * `<prefix>-plan`, project `<prefix>`, environment `<prefix>-live`, `<prefix>-gold`... Each kind's
  * document is the first of its kind, so a test adds what it needs besides after them.
  */
-import type { AnyManifest } from '@hearth/core';
+import type { AnyManifest } from '@hearth/core/manifests';
 import { dashboardMember } from './dashboards';
 import * as m from './manifests';
 

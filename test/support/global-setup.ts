@@ -1,5 +1,5 @@
 import knexFactory from 'knex';
-import { createDb, migrateLatest } from '@hearth/core';
+import { createDb, migrateLatest } from '@hearth/core/db';
 import { TEST_DATABASE_URL, databaseUrl, templateName } from './env';
 import { buildTestBundle } from './test-bundle';
 

@@ -8,21 +8,13 @@ import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
 import { stringify } from 'yaml';
-import {
-  type Clock,
-  type DashboardHosting,
-  type Db,
-  DiskObjectStore,
-  HearthCore,
-  type ObjectStore,
-  RedisCoordination,
-  applyManifests,
-  createDb,
-  createLogger,
-  validateManifest,
-  type AnyManifest,
-  type ProxyTrust,
-} from '@hearth/core';
+import { type Clock, HearthCore, createLogger } from '@hearth/core';
+import type { DashboardHosting } from '@hearth/core/dashboards';
+import { type Db, createDb } from '@hearth/core/db';
+import { DiskObjectStore, type ObjectStore } from '@hearth/core/storage';
+import { RedisCoordination } from '@hearth/core/coord';
+import { applyManifests, validateManifest, type AnyManifest } from '@hearth/core/manifests';
+import type { ProxyTrust } from '@hearth/core/net';
 import { startApiServer, type ApiServer, type AnyRoute, type SlowClientTimeouts } from '@hearth/api';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, databaseUrl, templateName } from './env';
 import { type Manifests, standardManifests } from './manifests';

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { S3ObjectStore } from '@hearth/core';
+import { S3ObjectStore } from '@hearth/core/storage';
 import { freePort } from './ports';
 import { stopProcess } from './processes';
 

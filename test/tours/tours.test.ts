@@ -2,7 +2,7 @@
  * Tours (spec §3, §4 Tours): the switched-on tours by name with the player's completion, completing
  * (204, again 204, first completedAt kept), refusals, manifests, and deletion taking completions.
  */
-import { removeManifest } from '@hearth/core';
+import { removeManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { environment, project, standardManifests, tour, projectWithout } from '../support/manifests';

@@ -1,5 +1,7 @@
 import http from 'node:http';
-import { type ApiDocumentAbout, closeServer, listen, shownHost, startMetricsServer, type HearthCore, type ProxyTrust } from '@hearth/core';
+import type { ApiDocumentAbout, HearthCore } from '@hearth/core';
+import { closeServer, listen, shownHost, startMetricsServer } from '@hearth/core/process';
+import type { ProxyTrust } from '@hearth/core/net';
 import { createApiApp } from './http/app';
 import type { AnyRoute } from './http/route';
 import { routeTable } from './routes';

@@ -1,22 +1,10 @@
 import net from 'node:net';
-import {
-  type ConfigNeeds,
-  type Coordination,
-  type HearthConfig,
-  type LoadedConfig,
-  type Logger,
-  MemoryCoordination,
-  RedisCoordination,
-  createDb,
-  createLogger,
-  dashboardSecretsFrom,
-  loadConfig,
-  type Db,
-  HearthCore,
-  type ObjectStore,
-  openObjectStore,
-  processStopping,
-} from '@hearth/core';
+import { type ConfigNeeds, type HearthConfig, type LoadedConfig, type Logger, createLogger, loadConfig, HearthCore } from '@hearth/core';
+import { type Coordination, MemoryCoordination, RedisCoordination } from '@hearth/core/coord';
+import { createDb, type Db } from '@hearth/core/db';
+import { dashboardSecretsFrom } from '@hearth/core/dashboards';
+import { type ObjectStore, openObjectStore } from '@hearth/core/storage';
+import { processStopping } from '@hearth/core/process';
 import { CliError } from './output';
 
 /** What every long-running command opens from its configuration, and closes on the way out. */

@@ -2,7 +2,8 @@
  * The crash worker's own settings (docs/crashes.md, "The worker"), read once at start with the
  * core loader's strictness: a malformed variable stops the process with a ConfigError naming it.
  */
-import { ConfigError, DEFAULT_STORE_REPORT_SETTINGS, type LoadedConfig, type StoreReportSettings, loadConfig } from '@hearth/core';
+import { ConfigError, type LoadedConfig, loadConfig } from '@hearth/core';
+import { DEFAULT_STORE_REPORT_SETTINGS, type StoreReportSettings } from '@hearth/core/commerce';
 import { DEFAULT_MAX_INFLATED_BYTES } from './archive';
 
 type Env = Record<string, string | undefined>;

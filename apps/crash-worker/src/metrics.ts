@@ -4,16 +4,11 @@
  * scraped, so every worker answers the same depth and age (a KEDA or HPA rule may read any of them).
  */
 import client from 'prom-client';
-import {
-  CRASH_QUEUE_SCHEMA,
-  CRASH_UPLOAD_QUEUE,
-  registerProcessMetrics,
-  reportCursorLags,
-  type Db,
-  type OrderStatus,
-  type ProjectRunOutcome,
-  type StoreReportObserver,
-} from '@hearth/core';
+import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE } from '@hearth/core/crashes';
+import { registerProcessMetrics } from '@hearth/core/process';
+import { reportCursorLags, type ProjectRunOutcome, type StoreReportObserver } from '@hearth/core/commerce';
+import type { Db } from '@hearth/core/db';
+import type { OrderStatus } from '@hearth/core/shapes';
 
 export type JobOutcome = 'recorded' | 'poison' | 'already-finished' | 'gone' | 'retry';
 

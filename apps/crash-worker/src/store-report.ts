@@ -3,7 +3,9 @@
  * `hearth crash-worker` (and `hearth dev`) runs it; a per-project advisory lock lets one runner at a
  * time work a project. Its metrics are registered on the worker's registry (metrics.ts).
  */
-import { type Clock, type CommerceService, type Db, type Logger, type StoreReportJob, type StoreReportSettings, storeReportJob } from '@hearth/core';
+import type { Clock, Logger } from '@hearth/core';
+import { type CommerceService, type StoreReportJob, type StoreReportSettings, storeReportJob } from '@hearth/core/commerce';
+import type { Db } from '@hearth/core/db';
 import type { CrashWorkerMetrics } from './metrics';
 
 export function startStoreReport(deps: {

@@ -15,24 +15,23 @@
  */
 import { Readable } from 'node:stream';
 import PgBoss from 'pg-boss';
+import type { Logger } from '@hearth/core';
 import {
   CRASH_QUEUE_SCHEMA,
   CRASH_UPLOAD_QUEUE,
-  ObjectNotFound,
   crashFileKey,
   crashIdOf,
   finishAbandonedCrashUploads,
   loadCrashUpload,
   markCrashUploadPoison,
-  processStopping,
   recordCrash,
   storedFileName,
   type CrashFileRecord,
   type CrashUploadJob,
-  type Db,
-  type Logger,
-  type ObjectStore,
-} from '@hearth/core';
+} from '@hearth/core/crashes';
+import { ObjectNotFound, type ObjectStore } from '@hearth/core/storage';
+import { processStopping } from '@hearth/core/process';
+import type { Db } from '@hearth/core/db';
 import { CrashPoison, parseCrashUpload, type ParsedCrash } from './archive';
 import { CrashWorkerMetrics, type JobOutcome } from './metrics';
 import type { CrashWorkerSettings } from './config';

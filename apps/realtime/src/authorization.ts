@@ -3,16 +3,11 @@
  * the authorize frame (the API's own token checks, then the sessions the player holds a seat in),
  * authorize again with a fresh token, the token's expiry, and sign-out or deletion of the player.
  */
-import {
-  Refusal,
-  environmentRefusal,
-  type HearthCore,
-  type Invalidation,
-  type Logger,
-  type PlatformSession,
-  type Principal,
-  type SessionEvent,
-} from '@hearth/core';
+import { Refusal, type HearthCore, type Invalidation, type Logger } from '@hearth/core';
+import { environmentRefusal } from '@hearth/core/tenancy';
+import type { PlatformSession } from '@hearth/core/shapes';
+import type { Principal } from '@hearth/core/auth';
+import type { SessionEvent } from '@hearth/core/sessions';
 import { CLOSE, encodeFrame, errorFrame, type ClientFrame, type FrameId } from './protocol';
 import type { RecentEvents } from './recent-events';
 import type { SessionReader } from './session-reader';

@@ -3,7 +3,9 @@
  * follows", "Fan-out"): `subscribe` and `unsubscribe`, and every SessionEvent the API processes publish,
  * handed to the followers of its session with the frame serialised once.
  */
-import { Refusal, effectiveLimits, type Logger, type PlatformSession, type SessionEvent } from '@hearth/core';
+import { Refusal, type Logger } from '@hearth/core';
+import { effectiveLimits, type SessionEvent } from '@hearth/core/sessions';
+import type { PlatformSession } from '@hearth/core/shapes';
 import { encodeFrame, errorFrame, type FrameId } from './protocol';
 import type { RealtimeMetrics } from './metrics';
 import type { RecentEvents } from './recent-events';

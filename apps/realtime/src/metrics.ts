@@ -1,5 +1,5 @@
 import client from 'prom-client';
-import { registerProcessMetrics, type ProcessMetricsDeps } from '@hearth/core';
+import { registerProcessMetrics, type ProcessMetricsDeps } from '@hearth/core/process';
 
 /** The realtime process's Prometheus metrics, in a registry of its own (served on METRICS_PORT). */
 export class RealtimeMetrics {

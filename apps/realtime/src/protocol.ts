@@ -5,9 +5,10 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
-import { Refusal, PROTOCOL_VERSION, createAjv, describe, fieldOf, firstError, type ErrorCode } from '@hearth/core';
+import { Refusal, createAjv, describe, fieldOf, firstError, type ErrorCode } from '@hearth/core';
+import { PROTOCOL_VERSION } from '@hearth/core/sessions';
 
-export { PROTOCOL_VERSION, SOCKET_PATH, MAX_FRAME_BYTES, effectiveLimits, type RealtimeLimits } from '@hearth/core';
+export { PROTOCOL_VERSION, SOCKET_PATH, MAX_FRAME_BYTES, effectiveLimits, type RealtimeLimits } from '@hearth/core/sessions';
 
 /** A socket must send `authorize` within this long of opening. */
 export const AUTHORIZE_TIMEOUT_MS = 10_000;

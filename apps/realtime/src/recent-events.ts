@@ -1,4 +1,4 @@
-import type { SessionEvent } from '@hearth/core';
+import type { SessionEvent } from '@hearth/core/sessions';
 
 interface Logged {
   seq: number;

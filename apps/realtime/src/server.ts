@@ -24,18 +24,10 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import {
-  Refusal,
-  SESSION_EVENTS_CHANNEL,
-  TRUST_NO_PROXY,
-  effectiveLimits,
-  withoutTrailingSlashes,
-  type HearthCore,
-  type Logger,
-  type ProxyTrust,
-  type RateOutcome,
-  type Unsubscribe,
-} from '@hearth/core';
+import { Refusal, type HearthCore, type Logger } from '@hearth/core';
+import { SESSION_EVENTS_CHANNEL, effectiveLimits } from '@hearth/core/sessions';
+import { TRUST_NO_PROXY, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core/net';
+import type { RateOutcome, Unsubscribe } from '@hearth/core/coord';
 import {
   AUTHORIZE_TIMEOUT_MS,
   CLOSE,

@@ -1,4 +1,6 @@
-import type { EnvironmentContext, HearthCore, PlatformSession } from '@hearth/core';
+import type { HearthCore } from '@hearth/core';
+import type { EnvironmentContext } from '@hearth/core/tenancy';
+import type { PlatformSession } from '@hearth/core/shapes';
 
 /** What the socket needs of the sessions service. */
 export interface SessionReader {

@@ -5,7 +5,7 @@
  * authorization, fanout) read and write these fields; server.ts wires them.
  */
 import { WebSocket } from 'ws';
-import type { EnvironmentContext } from '@hearth/core';
+import type { EnvironmentContext } from '@hearth/core/tenancy';
 import type { ClientFrame, ServerFrameType } from './protocol';
 
 /** Open, authorize not yet received. */

@@ -1,5 +1,6 @@
 import http from 'node:http';
-import { closeServer, listen, readiness, shownHost, startMetricsServer, type HearthCore } from '@hearth/core';
+import type { HearthCore } from '@hearth/core';
+import { closeServer, listen, readiness, shownHost, startMetricsServer } from '@hearth/core/process';
 import { RealtimeServer, type RealtimeServerOptions } from './server';
 import { CLOSE } from './protocol';
 

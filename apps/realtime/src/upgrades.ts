@@ -9,18 +9,10 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import {
-  ADDRESS_LIMIT_PER_MINUTE,
-  Refusal,
-  ERROR_STATUS,
-  addressChecks,
-  clientAddressOf,
-  type Coordination,
-  type Logger,
-  type ProxyTrust,
-  type RateOutcome,
-  type BrowserOrigins,
-} from '@hearth/core';
+import { Refusal, ERROR_STATUS, type Logger } from '@hearth/core';
+import { ADDRESS_LIMIT_PER_MINUTE, addressChecks, type Coordination, type RateOutcome } from '@hearth/core/coord';
+import { clientAddressOf, type ProxyTrust } from '@hearth/core/net';
+import type { BrowserOrigins } from '@hearth/core/tenancy';
 import type { RealtimeMetrics } from './metrics';
 
 /**

@@ -5,7 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { HearthCore, type Logger, RedisCoordination, SAVE_LIMITS, applyManifests, createLogger, validateManifest } from '@hearth/core';
+import { HearthCore, type Logger, createLogger } from '@hearth/core';
+import { RedisCoordination } from '@hearth/core/coord';
+import { SAVE_LIMITS } from '@hearth/core/shapes';
+import { applyManifests, validateManifest } from '@hearth/core/manifests';
 import { startApiServer } from '@hearth/api';
 import { createTestDatabase } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/env';

@@ -3,7 +3,8 @@
  * player's socket starts with when events arrived during the read (seatedNow). The whole exchange is
  * tested against a real server in test/realtime/socket.test.ts and fanout.test.ts.
  */
-import type { PlayerTokenClaims, Principal, SessionEvent } from '@hearth/core';
+import type { PlayerTokenClaims, Principal } from '@hearth/core/auth';
+import type { SessionEvent } from '@hearth/core/sessions';
 import { refusalOf, seatedNow } from '../../../apps/realtime/src/authorization';
 import { environmentOf, sessionOf } from './sockets';
 

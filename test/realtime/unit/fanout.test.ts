@@ -4,7 +4,8 @@
  * objects without a connection; what the server would send is recorded by a host of the test's own.
  * Across processes and the API, the same is tested in test/realtime/fanout.test.ts.
  */
-import { createLogger, type SessionEvent } from '@hearth/core';
+import { createLogger } from '@hearth/core';
+import type { SessionEvent } from '@hearth/core/sessions';
 import { RealtimeMetrics, type HearthSocket, type SocketHost } from '@hearth/realtime';
 import { Fanout } from '../../../apps/realtime/src/fanout';
 import { RecentEvents } from '../../../apps/realtime/src/recent-events';

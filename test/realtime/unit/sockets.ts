@@ -3,7 +3,9 @@
  * objects with no connection under them (made as `ws` makes a server's sockets), environments and
  * sessions as the core hands them over.
  */
-import { NO_ORIGINS, SERVICES, type EnvironmentContext, type PlatformSession, type ServiceName } from '@hearth/core';
+import { NO_ORIGINS, type EnvironmentContext } from '@hearth/core/tenancy';
+import { SERVICES, type ServiceName } from '@hearth/core/contract';
+import type { PlatformSession } from '@hearth/core/shapes';
 import { AUTHORIZED, HearthSocket, type IdentifiedSocket, identify } from '@hearth/realtime';
 
 export const REALTIME = { maxMessageBytes: 4096, messagesPerSecond: 10, messagesPerMinute: 300, maxSubscriptions: 2 };

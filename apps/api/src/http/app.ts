@@ -1,18 +1,10 @@
 import { maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
-import {
-  Refusal,
-  type HearthCore,
-  type PageKind,
-  accessLogOf,
-  allowsOrigin,
-  TRUST_NO_PROXY,
-  addressChecks,
-  randomId,
-  readiness,
-  withoutTrailingSlashes,
-  type ProxyTrust,
-} from '@hearth/core';
+import { Refusal, type HearthCore, accessLogOf, randomId } from '@hearth/core';
+import { type PageKind, allowsOrigin } from '@hearth/core/tenancy';
+import { TRUST_NO_PROXY, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core/net';
+import { addressChecks } from '@hearth/core/coord';
+import { readiness } from '@hearth/core/process';
 import type { AnyRoute, Method } from './route';
 import { Exchange } from './exchange';
 import { INTERNAL_ERROR, answerFor, placeFields } from './errors';

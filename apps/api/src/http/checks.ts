@@ -13,7 +13,9 @@
  * from body), and is counted, reviewed and switched from there; the crash upload, which names it in
  * its path, likewise (environment from path), and then counts its route limits (spec §8).
  */
-import { type DashboardPermission, type ErrorCode, IdempotencyKey, type Principal } from '@hearth/core';
+import type { ErrorCode } from '@hearth/core';
+import { type DashboardPermission, IdempotencyKey } from '@hearth/core/contract';
+import type { Principal } from '@hearth/core/auth';
 import { BODY_LIMITS, type AnyRoute, type CredentialKind } from './route';
 
 export interface PipelineCheck {

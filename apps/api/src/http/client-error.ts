@@ -11,7 +11,9 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { Refusal, ERROR_STATUS, addressChecks, type Logger, type ProxyTrust, type RateOutcome } from '@hearth/core';
+import { Refusal, ERROR_STATUS, type Logger } from '@hearth/core';
+import { addressChecks, type RateOutcome } from '@hearth/core/coord';
+import type { ProxyTrust } from '@hearth/core/net';
 import type { ApiMetrics } from './metrics';
 import type { Pipeline } from './pipeline';
 

@@ -20,7 +20,7 @@
  */
 import type { AnyRoute } from './route';
 import type { Exchange } from './exchange';
-import { allowsOrigin, type BrowserOrigins, type PageKind } from '@hearth/core';
+import { allowsOrigin, type BrowserOrigins, type PageKind } from '@hearth/core/tenancy';
 
 export const GAME_PAGES: readonly PageKind[] = ['game'];
 export const DASHBOARD_PAGES: readonly PageKind[] = ['dashboard'];

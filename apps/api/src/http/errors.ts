@@ -3,7 +3,8 @@
  * shape `{ error, message, details? }` (§7).
  */
 import type { TSchema } from '@sinclair/typebox';
-import { Refusal, ERROR_STATUS, isDatabaseUnreachable } from '@hearth/core';
+import { Refusal, ERROR_STATUS } from '@hearth/core';
+import { isDatabaseUnreachable } from '@hearth/core/db';
 import type { AnyRoute } from './route';
 
 /** A fault's answer: nothing of the error itself goes out. */

@@ -5,7 +5,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
-import { clientAddressOf, requestHostOf, requestProtocolOf, type EnvironmentContext, type PageKind, type ProxyTrust, type RateOutcome } from '@hearth/core';
+import { clientAddressOf, requestHostOf, requestProtocolOf, type ProxyTrust } from '@hearth/core/net';
+import type { EnvironmentContext, PageKind } from '@hearth/core/tenancy';
+import type { RateOutcome } from '@hearth/core/coord';
 
 export class Exchange {
   /** The path without the query, as sent (not decoded). */

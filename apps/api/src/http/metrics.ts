@@ -1,5 +1,6 @@
 import client from 'prom-client';
-import { SeriesCounter, SeriesHistogram, registerProcessMetrics, type CounterSeries, type HistogramSeries, type HearthCore } from '@hearth/core';
+import type { HearthCore } from '@hearth/core';
+import { SeriesCounter, SeriesHistogram, registerProcessMetrics, type CounterSeries, type HistogramSeries } from '@hearth/core/process';
 
 /**
  * The API's Prometheus metrics, in a registry of its own (served on METRICS_PORT). Labels are closed

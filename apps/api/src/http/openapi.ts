@@ -1,14 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
-import {
-  type ApiDocumentAbout,
-  DEFAULT_API_ABOUT,
-  ERROR_CODES,
-  ERROR_DETAILS,
-  ERROR_STATUS,
-  type ErrorCode,
-  ErrorDetailsShape,
-  detailsSchemaOf,
-} from '@hearth/core';
+import { type ApiDocumentAbout, DEFAULT_API_ABOUT, ERROR_CODES, ERROR_STATUS, type ErrorCode } from '@hearth/core';
+import { ERROR_DETAILS, ErrorDetailsShape, detailsSchemaOf } from '@hearth/core/shapes';
 import type { AnyRoute, RouteLink } from './route';
 import { CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, refusalsOf } from './checks';
 import { BASE_PATH } from './app';

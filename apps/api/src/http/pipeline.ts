@@ -11,30 +11,24 @@ import type { TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import {
   Refusal,
-  type EnvironmentContext,
   type HearthCore,
   type Logger,
-  type Queryable,
-  type Principal,
-  type EnvironmentPrincipal,
-  type RateCheck,
-  type RateOutcome,
   TtlCache,
-  addressChecks,
   createAjv,
   describe,
-  environmentRefusal,
   fieldOf,
   firstError,
   fingerprintOf,
-  looksLikeLicenceKey,
-  looksLikeDashboardToken,
-  looksLikeServerKey,
   refuse,
   runIdempotent,
   type IdempotencyScope,
-  type PageKind,
 } from '@hearth/core';
+import { type EnvironmentContext, environmentRefusal, type PageKind } from '@hearth/core/tenancy';
+import type { Queryable } from '@hearth/core/db';
+import { type Principal, type EnvironmentPrincipal, looksLikeServerKey } from '@hearth/core/auth';
+import { type RateCheck, type RateOutcome, addressChecks } from '@hearth/core/coord';
+import { looksLikeLicenceKey } from '@hearth/core/licence';
+import { looksLikeDashboardToken } from '@hearth/core/dashboards';
 import { type AnyRoute, type HandlerContext, type HandlerResult, type RequestInfo } from './route';
 import {
   type AppliedChecks,

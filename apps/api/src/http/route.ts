@@ -5,22 +5,12 @@
 import type { Readable } from 'node:stream';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ApiTag } from './tags';
-import type {
-  DashboardPermission,
-  EnvironmentContext,
-  ErrorCode,
-  HearthCore,
-  IdempotencyScope,
-  Logger,
-  EnvironmentPrincipal,
-  LicencePrincipal,
-  PageKind,
-  Principal,
-  Queryable,
-  RateCheck,
-  RateOutcome,
-  ServiceName,
-} from '@hearth/core';
+import type { ErrorCode, HearthCore, IdempotencyScope, Logger } from '@hearth/core';
+import type { DashboardPermission, ServiceName } from '@hearth/core/contract';
+import type { EnvironmentContext, PageKind } from '@hearth/core/tenancy';
+import type { EnvironmentPrincipal, LicencePrincipal, Principal } from '@hearth/core/auth';
+import type { Queryable } from '@hearth/core/db';
+import type { RateCheck, RateOutcome } from '@hearth/core/coord';
 import type { ApiMetrics } from './metrics';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

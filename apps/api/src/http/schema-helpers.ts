@@ -14,7 +14,7 @@ export {
   ServerPlayerPath,
   Timestamp,
   Trimmed,
-} from '@hearth/core';
+} from '@hearth/core/shapes';
 
 /** Trims, in place, every string the schema marks `x-trim` (nested objects and arrays included). */
 export function applyTrim(schema: TSchema | undefined, value: unknown): unknown {

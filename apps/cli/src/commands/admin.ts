@@ -1,20 +1,10 @@
 import path from 'node:path';
-import {
-  Refusal,
-  InvalidationBus,
-  ManifestError,
-  applyManifests,
-  listServerKeys,
-  loadEnvironmentByAppKey,
-  loadManifests,
-  migrate,
-  mintServerKey,
-  revokeServerKey,
-  rotateSigningKey,
-  LICENCE_SIGNING_KEYS,
-  PLAYER_SIGNING_KEYS,
-  SERVER_KEY_PREFIX,
-} from '@hearth/core';
+import { Refusal, InvalidationBus } from '@hearth/core';
+import { ManifestError, applyManifests, loadManifests } from '@hearth/core/manifests';
+import { listServerKeys, mintServerKey, revokeServerKey, rotateSigningKey, PLAYER_SIGNING_KEYS, SERVER_KEY_PREFIX } from '@hearth/core/auth';
+import { loadEnvironmentByAppKey } from '@hearth/core/tenancy';
+import { migrate } from '@hearth/core/db';
+import { LICENCE_SIGNING_KEYS } from '@hearth/core/licence';
 import { CliError, emit, keyIdArgument, table } from '../output';
 import { type Runtime, openRuntime } from '../runtime';
 import { withDevDefaults } from '../dev-connection';

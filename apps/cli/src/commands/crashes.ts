@@ -1,14 +1,7 @@
-import {
-  ConfigError,
-  HearthCore,
-  closeServer,
-  crashUploadCounts,
-  getCrash,
-  getCrashIssue,
-  listCrashIssues,
-  openObjectStore,
-  startMetricsServer,
-} from '@hearth/core';
+import { ConfigError, HearthCore } from '@hearth/core';
+import { closeServer, startMetricsServer } from '@hearth/core/process';
+import { crashUploadCounts, getCrash, getCrashIssue, listCrashIssues } from '@hearth/core/crashes';
+import { openObjectStore } from '@hearth/core/storage';
 import { CrashWorkerMetrics, loadCrashWorkerConfig, startCrashWorker, startStoreReport } from '@hearth/crash-worker';
 import { CliError, emit, table } from '../output';
 import { commandLogger, connect, onShutdown } from '../runtime';

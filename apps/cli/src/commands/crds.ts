@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { chartCrdTemplates, crdsYaml } from '@hearth/core';
+import { chartCrdTemplates, crdsYaml } from '@hearth/core/manifests';
 import { CliError, emit, print } from '../output';
 
 /**

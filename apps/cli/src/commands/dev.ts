@@ -1,18 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import {
-  HearthCore,
-  applyManifests,
-  loadManifests,
-  migrateLatest,
-  type createLogger,
-  loadConfig,
-  openObjectStore,
-  storeReportJob,
-  DEFAULT_STORE_REPORT_SETTINGS,
-  type StoreReportJob,
-} from '@hearth/core';
+import { HearthCore, type createLogger, loadConfig } from '@hearth/core';
+import { applyManifests, loadManifests } from '@hearth/core/manifests';
+import { migrateLatest } from '@hearth/core/db';
+import { openObjectStore } from '@hearth/core/storage';
+import { storeReportJob, DEFAULT_STORE_REPORT_SETTINGS, type StoreReportJob } from '@hearth/core/commerce';
 import { startApiServer } from '@hearth/api';
 import { RealtimeServer } from '@hearth/realtime';
 import { CrashWorkerMetrics, loadCrashWorkerSettings, loadStoreReportSettings, startCrashWorker, startStoreReport } from '@hearth/crash-worker';

@@ -1,17 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import {
-  AMOUNT_MAX,
-  Refusal,
-  CursorCodec,
-  IdempotencyKey,
-  isGameKey,
-  isIdempotencyKey,
-  EconomyService,
-  fingerprintOf,
-  type Balance,
-  type Inventory,
-  type Movement,
-} from '@hearth/core';
+import { Refusal, CursorCodec, fingerprintOf } from '@hearth/core';
+import { AMOUNT_MAX, IdempotencyKey, isGameKey, isIdempotencyKey } from '@hearth/core/contract';
+import { EconomyService } from '@hearth/core/economy';
+import type { Balance, Inventory, Movement } from '@hearth/core/shapes';
 import { CliError, emit, table } from '../output';
 import { refusalOnTheCommandLine } from '../refusals';
 import { environmentOrFail, withRuntime } from './admin';

@@ -19,7 +19,7 @@ import {
   manifestYaml,
   nearestField,
   printerColumns,
-} from '@hearth/core';
+} from '@hearth/core/manifests';
 import { CliError, otherNamespacesHint, print, table } from '../output';
 import { withRuntime } from './admin';
 

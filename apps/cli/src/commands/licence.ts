@@ -5,17 +5,10 @@
  * `hearth licence seats|release`: the machines holding its seats, and freeing one (a machine lost
  * before its plugin released it), with the same rules as the licence routes (LicenceSeats).
  */
-import {
-  DEFAULT_NAMESPACE,
-  LICENCE_KEY_PREFIX,
-  LicenceSeats,
-  Refusal,
-  licenceAudienceOf,
-  listLicenceKeys,
-  mintLicenceKey,
-  organisationNamed,
-  revokeLicenceKey,
-} from '@hearth/core';
+import { Refusal } from '@hearth/core';
+import { DEFAULT_NAMESPACE } from '@hearth/core/manifests';
+import { LICENCE_KEY_PREFIX, LicenceSeats, licenceAudienceOf, listLicenceKeys, mintLicenceKey, revokeLicenceKey } from '@hearth/core/licence';
+import { organisationNamed } from '@hearth/core/tenancy';
 import { CliError, emit, keyIdArgument, otherNamespacesHint, table } from '../output';
 import { refusalOnTheCommandLine } from '../refusals';
 import type { Runtime } from '../runtime';

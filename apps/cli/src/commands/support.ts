@@ -1,4 +1,4 @@
-import { SupportService, type SupportFiling, type SupportKind } from '@hearth/core';
+import { SupportService, type SupportFiling, type SupportKind } from '@hearth/core/support';
 import { CliError, emit } from '../output';
 import { environmentOrFail, withRuntime } from './admin';
 

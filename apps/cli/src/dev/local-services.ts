@@ -5,7 +5,7 @@
  * examples/dev/ names them at their default addresses; `pointAtLocalServices` moves those addresses
  * to where they listen (HEARTH_DEV_STORE_PORT, HEARTH_DEV_OIDC_PORT).
  */
-import type { LoadedManifest } from '@hearth/core';
+import type { LoadedManifest } from '@hearth/core/manifests';
 import type { DevServices } from '../dev-connection';
 import { OidcProviderStandIn, type ProviderAccount, localProviderAvailable } from './oidc-provider';
 import { StoreStandIn } from './store';

@@ -7,7 +7,7 @@
  * decoded here, once, without recursion. Unknown elements are ignored.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import type { CrashFields, CrashRecordInput } from '@hearth/core';
+import type { CrashFields, CrashRecordInput } from '@hearth/core/crashes';
 import { CrashPoison } from './poison';
 
 /** The GameData key a game writes its Hearth player id under (docs/crashes.md, "The crash format"). */

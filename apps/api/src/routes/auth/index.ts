@@ -1,5 +1,5 @@
-import { IdpSignInRequest, PlatformTokens, RefreshRequest, ServerSignInRequest } from '@hearth/core';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { IdpSignInRequest, PlatformTokens, RefreshRequest, ServerSignInRequest } from '@hearth/core/shapes';
+import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
 
 const signInAnswers = {
   status: 201,
@@ -77,3 +77,6 @@ export const refreshTokens = defineRoute({
     return { body: tokens };
   },
 });
+
+/** The auth area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const authRoutes: AnyRoute[] = [signInIdp, refreshTokens, signInServer];

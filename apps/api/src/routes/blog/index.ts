@@ -2,8 +2,9 @@
  * The read-only blog (spec §4 Blog): published posts, their categories and tags, answered from the
  * process's in-memory copy of the environment's blog (BlogService), with a strong ETag.
  */
-import { BlogCategoryInfo, BlogPostPath, BlogPostRead, BlogPostsQuery, BlogPostSummary, BlogTag, type BlogMoment } from '@hearth/core';
-import { defineRoute, type HandlerContext } from '../../http/route';
+import { BlogCategoryInfo, BlogPostPath, BlogPostRead, BlogPostsQuery, BlogPostSummary, BlogTag } from '@hearth/core/shapes';
+import type { BlogMoment } from '@hearth/core/blog';
+import { defineRoute, type HandlerContext, type AnyRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 
 function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask: string): Promise<string> {
@@ -72,3 +73,6 @@ export const listBlogTags = defineRoute({
   refusals: [],
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listTags(ctx.env, ctx.query, moment)),
 });
+
+/** The blog area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const blogRoutes: AnyRoute[] = [listBlogPosts, getBlogPost, listBlogCategories, listBlogTags];

@@ -3,7 +3,8 @@
  * credential (`me` with a player token). The domain is apps/core/src/cards/decks.ts; docs/cards.md "Decks".
  */
 import { Type } from '@sinclair/typebox';
-import { CARD_LIMITS, Deck, DeckValidation, GameKey } from '@hearth/core';
+import { CARD_LIMITS, GameKey } from '@hearth/core/contract';
+import { Deck, DeckValidation } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, PageOf, PageQuery, PlayerPath, Trimmed } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';

@@ -2,7 +2,7 @@
  * Card definitions (spec §4 "Definitions"): GET /definitions/card-types and /definitions/card-templates.
  * The domain is apps/core/src/cards/definitions.ts; docs/cards.md "Card types and templates".
  */
-import { CardTemplateDefinition, CardTypeDefinition } from '@hearth/core';
+import { CardTemplateDefinition, CardTypeDefinition } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 

@@ -8,7 +8,8 @@
  * `already-consumed`), where a retry under the key answers the first answer.
  */
 import { Type } from '@sinclair/typebox';
-import { CARD_LIMITS, Card, CardGrant, CardStack, GameKey } from '@hearth/core';
+import { CARD_LIMITS, GameKey } from '@hearth/core/contract';
+import { Card, CardGrant, CardStack } from '@hearth/core/shapes';
 import { defineRoute } from '../../http/route';
 import { Id, InventoryChoiceFields, ServerPlayerPath } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';

@@ -7,7 +7,9 @@
  * purchase with `replayed: true` and `granted: null`, charging nothing again.
  */
 import { Type } from '@sinclair/typebox';
-import { CARD_PURCHASE_FORMS, CardGrant, CardStack, GameKey, OneOf } from '@hearth/core';
+import { CARD_PURCHASE_FORMS } from '@hearth/core/cards';
+import { CardGrant, CardStack, OneOf } from '@hearth/core/shapes';
+import { GameKey } from '@hearth/core/contract';
 import { defineRoute } from '../../http/route';
 import { Allowances, InventoryChoiceFields, PlayerPath, Purchase } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';

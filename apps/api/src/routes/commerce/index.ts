@@ -1,24 +1,21 @@
+import { refuse } from '@hearth/core';
+import { CATALOG_DEFAULT_CURRENCY, IDENTIFY_LIMIT, IdentifyLimitReached, isUint64 } from '@hearth/core/commerce';
 import {
-  CATALOG_DEFAULT_CURRENCY,
   CatalogQuery,
   CatalogShape,
   EntitlementShape,
   GrantChangePageShape,
   GrantPath,
   GrantShape,
-  IDENTIFY_LIMIT,
-  IdentifyLimitReached,
   IdentifyRequest,
-  isUint64,
   OrderAuthorization,
   OrderRequest,
   OrderSettlementShape,
   OrderShape,
   ReconciliationShape,
-  refuse,
   StoreIdentityShape,
-} from '@hearth/core';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+} from '@hearth/core/shapes';
+import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 
@@ -200,3 +197,16 @@ export const acknowledgeGrant = defineRoute({
   refusals: ['not-found'],
   handler: async (ctx) => ({ body: await ctx.core.commerce.acknowledgeGrant(ctx.db, ctx.env, ctx.params.grantId) }),
 });
+
+/** The commerce area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const commerceRoutes: AnyRoute[] = [
+  getCatalog,
+  createOrder,
+  identifyStoreAccount,
+  authorizeOrder,
+  reconcileOrders,
+  listEntitlements,
+  listGrants,
+  listGrantChanges,
+  acknowledgeGrant,
+];

@@ -1,5 +1,6 @@
-import { ConfigRow, ConfigTable, ConfigTablePath, ConfigValuesQuery, Flag, type Queryable } from '@hearth/core';
-import { defineRoute, type HandlerContext } from '../../http/route';
+import { ConfigRow, ConfigTable, ConfigTablePath, ConfigValuesQuery, Flag } from '@hearth/core/shapes';
+import type { Queryable } from '@hearth/core/db';
+import { defineRoute, type HandlerContext, type AnyRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 
 /** Every conditional read's ETag: the environment's content version and exactly what was asked. */
@@ -71,3 +72,6 @@ export const listFlags = defineRoute({
   refusals: [],
   handler: (ctx) => snapshotAnswer(ctx, (db) => ctx.core.gameConfig.listFlags(db, ctx.env, ctx.query)),
 });
+
+/** The config area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const configRoutes: AnyRoute[] = [listConfigValues, listConfigTables, getConfigTable, listFlags];

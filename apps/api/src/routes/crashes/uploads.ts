@@ -4,16 +4,9 @@
  * whole), then the upload is recorded and its job queued in one transaction (CrashUploadService).
  * docs/crashes.md "Uploading crash reports".
  */
-import {
-  Refusal,
-  CRASH_UPLOADS_PER_ADDRESS,
-  CRASH_UPLOADS_PER_ENVIRONMENT,
-  CrashReceived,
-  CrashReportPath,
-  CrashReporterQuery,
-  crashUploadChecks,
-  refuse,
-} from '@hearth/core';
+import { Refusal, refuse } from '@hearth/core';
+import { CRASH_UPLOADS_PER_ADDRESS, CRASH_UPLOADS_PER_ENVIRONMENT, crashUploadChecks } from '@hearth/core/crashes';
+import { CrashReceived, CrashReportPath, CrashReporterQuery } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 
 const LIMITS_NOTE =

@@ -2,8 +2,8 @@
  * Custom dashboards (spec §4 "Custom dashboards"; docs/dashboards.md): a person's sign-in through the
  * project's OpenID Connect provider, the token's session, and the players list only a dashboard reads.
  */
-import { DashboardPlayer, DashboardSession, DashboardSignInRequest, DashboardTokens, PlayerSearchQuery } from '@hearth/core';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { DashboardPlayer, DashboardSession, DashboardSignInRequest, DashboardTokens, PlayerSearchQuery } from '@hearth/core/shapes';
+import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
 import { PageOf } from '../../http/schema-helpers';
 
 export const signInDashboard = defineRoute({
@@ -62,3 +62,6 @@ export const listPlayersForDashboard = defineRoute({
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.dashboards.listPlayers(ctx.db, ctx.env, ctx.query) }),
 });
+
+/** The dashboards area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const dashboardRoutes: AnyRoute[] = [signInDashboard, getDashboardSession, listPlayersForDashboard];

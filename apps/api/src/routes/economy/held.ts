@@ -4,16 +4,11 @@
  * routes spread or call these and give only what is theirs (path, words, schemas, refusals).
  */
 import type { TSchema } from '@sinclair/typebox';
-import {
-  Inventory,
-  InventoryPath,
-  type EngineAnswer,
-  type EnvironmentContext,
-  type HearthCore,
-  type Page,
-  type PageRequest,
-  type Queryable,
-} from '@hearth/core';
+import type { HearthCore, Page } from '@hearth/core';
+import { Inventory, InventoryPath, type PageRequest } from '@hearth/core/shapes';
+import type { EngineAnswer } from '@hearth/core/economy';
+import type { EnvironmentContext } from '@hearth/core/tenancy';
+import type { Queryable } from '@hearth/core/db';
 import { BODY_LIMITS, type RouteLink, defineRoute } from '../../http/route';
 import { PageOf } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';

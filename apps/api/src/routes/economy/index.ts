@@ -2,8 +2,8 @@
  * Realms, inventories, balances, the ledger and currency moves (spec §4 Game services: Realms and
  * inventories, Currency moves, Definitions). The domain is apps/core/src/economy; docs/economy.md.
  */
+import { Refusal } from '@hearth/core';
 import {
-  Refusal,
   Balance,
   ConsumeRequest,
   CurrencyDefinition,
@@ -15,8 +15,8 @@ import {
   LedgerQuery,
   Movement,
   Realm,
-  type MoveKind,
-} from '@hearth/core';
+} from '@hearth/core/shapes';
+import type { MoveKind } from '@hearth/core/economy';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';

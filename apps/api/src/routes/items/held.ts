@@ -8,7 +8,9 @@
  * answers the first use instead of using a second item of a stack (or `already-consumed`).
  */
 import { Type } from '@sinclair/typebox';
-import { ContainerOpening, GameKey, ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX, Item, ItemGrant, ItemStack, ItemUse } from '@hearth/core';
+import { ContainerOpening, Item, ItemGrant, ItemStack, ItemUse } from '@hearth/core/shapes';
+import { GameKey } from '@hearth/core/contract';
+import { ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX } from '@hearth/core/items';
 import { defineRoute } from '../../http/route';
 import { Id, InventoryChoiceFields, PlayerPath, ServerPlayerPath } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';

@@ -1,4 +1,4 @@
-import { ItemTypeDefinition } from '@hearth/core';
+import { ItemTypeDefinition } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 

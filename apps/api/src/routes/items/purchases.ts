@@ -6,12 +6,13 @@
  * purchase with `replayed: true` and `granted: null` (spec Purchase<T>), charging nothing again.
  */
 import { Type } from '@sinclair/typebox';
-import { GameKey, PURCHASE_QUANTITY_MAX } from '@hearth/core';
+import { GameKey } from '@hearth/core/contract';
+import { PURCHASE_QUANTITY_MAX } from '@hearth/core/items';
 import { defineRoute } from '../../http/route';
 import { Allowances, Id, InventoryChoiceFields, Purchase } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 import { engineMove } from '../economy/held';
-import { ItemGrant } from '@hearth/core';
+import { ItemGrant } from '@hearth/core/shapes';
 
 export const purchaseItems = defineRoute({
   operationId: 'purchaseItems',

@@ -1,5 +1,5 @@
-import { LegalAcceptRequest, LegalDocument, LegalStanding } from '@hearth/core';
-import { defineRoute } from '../../http/route';
+import { LegalAcceptRequest, LegalDocument, LegalStanding } from '@hearth/core/shapes';
+import { defineRoute, type AnyRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery, PlayerPath } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 
@@ -66,3 +66,6 @@ export const acceptLegal = defineRoute({
   refusals: ['not-found', 'forbidden'],
   handler: async (ctx) => ({ body: await ctx.core.legal.accept(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
 });
+
+/** The legal area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const legalRoutes: AnyRoute[] = [listLegalDocuments, getLegalStanding, listOutstandingLegal, acceptLegal];

@@ -4,8 +4,9 @@
  * service switch, counted against the caller's address (docs/licence.md). A token is for a product the
  * presenting key covers, and its `aud` is the organisation's own.
  */
-import { JsonWebKeySet, LICENCE_TOKEN_SECONDS, LicenceActivation, LicenceMachine, LicenceStanding } from '@hearth/core';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { JsonWebKeySet, LicenceActivation, LicenceMachine, LicenceStanding } from '@hearth/core/shapes';
+import { LICENCE_TOKEN_SECONDS } from '@hearth/core/licence';
+import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
 
 const TOKEN_NOTE =
   `The answer carries a fresh licence token (lifetime ${LICENCE_TOKEN_SECONDS} s), verifiable offline with GET /licence/jwks.json; ` +
@@ -76,3 +77,6 @@ export const getLicenceJwks = defineRoute({
   refusals: [],
   handler: async (ctx) => ({ body: ctx.core.licence.jwks(), headers: { 'Cache-Control': 'public, max-age=300' } }),
 });
+
+/** The licence area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const licenceRoutes: AnyRoute[] = [getLicenceJwks, activateLicence, checkLicence, releaseLicence];

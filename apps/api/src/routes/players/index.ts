@@ -1,5 +1,5 @@
-import { PlatformPlayer, PlayerPath, RenamePlayerRequest } from '@hearth/core';
-import { defineRoute } from '../../http/route';
+import { PlatformPlayer, PlayerPath, RenamePlayerRequest } from '@hearth/core/shapes';
+import { defineRoute, type AnyRoute } from '../../http/route';
 import { targetPlayerId } from './target';
 
 export const getPlayer = defineRoute({
@@ -65,3 +65,6 @@ export const signOutPlayer = defineRoute({
     return {};
   },
 });
+
+/** The players area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const playerRoutes: AnyRoute[] = [getPlayer, renamePlayer, deletePlayer, signOutPlayer];

@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox';
-import { type ErrorCode, Refusal, refuse, type ServiceName } from '@hearth/core';
+import { type ErrorCode, Refusal, refuse } from '@hearth/core';
+import type { ServiceName } from '@hearth/core/contract';
 import type { HandlerContext } from '../../http/route';
 import type { ApiTag } from '../../http/tags';
 import { PageOnlyQuery, PlayerPath } from '../../http/schema-helpers';

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { GameKey } from '@hearth/core';
+import { GameKey } from '@hearth/core/contract';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';

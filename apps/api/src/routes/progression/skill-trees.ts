@@ -8,7 +8,8 @@
  * repeat answers `alreadyUnlocked: true` and charges nothing.
  */
 import { Type } from '@sinclair/typebox';
-import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE, SkillNodeUnlock, SkillTree, SkillTreeDefinition } from '@hearth/core';
+import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE } from '@hearth/core/contract';
+import { SkillNodeUnlock, SkillTree, SkillTreeDefinition } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';

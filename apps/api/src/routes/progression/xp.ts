@@ -3,7 +3,8 @@
  * domain is apps/core/src/progression/xp.ts; docs/progression.md "XP".
  */
 import { Type } from '@sinclair/typebox';
-import { Amount, GameKey, XpEntry } from '@hearth/core';
+import { Amount, GameKey } from '@hearth/core/contract';
+import { XpEntry } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf, ServerPlayerPath } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';

@@ -1,5 +1,6 @@
-import { PROTOCOL_VERSION, PlatformRealtimeInfo, SOCKET_PATH, effectiveLimits } from '@hearth/core';
-import { defineRoute } from '../../http/route';
+import { PROTOCOL_VERSION, SOCKET_PATH, effectiveLimits } from '@hearth/core/sessions';
+import { PlatformRealtimeInfo } from '@hearth/core/shapes';
+import { defineRoute, type AnyRoute } from '../../http/route';
 
 /**
  * GET /realtime: where the sessions socket is and the limits it holds the caller to. The address is
@@ -29,3 +30,6 @@ export const getRealtime = defineRoute({
     };
   },
 });
+
+/** The realtime area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const realtimeRoutes: AnyRoute[] = [getRealtime];

@@ -1,4 +1,4 @@
-import { JsonWebKeySet, OpenApiDocumentShape } from '@hearth/core';
+import { JsonWebKeySet, OpenApiDocumentShape } from '@hearth/core/shapes';
 import { defineRoute } from '../../http/route';
 
 export const getJwks = defineRoute({

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { SaveEntry, Save, SaveList, SaveWriteRequest } from '@hearth/core';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { SaveEntry, Save, SaveList, SaveWriteRequest } from '@hearth/core/shapes';
+import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
 import { Id } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 
@@ -92,3 +92,6 @@ export const deleteSave = defineRoute({
     return {};
   },
 });
+
+/** The saves area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const saveRoutes: AnyRoute[] = [listSaves, getSave, putSave, deleteSave];

@@ -1,5 +1,5 @@
-import { defineRoute } from '../../http/route';
-import { CreateSessionRequest, PlatformSession, ReadyRequest, SeatPath, SeatRequest, SessionPath, StatusReport } from '@hearth/core';
+import { defineRoute, type AnyRoute } from '../../http/route';
+import { CreateSessionRequest, PlatformSession, ReadyRequest, SeatPath, SeatRequest, SessionPath, StatusReport } from '@hearth/core/shapes';
 
 export const createSession = defineRoute({
   operationId: 'createSession',
@@ -137,3 +137,15 @@ export const reportSessionStatus = defineRoute({
   refusals: ['not-found', 'conflict'],
   handler: async (ctx) => ({ body: await ctx.core.sessions.reportStatus(ctx.db, ctx.env, ctx.params.sessionId, ctx.body) }),
 });
+
+/** The sessions area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const sessionRoutes: AnyRoute[] = [
+  createSession,
+  getSession,
+  joinSession,
+  leaveSession,
+  readySession,
+  kickSessionPlayer,
+  promoteSessionPlayer,
+  reportSessionStatus,
+];

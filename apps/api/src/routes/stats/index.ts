@@ -7,8 +7,8 @@
  * combines the increments of one counter that arrive together into one statement, each answered the
  * value its own step made.
  */
-import { PlayerPath, PlayerStatPath, Stat, StatIncrementRequest, StatListQuery, StatPath } from '@hearth/core';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { PlayerPath, PlayerStatPath, Stat, StatIncrementRequest, StatListQuery, StatPath } from '@hearth/core/shapes';
+import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
 import { PageOf } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 
@@ -82,3 +82,6 @@ export const incrementStat = defineRoute({
   refusals: ['not-found', 'invalid-request'],
   handler: async (ctx) => ({ body: await ctx.core.stats.increment(ctx.db, ctx.env, null, ctx.params.key, ctx.body) }),
 });
+
+/** The stats area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const statRoutes: AnyRoute[] = [listPlayerStats, listStats, incrementPlayerStat, incrementStat];

@@ -1,5 +1,6 @@
-import { FilingLimitReached, PlayerReport, SUPPORT_FILING_LIMIT, SupportFiled, SupportRequest, type Filed } from '@hearth/core';
-import { defineRoute, type HandlerContext, type HandlerResult } from '../../http/route';
+import { FilingLimitReached, SUPPORT_FILING_LIMIT, type Filed } from '@hearth/core/support';
+import { PlayerReport, SupportFiled, SupportRequest } from '@hearth/core/shapes';
+import { defineRoute, type HandlerContext, type HandlerResult, type AnyRoute } from '../../http/route';
 
 /** Said on both routes, from the limit's one definition. */
 const LIMIT_NOTE =
@@ -49,3 +50,6 @@ export const createPlayerReport = defineRoute({
   refusals: ['not-found', 'invalid-request', 'rate-limited'],
   handler: (ctx) => file(ctx, () => ctx.core.support.fileReport(ctx.db, ctx.env, ctx.principal.playerId, ctx.body)),
 });
+
+/** The support area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const supportRoutes: AnyRoute[] = [createSupportRequest, createPlayerReport];

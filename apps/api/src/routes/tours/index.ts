@@ -1,5 +1,5 @@
-import { Tour, TourPath, TourPlayerPath } from '@hearth/core';
-import { defineRoute } from '../../http/route';
+import { Tour, TourPath, TourPlayerPath } from '@hearth/core/shapes';
+import { defineRoute, type AnyRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 
@@ -38,3 +38,6 @@ export const completeTour = defineRoute({
     return {};
   },
 });
+
+/** The tours area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+export const tourRoutes: AnyRoute[] = [listTours, completeTour];

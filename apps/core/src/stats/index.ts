@@ -1,0 +1,2 @@
+/** @hearth/core/stats: what the other workspaces import of stats/ (docs/architecture.md "How an area plugs in"). */
+export * from './service';
