@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { HearthCore } from '@hearth/core';
+import { HearthCore } from '@hearth/core/hearth';
 import { RedisCoordination } from '@hearth/core/coord';
 import { applyManifests, validateManifest } from '@hearth/core/manifests';
 import { type ApiServer, defineRoute, startApiServer } from '@hearth/api';

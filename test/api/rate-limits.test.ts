@@ -6,7 +6,8 @@
  */
 import net from 'node:net';
 import Redis from 'ioredis';
-import { HearthCore, createLogger } from '@hearth/core';
+import { createLogger } from '@hearth/core';
+import { HearthCore } from '@hearth/core/hearth';
 import type { PlanLimits } from '@hearth/core/contract';
 import { RedisCoordination } from '@hearth/core/coord';
 import { type ApiServer, startApiServer } from '@hearth/api';

@@ -13,7 +13,8 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import knexFactory from 'knex';
-import { HearthCore, createLogger } from '@hearth/core';
+import { createLogger } from '@hearth/core';
+import { HearthCore } from '@hearth/core/hearth';
 import { MemoryCoordination } from '@hearth/core/coord';
 import { applyManifests, validateManifest } from '@hearth/core/manifests';
 import { createDb } from '@hearth/core/db';

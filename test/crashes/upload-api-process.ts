@@ -4,7 +4,8 @@
  * loopback. It samples its RSS every few milliseconds and answers `rss` with the current figure and
  * the peak since the last `rss-reset`; `stop` stops it.
  */
-import { HearthCore, createLogger } from '@hearth/core';
+import { createLogger } from '@hearth/core';
+import { HearthCore } from '@hearth/core/hearth';
 import { DiskObjectStore } from '@hearth/core/storage';
 import { RedisCoordination } from '@hearth/core/coord';
 import { createDb } from '@hearth/core/db';

@@ -5,7 +5,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import { HearthCore, createLogger } from '@hearth/core';
+import { createLogger } from '@hearth/core';
+import { HearthCore } from '@hearth/core/hearth';
 import { RedisCoordination } from '@hearth/core/coord';
 import { SESSION_EVENTS_CHANNEL } from '@hearth/core/sessions';
 import { startRealtimeServer, type RealtimeProcess, type RealtimeServerOptions } from '@hearth/realtime';

@@ -4,7 +4,8 @@
  * not counted; refused filings count nothing; concurrent filings never pass it; filings of the last
  * hour do not count; and it holds with Redis out of reach (it is counted in PostgreSQL).
  */
-import { HearthCore, createLogger } from '@hearth/core';
+import { createLogger } from '@hearth/core';
+import { HearthCore } from '@hearth/core/hearth';
 import { RedisCoordination } from '@hearth/core/coord';
 import { startApiServer } from '@hearth/api';
 import { type Harness, startHarness } from '../support/harness';

@@ -3,7 +3,7 @@
  * and a dashboard token minted as POST /auth/dashboard mints it (for suites that test what a token
  * reaches, not the sign-in: test/dashboards/sign-in.test.ts signs in through a real provider).
  */
-import type { HearthCore } from '@hearth/core';
+import type { HearthCore } from '@hearth/core/hearth';
 import { API_VERSION, type AnyManifest } from '@hearth/core/manifests';
 import type { Db } from '@hearth/core/db';
 import { issueDashboardToken } from '../../apps/core/src/dashboards/tokens';

@@ -9,7 +9,8 @@
  * A service that opens a transaction of its own gets a savepoint inside the test's.
  */
 import { randomBytes } from 'node:crypto';
-import { HearthCore, type Logger, createLogger } from '@hearth/core';
+import { type Logger, createLogger } from '@hearth/core';
+import { HearthCore } from '@hearth/core/hearth';
 import { type AnyManifest, applyManifests, validateManifest } from '@hearth/core/manifests';
 import { type EnvironmentContext, loadEnvironmentByAppKey } from '@hearth/core/tenancy';
 import { MemoryCoordination } from '@hearth/core/coord';

@@ -12,14 +12,20 @@ tools=(minio helm)
 # The suites that start MinIO (test/support/minio.ts) or run helm (test/observability/prometheus.ts).
 mapfile -t tool_suites < <(grep -rlE "from '(\.\./support/minio|\./prometheus)'" test --include='*.test.ts' | grep -vE '^test/(operator|chart)/' | sort)
 
+# With the tools built, suites run in parallel, one jest worker per core (HEARTH_TEST_WORKERS to
+# choose): most of a suite's time is waiting on PostgreSQL, sockets and processes, and jest's own
+# default (cores - 1) leaves one of two cores idle. Every suite has a database and a Redis prefix of
+# its own (test/support/harness.ts), and one that restarts PostgreSQL or Redis starts its own.
+workers="${HEARTH_TEST_WORKERS:-$(nproc)}"
+
 jest() { # jest NAME ARGS...: one run, its results in $results/hearth-NAME.json
   local name=$1; shift
   # The reporters after ARGS: jest's array flags take every word that follows them as another value.
-  npx jest --runInBand "$@" --reporters=default --reporters="$PWD/test/support/progress-reporter.js" --json --outputFile="$results/hearth-$name.json"
+  npx jest "$@" --reporters=default --reporters="$PWD/test/support/progress-reporter.js" --json --outputFile="$results/hearth-$name.json"
 }
 
 if bash test/kube/tools/build.sh --check "${tools[@]}"; then
-  jest jest
+  jest jest --maxWorkers="$workers"
   exit $?
 fi
 
@@ -31,7 +37,7 @@ echo "make test: MinIO and helm are not built on this machine yet. Building them
 (
   # The build's own words go to its log; a wait for another checkout's build (its lock) is said here too.
   if ! bash test/support/build-tools-logged.sh "$log" "${tools[@]}"; then exit 90; fi
-  jest tools "${tool_suites[@]}" > "$side" 2>&1
+  jest tools --runInBand "${tool_suites[@]}" > "$side" 2>&1
 ) &
 builder=$!
 trap 'kill "$builder" 2>/dev/null' EXIT
@@ -41,7 +47,7 @@ trap 'kill "$builder" 2>/dev/null' EXIT
 mapfile -t ignore < <(node -p 'require("./package.json").jest.testPathIgnorePatterns.map((p) => p.replace("<rootDir>", "")).join("\n")')
 for suite in "${tool_suites[@]}"; do ignore+=("/$suite\$"); done
 status=0
-jest first --testPathIgnorePatterns "${ignore[@]}" || status=$?
+jest first --runInBand --testPathIgnorePatterns "${ignore[@]}" || status=$?
 
 started=$SECONDS
 echo "make test: waiting for the MinIO and helm build and the suites that need them…"

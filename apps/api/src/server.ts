@@ -1,5 +1,6 @@
 import http from 'node:http';
-import type { ApiDocumentAbout, HearthCore } from '@hearth/core';
+import type { ApiDocumentAbout } from '@hearth/core';
+import type { HearthCore } from '@hearth/core/hearth';
 import { closeServer, listen, shownHost, startMetricsServer } from '@hearth/core/process';
 import type { ProxyTrust } from '@hearth/core/net';
 import { createApiApp } from './http/app';

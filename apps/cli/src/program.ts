@@ -1,18 +1,48 @@
 import { Command } from 'commander';
 import { CliError } from './output';
-import { runApi } from './commands/api';
-import { runRealtime } from './commands/realtime';
-import { collect, runLicenceKeysCreate, runLicenceKeysList, runLicenceKeysRevoke, runLicenceRelease, runLicenceSeats } from './commands/licence';
-import { runApply, runKeysCreate, runKeysList, runKeysRevoke, runMigrate, runSigningKeysRotate } from './commands/admin';
-import { runDev } from './commands/dev';
+import type * as AdminCommands from './commands/admin';
+import type * as ApiCommand from './commands/api';
+import type * as CrashCommands from './commands/crashes';
+import type * as CrdsCommand from './commands/crds';
+import type * as DevCommand from './commands/dev';
+import type * as EconomyCommands from './commands/economy';
+import type * as GetCommands from './commands/get';
+import type * as LicenceCommands from './commands/licence';
+import type * as OperatorCommand from './commands/operator';
+import type * as RealtimeCommand from './commands/realtime';
+import type * as SupportCommands from './commands/support';
 import { DEFAULT_STEAM_ID, runDevStoreAction, runDevStoreOrders, runDevStoreTicket } from './dev/store-commands';
-import { runSupportList } from './commands/support';
-import { runEconomyLedger, runEconomyMove } from './commands/economy';
-import { runOperator } from './commands/operator';
-import { runCrds } from './commands/crds';
-import { runCrashWorker, runCrashesList, runCrashesShow } from './commands/crashes';
-import { runDescribe, runGet } from './commands/get';
 import rootPackage from '../../../package.json';
+
+/**
+ * Each command's code, loaded when the command runs rather than when `hearth` starts: `hearth get`
+ * loads neither the HTTP server, the socket, the operator, the crash worker nor `hearth dev`, nor
+ * their packages (`hearth dev store …` is small and stays). A plain `require`, so the bundle (apps/cli/build.ts)
+ * starts each module lazily too.
+ */
+const commands = {
+  admin: () => require('./commands/admin') as typeof AdminCommands,
+  api: () => require('./commands/api') as typeof ApiCommand,
+  crashes: () => require('./commands/crashes') as typeof CrashCommands,
+  crds: () => require('./commands/crds') as typeof CrdsCommand,
+  dev: () => require('./commands/dev') as typeof DevCommand,
+  economy: () => require('./commands/economy') as typeof EconomyCommands,
+  get: () => require('./commands/get') as typeof GetCommands,
+  licence: () => require('./commands/licence') as typeof LicenceCommands,
+  operator: () => require('./commands/operator') as typeof OperatorCommand,
+  realtime: () => require('./commands/realtime') as typeof RealtimeCommand,
+  support: () => require('./commands/support') as typeof SupportCommands,
+};
+
+/** An action that loads `name` from its command's module when it runs (`commands`), with commander's arguments. */
+function later<M, K extends keyof M>(load: () => M, name: K): M[K] {
+  return ((...args: unknown[]) => (load()[name] as (...given: unknown[]) => unknown)(...args)) as M[K];
+}
+
+/** A repeatable option's values, in the order given (`--product a --product b`). */
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
 
 /** A command about one environment names it by its app key. */
 const inEnvironment = (command: Command) => command.requiredOption('--environment <appKey>', "the environment's app key");
@@ -27,19 +57,19 @@ export function buildProgram(): Command {
     .version(rootPackage.version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'print what a command does and takes');
 
-  program.command('api').description('serve the HTTP API (PORT, METRICS_PORT)').action(runApi);
-  program.command('realtime').description('serve the sessions socket (REALTIME_PORT, METRICS_PORT)').action(runRealtime);
+  program.command('api').description('serve the HTTP API (PORT, METRICS_PORT)').action(later(commands.api, 'runApi'));
+  program.command('realtime').description('serve the sessions socket (REALTIME_PORT, METRICS_PORT)').action(later(commands.realtime, 'runRealtime'));
   program
     .command('operator')
     .description('reconcile the hearth.gg custom resources into the database (KUBECONFIG or in-cluster, DATABASE_URL, REDIS_URL, METRICS_PORT)')
-    .action(runOperator);
-  program.command('migrate').description('apply database migrations').option('--json', 'print JSON').action(runMigrate);
+    .action(later(commands.operator, 'runOperator'));
+  program.command('migrate').description('apply database migrations').option('--json', 'print JSON').action(later(commands.admin, 'runMigrate'));
   program
     .command('apply')
     .description('apply Hearth manifests (a YAML file or a folder of them) to the database')
     .requiredOption('-f, --file <fileOrDir>', 'a YAML file or folder')
     .option('--json', 'print JSON')
-    .action(runApply);
+    .action(later(commands.admin, 'runApply'));
   program
     .command('get')
     .description("list the applied documents of a kind, or one, as kubectl get does (the kind's CRD columns, or -o json|yaml manifests)")
@@ -49,67 +79,67 @@ export function buildProgram(): Command {
     .option('-A, --all-namespaces', 'every namespace')
     .option('-o, --output <format>', 'json, yaml, or wide (more columns)')
     .option('--json', 'print JSON (-o json)')
-    .action((kind, name, opts) => runGet(kind, name, opts));
+    .action((kind, name, opts) => commands.get().runGet(kind, name, opts));
   program
     .command('describe')
     .description('an applied document: its spec, its status (Ready, reason, generation), what it names and what names it')
     .argument('<kind>', 'a kind, its plural, singular or short name')
     .argument('<name>', 'the document')
     .option('-n, --namespace <namespace>', 'the namespace', 'default')
-    .action((kind, name, opts) => runDescribe(kind, name, opts));
+    .action((kind, name, opts) => commands.get().runDescribe(kind, name, opts));
 
   const keys = program.command('keys').description("an environment's server keys: mint, list, revoke");
   inEnvironment(keys.command('create').description('mint a server key for an environment; the whole key is printed this once'))
     .requiredOption('--name <name>', 'what the key is for')
     .option('--json', 'print JSON')
-    .action(runKeysCreate);
+    .action(later(commands.admin, 'runKeysCreate'));
   inEnvironment(keys.command('list').description("list an environment's keys: id, name, a hint of the secret, creation, last use, revocation"))
     .option('--json', 'print JSON')
-    .action(runKeysList);
+    .action(later(commands.admin, 'runKeysList'));
   keys
     .command('revoke')
     .description('revoke a key; every API process stops accepting it')
     .argument('<keyId>', 'the key id (the part after hsk_)')
     .option('--json', 'print JSON')
-    .action((keyId, opts) => runKeysRevoke({ keyId, ...opts }));
+    .action((keyId, opts) => commands.admin().runKeysRevoke({ keyId, ...opts }));
 
   const licenceKeys = program.command('licence-keys').description("an organisation's (a project's) licence keys for client plugins: mint, list, revoke");
   ofProject(licenceKeys.command('create').description('mint a licence key for a project; the whole key is printed this once'))
     .requiredOption('--name <name>', 'what the key is for')
     .option('--product <product>', 'a product the key covers (repeat for several; at least one): a plugin activates only for these', collect)
     .option('--json', 'print JSON')
-    .action(runLicenceKeysCreate);
+    .action(later(commands.licence, 'runLicenceKeysCreate'));
   ofProject(
     licenceKeys
       .command('list')
       .description("list a project's licence keys: id, name, the products each covers, a hint of the secret, creation, last use, revocation"),
   )
     .option('--json', 'print JSON')
-    .action(runLicenceKeysList);
+    .action(later(commands.licence, 'runLicenceKeysList'));
   licenceKeys
     .command('revoke')
     .description('revoke a licence key; every API process stops accepting it')
     .argument('<keyId>', 'the key id (the part after hlk_)')
     .option('--json', 'print JSON')
-    .action((keyId, opts) => runLicenceKeysRevoke({ keyId, ...opts }));
+    .action((keyId, opts) => commands.licence().runLicenceKeysRevoke({ keyId, ...opts }));
 
   const licence = program.command('licence').description("the seats of a project's licence for client plugins: list, release");
   ofProject(licence.command('seats').description("the machines holding seats of the project's licence, oldest first, and how many its plan gives"))
     .option('--json', 'print JSON')
-    .action(runLicenceSeats);
+    .action(later(commands.licence, 'runLicenceSeats'));
   ofProject(
     licence.command('release').description('free the seat a machine holds (one lost before its plugin released it); a machine without one changes nothing'),
   )
     .requiredOption('--machine <id>', 'the machine id its plugin activated with')
     .option('--json', 'print JSON')
-    .action(runLicenceRelease);
+    .action(later(commands.licence, 'runLicenceRelease'));
 
   const support = program.command('support').description("players' support requests and reports: list");
   inEnvironment(support.command('list').description("list an environment's filings, newest first"))
     .option('--kind <kind>', 'requests or reports (default: both)')
     .option('--limit <n>', 'at most this many, 1-1000', '100')
     .option('--json', 'print JSON')
-    .action(runSupportList);
+    .action(later(commands.support, 'runSupportList'));
 
   const economy = program.command('economy').description("players' balances and ledger; corrections as ledger entries");
   inEnvironment(economy.command('ledger').description("a player's inventories, balances and newest ledger entries"))
@@ -117,7 +147,7 @@ export function buildProgram(): Command {
     .option('--currency <key>', 'only this currency')
     .option('--limit <n>', 'at most this many entries, 1-200', '50')
     .option('--json', 'print JSON')
-    .action(runEconomyLedger);
+    .action(later(commands.economy, 'runEconomyLedger'));
   for (const kind of ['credit', 'debit'] as const) {
     inEnvironment(economy.command(kind).description(`${kind} a player's currency: a ledger entry with a reason, idempotent under its key`))
       .requiredOption('--player <id>', 'the player id')
@@ -128,18 +158,18 @@ export function buildProgram(): Command {
       .option('--realm <id>', "a realm id, or `account` (default: the currency's scope)")
       .option('--idempotency-key <key>', 'retry a correction safely under this key (default: a new one, printed)')
       .option('--json', 'print JSON')
-      .action((opts) => runEconomyMove(kind, opts));
+      .action((opts) => commands.economy().runEconomyMove(kind, opts));
   }
 
   program
     .command('crash-worker')
     .description('work the crash-upload queue: parse, store and group crash reports (DATABASE_URL, OBJECT_STORAGE_URL, METRICS_PORT, CRASH_WORKER_CONCURRENCY)')
-    .action(runCrashWorker);
+    .action(later(commands.crashes, 'runCrashWorker'));
   const crashes = program.command('crashes').description("an environment's crash reports, grouped into issues");
   inEnvironment(crashes.command('list').description('issues, most recently seen first: counts, first and last seen, versions; uploads by state'))
     .option('--limit <n>', 'at most this many issues, 1-200', '50')
     .option('--json', 'print JSON')
-    .action(runCrashesList);
+    .action(later(commands.crashes, 'runCrashesList'));
   inEnvironment(
     crashes
       .command('show')
@@ -149,14 +179,14 @@ export function buildProgram(): Command {
     .option('--issue', 'the id is an issue number')
     .option('--limit <n>', 'with --issue: at most this many crashes, 1-200', '20')
     .option('--json', 'print JSON')
-    .action((id, opts) => runCrashesShow(id, opts));
+    .action((id, opts) => commands.crashes().runCrashesShow(id, opts));
 
   program
     .command('crds')
     .description("print the CRDs of every Hearth kind as YAML (for kubectl apply -f -), or with --chart write the chart's CRD templates")
     .option('--chart <dir>', 'write the CRD templates of this chart (charts/hearth)')
     .option('--json', 'print JSON (with --chart)')
-    .action(runCrds);
+    .action(later(commands.crds, 'runCrds'));
 
   program
     .command('signing-keys')
@@ -165,13 +195,13 @@ export function buildProgram(): Command {
     .description('make a new signing key; the old one stays published until its tokens expire')
     .option('--key-set <set>', 'player (player tokens) or licence (licence tokens)', 'player')
     .option('--json', 'print JSON')
-    .action(runSigningKeysRotate);
+    .action(later(commands.admin, 'runSigningKeysRotate'));
 
   const dev = program
     .command('dev')
     .description('everything in one process on the embedded default (embedded PostgreSQL, no Redis needed), with a local store and OpenID Connect provider')
     .option('--data-dir <dir>', 'where the embedded database and local secrets live', '.hearth')
-    .action(runDev);
+    .action(later(commands.dev, 'runDev'));
   RUNS_ITSELF.add(dev);
   // Their folder is `hearth dev`'s own --data-dir (given before or after the subcommand), shown in their help.
   const devStore = dev

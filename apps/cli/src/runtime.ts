@@ -1,5 +1,6 @@
 import net from 'node:net';
-import { type ConfigNeeds, type HearthConfig, type LoadedConfig, type Logger, createLogger, loadConfig, HearthCore } from '@hearth/core';
+import { type ConfigNeeds, type HearthConfig, type LoadedConfig, type Logger, createLogger, loadConfig } from '@hearth/core';
+import { HearthCore } from '@hearth/core/hearth';
 import { type Coordination, MemoryCoordination, RedisCoordination } from '@hearth/core/coord';
 import { createDb, type Db } from '@hearth/core/db';
 import { dashboardSecretsFrom } from '@hearth/core/dashboards';

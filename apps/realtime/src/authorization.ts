@@ -3,7 +3,8 @@
  * the authorize frame (the API's own token checks, then the sessions the player holds a seat in),
  * authorize again with a fresh token, the token's expiry, and sign-out or deletion of the player.
  */
-import { Refusal, type HearthCore, type Invalidation, type Logger } from '@hearth/core';
+import { Refusal, type Invalidation, type Logger } from '@hearth/core';
+import { type HearthCore } from '@hearth/core/hearth';
 import { environmentRefusal } from '@hearth/core/tenancy';
 import type { PlatformSession } from '@hearth/core/shapes';
 import type { Principal } from '@hearth/core/auth';

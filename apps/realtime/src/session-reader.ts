@@ -1,4 +1,4 @@
-import type { HearthCore } from '@hearth/core';
+import type { HearthCore } from '@hearth/core/hearth';
 import type { EnvironmentContext } from '@hearth/core/tenancy';
 import type { PlatformSession } from '@hearth/core/shapes';
 

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { HearthCore } from '@hearth/core';
+import type { HearthCore } from '@hearth/core/hearth';
 import { closeServer, listen, readiness, shownHost, startMetricsServer } from '@hearth/core/process';
 import { RealtimeServer, type RealtimeServerOptions } from './server';
 import { CLOSE } from './protocol';

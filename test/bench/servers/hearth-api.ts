@@ -5,7 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { HearthCore, type Logger, createLogger } from '@hearth/core';
+import { type Logger, createLogger } from '@hearth/core';
+import { HearthCore } from '@hearth/core/hearth';
 import { RedisCoordination } from '@hearth/core/coord';
 import { SAVE_LIMITS } from '@hearth/core/shapes';
 import { applyManifests, validateManifest } from '@hearth/core/manifests';

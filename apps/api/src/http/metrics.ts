@@ -1,5 +1,5 @@
 import client from 'prom-client';
-import type { HearthCore } from '@hearth/core';
+import type { HearthCore } from '@hearth/core/hearth';
 import { SeriesCounter, SeriesHistogram, registerProcessMetrics, type CounterSeries, type HistogramSeries } from '@hearth/core/process';
 
 /**

@@ -7,7 +7,8 @@
  * expiry, or with a forged token is 403; a body of another digest is 400 (BadDigest) and nothing is
  * kept; the size and digest are checked while the body streams to disk.
  */
-import { type HearthCore, refuse } from '@hearth/core';
+import { refuse } from '@hearth/core';
+import { type HearthCore } from '@hearth/core/hearth';
 import { CHECKSUM_SHA256_HEADER, DISK_UPLOAD_PATH, DiskObjectStore } from '@hearth/core/storage';
 import { addressChecks } from '@hearth/core/coord';
 import type { Exchange } from './exchange';

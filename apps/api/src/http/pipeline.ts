@@ -11,7 +11,6 @@ import type { TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import {
   Refusal,
-  type HearthCore,
   type Logger,
   TtlCache,
   createAjv,
@@ -23,6 +22,7 @@ import {
   runIdempotent,
   type IdempotencyScope,
 } from '@hearth/core';
+import { type HearthCore } from '@hearth/core/hearth';
 import { type EnvironmentContext, environmentRefusal, type PageKind } from '@hearth/core/tenancy';
 import type { Queryable } from '@hearth/core/db';
 import { type Principal, type EnvironmentPrincipal, looksLikeServerKey } from '@hearth/core/auth';

@@ -5,7 +5,8 @@
 import type { Readable } from 'node:stream';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ApiTag } from './tags';
-import type { ErrorCode, HearthCore, IdempotencyScope, Logger } from '@hearth/core';
+import type { ErrorCode, IdempotencyScope, Logger } from '@hearth/core';
+import type { HearthCore } from '@hearth/core/hearth';
 import type { DashboardPermission, ServiceName } from '@hearth/core/contract';
 import type { EnvironmentContext, PageKind } from '@hearth/core/tenancy';
 import type { EnvironmentPrincipal, LicencePrincipal, Principal } from '@hearth/core/auth';

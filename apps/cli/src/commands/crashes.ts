@@ -1,4 +1,5 @@
-import { ConfigError, HearthCore } from '@hearth/core';
+import { ConfigError } from '@hearth/core';
+import { HearthCore } from '@hearth/core/hearth';
 import { closeServer, startMetricsServer } from '@hearth/core/process';
 import { crashUploadCounts, getCrash, getCrashIssue, listCrashIssues } from '@hearth/core/crashes';
 import { openObjectStore } from '@hearth/core/storage';

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { HearthCore, type createLogger, loadConfig } from '@hearth/core';
+import { type createLogger, loadConfig } from '@hearth/core';
+import { HearthCore } from '@hearth/core/hearth';
 import { applyManifests, loadManifests } from '@hearth/core/manifests';
 import { migrateLatest } from '@hearth/core/db';
 import { openObjectStore } from '@hearth/core/storage';

@@ -36,11 +36,6 @@ async function organisationOrFail(rt: Runtime, opts: ProjectOptions) {
   throw new CliError(`no project "${opts.project}" in namespace "${namespace}"${otherNamespacesHint(elsewhere)}`);
 }
 
-/** Collects a repeatable flag's values (`--product a --product b`). */
-export function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
 export async function runLicenceKeysCreate(opts: ProjectOptions & { name: string; product?: string[]; json?: boolean }): Promise<void> {
   const name = opts.name.trim();
   if (name.length < 1 || name.length > KEY_NAME_MAX) throw new CliError(`--name must be 1-${KEY_NAME_MAX} characters (says what the key is for)`);

@@ -4,7 +4,8 @@
  * routes spread or call these and give only what is theirs (path, words, schemas, refusals).
  */
 import type { TSchema } from '@sinclair/typebox';
-import type { HearthCore, Page } from '@hearth/core';
+import type { Page } from '@hearth/core';
+import type { HearthCore } from '@hearth/core/hearth';
 import { Inventory, InventoryPath, type PageRequest } from '@hearth/core/shapes';
 import type { EngineAnswer } from '@hearth/core/economy';
 import type { EnvironmentContext } from '@hearth/core/tenancy';
