@@ -1,5 +1,6 @@
 import { startApiServer } from '@hearth/api';
-import { openRuntime, openStore, serveOverCore, startCore } from '../runtime';
+import { openRuntime } from '../runtime';
+import { openStore, serveOverCore, startCore } from '../serving';
 
 export async function runApi(): Promise<void> {
   const rt = openRuntime({ database: true, redis: true, masterKey: true });

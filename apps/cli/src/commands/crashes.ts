@@ -5,7 +5,8 @@ import { crashUploadCounts, getCrash, getCrashIssue, listCrashIssues } from '@he
 import { openObjectStore } from '@hearth/core/storage';
 import { CrashWorkerMetrics, loadCrashWorkerConfig, startCrashWorker, startStoreReport } from '@hearth/crash-worker';
 import { CliError, emit, table } from '../output';
-import { commandLogger, connect, onShutdown } from '../runtime';
+import { commandLogger, connect } from '../runtime';
+import { onShutdown } from '../serving';
 import { environmentOrFail, withRuntime } from './admin';
 
 /**

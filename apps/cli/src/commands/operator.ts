@@ -1,5 +1,6 @@
 import { startOperator, loadOperatorConfig } from '@hearth/operator';
-import { commandLogger, connect, onShutdown } from '../runtime';
+import { commandLogger, connect } from '../runtime';
+import { onShutdown } from '../serving';
 
 /**
  * `hearth operator`: reconciles the hearth.gg custom resources into the database (docs/kubernetes.md,

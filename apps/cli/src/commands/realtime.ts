@@ -1,5 +1,6 @@
 import { startRealtimeServer } from '@hearth/realtime';
-import { openRuntime, serveOverCore, startCore } from '../runtime';
+import { openRuntime } from '../runtime';
+import { serveOverCore, startCore } from '../serving';
 
 /**
  * `hearth realtime`: the sessions socket on REALTIME_PORT (default 8081) at /v1/realtime/socket, with
