@@ -12,7 +12,7 @@ import { defineRoute } from '../../http/route';
 import { Allowances, InventoryChoiceFields, PlayerPath, Purchase } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
 import { CardData } from './held';
-import { engineMove } from '../economy/held';
+import { PURCHASE_REFUSALS, answerWithReplay, engineMove } from '../economy/held';
 
 export const purchaseCards = defineRoute({
   operationId: 'purchaseCards',
@@ -44,20 +44,6 @@ export const purchaseCards = defineRoute({
     description: 'The purchase: its charges and the card (or the stack after)',
     schema: Purchase(Type.Union([CardGrant, CardStack], { description: 'a card bought as an instance, or the stack after one more' })),
   },
-  refusals: [
-    'forbidden',
-    'not-found',
-    'invalid-request',
-    'not-purchasable',
-    'disabled',
-    'insufficient-balance',
-    'allowance-exceeded',
-    'balance-cap',
-    'owned-limit',
-    'no-current-realm',
-  ],
-  handler: async (ctx) => {
-    const purchase = await ctx.core.cards.buy(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency);
-    return { body: purchase, replayed: purchase.replayed };
-  },
+  refusals: PURCHASE_REFUSALS,
+  handler: async (ctx) => answerWithReplay(await ctx.core.cards.buy(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency)),
 });

@@ -8,6 +8,7 @@ import {
   Inventory,
   InventoryPath,
   type EngineAnswer,
+  type ErrorCode,
   type EnvironmentContext,
   type HearthCore,
   type Page,
@@ -68,3 +69,26 @@ export function engineMove<S extends 'inventory' | 'cards' | 'progression', C ex
 
 /** A move of the money engine as a handler's result: the first answer, or its replay (Idempotent-Replayed). */
 export const engineAnswer = <T>({ answer, replayed }: EngineAnswer<T>) => ({ body: answer, replayed });
+
+/**
+ * The refusals of a purchase of held goods with currencies (items, cards: one statement of the money
+ * engine), from the player token's `forbidden` extras to the inventory the goods go to.
+ */
+export const PURCHASE_REFUSALS: ErrorCode[] = [
+  'forbidden',
+  'not-found',
+  'invalid-request',
+  'not-purchasable',
+  'disabled',
+  'insufficient-balance',
+  'allowance-exceeded',
+  'balance-cap',
+  'owned-limit',
+  'no-current-realm',
+];
+
+/**
+ * An answer that says itself whether it is a retry's (a Purchase, a Movement: `replayed: true`) as a
+ * handler's result, which says it in Idempotent-Replayed too.
+ */
+export const answerWithReplay = <T extends { replayed: boolean }>(answer: T) => ({ body: answer, replayed: answer.replayed });

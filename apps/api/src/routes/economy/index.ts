@@ -20,7 +20,7 @@ import {
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
-import { engineMove, inventoryPage } from './held';
+import { answerWithReplay, engineMove, inventoryPage } from './held';
 
 export const listRealms = defineRoute({
   operationId: 'listRealms',
@@ -162,10 +162,8 @@ function moveRoute(kind: MoveKind) {
     // The same player's same currency, for the moves after this one.
     links: [{ parameters: { playerId: '$request.path.playerId', currencyKey: '$request.path.currencyKey' } }],
     refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'disabled', 'no-current-realm'],
-    handler: async (ctx) => {
-      const movement = await ctx.core.economy.moveOnce(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.currencyKey, kind, ctx.body, ctx.idempotency);
-      return { body: movement, replayed: movement.replayed };
-    },
+    handler: async (ctx) =>
+      answerWithReplay(await ctx.core.economy.moveOnce(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.currencyKey, kind, ctx.body, ctx.idempotency)),
   });
 }
 

@@ -10,7 +10,7 @@ import { GameKey, PURCHASE_QUANTITY_MAX } from '@hearth/core';
 import { defineRoute } from '../../http/route';
 import { Allowances, Id, InventoryChoiceFields, Purchase } from '../../http/schema-helpers';
 import { targetPlayerId } from '../players/target';
-import { engineMove } from '../economy/held';
+import { PURCHASE_REFUSALS, answerWithReplay, engineMove } from '../economy/held';
 import { ItemGrant } from '@hearth/core';
 
 export const purchaseItems = defineRoute({
@@ -40,20 +40,7 @@ export const purchaseItems = defineRoute({
     { parameters: { playerId: '$request.path.playerId', itemId: '$response.body#/granted/items/0/id' } },
     { parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/granted/inventoryId' } },
   ],
-  refusals: [
-    'forbidden',
-    'not-found',
-    'invalid-request',
-    'not-purchasable',
-    'disabled',
-    'insufficient-balance',
-    'allowance-exceeded',
-    'balance-cap',
-    'owned-limit',
-    'no-current-realm',
-  ],
-  handler: async (ctx) => {
-    const purchase = await ctx.core.purchases.buyItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency);
-    return { body: purchase, replayed: purchase.replayed };
-  },
+  refusals: PURCHASE_REFUSALS,
+  handler: async (ctx) =>
+    answerWithReplay(await ctx.core.purchases.buyItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency)),
 });
