@@ -11,8 +11,8 @@
 import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { type Announcer, announceAfterCommit } from '../invalidation';
-import { bumpContentVersion, readContentVersion } from '../content/game-config';
+import type { Announcer } from '../invalidation';
+import { contentChanged, readContentVersion } from '../content/game-config';
 import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
 import { AskDigests } from '../content/ask-digests';
 import { compactBytes } from '../items/item-types';
@@ -102,8 +102,7 @@ function checkRow<D>(kind: DefinitionKind<D>, row: Record<string, unknown>): voi
 
 async function definitionsChanged(trx: Tx, bus: Announcer, content: string, environmentIds: number[]): Promise<void> {
   for (const environmentId of environmentIds) {
-    await bumpContentVersion(trx, environmentId, content);
-    await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
+    await contentChanged(trx, bus, environmentId, content);
   }
 }
 

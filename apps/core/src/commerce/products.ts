@@ -9,17 +9,14 @@ import { sameJson } from '../canonical-json';
 import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { type Announcer, announceAfterCommit } from '../invalidation';
-import { bumpContentVersion } from '../content/game-config';
+import type { Announcer } from '../invalidation';
+import { contentChanged } from '../content/game-config';
 import type { ProductDefinition } from '../contract/product';
 
 /** The content-version kind of products (the catalog's cached snapshot follows it). */
 export const PRODUCTS_CONTENT = 'products';
 
-async function productsChanged(trx: Queryable, bus: Announcer, environmentId: number): Promise<void> {
-  await bumpContentVersion(trx, environmentId, PRODUCTS_CONTENT);
-  await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
-}
+const productsChanged = (trx: Queryable, bus: Announcer, environmentId: number) => contentChanged(trx, bus, environmentId, PRODUCTS_CONTENT);
 
 export async function syncProduct(
   db: Queryable,

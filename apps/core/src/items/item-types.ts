@@ -11,8 +11,8 @@ import { sameJson } from '../canonical-json';
 import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { type Announcer, announceAfterCommit, type InvalidationBus } from '../invalidation';
-import { bumpContentVersion } from '../content/game-config';
+import { type Announcer, type InvalidationBus } from '../invalidation';
+import { contentChanged } from '../content/game-config';
 import type { ContentWatch } from '../content/content-watch';
 import { DefinitionSnapshots } from '../content/definition-snapshots';
 import type { ItemTypeSpecT, Resource } from '../contract/resources';
@@ -123,10 +123,7 @@ function stored(row: ReturnType<typeof rowOf>): Record<string, unknown> {
   return out;
 }
 
-async function itemTypesChanged(trx: Tx, bus: Announcer, environmentId: number): Promise<void> {
-  await bumpContentVersion(trx, environmentId, ITEM_TYPES_CONTENT);
-  await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
-}
+const itemTypesChanged = (trx: Tx, bus: Announcer, environmentId: number) => contentChanged(trx, bus, environmentId, ITEM_TYPES_CONTENT);
 
 /**
  * Makes the item type `owner` declares exactly `definition` in the environment. A key of another

@@ -12,8 +12,8 @@ import { sameJson } from '../canonical-json';
 import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { type Announcer, announceAfterCommit, type InvalidationBus } from '../invalidation';
-import { bumpContentVersion } from '../content/game-config';
+import { type Announcer, type InvalidationBus } from '../invalidation';
+import { contentChanged } from '../content/game-config';
 import type { ContentWatch } from '../content/content-watch';
 import { DefinitionSnapshots } from '../content/definition-snapshots';
 import type { CursorCodec, Page } from '../pagination';
@@ -151,10 +151,7 @@ async function loadTrees(db: Queryable, environmentId: number, where: Record<str
   }));
 }
 
-async function skillTreesChanged(trx: Tx, bus: Announcer, environmentId: number): Promise<void> {
-  await bumpContentVersion(trx, environmentId, SKILL_TREES_CONTENT);
-  await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
-}
+const skillTreesChanged = (trx: Tx, bus: Announcer, environmentId: number) => contentChanged(trx, bus, environmentId, SKILL_TREES_CONTENT);
 
 /**
  * Makes the tree `owner` declares exactly `tree` in the environment. A tree key of another document
