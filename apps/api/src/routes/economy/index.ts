@@ -18,8 +18,8 @@ import {
   type MoveKind,
 } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
-import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
+import { PageOf, PageOnlyQuery, PlayerPath } from '../../http/schema-helpers';
+import { answeredForPlayer, listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 import { answerWithReplay, engineMove, inventoryPage } from './held';
 
 export const listRealms = defineRoute({
@@ -135,10 +135,8 @@ export const listLedger = defineRoute({
   summary: "The player's ledger, newest first",
   description:
     "Pages through every move of value on the player's currencies, newest first, optionally of one currency or inventory: the amount, the balance after it, its reason and reference. Entries are never changed or removed; a correction is a new entry.",
-  query: LedgerQuery,
   success: { status: 200, description: 'A page of ledger entries', schema: PageOf(LedgerEntry) },
-  refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.economy.ledger(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
+  ...answeredForPlayer({ params: PlayerPath, query: LedgerQuery }, (ctx, playerId) => ctx.core.economy.ledger(ctx.db, ctx.env, playerId, ctx.query)),
 });
 
 const MOVE_DESCRIPTIONS: Record<MoveKind, string> = {

@@ -11,7 +11,7 @@ import { Type } from '@sinclair/typebox';
 import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE, SkillNodeUnlock, SkillTree, SkillTreeDefinition } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, PageOf } from '../../http/schema-helpers';
-import { playerPage, targetPlayerId } from '../players/target';
+import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 import { engineAnswer, engineMove } from '../economy/held';
 import { definitionsPage } from '../definitions';
 
@@ -39,8 +39,7 @@ export const listPlayerSkillTrees = defineRoute({
   description: "Switched-off trees are left out; hidden ones too for a player's token (a server key sees them).",
   bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of skill trees', schema: PageOf(SkillTree) },
-  refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.skillTrees.listForPlayer(ctx.db, ctx.env, targetPlayerId(ctx), ctx.principal.kind !== 'player', ctx.query) }),
+  ...listedForPlayer((ctx, playerId) => ctx.core.skillTrees.listForPlayer(ctx.db, ctx.env, playerId, ctx.principal.kind !== 'player', ctx.query)),
 });
 
 export const getPlayerSkillTree = defineRoute({

@@ -10,7 +10,7 @@
 import { PlayerPath, PlayerStatPath, Stat, StatIncrementRequest, StatListQuery, StatPath } from '@hearth/core';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
+import { answeredForPlayer, targetPlayerId } from '../players/target';
 
 export const listPlayerStats = defineRoute({
   operationId: 'listPlayerStats',
@@ -21,12 +21,11 @@ export const listPlayerStats = defineRoute({
   tag: 'stats',
   credential: 'either',
   service: 'stats',
-  params: PlayerPath,
-  query: StatListQuery,
   bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of stats', schema: PageOf(Stat) },
-  refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.stats.list(ctx.db, ctx.env, { playerId: targetPlayerId(ctx) }, ctx.query) }),
+  ...answeredForPlayer({ params: PlayerPath, query: StatListQuery }, (ctx, playerId) =>
+    ctx.core.stats.list(ctx.db, ctx.env, { playerId: playerId }, ctx.query),
+  ),
 });
 
 export const listStats = defineRoute({
