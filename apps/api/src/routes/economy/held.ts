@@ -3,7 +3,7 @@
  * docs/cards.md): the page of what one inventory holds, and a move of the money engine. Each area's
  * routes spread or call these and give only what is theirs (path, words, schemas, refusals).
  */
-import type { TSchema } from '@sinclair/typebox';
+import type { Static, TSchema } from '@sinclair/typebox';
 import {
   Inventory,
   InventoryPath,
@@ -15,7 +15,7 @@ import {
   type PageRequest,
   type Queryable,
 } from '@hearth/core';
-import { BODY_LIMITS, type RouteLink, defineRoute } from '../../http/route';
+import { BODY_LIMITS, type HandlerContext, type RouteLink, defineRoute } from '../../http/route';
 import { PageOf } from '../../http/schema-helpers';
 import { playerPage, targetPlayerId } from '../players/target';
 
@@ -69,6 +69,43 @@ export function engineMove<S extends 'inventory' | 'cards' | 'progression', C ex
 
 /** A move of the money engine as a handler's result: the first answer, or its replay (Idempotent-Replayed). */
 export const engineAnswer = <T>({ answer, replayed }: EngineAnswer<T>) => ({ body: answer, replayed });
+
+/** What the handler of a move on the player its path names sees: its path and body, the credential, the key's record. */
+type EngineMoveContext<P extends TSchema, B extends TSchema | undefined, C extends 'server' | 'either', I extends 'required' | 'optional'> = HandlerContext<
+  Static<P> & { playerId: string },
+  unknown,
+  B extends TSchema ? Static<B> : unknown,
+  C,
+  undefined,
+  I,
+  'handler'
+>;
+
+/**
+ * engineMove for a move on the player its path names, with its path and body schemas and its
+ * handler: `move` gets that player (targetPlayerId) and its answer or replay is the route's
+ * (engineAnswer). Spread it into defineRoute and give the words, the answer and the refusals.
+ */
+export function playerEngineMove<
+  S extends 'inventory' | 'cards' | 'progression',
+  C extends 'server' | 'either',
+  I extends 'required' | 'optional',
+  P extends TSchema,
+  B extends TSchema | undefined = undefined,
+  T = unknown,
+>(
+  service: S,
+  credential: C,
+  idempotency: I,
+  schemas: { params: P; body?: B },
+  move: (ctx: EngineMoveContext<P, B, C, I>, playerId: string) => Promise<EngineAnswer<T>>,
+) {
+  return {
+    ...engineMove(service, credential, idempotency),
+    ...schemas,
+    handler: async (ctx: EngineMoveContext<P, B, C, I>) => engineAnswer(await move(ctx, targetPlayerId(ctx))),
+  };
+}
 
 /**
  * The refusals of a purchase of held goods with currencies (items, cards: one statement of the money
