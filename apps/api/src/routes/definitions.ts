@@ -5,17 +5,30 @@
  * its own. Each area gives its words, its schema and its two reads.
  */
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { Page, ServiceName } from '@hearth/core';
+import type { ErrorCode, Page, ServiceName } from '@hearth/core';
 import { BODY_LIMITS, defineRoute, type HandlerContext } from '../http/route';
 import { PageOf, PageOnlyQuery } from '../http/schema-helpers';
 
-/** What the reads of a definitions page see: the page query, a server key. */
-type DefinitionsContext = HandlerContext<unknown, Static<typeof PageOnlyQuery>, unknown, 'server'>;
+/** What the handler of a page of the environment's things sees: the page query, a game's credential (no path). */
+type EnvironmentPageContext = HandlerContext<unknown, Static<typeof PageOnlyQuery>, unknown, 'either' | 'server'>;
+
+/**
+ * The query, refusals and handler of a page of the environment's own things (realms, definitions,
+ * unacknowledged grants...): the page query, no refusals of its own, `list`'s page as the answer.
+ * Spread it into defineRoute and give the rest.
+ */
+export function listedForEnvironment<P extends Page<unknown>>(list: (ctx: EnvironmentPageContext) => Promise<P>) {
+  return {
+    query: PageOnlyQuery,
+    refusals: [] as ErrorCode[],
+    handler: async (ctx: EnvironmentPageContext) => ({ body: await list(ctx) }),
+  };
+}
 
 export function definitionsPage(
   service: ServiceName,
   route: { operationId: string; path: string; summary: string; description: string; item: TSchema; pageOf: string },
-  read: { etag: (ctx: DefinitionsContext, ask: string) => Promise<string>; list: (ctx: DefinitionsContext) => Promise<Page<unknown>> },
+  read: { etag: (ctx: EnvironmentPageContext, ask: string) => Promise<string>; list: (ctx: EnvironmentPageContext) => Promise<Page<unknown>> },
 ) {
   return defineRoute({
     operationId: route.operationId,
@@ -26,11 +39,9 @@ export function definitionsPage(
     tag: 'definitions',
     credential: 'server',
     service,
-    query: PageOnlyQuery,
     etag: read.etag,
     bodyLimit: BODY_LIMITS.gameService,
     success: { status: 200, description: `A page of ${route.pageOf}`, schema: PageOf(route.item) },
-    refusals: [],
-    handler: async (ctx) => ({ body: await read.list(ctx) }),
+    ...listedForEnvironment(read.list),
   });
 }

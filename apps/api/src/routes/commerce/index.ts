@@ -21,6 +21,7 @@ import {
 import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
+import { listedForEnvironment } from '../definitions';
 
 /** Said on the routes that ask the store. */
 const STORE_NOTE =
@@ -163,10 +164,8 @@ export const listGrants = defineRoute({
   tag: 'commerce',
   credential: 'server',
   service: 'commerce',
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of grants', schema: PageOf(GrantShape) },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.commerce.listGrants(ctx.db, ctx.env, ctx.query) }),
+  ...listedForEnvironment((ctx) => ctx.core.commerce.listGrants(ctx.db, ctx.env, ctx.query)),
 });
 
 export const listGrantChanges = defineRoute({
@@ -179,10 +178,8 @@ export const listGrantChanges = defineRoute({
   tag: 'commerce',
   credential: 'server',
   service: 'commerce',
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of changes', schema: GrantChangePageShape },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.commerce.grantChanges(ctx.db, ctx.env, ctx.query) }),
+  ...listedForEnvironment((ctx) => ctx.core.commerce.grantChanges(ctx.db, ctx.env, ctx.query)),
 });
 
 export const acknowledgeGrant = defineRoute({

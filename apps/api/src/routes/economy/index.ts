@@ -21,6 +21,7 @@ import { BODY_LIMITS, defineRoute } from '../../http/route';
 import { PageOf, PageOnlyQuery, PlayerPath } from '../../http/schema-helpers';
 import { answeredForPlayer, listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 import { answerWithReplay, engineMove, inventoryPage } from './held';
+import { listedForEnvironment } from '../definitions';
 
 export const listRealms = defineRoute({
   operationId: 'listRealms',
@@ -31,10 +32,8 @@ export const listRealms = defineRoute({
   tag: 'realms',
   credential: 'either',
   service: 'realms',
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of realms', schema: PageOf(Realm) },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.realms.listOpen(ctx.db, ctx.env, ctx.query) }),
+  ...listedForEnvironment((ctx) => ctx.core.realms.listOpen(ctx.db, ctx.env, ctx.query)),
 });
 
 export const getCurrentRealm = defineRoute({
@@ -65,10 +64,8 @@ export const listRealmDefinitions = defineRoute({
   tag: 'realms',
   credential: 'server',
   service: 'realms',
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of realms', schema: PageOf(Realm) },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.realms.definitions(ctx.db, ctx.env, ctx.query) }),
+  ...listedForEnvironment((ctx) => ctx.core.realms.definitions(ctx.db, ctx.env, ctx.query)),
 });
 
 export const listCurrencyDefinitions = defineRoute({
@@ -80,10 +77,8 @@ export const listCurrencyDefinitions = defineRoute({
   tag: 'inventory',
   credential: 'server',
   service: 'inventory',
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of currency definitions', schema: PageOf(CurrencyDefinition) },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.realms.currencyDefinitions(ctx.db, ctx.env, ctx.query) }),
+  ...listedForEnvironment((ctx) => ctx.core.realms.currencyDefinitions(ctx.db, ctx.env, ctx.query)),
 });
 
 export const listInventories = defineRoute({
