@@ -16,7 +16,7 @@ import { contentChanged, readContentVersion } from '../content/game-config';
 import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
 import { AskDigests } from '../content/ask-digests';
 import { compactBytes } from '../items/item-types';
-import { type CursorCodec, keysetPage, type Page } from '../pagination';
+import { type CursorCodec, environmentRowsPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { Resource } from '../contract/resources';
 import { CARD_LIMITS, type CardTemplateSpecT, type CardTypeSpecT } from '../contract/card-type';
@@ -172,17 +172,6 @@ export class CardDefinitionService {
   }
 
   private list<D>(db: Queryable, kind: DefinitionKind<D>, env: EnvironmentContext, q: PageRequest): Promise<Page<D>> {
-    return keysetPage(
-      this.cursors,
-      `${kind.content}|${env.id}`,
-      q,
-      (after: string | undefined, take) => {
-        const query = db(kind.table.name).where({ environment_id: env.id }).orderBy('key').limit(take).select('*');
-        if (after !== undefined) query.where('key', '>', after);
-        return query;
-      },
-      (row: Record<string, unknown>) => row.key as string,
-      kind.toDefinition,
-    );
+    return environmentRowsPage(this.cursors, db, env.id, q, { listId: `${kind.content}|${env.id}`, table: kind.table.name, by: 'key' }, kind.toDefinition);
   }
 }
