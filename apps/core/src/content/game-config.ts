@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { isTransaction } from '../db/transaction';
-import { CONTENT_CHANGED_CHANNEL, type ContentWatch, WatchedCache } from './content-watch';
+import { CONTENT_CHANGED_CHANNEL, type ContentWatch, type WatchedCache, environmentContentCache } from './content-watch';
 import { type Announcer, type InvalidationBus, announceAfterCommit } from '../invalidation';
 import { type CursorCodec, environmentRowsPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
@@ -54,11 +54,7 @@ export class GameConfigService {
     bus: InvalidationBus,
     watch: ContentWatch,
   ) {
-    this.versions = new WatchedCache(watch, 30_000);
-    bus.on((event) => {
-      if (event.kind === 'content') this.versions.drop(event.environmentId);
-      if (event.kind === 'environments') this.versions.clear();
-    });
+    this.versions = environmentContentCache(watch, bus, 30_000);
   }
 
   /** The environment's content version: from memory on the hot path while the ContentWatch is live. */
