@@ -50,6 +50,15 @@ const inEnvironment = (command: Command) => command.requiredOption('--environmen
 const ofProject = (command: Command) =>
   command.requiredOption('--project <name>', 'the project (the organisation)').option('--namespace <namespace>', "the project's namespace", 'default');
 
+/** `<keys> revoke <keyId>`: revokes one key of a kind (server or licence keys), named by the id after its prefix. */
+const revokeCommand = (keys: Command, aKey: string, prefix: string, run: (opts: { keyId: string; json?: boolean }) => Promise<void>) =>
+  keys
+    .command('revoke')
+    .description(`revoke ${aKey}; every API process stops accepting it`)
+    .argument('<keyId>', `the key id (the part after ${prefix})`)
+    .option('--json', 'print JSON')
+    .action((keyId, opts) => run({ keyId, ...opts }));
+
 /** Every command of `hearth`, each with a description (`hearth --help`, `hearth <command> --help`). */
 export function buildProgram(): Command {
   const program = new Command('hearth')
@@ -96,12 +105,7 @@ export function buildProgram(): Command {
   inEnvironment(keys.command('list').description("list an environment's keys: id, name, a hint of the secret, creation, last use, revocation"))
     .option('--json', 'print JSON')
     .action(later(commands.admin, 'runKeysList'));
-  keys
-    .command('revoke')
-    .description('revoke a key; every API process stops accepting it')
-    .argument('<keyId>', 'the key id (the part after hsk_)')
-    .option('--json', 'print JSON')
-    .action((keyId, opts) => commands.admin().runKeysRevoke({ keyId, ...opts }));
+  revokeCommand(keys, 'a key', 'hsk_', later(commands.admin, 'runKeysRevoke'));
 
   const licenceKeys = program.command('licence-keys').description("an organisation's (a project's) licence keys for client plugins: mint, list, revoke");
   ofProject(licenceKeys.command('create').description('mint a licence key for a project; the whole key is printed this once'))
@@ -116,12 +120,7 @@ export function buildProgram(): Command {
   )
     .option('--json', 'print JSON')
     .action(later(commands.licence, 'runLicenceKeysList'));
-  licenceKeys
-    .command('revoke')
-    .description('revoke a licence key; every API process stops accepting it')
-    .argument('<keyId>', 'the key id (the part after hlk_)')
-    .option('--json', 'print JSON')
-    .action((keyId, opts) => commands.licence().runLicenceKeysRevoke({ keyId, ...opts }));
+  revokeCommand(licenceKeys, 'a licence key', 'hlk_', later(commands.licence, 'runLicenceKeysRevoke'));
 
   const licence = program.command('licence').description("the seats of a project's licence for client plugins: list, release");
   ofProject(licence.command('seats').description("the machines holding seats of the project's licence, oldest first, and how many its plan gives"))

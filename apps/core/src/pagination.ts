@@ -1,5 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { refuse } from './errors';
+import type { Knex } from 'knex';
+import type { Queryable } from './db/knex';
 import type { PageRequest } from './shapes/common';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -68,4 +70,32 @@ export async function keysetPage<Row, Item, Pos>(
     items: pageRows.map(toItem),
     next: more ? codec.encode(listId, positionOf(pageRows[pageRows.length - 1])) : null,
   };
+}
+
+/**
+ * A keyset page of one environment's rows of `table` in the order of `by`, a column unique in the
+ * environment (`key`, `name`, `number`), each answered by `toItem`. `listId` names the list in its
+ * cursors (the environment and any filter in it); `narrow` adds the list's own filter.
+ */
+export function environmentRowsPage<Item, Row = Record<string, unknown>>(
+  codec: CursorCodec,
+  db: Queryable,
+  environmentId: number,
+  q: PageRequest,
+  rows: { listId: string; table: string; by: string; narrow?: (query: Knex.QueryBuilder) => void },
+  toItem: (row: Row) => Item,
+): Promise<Page<Item>> {
+  return keysetPage<Row, Item, string | number>(
+    codec,
+    rows.listId,
+    q,
+    (after: string | number | undefined, take) => {
+      const query = db(rows.table).where({ environment_id: environmentId }).orderBy(rows.by).limit(take);
+      rows.narrow?.(query);
+      if (after !== undefined) query.where(rows.by, '>', after);
+      return query;
+    },
+    (row) => (row as Record<string, unknown>)[rows.by] as string | number,
+    toItem,
+  );
 }

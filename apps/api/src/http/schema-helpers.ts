@@ -1,20 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 
-// The request building blocks (Id, PageOf, PlayerPath, Allowances…) are core's shapes; re-exported
-// here for the routes, which read them beside the pipeline's trimming.
-export {
-  Allowances,
-  Id,
-  InventoryChoiceFields,
-  PageOf,
-  PageOnlyQuery,
-  PageQuery,
-  PlayerPath,
-  PurchaseOf as Purchase,
-  ServerPlayerPath,
-  Timestamp,
-  Trimmed,
-} from '@hearth/core/shapes';
+// The request building blocks (Id, PageOf, PlayerPath, Allowances…) are core's shapes: routes import
+// them from @hearth/core/shapes. Here is only the pipeline's trimming of what they mark `x-trim`.
 
 /** Trims, in place, every string the schema marks `x-trim` (nested objects and arrays included). */
 export function applyTrim(schema: TSchema | undefined, value: unknown): unknown {

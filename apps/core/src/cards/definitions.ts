@@ -11,12 +11,12 @@
 import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { type Announcer, announceAfterCommit } from '../invalidation';
-import { bumpContentVersion, readContentVersion } from '../content/game-config';
+import type { Announcer } from '../invalidation';
+import { contentChanged, readContentVersion } from '../content/game-config';
 import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
 import { AskDigests } from '../content/ask-digests';
 import { compactBytes } from '../items/item-types';
-import { type CursorCodec, keysetPage, type Page } from '../pagination';
+import { type CursorCodec, environmentRowsPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { Resource } from '../contract/resources';
 import { CARD_LIMITS, type CardTemplateSpecT, type CardTypeSpecT } from '../contract/card-type';
@@ -102,8 +102,7 @@ function checkRow<D>(kind: DefinitionKind<D>, row: Record<string, unknown>): voi
 
 async function definitionsChanged(trx: Tx, bus: Announcer, content: string, environmentIds: number[]): Promise<void> {
   for (const environmentId of environmentIds) {
-    await bumpContentVersion(trx, environmentId, content);
-    await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
+    await contentChanged(trx, bus, environmentId, content);
   }
 }
 
@@ -173,17 +172,6 @@ export class CardDefinitionService {
   }
 
   private list<D>(db: Queryable, kind: DefinitionKind<D>, env: EnvironmentContext, q: PageRequest): Promise<Page<D>> {
-    return keysetPage(
-      this.cursors,
-      `${kind.content}|${env.id}`,
-      q,
-      (after: string | undefined, take) => {
-        const query = db(kind.table.name).where({ environment_id: env.id }).orderBy('key').limit(take).select('*');
-        if (after !== undefined) query.where('key', '>', after);
-        return query;
-      },
-      (row: Record<string, unknown>) => row.key as string,
-      kind.toDefinition,
-    );
+    return environmentRowsPage(this.cursors, db, env.id, q, { listId: `${kind.content}|${env.id}`, table: kind.table.name, by: 'key' }, kind.toDefinition);
   }
 }

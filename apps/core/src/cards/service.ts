@@ -13,15 +13,14 @@
 import type { Queryable } from '../db/knex';
 import type { IdempotencyScope } from '../idempotency';
 import { runEngineMove, type EngineAnswer } from '../economy/engine';
-import type { CursorCodec, Page } from '../pagination';
+import type { CursorCodec } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import type { EconomyService, Inventory, InventoryChoice, InventorySelector } from '../economy/service';
+import type { EconomyService, InventoryChoice } from '../economy/service';
 import { type Sender, type SenderRule, checkSender } from '../economy/senders';
 import type { Purchase, PurchaseService } from '../items/purchases';
-import { HeldGoodsPages, checkData, checkQuantity } from '../items/held-goods';
+import { HeldGoodsPages, type HeldPageRead, checkData, checkQuantity } from '../items/held-goods';
 import { CARD_LIMITS } from '../contract/card-type';
 import type { Card, CardGrant, CardStack } from '../shapes';
-import type { PageRequest } from '../shapes/common';
 export type { Card, CardGrant, CardStack } from '../shapes';
 
 export interface CardGrantRequest extends InventoryChoice {
@@ -57,41 +56,34 @@ export interface CardPurchaseRequest extends InventoryChoice {
 /** A card's template and data, and an allowance, are the game server's word: never a player's own. */
 const PURCHASE_SENDERS: SenderRule<CardPurchaseRequest> = { serverOnly: ['cardTemplateKey', 'data', 'allowances'] };
 
+/** A move of a counted card stack by `quantity` (1 to CARD_LIMITS.quantityMax, checked alike for both). */
+function cardStackMove(kind: 'card-stack-grant' | 'card-stack-consume') {
+  return async (
+    db: Queryable,
+    env: EnvironmentContext,
+    playerId: string,
+    request: CardStackRequest,
+    record?: IdempotencyScope,
+  ): Promise<EngineAnswer<CardStack>> => {
+    checkQuantity(request.quantity, CARD_LIMITS.quantityMax);
+    return runEngineMove(db, env, playerId, kind, request, record);
+  };
+}
+
 export class CardService {
-  private readonly pages: HeldGoodsPages;
+  /** GET .../inventories/:inventory/cards: the cards held there one by one and not consumed, in the order granted. */
+  readonly listCards: HeldPageRead<Card>;
+  /** GET .../inventories/:inventory/card-stacks: the counted stacks held there (quantity above 0), by card type key. */
+  readonly listStacks: HeldPageRead<CardStack>;
 
   constructor(
     cursors: CursorCodec,
     economy: EconomyService,
     private readonly purchases: PurchaseService,
   ) {
-    this.pages = new HeldGoodsPages(cursors, economy);
-  }
-
-  /** GET .../inventories/:inventory/cards: the cards held there one by one and not consumed, in the order granted. */
-  listCards(
-    db: Queryable,
-    env: EnvironmentContext,
-    playerId: string,
-    selector: InventorySelector,
-    q: PageRequest,
-  ): Promise<Page<Card> & { inventory: Inventory }> {
-    return this.pages.held<Card>(db, env, playerId, selector, 'card', q);
-  }
-
-  /** GET .../inventories/:inventory/card-stacks: the counted stacks held there (quantity above 0), by card type key. */
-  listStacks(
-    db: Queryable,
-    env: EnvironmentContext,
-    playerId: string,
-    selector: InventorySelector,
-    q: PageRequest,
-  ): Promise<Page<CardStack> & { inventory: Inventory }> {
-    return this.pages.stacks(db, env, playerId, selector, 'card', q, (inventory, cardTypeKey, quantity): CardStack => ({
-      inventoryId: inventory.id,
-      cardTypeKey,
-      quantity,
-    }));
+    const pages = new HeldGoodsPages(cursors, economy);
+    this.listCards = pages.held('card');
+    this.listStacks = pages.stacks('card', (inventory, cardTypeKey, quantity): CardStack => ({ inventoryId: inventory.id, cardTypeKey, quantity }));
   }
 
   /** POST /players/:playerId/cards/grant (server): one card; under a grantKey granted before, the first card (`alreadyGranted`). */
@@ -112,28 +104,10 @@ export class CardService {
   }
 
   /** POST /players/:playerId/card-stacks/grant (server): the type's stack grows by `quantity`. */
-  async grantStack(
-    db: Queryable,
-    env: EnvironmentContext,
-    playerId: string,
-    request: CardStackRequest,
-    record?: IdempotencyScope,
-  ): Promise<EngineAnswer<CardStack>> {
-    checkQuantity(request.quantity, CARD_LIMITS.quantityMax);
-    return runEngineMove(db, env, playerId, 'card-stack-grant', request, record);
-  }
+  readonly grantStack = cardStackMove('card-stack-grant');
 
   /** POST /players/:playerId/card-stacks/consume (server): takes `quantity` from the stack; `insufficient-balance` when it holds fewer. */
-  async consumeStack(
-    db: Queryable,
-    env: EnvironmentContext,
-    playerId: string,
-    request: CardStackRequest,
-    record?: IdempotencyScope,
-  ): Promise<EngineAnswer<CardStack>> {
-    checkQuantity(request.quantity, CARD_LIMITS.quantityMax);
-    return runEngineMove(db, env, playerId, 'card-stack-consume', request, record);
-  }
+  readonly consumeStack = cardStackMove('card-stack-consume');
 
   /**
    * POST /players/:playerId/purchases/cards: charges the card type's prices (every one for `all`, the

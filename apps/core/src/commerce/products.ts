@@ -8,18 +8,16 @@
 import { sameJson } from '../canonical-json';
 import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
-import { refuse } from '../errors';
-import { type Announcer, announceAfterCommit } from '../invalidation';
-import { bumpContentVersion } from '../content/game-config';
+import type { Announcer } from '../invalidation';
+import { contentChanged } from '../content/game-config';
+import { lockContentWriter, refuseKeyOfAnother, releaseContent, releaseOwnedRows } from '../content/owned-row';
 import type { ProductDefinition } from '../contract/product';
 
 /** The content-version kind of products (the catalog's cached snapshot follows it). */
 export const PRODUCTS_CONTENT = 'products';
 
-async function productsChanged(trx: Queryable, bus: Announcer, environmentId: number): Promise<void> {
-  await bumpContentVersion(trx, environmentId, PRODUCTS_CONTENT);
-  await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
-}
+/** Where the rows of these documents are kept, for the owned-row rules (content/owned-row.ts). */
+const PRODUCT_ROWS = { name: 'commerce_products', keyColumn: 'sku', keyField: 'sku', kind: 'Product' };
 
 export async function syncProduct(
   db: Queryable,
@@ -28,27 +26,21 @@ export async function syncProduct(
 ): Promise<'created' | 'updated' | 'unchanged'> {
   const { environmentId, owner, product } = target;
   return inTransaction(db, async (trx) => {
-    // One content writer per environment at a time: two documents claiming one sku cannot both see it free.
-    await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [environmentId]);
-    const taken = await trx('commerce_products').where({ environment_id: environmentId, sku: product.sku }).first('owner');
-    if (taken && taken.owner !== owner) throw refuse.conflict(`"${product.sku}" already belongs to Product ${taken.owner}`, { field: 'sku' });
+    await lockContentWriter(trx, environmentId);
+    await refuseKeyOfAnother(trx, PRODUCT_ROWS, environmentId, product.sku, owner);
     const before = await trx('commerce_products').where({ owner }).first();
     if (before && Number(before.environment_id) === environmentId && before.sku === product.sku && sameJson(before.definition, product)) return 'unchanged';
     // A document that changed its sku or environment gives up the old one (orders and entitlements keep their sku).
     await trx('commerce_products').where({ owner }).delete();
     await trx('commerce_products').insert({ environment_id: environmentId, sku: product.sku, owner, definition: JSON.stringify(product) });
-    if (before && Number(before.environment_id) !== environmentId) await productsChanged(trx, bus, Number(before.environment_id));
-    await productsChanged(trx, bus, environmentId);
+    if (before && Number(before.environment_id) !== environmentId) await contentChanged(trx, bus, Number(before.environment_id), PRODUCTS_CONTENT);
+    await contentChanged(trx, bus, environmentId, PRODUCTS_CONTENT);
     return before ? 'updated' : 'created';
   });
 }
 
 export async function releaseProduct(db: Queryable, bus: Announcer, owner: string): Promise<boolean> {
-  return inTransaction(db, async (trx) => {
-    const rows: { environment_id: string }[] = await trx('commerce_products').where({ owner }).delete().returning('environment_id');
-    for (const row of rows) await productsChanged(trx, bus, Number(row.environment_id));
-    return rows.length > 0;
-  });
+  return releaseContent(db, bus, PRODUCTS_CONTENT, (trx) => releaseOwnedRows(trx, PRODUCT_ROWS.name, owner));
 }
 
 /** A product as the catalog snapshot keeps it: keyed by sku (DefinitionSnapshots' `key`). */

@@ -20,7 +20,8 @@ import { inTransaction } from '../db/transaction';
 import { Refusal, RouteLimitReached, refuse } from '../errors';
 import type { Logger } from '../logger';
 import { randomId } from '../ids';
-import { windowOf, type RateOutcome } from '../coord/coordination';
+import type { RateOutcome } from '../coord/coordination';
+import { type AttemptLimit, countAttempt } from '../players/attempt-limit';
 import type { CursorCodec, Page } from '../pagination';
 import { DEFAULT_PAGE_SIZE, keysetPage } from '../pagination';
 import { fingerprintOf, type IdempotencyScope } from '../idempotency';
@@ -744,6 +745,12 @@ function orderInProgress(sku: string): Refusal {
   return new Refusal('order-in-progress', `An order for "${sku}" is already waiting for the player.`);
 }
 
+const IDENTIFY_ATTEMPTS: AttemptLimit = {
+  ...IDENTIFY_LIMIT,
+  attempts: { table: 'commerce_identify_attempts', at: 'at' },
+  refused: (standing) => new IdentifyLimitReached(standing),
+};
+
 /**
  * Counts this identify against the player's limit (spec §8: ten per player per ten clock minutes),
  * in its own committed transaction under the player's row lock, before the store is asked: exact under
@@ -751,22 +758,10 @@ function orderInProgress(sku: string): Refusal {
  */
 async function claimIdentifyAttempt(db: Queryable, env: EnvironmentContext, playerId: string): Promise<IdentifyStanding> {
   return inTransaction(db, async (trx) => {
-    const player = await trx.raw(
-      'SELECT (extract(epoch FROM now()) * 1000)::float8 AS now_ms FROM players WHERE id = ? AND environment_id = ? FOR NO KEY UPDATE',
-      [playerId, env.id],
-    );
-    if (player.rows.length === 0) throw refuse.unauthorized('The player no longer exists.');
-    const { limit, name, windowSeconds } = IDENTIFY_LIMIT;
-    const window = windowOf(Number(player.rows[0].now_ms), windowSeconds);
-    const counted = await trx.raw('SELECT count(*)::int AS n FROM commerce_identify_attempts WHERE player_id = ? AND at >= to_timestamp(?)', [
-      playerId,
-      window.start,
-    ]);
-    const made = counted.rows[0].n as number;
-    if (made >= limit) throw new IdentifyLimitReached({ name, limit, remaining: 0, resetSeconds: window.resetSeconds });
+    const { standing, windowStart } = await countAttempt(trx, env, playerId, IDENTIFY_ATTEMPTS);
     // Attempts of past windows count for nothing: dropped here, under the same lock, so the table stays small.
-    await trx.raw('DELETE FROM commerce_identify_attempts WHERE player_id = ? AND at < to_timestamp(?)', [playerId, window.start]);
+    await trx.raw('DELETE FROM commerce_identify_attempts WHERE player_id = ? AND at < to_timestamp(?)', [playerId, windowStart]);
     await trx('commerce_identify_attempts').insert({ player_id: playerId });
-    return { name, limit, remaining: limit - made - 1, resetSeconds: window.resetSeconds };
+    return standing;
   });
 }

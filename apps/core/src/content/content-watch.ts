@@ -208,3 +208,16 @@ export class WatchedCache<V, K = number> {
     this.copies.clear();
   }
 }
+
+/**
+ * A WatchedCache of one copy per environment of what it reads of the environment's content: an
+ * environment's copy is dropped when its content changes, every copy when environments change.
+ */
+export function environmentContentCache<V>(watch: ContentWatch, bus: InvalidationBus, ttlMs: number): WatchedCache<V> {
+  const cache = new WatchedCache<V>(watch, ttlMs);
+  bus.on((event) => {
+    if (event.kind === 'content') cache.drop(event.environmentId);
+    if (event.kind === 'environments') cache.clear();
+  });
+  return cache;
+}

@@ -8,7 +8,7 @@
 import type { Db } from '../db/knex';
 import type { InvalidationBus } from '../invalidation';
 import { SingleFlight } from '../cache';
-import { type ContentWatch, WatchedCache } from './content-watch';
+import { type ContentWatch, type WatchedCache, environmentContentCache } from './content-watch';
 import { readContentVersion } from './game-config';
 import { AskDigests } from './ask-digests';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
@@ -41,11 +41,7 @@ export class DefinitionSnapshots<T extends { key: string }> {
     bus: InvalidationBus,
     watch: ContentWatch,
   ) {
-    this.versions = new WatchedCache(watch, DEFINITIONS_VERSION_TTL_MS);
-    bus.on((event) => {
-      if (event.kind === 'content') this.versions.drop(event.environmentId);
-      if (event.kind === 'environments') this.versions.clear();
-    });
+    this.versions = environmentContentCache(watch, bus, DEFINITIONS_VERSION_TTL_MS);
   }
 
   /** The kind's content version: from memory while the ContentWatch is live. */

@@ -1,9 +1,10 @@
+import type { Knex } from 'knex';
 import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { isTransaction } from '../db/transaction';
-import { CONTENT_CHANGED_CHANNEL, type ContentWatch, WatchedCache } from './content-watch';
+import { CONTENT_CHANGED_CHANNEL, type ContentWatch, type WatchedCache, environmentContentCache } from './content-watch';
 import { type Announcer, type InvalidationBus, announceAfterCommit } from '../invalidation';
-import { type CursorCodec, keysetPage, type Page } from '../pagination';
+import { type CursorCodec, environmentRowsPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 import { AskDigests } from './ask-digests';
 import type { Cell, ConfigRow, ConfigTable, ConfigValuesQuery, Flag } from '../shapes/content';
@@ -53,11 +54,7 @@ export class GameConfigService {
     bus: InvalidationBus,
     watch: ContentWatch,
   ) {
-    this.versions = new WatchedCache(watch, 30_000);
-    bus.on((event) => {
-      if (event.kind === 'content') this.versions.drop(event.environmentId);
-      if (event.kind === 'environments') this.versions.clear();
-    });
+    this.versions = environmentContentCache(watch, bus, 30_000);
   }
 
   /** The environment's content version: from memory on the hot path while the ContentWatch is live. */
@@ -93,35 +90,18 @@ export class GameConfigService {
   }
 
   async listValues(db: Queryable, env: EnvironmentContext, q: ConfigValuesQuery): Promise<Page<ConfigRow>> {
-    const listId = `config-values|${env.id}|${q.groupName ?? ''}`;
-    return keysetPage(
-      this.cursors,
-      listId,
-      q,
-      (after: string | undefined, take) => {
-        const query = db('config_values').where({ environment_id: env.id }).orderBy('key').limit(take);
-        if (q.groupName !== undefined) query.where({ group_name: q.groupName });
-        if (after !== undefined) query.where('key', '>', after);
-        return query;
-      },
-      (row) => row.key as string,
-      toConfigRow,
-    );
+    const { groupName } = q;
+    const rows = {
+      listId: `config-values|${env.id}|${groupName ?? ''}`,
+      table: 'config_values',
+      by: 'key',
+      narrow: groupName === undefined ? undefined : (query: Knex.QueryBuilder) => void query.where({ group_name: groupName }),
+    };
+    return environmentRowsPage(this.cursors, db, env.id, q, rows, toConfigRow);
   }
 
   async listTables(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<ConfigTable>> {
-    return keysetPage(
-      this.cursors,
-      `config-tables|${env.id}`,
-      q,
-      (after: string | undefined, take) => {
-        const query = db('config_tables').where({ environment_id: env.id }).orderBy('key').limit(take);
-        if (after !== undefined) query.where('key', '>', after);
-        return query;
-      },
-      (row) => row.key as string,
-      toConfigTable,
-    );
+    return environmentRowsPage(this.cursors, db, env.id, q, { listId: `config-tables|${env.id}`, table: 'config_tables', by: 'key' }, toConfigTable);
   }
 
   async getTable(db: Queryable, env: EnvironmentContext, key: string): Promise<ConfigTable> {
@@ -131,18 +111,10 @@ export class GameConfigService {
   }
 
   async listFlags(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<Flag>> {
-    return keysetPage(
-      this.cursors,
-      `flags|${env.id}`,
-      q,
-      (after: string | undefined, take) => {
-        const query = db('flags').where({ environment_id: env.id }).orderBy('name').limit(take);
-        if (after !== undefined) query.where('name', '>', after);
-        return query;
-      },
-      (row) => row.name as string,
-      (row) => ({ name: row.name as string, isEnabled: row.enabled as boolean }),
-    );
+    return environmentRowsPage(this.cursors, db, env.id, q, { listId: `flags|${env.id}`, table: 'flags', by: 'name' }, (row) => ({
+      name: row.name as string,
+      isEnabled: row.enabled as boolean,
+    }));
   }
 }
 

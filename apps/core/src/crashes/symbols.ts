@@ -47,6 +47,23 @@ export function parseSymbolKey(key: string): { environmentId: number; label: str
   return { environmentId: Number(parts[1]), label: parts[2], version: parts[3], name: parts[4] };
 }
 
+/**
+ * The symbol_files row of a stored object's key whose request pins exactly this size and digest (a
+ * newer request for the same file pins its own), or null for a key that is not a symbol file's.
+ */
+function pinnedFile(db: Queryable, object: { key: string; sizeBytes: number; sha256: string }) {
+  const parts = parseSymbolKey(object.key);
+  if (!parts) return null;
+  return db('symbol_files').where({
+    environment_id: parts.environmentId,
+    label: parts.label,
+    version: parts.version,
+    name: parts.name,
+    size_bytes: object.sizeBytes,
+    sha256: object.sha256,
+  });
+}
+
 /** Crash routes answer 503 `unavailable` where the process has no object storage (spec §4). */
 function requireStore(store: ObjectStore | undefined): ObjectStore {
   if (!store) throw refuse.unavailable('Symbol files cannot be published here: no object storage is configured.');
@@ -118,36 +135,14 @@ export class SymbolService {
    * (a URL of a replaced request would overwrite the newer file's bytes).
    */
   async uploadStillWanted(db: Queryable, grant: UploadGrant): Promise<boolean> {
-    const parts = parseSymbolKey(grant.key);
-    if (!parts) return false;
-    const row = await db('symbol_files')
-      .where({
-        environment_id: parts.environmentId,
-        label: parts.label,
-        version: parts.version,
-        name: parts.name,
-        size_bytes: grant.sizeBytes,
-        sha256: grant.sha256,
-      })
-      .first('id');
-    return row !== undefined;
+    const file = pinnedFile(db, grant);
+    return file !== null && (await file.first('id')) !== undefined;
   }
 
   /** Completes the file whose bytes were just stored with exactly the pinned size and digest. */
   async completeUpload(db: Queryable, stored: { key: string; sizeBytes: number; sha256: string }): Promise<boolean> {
-    const parts = parseSymbolKey(stored.key);
-    if (!parts) return false;
-    const updated = await db('symbol_files')
-      .where({
-        environment_id: parts.environmentId,
-        label: parts.label,
-        version: parts.version,
-        name: parts.name,
-        size_bytes: stored.sizeBytes,
-        sha256: stored.sha256,
-      })
-      .update({ completed_at: db.raw('clock_timestamp()'), updated_at: db.raw('clock_timestamp()') });
-    return updated > 0;
+    const file = pinnedFile(db, stored);
+    return file !== null && (await file.update({ completed_at: db.raw('clock_timestamp()'), updated_at: db.raw('clock_timestamp()') })) > 0;
   }
 
   /**

@@ -9,7 +9,7 @@ import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import type { CurrencySpecT, RealmSpecT, Resource } from '../contract/resources';
 import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
-import { type CursorCodec, type Page, keysetPage } from '../pagination';
+import { type CursorCodec, type Page, environmentRowsPage, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 
 // Realm and CurrencyDefinition (spec §2) are the answer shapes' types (shapes/economy.ts).
@@ -159,34 +159,12 @@ export class RealmService {
 
   /** GET /definitions/realms: every realm, open or not, by number. */
   async definitions(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<Realm>> {
-    return keysetPage(
-      this.cursors,
-      `realm-definitions|${env.id}`,
-      q,
-      (after: number | undefined, take) => {
-        const query = db('realms').where({ environment_id: env.id }).orderBy('number').limit(take).select('*');
-        if (after !== undefined) query.where('number', '>', after);
-        return query;
-      },
-      (row: Record<string, unknown>) => row.number as number,
-      toRealm,
-    );
+    return environmentRowsPage(this.cursors, db, env.id, q, { listId: `realm-definitions|${env.id}`, table: 'realms', by: 'number' }, toRealm);
   }
 
   /** GET /definitions/currencies: every currency, switched on or not, by key. */
   async currencyDefinitions(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<CurrencyDefinition>> {
-    return keysetPage(
-      this.cursors,
-      `currency-definitions|${env.id}`,
-      q,
-      (after: string | undefined, take) => {
-        const query = db('currencies').where({ environment_id: env.id }).orderBy('key').limit(take).select('*');
-        if (after !== undefined) query.where('key', '>', after);
-        return query;
-      },
-      (row: Record<string, unknown>) => row.key as string,
-      toCurrency,
-    );
+    return environmentRowsPage(this.cursors, db, env.id, q, { listId: `currency-definitions|${env.id}`, table: 'currencies', by: 'key' }, toCurrency);
   }
 }
 

@@ -187,7 +187,7 @@ export class EconomyService {
     record: IdempotencyScope,
   ): Promise<Movement> {
     refuseEngineReason(request.reason);
-    return this.recordedMove(db, env, playerId, currencyKey, kind, request, record);
+    return this.recordedMove(db, env, playerId, kind, { currencyKey, ...request }, record);
   }
 
   /**
@@ -203,19 +203,19 @@ export class EconomyService {
     orderId: string,
     record: IdempotencyScope,
   ): Promise<Movement> {
-    return this.recordedMove(trx, env, playerId, currencyKey, 'credit', { amount, reason: ENGINE_REASONS.commerce, reference: orderId }, record);
+    return this.recordedMove(trx, env, playerId, 'credit', { currencyKey, amount, reason: ENGINE_REASONS.commerce, reference: orderId }, record);
   }
 
+  /** The engine's move of `kind` on the currency `move` names, kept under `record`; a replay is answered as one and not counted. */
   private async recordedMove(
     db: Queryable,
     env: EnvironmentContext,
     playerId: string,
-    currencyKey: string,
     kind: MoveKind,
-    request: MoveRequest,
+    move: MoveRequest & { currencyKey: string },
     record: IdempotencyScope,
   ): Promise<Movement> {
-    const { answer, replayed } = await runEngineMove<Movement>(db, env, playerId, kind, { currencyKey, ...request }, record);
+    const { answer, replayed } = await runEngineMove<Movement>(db, env, playerId, kind, move, record);
     if (replayed) return { ...answer, replayed: true };
     await afterCommit(db, () => this.telemetry.ledgerMove(kind, 'move'));
     return answer;

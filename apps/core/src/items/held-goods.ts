@@ -22,74 +22,86 @@ const TABLES = {
   card: { held: 'cards', asAnswered: 'hearth_card_json(cards) AS held', stacks: 'card_stacks', typeKey: 'card_type_key' },
 } as const;
 
-/** Reads the pages of what an inventory holds, for the items and cards services alike. */
+/**
+ * A service's read of a page of what one of a player's inventories holds, with the inventory (GET
+ * .../inventories/:inventory/<items, cards, stacks>): the caller's database, the player, which of
+ * their inventories (`account`, `current` or an id) and the page.
+ */
+export type HeldPageRead<T> = (
+  db: Queryable,
+  env: EnvironmentContext,
+  playerId: string,
+  selector: InventorySelector,
+  q: PageRequest,
+) => Promise<Page<T> & { inventory: Inventory }>;
+
+/** Makes the reads of the pages of what an inventory holds, for the items and cards services alike. */
 export class HeldGoodsPages {
   constructor(
     private readonly cursors: CursorCodec,
     private readonly economy: EconomyService,
   ) {}
 
-  /** What the inventory holds one by one and has not consumed, in the order granted, with the inventory. */
-  async held<T>(
-    db: Queryable,
-    env: EnvironmentContext,
-    playerId: string,
-    selector: InventorySelector,
-    goods: HeldGoods,
-    q: PageRequest,
-  ): Promise<Page<T> & { inventory: Inventory }> {
-    const inventory = await this.economy.resolve(db, env, playerId, selector);
+  /** The read of what an inventory holds one by one and has not consumed, in the order granted. */
+  held<T>(goods: HeldGoods): HeldPageRead<T> {
     const table = TABLES[goods];
-    const page = await keysetPage(
-      this.cursors,
-      `${table.held}|${env.id}|${inventory.id}`,
-      q,
-      (after: string | undefined, take) => {
-        const query = db(table.held)
-          .where({ inventory_id: inventory.id })
-          .whereNull('consumed_at')
-          .orderBy('seq')
-          .limit(take)
-          .select('seq', db.raw(table.asAnswered));
-        if (after !== undefined) query.where('seq', '>', after);
-        return query;
-      },
-      (row: Record<string, unknown>) => String(row.seq),
-      (row: Record<string, unknown>) => row.held as T,
-    );
-    return { ...page, inventory };
+    return (db, env, playerId, selector, q) =>
+      this.ofInventory(db, env, playerId, selector, (inventory) =>
+        keysetPage(
+          this.cursors,
+          `${table.held}|${env.id}|${inventory.id}`,
+          q,
+          (after: string | undefined, take) => {
+            const query = db(table.held)
+              .where({ inventory_id: inventory.id })
+              .whereNull('consumed_at')
+              .orderBy('seq')
+              .limit(take)
+              .select('seq', db.raw(table.asAnswered));
+            if (after !== undefined) query.where('seq', '>', after);
+            return query;
+          },
+          (row: Record<string, unknown>) => String(row.seq),
+          (row: Record<string, unknown>) => row.held as T,
+        ),
+      );
   }
 
-  /** The inventory's counted stacks above 0 by type key, each answered by `answer`, with the inventory. */
-  async stacks<T>(
+  /** The read of an inventory's counted stacks above 0 by type key, each answered by `answer`. */
+  stacks<T>(goods: HeldGoods, answer: (inventory: Inventory, typeKey: string, quantity: number) => T): HeldPageRead<T> {
+    const table = TABLES[goods];
+    return (db, env, playerId, selector, q) =>
+      this.ofInventory(db, env, playerId, selector, (inventory) =>
+        keysetPage(
+          this.cursors,
+          `${goods}-stacks|${env.id}|${inventory.id}`,
+          q,
+          (after: string | undefined, take) => {
+            const query = db(table.stacks)
+              .where({ inventory_id: inventory.id })
+              .where('quantity', '>', 0)
+              .orderBy(table.typeKey)
+              .limit(take)
+              .select(table.typeKey, 'quantity');
+            if (after !== undefined) query.where(table.typeKey, '>', after);
+            return query;
+          },
+          (row: Record<string, unknown>) => row[table.typeKey] as string,
+          (row: Record<string, unknown>) => answer(inventory, row[table.typeKey] as string, Number(row.quantity)),
+        ),
+      );
+  }
+
+  /** The inventory the selector names (made when `current` is missing), and `read`'s page of it with it. */
+  private async ofInventory<T>(
     db: Queryable,
     env: EnvironmentContext,
     playerId: string,
     selector: InventorySelector,
-    goods: HeldGoods,
-    q: PageRequest,
-    answer: (inventory: Inventory, typeKey: string, quantity: number) => T,
+    read: (inventory: Inventory) => Promise<Page<T>>,
   ): Promise<Page<T> & { inventory: Inventory }> {
     const inventory = await this.economy.resolve(db, env, playerId, selector);
-    const table = TABLES[goods];
-    const page = await keysetPage(
-      this.cursors,
-      `${goods}-stacks|${env.id}|${inventory.id}`,
-      q,
-      (after: string | undefined, take) => {
-        const query = db(table.stacks)
-          .where({ inventory_id: inventory.id })
-          .where('quantity', '>', 0)
-          .orderBy(table.typeKey)
-          .limit(take)
-          .select(table.typeKey, 'quantity');
-        if (after !== undefined) query.where(table.typeKey, '>', after);
-        return query;
-      },
-      (row: Record<string, unknown>) => row[table.typeKey] as string,
-      (row: Record<string, unknown>) => answer(inventory, row[table.typeKey] as string, Number(row.quantity)),
-    );
-    return { ...page, inventory };
+    return { ...(await read(inventory)), inventory };
   }
 }
 

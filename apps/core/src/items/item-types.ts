@@ -11,8 +11,9 @@ import { sameJson } from '../canonical-json';
 import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { type Announcer, announceAfterCommit, type InvalidationBus } from '../invalidation';
-import { bumpContentVersion } from '../content/game-config';
+import { type Announcer, type InvalidationBus } from '../invalidation';
+import { contentChanged } from '../content/game-config';
+import { lockContentWriter, refuseKeyOfAnother, releaseContent, releaseOwnedRows } from '../content/owned-row';
 import type { ContentWatch } from '../content/content-watch';
 import { DefinitionSnapshots } from '../content/definition-snapshots';
 import type { ItemTypeSpecT, Resource } from '../contract/resources';
@@ -123,10 +124,8 @@ function stored(row: ReturnType<typeof rowOf>): Record<string, unknown> {
   return out;
 }
 
-async function itemTypesChanged(trx: Tx, bus: Announcer, environmentId: number): Promise<void> {
-  await bumpContentVersion(trx, environmentId, ITEM_TYPES_CONTENT);
-  await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
-}
+/** Where the rows of these documents are kept, for the owned-row rules (content/owned-row.ts). */
+const ITEM_TYPE_ROWS = { name: 'item_types', keyColumn: 'key', keyField: 'key', kind: 'ItemType' };
 
 /**
  * Makes the item type `owner` declares exactly `definition` in the environment. A key of another
@@ -142,32 +141,26 @@ export async function syncItemType(
   checkDefinition(definition);
   const wanted = rowOf(definition);
   return inTransaction(db, async (trx) => {
-    // One content writer per environment at a time (as GameConfig and the blog): two documents claiming one key cannot both see it free.
-    await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [environmentId]);
+    await lockContentWriter(trx, environmentId);
     const before = await trx('item_types').where({ owner }).first();
     const moved = before && (Number(before.environment_id) !== environmentId || before.key !== definition.key);
     if (before && !moved && sameJson(rowOf(definitionOf(before)), wanted)) return 'unchanged';
-    const taken = await trx('item_types').where({ environment_id: environmentId, key: definition.key }).first('owner');
-    if (taken && taken.owner !== owner) throw refuse.conflict(`"${definition.key}" already belongs to ItemType ${taken.owner}`, { field: 'key' });
+    await refuseKeyOfAnother(trx, ITEM_TYPE_ROWS, environmentId, definition.key, owner);
     if (moved) {
       await trx('item_types').where({ owner }).delete();
-      if (Number(before.environment_id) !== environmentId) await itemTypesChanged(trx, bus, Number(before.environment_id));
+      if (Number(before.environment_id) !== environmentId) await contentChanged(trx, bus, Number(before.environment_id), ITEM_TYPES_CONTENT);
     }
     const values = { ...stored(wanted), updated_at: trx.raw('clock_timestamp()') };
     if (before && !moved) await trx('item_types').where({ owner }).update(values);
     else await trx('item_types').insert({ environment_id: environmentId, key: definition.key, owner, ...values });
-    await itemTypesChanged(trx, bus, environmentId);
+    await contentChanged(trx, bus, environmentId, ITEM_TYPES_CONTENT);
     return before ? 'updated' : 'created';
   });
 }
 
 /** Removes the item type `owner` declared (its document was deleted); answers whether there was one. Items players hold stay. */
 export async function releaseItemType(db: Queryable, bus: Announcer, owner: string): Promise<boolean> {
-  return inTransaction(db, async (trx) => {
-    const rows: { environment_id: string }[] = await trx('item_types').where({ owner }).delete().returning('environment_id');
-    for (const row of rows) await itemTypesChanged(trx, bus, Number(row.environment_id));
-    return rows.length > 0;
-  });
+  return releaseContent(db, bus, ITEM_TYPES_CONTENT, (trx) => releaseOwnedRows(trx, ITEM_TYPE_ROWS.name, owner));
 }
 
 /**

@@ -17,15 +17,14 @@
 import type { Queryable } from '../db/knex';
 import type { IdempotencyScope } from '../idempotency';
 import { runEngineMove, type EngineAnswer } from '../economy/engine';
-import type { CursorCodec, Page } from '../pagination';
+import type { CursorCodec } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
-import type { EconomyService, Inventory, InventoryChoice, InventorySelector } from '../economy/service';
-import { HeldGoodsPages, checkData, checkQuantity } from './held-goods';
+import type { EconomyService, InventoryChoice } from '../economy/service';
+import { HeldGoodsPages, type HeldPageRead, checkData, checkQuantity } from './held-goods';
 import { ITEM_TYPE_LIMITS } from '../contract/item-type';
 
 // Item, ItemStack and the answers of grants, use and opening (spec §2) are the answer shapes' types (shapes/items.ts).
 import type { ContainerOpening, Item, ItemGrant, ItemStack, ItemUse } from '../shapes';
-import type { PageRequest } from '../shapes/common';
 export type { ContainerOpening, GrantedItems, Item, ItemGrant, ItemStack, ItemUse } from '../shapes';
 
 export interface GrantRequest extends InventoryChoice {
@@ -49,32 +48,15 @@ export const ITEM_QUANTITY_MAX = 1000;
 export const ITEM_DATA_MAX_BYTES = ITEM_TYPE_LIMITS.dataBytes;
 
 export class ItemService {
-  private readonly pages: HeldGoodsPages;
+  /** GET .../inventories/:inventory/items: the one-by-one items held there and not yet consumed, in the order granted. */
+  readonly listItems: HeldPageRead<Item>;
+  /** GET .../inventories/:inventory/item-stacks: the counted stacks held there (quantity above 0), by item type key. */
+  readonly listStacks: HeldPageRead<ItemStack>;
 
   constructor(cursors: CursorCodec, economy: EconomyService) {
-    this.pages = new HeldGoodsPages(cursors, economy);
-  }
-
-  /** GET .../inventories/:inventory/items: the one-by-one items held there and not yet consumed, in the order granted. */
-  listItems(
-    db: Queryable,
-    env: EnvironmentContext,
-    playerId: string,
-    selector: InventorySelector,
-    q: PageRequest,
-  ): Promise<Page<Item> & { inventory: Inventory }> {
-    return this.pages.held<Item>(db, env, playerId, selector, 'item', q);
-  }
-
-  /** GET .../inventories/:inventory/item-stacks: the counted stacks held there (quantity above 0), by item type key. */
-  listStacks(
-    db: Queryable,
-    env: EnvironmentContext,
-    playerId: string,
-    selector: InventorySelector,
-    q: PageRequest,
-  ): Promise<Page<ItemStack> & { inventory: Inventory }> {
-    return this.pages.stacks(db, env, playerId, selector, 'item', q, (_inventory, itemTypeKey, quantity): ItemStack => ({ itemTypeKey, quantity }));
+    const pages = new HeldGoodsPages(cursors, economy);
+    this.listItems = pages.held('item');
+    this.listStacks = pages.stacks('item', (_inventory, itemTypeKey, quantity): ItemStack => ({ itemTypeKey, quantity }));
   }
 
   /**

@@ -8,7 +8,7 @@
  * standing): loaded once, dropped by every process when a `content` invalidation for the
  * environment arrives (the sync bumps the `legal` content version and announces it after commit).
  */
-import { type ContentWatch, WatchedCache } from '../content/content-watch';
+import { type ContentWatch, type WatchedCache, environmentContentCache } from '../content/content-watch';
 import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
@@ -119,11 +119,7 @@ export class LegalService {
     watch: ContentWatch,
     private readonly players: PlayerService,
   ) {
-    this.catalogs = new WatchedCache(watch, 30_000);
-    bus.on((event) => {
-      if (event.kind === 'content') this.catalogs.drop(event.environmentId);
-      if (event.kind === 'environments') this.catalogs.clear();
-    });
+    this.catalogs = environmentContentCache(watch, bus, 30_000);
   }
 
   /** The environment's documents: from memory on the hot path while the ContentWatch is live. */

@@ -12,8 +12,9 @@ import { sameJson } from '../canonical-json';
 import type { Db, Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
-import { type Announcer, announceAfterCommit, type InvalidationBus } from '../invalidation';
-import { bumpContentVersion } from '../content/game-config';
+import { type Announcer, type InvalidationBus } from '../invalidation';
+import { contentChanged } from '../content/game-config';
+import { lockContentWriter, refuseKeyOfAnother, releaseContent, releaseOwnedRows } from '../content/owned-row';
 import type { ContentWatch } from '../content/content-watch';
 import { DefinitionSnapshots } from '../content/definition-snapshots';
 import type { CursorCodec, Page } from '../pagination';
@@ -151,10 +152,8 @@ async function loadTrees(db: Queryable, environmentId: number, where: Record<str
   }));
 }
 
-async function skillTreesChanged(trx: Tx, bus: Announcer, environmentId: number): Promise<void> {
-  await bumpContentVersion(trx, environmentId, SKILL_TREES_CONTENT);
-  await announceAfterCommit(trx, bus, { kind: 'content', environmentId });
-}
+/** Where the rows of these documents are kept, for the owned-row rules (content/owned-row.ts). */
+const SKILL_TREE_ROWS = { name: 'skill_trees', keyColumn: 'key', keyField: 'key', kind: 'SkillTree' };
 
 /**
  * Makes the tree `owner` declares exactly `tree` in the environment. A tree key of another document
@@ -170,8 +169,7 @@ export async function syncSkillTree(
   const { environmentId, owner, tree } = target;
   checkSkillTree(tree);
   return inTransaction(db, async (trx) => {
-    // One content writer per environment at a time: two documents claiming one key cannot both see it free.
-    await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [environmentId]);
+    await lockContentWriter(trx, environmentId);
     const beforeRow = await trx('skill_trees').where({ owner }).first();
     const moved = beforeRow && (Number(beforeRow.environment_id) !== environmentId || beforeRow.key !== tree.key);
     if (beforeRow && !moved) {
@@ -179,8 +177,7 @@ export async function syncSkillTree(
       const { owner: _owner, ...stored } = before;
       if (sameJson(stored, tree)) return 'unchanged';
     }
-    const taken = await trx('skill_trees').where({ environment_id: environmentId, key: tree.key }).first('owner');
-    if (taken && taken.owner !== owner) throw refuse.conflict(`"${tree.key}" already belongs to SkillTree ${taken.owner}`, { field: 'key' });
+    await refuseKeyOfAnother(trx, SKILL_TREE_ROWS, environmentId, tree.key, owner);
     const claimed = await trx('skill_nodes as n')
       .join('skill_trees as t', function joinTree() {
         this.on('t.environment_id', 'n.environment_id').andOn('t.key', 'n.tree_key');
@@ -201,7 +198,7 @@ export async function syncSkillTree(
     }
     if (moved) {
       await trx('skill_trees').where({ owner }).delete();
-      if (Number(beforeRow.environment_id) !== environmentId) await skillTreesChanged(trx, bus, Number(beforeRow.environment_id));
+      if (Number(beforeRow.environment_id) !== environmentId) await contentChanged(trx, bus, Number(beforeRow.environment_id), SKILL_TREES_CONTENT);
     }
     const values = { name: tree.name, description: tree.description, hidden: tree.hidden, enabled: tree.enabled, updated_at: trx.raw('clock_timestamp()') };
     if (beforeRow && !moved) {
@@ -211,18 +208,14 @@ export async function syncSkillTree(
       await trx('skill_trees').insert({ environment_id: environmentId, key: tree.key, owner, ...values });
     }
     await trx('skill_nodes').insert(tree.nodes.map((n, i) => nodeRow(environmentId, n, i)));
-    await skillTreesChanged(trx, bus, environmentId);
+    await contentChanged(trx, bus, environmentId, SKILL_TREES_CONTENT);
     return beforeRow ? 'updated' : 'created';
   });
 }
 
 /** Removes the tree `owner` declared (its document was deleted), with its nodes; answers whether there was one. What players unlocked stays. */
 export async function releaseSkillTree(db: Queryable, bus: Announcer, owner: string): Promise<boolean> {
-  return inTransaction(db, async (trx) => {
-    const rows: { environment_id: string }[] = await trx('skill_trees').where({ owner }).delete().returning('environment_id');
-    for (const row of rows) await skillTreesChanged(trx, bus, Number(row.environment_id));
-    return rows.length > 0;
-  });
+  return releaseContent(db, bus, SKILL_TREES_CONTENT, (trx) => releaseOwnedRows(trx, SKILL_TREE_ROWS.name, owner));
 }
 
 /** A node's definition as answered: without `requires` (spec §2's node fields are fixed). */

@@ -12,7 +12,8 @@ import { inTransaction } from '../db/transaction';
 import { RouteLimitReached, refuse } from '../errors';
 import { holdPlayer } from '../players/hold';
 import { randomId } from '../ids';
-import { windowOf, type RateOutcome } from '../coord/coordination';
+import type { RateOutcome } from '../coord/coordination';
+import { type AttemptLimit, countAttempt } from '../players/attempt-limit';
 import type { EnvironmentContext } from '../tenancy/environments';
 import type { PlayerReport, SupportFiled, SupportRequest } from '../shapes/support';
 
@@ -82,28 +83,19 @@ async function storeFiling(
   });
 }
 
+const FILING_ATTEMPTS: AttemptLimit = {
+  ...SUPPORT_FILING_LIMIT,
+  attempts: { table: 'support_filings', at: 'created_at' },
+  refused: (standing) => new FilingLimitReached(standing),
+};
+
 /**
  * Locks the filer's row (filings of one player then take turns), runs the filing's own checks, and
  * counts this hour's filings: refuses the one past the limit, otherwise answers the standing once this
  * filing is stored. The clock is the database's, so every API process agrees on the window.
  */
 async function claimFiling(trx: Tx, env: EnvironmentContext, playerId: string, checks?: () => Promise<void>): Promise<FilingStanding> {
-  const filer = await trx.raw(
-    'SELECT (extract(epoch FROM now()) * 1000)::float8 AS now_ms FROM players WHERE id = ? AND environment_id = ? FOR NO KEY UPDATE',
-    [playerId, env.id],
-  );
-  if (filer.rows.length === 0) throw refuse.unauthorized('The player no longer exists.');
-  // Input that refers to something (the reported player) is checked before the limit: a refused filing is not counted anyway.
-  if (checks) await checks();
-  const { limit, name, windowSeconds } = SUPPORT_FILING_LIMIT;
-  const window = windowOf(Number(filer.rows[0].now_ms), windowSeconds);
-  const counted = await trx.raw('SELECT count(*)::int AS n FROM support_filings WHERE player_id = ? AND created_at >= to_timestamp(?)', [
-    playerId,
-    window.start,
-  ]);
-  const filed = counted.rows[0].n as number;
-  if (filed >= limit) throw new FilingLimitReached({ name, limit, remaining: 0, resetSeconds: window.resetSeconds });
-  return { name, limit, remaining: limit - filed - 1, resetSeconds: window.resetSeconds };
+  return (await countAttempt(trx, env, playerId, FILING_ATTEMPTS, checks)).standing;
 }
 
 /** Players' support requests and reports (POST /support/*) and staff's list of them (`hearth support list`). */

@@ -5,7 +5,7 @@
 import { BlogCategoryInfo, BlogPostPath, BlogPostRead, BlogPostsQuery, BlogPostSummary, BlogTag } from '@hearth/core/shapes';
 import type { BlogMoment } from '@hearth/core/blog';
 import { defineRoute, type HandlerContext, type AnyRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
+import { PageOf, PageOnlyQuery } from '@hearth/core/shapes';
 
 function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask: string): Promise<string> {
   return ctx.core.blog.etag(ctx.env.id, ask);

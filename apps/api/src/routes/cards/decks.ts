@@ -6,12 +6,13 @@ import { Type } from '@sinclair/typebox';
 import { CARD_LIMITS, GameKey } from '@hearth/core/contract';
 import { Deck, DeckValidation } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, PlayerPath, Trimmed } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
+import { Id, PageOf, PageQuery, PlayerPath, Trimmed } from '@hearth/core/shapes';
+import { answeredForPlayer, doneForPlayer, targetPlayerId } from '../players/target';
 
 const DeckName = Trimmed({ minLength: 1, maxLength: CARD_LIMITS.deckNameMax, description: `1 to ${CARD_LIMITS.deckNameMax} characters, trimmed` });
 const DeckPath = Type.Object({ playerId: Id('a player id, or `me` with a player token'), deckId: Id('a deck id') }, { additionalProperties: false });
 const deckRoute = { tag: 'cards' as const, credential: 'either' as const, service: 'cards' as const, bodyLimit: BODY_LIMITS.gameService };
+const DeckListQuery = Type.Object({ inventoryId: Type.Optional(Id('only the decks of this inventory')), ...PageQuery }, { additionalProperties: false });
 const answersDeck = { status: 200, description: 'The deck after', schema: Deck } as const;
 
 export const listDecks = defineRoute({
@@ -22,12 +23,9 @@ export const listDecks = defineRoute({
   summary: "The player's decks in the order made",
   description:
     "Pages through the player's decks in the order they were made, optionally of one inventory, each with its entries. A player token reads its own (`me`).",
-  params: PlayerPath,
-  query: Type.Object({ inventoryId: Type.Optional(Id('only the decks of this inventory')), ...PageQuery }, { additionalProperties: false }),
   success: { status: 200, description: 'A page of decks', schema: PageOf(Deck) },
   links: [{ parameters: { playerId: '$request.path.playerId', deckId: '$response.body#/items/0/id' } }],
-  refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.decks.list(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
+  ...answeredForPlayer({ params: PlayerPath, query: DeckListQuery }, (ctx, playerId) => ctx.core.decks.list(ctx.db, ctx.env, playerId, ctx.query)),
 });
 
 export const createDeck = defineRoute({
@@ -52,10 +50,8 @@ export const getDeck = defineRoute({
   path: '/players/:playerId/decks/:deckId',
   summary: 'One deck with its lines',
   description: 'One deck of the player with its entries (a card type and how many of it). `not-found` when the player has no such deck.',
-  params: DeckPath,
   success: { status: 200, description: 'The deck', schema: Deck },
-  refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.decks.get(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.deckId) }),
+  ...answeredForPlayer({ params: DeckPath }, (ctx, playerId) => ctx.core.decks.get(ctx.db, ctx.env, playerId, ctx.params.deckId)),
 });
 
 export const renameDeck = defineRoute({
@@ -65,11 +61,10 @@ export const renameDeck = defineRoute({
   path: '/players/:playerId/decks/:deckId',
   summary: 'Rename a deck',
   description: "Changes the deck's name only; its entries are set by their own routes. `not-found` when the player has no such deck.",
-  params: DeckPath,
-  body: Type.Object({ name: DeckName }, { additionalProperties: false }),
   success: answersDeck,
-  refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.decks.rename(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.deckId, ctx.body.name) }),
+  ...answeredForPlayer({ params: DeckPath, body: Type.Object({ name: DeckName }, { additionalProperties: false }) }, (ctx, playerId) =>
+    ctx.core.decks.rename(ctx.db, ctx.env, playerId, ctx.params.deckId, ctx.body.name),
+  ),
 });
 
 export const deleteDeck = defineRoute({
@@ -79,13 +74,8 @@ export const deleteDeck = defineRoute({
   path: '/players/:playerId/decks/:deckId',
   summary: 'Delete a deck (its cards stay the player’s)',
   description: "Removes the deck and its entries; the cards it counted stay in the player's inventory. `not-found` when the player has no such deck.",
-  params: DeckPath,
   success: { status: 204, description: 'Deleted' },
-  refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => {
-    await ctx.core.decks.delete(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.deckId);
-    return {};
-  },
+  ...doneForPlayer({ params: DeckPath }, (ctx, playerId) => ctx.core.decks.delete(ctx.db, ctx.env, playerId, ctx.params.deckId)),
 });
 
 const DeckCardPath = Type.Object(
@@ -113,10 +103,8 @@ export const takeDeckCard = defineRoute({
   path: '/players/:playerId/decks/:deckId/cards/:cardId',
   summary: 'Take a card out of a deck',
   description: 'Done whether or not the deck held it; answers the deck.',
-  params: DeckCardPath,
   success: answersDeck,
-  refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.decks.takeCard(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.deckId, ctx.params.cardId) }),
+  ...answeredForPlayer({ params: DeckCardPath }, (ctx, playerId) => ctx.core.decks.takeCard(ctx.db, ctx.env, playerId, ctx.params.deckId, ctx.params.cardId)),
 });
 
 export const setDeckType = defineRoute({
@@ -141,6 +129,15 @@ export const setDeckType = defineRoute({
   }),
 });
 
+const DeckValidationQuery = Type.Object(
+  {
+    maxSize: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: CARD_LIMITS.deckLines * CARD_LIMITS.lineCountMax, description: 'the most cards the deck may count' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const validateDeck = defineRoute({
   ...deckRoute,
   operationId: 'validateDeck',
@@ -148,16 +145,8 @@ export const validateDeck = defineRoute({
   path: '/players/:playerId/decks/:deckId/validation',
   summary: 'Whether a deck is playable, and its problems',
   description: 'Problem codes: `size` (past `maxSize`), `per-type-limit`, `not-owned` (never for a starter type), `unknown-card-type`, `disabled-card-type`.',
-  params: DeckPath,
-  query: Type.Object(
-    {
-      maxSize: Type.Optional(
-        Type.Integer({ minimum: 1, maximum: CARD_LIMITS.deckLines * CARD_LIMITS.lineCountMax, description: 'the most cards the deck may count' }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
   success: { status: 200, description: 'The validation', schema: DeckValidation },
-  refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.decks.validate(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.deckId, ctx.query.maxSize) }),
+  ...answeredForPlayer({ params: DeckPath, query: DeckValidationQuery }, (ctx, playerId) =>
+    ctx.core.decks.validate(ctx.db, ctx.env, playerId, ctx.params.deckId, ctx.query.maxSize),
+  ),
 });

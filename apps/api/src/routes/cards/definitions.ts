@@ -3,39 +3,36 @@
  * The domain is apps/core/src/cards/definitions.ts; docs/cards.md "Card types and templates".
  */
 import { CardTemplateDefinition, CardTypeDefinition } from '@hearth/core/shapes';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
+import { definitionsPage } from '../definitions';
 
-export const listCardTypeDefinitions = defineRoute({
-  operationId: 'listCardTypeDefinitions',
-  method: 'GET',
-  path: '/definitions/card-types',
-  summary: "The environment's card types, ordered by key",
-  description: 'Switched-off card types are listed with `enabled: false`; deleted ones are not listed.',
-  tag: 'definitions',
-  credential: 'server',
-  service: 'cards',
-  query: PageOnlyQuery,
-  etag: (ctx, ask) => ctx.core.cardDefinitions.cardTypesEtag(ctx.env.id, ask),
-  bodyLimit: BODY_LIMITS.gameService,
-  success: { status: 200, description: 'A page of card type definitions', schema: PageOf(CardTypeDefinition) },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.cardDefinitions.listCardTypes(ctx.db, ctx.env, ctx.query) }),
-});
+export const listCardTypeDefinitions = definitionsPage(
+  'cards',
+  {
+    operationId: 'listCardTypeDefinitions',
+    path: '/definitions/card-types',
+    summary: "The environment's card types, ordered by key",
+    description: 'Switched-off card types are listed with `enabled: false`; deleted ones are not listed.',
+    item: CardTypeDefinition,
+    pageOf: 'card type definitions',
+  },
+  {
+    etag: (ctx, ask) => ctx.core.cardDefinitions.cardTypesEtag(ctx.env.id, ask),
+    list: (ctx) => ctx.core.cardDefinitions.listCardTypes(ctx.db, ctx.env, ctx.query),
+  },
+);
 
-export const listCardTemplateDefinitions = defineRoute({
-  operationId: 'listCardTemplateDefinitions',
-  method: 'GET',
-  path: '/definitions/card-templates',
-  summary: "The environment's card templates, ordered by key",
-  description: 'Switched-off templates are listed with `enabled: false`; deleted ones are not listed.',
-  tag: 'definitions',
-  credential: 'server',
-  service: 'cards',
-  query: PageOnlyQuery,
-  etag: (ctx, ask) => ctx.core.cardDefinitions.cardTemplatesEtag(ctx.env.id, ask),
-  bodyLimit: BODY_LIMITS.gameService,
-  success: { status: 200, description: 'A page of card template definitions', schema: PageOf(CardTemplateDefinition) },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.cardDefinitions.listCardTemplates(ctx.db, ctx.env, ctx.query) }),
-});
+export const listCardTemplateDefinitions = definitionsPage(
+  'cards',
+  {
+    operationId: 'listCardTemplateDefinitions',
+    path: '/definitions/card-templates',
+    summary: "The environment's card templates, ordered by key",
+    description: 'Switched-off templates are listed with `enabled: false`; deleted ones are not listed.',
+    item: CardTemplateDefinition,
+    pageOf: 'card template definitions',
+  },
+  {
+    etag: (ctx, ask) => ctx.core.cardDefinitions.cardTemplatesEtag(ctx.env.id, ask),
+    list: (ctx) => ctx.core.cardDefinitions.listCardTemplates(ctx.db, ctx.env, ctx.query),
+  },
+);

@@ -11,9 +11,8 @@ import { Type } from '@sinclair/typebox';
 import { CARD_LIMITS, GameKey } from '@hearth/core/contract';
 import { Card, CardGrant, CardStack } from '@hearth/core/shapes';
 import { defineRoute } from '../../http/route';
-import { Id, InventoryChoiceFields, ServerPlayerPath } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
-import { engineAnswer, engineMove, inventoryPage } from '../economy/held';
+import { Id, InventoryChoiceFields, ServerPlayerPath } from '@hearth/core/shapes';
+import { inventoryPage, playerEngineMove } from '../economy/held';
 
 /** A card's own data (spec §8: up to 1 KB compact, checked by core). */
 export const CardData = Type.Object({}, { additionalProperties: true, description: `the card's own data, at most ${CARD_LIMITS.dataBytes} bytes compact` });
@@ -55,40 +54,43 @@ export const listCardStacks = inventoryPage(
   (core, ...read) => core.cards.listStacks(...read),
 );
 
+const GrantCardBody = Type.Object(
+  {
+    cardTypeKey: GameKey('the card type key'),
+    cardTemplateKey: Type.Optional(GameKey('a card template key')),
+    grantKey: Type.Optional(GameKey('granting again under it answers the first grant')),
+    data: Type.Optional(CardData),
+    ...InventoryChoiceFields,
+  },
+  { additionalProperties: false },
+);
+
 export const grantCard = defineRoute({
   operationId: 'grantCard',
   path: '/players/:playerId/cards/grant',
   summary: 'Grant one card',
   description:
     'With neither inventoryId nor realmId the card goes to the current realm’s inventory. Under a `grantKey` a second grant answers the first card with `alreadyGranted: true`. `disabled` for a switched-off card type or template.',
-  ...engineMove('cards', 'server', 'optional'),
-  params: ServerPlayerPath,
-  body: Type.Object(
-    {
-      cardTypeKey: GameKey('the card type key'),
-      cardTemplateKey: Type.Optional(GameKey('a card template key')),
-      grantKey: Type.Optional(GameKey('granting again under it answers the first grant')),
-      data: Type.Optional(CardData),
-      ...InventoryChoiceFields,
-    },
-    { additionalProperties: false },
+  ...playerEngineMove('cards', 'server', 'optional', { params: ServerPlayerPath, body: GrantCardBody }, (ctx, playerId) =>
+    ctx.core.cards.grant(ctx.db, ctx.env, playerId, ctx.body, ctx.idempotency),
   ),
   success: { status: 200, description: 'The card granted (or granted first under the grantKey)', schema: CardGrant },
   links: [{ parameters: { playerId: '$request.path.playerId', cardId: '$response.body#/card/id' } }],
   refusals: ['not-found', 'invalid-request', 'disabled', 'no-current-realm'],
-  handler: async (ctx) => engineAnswer(await ctx.core.cards.grant(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
 });
+
+const CardPath = Type.Object({ playerId: Id('a player id'), cardId: Id('a card id') }, { additionalProperties: false });
 
 export const consumeCard = defineRoute({
   operationId: 'consumeCard',
   path: '/players/:playerId/cards/:cardId/consume',
   summary: 'Take one card away, and out of every deck',
   description: 'The card is kept with `consumedAt`; consuming it again is `already-consumed`.',
-  ...engineMove('cards', 'server', 'optional'),
-  params: Type.Object({ playerId: Id('a player id'), cardId: Id('a card id') }, { additionalProperties: false }),
+  ...playerEngineMove('cards', 'server', 'optional', { params: CardPath }, (ctx, playerId) =>
+    ctx.core.cards.consume(ctx.db, ctx.env, playerId, ctx.params.cardId, ctx.idempotency),
+  ),
   success: { status: 200, description: 'The card, consumed', schema: Card },
   refusals: ['not-found', 'already-consumed'],
-  handler: async (ctx) => engineAnswer(await ctx.core.cards.consume(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.cardId, ctx.idempotency)),
 });
 
 export const grantCardStack = defineRoute({
@@ -96,12 +98,11 @@ export const grantCardStack = defineRoute({
   path: '/players/:playerId/card-stacks/grant',
   summary: 'Add to a counted card stack',
   description: 'With neither inventoryId nor realmId the stack is the current realm’s inventory’s. `disabled` for a switched-off card type.',
-  ...engineMove('cards', 'server', 'required'),
-  params: ServerPlayerPath,
-  body: StackBody,
+  ...playerEngineMove('cards', 'server', 'required', { params: ServerPlayerPath, body: StackBody }, (ctx, playerId) =>
+    ctx.core.cards.grantStack(ctx.db, ctx.env, playerId, ctx.body, ctx.idempotency),
+  ),
   success: { status: 200, description: 'The stack after', schema: CardStack },
   refusals: ['not-found', 'invalid-request', 'disabled', 'owned-limit', 'no-current-realm'],
-  handler: async (ctx) => engineAnswer(await ctx.core.cards.grantStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
 });
 
 export const consumeCardStack = defineRoute({
@@ -109,10 +110,9 @@ export const consumeCardStack = defineRoute({
   path: '/players/:playerId/card-stacks/consume',
   summary: 'Take from a counted card stack',
   description: '`insufficient-balance` (details.held, details.requested) when the stack holds fewer.',
-  ...engineMove('cards', 'server', 'required'),
-  params: ServerPlayerPath,
-  body: StackBody,
+  ...playerEngineMove('cards', 'server', 'required', { params: ServerPlayerPath, body: StackBody }, (ctx, playerId) =>
+    ctx.core.cards.consumeStack(ctx.db, ctx.env, playerId, ctx.body, ctx.idempotency),
+  ),
   success: { status: 200, description: 'The stack after', schema: CardStack },
   refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'no-current-realm'],
-  handler: async (ctx) => engineAnswer(await ctx.core.cards.consumeStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
 });

@@ -11,10 +11,10 @@ import { CARD_PURCHASE_FORMS } from '@hearth/core/cards';
 import { CardGrant, CardStack, OneOf } from '@hearth/core/shapes';
 import { GameKey } from '@hearth/core/contract';
 import { defineRoute } from '../../http/route';
-import { Allowances, InventoryChoiceFields, PlayerPath, Purchase } from '../../http/schema-helpers';
+import { Allowances, InventoryChoiceFields, PlayerPath, PurchaseOf } from '@hearth/core/shapes';
 import { targetPlayerId } from '../players/target';
 import { CardData } from './held';
-import { engineMove } from '../economy/held';
+import { PURCHASE_REFUSALS, answerWithReplay, engineMove } from '../economy/held';
 
 export const purchaseCards = defineRoute({
   operationId: 'purchaseCards',
@@ -44,22 +44,8 @@ export const purchaseCards = defineRoute({
   success: {
     status: 200,
     description: 'The purchase: its charges and the card (or the stack after)',
-    schema: Purchase(Type.Union([CardGrant, CardStack], { description: 'a card bought as an instance, or the stack after one more' })),
+    schema: PurchaseOf(Type.Union([CardGrant, CardStack], { description: 'a card bought as an instance, or the stack after one more' })),
   },
-  refusals: [
-    'forbidden',
-    'not-found',
-    'invalid-request',
-    'not-purchasable',
-    'disabled',
-    'insufficient-balance',
-    'allowance-exceeded',
-    'balance-cap',
-    'owned-limit',
-    'no-current-realm',
-  ],
-  handler: async (ctx) => {
-    const purchase = await ctx.core.cards.buy(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency);
-    return { body: purchase, replayed: purchase.replayed };
-  },
+  refusals: PURCHASE_REFUSALS,
+  handler: async (ctx) => answerWithReplay(await ctx.core.cards.buy(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency)),
 });

@@ -16,8 +16,9 @@ import {
   StoreIdentityShape,
 } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
+import { PageOf, PageOnlyQuery } from '@hearth/core/shapes';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
+import { listedForEnvironment } from '../definitions';
 
 /** Said on the routes that ask the store. */
 const STORE_NOTE =
@@ -160,10 +161,8 @@ export const listGrants = defineRoute({
   tag: 'commerce',
   credential: 'server',
   service: 'commerce',
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of grants', schema: PageOf(GrantShape) },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.commerce.listGrants(ctx.db, ctx.env, ctx.query) }),
+  ...listedForEnvironment((ctx) => ctx.core.commerce.listGrants(ctx.db, ctx.env, ctx.query)),
 });
 
 export const listGrantChanges = defineRoute({
@@ -176,10 +175,8 @@ export const listGrantChanges = defineRoute({
   tag: 'commerce',
   credential: 'server',
   service: 'commerce',
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of changes', schema: GrantChangePageShape },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.commerce.grantChanges(ctx.db, ctx.env, ctx.query) }),
+  ...listedForEnvironment((ctx) => ctx.core.commerce.grantChanges(ctx.db, ctx.env, ctx.query)),
 });
 
 export const acknowledgeGrant = defineRoute({

@@ -4,7 +4,7 @@
  */
 import { SymbolFile, SymbolListQuery, SymbolUpload, SymbolUploadRequest } from '@hearth/core/shapes';
 import { defineRoute } from '../../http/route';
-import { PageOf } from '../../http/schema-helpers';
+import { PageOf } from '@hearth/core/shapes';
 
 export const createSymbolUpload = defineRoute({
   operationId: 'createSymbolUpload',

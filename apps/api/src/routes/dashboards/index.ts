@@ -4,7 +4,7 @@
  */
 import { DashboardPlayer, DashboardSession, DashboardSignInRequest, DashboardTokens, PlayerSearchQuery } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
-import { PageOf } from '../../http/schema-helpers';
+import { PageOf } from '@hearth/core/shapes';
 
 export const signInDashboard = defineRoute({
   operationId: 'signInDashboard',

@@ -18,9 +18,10 @@ import {
 } from '@hearth/core/shapes';
 import type { MoveKind } from '@hearth/core/economy';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
-import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
-import { engineMove, inventoryPage } from './held';
+import { PageOf, PageOnlyQuery, PlayerPath } from '@hearth/core/shapes';
+import { answeredForPlayer, listedForPlayer, playerPage, targetPlayerId } from '../players/target';
+import { answerWithReplay, engineMove, inventoryPage } from './held';
+import { listedForEnvironment } from '../definitions';
 
 export const listRealms = defineRoute({
   operationId: 'listRealms',
@@ -31,10 +32,8 @@ export const listRealms = defineRoute({
   tag: 'realms',
   credential: 'either',
   service: 'realms',
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of realms', schema: PageOf(Realm) },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.realms.listOpen(ctx.db, ctx.env, ctx.query) }),
+  ...listedForEnvironment((ctx) => ctx.core.realms.listOpen(ctx.db, ctx.env, ctx.query)),
 });
 
 export const getCurrentRealm = defineRoute({
@@ -65,10 +64,8 @@ export const listRealmDefinitions = defineRoute({
   tag: 'realms',
   credential: 'server',
   service: 'realms',
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of realms', schema: PageOf(Realm) },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.realms.definitions(ctx.db, ctx.env, ctx.query) }),
+  ...listedForEnvironment((ctx) => ctx.core.realms.definitions(ctx.db, ctx.env, ctx.query)),
 });
 
 export const listCurrencyDefinitions = defineRoute({
@@ -80,10 +77,8 @@ export const listCurrencyDefinitions = defineRoute({
   tag: 'inventory',
   credential: 'server',
   service: 'inventory',
-  query: PageOnlyQuery,
   success: { status: 200, description: 'A page of currency definitions', schema: PageOf(CurrencyDefinition) },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.realms.currencyDefinitions(ctx.db, ctx.env, ctx.query) }),
+  ...listedForEnvironment((ctx) => ctx.core.realms.currencyDefinitions(ctx.db, ctx.env, ctx.query)),
 });
 
 export const listInventories = defineRoute({
@@ -135,10 +130,8 @@ export const listLedger = defineRoute({
   summary: "The player's ledger, newest first",
   description:
     "Pages through every move of value on the player's currencies, newest first, optionally of one currency or inventory: the amount, the balance after it, its reason and reference. Entries are never changed or removed; a correction is a new entry.",
-  query: LedgerQuery,
   success: { status: 200, description: 'A page of ledger entries', schema: PageOf(LedgerEntry) },
-  refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.economy.ledger(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
+  ...answeredForPlayer({ params: PlayerPath, query: LedgerQuery }, (ctx, playerId) => ctx.core.economy.ledger(ctx.db, ctx.env, playerId, ctx.query)),
 });
 
 const MOVE_DESCRIPTIONS: Record<MoveKind, string> = {
@@ -162,10 +155,8 @@ function moveRoute(kind: MoveKind) {
     // The same player's same currency, for the moves after this one.
     links: [{ parameters: { playerId: '$request.path.playerId', currencyKey: '$request.path.currencyKey' } }],
     refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'allowance-exceeded', 'balance-cap', 'disabled', 'no-current-realm'],
-    handler: async (ctx) => {
-      const movement = await ctx.core.economy.moveOnce(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.currencyKey, kind, ctx.body, ctx.idempotency);
-      return { body: movement, replayed: movement.replayed };
-    },
+    handler: async (ctx) =>
+      answerWithReplay(await ctx.core.economy.moveOnce(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.currencyKey, kind, ctx.body, ctx.idempotency)),
   });
 }
 

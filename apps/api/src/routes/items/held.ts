@@ -12,9 +12,8 @@ import { ContainerOpening, Item, ItemGrant, ItemStack, ItemUse } from '@hearth/c
 import { GameKey } from '@hearth/core/contract';
 import { ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX } from '@hearth/core/items';
 import { defineRoute } from '../../http/route';
-import { Id, InventoryChoiceFields, PlayerPath, ServerPlayerPath } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
-import { engineAnswer, engineMove, inventoryPage } from '../economy/held';
+import { Id, InventoryChoiceFields, PlayerPath, ServerPlayerPath } from '@hearth/core/shapes';
+import { inventoryPage, playerEngineMove } from '../economy/held';
 
 const Quantity = (description: string) => Type.Integer({ minimum: 1, maximum: ITEM_QUANTITY_MAX, description });
 
@@ -50,28 +49,27 @@ export const listItemStacks = inventoryPage(
   (core, ...read) => core.items.listStacks(...read),
 );
 
+const GrantItemsBody = Type.Object(
+  {
+    itemTypeKey: GameKey('the item type key'),
+    quantity: Type.Optional(Quantity('1 to 1,000, default 1')),
+    grantKey: Type.Optional(GameKey('one-by-one types only, quantity 1: granting again under it answers the first grant')),
+    data: Type.Optional(
+      Type.Object({}, { additionalProperties: true, description: `one-by-one types only: the item's own data, at most ${ITEM_DATA_MAX_BYTES} bytes compact` }),
+    ),
+    ...InventoryChoiceFields,
+  },
+  { additionalProperties: false },
+);
+
 export const grantItems = defineRoute({
   operationId: 'grantItems',
   path: '/players/:playerId/items/grant',
   summary: 'Grant items of one type',
   description:
     'Counted types grow their stack; one-by-one types get `quantity` new items. Under a `grantKey` (one-by-one, quantity 1) a second grant answers the first with `alreadyGranted: true`. `owned-limit` past maxOwned (items not consumed, or the stack).',
-  ...engineMove('inventory', 'server', 'required'),
-  params: ServerPlayerPath,
-  body: Type.Object(
-    {
-      itemTypeKey: GameKey('the item type key'),
-      quantity: Type.Optional(Quantity('1 to 1,000, default 1')),
-      grantKey: Type.Optional(GameKey('one-by-one types only, quantity 1: granting again under it answers the first grant')),
-      data: Type.Optional(
-        Type.Object(
-          {},
-          { additionalProperties: true, description: `one-by-one types only: the item's own data, at most ${ITEM_DATA_MAX_BYTES} bytes compact` },
-        ),
-      ),
-      ...InventoryChoiceFields,
-    },
-    { additionalProperties: false },
+  ...playerEngineMove('inventory', 'server', 'required', { params: ServerPlayerPath, body: GrantItemsBody }, (ctx, playerId) =>
+    ctx.core.items.grant(ctx.db, ctx.env, playerId, ctx.body, ctx.idempotency),
   ),
   success: { status: 200, description: 'What was granted where', schema: ItemGrant },
   links: [
@@ -79,7 +77,6 @@ export const grantItems = defineRoute({
     { parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/inventoryId' } },
   ],
   refusals: ['not-found', 'invalid-request', 'disabled', 'owned-limit', 'no-current-realm'],
-  handler: async (ctx) => engineAnswer(await ctx.core.items.grant(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
 });
 
 export const consumeItem = defineRoute({
@@ -87,27 +84,28 @@ export const consumeItem = defineRoute({
   path: '/players/:playerId/items/:itemId/consume',
   summary: 'Take one item away',
   description: 'The item is kept with `consumedAt`; consuming it again is `already-consumed`.',
-  ...engineMove('inventory', 'server', 'required'),
-  params: ServerItem,
+  ...playerEngineMove('inventory', 'server', 'required', { params: ServerItem }, (ctx, playerId) =>
+    ctx.core.items.consumeItem(ctx.db, ctx.env, playerId, ctx.params.itemId, ctx.idempotency),
+  ),
   success: { status: 200, description: 'The item, consumed', schema: Type.Object({ item: Item }, { additionalProperties: false }) },
   refusals: ['not-found', 'already-consumed'],
-  handler: async (ctx) => engineAnswer(await ctx.core.items.consumeItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId, ctx.idempotency)),
 });
+
+const ConsumeItemStackBody = Type.Object(
+  { itemTypeKey: GameKey('a counted item type key'), quantity: Type.Optional(Quantity('1 to 1,000, default 1')), ...InventoryChoiceFields },
+  { additionalProperties: false },
+);
 
 export const consumeItemStack = defineRoute({
   operationId: 'consumeItemStack',
   path: '/players/:playerId/item-stacks/consume',
   summary: 'Take from a counted stack',
   description: '`insufficient-balance` (details.held, details.requested) when the stack holds fewer.',
-  ...engineMove('inventory', 'server', 'required'),
-  params: ServerPlayerPath,
-  body: Type.Object(
-    { itemTypeKey: GameKey('a counted item type key'), quantity: Type.Optional(Quantity('1 to 1,000, default 1')), ...InventoryChoiceFields },
-    { additionalProperties: false },
+  ...playerEngineMove('inventory', 'server', 'required', { params: ServerPlayerPath, body: ConsumeItemStackBody }, (ctx, playerId) =>
+    ctx.core.items.consumeStack(ctx.db, ctx.env, playerId, ctx.body, ctx.idempotency),
   ),
   success: { status: 200, description: 'The stack after', schema: Type.Object({ stack: ItemStack }, { additionalProperties: false }) },
   refusals: ['not-found', 'invalid-request', 'insufficient-balance', 'no-current-realm'],
-  handler: async (ctx) => engineAnswer(await ctx.core.items.consumeStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
 });
 
 export const useItem = defineRoute({
@@ -115,24 +113,25 @@ export const useItem = defineRoute({
   path: '/players/:playerId/items/:itemId/use',
   summary: 'Use, and so consume, one item',
   description: '`not-usable` unless its type is usable; `locked` (details.missing) without the unlocks the type requires.',
-  ...engineMove('inventory', 'either', 'optional'),
-  params: EitherItem,
+  ...playerEngineMove('inventory', 'either', 'optional', { params: EitherItem }, (ctx, playerId) =>
+    ctx.core.items.useItem(ctx.db, ctx.env, playerId, ctx.params.itemId, ctx.idempotency),
+  ),
   success: { status: 200, description: 'The item used', schema: ItemUse },
   refusals: ['forbidden', 'not-found', 'not-usable', 'locked', 'disabled', 'already-consumed'],
-  handler: async (ctx) => engineAnswer(await ctx.core.items.useItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId, ctx.idempotency)),
 });
+
+const UseItemStackBody = Type.Object({ itemTypeKey: GameKey('a counted item type key'), ...InventoryChoiceFields }, { additionalProperties: false });
 
 export const useItemStack = defineRoute({
   operationId: 'useItemStack',
   path: '/players/:playerId/item-stacks/use',
   summary: 'Use one of a counted stack',
   description: '`insufficient-balance` when the stack is empty.',
-  ...engineMove('inventory', 'either', 'optional'),
-  params: PlayerPath,
-  body: Type.Object({ itemTypeKey: GameKey('a counted item type key'), ...InventoryChoiceFields }, { additionalProperties: false }),
+  ...playerEngineMove('inventory', 'either', 'optional', { params: PlayerPath, body: UseItemStackBody }, (ctx, playerId) =>
+    ctx.core.items.useStack(ctx.db, ctx.env, playerId, ctx.body, ctx.idempotency),
+  ),
   success: { status: 200, description: 'What was used', schema: ItemUse },
   refusals: ['forbidden', 'not-found', 'invalid-request', 'not-usable', 'locked', 'disabled', 'insufficient-balance', 'no-current-realm'],
-  handler: async (ctx) => engineAnswer(await ctx.core.items.useStack(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.idempotency)),
 });
 
 export const openItem = defineRoute({
@@ -141,9 +140,9 @@ export const openItem = defineRoute({
   summary: 'Open a container, once, for its contents',
   description:
     'Consumes the container and grants its contents (fixed grants and weighted picks) in one statement; `granted` says what it gave. `not-usable` for anything but a container, or when its contents name a missing or switched-off item type (nothing is consumed then).',
-  ...engineMove('inventory', 'either', 'optional'),
-  params: EitherItem,
+  ...playerEngineMove('inventory', 'either', 'optional', { params: EitherItem }, (ctx, playerId) =>
+    ctx.core.items.openContainer(ctx.db, ctx.env, playerId, ctx.params.itemId, ctx.idempotency),
+  ),
   success: { status: 200, description: 'The container opened and what it gave', schema: ContainerOpening },
   refusals: ['forbidden', 'not-found', 'not-usable', 'locked', 'disabled', 'already-consumed', 'owned-limit', 'no-current-realm'],
-  handler: async (ctx) => engineAnswer(await ctx.core.items.openContainer(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.itemId, ctx.idempotency)),
 });

@@ -1,20 +1,15 @@
 import { ItemTypeDefinition } from '@hearth/core/shapes';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
+import { definitionsPage } from '../definitions';
 
-export const listItemTypeDefinitions = defineRoute({
-  operationId: 'listItemTypeDefinitions',
-  method: 'GET',
-  path: '/definitions/item-types',
-  summary: "The environment's item types, ordered by key",
-  description: 'Switched-off item types are listed with `enabled: false`; deleted ones are not listed.',
-  tag: 'definitions',
-  credential: 'server',
-  service: 'inventory',
-  query: PageOnlyQuery,
-  etag: (ctx, ask) => ctx.core.itemTypes.etag(ctx.env.id, ask),
-  bodyLimit: BODY_LIMITS.gameService,
-  success: { status: 200, description: 'A page of item type definitions', schema: PageOf(ItemTypeDefinition) },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.itemTypes.listDefinitions(ctx.env, ctx.query) }),
-});
+export const listItemTypeDefinitions = definitionsPage(
+  'inventory',
+  {
+    operationId: 'listItemTypeDefinitions',
+    path: '/definitions/item-types',
+    summary: "The environment's item types, ordered by key",
+    description: 'Switched-off item types are listed with `enabled: false`; deleted ones are not listed.',
+    item: ItemTypeDefinition,
+    pageOf: 'item type definitions',
+  },
+  { etag: (ctx, ask) => ctx.core.itemTypes.etag(ctx.env.id, ask), list: (ctx) => ctx.core.itemTypes.listDefinitions(ctx.env, ctx.query) },
+);

@@ -9,9 +9,9 @@ import { Type } from '@sinclair/typebox';
 import { GameKey } from '@hearth/core/contract';
 import { PURCHASE_QUANTITY_MAX } from '@hearth/core/items';
 import { defineRoute } from '../../http/route';
-import { Allowances, Id, InventoryChoiceFields, Purchase } from '../../http/schema-helpers';
+import { Allowances, Id, InventoryChoiceFields, PurchaseOf } from '@hearth/core/shapes';
 import { targetPlayerId } from '../players/target';
-import { engineMove } from '../economy/held';
+import { PURCHASE_REFUSALS, answerWithReplay, engineMove } from '../economy/held';
 import { ItemGrant } from '@hearth/core/shapes';
 
 export const purchaseItems = defineRoute({
@@ -36,25 +36,12 @@ export const purchaseItems = defineRoute({
     },
     { additionalProperties: false },
   ),
-  success: { status: 200, description: 'The purchase: its charges and what it granted', schema: Purchase(ItemGrant) },
+  success: { status: 200, description: 'The purchase: its charges and what it granted', schema: PurchaseOf(ItemGrant) },
   links: [
     { parameters: { playerId: '$request.path.playerId', itemId: '$response.body#/granted/items/0/id' } },
     { parameters: { playerId: '$request.path.playerId', inventory: '$response.body#/granted/inventoryId' } },
   ],
-  refusals: [
-    'forbidden',
-    'not-found',
-    'invalid-request',
-    'not-purchasable',
-    'disabled',
-    'insufficient-balance',
-    'allowance-exceeded',
-    'balance-cap',
-    'owned-limit',
-    'no-current-realm',
-  ],
-  handler: async (ctx) => {
-    const purchase = await ctx.core.purchases.buyItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency);
-    return { body: purchase, replayed: purchase.replayed };
-  },
+  refusals: PURCHASE_REFUSALS,
+  handler: async (ctx) =>
+    answerWithReplay(await ctx.core.purchases.buyItem(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body, ctx.principal.kind, ctx.idempotency)),
 });

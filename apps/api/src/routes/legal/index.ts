@@ -1,7 +1,7 @@
 import { LegalAcceptRequest, LegalDocument, LegalStanding } from '@hearth/core/shapes';
 import { defineRoute, type AnyRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery, PlayerPath } from '../../http/schema-helpers';
-import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
+import { PageOf, PageOnlyQuery, PlayerPath } from '@hearth/core/shapes';
+import { answeredForPlayer, listedForPlayer, playerPage } from '../players/target';
 
 export const listLegalDocuments = defineRoute({
   operationId: 'listLegalDocuments',
@@ -34,10 +34,8 @@ export const getLegalStanding = defineRoute({
   tag: 'legal',
   credential: 'either',
   service: 'legal',
-  params: PlayerPath,
   success: { status: 200, description: 'The standing', schema: LegalStanding },
-  refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => ({ body: await ctx.core.legal.standing(ctx.db, ctx.env, targetPlayerId(ctx)) }),
+  ...answeredForPlayer({ params: PlayerPath }, (ctx, playerId) => ctx.core.legal.standing(ctx.db, ctx.env, playerId)),
 });
 
 export const listOutstandingLegal = defineRoute({
@@ -60,11 +58,8 @@ export const acceptLegal = defineRoute({
   tag: 'legal',
   credential: 'player',
   service: 'legal',
-  params: PlayerPath,
-  body: LegalAcceptRequest,
   success: { status: 200, description: 'The standing after accepting', schema: LegalStanding },
-  refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => ({ body: await ctx.core.legal.accept(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
+  ...answeredForPlayer({ params: PlayerPath, body: LegalAcceptRequest }, (ctx, playerId) => ctx.core.legal.accept(ctx.db, ctx.env, playerId, ctx.body)),
 });
 
 /** The legal area's routes, in the route table's order: routes/index.ts registers them by this one name. */

@@ -1,6 +1,6 @@
 import { PlatformPlayer, PlayerPath, RenamePlayerRequest } from '@hearth/core/shapes';
 import { defineRoute, type AnyRoute } from '../../http/route';
-import { targetPlayerId } from './target';
+import { answeredForPlayer, doneForPlayer, targetPlayerId } from './target';
 
 export const getPlayer = defineRoute({
   operationId: 'getPlayer',
@@ -10,10 +10,8 @@ export const getPlayer = defineRoute({
   description: 'With `me` and a player token this is also how a server checks a token a client hands it: 200 good, 401 not valid.',
   tag: 'players',
   credential: 'either',
-  params: PlayerPath,
   success: { status: 200, description: 'The player', schema: PlatformPlayer },
-  refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => ({ body: await ctx.core.players.get(ctx.db, ctx.env, targetPlayerId(ctx)) }),
+  ...answeredForPlayer({ params: PlayerPath }, (ctx, playerId) => ctx.core.players.get(ctx.db, ctx.env, playerId)),
 });
 
 export const renamePlayer = defineRoute({
@@ -24,11 +22,8 @@ export const renamePlayer = defineRoute({
   description: 'The name passes a word filter that stars out disallowed words; the answer shows the name as stored.',
   tag: 'players',
   credential: 'either',
-  params: PlayerPath,
-  body: RenamePlayerRequest,
   success: { status: 200, description: 'The player as stored', schema: PlatformPlayer },
-  refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => ({ body: await ctx.core.players.rename(ctx.db, ctx.env, targetPlayerId(ctx), ctx.body) }),
+  ...answeredForPlayer({ params: PlayerPath, body: RenamePlayerRequest }, (ctx, playerId) => ctx.core.players.rename(ctx.db, ctx.env, playerId, ctx.body)),
 });
 
 export const deletePlayer = defineRoute({
@@ -57,13 +52,8 @@ export const signOutPlayer = defineRoute({
   description: 'Every access and refresh token of the player stops working within moments; nothing the player owns is touched.',
   tag: 'players',
   credential: 'either',
-  params: PlayerPath,
   success: { status: 204, description: 'Signed out everywhere' },
-  refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => {
-    await ctx.core.players.signOutEverywhere(ctx.db, ctx.env, targetPlayerId(ctx));
-    return {};
-  },
+  ...doneForPlayer({ params: PlayerPath }, (ctx, playerId) => ctx.core.players.signOutEverywhere(ctx.db, ctx.env, playerId)),
 });
 
 /** The players area's routes, in the route table's order: routes/index.ts registers them by this one name. */

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { GameKey } from '@hearth/core/contract';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, Timestamp } from '../../http/schema-helpers';
-import { playerPage, targetPlayerId } from '../players/target';
+import { Id, PageOf, PageQuery, PlayerPath, Timestamp } from '@hearth/core/shapes';
+import { answeredForPlayer, playerPage, targetPlayerId } from '../players/target';
 
 /** Unlock (spec §2). */
 const Unlock = Type.Object(
@@ -12,6 +12,16 @@ const Unlock = Type.Object(
 
 const UnlockPath = Type.Object({ playerId: Id('a player id'), key: GameKey('the unlock key') }, { additionalProperties: false });
 
+const UnlocksQuery = Type.Object(
+  {
+    prefix: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$', description: 'only keys starting with this (matched literally)' }),
+    ),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+
 export const listUnlocks = defineRoute({
   ...playerPage('progression'),
   operationId: 'listUnlocks',
@@ -19,18 +29,8 @@ export const listUnlocks = defineRoute({
   summary: "The player's unlocks, ordered by key",
   description: "Pages through the player's unlocks by key, optionally those whose key starts with `prefix`, each with what recorded it and when.",
   bodyLimit: BODY_LIMITS.gameService,
-  query: Type.Object(
-    {
-      prefix: Type.Optional(
-        Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$', description: 'only keys starting with this (matched literally)' }),
-      ),
-      ...PageQuery,
-    },
-    { additionalProperties: false },
-  ),
   success: { status: 200, description: 'A page of unlocks', schema: PageOf(Unlock) },
-  refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => ({ body: await ctx.core.unlocks.list(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
+  ...answeredForPlayer({ params: PlayerPath, query: UnlocksQuery }, (ctx, playerId) => ctx.core.unlocks.list(ctx.db, ctx.env, playerId, ctx.query)),
 });
 
 export const recordUnlock = defineRoute({

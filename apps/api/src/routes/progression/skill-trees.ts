@@ -11,29 +11,26 @@ import { Type } from '@sinclair/typebox';
 import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE } from '@hearth/core/contract';
 import { SkillNodeUnlock, SkillTree, SkillTreeDefinition } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageOnlyQuery } from '../../http/schema-helpers';
-import { playerPage, targetPlayerId } from '../players/target';
+import { Id, PageOf } from '@hearth/core/shapes';
+import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 import { engineAnswer, engineMove } from '../economy/held';
+import { definitionsPage } from '../definitions';
 
 /** At most this many allowances in one body (as a purchase's). */
 const ALLOWANCES_MAX = 100;
 
-export const listSkillTreeDefinitions = defineRoute({
-  operationId: 'listSkillTreeDefinitions',
-  method: 'GET',
-  path: '/definitions/skill-trees',
-  summary: "The environment's skill trees, ordered by key, each node with its parents and prices",
-  description: 'Hidden trees are listed (`hidden: true`), switched-off ones too (`enabled: false`); deleted ones are not.',
-  tag: 'definitions',
-  credential: 'server',
-  service: 'progression',
-  query: PageOnlyQuery,
-  etag: (ctx, ask) => ctx.core.skillTrees.etag(ctx.env.id, ask),
-  bodyLimit: BODY_LIMITS.gameService,
-  success: { status: 200, description: 'A page of skill tree definitions', schema: PageOf(SkillTreeDefinition) },
-  refusals: [],
-  handler: async (ctx) => ({ body: await ctx.core.skillTrees.listDefinitions(ctx.env, ctx.query) }),
-});
+export const listSkillTreeDefinitions = definitionsPage(
+  'progression',
+  {
+    operationId: 'listSkillTreeDefinitions',
+    path: '/definitions/skill-trees',
+    summary: "The environment's skill trees, ordered by key, each node with its parents and prices",
+    description: 'Hidden trees are listed (`hidden: true`), switched-off ones too (`enabled: false`); deleted ones are not.',
+    item: SkillTreeDefinition,
+    pageOf: 'skill tree definitions',
+  },
+  { etag: (ctx, ask) => ctx.core.skillTrees.etag(ctx.env.id, ask), list: (ctx) => ctx.core.skillTrees.listDefinitions(ctx.env, ctx.query) },
+);
 
 export const listPlayerSkillTrees = defineRoute({
   ...playerPage('progression'),
@@ -43,8 +40,7 @@ export const listPlayerSkillTrees = defineRoute({
   description: "Switched-off trees are left out; hidden ones too for a player's token (a server key sees them).",
   bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of skill trees', schema: PageOf(SkillTree) },
-  refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.skillTrees.listForPlayer(ctx.db, ctx.env, targetPlayerId(ctx), ctx.principal.kind !== 'player', ctx.query) }),
+  ...listedForPlayer((ctx, playerId) => ctx.core.skillTrees.listForPlayer(ctx.db, ctx.env, playerId, ctx.principal.kind !== 'player', ctx.query)),
 });
 
 export const getPlayerSkillTree = defineRoute({

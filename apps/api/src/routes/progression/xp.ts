@@ -6,8 +6,8 @@ import { Type } from '@sinclair/typebox';
 import { Amount, GameKey } from '@hearth/core/contract';
 import { XpEntry } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { PageOf, ServerPlayerPath } from '../../http/schema-helpers';
-import { playerPage, targetPlayerId } from '../players/target';
+import { PageOf, ServerPlayerPath } from '@hearth/core/shapes';
+import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 
 export const listXp = defineRoute({
   ...playerPage('progression'),
@@ -17,8 +17,7 @@ export const listXp = defineRoute({
   description: "Pages through the player's XP, one figure per track, by track.",
   bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of XP entries', schema: PageOf(XpEntry) },
-  refusals: ['forbidden', 'not-found'],
-  handler: async (ctx) => ({ body: await ctx.core.xp.list(ctx.db, ctx.env, targetPlayerId(ctx), ctx.query) }),
+  ...listedForPlayer((ctx, playerId) => ctx.core.xp.list(ctx.db, ctx.env, playerId, ctx.query)),
 });
 
 export const addXp = defineRoute({

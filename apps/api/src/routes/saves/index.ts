@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { SaveEntry, Save, SaveList, SaveWriteRequest } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
-import { Id } from '../../http/schema-helpers';
-import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
+import { Id } from '@hearth/core/shapes';
+import { answeredForPlayer, doneForPlayer, listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 
 const SlotPath = Type.Object(
   {
@@ -41,10 +41,8 @@ export const getSave = defineRoute({
   tag: 'saves',
   credential: 'either',
   service: 'persistence',
-  params: SlotPath,
   success: { status: 200, description: 'The save', schema: Save },
-  refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => ({ body: await ctx.core.saves.get(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.key) }),
+  ...answeredForPlayer({ params: SlotPath }, (ctx, playerId) => ctx.core.saves.get(ctx.db, ctx.env, playerId, ctx.params.key)),
 });
 
 export const putSave = defineRoute({
@@ -84,13 +82,8 @@ export const deleteSave = defineRoute({
   tag: 'saves',
   credential: 'either',
   service: 'persistence',
-  params: SlotPath,
   success: { status: 204, description: 'The slot is empty' },
-  refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => {
-    await ctx.core.saves.delete(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.key, writerOf(ctx.principal));
-    return {};
-  },
+  ...doneForPlayer({ params: SlotPath }, (ctx, playerId) => ctx.core.saves.delete(ctx.db, ctx.env, playerId, ctx.params.key, writerOf(ctx.principal))),
 });
 
 /** The saves area's routes, in the route table's order: routes/index.ts registers them by this one name. */

@@ -40,16 +40,15 @@ export const getSession = defineRoute({
   handler: async (ctx) => ({ body: await ctx.core.sessions.get(ctx.db, ctx.env, ctx.params.sessionId) }),
 });
 
+/** What the acts of the caller on their own seat declare alike (join, leave, ready): a player's POST on the session its path names. */
+const callerSeatAct = { method: 'POST', tag: 'sessions', credential: 'player', service: 'sessions', params: SessionPath } as const;
+
 export const joinSession = defineRoute({
+  ...callerSeatAct,
   operationId: 'joinSession',
-  method: 'POST',
   path: '/sessions/:sessionId/join',
   summary: 'Take a seat in a session',
   description: 'Send `{}` when giving neither field. A full session is refused with `conflict` and `details.limit` (its seats).',
-  tag: 'sessions',
-  credential: 'player',
-  service: 'sessions',
-  params: SessionPath,
   body: SeatRequest,
   success: { status: 200, description: 'The session with the caller seated', schema: PlatformSession },
   refusals: ['not-found', 'conflict'],
@@ -59,16 +58,12 @@ export const joinSession = defineRoute({
 });
 
 export const leaveSession = defineRoute({
+  ...callerSeatAct,
   operationId: 'leaveSession',
-  method: 'POST',
   path: '/sessions/:sessionId/leave',
   summary: "Give up the caller's seat",
   description:
     'Allowed in any status; any body is ignored. The host role is not passed on. A lobby in CONFIGURING that its last player leaves is closed (see docs/sessions.md).',
-  tag: 'sessions',
-  credential: 'player',
-  service: 'sessions',
-  params: SessionPath,
   bodyMode: 'ignored',
   success: { status: 204, description: 'Seat given up' },
   refusals: ['not-found'],
@@ -79,15 +74,11 @@ export const leaveSession = defineRoute({
 });
 
 export const readySession = defineRoute({
+  ...callerSeatAct,
   operationId: 'readySession',
-  method: 'POST',
   path: '/sessions/:sessionId/ready',
   summary: "Set the caller's ready flag",
   description: 'When the caller readies and every other seated player is ready, the session moves to PREPARING_INSTANCE and the answer shows it.',
-  tag: 'sessions',
-  credential: 'player',
-  service: 'sessions',
-  params: SessionPath,
   body: ReadyRequest,
   success: { status: 200, description: 'The session', schema: PlatformSession },
   refusals: ['not-found', 'conflict'],

@@ -1,7 +1,7 @@
 import { Tour, TourPath, TourPlayerPath } from '@hearth/core/shapes';
 import { defineRoute, type AnyRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery } from '../../http/schema-helpers';
-import { targetPlayerId } from '../players/target';
+import { PageOf, PageOnlyQuery } from '@hearth/core/shapes';
+import { doneForPlayer, targetPlayerId } from '../players/target';
 
 export const listTours = defineRoute({
   operationId: 'listTours',
@@ -30,13 +30,8 @@ export const completeTour = defineRoute({
   credential: 'player',
   service: 'tours',
   bodyMode: 'ignored',
-  params: TourPath,
   success: { status: 204, description: 'Completed' },
-  refusals: ['not-found', 'forbidden'],
-  handler: async (ctx) => {
-    await ctx.core.tours.complete(ctx.db, ctx.env, targetPlayerId(ctx), ctx.params.tourId);
-    return {};
-  },
+  ...doneForPlayer({ params: TourPath }, (ctx, playerId) => ctx.core.tours.complete(ctx.db, ctx.env, playerId, ctx.params.tourId)),
 });
 
 /** The tours area's routes, in the route table's order: routes/index.ts registers them by this one name. */

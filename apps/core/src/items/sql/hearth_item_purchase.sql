@@ -9,10 +9,7 @@ AS $function$
       v_charges jsonb;
       v_movements jsonb;
     BEGIN
-      SELECT * INTO t FROM item_types WHERE environment_id = p_environment_id AND key = p_request->>'itemTypeKey' FOR SHARE;
-      IF NOT FOUND THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'item-type-not-found'));
-      END IF;
+      t := hearth_item_type_on(p_environment_id, p_request->>'itemTypeKey');
       IF NOT t.purchasable THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'not-purchasable', 'itemTypeKey', t.key));
       END IF;

@@ -7,10 +7,7 @@ AS $function$
       v_home record;
       v_stack jsonb;
     BEGIN
-      SELECT * INTO t FROM item_types WHERE environment_id = p_environment_id AND key = p_request->>'itemTypeKey' FOR SHARE;
-      IF NOT FOUND THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'item-type-not-found'));
-      END IF;
+      t := hearth_item_type_on(p_environment_id, p_request->>'itemTypeKey');
       IF t.ownership <> 'counted' THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'held-one-by-one', 'itemTypeKey', t.key));
       END IF;
