@@ -12,11 +12,12 @@ tools=(minio helm)
 # The suites that start MinIO (test/support/minio.ts) or run helm (test/observability/prometheus.ts).
 mapfile -t tool_suites < <(grep -rlE "from '(\.\./support/minio|\./prometheus)'" test --include='*.test.ts' | grep -vE '^test/(operator|chart)/' | sort)
 
-# With the tools built, suites run in parallel, one jest worker per core (HEARTH_TEST_WORKERS to
-# choose): most of a suite's time is waiting on PostgreSQL, sockets and processes, and jest's own
-# default (cores - 1) leaves one of two cores idle. Every suite has a database and a Redis prefix of
-# its own (test/support/harness.ts), and one that restarts PostgreSQL or Redis starts its own.
-workers="${HEARTH_TEST_WORKERS:-$(nproc)}"
+# With the tools built, suites run in parallel on one jest worker more than there are cores
+# (HEARTH_TEST_WORKERS to choose): much of a suite's time is waiting on PostgreSQL, sockets and child
+# processes, which leaves its core to another worker. A later run on 2 quiet cores took 7m41s with 2
+# workers, 6m24s with 3, 6m41s with 4. Every suite has a database and a Redis prefix of its own
+# (test/support/harness.ts), and one that restarts PostgreSQL or Redis starts its own.
+workers="${HEARTH_TEST_WORKERS:-$(($(nproc) + 1))}"
 
 jest() { # jest NAME ARGS...: one run, its results in $results/hearth-NAME.json
   local name=$1; shift
