@@ -1,8 +1,6 @@
 /** Builders for the manifests tests apply; each returns a plain document of the real schema. */
-import type { AnyManifest } from '@hearth/core/manifests';
-import type { PlanLimits, ProjectSpecT, ServiceName } from '@hearth/core/contract';
-import { API_VERSION } from '@hearth/core/manifests';
-import { SERVICES } from '@hearth/core/contract';
+import { type AnyManifest, API_VERSION } from '@hearth/core/manifests';
+import { type PlanLimits, type ProjectSpecT, type ServiceName, SERVICES } from '@hearth/core/contract';
 
 export type Manifests = AnyManifest[];
 export const NAMESPACE = 'tests';

@@ -4,7 +4,7 @@
  * authorize again with a fresh token, the token's expiry, and sign-out or deletion of the player.
  */
 import { Refusal, type Invalidation, type Logger } from '@hearth/core';
-import { type HearthCore } from '@hearth/core/hearth';
+import type { HearthCore } from '@hearth/core/hearth';
 import { environmentRefusal } from '@hearth/core/tenancy';
 import type { PlatformSession } from '@hearth/core/shapes';
 import type { Principal } from '@hearth/core/auth';

@@ -25,7 +25,7 @@ import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { Refusal, type Logger } from '@hearth/core';
-import { type HearthCore } from '@hearth/core/hearth';
+import type { HearthCore } from '@hearth/core/hearth';
 import { SESSION_EVENTS_CHANNEL, effectiveLimits } from '@hearth/core/sessions';
 import { TRUST_NO_PROXY, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core/net';
 import type { RateOutcome, Unsubscribe } from '@hearth/core/coord';

@@ -1,7 +1,7 @@
 import { maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
 import { Refusal, accessLogOf, randomId } from '@hearth/core';
-import { type HearthCore } from '@hearth/core/hearth';
+import type { HearthCore } from '@hearth/core/hearth';
 import { type PageKind, allowsOrigin } from '@hearth/core/tenancy';
 import { TRUST_NO_PROXY, withoutTrailingSlashes, type ProxyTrust } from '@hearth/core/net';
 import { addressChecks } from '@hearth/core/coord';

@@ -8,7 +8,7 @@
  * kept; the size and digest are checked while the body streams to disk.
  */
 import { refuse } from '@hearth/core';
-import { type HearthCore } from '@hearth/core/hearth';
+import type { HearthCore } from '@hearth/core/hearth';
 import { CHECKSUM_SHA256_HEADER, DISK_UPLOAD_PATH, DiskObjectStore } from '@hearth/core/storage';
 import { addressChecks } from '@hearth/core/coord';
 import type { Exchange } from './exchange';

@@ -22,7 +22,7 @@ import {
   runIdempotent,
   type IdempotencyScope,
 } from '@hearth/core';
-import { type HearthCore } from '@hearth/core/hearth';
+import type { HearthCore } from '@hearth/core/hearth';
 import { type EnvironmentContext, environmentRefusal, type PageKind } from '@hearth/core/tenancy';
 import type { Queryable } from '@hearth/core/db';
 import { type Principal, type EnvironmentPrincipal, looksLikeServerKey } from '@hearth/core/auth';

@@ -2,10 +2,9 @@
  * The read-only blog (spec §4 Blog): published posts, their categories and tags, answered from the
  * process's in-memory copy of the environment's blog (BlogService), with a strong ETag.
  */
-import { BlogCategoryInfo, BlogPostPath, BlogPostRead, BlogPostsQuery, BlogPostSummary, BlogTag } from '@hearth/core/shapes';
+import { BlogCategoryInfo, BlogPostPath, BlogPostRead, BlogPostsQuery, BlogPostSummary, BlogTag, PageOf, PageOnlyQuery } from '@hearth/core/shapes';
 import type { BlogMoment } from '@hearth/core/blog';
 import { defineRoute, type HandlerContext, type AnyRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery } from '@hearth/core/shapes';
 
 function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask: string): Promise<string> {
   return ctx.core.blog.etag(ctx.env.id, ask);

@@ -4,9 +4,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import { CARD_LIMITS, GameKey } from '@hearth/core/contract';
-import { Deck, DeckValidation } from '@hearth/core/shapes';
+import { Deck, DeckValidation, Id, PageOf, PageQuery, PlayerPath, Trimmed } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf, PageQuery, PlayerPath, Trimmed } from '@hearth/core/shapes';
 import { answeredForPlayer, doneForPlayer, targetPlayerId } from '../players/target';
 
 const DeckName = Trimmed({ minLength: 1, maxLength: CARD_LIMITS.deckNameMax, description: `1 to ${CARD_LIMITS.deckNameMax} characters, trimmed` });

@@ -9,9 +9,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import { CARD_LIMITS, GameKey } from '@hearth/core/contract';
-import { Card, CardGrant, CardStack } from '@hearth/core/shapes';
+import { Card, CardGrant, CardStack, Id, InventoryChoiceFields, ServerPlayerPath } from '@hearth/core/shapes';
 import { defineRoute } from '../../http/route';
-import { Id, InventoryChoiceFields, ServerPlayerPath } from '@hearth/core/shapes';
 import { inventoryPage, playerEngineMove } from '../economy/held';
 
 /** A card's own data (spec §8: up to 1 KB compact, checked by core). */

@@ -8,10 +8,9 @@
  */
 import { Type } from '@sinclair/typebox';
 import { CARD_PURCHASE_FORMS } from '@hearth/core/cards';
-import { CardGrant, CardStack, OneOf } from '@hearth/core/shapes';
+import { CardGrant, CardStack, OneOf, Allowances, InventoryChoiceFields, PlayerPath, PurchaseOf } from '@hearth/core/shapes';
 import { GameKey } from '@hearth/core/contract';
 import { defineRoute } from '../../http/route';
-import { Allowances, InventoryChoiceFields, PlayerPath, PurchaseOf } from '@hearth/core/shapes';
 import { targetPlayerId } from '../players/target';
 import { CardData } from './held';
 import { PURCHASE_REFUSALS, answerWithReplay, engineMove } from '../economy/held';

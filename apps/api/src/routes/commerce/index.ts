@@ -14,9 +14,10 @@ import {
   OrderShape,
   ReconciliationShape,
   StoreIdentityShape,
+  PageOf,
+  PageOnlyQuery,
 } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery } from '@hearth/core/shapes';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 import { listedForEnvironment } from '../definitions';
 

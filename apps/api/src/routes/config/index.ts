@@ -1,7 +1,6 @@
-import { ConfigRow, ConfigTable, ConfigTablePath, ConfigValuesQuery, Flag } from '@hearth/core/shapes';
+import { ConfigRow, ConfigTable, ConfigTablePath, ConfigValuesQuery, Flag, PageOf, PageOnlyQuery } from '@hearth/core/shapes';
 import type { Queryable } from '@hearth/core/db';
 import { defineRoute, type HandlerContext, type AnyRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery } from '@hearth/core/shapes';
 
 /** Every conditional read's ETag: the environment's content version and exactly what was asked. */
 function contentEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either-or-dashboard'>, ask: string): Promise<string> {

@@ -2,9 +2,8 @@
  * Symbol files (spec §4 Crash reports, §8; docs/crashes.md "Symbol files"): upload URLs that pin a
  * file's size and digest, and the list of files whose upload completed.
  */
-import { SymbolFile, SymbolListQuery, SymbolUpload, SymbolUploadRequest } from '@hearth/core/shapes';
+import { SymbolFile, SymbolListQuery, SymbolUpload, SymbolUploadRequest, PageOf } from '@hearth/core/shapes';
 import { defineRoute } from '../../http/route';
-import { PageOf } from '@hearth/core/shapes';
 
 export const createSymbolUpload = defineRoute({
   operationId: 'createSymbolUpload',

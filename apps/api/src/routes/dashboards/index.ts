@@ -2,9 +2,8 @@
  * Custom dashboards (spec §4 "Custom dashboards"; docs/dashboards.md): a person's sign-in through the
  * project's OpenID Connect provider, the token's session, and the players list only a dashboard reads.
  */
-import { DashboardPlayer, DashboardSession, DashboardSignInRequest, DashboardTokens, PlayerSearchQuery } from '@hearth/core/shapes';
+import { DashboardPlayer, DashboardSession, DashboardSignInRequest, DashboardTokens, PlayerSearchQuery, PageOf } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
-import { PageOf } from '@hearth/core/shapes';
 
 export const signInDashboard = defineRoute({
   operationId: 'signInDashboard',

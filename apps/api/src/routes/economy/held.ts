@@ -5,13 +5,12 @@
  */
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ErrorCode, Page } from '@hearth/core';
-import { Inventory, InventoryPath, type PageRequest } from '@hearth/core/shapes';
+import { Inventory, InventoryPath, type PageRequest, PageOf } from '@hearth/core/shapes';
 import type { EngineAnswer } from '@hearth/core/economy';
 import type { EnvironmentContext } from '@hearth/core/tenancy';
 import type { Queryable } from '@hearth/core/db';
-import { type HearthCore } from '@hearth/core/hearth';
+import type { HearthCore } from '@hearth/core/hearth';
 import { BODY_LIMITS, type HandlerContext, type RouteLink, defineRoute } from '../../http/route';
-import { PageOf } from '@hearth/core/shapes';
 import { playerPage, targetPlayerId } from '../players/target';
 
 /** The service of core that reads a page of what an inventory holds, with the inventory. */

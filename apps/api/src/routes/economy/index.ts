@@ -15,10 +15,12 @@ import {
   LedgerQuery,
   Movement,
   Realm,
+  PageOf,
+  PageOnlyQuery,
+  PlayerPath,
 } from '@hearth/core/shapes';
 import type { MoveKind } from '@hearth/core/economy';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery, PlayerPath } from '@hearth/core/shapes';
 import { answeredForPlayer, listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 import { answerWithReplay, engineMove, inventoryPage } from './held';
 import { listedForEnvironment } from '../definitions';

@@ -8,11 +8,10 @@
  * answers the first use instead of using a second item of a stack (or `already-consumed`).
  */
 import { Type } from '@sinclair/typebox';
-import { ContainerOpening, Item, ItemGrant, ItemStack, ItemUse } from '@hearth/core/shapes';
+import { ContainerOpening, Item, ItemGrant, ItemStack, ItemUse, Id, InventoryChoiceFields, PlayerPath, ServerPlayerPath } from '@hearth/core/shapes';
 import { GameKey } from '@hearth/core/contract';
 import { ITEM_DATA_MAX_BYTES, ITEM_QUANTITY_MAX } from '@hearth/core/items';
 import { defineRoute } from '../../http/route';
-import { Id, InventoryChoiceFields, PlayerPath, ServerPlayerPath } from '@hearth/core/shapes';
 import { inventoryPage, playerEngineMove } from '../economy/held';
 
 const Quantity = (description: string) => Type.Integer({ minimum: 1, maximum: ITEM_QUANTITY_MAX, description });

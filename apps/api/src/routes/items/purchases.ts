@@ -9,10 +9,9 @@ import { Type } from '@sinclair/typebox';
 import { GameKey } from '@hearth/core/contract';
 import { PURCHASE_QUANTITY_MAX } from '@hearth/core/items';
 import { defineRoute } from '../../http/route';
-import { Allowances, Id, InventoryChoiceFields, PurchaseOf } from '@hearth/core/shapes';
+import { Allowances, Id, InventoryChoiceFields, PurchaseOf, ItemGrant } from '@hearth/core/shapes';
 import { targetPlayerId } from '../players/target';
 import { PURCHASE_REFUSALS, answerWithReplay, engineMove } from '../economy/held';
-import { ItemGrant } from '@hearth/core/shapes';
 
 export const purchaseItems = defineRoute({
   operationId: 'purchaseItems',

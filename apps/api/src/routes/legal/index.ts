@@ -1,6 +1,5 @@
-import { LegalAcceptRequest, LegalDocument, LegalStanding } from '@hearth/core/shapes';
+import { LegalAcceptRequest, LegalDocument, LegalStanding, PageOf, PageOnlyQuery, PlayerPath } from '@hearth/core/shapes';
 import { defineRoute, type AnyRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery, PlayerPath } from '@hearth/core/shapes';
 import { answeredForPlayer, listedForPlayer, playerPage } from '../players/target';
 
 export const listLegalDocuments = defineRoute({

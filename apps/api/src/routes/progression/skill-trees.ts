@@ -9,9 +9,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE } from '@hearth/core/contract';
-import { SkillNodeUnlock, SkillTree, SkillTreeDefinition } from '@hearth/core/shapes';
+import { SkillNodeUnlock, SkillTree, SkillTreeDefinition, Id, PageOf } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { Id, PageOf } from '@hearth/core/shapes';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 import { engineAnswer, engineMove } from '../economy/held';
 import { definitionsPage } from '../definitions';

@@ -4,9 +4,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import { Amount, GameKey } from '@hearth/core/contract';
-import { XpEntry } from '@hearth/core/shapes';
+import { XpEntry, PageOf, ServerPlayerPath } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute } from '../../http/route';
-import { PageOf, ServerPlayerPath } from '@hearth/core/shapes';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 
 export const listXp = defineRoute({

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { SaveEntry, Save, SaveList, SaveWriteRequest } from '@hearth/core/shapes';
+import { SaveEntry, Save, SaveList, SaveWriteRequest, Id } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
-import { Id } from '@hearth/core/shapes';
 import { answeredForPlayer, doneForPlayer, listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 
 const SlotPath = Type.Object(

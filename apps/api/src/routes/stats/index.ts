@@ -8,9 +8,8 @@
  * value its own step made.
  */
 import type { ErrorCode } from '@hearth/core';
-import { PlayerPath, PlayerStatPath, Stat, StatIncrementRequest, StatListQuery, StatPath } from '@hearth/core/shapes';
+import { PlayerPath, PlayerStatPath, Stat, StatIncrementRequest, StatListQuery, StatPath, PageOf } from '@hearth/core/shapes';
 import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
-import { PageOf } from '@hearth/core/shapes';
 import { answeredForPlayer, targetPlayerId } from '../players/target';
 
 /** What a player's stats and the environment's answer alike: a page of stats, for either credential. */

@@ -1,6 +1,5 @@
-import { Tour, TourPath, TourPlayerPath } from '@hearth/core/shapes';
+import { Tour, TourPath, TourPlayerPath, PageOf, PageOnlyQuery } from '@hearth/core/shapes';
 import { defineRoute, type AnyRoute } from '../../http/route';
-import { PageOf, PageOnlyQuery } from '@hearth/core/shapes';
 import { doneForPlayer, targetPlayerId } from '../players/target';
 
 export const listTours = defineRoute({
