@@ -5,7 +5,7 @@
  */
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
-import { endless, padded, rawRequest } from '../support/raw-http';
+import { endless, padded, rawExchange, rawRequest } from '../support/raw-http';
 import { type TestPlayer, join, newPlayer, newSession } from '../sessions/helpers';
 
 let h: Harness;
@@ -198,6 +198,24 @@ describe('the bearer credential (RFC 6750 §2.1)', () => {
   test('a server key, with its underscores, is a b64token', async () => {
     expect((await call(h.base, 'GET', '/flags', { headers: { Authorization: `Bearer ${server}` } })).status).toBe(200);
   });
+});
+
+test('a body refused before its end closes the connection: the server neither waits for the rest nor keeps the request open', async () => {
+  // A chunked body past the limit whose end never comes: the client sends 96 KB and then nothing.
+  const piece = 'x'.repeat(96 * 1024);
+  const head = [
+    'PATCH /v1/players/me HTTP/1.1',
+    `Host: ${new URL(h.base).host}`,
+    `Authorization: Bearer ${player.accessToken}`,
+    'Content-Type: application/json',
+    'Transfer-Encoding: chunked',
+  ];
+  // Bounded: kept open, the connection would last until the server's request timeout (a minute).
+  const answer = await rawExchange(h.base, `${head.join('\r\n')}\r\n\r\n${piece.length.toString(16)}\r\n${piece}\r\n`, 5_000);
+  expect(answer.status).toBe(413);
+  expect(answer.headers.connection).toBe('close');
+  expect(JSON.parse(answer.body).error).toBe('payload-too-large');
+  expect(await displayName()).toBe('Original');
 });
 
 test('an oversized body is refused the same way on a route that takes JSON (PATCH /players/me, chunked)', async () => {

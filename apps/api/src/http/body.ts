@@ -42,9 +42,20 @@ async function readBytes(exchange: Exchange, limit: number): Promise<Buffer> {
   try {
     return await getRawBody(exchange.req, { length: exchange.contentLength, limit });
   } catch (err) {
+    readNoFurther(exchange);
     if ((err as getRawBody.RawBodyError).type === 'entity.too.large') throw refuse.tooLarge(limit);
     throw refuse.invalid('body', 'The body could not be read.');
   }
+}
+
+/**
+ * A body refused before its end is read no further, so its answer closes the connection. Kept open,
+ * the connection would hold a request node never finishes reading (it drains only a body nobody began
+ * to read): a client streaming without end would keep sending, and the server's graceful close would
+ * wait for that request until its timeout (a minute).
+ */
+export function readNoFurther(exchange: Exchange): void {
+  if (!exchange.req.complete) exchange.setHeader('Connection', 'close');
 }
 
 /**
@@ -60,7 +71,8 @@ export function limitedBodyStream(exchange: Exchange, limit: number): Readable {
     transform(chunk: Buffer, _encoding, done) {
       seen += chunk.length;
       if (seen > limit) {
-        req.unpipe(counted); // read no further: the answer goes out while the client may still be sending
+        req.unpipe(counted); // the answer goes out while the client may still be sending
+        readNoFurther(exchange);
         done(refuse.tooLarge(limit));
         return;
       }
