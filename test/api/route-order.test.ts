@@ -3,10 +3,30 @@
  * plugs in"): the OpenAPI document's paths come in the spec's order, SPEC_ROUTE_ORDER, and routing
  * (find-my-way) finds the same route whatever order the table registers them in.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
 import { type AnyRoute, SPEC_ROUTE_ORDER, buildOpenApi, routeOrderKey, routeTable } from '@hearth/api';
 
 const table = routeTable();
+
+const ROUTES = path.resolve(__dirname, '..', '..', 'apps', 'api', 'src', 'routes');
+
+test('routeTable registers every folder of routes/ by one line, its list', () => {
+  const folders = fs
+    .readdirSync(ROUTES, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
+  const source = fs.readFileSync(path.join(ROUTES, 'index.ts'), 'utf8');
+  const imported = [...source.matchAll(/^import \{ (\w+) \} from '\.\/([\w-]+)';$/gm)].map(([, name, folder]) => ({ name, folder }));
+  expect(imported.map(({ folder }) => folder).sort()).toEqual(folders);
+  const body = /const routes: AnyRoute\[\] = \[\n([\s\S]*?)\n {2}\];/.exec(source)?.[1];
+  expect(body).toBeDefined();
+  // Each line spreads one area's list (the reference routes' is made with the document), then the extras.
+  const lines = body!.split('\n').map((line) => /^ {4}\.\.\.(\w+)(\(.*\))?,$/.exec(line)?.[1] ?? line);
+  expect([...lines].sort()).toEqual([...imported.map(({ name }) => name), 'extra'].sort());
+});
 
 /** The lines of a list that occur more than once. */
 const repeated = (keys: readonly string[]) => keys.filter((key, i) => keys.indexOf(key) !== i);
