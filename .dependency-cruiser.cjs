@@ -49,6 +49,14 @@ module.exports = {
       to: { path: ENTRY },
     },
     {
+      name: 'a-kind-imports-no-list-of-kinds',
+      comment:
+        "A kind's declaration (manifests/kinds/<area>.ts) and what it is made of (kind.ts, reconciler.ts, manifest-error.ts) import no other module of manifests/: the list of kinds (schemas.ts) imports every kind, and what validates or applies documents imports the list.",
+      severity: 'error',
+      from: { path: `${MANIFESTS}(kinds/|(kind|reconciler|manifest-error)[.]ts$)` },
+      to: { path: `${MANIFESTS}(?!(kind|reconciler|manifest-error)[.]ts$)` },
+    },
+    {
       name: 'no-circular',
       comment: 'A cycle hides which module is the lower one.',
       severity: 'error',

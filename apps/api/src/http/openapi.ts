@@ -5,6 +5,7 @@ import type { AnyRoute, RouteLink } from './route';
 import { CREDENTIALS_TAKEN, IdempotencyKeyHeader, type PrincipalKind, bodyLimitOf, refusalsOf } from './checks';
 import { BASE_PATH } from './app';
 import { API_TAGS } from './tags';
+import { SPEC_ROUTE_ORDER, routeOrderKey } from './route-order';
 
 type Json = Record<string, unknown>;
 
@@ -210,8 +211,23 @@ export interface OpenApiDocument {
   components: Json;
 }
 
-/** `about` is the deployment's contact and terms (HEARTH_API_CONTACT, HEARTH_API_LICENSE). */
-export function buildOpenApi(routes: AnyRoute[], about: ApiDocumentAbout = DEFAULT_API_ABOUT): OpenApiDocument {
+const SPEC_POSITION = new Map(SPEC_ROUTE_ORDER.map((key, position) => [key, position]));
+
+/**
+ * The routes in the spec's order (SPEC_ROUTE_ORDER), whatever order they were registered in; a route
+ * the list does not name (a test's own) comes after, in the order given.
+ */
+function inSpecOrder(routes: AnyRoute[]): AnyRoute[] {
+  const position = (route: AnyRoute) => SPEC_POSITION.get(routeOrderKey(route)) ?? SPEC_ROUTE_ORDER.length;
+  return [...routes].sort((a, b) => position(a) - position(b));
+}
+
+/**
+ * `about` is the deployment's contact and terms (HEARTH_API_CONTACT, HEARTH_API_LICENSE). The paths,
+ * the tags and the named schemas come in the spec's order of the routes, not the table's.
+ */
+export function buildOpenApi(registered: AnyRoute[], about: ApiDocumentAbout = DEFAULT_API_ABOUT): OpenApiDocument {
+  const routes = inSpecOrder(registered);
   const paths: Record<string, Record<string, Json>> = {};
   const components = new Components();
   const answer = (schema: TSchema) => components.clean(schema, 'answer');

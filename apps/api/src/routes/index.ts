@@ -1,7 +1,7 @@
 import type { AnyRoute } from '../http/route';
 import type { ApiDocumentAbout } from '@hearth/core';
 import { buildOpenApi, type OpenApiDocument } from '../http/openapi';
-import { getJwks, openApiRoute } from './reference';
+import { referenceRoutes } from './reference';
 import { authRoutes } from './auth';
 import { playerRoutes } from './players';
 import { configRoutes } from './config';
@@ -12,27 +12,10 @@ import { legalRoutes } from './legal';
 import { tourRoutes } from './tours';
 import { saveRoutes } from './saves';
 import { supportRoutes } from './support';
-import {
-  consumeCurrency,
-  creditCurrency,
-  debitCurrency,
-  getCurrentRealm,
-  getInventory,
-  listBalances,
-  listCurrencyDefinitions,
-  listInventories,
-  listLedger,
-  listRealmDefinitions,
-  listRealms,
-  refundCurrency,
-} from './economy';
-import { listItemTypeDefinitions } from './items';
-import { consumeItem, consumeItemStack, grantItems, listItems, listItemStacks, openItem, useItem, useItemStack } from './items/held';
-import { purchaseItems } from './items/purchases';
+import { economyRoutes } from './economy';
+import { itemRoutes } from './items';
 import { cardRoutes } from './cards';
-import { deleteUnlock, listUnlocks, recordUnlock } from './progression';
-import { getPlayerSkillTree, listPlayerSkillTrees, listSkillTreeDefinitions, unlockSkillNode } from './progression/skill-trees';
-import { addXp, listXp } from './progression/xp';
+import { progressionRoutes } from './progression';
 import { statRoutes } from './stats';
 import { crashRoutes } from './crashes';
 import { licenceRoutes } from './licence';
@@ -40,17 +23,15 @@ import { dashboardRoutes } from './dashboards';
 import { commerceRoutes } from './commerce';
 
 /**
- * The route table: every route of the API, in the order of the spec's summary table, which is the
- * order of the OpenAPI document's paths. An area whose routes sit together there is registered by
- * one line, its list (routes/<area>/index.ts); economy, items and progression interleave (their
- * definitions, inventories and moves are grouped across the three), so they are listed route by route.
+ * The route table: every route of the API, each area by one line, its list (routes/<area>/index.ts).
+ * Routing does not depend on the order, nor does the OpenAPI document, whose paths come in the spec's
+ * order (SPEC_ROUTE_ORDER, http/route-order.ts).
  */
 export function routeTable(extra: AnyRoute[] = [], about?: ApiDocumentAbout): AnyRoute[] {
   let document: OpenApiDocument | undefined;
   const routes: AnyRoute[] = [
-    openApiRoute(() => (document ??= buildOpenApi(routes, about))),
+    ...referenceRoutes(() => (document ??= buildOpenApi(routes, about))),
     ...authRoutes,
-    getJwks,
     ...playerRoutes,
     ...configRoutes,
     ...realtimeRoutes,
@@ -62,38 +43,10 @@ export function routeTable(extra: AnyRoute[] = [], about?: ApiDocumentAbout): An
     ...saveRoutes,
     ...crashRoutes,
     ...commerceRoutes,
-    listRealms,
-    getCurrentRealm,
-    listRealmDefinitions,
-    listCurrencyDefinitions,
-    listItemTypeDefinitions,
-    listSkillTreeDefinitions,
-    listInventories,
-    getInventory,
-    listBalances,
-    listItems,
-    listItemStacks,
-    listLedger,
-    creditCurrency,
-    debitCurrency,
-    refundCurrency,
-    consumeCurrency,
-    grantItems,
-    consumeItem,
-    consumeItemStack,
-    useItem,
-    useItemStack,
-    openItem,
-    purchaseItems,
+    ...economyRoutes,
+    ...itemRoutes,
     ...cardRoutes,
-    listUnlocks,
-    recordUnlock,
-    deleteUnlock,
-    listXp,
-    addXp,
-    listPlayerSkillTrees,
-    getPlayerSkillTree,
-    unlockSkillNode,
+    ...progressionRoutes,
     ...statRoutes,
     ...licenceRoutes,
     ...dashboardRoutes,

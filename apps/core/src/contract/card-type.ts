@@ -1,6 +1,6 @@
 /**
  * The CardType and CardTemplate manifests' specs (docs/cards.md "Card types and templates"): what a
- * designer writes, wrapped into their kinds by manifests/schemas.ts like every other spec. Rules
+ * designer writes, wrapped into their kinds by manifests/kinds/cards.ts like every other spec. Rules
  * within one document are CEL (spec/rules.ts), so the Kubernetes API server and `hearth apply` refuse
  * a bad document alike; rules across documents (a price naming a currency) are checked when a card
  * is bought (docs/cards.md).

@@ -1,6 +1,6 @@
 /**
  * The ItemType manifest's spec (docs/economy.md "Item types"): one item type of an environment, as a
- * designer writes it. A value schema of the spec layer, wrapped into its kind by manifests/schemas.ts
+ * designer writes it. A value schema of the spec layer, wrapped into its kind by manifests/kinds/items.ts
  * like every other spec. Rules across fields of one document are CEL (spec/rules.ts), so the
  * Kubernetes API server and `hearth apply` refuse a bad document alike; rules across documents (a
  * price naming a currency, a container naming an item type) are checked when the item is bought or

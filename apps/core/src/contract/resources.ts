@@ -1,7 +1,7 @@
 /**
  * The spec part of every Hearth custom resource, and the constants the domain shares with them: service
  * names, plan limits, the grammar of what documents hold. The spec layer: these are values the domain
- * reads and the manifest kinds (manifests/schemas.ts) wrap into documents; nothing here imports the
+ * reads and the manifest kinds (manifests/kinds/<area>.ts) wrap into documents; nothing here imports the
  * rest of core.
  */
 import { Defaulted, Icon, ShownName } from './fields';
@@ -381,7 +381,7 @@ export const CurrencySpec = Type.Object(
 
 /**
  * What the domain reads of a document: its name (the default of its key) and its spec. Every kind's
- * document (manifests/schemas.ts) is one of these, so the domain takes documents without knowing kinds.
+ * document (manifests/kind.ts) is one of these, so the domain takes documents without knowing kinds.
  */
 export interface Resource<S> {
   metadata: { name: string; namespace?: string };

@@ -5,7 +5,8 @@ import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import type { Announcer } from '../invalidation';
 import { type ReconcileResult, reconcileAll } from './reconcile';
-import { ManifestError, validateManifest } from './validate';
+import { ManifestError } from './manifest-error';
+import { validateManifest } from './validate';
 import type { AnyManifest } from './schemas';
 
 export interface LoadedManifest {

@@ -14,7 +14,8 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { stringify } from 'yaml';
-import { API_VERSION, MANIFEST_KINDS, type ManifestKind, type PrinterColumn } from './schemas';
+import { API_VERSION, type PrinterColumn } from './kind';
+import { MANIFEST_KINDS, type ManifestKind } from './schemas';
 import { resourceStatus } from './status';
 import { RULES_KEYWORD, immutableRules } from '../contract/rules';
 

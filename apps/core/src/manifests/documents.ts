@@ -13,7 +13,8 @@ import type { Queryable } from '../db/knex';
 import { liveKeyOfManifest } from '../auth/server-keys';
 import { liveLicenceKeyOfManifest } from '../licence/keys';
 import { referenceFields } from './references';
-import { API_VERSION, type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
+import { API_VERSION } from './kind';
+import { type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
 import type { Condition } from './status';
 
 const TABLE = 'manifest_documents';

@@ -1,13 +1,13 @@
 /**
- * Reconciling documents through their kind's reconciler (reconcilers/): one document (what the
- * operator's controller calls per object), a batch in dependency order (`hearth apply`), and the
- * clean-up of a deleted document (the operator's finalizer).
+ * Reconciling documents through their kind's reconciler (declared with the kind, in kinds/<area>.ts):
+ * one document (what the operator's controller calls per object), a batch in dependency order
+ * (`hearth apply`), and the clean-up of a deleted document (the operator's finalizer).
  */
 import type { Queryable } from '../db/knex';
 import type { Announcer } from '../invalidation';
-import { type ReconcileAction, type RemoveAction, reconcilerOf } from './reconcilers';
-import { type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
-import { DEFAULT_NAMESPACE, ManifestError, describeDocument } from './validate';
+import type { ReconcileAction, RemoveAction } from './reconciler';
+import { type AnyManifest, MANIFEST_KINDS, type ManifestKind, reconcilerOf } from './schemas';
+import { DEFAULT_NAMESPACE, ManifestError, describeDocument } from './manifest-error';
 import { immutableFields, immutableMessage } from '../contract/rules';
 import { inTransaction } from '../db/transaction';
 import { forgetAppliedManifest, recordAppliedManifest } from './documents';

@@ -78,5 +78,5 @@ export const refreshTokens = defineRoute({
   },
 });
 
-/** The auth area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The auth area's routes: routes/index.ts registers them by this one name. */
 export const authRoutes: AnyRoute[] = [signInIdp, refreshTokens, signInServer];

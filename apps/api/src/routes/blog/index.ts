@@ -73,5 +73,5 @@ export const listBlogTags = defineRoute({
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listTags(ctx.env, ctx.query, moment)),
 });
 
-/** The blog area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The blog area's routes: routes/index.ts registers them by this one name. */
 export const blogRoutes: AnyRoute[] = [listBlogPosts, getBlogPost, listBlogCategories, listBlogTags];

@@ -4,7 +4,7 @@ import { consumeCard, consumeCardStack, grantCard, grantCardStack, listCardStack
 import { purchaseCards } from './purchases';
 import { createDeck, deleteDeck, getDeck, listDecks, putDeckCard, renameDeck, setDeckType, takeDeckCard, validateDeck } from './decks';
 
-/** The cards area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The cards area's routes: routes/index.ts registers them by this one name. */
 export const cardRoutes: AnyRoute[] = [
   listCardTypeDefinitions,
   listCardTemplateDefinitions,

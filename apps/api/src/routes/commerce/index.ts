@@ -196,7 +196,7 @@ export const acknowledgeGrant = defineRoute({
   handler: async (ctx) => ({ body: await ctx.core.commerce.acknowledgeGrant(ctx.db, ctx.env, ctx.params.grantId) }),
 });
 
-/** The commerce area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The commerce area's routes: routes/index.ts registers them by this one name. */
 export const commerceRoutes: AnyRoute[] = [
   getCatalog,
   createOrder,

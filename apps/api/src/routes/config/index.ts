@@ -72,5 +72,5 @@ export const listFlags = defineRoute({
   handler: (ctx) => snapshotAnswer(ctx, (db) => ctx.core.gameConfig.listFlags(db, ctx.env, ctx.query)),
 });
 
-/** The config area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The config area's routes: routes/index.ts registers them by this one name. */
 export const configRoutes: AnyRoute[] = [listConfigValues, listConfigTables, getConfigTable, listFlags];

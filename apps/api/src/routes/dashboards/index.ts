@@ -62,5 +62,5 @@ export const listPlayersForDashboard = defineRoute({
   handler: async (ctx) => ({ body: await ctx.core.dashboards.listPlayers(ctx.db, ctx.env, ctx.query) }),
 });
 
-/** The dashboards area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The dashboards area's routes: routes/index.ts registers them by this one name. */
 export const dashboardRoutes: AnyRoute[] = [signInDashboard, getDashboardSession, listPlayersForDashboard];

@@ -20,7 +20,7 @@ import {
   PlayerPath,
 } from '@hearth/core/shapes';
 import type { MoveKind } from '@hearth/core/economy';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { type AnyRoute, BODY_LIMITS, defineRoute } from '../../http/route';
 import { answeredForPlayer, listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 import { answerWithReplay, engineMove, inventoryPage } from './held';
 import { listedForEnvironment } from '../definitions';
@@ -166,3 +166,19 @@ export const creditCurrency = moveRoute('credit');
 export const debitCurrency = moveRoute('debit');
 export const refundCurrency = moveRoute('refund');
 export const consumeCurrency = moveRoute('consume');
+
+/** The economy area's routes: routes/index.ts registers them by this one name. */
+export const economyRoutes: AnyRoute[] = [
+  listRealms,
+  getCurrentRealm,
+  listRealmDefinitions,
+  listCurrencyDefinitions,
+  listInventories,
+  getInventory,
+  listBalances,
+  listLedger,
+  creditCurrency,
+  debitCurrency,
+  refundCurrency,
+  consumeCurrency,
+];

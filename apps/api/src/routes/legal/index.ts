@@ -61,5 +61,5 @@ export const acceptLegal = defineRoute({
   ...answeredForPlayer({ params: PlayerPath, body: LegalAcceptRequest }, (ctx, playerId) => ctx.core.legal.accept(ctx.db, ctx.env, playerId, ctx.body)),
 });
 
-/** The legal area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The legal area's routes: routes/index.ts registers them by this one name. */
 export const legalRoutes: AnyRoute[] = [listLegalDocuments, getLegalStanding, listOutstandingLegal, acceptLegal];

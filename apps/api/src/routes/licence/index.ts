@@ -78,5 +78,5 @@ export const getLicenceJwks = defineRoute({
   handler: async (ctx) => ({ body: ctx.core.licence.jwks(), headers: { 'Cache-Control': 'public, max-age=300' } }),
 });
 
-/** The licence area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The licence area's routes: routes/index.ts registers them by this one name. */
 export const licenceRoutes: AnyRoute[] = [getLicenceJwks, activateLicence, checkLicence, releaseLicence];

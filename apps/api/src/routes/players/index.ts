@@ -56,5 +56,5 @@ export const signOutPlayer = defineRoute({
   ...doneForPlayer({ params: PlayerPath }, (ctx, playerId) => ctx.core.players.signOutEverywhere(ctx.db, ctx.env, playerId)),
 });
 
-/** The players area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The players area's routes: routes/index.ts registers them by this one name. */
 export const playerRoutes: AnyRoute[] = [getPlayer, renamePlayer, deletePlayer, signOutPlayer];

@@ -1,8 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import { GameKey } from '@hearth/core/contract';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { type AnyRoute, BODY_LIMITS, defineRoute } from '../../http/route';
 import { Id, PageOf, PageQuery, PlayerPath, Timestamp } from '@hearth/core/shapes';
 import { answeredForPlayer, playerPage, targetPlayerId } from '../players/target';
+import { getPlayerSkillTree, listPlayerSkillTrees, listSkillTreeDefinitions, unlockSkillNode } from './skill-trees';
+import { addXp, listXp } from './xp';
 
 /** Unlock (spec §2). */
 const Unlock = Type.Object(
@@ -72,3 +74,16 @@ export const deleteUnlock = defineRoute({
     return {};
   },
 });
+
+/** The progression area's routes: routes/index.ts registers them by this one name. */
+export const progressionRoutes: AnyRoute[] = [
+  listSkillTreeDefinitions,
+  listUnlocks,
+  recordUnlock,
+  deleteUnlock,
+  listXp,
+  addXp,
+  listPlayerSkillTrees,
+  getPlayerSkillTree,
+  unlockSkillNode,
+];

@@ -31,5 +31,5 @@ export const getRealtime = defineRoute({
   },
 });
 
-/** The realtime area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The realtime area's routes: routes/index.ts registers them by this one name. */
 export const realtimeRoutes: AnyRoute[] = [getRealtime];

@@ -1,5 +1,5 @@
 import { JsonWebKeySet, OpenApiDocumentShape } from '@hearth/core/shapes';
-import { defineRoute } from '../../http/route';
+import { type AnyRoute, defineRoute } from '../../http/route';
 
 export const getJwks = defineRoute({
   operationId: 'getJwks',
@@ -34,3 +34,6 @@ export function openApiRoute(document: () => OpenApiDocumentShape) {
     handler: async () => ({ body: document() }),
   });
 }
+
+/** The reference routes, the document's and the key set's: routes/index.ts registers them by this one call. */
+export const referenceRoutes = (document: () => OpenApiDocumentShape): AnyRoute[] => [openApiRoute(document), getJwks];

@@ -85,5 +85,5 @@ export const deleteSave = defineRoute({
   ...doneForPlayer({ params: SlotPath }, (ctx, playerId) => ctx.core.saves.delete(ctx.db, ctx.env, playerId, ctx.params.key, writerOf(ctx.principal))),
 });
 
-/** The saves area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The saves area's routes: routes/index.ts registers them by this one name. */
 export const saveRoutes: AnyRoute[] = [listSaves, getSave, putSave, deleteSave];

@@ -129,7 +129,7 @@ export const reportSessionStatus = defineRoute({
   handler: async (ctx) => ({ body: await ctx.core.sessions.reportStatus(ctx.db, ctx.env, ctx.params.sessionId, ctx.body) }),
 });
 
-/** The sessions area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The sessions area's routes: routes/index.ts registers them by this one name. */
 export const sessionRoutes: AnyRoute[] = [
   createSession,
   getSession,

@@ -77,5 +77,5 @@ export const incrementStat = defineRoute({
   handler: async (ctx) => ({ body: await ctx.core.stats.increment(ctx.db, ctx.env, null, ctx.params.key, ctx.body) }),
 });
 
-/** The stats area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The stats area's routes: routes/index.ts registers them by this one name. */
 export const statRoutes: AnyRoute[] = [listPlayerStats, listStats, incrementPlayerStat, incrementStat];

@@ -51,5 +51,5 @@ export const createPlayerReport = defineRoute({
   handler: (ctx) => file(ctx, () => ctx.core.support.fileReport(ctx.db, ctx.env, ctx.principal.playerId, ctx.body)),
 });
 
-/** The support area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The support area's routes: routes/index.ts registers them by this one name. */
 export const supportRoutes: AnyRoute[] = [createSupportRequest, createPlayerReport];

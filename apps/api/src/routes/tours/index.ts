@@ -33,5 +33,5 @@ export const completeTour = defineRoute({
   ...doneForPlayer({ params: TourPath }, (ctx, playerId) => ctx.core.tours.complete(ctx.db, ctx.env, playerId, ctx.params.tourId)),
 });
 
-/** The tours area's routes, in the route table's order: routes/index.ts registers them by this one name. */
+/** The tours area's routes: routes/index.ts registers them by this one name. */
 export const tourRoutes: AnyRoute[] = [listTours, completeTour];

@@ -1,16 +1,16 @@
 /**
- * What every kind's reconciler is and shares. A reconciler translates a document into calls to the
- * domain functions the CLI also calls (tenancy/catalog.ts, auth/server-keys.ts,
- * content/game-config-sync.ts); those write, and announce their changes after the commit. A
- * reconciler writes no row itself.
+ * What every kind's reconciler is and shares; each kind's own is declared with the kind, in
+ * kinds/<area>.ts. A reconciler translates a document into calls to the domain functions the CLI
+ * also calls (tenancy/catalog.ts, auth/server-keys.ts, content/game-config-sync.ts); those write, and
+ * announce their changes after the commit. A reconciler writes no row itself.
  */
-import type { OwnerPlace, SyncAction } from '../../content/owned-row';
-import type { Queryable } from '../../db/knex';
-import { inTransaction } from '../../db/transaction';
-import { Refusal } from '../../errors';
-import type { Announcer } from '../../invalidation';
-import { type EnvironmentContext, isEnvironmentRetired, loadEnvironmentByName } from '../../tenancy/environments';
-import { DEFAULT_NAMESPACE, ManifestError } from '../validate';
+import type { OwnerPlace, SyncAction } from '../content/owned-row';
+import type { Queryable } from '../db/knex';
+import { inTransaction } from '../db/transaction';
+import { Refusal } from '../errors';
+import type { Announcer } from '../invalidation';
+import { type EnvironmentContext, isEnvironmentRetired, loadEnvironmentByName } from '../tenancy/environments';
+import { DEFAULT_NAMESPACE, ManifestError } from './manifest-error';
 
 export type ReconcileAction = SyncAction;
 export type RemoveAction = 'removed' | 'absent';
