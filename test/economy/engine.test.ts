@@ -5,6 +5,10 @@
  * counted only once it is committed, never for one rolled back; refusals are worded from one table
  * whoever moves (the currency routes, purchases, item grants); and the one player hold makes a
  * player's deletion wait for a move in flight.
+ *
+ * These stay over HTTP and on committed transactions: the round trips are those of a request through
+ * the API, the metrics count only after a real commit, and the hold needs a second connection. The
+ * same wording as core's refusals, without a route, is held in test/economy/rules.test.ts.
  */
 import { IDEMPOTENT_MOVE, ENGINE_MOVE } from '@hearth/core/economy';
 import { HOLD_PLAYER_SQL, holdPlayer } from '@hearth/core/players';

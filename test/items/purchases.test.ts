@@ -1,8 +1,9 @@
 /**
  * Buying items (spec §4 Game services "Buying", §2 Purchase<T>; docs/economy.md "Buying"), over real
- * HTTP: price rules, quantities, consumed currencies and allowances, player tokens, where things are
- * paid from and go, every refusal (each changing nothing), replays under an Idempotency-Key, and
- * parallel purchases that must never pass a balance or a limit.
+ * HTTP: the Purchase answered, the status of each refusal, the body's schema, player tokens and `me`,
+ * replays under an Idempotency-Key, and parallel purchases that must never pass a balance or a limit.
+ * The rules themselves (price rules, allowances, where a purchase pays from and puts, each refusal
+ * changing nothing) are held on core's purchases service in test/items/purchase-rules.test.ts.
  */
 import { type Harness, startHarness } from '../support/harness';
 import { type Reply, call, expectError, signIn } from '../support/http';
@@ -147,25 +148,6 @@ describe('buying', () => {
     expect(one.granted.stack).toEqual({ itemTypeKey: 'potion', quantity: 4 });
   });
 
-  test('priceRule any pays the price payWith names; one-by-one items are made', async () => {
-    const p = await player('buy-any');
-    await credit(p, 'gold', 1000);
-    await credit(p, 'gems', 7);
-    const withGems = ok(await buy(p, { itemTypeKey: 'sword', payWith: 'gems' }));
-    expect(withGems.charges).toEqual([
-      { transactionId: expect.any(String), inventoryId: withGems.granted.inventoryId, currencyKey: 'gems', amount: -5, balanceAfter: 2, replayed: false },
-    ]);
-    expect(withGems.granted.stack).toBeNull();
-    expect(withGems.granted.items).toEqual([
-      { id: expect.any(String), inventoryId: withGems.granted.inventoryId, itemTypeKey: 'sword', grantKey: null, consumedAt: null, data: {} },
-    ]);
-    const withGold = ok(await buy(p, { itemTypeKey: 'sword', payWith: 'gold' }));
-    expect(withGold.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([['gold', -100, 900]]);
-    expect(await balances(p)).toEqual({ gems: 2, gold: 900 });
-    const held = ok(await call(h.base, 'GET', `/players/${p}/inventories/account/items`, { token: key })).items;
-    expect(held.map((i: any) => i.id)).toEqual([withGems.granted.items[0].id, withGold.granted.items[0].id]);
-  });
-
   test('payWith: required for priceRule any, and must name one of the prices (invalid-request on body.payWith, nothing charged)', async () => {
     const p = await player('buy-paywith');
     await credit(p, 'gold', 1000);
@@ -192,63 +174,18 @@ describe('buying', () => {
     // 20 potions fit maxOwned exactly.
     expect(ok(await buy(p, { itemTypeKey: 'potion', quantity: 20 })).charges.map((c: any) => c.amount)).toEqual([-40, -200]);
   });
-
-  test('amounts stay exact past 2^32: 100 × 1,000,000,000 is charged to the unit', async () => {
-    const p = await player('buy-big');
-    for (let round = 0; round < 5; round++)
-      await Promise.all(Array.from({ length: 20 }, (_, i) => credit(p, 'gold', round === 4 && i === 19 ? 999_999_999 : 1_000_000_000)));
-    const short = expectError(await buy(p, { itemTypeKey: 'castle', quantity: 100 }), 409, 'insufficient-balance');
-    expect(short.details).toEqual({ currencyKey: 'gold', held: 99_999_999_999, requested: 100_000_000_000 });
-    await credit(p, 'gold', 8);
-    const big = ok(await buy(p, { itemTypeKey: 'castle', quantity: 100 }));
-    expect(big.charges.map((c: any) => [c.amount, c.balanceAfter])).toEqual([[-100_000_000_000, 7]]);
-    expect(big.granted.stack).toEqual({ itemTypeKey: 'castle', quantity: 100 });
-    const refused = expectError(await buy(p, { itemTypeKey: 'castle', quantity: 100 }), 409, 'insufficient-balance');
-    expect(refused.details).toEqual({ currencyKey: 'gold', held: 7, requested: 100_000_000_000 });
-  });
 });
 
 describe('consumed currencies and allowances', () => {
-  test('a server key sends the allowance; the spent figure rises within it; past it allowance-exceeded and nothing is granted', async () => {
+  test('allowance-exceeded and balance-cap are 409 with details; a consumed price without its allowance is 400 on body.allowances', async () => {
     const p = await player('buy-consumed');
-    const first = ok(await buy(p, { itemTypeKey: 'boost', quantity: 2, allowances: { energy: 100, gold: 5, unrelated: 1 } }));
-    expect(first.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([['energy', 60, 60]]);
-    expect(first.granted.stack).toEqual({ itemTypeKey: 'boost', quantity: 2 });
-    const before = await snapshot(p);
-    const refused = expectError(await buy(p, { itemTypeKey: 'boost', quantity: 2, allowances: { energy: 100 } }), 409, 'allowance-exceeded');
-    expect(refused.details).toEqual({ currencyKey: 'energy', held: 60, requested: 60, allowance: 100 });
-    expect(await snapshot(p)).toEqual(before);
-    // Exactly up to the allowance is allowed.
-    expect(ok(await buy(p, { itemTypeKey: 'boost', allowances: { energy: 90 } })).charges[0].balanceAfter).toBe(90);
-  });
-
-  test('a consumed price without its allowance is invalid-request on body.allowances; a mixed price list charges both or neither', async () => {
-    const p = await player('buy-mixed');
-    await credit(p, 'gold', 12);
-    const before = await snapshot(p);
-    const missing = expectError(await buy(p, { itemTypeKey: 'mixed' }), 400, 'invalid-request', 'body.allowances');
-    expect(missing.details.currencyKey).toBe('energy');
-    expectError(await buy(p, { itemTypeKey: 'mixed', allowances: { gold: 100 } }), 400, 'invalid-request', 'body.allowances');
-    expect(await snapshot(p)).toEqual(before);
-    const bought = ok(await buy(p, { itemTypeKey: 'mixed', quantity: 2, allowances: { energy: 1000 } }));
-    expect(bought.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([
-      ['energy', 20, 20],
-      ['gold', -10, 2],
-    ]);
-    // energy (first in key order) would be charged, gold is short: neither is.
-    const after = await snapshot(p);
-    const short = expectError(await buy(p, { itemTypeKey: 'mixed', allowances: { energy: 1000 } }), 409, 'insufficient-balance');
-    expect(short.details).toEqual({ currencyKey: 'gold', held: 2, requested: 5 });
-    expect(await snapshot(p)).toEqual(after);
-  });
-
-  test("a consumed currency's max caps what may be spent, whatever the allowance (balance-cap)", async () => {
-    const p = await player('buy-cap');
-    ok(await buy(p, { itemTypeKey: 'boost', quantity: 16, allowances: { energy: 10_000 } }));
-    const before = await snapshot(p);
+    expect(ok(await buy(p, { itemTypeKey: 'boost', quantity: 16, allowances: { energy: 480 } })).charges[0].balanceAfter).toBe(480);
+    const refused = expectError(await buy(p, { itemTypeKey: 'boost', allowances: { energy: 500 } }), 409, 'allowance-exceeded');
+    expect(refused.details).toEqual({ currencyKey: 'energy', held: 480, requested: 30, allowance: 500 });
     const capped = expectError(await buy(p, { itemTypeKey: 'boost', allowances: { energy: 10_000 } }), 409, 'balance-cap');
     expect(capped.details).toEqual({ currencyKey: 'energy', held: 480, requested: 30 });
-    expect(await snapshot(p)).toEqual(before);
+    const missing = expectError(await buy(p, { itemTypeKey: 'mixed' }), 400, 'invalid-request', 'body.allowances');
+    expect(missing.details.currencyKey).toBe('energy');
   });
 });
 
@@ -278,88 +215,30 @@ describe('player tokens', () => {
 });
 
 describe('refusals change nothing', () => {
-  test('insufficient-balance names what is held and asked; no currency is charged', async () => {
-    const p = await player('buy-short');
+  test('insufficient-balance and owned-limit are 409 with details, not-purchasable and disabled 409, not-found 404; a place that does not fit is 400 on its body field; none changes anything', async () => {
+    const p = await player('buy-refusals');
     await credit(p, 'gold', 25);
     await credit(p, 'gems', 100);
     const before = await snapshot(p);
-    // gems (first in key order) is affordable and would be charged first; gold is short.
-    const refused = expectError(await buy(p, { itemTypeKey: 'potion', quantity: 3 }), 409, 'insufficient-balance');
-    expect(refused.details).toEqual({ currencyKey: 'gold', held: 25, requested: 30 });
-    expect(await snapshot(p)).toEqual(before);
-    // Never-touched currency: held 0.
-    const none = expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'gold', quantity: 1, realmId: null }), 409, 'insufficient-balance');
-    expect(none.details).toEqual({ currencyKey: 'gold', held: 25, requested: 100 });
-  });
-
-  test('a purchase past maxOwned is owned-limit and charges nothing', async () => {
-    const p = await player('buy-owned');
-    await credit(p, 'gold', 10_000);
-    await credit(p, 'gems', 10_000);
-    ok(await buy(p, { itemTypeKey: 'sword', payWith: 'gold' }));
-    const before = await snapshot(p);
-    const refused = expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'gold', quantity: 2 }), 409, 'owned-limit');
-    expect(refused.details).toEqual({ itemTypeKey: 'sword', held: 1, requested: 2, limit: 2 });
-    expect(await snapshot(p)).toEqual(before);
-    ok(await buy(p, { itemTypeKey: 'potion', quantity: 15 }));
-    const stacked = await snapshot(p);
-    expectError(await buy(p, { itemTypeKey: 'potion', quantity: 6 }), 409, 'owned-limit');
-    expect(await snapshot(p)).toEqual(stacked);
-  });
-
-  test('not-purchasable, disabled and not-found', async () => {
-    const p = await player('buy-refusals');
-    await credit(p, 'gold', 1000);
-    const before = await snapshot(p);
-    expect(expectError(await buy(p, { itemTypeKey: 'relic' }), 409, 'not-purchasable').details).toEqual({ itemTypeKey: 'relic' });
-    // A price in a currency the environment does not have: not for sale, never free (gold, also a price, is not charged).
-    expect(expectError(await buy(p, { itemTypeKey: 'ghostpriced' }), 409, 'not-purchasable').details).toEqual({
-      itemTypeKey: 'ghostpriced',
-      currencyKey: 'ghost',
+    expect(expectError(await buy(p, { itemTypeKey: 'potion', quantity: 3 }), 409, 'insufficient-balance').details).toEqual({
+      currencyKey: 'gold',
+      held: 25,
+      requested: 30,
     });
-    expect(expectError(await buy(p, { itemTypeKey: 'offitem' }), 409, 'disabled').details).toEqual({ itemTypeKey: 'offitem' });
+    expect(expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'gems', quantity: 3 }), 409, 'owned-limit').details).toEqual({
+      itemTypeKey: 'sword',
+      held: 0,
+      requested: 3,
+      limit: 2,
+    });
+    expect(expectError(await buy(p, { itemTypeKey: 'relic' }), 409, 'not-purchasable').details).toEqual({ itemTypeKey: 'relic' });
     expect(expectError(await buy(p, { itemTypeKey: 'frozenpriced' }), 409, 'disabled').details).toEqual({ itemTypeKey: 'frozenpriced', currencyKey: 'frozen' });
     expectError(await buy(p, { itemTypeKey: 'unknown' }), 404, 'not-found');
     expectError(await buy('nobody', { itemTypeKey: 'potion' }), 404, 'not-found');
     expectError(await buy('me', { itemTypeKey: 'potion' }), 404, 'not-found');
-    expectError(await buy(p, { itemTypeKey: 'potion', inventoryId: 'no-such-inventory' }), 404, 'not-found');
     expectError(await buy(p, { itemTypeKey: 'potion', realmId: 'no-such-realm' }), 404, 'not-found');
-    expect(await snapshot(p)).toEqual(before);
-  });
-});
-
-describe('where a purchase pays from and puts', () => {
-  test('a per-realm item goes to the current realm and is paid there; an account item paid in a realm currency pays from the current realm', async () => {
-    const p = await player('buy-realm');
-    await credit(p, 'tokens', 20);
-    const badge = ok(await buy(p, { itemTypeKey: 'badge', quantity: 2 }));
-    const season = ok(await call(h.base, 'GET', `/players/${p}/inventories/current`, { token: key }));
-    expect(season.realmId).toBe('s1');
-    expect(badge.granted).toMatchObject({ inventoryId: season.id, stack: { itemTypeKey: 'badge', quantity: 2 } });
-    expect(badge.charges).toEqual([
-      { transactionId: expect.any(String), inventoryId: season.id, currencyKey: 'tokens', amount: -6, balanceAfter: 14, replayed: false },
-    ]);
-    const cloak = ok(await buy(p, { itemTypeKey: 'cloak' }));
-    const account = ok(await call(h.base, 'GET', `/players/${p}/inventories/account`, { token: key }));
-    expect(cloak.granted.inventoryId).toBe(account.id);
-    expect(cloak.charges.map((c: any) => [c.inventoryId, c.currencyKey, c.balanceAfter])).toEqual([[season.id, 'tokens', 10]]);
-    // Named places: the realm by id, the inventory by id; a place the item's scope does not allow is invalid-request.
-    expect(ok(await buy(p, { itemTypeKey: 'badge', realmId: 's1' })).granted.inventoryId).toBe(season.id);
-    expect(ok(await buy(p, { itemTypeKey: 'badge', inventoryId: season.id })).granted.stack.quantity).toBe(4);
-    const before = await snapshot(p);
     expectError(await buy(p, { itemTypeKey: 'badge', realmId: null }), 400, 'invalid-request', 'body.realmId');
-    expectError(await buy(p, { itemTypeKey: 'potion', inventoryId: season.id }), 400, 'invalid-request', 'body.inventoryId');
     expect(await snapshot(p)).toEqual(before);
-    expect(await balances(p, 'current')).toEqual({ tokens: 4 });
-  });
-
-  test('an item bought in a realm that is not the current one is paid from that realm', async () => {
-    const p = await player('buy-old-realm');
-    await credit(p, 'tokens', 9, { realmId: 'permanent' });
-    const bought = ok(await buy(p, { itemTypeKey: 'badge', realmId: 'permanent' }));
-    const permanent = (ok(await call(h.base, 'GET', `/players/${p}/inventories`, { token: key })).items as any[]).find((i) => i.realmId === 'permanent');
-    expect(bought.granted.inventoryId).toBe(permanent.id);
-    expect(bought.charges.map((c: any) => [c.inventoryId, c.balanceAfter])).toEqual([[permanent.id, 6]]);
   });
 });
 
