@@ -5,7 +5,8 @@
  */
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
-import { endless, padded, rawExchange, rawRequest } from '../support/raw-http';
+import { endless, openConnection, padded, rawRequest } from '../support/raw-http';
+import { eventually, sleep } from '../support/wait';
 import { type TestPlayer, join, newPlayer, newSession } from '../sessions/helpers';
 
 let h: Harness;
@@ -200,22 +201,49 @@ describe('the bearer credential (RFC 6750 §2.1)', () => {
   });
 });
 
-test('a body refused before its end closes the connection: the server neither waits for the rest nor keeps the request open', async () => {
-  // A chunked body past the limit whose end never comes: the client sends 96 KB and then nothing.
-  const piece = 'x'.repeat(96 * 1024);
-  const head = [
+/** A chunked PATCH /players/me whose first piece is already past the route's 64 KB: its head and that piece. */
+const refusedStart = () =>
+  [
     'PATCH /v1/players/me HTTP/1.1',
     `Host: ${new URL(h.base).host}`,
     `Authorization: Bearer ${player.accessToken}`,
     'Content-Type: application/json',
     'Transfer-Encoding: chunked',
-  ];
-  // Bounded: kept open, the connection would last until the server's request timeout (a minute).
-  const answer = await rawExchange(h.base, `${head.join('\r\n')}\r\n\r\n${piece.length.toString(16)}\r\n${piece}\r\n`, 5_000);
-  expect(answer.status).toBe(413);
-  expect(answer.headers.connection).toBe('close');
-  expect(JSON.parse(answer.body).error).toBe('payload-too-large');
-  expect(await displayName()).toBe('Original');
+    '',
+    `${(96 * 1024).toString(16)}`,
+    `${'x'.repeat(96 * 1024)}`,
+    '',
+  ].join('\r\n');
+
+describe('a body refused before its end', () => {
+  test('is answered 413 while it streams, the rest is read and dropped, and the same connection serves the next request', async () => {
+    const conn = openConnection(h.base);
+    conn.socket.write(refusedStart());
+    await eventually(async () => conn.answers().length === 1 && conn.seen.text.includes('"payload-too-large"'), 5_000);
+    expect(conn.answers()[0]).toMatch(/^413 /);
+    // The client ends the body; the server has been reading past the refusal, so the request is over and the next one is answered.
+    conn.socket.write(`0\r\n\r\nGET /v1/players/me HTTP/1.1\r\nHost: ${new URL(h.base).host}\r\nAuthorization: Bearer ${player.accessToken}\r\n\r\n`);
+    await eventually(async () => conn.answers().length === 2 && conn.seen.text.includes('"displayName"'), 5_000);
+    expect(conn.answers()[1]).toMatch(/^200 /);
+    expect(conn.seen.closed).toBe(false);
+    conn.socket.destroy();
+    expect(await displayName()).toBe('Original');
+  });
+
+  test('a client that sends on regardless is cut off after a while (2 s), not read for ever', async () => {
+    const conn = openConnection(h.base);
+    conn.socket.write(refusedStart());
+    const piece = `${(16 * 1024).toString(16)}\r\n${'x'.repeat(16 * 1024)}\r\n`;
+    const started = Date.now();
+    // Bounded: 8 s at the most, whatever the server does.
+    while (!conn.seen.closed && Date.now() - started < 8_000) {
+      if (!conn.socket.destroyed) conn.socket.write(piece);
+      await sleep(50);
+    }
+    expect(conn.answers()[0]).toMatch(/^413 /);
+    expect(conn.seen.closed).toBe(true);
+    expect(Date.now() - started).toBeLessThan(6_000);
+  });
 });
 
 test('an oversized body is refused the same way on a route that takes JSON (PATCH /players/me, chunked)', async () => {

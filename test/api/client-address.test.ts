@@ -10,16 +10,18 @@ import { randomBytes } from 'node:crypto';
 import { parseTrustedProxies } from '@hearth/core/net';
 import { type ApiInstance, type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError, type Reply, signIn } from '../support/http';
-import { sleep } from '../support/wait';
+import { WindowClock } from '../support/clock';
 
 jest.setTimeout(60_000);
 
+/** The APIs' clock: the limits count per clock minute, and a scenario that must stay within one moves it to the next when this one is nearly over. */
+const clock = new WindowClock();
 let h: Harness;
 let playerToken: string;
 const apis: ApiInstance[] = [];
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ clock });
   playerToken = (await signIn(h.base, h.serverKeys['alpha-live-key'], 'address-1')).accessToken;
 });
 afterAll(async () => {
@@ -30,6 +32,7 @@ afterAll(async () => {
 /** An API over the harness's database with its own trust and its own rate-limit counters. */
 async function apiTrusting(trust: string): Promise<ApiInstance> {
   const api = await startApiInstance({
+    clock,
     db: h.db,
     redisPrefix: `hearth-test:${randomBytes(6).toString('hex')}:`,
     masterKey: h.masterKey,
@@ -37,12 +40,6 @@ async function apiTrusting(trust: string): Promise<ApiInstance> {
   });
   apis.push(api);
   return api;
-}
-
-/** A scenario must not straddle two clock minutes (the per-address window). */
-async function waitForRoomInMinute(margin = 15): Promise<void> {
-  const secondsLeft = 60 - ((Date.now() / 1000) % 60);
-  if (secondsLeft < margin) await sleep(secondsLeft * 1000 + 100);
 }
 
 /** A request without a credential, as the proxies in front of us would pass it on. */
@@ -68,7 +65,7 @@ describe('behind one trusted hop (HEARTH_TRUSTED_PROXIES=1)', () => {
   });
 
   test('the client is the entry our proxy appended: first entries the client wrote change nothing', async () => {
-    await waitForRoomInMinute();
+    clock.roomInWindow(60, 15);
     // Our proxy appends the address it saw (203.0.113.7) after whatever the client sent.
     const counted = [
       await anonymous(api, '203.0.113.7'),
@@ -84,7 +81,7 @@ describe('behind one trusted hop (HEARTH_TRUSTED_PROXIES=1)', () => {
   });
 
   test('a client that used up its minute stays refused whatever first entry it writes', async () => {
-    await waitForRoomInMinute(25);
+    clock.roomInWindow(60, 25);
     const client = '198.51.100.23';
     for (let sent = 0; sent < 600;) {
       const batch = Math.min(50, 600 - sent);
@@ -113,7 +110,7 @@ describe('behind a list of proxies (HEARTH_TRUSTED_PROXIES=loopback, 10.0.0.0/8)
   });
 
   test('the client is the nearest entry outside the list; what lies beyond it is the client’s own writing', async () => {
-    await waitForRoomInMinute();
+    clock.roomInWindow(60, 15);
     // Peer 127.0.0.1 (trusted) ← internal proxy 10.0.0.5 (trusted) ← client 198.51.100.4.
     const counted = [
       await anonymous(api, '198.51.100.4, 10.0.0.5'),
@@ -127,7 +124,7 @@ describe('behind a list of proxies (HEARTH_TRUSTED_PROXIES=loopback, 10.0.0.0/8)
   });
 
   test('an IPv6 client and a malformed entry: the walk stops at the first address it cannot vouch past', async () => {
-    await waitForRoomInMinute();
+    clock.roomInWindow(60, 15);
     expect(remaining(await anonymous(api, '2001:db8::1, 10.0.0.5'))).toBe(599);
     expect(remaining(await anonymous(api, '1.2.3.4, 2001:db8::1'))).toBe(598);
     // proxy-addr treats an entry that is not an address as the client: it counts, under that
@@ -148,7 +145,7 @@ describe('a peer that is not a trusted proxy (HEARTH_TRUSTED_PROXIES=10.0.0.0/8,
   });
 
   test('its X-Forwarded-For is ignored: every request counts against the peer itself', async () => {
-    await waitForRoomInMinute();
+    clock.roomInWindow(60, 15);
     const counted = [
       await anonymous(api),
       await anonymous(api, '203.0.113.7'),
@@ -166,7 +163,7 @@ describe('a peer that is not a trusted proxy (HEARTH_TRUSTED_PROXIES=10.0.0.0/8,
 
 test('with no proxy trusted (the default), X-Forwarded-* is ignored too', async () => {
   const api = await apiTrusting('');
-  await waitForRoomInMinute();
+  clock.roomInWindow(60, 15);
   expect([await anonymous(api, '203.0.113.7'), await anonymous(api, '203.0.113.9')].map(remaining)).toEqual([599, 598]);
   const host = new URL(api.base).host;
   expect(await realtimeUrl(api, { 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Proto': 'https' })).toBe(`ws://${host}/v1/realtime/socket`);

@@ -10,15 +10,17 @@ import { parseTrustedProxies } from '@hearth/core/net';
 import { type ApiInstance, type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call } from '../support/http';
 import { type RawAnswer, rawExchange } from '../support/raw-http';
-import { sleep } from '../support/wait';
+import { WindowClock } from '../support/clock';
 
 jest.setTimeout(90_000);
 
+/** The APIs' clock: the limits count per clock minute, and a scenario that must stay within one moves it to the next when this one is nearly over. */
+const clock = new WindowClock();
 let h: Harness;
 const apis: ApiInstance[] = [];
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ clock });
 });
 afterAll(async () => {
   for (const api of apis) await api.stop();
@@ -28,6 +30,7 @@ afterAll(async () => {
 /** An API over the harness's database with rate-limit counters of its own. */
 async function freshApi(trust = ''): Promise<ApiInstance> {
   const api = await startApiInstance({
+    clock,
     db: h.db,
     redisPrefix: `hearth-test:${randomBytes(6).toString('hex')}:`,
     masterKey: h.masterKey,
@@ -35,11 +38,6 @@ async function freshApi(trust = ''): Promise<ApiInstance> {
   });
   apis.push(api);
   return api;
-}
-
-async function waitForRoomInMinute(margin = 15): Promise<void> {
-  const secondsLeft = 60 - ((Date.now() / 1000) % 60);
-  if (secondsLeft < margin) await sleep(secondsLeft * 1000 + 100); // wall time: the limits count per clock minute, in Redis
 }
 
 const root = (api: ApiInstance) => api.base.replace(/\/v1$/, '');
@@ -67,7 +65,7 @@ describe('answered in the spec’s shape, counted against the peer’s address',
   });
 
   test('headers past the limit: 400 invalid-request saying so (not a bare 431), with X-RateLimit-*', async () => {
-    await waitForRoomInMinute();
+    clock.roomInWindow(60, 15);
     const answer = await rawExchange(root(api), `GET /v1/flags HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`);
     const body = expectRefusal(answer, 400, 'invalid-request');
     expect(body.message).toContain(String(maxHeaderSize));
@@ -77,7 +75,7 @@ describe('answered in the spec’s shape, counted against the peer’s address',
   });
 
   test('a URL past the limit: the same', async () => {
-    await waitForRoomInMinute();
+    clock.roomInWindow(60, 15);
     const answer = await rawExchange(root(api), `GET /v1/${big} HTTP/1.1\r\nHost: x\r\n\r\n`);
     expectRefusal(answer, 400, 'invalid-request');
     expect(answer.headers['x-ratelimit-limit']).toBe('600');
@@ -105,7 +103,7 @@ describe('answered in the spec’s shape, counted against the peer’s address',
   });
 
   test('refusals count with the peer’s other requests, and the API serves on', async () => {
-    await waitForRoomInMinute();
+    clock.roomInWindow(60, 15);
     const other = await freshApi();
     const first = await call(other.base, 'GET', '/.well-known/jwks.json');
     expect(first.headers.get('x-ratelimit-remaining')).toBe('599');
@@ -117,7 +115,7 @@ describe('answered in the spec’s shape, counted against the peer’s address',
   });
 
   test('a peer that used up its minute hears 429 rate-limited instead, with Retry-After', async () => {
-    await waitForRoomInMinute(25);
+    clock.roomInWindow(60, 25);
     const spent = await freshApi();
     for (let sent = 0; sent < 600; sent += 50) {
       const replies = await Promise.all(Array.from({ length: 50 }, () => call(spent.base, 'GET', '/nope')));
@@ -132,7 +130,7 @@ describe('answered in the spec’s shape, counted against the peer’s address',
 });
 
 test('behind a trusted proxy the client is unknown before its headers are read: no count, no X-RateLimit-*', async () => {
-  await waitForRoomInMinute();
+  clock.roomInWindow(60, 15);
   const api = await freshApi('loopback');
   const answer = await rawExchange(root(api), 'HELLO\r\n\r\n');
   expectRefusal(answer, 400, 'invalid-request');

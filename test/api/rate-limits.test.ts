@@ -15,26 +15,27 @@ import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, type Reply, signIn } from '../support/http';
 import { plan, serverKey, standardManifests } from '../support/manifests';
 import { TEST_REDIS_URL } from '../support/env';
-import { eventually, sleep } from '../support/wait';
+import { eventually } from '../support/wait';
+import { WindowClock } from '../support/clock';
 import { RedisRelay } from '../support/relay';
 
 jest.setTimeout(60_000);
 
 /**
- * A scenario must not straddle two clock minutes: when fewer than `margin` seconds are left in this
- * one, wait for the next (at most a minute, usually a few seconds).
+ * The API's clock: the windows it counts in. A scenario must not straddle two clock minutes, so when
+ * fewer than `margin` seconds are left in this one, the clock moves to the next (test/support/clock.ts).
  */
-async function waitForRoomInMinute(margin = 10): Promise<void> {
-  const secondsLeft = 60 - ((Date.now() / 1000) % 60);
-  if (secondsLeft < margin) await sleep(secondsLeft * 1000 + 100); // wall time: the limits count per clock minute, in Redis
+let clock: WindowClock;
+function roomInMinute(margin = 10): void {
+  clock.roomInWindow(60, margin);
 }
 
 function secondsToNextMinute(): number {
-  return 60 - (Math.floor(Date.now() / 1000) % 60);
+  return 60 - (Math.floor(clock.now() / 1000) % 60);
 }
 
 function secondsToUtcMidnight(): number {
-  const now = Math.floor(Date.now() / 1000);
+  const now = Math.floor(clock.now() / 1000);
   return 86_400 - (now % 86_400);
 }
 
@@ -58,7 +59,8 @@ function expectRateLimited(reply: Reply): number {
 }
 
 async function harnessWith(plan: Partial<PlanLimits>): Promise<Harness> {
-  const h = await startHarness({ manifests: [...standardManifests(plan), serverKey('alpha-live-key-2', 'alpha-live')] });
+  clock = new WindowClock(); // a scenario's own: it moves only as far as its scenario needs
+  const h = await startHarness({ clock, manifests: [...standardManifests(plan), serverKey('alpha-live-key-2', 'alpha-live')] });
   return h;
 }
 
@@ -74,7 +76,7 @@ test('per credential per clock minute: the 6th request of a key allowed 5 is 429
   h = await harnessWith({ requestsPerMinutePerCredential: 5 });
   const keyA = h.serverKeys['alpha-live-key'];
   const keyB = h.serverKeys['alpha-live-key-2'];
-  await waitForRoomInMinute();
+  roomInMinute();
 
   const seen: number[] = [];
   for (let i = 0; i < 5; i++) {
@@ -108,7 +110,7 @@ test('per credential per clock minute: the 6th request of a key allowed 5 is 429
 test("a plan's new limits apply to a credential already counted (the API keeps each credential's checks only while its environment is unchanged)", async () => {
   h = await harnessWith({ requestsPerMinutePerCredential: 5 });
   const key = h.serverKeys['alpha-live-key'];
-  await waitForRoomInMinute(25);
+  roomInMinute(25);
   expect(limits(await flags(h, key))).toEqual(expect.objectContaining({ limit: 5, remaining: 4 }));
 
   await h.apply([plan('test', { requestsPerMinutePerCredential: 8 })]);
@@ -124,7 +126,7 @@ test("a plan's new limits apply to a credential already counted (the API keeps e
 test("a plan's new limits apply to a player token answered from the recent principals (kept only while its environment is unchanged)", async () => {
   h = await harnessWith({ requestsPerMinutePerCredential: 5 });
   const tokens = await signIn(h.base, h.serverKeys['alpha-live-key'], 'rl-plan-player');
-  await waitForRoomInMinute(25);
+  roomInMinute(25);
   expect(limits(await flags(h, tokens.accessToken))).toEqual(expect.objectContaining({ limit: 5, remaining: 4 }));
   expect(limits(await flags(h, tokens.accessToken))).toEqual(expect.objectContaining({ limit: 5, remaining: 3 })); // answered from them
 
@@ -138,7 +140,7 @@ test("a plan's new limits apply to a player token answered from the recent princ
 
 test('a player token counts with its refreshes, as one credential', async () => {
   h = await harnessWith({ requestsPerMinutePerCredential: 5 });
-  await waitForRoomInMinute();
+  roomInMinute();
   const tokens = await signIn(h.base, h.serverKeys['alpha-live-key'], 'rl-player');
   for (let i = 0; i < 3; i++) expect((await call(h.base, 'GET', '/players/me', { token: tokens.accessToken })).status).toBe(200);
   const refreshed = await call(h.base, 'POST', '/auth/refresh', { body: { refreshToken: tokens.refreshToken } });
@@ -154,7 +156,7 @@ test('a refused request is not counted', async () => {
   h = await harnessWith({ requestsPerMinutePerCredential: 5, requestsPerMinutePerEnvironment: 12 });
   const keyA = h.serverKeys['alpha-live-key'];
   const keyB = h.serverKeys['alpha-live-key-2'];
-  await waitForRoomInMinute();
+  roomInMinute();
   const player = await signIn(h.base, keyB, 'counted'); // keyB 1, environment 1
 
   for (let i = 0; i < 5; i++) expect((await flags(h, keyA)).status).toBe(200); // keyA 5, environment 6
@@ -191,7 +193,7 @@ test('per environment per minute, across its credentials; other environments una
   h = await harnessWith({ requestsPerMinutePerEnvironment: 5 });
   const keyA = h.serverKeys['alpha-live-key'];
   const keyB = h.serverKeys['alpha-live-key-2'];
-  await waitForRoomInMinute();
+  roomInMinute();
 
   const remaining: number[] = [];
   for (const key of [keyA, keyB, keyA, keyB, keyA]) {
@@ -214,7 +216,7 @@ test('per environment per minute, across its credentials; other environments una
 test('per environment per UTC day: refused until midnight', async () => {
   h = await harnessWith({ requestsPerDayPerEnvironment: 5 });
   const keyA = h.serverKeys['alpha-live-key'];
-  await waitForRoomInMinute(); // also keeps clear of midnight, which is a minute boundary
+  roomInMinute(); // also keeps clear of midnight, which is a minute boundary
   for (let i = 0; i < 5; i++) {
     const reply = await flags(h, i % 2 ? keyA : h.serverKeys['alpha-live-key-2']);
     expect(reply.status).toBe(200);
@@ -232,7 +234,7 @@ test('the headers describe the limit nearest to refusing', async () => {
   h = await harnessWith({ requestsPerMinutePerCredential: 5, requestsPerMinutePerEnvironment: 7 });
   const keyA = h.serverKeys['alpha-live-key'];
   const keyB = h.serverKeys['alpha-live-key-2'];
-  await waitForRoomInMinute();
+  roomInMinute();
   // On a tie (both limits as near) either may be shown: `limit` lists both then.
   const steps: [string, { limit: number[]; remaining: number }][] = [
     [keyA, { limit: [5], remaining: 4 }], // A 1/5, environment 1/7
@@ -257,7 +259,7 @@ test('the headers describe the limit nearest to refusing', async () => {
 test('every kind of answer carries the X-RateLimit headers', async () => {
   h = await harnessWith({ requestsPerMinutePerCredential: 50 });
   const key = h.serverKeys['alpha-live-key'];
-  await waitForRoomInMinute();
+  roomInMinute();
   const first = await flags(h, key);
   const replies = [
     first,
@@ -289,7 +291,7 @@ test('every kind of answer carries the X-RateLimit headers', async () => {
 test('a bad or missing credential is held to the per-address limit of 600 a minute, not the environment', async () => {
   h = await harnessWith({ requestsPerMinutePerCredential: 5, requestsPerMinutePerEnvironment: 5 });
   const key = h.serverKeys['alpha-live-key'];
-  await waitForRoomInMinute(20);
+  roomInMinute(20);
 
   const bad = await flags(h, 'hsk_mistyped_key');
   expectError(bad, 401, 'unauthorized');
@@ -327,7 +329,7 @@ describe('with Redis out of reach', () => {
     redisUrl: string,
   ): Promise<{ core: HearthCore; api: ApiServer; base: string; coordination: RedisCoordination; stop(): Promise<void> }> {
     const coordination = new RedisCoordination(redisUrl, { prefix: harness.redisPrefix });
-    const core = new HearthCore({ db: harness.db, coordination, masterKey: harness.masterKey, logger: createLogger('silent') });
+    const core = new HearthCore({ db: harness.db, coordination, masterKey: harness.masterKey, logger: createLogger('silent'), clock });
     await core.start();
     const api = await startApiServer({ core, port: 0, host: '127.0.0.1', metricsPort: 0 });
     return {
@@ -350,7 +352,7 @@ describe('with Redis out of reach', () => {
     const instance = await apiOver(h, `redis://127.0.0.1:${relay.port}`);
     const key = h.serverKeys['alpha-live-key'];
     try {
-      await waitForRoomInMinute();
+      roomInMinute();
       const before = await call(instance.base, 'GET', '/flags', { token: key });
       expect(limits(before)).toEqual(expect.objectContaining({ limit: 5, remaining: 4 }));
 
@@ -420,7 +422,7 @@ describe('with Redis out of reach', () => {
 
 test('identity-provider sign-in: 120 a minute per address for the environment named; the 121st is 429 and other environments are still open', async () => {
   h = await harnessWith({});
-  await waitForRoomInMinute(15);
+  roomInMinute(15);
   // alpha has no identity provider set up: each sign-in is counted, then refused provider-disabled.
   const signInIdp = (appKey: string) => call(h!.base, 'POST', '/auth/idp', { body: { appKey, idToken: 'not-a-token' } });
   for (let i = 1; i <= 120; i++) {

@@ -14,9 +14,10 @@ import { DiskObjectStore } from '@hearth/core/storage';
 import { parseTrustedProxies } from '@hearth/core/net';
 import { type Harness, startApiInstance, startHarness, type ApiInstance } from '../support/harness';
 import { call, expectError, type Reply } from '../support/http';
-import { chunked, endless, rawRequest } from '../support/raw-http';
+import { chunked, endless, openConnection, rawRequest } from '../support/raw-http';
 import { environment, project, projectWithout, standardManifests } from '../support/manifests';
-import { eventually, sleep } from '../support/wait';
+import { WindowClock } from '../support/clock';
+import { eventually } from '../support/wait';
 
 jest.setTimeout(120_000);
 
@@ -24,6 +25,8 @@ const MB = 1024 * 1024;
 const LIMIT = 20 * MB;
 const REPORTER_QUERY = 'AppID=CrashReporter&AppVersion=5.4.1-1234%2B%2BUE5&AppEnvironment=Release&UploadType=crashreports&UserID=login-1%7Cepic-2%7Cos-3';
 
+/** The API's clock: the upload limits count per clock window (ten minutes, an hour). */
+const clock = new WindowClock();
 let h: Harness;
 let folder: string;
 const alpha = { id: 0 };
@@ -31,6 +34,7 @@ const alpha = { id: 0 };
 beforeAll(async () => {
   folder = await mkdtemp(path.join(os.tmpdir(), 'hearth-crash-uploads-'));
   h = await startHarness({
+    clock,
     objectStore: new DiskObjectStore(folder),
     trustedProxies: parseTrustedProxies('loopback'),
     manifests: [...standardManifests(), ...projectWithout('nocrash', 'crashes'), project('busy'), environment('busy-live', 'busy')],
@@ -100,12 +104,6 @@ async function metric(name: string, labels = ''): Promise<number> {
   const text = await (await fetch(h.api.metricsUrl!)).text();
   const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `) || (labels === '' && l.startsWith(`${name} `)));
   return line ? Number(line.split(' ').pop()) : 0;
-}
-
-/** Waits when the clock window of `seconds` ends within `marginSeconds` (counts must not cross windows). */
-async function awayFromWindowEnd(seconds: number, marginSeconds: number): Promise<void> {
-  const left = seconds - ((Date.now() / 1000) % seconds);
-  if (left < marginSeconds) await sleep(left * 1000 + 200);
 }
 
 describe('an accepted upload', () => {
@@ -241,8 +239,21 @@ describe('refusals keep nothing', () => {
     expect(expectError(reply, 413, 'payload-too-large').details).toEqual({ limit: LIMIT });
     expect(sent.bytes).toBeGreaterThan(LIMIT);
     expect(sent.bytes).toBeLessThan(60 * MB);
-    // The rest is not read: the connection closes rather than hold a request that never ends.
-    expect(reply.headers.get('connection')).toBe('close');
+  });
+
+  test('past 20 MB the rest of the body is read and dropped: the same connection serves the next request once the client ends it', async () => {
+    const conn = openConnection(h.base);
+    const host = new URL(h.base).host;
+    const piece = `${(1024 * 1024).toString(16)}\r\n${'x'.repeat(1024 * 1024)}\r\n`;
+    conn.socket.write(
+      `POST /v1/crash-reports/alpha-live HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    );
+    for (let sent = 0; sent <= LIMIT; sent += 1024 * 1024) conn.socket.write(piece);
+    await eventually(async () => conn.seen.text.includes('"payload-too-large"'), 10_000);
+    conn.socket.write(`0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    await eventually(async () => conn.answers().length === 2 && conn.seen.text.includes('"ok"'), 5_000);
+    expect(conn.answers().map((a) => a.slice(0, 3))).toEqual(['413', '200']);
+    conn.socket.destroy();
   });
 
   test('a body cut off mid-stream keeps nothing', async () => {
@@ -277,7 +288,7 @@ describe('refusals keep nothing', () => {
 
 describe('rate limits (spec §8)', () => {
   test('the 11th upload in 10 minutes from one address to one environment is 429 with Retry-After and counts nothing; other addresses and environments go on', async () => {
-    await awayFromWindowEnd(CRASH_UPLOADS_PER_ADDRESS.windowSeconds, 30);
+    clock.roomInWindow(CRASH_UPLOADS_PER_ADDRESS.windowSeconds, 30); // counts must not cross windows
     const address = '198.51.100.20';
     for (let i = 0; i < CRASH_UPLOADS_PER_ADDRESS.limit; i++) expect((await upload('busy-live', Buffer.from(`crash ${i}`), { address })).status).toBe(200);
     const before = await kept();
@@ -295,7 +306,7 @@ describe('rate limits (spec §8)', () => {
   });
 
   test('past 600 uploads in the hour to one environment, from everybody together, the next is 429', async () => {
-    await awayFromWindowEnd(CRASH_UPLOADS_PER_ENVIRONMENT.windowSeconds, 60);
+    clock.roomInWindow(CRASH_UPLOADS_PER_ENVIRONMENT.windowSeconds, 60);
     await h.apply([project('hour'), environment('hour-live', 'hour')]);
     // 600 uploads from 60 addresses, 10 each: no address passes its own limit.
     const addresses = Array.from({ length: CRASH_UPLOADS_PER_ENVIRONMENT.limit / CRASH_UPLOADS_PER_ADDRESS.limit }, (_, i) => `203.0.113.${i + 1}`);

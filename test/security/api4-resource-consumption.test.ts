@@ -22,6 +22,7 @@ import { type ApiInstance, type Harness, startApiInstance, startHarness } from '
 import { call, expectError, signIn, type Reply } from '../support/http';
 import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
 import { sleep } from '../support/wait';
+import { WindowClock } from '../support/clock';
 import { reportFigure } from '../support/figures';
 
 jest.setTimeout(90_000);
@@ -30,6 +31,8 @@ jest.setTimeout(90_000);
 const PER_CREDENTIAL = 25;
 const PER_ENVIRONMENT = 40;
 
+/** The APIs' clock: the limits count per clock minute, and a scenario that must stay within one moves it to the next when this one is nearly over. */
+const clock = new WindowClock();
 let h: Harness;
 let server: string;
 let playerId: string;
@@ -40,6 +43,7 @@ const noteRss = () => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss));
 
 beforeAll(async () => {
   h = await startHarness({
+    clock,
     manifests: [
       ...standardManifests(),
       plan('tight', { requestsPerMinutePerCredential: PER_CREDENTIAL, requestsPerMinutePerEnvironment: PER_ENVIRONMENT }),
@@ -178,12 +182,6 @@ describe("oversized query strings (inside node's 16 KiB header limit; past it: c
   });
 });
 
-/** Seconds left in the current clock minute: the limits count per clock minute. */
-async function waitForRoomInMinute(margin = 15): Promise<void> {
-  const secondsLeft = 60 - ((Date.now() / 1000) % 60);
-  if (secondsLeft < margin) await sleep(secondsLeft * 1000 + 200);
-}
-
 function tally(replies: Reply[]): Record<number, number> {
   const counts: Record<number, number> = {};
   for (const r of replies) counts[r.status] = (counts[r.status] ?? 0) + 1;
@@ -192,7 +190,7 @@ function tally(replies: Reply[]): Record<number, number> {
 
 describe('many small requests: the limits hold exactly under concurrent bursts', () => {
   test(`a burst of ${PER_CREDENTIAL + 15} at once on one key: exactly ${PER_CREDENTIAL} served, the rest 429 with Retry-After`, async () => {
-    await waitForRoomInMinute();
+    clock.roomInWindow(60, 15);
     const key = h.serverKeys['tight-key-1'];
     const replies = await Promise.all(Array.from({ length: PER_CREDENTIAL + 15 }, () => call(h.base, 'GET', '/flags', { token: key })));
     expect(tally(replies)).toEqual({ 200: PER_CREDENTIAL, 429: 15 });
@@ -221,7 +219,7 @@ describe('many small requests: the limits hold exactly under concurrent bursts',
       serverKey('tight2-key', 'tight2-live'),
     ]);
     const other = await h.startAnotherApi();
-    await waitForRoomInMinute();
+    clock.roomInWindow(60, 15);
     const key = h.serverKeys['tight2-key'];
     const replies = await Promise.all(Array.from({ length: 2 * PER_CREDENTIAL }, (_, i) => call(i % 2 ? other.base : h.base, 'GET', '/flags', { token: key })));
     expect(tally(replies)).toEqual({ 200: PER_CREDENTIAL, 429: PER_CREDENTIAL });
@@ -235,7 +233,13 @@ describe('slow chunked bodies, many at once (one at a time: test/http/slow-clien
   let port: number;
 
   beforeAll(async () => {
-    api = await startApiInstance({ db: h.db, redisPrefix: `hearth-test:${randomBytes(6).toString('hex')}:`, masterKey: h.masterKey, timeouts: TIMEOUTS });
+    api = await startApiInstance({
+      clock,
+      db: h.db,
+      redisPrefix: `hearth-test:${randomBytes(6).toString('hex')}:`,
+      masterKey: h.masterKey,
+      timeouts: TIMEOUTS,
+    });
     port = Number(new URL(api.api.url).port);
   });
   afterAll(async () => {

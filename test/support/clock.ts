@@ -1,4 +1,4 @@
-import type { Clock, Timer } from '@hearth/core';
+import { type Clock, type Timer, systemClock } from '@hearth/core';
 
 interface Scheduled {
   due: number;
@@ -86,4 +86,38 @@ export class TestClock implements Clock {
 /** One turn of the event loop: promise callbacks queued now run, and I/O that has answered is handed in. */
 function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The wall clock and the system's timers, except that a test may move it forward to the start of a
+ * clock window (the API's rate limits count per minute, per ten minutes, per hour of its core's
+ * clock): a scenario that must not straddle two windows moves there instead of sleeping until the
+ * next one. Never behind the wall, so every time the database or a token stamps is in its past; the
+ * rest of the process runs as with the system's clock (its timers are real ones).
+ */
+export class WindowClock implements Clock {
+  private offset = 0;
+
+  now(): number {
+    return Date.now() + this.offset;
+  }
+
+  after(ms: number, run: () => void): Timer {
+    return systemClock.after(ms, run);
+  }
+
+  every(ms: number, run: () => void): Timer {
+    return systemClock.every(ms, run);
+  }
+
+  /** Seconds left in the current window of `windowSeconds` (windows start at multiples of it since the epoch). */
+  secondsLeft(windowSeconds: number): number {
+    return windowSeconds - ((this.now() / 1000) % windowSeconds);
+  }
+
+  /** When fewer than `roomSeconds` are left in the current window, moves to 100 ms into the next one. */
+  roomInWindow(windowSeconds: number, roomSeconds: number): void {
+    const left = this.secondsLeft(windowSeconds);
+    if (left < roomSeconds) this.offset += left * 1000 + 100;
+  }
 }

@@ -153,3 +153,17 @@ export function trickle(port: number, first: string, piece: string, giveUpMs: nu
     socket.on('close', () => done(Date.now() - started));
   });
 }
+
+/**
+ * A connection of our own to the server of `base`, to write by hand: what the server sent so far
+ * (`answers`, split at each status line), and whether it closed. Bounded by the caller's waits.
+ */
+export function openConnection(base: string) {
+  const url = new URL(base);
+  const socket = net.connect(Number(url.port), url.hostname);
+  const seen = { text: '', closed: false };
+  socket.on('data', (chunk: Buffer) => (seen.text += chunk.toString('latin1')));
+  socket.on('error', () => undefined); // a cut connection shows as closed
+  socket.on('close', () => (seen.closed = true));
+  return { socket, seen, answers: () => seen.text.split('HTTP/1.1 ').slice(1) };
+}

@@ -4,8 +4,10 @@
  * (`systemClock`); a test gives one it moves by hand, so it advances time instead of sleeping.
  *
  * Not every reading of time goes through it: what is measured against someone else's clock stays on
- * the wall (a token's expiry, which every verifier checks by its own; rate-limit windows, counted in
- * Redis; times the database stamps; deadlines on real I/O).
+ * the wall (a token's expiry, which every verifier checks by its own; times the database stamps;
+ * deadlines on real I/O). The API's rate-limit windows read it: every process of a deployment runs on
+ * the system's, so they agree on the window their shared Redis counters are in, and a test moves its
+ * clock to a window's start instead of waiting for one.
  */
 export interface Clock {
   /** Milliseconds since the epoch, as Date.now(). */

@@ -42,20 +42,29 @@ async function readBytes(exchange: Exchange, limit: number): Promise<Buffer> {
   try {
     return await getRawBody(exchange.req, { length: exchange.contentLength, limit });
   } catch (err) {
-    readNoFurther(exchange);
+    dropTheRest(exchange);
     if ((err as getRawBody.RawBodyError).type === 'entity.too.large') throw refuse.tooLarge(limit);
     throw refuse.invalid('body', 'The body could not be read.');
   }
 }
 
+/** How long the rest of a refused body is read and dropped before the connection is cut. */
+const DROP_REST_MS = 2_000;
+
 /**
- * A body refused before its end is read no further, so its answer closes the connection. Kept open,
- * the connection would hold a request node never finishes reading (it drains only a body nobody began
- * to read): a client streaming without end would keep sending, and the server's graceful close would
- * wait for that request until its timeout (a minute).
+ * A body refused before its end: the rest the client still sends is read and dropped, as node does
+ * for a body nobody began to read, so the request ends and the connection is free for the next one.
+ * Left unread, the connection would hold a request that never ends (a graceful close would wait for
+ * it until the request timeout, a minute), and closing at once would reset a client still sending
+ * before it read the answer. A client that sends on past DROP_REST_MS is cut off.
  */
-export function readNoFurther(exchange: Exchange): void {
-  if (!exchange.req.complete) exchange.setHeader('Connection', 'close');
+export function dropTheRest(exchange: Exchange): void {
+  const { req } = exchange;
+  if (req.complete) return;
+  const cut = setTimeout(() => req.socket.destroy(), DROP_REST_MS).unref();
+  req.once('end', () => clearTimeout(cut));
+  req.once('close', () => clearTimeout(cut));
+  req.resume();
 }
 
 /**
@@ -72,7 +81,7 @@ export function limitedBodyStream(exchange: Exchange, limit: number): Readable {
       seen += chunk.length;
       if (seen > limit) {
         req.unpipe(counted); // the answer goes out while the client may still be sending
-        readNoFurther(exchange);
+        dropTheRest(exchange);
         done(refuse.tooLarge(limit));
         return;
       }

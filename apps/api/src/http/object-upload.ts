@@ -12,7 +12,6 @@ import type { HearthCore } from '@hearth/core/hearth';
 import { CHECKSUM_SHA256_HEADER, DISK_UPLOAD_PATH, DiskObjectStore } from '@hearth/core/storage';
 import { addressChecks } from '@hearth/core/coord';
 import type { Exchange } from './exchange';
-import { readNoFurther } from './body';
 import type { Pipeline } from './pipeline';
 
 export function isObjectUpload(exchange: Exchange): boolean {
@@ -37,7 +36,7 @@ export async function serveObjectUpload(exchange: Exchange, core: HearthCore, pi
     exchange.status = 200;
   } catch (err) {
     // A refused upload's body may be gigabytes still on the way: close rather than read it all.
-    readNoFurther(exchange);
+    if (!exchange.req.readableEnded) exchange.setHeader('Connection', 'close');
     throw err;
   }
 }

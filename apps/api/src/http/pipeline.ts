@@ -217,7 +217,7 @@ export class Pipeline {
     this.metrics.countRateLimitChecks(checks);
     let outcome: RateOutcome;
     try {
-      outcome = await this.core.coordination.rateLimit(checks);
+      outcome = await this.core.coordination.rateLimit(checks, this.core.clock.now()); // the windows of the core's clock
     } catch (err) {
       // Redis down: keep serving (limits fail open), say so in a metric and the log.
       this.metrics.rateLimitFailOpen.inc();
