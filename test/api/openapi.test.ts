@@ -522,6 +522,19 @@ test("the error's details are declared field by field, and each answer says whic
   );
 });
 
+test('a body to any game service is at most 16 KB (spec: "Game services"), reads included; the other routes keep theirs', () => {
+  // The paths of the spec's "Game services" section: realms, inventories, the ledger, moves, items,
+  // purchases, cards and decks, progression, stats and the definitions.
+  const gameService =
+    /^\/(realms|definitions|stats)(\/|$)|^\/players\/:playerId\/(inventories|ledger|currencies|items|item-stacks|purchases|cards|card-stacks|decks|xp|skill-trees|skill-nodes|unlocks|stats)(\/|$)/;
+  const limits = operations().map(({ name, path, operation }) => ({ at: name, path, limit: operation.responses['413']?.['x-hearth-body-limit'] }));
+  const games = limits.filter(({ path }) => gameService.test(path));
+  expect(games.length).toBeGreaterThan(40);
+  expect(games.filter(({ limit }) => limit !== 16 * 1024)).toEqual([]);
+  expect(limits.find(({ at }) => at === 'GET /players/:playerId/inventories')?.limit).toBe(16 * 1024);
+  expect(limits.find(({ at }) => at === 'PATCH /players/:playerId')?.limit).toBe(64 * 1024);
+});
+
 test('every refusal is the one Error type, with its codes listed on the answer; no long compound names', () => {
   for (const { name, operation } of operations()) {
     for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {

@@ -14,7 +14,7 @@
  * its path, likewise (environment from path), and then counts its route limits (spec §8).
  */
 import type { ErrorCode } from '@hearth/core';
-import { type DashboardPermission, IdempotencyKey } from '@hearth/core/contract';
+import { type DashboardPermission, IdempotencyKey, type ServiceName } from '@hearth/core/contract';
 import type { Principal } from '@hearth/core/auth';
 import { BODY_LIMITS, type AnyRoute, type CredentialKind } from './route';
 
@@ -62,9 +62,15 @@ export const IdempotencyKeyHeader = {
   schema: IdempotencyKey,
 } as const;
 
-/** The most a route's body may be, in bytes (spec §8): what the body-size check holds it to. */
+/** The game services (spec §4 "Game services"): a body to any of their routes is at most 16 KB. */
+const GAME_SERVICES: ReadonlySet<string> = new Set<ServiceName>(['realms', 'inventory', 'cards', 'progression', 'stats']);
+
+/**
+ * The most a route's body may be, in bytes (spec §8): what the body-size check holds it to. A route
+ * that names none has its service's: 16 KB for a game service's, else the default 64 KB.
+ */
 export function bodyLimitOf(route: AnyRoute): number {
-  return route.bodyLimit ?? BODY_LIMITS.default;
+  return route.bodyLimit ?? (route.service !== undefined && GAME_SERVICES.has(route.service) ? BODY_LIMITS.gameService : BODY_LIMITS.default);
 }
 
 /**

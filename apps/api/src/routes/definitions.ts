@@ -41,7 +41,6 @@ export function definitionsPage(
     credential: 'server',
     service,
     etag: read.etag,
-    bodyLimit: BODY_LIMITS.gameService,
     success: { status: 200, description: `A page of ${route.pageOf}`, schema: PageOf(route.item) },
     ...listedForEnvironment(read.list),
   });

@@ -10,7 +10,7 @@ import { answeredForPlayer, doneForPlayer, targetPlayerId } from '../players/tar
 
 const DeckName = Trimmed({ minLength: 1, maxLength: CARD_LIMITS.deckNameMax, description: `1 to ${CARD_LIMITS.deckNameMax} characters, trimmed` });
 const DeckPath = Type.Object({ playerId: Id('a player id, or `me` with a player token'), deckId: Id('a deck id') }, { additionalProperties: false });
-const deckRoute = { tag: 'cards' as const, credential: 'either' as const, service: 'cards' as const, bodyLimit: BODY_LIMITS.gameService };
+const deckRoute = { tag: 'cards' as const, credential: 'either' as const, service: 'cards' as const };
 const DeckListQuery = Type.Object({ inventoryId: Type.Optional(Id('only the decks of this inventory')), ...PageQuery }, { additionalProperties: false });
 const answersDeck = { status: 200, description: 'The deck after', schema: Deck } as const;
 

@@ -58,7 +58,7 @@ export function engineMove<S extends 'inventory' | 'cards' | 'progression', C ex
   credential: C,
   idempotency: I,
 ) {
-  return { method: 'POST' as const, tag: service, credential, service, bodyLimit: BODY_LIMITS.gameService, idempotency, idempotencyRecord: 'handler' as const };
+  return { method: 'POST' as const, tag: service, credential, service, idempotency, idempotencyRecord: 'handler' as const };
 }
 
 /** A move of the money engine as a handler's result: the first answer, or its replay (Idempotent-Replayed). */

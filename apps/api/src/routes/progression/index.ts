@@ -30,7 +30,6 @@ export const listUnlocks = defineRoute({
   path: '/players/:playerId/unlocks',
   summary: "The player's unlocks, ordered by key",
   description: "Pages through the player's unlocks by key, optionally those whose key starts with `prefix`, each with what recorded it and when.",
-  bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of unlocks', schema: PageOf(Unlock) },
   ...answeredForPlayer({ params: PlayerPath, query: UnlocksQuery }, (ctx, playerId) => ctx.core.unlocks.list(ctx.db, ctx.env, playerId, ctx.query)),
 });
@@ -46,7 +45,6 @@ export const recordUnlock = defineRoute({
   service: 'progression',
   params: UnlockPath,
   body: Type.Object({ source: Type.Optional(GameKey('what unlocked it (a flow name); `server` when absent')) }, { additionalProperties: false }),
-  bodyLimit: BODY_LIMITS.gameService,
   success: { status: 201, description: 'Recorded by this call', schema: Unlock, also: [{ status: 200, description: 'Already recorded: the first record' }] },
   links: [{ to: ['deleteUnlock'], parameters: { playerId: '$request.path.playerId', key: '$request.path.key' } }],
   refusals: ['not-found'],
@@ -66,7 +64,6 @@ export const deleteUnlock = defineRoute({
   credential: 'server',
   service: 'progression',
   params: UnlockPath,
-  bodyLimit: BODY_LIMITS.gameService,
   success: { status: 204, description: 'The player does not hold it' },
   refusals: ['not-found'],
   handler: async (ctx) => {

@@ -37,7 +37,6 @@ export const listPlayerSkillTrees = defineRoute({
   path: '/players/:playerId/skill-trees',
   summary: "The player's skill trees by key, each node with `unlocked` and `unlockable`",
   description: "Switched-off trees are left out; hidden ones too for a player's token (a server key sees them).",
-  bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of skill trees', schema: PageOf(SkillTree) },
   ...listedForPlayer((ctx, playerId) => ctx.core.skillTrees.listForPlayer(ctx.db, ctx.env, playerId, ctx.principal.kind !== 'player', ctx.query)),
 });
@@ -52,7 +51,6 @@ export const getPlayerSkillTree = defineRoute({
   credential: 'either',
   service: 'progression',
   params: Type.Object({ playerId: Id('a player id, or `me` with a player token'), treeKey: GameKey('the skill tree key') }, { additionalProperties: false }),
-  bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'The skill tree', schema: SkillTree },
   refusals: ['forbidden', 'not-found'],
   handler: async (ctx) => ({

@@ -14,7 +14,6 @@ export const listXp = defineRoute({
   path: '/players/:playerId/xp',
   summary: "The player's XP per track, ordered by track",
   description: "Pages through the player's XP, one figure per track, by track.",
-  bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of XP entries', schema: PageOf(XpEntry) },
   ...listedForPlayer((ctx, playerId) => ctx.core.xp.list(ctx.db, ctx.env, playerId, ctx.query)),
 });
@@ -29,7 +28,6 @@ export const addXp = defineRoute({
   tag: 'progression',
   credential: 'server',
   service: 'progression',
-  bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'required',
   params: ServerPlayerPath,
   body: Type.Object({ amount: Amount(), track: Type.Optional(GameKey('the track (`default` when absent)')) }, { additionalProperties: false }),

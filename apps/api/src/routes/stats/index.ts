@@ -18,7 +18,6 @@ const statsRead = {
   tag: 'stats',
   credential: 'either',
   service: 'stats',
-  bodyLimit: BODY_LIMITS.gameService,
   success: { status: 200, description: 'A page of stats', schema: PageOf(Stat) },
 } as const;
 
@@ -28,7 +27,6 @@ const statIncrement = {
   tag: 'stats',
   credential: 'server',
   service: 'stats',
-  bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
   body: StatIncrementRequest,
   success: { status: 200, description: 'The stat with its new value', schema: Stat },
