@@ -3,9 +3,10 @@
  * closes on the way out. What only the long-running commands need (HearthCore, the object store,
  * ports, shutdown) is serving.ts, so a command such as `hearth get` does not load it.
  */
-import { type ConfigNeeds, type LoadedConfig, type Logger, createLogger, loadConfig } from '@hearth/core';
+import { type ConfigNeeds, InvalidationBus, type LoadedConfig, type Logger, createLogger, loadConfig } from '@hearth/core';
 import { type Coordination, MemoryCoordination, RedisCoordination } from '@hearth/core/coord';
 import { createDb, type Db } from '@hearth/core/db';
+import { withDevDefaults } from './dev-connection';
 
 /** What every command opening a runtime needs: the database. */
 export type RuntimeNeeds = ConfigNeeds & { database: true };
@@ -67,4 +68,25 @@ export function openRuntime<N extends RuntimeNeeds>(needs: N, env: NodeJS.Proces
   const logger = commandLogger('service', config.logLevel);
   // N has database: true, which TypeScript does not resolve inside the generic LoadedConfig<N>.
   return { config, logger, ...connect(config as LoadedConfig<RuntimeNeeds>, logger) };
+}
+
+/**
+ * Opens the database (and Redis when REDIS_URL is set, so running processes hear of changes). Without
+ * DATABASE_URL (or HEARTH_MASTER_KEY) a command uses those of the `hearth dev` in ./.hearth and says
+ * so on stderr (stdout stays the command's answer).
+ */
+export async function withRuntime<T, N extends { masterKey?: boolean }>(
+  needs: N,
+  fn: (rt: Runtime<N & { database: true }>, bus: InvalidationBus) => Promise<T>,
+): Promise<T> {
+  const env = withDevDefaults(process.env, (line) => process.stderr.write(`hearth: ${line}\n`));
+  const rt = openRuntime({ ...needs, database: true as const }, env);
+  const bus = new InvalidationBus(rt.coordination, (err) =>
+    process.stderr.write(`hearth: warning: running processes were not told (${err.message}); they catch up within seconds\n`),
+  );
+  try {
+    return await fn(rt, bus);
+  } finally {
+    await rt.close();
+  }
 }

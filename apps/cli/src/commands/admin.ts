@@ -1,34 +1,12 @@
 import path from 'node:path';
-import { Refusal, InvalidationBus } from '@hearth/core';
+import { Refusal } from '@hearth/core';
 import { ManifestError, applyManifests, loadManifests } from '@hearth/core/manifests';
 import { listServerKeys, mintServerKey, revokeServerKey, rotateSigningKey, PLAYER_SIGNING_KEYS, SERVER_KEY_PREFIX } from '@hearth/core/auth';
 import { loadEnvironmentByAppKey } from '@hearth/core/tenancy';
 import { migrate } from '@hearth/core/db';
 import { LICENCE_SIGNING_KEYS } from '@hearth/core/licence';
 import { CliError, emit, keyIdArgument, table } from '../output';
-import { type Runtime, openRuntime } from '../runtime';
-import { withDevDefaults } from '../dev-connection';
-
-/**
- * Opens the database (and Redis when REDIS_URL is set, so running processes hear of changes). Without
- * DATABASE_URL (or HEARTH_MASTER_KEY) a command uses those of the `hearth dev` in ./.hearth and says
- * so on stderr (stdout stays the command's answer).
- */
-export async function withRuntime<T, N extends { masterKey?: boolean }>(
-  needs: N,
-  fn: (rt: Runtime<N & { database: true }>, bus: InvalidationBus) => Promise<T>,
-): Promise<T> {
-  const env = withDevDefaults(process.env, (line) => process.stderr.write(`hearth: ${line}\n`));
-  const rt = openRuntime({ ...needs, database: true as const }, env);
-  const bus = new InvalidationBus(rt.coordination, (err) =>
-    process.stderr.write(`hearth: warning: running processes were not told (${err.message}); they catch up within seconds\n`),
-  );
-  try {
-    return await fn(rt, bus);
-  } finally {
-    await rt.close();
-  }
-}
+import { type Runtime, withRuntime } from '../runtime';
 
 export async function runMigrate(opts: { json?: boolean }): Promise<void> {
   await withRuntime({}, async (rt) => {

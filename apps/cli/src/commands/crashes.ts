@@ -7,7 +7,8 @@ import { CrashWorkerMetrics, loadCrashWorkerConfig, startCrashWorker, startStore
 import { CliError, emit, table } from '../output';
 import { commandLogger, connect } from '../runtime';
 import { onShutdown } from '../serving';
-import { environmentOrFail, withRuntime } from './admin';
+import { environmentOrFail } from './admin';
+import { withRuntime } from '../runtime';
 
 /**
  * `hearth crash-worker`: works the crash-upload queue (docs/crashes.md, "The worker") and runs the

@@ -5,7 +5,8 @@ import { EconomyService } from '@hearth/core/economy';
 import type { Balance, Inventory, Movement } from '@hearth/core/shapes';
 import { CliError, emit, table } from '../output';
 import { refusalOnTheCommandLine } from '../refusals';
-import { environmentOrFail, withRuntime } from './admin';
+import { environmentOrFail } from './admin';
+import { withRuntime } from '../runtime';
 
 const LIMIT_MAX = 200;
 /** Which flag of `credit`/`debit` carries each field of the move core is given. */

@@ -21,7 +21,7 @@ import {
   printerColumns,
 } from '@hearth/core/manifests';
 import { CliError, otherNamespacesHint, print, table } from '../output';
-import { withRuntime } from './admin';
+import { withRuntime } from '../runtime';
 
 const KINDS = Object.keys(MANIFEST_KINDS) as ManifestKind[];
 

@@ -12,7 +12,7 @@ import { organisationNamed } from '@hearth/core/tenancy';
 import { CliError, emit, keyIdArgument, otherNamespacesHint, table } from '../output';
 import { refusalOnTheCommandLine } from '../refusals';
 import type { Runtime } from '../runtime';
-import { withRuntime } from './admin';
+import { withRuntime } from '../runtime';
 
 const KEY_NAME_MAX = 200;
 

@@ -1,6 +1,7 @@
 import { SupportService, type SupportFiling, type SupportKind } from '@hearth/core/support';
 import { CliError, emit } from '../output';
-import { environmentOrFail, withRuntime } from './admin';
+import { environmentOrFail } from './admin';
+import { withRuntime } from '../runtime';
 
 const KINDS: Record<string, SupportKind> = { requests: 'request', reports: 'report' };
 const LIMIT_MAX = 1000;
