@@ -1,10 +1,11 @@
 /**
  * The CardType and CardTemplate kinds and GET /definitions/card-types, /definitions/card-templates
  * (spec §2 card type definition, card template; §4 Definitions): applied, applied again (unchanged, no
- * version move), updated, refused (naming the field, changing nothing) and removed; the pages with
- * every field, switched-off ones listed, deleted ones gone; ETag and 304; the routes' refusals.
+ * version move), updated and removed; the pages with every field, switched-off ones listed, deleted
+ * ones gone; ETag and 304; the routes' refusals. What the kinds refuse (naming the field, changing
+ * nothing) is held on core in test/cards/rules.test.ts.
  */
-import { type AnyManifest, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
+import { type AnyManifest, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { cardTemplate, cardType, projectWithout, standardManifests } from '../support/manifests';
@@ -44,14 +45,6 @@ async function version(kind: 'card-types' | 'card-templates', environmentName = 
     .where({ 'e.name': environmentName, 'v.kind': kind })
     .first('v.version');
   return row ? Number(row.version) : 0;
-}
-async function refusal(work: () => Promise<unknown>): Promise<ManifestError> {
-  const err = await work().then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ManifestError);
-  return err as ManifestError;
 }
 async function definitions(path: 'card-types' | 'card-templates', query = '', token = key) {
   const reply = await call(h.base, 'GET', `/definitions/${path}${query}`, { token });
@@ -203,45 +196,5 @@ describe('the CardType and CardTemplate kinds', () => {
     expect((await removeManifest(h.db, { kind: 'CardTemplate', namespace: 'tests', name: 'fleeting' }, h.core.bus)).action).toBe('removed');
     expect((await definitions('card-templates')).items.map((d) => d.key)).not.toContain('fleeting');
     expect((await removeManifest(h.db, { kind: 'CardTemplate', namespace: 'tests', name: 'fleeting' }, h.core.bus)).action).toBe('absent');
-  });
-
-  test('refusals name the field and change nothing', async () => {
-    const cases: [AnyManifest, string, RegExp][] = [
-      [
-        knight({
-          prices: [
-            { currencyKey: 'gold', amount: 1 },
-            { currencyKey: 'gold', amount: 2 },
-          ],
-        }),
-        'spec.prices',
-        /each currency once/,
-      ],
-      [knight({ prices: [], priceRule: 'all' }), 'spec.prices', /at least one price for a purchasable card type/],
-      [peasant({ priceRule: 'any' }), 'spec.priceRule', /any needs at least one price/],
-      [knight({ perDeckLimit: 0 }), 'spec.perDeckLimit', /must be >= 1/],
-      [knight({ perDeckLimit: 1001 }), 'spec.perDeckLimit', /must be <= 1000/],
-      [knight({ slug: '-knight' }), 'spec.slug', /must match pattern/],
-      [knight({ key: 'knight' }), 'spec.key', /is not taken here/],
-      [knight({ prices: [{ currencyKey: 'gold', amount: 0 }] }), 'spec.prices.0.amount', /must be >= 1/],
-      [knight({ data: { text: 'x'.repeat(1020) } }), 'spec.data', /1031 bytes written compactly; at most 1024/],
-      [foil({ data: { text: 'x'.repeat(1020) } }), 'spec.data', /1031 bytes written compactly; at most 1024/],
-      [cardType('knight-2', { environment: 'alpha-live', slug: 'knight.blue', name: 'Another' }), 'spec.slug', /already belongs to CardType tests\/knight/],
-      [cardTemplate('foil-2', { environment: 'alpha-live', key: 'foil', name: 'Another' }), 'spec.key', /already belongs to CardTemplate tests\/foil/],
-      [cardType('a'.repeat(129), { environment: 'alpha-live', name: 'Long' }), 'spec.slug', /is not a card type key/],
-      [cardType('nowhere', { environment: 'no-such-env', name: 'N' }), 'spec.environment', /does not exist/],
-      [foil({ slug: 'x' }), 'spec.slug', /is not taken here/],
-    ];
-    const typesBefore = await h.db('card_types').orderBy('key').select('*');
-    const templatesBefore = await h.db('card_templates').orderBy('key').select('*');
-    const versions = [await version('card-types'), await version('card-templates')];
-    for (const [doc, field, reason] of cases) {
-      const err = await refusal(() => reconcile(doc));
-      expect({ doc: doc.metadata.name, field: err.field }).toEqual({ doc: doc.metadata.name, field });
-      expect(err.reason).toMatch(reason);
-    }
-    expect(await h.db('card_types').orderBy('key').select('*')).toEqual(typesBefore);
-    expect(await h.db('card_templates').orderBy('key').select('*')).toEqual(templatesBefore);
-    expect([await version('card-types'), await version('card-templates')]).toEqual(versions);
   });
 });

@@ -5,7 +5,7 @@
  * sends is `forbidden` before anything else is looked at, and changes nothing; a server key sending the
  * same acts; a game that unlocks its players' skill nodes itself refuses every unlock a player sends.
  * (The API's answers to the same requests are held by test/items/purchases.test.ts,
- * test/cards/purchases.test.ts and test/progression/skill-nodes.test.ts.) Each test runs in a
+ * test/cards/cards.test.ts and test/progression/progression.test.ts.) Each test runs in a
  * transaction rolled back after it (test/support/domain.ts).
  */
 import { Refusal } from '@hearth/core';

@@ -4,7 +4,7 @@
  * nothing), its identity (key, environment) kept, removed; the definitions page with every field, switched-off ones listed,
  * deleted ones gone in every API process; the route's refusals. The definitions are read through
  * each process's cache of committed rows, so these run over HTTP on committed manifests; what the kind
- * refuses is held on core in test/items/item-type-rules.test.ts.
+ * refuses is held on core in test/items/rules.test.ts.
  */
 import { type AnyManifest, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
 import { ITEM_TYPES_CONTENT } from '@hearth/core/items';

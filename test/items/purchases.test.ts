@@ -3,7 +3,7 @@
  * HTTP: the Purchase answered, the status of each refusal, the body's schema, player tokens and `me`,
  * replays under an Idempotency-Key, and parallel purchases that must never pass a balance or a limit.
  * The rules themselves (price rules, allowances, where a purchase pays from and puts, each refusal
- * changing nothing) are held on core's purchases service in test/items/purchase-rules.test.ts.
+ * changing nothing) are held on core's purchases service in test/items/rules.test.ts.
  */
 import { type Harness, startHarness } from '../support/harness';
 import { type Reply, call, expectError, signIn } from '../support/http';

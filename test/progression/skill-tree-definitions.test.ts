@@ -1,11 +1,11 @@
 /**
  * The SkillTree kind and GET /definitions/skill-trees (spec §2 SkillTree, §4 Definitions;
  * docs/progression.md "Skill trees"): applied with every default, applied again (unchanged), updated,
- * refused by its CEL rules and by the reconciler's own (a cycle, a node key another tree holds, a tree
- * key another document holds), each refusal naming the field and changing nothing; removed. The
- * definitions page with every field, hidden trees listed, paging and the conditional read.
+ * removed. The definitions page with every field, hidden trees listed, paging and the conditional
+ * read. What the kind refuses (its CEL rules, a cycle, a key another tree or document holds) is held
+ * on core in test/progression/rules.test.ts.
  */
-import { type AnyManifest, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
+import { type AnyManifest, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
 import { SKILL_TREES_CONTENT } from '@hearth/core/progression';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
@@ -47,16 +47,6 @@ const secrets = skillTree('secrets', {
 
 async function reconcile(doc: AnyManifest) {
   return reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), h.core.bus);
-}
-async function refusal(work: () => unknown): Promise<ManifestError> {
-  const err = await Promise.resolve()
-    .then(work)
-    .then(
-      () => null,
-      (e: unknown) => e,
-    );
-  expect(err).toBeInstanceOf(ManifestError);
-  return err as ManifestError;
 }
 async function version(): Promise<number> {
   const row = await h
@@ -183,86 +173,5 @@ describe('the SkillTree kind', () => {
     expect(await nodeRows()).toEqual(['secret.arts/vanish']);
     expect((await definitions()).items.map((t) => t.key)).toEqual(['secret.arts']);
     expect((await reconcile(combat())).action).toBe('created');
-  });
-
-  test('the CEL rules (the CRD’s, evaluated by hearth apply too): parents of the same tree, unique node keys, each currency once, no node its own parent', () => {
-    const refused = (nodes: unknown[]) => {
-      try {
-        validateManifest(JSON.parse(JSON.stringify(combat({ nodes }))), 'test');
-      } catch (err) {
-        expect(err).toBeInstanceOf(ManifestError);
-        const e = err as ManifestError;
-        return `${e.field} ${e.reason}`;
-      }
-      throw new Error('not refused');
-    };
-    expect(refused([{ key: 'a', name: 'A', parents: ['elsewhere'] }])).toBe('spec.nodes may name as parents only nodes of the same tree');
-    expect(
-      refused([
-        { key: 'a', name: 'A' },
-        { key: 'a', name: 'A again' },
-      ]),
-    ).toBe('spec.nodes must give each node a key of its own');
-    expect(
-      refused([
-        {
-          key: 'a',
-          name: 'A',
-          prices: [
-            { currencyKey: 'gold', amount: 1 },
-            { currencyKey: 'gold', amount: 2 },
-          ],
-        },
-      ]),
-    ).toBe('spec.nodes.0.prices must name each currency once');
-    expect(refused([{ key: 'a', name: 'A', parents: ['a'] }])).toBe('spec.nodes.0.parents cannot name the node itself');
-    expect(refused([{ key: 'a', name: 'A', priceRule: 'any' }])).toBe('spec.nodes.0.priceRule any needs at least one price');
-    expect(
-      refused([
-        { key: 'b', name: 'B' },
-        { key: 'a', name: 'A', parents: ['b', 'b'] },
-      ]),
-    ).toBe('spec.nodes.1.parents must name each parent once');
-    expect(refused([])).toMatch(/^spec\.nodes /);
-  });
-
-  test('refused by the reconciler, naming the field and changing nothing: a cycle, a node key of another tree, a tree key of another document', async () => {
-    const before = { version: await version(), nodes: await nodeRows() };
-    const cycle = await refusal(() =>
-      reconcile(
-        combat({
-          nodes: [
-            { key: 'a', name: 'A', parents: ['c'] },
-            { key: 'b', name: 'B', parents: ['a'] },
-            { key: 'c', name: 'C', parents: ['b'] },
-          ],
-        }),
-      ),
-    );
-    expect([cycle.field, cycle.reason, cycle.code]).toEqual(['spec.nodes.0.parents', 'form a cycle: a → c → b → a', 'invalid-request']);
-    const stolen = await refusal(() =>
-      reconcile(
-        skillTree('stealth', {
-          environment: 'alpha-live',
-          name: 'Stealth',
-          nodes: [
-            { key: 'sneak', name: 'Sneak' },
-            { key: 'vanish', name: 'Vanish' },
-          ],
-        }),
-      ),
-    );
-    expect([stolen.field, stolen.code]).toEqual(['spec.nodes.1.key', 'conflict']);
-    expect(stolen.reason).toContain('secret.arts');
-    const sameKey = await refusal(() =>
-      reconcile(skillTree('combat-copy', { environment: 'alpha-live', key: 'combat', name: 'Copy', nodes: [{ key: 'x', name: 'X' }] })),
-    );
-    expect([sameKey.field, sameKey.code]).toEqual(['spec.key', 'conflict']);
-    expect({ version: await version(), nodes: await nodeRows() }).toEqual(before);
-    // Another environment may use the same node keys.
-    expect(
-      (await reconcile(skillTree('combat-test', { environment: 'alpha-test', key: 'combat', name: 'Combat', nodes: [{ key: 'slash', name: 'Slash' }] })))
-        .action,
-    ).toBe('created');
   });
 });
