@@ -5,37 +5,34 @@
  * it after commit) and by orders (from the database, in the order's transaction).
  * A sku is unique in its environment: a second document claiming it is refused `conflict`.
  */
-import { sameJson } from '../canonical-json';
 import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import type { Announcer } from '../invalidation';
 import { contentChanged } from '../content/game-config';
-import { lockContentWriter, refuseKeyOfAnother, releaseContent, releaseOwnedRows } from '../content/owned-row';
+import { type OwnedRowTable, type SyncAction, releaseContent, releaseOwnedRows, syncOwnedRow } from '../content/owned-row';
 import type { ProductDefinition } from '../contract/product';
 
 /** The content-version kind of products (the catalog's cached snapshot follows it). */
 export const PRODUCTS_CONTENT = 'products';
 
 /** Where the rows of these documents are kept, for the owned-row rules (content/owned-row.ts). */
-const PRODUCT_ROWS = { name: 'commerce_products', keyColumn: 'sku', keyField: 'sku', kind: 'Product' };
+const PRODUCT_ROWS: OwnedRowTable = { name: 'commerce_products', keyColumn: 'sku', keyField: 'sku', kind: 'Product', jsonColumns: ['definition'] };
 
+/**
+ * Makes the product `owner` declares exactly `product` in its environment, under the owned-row rules:
+ * a sku of another document is refused; a document that changed its sku or environment gives up the
+ * old one (orders and entitlements keep their sku).
+ */
 export async function syncProduct(
   db: Queryable,
   bus: Announcer,
   target: { environmentId: number; owner: string; product: ProductDefinition },
-): Promise<'created' | 'updated' | 'unchanged'> {
+): Promise<SyncAction> {
   const { environmentId, owner, product } = target;
   return inTransaction(db, async (trx) => {
-    await lockContentWriter(trx, environmentId);
-    await refuseKeyOfAnother(trx, PRODUCT_ROWS, environmentId, product.sku, owner);
-    const before = await trx('commerce_products').where({ owner }).first();
-    if (before && Number(before.environment_id) === environmentId && before.sku === product.sku && sameJson(before.definition, product)) return 'unchanged';
-    // A document that changed its sku or environment gives up the old one (orders and entitlements keep their sku).
-    await trx('commerce_products').where({ owner }).delete();
-    await trx('commerce_products').insert({ environment_id: environmentId, sku: product.sku, owner, definition: JSON.stringify(product) });
-    if (before && Number(before.environment_id) !== environmentId) await contentChanged(trx, bus, Number(before.environment_id), PRODUCTS_CONTENT);
-    await contentChanged(trx, bus, environmentId, PRODUCTS_CONTENT);
-    return before ? 'updated' : 'created';
+    const outcome = await syncOwnedRow(trx, PRODUCT_ROWS, { environment_id: environmentId, sku: product.sku, owner, definition: product });
+    for (const id of outcome.changedEnvironments) await contentChanged(trx, bus, id, PRODUCTS_CONTENT);
+    return outcome.action;
   });
 }
 
