@@ -5,10 +5,9 @@ import { crashUploadCounts, getCrash, getCrashIssue, listCrashIssues } from '@he
 import { openObjectStore } from '@hearth/core/storage';
 import { CrashWorkerMetrics, loadCrashWorkerConfig, startCrashWorker, startStoreReport } from '@hearth/crash-worker';
 import { CliError, emit, table } from '../output';
-import { commandLogger, connect } from '../runtime';
+import { commandLogger, connect, withRuntime } from '../runtime';
 import { onShutdown } from '../serving';
 import { environmentOrFail } from './admin';
-import { withRuntime } from '../runtime';
 
 /**
  * `hearth crash-worker`: works the crash-upload queue (docs/crashes.md, "The worker") and runs the

@@ -11,8 +11,7 @@ import { LICENCE_KEY_PREFIX, LicenceSeats, licenceAudienceOf, listLicenceKeys, m
 import { organisationNamed } from '@hearth/core/tenancy';
 import { CliError, emit, keyIdArgument, otherNamespacesHint, table } from '../output';
 import { refusalOnTheCommandLine } from '../refusals';
-import type { Runtime } from '../runtime';
-import { withRuntime } from '../runtime';
+import { type Runtime, withRuntime } from '../runtime';
 
 const KEY_NAME_MAX = 200;
 
