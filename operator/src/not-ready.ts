@@ -5,25 +5,24 @@
  * limit reached) shows only here, so its alert (HearthObjectsNotReady) sees it for as long as it lasts.
  * Only the leader reconciles, so only the leader's figures are non-zero.
  */
-import client from 'prom-client';
+import type { MetricDeclarations } from '@hearth/core/process';
 import { ObjectsByKind } from './objects-by-kind';
 
 export class NotReadyObjects extends ObjectsByKind<string> {
-  constructor(registry: client.Registry) {
+  constructor(declare: MetricDeclarations) {
     super();
     const byKind = this.byKind;
-    const gauge: client.Gauge<'kind' | 'reason'> = new client.Gauge({
-      name: 'hearth_operator_objects_not_ready',
-      help: 'hearth.gg objects whose Ready condition is not True, by kind and reason (the leader reports them)',
-      labelNames: ['kind', 'reason'] as const,
-      registers: [registry],
-      collect() {
-        gauge.reset();
+    declare.gauge(
+      'hearth_operator_objects_not_ready',
+      'hearth.gg objects whose Ready condition is not True, by kind and reason (the leader reports them)',
+      ['kind', 'reason'],
+      function collect() {
+        this.reset();
         for (const [kind, objects] of byKind) {
-          for (const reason of objects.values()) gauge.inc({ kind, reason });
+          for (const reason of objects.values()) this.inc({ kind, reason });
         }
       },
-    });
+    );
   }
 
   /** The Ready condition just written (or found unchanged) for an object: noted by its reason while not True. */

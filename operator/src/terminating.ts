@@ -7,7 +7,7 @@
  * holds a namespace in Terminating, which HearthCleanupStuck reports. Only the leader reconciles, so
  * only the leader's figures are non-zero; the age is computed at each scrape.
  */
-import client from 'prom-client';
+import type { MetricDeclarations } from '@hearth/core/process';
 import { hasFinalizer } from './finalizers';
 import type { CustomObject } from './kube';
 import { ObjectsByKind } from './objects-by-kind';
@@ -15,35 +15,34 @@ import { ObjectsByKind } from './objects-by-kind';
 /** The deleted objects still awaiting clean-up, by kind, each with its deletionTimestamp (milliseconds). */
 export class TerminatingObjects extends ObjectsByKind<number> {
   constructor(
-    registry: client.Registry,
+    declare: MetricDeclarations,
     private readonly now: () => number = Date.now,
   ) {
     super();
     const byKind = this.byKind;
-    const count: client.Gauge<'kind'> = new client.Gauge({
-      name: 'hearth_operator_terminating_objects',
-      help: "hearth.gg objects being deleted whose clean-up has not finished (they still carry Hearth's finalizer), by kind (the leader reports them)",
-      labelNames: ['kind'] as const,
-      registers: [registry],
-      collect() {
-        count.reset();
-        for (const [kind, objects] of byKind) count.set({ kind }, objects.size);
+    declare.gauge(
+      'hearth_operator_terminating_objects',
+      "hearth.gg objects being deleted whose clean-up has not finished (they still carry Hearth's finalizer), by kind (the leader reports them)",
+      ['kind'],
+      function collect() {
+        this.reset();
+        for (const [kind, objects] of byKind) this.set({ kind }, objects.size);
       },
-    });
-    const oldest: client.Gauge<'kind'> = new client.Gauge({
-      name: 'hearth_operator_terminating_oldest_seconds',
-      help: "Seconds since the deletion of the oldest hearth.gg object still waiting for Hearth's clean-up, by kind (0: none)",
-      labelNames: ['kind'] as const,
-      registers: [registry],
-      collect: () => {
-        oldest.reset();
-        const now = this.now();
+    );
+    const clock = () => this.now();
+    declare.gauge(
+      'hearth_operator_terminating_oldest_seconds',
+      "Seconds since the deletion of the oldest hearth.gg object still waiting for Hearth's clean-up, by kind (0: none)",
+      ['kind'],
+      function collect() {
+        this.reset();
+        const now = clock();
         for (const [kind, objects] of byKind) {
           const first = Math.min(...objects.values());
-          oldest.set({ kind }, objects.size ? Math.max(0, now - first) / 1000 : 0);
+          this.set({ kind }, objects.size ? Math.max(0, now - first) / 1000 : 0);
         }
       },
-    });
+    );
   }
 
   /**

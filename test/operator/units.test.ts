@@ -4,6 +4,7 @@
  * resource a watched Secret's event reconciles.
  */
 import { ManifestError } from '@hearth/core/manifests';
+import { declareMetrics } from '@hearth/core/process';
 import { nextStatus, sameStatus, setCondition } from '../../operator/src/conditions';
 import client from 'prom-client';
 import { loadOperatorConfig } from '../../operator/src/config';
@@ -280,7 +281,7 @@ test('HEARTH_OPERATOR_PLAN_OWNER: unset or true owns the Plans, false follows th
 
 test('hearth_operator_objects_not_ready: counts objects by kind and reason while they are not Ready; Ready, gone or missing from a fresh list, they leave it', async () => {
   const registry = new client.Registry();
-  const notReady = new NotReadyObjects(registry);
+  const notReady = new NotReadyObjects(declareMetrics(client, registry));
   const read = async () =>
     (await registry.getMetricsAsJSON()).find((m) => m.name === 'hearth_operator_objects_not_ready')!.values.map((v) => ({ ...v.labels, value: v.value }));
   notReady.observe('ServerKey', 'games/k1', { status: 'False', reason: 'PlanLimit' });
@@ -328,7 +329,7 @@ test("hearth_operator_queue_oldest_seconds: each kind's reconcile lag, read from
 test("hearth_operator_terminating_*: objects deleted that still carry Hearth's finalizer, and the oldest one's age from its deletionTimestamp; finished, gone or missing from a fresh list, they leave it", async () => {
   const registry = new client.Registry();
   let now = Date.parse('2026-12-10T12:00:00Z');
-  const terminating = new TerminatingObjects(registry, () => now);
+  const terminating = new TerminatingObjects(declareMetrics(client, registry), () => now);
   const object = (name: string, deletionTimestamp?: string, finalizers = ['hearth.gg/cleanup']): CustomObject =>
     ({ apiVersion: 'hearth.gg/v1alpha1', kind: 'ServerKey', metadata: { name, namespace: 'games', deletionTimestamp, finalizers }, spec: {} }) as CustomObject;
   const read = async () => {

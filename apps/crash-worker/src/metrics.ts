@@ -5,7 +5,7 @@
  */
 import client from 'prom-client';
 import { CRASH_QUEUE_SCHEMA, CRASH_UPLOAD_QUEUE } from '@hearth/core/crashes';
-import { registerProcessMetrics } from '@hearth/core/process';
+import { declareMetrics, registerProcessMetrics, type MetricDeclarations } from '@hearth/core/process';
 import { reportCursorLags, type ProjectRunOutcome, type StoreReportObserver } from '@hearth/core/commerce';
 import type { Db } from '@hearth/core/db';
 import type { OrderStatus } from '@hearth/core/shapes';
@@ -14,62 +14,45 @@ export type JobOutcome = 'recorded' | 'poison' | 'already-finished' | 'gone' | '
 
 export class CrashWorkerMetrics {
   readonly registry = new client.Registry();
-  readonly jobs = new client.Counter({
-    name: 'hearth_crash_jobs_total',
-    help: 'Crash-upload jobs by outcome (recorded; poison: finished with a reason, never retried; already-finished: another worker or an earlier attempt finished the upload; gone: the upload no longer exists; retry: failed, left to pg-boss to retry)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly poison = new client.Counter({
-    name: 'hearth_crash_poison_total',
-    help: 'Uploads finished as poison, by reason (docs/crashes.md)',
-    labelNames: ['reason'] as const,
-    registers: [this.registry],
-  });
-  readonly parseDuration = new client.Histogram({
-    name: 'hearth_crash_parse_duration_seconds',
-    help: 'Inflating and parsing one upload (poison ones included)',
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
-  readonly jobDuration = new client.Histogram({
-    name: 'hearth_crash_job_duration_seconds',
-    help: 'One job from start to finish: read, parse, store files, record',
-    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [this.registry],
-  });
-  readonly storedBytes = new client.Counter({
-    name: 'hearth_crash_file_bytes_total',
-    help: "Bytes of crashes' files written to object storage",
-    registers: [this.registry],
-  });
+  private readonly declare = declareMetrics(client, this.registry);
+  readonly jobs = this.declare.counter(
+    'hearth_crash_jobs_total',
+    'Crash-upload jobs by outcome (recorded; poison: finished with a reason, never retried; already-finished: another worker or an earlier attempt finished the upload; gone: the upload no longer exists; retry: failed, left to pg-boss to retry)',
+    ['outcome'],
+  );
+  readonly poison = this.declare.counter('hearth_crash_poison_total', 'Uploads finished as poison, by reason (docs/crashes.md)', ['reason']);
+  readonly parseDuration = this.declare.histogram(
+    'hearth_crash_parse_duration_seconds',
+    'Inflating and parsing one upload (poison ones included)',
+    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  );
+  readonly jobDuration = this.declare.histogram(
+    'hearth_crash_job_duration_seconds',
+    'One job from start to finish: read, parse, store files, record',
+    [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  );
+  readonly storedBytes = this.declare.counter('hearth_crash_file_bytes_total', "Bytes of crashes' files written to object storage");
 
   /** The commerce report job's (store-report.ts). */
   readonly storeReport: StoreReportMetrics;
 
   constructor(db: Db, collectDefaults = true) {
-    this.storeReport = new StoreReportMetrics(this.registry, db);
+    this.storeReport = new StoreReportMetrics(this.declare, db);
     // Node's own metrics and the pool's (instruments.ts); the worker uses no Redis.
     registerProcessMetrics(client, this.registry, { db, defaults: collectDefaults });
     const sample = queueSampler(db);
-    new client.Gauge({
-      name: 'hearth_crash_queue_depth',
-      help: 'Crash-upload jobs waiting (created, or waiting for a retry) or held by a worker (active)',
-      labelNames: ['state'] as const,
-      registers: [this.registry],
-      async collect() {
+    this.declare.gauge(
+      'hearth_crash_queue_depth',
+      'Crash-upload jobs waiting (created, or waiting for a retry) or held by a worker (active)',
+      ['state'],
+      async function collect() {
         const s = await sample();
         this.set({ state: 'waiting' }, s.waiting);
         this.set({ state: 'active' }, s.active);
       },
-    });
-    new client.Gauge({
-      name: 'hearth_crash_queue_oldest_age_seconds',
-      help: 'Age of the oldest waiting crash-upload job (0 when none waits)',
-      registers: [this.registry],
-      async collect() {
-        this.set((await sample()).oldestAgeSeconds);
-      },
+    );
+    this.declare.gauge('hearth_crash_queue_oldest_age_seconds', 'Age of the oldest waiting crash-upload job (0 when none waits)', [], async function collect() {
+      this.set((await sample()).oldestAgeSeconds);
     });
   }
 }
@@ -81,40 +64,34 @@ export class StoreReportMetrics implements StoreReportObserver {
   readonly storeErrors: client.Counter<'call' | 'reason'>;
   readonly lastSuccess: client.Gauge;
 
-  constructor(registry: client.Registry, db: Db) {
-    this.runs = new client.Counter({
-      name: 'hearth_commerce_report_runs_total',
-      help: "Projects' report runs by outcome (succeeded; failed: the store or an order could not be read or applied, tried again next tick; skipped: another runner held the project; unconfigured: no publisher key for it on this deployment)",
-      labelNames: ['outcome'] as const,
-      registers: [registry],
-    });
-    this.orders = new client.Counter({
-      name: 'hearth_commerce_report_orders_total',
-      help: 'Orders the report job moved, by action (settled, expired, revoked) and the status they reached',
-      labelNames: ['action', 'status'] as const,
-      registers: [registry],
-    });
-    this.storeErrors = new client.Counter({
-      name: 'hearth_commerce_report_store_errors_total',
-      help: "The store's failures met by the report job, by call and reason",
-      labelNames: ['call', 'reason'] as const,
-      registers: [registry],
-    });
-    this.lastSuccess = new client.Gauge({
-      name: 'hearth_commerce_report_last_success_timestamp_seconds',
-      help: 'When this process last finished a report tick in which no project failed, or else started the job (0: the job is off here)',
-      registers: [registry],
-    });
-    new client.Gauge({
-      name: 'hearth_commerce_report_cursor_lag_seconds',
-      help: "Seconds since a project's store report was last read to its end (read from the database: every worker answers the same)",
-      labelNames: ['project'] as const,
-      registers: [registry],
-      async collect() {
+  constructor(declare: MetricDeclarations, db: Db) {
+    this.runs = declare.counter(
+      'hearth_commerce_report_runs_total',
+      "Projects' report runs by outcome (succeeded; failed: the store or an order could not be read or applied, tried again next tick; skipped: another runner held the project; unconfigured: no publisher key for it on this deployment)",
+      ['outcome'],
+    );
+    this.orders = declare.counter(
+      'hearth_commerce_report_orders_total',
+      'Orders the report job moved, by action (settled, expired, revoked) and the status they reached',
+      ['action', 'status'],
+    );
+    this.storeErrors = declare.counter('hearth_commerce_report_store_errors_total', "The store's failures met by the report job, by call and reason", [
+      'call',
+      'reason',
+    ]);
+    this.lastSuccess = declare.gauge(
+      'hearth_commerce_report_last_success_timestamp_seconds',
+      'When this process last finished a report tick in which no project failed, or else started the job (0: the job is off here)',
+    );
+    declare.gauge(
+      'hearth_commerce_report_cursor_lag_seconds',
+      "Seconds since a project's store report was last read to its end (read from the database: every worker answers the same)",
+      ['project'],
+      async function collect() {
         this.reset();
         for (const { project, lagSeconds } of await reportCursorLags(db)) this.set({ project }, lagSeconds);
       },
-    });
+    );
   }
 
   projectRun(outcome: ProjectRunOutcome): void {

@@ -1,6 +1,6 @@
 import client from 'prom-client';
 import type { HearthCore } from '@hearth/core/hearth';
-import { SeriesCounter, SeriesHistogram, registerProcessMetrics, type CounterSeries, type HistogramSeries } from '@hearth/core/process';
+import { SeriesCounter, SeriesHistogram, declareMetrics, registerProcessMetrics, type CounterSeries, type HistogramSeries } from '@hearth/core/process';
 
 /**
  * The API's Prometheus metrics, in a registry of its own (served on METRICS_PORT). Labels are closed
@@ -10,6 +10,7 @@ import { SeriesCounter, SeriesHistogram, registerProcessMetrics, type CounterSer
  */
 export class ApiMetrics {
   readonly registry = new client.Registry();
+  private readonly declare = declareMetrics(client, this.registry);
   // The per-request metrics are series metrics (core process/series-metrics.ts): found once by their
   // label values and kept, so a request does not pay prom-client's label checks and hashing.
   readonly requests = this.register(
@@ -24,35 +25,19 @@ export class ApiMetrics {
       [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     ),
   );
-  readonly rateLimited = new client.Counter({
-    name: 'hearth_rate_limit_refusals_total',
-    help: 'Requests refused with 429, by the limit that refused them',
-    labelNames: ['limit'] as const,
-    registers: [this.registry],
-  });
-  readonly rateLimitFailOpen = new client.Counter({
-    name: 'hearth_rate_limit_fail_open_total',
-    help: 'Requests let through unchecked because the rate-limit store could not be reached',
-    registers: [this.registry],
-  });
+  readonly rateLimited = this.declare.counter('hearth_rate_limit_refusals_total', 'Requests refused with 429, by the limit that refused them', ['limit']);
+  readonly rateLimitFailOpen = this.declare.counter(
+    'hearth_rate_limit_fail_open_total',
+    'Requests let through unchecked because the rate-limit store could not be reached',
+  );
 
   /** Every refusal by route template and error code (the crash uploads' refusals by reason among them). */
-  readonly refusals = new client.Counter({
-    name: 'hearth_http_refusals_total',
-    help: 'Requests refused, by route template and error code',
-    labelNames: ['route', 'error'] as const,
-    registers: [this.registry],
-  });
-  readonly crashUploadsAccepted = new client.Counter({
-    name: 'hearth_crash_uploads_accepted_total',
-    help: 'Crash uploads kept and queued (refusals: hearth_http_refusals_total{route="/crash-reports/:appKey"})',
-    registers: [this.registry],
-  });
-  readonly crashUploadBytes = new client.Counter({
-    name: 'hearth_crash_upload_bytes_total',
-    help: 'Bytes of the crash uploads kept',
-    registers: [this.registry],
-  });
+  readonly refusals = this.declare.counter('hearth_http_refusals_total', 'Requests refused, by route template and error code', ['route', 'error']);
+  readonly crashUploadsAccepted = this.declare.counter(
+    'hearth_crash_uploads_accepted_total',
+    'Crash uploads kept and queued (refusals: hearth_http_refusals_total{route="/crash-reports/:appKey"})',
+  );
+  readonly crashUploadBytes = this.declare.counter('hearth_crash_upload_bytes_total', 'Bytes of the crash uploads kept');
 
   readonly rateLimitChecks = this.register(
     new SeriesCounter('hearth_rate_limit_checks_total', 'Rate-limit windows checked, by limit (a request checks each limit that applies to it once)', [
@@ -66,12 +51,11 @@ export class ApiMetrics {
       ['kind', 'outcome'],
     ),
   );
-  readonly idempotency = new client.Counter({
-    name: 'hearth_idempotency_requests_total',
-    help: 'Requests with an Idempotency-Key, by outcome (first: ran, replayed: answered from the record, conflict: the key was used for another request)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
+  readonly idempotency = this.declare.counter(
+    'hearth_idempotency_requests_total',
+    'Requests with an Idempotency-Key, by outcome (first: ran, replayed: answered from the record, conflict: the key was used for another request)',
+    ['outcome'],
+  );
   readonly ledgerMoves = this.register(
     new SeriesCounter(
       'hearth_ledger_moves_total',
@@ -79,17 +63,8 @@ export class ApiMetrics {
       ['kind', 'source'],
     ),
   );
-  readonly saveWrites = new client.Counter({
-    name: 'hearth_save_writes_total',
-    help: 'Save slots written, by outcome (created, replaced)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly saveBytes = new client.Counter({
-    name: 'hearth_save_bytes_written_total',
-    help: 'Bytes of save data written (each write’s stored size)',
-    registers: [this.registry],
-  });
+  readonly saveWrites = this.declare.counter('hearth_save_writes_total', 'Save slots written, by outcome (created, replaced)', ['outcome']);
+  readonly saveBytes = this.declare.counter('hearth_save_bytes_written_total', 'Bytes of save data written (each write’s stored size)');
 
   private register<M extends SeriesCounter | SeriesHistogram>(metric: M): M {
     this.registry.registerMetric(metric as unknown as client.Metric);

@@ -3,3 +3,4 @@ export * from './serving';
 export * from './telemetry';
 export * from './instruments';
 export * from './series-metrics';
+export * from './declared-metrics';

@@ -1,27 +1,16 @@
 /**
  * The metrics every Hearth process keeps the same way, defined once: Node's own (prom-client's
  * default metrics), the PostgreSQL pool and its queries, and Redis commands. The core does not depend
- * on prom-client (serving.ts's rule): each process passes its prom-client module and registry, which
- * this file knows only by their shape.
+ * on prom-client (serving.ts's rule): each process passes its prom-client module and registry
+ * (declared-metrics.ts).
  */
+import type * as PromClient from 'prom-client';
 import type { Db } from '../db/knex';
 import type { Coordination } from '../coord/coordination';
+import { declareMetrics, type PromClientModule } from './declared-metrics';
 import { SeriesHistogram } from './series-metrics';
 import { dependencies } from './serving';
 import { observeQueries, poolUsage } from './telemetry';
-
-type Labels = Record<string, string>;
-
-/** The part of prom-client this file uses, structurally (`import client from 'prom-client'` fits). */
-export interface MetricsClient<Registry> {
-  Gauge: new (config: { name: string; help: string; labelNames?: readonly string[]; registers: Registry[]; collect?: () => void | Promise<void> }) => {
-    set(labels: Labels, value: number): void;
-  };
-  Counter: new (config: { name: string; help: string; labelNames?: readonly string[]; registers: Registry[] }) => {
-    inc(labels: Labels): void;
-  };
-  collectDefaultMetrics(config: { register: Registry }): void;
-}
 
 /** Query and command durations: a fast primary answers in well under a millisecond, a stuck one in seconds. */
 export const STORE_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -37,23 +26,23 @@ export interface ProcessMetricsDeps {
  * Registers the process-wide metrics into `registry` and starts observing the pool and the
  * coordination; the answer stops observing (the pool gauge reads the pool when scraped).
  */
-export function registerProcessMetrics<Registry extends object>(client: MetricsClient<Registry>, registry: Registry, deps: ProcessMetricsDeps): () => void {
+export function registerProcessMetrics(client: PromClientModule, registry: PromClient.Registry, deps: ProcessMetricsDeps): () => void {
   const stops: (() => void)[] = [];
+  const declare = declareMetrics(client, registry);
   if (deps.defaults !== false) client.collectDefaultMetrics({ register: registry });
   const { db, coordination } = deps;
   if (db) {
-    const pool = new client.Gauge({
-      name: 'hearth_db_pool_connections',
-      help: 'PostgreSQL pool connections by state (used: lent to a query or transaction, free: idle, pending: acquires waiting for one)',
-      labelNames: ['state'],
-      registers: [registry],
-      collect() {
+    declare.gauge(
+      'hearth_db_pool_connections',
+      'PostgreSQL pool connections by state (used: lent to a query or transaction, free: idle, pending: acquires waiting for one)',
+      ['state'],
+      function collect() {
         const usage = poolUsage(db);
-        pool.set({ state: 'used' }, usage.used);
-        pool.set({ state: 'free' }, usage.free);
-        pool.set({ state: 'pending' }, usage.pending);
+        this.set({ state: 'used' }, usage.used);
+        this.set({ state: 'free' }, usage.free);
+        this.set({ state: 'pending' }, usage.pending);
       },
-    });
+    );
     const queries = new SeriesHistogram(
       'hearth_db_query_duration_seconds',
       'PostgreSQL query duration by statement kind (its first keyword: select, insert, ..., other) and outcome (ok, error)',
@@ -65,18 +54,17 @@ export function registerProcessMetrics<Registry extends object>(client: MetricsC
   }
   if (db && coordination) {
     // Readiness does not follow the shared dependencies (serving.ts): their state is here, for alerts.
-    const up = new client.Gauge({
-      name: 'hearth_dependency_up',
-      help: '1 while the dependency (postgres, redis) answered this process at the last scrape, else 0',
-      labelNames: ['dependency'],
-      registers: [registry],
-      async collect() {
+    declare.gauge(
+      'hearth_dependency_up',
+      '1 while the dependency (postgres, redis) answered this process at the last scrape, else 0',
+      ['dependency'],
+      async function collect() {
         const checks = await dependencies({ db, coordination });
-        up.set({ dependency: 'postgres' }, checks.postgres ? 1 : 0);
+        this.set({ dependency: 'postgres' }, checks.postgres ? 1 : 0);
         // An in-process coordination (the embedded default) is no dependency that can go away.
-        if ('redis' in checks) up.set({ dependency: 'redis' }, checks.redis ? 1 : 0);
+        if ('redis' in checks) this.set({ dependency: 'redis' }, checks.redis ? 1 : 0);
       },
-    });
+    );
   }
   if (coordination?.observeCommands) {
     const commands = new SeriesHistogram(
@@ -90,24 +78,22 @@ export function registerProcessMetrics<Registry extends object>(client: MetricsC
   }
   if (coordination?.observeConnections) {
     // Losses and recoveries apart: a loss not followed by a recovery is a Redis still unreachable.
-    const lost = new client.Counter({
-      name: 'hearth_redis_connections_lost_total',
-      help: 'Redis connections that were ready and closed, by connection (command: commands and rate limits, subscriber: pub/sub)',
-      labelNames: ['connection'],
-      registers: [registry],
-    });
-    const recovered = new client.Counter({
-      name: 'hearth_redis_reconnects_total',
-      help: 'Redis connections ready again after a loss, reconnected by the process itself (the subscriber with its subscriptions), by connection',
-      labelNames: ['connection'],
-      registers: [registry],
-    });
+    const lost = declare.counter(
+      'hearth_redis_connections_lost_total',
+      'Redis connections that were ready and closed, by connection (command: commands and rate limits, subscriber: pub/sub)',
+      ['connection'],
+    );
+    const recovered = declare.counter(
+      'hearth_redis_reconnects_total',
+      'Redis connections ready again after a loss, reconnected by the process itself (the subscriber with its subscriptions), by connection',
+      ['connection'],
+    );
     stops.push(coordination.observeConnections((connection, event) => (event === 'lost' ? lost : recovered).inc({ connection })));
   }
   return () => stops.forEach((stop) => stop());
 }
 
 /** prom-client's Registry.registerMetric takes any object of its metrics' shape (name, get, reset). */
-function registerSeries(registry: object, metric: SeriesHistogram): void {
-  (registry as { registerMetric(metric: unknown): void }).registerMetric(metric);
+function registerSeries(registry: PromClient.Registry, metric: SeriesHistogram): void {
+  registry.registerMetric(metric as unknown as PromClient.Metric);
 }
