@@ -8,18 +8,26 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { ErrorCode, Page } from '@hearth/core';
 import type { ServiceName } from '@hearth/core/contract';
 import { BODY_LIMITS, defineRoute, type HandlerContext } from '../http/route';
+import type { ApiTag } from '../http/tags';
 import { PageOf, PageOnlyQuery } from '@hearth/core/shapes';
 
 /** What the handler of a page of the environment's things sees: the page query, a game's credential (no path). */
 type EnvironmentPageContext = HandlerContext<unknown, Static<typeof PageOnlyQuery>, unknown, 'either' | 'server'>;
 
 /**
- * The query, refusals and handler of a page of the environment's own things (realms, definitions,
- * unacknowledged grants...): the page query, no refusals of its own, `list`'s page as the answer.
- * Spread it into defineRoute and give the rest.
+ * A page of the environment's own things (realms, definitions, unacknowledged grants...): a GET with
+ * the page query, no refusals of its own, `list`'s page as the answer, in its service's tag unless
+ * another is named. Spread it into defineRoute and give the rest.
  */
-export function listedForEnvironment<P extends Page<unknown>>(list: (ctx: EnvironmentPageContext) => Promise<P>) {
+export function listedForEnvironment<P extends Page<unknown>>(
+  access: { service: ServiceName & ApiTag; credential: 'server' | 'either' } | { service: ServiceName; credential: 'server' | 'either'; tag: ApiTag },
+  list: (ctx: EnvironmentPageContext) => Promise<P>,
+) {
   return {
+    method: 'GET' as const,
+    tag: 'tag' in access ? access.tag : access.service,
+    credential: access.credential,
+    service: access.service,
     query: PageOnlyQuery,
     refusals: [] as ErrorCode[],
     handler: async (ctx: EnvironmentPageContext) => ({ body: await list(ctx) }),
@@ -33,15 +41,11 @@ export function definitionsPage(
 ) {
   return defineRoute({
     operationId: route.operationId,
-    method: 'GET',
     path: route.path,
     summary: route.summary,
     description: route.description,
-    tag: 'definitions',
-    credential: 'server',
-    service,
     etag: read.etag,
     success: { status: 200, description: `A page of ${route.pageOf}`, schema: PageOf(route.item) },
-    ...listedForEnvironment(read.list),
+    ...listedForEnvironment({ service, credential: 'server', tag: 'definitions' }, read.list),
   });
 }

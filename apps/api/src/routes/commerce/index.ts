@@ -154,30 +154,22 @@ export const listEntitlements = defineRoute({
 
 export const listGrants = defineRoute({
   operationId: 'listCommerceGrants',
-  method: 'GET',
   path: '/commerce/grants',
   summary: 'The grants no server has acknowledged',
   description:
     "The environment's active entitlements that no server has acknowledged yet, oldest first: what a game server applies in the game, then acknowledges.",
-  tag: 'commerce',
-  credential: 'server',
-  service: 'commerce',
   success: { status: 200, description: 'A page of grants', schema: PageOf(GrantShape) },
-  ...listedForEnvironment((ctx) => ctx.core.commerce.listGrants(ctx.db, ctx.env, ctx.query)),
+  ...listedForEnvironment({ service: 'commerce', credential: 'server' }, (ctx) => ctx.core.commerce.listGrants(ctx.db, ctx.env, ctx.query)),
 });
 
 export const listGrantChanges = defineRoute({
   operationId: 'listCommerceGrantChanges',
-  method: 'GET',
   path: '/commerce/grants/changes',
   summary: 'The feed of grants given and revoked',
   description:
     'In the order they were committed. `next` is never null: it is where to ask from next; an empty page means up to date (ask again later with the same cursor).',
-  tag: 'commerce',
-  credential: 'server',
-  service: 'commerce',
   success: { status: 200, description: 'A page of changes', schema: GrantChangePageShape },
-  ...listedForEnvironment((ctx) => ctx.core.commerce.grantChanges(ctx.db, ctx.env, ctx.query)),
+  ...listedForEnvironment({ service: 'commerce', credential: 'server' }, (ctx) => ctx.core.commerce.grantChanges(ctx.db, ctx.env, ctx.query)),
 });
 
 export const acknowledgeGrant = defineRoute({

@@ -27,15 +27,11 @@ import { listedForEnvironment } from '../definitions';
 
 export const listRealms = defineRoute({
   operationId: 'listRealms',
-  method: 'GET',
   path: '/realms',
   summary: 'The open realms, newest first',
   description: 'Open: switched on, started and not yet ended. Newest: latest startAt, then highest number.',
-  tag: 'realms',
-  credential: 'either',
-  service: 'realms',
   success: { status: 200, description: 'A page of realms', schema: PageOf(Realm) },
-  ...listedForEnvironment((ctx) => ctx.core.realms.listOpen(ctx.db, ctx.env, ctx.query)),
+  ...listedForEnvironment({ service: 'realms', credential: 'either' }, (ctx) => ctx.core.realms.listOpen(ctx.db, ctx.env, ctx.query)),
 });
 
 export const getCurrentRealm = defineRoute({
@@ -58,29 +54,21 @@ export const getCurrentRealm = defineRoute({
 
 export const listRealmDefinitions = defineRoute({
   operationId: 'listRealmDefinitions',
-  method: 'GET',
   path: '/definitions/realms',
   summary: 'Every realm, open or not, by number',
   description:
     "Pages through every realm the environment's manifests define, past and future ones included, by number. For game servers planning a season; players read GET /realms.",
-  tag: 'realms',
-  credential: 'server',
-  service: 'realms',
   success: { status: 200, description: 'A page of realms', schema: PageOf(Realm) },
-  ...listedForEnvironment((ctx) => ctx.core.realms.definitions(ctx.db, ctx.env, ctx.query)),
+  ...listedForEnvironment({ service: 'realms', credential: 'server' }, (ctx) => ctx.core.realms.definitions(ctx.db, ctx.env, ctx.query)),
 });
 
 export const listCurrencyDefinitions = defineRoute({
   operationId: 'listCurrencyDefinitions',
-  method: 'GET',
   path: '/definitions/currencies',
   summary: 'Every currency, switched on or not, by key',
   description: 'Pages through every currency the environment defines, switched off ones included, each with its kind, its scope and its maximum.',
-  tag: 'inventory',
-  credential: 'server',
-  service: 'inventory',
   success: { status: 200, description: 'A page of currency definitions', schema: PageOf(CurrencyDefinition) },
-  ...listedForEnvironment((ctx) => ctx.core.realms.currencyDefinitions(ctx.db, ctx.env, ctx.query)),
+  ...listedForEnvironment({ service: 'inventory', credential: 'server' }, (ctx) => ctx.core.realms.currencyDefinitions(ctx.db, ctx.env, ctx.query)),
 });
 
 export const listInventories = defineRoute({
