@@ -4,12 +4,16 @@
  * client secret for a confidential client), and the id token is checked: signature by the provider's
  * published keys, issuer, audience, expiry and the nonce. Answers who the provider says it is.
  */
-import * as oidc from 'openid-client';
+import type * as oidc from 'openid-client';
 import { TtlCache } from '../cache';
 import { Refusal, refuse } from '../errors';
 import type { DashboardSettings } from '../contract/dashboards';
 import type { CodeExchange } from '../shapes/dashboards';
 import type { AssertedPerson } from './members';
+
+/** openid-client, loaded at the first sign-in rather than with core: most processes never sign anyone in. */
+let openidClient: typeof oidc | undefined;
+const openid = (): typeof oidc => (openidClient ??= require('openid-client') as typeof oidc);
 
 /** Every call to a provider has a deadline and a bound on what it reads; redirects are not followed. */
 export const PROVIDER_FETCH = { timeoutMs: 5_000, maxBytes: 256 * 1024, discoveryCacheMs: 10 * 60_000 };
@@ -62,7 +66,11 @@ export class DashboardProviders {
     if (config.serverMetadata().authorization_response_iss_parameter_supported) callback.searchParams.set('iss', config.serverMetadata().issuer);
     let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
     try {
-      tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: input.codeVerifier, expectedNonce: input.nonce, idTokenExpected: true });
+      tokens = await openid().authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: input.codeVerifier,
+        expectedNonce: input.nonce,
+        idTokenExpected: true,
+      });
     } catch (err) {
       throw refusalOf(err);
     }
@@ -89,17 +97,18 @@ export class DashboardProviders {
 
   private async discover(settings: DashboardSettings, clientSecret: string | undefined): Promise<oidc.Configuration> {
     const issuer = new URL(settings.issuer);
+    const client = openid();
     try {
-      const config = await oidc.discovery(
+      const config = await client.discovery(
         issuer,
         settings.clientId,
         undefined,
-        clientSecret === undefined ? oidc.None() : oidc.ClientSecretBasic(clientSecret),
-        { [oidc.customFetch]: boundedFetch, execute: issuer.protocol === 'http:' && isLoopback(issuer) ? [oidc.allowInsecureRequests] : [] },
+        clientSecret === undefined ? client.None() : client.ClientSecretBasic(clientSecret),
+        { [client.customFetch]: boundedFetch, execute: issuer.protocol === 'http:' && isLoopback(issuer) ? [client.allowInsecureRequests] : [] },
       );
       // The id token comes straight from the token endpoint; its signature is checked all the same.
-      oidc.enableNonRepudiationChecks(config);
-      config[oidc.customFetch] = boundedFetch;
+      client.enableNonRepudiationChecks(config);
+      config[client.customFetch] = boundedFetch;
       return config;
     } catch (err) {
       throw refuse.unavailable(`The dashboard's sign-in provider could not be reached: ${(err as Error).message}`);
@@ -109,11 +118,12 @@ export class DashboardProviders {
 
 function refusalOf(err: unknown): Refusal {
   if (err instanceof Refusal) return err;
+  const client = openid();
   // The token endpoint answers 401 (with a challenge) only to a client it does not authenticate.
-  if (err instanceof oidc.WWWAuthenticateChallengeError || (err instanceof oidc.ResponseBodyError && err.status === 401)) {
+  if (err instanceof client.WWWAuthenticateChallengeError || (err instanceof client.ResponseBodyError && err.status === 401)) {
     return refuse.unavailable("The dashboard's sign-in provider does not accept this deployment's client: its settings need fixing.");
   }
-  if (err instanceof oidc.ResponseBodyError) {
+  if (err instanceof client.ResponseBodyError) {
     if (err.error === 'invalid_client' || err.error === 'unauthorized_client') {
       return refuse.unavailable("The dashboard's sign-in provider does not accept this deployment's client: its settings need fixing.");
     }
@@ -122,7 +132,7 @@ function refusalOf(err: unknown): Refusal {
   if (err instanceof ProviderUnreachable || (err instanceof Error && err.cause instanceof ProviderUnreachable)) {
     return refuse.unavailable(`The dashboard's sign-in provider could not be reached.`);
   }
-  if (err instanceof oidc.ClientError || err instanceof oidc.AuthorizationResponseError) {
+  if (err instanceof client.ClientError || err instanceof client.AuthorizationResponseError) {
     // openid-client's message is generic; the check that failed (`unexpected ID Token "nonce" claim value`) is its cause's.
     const reason = err.cause instanceof Error ? err.cause.message : err.message;
     return refuse.unauthorized(`The sign-in did not check out: ${reason}.`);

@@ -6,17 +6,7 @@
  */
 import { pipeline } from 'node:stream';
 import type { Readable } from 'node:stream';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { MeteredStream, assertObjectKey } from './disk-store';
 import {
   CHECKSUM_SHA256_HEADER,
@@ -29,6 +19,19 @@ import {
   type PutOptions,
   type StoredObject,
 } from './object-store';
+
+/**
+ * The AWS SDK, loaded when the first S3 store opens rather than with core: it takes about 75 ms of
+ * CPU to load, and most processes (the embedded default, the CLI's reads, every test) use the disk
+ * store or none.
+ */
+function awsSdk() {
+  return {
+    s3: require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3'),
+    Upload: (require('@aws-sdk/lib-storage') as typeof import('@aws-sdk/lib-storage')).Upload,
+    getSignedUrl: (require('@aws-sdk/s3-request-presigner') as typeof import('@aws-sdk/s3-request-presigner')).getSignedUrl,
+  };
+}
 
 export interface S3StoreOptions {
   bucket: string;
@@ -88,6 +91,7 @@ export class S3ObjectStore implements ObjectStore {
   readonly kind = 's3' as const;
   readonly bucket: string;
   private readonly prefix: string;
+  private readonly sdk = awsSdk();
   private readonly client: S3Client;
   /**
    * Presigned URLs come from a client that adds no checksum of its own: since 3.729 the SDK's
@@ -108,8 +112,8 @@ export class S3ObjectStore implements ObjectStore {
       // A storage that does not answer is unavailable, not a request that hangs.
       requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
     };
-    this.client = new S3Client(config);
-    this.presigner = new S3Client({ ...config, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+    this.client = new this.sdk.s3.S3Client(config);
+    this.presigner = new this.sdk.s3.S3Client({ ...config, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
   }
 
   private full(key: string): string {
@@ -122,7 +126,7 @@ export class S3ObjectStore implements ObjectStore {
     const meter = new MeteredStream(options.maxBytes);
     // pipeline (not pipe) so that the body's error, or the cap, fails the stream the Upload reads.
     pipeline(body, meter, () => undefined);
-    const upload = new Upload({
+    const upload = new this.sdk.Upload({
       client: this.client,
       params: { Bucket: this.bucket, Key, Body: meter, ContentType: options.contentType ?? 'application/octet-stream' },
       partSize: PART_SIZE,
@@ -144,7 +148,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async get(key: string): Promise<Readable> {
     try {
-      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
+      const answer = await this.client.send(new this.sdk.s3.GetObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
       return answer.Body as Readable;
     } catch (err) {
       if ((err as Error).name === 'NoSuchKey' || (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) {
@@ -156,7 +160,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async head(key: string): Promise<{ sizeBytes: number; sha256?: string } | null> {
     try {
-      const answer = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.full(key), ChecksumMode: 'ENABLED' }));
+      const answer = await this.client.send(new this.sdk.s3.HeadObjectCommand({ Bucket: this.bucket, Key: this.full(key), ChecksumMode: 'ENABLED' }));
       // A multipart object's checksum is of its parts ("…-N"), not of its bytes: not a digest to compare.
       const checksum = answer.ChecksumSHA256;
       const sha256 = checksum && !checksum.includes('-') ? Buffer.from(checksum, 'base64').toString('hex') : undefined;
@@ -169,7 +173,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async delete(key: string): Promise<void> {
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
+      await this.client.send(new this.sdk.s3.DeleteObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
     } catch (err) {
       throw mapped(err, `delete ${key}`);
     }
@@ -183,9 +187,9 @@ export class S3ObjectStore implements ObjectStore {
    */
   async presignPut(key: string, options: PresignOptions): Promise<PresignedPut> {
     const checksum = sha256HexToBase64(options.sha256Hex);
-    const command = new PutObjectCommand({ Bucket: this.bucket, Key: this.full(key), ContentLength: options.sizeBytes, ChecksumSHA256: checksum });
+    const command = new this.sdk.s3.PutObjectCommand({ Bucket: this.bucket, Key: this.full(key), ContentLength: options.sizeBytes, ChecksumSHA256: checksum });
     const signedAt = new Date();
-    const url = await getSignedUrl(this.presigner, command, {
+    const url = await this.sdk.getSignedUrl(this.presigner, command, {
       expiresIn: options.expiresInSeconds,
       signingDate: signedAt,
       unhoistableHeaders: new Set([CHECKSUM_SHA256_HEADER]),
@@ -200,7 +204,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async ping(): Promise<void> {
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      await this.client.send(new this.sdk.s3.HeadBucketCommand({ Bucket: this.bucket }));
     } catch (err) {
       throw new StorageUnavailable(`object storage bucket ${this.bucket} does not answer: ${(err as Error).message}`, { cause: err });
     }
