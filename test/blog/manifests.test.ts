@@ -2,11 +2,12 @@
  * The BlogCategory and BlogPost kinds: applied, applied again (unchanged, no version move), refused
  * (naming the field, changing nothing), moved and removed; and the publication times they store.
  */
-import { type AnyManifest, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
+import { type AnyManifest, ManifestError, removeManifest, validateManifest } from '@hearth/core/manifests';
 import { BLOG_CONTENT } from '@hearth/core/blog';
 import { readingMinutesOf } from '@hearth/core/contract';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
+import { contentVersion, manifestRefusal, reconcileDocument } from '../support/reconcile';
 import { NAMESPACE, blogCategory, blogPost, standardManifests } from '../support/manifests';
 
 let h: Harness;
@@ -23,25 +24,8 @@ const post = (name: string, spec: Record<string, unknown> = {}) =>
     ...spec,
   });
 
-async function reconcile(doc: AnyManifest) {
-  return reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), h.core.bus);
-}
-async function blogVersion(environmentName = 'alpha-live'): Promise<number> {
-  const row = await h
-    .db('content_versions as v')
-    .join('environments as e', 'e.id', 'v.environment_id')
-    .where({ 'e.name': environmentName, 'v.kind': BLOG_CONTENT })
-    .first('v.version');
-  return row ? Number(row.version) : 0;
-}
-async function refusal(work: () => Promise<unknown>): Promise<ManifestError> {
-  const err = await work().then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ManifestError);
-  return err as ManifestError;
-}
+const reconcile = (doc: AnyManifest) => reconcileDocument(h.db, h.core.bus, doc);
+const blogVersion = (environmentName = 'alpha-live') => contentVersion(h.db, BLOG_CONTENT, environmentName);
 
 beforeAll(async () => {
   h = await startHarness({ manifests: [...standardManifests(), category('guides')] });
@@ -82,7 +66,7 @@ describe('BlogPost', () => {
       [post('bad.7'), 'spec.slug'], // a name with a dot is no slug
     ];
     for (const [doc, field] of cases) {
-      const err = await refusal(() => reconcile(doc));
+      const err = await manifestRefusal(() => reconcile(doc));
       expect({ name: doc.metadata.name, field: err.field }).toEqual({ name: doc.metadata.name, field });
     }
     expect(await blogVersion()).toBe(version);
@@ -208,8 +192,8 @@ describe('BlogCategory', () => {
   });
 
   test('a slug of another document is refused; so is moving or removing a category posts are in', async () => {
-    expect((await refusal(() => reconcile(category('copycat', { slug: 'guides' })))).field).toBe('spec.slug');
-    expect((await refusal(() => reconcile(category('guides', { slug: 'renamed-guides' })))).field).toBe('spec.slug');
+    expect((await manifestRefusal(() => reconcile(category('copycat', { slug: 'guides' })))).field).toBe('spec.slug');
+    expect((await manifestRefusal(() => reconcile(category('guides', { slug: 'renamed-guides' })))).field).toBe('spec.slug');
     await expect(removeManifest(h.db, { kind: 'BlogCategory', namespace: NAMESPACE, name: 'guides' }, h.core.bus)).rejects.toMatchObject({ code: 'conflict' });
     expect(
       await h

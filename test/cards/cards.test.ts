@@ -11,41 +11,9 @@
  */
 import { type Harness, startHarness } from '../support/harness';
 import { type Reply, call, expectError, signIn } from '../support/http';
-import { cardTemplate, cardType, currency, projectWithout, realm, standardManifests } from '../support/manifests';
-
-const env = 'alpha-live';
-const coin = (name: string, spec: Record<string, unknown>) => currency(name, { environment: env, name, scope: 'account', kind: 'balance', ...spec });
-const card = (name: string, spec: Record<string, unknown> = {}) => cardType(name, { environment: env, name, ...spec });
-const content = [
-  realm('permanent', { environment: env, number: 0, name: 'Forever', startAt: '2020-01-01T00:00:00Z' }),
-  realm('season-1', { environment: env, key: 's1', number: 1, name: 'Season 1', startAt: '2024-01-01T00:00:00Z' }),
-  coin('gold', {}),
-  coin('gems', {}),
-  coin('energy', { kind: 'consumed', max: 500 }),
-  card('knight', {
-    perDeckLimit: 3,
-    purchasable: true,
-    prices: [
-      { currencyKey: 'gold', amount: 100 },
-      { currencyKey: 'gems', amount: 2 },
-    ],
-  }),
-  card('rat'),
-  card('squire', { starter: true, perDeckLimit: 4 }),
-  card('dragon', { enabled: false, purchasable: true, prices: [{ currencyKey: 'gold', amount: 1 }] }),
-  card('mage', {
-    purchasable: true,
-    priceRule: 'any',
-    prices: [
-      { currencyKey: 'gold', amount: 50 },
-      { currencyKey: 'gems', amount: 5 },
-    ],
-  }),
-  card('spark', { purchasable: true, prices: [{ currencyKey: 'energy', amount: 30 }] }),
-  card('relic', { purchasable: false }),
-  cardTemplate('foil', { environment: env, name: 'Foil' }),
-  cardTemplate('faded', { environment: env, name: 'Faded', enabled: false }),
-];
+import { projectWithout, standardManifests } from '../support/manifests';
+import { permanentAndSeason1Realms, shopCurrencies } from '../support/fixtures/economy';
+import { cardsContent } from '../support/fixtures/cards';
 
 let h: Harness;
 let key: string;
@@ -53,7 +21,9 @@ let seq = 0;
 const newKey = () => `c-${Date.now()}-${++seq}`;
 
 beforeAll(async () => {
-  h = await startHarness({ manifests: [...standardManifests(), ...projectWithout('nocards', 'cards'), ...content] });
+  h = await startHarness({
+    manifests: [...standardManifests(), ...projectWithout('nocards', 'cards'), ...permanentAndSeason1Realms(), ...shopCurrencies(), ...cardsContent()],
+  });
   key = h.serverKeys['alpha-live-key'];
 });
 afterAll(async () => {

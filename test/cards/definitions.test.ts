@@ -5,10 +5,11 @@
  * ones gone; ETag and 304; the routes' refusals. What the kinds refuse (naming the field, changing
  * nothing) is held on core in test/cards/rules.test.ts.
  */
-import { type AnyManifest, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
+import { type AnyManifest, removeManifest } from '@hearth/core/manifests';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { cardTemplate, cardType, projectWithout, standardManifests } from '../support/manifests';
+import { contentVersion, reconcileDocument } from '../support/reconcile';
 
 let h: Harness;
 let key: string;
@@ -35,17 +36,8 @@ const foil = (spec: Record<string, unknown> = {}) =>
   cardTemplate('foil', { environment: 'alpha-live', name: 'Foil', description: 'Shiny', data: { finish: 'foil' }, ...spec });
 const plain = cardTemplate('plain', { environment: 'alpha-live', key: 'plain.v1', name: 'Plain', enabled: false });
 
-async function reconcile(doc: AnyManifest) {
-  return reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), h.core.bus);
-}
-async function version(kind: 'card-types' | 'card-templates', environmentName = 'alpha-live'): Promise<number> {
-  const row = await h
-    .db('content_versions as v')
-    .join('environments as e', 'e.id', 'v.environment_id')
-    .where({ 'e.name': environmentName, 'v.kind': kind })
-    .first('v.version');
-  return row ? Number(row.version) : 0;
-}
+const reconcile = (doc: AnyManifest) => reconcileDocument(h.db, h.core.bus, doc);
+const version = (kind: 'card-types' | 'card-templates', environmentName = 'alpha-live') => contentVersion(h.db, kind, environmentName);
 async function definitions(path: 'card-types' | 'card-templates', query = '', token = key) {
   const reply = await call(h.base, 'GET', `/definitions/${path}${query}`, { token });
   expect(reply.status).toBe(200);

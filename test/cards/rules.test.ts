@@ -14,62 +14,20 @@
  * cursors, Idempotency-Key replays, races across connections) is in test/cards/cards.test.ts; the
  * definitions' pages and ETags in test/cards/definitions.test.ts.
  */
-import { type AnyManifest, ManifestError, reconcileManifest, validateManifest } from '@hearth/core/manifests';
+import type { AnyManifest } from '@hearth/core/manifests';
 import type { EnvironmentContext } from '@hearth/core/tenancy';
 import { domainSuite } from '../support/domain';
-import { cardTemplate, cardType, currency, realm, standardManifests } from '../support/manifests';
+import { cardTemplate, cardType, standardManifests } from '../support/manifests';
+import { GAME_ENV, permanentAndSeason1Realms, shopCurrencies } from '../support/fixtures/economy';
+import { card, cardsContent, knight, template } from '../support/fixtures/cards';
+import { contentVersion, expectEachRefused } from '../support/reconcile';
 
-const env = 'alpha-live';
-const coin = (name: string, spec: Record<string, unknown>) => currency(name, { environment: env, name, scope: 'account', kind: 'balance', ...spec });
-const card = (name: string, spec: Record<string, unknown> = {}) => cardType(name, { environment: env, name, ...spec });
-
-const content = [
-  realm('permanent', { environment: env, number: 0, name: 'Forever', startAt: '2020-01-01T00:00:00Z' }),
-  realm('season-1', { environment: env, key: 's1', number: 1, name: 'Season 1', startAt: '2024-01-01T00:00:00Z' }),
-  coin('gold', {}),
-  coin('gems', {}),
-  coin('energy', { kind: 'consumed', max: 500 }),
-  coin('tokens', { scope: 'realm' }),
-  card('knight', {
-    perDeckLimit: 3,
-    purchasable: true,
-    prices: [
-      { currencyKey: 'gold', amount: 100 },
-      { currencyKey: 'gems', amount: 2 },
-    ],
-  }),
-  card('rat'),
-  card('squire', { starter: true, perDeckLimit: 4 }),
-  card('fleeting'),
-  card('dragon', { enabled: false, purchasable: true, prices: [{ currencyKey: 'gold', amount: 1 }] }),
-  card('mage', {
-    purchasable: true,
-    priceRule: 'any',
-    prices: [
-      { currencyKey: 'gold', amount: 50 },
-      { currencyKey: 'gems', amount: 5 },
-    ],
-  }),
-  card('spark', { purchasable: true, prices: [{ currencyKey: 'energy', amount: 30 }] }),
-  card('scout', { purchasable: true, prices: [{ currencyKey: 'tokens', amount: 4 }] }),
-  card('relic', { purchasable: false }),
-  card('ghostpriced', {
-    purchasable: true,
-    prices: [
-      { currencyKey: 'gold', amount: 1 },
-      { currencyKey: 'ghost', amount: 1 },
-    ],
-  }),
-  cardTemplate('foil', { environment: env, name: 'Foil' }),
-  cardTemplate('faded', { environment: env, name: 'Faded', enabled: false }),
-];
-
-const suite = domainSuite({ manifests: [...standardManifests(), ...content] });
+const suite = domainSuite({ manifests: [...standardManifests(), ...permanentAndSeason1Realms(), ...shopCurrencies(), ...cardsContent()] });
 type Player = { id: string; env: EnvironmentContext };
 type GrantAsk = Parameters<typeof suite.core.cards.grant>[3];
 type StackAsk = Parameters<typeof suite.core.cards.grantStack>[3];
 type BuyAsk = Parameters<typeof suite.core.cards.buy>[3];
-const live = () => suite.player(env);
+const live = () => suite.player(GAME_ENV);
 
 const grant = async (p: Player, request: GrantAsk) => (await suite.core.cards.grant(suite.db, p.env, p.id, request)).answer;
 const consume = async (p: Player, cardId: string) => (await suite.core.cards.consume(suite.db, p.env, p.id, cardId)).answer;
@@ -510,30 +468,13 @@ describe('buying cards', () => {
 });
 
 describe('the CardType and CardTemplate kinds', () => {
-  const knightDoc = (spec: Record<string, unknown> = {}) =>
-    card('knight', {
-      perDeckLimit: 3,
-      purchasable: true,
-      prices: [
-        { currencyKey: 'gold', amount: 100 },
-        { currencyKey: 'gems', amount: 2 },
-      ],
-      ...spec,
-    });
-  const foilDoc = (spec: Record<string, unknown> = {}) => cardTemplate('foil', { environment: env, name: 'Foil', ...spec });
-  const version = async (kind: 'card-types' | 'card-templates') => {
-    const row = await suite
-      .db('content_versions as v')
-      .join('environments as e', 'e.id', 'v.environment_id')
-      .where({ 'e.name': env, 'v.kind': kind })
-      .first('v.version');
-    return row ? Number(row.version) : 0;
-  };
+  const foilDoc = (spec: Record<string, unknown> = {}) => template('foil', { name: 'Foil', ...spec });
+  const version = (kind: 'card-types' | 'card-templates') => contentVersion(suite.db, kind);
 
   test('refusals name the field and change nothing', async () => {
     const cases: [AnyManifest, string, RegExp][] = [
       [
-        knightDoc({
+        knight({
           prices: [
             { currencyKey: 'gold', amount: 1 },
             { currencyKey: 'gold', amount: 2 },
@@ -542,34 +483,25 @@ describe('the CardType and CardTemplate kinds', () => {
         'spec.prices',
         /each currency once/,
       ],
-      [knightDoc({ prices: [], priceRule: 'all' }), 'spec.prices', /at least one price for a purchasable card type/],
+      [knight({ prices: [], priceRule: 'all' }), 'spec.prices', /at least one price for a purchasable card type/],
       [card('squire', { starter: true, priceRule: 'any' }), 'spec.priceRule', /any needs at least one price/],
-      [knightDoc({ perDeckLimit: 0 }), 'spec.perDeckLimit', /must be >= 1/],
-      [knightDoc({ perDeckLimit: 1001 }), 'spec.perDeckLimit', /must be <= 1000/],
-      [knightDoc({ slug: '-knight' }), 'spec.slug', /must match pattern/],
-      [knightDoc({ key: 'knight' }), 'spec.key', /is not taken here/],
-      [knightDoc({ prices: [{ currencyKey: 'gold', amount: 0 }] }), 'spec.prices.0.amount', /must be >= 1/],
-      [knightDoc({ data: { text: 'x'.repeat(1020) } }), 'spec.data', /1031 bytes written compactly; at most 1024/],
+      [knight({ perDeckLimit: 0 }), 'spec.perDeckLimit', /must be >= 1/],
+      [knight({ perDeckLimit: 1001 }), 'spec.perDeckLimit', /must be <= 1000/],
+      [knight({ slug: '-knight' }), 'spec.slug', /must match pattern/],
+      [knight({ key: 'knight' }), 'spec.key', /is not taken here/],
+      [knight({ prices: [{ currencyKey: 'gold', amount: 0 }] }), 'spec.prices.0.amount', /must be >= 1/],
+      [knight({ data: { text: 'x'.repeat(1020) } }), 'spec.data', /1031 bytes written compactly; at most 1024/],
       [foilDoc({ data: { text: 'x'.repeat(1020) } }), 'spec.data', /1031 bytes written compactly; at most 1024/],
-      [cardType('knight-2', { environment: env, slug: 'knight', name: 'Another' }), 'spec.slug', /already belongs to CardType tests\/knight/],
-      [cardTemplate('foil-2', { environment: env, key: 'foil', name: 'Another' }), 'spec.key', /already belongs to CardTemplate tests\/foil/],
-      [cardType('a'.repeat(129), { environment: env, name: 'Long' }), 'spec.slug', /is not a card type key/],
+      [cardType('knight-2', { environment: GAME_ENV, slug: 'knight', name: 'Another' }), 'spec.slug', /already belongs to CardType tests\/knight/],
+      [cardTemplate('foil-2', { environment: GAME_ENV, key: 'foil', name: 'Another' }), 'spec.key', /already belongs to CardTemplate tests\/foil/],
+      [cardType('a'.repeat(129), { environment: GAME_ENV, name: 'Long' }), 'spec.slug', /is not a card type key/],
       [cardType('nowhere', { environment: 'no-such-env', name: 'N' }), 'spec.environment', /does not exist/],
       [foilDoc({ slug: 'x' }), 'spec.slug', /is not taken here/],
     ];
     const typesBefore = await suite.db('card_types').orderBy('key').select('*');
     const templatesBefore = await suite.db('card_templates').orderBy('key').select('*');
     const versions = [await version('card-types'), await version('card-templates')];
-    for (const [doc, field, reason] of cases) {
-      // Validated and reconciled as `hearth apply` does: a refusal of either rejects.
-      const err = await (async () => reconcileManifest(suite.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), suite.core.bus))().then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(err).toBeInstanceOf(ManifestError);
-      expect({ doc: doc.metadata.name, field: (err as ManifestError).field }).toEqual({ doc: doc.metadata.name, field });
-      expect((err as ManifestError).reason).toMatch(reason);
-    }
+    await expectEachRefused(suite.db, suite.core.bus, cases);
     expect(await suite.db('card_types').orderBy('key').select('*')).toEqual(typesBefore);
     expect(await suite.db('card_templates').orderBy('key').select('*')).toEqual(templatesBefore);
     expect([await version('card-types'), await version('card-templates')]).toEqual(versions);

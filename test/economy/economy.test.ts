@@ -8,21 +8,8 @@
 import { fingerprintOf } from '@hearth/core';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
-import { currency, projectWithout, realm, standardManifests } from '../support/manifests';
-
-const content = [
-  realm('permanent', { environment: 'alpha-live', number: 0, name: 'Forever', startAt: '2020-01-01T00:00:00Z' }),
-  realm('season-1', { environment: 'alpha-live', number: 1, name: 'Season 1', startAt: '2024-01-01T00:00:00Z', endAt: '2024-06-01T00:00:00Z' }),
-  realm('season-2', { environment: 'alpha-live', key: 's2', number: 2, name: 'Season 2', visible: false, startAt: '2025-06-01T00:00:00.123456Z' }),
-  realm('season-3', { environment: 'alpha-live', number: 3, name: 'Season 3', startAt: '2099-01-01T00:00:00Z' }),
-  realm('closed', { environment: 'alpha-live', number: 4, name: 'Closed', enabled: false, startAt: '2021-01-01T00:00:00Z' }),
-  currency('gold', { environment: 'alpha-live', name: 'Gold', scope: 'account', kind: 'balance', max: 1000, icon: 'https://cdn.example/gold.png' }),
-  currency('gems', { environment: 'alpha-live', name: 'Gems', description: 'Premium', scope: 'account', kind: 'balance' }),
-  currency('energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
-  currency('tokens', { environment: 'alpha-live', key: 'season.tokens', name: 'Season tokens', scope: 'realm', kind: 'balance' }),
-  currency('retired', { environment: 'alpha-live', name: 'Old coins', scope: 'account', kind: 'balance', enabled: false }),
-  currency('stars', { environment: 'alpha-test', name: 'Stars', scope: 'realm', kind: 'balance' }),
-];
+import { projectWithout, standardManifests } from '../support/manifests';
+import { economyRealmsAndCurrencies } from '../support/fixtures/economy';
 
 describe('economy: realms, inventories, currencies, the ledger', () => {
   let h: Harness;
@@ -32,7 +19,7 @@ describe('economy: realms, inventories, currencies, the ledger', () => {
 
   beforeAll(async () => {
     h = await startHarness({
-      manifests: [...standardManifests(), ...projectWithout('noinv', 'inventory'), ...projectWithout('norealm', 'realms'), ...content],
+      manifests: [...standardManifests(), ...projectWithout('noinv', 'inventory'), ...projectWithout('norealm', 'realms'), ...economyRealmsAndCurrencies()],
     });
     key = h.serverKeys['alpha-live-key'];
     testKey = h.serverKeys['alpha-test-key'];

@@ -16,32 +16,9 @@ import { loadEnvironmentById, type EnvironmentContext } from '@hearth/core/tenan
 import type { LedgerMoveKind } from '@hearth/core/process';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
-import { currency, itemType, standardManifests } from '../support/manifests';
+import { standardManifests } from '../support/manifests';
+import { goldAndEnergy, potionAndSwordForGold } from '../support/fixtures/economy';
 import { eventually } from '../support/wait';
-
-const envName = 'alpha-live';
-const content = [
-  currency('gold', { environment: envName, name: 'gold', scope: 'account', kind: 'balance' }),
-  currency('energy', { environment: envName, name: 'energy', scope: 'account', kind: 'consumed', max: 500 }),
-  itemType('potion', {
-    environment: envName,
-    name: 'potion',
-    category: 'misc',
-    ownership: 'counted',
-    purchasable: true,
-    maxOwned: 3,
-    prices: [{ currencyKey: 'gold', amount: 10 }],
-  }),
-  itemType('sword', {
-    environment: envName,
-    name: 'sword',
-    category: 'misc',
-    ownership: 'one-by-one',
-    purchasable: true,
-    maxOwned: 1,
-    prices: [{ currencyKey: 'gold', amount: 5 }],
-  }),
-];
 
 let h: Harness;
 let key: string;
@@ -49,7 +26,7 @@ let seq = 0;
 const newKey = () => `engine-${Date.now()}-${++seq}`;
 
 beforeAll(async () => {
-  h = await startHarness({ manifests: [...standardManifests(), ...content] });
+  h = await startHarness({ manifests: [...standardManifests(), ...goldAndEnergy(), ...potionAndSwordForGold()] });
   key = h.serverKeys['alpha-live-key'];
 });
 afterAll(async () => {

@@ -15,41 +15,10 @@ import { removeManifest } from '@hearth/core/manifests';
 import type { MoveKind, MoveRequest } from '@hearth/core/economy';
 import type { EnvironmentContext } from '@hearth/core/tenancy';
 import { domainSuite } from '../support/domain';
-import { currency, itemType, realm, standardManifests } from '../support/manifests';
+import { currency, realm, standardManifests } from '../support/manifests';
+import { economyRealmsAndCurrencies, potionAndSwordForGold } from '../support/fixtures/economy';
 
-const content = [
-  realm('permanent', { environment: 'alpha-live', number: 0, name: 'Forever', startAt: '2020-01-01T00:00:00Z' }),
-  realm('season-1', { environment: 'alpha-live', number: 1, name: 'Season 1', startAt: '2024-01-01T00:00:00Z', endAt: '2024-06-01T00:00:00Z' }),
-  realm('season-2', { environment: 'alpha-live', key: 's2', number: 2, name: 'Season 2', visible: false, startAt: '2025-06-01T00:00:00.123456Z' }),
-  realm('season-3', { environment: 'alpha-live', number: 3, name: 'Season 3', startAt: '2099-01-01T00:00:00Z' }),
-  realm('closed', { environment: 'alpha-live', number: 4, name: 'Closed', enabled: false, startAt: '2021-01-01T00:00:00Z' }),
-  currency('gold', { environment: 'alpha-live', name: 'Gold', scope: 'account', kind: 'balance', max: 1000, icon: 'https://cdn.example/gold.png' }),
-  currency('gems', { environment: 'alpha-live', name: 'Gems', description: 'Premium', scope: 'account', kind: 'balance' }),
-  currency('energy', { environment: 'alpha-live', name: 'Energy', scope: 'account', kind: 'consumed' }),
-  currency('tokens', { environment: 'alpha-live', key: 'season.tokens', name: 'Season tokens', scope: 'realm', kind: 'balance' }),
-  currency('retired', { environment: 'alpha-live', name: 'Old coins', scope: 'account', kind: 'balance', enabled: false }),
-  currency('stars', { environment: 'alpha-test', name: 'Stars', scope: 'realm', kind: 'balance' }),
-  itemType('potion', {
-    environment: 'alpha-live',
-    name: 'potion',
-    category: 'misc',
-    ownership: 'counted',
-    purchasable: true,
-    maxOwned: 3,
-    prices: [{ currencyKey: 'gold', amount: 10 }],
-  }),
-  itemType('sword', {
-    environment: 'alpha-live',
-    name: 'sword',
-    category: 'misc',
-    ownership: 'one-by-one',
-    purchasable: true,
-    maxOwned: 1,
-    prices: [{ currencyKey: 'gold', amount: 5 }],
-  }),
-];
-
-const suite = domainSuite({ manifests: [...standardManifests(), ...content] });
+const suite = domainSuite({ manifests: [...standardManifests(), ...economyRealmsAndCurrencies(), ...potionAndSwordForGold()] });
 type Player = { id: string; env: EnvironmentContext };
 const live = () => suite.player('alpha-live');
 

@@ -12,28 +12,18 @@ import { Refusal } from '@hearth/core';
 import { checkSender, type SenderRule } from '@hearth/core/economy';
 import type { EnvironmentContext } from '@hearth/core/tenancy';
 import { domainSuite } from '../support/domain';
-import { cardTemplate, cardType, currency, environment, itemType, project, serverKey, skillTree, standardManifests } from '../support/manifests';
+import { skillTree, standardManifests } from '../support/manifests';
+import { GAME_ENV, forSale, goldAndEnergy } from '../support/fixtures/economy';
+import { card, template } from '../support/fixtures/cards';
+import { gameUnlockingSkillNodes } from '../support/fixtures/progression';
 
-const envName = 'alpha-live';
 const content = [
-  currency('gold', { environment: envName, name: 'gold', scope: 'account', kind: 'balance' }),
-  currency('energy', { environment: envName, name: 'energy', scope: 'account', kind: 'consumed', max: 500 }),
-  itemType('boost', {
-    environment: envName,
-    name: 'boost',
-    category: 'misc',
-    ownership: 'counted',
-    purchasable: true,
-    prices: [{ currencyKey: 'energy', amount: 5 }],
-  }),
-  cardType('rune', { environment: envName, name: 'rune', purchasable: true, prices: [{ currencyKey: 'gold', amount: 3 }] }),
-  cardTemplate('foil', { environment: envName, name: 'Foil' }),
-  skillTree('combat', { environment: envName, name: 'Combat', nodes: [{ key: 'focus', name: 'Focus', prices: [{ currencyKey: 'energy', amount: 2 }] }] }),
-  // A game of the service's own whose skill trees the game itself unlocks.
-  project('house', { progression: { skillNodesUnlockedBy: 'game' } }),
-  environment('house-live', 'house'),
-  serverKey('house-live-key', 'house-live'),
-  skillTree('house-tree', { environment: 'house-live', name: 'House', nodes: [{ key: 'house.root', name: 'Root' }] }),
+  ...goldAndEnergy(),
+  forSale('boost', { prices: [{ currencyKey: 'energy', amount: 5 }] }),
+  card('rune', { purchasable: true, prices: [{ currencyKey: 'gold', amount: 3 }] }),
+  template('foil', { name: 'Foil' }),
+  skillTree('combat', { environment: GAME_ENV, name: 'Combat', nodes: [{ key: 'focus', name: 'Focus', prices: [{ currencyKey: 'energy', amount: 2 }] }] }),
+  ...gameUnlockingSkillNodes(),
 ];
 
 const suite = domainSuite({ manifests: [...standardManifests(), ...content] });

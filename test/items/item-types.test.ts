@@ -6,71 +6,21 @@
  * each process's cache of committed rows, so these run over HTTP on committed manifests; what the kind
  * refuses is held on core in test/items/rules.test.ts.
  */
-import { type AnyManifest, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
+import { type AnyManifest, removeManifest } from '@hearth/core/manifests';
 import { ITEM_TYPES_CONTENT } from '@hearth/core/items';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
 import { itemType, projectWithout, standardManifests } from '../support/manifests';
+import { chestDoc, swordDoc } from '../support/fixtures/items';
+import { contentVersion, manifestRefusal, reconcileDocument } from '../support/reconcile';
 
 let h: Harness;
 let key: string;
 
-const sword = (spec: Record<string, unknown> = {}) =>
-  itemType('sword', { environment: 'alpha-live', name: 'Sword', category: 'weapon', ownership: 'one-by-one', ...spec });
-const chest = (spec: Record<string, unknown> = {}) =>
-  itemType('chest', {
-    environment: 'alpha-live',
-    key: 'chest.wood',
-    name: 'Wooden chest',
-    description: 'Opens for a few things',
-    icon: 'https://cdn.example.com/chest.png',
-    category: 'container',
-    ownership: 'one-by-one',
-    scope: 'realm',
-    purchasable: true,
-    maxOwned: 5,
-    priceRule: 'any',
-    prices: [
-      { currencyKey: 'gold', amount: 100 },
-      { currencyKey: 'gems', amount: 1_000_000_000 },
-    ],
-    data: { rarity: 'common' },
-    contents: {
-      grants: [{ itemTypeKey: 'potion', quantity: 2 }],
-      picks: [
-        {
-          count: 2,
-          from: [
-            { itemTypeKey: 'sword', weight: 9 },
-            { itemTypeKey: 'potion', quantity: 5, weight: 1 },
-          ],
-        },
-      ],
-    },
-    requires: ['chapter.1', 'shop:open'],
-    ...spec,
-  });
 const potion = itemType('potion', { environment: 'alpha-live', name: 'Potion', category: 'consumable', ownership: 'counted', usable: true, enabled: false });
 
-async function reconcile(doc: AnyManifest) {
-  return reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), h.core.bus);
-}
-async function version(environmentName = 'alpha-live'): Promise<number> {
-  const row = await h
-    .db('content_versions as v')
-    .join('environments as e', 'e.id', 'v.environment_id')
-    .where({ 'e.name': environmentName, 'v.kind': ITEM_TYPES_CONTENT })
-    .first('v.version');
-  return row ? Number(row.version) : 0;
-}
-async function refusal(work: () => Promise<unknown>): Promise<ManifestError> {
-  const err = await work().then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ManifestError);
-  return err as ManifestError;
-}
+const reconcile = (doc: AnyManifest) => reconcileDocument(h.db, h.core.bus, doc);
+const version = (environmentName = 'alpha-live') => contentVersion(h.db, ITEM_TYPES_CONTENT, environmentName);
 async function definitions(base = h.base, query = '', token = key) {
   const reply = await call(base, 'GET', `/definitions/item-types${query}`, { token });
   expect(reply.status).toBe(200);
@@ -78,7 +28,7 @@ async function definitions(base = h.base, query = '', token = key) {
 }
 
 beforeAll(async () => {
-  h = await startHarness({ manifests: [...standardManifests(), ...projectWithout('noinv', 'inventory'), sword(), chest(), potion] });
+  h = await startHarness({ manifests: [...standardManifests(), ...projectWithout('noinv', 'inventory'), swordDoc(), chestDoc(), potion] });
   key = h.serverKeys['alpha-live-key'];
 });
 afterAll(async () => {
@@ -220,20 +170,20 @@ describe('the ItemType kind', () => {
     expect((await definitions(other.base)).items.find((d) => d.key === 'sword')!.name).toBe('Sword'); // cached there now
     const before = await version();
     const rowBefore = await h.db('item_types').where({ key: 'sword' }).first('updated_at');
-    expect((await reconcile(sword())).action).toBe('unchanged');
-    expect((await reconcile(chest())).action).toBe('unchanged');
+    expect((await reconcile(swordDoc())).action).toBe('unchanged');
+    expect((await reconcile(chestDoc())).action).toBe('unchanged');
     expect(await version()).toBe(before);
 
-    expect((await reconcile(sword({ name: 'Long sword', maxOwned: 3 }))).action).toBe('updated');
+    expect((await reconcile(swordDoc({ name: 'Long sword', maxOwned: 3 }))).action).toBe('updated');
     expect(await version()).toBe(before + 1);
     expect((await h.db('item_types').where({ key: 'sword' }).first('updated_at')).updated_at.getTime()).toBeGreaterThan(rowBefore.updated_at.getTime());
     for (const base of [h.base, other.base]) {
       expect((await definitions(base)).items.find((d) => d.key === 'sword')).toMatchObject({ name: 'Long sword', maxOwned: 3 });
     }
     // Switched off: still listed, enabled: false.
-    expect((await reconcile(sword({ name: 'Long sword', maxOwned: 3, enabled: false }))).action).toBe('updated');
+    expect((await reconcile(swordDoc({ name: 'Long sword', maxOwned: 3, enabled: false }))).action).toBe('updated');
     expect((await definitions(other.base)).items.find((d) => d.key === 'sword')!.enabled).toBe(false);
-    await reconcile(sword());
+    await reconcile(swordDoc());
   });
 
   test('its key and environment are its identity: a change is refused (changing nothing); deleted and created again, it moves and leaves no row behind', async () => {
@@ -244,7 +194,7 @@ describe('the ItemType kind', () => {
       [doc({ environment: 'alpha-live', key: 'mover.b' }), 'spec.key', '"mover.a"'],
       [doc({ environment: 'alpha-test', key: 'mover.a' }), 'spec.environment', '"alpha-live"'],
     ] as const) {
-      const err = await refusal(() => reconcile(changed));
+      const err = await manifestRefusal(() => reconcile(changed));
       expect({ field: err.field, code: err.code }).toEqual({ field, code: 'invalid-request' });
       expect(err.reason).toBe(`is immutable: it names an identity; delete the resource and create it again to change it on purpose (it is ${was})`);
     }

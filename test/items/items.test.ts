@@ -8,68 +8,9 @@
  */
 import { type Harness, startHarness } from '../support/harness';
 import { type Reply, call, expectError, signIn } from '../support/http';
-import { itemType, realm, standardManifests } from '../support/manifests';
-
-const env = 'alpha-live';
-const type = (name: string, spec: Record<string, unknown>) => itemType(name, { environment: env, name, category: 'misc', ownership: 'one-by-one', ...spec });
-const container = (name: string, contents: Record<string, unknown>, spec: Record<string, unknown> = {}) =>
-  type(name, { category: 'container', contents: { grants: [], picks: [], ...contents }, ...spec });
-
-const content = [
-  realm('permanent', { environment: env, number: 0, name: 'Forever', startAt: '2020-01-01T00:00:00Z' }),
-  realm('season-1', { environment: env, key: 's1', number: 1, name: 'Season 1', startAt: '2024-01-01T00:00:00Z' }),
-  type('sword', { usable: true, maxOwned: 3, requires: ['chapter.1'] }),
-  type('gem', { ownership: 'counted', usable: true, maxOwned: 50 }),
-  type('shard', { ownership: 'counted' }),
-  type('relic', {}),
-  type('badge', { scope: 'realm' }),
-  type('off', { usable: true, enabled: false }),
-  type('offstack', { ownership: 'counted', usable: true, enabled: false }),
-  container('chest', {
-    grants: [{ itemTypeKey: 'gem', quantity: 2 }],
-    picks: [
-      {
-        count: 2,
-        from: [
-          { itemTypeKey: 'relic', weight: 1 },
-          { itemTypeKey: 'shard', quantity: 5, weight: 1 },
-        ],
-      },
-    ],
-  }),
-  container('badchest', { grants: [{ itemTypeKey: 'gem', quantity: 1 }], picks: [{ count: 1, from: [{ itemTypeKey: 'ghost', weight: 1 }] }] }),
-  container('offchest', { grants: [{ itemTypeKey: 'off', quantity: 1 }] }),
-  container('lockedchest', { grants: [{ itemTypeKey: 'gem', quantity: 1 }] }, { requires: ['vault', 'chapter.1'] }),
-  container('limitchest', {
-    grants: [
-      { itemTypeKey: 'gem', quantity: 1 },
-      { itemTypeKey: 'sword', quantity: 4 },
-    ],
-  }),
-  container(
-    'realmchest',
-    {
-      grants: [
-        { itemTypeKey: 'gem', quantity: 1 },
-        { itemTypeKey: 'badge', quantity: 1 },
-      ],
-    },
-    { scope: 'realm' },
-  ),
-  container('dice', {
-    picks: [
-      {
-        count: 2,
-        from: [
-          { itemTypeKey: 'relic', weight: 1 },
-          { itemTypeKey: 'shard', quantity: 5, weight: 3 },
-        ],
-      },
-    ],
-  }),
-  container('offbox', { grants: [{ itemTypeKey: 'gem', quantity: 1 }] }, { enabled: false }),
-  type('lonely', { environment: 'alpha-test', scope: 'realm' }),
-];
+import { standardManifests } from '../support/manifests';
+import { permanentAndSeason1Realms } from '../support/fixtures/economy';
+import { heldItemTypes } from '../support/fixtures/items';
 
 let h: Harness;
 let key: string;
@@ -77,7 +18,7 @@ let seq = 0;
 const newKey = () => `i-${Date.now()}-${++seq}`;
 
 beforeAll(async () => {
-  h = await startHarness({ manifests: [...standardManifests(), ...content] });
+  h = await startHarness({ manifests: [...standardManifests(), ...permanentAndSeason1Realms(), ...heldItemTypes()] });
   key = h.serverKeys['alpha-live-key'];
 });
 afterAll(async () => {

@@ -7,57 +7,9 @@
  */
 import { type Harness, startHarness } from '../support/harness';
 import { type Reply, call, expectError, signIn } from '../support/http';
-import { currency, itemType, realm, standardManifests } from '../support/manifests';
-
-const env = 'alpha-live';
-const type = (name: string, spec: Record<string, unknown>) =>
-  itemType(name, { environment: env, name, category: 'misc', ownership: 'counted', purchasable: true, ...spec });
-const coin = (name: string, spec: Record<string, unknown>) => currency(name, { environment: env, name, scope: 'account', kind: 'balance', ...spec });
-
-const content = [
-  realm('permanent', { environment: env, number: 0, name: 'Forever', startAt: '2020-01-01T00:00:00Z' }),
-  realm('season-1', { environment: env, key: 's1', number: 1, name: 'Season 1', startAt: '2024-01-01T00:00:00Z' }),
-  coin('gold', {}),
-  coin('gems', {}),
-  coin('energy', { kind: 'consumed', max: 500 }),
-  coin('tokens', { scope: 'realm' }),
-  coin('frozen', { enabled: false }),
-  type('potion', {
-    maxOwned: 20,
-    prices: [
-      { currencyKey: 'gold', amount: 10 },
-      { currencyKey: 'gems', amount: 2 },
-    ],
-  }),
-  type('sword', {
-    ownership: 'one-by-one',
-    maxOwned: 2,
-    priceRule: 'any',
-    prices: [
-      { currencyKey: 'gold', amount: 100 },
-      { currencyKey: 'gems', amount: 5 },
-    ],
-  }),
-  type('boost', { prices: [{ currencyKey: 'energy', amount: 30 }] }),
-  type('mixed', {
-    prices: [
-      { currencyKey: 'gold', amount: 5 },
-      { currencyKey: 'energy', amount: 10 },
-    ],
-  }),
-  type('relic', { purchasable: false }),
-  type('offitem', { enabled: false, prices: [{ currencyKey: 'gold', amount: 1 }] }),
-  type('ghostpriced', {
-    prices: [
-      { currencyKey: 'gold', amount: 1 },
-      { currencyKey: 'ghost', amount: 1 },
-    ],
-  }),
-  type('frozenpriced', { prices: [{ currencyKey: 'frozen', amount: 1 }] }),
-  type('badge', { scope: 'realm', prices: [{ currencyKey: 'tokens', amount: 3 }] }),
-  type('cloak', { prices: [{ currencyKey: 'tokens', amount: 4 }] }),
-  type('castle', { prices: [{ currencyKey: 'gold', amount: 1_000_000_000 }] }),
-];
+import { standardManifests } from '../support/manifests';
+import { forSale, permanentAndSeason1Realms, shopCurrencies } from '../support/fixtures/economy';
+import { shopItemTypes } from '../support/fixtures/items';
 
 let h: Harness;
 let key: string;
@@ -65,7 +17,9 @@ let seq = 0;
 const newKey = () => `p-${Date.now()}-${++seq}`;
 
 beforeAll(async () => {
-  h = await startHarness({ manifests: [...standardManifests(), ...content] });
+  h = await startHarness({
+    manifests: [...standardManifests(), ...permanentAndSeason1Realms(), ...shopCurrencies(), ...shopItemTypes(), forSale('relic', { purchasable: false })],
+  });
   key = h.serverKeys['alpha-live-key'];
 });
 afterAll(async () => {
@@ -153,10 +107,10 @@ describe('buying', () => {
     await credit(p, 'gold', 1000);
     await credit(p, 'gems', 100);
     const before = await snapshot(p);
-    expectError(await buy(p, { itemTypeKey: 'sword' }), 400, 'invalid-request', 'body.payWith');
-    expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'energy' }), 400, 'invalid-request', 'body.payWith');
+    expectError(await buy(p, { itemTypeKey: 'blade' }), 400, 'invalid-request', 'body.payWith');
+    expectError(await buy(p, { itemTypeKey: 'blade', payWith: 'energy' }), 400, 'invalid-request', 'body.payWith');
     expectError(await buy(p, { itemTypeKey: 'potion', payWith: 'tokens' }), 400, 'invalid-request', 'body.payWith');
-    expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'no such key!' }), 400, 'invalid-request', 'body.payWith');
+    expectError(await buy(p, { itemTypeKey: 'blade', payWith: 'no such key!' }), 400, 'invalid-request', 'body.payWith');
     expect(await snapshot(p)).toEqual(before);
   });
 
@@ -194,11 +148,11 @@ describe('player tokens', () => {
     const signed = await signIn(h.base, key, 'buy-player');
     const p = signed.player.id;
     await credit(p, 'gold', 150);
-    const bought = ok(await buy('me', { itemTypeKey: 'sword', payWith: 'gold' }, { token: signed.accessToken }));
+    const bought = ok(await buy('me', { itemTypeKey: 'blade', payWith: 'gold' }, { token: signed.accessToken }));
     expect(bought.charges.map((c: any) => [c.currencyKey, c.amount, c.balanceAfter])).toEqual([['gold', -100, 50]]);
     expect(bought.granted.items).toHaveLength(1);
     const before = await snapshot(p);
-    expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'gold' }, { token: signed.accessToken }), 403, 'forbidden');
+    expectError(await buy(p, { itemTypeKey: 'blade', payWith: 'gold' }, { token: signed.accessToken }), 403, 'forbidden');
     expect(await snapshot(p)).toEqual(before);
   });
 
@@ -208,7 +162,7 @@ describe('player tokens', () => {
     await credit(p, 'gold', 500);
     const before = await snapshot(p);
     expectError(await buy('me', { itemTypeKey: 'boost', allowances: { energy: 100 } }, { token: signed.accessToken }), 403, 'forbidden');
-    expectError(await buy('me', { itemTypeKey: 'sword', payWith: 'gold', allowances: {} }, { token: signed.accessToken }), 403, 'forbidden');
+    expectError(await buy('me', { itemTypeKey: 'blade', payWith: 'gold', allowances: {} }, { token: signed.accessToken }), 403, 'forbidden');
     expectError(await buy('me', { itemTypeKey: 'boost' }, { token: signed.accessToken }), 400, 'invalid-request', 'body.allowances');
     expect(await snapshot(p)).toEqual(before);
   });
@@ -225,8 +179,8 @@ describe('refusals change nothing', () => {
       held: 25,
       requested: 30,
     });
-    expect(expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'gems', quantity: 3 }), 409, 'owned-limit').details).toEqual({
-      itemTypeKey: 'sword',
+    expect(expectError(await buy(p, { itemTypeKey: 'blade', payWith: 'gems', quantity: 3 }), 409, 'owned-limit').details).toEqual({
+      itemTypeKey: 'blade',
       held: 0,
       requested: 3,
       limit: 2,
@@ -237,7 +191,7 @@ describe('refusals change nothing', () => {
     expectError(await buy('nobody', { itemTypeKey: 'potion' }), 404, 'not-found');
     expectError(await buy('me', { itemTypeKey: 'potion' }), 404, 'not-found');
     expectError(await buy(p, { itemTypeKey: 'potion', realmId: 'no-such-realm' }), 404, 'not-found');
-    expectError(await buy(p, { itemTypeKey: 'badge', realmId: null }), 400, 'invalid-request', 'body.realmId');
+    expectError(await buy(p, { itemTypeKey: 'banner', realmId: null }), 400, 'invalid-request', 'body.realmId');
     expect(await snapshot(p)).toEqual(before);
   });
 });
@@ -269,18 +223,18 @@ describe('Idempotency-Key', () => {
     const p = signed.player.id;
     await credit(p, 'gold', 300);
     const idem = newKey();
-    ok(await buy('me', { itemTypeKey: 'sword', payWith: 'gold' }, { token: signed.accessToken, idem }));
-    expect(ok(await buy('me', { itemTypeKey: 'sword', payWith: 'gold' }, { token: signed.accessToken, idem })).replayed).toBe(true);
-    expect(ok(await buy(p, { itemTypeKey: 'sword', payWith: 'gold' }, { idem })).replayed).toBe(false);
+    ok(await buy('me', { itemTypeKey: 'blade', payWith: 'gold' }, { token: signed.accessToken, idem }));
+    expect(ok(await buy('me', { itemTypeKey: 'blade', payWith: 'gold' }, { token: signed.accessToken, idem })).replayed).toBe(true);
+    expect(ok(await buy(p, { itemTypeKey: 'blade', payWith: 'gold' }, { idem })).replayed).toBe(false);
     expect(await balances(p)).toEqual({ gold: 100 });
   });
 
   test('a refused purchase keeps no record: the same request under the same key acts once it can', async () => {
     const p = await player('buy-retry-refused');
     const idem = newKey();
-    expectError(await buy(p, { itemTypeKey: 'sword', payWith: 'gems' }, { idem }), 409, 'insufficient-balance');
+    expectError(await buy(p, { itemTypeKey: 'blade', payWith: 'gems' }, { idem }), 409, 'insufficient-balance');
     await credit(p, 'gems', 5);
-    const acted = ok(await buy(p, { itemTypeKey: 'sword', payWith: 'gems' }, { idem }));
+    const acted = ok(await buy(p, { itemTypeKey: 'blade', payWith: 'gems' }, { idem }));
     expect(acted.replayed).toBe(false);
     expect(acted.charges[0].balanceAfter).toBe(0);
   });
@@ -304,13 +258,13 @@ describe('parallel purchases', () => {
     await credit(p, 'gems', 25);
     const replies = await Promise.all(
       Array.from({ length: 12 }, () =>
-        buy(p, { itemTypeKey: 'sword', payWith: 'gems' }).then(
+        buy(p, { itemTypeKey: 'blade', payWith: 'gems' }).then(
           (r) => r,
           (e) => e,
         ),
       ),
     );
-    // maxOwned 2 of swords also limits: at most 2 act, the rest are owned-limit or insufficient-balance.
+    // maxOwned 2 of blades also limits: at most 2 act, the rest are owned-limit or insufficient-balance.
     expect(replies.filter((r) => r.status === 200)).toHaveLength(2);
     expect(new Set(replies.filter((r) => r.status !== 200).map((r) => r.body.error))).toEqual(new Set(['owned-limit']));
     expect(await balances(p)).toEqual({ gems: 15 });

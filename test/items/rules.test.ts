@@ -18,123 +18,20 @@
  * and GET /definitions/item-types, which reads each process's cache of committed rows, in
  * test/items/item-types.test.ts.
  */
-import { type AnyManifest, ManifestError, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
+import { type AnyManifest, removeManifest } from '@hearth/core/manifests';
 import { ITEM_TYPES_CONTENT } from '@hearth/core/items';
 import type { EnvironmentContext } from '@hearth/core/tenancy';
 import { domainSuite } from '../support/domain';
-import { currency, itemType, realm, standardManifests } from '../support/manifests';
+import { itemType, standardManifests } from '../support/manifests';
+import { GAME_ENV, permanentAndSeason1Realms, shopCurrencies } from '../support/fixtures/economy';
+import { chestDoc, heldItemTypes, heldType, shopItemTypes, swordDoc } from '../support/fixtures/items';
+import { contentVersion, expectEachRefused } from '../support/reconcile';
 
-const envName = 'alpha-live';
-const type = (name: string, spec: Record<string, unknown>) =>
-  itemType(name, { environment: envName, name, category: 'misc', ownership: 'one-by-one', ...spec });
-const container = (name: string, contents: Record<string, unknown>, spec: Record<string, unknown> = {}) =>
-  type(name, { category: 'container', contents: { grants: [], picks: [], ...contents }, ...spec });
-
-const content = [
-  realm('permanent', { environment: envName, number: 0, name: 'Forever', startAt: '2020-01-01T00:00:00Z' }),
-  realm('season-1', { environment: envName, key: 's1', number: 1, name: 'Season 1', startAt: '2024-01-01T00:00:00Z' }),
-  type('sword', { usable: true, maxOwned: 3, requires: ['chapter.1'] }),
-  type('gem', { ownership: 'counted', usable: true, maxOwned: 50 }),
-  type('shard', { ownership: 'counted' }),
-  type('relic', {}),
-  type('badge', { scope: 'realm' }),
-  type('off', { usable: true, enabled: false }),
-  type('offstack', { ownership: 'counted', usable: true, enabled: false }),
-  container('chest', {
-    grants: [{ itemTypeKey: 'gem', quantity: 2 }],
-    picks: [
-      {
-        count: 2,
-        from: [
-          { itemTypeKey: 'relic', weight: 1 },
-          { itemTypeKey: 'shard', quantity: 5, weight: 1 },
-        ],
-      },
-    ],
-  }),
-  container('badchest', { grants: [{ itemTypeKey: 'gem', quantity: 1 }], picks: [{ count: 1, from: [{ itemTypeKey: 'ghost', weight: 1 }] }] }),
-  container('offchest', { grants: [{ itemTypeKey: 'off', quantity: 1 }] }),
-  container('lockedchest', { grants: [{ itemTypeKey: 'gem', quantity: 1 }] }, { requires: ['vault', 'chapter.1'] }),
-  container('limitchest', {
-    grants: [
-      { itemTypeKey: 'gem', quantity: 1 },
-      { itemTypeKey: 'sword', quantity: 4 },
-    ],
-  }),
-  container(
-    'realmchest',
-    {
-      grants: [
-        { itemTypeKey: 'gem', quantity: 1 },
-        { itemTypeKey: 'badge', quantity: 1 },
-      ],
-    },
-    { scope: 'realm' },
-  ),
-  container('dice', {
-    picks: [
-      {
-        count: 2,
-        from: [
-          { itemTypeKey: 'relic', weight: 1 },
-          { itemTypeKey: 'shard', quantity: 5, weight: 3 },
-        ],
-      },
-    ],
-  }),
-  container('offbox', { grants: [{ itemTypeKey: 'gem', quantity: 1 }] }, { enabled: false }),
-  type('lonely', { environment: 'alpha-test', scope: 'realm' }),
-];
-
-/** For sale: counted and purchasable unless told otherwise (the purchases' own types). */
-const forSale = (name: string, spec: Record<string, unknown>) =>
-  itemType(name, { environment: envName, name, category: 'misc', ownership: 'counted', purchasable: true, ...spec });
-const coin = (name: string, spec: Record<string, unknown>) => currency(name, { environment: envName, name, scope: 'account', kind: 'balance', ...spec });
-const forSaleContent = [
-  coin('gold', {}),
-  coin('gems', {}),
-  coin('energy', { kind: 'consumed', max: 500 }),
-  coin('tokens', { scope: 'realm' }),
-  coin('frozen', { enabled: false }),
-  forSale('potion', {
-    maxOwned: 20,
-    prices: [
-      { currencyKey: 'gold', amount: 10 },
-      { currencyKey: 'gems', amount: 2 },
-    ],
-  }),
-  forSale('blade', {
-    ownership: 'one-by-one',
-    maxOwned: 2,
-    priceRule: 'any',
-    prices: [
-      { currencyKey: 'gold', amount: 100 },
-      { currencyKey: 'gems', amount: 5 },
-    ],
-  }),
-  forSale('boost', { prices: [{ currencyKey: 'energy', amount: 30 }] }),
-  forSale('mixed', {
-    prices: [
-      { currencyKey: 'gold', amount: 5 },
-      { currencyKey: 'energy', amount: 10 },
-    ],
-  }),
-  forSale('offitem', { enabled: false, prices: [{ currencyKey: 'gold', amount: 1 }] }),
-  forSale('ghostpriced', {
-    prices: [
-      { currencyKey: 'gold', amount: 1 },
-      { currencyKey: 'ghost', amount: 1 },
-    ],
-  }),
-  forSale('frozenpriced', { prices: [{ currencyKey: 'frozen', amount: 1 }] }),
-  forSale('banner', { scope: 'realm', prices: [{ currencyKey: 'tokens', amount: 3 }] }),
-  forSale('cloak', { prices: [{ currencyKey: 'tokens', amount: 4 }] }),
-  forSale('castle', { prices: [{ currencyKey: 'gold', amount: 1_000_000_000 }] }),
-];
-
-const suite = domainSuite({ manifests: [...standardManifests(), ...content, ...forSaleContent] });
+const suite = domainSuite({
+  manifests: [...standardManifests(), ...permanentAndSeason1Realms(), ...heldItemTypes(), ...shopCurrencies(), ...shopItemTypes()],
+});
 type Player = { id: string; env: EnvironmentContext };
-const live = () => suite.player(envName);
+const live = () => suite.player(GAME_ENV);
 type GrantBody = Parameters<typeof suite.core.items.grant>[3];
 type Ask = Parameters<typeof suite.core.purchases.buyItem>[3];
 
@@ -469,7 +366,7 @@ describe('open', () => {
 
 describe('definitions and players', () => {
   test('deleting an item type leaves the items held; deleting the player removes them', async () => {
-    await suite.apply([type('fleeting', { ownership: 'counted' }), type('fleeting-one', {})]);
+    await suite.apply([heldType('fleeting', { ownership: 'counted' }), heldType('fleeting-one', {})]);
     const p = await live();
     await grant(p, { itemTypeKey: 'fleeting', quantity: 4 });
     const [one] = (await grant(p, { itemTypeKey: 'fleeting-one' })).items;
@@ -491,65 +388,13 @@ describe('definitions and players', () => {
 });
 
 describe('the ItemType kind', () => {
-  const swordDoc = (spec: Record<string, unknown> = {}) =>
-    itemType('sword', { environment: 'alpha-live', name: 'Sword', category: 'weapon', ownership: 'one-by-one', ...spec });
-  const chestDoc = (spec: Record<string, unknown> = {}) =>
-    itemType('chest', {
-      environment: 'alpha-live',
-      key: 'chest.wood',
-      name: 'Wooden chest',
-      description: 'Opens for a few things',
-      icon: 'https://cdn.example.com/chest.png',
-      category: 'container',
-      ownership: 'one-by-one',
-      scope: 'realm',
-      purchasable: true,
-      maxOwned: 5,
-      priceRule: 'any',
-      prices: [
-        { currencyKey: 'gold', amount: 100 },
-        { currencyKey: 'gems', amount: 1_000_000_000 },
-      ],
-      data: { rarity: 'common' },
-      contents: {
-        grants: [{ itemTypeKey: 'potion', quantity: 2 }],
-        picks: [
-          {
-            count: 2,
-            from: [
-              { itemTypeKey: 'sword', weight: 9 },
-              { itemTypeKey: 'potion', quantity: 5, weight: 1 },
-            ],
-          },
-        ],
-      },
-      requires: ['chapter.1', 'shop:open'],
-      ...spec,
-    });
-
-  async function version(): Promise<number> {
-    const row = await suite
-      .db('content_versions as v')
-      .join('environments as e', 'e.id', 'v.environment_id')
-      .where({ 'e.name': 'alpha-live', 'v.kind': ITEM_TYPES_CONTENT })
-      .first('v.version');
-    return row ? Number(row.version) : 0;
-  }
+  const version = () => contentVersion(suite.db, ITEM_TYPES_CONTENT);
 
   /** Reconciles each document, expecting each refused on its field with its reason; then nothing has changed. */
   async function expectRefused(cases: [AnyManifest, string, RegExp][]) {
     const rowsBefore = await suite.db('item_types').orderBy('key').select('key', 'name', 'updated_at');
     const versionBefore = await version();
-    for (const [doc, field, reason] of cases) {
-      // Validated and reconciled as `hearth apply` does: a refusal of either rejects.
-      const err = await (async () => reconcileManifest(suite.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), suite.core.bus))().then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(err).toBeInstanceOf(ManifestError);
-      expect({ doc: doc.metadata.name, field: (err as ManifestError).field }).toEqual({ doc: doc.metadata.name, field });
-      expect((err as ManifestError).reason).toMatch(reason);
-    }
+    await expectEachRefused(suite.db, suite.core.bus, cases);
     expect(await suite.db('item_types').orderBy('key').select('key', 'name', 'updated_at')).toEqual(rowsBefore);
     expect(await version()).toBe(versionBefore);
   }

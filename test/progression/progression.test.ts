@@ -14,21 +14,20 @@
  * kept once, XP's ceiling, a player's deletion, what the SkillTree kind refuses) are held on core's
  * services in test/progression/rules.test.ts.
  */
-import { type AnyManifest, reconcileManifest, validateManifest } from '@hearth/core/manifests';
 import { random, sendAsPatterned, type Operation } from '../economy/jepsen-model';
 import { type Harness, startHarness } from '../support/harness';
 import { type Reply, call, expectError, signIn } from '../support/http';
-import { currency, environment, project, realm, serverKey, skillTree, standardManifests, projectWithout } from '../support/manifests';
+import { skillTree, standardManifests, projectWithout } from '../support/manifests';
+import { GAME_ENV, permanentAndSeason1Realms, shopCurrencies } from '../support/fixtures/economy';
+import { combatTree, gameUnlockingSkillNodes, secretTree } from '../support/fixtures/progression';
+import { reconcileDocument } from '../support/reconcile';
 
 jest.setTimeout(60_000);
-
-const env = 'alpha-live';
-const coin = (name: string, spec: Record<string, unknown>) => currency(name, { environment: env, name, scope: 'account', kind: 'balance', ...spec });
 
 /** A tree switched off and on by the tests of `enabled`. */
 function magic(enabled: boolean) {
   return skillTree('magic', {
-    environment: env,
+    environment: GAME_ENV,
     name: 'Magic',
     enabled,
     nodes: [
@@ -39,57 +38,18 @@ function magic(enabled: boolean) {
 }
 
 const content = [
-  realm('permanent', { environment: env, number: 0, name: 'Forever', startAt: '2020-01-01T00:00:00Z' }),
-  realm('season-1', { environment: env, key: 's1', number: 1, name: 'Season 1', startAt: '2024-01-01T00:00:00Z' }),
-  coin('gold', {}),
-  coin('gems', {}),
-  coin('energy', { kind: 'consumed' }),
-  coin('tokens', { scope: 'realm' }),
-  coin('frozen', { enabled: false }),
-  skillTree('combat', {
-    environment: env,
-    name: 'Combat',
-    nodes: [
-      { key: 'slash', name: 'Slash', prices: [{ currencyKey: 'gold', amount: 10 }] },
-      {
-        key: 'cleave',
-        name: 'Cleave',
-        parents: ['slash'],
-        priceRule: 'any',
-        prices: [
-          { currencyKey: 'gold', amount: 50 },
-          { currencyKey: 'gems', amount: 2 },
-        ],
-      },
-      {
-        key: 'whirl',
-        name: 'Whirl',
-        parents: ['slash', 'cleave'],
-        requires: ['chapter.2'],
-        prices: [
-          { currencyKey: 'gold', amount: 5 },
-          { currencyKey: 'energy', amount: 3 },
-        ],
-      },
-      { key: 'focus', name: 'Focus', prices: [{ currencyKey: 'tokens', amount: 4 }] },
-      { key: 'free', name: 'Free' },
-      { key: 'ghostly', name: 'Ghostly', prices: [{ currencyKey: 'ghost', amount: 1 }] },
-      { key: 'frosty', name: 'Frosty', prices: [{ currencyKey: 'frozen', amount: 1 }] },
-    ],
-  }),
-  skillTree('secret', { environment: env, name: 'Secret', hidden: true, nodes: [{ key: 'vanish', name: 'Vanish' }] }),
+  ...permanentAndSeason1Realms(),
+  ...shopCurrencies(),
+  combatTree(),
+  secretTree(),
   magic(true),
   // Roots for the race below: each costs 30 gold.
   skillTree('race', {
-    environment: env,
+    environment: GAME_ENV,
     name: 'Race',
     nodes: Array.from({ length: 6 }, (_, i) => ({ key: `race.${i}`, name: `R${i}`, prices: [{ currencyKey: 'gold', amount: 30 }] })),
   }),
-  // A game of the service's own whose skill trees the game itself unlocks.
-  project('house', { progression: { skillNodesUnlockedBy: 'game' } }),
-  environment('house-live', 'house'),
-  serverKey('house-live-key', 'house-live'),
-  skillTree('house-tree', { environment: 'house-live', name: 'House', nodes: [{ key: 'house.root', name: 'Root' }] }),
+  ...gameUnlockingSkillNodes(),
 ];
 
 let h: Harness;
@@ -236,8 +196,7 @@ describe('races', () => {
 });
 
 describe('a switched-off tree (SkillTree spec.enabled false)', () => {
-  const switchMagic = async (enabled: boolean) =>
-    reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(magic(enabled))) as AnyManifest, 'test'), h.core.bus);
+  const switchMagic = async (enabled: boolean) => reconcileDocument(h.db, h.core.bus, magic(enabled));
   const treeKeys = async (token: string, playerId = 'me') =>
     ok(await call(h.base, 'GET', `/players/${playerId}/skill-trees`, { token })).items.map((t: any) => t.key);
 

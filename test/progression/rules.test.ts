@@ -18,70 +18,29 @@
  * the definitions' page and the kind applied, changed and removed in
  * test/progression/skill-tree-definitions.test.ts.
  */
-import { type AnyManifest, ManifestError, reconcileManifest, validateManifest } from '@hearth/core/manifests';
+import { type AnyManifest, ManifestError, validateManifest } from '@hearth/core/manifests';
 import { SKILL_TREES_CONTENT } from '@hearth/core/progression';
 import type { EnvironmentContext } from '@hearth/core/tenancy';
 import { domainSuite } from '../support/domain';
-import { currency, environment, itemType, project, realm, serverKey, skillTree, standardManifests } from '../support/manifests';
+import { itemType, skillTree, standardManifests } from '../support/manifests';
+import { GAME_ENV, permanentAndSeason1Realms, shopCurrencies } from '../support/fixtures/economy';
+import { combatTree, gameUnlockingSkillNodes, secretTree } from '../support/fixtures/progression';
+import { contentVersion, manifestRefusal, reconcileDocument } from '../support/reconcile';
 
-const env = 'alpha-live';
-const coin = (name: string, spec: Record<string, unknown>) => currency(name, { environment: env, name, scope: 'account', kind: 'balance', ...spec });
-const combat = (spec: Record<string, unknown> = {}) =>
-  skillTree('combat', {
-    environment: env,
-    name: 'Combat',
-    nodes: [
-      { key: 'slash', name: 'Slash', prices: [{ currencyKey: 'gold', amount: 10 }] },
-      {
-        key: 'cleave',
-        name: 'Cleave',
-        parents: ['slash'],
-        priceRule: 'any',
-        prices: [
-          { currencyKey: 'gold', amount: 50 },
-          { currencyKey: 'gems', amount: 2 },
-        ],
-      },
-      {
-        key: 'whirl',
-        name: 'Whirl',
-        parents: ['slash', 'cleave'],
-        requires: ['chapter.2'],
-        prices: [
-          { currencyKey: 'gold', amount: 5 },
-          { currencyKey: 'energy', amount: 3 },
-        ],
-      },
-      { key: 'focus', name: 'Focus', prices: [{ currencyKey: 'tokens', amount: 4 }] },
-      { key: 'free', name: 'Free' },
-      { key: 'ghostly', name: 'Ghostly', prices: [{ currencyKey: 'ghost', amount: 1 }] },
-      { key: 'frosty', name: 'Frosty', prices: [{ currencyKey: 'frozen', amount: 1 }] },
-    ],
-    ...spec,
-  });
-
-const content = [
-  realm('permanent', { environment: env, number: 0, name: 'Forever', startAt: '2020-01-01T00:00:00Z' }),
-  realm('season-1', { environment: env, key: 's1', number: 1, name: 'Season 1', startAt: '2024-01-01T00:00:00Z' }),
-  coin('gold', {}),
-  coin('gems', {}),
-  coin('energy', { kind: 'consumed' }),
-  coin('tokens', { scope: 'realm' }),
-  coin('frozen', { enabled: false }),
-  combat(),
-  skillTree('secret', { environment: env, name: 'Secret', hidden: true, nodes: [{ key: 'vanish', name: 'Vanish' }] }),
-  itemType('blade', { environment: env, name: 'Blade', category: 'weapon', ownership: 'counted', usable: true, requires: ['slash', 'chapter.1'] }),
-  // A game of the service's own whose skill trees the game itself unlocks.
-  project('house', { progression: { skillNodesUnlockedBy: 'game' } }),
-  environment('house-live', 'house'),
-  serverKey('house-live-key', 'house-live'),
-  skillTree('house-tree', { environment: 'house-live', name: 'House', nodes: [{ key: 'house.root', name: 'Root' }] }),
-];
-
-const suite = domainSuite({ manifests: [...standardManifests(), ...content] });
+const suite = domainSuite({
+  manifests: [
+    ...standardManifests(),
+    ...permanentAndSeason1Realms(),
+    ...shopCurrencies(),
+    combatTree(),
+    secretTree(),
+    itemType('blade', { environment: GAME_ENV, name: 'Blade', category: 'weapon', ownership: 'counted', usable: true, requires: ['slash', 'chapter.1'] }),
+    ...gameUnlockingSkillNodes(),
+  ],
+});
 type Player = { id: string; env: EnvironmentContext };
 type UnlockAsk = Parameters<typeof suite.core.skillTrees.unlock>[4];
-const live = () => suite.player(env);
+const live = () => suite.player(GAME_ENV);
 
 const unlock = async (p: Player, nodeKey: string, request: UnlockAsk = {}, by: 'server' | 'player' = 'server') =>
   (await suite.core.skillTrees.unlock(suite.db, p.env, p.id, nodeKey, request, by)).answer;
@@ -369,31 +328,14 @@ test('deleting the player takes their unlocked nodes, unlocks and XP', async () 
 });
 
 describe('the SkillTree kind', () => {
-  const version = async () => {
-    const row = await suite
-      .db('content_versions as v')
-      .join('environments as e', 'e.id', 'v.environment_id')
-      .where({ 'e.name': env, 'v.kind': SKILL_TREES_CONTENT })
-      .first('v.version');
-    return row ? Number(row.version) : 0;
-  };
+  const version = () => contentVersion(suite.db, SKILL_TREES_CONTENT);
   const nodeRows = async () => (await suite.db('skill_nodes').orderBy(['tree_key', 'key']).select('key', 'tree_key')).map((r) => `${r.tree_key}/${r.key}`);
-  const reconcile = (doc: AnyManifest) => reconcileManifest(suite.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), suite.core.bus);
-  const refusal = async (work: () => unknown): Promise<ManifestError> => {
-    const err = await Promise.resolve()
-      .then(work)
-      .then(
-        () => null,
-        (e: unknown) => e,
-      );
-    expect(err).toBeInstanceOf(ManifestError);
-    return err as ManifestError;
-  };
+  const reconcile = (doc: AnyManifest) => reconcileDocument(suite.db, suite.core.bus, doc);
 
   test('the CEL rules (the CRD’s, evaluated by hearth apply too): parents of the same tree, unique node keys, each currency once, no node its own parent', () => {
     const refused = (nodes: unknown[]) => {
       try {
-        validateManifest(JSON.parse(JSON.stringify(combat({ nodes }))), 'test');
+        validateManifest(JSON.parse(JSON.stringify(combatTree({ nodes }))), 'test');
       } catch (err) {
         expect(err).toBeInstanceOf(ManifestError);
         const e = err as ManifestError;
@@ -433,9 +375,9 @@ describe('the SkillTree kind', () => {
 
   test('refused by the reconciler, naming the field and changing nothing: a cycle, a node key of another tree, a tree key of another document', async () => {
     const before = { version: await version(), nodes: await nodeRows() };
-    const cycle = await refusal(() =>
+    const cycle = await manifestRefusal(() =>
       reconcile(
-        combat({
+        combatTree({
           nodes: [
             { key: 'a', name: 'A', parents: ['c'] },
             { key: 'b', name: 'B', parents: ['a'] },
@@ -445,10 +387,10 @@ describe('the SkillTree kind', () => {
       ),
     );
     expect([cycle.field, cycle.reason, cycle.code]).toEqual(['spec.nodes.0.parents', 'form a cycle: a → c → b → a', 'invalid-request']);
-    const stolen = await refusal(() =>
+    const stolen = await manifestRefusal(() =>
       reconcile(
         skillTree('stealth', {
-          environment: env,
+          environment: GAME_ENV,
           name: 'Stealth',
           nodes: [
             { key: 'sneak', name: 'Sneak' },
@@ -459,8 +401,8 @@ describe('the SkillTree kind', () => {
     );
     expect([stolen.field, stolen.code]).toEqual(['spec.nodes.1.key', 'conflict']);
     expect(stolen.reason).toContain('secret');
-    const sameKey = await refusal(() =>
-      reconcile(skillTree('combat-copy', { environment: env, key: 'combat', name: 'Copy', nodes: [{ key: 'x', name: 'X' }] })),
+    const sameKey = await manifestRefusal(() =>
+      reconcile(skillTree('combat-copy', { environment: GAME_ENV, key: 'combat', name: 'Copy', nodes: [{ key: 'x', name: 'X' }] })),
     );
     expect([sameKey.field, sameKey.code]).toEqual(['spec.key', 'conflict']);
     expect({ version: await version(), nodes: await nodeRows() }).toEqual(before);

@@ -5,11 +5,12 @@
  * read. What the kind refuses (its CEL rules, a cycle, a key another tree or document holds) is held
  * on core in test/progression/rules.test.ts.
  */
-import { type AnyManifest, reconcileManifest, removeManifest, validateManifest } from '@hearth/core/manifests';
+import { type AnyManifest, removeManifest } from '@hearth/core/manifests';
 import { SKILL_TREES_CONTENT } from '@hearth/core/progression';
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError } from '../support/http';
 import { projectWithout, skillTree, standardManifests } from '../support/manifests';
+import { contentVersion, reconcileDocument } from '../support/reconcile';
 
 let h: Harness;
 let key: string;
@@ -45,17 +46,8 @@ const secrets = skillTree('secrets', {
   nodes: [{ key: 'vanish', name: 'Vanish' }],
 });
 
-async function reconcile(doc: AnyManifest) {
-  return reconcileManifest(h.db, validateManifest(JSON.parse(JSON.stringify(doc)), 'test'), h.core.bus);
-}
-async function version(): Promise<number> {
-  const row = await h
-    .db('content_versions as v')
-    .join('environments as e', 'e.id', 'v.environment_id')
-    .where({ 'e.name': 'alpha-live', 'v.kind': SKILL_TREES_CONTENT })
-    .first('v.version');
-  return row ? Number(row.version) : 0;
-}
+const reconcile = (doc: AnyManifest) => reconcileDocument(h.db, h.core.bus, doc);
+const version = () => contentVersion(h.db, SKILL_TREES_CONTENT);
 async function definitions(query = '', token = key) {
   const reply = await call(h.base, 'GET', `/definitions/skill-trees${query}`, { token });
   expect(reply.status).toBe(200);

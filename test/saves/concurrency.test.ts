@@ -7,22 +7,16 @@
  */
 import { type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
-import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
+import { standardManifests } from '../support/manifests';
+import { PLAYER_LIMIT, gameWithSavesOf } from '../support/fixtures/saves';
 
 let h: Harness;
-const PLAYER_LIMIT = 5_242_880;
 const ENVIRONMENT_LIMIT = 3_000_000;
 const BIG = 250 * 1024;
 
 beforeAll(async () => {
   h = await startHarness({
-    manifests: [
-      ...standardManifests(),
-      plan('tight-saves', { playerDataBytesPerEnvironment: ENVIRONMENT_LIMIT }),
-      project('tight', { plan: 'tight-saves' }),
-      environment('tight-live', 'tight'),
-      serverKey('tight-live-key', 'tight-live'),
-    ],
+    manifests: [...standardManifests(), ...gameWithSavesOf('tight', ENVIRONMENT_LIMIT)],
   });
 });
 afterAll(async () => {

@@ -11,20 +11,10 @@
  */
 import type { EnvironmentContext } from '@hearth/core/tenancy';
 import { domainSuite } from '../support/domain';
-import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
+import { standardManifests } from '../support/manifests';
+import { PLAYER_LIMIT, VALUE_LIMIT, gameWithSavesOf, valueOfBytes } from '../support/fixtures/saves';
 
-const PLAYER_LIMIT = 5_242_880;
-const VALUE_LIMIT = 256 * 1024;
-
-const suite = domainSuite({
-  manifests: [
-    ...standardManifests(),
-    plan('small-saves', { playerDataBytesPerEnvironment: 1000 }),
-    project('small', { plan: 'small-saves' }),
-    environment('small-live', 'small'),
-    serverKey('small-live-key', 'small-live'),
-  ],
-});
+const suite = domainSuite({ manifests: [...standardManifests(), ...gameWithSavesOf('small', 1000)] });
 type Player = { id: string; env: EnvironmentContext };
 type Writer = 'server' | 'player';
 const live = () => suite.player('alpha-live');
@@ -34,9 +24,6 @@ const put = async (p: Player, key: string, write: { data: unknown; expectedVersi
 const read = (p: Player, key: string) => suite.core.saves.get(suite.db, p.env, p.id, key);
 const remove = (p: Player, key: string, writer: Writer = 'player') => suite.core.saves.delete(suite.db, p.env, p.id, key, writer);
 const list = (p: Player, q = {}) => suite.core.saves.list(suite.db, p.env, p.id, q);
-
-/** A string value whose compact JSON (with its quotes) is exactly `bytes` bytes. */
-const valueOfBytes = (bytes: number) => 'x'.repeat(bytes - 2);
 
 /** The bytes counted for the player and the environment, and the sum of the player's slots. */
 async function usage(p: Player) {

@@ -8,23 +8,15 @@
  */
 import { type Harness, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
-import { environment, plan, project, serverKey, standardManifests } from '../support/manifests';
+import { standardManifests } from '../support/manifests';
+import { PLAYER_LIMIT, VALUE_LIMIT, gameWithSavesOf, valueOfBytes } from '../support/fixtures/saves';
 
 let h: Harness;
 let liveKey: string;
 
-const PLAYER_LIMIT = 5_242_880;
-const VALUE_LIMIT = 256 * 1024;
-
 beforeAll(async () => {
   h = await startHarness({
-    manifests: [
-      ...standardManifests(),
-      plan('small-saves', { playerDataBytesPerEnvironment: 1000 }),
-      project('small', { plan: 'small-saves' }),
-      environment('small-live', 'small'),
-      serverKey('small-live-key', 'small-live'),
-    ],
+    manifests: [...standardManifests(), ...gameWithSavesOf('small', 1000)],
   });
   liveKey = h.serverKeys['alpha-live-key'];
 });
@@ -36,9 +28,6 @@ const put = (token: string, player: string, key: string, body: unknown) => call(
 const read = (token: string, player: string, key: string) => call(h.base, 'GET', `/players/${player}/data/${key}`, { token });
 const remove = (token: string, player: string, key: string) => call(h.base, 'DELETE', `/players/${player}/data/${key}`, { token });
 const list = (token: string, player: string, query = '') => call(h.base, 'GET', `/players/${player}/data${query}`, { token });
-
-/** A string value whose compact JSON (with its quotes) is exactly `bytes` bytes. */
-const valueOfBytes = (bytes: number) => 'x'.repeat(bytes - 2);
 
 describe('PUT and GET /players/:playerId/data/:key', () => {
   test('the first write answers 201 with the entry, a later one 200; GET answers the save to either credential', async () => {
