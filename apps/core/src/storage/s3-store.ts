@@ -6,7 +6,10 @@
  */
 import { pipeline } from 'node:stream';
 import type { Readable } from 'node:stream';
+import type * as ClientS3 from '@aws-sdk/client-s3';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type * as LibStorage from '@aws-sdk/lib-storage';
+import type * as Presigner from '@aws-sdk/s3-request-presigner';
 import { MeteredStream, assertObjectKey } from './disk-store';
 import {
   CHECKSUM_SHA256_HEADER,
@@ -27,9 +30,9 @@ import {
  */
 function awsSdk() {
   return {
-    s3: require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3'),
-    Upload: (require('@aws-sdk/lib-storage') as typeof import('@aws-sdk/lib-storage')).Upload,
-    getSignedUrl: (require('@aws-sdk/s3-request-presigner') as typeof import('@aws-sdk/s3-request-presigner')).getSignedUrl,
+    s3: require('@aws-sdk/client-s3') as typeof ClientS3,
+    Upload: (require('@aws-sdk/lib-storage') as typeof LibStorage).Upload,
+    getSignedUrl: (require('@aws-sdk/s3-request-presigner') as typeof Presigner).getSignedUrl,
   };
 }
 
