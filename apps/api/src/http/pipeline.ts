@@ -70,9 +70,10 @@ export interface CompiledRoute {
   route: AnyRoute;
   /** The checks of checks.ts this route goes through. */
   checks: AppliedChecks;
-  params?: ValidateFunction;
-  query: ValidateFunction | null;
-  body?: ValidateFunction;
+  /** The validators of its path parameters, query and body, each compiled by the first request that needs it. */
+  params?: () => ValidateFunction;
+  query?: () => ValidateFunction;
+  body?: () => ValidateFunction;
   trimBody: boolean;
   bodyLimit: number;
   /** The web pages that may call it from a browser (cors.ts). */
@@ -90,14 +91,24 @@ const ASKS_KEPT = 1_000;
 /** Longer URLs (a long cursor, a padded query) are not remembered: the memo stays small. */
 const ASK_URL_KEPT_MAX_CHARS = 512;
 
+/**
+ * A validator compiled when first asked for. ajv takes about 2 ms a schema, so compiling all 110
+ * routes' took 0.2 s of every process start and every test harness, for routes most of them never
+ * serve; the first request of a route pays its own instead.
+ */
+function compiledOnUse(ajv: typeof inputAjv, schema: TSchema | undefined): (() => ValidateFunction) | undefined {
+  if (!schema) return undefined;
+  let validator: ValidateFunction | undefined;
+  return () => (validator ??= ajv.compile(schema));
+}
+
 export function compileRoute(route: AnyRoute): CompiledRoute {
-  const compile = (ajv: typeof inputAjv, schema: TSchema | undefined) => (schema ? ajv.compile(schema) : undefined);
   return {
     route,
     checks: checksOf(route),
-    params: compile(inputAjv, route.params),
-    query: route.query ? inputAjv.compile(route.query) : null,
-    body: compile(bodyAjv, route.body),
+    params: compiledOnUse(inputAjv, route.params),
+    query: compiledOnUse(inputAjv, route.query),
+    body: compiledOnUse(bodyAjv, route.body),
     trimBody: hasTrim(route.body),
     bodyLimit: bodyLimitOf(route),
     pages: pagesOf(route),
@@ -332,9 +343,9 @@ export class Pipeline {
 
       // Inputs.
       const params = { ...exchange.params };
-      if (compiled.params) validate(compiled.params, params, 'path');
+      if (compiled.params) validate(compiled.params(), params, 'path');
       const query: Record<string, unknown> = exchange.query();
-      if (compiled.query) validate(compiled.query, query, 'query');
+      if (compiled.query) validate(compiled.query(), query, 'query');
       else {
         const unknown = Object.keys(query)[0];
         if (unknown !== undefined) throw refuse.invalid(`query.${unknown}`, `query.${unknown} is not taken by this route.`);
@@ -346,7 +357,7 @@ export class Pipeline {
       if (compiled.body) {
         input = body === undefined ? {} : body;
         if (compiled.trimBody) input = applyTrim(route.body, input);
-        validate(compiled.body, input, 'body');
+        validate(compiled.body(), input, 'body');
       } else if (route.bodyMode !== 'ignored' && body !== undefined && !isEmptyObject(body)) {
         const field = typeof body === 'object' && body !== null && !Array.isArray(body) ? `body.${Object.keys(body)[0]}` : 'body';
         throw refuse.invalid(field, `${field} is not taken by this route.`);
