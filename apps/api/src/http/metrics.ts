@@ -13,10 +13,10 @@ export class ApiMetrics {
   private readonly declare = declareMetrics(client, this.registry);
   // The per-request metrics are series metrics (core process/series-metrics.ts): found once by their
   // label values and kept, so a request does not pay prom-client's label checks and hashing.
-  readonly requests = this.register(
+  readonly requests = this.declare.series(
     new SeriesCounter('hearth_http_requests_total', 'HTTP requests by route template, method and status', ['route', 'method', 'status']),
   );
-  readonly duration = this.register(
+  readonly duration = this.declare.series(
     new SeriesHistogram(
       'hearth_http_request_duration_seconds',
       'HTTP request duration by route template, method and status',
@@ -39,12 +39,12 @@ export class ApiMetrics {
   );
   readonly crashUploadBytes = this.declare.counter('hearth_crash_upload_bytes_total', 'Bytes of the crash uploads kept');
 
-  readonly rateLimitChecks = this.register(
+  readonly rateLimitChecks = this.declare.series(
     new SeriesCounter('hearth_rate_limit_checks_total', 'Rate-limit windows checked, by limit (a request checks each limit that applies to it once)', [
       'limit',
     ]),
   );
-  readonly credentials = this.register(
+  readonly credentials = this.declare.series(
     new SeriesCounter(
       'hearth_credential_checks_total',
       'Bearer credentials checked, by kind (server, player, licence, dashboard; unknown when refused before its kind was known) and outcome (accepted, missing, malformed, invalid, wrong-kind, no-permission)',
@@ -56,7 +56,7 @@ export class ApiMetrics {
     'Requests with an Idempotency-Key, by outcome (first: ran, replayed: answered from the record, conflict: the key was used for another request)',
     ['outcome'],
   );
-  readonly ledgerMoves = this.register(
+  readonly ledgerMoves = this.declare.series(
     new SeriesCounter(
       'hearth_ledger_moves_total',
       'Ledger entries committed, by move kind (credit, debit, refund, consume) and source (move, purchase: a purchase’s charge)',
@@ -65,11 +65,6 @@ export class ApiMetrics {
   );
   readonly saveWrites = this.declare.counter('hearth_save_writes_total', 'Save slots written, by outcome (created, replaced)', ['outcome']);
   readonly saveBytes = this.declare.counter('hearth_save_bytes_written_total', 'Bytes of save data written (each write’s stored size)');
-
-  private register<M extends SeriesCounter | SeriesHistogram>(metric: M): M {
-    this.registry.registerMetric(metric as unknown as client.Metric);
-    return metric;
-  }
 
   /**
    * Each answered request's series, by route template, then method, then status (closed sets). Found

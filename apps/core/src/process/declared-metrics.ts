@@ -4,6 +4,7 @@
  * only its types are read here, and each process passes the module it imported.
  */
 import type * as PromClient from 'prom-client';
+import type { SeriesCounter, SeriesHistogram } from './series-metrics';
 
 export type PromClientModule = typeof PromClient;
 
@@ -16,6 +17,8 @@ export interface MetricDeclarations {
     labelNames?: readonly L[],
     collect?: (this: PromClient.Gauge<L>) => void | Promise<void>,
   ): PromClient.Gauge<L>;
+  /** A series metric (series-metrics.ts, the hot path's), registered as it is. */
+  series<M extends SeriesCounter | SeriesHistogram>(metric: M): M;
   histogram<L extends string = never>(name: string, help: string, buckets: number[], labelNames?: readonly L[]): PromClient.Histogram<L>;
 }
 
@@ -25,6 +28,11 @@ export function declareMetrics(client: PromClientModule, registry: PromClient.Re
   return {
     counter: (name, help, labelNames = []) => new client.Counter({ name, help, labelNames, registers }),
     gauge: (name, help, labelNames = [], collect) => new client.Gauge({ name, help, labelNames, registers, collect }),
+    series: (metric) => {
+      // prom-client's registry takes any object of its metrics' shape (name, get, reset).
+      registry.registerMetric(metric as unknown as PromClient.Metric);
+      return metric;
+    },
     histogram: (name, help, buckets, labelNames = []) => new client.Histogram({ name, help, buckets, labelNames, registers }),
   };
 }

@@ -43,13 +43,14 @@ export function registerProcessMetrics(client: PromClientModule, registry: PromC
         this.set({ state: 'pending' }, usage.pending);
       },
     );
-    const queries = new SeriesHistogram(
-      'hearth_db_query_duration_seconds',
-      'PostgreSQL query duration by statement kind (its first keyword: select, insert, ..., other) and outcome (ok, error)',
-      ['statement', 'outcome'],
-      STORE_DURATION_BUCKETS,
+    const queries = declare.series(
+      new SeriesHistogram(
+        'hearth_db_query_duration_seconds',
+        'PostgreSQL query duration by statement kind (its first keyword: select, insert, ..., other) and outcome (ok, error)',
+        ['statement', 'outcome'],
+        STORE_DURATION_BUCKETS,
+      ),
     );
-    registerSeries(registry, queries);
     stops.push(observeQueries(db, (statement, seconds, ok) => queries.series(statement, ok ? 'ok' : 'error').observe(seconds)));
   }
   if (db && coordination) {
@@ -67,13 +68,14 @@ export function registerProcessMetrics(client: PromClientModule, registry: PromC
     );
   }
   if (coordination?.observeCommands) {
-    const commands = new SeriesHistogram(
-      'hearth_redis_command_duration_seconds',
-      'Redis command duration by command name (evalsha: the rate-limit script) and outcome (ok, error)',
-      ['command', 'outcome'],
-      STORE_DURATION_BUCKETS,
+    const commands = declare.series(
+      new SeriesHistogram(
+        'hearth_redis_command_duration_seconds',
+        'Redis command duration by command name (evalsha: the rate-limit script) and outcome (ok, error)',
+        ['command', 'outcome'],
+        STORE_DURATION_BUCKETS,
+      ),
     );
-    registerSeries(registry, commands);
     stops.push(coordination.observeCommands((command, seconds, ok) => commands.series(command, ok ? 'ok' : 'error').observe(seconds)));
   }
   if (coordination?.observeConnections) {
@@ -91,9 +93,4 @@ export function registerProcessMetrics(client: PromClientModule, registry: PromC
     stops.push(coordination.observeConnections((connection, event) => (event === 'lost' ? lost : recovered).inc({ connection })));
   }
   return () => stops.forEach((stop) => stop());
-}
-
-/** prom-client's Registry.registerMetric takes any object of its metrics' shape (name, get, reset). */
-function registerSeries(registry: PromClient.Registry, metric: SeriesHistogram): void {
-  registry.registerMetric(metric as unknown as PromClient.Metric);
 }
