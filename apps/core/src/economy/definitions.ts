@@ -8,7 +8,7 @@ import type { Queryable, Tx } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
 import type { CurrencySpecT, RealmSpecT, Resource } from '../contract/resources';
-import { type OwnedRowTable, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
+import { type OwnedRowTable, lockContentWriter, releaseOwnedRow, syncOwnedRow } from '../content/owned-row';
 import { type CursorCodec, type Page, environmentRowsPage, keysetPage } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
 
@@ -61,8 +61,8 @@ export async function syncRealm(
   return inTransaction(db, async (trx) => {
     const endAt = row.end_at as Date | null;
     if (endAt !== null && endAt <= (row.start_at as Date)) throw refuse.invalid('endAt', 'must be after startAt');
-    // Same lock syncOwnedRow takes first: two documents claiming one number cannot both see it free.
-    await trx.raw('SELECT id FROM environments WHERE id = ? FOR NO KEY UPDATE', [environmentId]);
+    // The content writer's lock, before syncOwnedRow takes it again: two documents claiming one number cannot both see it free.
+    await lockContentWriter(trx, environmentId);
     const holder = await trx('realms').where({ environment_id: environmentId, number: row.number }).whereNot({ owner }).first('owner');
     if (holder) throw refuse.conflict(`realm number ${row.number} already belongs to Realm ${holder.owner}`, { field: 'number' });
     return (await syncOwnedRow(trx, REALMS, { environment_id: environmentId, owner, ...row })).action;
