@@ -9,7 +9,7 @@ AS $function$
       v_home record;
     BEGIN
       t := hearth_card_type_on(p_environment_id, p_request->>'cardTypeKey');
-      PERFORM hearth_hold_card_player(p_environment_id, p_player_id);
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       IF v_grant_key IS NOT NULL THEN
         v_first := hearth_first_card_grant(p_player_id, t.key, v_grant_key);
         IF v_first IS NOT NULL THEN

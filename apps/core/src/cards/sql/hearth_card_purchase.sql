@@ -24,7 +24,7 @@ AS $function$
       PERFORM hearth_check_card_template(p_environment_id, p_request->>'cardTemplateKey');
       v_charges := hearth_price_charges(p_environment_id, jsonb_build_object('cardTypeKey', t.key), t.price_rule, t.prices, 1, p_request);
 
-      PERFORM hearth_hold_card_player(p_environment_id, p_player_id);
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       IF hearth_charges_on_account(v_charges) THEN
         PERFORM 1 FROM hearth_choose_inventory(p_environment_id, p_player_id, 'account', NULL, false, NULL);
       END IF;

@@ -7,7 +7,7 @@ AS $function$
       v_home record;
     BEGIN
       t := hearth_card_type_on(p_environment_id, p_request->>'cardTypeKey');
-      PERFORM hearth_hold_card_player(p_environment_id, p_player_id);
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       IF NOT t.enabled THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'card-type-disabled', 'cardTypeKey', t.key));
       END IF;

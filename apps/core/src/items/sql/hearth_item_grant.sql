@@ -19,10 +19,7 @@ AS $function$
       IF v_grant_key IS NOT NULL AND v_quantity <> 1 THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'grant-key-quantity', 'itemTypeKey', t.key));
       END IF;
-      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
-      IF NOT FOUND THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
-      END IF;
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       -- Granted before under this key: the first grant is the answer, whatever has changed since.
       IF v_grant_key IS NOT NULL THEN
         v_first := hearth_first_grant(p_player_id, t.key, v_grant_key);

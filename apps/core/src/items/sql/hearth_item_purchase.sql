@@ -18,10 +18,7 @@ AS $function$
       END IF;
       v_charges := hearth_price_charges(p_environment_id, jsonb_build_object('itemTypeKey', t.key), t.price_rule, t.prices, v_quantity, p_request);
 
-      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
-      IF NOT FOUND THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
-      END IF;
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       -- Inventories are made account first, then a realm's: two purchases making both cannot wait on each other.
       IF t.scope = 'account' OR hearth_charges_on_account(v_charges) THEN
         PERFORM 1 FROM hearth_choose_inventory(p_environment_id, p_player_id, 'account', NULL, false, NULL);
