@@ -16,9 +16,7 @@ AS $function$
           RETURN v_first;
         END IF;
       END IF;
-      IF NOT t.enabled THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'card-type-disabled', 'cardTypeKey', t.key));
-      END IF;
+      PERFORM hearth_check_held_type('card', t.key, t.enabled);
       PERFORM hearth_check_card_template(p_environment_id, p_request->>'cardTemplateKey');
       v_home := hearth_choose_card_inventory(p_environment_id, p_player_id, p_request, t.key);
       RETURN hearth_grant_card(p_environment_id, p_player_id, v_home.inventory_id, t.key, p_request->>'cardTemplateKey', v_grant_key, p_request->'data');

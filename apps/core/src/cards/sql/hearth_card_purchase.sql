@@ -10,12 +10,7 @@ AS $function$
       v_movements jsonb;
     BEGIN
       t := hearth_card_type_on(p_environment_id, p_request->>'cardTypeKey');
-      IF NOT t.purchasable THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'not-purchasable', 'cardTypeKey', t.key));
-      END IF;
-      IF NOT t.enabled THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'card-type-disabled', 'cardTypeKey', t.key));
-      END IF;
+      PERFORM hearth_check_held_type('card', t.key, t.enabled, p_purchasable => t.purchasable);
       -- A stack counts cards of a type: it has no template and no data of its own.
       IF v_as_stack AND (p_request->'cardTemplateKey' IS NOT NULL OR p_request->'data' IS NOT NULL) THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'stack-card-fields', 'cardTypeKey', t.key,

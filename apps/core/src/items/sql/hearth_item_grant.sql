@@ -27,9 +27,7 @@ AS $function$
           RETURN v_first;
         END IF;
       END IF;
-      IF NOT t.enabled THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'item-type-disabled', 'itemTypeKey', t.key));
-      END IF;
+      PERFORM hearth_check_held_type('item', t.key, t.enabled);
       v_home := hearth_choose_held_inventory(p_environment_id, p_player_id, p_request, t.scope, 'item', t.key);
       RETURN hearth_grant_items(p_environment_id, p_player_id, v_home.inventory_id, t, v_quantity, v_grant_key, p_request->'data', p_max_balance);
     END

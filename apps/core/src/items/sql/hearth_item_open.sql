@@ -24,9 +24,7 @@ AS $function$
       IF NOT FOUND OR c.category <> 'container' OR c.contents IS NULL OR jsonb_typeof(c.contents) <> 'object' THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'not-a-container', 'itemTypeKey', i.item_type_key));
       END IF;
-      IF NOT c.enabled THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'item-type-disabled', 'itemTypeKey', c.key));
-      END IF;
+      PERFORM hearth_check_held_type('item', c.key, c.enabled);
       PERFORM hearth_check_unlocked(p_player_id, c);
       -- Whether a container opens must not depend on the draw.
       FOR v_key IN
