@@ -5,7 +5,7 @@ AS $function$
     DECLARE
       c cards%ROWTYPE;
     BEGIN
-      PERFORM hearth_hold_card_player(p_environment_id, p_player_id);
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       SELECT * INTO c FROM cards WHERE id = p_request->>'cardId' AND player_id = p_player_id AND environment_id = p_environment_id FOR UPDATE;
       IF NOT FOUND THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'card-not-found'));

@@ -10,12 +10,7 @@ AS $function$
       v_movements jsonb;
     BEGIN
       t := hearth_card_type_on(p_environment_id, p_request->>'cardTypeKey');
-      IF NOT t.purchasable THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'not-purchasable', 'cardTypeKey', t.key));
-      END IF;
-      IF NOT t.enabled THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'card-type-disabled', 'cardTypeKey', t.key));
-      END IF;
+      PERFORM hearth_check_held_type('card', t.key, t.enabled, p_purchasable => t.purchasable);
       -- A stack counts cards of a type: it has no template and no data of its own.
       IF v_as_stack AND (p_request->'cardTemplateKey' IS NOT NULL OR p_request->'data' IS NOT NULL) THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'stack-card-fields', 'cardTypeKey', t.key,
@@ -24,7 +19,7 @@ AS $function$
       PERFORM hearth_check_card_template(p_environment_id, p_request->>'cardTemplateKey');
       v_charges := hearth_price_charges(p_environment_id, jsonb_build_object('cardTypeKey', t.key), t.price_rule, t.prices, 1, p_request);
 
-      PERFORM hearth_hold_card_player(p_environment_id, p_player_id);
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       IF hearth_charges_on_account(v_charges) THEN
         PERFORM 1 FROM hearth_choose_inventory(p_environment_id, p_player_id, 'account', NULL, false, NULL);
       END IF;

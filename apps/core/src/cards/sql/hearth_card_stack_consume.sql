@@ -7,7 +7,7 @@ AS $function$
       v_home record;
     BEGIN
       t := hearth_card_type_on(p_environment_id, p_request->>'cardTypeKey');
-      PERFORM hearth_hold_card_player(p_environment_id, p_player_id);
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       v_home := hearth_choose_card_inventory(p_environment_id, p_player_id, p_request, t.key);
       RETURN jsonb_build_object('inventoryId', v_home.inventory_id, 'cardTypeKey', t.key,
         'quantity', hearth_stack_take('card', v_home.inventory_id, t.key, (p_request->>'quantity')::bigint));

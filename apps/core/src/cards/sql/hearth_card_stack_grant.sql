@@ -7,10 +7,8 @@ AS $function$
       v_home record;
     BEGIN
       t := hearth_card_type_on(p_environment_id, p_request->>'cardTypeKey');
-      PERFORM hearth_hold_card_player(p_environment_id, p_player_id);
-      IF NOT t.enabled THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'card-type-disabled', 'cardTypeKey', t.key));
-      END IF;
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
+      PERFORM hearth_check_held_type('card', t.key, t.enabled);
       v_home := hearth_choose_card_inventory(p_environment_id, p_player_id, p_request, t.key);
       RETURN hearth_add_card_stack(v_home.inventory_id, t.key, (p_request->>'quantity')::bigint, p_max_balance);
     END

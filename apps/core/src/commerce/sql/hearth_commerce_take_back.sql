@@ -24,10 +24,7 @@ AS $function$
       -- currency or item type switched off, made unusable or removed since the grant does not stop it,
       -- and what was given is taken from the inventory the grant recorded. Nor their refusal of
       -- insufficient funds: what the player no longer holds is a shortfall, never a negative balance.
-      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
-      IF NOT FOUND THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
-      END IF;
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       -- What the grant credited, as the order recorded it with the grant (never the product as it reads
       -- now, nor the ledger searched by reason and reference).
       FOR g IN

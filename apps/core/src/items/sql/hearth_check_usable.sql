@@ -9,9 +9,7 @@ AS $function$
       IF NOT t.usable THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'not-usable', 'itemTypeKey', t.key));
       END IF;
-      IF NOT t.enabled THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'item-type-disabled', 'itemTypeKey', t.key));
-      END IF;
+      PERFORM hearth_check_held_type('item', t.key, t.enabled);
       PERFORM hearth_check_unlocked(p_player_id, t);
     END
     $function$;

@@ -6,10 +6,7 @@ AS $function$
       i items%ROWTYPE;
       t item_types%ROWTYPE;
     BEGIN
-      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
-      IF NOT FOUND THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
-      END IF;
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       i := hearth_lock_unconsumed_item(p_environment_id, p_player_id, p_request->>'itemId');
       IF p_use THEN
         SELECT * INTO t FROM item_types WHERE environment_id = p_environment_id AND key = i.item_type_key FOR SHARE;

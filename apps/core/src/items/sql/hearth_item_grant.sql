@@ -19,10 +19,7 @@ AS $function$
       IF v_grant_key IS NOT NULL AND v_quantity <> 1 THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'grant-key-quantity', 'itemTypeKey', t.key));
       END IF;
-      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
-      IF NOT FOUND THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
-      END IF;
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       -- Granted before under this key: the first grant is the answer, whatever has changed since.
       IF v_grant_key IS NOT NULL THEN
         v_first := hearth_first_grant(p_player_id, t.key, v_grant_key);
@@ -30,9 +27,7 @@ AS $function$
           RETURN v_first;
         END IF;
       END IF;
-      IF NOT t.enabled THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'item-type-disabled', 'itemTypeKey', t.key));
-      END IF;
+      PERFORM hearth_check_held_type('item', t.key, t.enabled);
       v_home := hearth_choose_held_inventory(p_environment_id, p_player_id, p_request, t.scope, 'item', t.key);
       RETURN hearth_grant_items(p_environment_id, p_player_id, v_home.inventory_id, t, v_quantity, v_grant_key, p_request->'data', p_max_balance);
     END

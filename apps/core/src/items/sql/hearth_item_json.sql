@@ -4,5 +4,5 @@ CREATE OR REPLACE FUNCTION public.hearth_item_json(i items)
  STABLE
 AS $function$
       SELECT jsonb_build_object('id', i.id, 'inventoryId', i.inventory_id, 'itemTypeKey', i.item_type_key, 'grantKey', i.grant_key,
-        'consumedAt', to_char(i.consumed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', i.data)
+        'consumedAt', hearth_iso_time(i.consumed_at), 'data', i.data)
     $function$;

@@ -18,18 +18,13 @@ AS $function$
       v_quantity bigint;
       v_granted jsonb := '[]'::jsonb;
     BEGIN
-      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
-      IF NOT FOUND THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
-      END IF;
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       i := hearth_lock_unconsumed_item(p_environment_id, p_player_id, p_request->>'itemId');
       SELECT * INTO c FROM item_types WHERE environment_id = p_environment_id AND key = i.item_type_key FOR SHARE;
       IF NOT FOUND OR c.category <> 'container' OR c.contents IS NULL OR jsonb_typeof(c.contents) <> 'object' THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'not-a-container', 'itemTypeKey', i.item_type_key));
       END IF;
-      IF NOT c.enabled THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'item-type-disabled', 'itemTypeKey', c.key));
-      END IF;
+      PERFORM hearth_check_held_type('item', c.key, c.enabled);
       PERFORM hearth_check_unlocked(p_player_id, c);
       -- Whether a container opens must not depend on the draw.
       FOR v_key IN

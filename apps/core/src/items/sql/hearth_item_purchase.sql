@@ -10,18 +10,10 @@ AS $function$
       v_movements jsonb;
     BEGIN
       t := hearth_item_type_on(p_environment_id, p_request->>'itemTypeKey');
-      IF NOT t.purchasable THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'not-purchasable', 'itemTypeKey', t.key));
-      END IF;
-      IF NOT t.enabled THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'item-type-disabled', 'itemTypeKey', t.key));
-      END IF;
+      PERFORM hearth_check_held_type('item', t.key, t.enabled, p_purchasable => t.purchasable);
       v_charges := hearth_price_charges(p_environment_id, jsonb_build_object('itemTypeKey', t.key), t.price_rule, t.prices, v_quantity, p_request);
 
-      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
-      IF NOT FOUND THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
-      END IF;
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       -- Inventories are made account first, then a realm's: two purchases making both cannot wait on each other.
       IF t.scope = 'account' OR hearth_charges_on_account(v_charges) THEN
         PERFORM 1 FROM hearth_choose_inventory(p_environment_id, p_player_id, 'account', NULL, false, NULL);

@@ -11,10 +11,7 @@ AS $function$
       IF t.ownership <> 'counted' THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'held-one-by-one', 'itemTypeKey', t.key));
       END IF;
-      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
-      IF NOT FOUND THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
-      END IF;
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       IF p_use THEN
         PERFORM hearth_check_usable(p_player_id, t.key, t);
       END IF;

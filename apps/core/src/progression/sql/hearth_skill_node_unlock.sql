@@ -20,10 +20,7 @@ AS $function$
       IF NOT (SELECT t.enabled FROM skill_trees t WHERE t.environment_id = p_environment_id AND t.key = node.tree_key) THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'skill-tree-disabled', 'nodeKey', node.key, 'treeKey', node.tree_key));
       END IF;
-      PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
-      IF NOT FOUND THEN
-        PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
-      END IF;
+      PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
       -- A realm named must exist, whether or not a price is paid there.
       IF v_realm IS NOT NULL AND NOT EXISTS (SELECT 1 FROM realms r WHERE r.environment_id = p_environment_id AND r.key = v_realm) THEN
         PERFORM hearth_refuse(jsonb_build_object('outcome', 'realm-not-found'));

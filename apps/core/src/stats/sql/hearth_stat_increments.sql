@@ -15,10 +15,7 @@ AS $function$
       -- The counter's row, locked until the commit (made at 0 by its first increment; made by another
       -- transaction at the same moment, the insert waits for it and the second read finds it).
       IF p_player_id IS NOT NULL THEN
-        PERFORM 1 FROM hearth_hold_player(p_environment_id, p_player_id);
-        IF NOT FOUND THEN
-          PERFORM hearth_refuse(jsonb_build_object('outcome', 'player-not-found'));
-        END IF;
+        PERFORM hearth_hold_known_player(p_environment_id, p_player_id);
         SELECT s.value INTO v_value FROM player_stats s WHERE s.player_id = p_player_id AND s.key = p_key AND s.realm_key = p_realm_key FOR UPDATE;
         IF NOT FOUND THEN
           INSERT INTO player_stats (player_id, environment_id, key, realm_key, value) VALUES (p_player_id, p_environment_id, p_key, p_realm_key, 0) ON CONFLICT DO NOTHING;
