@@ -1,7 +1,7 @@
 /**
  * The player's row held FOR KEY SHARE until the caller's transaction ends, so a deletion (which takes
  * the row FOR UPDATE) waits for what is being added to the player, and a player deleted first is not
- * found. One rule for every area: `hearth_hold_player` (migrations/20261126170000_money_engine.ts),
+ * found. One rule for every area: `hearth_hold_player` (economy/sql/hearth_hold_player.sql),
  * which the money engine's moves run in SQL and this runs for TypeScript.
  */
 import type { Tx } from '../db/knex';
