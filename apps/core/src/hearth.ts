@@ -11,7 +11,7 @@ import { Authenticator } from './auth/authenticate';
 import { RefreshService } from './auth/refresh';
 import { IdentityProviderVerifier } from './auth/idp';
 import { GameConfigService } from './content/game-config';
-import { ContentWatch } from './content/content-watch';
+import { ContentWatch, type ContentSources } from './content/content-watch';
 import { CursorCodec } from './pagination';
 import { deriveKey } from './sealing';
 import { pruneIdempotencyRecords } from './idempotency';
@@ -145,17 +145,18 @@ export class HearthCore {
     this.refresh = new RefreshService(deps.masterKey, this.tokens, this.authenticator, this.players);
     this.idp = new IdentityProviderVerifier();
     this.contentWatch = new ContentWatch(deps.db, this.bus, deps.logger, this.clock);
-    this.gameConfig = new GameConfigService(deps.db, this.cursors, this.bus, this.contentWatch);
+    const content: ContentSources = { pool: deps.db, cursors: this.cursors, bus: this.bus, watch: this.contentWatch };
+    this.gameConfig = new GameConfigService(content);
     this.sessions = new SessionService(deps.coordination, deps.logger);
-    this.legal = new LegalService(deps.db, this.cursors, this.bus, this.contentWatch, this.players);
+    this.legal = new LegalService(content, this.players);
     this.tours = new TourService(this.cursors);
     this.saves = new SaveService(this.cursors, this.telemetry);
-    this.blog = new BlogService(deps.db, this.cursors, this.bus, this.contentWatch, this.clock);
+    this.blog = new BlogService(content, this.clock);
     this.realms = new RealmService(this.cursors);
     this.economy = new EconomyService(this.cursors, this.telemetry);
-    this.itemTypes = new ItemTypeService(deps.db, this.cursors, this.bus, this.contentWatch);
+    this.itemTypes = new ItemTypeService(content);
     this.unlocks = new UnlockService(this.cursors);
-    this.skillTrees = new SkillTreeService(deps.db, this.cursors, this.bus, this.contentWatch);
+    this.skillTrees = new SkillTreeService(content);
     this.xp = new XpService(this.cursors);
     this.stats = new StatService(this.cursors);
     this.items = new ItemService(this.cursors, this.economy);
@@ -166,14 +167,7 @@ export class HearthCore {
     this.symbols = new SymbolService(this.cursors, deps.logger, deps.objectStore);
     this.crashUploads = new CrashUploadService(deps.objectStore);
     this.support = new SupportService();
-    this.commerce = new CommerceService(
-      this.cursors,
-      new PublisherKeys(this.projectSecretKeys),
-      this.economy,
-      this.items,
-      { pool: deps.db, bus: this.bus, watch: this.contentWatch },
-      deps.logger,
-    );
+    this.commerce = new CommerceService(this.cursors, new PublisherKeys(this.projectSecretKeys), this.economy, this.items, content, deps.logger);
   }
 
   /** Deletes a player and everything every area holds for them, in one transaction (players/deletion.ts). */

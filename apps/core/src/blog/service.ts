@@ -21,7 +21,7 @@ import type { EnvironmentContext } from '../tenancy/environments';
 import type { BlogContent } from '../contract/blog-content';
 import { BLOG_CONTENT } from './sync';
 import { AskDigests } from '../content/ask-digests';
-import { type ContentWatch } from '../content/content-watch';
+import type { ContentSources } from '../content/content-watch';
 import { readContentVersion } from '../content/game-config';
 import type { PageRequest } from '../shapes/common';
 import {
@@ -100,13 +100,10 @@ export class BlogService {
    * data. `clock` decides visibility (a test moves its own past a post's time).
    */
   constructor(
-    private readonly pool: Db,
-    private readonly cursors: CursorCodec,
-    bus: InvalidationBus,
-    private readonly watch: ContentWatch,
+    private readonly content: ContentSources,
     private readonly clock: Clock = systemClock,
   ) {
-    bus.on((event) => {
+    content.bus.on((event) => {
       if (event.kind === 'content') this.drop(event.environmentId);
       if (event.kind === 'environments') for (const id of [...this.snapshots.keys()]) this.drop(id);
     });
@@ -122,7 +119,7 @@ export class BlogService {
     const now = this.clock.now();
     let snapshot = this.snapshots.get(envId);
     // A snapshot made before the ContentWatch last went down, or while it is down, may have missed a change.
-    if (!snapshot || !this.watch.live || snapshot.epoch !== this.watch.epoch || now - snapshot.checkedAt >= SNAPSHOT_CHECK_MS) {
+    if (!snapshot || !this.content.watch.live || snapshot.epoch !== this.content.watch.epoch || now - snapshot.checkedAt >= SNAPSHOT_CHECK_MS) {
       const held = snapshot;
       snapshot = await this.flight.run(envId, () => this.refresh(envId, held));
     }
@@ -133,9 +130,9 @@ export class BlogService {
   /** Keeps a snapshot whose version did not move; loads one otherwise. */
   private async refresh(envId: number, held: Snapshot | undefined): Promise<Snapshot> {
     const generation = this.generations.get(envId) ?? 0;
-    const epoch = this.watch.live ? this.watch.epoch : -1;
+    const epoch = this.content.watch.live ? this.content.watch.epoch : -1;
     let snapshot: Snapshot;
-    if (held && held.version === (await this.versionOf(this.pool, envId))) {
+    if (held && held.version === (await this.versionOf(this.content.pool, envId))) {
       held.checkedAt = this.clock.now();
       snapshot = held;
     } else {
@@ -153,7 +150,7 @@ export class BlogService {
 
   /** The version, categories and posts as of one moment (one repeatable-read transaction): every post's category is there. */
   private async load(envId: number): Promise<Snapshot> {
-    const { version, categoryRows, postRows } = await this.pool.transaction(
+    const { version, categoryRows, postRows } = await this.content.pool.transaction(
       async (trx) => ({
         version: await this.versionOf(trx, envId),
         categoryRows: await trx('blog_categories')
@@ -216,7 +213,7 @@ export class BlogService {
     const posts = filtered(view, q.category, q.tag);
     const listId = `blog-posts|${env.id}|${q.category ?? ''}|${q.tag ?? ''}`;
     return keysetPage(
-      this.cursors,
+      this.content.cursors,
       listId,
       q,
       async (after: [number, string] | undefined, take) => {
@@ -249,13 +246,13 @@ export class BlogService {
   /** Categories with at least one visible post, in console order. */
   async listCategories(env: EnvironmentContext, q: PageRequest, moment?: BlogMoment): Promise<Page<BlogCategoryInfo>> {
     const { view } = moment ?? (await this.current(env.id));
-    return pageOfArray(this.cursors, `blog-categories|${env.id}`, view.categories, q, (c) => c.slug);
+    return pageOfArray(this.content.cursors, `blog-categories|${env.id}`, view.categories, q, (c) => c.slug);
   }
 
   /** Tags on at least one visible post, by name (then slug). */
   async listTags(env: EnvironmentContext, q: PageRequest, moment?: BlogMoment): Promise<Page<BlogTag>> {
     const { view } = moment ?? (await this.current(env.id));
-    return pageOfArray(this.cursors, `blog-tags|${env.id}`, view.tags, q, (t) => t.slug);
+    return pageOfArray(this.content.cursors, `blog-tags|${env.id}`, view.tags, q, (t) => t.slug);
   }
 }
 

@@ -49,7 +49,7 @@ import { PublisherKeyMissing, type PublisherKeys } from './publisher-key';
 import { STORE_CALL, STORE_ERROR, StoreClient, StoreRefusal, StoreUnavailable, type TxnReport } from './store';
 import { type CatalogEntry, PRODUCTS_CONTENT, loadCatalogEntries, loadProduct } from './products';
 import { DefinitionSnapshots } from '../content/definition-snapshots';
-import { type ContentWatch, WatchedCache } from '../content/content-watch';
+import { type ContentSources, WatchedCache } from '../content/content-watch';
 import { type Announcer, type InvalidationBus, announceAfterCommit } from '../invalidation';
 
 /** The one definition of the identify limit (spec §8): the route's documentation and the count both read it. */
@@ -200,10 +200,10 @@ export class CommerceService {
     private readonly keys: PublisherKeys,
     private readonly economy: EconomyService,
     private readonly items: ItemService,
-    content: { pool: Db; bus: InvalidationBus; watch: ContentWatch },
+    content: ContentSources,
     private readonly logger: Logger,
   ) {
-    this.onSale = new DefinitionSnapshots(content.pool, cursors, PRODUCTS_CONTENT, loadCatalogEntries, content.bus, content.watch);
+    this.onSale = new DefinitionSnapshots(content, PRODUCTS_CONTENT, loadCatalogEntries);
     this.standings = new WatchedCache(content.watch, STANDING_TTL_MS, STANDINGS_KEPT);
     this.bus = content.bus;
     content.bus.on((event) => {

@@ -1,6 +1,7 @@
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { InvalidationBus } from '../invalidation';
+import type { CursorCodec } from '../pagination';
 import { SingleFlight, TtlCache } from '../cache';
 import { type Clock, systemClock } from '../clock';
 import { processStopping } from '../process/serving';
@@ -207,6 +208,19 @@ export class WatchedCache<V, K = number> {
     }
     this.copies.clear();
   }
+}
+
+/**
+ * What every service that answers content from memory is built on: `pool` loads its process-wide
+ * caches (committed data, shared by every request of the process; the reads themselves take their
+ * database from their caller), `cursors` signs its pages, `bus` drops what another process changed,
+ * and `watch` says while memory may be trusted.
+ */
+export interface ContentSources {
+  pool: Db;
+  cursors: CursorCodec;
+  bus: InvalidationBus;
+  watch: ContentWatch;
 }
 
 /**

@@ -6,9 +6,8 @@
  * Each kind's writers bump its content version and announce `content` after their commit.
  */
 import type { Db } from '../db/knex';
-import type { InvalidationBus } from '../invalidation';
 import { SingleFlight } from '../cache';
-import { type ContentWatch, type WatchedCache, environmentContentCache } from './content-watch';
+import { type ContentSources, type WatchedCache, environmentContentCache } from './content-watch';
 import { readContentVersion } from './game-config';
 import { AskDigests } from './ask-digests';
 import { type CursorCodec, keysetPage, type Page } from '../pagination';
@@ -29,19 +28,21 @@ export class DefinitionSnapshots<T extends { key: string }> {
   private loadFlight = new SingleFlight<string, DefinitionSnapshot<T>>();
   private readonly asks = new AskDigests();
 
+  private readonly pool: Db;
+  private readonly cursors: CursorCodec;
+
   /**
    * `contentKind` is the kind's row of content_versions; `load` reads every definition of an
-   * environment by key on `pool` (shared by every request of the process, a snapshot holds committed data).
+   * environment by key on the content's pool (shared by every request of the process, a snapshot holds committed data).
    */
   constructor(
-    private readonly pool: Db,
-    private readonly cursors: CursorCodec,
+    content: ContentSources,
     private readonly contentKind: string,
     private readonly load: (pool: Db, environmentId: number) => Promise<T[]>,
-    bus: InvalidationBus,
-    watch: ContentWatch,
   ) {
-    this.versions = environmentContentCache(watch, bus, DEFINITIONS_VERSION_TTL_MS);
+    this.pool = content.pool;
+    this.cursors = content.cursors;
+    this.versions = environmentContentCache(content.watch, content.bus, DEFINITIONS_VERSION_TTL_MS);
   }
 
   /** The kind's content version: from memory while the ContentWatch is live. */

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Db, Queryable } from '../db/knex';
 import { refuse } from '../errors';
 import { isTransaction } from '../db/transaction';
-import { CONTENT_CHANGED_CHANNEL, type ContentWatch, type WatchedCache, environmentContentCache } from './content-watch';
+import { CONTENT_CHANGED_CHANNEL, type ContentSources, type WatchedCache, environmentContentCache } from './content-watch';
 import { type Announcer, type InvalidationBus, announceAfterCommit } from '../invalidation';
 import { type CursorCodec, environmentRowsPage, type Page } from '../pagination';
 import type { EnvironmentContext } from '../tenancy/environments';
@@ -43,23 +43,14 @@ export class GameConfigService {
   /** What was asked → its digest in ETags (a pure function: never stale). */
   private readonly asks = new AskDigests();
 
-  /**
-   * `pool` serves the content-version cache only: it is shared by every request of the process (the
-   * ETag of a conditional read waits for nothing once it is there), so it loads committed data. The
-   * reads below take their database from their caller like every core function.
-   */
-  constructor(
-    private readonly pool: Db,
-    private readonly cursors: CursorCodec,
-    bus: InvalidationBus,
-    watch: ContentWatch,
-  ) {
-    this.versions = environmentContentCache(watch, bus, 30_000);
+  /** The content-version cache is the process's (ContentSources): the ETag of a conditional read waits for nothing once it is there. */
+  constructor(private readonly content: ContentSources) {
+    this.versions = environmentContentCache(content.watch, content.bus, 30_000);
   }
 
   /** The environment's content version: from memory on the hot path while the ContentWatch is live. */
   version(envId: number): Promise<number> {
-    return this.versions.get(envId, () => readContentVersion(this.pool, envId, GAME_CONFIG_CONTENT));
+    return this.versions.get(envId, () => readContentVersion(this.content.pool, envId, GAME_CONFIG_CONTENT));
   }
 
   /**
@@ -97,11 +88,11 @@ export class GameConfigService {
       by: 'key',
       narrow: groupName === undefined ? undefined : (query: Knex.QueryBuilder) => void query.where({ group_name: groupName }),
     };
-    return environmentRowsPage(this.cursors, db, env.id, q, rows, toConfigRow);
+    return environmentRowsPage(this.content.cursors, db, env.id, q, rows, toConfigRow);
   }
 
   async listTables(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<ConfigTable>> {
-    return environmentRowsPage(this.cursors, db, env.id, q, { listId: `config-tables|${env.id}`, table: 'config_tables', by: 'key' }, toConfigTable);
+    return environmentRowsPage(this.content.cursors, db, env.id, q, { listId: `config-tables|${env.id}`, table: 'config_tables', by: 'key' }, toConfigTable);
   }
 
   async getTable(db: Queryable, env: EnvironmentContext, key: string): Promise<ConfigTable> {
@@ -111,7 +102,7 @@ export class GameConfigService {
   }
 
   async listFlags(db: Queryable, env: EnvironmentContext, q: PageRequest): Promise<Page<Flag>> {
-    return environmentRowsPage(this.cursors, db, env.id, q, { listId: `flags|${env.id}`, table: 'flags', by: 'name' }, (row) => ({
+    return environmentRowsPage(this.content.cursors, db, env.id, q, { listId: `flags|${env.id}`, table: 'flags', by: 'name' }, (row) => ({
       name: row.name as string,
       isEnabled: row.enabled as boolean,
     }));

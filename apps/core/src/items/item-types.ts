@@ -14,7 +14,7 @@ import { refuse } from '../errors';
 import { type Announcer, type InvalidationBus } from '../invalidation';
 import { contentChanged } from '../content/game-config';
 import { lockContentWriter, refuseKeyOfAnother, releaseContent, releaseOwnedRows } from '../content/owned-row';
-import type { ContentWatch } from '../content/content-watch';
+import type { ContentSources } from '../content/content-watch';
 import { DefinitionSnapshots } from '../content/definition-snapshots';
 import type { ItemTypeSpecT, Resource } from '../contract/resources';
 import type { CursorCodec, Page } from '../pagination';
@@ -182,15 +182,9 @@ export async function loadItemType(db: Queryable, environmentId: number, key: st
 export class ItemTypeService {
   private readonly definitions: DefinitionSnapshots<ItemTypeDefinition>;
 
-  /** `pool` serves the snapshots only: shared by every request of the process, they hold committed data. */
-  constructor(pool: Db, cursors: CursorCodec, bus: InvalidationBus, watch: ContentWatch) {
-    this.definitions = new DefinitionSnapshots(
-      pool,
-      cursors,
-      ITEM_TYPES_CONTENT,
-      async (db, envId) => (await db('item_types').where({ environment_id: envId }).orderBy('key')).map(definitionOf),
-      bus,
-      watch,
+  constructor(content: ContentSources) {
+    this.definitions = new DefinitionSnapshots(content, ITEM_TYPES_CONTENT, async (db, envId) =>
+      (await db('item_types').where({ environment_id: envId }).orderBy('key')).map(definitionOf),
     );
   }
 

@@ -8,7 +8,7 @@
  * standing): loaded once, dropped by every process when a `content` invalidation for the
  * environment arrives (the sync bumps the `legal` content version and announces it after commit).
  */
-import { type ContentWatch, type WatchedCache, environmentContentCache } from '../content/content-watch';
+import { type ContentSources, type WatchedCache, environmentContentCache } from '../content/content-watch';
 import type { Db, Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import { refuse } from '../errors';
@@ -111,20 +111,16 @@ export class LegalService {
   private catalogs: WatchedCache<Catalog>;
   private readonly asks = new AskDigests();
 
-  /** `pool` loads the process-wide cache only (committed data); every other read takes its database from the caller. */
   constructor(
-    private readonly pool: Db,
-    private readonly cursors: CursorCodec,
-    bus: InvalidationBus,
-    watch: ContentWatch,
+    private readonly content: ContentSources,
     private readonly players: PlayerService,
   ) {
-    this.catalogs = environmentContentCache(watch, bus, 30_000);
+    this.catalogs = environmentContentCache(content.watch, content.bus, 30_000);
   }
 
   /** The environment's documents: from memory on the hot path while the ContentWatch is live. */
   private catalog(environmentId: number): Promise<Catalog> {
-    return this.catalogs.get(environmentId, () => readCatalog(this.pool, environmentId));
+    return this.catalogs.get(environmentId, () => readCatalog(this.content.pool, environmentId));
   }
 
   /** A strong ETag for one read of the documents list: the legal content version, the environment and what was asked. */
@@ -139,7 +135,7 @@ export class LegalService {
   /** GET /legal/documents: a page of the environment's documents by key, from memory, with the ETag of the catalog it came from. */
   async listDocuments(env: EnvironmentContext, q: PageRequest, ask: string): Promise<{ page: Page<LegalDocument>; etag: string }> {
     const catalog = await this.catalog(env.id);
-    const page = await pageFromMemory(this.cursors, `legal-documents|${env.id}`, q, catalog.documents, (d) => d.document);
+    const page = await pageFromMemory(this.content.cursors, `legal-documents|${env.id}`, q, catalog.documents, (d) => d.document);
     return { page, etag: this.etagOf(catalog, env.id, ask) };
   }
 
@@ -155,7 +151,7 @@ export class LegalService {
     await this.players.get(db, env, playerId);
     const [catalog, accepted] = await Promise.all([this.catalog(env.id), acceptancesOf(db, env.id, playerId)]);
     const outstanding = catalog.documents.filter((d) => d.required && !accepted.some((a) => a.document === d.document && a.version === d.version));
-    return pageFromMemory(this.cursors, `legal-outstanding|${env.id}|${playerId}`, q, outstanding, (d) => d.document);
+    return pageFromMemory(this.content.cursors, `legal-outstanding|${env.id}|${playerId}`, q, outstanding, (d) => d.document);
   }
 
   /**

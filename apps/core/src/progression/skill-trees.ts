@@ -15,7 +15,7 @@ import { refuse } from '../errors';
 import { type Announcer, type InvalidationBus } from '../invalidation';
 import { contentChanged } from '../content/game-config';
 import { lockContentWriter, refuseKeyOfAnother, releaseContent, releaseOwnedRows } from '../content/owned-row';
-import type { ContentWatch } from '../content/content-watch';
+import type { ContentSources } from '../content/content-watch';
 import { DefinitionSnapshots } from '../content/definition-snapshots';
 import type { CursorCodec, Page } from '../pagination';
 import type { Resource } from '../contract/resources';
@@ -247,8 +247,8 @@ export class SkillTreeService {
   private readonly trees: DefinitionSnapshots<StoredTree>;
 
   /** `pool` serves the snapshots only: shared by every request of the process, they hold committed data. */
-  constructor(pool: Db, cursors: CursorCodec, bus: InvalidationBus, watch: ContentWatch) {
-    this.trees = new DefinitionSnapshots(pool, cursors, SKILL_TREES_CONTENT, (db, envId) => loadTrees(db, envId), bus, watch);
+  constructor(content: ContentSources) {
+    this.trees = new DefinitionSnapshots(content, SKILL_TREES_CONTENT, (db, envId) => loadTrees(db, envId));
   }
 
   etag(envId: number, ask: string): Promise<string> {
