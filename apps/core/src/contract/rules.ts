@@ -7,7 +7,7 @@
  * `self`, field access, `has()`, comparisons and logic on strings, numbers and booleans.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { celEnv, isCelError, parse, plan } from '@bufbuild/cel';
+import type * as Cel from '@bufbuild/cel';
 
 export const RULES_KEYWORD = 'x-kubernetes-validations';
 
@@ -31,13 +31,23 @@ export function eachOnce(what: string): { [RULES_KEYWORD]: CelRule[] } {
 }
 
 type Evaluate = (bindings: { self: unknown }) => unknown;
-const env = celEnv();
 const planned = new Map<string, Evaluate>();
+
+/** @bufbuild/cel and its environment, loaded by the first rule evaluated: a command that validates no document (`hearth get`) never loads it. */
+let loaded: { cel: typeof Cel; env: Cel.CelEnv } | undefined;
+function celOf(): { cel: typeof Cel; env: Cel.CelEnv } {
+  if (!loaded) {
+    const cel = require('@bufbuild/cel') as typeof Cel;
+    loaded = { cel, env: cel.celEnv() };
+  }
+  return loaded;
+}
 
 function evaluatorOf(rule: string): Evaluate {
   let evaluate = planned.get(rule);
   if (!evaluate) {
-    evaluate = plan(env, parse(rule)) as unknown as Evaluate;
+    const { cel, env } = celOf();
+    evaluate = cel.plan(env, cel.parse(rule)) as unknown as Evaluate;
     planned.set(rule, evaluate);
   }
   return evaluate;
@@ -52,7 +62,8 @@ type JsonSchema = Record<string, any>;
 export function brokenRule(schema: JsonSchema, value: unknown, path: string): { field: string; reason: string } | null {
   for (const rule of (schema[RULES_KEYWORD] ?? []) as CelRule[]) {
     const result = evaluatorOf(rule.rule)({ self: value });
-    if (isCelError(result) || typeof result !== 'boolean') throw new Error(`CEL rule "${rule.rule}" at ${path} did not give a boolean: ${String(result)}`);
+    if (celOf().cel.isCelError(result) || typeof result !== 'boolean')
+      throw new Error(`CEL rule "${rule.rule}" at ${path} did not give a boolean: ${String(result)}`);
     if (!result) return { field: rule.fieldPath ? `${path}${rule.fieldPath}` : path, reason: rule.message };
   }
   if (value !== null && typeof value === 'object') {
