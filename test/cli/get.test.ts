@@ -325,6 +325,24 @@ test.each(['Plan', 'ServerKey'] as const)('the real command prints what the rend
   expect({ json, yaml, wide: withoutAge(wide), described }).toEqual({ ...expected, wide: withoutAge(expected.wide) });
 });
 
+test('a read loads no package only migrating, validating, Redis or YAML needs (each is CPU at every start)', async () => {
+  const preload = path.join(dir, 'record-packages.js');
+  const record = path.join(dir, 'packages.json');
+  fs.writeFileSync(
+    preload,
+    `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify(Object.keys(require.cache))));\n`,
+  );
+  const run = await runHearth(['get', 'cardtypes', '-n', NS], { ...env, NODE_OPTIONS: `--require ${preload}` }, 60_000);
+  expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+  const packages = new Set(
+    (JSON.parse(fs.readFileSync(record, 'utf8')) as string[]).flatMap((file) =>
+      [...file.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)/g)].slice(-1).map((m) => m[1]),
+    ),
+  );
+  expect(packages).toContain('knex'); // what it reads with: the record sees the packages
+  expect(['pg-boss', 'ioredis', '@bufbuild/cel', 'ajv', 'ajv-formats', 'yaml'].filter((name) => packages.has(name))).toEqual([]);
+});
+
 describe('the status follows the database', () => {
   test('a changed spec: generation and observedGeneration 2, the column its new value; the same again changes nothing', async () => {
     const file = path.join(dir, 'tour.yaml');
