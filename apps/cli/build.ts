@@ -12,7 +12,8 @@
  *
  * Three things the sources find by their own place, kept working in the bundle:
  * - migrations/: knex cannot load .ts files without tsx, so the build compiles them in, replacing
- *   apps/core/src/db/bundled-migrations.ts with a module that imports them all, under their file names.
+ *   apps/core/src/db/bundled-migrations.ts with a module that requires them all, under their file names,
+ *   when knex first asks for them (so a command that does not migrate does not load them).
  * - the database functions' files (apps/core/src/<area>/sql/*.sql), compiled in as text in place of
  *   apps/core/src/db/bundled-sql-functions.ts.
  * - `__dirname` of a workspace file (dev.ts finds examples/dev/ by it): each such file gets the folder
@@ -88,7 +89,7 @@ function installedFrom(name: string, dir: string): string | undefined {
   }
 }
 
-/** migrations/*.ts compiled in, as the map bundled-migrations.ts declares (file name → module). */
+/** migrations/*.ts compiled in, as the function bundled-migrations.ts declares (file name → module, loaded when called). */
 const bundledMigrations: esbuild.Plugin = {
   name: 'hearth-bundled-migrations',
   setup(build) {
@@ -101,10 +102,10 @@ const bundledMigrations: esbuild.Plugin = {
         .readdirSync(MIGRATIONS)
         .filter((f) => f.endsWith('.ts'))
         .sort();
-      const lines = files.map((f, i) => `import * as m${i} from ${JSON.stringify(path.join(MIGRATIONS, f))};`);
-      const entries = files.map((f, i) => `[${JSON.stringify(f)}, m${i}]`).join(', ');
-      lines.push(`export const bundledMigrations = new Map([${entries}]);`);
-      return { contents: lines.join('\n'), loader: 'js', resolveDir: REPO_ROOT, watchDirs: [MIGRATIONS] };
+      // `require` inside the function: esbuild then starts each migration module (and what it imports) only when called.
+      const entries = files.map((f) => `[${JSON.stringify(f)}, require(${JSON.stringify(path.join(MIGRATIONS, f))})]`).join(',\n  ');
+      const contents = `export const bundledMigrations = () => new Map([\n  ${entries},\n]);\n`;
+      return { contents, loader: 'js', resolveDir: REPO_ROOT, watchDirs: [MIGRATIONS] };
     });
   },
 };

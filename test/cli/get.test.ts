@@ -1,22 +1,32 @@
 /**
- * `hearth get` and `hearth describe` as real subprocesses against a database a real `hearth apply`
- * filled with one document of every kind: for every kind, the table has the columns of the kind's
- * CRD (read from the chart's generated CRD YAML, what `kubectl get` prints) with the document's
- * values, one object by name, -o json and -o yaml as manifests that read back alike, describe's
- * spec, status and references; the status following the database (a spec changed, a document named
- * deleted, a key revoked); and every refusal, one line on stderr.
+ * `hearth get` and `hearth describe` against a database a real `hearth apply` filled with one
+ * document of every kind: for every kind, the table has the columns of the kind's CRD (read from the
+ * chart's generated CRD YAML, what `kubectl get` prints) with the document's values, one object by
+ * name, -o json and -o yaml as manifests that read back alike, describe's spec, status and
+ * references; the status following the database (a spec changed, a document named deleted, a key
+ * revoked); and every refusal, one line on stderr. What is about the process (its output, exit code
+ * and stderr) is a real subprocess; the per-kind texts are the commands' renderers, which real runs
+ * are checked to print exactly.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { type AnyManifest, MANIFEST_KINDS, type ManifestKind, removeManifest } from '@hearth/core/manifests';
+import {
+  type AnyManifest,
+  MANIFEST_KINDS,
+  type ManifestKind,
+  appliedManifestLinks,
+  listAppliedManifests,
+  manifestYaml,
+  removeManifest,
+} from '@hearth/core/manifests';
 import { type TestDatabase, createTestDatabase, toYaml } from '../support/harness';
 import * as m from '../support/manifests';
 import { oneOfEveryKind } from '../support/every-kind';
-import { resolveKind } from '../../apps/cli/src/commands/get';
+import { describeText, getTable, resolveKind } from '../../apps/cli/src/commands/get';
 import { REPO_ROOT, oneLine, runHearth, tempDir } from './run-hearth';
 
-jest.setTimeout(120_000); // every step runs the real command, a process start each
+jest.setTimeout(120_000); // a real command is a process start, seconds on a busy machine
 
 type Json = Record<string, any>;
 const KINDS = Object.keys(MANIFEST_KINDS) as ManifestKind[];
@@ -85,6 +95,25 @@ function expectedCell(obj: Json, column: { type: string; jsonPath: string }): Re
   return value === undefined || value === null ? '-' : String(value);
 }
 
+/** A table without its last column (AGE): a second may pass between two renderings. */
+const withoutAge = (text: string) => text.replace(/ +\S+$/gm, '');
+
+/**
+ * What `hearth get KIND NAME -o json|yaml|wide` and `hearth describe KIND NAME` print for a walked
+ * document, rendered in this process as runGet and runDescribe render it (the namespace is the
+ * walked documents' one; a kind without namespaces ignores it, as the commands do).
+ */
+async function rendered(kind: ManifestKind, name: string): Promise<{ json: string; yaml: string; wide: string; described: string }> {
+  const [found] = await listAppliedManifests(database.db, kind, { namespace: NS, name });
+  expect(found).toBeDefined();
+  return {
+    json: `${JSON.stringify(found, null, 2)}\n`,
+    yaml: manifestYaml(found),
+    wide: `${getTable(kind, [found], { allNamespaces: false, wide: true })}\n`,
+    described: `${describeText(found, await appliedManifestLinks(database.db, found))}\n`,
+  };
+}
+
 /** A process start takes seconds on a busy machine: a minute before a run is taken as hung. */
 async function hearth(...args: string[]) {
   return runHearth(args, env, 60_000);
@@ -125,11 +154,17 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * Each kind's text as `hearth get` and `describe` print it. Every kind's list (-A) is a real run, the
+ * one process start per kind; the other outputs are the renderers those commands print with
+ * (getTable, describeText, manifestYaml) on what they read (listAppliedManifests, appliedManifestLinks),
+ * in this process. 'the real command prints…' below checks, through real runs, that each output is
+ * exactly what its renderer gives.
+ */
 describe.each(KINDS)('%s', (kind) => {
   const doc = walked.get(kind)!;
   const namespaced = MANIFEST_KINDS[kind].namespaced;
   const plural = MANIFEST_KINDS[kind].crd.plural;
-  const scope = namespaced ? ['-n', NS] : [];
   let object: Json;
   let yaml: string;
   let list: string;
@@ -137,14 +172,9 @@ describe.each(KINDS)('%s', (kind) => {
   let described: string;
 
   beforeAll(async () => {
-    // Each a process start: two at a time.
-    const [json, y] = await Promise.all([
-      ok('get', kind, doc.metadata.name, ...scope, '-o', 'json'),
-      ok('get', plural, doc.metadata.name, ...scope, '-o', 'yaml'),
-    ]);
-    const [l, w] = await Promise.all([ok('get', plural, '-A'), ok('get', kind.toLowerCase(), doc.metadata.name, ...scope, '-o', 'wide')]);
-    described = await ok('describe', plural, doc.metadata.name, ...scope);
-    [object, yaml, list, wide] = [JSON.parse(json) as Json, y, l, w];
+    list = await ok('get', plural, '-A');
+    const read = await rendered(kind, doc.metadata.name);
+    [object, yaml, wide, described] = [JSON.parse(read.json) as Json, read.yaml, read.wide, read.described];
   });
 
   test('-o json: the manifest applied, its spec as written (defaults added), Ready at generation 1', () => {
@@ -163,7 +193,7 @@ describe.each(KINDS)('%s', (kind) => {
     expect(parse(yaml)).toEqual(object);
   });
 
-  test("the list (-A): NAMESPACE of a namespaced kind, NAME, the CRD's printer columns (not the wide ones), each with the object's value", () => {
+  test("the list (-A): NAMESPACE of a namespaced kind, NAME, the CRD's printer columns (not the wide ones), each with the object's value; the renderer's table", async () => {
     const columns = columnsOf(kind).filter((c) => !c.priority);
     const { header, rows } = parseTable(list);
     const first = namespaced ? 1 : 0;
@@ -172,6 +202,9 @@ describe.each(KINDS)('%s', (kind) => {
     expect(row).toBeDefined();
     columns.forEach((column, i) => expect(row[first + i + 1]).toMatch(expectedCell(object, column)));
     expect(row[header.indexOf('READY')]).toBe('True');
+    // The renderer the other outputs here are checked through gives this very table (its AGE aside).
+    const all = await listAppliedManifests(database.db, kind, { namespace: null });
+    expect(withoutAge(list)).toBe(withoutAge(`${getTable(kind, all, { allNamespaces: true, wide: false })}\n`));
   });
 
   test('one by name, -o wide: NAME and every printer column, the priority ones too', () => {
@@ -258,7 +291,6 @@ test('every name kubectl takes for a kind (kind in any case, plural, singular, s
 
 test('the same list under every name, and a List as kubectl prints one', async () => {
   // The AGE column aside: a second may pass between two runs.
-  const withoutAge = (text: string) => text.replace(/ +\S+$/gm, '');
   const byPlural = withoutAge(await ok('get', 'cardtypes', '-n', NS));
   expect(byPlural).toMatch(/^NAME +ENVIRONMENT +SLUG +PURCHASABLE +ENABLED +READY\nget-archer +get-live +archer +true +true +True\n$/);
   for (const name of ['CardType', 'cardtype', 'cardtypes.hearth.gg']) expect(withoutAge(await ok('get', name, '-n', NS))).toBe(byPlural);
@@ -274,6 +306,41 @@ test('a namespace with none: nothing on stdout, the line kubectl says on stderr,
   const run = await hearth('get', 'tours');
   expect(run).toMatchObject({ code: 0, stdout: '', stderr: 'No resources found in default namespace.\n' });
   expect(JSON.parse(await ok('get', 'tours', '-o', 'json')).items).toEqual([]);
+});
+
+/**
+ * The per-kind tests above read -o json, -o yaml, -o wide and describe through the renderers; here
+ * the real command prints exactly those texts, for the kind without namespaces and for a namespaced
+ * one with a status of its own (the key id), each asked by another of its names. Before the tests
+ * below change the documents.
+ */
+test.each(['Plan', 'ServerKey'] as const)('the real command prints what the renderers give: %s by name, -o json, -o yaml, -o wide, describe', async (kind) => {
+  const name = walked.get(kind)!.metadata.name;
+  const plural = MANIFEST_KINDS[kind].crd.plural;
+  const scope = MANIFEST_KINDS[kind].namespaced ? ['-n', NS] : [];
+  // Each a process start: two at a time.
+  const [json, yaml] = await Promise.all([ok('get', kind, name, ...scope, '-o', 'json'), ok('get', plural, name, ...scope, '-o', 'yaml')]);
+  const [wide, described] = await Promise.all([ok('get', kind.toLowerCase(), name, ...scope, '-o', 'wide'), ok('describe', plural, name, ...scope)]);
+  const expected = await rendered(kind, name);
+  expect({ json, yaml, wide: withoutAge(wide), described }).toEqual({ ...expected, wide: withoutAge(expected.wide) });
+});
+
+test('a read loads no package only migrating, validating, Redis or YAML needs (each is CPU at every start)', async () => {
+  const preload = path.join(dir, 'record-packages.js');
+  const record = path.join(dir, 'packages.json');
+  fs.writeFileSync(
+    preload,
+    `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify(Object.keys(require.cache))));\n`,
+  );
+  const run = await runHearth(['get', 'cardtypes', '-n', NS], { ...env, NODE_OPTIONS: `--require ${preload}` }, 60_000);
+  expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+  const packages = new Set(
+    (JSON.parse(fs.readFileSync(record, 'utf8')) as string[]).flatMap((file) =>
+      [...file.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)/g)].slice(-1).map((m) => m[1]),
+    ),
+  );
+  expect(packages).toContain('knex'); // what it reads with: the record sees the packages
+  expect(['pg-boss', 'ioredis', '@bufbuild/cel', 'ajv', 'ajv-formats', 'yaml'].filter((name) => packages.has(name))).toEqual([]);
 });
 
 describe('the status follows the database', () => {

@@ -1,13 +1,17 @@
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import type * as AjvModule from 'ajv';
+import type { default as Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import type * as AjvFormats from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 
 /**
  * One ajv instance for every schema (route schemas and manifest schemas): strict, all errors off so
- * the first failure is reported, and no coercion except where a caller asks (query strings).
+ * the first failure is reported, and no coercion except where a caller asks (query strings). ajv is
+ * loaded by the first instance: a command that validates nothing (`hearth get`) never loads it.
  */
 export function createAjv(options: { coerceTypes?: boolean } = {}): Ajv {
-  const ajv = new Ajv({
+  const { default: AjvClass } = require('ajv') as typeof AjvModule;
+  const { default: addFormats } = require('ajv-formats') as typeof AjvFormats;
+  const ajv = new AjvClass({
     strict: false,
     allErrors: false,
     coerceTypes: options.coerceTypes ?? false,
@@ -19,9 +23,10 @@ export function createAjv(options: { coerceTypes?: boolean } = {}): Ajv {
 }
 
 const compiled = new WeakMap<TSchema, ValidateFunction>();
-const sharedAjv = createAjv();
+let sharedAjv: Ajv | undefined;
+const shared = (): Ajv => (sharedAjv ??= createAjv());
 
-export function compile(schema: TSchema, ajv: Ajv = sharedAjv): ValidateFunction {
+export function compile(schema: TSchema, ajv: Ajv = shared()): ValidateFunction {
   if (ajv !== sharedAjv) return ajv.compile(schema);
   let fn = compiled.get(schema);
   if (!fn) {

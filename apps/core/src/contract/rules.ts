@@ -33,12 +33,12 @@ export function eachOnce(what: string): { [RULES_KEYWORD]: CelRule[] } {
 type Evaluate = (bindings: { self: unknown }) => unknown;
 const planned = new Map<string, Evaluate>();
 
-/** @bufbuild/cel and its environment, loaded by the first rule evaluated (about 80 ms of loading a process that checks none skips). */
-let loaded: { cel: typeof Cel; env: ReturnType<typeof Cel.celEnv> } | undefined;
-function cel(): { cel: typeof Cel; env: ReturnType<typeof Cel.celEnv> } {
+/** @bufbuild/cel and its environment, loaded by the first rule evaluated: a command that validates no document (`hearth get`) never loads it. */
+let loaded: { cel: typeof Cel; env: Cel.CelEnv } | undefined;
+function celOf(): { cel: typeof Cel; env: Cel.CelEnv } {
   if (!loaded) {
-    const lib = require('@bufbuild/cel') as typeof Cel;
-    loaded = { cel: lib, env: lib.celEnv() };
+    const cel = require('@bufbuild/cel') as typeof Cel;
+    loaded = { cel, env: cel.celEnv() };
   }
   return loaded;
 }
@@ -46,8 +46,8 @@ function cel(): { cel: typeof Cel; env: ReturnType<typeof Cel.celEnv> } {
 function evaluatorOf(rule: string): Evaluate {
   let evaluate = planned.get(rule);
   if (!evaluate) {
-    const { cel: lib, env } = cel();
-    evaluate = lib.plan(env, lib.parse(rule)) as unknown as Evaluate;
+    const { cel, env } = celOf();
+    evaluate = cel.plan(env, cel.parse(rule)) as unknown as Evaluate;
     planned.set(rule, evaluate);
   }
   return evaluate;
@@ -62,7 +62,7 @@ type JsonSchema = Record<string, any>;
 export function brokenRule(schema: JsonSchema, value: unknown, path: string): { field: string; reason: string } | null {
   for (const rule of (schema[RULES_KEYWORD] ?? []) as CelRule[]) {
     const result = evaluatorOf(rule.rule)({ self: value });
-    if (cel().cel.isCelError(result) || typeof result !== 'boolean')
+    if (celOf().cel.isCelError(result) || typeof result !== 'boolean')
       throw new Error(`CEL rule "${rule.rule}" at ${path} did not give a boolean: ${String(result)}`);
     if (!result) return { field: rule.fieldPath ? `${path}${rule.fieldPath}` : path, reason: rule.message };
   }

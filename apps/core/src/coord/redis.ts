@@ -1,4 +1,5 @@
-import Redis from 'ioredis';
+import type * as IoRedis from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import {
   type CommandObserver,
   type ConnectionObserver,
@@ -83,6 +84,12 @@ interface PendingRateCheck {
 
 const SUBSCRIBE_WAIT_MS = 2000;
 
+/** A connection to Redis. ioredis is loaded by the first one: a command run without REDIS_URL (`hearth get`) never loads it. */
+function connectRedis(url: string, options: RedisOptions): Redis {
+  const { Redis: Client } = require('ioredis') as typeof IoRedis;
+  return new Client(url, options);
+}
+
 type RedisWithScript = Redis & { hearthRateLimitBatch(numKeys: number, ...args: (string | number)[]): Promise<number[]> };
 
 export interface RedisCoordinationOptions {
@@ -118,7 +125,7 @@ export class RedisCoordination implements Coordination {
   ) {
     this.prefix = options.prefix ?? 'hearth:';
     // Fail fast rather than queue: a rate-limit check that cannot reach Redis fails open (see api pipeline).
-    this.command = new Redis(url, {
+    this.command = connectRedis(url, {
       // Rate-limit checks are batched per event-loop turn by this class; auto-pipelining on top costs more than it saves.
       enableAutoPipelining: false,
       maxRetriesPerRequest: 1,
@@ -307,7 +314,7 @@ export class RedisCoordination implements Coordination {
   async subscribe(channel: string, onMessage: (message: string) => void): Promise<Unsubscribe> {
     const full = this.prefix + channel;
     if (!this.subscriber) {
-      this.subscriber = new Redis(this.url, { maxRetriesPerRequest: null });
+      this.subscriber = connectRedis(this.url, { maxRetriesPerRequest: null });
       this.timeCommands(this.subscriber);
       this.watchConnection(this.subscriber, 'subscriber');
       this.subscriber.on('error', (err) => this.options.onError?.(err));

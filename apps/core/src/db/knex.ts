@@ -39,13 +39,15 @@ export function createDb(databaseUrl: string, poolMax = 10, logger?: Logger): Db
   });
 }
 
-/** knex's source of the bundle's migrations, in name order (the time each name starts with). */
-function bundledMigrationSource(migrations: ReadonlyMap<string, Knex.Migration>): Knex.MigrationSource<string> {
+/** knex's source of the bundle's migrations, in name order (the time each name starts with), loaded when knex first asks. */
+function bundledMigrationSource(load: () => ReadonlyMap<string, Knex.Migration>): Knex.MigrationSource<string> {
+  let loaded: ReadonlyMap<string, Knex.Migration> | undefined;
+  const migrations = () => (loaded ??= load());
   return {
-    getMigrations: async () => [...migrations.keys()].sort(),
+    getMigrations: async () => [...migrations().keys()].sort(),
     getMigrationName: (name) => name,
     getMigration: async (name) => {
-      const migration = migrations.get(name);
+      const migration = migrations().get(name);
       if (!migration) throw new Error(`no bundled migration ${name}`); // knex asks only for names getMigrations gave
       return migration;
     },

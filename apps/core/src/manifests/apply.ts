@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type YAMLError, parseAllDocuments } from 'yaml';
+import type { YAMLError } from 'yaml';
 import type { Queryable } from '../db/knex';
 import { inTransaction } from '../db/transaction';
 import type { Announcer } from '../invalidation';
@@ -8,6 +8,7 @@ import { type ReconcileResult, reconcileAll } from './reconcile';
 import { ManifestError } from './manifest-error';
 import { validateManifest } from './validate';
 import type { AnyManifest } from './schemas';
+import { yaml } from './yaml';
 
 export interface LoadedManifest {
   doc: AnyManifest;
@@ -27,7 +28,7 @@ export function loadManifests(fileOrDir: string): LoadedManifest[] {
   const loaded: LoadedManifest[] = [];
   for (const file of files) {
     const text = fs.readFileSync(file, 'utf8');
-    const docs = parseAllDocuments(text);
+    const docs = yaml().parseAllDocuments(text);
     docs.forEach((parsed, i) => {
       const origin = `${path.basename(file)}#${i + 1}`;
       // The parser's message goes on to quote the source over several lines: its first line, and the

@@ -13,10 +13,10 @@
  * field, as `hearth apply` names it).
  */
 import type { TSchema } from '@sinclair/typebox';
-import { stringify } from 'yaml';
 import { API_VERSION, type PrinterColumn } from './kind';
 import { MANIFEST_KINDS, type ManifestKind } from './schemas';
 import { resourceStatus } from './status';
+import { yaml } from './yaml';
 import { RULES_KEYWORD, immutableRules } from '../contract/rules';
 
 export const API_GROUP = API_VERSION.split('/')[0];
@@ -235,7 +235,7 @@ export function customResourceDefinitions(options: CrdOptions = {}): JsonSchema[
 /** All CRDs as one multi-document YAML stream, for `kubectl apply -f -`. */
 export function crdsYaml(options: CrdOptions = {}): string {
   return customResourceDefinitions(options)
-    .map((crd) => stringify(crd, { lineWidth: 0 }))
+    .map((crd) => yaml().stringify(crd, { lineWidth: 0 }))
     .join('---\n');
 }
 
@@ -264,7 +264,7 @@ function resourceList(name: string, keep: (kind: (typeof MANIFEST_KINDS)[keyof t
 export function chartCrdTemplates(): Map<string, string> {
   const files = new Map<string, string>();
   for (const kind of Object.keys(MANIFEST_KINDS) as ManifestKind[]) {
-    const body = stringify(customResourceDefinition(kind, { helm: true }), { lineWidth: 0 });
+    const body = yaml().stringify(customResourceDefinition(kind, { helm: true }), { lineWidth: 0 });
     // Helm reads the file as a template: nothing of the schema may look like an action.
     if (body.includes('{{')) throw new Error(`the ${kind} CRD contains "{{", which Helm would read as a template action`);
     files.set(

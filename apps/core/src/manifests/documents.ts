@@ -8,7 +8,6 @@
  * that was reconciled; `generation` counts the changes of its spec, as Kubernetes' does. A deleted
  * document (removeManifest) keeps its row, marked removed, so what still names it reads as such.
  */
-import { stringify } from 'yaml';
 import type { Queryable } from '../db/knex';
 import { liveKeyOfManifest } from '../auth/server-keys';
 import { liveLicenceKeyOfManifest } from '../licence/keys';
@@ -16,6 +15,7 @@ import { referenceFields } from './references';
 import { API_VERSION } from './kind';
 import { type AnyManifest, MANIFEST_KINDS, type ManifestKind } from './schemas';
 import type { Condition } from './status';
+import { yaml } from './yaml';
 
 const TABLE = 'manifest_documents';
 /** What kubectl adds to every object it applies: a copy of the document, not something the document says. */
@@ -259,5 +259,5 @@ function sortedKeys<T>(value: T): T {
 
 /** Documents as YAML, as `kubectl get -o yaml` prints them (long strings on one line). */
 export function manifestYaml(value: unknown): string {
-  return stringify(value, { lineWidth: 0 });
+  return yaml().stringify(value, { lineWidth: 0 });
 }
