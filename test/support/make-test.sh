@@ -12,12 +12,13 @@ tools=(minio helm)
 # The suites that start MinIO (test/support/minio.ts) or run helm (test/observability/prometheus.ts).
 mapfile -t tool_suites < <(grep -rlE "from '(\.\./support/minio|\./prometheus)'" test --include='*.test.ts' | grep -vE '^test/(operator|chart)/' | sort)
 
-# With the tools built, suites run in parallel on one jest worker more than there are cores
+# With the tools built, suites run in parallel on two jest workers more than there are cores
 # (HEARTH_TEST_WORKERS to choose): much of a suite's time is waiting on PostgreSQL, sockets and child
-# processes, which leaves its core to another worker. A later run on 2 quiet cores took 7m41s with 2
-# workers, 6m24s with 3, 6m41s with 4. Every suite has a database and a Redis prefix of its own
+# processes, which leaves its core to another worker. Later runs on 2 quiet cores, same clone, once
+# suites and process starts had been made cheaper: 5m19s with 3 workers, 4m47s with 4, 5m24s with 5
+# (with 5 the CPU is busy again). Every suite has a database and a Redis prefix of its own
 # (test/support/harness.ts), and one that restarts PostgreSQL or Redis starts its own.
-workers="${HEARTH_TEST_WORKERS:-$(($(nproc) + 1))}"
+workers="${HEARTH_TEST_WORKERS:-$(($(nproc) + 2))}"
 
 jest() { # jest NAME ARGS...: one run, its results in $results/hearth-NAME.json
   local name=$1; shift
