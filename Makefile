@@ -1,9 +1,13 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
 .PHONY: dev services test typecheck lint bench kube-tools operator-test chart-test image-test chart-docs crds build minio client sql
 
-# The project's own PostgreSQL cluster (make services); DATABASE_URL=… uses another database instead.
+# The project's own PostgreSQL clusters (make services): one with PostgreSQL's default settings (bench,
+# loadtest), and the suites' own, without fsync (.ci/services.sh says why). DATABASE_URL=… and
+# TEST_DATABASE_URL=… use other databases instead.
 HEARTH_PG_PORT ?= 55432
+HEARTH_TEST_PG_PORT ?= 55433
 DATABASE_URL ?= postgres://hearth:hearth@127.0.0.1:$(HEARTH_PG_PORT)/hearth
+TEST_DATABASE_URL ?= postgres://hearth:hearth@127.0.0.1:$(HEARTH_TEST_PG_PORT)/hearth
 REDIS_URL ?= redis://127.0.0.1:6379
 
 node_modules: package-lock.json
@@ -14,16 +18,16 @@ node_modules: package-lock.json
 dev: node_modules
 	npm start
 
-## Install (when absent) and start the project's own PostgreSQL cluster (localhost:$(HEARTH_PG_PORT)) and Redis on 127.0.0.1.
+## Install (when absent) and start the project's own PostgreSQL clusters (localhost:$(HEARTH_PG_PORT), the tests' on $(HEARTH_TEST_PG_PORT)) and Redis on 127.0.0.1.
 services:
-	HEARTH_PG_PORT=$(HEARTH_PG_PORT) bash .ci/services.sh
+	HEARTH_PG_PORT=$(HEARTH_PG_PORT) HEARTH_TEST_PG_PORT=$(HEARTH_TEST_PG_PORT) bash .ci/services.sh
 
 # Where a run's jest results go: in this checkout, so two checkouts never read each other's.
 TEST_RESULTS ?= $(CURDIR)/.test-results
 
 # jest against the real PostgreSQL and Redis, then a summary of the run: $(call jest,NAME,ARGS).
 define jest
-	@mkdir -p $(TEST_RESULTS); status=0; TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npx jest --runInBand $(2) \
+	@mkdir -p $(TEST_RESULTS); status=0; TEST_DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) npx jest --runInBand $(2) \
 	  --json --outputFile=$(TEST_RESULTS)/hearth-$(1).json || status=$$?; \
 	  node test/support/summary.js $(TEST_RESULTS)/hearth-$(1).json; exit $$status
 endef
@@ -39,7 +43,7 @@ KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 test: node_modules services
 	@echo "make test: type check (tsc), then every suite against PostgreSQL and Redis, each said as it ends ('suite N of M')"
 	npm run typecheck
-	@status=0; TEST_RESULTS=$(TEST_RESULTS) TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) \
+	@status=0; TEST_RESULTS=$(TEST_RESULTS) TEST_DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) \
 	  bash test/support/make-test.sh || status=$$?; \
 	  node test/support/summary.js $(TEST_RESULTS)/hearth-jest.json; exit $$status
 
@@ -150,7 +154,7 @@ fuzz-tools:
 	bash test/fuzz/install.sh
 
 fuzz: node_modules services fuzz-tools
-	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) node --import tsx test/fuzz/run.ts
+	TEST_DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) node --import tsx test/fuzz/run.ts
 
 ## Client generators: Redocly and Spectral lint the API's document; seven generators (openapi-typescript,
 ## @hey-api/openapi-ts, openapi-python-client, datamodel-code-generator, openapi-generator's Java and Rust
@@ -158,4 +162,4 @@ fuzz: node_modules services fuzz-tools
 ## services). Tools are cached in ~/.cache/hearth/tools. See docs/api-conventions.md.
 .PHONY: openapi-clients
 openapi-clients: node_modules services
-	TEST_DATABASE_URL=$(DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) bash test/openapi-clients/run.sh
+	TEST_DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) bash test/openapi-clients/run.sh

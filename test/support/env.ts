@@ -3,8 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MIGRATIONS_DIR, sqlFunctionFiles } from '@hearth/core/db';
 
-/** The real services of `make services` (its own PostgreSQL cluster on 55432); override with TEST_DATABASE_URL / TEST_REDIS_URL. */
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://hearth:hearth@127.0.0.1:55432/hearth';
+/**
+ * The real services of `make services` (the suites' own PostgreSQL cluster on 55433, without fsync;
+ * .ci/services.sh); override with TEST_DATABASE_URL / TEST_REDIS_URL.
+ */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://hearth:hearth@127.0.0.1:55433/hearth';
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export function databaseUrl(name: string): string {
