@@ -38,11 +38,10 @@ KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`),
 ## MinIO (the storage tests) and helm (test/observability renders the chart's rules): built once per
-## machine, the first time about 6 minutes on 2 quiet cores, in the background while the suites
+## machine, the first time about 5 minutes on 2 quiet cores, in the background while the suites
 ## that need neither run (test/support/make-test.sh; nothing to build once built).
 test: node_modules services
 	@echo "make test: type check (tsc), then every suite against PostgreSQL and Redis, each said as it ends ('suite N of M')"
-	npm run typecheck
 	@status=0; TEST_RESULTS=$(TEST_RESULTS) TEST_DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) \
 	  bash test/support/make-test.sh || status=$$?; \
 	  node test/support/summary.js $(TEST_RESULTS)/hearth-jest.json; exit $$status

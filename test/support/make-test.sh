@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# `make test`: the main jest run (every suite but the Kubernetes ones), its results in
+# `make test`: the type check, then the main jest run (every suite but the Kubernetes ones), its results in
 # $TEST_RESULTS/hearth-jest.json. Five suites need MinIO or helm (test/kube/tools/build.sh builds them
-# once per machine, about 6 minutes on two quiet cores the first time). On a machine without them,
-# they are built in the background while the other suites run (one jest process leaves a core for the
-# Go build), and the five run beside those as soon as the build is done: a first run takes about as
-# long as a later one. With the tools built, it is one jest run of everything.
+# once per machine, about 5 minutes on two quiet cores the first time). On a machine without them,
+# they are built in the background from the start, beside the type check and then the other suites
+# (niced, so the build goes first), and the five run as soon as the build is done. With the tools
+# built, it is one jest run of everything.
 set -uo pipefail
 results="${TEST_RESULTS:?TEST_RESULTS names the results folder}"
 mkdir -p "$results"
 tools=(minio helm)
+log="$results/tools-build.log"
+
 # The suites that start MinIO (test/support/minio.ts) or run helm (test/observability/prometheus.ts).
 mapfile -t tool_suites < <(grep -rlE "from '(\.\./support/minio|\./prometheus)'" test --include='*.test.ts' | grep -vE '^test/(operator|chart)/' | sort)
 
@@ -23,33 +25,46 @@ workers="${HEARTH_TEST_WORKERS:-$(($(nproc) + 2))}"
 jest() { # jest NAME ARGS...: one run, its results in $results/hearth-NAME.json
   local name=$1; shift
   # The reporters after ARGS: jest's array flags take every word that follows them as another value.
-  npx jest "$@" --reporters=default --reporters="$PWD/test/support/progress-reporter.js" --json --outputFile="$results/hearth-$name.json"
+  ${JEST_NICE:-} npx jest "$@" --reporters=default --reporters="$PWD/test/support/progress-reporter.js" --json --outputFile="$results/hearth-$name.json"
 }
 
+# The type check (tsc) comes first: a run whose types do not hold starts no suite.
+typecheck() { npm run typecheck; }
+
 if bash test/kube/tools/build.sh --check "${tools[@]}"; then
+  typecheck || exit $?
   jest jest --maxWorkers="$workers"
   exit $?
 fi
 
-log="$results/tools-build.log"
 side="$results/tools-suites.log"
-echo "make test: MinIO and helm are not built on this machine yet. Building them in the background (Go, from the module proxy; about 6 min on 2 cores, once per machine; log: $log) while every suite but these ${#tool_suites[@]} runs: ${tool_suites[*]}; those run as soon as the build is done, beside the others (log: $side)"
-# The build, then the suites that need it, in the background: the main run is one jest process and
-# leaves a core free, first for the build and then for those suites.
+echo "make test: MinIO and helm are not built on this machine yet. Building them in the background (Go, from the module proxy; about 5 min on 2 cores, once per machine; log: $log) beside the type check, then while every suite but these ${#tool_suites[@]} runs: ${tool_suites[*]}; those run as soon as the build is done, beside the others (log: $side)"
+# The build, then the suites that need it, in the background.
 (
   # The build's own words go to its log; a wait for another checkout's build (its lock) is said here too.
   if ! bash test/support/build-tools-logged.sh "$log" "${tools[@]}"; then exit 90; fi
   jest tools --runInBand "${tool_suites[@]}" > "$side" 2>&1
 ) &
 builder=$!
-trap 'kill "$builder" 2>/dev/null' EXIT
+# Stops the build and the suites that wait on it (the whole tree: go and jest are grandchildren) when
+# this run ends early.
+stop_tree() {
+  local child
+  for child in $(pgrep -P "$1"); do stop_tree "$child"; done
+  kill "$1" 2>/dev/null
+}
+trap 'stop_tree "$builder"' EXIT
+# The type check beside the build's first minutes: tsc keeps one core busy, Go the other.
+typecheck || exit $?
 
 # jest's --testPathIgnorePatterns replaces the configured list: it is given whole, package.json's
 # patterns (the Kubernetes and image suites) and the tool suites.
 mapfile -t ignore < <(node -p 'require("./package.json").jest.testPathIgnorePatterns.map((p) => p.replace("<rootDir>", "")).join("\n")')
 for suite in "${tool_suites[@]}"; do ignore+=("/$suite\$"); done
 status=0
-jest first --runInBand --testPathIgnorePatterns "${ignore[@]}" || status=$?
+# The build is the run's longest path (the five suites wait for it): the other suites run on every
+# worker, niced, so the build gets the cores first and the suites what it leaves.
+JEST_NICE="nice -n 10" jest first --maxWorkers="$workers" --testPathIgnorePatterns "${ignore[@]}" || status=$?
 
 started=$SECONDS
 echo "make test: waiting for the MinIO and helm build and the suites that need them…"

@@ -91,7 +91,8 @@ build kube-controller-manager "$KUBERNETES_SERVER_STAMP" go build -trimpath \
 build etcd "$KUBERNETES_VERSION" go build -trimpath -ldflags=-s -o "$bin/etcd" ./etcd
 build kubectl "$KUBERNETES_VERSION" \
   go build -trimpath -ldflags=-s -o "$bin/kubectl" k8s.io/kubernetes/cmd/kubectl
-build helm "$HELM_VERSION" env GOBIN="$bin" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+# Without the symbol table (-s), as the others: less for the linker to write on a first build.
+build helm "$HELM_VERSION" env GOBIN="$bin" GOFLAGS=-trimpath go install -ldflags=-s "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 # k6 for the load tests (make loadtest, loadtest/).
 build k6 v1.8.1 env GOBIN="$bin" go install go.k6.io/k6@v1.8.1
 # MinIO, the S3-compatible server of the object-storage tests (make test). It publishes no semantic
