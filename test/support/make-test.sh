@@ -18,8 +18,9 @@ mapfile -t tool_suites < <(grep -rlE "from '(\.\./support/minio|\./prometheus)'"
 # (HEARTH_TEST_WORKERS to choose): much of a suite's time is waiting on PostgreSQL, sockets and child
 # processes, which leaves its core to another worker. Later runs on 2 quiet cores, same clone, once
 # suites and process starts had been made cheaper: 5m19s with 3 workers, 4m47s with 4, 5m24s with 5
-# (with 5 the CPU is busy again); 3m57s with 4 once the suites' PostgreSQL was in memory. Every suite has a database and a Redis prefix of its own
-# (test/support/harness.ts), and one that restarts PostgreSQL or Redis starts its own.
+# (with 5 the CPU is busy again); 3m57s with 4 once the suites' PostgreSQL was in memory. Every suite
+# has a database and a Redis prefix of its own (test/support/harness.ts), and one that restarts
+# PostgreSQL or Redis starts its own.
 workers="${HEARTH_TEST_WORKERS:-$(($(nproc) + 2))}"
 
 jest() { # jest NAME ARGS...: one run, its results in $results/hearth-NAME.json
