@@ -81,6 +81,11 @@ kubernetes_version_ldflags() {
 # The stamp of the version-stamped server builds: it differs from the unstamped ones' so machines rebuild once.
 KUBERNETES_SERVER_STAMP="$KUBERNETES_VERSION+version-ldflags"
 
+# No cgo, as each of these projects builds its own releases (Kubernetes' static server binaries,
+# etcd's, MinIO's, helm's and k6's Makefiles): the C parts of the standard library are not compiled
+# by gcc on a first build, and the binaries do not depend on the machine's libc.
+export CGO_ENABLED=0
+
 cd "$here"
 build kube-apiserver "$KUBERNETES_SERVER_STAMP" go build -trimpath \
   -ldflags="-s $(kubernetes_version_ldflags)" -o "$bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
