@@ -23,7 +23,8 @@ import { standardManifests } from '../support/manifests';
 import { call, signIn } from '../support/http';
 import { type CliResult, REPO_ROOT, baseEnv, freePort, runHearth, runToEnd } from '../cli/run-hearth';
 
-jest.setTimeout(60_000);
+// Beyond serve()'s 60 s wait for a command to start (see there).
+jest.setTimeout(120_000);
 
 /** The Dockerfile's runtime-stage install (keep the two alike); from npm's cache when it has everything. */
 const PRODUCTION_INSTALL = ['ci', '--omit=dev', '--omit=optional', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'];
@@ -70,7 +71,9 @@ async function serve(
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 15_000;
+  // 60 s: on a first `make test` the suites run niced beside the Go build of the tools, with about a
+  // tenth of a core each; `dev` on a fresh database (migrations, the examples) printed nothing in 15 s there.
+  const deadline = Date.now() + 60_000;
   while (!output.includes(ready)) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
