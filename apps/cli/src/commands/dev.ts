@@ -55,11 +55,13 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
 
   const masterKey = config.masterKey ?? devMasterKey(dataDir);
   let stopEmbedded: () => Promise<void> = async () => undefined;
+  let releaseEmbeddedSignals: () => void = () => undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     const embedded = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), EMBEDDED_PG_PORT, logger);
     databaseUrl = embedded.url;
     stopEmbedded = embedded.stop;
+    releaseEmbeddedSignals = embedded.releaseSignals;
   }
   // The demo project reads its publisher key from HEARTH_DEV_STORE_KEY: the local store takes that key, or its own.
   process.env.HEARTH_DEV_STORE_KEY ||= LOCAL_STORE_KEY;
@@ -130,6 +132,8 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
     ].join('\n') + '\n',
   );
 
+  // From here a SIGTERM or Ctrl-C is this shutdown's alone: the embedded cluster stops last, not at once.
+  releaseEmbeddedSignals();
   onShutdown(logger, async () => {
     // First: the commands run beside this one must not reach for a database that is going away.
     removeDevConnection(dataDir);

