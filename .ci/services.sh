@@ -50,13 +50,12 @@ cluster() {
   local options=() setting
   for setting in "$@"; do options+=(-o "$setting"); done
   [[ -n "$data" ]] && options+=(--datadir "$data")
-  if pg_lsclusters -h | awk '{print $1" "$2}' | grep -q "^$version $name$"; then
-    if [[ -n "$data" && ! -e "$data/PG_VERSION" ]]; then
-      echo "services: the PostgreSQL cluster $version/$name lost its data in $data (a reboot empties it); making it again"
-      pg_dropcluster "$version" "$name" >/dev/null 2>&1 || true
-    fi
+  exists() { pg_lsclusters -h | awk '{print $1" "$2}' | grep -q "^$version $name$"; }
+  if exists && [[ -n "$data" && ! -e "$data/PG_VERSION" ]]; then
+    echo "services: the PostgreSQL cluster $version/$name lost its data in $data (a reboot empties it); making it again"
+    pg_dropcluster "$version" "$name" >/dev/null 2>&1 || true
   fi
-  if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -q "^$version $name$"; then
+  if ! exists; then
     echo "services: creating the PostgreSQL cluster $version/$name on 127.0.0.1:$port${data:+, data in $data}"
     pg_createcluster "$version" "$name" --port "$port" --start-conf manual "${options[@]}" >/dev/null
   fi

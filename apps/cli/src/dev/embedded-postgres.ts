@@ -33,11 +33,15 @@ export async function loadEmbeddedPostgres() {
   return { EmbeddedPostgres: loaded.default, releaseSignals };
 }
 
-/**
- * Starts (first making, when its folder is new) the cluster in `databaseDir`; answers its URL, how to
- * stop it, and `releaseSignals` (above).
- */
-export async function startEmbeddedPostgres(databaseDir: string, port: number, logger: Logger) {
+export interface EmbeddedCluster {
+  url: string;
+  stop(): Promise<void>;
+  /** Takes the package's own SIGTERM and SIGINT handling off (above). */
+  releaseSignals(): void;
+}
+
+/** Starts (first making, when its folder is new) the cluster in `databaseDir`. */
+export async function startEmbeddedPostgres(databaseDir: string, port: number, logger: Logger): Promise<EmbeddedCluster> {
   const { EmbeddedPostgres, releaseSignals } = await loadEmbeddedPostgres();
   const password = 'hearth';
   const pg = new EmbeddedPostgres({
