@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
-import { type AnyRoute, SPEC_ROUTE_ORDER, buildOpenApi, routeOrderKey, routeTable } from '@hearth/api';
+import { type AnyRoute, SPEC_ROUTE_ORDER, areaRoutes, buildOpenApi, routeOrderKey, routeTable } from '@hearth/api';
 
 const table = routeTable();
 
@@ -26,6 +26,25 @@ test('routeTable registers every folder of routes/ by one line, its list', () =>
   // Each line spreads one area's list (the reference routes' is made with the document), then the extras.
   const lines = body!.split('\n').map((line) => /^ {4}\.\.\.(\w+)(\(.*\))?,$/.exec(line)?.[1] ?? line);
   expect([...lines].sort()).toEqual([...imported.map(({ name }) => name), 'extra'].sort());
+});
+
+test("an area's routes take its tag and service unless they name their own", () => {
+  const savesRoute = areaRoutes({ tag: 'saves', service: 'persistence' });
+  const declared = {
+    operationId: 'x',
+    method: 'GET' as const,
+    path: '/x',
+    summary: 'x',
+    credential: 'server' as const,
+    success: { status: 204, description: 'x' },
+    refusals: [],
+    handler: async () => ({}),
+  };
+  expect(savesRoute(declared)).toMatchObject({ tag: 'saves', service: 'persistence', credential: 'server' });
+  // A spread helper (playerPage, engineMove...) or the route itself names another: theirs win.
+  expect(savesRoute({ ...declared, tag: 'players', service: 'stats' })).toMatchObject({ tag: 'players', service: 'stats' });
+  // An area with no service switch (players, auth) gives its routes none.
+  expect(areaRoutes({ tag: 'players' })(declared)).not.toHaveProperty('service');
 });
 
 /** The lines of a list that occur more than once. */

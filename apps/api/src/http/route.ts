@@ -1,6 +1,7 @@
 /**
  * A route is data: this one object drives the router, the validators, the pipeline's checks and the
- * OpenAPI document. Every route of every area is declared with `defineRoute`.
+ * OpenAPI document. Every route of every area is declared with `defineRoute` (or `areaRoutes`, the
+ * same with the area's tag and service said once).
  */
 import type { Readable } from 'node:stream';
 import type { Static, TSchema } from '@sinclair/typebox';
@@ -289,4 +290,32 @@ export function defineRoute<
   R extends IdempotencyRecordMode | undefined = undefined,
 >(spec: RouteSpec<P, Q, B, C, F, S, I, R>): AnyRoute {
   return spec as unknown as AnyRoute;
+}
+
+/** What an area's routes share: their group in the OpenAPI document and the service switch they need. */
+export interface RouteArea {
+  tag: ApiTag;
+  /** None for an area that is always on (players, auth). */
+  service?: ServiceName;
+}
+
+/**
+ * `defineRoute` for the routes of one area, which say their tag and service once, in the area's
+ * area.ts: `export const commerceRoute = areaRoutes({ tag: 'commerce', service: 'commerce' })`. A
+ * route that belongs elsewhere (another tag, another switch) still names its own, and so do the
+ * spread helpers (playerPage, listedForEnvironment, engineMove): their values win.
+ */
+export function areaRoutes(area: RouteArea) {
+  return function defineAreaRoute<
+    P extends TSchema | undefined,
+    Q extends TSchema | undefined,
+    B extends TSchema | undefined,
+    C extends CredentialKind,
+    F extends EnvironmentSource | undefined = undefined,
+    S extends TSchema | undefined = undefined,
+    I extends IdempotencyMode | undefined = undefined,
+    R extends IdempotencyRecordMode | undefined = undefined,
+  >(spec: Omit<RouteSpec<P, Q, B, C, F, S, I, R>, 'tag'> & Partial<RouteArea>): AnyRoute {
+    return defineRoute<P, Q, B, C, F, S, I, R>({ ...area, ...spec });
+  };
 }

@@ -1,5 +1,6 @@
 import { IdpSignInRequest, PlatformTokens, RefreshRequest, ServerSignInRequest } from '@hearth/core/shapes';
-import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
+import { type AnyRoute, BODY_LIMITS } from '../../http/route';
+import { authRoute } from './area';
 
 const signInAnswers = {
   status: 201,
@@ -8,14 +9,13 @@ const signInAnswers = {
   also: [{ status: 200, description: 'Signed in; the player was found' }],
 };
 
-export const signInServer = defineRoute({
+export const signInServer = authRoute({
   operationId: 'signInServer',
   method: 'POST',
   path: '/auth/server',
   summary: "Sign a player in on a game server's word",
   description:
     "For a game server that has already established who the player is: the server key vouches for `subject`, the server's own id for the player. Made on first sight (201), found afterwards (200); `displayName` replaces the name when sent. A new player past the plan's cap is refused with `conflict`.",
-  tag: 'auth',
   credential: 'server',
   body: ServerSignInRequest,
   bodyLimit: BODY_LIMITS.signIn,
@@ -30,14 +30,13 @@ export const signInServer = defineRoute({
   },
 });
 
-export const signInIdp = defineRoute({
+export const signInIdp = authRoute({
   operationId: 'signInIdp',
   method: 'POST',
   path: '/auth/idp',
   summary: "Sign a player in with the identity provider's Connect id token",
   description:
     "Needs no credential: the id token proves the player. A product user seen for the first time is made (201), afterwards found (200). Refused with `provider-disabled` when the environment's identity provider is off or not set up, `unauthorized` when the token cannot be verified or is for another deployment, and `conflict` for a new player when the environment holds its plan's most players.",
-  tag: 'auth',
   credential: 'none',
   environmentFrom: 'body-app-key',
   rateLimit: 'idp-sign-in',
@@ -57,13 +56,12 @@ export const signInIdp = defineRoute({
   },
 });
 
-export const refreshTokens = defineRoute({
+export const refreshTokens = authRoute({
   operationId: 'refreshTokens',
   method: 'POST',
   path: '/auth/refresh',
   summary: 'Exchange a refresh token for new tokens',
   description: 'A refresh token works once; presented again within 60 seconds it answers what it answered the first time.',
-  tag: 'auth',
   credential: 'none',
   environmentFrom: 'handler',
   body: RefreshRequest,

@@ -4,14 +4,15 @@
  */
 import { BlogCategoryInfo, BlogPostPath, BlogPostRead, BlogPostsQuery, BlogPostSummary, BlogTag, PageOf, PageOnlyQuery } from '@hearth/core/shapes';
 import type { BlogMoment } from '@hearth/core/blog';
-import { defineRoute, type HandlerContext, type AnyRoute } from '../../http/route';
+import type { HandlerContext, AnyRoute } from '../../http/route';
+import { blogRoute } from './area';
 
 function blogEtag(ctx: HandlerContext<unknown, unknown, unknown, 'either'>, ask: string): Promise<string> {
   return ctx.core.blog.etag(ctx.env.id, ask);
 }
 
-/** What every blog read declares alike: a GET of the blog service for either credential, conditional on the blog's ETag. */
-const blogRead = { method: 'GET', tag: 'blog', credential: 'either', service: 'blog', etag: blogEtag } as const;
+/** What every blog read declares alike: a GET for either credential, conditional on the blog's ETag. */
+const blogRead = { method: 'GET', credential: 'either', etag: blogEtag } as const;
 
 /** A read's answer: the body and its ETag from one moment of the blog (never a new body under an old ETag). */
 async function momentAnswer<T>(
@@ -23,7 +24,7 @@ async function momentAnswer<T>(
   return { body, headers: { ETag: await ctx.core.blog.etag(ctx.env.id, ctx.ask, moment) } };
 }
 
-export const listBlogPosts = defineRoute({
+export const listBlogPosts = blogRoute({
   ...blogRead,
   operationId: 'listBlogPosts',
   path: '/blog/posts',
@@ -36,7 +37,7 @@ export const listBlogPosts = defineRoute({
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listPosts(ctx.env, ctx.query, moment)),
 });
 
-export const getBlogPost = defineRoute({
+export const getBlogPost = blogRoute({
   ...blogRead,
   operationId: 'getBlogPost',
   path: '/blog/posts/:slug',
@@ -48,7 +49,7 @@ export const getBlogPost = defineRoute({
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.getPost(ctx.env, ctx.params.slug, moment)),
 });
 
-export const listBlogCategories = defineRoute({
+export const listBlogCategories = blogRoute({
   ...blogRead,
   operationId: 'listBlogCategories',
   path: '/blog/categories',
@@ -61,7 +62,7 @@ export const listBlogCategories = defineRoute({
   handler: (ctx) => momentAnswer(ctx, (moment) => ctx.core.blog.listCategories(ctx.env, ctx.query, moment)),
 });
 
-export const listBlogTags = defineRoute({
+export const listBlogTags = blogRoute({
   ...blogRead,
   operationId: 'listBlogTags',
   path: '/blog/tags',

@@ -17,15 +17,16 @@ import {
   PageOf,
   PageOnlyQuery,
 } from '@hearth/core/shapes';
-import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
+import { type AnyRoute, BODY_LIMITS } from '../../http/route';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 import { listedForEnvironment } from '../definitions';
+import { commerceRoute } from './area';
 
 /** Said on the routes that ask the store. */
 const STORE_NOTE =
   'The store answering an error of its own is `provider-refused` (502) with `details.storeErrorCode`; a store that cannot be reached, or a publisher key that cannot be read, is `unavailable` (503); a project that sets no store is `service-disabled`.';
 
-export const getCatalog = defineRoute({
+export const getCatalog = commerceRoute({
   operationId: 'getCommerceCatalog',
   method: 'GET',
   path: '/commerce/catalog',
@@ -33,16 +34,14 @@ export const getCatalog = defineRoute({
   description:
     `Priced in the player's store wallet currency once the player has identified (a product without a price in that currency is not listed); before that, in ${CATALOG_DEFAULT_CURRENCY} where the product has that price, else its first price. ` +
     "`active` says whether the player holds the product's entitlement now.",
-  tag: 'commerce',
   credential: 'player',
-  service: 'commerce',
   query: CatalogQuery,
   success: { status: 200, description: 'The catalog', schema: CatalogShape },
   refusals: [],
   handler: async (ctx) => ({ body: await ctx.core.commerce.catalog(ctx.db, ctx.env, ctx.principal.playerId, ctx.query.provider ?? 'steam') }),
 });
 
-export const identifyStoreAccount = defineRoute({
+export const identifyStoreAccount = commerceRoute({
   operationId: 'identifyStoreAccount',
   method: 'POST',
   path: '/commerce/store/identify',
@@ -51,9 +50,7 @@ export const identifyStoreAccount = defineRoute({
     "`ticket` is the hex ticket the store's SDK made with GetAuthTicketForWebApi(identity); the store's answer alone says which account it proves. " +
     `At most ${IDENTIFY_LIMIT.limit} per player per ${IDENTIFY_LIMIT.windowSeconds / 60} clock minutes; the next is 429 \`rate-limited\` with Retry-After and never reaches the store. ` +
     `A ticket the store refuses is \`invalid-ticket\`. ${STORE_NOTE}`,
-  tag: 'commerce',
   credential: 'player',
-  service: 'commerce',
   bodyLimit: BODY_LIMITS.gameService,
   body: IdentifyRequest,
   success: { status: 200, description: 'The store account proved', schema: StoreIdentityShape },
@@ -70,7 +67,7 @@ export const identifyStoreAccount = defineRoute({
   },
 });
 
-export const createOrder = defineRoute({
+export const createOrder = commerceRoute({
   operationId: 'createCommerceOrder',
   method: 'POST',
   path: '/commerce/orders',
@@ -80,9 +77,7 @@ export const createOrder = defineRoute({
     '`no-steam-account` before identify; `purchase-not-allowed` when the store will not let the player buy; `already-active` when a one-time product is held; ' +
     '`order-in-progress` while an order for the product waits for the player; `not-purchasable` when the product has no price in the wallet currency. ' +
     `A retry under the same Idempotency-Key answers the order the first made, as it stands. ${STORE_NOTE}`,
-  tag: 'commerce',
   credential: 'player',
-  service: 'commerce',
   bodyLimit: BODY_LIMITS.gameService,
   idempotency: 'optional',
   idempotencyRecord: 'handler',
@@ -105,7 +100,7 @@ export const createOrder = defineRoute({
   },
 });
 
-export const authorizeOrder = defineRoute({
+export const authorizeOrder = commerceRoute({
   operationId: 'authorizeCommerceOrder',
   method: 'POST',
   path: '/commerce/store/authorizations',
@@ -115,9 +110,7 @@ export const authorizeOrder = defineRoute({
     '`entitlements` are those this order gave. The currencies and items a product gives move through the economy with the completion; ' +
     'when the economy refuses one (`balance-cap`, `disabled`, `owned-limit`, `no-current-realm`, `not-found`), nothing is granted, the order stays open and the next settlement tries again. ' +
     STORE_NOTE,
-  tag: 'commerce',
   credential: 'player',
-  service: 'commerce',
   bodyLimit: BODY_LIMITS.gameService,
   body: OrderAuthorization,
   success: { status: 200, description: 'The order as it stands', schema: OrderSettlementShape },
@@ -128,21 +121,19 @@ export const authorizeOrder = defineRoute({
   },
 });
 
-export const reconcileOrders = defineRoute({
+export const reconcileOrders = commerceRoute({
   operationId: 'reconcileCommerceOrders',
   method: 'POST',
   path: '/commerce/orders/reconcile',
   summary: "Settle the player's open orders with the store",
   description: `Each order still waiting is asked of the store and settled as the authorization hint would settle it. An order that cannot be settled now (the store out of reach, a refusal) stays open and is answered as it stands beside the others; only when none of them could be settled is the refusal the answer. ${STORE_NOTE}`,
-  tag: 'commerce',
   credential: 'player',
-  service: 'commerce',
   success: { status: 200, description: 'The orders that were open, as they stand now', schema: ReconciliationShape },
   refusals: ['not-found', 'balance-cap', 'disabled', 'owned-limit', 'no-current-realm', 'provider-refused', 'unavailable'],
   handler: async (ctx) => ({ body: await ctx.core.commerce.reconcile(ctx.db, ctx.env, ctx.principal.playerId) }),
 });
 
-export const listEntitlements = defineRoute({
+export const listEntitlements = commerceRoute({
   ...playerPage('commerce'),
   ...listedForPlayer((ctx, playerId) => ctx.core.commerce.listEntitlements(ctx.db, ctx.env, playerId, ctx.query)),
   operationId: 'listEntitlements',
@@ -152,7 +143,7 @@ export const listEntitlements = defineRoute({
   success: { status: 200, description: 'A page of entitlements', schema: PageOf(EntitlementShape) },
 });
 
-export const listGrants = defineRoute({
+export const listGrants = commerceRoute({
   operationId: 'listCommerceGrants',
   path: '/commerce/grants',
   summary: 'The grants no server has acknowledged',
@@ -162,7 +153,7 @@ export const listGrants = defineRoute({
   ...listedForEnvironment({ service: 'commerce', credential: 'server' }, (ctx) => ctx.core.commerce.listGrants(ctx.db, ctx.env, ctx.query)),
 });
 
-export const listGrantChanges = defineRoute({
+export const listGrantChanges = commerceRoute({
   operationId: 'listCommerceGrantChanges',
   path: '/commerce/grants/changes',
   summary: 'The feed of grants given and revoked',
@@ -172,16 +163,14 @@ export const listGrantChanges = defineRoute({
   ...listedForEnvironment({ service: 'commerce', credential: 'server' }, (ctx) => ctx.core.commerce.grantChanges(ctx.db, ctx.env, ctx.query)),
 });
 
-export const acknowledgeGrant = defineRoute({
+export const acknowledgeGrant = commerceRoute({
   operationId: 'acknowledgeCommerceGrant',
   method: 'POST',
   path: '/commerce/grants/:grantId/ack',
   summary: 'Acknowledge a grant',
   description:
     'The grant leaves GET /commerce/grants. Acknowledging it again answers the first acknowledgement; a grant of another environment is `not-found`.',
-  tag: 'commerce',
   credential: 'server',
-  service: 'commerce',
   params: GrantPath,
   success: { status: 200, description: 'The grant, acknowledged', schema: GrantShape },
   refusals: ['not-found'],

@@ -3,9 +3,9 @@
  * file's size and digest, and the list of files whose upload completed.
  */
 import { SymbolFile, SymbolListQuery, SymbolUpload, SymbolUploadRequest, PageOf } from '@hearth/core/shapes';
-import { defineRoute } from '../../http/route';
+import { crashesRoute } from './area';
 
-export const createSymbolUpload = defineRoute({
+export const createSymbolUpload = crashesRoute({
   operationId: 'createSymbolUpload',
   method: 'POST',
   path: '/crash-symbols/uploads',
@@ -13,9 +13,7 @@ export const createSymbolUpload = defineRoute({
   description:
     'The file is sent by PUT to `url` with exactly `headers` before `expiresAt` (one hour); the storage refuses a body of another size or digest. ' +
     'The file is listed by GET /crash-symbols/files once its upload has completed. A new request for the same file replaces the pending one.',
-  tag: 'crashes',
   credential: 'server',
-  service: 'crashes',
   body: SymbolUploadRequest,
   success: { status: 200, description: 'The presigned PUT', schema: SymbolUpload },
   refusals: ['unavailable'],
@@ -25,16 +23,14 @@ export const createSymbolUpload = defineRoute({
   },
 });
 
-export const listSymbolFiles = defineRoute({
+export const listSymbolFiles = crashesRoute({
   operationId: 'listSymbolFiles',
   method: 'GET',
   path: '/crash-symbols/files',
   summary: 'Symbol files whose upload completed, ordered by label, version, name',
   description:
     'Pages through the symbol files whose upload finished (an upload begun but not completed is left out), optionally of one label and version. Crash reports from builds with these files get readable stacks.',
-  tag: 'crashes',
   credential: 'server',
-  service: 'crashes',
   query: SymbolListQuery,
   success: { status: 200, description: 'A page of symbol files', schema: PageOf(SymbolFile) },
   refusals: ['unavailable'],

@@ -7,7 +7,8 @@
 import { Refusal, refuse } from '@hearth/core';
 import { CRASH_UPLOADS_PER_ADDRESS, CRASH_UPLOADS_PER_ENVIRONMENT, crashUploadChecks } from '@hearth/core/crashes';
 import { CrashReceived, CrashReportPath, CrashReporterQuery } from '@hearth/core/shapes';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { BODY_LIMITS } from '../../http/route';
+import { crashesRoute } from './area';
 
 const LIMITS_NOTE =
   `At most ${BODY_LIMITS.crashUpload} bytes (20 MB); more than ${CRASH_UPLOADS_PER_ADDRESS.limit} uploads per ` +
@@ -15,7 +16,7 @@ const LIMITS_NOTE =
   `${CRASH_UPLOADS_PER_ENVIRONMENT.limit} per hour to the environment from everybody, are refused with 429 and ` +
   'Retry-After (clock windows; a refused upload counts in neither).';
 
-export const uploadCrashReport = defineRoute({
+export const uploadCrashReport = crashesRoute({
   operationId: 'uploadCrashReport',
   method: 'POST',
   path: '/crash-reports/:appKey',
@@ -24,9 +25,7 @@ export const uploadCrashReport = defineRoute({
     "The body is the compressed crash (a zlib stream, application/octet-stream) as the engine's reporter sends it to " +
     "its DataRouterUrl. 200 once the upload is kept and queued; it is read into the environment's crashes moments " +
     `later. ${LIMITS_NOTE}`,
-  tag: 'crashes',
   credential: 'none',
-  service: 'crashes',
   environmentFrom: 'path-app-key',
   params: CrashReportPath,
   query: CrashReporterQuery,

@@ -3,9 +3,10 @@
  * project's OpenID Connect provider, the token's session, and the players list only a dashboard reads.
  */
 import { DashboardPlayer, DashboardSession, DashboardSignInRequest, DashboardTokens, PlayerSearchQuery, PageOf } from '@hearth/core/shapes';
-import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
+import { type AnyRoute, BODY_LIMITS } from '../../http/route';
+import { dashboardsRoute } from './area';
 
-export const signInDashboard = defineRoute({
+export const signInDashboard = dashboardsRoute({
   operationId: 'signInDashboard',
   method: 'POST',
   path: '/auth/dashboard',
@@ -14,7 +15,6 @@ export const signInDashboard = defineRoute({
     "Exchanges an authorization code of the project's OpenID Connect provider (PKCE) for a dashboard token of the environment. " +
     "not-found: the environment's project has no dashboard; unauthorized: the code is bad, used, or for another sign-in; " +
     'forbidden: the person may not open the dashboard there, or their account is closed; unavailable: this deployment hosts no custom dashboards.',
-  tag: 'dashboards',
   credential: 'none',
   environmentFrom: 'handler',
   // The page that finishes a person's sign-in is the dashboard's (its redirect URI's origin).
@@ -32,14 +32,13 @@ export const signInDashboard = defineRoute({
   },
 });
 
-export const getDashboardSession = defineRoute({
+export const getDashboardSession = dashboardsRoute({
   operationId: 'getDashboardSession',
   method: 'GET',
   path: '/dashboard/session',
   summary: "The dashboard token's account and permissions",
   description:
     "What the dashboard token stands for: the environment's app key, the signed-in account, and the permissions it holds there, so a dashboard shows only what its member may do.",
-  tag: 'dashboards',
   credential: 'dashboard',
   dashboardPermission: 'open_dashboard',
   success: { status: 200, description: 'The session', schema: DashboardSession },
@@ -47,13 +46,12 @@ export const getDashboardSession = defineRoute({
   handler: async (ctx) => ({ body: ctx.core.dashboards.session(ctx.principal) }),
 });
 
-export const listPlayersForDashboard = defineRoute({
+export const listPlayersForDashboard = dashboardsRoute({
   operationId: 'listPlayers',
   method: 'GET',
   path: '/players',
   summary: "The environment's players, newest first",
   description: "`q` finds part of a display name (any position, any case), or a player's id or an identity's subject exactly; never an e-mail.",
-  tag: 'dashboards',
   credential: 'dashboard',
   dashboardPermission: 'view_players',
   query: PlayerSearchQuery,

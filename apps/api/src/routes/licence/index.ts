@@ -6,16 +6,17 @@
  */
 import { JsonWebKeySet, LicenceActivation, LicenceMachine, LicenceStanding } from '@hearth/core/shapes';
 import { LICENCE_TOKEN_SECONDS } from '@hearth/core/licence';
-import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
+import { BODY_LIMITS, type AnyRoute } from '../../http/route';
+import { licenceRoute } from './area';
 
 const TOKEN_NOTE =
   `The answer carries a fresh licence token (lifetime ${LICENCE_TOKEN_SECONDS} s), verifiable offline with GET /licence/jwks.json; ` +
   "its `aud` is the organisation's own (`hearth-licence:<namespace>/<project>`) and its `product` one the licence key covers.";
 
 /** What a plugin's calls declare alike: a POST with the organisation's licence key and a small body. */
-const licenceCall = { method: 'POST', tag: 'licence', credential: 'licence', bodyLimit: BODY_LIMITS.licence } as const;
+const licenceCall = { method: 'POST', credential: 'licence', bodyLimit: BODY_LIMITS.licence } as const;
 
-export const activateLicence = defineRoute({
+export const activateLicence = licenceRoute({
   ...licenceCall,
   operationId: 'activateLicence',
   path: '/licence/activate',
@@ -31,7 +32,7 @@ export const activateLicence = defineRoute({
   handler: async (ctx) => ({ body: await ctx.core.licence.activate(ctx.db, ctx.principal, ctx.body) }),
 });
 
-export const checkLicence = defineRoute({
+export const checkLicence = licenceRoute({
   ...licenceCall,
   operationId: 'checkLicence',
   path: '/licence/check',
@@ -46,7 +47,7 @@ export const checkLicence = defineRoute({
   handler: async (ctx) => ({ body: await ctx.core.licence.check(ctx.db, ctx.principal, ctx.body.machineId) }),
 });
 
-export const releaseLicence = defineRoute({
+export const releaseLicence = licenceRoute({
   ...licenceCall,
   operationId: 'releaseLicence',
   path: '/licence/release',
@@ -63,14 +64,13 @@ export const releaseLicence = defineRoute({
   },
 });
 
-export const getLicenceJwks = defineRoute({
+export const getLicenceJwks = licenceRoute({
   operationId: 'getLicenceJwks',
   method: 'GET',
   path: '/licence/jwks.json',
   summary: 'The public keys that verify licence tokens',
   description:
     "A key set of its own (never the player tokens'). While a key is being replaced the set holds two keys: the new first, the old until its last token expired.",
-  tag: 'licence',
   credential: 'none',
   bodyLimit: BODY_LIMITS.licence,
   success: { status: 200, description: 'The key set', schema: JsonWebKeySet },

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { GameKey } from '@hearth/core/contract';
-import { type AnyRoute, BODY_LIMITS, defineRoute } from '../../http/route';
+import { type AnyRoute, BODY_LIMITS } from '../../http/route';
+import { progressionRoute } from './area';
 import { Id, PageOf, PageQuery, PlayerPath, Timestamp } from '@hearth/core/shapes';
 import { answeredForPlayer, playerPage, targetPlayerId } from '../players/target';
 import { getPlayerSkillTree, listPlayerSkillTrees, listSkillTreeDefinitions, unlockSkillNode } from './skill-trees';
@@ -24,7 +25,7 @@ const UnlocksQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const listUnlocks = defineRoute({
+export const listUnlocks = progressionRoute({
   ...playerPage('progression'),
   operationId: 'listUnlocks',
   path: '/players/:playerId/unlocks',
@@ -34,15 +35,13 @@ export const listUnlocks = defineRoute({
   ...answeredForPlayer({ params: PlayerPath, query: UnlocksQuery }, (ctx, playerId) => ctx.core.unlocks.list(ctx.db, ctx.env, playerId, ctx.query)),
 });
 
-export const recordUnlock = defineRoute({
+export const recordUnlock = progressionRoute({
   operationId: 'recordUnlock',
   method: 'PUT',
   path: '/players/:playerId/unlocks/:key',
   summary: 'Record an unlock for the player',
   description: '201 when this call recorded it; 200 with the first record (its source and time) when the player already held it. The first record stands.',
-  tag: 'progression',
   credential: 'server',
-  service: 'progression',
   params: UnlockPath,
   body: Type.Object({ source: Type.Optional(GameKey('what unlocked it (a flow name); `server` when absent')) }, { additionalProperties: false }),
   success: { status: 201, description: 'Recorded by this call', schema: Unlock, also: [{ status: 200, description: 'Already recorded: the first record' }] },
@@ -54,15 +53,13 @@ export const recordUnlock = defineRoute({
   },
 });
 
-export const deleteUnlock = defineRoute({
+export const deleteUnlock = progressionRoute({
   operationId: 'deleteUnlock',
   method: 'DELETE',
   path: '/players/:playerId/unlocks/:key',
   summary: 'Take an unlock from the player',
   description: 'Done whether or not the player held it.',
-  tag: 'progression',
   credential: 'server',
-  service: 'progression',
   params: UnlockPath,
   success: { status: 204, description: 'The player does not hold it' },
   refusals: ['not-found'],

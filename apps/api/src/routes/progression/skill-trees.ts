@@ -10,7 +10,8 @@
 import { Type } from '@sinclair/typebox';
 import { GAME_KEY_PATTERN, GameKey, MAX_BALANCE } from '@hearth/core/contract';
 import { SkillNodeUnlock, SkillTree, SkillTreeDefinition, Id, PageOf } from '@hearth/core/shapes';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { BODY_LIMITS } from '../../http/route';
+import { progressionRoute } from './area';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 import { engineAnswer, engineMove } from '../economy/held';
 import { definitionsPage } from '../definitions';
@@ -31,7 +32,7 @@ export const listSkillTreeDefinitions = definitionsPage(
   { etag: (ctx, ask) => ctx.core.skillTrees.etag(ctx.env.id, ask), list: (ctx) => ctx.core.skillTrees.listDefinitions(ctx.env, ctx.query) },
 );
 
-export const listPlayerSkillTrees = defineRoute({
+export const listPlayerSkillTrees = progressionRoute({
   ...playerPage('progression'),
   operationId: 'listPlayerSkillTrees',
   path: '/players/:playerId/skill-trees',
@@ -41,15 +42,13 @@ export const listPlayerSkillTrees = defineRoute({
   ...listedForPlayer((ctx, playerId) => ctx.core.skillTrees.listForPlayer(ctx.db, ctx.env, playerId, ctx.principal.kind !== 'player', ctx.query)),
 });
 
-export const getPlayerSkillTree = defineRoute({
+export const getPlayerSkillTree = progressionRoute({
   operationId: 'getPlayerSkillTree',
   method: 'GET',
   path: '/players/:playerId/skill-trees/:treeKey',
   summary: 'One skill tree of the player, each node with `unlocked` and `unlockable`',
   description: "A switched-off tree is `not-found`; a hidden one too to a player's token.",
-  tag: 'progression',
   credential: 'either',
-  service: 'progression',
   params: Type.Object({ playerId: Id('a player id, or `me` with a player token'), treeKey: GameKey('the skill tree key') }, { additionalProperties: false }),
   success: { status: 200, description: 'The skill tree', schema: SkillTree },
   refusals: ['forbidden', 'not-found'],
@@ -58,7 +57,7 @@ export const getPlayerSkillTree = defineRoute({
   }),
 });
 
-export const unlockSkillNode = defineRoute({
+export const unlockSkillNode = progressionRoute({
   operationId: 'unlockSkillNode',
   path: '/players/:playerId/skill-nodes/:nodeKey/unlock',
   summary: 'Unlock a skill node, paying its prices',

@@ -5,10 +5,11 @@
 import { Type } from '@sinclair/typebox';
 import { Amount, GameKey } from '@hearth/core/contract';
 import { XpEntry, PageOf, ServerPlayerPath } from '@hearth/core/shapes';
-import { BODY_LIMITS, defineRoute } from '../../http/route';
+import { BODY_LIMITS } from '../../http/route';
+import { progressionRoute } from './area';
 import { listedForPlayer, playerPage, targetPlayerId } from '../players/target';
 
-export const listXp = defineRoute({
+export const listXp = progressionRoute({
   ...playerPage('progression'),
   operationId: 'listXp',
   path: '/players/:playerId/xp',
@@ -18,16 +19,14 @@ export const listXp = defineRoute({
   ...listedForPlayer((ctx, playerId) => ctx.core.xp.list(ctx.db, ctx.env, playerId, ctx.query)),
 });
 
-export const addXp = defineRoute({
+export const addXp = progressionRoute({
   operationId: 'addXp',
   method: 'POST',
   path: '/players/:playerId/xp',
   summary: "Add XP to one of the player's tracks",
   description:
     'Answers the track’s new total. Under the same Idempotency-Key a retry answers the first total and adds nothing. A total never passes 2^53-1 (`invalid-request` on `amount`).',
-  tag: 'progression',
   credential: 'server',
-  service: 'progression',
   idempotency: 'required',
   params: ServerPlayerPath,
   body: Type.Object({ amount: Amount(), track: Type.Optional(GameKey('the track (`default` when absent)')) }, { additionalProperties: false }),

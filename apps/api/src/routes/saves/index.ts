@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { SaveEntry, Save, SaveList, SaveWriteRequest, Id } from '@hearth/core/shapes';
-import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
+import { type AnyRoute, BODY_LIMITS } from '../../http/route';
 import { answeredForPlayer, doneForPlayer, listedForPlayer, playerPage, targetPlayerId } from '../players/target';
+import { savesRoute } from './area';
 
 const SlotPath = Type.Object(
   {
@@ -19,7 +20,7 @@ const SlotPath = Type.Object(
 /** A player token writes as the player; a server key writes every slot, `server:` ones included. */
 const writerOf = (principal: { kind: string }) => (principal.kind === 'player' ? 'player' : 'server');
 
-export const listSaves = defineRoute({
+export const listSaves = savesRoute({
   ...playerPage('persistence', 'saves'),
   ...listedForPlayer((ctx, playerId) => ctx.core.saves.list(ctx.db, ctx.env, playerId, ctx.query)),
   operationId: 'listSaves',
@@ -30,21 +31,19 @@ export const listSaves = defineRoute({
   success: { status: 200, description: "A page of the player's slots, with the bytes all of them hold", schema: SaveList },
 });
 
-export const getSave = defineRoute({
+export const getSave = savesRoute({
   operationId: 'getSave',
   method: 'GET',
   path: '/players/:playerId/data/:key',
   summary: 'Read one save slot',
   description:
     'One save slot with its value and version; send the version back as `expectedVersion` on the next write, so that a write made elsewhere meanwhile is refused instead of lost. `not-found` when the slot does not exist.',
-  tag: 'saves',
   credential: 'either',
-  service: 'persistence',
   success: { status: 200, description: 'The save', schema: Save },
   ...answeredForPlayer({ params: SlotPath }, (ctx, playerId) => ctx.core.saves.get(ctx.db, ctx.env, playerId, ctx.params.key)),
 });
 
-export const putSave = defineRoute({
+export const putSave = savesRoute({
   operationId: 'putSave',
   method: 'PUT',
   path: '/players/:playerId/data/:key',
@@ -52,9 +51,7 @@ export const putSave = defineRoute({
   description:
     'Versioned write: with `expectedVersion` the write happens only if the slot is at that version now (0: only if it does not exist), ' +
     "so a client retrying a write it got no answer to cannot write twice. Held to 5 MB per player and the plan's bytes per environment.",
-  tag: 'saves',
   credential: 'either',
-  service: 'persistence',
   params: SlotPath,
   body: SaveWriteRequest,
   bodyLimit: BODY_LIMITS.saveWrite,
@@ -72,15 +69,13 @@ export const putSave = defineRoute({
   },
 });
 
-export const deleteSave = defineRoute({
+export const deleteSave = savesRoute({
   operationId: 'deleteSave',
   method: 'DELETE',
   path: '/players/:playerId/data/:key',
   summary: 'Empty a save slot',
   description: 'Done whether or not the slot held anything; its bytes are given back to the quotas.',
-  tag: 'saves',
   credential: 'either',
-  service: 'persistence',
   success: { status: 204, description: 'The slot is empty' },
   ...doneForPlayer({ params: SlotPath }, (ctx, playerId) => ctx.core.saves.delete(ctx.db, ctx.env, playerId, ctx.params.key, writerOf(ctx.principal))),
 });

@@ -1,16 +1,15 @@
-import { defineRoute, type AnyRoute } from '../../http/route';
+import type { AnyRoute } from '../../http/route';
 import { CreateSessionRequest, PlatformSession, ReadyRequest, SeatPath, SeatRequest, SessionPath, StatusReport } from '@hearth/core/shapes';
+import { sessionsRoute } from './area';
 
-export const createSession = defineRoute({
+export const createSession = sessionsRoute({
   operationId: 'createSession',
   method: 'POST',
   path: '/sessions',
   summary: 'Make a session, seated as its host',
   description:
     'The caller makes a lobby in CONFIGURING and takes its first seat as host. Every change to it reaches the players seated in it, and any socket subscribed to it, on the sessions socket.',
-  tag: 'sessions',
   credential: 'player',
-  service: 'sessions',
   body: CreateSessionRequest,
   success: { status: 201, description: 'The session, in CONFIGURING', schema: PlatformSession },
   links: [
@@ -25,15 +24,13 @@ export const createSession = defineRoute({
   }),
 });
 
-export const getSession = defineRoute({
+export const getSession = sessionsRoute({
   operationId: 'getSession',
   method: 'GET',
   path: '/sessions/:sessionId',
   summary: 'Read a session',
   description: 'A player token reads any session of its environment.',
-  tag: 'sessions',
   credential: 'either',
-  service: 'sessions',
   params: SessionPath,
   success: { status: 200, description: 'The session', schema: PlatformSession },
   refusals: ['not-found'],
@@ -41,9 +38,9 @@ export const getSession = defineRoute({
 });
 
 /** What the acts of the caller on their own seat declare alike (join, leave, ready): a player's POST on the session its path names. */
-const callerSeatAct = { method: 'POST', tag: 'sessions', credential: 'player', service: 'sessions', params: SessionPath } as const;
+const callerSeatAct = { method: 'POST', credential: 'player', params: SessionPath } as const;
 
-export const joinSession = defineRoute({
+export const joinSession = sessionsRoute({
   ...callerSeatAct,
   operationId: 'joinSession',
   path: '/sessions/:sessionId/join',
@@ -57,7 +54,7 @@ export const joinSession = defineRoute({
   }),
 });
 
-export const leaveSession = defineRoute({
+export const leaveSession = sessionsRoute({
   ...callerSeatAct,
   operationId: 'leaveSession',
   path: '/sessions/:sessionId/leave',
@@ -73,7 +70,7 @@ export const leaveSession = defineRoute({
   },
 });
 
-export const readySession = defineRoute({
+export const readySession = sessionsRoute({
   ...callerSeatAct,
   operationId: 'readySession',
   path: '/sessions/:sessionId/ready',
@@ -89,7 +86,7 @@ export const readySession = defineRoute({
 
 /** The host's acts on another seat (kick, promote): one shape; `act` names the path's last part and the sessions method. */
 function hostAction(operationId: string, act: 'kick' | 'promote', summary: string, answered: string) {
-  return defineRoute({
+  return sessionsRoute({
     operationId,
     method: 'POST',
     path: `/sessions/:sessionId/players/:playerId/${act}`,
@@ -97,9 +94,7 @@ function hostAction(operationId: string, act: 'kick' | 'promote', summary: strin
     description:
       `${summary}, only while the session is in CONFIGURING (\`forbidden\` for a caller who is not host). ` +
       '`not-found` when there is no such session or the caller holds no seat in it; `conflict` when the target holds no seat or the session has moved on.',
-    tag: 'sessions',
     credential: 'player',
-    service: 'sessions',
     params: SeatPath,
     success: { status: 200, description: answered, schema: PlatformSession },
     refusals: ['not-found', 'forbidden', 'conflict'],
@@ -112,16 +107,14 @@ function hostAction(operationId: string, act: 'kick' | 'promote', summary: strin
 export const kickSessionPlayer = hostAction('kickSessionPlayer', 'kick', 'The host takes a seat away', 'The session without the player');
 export const promoteSessionPlayer = hostAction('promoteSessionPlayer', 'promote', 'The host makes another seated player host', 'The session with its new host');
 
-export const reportSessionStatus = defineRoute({
+export const reportSessionStatus = sessionsRoute({
   operationId: 'reportSessionStatus',
   method: 'POST',
   path: '/sessions/:sessionId/status',
   summary: "A game server reports the session's status",
   description:
     'Moves of spec §3 only; any other move, or a report that another report beat to it, is `conflict`. `conclusion` is kept with COMPLETE; `error` is kept with ERROR for staff and never answered.',
-  tag: 'sessions',
   credential: 'server',
-  service: 'sessions',
   params: SessionPath,
   body: StatusReport,
   success: { status: 200, description: 'The session', schema: PlatformSession },

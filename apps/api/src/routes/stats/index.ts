@@ -9,31 +9,28 @@
  */
 import type { ErrorCode } from '@hearth/core';
 import { PlayerPath, PlayerStatPath, Stat, StatIncrementRequest, StatListQuery, StatPath, PageOf } from '@hearth/core/shapes';
-import { BODY_LIMITS, defineRoute, type AnyRoute } from '../../http/route';
+import { type AnyRoute, BODY_LIMITS } from '../../http/route';
 import { answeredForPlayer, targetPlayerId } from '../players/target';
+import { statsRoute } from './area';
 
 /** What a player's stats and the environment's answer alike: a page of stats, for either credential. */
 const statsRead = {
   method: 'GET',
-  tag: 'stats',
   credential: 'either',
-  service: 'stats',
   success: { status: 200, description: 'A page of stats', schema: PageOf(Stat) },
 } as const;
 
 /** What an increment of a player's stat and of the environment's declare alike: a server's, its body and answer, an optional Idempotency-Key. */
 const statIncrement = {
   method: 'POST',
-  tag: 'stats',
   credential: 'server',
-  service: 'stats',
   idempotency: 'optional',
   body: StatIncrementRequest,
   success: { status: 200, description: 'The stat with its new value', schema: Stat },
   refusals: ['not-found', 'invalid-request'] as ErrorCode[],
 } as const;
 
-export const listPlayerStats = defineRoute({
+export const listPlayerStats = statsRoute({
   operationId: 'listPlayerStats',
   path: '/players/:playerId/stats',
   summary: "The player's stats by key",
@@ -42,7 +39,7 @@ export const listPlayerStats = defineRoute({
   ...answeredForPlayer({ params: PlayerPath, query: StatListQuery }, (ctx, playerId) => ctx.core.stats.list(ctx.db, ctx.env, { playerId }, ctx.query)),
 });
 
-export const listStats = defineRoute({
+export const listStats = statsRoute({
   operationId: 'listStats',
   path: '/stats',
   summary: "The environment's stats by key",
@@ -53,7 +50,7 @@ export const listStats = defineRoute({
   handler: async (ctx) => ({ body: await ctx.core.stats.list(ctx.db, ctx.env, null, ctx.query) }),
 });
 
-export const incrementPlayerStat = defineRoute({
+export const incrementPlayerStat = statsRoute({
   operationId: 'incrementPlayerStat',
   path: '/players/:playerId/stats/:key/increment',
   summary: "Add to one of the player's stats",
@@ -64,7 +61,7 @@ export const incrementPlayerStat = defineRoute({
   handler: async (ctx) => ({ body: await ctx.core.stats.increment(ctx.db, ctx.env, { playerId: targetPlayerId(ctx) }, ctx.params.key, ctx.body) }),
 });
 
-export const incrementStat = defineRoute({
+export const incrementStat = statsRoute({
   operationId: 'incrementStat',
   path: '/stats/:key/increment',
   summary: "Add to one of the environment's stats",

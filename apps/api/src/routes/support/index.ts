@@ -1,6 +1,7 @@
 import { FilingLimitReached, SUPPORT_FILING_LIMIT, type Filed } from '@hearth/core/support';
 import { PlayerReport, SupportFiled, SupportRequest } from '@hearth/core/shapes';
-import { defineRoute, type HandlerContext, type HandlerResult, type AnyRoute } from '../../http/route';
+import { type AnyRoute, type HandlerContext, type HandlerResult } from '../../http/route';
+import { supportRoute } from './area';
 
 /** Said on both routes, from the limit's one definition. */
 const LIMIT_NOTE =
@@ -21,30 +22,26 @@ async function file(ctx: Pick<HandlerContext<unknown, unknown, unknown>, 'noteLi
   }
 }
 
-export const createSupportRequest = defineRoute({
+export const createSupportRequest = supportRoute({
   operationId: 'createSupportRequest',
   method: 'POST',
   path: '/support/requests',
   summary: 'Ask for support',
   description: `Stored for the game's staff. ${LIMIT_NOTE}`,
-  tag: 'support',
   credential: 'player',
-  service: 'support',
   body: SupportRequest,
   success: { status: 201, description: 'Filed', schema: SupportFiled },
   refusals: ['rate-limited'],
   handler: (ctx) => file(ctx, () => ctx.core.support.fileRequest(ctx.db, ctx.env, ctx.principal.playerId, ctx.body)),
 });
 
-export const createPlayerReport = defineRoute({
+export const createPlayerReport = supportRoute({
   operationId: 'createPlayerReport',
   method: 'POST',
   path: '/support/reports',
   summary: 'Report a player',
   description: `Stored for the game's staff. A player not of the caller's environment is \`not-found\`; reporting oneself is \`invalid-request\` naming \`body.playerId\`. ${LIMIT_NOTE}`,
-  tag: 'support',
   credential: 'player',
-  service: 'support',
   body: PlayerReport,
   success: { status: 201, description: 'Filed', schema: SupportFiled },
   refusals: ['not-found', 'invalid-request', 'rate-limited'],
