@@ -50,14 +50,36 @@ const inEnvironment = (command: Command) => command.requiredOption('--environmen
 const ofProject = (command: Command) =>
   command.requiredOption('--project <name>', 'the project (the organisation)').option('--namespace <namespace>', "the project's namespace", 'default');
 
-/** `<keys> revoke <keyId>`: revokes one key of a kind (server or licence keys), named by the id after its prefix. */
-const revokeCommand = (keys: Command, aKey: string, prefix: string, run: (opts: { keyId: string; json?: boolean }) => Promise<void>) =>
+/** What a command runs with its options (commander's action). */
+type CommandAction = Parameters<Command['action']>[0];
+
+/**
+ * `<keys> create | list | revoke`: the commands of a kind of key (an environment's server keys, a
+ * project's licence keys). Each kind names its owner (`--environment`, `--project`), its words and
+ * what runs; `create` may take options of its own after `--name`.
+ */
+function keyCommands(
+  keys: Command,
+  kind: {
+    owner: (command: Command) => Command;
+    aKey: string;
+    prefix: string;
+    create: string;
+    list: string;
+    createOptions?: (create: Command) => Command;
+    run: { create: CommandAction; list: CommandAction; revoke: (opts: { keyId: string; json?: boolean }) => Promise<void> };
+  },
+): void {
+  const create = kind.owner(keys.command('create').description(kind.create)).requiredOption('--name <name>', 'what the key is for');
+  (kind.createOptions?.(create) ?? create).option('--json', 'print JSON').action(kind.run.create);
+  kind.owner(keys.command('list').description(kind.list)).option('--json', 'print JSON').action(kind.run.list);
   keys
     .command('revoke')
-    .description(`revoke ${aKey}; every API process stops accepting it`)
-    .argument('<keyId>', `the key id (the part after ${prefix})`)
+    .description(`revoke ${kind.aKey}; every API process stops accepting it`)
+    .argument('<keyId>', `the key id (the part after ${kind.prefix})`)
     .option('--json', 'print JSON')
-    .action((keyId, opts) => run({ keyId, ...opts }));
+    .action((keyId, opts) => kind.run.revoke({ keyId, ...opts }));
+}
 
 /** Every command of `hearth`, each with a description (`hearth --help`, `hearth <command> --help`). */
 export function buildProgram(): Command {
@@ -98,29 +120,30 @@ export function buildProgram(): Command {
     .action((kind, name, opts) => commands.get().runDescribe(kind, name, opts));
 
   const keys = program.command('keys').description("an environment's server keys: mint, list, revoke");
-  inEnvironment(keys.command('create').description('mint a server key for an environment; the whole key is printed this once'))
-    .requiredOption('--name <name>', 'what the key is for')
-    .option('--json', 'print JSON')
-    .action(later(commands.admin, 'runKeysCreate'));
-  inEnvironment(keys.command('list').description("list an environment's keys: id, name, a hint of the secret, creation, last use, revocation"))
-    .option('--json', 'print JSON')
-    .action(later(commands.admin, 'runKeysList'));
-  revokeCommand(keys, 'a key', 'hsk_', later(commands.admin, 'runKeysRevoke'));
+  keyCommands(keys, {
+    owner: inEnvironment,
+    aKey: 'a key',
+    prefix: 'hsk_',
+    create: 'mint a server key for an environment; the whole key is printed this once',
+    list: "list an environment's keys: id, name, a hint of the secret, creation, last use, revocation",
+    run: { create: later(commands.admin, 'runKeysCreate'), list: later(commands.admin, 'runKeysList'), revoke: later(commands.admin, 'runKeysRevoke') },
+  });
 
   const licenceKeys = program.command('licence-keys').description("an organisation's (a project's) licence keys for client plugins: mint, list, revoke");
-  ofProject(licenceKeys.command('create').description('mint a licence key for a project; the whole key is printed this once'))
-    .requiredOption('--name <name>', 'what the key is for')
-    .option('--product <product>', 'a product the key covers (repeat for several; at least one): a plugin activates only for these', collect)
-    .option('--json', 'print JSON')
-    .action(later(commands.licence, 'runLicenceKeysCreate'));
-  ofProject(
-    licenceKeys
-      .command('list')
-      .description("list a project's licence keys: id, name, the products each covers, a hint of the secret, creation, last use, revocation"),
-  )
-    .option('--json', 'print JSON')
-    .action(later(commands.licence, 'runLicenceKeysList'));
-  revokeCommand(licenceKeys, 'a licence key', 'hlk_', later(commands.licence, 'runLicenceKeysRevoke'));
+  keyCommands(licenceKeys, {
+    owner: ofProject,
+    aKey: 'a licence key',
+    prefix: 'hlk_',
+    create: 'mint a licence key for a project; the whole key is printed this once',
+    list: "list a project's licence keys: id, name, the products each covers, a hint of the secret, creation, last use, revocation",
+    createOptions: (create) =>
+      create.option('--product <product>', 'a product the key covers (repeat for several; at least one): a plugin activates only for these', collect),
+    run: {
+      create: later(commands.licence, 'runLicenceKeysCreate'),
+      list: later(commands.licence, 'runLicenceKeysList'),
+      revoke: later(commands.licence, 'runLicenceKeysRevoke'),
+    },
+  });
 
   const licence = program.command('licence').description("the seats of a project's licence for client plugins: list, release");
   ofProject(licence.command('seats').description("the machines holding seats of the project's licence, oldest first, and how many its plan gives"))
