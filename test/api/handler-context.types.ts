@@ -6,7 +6,7 @@
  * `@ts-expect-error` must stay an error, or the typecheck fails.
  */
 import { Type } from '@sinclair/typebox';
-import { defineRoute } from '@hearth/api';
+import { areaRoutes, defineRoute } from '@hearth/api';
 import type { EnvironmentContext } from '@hearth/core/tenancy';
 import type { EnvironmentPrincipal, LicencePrincipal, Principal } from '@hearth/core/auth';
 
@@ -148,4 +148,15 @@ export const answeringRoutes = [
   defineRoute({ ...answering, operationId: 'lacking', handler: async () => ({ body: { id: 'a' } }) }),
   // @ts-expect-error a field of another type
   defineRoute({ ...answering, operationId: 'mistyped', handler: async () => ({ body: { id: 'a', count: '1' } }) }),
+];
+
+/** A route names its tag (its group in the OpenAPI document), or its area's definer gives it. */
+const { tag, ...untagged } = answering;
+const answersRoute = areaRoutes({ tag });
+export const taggedRoutes = [
+  // @ts-expect-error a route outside an area names its tag
+  defineRoute({ ...untagged, operationId: 'untagged', handler: async () => ({ body: { id: 'a', count: 1 } }) }),
+  answersRoute({ ...untagged, operationId: 'area', handler: async () => ({ body: { id: 'a', count: 1 } }) }),
+  // @ts-expect-error an area's route is typed as any other: a field of another type
+  answersRoute({ ...untagged, operationId: 'area-mistyped', handler: async () => ({ body: { id: 'a', count: '1' } }) }),
 ];

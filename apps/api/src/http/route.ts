@@ -174,8 +174,11 @@ export interface RouteSpec<
   path: string;
   summary: string;
   description?: string;
-  /** The API area it belongs to (tags.ts): its group in the OpenAPI document. */
-  tag: ApiTag;
+  /**
+   * The API area it belongs to (tags.ts): its group in the OpenAPI document. Every route has one
+   * (AnyRoute); a route of an area (areaRoutes) may leave it to the area.
+   */
+  tag?: ApiTag;
   credential: C;
   /**
    * What a dashboard token needs in the environment to call the route (routes that take one); the
@@ -277,20 +280,30 @@ export type AnyRoute = RouteSpec<
   CredentialKind,
   EnvironmentSource | undefined,
   TSchema | undefined
->;
+> &
+  Pick<RouteArea, 'tag'>;
 
-export function defineRoute<
-  P extends TSchema | undefined,
-  Q extends TSchema | undefined,
-  B extends TSchema | undefined,
-  C extends CredentialKind,
-  F extends EnvironmentSource | undefined = undefined,
-  S extends TSchema | undefined = undefined,
-  I extends IdempotencyMode | undefined = undefined,
-  R extends IdempotencyRecordMode | undefined = undefined,
->(spec: RouteSpec<P, Q, B, C, F, S, I, R>): AnyRoute {
-  return spec as unknown as AnyRoute;
+/**
+ * Declares a route (its types checked against each other: the handler's context from the schemas,
+ * its answer against the success schema). `Given` names what the definer fills in itself, which a
+ * route may then leave out: nothing for defineRoute, the tag for an area's (areaRoutes).
+ */
+export interface RouteDefiner<Given extends keyof RouteArea = never> {
+  <
+    P extends TSchema | undefined,
+    Q extends TSchema | undefined,
+    B extends TSchema | undefined,
+    C extends CredentialKind,
+    F extends EnvironmentSource | undefined = undefined,
+    S extends TSchema | undefined = undefined,
+    I extends IdempotencyMode | undefined = undefined,
+    R extends IdempotencyRecordMode | undefined = undefined,
+  >(
+    spec: RouteSpec<P, Q, B, C, F, S, I, R> & Pick<RouteArea, Exclude<'tag', Given>>,
+  ): AnyRoute;
 }
+
+export const defineRoute: RouteDefiner = (spec) => spec as unknown as AnyRoute;
 
 /** What an area's routes share: their group in the OpenAPI document and the service switch they need. */
 export interface RouteArea {
@@ -305,17 +318,6 @@ export interface RouteArea {
  * route that belongs elsewhere (another tag, another switch) still names its own, and so do the
  * spread helpers (playerPage, listedForEnvironment, engineMove): their values win.
  */
-export function areaRoutes(area: RouteArea) {
-  return function defineAreaRoute<
-    P extends TSchema | undefined,
-    Q extends TSchema | undefined,
-    B extends TSchema | undefined,
-    C extends CredentialKind,
-    F extends EnvironmentSource | undefined = undefined,
-    S extends TSchema | undefined = undefined,
-    I extends IdempotencyMode | undefined = undefined,
-    R extends IdempotencyRecordMode | undefined = undefined,
-  >(spec: Omit<RouteSpec<P, Q, B, C, F, S, I, R>, 'tag'> & Partial<RouteArea>): AnyRoute {
-    return defineRoute<P, Q, B, C, F, S, I, R>({ ...area, ...spec });
-  };
+export function areaRoutes(area: RouteArea): RouteDefiner<'tag'> {
+  return (spec) => ({ ...area, ...spec }) as unknown as AnyRoute;
 }
