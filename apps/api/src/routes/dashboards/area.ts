@@ -1,4 +1,4 @@
 import { areaRoutes } from '../../http/route';
 
-/** The dashboards area's routes (the custom dashboards' sign-in and reads), with its tag (the area needs no service switch) said once. */
+/** The dashboards area's routes (the custom dashboards' sign-in and reads), with its tag said once (no service switch turns them off). */
 export const dashboardsRoute = areaRoutes({ tag: 'dashboards' });

@@ -1,4 +1,4 @@
 import { areaRoutes } from '../../http/route';
 
-/** The players area's routes (a player's own record), with its tag (the area needs no service switch) said once. */
+/** The players area's routes (a player's own record), with its tag said once (no service switch turns them off). */
 export const playersRoute = areaRoutes({ tag: 'players' });
