@@ -1,5 +1,5 @@
 # The documented entry points. `make test` is what CI runs after `make services`.
-.PHONY: dev services test typecheck lint bench kube-tools operator-test chart-test image-test chart-docs crds build minio client sql
+.PHONY: dev services test typecheck lint bench kube-tools operator-test chart-test image-test chart-docs crds build versitygw client sql
 
 # The project's own PostgreSQL clusters (make services): one with PostgreSQL's default settings (bench,
 # loadtest), and the suites' own, without fsync (.ci/services.sh says why). DATABASE_URL=… and
@@ -37,8 +37,8 @@ endef
 KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`),
-## MinIO (the storage tests) and helm (test/observability renders the chart's rules): built once per
-## machine, the first time about 5 minutes on 2 quiet cores, in the background while the suites
+## versitygw (the S3 server of the storage tests) and helm (test/observability renders the chart's
+## rules): built once per machine, the first time about 3 minutes on 2 quiet cores, in the background while the suites
 ## that need neither run (test/support/make-test.sh; nothing to build once built).
 test: node_modules services
 	@echo "make test: type check (tsc), then every suite against PostgreSQL and Redis, each said as it ends ('suite N of M')"
@@ -51,7 +51,7 @@ test: node_modules services
 TOOLS = bash test/kube/tools/build.sh
 .PHONY: test-tools operator-tools chart-tools loadtest-tools
 test-tools:
-	$(TOOLS) minio helm
+	$(TOOLS) versitygw helm
 operator-tools:
 	$(TOOLS) kube-apiserver etcd kubectl helm
 chart-tools:
@@ -80,11 +80,11 @@ sql: node_modules
 client: node_modules
 	node --import tsx apps/client/generate.ts
 
-## Build (once per machine, cached in ~/.cache/hearth/tools) MinIO, the S3 server of the storage tests.
-minio:
-	$(TOOLS) minio
+## Build (once per machine, cached in ~/.cache/hearth/tools) versitygw, the S3 server of the storage tests.
+versitygw:
+	$(TOOLS) versitygw
 
-## Build (once per machine, cached in ~/.cache/hearth/tools) every tool: MinIO, kube-apiserver,
+## Build (once per machine, cached in ~/.cache/hearth/tools) every tool: versitygw, kube-apiserver,
 ## kube-controller-manager, etcd, kubectl, helm, k6 and the CRDs of the chart's optional objects.
 kube-tools:
 	$(TOOLS)

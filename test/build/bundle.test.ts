@@ -46,7 +46,7 @@ beforeAll(async () => {
   const started = Date.now();
   built = await buildBundle(path.join(app, 'dist'), app);
   buildMs = Date.now() - started;
-}, 180_000); // a production npm ci and a build: over a minute on a machine also compiling MinIO
+}, 180_000); // a production npm ci and a build: over a minute on a machine also compiling the test tools
 afterAll(() => {
   fs.rmSync(app, { recursive: true, force: true });
 });

@@ -10,7 +10,7 @@ import { TEST_REDIS_URL } from '../support/env';
 import { standardManifests } from '../support/manifests';
 import { call } from '../support/http';
 import { freePort, oneLine, runHearth, spawnHearth } from './run-hearth';
-import { startMinio } from '../support/minio';
+import { startS3Gateway } from '../support/s3-gateway';
 
 jest.setTimeout(120_000);
 
@@ -268,17 +268,17 @@ describe('`hearth api` and OBJECT_STORAGE_URL', () => {
     }
   });
 
-  test('s3://BUCKET/PREFIX on MinIO, credentials from the SDK chain: a symbol file lands there and is listed', async () => {
-    const minio = await startMinio();
+  test('s3://BUCKET/PREFIX on a real S3 server, credentials from the SDK chain: a symbol file lands there and is listed', async () => {
+    const s3 = await startS3Gateway();
     try {
-      const bucketStore = await minio.newStore({ prefix: 'deploy/' });
+      const bucketStore = await s3.newStore({ prefix: 'deploy/' });
       const api = await startApi({
         ...validEnv,
         OBJECT_STORAGE_URL: `s3://${bucketStore.bucket}/deploy`,
-        S3_ENDPOINT: minio.endpoint,
+        S3_ENDPOINT: s3.endpoint,
         S3_FORCE_PATH_STYLE: 'true',
-        AWS_ACCESS_KEY_ID: minio.credentials.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: minio.credentials.secretAccessKey,
+        AWS_ACCESS_KEY_ID: s3.credentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
       });
       try {
         const base = `http://127.0.0.1:${api.port}/v1`;
@@ -288,7 +288,7 @@ describe('`hearth api` and OBJECT_STORAGE_URL', () => {
           body: { label: 'Game', version: '2.0', fileName: 'Game.pdb', sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') },
         });
         expect(asked.status).toBe(200);
-        expect(asked.body.url.startsWith(`${minio.endpoint}/${bucketStore.bucket}/deploy/symbols/`)).toBe(true);
+        expect(asked.body.url.startsWith(`${s3.endpoint}/${bucketStore.bucket}/deploy/symbols/`)).toBe(true);
         const put = await fetch(asked.body.url, { method: 'PUT', headers: asked.body.headers, body: bytes });
         expect(put.status).toBe(200);
         expect(await bucketStore.head(asked.body.key)).toEqual({ sizeBytes: 3000, sha256: createHash('sha256').update(bytes).digest('hex') });
@@ -299,7 +299,7 @@ describe('`hearth api` and OBJECT_STORAGE_URL', () => {
         await api.exit;
       }
     } finally {
-      await minio.stop();
+      await s3.stop();
     }
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Symbol files (spec §4 Crash reports, §8): POST /crash-symbols/uploads and GET
- * /crash-symbols/files, on both stores: S3 (a real MinIO, which itself refuses a PUT of another
+ * /crash-symbols/files, on both stores: S3 (a real S3 server, versitygw, which itself refuses a PUT of another
  * size or digest, without the checksum header, or after expiry) and the folder on disk (whose PUT
  * URL the API serves, with the same refusals). A refused upload is never listed.
  */
@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ObjectStore } from '@hearth/core/storage';
 import { type Harness, startApiInstance, startHarness } from '../support/harness';
 import { call, expectError, signIn } from '../support/http';
-import { type Minio, startMinio } from '../support/minio';
+import { type S3Gateway, startS3Gateway } from '../support/s3-gateway';
 
 jest.setTimeout(120_000);
 
@@ -38,10 +38,10 @@ type Setup = { store?: ObjectStore; stop(): Promise<void> };
 const STORES: [string, () => Promise<Setup>][] = [
   ['the folder on disk (the API serves the PUT)', async () => ({ stop: async () => undefined })],
   [
-    'S3 (MinIO refuses)',
+    'S3 (the S3 server refuses)',
     async () => {
-      const minio: Minio = await startMinio();
-      return { store: await minio.newStore(), stop: () => minio.stop() };
+      const s3: S3Gateway = await startS3Gateway();
+      return { store: await s3.newStore(), stop: () => s3.stop() };
     },
   ],
 ];
@@ -116,7 +116,7 @@ describe.each(STORES)('symbol files on %s', (kind, setUp) => {
     const label = 'Refused';
 
     /**
-     * What refuses: MinIO with its status and S3 error code; the API's disk PUT with its status and
+     * What refuses: the S3 server with its status and S3 error code (AWS S3's own, for these four); the API's disk PUT with its status and
      * the spec's error code (403 where S3 finds the signature broken, 400 for a body of another digest).
      */
     type Refusal = { s3: [number, string]; disk: [number, string] };
@@ -151,7 +151,7 @@ describe.each(STORES)('symbol files on %s', (kind, setUp) => {
     });
 
     test('another digest: the same length, other bytes (the body is hashed)', async () => {
-      await expectRefusedAndUnlisted('digest', { s3: [400, 'XAmzContentChecksumMismatch'], disk: [400, 'invalid-request'] }, (asked, bytes) => {
+      await expectRefusedAndUnlisted('digest', { s3: [400, 'BadDigest'], disk: [400, 'invalid-request'] }, (asked, bytes) => {
         const other = Buffer.from(bytes);
         other[100] ^= 0xff;
         return rawPut(asked.url, asked.headers, other);
@@ -159,8 +159,8 @@ describe.each(STORES)('symbol files on %s', (kind, setUp) => {
     });
 
     test('the checksum header left out (it is signed)', async () => {
-      // MinIO answers a signed header that is missing with 400 AccessDenied (S3 itself: 403).
-      await expectRefusedAndUnlisted('no-checksum', { s3: [400, 'AccessDenied'], disk: [403, 'forbidden'] }, (asked, bytes) =>
+      // A signed header that is missing: the signature computed without it does not match.
+      await expectRefusedAndUnlisted('no-checksum', { s3: [403, 'SignatureDoesNotMatch'], disk: [403, 'forbidden'] }, (asked, bytes) =>
         rawPut(asked.url, { 'Content-Length': asked.headers['Content-Length'] }, bytes),
       );
     });
@@ -405,18 +405,18 @@ describe("the disk store's PUT URL (served by the API)", () => {
 });
 
 describe('completing S3 uploads: the list looks for pending uploads with HeadObject', () => {
-  let minio: Minio;
+  let s3: S3Gateway;
   let h: Harness;
   let key: string;
 
   beforeAll(async () => {
-    minio = await startMinio();
-    h = await startHarness({ objectStore: await minio.newStore() });
+    s3 = await startS3Gateway();
+    h = await startHarness({ objectStore: await s3.newStore() });
     key = h.serverKeys['alpha-live-key'];
   });
   afterAll(async () => {
     await h?.close();
-    await minio?.stop();
+    await s3?.stop();
   });
 
   const ask = async (bytes: Buffer, label: string, fileName: string) => {

@@ -1,7 +1,7 @@
 /**
  * The S3 presigned PUT (apps/core/src/storage/s3-store.ts), read back from the URL itself: size and
  * checksum are signed headers (not hoisted into the query, where S3 would not check them), and no
- * checksum of the SDK's own (a CRC32 of the empty body since 3.729) is signed in. MinIO's refusals
+ * checksum of the SDK's own (a CRC32 of the empty body since 3.729) is signed in. The S3 server's refusals
  * are in test/storage/s3-store.test.ts and test/crashes/symbols.test.ts.
  */
 import { createHash } from 'node:crypto';

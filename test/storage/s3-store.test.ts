@@ -1,5 +1,5 @@
 /**
- * S3ObjectStore against a real MinIO: streamed puts of unknown length (one part and several), reads,
+ * S3ObjectStore against a real S3 server (versitygw, test/support/s3-gateway.ts): streamed puts of unknown length (one part and several), reads,
  * heads, deletes, and the cap: a body past maxBytes, or one that fails mid-way, leaves nothing
  * (no object, no multipart upload left open). A storage out of reach is StorageUnavailable.
  */
@@ -7,19 +7,19 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import { ObjectNotFound, ObjectTooLarge, S3ObjectStore, StorageUnavailable } from '@hearth/core/storage';
-import { type Minio, startMinio } from '../support/minio';
+import { type S3Gateway, startS3Gateway } from '../support/s3-gateway';
 
 jest.setTimeout(120_000);
 
-let minio: Minio;
+let s3: S3Gateway;
 let store: S3ObjectStore;
 
 beforeAll(async () => {
-  minio = await startMinio();
-  store = await minio.newStore({ prefix: 'unit/' });
+  s3 = await startS3Gateway();
+  store = await s3.newStore({ prefix: 'unit/' });
 });
 afterAll(async () => {
-  await minio?.stop();
+  await s3?.stop();
 });
 
 /** A stream of `bytes` in 64 KiB chunks, of a length nobody declares. */
@@ -43,7 +43,7 @@ async function readAll(stream: Readable): Promise<Buffer> {
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 async function openMultipartUploads(): Promise<number> {
-  const client = new S3Client({ region: 'us-east-1', endpoint: minio.endpoint, forcePathStyle: true, credentials: minio.credentials });
+  const client = new S3Client({ region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true, credentials: s3.credentials });
   try {
     const answer = await client.send(new ListMultipartUploadsCommand({ Bucket: store.bucket }));
     return answer.Uploads?.length ?? 0;
@@ -110,7 +110,7 @@ test('a storage out of reach is StorageUnavailable', async () => {
     region: 'us-east-1',
     endpoint: 'http://127.0.0.1:9',
     forcePathStyle: true,
-    credentials: minio.credentials,
+    credentials: s3.credentials,
   });
   try {
     await expect(down.ping()).rejects.toBeInstanceOf(StorageUnavailable);
@@ -126,9 +126,9 @@ test('a bucket that does not exist is StorageUnavailable; the real one pings', a
   const missing = new S3ObjectStore({
     bucket: 'no-such-bucket',
     region: 'us-east-1',
-    endpoint: minio.endpoint,
+    endpoint: s3.endpoint,
     forcePathStyle: true,
-    credentials: minio.credentials,
+    credentials: s3.credentials,
   });
   try {
     await expect(missing.ping()).rejects.toBeInstanceOf(StorageUnavailable);

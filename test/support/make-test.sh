@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # `make test`: the type check, then the main jest run (every suite but the Kubernetes ones), its results in
-# $TEST_RESULTS/hearth-jest.json. Five suites need MinIO or helm (test/kube/tools/build.sh builds them
-# once per machine, about 5 minutes on two quiet cores the first time). On a machine without them,
+# $TEST_RESULTS/hearth-jest.json. Five suites need versitygw (the S3 server) or helm (test/kube/tools/build.sh
+# builds them once per machine, about 3 minutes on two quiet cores the first time). On a machine without them,
 # they are built in the background from the start, beside the type check and then the other suites
 # (niced, so the build goes first), and the five run as soon as the build is done. With the tools
 # built, it is one jest run of everything.
 set -uo pipefail
 results="${TEST_RESULTS:?TEST_RESULTS names the results folder}"
 mkdir -p "$results"
-tools=(minio helm)
+tools=(versitygw helm)
 log="$results/tools-build.log"
 
-# The suites that start MinIO (test/support/minio.ts) or run helm (test/observability/prometheus.ts).
-mapfile -t tool_suites < <(grep -rlE "from '(\.\./support/minio|\./prometheus)'" test --include='*.test.ts' | grep -vE '^test/(operator|chart)/' | sort)
+# The suites that start the S3 server (test/support/s3-gateway.ts) or run helm (test/observability/prometheus.ts).
+mapfile -t tool_suites < <(grep -rlE "from '(\.\./support/s3-gateway|\./prometheus)'" test --include='*.test.ts' | grep -vE '^test/(operator|chart)/' | sort)
 
 # With the tools built, suites run in parallel on two jest workers more than there are cores
 # (HEARTH_TEST_WORKERS to choose): much of a suite's time is waiting on PostgreSQL, sockets and child
@@ -39,7 +39,7 @@ if bash test/kube/tools/build.sh --check "${tools[@]}"; then
 fi
 
 side="$results/tools-suites.log"
-echo "make test: MinIO and helm are not built on this machine yet. Building them in the background (Go, from the module proxy; about 5 min on 2 cores, once per machine; log: $log) beside the type check, then while every suite but these ${#tool_suites[@]} runs: ${tool_suites[*]}; those run as soon as the build is done, beside the others (log: $side)"
+echo "make test: versitygw (the S3 server) and helm are not built on this machine yet. Building them in the background (Go, from the module proxy; about 3 min on 2 cores, once per machine; log: $log) beside the type check, then while every suite but these ${#tool_suites[@]} runs: ${tool_suites[*]}; those run as soon as the build is done, beside the others (log: $side)"
 # The build, then the suites that need it, in the background.
 (
   # The build's own words go to its log; a wait for another checkout's build (its lock) is said here too.
@@ -68,12 +68,12 @@ status=0
 JEST_NICE="nice -n 10" jest first --maxWorkers="$workers" --testPathIgnorePatterns "${ignore[@]}" || status=$?
 
 started=$SECONDS
-echo "make test: waiting for the MinIO and helm build and the suites that need them…"
+echo "make test: waiting for the versitygw and helm build and the suites that need them…"
 side_status=0
 wait "$builder" || side_status=$?
 trap - EXIT
 if [[ $side_status -eq 90 ]]; then
-  echo "make test: building MinIO and helm failed; the end of $log:" >&2
+  echo "make test: building versitygw and helm failed; the end of $log:" >&2
   tail -n 40 "$log" >&2
   exit 1
 fi

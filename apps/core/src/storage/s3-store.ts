@@ -1,5 +1,5 @@
 /**
- * Object storage on S3 or an S3-compatible server (MinIO in the tests). Bodies of unknown length are
+ * Object storage on S3 or an S3-compatible server (versitygw in the tests). Bodies of unknown length are
  * streamed in parts (`@aws-sdk/lib-storage`'s Upload) through a MeteredStream, so the size and
  * SHA-256 are known when the upload completes and the cap holds while the bytes pass; a failed or
  * capped upload is aborted, leaving nothing under the key.

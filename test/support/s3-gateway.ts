@@ -1,7 +1,8 @@
 /**
- * A real MinIO server for the object-storage tests: it checks presigned signatures, signed headers,
- * expiry and x-amz-checksum-sha256 against the body, which is what the symbol uploads rely on.
- * Built once per machine by test/kube/tools/build.sh (`make minio`, part of `make test`).
+ * A real S3 server for the object-storage tests: versitygw, Versity's S3 gateway, on its posix backend.
+ * It checks SigV4 signatures (headers and presigned queries), presigned expiry, signed headers and
+ * x-amz-checksum-sha256 against the body, which is what the symbol uploads rely on. Built once per
+ * machine by test/kube/tools/build.sh (`make versitygw`, part of `make test`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,9 +15,9 @@ import { S3ObjectStore } from '@hearth/core/storage';
 import { freePort } from './ports';
 import { stopProcess } from './processes';
 
-export const MINIO_BIN = path.join(process.env.HEARTH_TOOLS_DIR ?? path.join(os.homedir(), '.cache/hearth/tools'), 'bin', 'minio');
+export const S3_GATEWAY_BIN = path.join(process.env.HEARTH_TOOLS_DIR ?? path.join(os.homedir(), '.cache/hearth/tools'), 'bin', 'versitygw');
 
-export interface Minio {
+export interface S3Gateway {
   endpoint: string;
   credentials: { accessKeyId: string; secretAccessKey: string };
   /** A fresh bucket, and a store over it. */
@@ -24,25 +25,26 @@ export interface Minio {
   stop(): Promise<void>;
 }
 
-export async function startMinio(): Promise<Minio> {
-  if (!existsSync(MINIO_BIN)) throw new Error(`no MinIO at ${MINIO_BIN}: run \`make minio\` (bash test/kube/tools/build.sh minio) once on this machine`);
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-minio-'));
-  const [port, consolePort] = [await freePort(), await freePort()];
+/** The path the gateway answers 200 on once it listens (its --health option). */
+const HEALTH = '/health';
+
+export async function startS3Gateway(): Promise<S3Gateway> {
+  if (!existsSync(S3_GATEWAY_BIN)) {
+    throw new Error(`no versitygw at ${S3_GATEWAY_BIN}: run \`make versitygw\` (bash test/kube/tools/build.sh versitygw) once on this machine`);
+  }
+  // The buckets' folders, and beside them a folder for the objects' metadata (the gateway keeps it in
+  // extended attributes, or in this sidecar folder, which any file system holds).
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-s3-'));
+  const metaDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-s3-meta-'));
+  const port = await freePort();
   const credentials = { accessKeyId: 'hearth-test', secretAccessKey: randomBytes(18).toString('hex') };
   const child: ChildProcess = spawn(
-    MINIO_BIN,
-    ['server', dataDir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
-    {
-      env: {
-        PATH: process.env.PATH,
-        HOME: dataDir,
-        MINIO_ROOT_USER: credentials.accessKeyId,
-        MINIO_ROOT_PASSWORD: credentials.secretAccessKey,
-        MINIO_BROWSER: 'off',
-        MINIO_UPDATE: 'off',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
+    S3_GATEWAY_BIN,
+    [
+      ...['--port', `127.0.0.1:${port}`, '--access', credentials.accessKeyId, '--secret', credentials.secretAccessKey],
+      ...['--health', HEALTH, '--quiet', 'posix', '--sidecar', metaDir, dataDir],
+    ],
+    { env: { PATH: process.env.PATH, HOME: dataDir }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
@@ -51,18 +53,19 @@ export async function startMinio(): Promise<Minio> {
   const stop = async () => {
     await stopProcess(child, 10_000);
     await rm(dataDir, { recursive: true, force: true });
+    await rm(metaDir, { recursive: true, force: true });
   };
 
   try {
     const deadline = Date.now() + 60_000;
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`MinIO exited (${child.exitCode}): ${stderr}`);
-      const ready = await fetch(`${endpoint}/minio/health/ready`).then(
+      if (child.exitCode !== null) throw new Error(`versitygw exited (${child.exitCode}): ${stderr}`);
+      const ready = await fetch(`${endpoint}${HEALTH}`).then(
         (r) => r.ok,
         () => false,
       );
       if (ready) break;
-      if (Date.now() > deadline) throw new Error(`MinIO was not ready within 60 s: ${stderr}`);
+      if (Date.now() > deadline) throw new Error(`versitygw was not ready within 60 s: ${stderr}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   } catch (err) {
