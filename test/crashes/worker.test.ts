@@ -238,9 +238,12 @@ test('a worker killed with SIGKILL mid-job: another completes the job; recorded 
   const crashId = crashIdOf(uploadId);
   const crashFolder = path.join(folder, 'crashes', live(), crashId);
 
-  // A holds every job for a minute after storing its files, before recording.
+  // A holds every job for a minute after storing its files, before recording. Stored means the three
+  // files in place: while one is still being written the folder also holds its `.partial-` file, and a
+  // kill then would leave that behind.
+  const stored = ['CrashContext.runtime-xml', 'ShooterGame.log', 'UEMinidump.dmp'];
   const a = await startWorker({ HEARTH_CRASH_WORKER_TEST_HOLD_MS: '60000', CRASH_WORKER_CONCURRENCY: '4' });
-  await eventually(async () => (await readdir(crashFolder).catch(() => [])).length === 3, 30_000, 100);
+  await eventually(async () => (await readdir(crashFolder).catch(() => [])).sort().join() === stored.join(), 30_000, 100);
   const held = await database.db.raw(`SELECT state FROM ${CRASH_QUEUE_SCHEMA}.job WHERE data->>'uploadId' = ?`, [uploadId]);
   expect(held.rows).toEqual([{ state: 'active' }]);
   a.child.kill('SIGKILL');
@@ -251,7 +254,7 @@ test('a worker killed with SIGKILL mid-job: another completes the job; recorded 
   await eventually(async () => (await uploadState(uploadId)).state === 'recorded', 60_000, 100);
   expect(await uploadState(uploadId)).toEqual({ state: 'recorded', poison_reason: null, crash_id: crashId });
   expect(await database.db('crashes').where({ upload_id: uploadId }).count('* as n').first()).toEqual({ n: '1' });
-  expect((await readdir(crashFolder)).sort()).toEqual(['CrashContext.runtime-xml', 'ShooterGame.log', 'UEMinidump.dmp']);
+  expect((await readdir(crashFolder)).sort()).toEqual(stored);
   // The queue marks the job completed just after the handler's commit: wait for that step too.
   const jobOf = async () => (await database.db.raw(`SELECT state, retry_count FROM ${CRASH_QUEUE_SCHEMA}.job WHERE data->>'uploadId' = ?`, [uploadId])).rows;
   await eventually(async () => (await jobOf())[0]?.state === 'completed', 30_000, 100);
