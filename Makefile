@@ -38,8 +38,8 @@ KUBE_SUITE = --testPathIgnorePatterns /node_modules/
 
 ## Type check, then every test against the real PostgreSQL and Redis (started by `make services`),
 ## versitygw (the S3 server of the storage tests) and helm (test/observability renders the chart's
-## rules): built once per machine, the first time about 3 minutes on 2 quiet cores, in the background while the suites
-## that need neither run (test/support/make-test.sh; nothing to build once built).
+## rules): built once per machine, the first time about 3 minutes on 2 quiet cores, in the background
+## while the suites that need neither run (test/support/make-test.sh; nothing to build once built).
 test: node_modules services
 	@echo "make test: type check (tsc), then every suite against PostgreSQL and Redis, each said as it ends ('suite N of M')"
 	@status=0; TEST_RESULTS=$(TEST_RESULTS) TEST_DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(REDIS_URL) \

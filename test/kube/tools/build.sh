@@ -82,7 +82,7 @@ kubernetes_version_ldflags() {
 KUBERNETES_SERVER_STAMP="$KUBERNETES_VERSION+version-ldflags"
 
 # No cgo, as each of these projects builds its own releases (Kubernetes' static server binaries,
-# etcd's, versitygw's, helm's and k6's Makefiles): the C parts of the standard library are not compiled
+# etcd's, helm's and k6's Makefiles, versitygw's release config): the C parts of the standard library are not compiled
 # by gcc on a first build, and the binaries do not depend on the machine's libc.
 export CGO_ENABLED=0
 
