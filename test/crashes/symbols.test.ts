@@ -116,7 +116,7 @@ describe.each(STORES)('symbol files on %s', (kind, setUp) => {
     const label = 'Refused';
 
     /**
-     * What refuses: the S3 server with its status and S3 error code (AWS S3's own, for these four); the API's disk PUT with its status and
+     * What refuses: the S3 server with its status and S3 error code; the API's disk PUT with its status and
      * the spec's error code (403 where S3 finds the signature broken, 400 for a body of another digest).
      */
     type Refusal = { s3: [number, string]; disk: [number, string] };
