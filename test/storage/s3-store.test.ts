@@ -1,7 +1,8 @@
 /**
- * S3ObjectStore against a real S3 server (versitygw, test/support/s3-gateway.ts): streamed puts of unknown length (one part and several), reads,
- * heads, deletes, and the cap: a body past maxBytes, or one that fails mid-way, leaves nothing
- * (no object, no multipart upload left open). A storage out of reach is StorageUnavailable.
+ * S3ObjectStore against a real S3 server (versitygw, test/support/s3-gateway.ts): streamed puts of
+ * unknown length (one part and several), reads, heads, deletes, and the cap: a body past maxBytes, or
+ * one that fails mid-way, leaves nothing (no object, no multipart upload left open). A storage out of
+ * reach is StorageUnavailable.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';

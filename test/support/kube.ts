@@ -47,7 +47,7 @@ export interface Kube {
   stop(): Promise<void>;
 }
 
-export function kubeToolPath(name: 'kube-apiserver' | 'kube-controller-manager' | 'etcd' | 'kubectl' | 'helm'): string {
+export function kubeToolPath(name: 'kube-apiserver' | 'kube-controller-manager' | 'etcd' | 'kubectl' | 'helm' | 'versitygw'): string {
   const file = path.join(KUBE_TOOLS_BIN, name);
   if (!fs.existsSync(file))
     throw new Error(`${file} is missing: run \`bash test/kube/tools/build.sh ${name}\` first (each make target builds the tools it needs)`);

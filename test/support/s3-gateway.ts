@@ -5,17 +5,15 @@
  * machine by test/kube/tools/build.sh (`make versitygw`, part of `make test`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '@hearth/core/storage';
+import { kubeToolPath } from './kube';
 import { freePort } from './ports';
 import { stopProcess } from './processes';
-
-export const S3_GATEWAY_BIN = path.join(process.env.HEARTH_TOOLS_DIR ?? path.join(os.homedir(), '.cache/hearth/tools'), 'bin', 'versitygw');
 
 export interface S3Gateway {
   endpoint: string;
@@ -29,31 +27,25 @@ export interface S3Gateway {
 const HEALTH = '/health';
 
 export async function startS3Gateway(): Promise<S3Gateway> {
-  if (!existsSync(S3_GATEWAY_BIN)) {
-    throw new Error(`no versitygw at ${S3_GATEWAY_BIN}: run \`make versitygw\` (bash test/kube/tools/build.sh versitygw) once on this machine`);
-  }
-  // The buckets' folders, and beside them a folder for the objects' metadata (the gateway keeps it in
-  // extended attributes, or in this sidecar folder, which any file system holds).
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-s3-'));
-  const metaDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-s3-meta-'));
+  const binary = kubeToolPath('versitygw');
+  // The buckets' folders in data/, and the objects' metadata in meta/ (the gateway keeps it in extended
+  // attributes, or in this sidecar folder, which any file system holds).
+  const root = await mkdtemp(path.join(os.tmpdir(), 'hearth-s3-'));
+  const [dataDir, metaDir] = [path.join(root, 'data'), path.join(root, 'meta')];
+  await Promise.all([mkdir(dataDir), mkdir(metaDir)]);
   const port = await freePort();
   const credentials = { accessKeyId: 'hearth-test', secretAccessKey: randomBytes(18).toString('hex') };
-  const child: ChildProcess = spawn(
-    S3_GATEWAY_BIN,
-    [
-      ...['--port', `127.0.0.1:${port}`, '--access', credentials.accessKeyId, '--secret', credentials.secretAccessKey],
-      ...['--health', HEALTH, '--quiet', 'posix', '--sidecar', metaDir, dataDir],
-    ],
-    { env: { PATH: process.env.PATH, HOME: dataDir }, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  // The gateway's own options, then its backend: a posix folder.
+  const gateway = ['--port', `127.0.0.1:${port}`, '--access', credentials.accessKeyId, '--secret', credentials.secretAccessKey, '--health', HEALTH, '--quiet'];
+  const backend = ['posix', '--sidecar', metaDir, dataDir];
+  const child: ChildProcess = spawn(binary, [...gateway, ...backend], { env: { PATH: process.env.PATH, HOME: root }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
   const endpoint = `http://127.0.0.1:${port}`;
 
   const stop = async () => {
     await stopProcess(child, 10_000);
-    await rm(dataDir, { recursive: true, force: true });
-    await rm(metaDir, { recursive: true, force: true });
+    await rm(root, { recursive: true, force: true });
   };
 
   try {
