@@ -5,7 +5,7 @@
 import { type ApiInstance, type Harness, startHarness } from '../support/harness';
 import { call, signIn } from '../support/http';
 import type { EnvironmentContext } from '@hearth/core/tenancy';
-import type { PlatformSession } from '@hearth/core/shapes';
+import { SESSION_EVENTS_CHANNEL, type SessionEvent, type VersionedSession } from '@hearth/core/sessions';
 import { coreSessionReader, type SessionReader } from '@hearth/realtime';
 import { Client, type Frame, type RealtimeInstance, channelHandled, sleep, startRealtime } from './support';
 
@@ -112,6 +112,35 @@ test('every change made through either API reaches every seat on either realtime
 
   await hostSocket.quiet(200);
   await guestSocket.quiet(0);
+});
+
+test('an event that arrives after a newer one of its session (as from a slower API process) changes nothing a socket sees', async () => {
+  const host = await player('host');
+  const guest = await player('guest');
+  const hostSocket = await connect(rtA, host);
+  const guestSocket = await connect(rtB, guest);
+  const made = await create(h.base, host);
+  await expectSession(hostSocket, made);
+  const joined = await ok(apiB.base, `/sessions/${made.id}/join`, guest.token);
+  await expectSession(hostSocket, joined);
+  await expectSession(guestSocket, joined);
+  const kicked = await ok(h.base, `/sessions/${made.id}/players/${guest.id}/kick`, host.token);
+  await expectSession(hostSocket, kicked);
+  expect(await guestSocket.next()).toEqual({ v: 1, type: 'session-closed', payload: { sessionId: made.id, reason: 'kicked' } });
+
+  // The join's event again, now late (version 2; the kick made 3): as one published by an API
+  // process whose commit was answered after the kick's had already gone out.
+  const env = (await h.core.environments.byAppKey('alpha-live'))!;
+  const late: SessionEvent = { environmentId: env.id, session: joined, removed: [], added: [guest.id], committedAt: Date.now(), version: 2 };
+  await h.core.coordination.publish(SESSION_EVENTS_CHANNEL, JSON.stringify(late));
+  await channelHandled(rtA);
+  await channelHandled(rtB);
+  // Neither the old state nor the kicked player's following again.
+  await hostSocket.quiet(200);
+  await guestSocket.quiet(0);
+  await ok(h.base, `/sessions/${made.id}/ready`, host.token, { isReady: true });
+  await hostSocket.waitFor((f) => f.type === 'session' && f.payload.session.status === 'PREPARING_INSTANCE', 'the state after the ready');
+  await guestSocket.quiet(200);
 });
 
 test('a refused change sends nothing', async () => {
@@ -356,11 +385,11 @@ class GatedReader implements SessionReader {
     return value;
   }
 
-  async get(env: EnvironmentContext, sessionId: string): Promise<PlatformSession> {
+  async get(env: EnvironmentContext, sessionId: string): Promise<VersionedSession> {
     return this.held(await this.inner!.get(env, sessionId));
   }
 
-  async listForPlayer(env: EnvironmentContext, playerId: string): Promise<PlatformSession[]> {
+  async listForPlayer(env: EnvironmentContext, playerId: string): Promise<VersionedSession[]> {
     return this.held(await this.inner!.listForPlayer(env, playerId));
   }
 }

@@ -9,6 +9,7 @@ import { call, expectError, type Reply } from '../support/http';
 import { environment, project, serverKey, standardManifests } from '../support/manifests';
 import { eventually } from '../support/wait';
 import { EventLog, type TestPlayer, join, newPlayer, newSession, preparingSession, report, waitForLockWaiters } from './helpers';
+import type { SessionEvent } from '@hearth/core/sessions';
 
 let h: Harness;
 let log: EventLog;
@@ -56,17 +57,38 @@ async function expectConsistent(sessionId: string, opts: { hostStays?: boolean }
   const hosts = seats.filter((s) => s.is_host).length;
   expect(hosts).toBeLessThanOrEqual(1);
   if (opts.hostStays) expect(hosts).toBe(1);
-  // The last event of the session is the state in the database. Events are published after commit and
-  // travel through Redis, so the last may land just after the replies: waited for (bounded), then held.
-  const lastEvent = () => log.for(sessionId).at(-1);
+  // The newest event of the session is the state in the database, and every change had an event with
+  // a version of its own: 1, 2, 3… up to the row's. Newest is the highest version, not the last to
+  // arrive: events are published after commit and may arrive in another order. The last may land just
+  // after the replies: waited for (bounded), then held.
+  const version = Number(session.version);
   const seated = seats.map((s) => s.player_id).sort();
-  const matches = (e = lastEvent()) =>
-    !!e && e.session.status === session.status && JSON.stringify(e.session.players.map((p) => p.playerId).sort()) === JSON.stringify(seated);
+  const matches = (e = newestEvent(sessionId)) =>
+    !!e &&
+    e.version === version &&
+    e.session.status === session.status &&
+    JSON.stringify(e.session.players.map((p) => p.playerId).sort()) === JSON.stringify(seated);
   await eventually(async () => matches(), 3000).catch(() => undefined);
-  const last = lastEvent()!;
-  expect(last.session.players.map((p) => p.playerId).sort()).toEqual(seated);
-  expect(last.session.status).toBe(session.status);
+  await log.settled();
+  const newest = newestEvent(sessionId)!;
+  expect(newest.session.players.map((p) => p.playerId).sort()).toEqual(seated);
+  expect(newest.session.status).toBe(session.status);
+  expect(newest.version).toBe(version);
+  expect(versionsOf(sessionId)).toEqual(Array.from({ length: version }, (_, i) => i + 1));
   return { session, seats };
+}
+
+/** The session's event with the highest version. */
+function newestEvent(sessionId: string): SessionEvent | undefined {
+  return log.for(sessionId).reduce<SessionEvent | undefined>((newest, e) => (!newest || e.version > newest.version ? e : newest), undefined);
+}
+
+/** The versions of the session's events, in order. */
+function versionsOf(sessionId: string): number[] {
+  return log
+    .for(sessionId)
+    .map((e) => e.version)
+    .sort((x, y) => x - y);
 }
 
 function statuses(replies: Reply[]): number[] {
@@ -242,10 +264,11 @@ test('the last two players leaving at once close the lobby once, with one event 
     const replies = await Promise.all([host, a].map((p: TestPlayer) => call(h.base, 'POST', `/sessions/${s.id}/leave`, { token: p.token })));
     expect(statuses(replies)).toEqual([204, 204]);
     expect(await h.db('sessions').where({ id: s.id }).first()).toBeUndefined();
-    const events = await log.waitFor(s.id, 4);
-    expect(events).toHaveLength(4);
-    expect(events[3].session.players).toEqual([]);
-    expect(events.slice(2).flatMap((e) => e.removed.map((r) => r.reason))).toEqual(['left', 'left']);
+    const events = await log.exactly(s.id, 4);
+    // Made, joined, two leaves: the deletion is the version after the row's last (3), whatever order the two leaves' events arrived in.
+    expect(versionsOf(s.id)).toEqual([1, 2, 3, 4]);
+    expect(newestEvent(s.id)!.session.players).toEqual([]);
+    expect(events.flatMap((e) => e.removed.map((r) => r.reason))).toEqual(['left', 'left']);
   }
 });
 

@@ -87,7 +87,7 @@ describe('POST /sessions', () => {
     expect(await seatRows(s.id)).toEqual([{ player_id: host.id, player_name: 'Hosty', unique_net_id: 'steam:7656119', is_host: true, is_ready: false }]);
 
     const [event] = await log.exactly(s.id, 1);
-    expect(event).toEqual({ environmentId: await envId('alpha-live'), session: s, removed: [], added: [host.id], committedAt: expect.any(Number) });
+    expect(event).toEqual({ environmentId: await envId('alpha-live'), session: s, removed: [], added: [host.id], committedAt: expect.any(Number), version: 1 });
     expect(log.seatsWhenArrived(event)).toEqual([host.id]);
   });
 
@@ -191,9 +191,14 @@ describe('GET /sessions/:sessionId', () => {
     const otherEnv = (await h.core.environments.byAppKey('alpha-test'))!;
     expect(await h.core.sessions.get(h.db, env, first.id)).toEqual(first);
     await expect(h.core.sessions.get(h.db, otherEnv, first.id)).rejects.toMatchObject({ code: 'not-found' });
+    // The socket's reads carry the version: created 1, a's join 2, c's join 3.
+    const joined = (await join(h, await newPlayer(h), second.id)).body;
+    expect(await h.core.sessions.getVersioned(h.db, env, second.id)).toEqual({ session: joined, version: 3 });
+    await expect(h.core.sessions.getVersioned(h.db, otherEnv, first.id)).rejects.toMatchObject({ code: 'not-found' });
     const listed = await h.core.sessions.listForPlayer(h.db, env, a.id);
-    expect(listed.map((s) => s.id).sort()).toEqual([first.id, second.id].sort());
-    expect(listed.find((s) => s.id === second.id)!.players.map((p) => p.playerId)).toEqual([b.id, a.id]);
+    expect(listed.map((s) => s.session.id).sort()).toEqual([first.id, second.id].sort());
+    expect(listed.find((s) => s.session.id === second.id)).toEqual({ session: await h.core.sessions.get(h.db, env, second.id), version: 3 });
+    expect(listed.find((s) => s.session.id === first.id)).toEqual({ session: first, version: 1 });
     expect(await h.core.sessions.listForPlayer(h.db, otherEnv, a.id)).toEqual([]);
     expect(await h.core.sessions.listForPlayer(h.db, env, (await newPlayer(h)).id)).toEqual([]);
   });
@@ -224,6 +229,7 @@ describe('POST /sessions/:sessionId/join', () => {
       removed: [],
       added: [guest.id],
       committedAt: expect.any(Number),
+      version: 2,
     });
     expect(events[2].added).toEqual([named.id]);
     expect(events[3]).toMatchObject({ session: withName.body, added: [fourth.id], removed: [] });
@@ -283,6 +289,7 @@ describe('POST /sessions/:sessionId/leave', () => {
       removed: [{ playerId: host.id, reason: 'left' }],
       added: [],
       committedAt: expect.any(Number),
+      version: 4,
     });
     expect(log.seatsWhenArrived(events[3])).not.toContain(host.id);
     expect(events[4].removed).toEqual([{ playerId: a.id, reason: 'left' }]);
@@ -361,7 +368,14 @@ describe('POST /sessions/:sessionId/ready', () => {
     expect((await h.db('sessions').where({ id: s.id }).first('status')).status).toBe('PREPARING_INSTANCE');
 
     const events = await log.exactly(s.id, 7);
-    expect(events[6]).toEqual({ environmentId: await envId('alpha-live'), session: last.body, removed: [], added: [], committedAt: expect.any(Number) });
+    expect(events[6]).toEqual({
+      environmentId: await envId('alpha-live'),
+      session: last.body,
+      removed: [],
+      added: [],
+      committedAt: expect.any(Number),
+      version: 7,
+    });
 
     // Past CONFIGURING, ready is a conflict and changes nothing.
     expectError(await ready(a, s.id, false), 409, 'conflict');
@@ -453,6 +467,7 @@ describe('kick and promote', () => {
       removed: [{ playerId: a.id, reason: 'kicked' }],
       added: [],
       committedAt: expect.any(Number),
+      version: 4,
     });
     expect(log.seatsWhenArrived(events[3])).toEqual([host.id, b.id]);
     // The kicked player may join again (the lobby is still CONFIGURING).
@@ -469,7 +484,14 @@ describe('kick and promote', () => {
     expect(promoted.body.players).toEqual([seat(host), seat(a, { isHost: true })]);
     expect((await seatRows(s.id)).map((r) => r.is_host)).toEqual([false, true]);
     const events = await log.exactly(s.id, 3);
-    expect(events[2]).toEqual({ environmentId: await envId('alpha-live'), session: promoted.body, removed: [], added: [], committedAt: expect.any(Number) });
+    expect(events[2]).toEqual({
+      environmentId: await envId('alpha-live'),
+      session: promoted.body,
+      removed: [],
+      added: [],
+      committedAt: expect.any(Number),
+      version: 3,
+    });
 
     expectError(await call(h.base, 'POST', `/sessions/${s.id}/players/${a.id}/kick`, { token: host.token }), 403, 'forbidden');
     // Promoting oneself as host changes nothing.
@@ -550,7 +572,14 @@ describe('POST /sessions/:sessionId/status', () => {
     expect((await report(h, bare.id, { status: 'COMPLETE' })).body).toMatchObject({ status: 'COMPLETE', conclusion: null });
     // made, readied, AWAITING_PLAYERS, PLAYING, COMPLETE
     const events = await log.exactly(s.id, 5);
-    expect(events[4]).toEqual({ environmentId: await envId('alpha-live'), session: done.body, removed: [], added: [], committedAt: expect.any(Number) });
+    expect(events[4]).toEqual({
+      environmentId: await envId('alpha-live'),
+      session: done.body,
+      removed: [],
+      added: [],
+      committedAt: expect.any(Number),
+      version: 5,
+    });
   });
 
   test('error is kept with ERROR for staff and never answered', async () => {
@@ -628,15 +657,17 @@ describe('DELETE /players/:playerId', () => {
       removed: [{ playerId: doomed.id, reason: 'deleted' }],
       added: [],
       committedAt: expect.any(Number),
+      version: 3,
     });
     expect(log.seatsWhenArrived(sharedGone)).toEqual([host.id]);
 
+    // The lobby's row is gone: its last event takes the version after the row's.
     const aloneEvents = await log.exactly(alone.id, 2);
-    expect(aloneEvents[1]).toMatchObject({ removed: [{ playerId: doomed.id, reason: 'deleted' }], session: { ...alone, players: [] } });
+    expect(aloneEvents[1]).toMatchObject({ removed: [{ playerId: doomed.id, reason: 'deleted' }], session: { ...alone, players: [] }, version: 2 });
     expectError(await call(h.base, 'GET', `/sessions/${alone.id}`, { token: host.token }), 404, 'not-found');
 
     const matchEvents = await log.exactly(match.id, 6);
-    expect(matchEvents[5]).toMatchObject({ removed: [{ playerId: doomed.id, reason: 'deleted' }], added: [] });
+    expect(matchEvents[5]).toMatchObject({ removed: [{ playerId: doomed.id, reason: 'deleted' }], added: [], version: 6 });
     expect(matchEvents[5].session).toMatchObject({ status: 'PLAYING', players: [seat(mate, { isReady: true })] });
     expect((await call(h.base, 'GET', `/sessions/${match.id}`, { token: host.token })).body.players).toEqual([seat(mate, { isReady: true })]);
 
@@ -653,7 +684,8 @@ describe('DELETE /players/:playerId', () => {
 test('every event on the channel has exactly the contract fields', () => {
   expect(log.events.length).toBeGreaterThan(50);
   for (const event of log.events as SessionEvent[]) {
-    expect(Object.keys(event).sort()).toEqual(['added', 'committedAt', 'environmentId', 'removed', 'session']);
+    expect(Object.keys(event).sort()).toEqual(['added', 'committedAt', 'environmentId', 'removed', 'session', 'version']);
+    expect(Number.isSafeInteger(event.version) && event.version >= 1).toBe(true);
     expect(Object.keys(event.session).sort()).toEqual(['conclusion', 'createdAt', 'gameMode', 'id', 'map', 'players', 'seats', 'status']);
     for (const p of event.session.players) expect(Object.keys(p).sort()).toEqual(['isHost', 'isReady', 'playerId', 'playerName']);
   }

@@ -8,10 +8,9 @@ import type { HearthCore } from '@hearth/core/hearth';
 import { environmentRefusal } from '@hearth/core/tenancy';
 import type { PlatformSession } from '@hearth/core/shapes';
 import type { Principal } from '@hearth/core/auth';
-import type { SessionEvent } from '@hearth/core/sessions';
 import { CLOSE, encodeFrame, errorFrame, type ClientFrame, type FrameId } from './protocol';
-import type { RecentEvents } from './recent-events';
 import type { SessionReader } from './session-reader';
+import type { SessionStates } from './session-states';
 import type { SocketIndex } from './socket-index';
 import { AUTHORIZED, AUTHORIZING, type HearthSocket, type IdentifiedSocket, type SocketHost, identify, isIdentified } from './socket';
 import { TokenExpiries } from './token-expiries';
@@ -40,16 +39,13 @@ export function refusalOf(principal: Principal | null, nowMs: number, origin: st
 
 /**
  * The sessions a player holds a seat in as they are now: what the read listed, brought up to date with
- * the events of the player's environment that arrived while it ran (oldest first). A session the
- * player took a seat in meanwhile is added; one whose seat ended is left out.
+ * the newest states of the sessions of the player's environment that changed while it ran (each the
+ * newest known, SessionStates). A session the player took a seat in meanwhile is added; one whose
+ * seat ended is left out.
  */
-export function seatedNow(listed: PlatformSession[], events: SessionEvent[], environmentId: number, playerId: string): PlatformSession[] {
+export function seatedNow(listed: PlatformSession[], changed: PlatformSession[], playerId: string): PlatformSession[] {
   const latest = new Map<string, PlatformSession>(listed.map((s) => [s.id, s]));
-  for (const event of events) {
-    if (event.environmentId !== environmentId) continue;
-    const seated = event.session.players.some((p) => p.playerId === playerId);
-    if (seated || latest.has(event.session.id)) latest.set(event.session.id, event.session);
-  }
+  for (const session of changed) latest.set(session.id, session);
   return [...latest.values()].filter((session) => session.players.some((p) => p.playerId === playerId));
 }
 
@@ -57,7 +53,7 @@ export interface AuthorizationOptions {
   core: Pick<HearthCore, 'authenticator' | 'players'>;
   sessions: SessionReader;
   index: SocketIndex;
-  recent: RecentEvents;
+  states: SessionStates;
   host: SocketHost;
   /** The socket is authorized and follows its sessions: the server counts it and handles the frames that waited. */
   admitted(ws: HearthSocket): void;
@@ -73,7 +69,7 @@ export class Authorization {
 
   /** The first authorize of a socket (AWAITING): on success it is AUTHORIZED and follows the sessions it holds a seat in. */
   async authorize(ws: HearthSocket, frame: AuthorizeFrame): Promise<void> {
-    const { sessions, index, recent, host } = this.options;
+    const { sessions, index, states, host } = this.options;
     ws.state = AUTHORIZING;
     let start = -1;
     try {
@@ -84,11 +80,13 @@ export class Authorization {
       ws.iat = claims.iat;
       ws.exp = claims.exp;
       this.listing.add(identified);
-      start = recent.begin();
+      start = states.begin();
       const listed = await sessions.listForPlayer(env, playerId);
       this.listing.delete(identified);
       if (ws.state !== AUTHORIZING) return;
-      const seated = seatedNow(listed, recent.since(start), env.id, playerId);
+      // Each listed session as the newer of the read and what arrived meanwhile.
+      const read = listed.map(({ session, version }) => states.read(env.id, session, version));
+      const seated = seatedNow(read, states.changedSince(start, env.id), playerId);
 
       // From here to the end nothing awaits: no event can fall between following and being indexed.
       ws.state = AUTHORIZED;
@@ -103,7 +101,7 @@ export class Authorization {
     } catch (err) {
       host.fault(ws, err, 'authorize failed');
     } finally {
-      if (start >= 0) recent.end(start);
+      if (start >= 0) states.end(start);
     }
   }
 

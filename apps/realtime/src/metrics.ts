@@ -14,6 +14,10 @@ export class RealtimeMetrics {
     ['code'],
   );
   readonly events = this.declare.counter('hearth_realtime_session_events_total', 'Session events received from the API processes');
+  readonly lateEvents = this.declare.counter(
+    'hearth_realtime_session_events_late_total',
+    'Session events that arrived after a newer state of their session: no session frame was sent for them',
+  );
   readonly eventLag = this.declare.histogram(
     'hearth_realtime_event_lag_seconds',
     'From the API committing a session change to this process handing its frames to the sockets',

@@ -10,6 +10,7 @@
  *   token-expiries.ts      authorized sockets by the second their token expires
  *   authorization.ts       authorize, authorize again, expiry, sign-out and deletion
  *   fanout.ts              subscribe, unsubscribe, and session events to their followers
+ *   session-states.ts      the newest state of each session by version, and what changed during a read
  *   session-reader.ts      what the socket reads of the sessions service (the one adapter to core.sessions)
  *   upgrades.ts            the client's address and the per-address limit on opening sockets
  * This file owns the `ws` server, the life of a connection (open, frames in, frames out, close),
@@ -44,7 +45,7 @@ import {
   type ServerFrameType,
 } from './protocol';
 import { RealtimeMetrics } from './metrics';
-import { RecentEvents } from './recent-events';
+import { SessionStates } from './session-states';
 import { AWAITING, AUTHORIZED, AUTHORIZING, CLOSED, HearthSocket, type SocketHost, isAuthorized, isIdentified } from './socket';
 import { SocketIndex } from './socket-index';
 import { CLOSE_SOCKET, FrameLimiter, PASS, rateLimitedFrame } from './frame-limiter';
@@ -106,7 +107,7 @@ export class RealtimeServer {
   private readonly index = new SocketIndex();
   private readonly limiter = new FrameLimiter();
   private readonly deadlines: AuthorizeDeadlines<HearthSocket>;
-  private readonly recent = new RecentEvents();
+  private readonly states: SessionStates;
   private readonly authorization: Authorization;
   private readonly fanout: Fanout;
   private readonly upgradeLimit: UpgradeLimit;
@@ -145,7 +146,8 @@ export class RealtimeServer {
       fault: (ws, err, what) => this.fault(ws, err, what),
     };
     const sessions = options.sessions ?? coreSessionReader(options.core);
-    const shared = { sessions, index: this.index, recent: this.recent, host, log: this.log };
+    this.states = new SessionStates(options.core.clock);
+    const shared = { sessions, index: this.index, states: this.states, host, log: this.log };
     this.authorization = new Authorization({ ...shared, core: options.core, admitted: (ws) => this.admitted(ws) });
     this.fanout = new Fanout({ ...shared, metrics: this.metrics });
     this.upgradeLimit = new UpgradeLimit({

@@ -1,13 +1,13 @@
 import type { HearthCore } from '@hearth/core/hearth';
 import type { EnvironmentContext } from '@hearth/core/tenancy';
-import type { PlatformSession } from '@hearth/core/shapes';
+import type { VersionedSession } from '@hearth/core/sessions';
 
 /** What the socket needs of the sessions service. */
 export interface SessionReader {
-  /** The session, or Refusal not-found when it is not of that environment. */
-  get(env: EnvironmentContext, sessionId: string): Promise<PlatformSession>;
-  /** The sessions the player holds a seat in. */
-  listForPlayer(env: EnvironmentContext, playerId: string): Promise<PlatformSession[]>;
+  /** The session with its version, or Refusal not-found when it is not of that environment. */
+  get(env: EnvironmentContext, sessionId: string): Promise<VersionedSession>;
+  /** The sessions the player holds a seat in, with their versions. */
+  listForPlayer(env: EnvironmentContext, playerId: string): Promise<VersionedSession[]>;
 }
 
 /**
@@ -16,7 +16,7 @@ export interface SessionReader {
  */
 export function coreSessionReader(core: HearthCore): SessionReader {
   return {
-    get: (env, sessionId) => core.sessions.get(core.db, env, sessionId),
+    get: (env, sessionId) => core.sessions.getVersioned(core.db, env, sessionId),
     listForPlayer: (env, playerId) => core.sessions.listForPlayer(core.db, env, playerId),
   };
 }

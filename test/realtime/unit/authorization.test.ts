@@ -1,10 +1,10 @@
 /**
  * The decisions of authorize that need no socket: who may hold one (refusalOf) and which sessions a
- * player's socket starts with when events arrived during the read (seatedNow). The whole exchange is
+ * player's socket starts with when sessions changed during the read (seatedNow; which states are
+ * newest is SessionStates', test/realtime/unit/session-states.test.ts). The whole exchange is
  * tested against a real server in test/realtime/socket.test.ts and fanout.test.ts.
  */
 import type { PlayerTokenClaims, Principal } from '@hearth/core/auth';
-import type { SessionEvent } from '@hearth/core/sessions';
 import { refusalOf, seatedNow } from '../../../apps/realtime/src/authorization';
 import { environmentOf, sessionOf } from './sockets';
 
@@ -43,33 +43,23 @@ describe('refusalOf', () => {
 });
 
 describe('seatedNow', () => {
-  const event = (environmentId: number, session: ReturnType<typeof sessionOf>): SessionEvent => ({
-    environmentId,
-    session,
-    removed: [],
-    added: [],
-    committedAt: NOW,
+  test('with nothing changed meanwhile, the sessions listed', () => {
+    const listed = [sessionOf('a', ['p1']), sessionOf('b', ['x', 'p1'])];
+    expect(seatedNow(listed, [], 'p1')).toEqual(listed);
   });
 
-  test('with no events, the sessions listed', () => {
+  test('a seat taken during the read is added; a seat given up is dropped; the newest states replace the listed ones', () => {
     const listed = [sessionOf('a', ['p1']), sessionOf('b', ['x', 'p1'])];
-    expect(seatedNow(listed, [], 1, 'p1')).toEqual(listed);
-  });
-
-  test('a seat taken during the read is added; a seat given up is dropped; later states replace earlier ones', () => {
-    const listed = [sessionOf('a', ['p1']), sessionOf('b', ['x', 'p1'])];
-    const events = [
-      event(1, sessionOf('c', ['y', 'p1'])), // joined c
-      event(1, sessionOf('b', ['x'])), // left b
-      event(1, sessionOf('a', ['p1', 'z'])), // somebody joined a
-      event(1, sessionOf('a', ['p1', 'z'], 'PREPARING_INSTANCE')),
+    const changed = [
+      sessionOf('c', ['y', 'p1']), // joined c
+      sessionOf('b', ['x']), // left b
+      sessionOf('a', ['p1', 'z'], 'PREPARING_INSTANCE'), // somebody joined a, then all readied
     ];
-    expect(seatedNow(listed, events, 1, 'p1')).toEqual([sessionOf('a', ['p1', 'z'], 'PREPARING_INSTANCE'), sessionOf('c', ['y', 'p1'])]);
+    expect(seatedNow(listed, changed, 'p1')).toEqual([sessionOf('a', ['p1', 'z'], 'PREPARING_INSTANCE'), sessionOf('c', ['y', 'p1'])]);
   });
 
-  test('events of other environments and of sessions the player has nothing to do with are passed over', () => {
+  test('sessions the player has nothing to do with are passed over', () => {
     const listed = [sessionOf('a', ['p1'])];
-    const events = [event(2, sessionOf('a', [])), event(2, sessionOf('d', ['p1'])), event(1, sessionOf('e', ['q']))];
-    expect(seatedNow(listed, events, 1, 'p1')).toEqual(listed);
+    expect(seatedNow(listed, [sessionOf('e', ['q'])], 'p1')).toEqual(listed);
   });
 });

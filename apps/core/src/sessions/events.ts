@@ -20,6 +20,18 @@ export interface SessionEvent {
   removed: { playerId: string; reason: SeatEndReason }[];
   /** Players who gained a seat in this change: their sockets start following the session. */
   added: string[];
+  /**
+   * The session's version after the change: 1 when created, raised by one by every change under the
+   * lock it holds on the session's row (a lobby's deletion too). Events go out after commit, so two
+   * changes' events can arrive in the other order; the higher version is the newer state.
+   */
+  version: number;
   /** Milliseconds since 1970 when the API committed the change (for latency figures). */
   committedAt: number;
+}
+
+/** A session as read from the database, with its version (what the realtime process compares events to). */
+export interface VersionedSession {
+  session: PlatformSession;
+  version: number;
 }

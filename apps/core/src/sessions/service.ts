@@ -8,7 +8,7 @@ import { holdPlayer } from '../players/hold';
 import { randomId } from '../ids';
 import { filterWords } from '../players/word-filter';
 import type { CreateSessionRequest, ReportedStatus, SeatRequest, StatusReport } from '../shapes/sessions';
-import { type PlatformSession, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionStatus } from './events';
+import { type PlatformSession, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionStatus, type VersionedSession } from './events';
 
 /** Spec §3: the moves a report may make from each status; every other move is a conflict. */
 export const REPORTED_MOVES: Readonly<Record<SessionStatus, readonly ReportedStatus[]>> = {
@@ -32,6 +32,8 @@ interface SessionRow {
   seats: number;
   conclusion: string | null;
   created_at: Date | string;
+  /** bigint: pg answers it as a string. */
+  version: string | number;
 }
 
 interface SeatRow {
@@ -63,6 +65,9 @@ interface SeatOutcome {
 }
 
 const SEAT_COLUMNS = ['session_id', 'player_id', 'player_name', 'is_host', 'is_ready'];
+
+/** The version a change gives the session: its row's, as the change's statement answered it. */
+const versionOf = (row: SessionRow) => Number(row.version);
 
 function toSession(row: SessionRow, seats: SeatRow[]): PlatformSession {
   return {
@@ -110,13 +115,18 @@ export class SessionService {
   ) {}
 
   async get(db: Queryable, env: EnvironmentContext, sessionId: string): Promise<PlatformSession> {
-    const row = (await db('sessions').where({ id: sessionId, environment_id: env.id }).first()) as SessionRow | undefined;
-    if (!row) throw sessionNotFound(sessionId);
-    return toSession(row, await this.seatsOf(db, sessionId));
+    return (await this.getVersioned(db, env, sessionId)).session;
   }
 
-  /** The sessions in which the player holds a seat (any status), newest first. */
-  async listForPlayer(db: Queryable, env: EnvironmentContext, playerId: string): Promise<PlatformSession[]> {
+  /** The session with its version, for the realtime process to compare with the events it gets. */
+  async getVersioned(db: Queryable, env: EnvironmentContext, sessionId: string): Promise<VersionedSession> {
+    const row = (await db('sessions').where({ id: sessionId, environment_id: env.id }).first()) as SessionRow | undefined;
+    if (!row) throw sessionNotFound(sessionId);
+    return { session: toSession(row, await this.seatsOf(db, sessionId)), version: versionOf(row) };
+  }
+
+  /** The sessions in which the player holds a seat (any status), newest first, with their versions. */
+  async listForPlayer(db: Queryable, env: EnvironmentContext, playerId: string): Promise<VersionedSession[]> {
     const rows = (await db('sessions as s')
       .join('session_players as sp', 'sp.session_id', 's.id')
       .where({ 'sp.environment_id': env.id, 'sp.player_id': playerId, 's.environment_id': env.id })
@@ -133,12 +143,13 @@ export class SessionService {
       )
       .orderBy('seat_order')
       .select(SEAT_COLUMNS)) as SeatRow[];
-    return rows.map((row) =>
-      toSession(
+    return rows.map((row) => ({
+      session: toSession(
         row,
         seats.filter((s) => s.session_id === row.id),
       ),
-    );
+      version: versionOf(row),
+    }));
   }
 
   /** POST /sessions: a lobby in CONFIGURING with the caller seated as host. */
@@ -159,7 +170,7 @@ export class SessionService {
         })
         .returning('*')) as SessionRow[];
       const session = toSession(row, [await this.insertSeat(trx, env, row.id, playerId, input, player, true)]);
-      await this.publishAfterCommit(trx, [{ environmentId: env.id, session, removed: [], added: [playerId] }]);
+      await this.publishAfterCommit(trx, [{ environmentId: env.id, session, removed: [], added: [playerId], version: versionOf(row) }]);
       return session;
     });
   }
@@ -238,6 +249,7 @@ export class SessionService {
           conclusion: report.status === 'COMPLETE' ? (report.conclusion ?? null) : null,
           error: report.status === 'ERROR' ? (report.error ?? null) : null,
           updated_at: trx.fn.now(),
+          version: trx.raw('version + 1'),
         })
         .returning('*')) as SessionRow[];
       if (!row) throw refuse.conflict('The session changed while this report was made; read it and report again if still right.');
@@ -246,7 +258,7 @@ export class SessionService {
         // Kept for staff: the error text is stored and logged (once it stands), never answered.
         await afterCommit(trx, () => this.logger.warn({ environmentId: env.id, sessionId, error: report.error ?? null }, 'session reported ERROR'));
       }
-      await this.publishAfterCommit(trx, [{ environmentId: env.id, session, removed: [], added: [] }]);
+      await this.publishAfterCommit(trx, [{ environmentId: env.id, session, removed: [], added: [], version: versionOf(row) }]);
       return session;
     });
   }
@@ -267,8 +279,8 @@ export class SessionService {
         if (!locked) continue;
         const n = await trx('session_players').where({ session_id: sessionId, player_id: playerId }).delete();
         if (n === 0) continue;
-        const session = await this.afterSeatChange(trx, locked, await this.seatsOf(trx, sessionId));
-        events.push({ environmentId: env.id, session, removed: [{ playerId, reason: 'deleted' }], added: [] });
+        const { session, version } = await this.afterSeatChange(trx, locked, await this.seatsOf(trx, sessionId));
+        events.push({ environmentId: env.id, session, removed: [{ playerId, reason: 'deleted' }], added: [], version });
       }
       await this.publishAfterCommit(trx, events);
     });
@@ -312,8 +324,8 @@ export class SessionService {
       const locked = await this.lockSession(trx, env, sessionId);
       if (!locked) throw sessionNotFound(sessionId);
       const outcome = await change(trx, locked, await this.seatsOf(trx, sessionId), adding);
-      const session = await this.afterSeatChange(trx, locked, outcome.seats, outcome.status);
-      await this.publishAfterCommit(trx, [{ environmentId: env.id, session, removed: outcome.removed ?? [], added: outcome.added ?? [] }]);
+      const { session, version } = await this.afterSeatChange(trx, locked, outcome.seats, outcome.status);
+      await this.publishAfterCommit(trx, [{ environmentId: env.id, session, removed: outcome.removed ?? [], added: outcome.added ?? [], version }]);
       return session;
     });
   }
@@ -321,18 +333,21 @@ export class SessionService {
   /**
    * The session after a seat change, inside its transaction. The last-player rule: a lobby still in
    * CONFIGURING that nobody holds a seat in any more is closed (deleted); a session past CONFIGURING
-   * stays, for its game server to report how it ended.
+   * stays, for its game server to report how it ended. The change raises the session's version; a
+   * deleted lobby's last version is the one after its row's.
    */
-  private async afterSeatChange(trx: Tx, locked: SessionRow, seats: SeatRow[], status?: SessionStatus): Promise<PlatformSession> {
+  private async afterSeatChange(trx: Tx, locked: SessionRow, seats: SeatRow[], status?: SessionStatus): Promise<VersionedSession> {
     // One statement writes the session and answers it (a seat change is a round trip shorter). A change
     // that empties the session moves no status, so the locked row's status is still the session's.
     const sessions = trx('sessions').where({ id: locked.id });
-    const [row] = (
-      seats.length === 0 && locked.status === 'CONFIGURING'
-        ? await sessions.delete().returning('*')
-        : await sessions.update({ updated_at: trx.fn.now(), ...(status ? { status } : {}) }).returning('*')
-    ) as SessionRow[];
-    return toSession(row, seats);
+    if (seats.length === 0 && locked.status === 'CONFIGURING') {
+      const [deleted] = (await sessions.delete().returning('*')) as SessionRow[];
+      return { session: toSession(deleted, seats), version: versionOf(deleted) + 1 };
+    }
+    const [row] = (await sessions
+      .update({ updated_at: trx.fn.now(), version: trx.raw('version + 1'), ...(status ? { status } : {}) })
+      .returning('*')) as SessionRow[];
+    return { session: toSession(row, seats), version: versionOf(row) };
   }
 
   /** kick and promote: the caller must be seated (else not-found) and host (else forbidden); the target seated, in CONFIGURING. */
