@@ -199,6 +199,17 @@ describe('GET /sessions/:sessionId', () => {
     expect(listed.map((s) => s.session.id).sort()).toEqual([first.id, second.id].sort());
     expect(listed.find((s) => s.session.id === second.id)).toEqual({ session: await h.core.sessions.get(h.db, env, second.id), version: 3 });
     expect(listed.find((s) => s.session.id === first.id)).toEqual({ session: first, version: 1 });
+    // Each read is one statement, so the version and the seats it comes with are of one moment.
+    const statements: string[] = [];
+    const count = (q: { sql: string }) => statements.push(q.sql);
+    h.db.on('query', count);
+    try {
+      await h.core.sessions.getVersioned(h.db, env, second.id);
+      await h.core.sessions.listForPlayer(h.db, env, a.id);
+    } finally {
+      h.db.off('query', count);
+    }
+    expect(statements).toHaveLength(2);
     expect(await h.core.sessions.listForPlayer(h.db, otherEnv, a.id)).toEqual([]);
     expect(await h.core.sessions.listForPlayer(h.db, env, (await newPlayer(h)).id)).toEqual([]);
   });

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Queryable, Tx } from '../db/knex';
 import { afterCommit, inTransaction } from '../db/transaction';
 import type { Coordination } from '../coord/coordination';
@@ -118,38 +119,41 @@ export class SessionService {
     return (await this.getVersioned(db, env, sessionId)).session;
   }
 
-  /** The session with its version, for the realtime process to compare with the events it gets. */
+  /**
+   * The session with its version, for the realtime process to compare with the events it gets. One
+   * statement reads the row and its seats, so they are of one moment: the version is that of the
+   * seats it comes with (two reads could pair a version with a later change's seats).
+   */
   async getVersioned(db: Queryable, env: EnvironmentContext, sessionId: string): Promise<VersionedSession> {
-    const row = (await db('sessions').where({ id: sessionId, environment_id: env.id }).first()) as SessionRow | undefined;
-    if (!row) throw sessionNotFound(sessionId);
-    return { session: toSession(row, await this.seatsOf(db, sessionId)), version: versionOf(row) };
+    const [read] = await this.readWithSeats(db, env, (q) => q.where('s.id', sessionId));
+    if (!read) throw sessionNotFound(sessionId);
+    return read;
   }
 
-  /** The sessions in which the player holds a seat (any status), newest first, with their versions. */
+  /** The sessions in which the player holds a seat (any status), newest first, with their versions (one statement, as getVersioned). */
   async listForPlayer(db: Queryable, env: EnvironmentContext, playerId: string): Promise<VersionedSession[]> {
-    const rows = (await db('sessions as s')
-      .join('session_players as sp', 'sp.session_id', 's.id')
-      .where({ 'sp.environment_id': env.id, 'sp.player_id': playerId, 's.environment_id': env.id })
+    const held = db('session_players').where({ environment_id: env.id, player_id: playerId }).select('session_id');
+    return this.readWithSeats(db, env, (q) => q.whereIn('s.id', held));
+  }
+
+  /** The environment's sessions that `which` picks, with all their seats, newest first, in one statement. */
+  private async readWithSeats(db: Queryable, env: EnvironmentContext, which: (q: Knex.QueryBuilder) => Knex.QueryBuilder): Promise<VersionedSession[]> {
+    const rows = (await which(db('sessions as s').leftJoin('session_players as sp', 'sp.session_id', 's.id').where('s.environment_id', env.id))
       .orderBy([
         { column: 's.created_at', order: 'desc' },
         { column: 's.id', order: 'asc' },
+        { column: 'sp.seat_order', order: 'asc' },
       ])
-      .select('s.*')) as SessionRow[];
-    if (rows.length === 0) return [];
-    const seats = (await db('session_players')
-      .whereIn(
-        'session_id',
-        rows.map((r) => r.id),
-      )
-      .orderBy('seat_order')
-      .select(SEAT_COLUMNS)) as SeatRow[];
-    return rows.map((row) => ({
-      session: toSession(
-        row,
-        seats.filter((s) => s.session_id === row.id),
-      ),
-      version: versionOf(row),
-    }));
+      .select('s.*', 'sp.player_id', 'sp.player_name', 'sp.is_host', 'sp.is_ready')) as (SessionRow & Partial<SeatRow>)[];
+    // A session's rows are together (ordered by session first): one per seat, or one with no seat.
+    const read: { row: SessionRow; seats: SeatRow[] }[] = [];
+    for (const row of rows) {
+      if (read.at(-1)?.row.id !== row.id) read.push({ row, seats: [] });
+      if (row.player_id == null) continue;
+      const { player_id, player_name = '', is_host = false, is_ready = false } = row;
+      read[read.length - 1].seats.push({ session_id: row.id, player_id, player_name, is_host, is_ready });
+    }
+    return read.map(({ row, seats }) => ({ session: toSession(row, seats), version: versionOf(row) }));
   }
 
   /** POST /sessions: a lobby in CONFIGURING with the caller seated as host. */
