@@ -476,6 +476,8 @@ export class RealtimeServer {
       this.closeSocket(ws, CLOSE.unauthorized, 'authorize-timeout');
     });
     this.authorization.sweepExpiries(now);
+    // An idle process lets go of the sessions' states too (a reconnect storm reads thousands).
+    this.states.sweep();
   }
 
   /** One slice: drops the sockets that did not answer their last ping (a heartbeat ago), pings the others. */

@@ -33,7 +33,8 @@ interface Known {
  * kept until the read is done, so the read's answer is put beside every state that arrived during it.
  *
  * A state is kept STATE_RETAIN_MS after it last changed, and longer while a read that began before
- * that change is in flight.
+ * that change is in flight: dropped by the server's tick (`sweep`), and at a change once the retention
+ * has passed since the last sweep.
  */
 export class SessionStates {
   /** By session id, in the order they last changed (a change moves an entry to the end). */
@@ -127,11 +128,12 @@ export class SessionStates {
     this.known.delete(session.id);
     this.known.set(session.id, { environmentId, session, version, sent, at, seq });
     if (this.open.size > 0) this.log.push({ seq, sessionId: session.id });
-    if (at - this.sweptAt >= this.retainMs) this.sweep(at);
+    if (at - this.sweptAt >= this.retainMs) this.sweep();
   }
 
   /** Drops the states that last changed more than retainMs ago and no read in flight may still need. */
-  private sweep(now: number): void {
+  sweep(): void {
+    const now = this.clock.now();
     this.sweptAt = now;
     const needed = this.oldestRead() ?? Infinity;
     for (const [id, known] of this.known) {

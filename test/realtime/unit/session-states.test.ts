@@ -111,6 +111,20 @@ describe('how long a state is kept', () => {
     expect(states.toFollowers(1, sessionOf('s', ['a']), 4)).toBe(true);
   });
 
+  test('a sweep (the server’s tick) drops them without any change, and keeps what is younger than the retention', async () => {
+    const { clock, states } = setup();
+    states.toFollowers(1, sessionOf('s', ['a']), 1);
+    await clock.advance(STATE_RETAIN_MS / 2);
+    states.read(1, sessionOf('t', ['b']), 4);
+    await clock.advance(STATE_RETAIN_MS / 2);
+    states.sweep();
+    expect(states.newest(1, 's')).toBeUndefined();
+    expect(states.newest(1, 't')).toEqual(sessionOf('t', ['b']));
+    await clock.advance(STATE_RETAIN_MS / 2);
+    states.sweep();
+    expect(states.size).toBe(0);
+  });
+
   test('kept past the retention while a read that began before it changed is in flight', async () => {
     const { clock, states } = setup();
     const start = states.begin();
