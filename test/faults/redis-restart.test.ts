@@ -102,6 +102,9 @@ test('Redis restarted mid-load: no 5xx, limits fail open (counted, logged), real
     await sleep(200);
   }
   const failOpenDuring = await metric(stack.apiMetrics, 'hearth_rate_limit_fail_open_total');
+  // Taken before the start: the realtime process may reconnect and send its catch-up before this
+  // process has seen Redis listen (its check polls), and no frame can come while Redis is away.
+  const startedAt = Date.now();
   await redis.start();
   const backAt = Date.now();
 
@@ -110,11 +113,19 @@ test('Redis restarted mid-load: no 5xx, limits fail open (counted, logged), real
   const missedState = readyState;
   let caughtUpAt = 0;
   await eventually(async () => {
-    const seen = watcher.frames.find((f) => f.at >= backAt && f.session.players[0].isReady === missedState);
+    const seen = watcher.frames.find((f) => f.at >= startedAt && f.session.players[0].isReady === missedState);
     if (seen) caughtUpAt = seen.at;
     return seen !== undefined;
-  }, 20_000);
-  const catchUpMs = caughtUpAt - backAt;
+  }, 20_000).catch(() => {
+    const since = (at: number) => at - startedAt;
+    const frames = watcher.frames.filter((f) => f.at >= stoppedAt).map((f) => ({ at: since(f.at), isReady: f.session.players[0].isReady }));
+    throw new Error(
+      `no session frame with isReady ${missedState} since Redis was started again (ms from then): toggles ${JSON.stringify(
+        toggles.filter((t) => t.at >= stoppedAt).map((t) => ({ at: since(t.at), kind: t.kind })),
+      )}, frames ${JSON.stringify(frames)}, Redis listening after ${backAt - startedAt} ms`,
+    );
+  });
+  const catchUpMs = caughtUpAt - startedAt;
   const stored = await send(stack.base, 'GET', `/sessions/${sessionId}`, { token: host.token });
   expect(watcher.frames[watcher.frames.length - 1].session).toEqual(stored.body);
 
