@@ -63,7 +63,10 @@ export function chunked(body: string, pieces = 4) {
 
 /**
  * Streams chunks of `chunkBytes` until the server answers (or `maxBytes` went out, then ends), and
- * reports how many bytes were written: a body that never ends, as far as the server can tell.
+ * reports how many bytes were written: a body that never ends, as far as the server can tell. It
+ * writes as a real client does, no faster than the connection takes them (a write the socket's
+ * buffer refuses waits for `drain`), so what it counts is at most a socket buffer ahead of what the
+ * server has read, however slow the server is to answer.
  */
 export function endless(chunkBytes: number, maxBytes: number, sent: { bytes: number }) {
   const chunk = ' '.repeat(chunkBytes);
@@ -71,9 +74,19 @@ export function endless(chunkBytes: number, maxBytes: number, sent: { bytes: num
     let answered = false;
     req.on('response', () => (answered = true));
     while (!answered && !req.destroyed && sent.bytes < maxBytes) {
-      req.write(chunk);
+      const taken = req.write(chunk);
       sent.bytes += chunkBytes;
-      await new Promise((r) => setTimeout(r, 2));
+      await new Promise<void>((resolve) => {
+        if (taken) {
+          setTimeout(resolve, 2);
+          return;
+        }
+        const go = () => {
+          for (const event of ['drain', 'response', 'close']) req.off(event, go);
+          resolve();
+        };
+        for (const event of ['drain', 'response', 'close']) req.once(event, go);
+      });
     }
     if (!req.destroyed) req.end();
   };
