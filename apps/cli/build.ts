@@ -75,6 +75,9 @@ interface PackageManifest {
 /** Dependencies of inlined packages, compiled in with them (found as the build meets them). */
 const inlinedDependencies = new Set<string>();
 
+/** Inlined packages' manifests by file, read once (each of their imports asks). */
+const manifests = new Map<string, PackageManifest>();
+
 /** The inlined package a file belongs to (the nearest node_modules/<name>/ in its path), if any. */
 function inlinedPackageOf(file: string): { name: string; manifest: PackageManifest } | undefined {
   const at = file.lastIndexOf(`${path.sep}node_modules${path.sep}`);
@@ -86,7 +89,9 @@ function inlinedPackageOf(file: string): { name: string; manifest: PackageManife
       .join('/'),
   );
   if (!INLINED_PACKAGES.has(name) && !inlinedDependencies.has(name)) return undefined;
-  const manifest = JSON.parse(fs.readFileSync(path.join(file.slice(0, at), 'node_modules', name, 'package.json'), 'utf8')) as PackageManifest;
+  const manifestFile = path.join(file.slice(0, at), 'node_modules', name, 'package.json');
+  let manifest = manifests.get(manifestFile);
+  if (!manifest) manifests.set(manifestFile, (manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as PackageManifest));
   return { name, manifest };
 }
 

@@ -144,14 +144,13 @@ export class SessionService {
         { column: 's.id', order: 'asc' },
         { column: 'sp.seat_order', order: 'asc' },
       ])
-      .select('s.*', 'sp.player_id', 'sp.player_name', 'sp.is_host', 'sp.is_ready')) as (SessionRow & Partial<SeatRow>)[];
-    // A session's rows are together (ordered by session first): one per seat, or one with no seat.
+      .select('s.*', ...SEAT_COLUMNS.map((column) => `sp.${column}`))) as (SessionRow & SeatRow)[];
+    // A session's rows are together (ordered by session first): one per seat, or one whose seat columns
+    // are null (no seat). Each seat's row carries the seat's columns.
     const read: { row: SessionRow; seats: SeatRow[] }[] = [];
     for (const row of rows) {
       if (read.at(-1)?.row.id !== row.id) read.push({ row, seats: [] });
-      if (row.player_id == null) continue;
-      const { player_id, player_name = '', is_host = false, is_ready = false } = row;
-      read[read.length - 1].seats.push({ session_id: row.id, player_id, player_name, is_host, is_ready });
+      if (row.player_id !== null) read[read.length - 1].seats.push(row);
     }
     return read.map(({ row, seats }) => ({ session: toSession(row, seats), version: versionOf(row) }));
   }
